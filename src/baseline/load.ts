@@ -1,0 +1,61 @@
+// Loads a baseline: JSON parse, ajv validation against schemas/baseline.schema.json, class selection by host name.
+import { promises as fsp } from 'node:fs';
+import type { Baseline, BaselineClass } from '../model/baseline.js';
+import { ConfigError } from '../errors.js';
+import { compilePattern, matchesAll } from './match.js';
+import { validatorFor } from '../schema.js';
+
+export const MAX_FILE_BYTES = 16 * 1024 * 1024;
+
+export async function readJsonFile(file: string, what: string): Promise<unknown> {
+  let text: string;
+  try {
+    const st = await fsp.stat(file);
+    if (!st.isFile()) throw new ConfigError(`${file}: ${what} is not a regular file`);
+    if (st.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: ${what} is ${st.size} bytes, more than ${MAX_FILE_BYTES}`);
+    text = await fsp.readFile(file, 'utf8');
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`${file}: cannot read ${what}: ${(e as Error).message}`, { cause: e });
+  }
+  if (text.trim() === '') throw new ConfigError(`${file}: ${what} is empty`);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new ConfigError(`${file}: ${what} is not valid JSON: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** Validates and checks what a schema cannot: unique class names, compilable patterns. */
+export async function loadBaseline(file: string): Promise<Baseline> {
+  const data = await readJsonFile(file, 'baseline');
+  const v = await validatorFor('baseline');
+  const errs = v(data);
+  if (errs.length) throw new ConfigError(`${file}: ${errs.slice(0, 5).join('; ')}${errs.length > 5 ? `; +${errs.length - 5} more` : ''}`);
+  const b = data as Baseline;
+  const seen = new Set<string>();
+  b.classes.forEach((c, i) => {
+    if (seen.has(c.name)) throw new ConfigError(`${file}: /classes/${i}/name: duplicate class ${JSON.stringify(c.name)}`);
+    seen.add(c.name);
+    c.match.forEach((p, j) => {
+      try {
+        compilePattern(p);
+      } catch (e) {
+        throw new ConfigError(`${file}: /classes/${i}/match/${j}: ${(e as Error).message}`);
+      }
+    });
+  });
+  return b;
+}
+
+/** The first class whose patterns match the node; none is a configuration error, never a drain. */
+export function selectClass(b: Baseline, node: string, file: string): BaselineClass {
+  const c = b.classes.find((k) => matchesAll(k.match.map(compilePattern), node));
+  if (!c) throw new ConfigError(`${file}: no class matches node ${JSON.stringify(node)} (classes: ${b.classes.map((k) => `${k.name} [${k.match.join(' ')}]`).join(', ')})`);
+  return c;
+}
+
+export async function loadBaselineFor(file: string, node: string): Promise<{ baseline: Baseline; cls: BaselineClass }> {
+  const baseline = await loadBaseline(file);
+  return { baseline, cls: selectClass(baseline, node, file) };
+}

@@ -1,0 +1,57 @@
+// device-inventory: the GPUs and RDMA adapters present, by address, model, firmware and driver, against the baseline.
+import type { Finding } from '../model/finding.js';
+import { deviceName, hex4, linkText } from '../model/names.js';
+import { defineCheck, finder } from './types.js';
+
+const f = finder('device-inventory');
+
+export default defineCheck({
+  id: 'device-inventory',
+  title: 'GPUs and RDMA adapters present',
+  run({ inv, baseline }) {
+    const out: Finding[] = [];
+    const idOf = (bdf: string) => {
+      const d = inv.pci.get(bdf);
+      return d && d.vendor !== null && d.device !== null ? `0x${hex4(d.vendor)}:0x${hex4(d.device)}` : '?';
+    };
+    const drv = inv.gpudirect.driverVersion;
+    for (const g of inv.gpus) {
+      const d = inv.pci.get(g.bdf);
+      const link = d?.current ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max?.speed ?? null, d.max?.width ?? null)}` : '';
+      out.push(f('inventory-ok', 'pass', g.bdf, `GPU ${deviceName(d?.vendor ?? null, d?.device ?? null)}${link}${drv ? `, driver ${drv}` : ''}`));
+    }
+    for (const n of inv.nics) {
+      const d = n.bdf ? inv.pci.get(n.bdf) : undefined;
+      const ports = n.ports.map((p) => `port ${p.port} ${p.state ?? '?'} ${p.rate ?? ''}`.trim()).join('; ');
+      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer ?? '?'}${ports ? `, ${ports}` : ''}`));
+    }
+    if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
+    if (inv.nics.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no RDMA adapter (/sys/class/infiniband absent or empty)'));
+    if (!baseline) return out;
+
+    const gpus = new Set(inv.gpus.map((g) => g.bdf));
+    const nics = new Map(inv.nics.map((n) => [n.bdf ?? n.name, n]));
+    for (const b of baseline.devices.filter((x) => x.role !== 'bridge')) {
+      const present = b.role === 'gpu' ? gpus.has(b.bdf) : nics.has(b.bdf);
+      if (!present) {
+        out.push(f('inventory-missing', 'fail', b.bdf, `${b.role.toUpperCase()} ${b.name ?? ''} missing`.replace('  ', ' '), 'present', 'missing'));
+        continue;
+      }
+      const want = b.vendor && b.device ? `${b.vendor}:${b.device}` : null;
+      if (want && idOf(b.bdf) !== want) out.push(f('inventory-mismatch', 'fail', b.bdf, `device id ${idOf(b.bdf)}`, want, idOf(b.bdf)));
+      const nic = nics.get(b.bdf);
+      if (nic && b.fwVer && nic.fwVer !== b.fwVer) out.push(f('firmware-mismatch', 'fail', nic.name, `firmware ${nic.fwVer ?? '?'}`, b.fwVer, nic.fwVer ?? 'unknown'));
+    }
+    const known = new Set(baseline.devices.map((d) => d.bdf));
+    for (const g of inv.gpus) if (!known.has(g.bdf)) out.push(f('inventory-extra', 'warn', g.bdf, 'GPU not in the baseline', 'absent', 'present'));
+    for (const n of inv.nics) if (!known.has(n.bdf ?? n.name)) out.push(f('inventory-extra', 'warn', n.name, `RDMA adapter at ${n.bdf ?? '?'} not in the baseline`, 'absent', 'present'));
+    const bd = baseline.driver;
+    if (bd && (bd.version !== inv.gpudirect.driverVersion || bd.flavour !== inv.gpudirect.driverFlavour)) {
+      const got = `${inv.gpudirect.driverFlavour ?? 'none'} ${inv.gpudirect.driverVersion ?? ''}`.trim();
+      out.push(f('driver-mismatch', 'fail', 'nvidia', `driver ${got}`, `${bd.flavour} ${bd.version}`, got));
+    }
+    if (baseline.kernel && baseline.kernel !== inv.kernelRelease)
+      out.push(f('driver-mismatch', 'warn', 'kernel', `kernel ${inv.kernelRelease ?? '?'}`, baseline.kernel, inv.kernelRelease ?? 'unknown'));
+    return out;
+  },
+});

@@ -1,0 +1,38 @@
+// gpudirect-mechanism: nvidia-peermem or DMA-BUF available, as NCCL decides (net_ib.cc), and the one the class expects.
+import type { Gpudirect } from '../model/inventory.js';
+import { defineCheck, finder } from './types.js';
+
+const f = finder('gpudirect-mechanism');
+
+export function describe(g: Gpudirect): string {
+  const drv = g.driverFlavour ? `${g.driverFlavour === 'open' ? 'open kernel module' : 'proprietary kernel module'} ${g.driverVersion}` : 'no NVIDIA driver';
+  const dmabuf = g.dmabufPossible ? 'DMA-BUF possible' : 'DMA-BUF not possible';
+  const peer = g.peermemLoaded ? `nvidia_peermem ${g.nvidiaPeermem ?? g.nvMem ?? g.nvMemNc ?? 'loaded'}` : 'nvidia_peermem absent';
+  return `${drv}, kernel ${g.kernelRelease ?? '?'}: ${dmabuf}, ${peer}`;
+}
+
+function available(g: Gpudirect): string {
+  return [g.peermemLoaded ? 'peermem' : '', g.dmabufPossible ? 'dmabuf' : ''].filter(Boolean).join('+') || 'none';
+}
+
+export default defineCheck({
+  id: 'gpudirect-mechanism',
+  title: 'GPUDirect RDMA mechanism (nvidia-peermem or DMA-BUF)',
+  run({ inv, baseline }) {
+    const g = inv.gpudirect;
+    const facts = describe(g);
+    const have = available(g);
+    if (inv.gpus.length === 0) return [f('mechanism-na', 'skip', 'node', `not applicable: no GPU; ${facts}`)];
+    const want = baseline?.mechanism ?? 'any';
+    const ok = want === 'any' ? have !== 'none' : have.includes(want);
+    const out = [];
+    if (inv.nics.length === 0) {
+      out.push(f('mechanism-na', ok ? 'pass' : 'skip', 'node', `${facts}; no RDMA adapter, so nothing uses it yet`, want, have));
+      return out;
+    }
+    if (!ok) out.push(f(have === 'none' ? 'mechanism-missing' : 'mechanism-wrong', 'fail', 'node', `${want === 'any' ? 'no GPUDirect mechanism' : `${want} not available`}: ${facts}`, want, have));
+    else out.push(f('mechanism-ok', 'pass', 'node', facts, want, have));
+    if (!g.ibUverbs) out.push(f('uverbs-missing', 'warn', 'ib_uverbs', 'RDMA adapters present but ib_uverbs not loaded', 'loaded', 'absent'));
+    return out;
+  },
+});

@@ -1,0 +1,50 @@
+// iommu-mode: the IOMMU domain of each GPU and NIC matches the class's architecture (off/passthrough on bare metal).
+import type { IommuMode } from '../model/baseline.js';
+import type { Inventory } from '../model/inventory.js';
+import { defineCheck, finder } from './types.js';
+
+const f = finder('iommu-mode');
+
+/** Group type → mode: identity is passthrough; DMA and DMA-FQ translate every access (drivers/iommu/iommu.c). */
+function modeOf(type: string | undefined): IommuMode | 'unknown' {
+  if (type === undefined) return 'unknown';
+  if (type === 'identity') return 'passthrough';
+  if (type === 'DMA' || type === 'DMA-FQ') return 'translated';
+  return 'unknown';
+}
+
+function subjects(inv: Inventory): { subject: string; group: string | null }[] {
+  const gpu = inv.gpus.map((g) => ({ subject: g.bdf, group: inv.pci.get(g.bdf)?.iommuGroup ?? null }));
+  const nic = inv.nics.map((n) => ({ subject: n.bdf ?? n.name, group: n.bdf ? (inv.pci.get(n.bdf)?.iommuGroup ?? null) : null }));
+  return [...gpu, ...nic];
+}
+
+export default defineCheck({
+  id: 'iommu-mode',
+  title: 'IOMMU mode for GPUs and RDMA adapters',
+  run({ inv, baseline }) {
+    const want = baseline?.iommu ?? null;
+    const cmd = Object.entries(inv.iommu.cmdline).map(([k, v]) => `${k}=${v}`).join(' ');
+    const devs = subjects(inv);
+    if (inv.iommu.units.length === 0 && devs.every((d) => d.group === null)) {
+      const ok = want === null || want === 'off' || want === 'any';
+      const msg = `no IOMMU (no /sys/class/iommu units, no groups)${cmd ? `; ${cmd}` : ''}`;
+      return [f(ok ? 'iommu-ok' : 'iommu-mode-changed', ok ? 'pass' : 'fail', 'node', msg, want ?? 'off', 'off')];
+    }
+    return devs.map(({ subject, group }) => {
+      const type = group === null ? undefined : inv.iommu.groupTypes[group];
+      const mode = group === null ? 'off' : modeOf(type);
+      const got = `${mode}${type ? ` (group ${group}: ${type})` : ''}`;
+      if (mode === 'unknown') return f('iommu-ok', 'skip', subject, `IOMMU group ${group} type not readable`);
+      if (want === null) {
+        // Without a baseline the platform is unknown: translated mode is flagged, not failed (a VM may need it).
+        return mode === 'translated'
+          ? f('iommu-translated', 'warn', subject, `translated IOMMU domain ${got}`, 'passthrough or off', got)
+          : f('iommu-ok', 'pass', subject, `IOMMU ${got}`, 'passthrough or off', got);
+      }
+      const ok = want === 'any' || want === mode;
+      const code = ok ? 'iommu-ok' : mode === 'translated' ? 'iommu-translated' : 'iommu-mode-changed';
+      return f(code, ok ? 'pass' : 'fail', subject, `IOMMU ${got}`, want, got);
+    });
+  },
+});

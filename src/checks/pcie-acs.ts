@@ -1,0 +1,43 @@
+// pcie-acs: no ACS redirect (ReqRedir, CmpltRedir, EgressCtrl) on a bridge a GPU↔NIC peer transfer crosses.
+import type { Bdf } from '../model/inventory.js';
+import { formatAcs, redirectBits } from '../parsers/pci-config.js';
+import { topoMatrix } from '../topo/matrix.js';
+import { defineCheck, finder } from './types.js';
+
+const f = finder('pcie-acs');
+
+export default defineCheck({
+  id: 'pcie-acs',
+  title: 'ACS redirect between GPUs and RDMA adapters',
+  run({ inv, baseline }) {
+    const m = topoMatrix(inv);
+    const bridges = new Map<Bdf, string[]>();
+    for (const g of m.gpus)
+      for (const n of m.nics)
+        for (const b of m.path(g.label, n.label)?.peerBridges ?? []) bridges.set(b, [...(bridges.get(b) ?? []), `${g.label}-${n.name}`]);
+    if (bridges.size === 0) {
+      const why = m.nics.length === 0 ? 'no RDMA adapter' : m.gpus.length === 0 ? 'no GPU' : 'no GPU↔NIC pair shares a PCIe switch';
+      return [f('acs-na', 'skip', 'node', `not applicable: ${why}, so no bridge lies between a GPU and a NIC`)];
+    }
+    const allowed = baseline?.acsRedirectAllowed ?? false;
+    const out = [];
+    for (const [bdf, pairs] of [...bridges].sort()) {
+      const c = inv.pci.get(bdf)?.config;
+      const via = `on the path of ${pairs.slice(0, 3).join(', ')}${pairs.length > 3 ? ` +${pairs.length - 3}` : ''}`;
+      if (!c?.known || !c.value.extReadable) {
+        out.push(f('acs-unreadable', 'skip', bdf, `ACS control not readable (${c?.known ? `${c.value.length}-byte config: not root` : (c?.why ?? 'no config')})`));
+        continue;
+      }
+      const acs = c.value.acs;
+      if (!acs) {
+        out.push(f('acs-ok', 'pass', bdf, `no ACS capability ${via}`, 'no redirect', 'no ACS'));
+        continue;
+      }
+      const set = redirectBits(acs.ctl);
+      const ctl = formatAcs(acs.ctl);
+      if (set.length && !allowed) out.push(f('acs-redirect', 'fail', bdf, `ACS ${set.join('+')} set ${via}`, 'no redirect', set.join('+')));
+      else out.push(f('acs-ok', 'pass', bdf, `ACSCtl ${ctl} ${via}`, allowed ? 'redirect allowed' : 'no redirect', set.length ? set.join('+') : 'no redirect'));
+    }
+    return out;
+  },
+});

@@ -1,0 +1,43 @@
+// topology-distance: GPU↔NIC path classes (nvidia-smi's PIX…SYS) and NUMA placement against the reference node.
+import type { Finding } from '../model/finding.js';
+import type { PathClass } from '../model/inventory.js';
+import { topoMatrix } from '../topo/matrix.js';
+import { defineCheck, finder } from './types.js';
+
+const f = finder('topology-distance');
+const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
+
+export default defineCheck({
+  id: 'topology-distance',
+  title: 'GPU↔NIC placement (PIX/PXB/PHB/NODE/SYS)',
+  run({ inv, baseline }) {
+    const m = topoMatrix(inv);
+    if (m.gpus.length === 0 || m.nics.length === 0) return [f('topology-na', 'skip', 'node', `not applicable: ${m.gpus.length} GPU(s), ${m.nics.length} RDMA adapter(s)`)];
+    const out: Finding[] = [];
+    if (!baseline) {
+      for (const g of m.gpus) {
+        const best = m.nics.map((n) => ({ n, c: m.cell(g.label, n.label) as PathClass })).sort((a, b) => RANK[a.c] - RANK[b.c])[0]!;
+        const s = best.c === 'SYS' ? 'warn' : 'pass';
+        out.push(f(s === 'warn' ? 'topology-remote-nic' : 'topology-ok', s, g.bdf, `nearest RDMA adapter ${best.n.name}: ${best.c}`, 'not SYS', best.c));
+      }
+      return out;
+    }
+    const gpuLabel = new Map(m.gpus.map((g) => [g.bdf, g.label]));
+    const nicLabel = new Map(m.nics.flatMap((n) => [[n.name, n.label], [n.bdf ?? '', n.label]]));
+    for (const p of baseline.paths) {
+      const a = gpuLabel.get(p.gpu);
+      const b = nicLabel.get(p.nic);
+      if (!a || !b) continue; // a missing device is device-inventory's finding, not a second one here
+      const got = m.cell(a, b) as PathClass;
+      const subject = `${p.gpu}-${p.nic}`;
+      if (got !== p.class) out.push(f('topology-changed', RANK[got] > RANK[p.class] ? 'fail' : 'warn', subject, `GPU↔NIC path ${got}`, p.class, got));
+      else out.push(f('topology-ok', 'pass', subject, `GPU↔NIC path ${got}`, p.class, got));
+    }
+    for (const d of baseline.devices) {
+      const cur = inv.pci.get(d.bdf);
+      if (cur && d.numaNode !== undefined && cur.numaNode !== d.numaNode)
+        out.push(f('topology-numa-changed', 'fail', d.bdf, `NUMA node ${cur.numaNode ?? 'none'}`, String(d.numaNode ?? 'none'), String(cur.numaNode ?? 'none')));
+    }
+    return out;
+  },
+});

@@ -1,0 +1,24 @@
+// Shared pieces of the commands: open the root, gather the inventory, print to stdout.
+import { FsHost } from '../host/fs-host.js';
+import type { Host } from '../host/host.js';
+import { buildInventory } from '../inventory/build.js';
+import type { Inventory } from '../model/inventory.js';
+import { UsageError } from '../runner/run.js';
+import { promises as fsp } from 'node:fs';
+
+export async function openHost(root: string): Promise<Host> {
+  const st = await fsp.stat(root).catch((e: NodeJS.ErrnoException) => {
+    throw new UsageError(`--root ${root}: ${e.code === 'ENOENT' ? 'no such file or directory' : e.message}`);
+  });
+  if (!st.isDirectory()) throw new UsageError(`--root ${root}: not a directory`);
+  return new FsHost(root);
+}
+
+export async function gather(root: string, pidFiles?: readonly string[]): Promise<{ host: Host; inv: Inventory }> {
+  const host = await openHost(root);
+  return { host, inv: await buildInventory(host, pidFiles ? { slurmdPidFiles: pidFiles } : {}) };
+}
+
+export function out(text: string): void {
+  process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+}

@@ -1,0 +1,33 @@
+// The one door to a node's files: every /sys, /proc, /dev and /etc read goes through a Host on a root path.
+export interface StatInfo {
+  readonly kind: 'file' | 'dir' | 'link' | 'char' | 'block' | 'fifo' | 'socket' | 'other';
+  readonly mode: number;
+  readonly uid: number;
+  readonly size: number;
+  readonly rdev: number;
+}
+
+/** Result of a read that may legitimately fail: absent (ENOENT) is not the same as unreadable (EACCES, EIO). */
+export type ReadResult<T> =
+  | { readonly ok: true; readonly value: T }
+  | { readonly ok: false; readonly missing: boolean; readonly reason: string };
+
+export interface Host {
+  /** What the paths are read under: a directory, or a snapshot file. '/' on a live node. */
+  readonly root: string;
+  /** Kernel path (e.g. `/sys/bus/pci/devices`) → entries, sorted. */
+  list(path: string): Promise<ReadResult<string[]>>;
+  readText(path: string): Promise<ReadResult<string>>;
+  readBytes(path: string, max?: number): Promise<ReadResult<Uint8Array>>;
+  /** The link's own text (`../../../bus/pci/drivers/nvidia`). */
+  readLink(path: string): Promise<ReadResult<string>>;
+  /** Resolve every link, returned as a kernel path (`/sys/devices/pci0000:00/0000:00:06.0`). */
+  realPath(path: string): Promise<ReadResult<string>>;
+  /** lstat: a link is reported as a link. */
+  lstat(path: string): Promise<ReadResult<StatInfo>>;
+  stat(path: string): Promise<ReadResult<StatInfo>>;
+}
+
+export function valueOr<T, D>(r: ReadResult<T>, d: D): T | D {
+  return r.ok ? r.value : d;
+}

@@ -1,0 +1,86 @@
+// Gathers the node once per run into the typed Inventory that every check reads.
+import type { Host } from '../host/host.js';
+import type { Bdf, Inventory, NumaNode, PciDevice } from '../model/inventory.js';
+import { parseKernelRelease, parseModules } from '../parsers/procfs.js';
+import { readGpudirect } from './gpudirect.js';
+import { readIommu } from './iommu.js';
+import { readMemlock } from './memlock.js';
+import { detailPci, isGpu, listPci } from './pci.js';
+import { listRdma } from './rdma.js';
+import { Notes, optText } from './read.js';
+
+export interface BuildOptions {
+  /** Where slurmd may have written its pid (slurm.conf SlurmdPidFile). */
+  readonly slurmdPidFiles?: readonly string[];
+}
+
+const DEFAULT_PIDFILES = ['/run/slurmd.pid', '/var/run/slurmd.pid'];
+
+async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
+  const ls = await host.list('/sys/devices/system/node');
+  if (!ls.ok) return [];
+  const ids = ls.value.filter((n) => /^node\d+$/.test(n)).map((n) => Number(n.slice(4)));
+  const lists = await Promise.all(ids.map((id) => optText(host, `/sys/devices/system/node/node${id}/cpulist`, notes)));
+  return ids.map((id, i) => ({ id, cpuList: lists[i] ?? '' })).sort((a, b) => a.id - b.id);
+}
+
+async function readKernel(host: Host, notes: Notes): Promise<string | null> {
+  const rel = await optText(host, '/proc/sys/kernel/osrelease', notes);
+  if (rel) return rel;
+  const v = await optText(host, '/proc/version', notes);
+  if (v === null) return null;
+  const p = parseKernelRelease(v);
+  return p.ok ? p.value : null;
+}
+
+async function readModules(host: Host, notes: Notes): Promise<Set<string>> {
+  const [procMods, sysMods] = await Promise.all([optText(host, '/proc/modules', notes), host.list('/sys/module')]);
+  const out = procMods === null ? new Set<string>() : parseModules(procMods);
+  // Built-in modules appear only under /sys/module (e.g. mlx5_core on some kernels).
+  if (sysMods.ok) for (const m of sysMods.value) out.add(m);
+  return out;
+}
+
+export async function buildInventory(host: Host, opts: BuildOptions = {}): Promise<Inventory> {
+  const notes = new Notes();
+  const [skeletons, nics, numa, kernelRelease, modules, hostname] = await Promise.all([
+    listPci(host, notes),
+    listRdma(host, notes),
+    readNuma(host, notes),
+    readKernel(host, notes),
+    readModules(host, notes),
+    optText(host, '/proc/sys/kernel/hostname', notes).then(async (h) => h ?? (await optText(host, '/etc/hostname', notes))),
+  ]);
+  const byBdf = new Map(skeletons.map((s) => [s.bdf, s]));
+  const gpuSk = skeletons.filter(isGpu);
+  const wanted = new Set<Bdf>();
+  for (const s of gpuSk) wanted.add(s.bdf);
+  for (const n of nics) if (n.bdf) wanted.add(n.bdf);
+  for (const b of [...wanted]) for (const br of byBdf.get(b)?.bridges ?? []) wanted.add(br);
+  const detailed = await Promise.all(
+    [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes)),
+  );
+  const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => a.bdf.localeCompare(b.bdf)).map((d) => [d.bdf, d]));
+  const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]
+    .map((b) => pci.get(b)?.iommuGroup)
+    .filter((g): g is string => !!g);
+  const [iommu, gpudirect, memlock] = await Promise.all([
+    readIommu(host, groups, notes),
+    readGpudirect(host, kernelRelease, modules, notes),
+    readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES),
+  ]);
+  return {
+    root: host.root,
+    hostname,
+    kernelRelease,
+    pci,
+    gpus: gpuSk.map((s) => ({ bdf: s.bdf, device: pci.get(s.bdf)?.device ?? null })).sort((a, b) => a.bdf.localeCompare(b.bdf)),
+    nics: [...nics].sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true })),
+    numa,
+    iommu,
+    gpudirect,
+    memlock,
+    modules,
+    notes: notes.list,
+  };
+}

@@ -1,0 +1,88 @@
+// PCI devices from /sys/bus/pci/devices: parent chain from the sysfs realpath (as NCCL's topology does), links, config.
+import type { Host } from '../host/host.js';
+import type { Bdf, LinkEnd, PciDevice, Known } from '../model/inventory.js';
+import type { PciConfig } from '../model/pci.js';
+import { parsePciConfig } from '../parsers/pci-config.js';
+import { BDF_RE, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
+import { linkBase, Notes, optParsed, optText } from './read.js';
+
+const DEV = '/sys/bus/pci/devices';
+const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
+
+export interface PciSkeleton {
+  readonly bdf: Bdf;
+  readonly sysPath: string;
+  readonly hostBridge: string;
+  readonly bridges: readonly Bdf[];
+  readonly vendor: number | null;
+  readonly classCode: number | null;
+}
+
+/** Phase 1, every device: where it sits and what it is (realpath, vendor, class). */
+export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> {
+  const ls = await host.list(DEV);
+  if (!ls.ok) {
+    notes.add(DEV, ls.missing ? 'absent' : ls.reason);
+    return [];
+  }
+  const out = await Promise.all(
+    ls.value.filter((n) => BDF_RE.test(n)).map(async (bdf): Promise<PciSkeleton | null> => {
+      const real = await host.realPath(`${DEV}/${bdf}`);
+      if (!real.ok) {
+        notes.add(`${DEV}/${bdf}`, real.reason); // dangling link or device gone since listing
+        return null;
+      }
+      const segs = real.value.split('/');
+      const hb = segs.findIndex((s) => HOST_BRIDGE_RE.test(s));
+      const chain = segs.slice(hb + 1).filter((s) => BDF_RE.test(s));
+      const [vendor, classCode] = await Promise.all([
+        optParsed(host, `${real.value}/vendor`, parseHex, notes),
+        optParsed(host, `${real.value}/class`, parseHex, notes),
+      ]);
+      return {
+        bdf,
+        sysPath: real.value,
+        hostBridge: hb >= 0 ? segs[hb]! : 'unknown',
+        bridges: chain.slice(0, -1),
+        vendor,
+        classCode,
+      };
+    }),
+  );
+  return out.filter((d): d is PciSkeleton => d !== null);
+}
+
+async function link(host: Host, dir: string, which: 'current' | 'max', notes: Notes): Promise<LinkEnd | null> {
+  const [speed, width] = await Promise.all([
+    optParsed(host, `${dir}/${which}_link_speed`, parseLinkSpeed, notes),
+    optParsed(host, `${dir}/${which}_link_width`, parseLinkWidth, notes),
+  ]);
+  return speed === null && width === null ? null : { speed, width };
+}
+
+async function config(host: Host, dir: string): Promise<Known<PciConfig>> {
+  const r = await host.readBytes(`${dir}/config`, 4096);
+  if (!r.ok) return { known: false, why: r.missing ? 'config absent' : r.reason };
+  return { known: true, value: parsePciConfig(r.value) };
+}
+
+/** Phase 2, only the devices that matter (GPUs, RDMA NICs, bridges on their paths): everything else. */
+export async function detailPci(host: Host, s: PciSkeleton, notes: Notes): Promise<PciDevice> {
+  const d = s.sysPath;
+  const [device, driver, numaNode, localCpuList, current, max, cfg, iommuGroup] = await Promise.all([
+    optParsed(host, `${d}/device`, parseHex, notes),
+    linkBase(host, `${d}/driver`),
+    optParsed(host, `${d}/numa_node`, parseNumaNode, notes),
+    optText(host, `${d}/local_cpulist`, notes),
+    link(host, d, 'current', notes),
+    link(host, d, 'max', notes),
+    config(host, d),
+    linkBase(host, `${d}/iommu_group`),
+  ]);
+  return { ...s, device, driver, numaNode, localCpuList, current, max, config: cfg, iommuGroup };
+}
+
+export function isGpu(s: PciSkeleton): boolean {
+  const cls = s.classCode === null ? -1 : s.classCode >> 8;
+  return s.vendor === 0x10de && (cls === 0x0300 || cls === 0x0302);
+}

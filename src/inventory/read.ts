@@ -1,0 +1,43 @@
+// Small helpers that turn Host reads into optional values: missing → null, unreadable → null plus a note.
+import type { Host, ReadResult } from '../host/host.js';
+import type { Parsed } from '../parsers/sysfs.js';
+
+export class Notes {
+  readonly list: string[] = [];
+  add(path: string, why: string): void {
+    this.list.push(`${path}: ${why}`);
+  }
+}
+
+/** Text of an optional attribute, trimmed; null when absent; a note when present but unreadable. */
+export async function optText(host: Host, path: string, notes: Notes): Promise<string | null> {
+  const r = await host.readText(path);
+  return unwrap(r, path, notes)?.trim() ?? null;
+}
+
+export function unwrap<T>(r: ReadResult<T>, path: string, notes: Notes): T | null {
+  if (r.ok) return r.value;
+  if (!r.missing) notes.add(path, r.reason);
+  return null;
+}
+
+/** Parse an optional attribute; malformed content is a note, never a silent default. */
+export async function optParsed<T>(host: Host, path: string, parse: (s: string) => Parsed<T>, notes: Notes): Promise<T | null> {
+  const s = await optText(host, path, notes);
+  if (s === null) return null;
+  const p = parse(s);
+  if (!p.ok) {
+    notes.add(path, p.error);
+    return null;
+  }
+  return p.value;
+}
+
+export async function linkBase(host: Host, path: string): Promise<string | null> {
+  const r = await host.readLink(path);
+  return r.ok ? (r.value.split('/').pop() ?? null) : null;
+}
+
+export async function exists(host: Host, path: string): Promise<boolean> {
+  return (await host.lstat(path)).ok;
+}

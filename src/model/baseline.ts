@@ -1,0 +1,56 @@
+// The baseline as validated by schemas/baseline.schema.json: what a known-good node of a class looks like.
+import type { PathClass } from './inventory.js';
+import type { Layer } from './finding.js';
+
+export type Mechanism = 'peermem' | 'dmabuf' | 'any';
+export type IommuMode = 'off' | 'passthrough' | 'translated' | 'any';
+
+export interface BaselineLink {
+  readonly speed: number | null;
+  readonly width: number | null;
+}
+
+export interface BaselineDevice {
+  readonly bdf: string;
+  readonly role: 'gpu' | 'nic' | 'bridge';
+  readonly name?: string;
+  readonly vendor?: string;
+  readonly device?: string;
+  readonly link?: BaselineLink;
+  readonly numaNode?: number | null;
+  readonly fwVer?: string;
+  /** lspci-style ACS control word of a bridge at capture time ("SrcValid+ ReqRedir- …"). */
+  readonly acsCtl?: string;
+  readonly ats?: boolean;
+}
+
+export interface BaselinePath {
+  readonly gpu: string;
+  readonly nic: string;
+  readonly class: PathClass;
+}
+
+export interface BaselineClass {
+  readonly name: string;
+  readonly match: readonly string[];
+  readonly platform: 'bare-metal' | 'virtualized';
+  readonly captured?: { readonly host?: string; readonly at?: string; readonly by?: string };
+  readonly kernel?: string;
+  readonly driver?: { readonly flavour: 'open' | 'proprietary'; readonly version: string };
+  readonly mechanism: Mechanism;
+  /** Minimum RLIMIT_MEMLOCK in bytes, or "unlimited". */
+  readonly memlockMin: number | 'unlimited';
+  readonly iommu: IommuMode;
+  /** Fail when ReqRedir/CmpltRedir/EgressCtrl is set on a bridge between a GPU and a NIC. */
+  readonly acsRedirectAllowed: boolean;
+  /** GPUs may lower link speed at idle (power saving); true means speed must equal the baseline anyway. */
+  readonly gpuSpeedStrict: boolean;
+  readonly devices: readonly BaselineDevice[];
+  readonly paths: readonly BaselinePath[];
+}
+
+export interface Baseline {
+  readonly version: 1;
+  readonly ownership?: Partial<Readonly<Record<Layer, string>>>;
+  readonly classes: readonly BaselineClass[];
+}

@@ -1,0 +1,29 @@
+// Findings are data: a check says what it saw; wording lives in checks/catalog.ts; reporters render.
+export type Status = 'pass' | 'warn' | 'fail' | 'skip' | 'error';
+export type Layer = 'server' | 'fabric' | 'scheduler' | 'security' | 'application';
+
+export const CHECK_IDS = [
+  'device-inventory',
+  'pcie-link',
+  'pcie-acs',
+  'pcie-ats',
+  'iommu-mode',
+  'gpudirect-mechanism',
+  'memlock-limit',
+  'topology-distance',
+] as const;
+export type CheckId = (typeof CHECK_IDS)[number];
+
+export interface Finding {
+  readonly check: CheckId | 'config' | 'internal';
+  readonly code: string;
+  readonly status: Status;
+  /** What it is about: a BDF, `mlx5_0`, `GPU0-NIC3`, `slurmd`, `node`. */
+  readonly subject: string;
+  readonly message: string;
+  readonly expected?: string;
+  readonly actual?: string;
+}
+
+/** Worst first: the order a report and a drain reason use. */
+export const STATUS_RANK: Readonly<Record<Status, number>> = { fail: 0, error: 1, warn: 2, skip: 3, pass: 4 };

@@ -1,0 +1,112 @@
+// The typed model of one node, gathered once per run; checks read only this.
+import type { PciConfig } from './pci.js';
+
+export type Bdf = string; // 0000:17:00.0
+export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
+
+/** A value read from the node, or why it could not be read (never silently 0). */
+export type Known<T> = { readonly known: true; readonly value: T } | { readonly known: false; readonly why: string };
+
+export interface LinkEnd {
+  /** GT/s parsed from sysfs `*_link_speed` ("32.0 GT/s PCIe"); null when "Unknown" or absent. */
+  readonly speed: number | null;
+  readonly width: number | null;
+}
+
+export interface PciDevice {
+  readonly bdf: Bdf;
+  /** Kernel path of the device directory (`/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0`). */
+  readonly sysPath: string;
+  /** `pci0000:00`: the host bridge (root complex) the device hangs from. */
+  readonly hostBridge: string;
+  /** PCI bridges from the root down to the device's parent (root port first). */
+  readonly bridges: readonly Bdf[];
+  readonly vendor: number | null;
+  readonly device: number | null;
+  readonly classCode: number | null;
+  readonly driver: string | null;
+  /** sysfs numa_node; null when -1 (no affinity reported) or absent. */
+  readonly numaNode: number | null;
+  readonly localCpuList: string | null;
+  readonly current: LinkEnd | null;
+  readonly max: LinkEnd | null;
+  readonly config: Known<PciConfig>;
+  readonly iommuGroup: string | null;
+}
+
+export interface RdmaPort {
+  readonly port: number;
+  readonly state: string | null; // "4: ACTIVE"
+  readonly physState: string | null; // "5: LinkUp"
+  readonly rate: string | null; // "400 Gb/sec (4X NDR)"
+  readonly linkLayer: string | null; // InfiniBand | Ethernet
+}
+
+export interface RdmaNic {
+  readonly name: string; // mlx5_0
+  readonly bdf: Bdf | null;
+  readonly fwVer: string | null;
+  readonly nodeGuid: string | null;
+  readonly ports: readonly RdmaPort[];
+}
+
+export interface Gpu {
+  readonly bdf: Bdf;
+  readonly device: number | null;
+}
+
+export interface Limit {
+  readonly soft: number | 'unlimited';
+  readonly hard: number | 'unlimited';
+}
+
+export interface ProcessMemlock {
+  readonly who: string; // "self", "slurmd", "job"
+  readonly pid: number | null;
+  readonly limit: Known<Limit>;
+}
+
+export interface Gpudirect {
+  /** NCCL's three peer-memory files (net_ib.cc: ncclIbGdrSupport). */
+  readonly nvMem: string | null; // /sys/kernel/mm/memory_peers/nv_mem/version
+  readonly nvMemNc: string | null; // /sys/kernel/mm/memory_peers/nv_mem_nc/version
+  readonly nvidiaPeermem: string | null; // /sys/module/nvidia_peermem/version
+  readonly driverFlavour: 'open' | 'proprietary' | null;
+  readonly driverVersion: string | null;
+  readonly kernelRelease: string | null;
+  readonly ibUverbs: boolean;
+  /** DMA-BUF for RDMA: open kernel module and kernel >= 5.12 (NCCL's ncclIbDmaBufSupport precondition). */
+  readonly dmabufPossible: boolean;
+  readonly peermemLoaded: boolean;
+}
+
+export interface Iommu {
+  /** Entries of /sys/class/iommu (dmar0, amd-iommu0, …). */
+  readonly units: readonly string[];
+  readonly groupCount: number;
+  /** `iommu=`, `intel_iommu=`, `amd_iommu=` from /proc/cmdline. */
+  readonly cmdline: Readonly<Record<string, string>>;
+  /** Group id → type (identity, DMA, DMA-FQ, blocked, unmanaged). */
+  readonly groupTypes: Readonly<Record<string, string>>;
+}
+
+export interface NumaNode {
+  readonly id: number;
+  readonly cpuList: string;
+}
+
+export interface Inventory {
+  readonly root: string;
+  readonly hostname: string | null;
+  readonly kernelRelease: string | null;
+  readonly pci: ReadonlyMap<Bdf, PciDevice>;
+  readonly gpus: readonly Gpu[];
+  readonly nics: readonly RdmaNic[];
+  readonly numa: readonly NumaNode[];
+  readonly iommu: Iommu;
+  readonly gpudirect: Gpudirect;
+  readonly memlock: readonly ProcessMemlock[];
+  readonly modules: ReadonlySet<string>;
+  /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
+  readonly notes: readonly string[];
+}

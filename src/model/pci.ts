@@ -1,0 +1,44 @@
+// Typed view of PCI configuration space (PCI Local Bus 3.0 §6, PCIe Base 6.0 §7.5.3, §7.7.8 ACS, §10.5.1 ATS).
+
+/** Link speed in GT/s as a number (2.5, 5, 8, 16, 32, 64); null when the encoding is reserved/unknown. */
+export type GTs = number | null;
+
+export interface AcsBits {
+  readonly srcValid: boolean; // V  bit 0
+  readonly transBlk: boolean; // B  bit 1
+  readonly reqRedir: boolean; // R  bit 2
+  readonly cmpltRedir: boolean; // C  bit 3
+  readonly upstreamFwd: boolean; // U  bit 4
+  readonly egressCtrl: boolean; // E  bit 5
+  readonly directTrans: boolean; // T  bit 6
+}
+
+export interface PcieCap {
+  readonly offset: number;
+  /** Device/Port Type, PCIe cap register bits 7:4: 0 endpoint, 1 legacy endpoint, 4 root port, 5 switch upstream, 6 switch downstream, 7 PCIe-to-PCI bridge, 8 PCI-to-PCIe bridge, 9 RC integrated endpoint, 10 RC event collector. */
+  readonly portType: number;
+  readonly linkCap: { readonly speed: GTs; readonly width: number };
+  readonly linkStatus: { readonly speed: GTs; readonly width: number };
+}
+
+export interface PciConfig {
+  /** Bytes present in the blob: 64 for an unprivileged read, 256 for conventional PCI, 4096 for PCIe as root. */
+  readonly length: number;
+  readonly vendorId: number;
+  readonly deviceId: number;
+  /** 24-bit class code (e.g. 0x060400 bridge, 0x030200 3D controller). */
+  readonly classCode: number;
+  /** Header type without the multi-function bit: 0 endpoint, 1 PCI-PCI bridge. */
+  readonly headerType: number;
+  /** False when the capability list lies beyond what was readable (unprivileged 64-byte read). */
+  readonly capsReadable: boolean;
+  /** False when extended space (offset >= 0x100) is not present in the blob. */
+  readonly extReadable: boolean;
+  readonly capabilities: readonly { readonly id: number; readonly offset: number }[];
+  readonly extCapabilities: readonly { readonly id: number; readonly version: number; readonly offset: number }[];
+  readonly pcie: PcieCap | null;
+  readonly acs: { readonly offset: number; readonly cap: AcsBits; readonly ctl: AcsBits } | null;
+  readonly ats: { readonly offset: number; readonly enabled: boolean; readonly stu: number } | null;
+  /** Structural problems met while walking (capability loop, pointer past the end); the walk stops there. */
+  readonly problems: readonly string[];
+}

@@ -1,0 +1,59 @@
+// Pure parsers for small procfs files: /proc/modules, /proc/driver/nvidia/version, /proc/version, /proc/cmdline.
+import type { Parsed } from './sysfs.js';
+
+/** /proc/modules: "name size refcount deps state address [taint]" → names of loaded modules. */
+export function parseModules(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const line of text.split('\n')) {
+    const name = line.split(' ')[0];
+    if (name && /^[A-Za-z0-9_]+$/.test(name)) out.add(name);
+  }
+  return out;
+}
+
+export interface NvidiaDriver {
+  readonly flavour: 'open' | 'proprietary';
+  readonly version: string;
+}
+
+/**
+ * /proc/driver/nvidia/version first line:
+ *   "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  (…)"
+ *   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 …"
+ */
+export function parseNvidiaVersion(text: string): Parsed<NvidiaDriver> {
+  const line = text.split('\n').find((l) => l.startsWith('NVRM version:'));
+  if (!line) return { ok: false, error: 'no "NVRM version:" line' };
+  const v = /\s(\d+\.\d+(?:\.\d+)?)\s/.exec(line + ' ');
+  if (!v) return { ok: false, error: `no version number in ${JSON.stringify(line.slice(0, 120))}` };
+  return { ok: true, value: { flavour: /Open Kernel Module/.test(line) ? 'open' : 'proprietary', version: v[1]! } };
+}
+
+/** /proc/version → kernel release ("6.18.44-fc-v657-gpu"). */
+export function parseKernelRelease(text: string): Parsed<string> {
+  const m = /^Linux version (\S+)/.exec(text.trim());
+  return m ? { ok: true, value: m[1]! } : { ok: false, error: 'not a /proc/version line' };
+}
+
+/** "5.15.0-91-generic" → [5, 15]; null if unparsable. */
+export function kernelMajorMinor(release: string): [number, number] | null {
+  const m = /^(\d+)\.(\d+)/.exec(release);
+  return m ? [Number(m[1]), Number(m[2])] : null;
+}
+
+/** /proc/cmdline → the IOMMU-related parameters (iommu=, intel_iommu=, amd_iommu=, iommu.passthrough=). */
+export function parseIommuCmdline(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const tok of text.trim().split(/\s+/)) {
+    const eq = tok.indexOf('=');
+    if (eq < 0) continue;
+    const key = tok.slice(0, eq);
+    if (/^(iommu|intel_iommu|amd_iommu|iommu\.passthrough|iommu\.strict)$/.test(key)) out[key] = tok.slice(eq + 1);
+  }
+  return out;
+}
+
+/** /proc/<pid>/status "Name:" or /proc/<pid>/comm → process name. */
+export function parseComm(text: string): string {
+  return text.split('\n')[0]!.trim();
+}

@@ -1,0 +1,36 @@
+// Runs the selected checks over one inventory; a check that throws becomes an `error` finding, never a crash.
+import { CHECKS } from '../checks/index.js';
+import type { CheckContext } from '../checks/types.js';
+import { CHECK_IDS, STATUS_RANK, type CheckId, type Finding } from '../model/finding.js';
+
+export class UsageError extends Error {}
+
+export function selectChecks(only: readonly string[] | undefined): CheckId[] {
+  if (!only || only.length === 0) return [...CHECK_IDS];
+  const bad = only.filter((id) => !(CHECK_IDS as readonly string[]).includes(id));
+  if (bad.length) throw new UsageError(`unknown check id ${bad.join(', ')} (known: ${CHECK_IDS.join(', ')})`);
+  return only as CheckId[];
+}
+
+export function runChecks(ctx: CheckContext, ids: readonly CheckId[]): Finding[] {
+  const out: Finding[] = [];
+  for (const c of CHECKS.filter((x) => ids.includes(x.id))) {
+    try {
+      out.push(...c.run(ctx));
+    } catch (e) {
+      out.push({ check: c.id, code: 'internal-error', status: 'error', subject: 'check', message: `check threw: ${(e as Error).message}` });
+    }
+  }
+  return out;
+}
+
+/** Stable order: worst status first, then check order, then subject. */
+export function sortFindings(fs: readonly Finding[]): Finding[] {
+  const order = new Map<string, number>(CHECK_IDS.map((id, i) => [id, i]));
+  return [...fs].sort(
+    (a, b) =>
+      STATUS_RANK[a.status] - STATUS_RANK[b.status] ||
+      (order.get(a.check) ?? -1) - (order.get(b.check) ?? -1) ||
+      a.subject.localeCompare(b.subject),
+  );
+}

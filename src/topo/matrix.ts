@@ -1,0 +1,42 @@
+// The GPU/NIC matrix of `nvidia-smi topo -m`, computed from the inventory (PCIe classes only; NVLink is not in sysfs).
+import type { Inventory, PciDevice } from '../model/inventory.js';
+import { classify, numaAffinity, type PathInfo } from './classify.js';
+
+export interface TopoMatrix {
+  readonly gpus: readonly { readonly label: string; readonly bdf: string }[];
+  readonly nics: readonly { readonly label: string; readonly name: string; readonly bdf: string | null }[];
+  cell(a: string, b: string): string;
+  path(a: string, b: string): PathInfo | null;
+  cpuAffinity(label: string): string;
+  numaAffinity(label: string): string;
+}
+
+export function topoMatrix(inv: Inventory): TopoMatrix {
+  const gpus = inv.gpus.map((g, i) => ({ label: `GPU${i}`, bdf: g.bdf }));
+  const nics = inv.nics.map((n, i) => ({ label: `NIC${i}`, name: n.name, bdf: n.bdf }));
+  const dev = new Map<string, PciDevice | undefined>();
+  for (const g of gpus) dev.set(g.label, inv.pci.get(g.bdf));
+  for (const n of nics) dev.set(n.label, n.bdf ? inv.pci.get(n.bdf) : undefined);
+  const cache = new Map<string, PathInfo | null>();
+  const path = (a: string, b: string): PathInfo | null => {
+    const key = `${a}|${b}`;
+    if (!cache.has(key)) {
+      const da = dev.get(a);
+      const db = dev.get(b);
+      cache.set(key, da && db ? classify(inv, da, db) : null);
+    }
+    return cache.get(key) ?? null;
+  };
+  return {
+    gpus,
+    nics,
+    path,
+    cell: (a, b) => (a === b ? 'X' : (path(a, b)?.cls ?? '?')),
+    cpuAffinity: (label) => dev.get(label)?.localCpuList ?? 'N/A',
+    numaAffinity: (label) => {
+      const d = dev.get(label);
+      const nodes = d ? numaAffinity(inv, d) : [];
+      return nodes.length ? nodes.join(',') : 'N/A';
+    },
+  };
+}
