@@ -37,6 +37,48 @@ async function main(argv: string[]): Promise<number> {
       (y) => y.option('root', root).option('json', json),
       (a) => set(import('./cli/topo.js').then((m) => m.topoCommand(a))),
     )
+    .command(
+      ['prolog', 'health'],
+      'the Slurm gate: Prolog (before each job) or HealthCheckProgram; drains with a gdrgate: reason on failure',
+      (y) =>
+        y
+          .option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
+          .option('root', { type: 'string', describe: 'override the config root' })
+          .option('baseline', { type: 'string', describe: 'override the config baseline' })
+          .option('dry-run', { type: 'boolean', default: false, describe: 'everything except the scontrol write; prints the reason' }),
+      (a) => set(import('./cli/gate.js').then((m) => m.gateCommand({ mode: a._[0] === 'health' ? 'health' : 'prolog', config: a.config, root: a.root, baseline: a.baseline, dryRun: a['dry-run'] }))),
+    )
+    .command(
+      'resume',
+      'resume this node if the checks pass and its drain reason is ours',
+      (y) =>
+        y
+          .option('config', { type: 'string' })
+          .option('node', { type: 'string' })
+          .option('force', { type: 'boolean', default: false, describe: 'skip the re-check (still never overrides a reason that is not ours)' }),
+      (a) => set(import('./cli/resume.js').then((m) => m.resumeCommand(a))),
+    )
+    .command('baseline', 'capture or validate a baseline', (y) =>
+      y
+        .command(
+          'capture',
+          'print a baseline class captured from this known-good node (or --root)',
+          (z) =>
+            z
+              .option('root', root)
+              .option('class', { type: 'string', default: 'default', describe: 'class name' })
+              .option('match', { type: 'array', string: true, describe: 'host patterns: glob, /regex/, gpu[001-064], !negation' })
+              .option('platform', { choices: ['bare-metal', 'virtualized'] as const, describe: 'default: detected from /proc/cpuinfo' }),
+          (a) => set(import('./cli/baseline.js').then((m) => m.captureCommand(a))),
+        )
+        .command(
+          'validate <file>',
+          'validate a baseline file against the schema',
+          (z) => z.positional('file', { type: 'string', demandOption: true }),
+          (a) => set(import('./cli/baseline.js').then((m) => m.validateCommand({ file: a.file }))),
+        )
+        .demandCommand(1, 'name a baseline subcommand'),
+    )
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
     })
@@ -44,11 +86,14 @@ async function main(argv: string[]): Promise<number> {
   return code;
 }
 
+let code: number;
 try {
-  process.exitCode = await main(hideBin(process.argv));
+  code = await main(hideBin(process.argv));
 } catch (e) {
   const usage = e instanceof UsageError || e instanceof ConfigError;
   process.stderr.write(`gdrgate: ${(e as Error).message}\n`);
   if (!usage) (await log()).error({ err: e }, 'internal error');
-  process.exitCode = usage ? 2 : 3;
+  code = usage ? 2 : 3;
 }
+// Exit now: after a deadline, a blocked read may still be pending and must not keep the prolog alive.
+process.exit(code);

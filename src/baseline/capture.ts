@@ -1,0 +1,93 @@
+// Turns the inventory of a known-good node into a baseline class a human can read and edit.
+import type { BaselineClass, BaselineDevice, IommuMode, Mechanism } from '../model/baseline.js';
+import type { Inventory, PciDevice } from '../model/inventory.js';
+import { hex4 } from '../model/names.js';
+import { formatAcs } from '../parsers/pci-config.js';
+import { topoMatrix } from '../topo/matrix.js';
+import { VERSION } from '../version.js';
+
+export interface CaptureOptions {
+  readonly name: string;
+  readonly match: readonly string[];
+  readonly platform: 'bare-metal' | 'virtualized';
+  readonly at: string;
+}
+
+const min = (a: number | null | undefined, b: number | null | undefined): number | null =>
+  a == null ? (b ?? null) : b == null ? a : Math.min(a, b);
+
+/** What the link can do (lower of both ends' maxima): an idle GPU's lowered speed must not become the baseline. */
+export function linkCapability(inv: Inventory, d: PciDevice): { speed: number | null; width: number | null } {
+  const parent = inv.pci.get(d.bridges[d.bridges.length - 1] ?? '');
+  return { speed: min(d.max?.speed, parent?.max?.speed) ?? d.current?.speed ?? null, width: min(d.max?.width, parent?.max?.width) ?? d.current?.width ?? null };
+}
+
+function mechanismOf(inv: Inventory): Mechanism {
+  const g = inv.gpudirect;
+  if (g.peermemLoaded && g.dmabufPossible) return 'any';
+  return g.peermemLoaded ? 'peermem' : g.dmabufPossible ? 'dmabuf' : 'any';
+}
+
+function iommuOf(inv: Inventory): IommuMode {
+  const types = Object.values(inv.iommu.groupTypes);
+  if (types.length === 0) return 'off';
+  if (types.every((t) => t === 'identity')) return 'passthrough';
+  return types.every((t) => t === 'DMA' || t === 'DMA-FQ') ? 'translated' : 'any';
+}
+
+function memlockOf(inv: Inventory): number | 'unlimited' {
+  let lo: number | 'unlimited' = 'unlimited';
+  for (const p of inv.memlock) if (p.limit.known && p.limit.value.soft !== 'unlimited') lo = lo === 'unlimited' ? p.limit.value.soft : Math.min(lo, p.limit.value.soft);
+  return lo;
+}
+
+export function captureClass(inv: Inventory, o: CaptureOptions): { cls: BaselineClass; warnings: string[] } {
+  const warnings: string[] = [];
+  const m = topoMatrix(inv);
+  const dev = (bdf: string, role: BaselineDevice['role'], extra: Partial<BaselineDevice> = {}): BaselineDevice | null => {
+    const d = inv.pci.get(bdf);
+    if (!d) return null;
+    const link = linkCapability(inv, d);
+    if (d.current && (d.current.speed !== link.speed || d.current.width !== link.width))
+      warnings.push(`${bdf}: runs at ${d.current.speed} GT/s x${d.current.width} now; the baseline records what the link can do (${link.speed} GT/s x${link.width})`);
+    const cfg = d.config.known ? d.config.value : null;
+    return {
+      bdf,
+      role,
+      ...extra,
+      ...(d.vendor !== null && d.device !== null ? { vendor: `0x${hex4(d.vendor)}`, device: `0x${hex4(d.device)}` } : {}),
+      link,
+      numaNode: d.numaNode,
+      ...(role === 'bridge' && cfg?.acs ? { acsCtl: formatAcs(cfg.acs.ctl) } : {}),
+      ...(role !== 'bridge' && cfg?.extReadable ? { ats: cfg.ats?.enabled ?? false } : {}),
+    };
+  };
+  const bridges = new Set<string>();
+  for (const g of m.gpus) for (const n of m.nics) for (const b of m.path(g.label, n.label)?.peerBridges ?? []) bridges.add(b);
+  const devices = [
+    ...inv.gpus.map((g) => dev(g.bdf, 'gpu')),
+    ...inv.nics.filter((n) => n.bdf).map((n) => dev(n.bdf!, 'nic', { name: n.name, ...(n.fwVer ? { fwVer: n.fwVer } : {}) })),
+    ...[...bridges].sort().map((b) => dev(b, 'bridge')),
+  ].filter((d): d is BaselineDevice => d !== null);
+  const paths = m.gpus.flatMap((g) =>
+    m.nics.filter((n) => n.bdf).map((n) => ({ gpu: g.bdf, nic: n.name, class: m.cell(g.label, n.label) as BaselineClass['paths'][number]['class'] })),
+  );
+  const g = inv.gpudirect;
+  const cls: BaselineClass = {
+    name: o.name,
+    match: o.match,
+    platform: o.platform,
+    captured: { ...(inv.hostname ? { host: inv.hostname } : {}), at: o.at, by: `gdrgate ${VERSION}` },
+    ...(inv.kernelRelease ? { kernel: inv.kernelRelease } : {}),
+    ...(g.driverFlavour && g.driverVersion ? { driver: { flavour: g.driverFlavour, version: g.driverVersion } } : {}),
+    mechanism: mechanismOf(inv),
+    memlockMin: memlockOf(inv),
+    iommu: iommuOf(inv),
+    // A VM keeps isolation on (its hypervisor needs it); the virtualized class checks ATS instead.
+    acsRedirectAllowed: o.platform === 'virtualized',
+    gpuSpeedStrict: false,
+    devices,
+    paths,
+  };
+  return { cls, warnings };
+}

@@ -1,0 +1,66 @@
+// The gate's configuration file: defaults, schema validation, and where it is looked for.
+import { readJsonFile } from './baseline/load.js';
+import { ConfigError } from './errors.js';
+import type { Policy } from './runner/policy.js';
+import { validatorFor } from './schema.js';
+
+export interface Config {
+  readonly baseline: string;
+  readonly root: string;
+  readonly scontrol: string;
+  readonly scontrolTimeoutMs: number;
+  readonly logFile: string | undefined;
+  readonly deadlineMs: number;
+  readonly onConfigError: Policy;
+  readonly onInternalError: Policy;
+  readonly slurmdPidFiles: readonly string[] | undefined;
+  readonly stateDir: string;
+  readonly spool: string;
+  readonly checks: readonly string[] | undefined;
+  readonly resumeWhenHealthy: boolean;
+}
+
+export const DEFAULT_CONFIG_PATH = '/etc/gdrgate/config.json';
+
+export const DEFAULTS = {
+  root: '/',
+  scontrol: '/usr/bin/scontrol',
+  scontrolTimeoutMs: 5000,
+  deadlineMs: 10000,
+  onConfigError: 'open',
+  onInternalError: 'open',
+  stateDir: '/run/gdrgate',
+  spool: '/var/lib/gdrgate',
+  resumeWhenHealthy: true,
+} as const;
+
+export function configPath(flag: string | undefined): string {
+  return flag ?? process.env.GDRGATE_CONFIG ?? DEFAULT_CONFIG_PATH;
+}
+
+export async function loadConfig(file: string): Promise<Config> {
+  const data = await readJsonFile(file, 'config');
+  const errs = (await validatorFor('config'))(data);
+  if (errs.length) throw new ConfigError(`${file}: ${errs.join('; ')}`);
+  const c = data as Partial<Config> & { baseline: string };
+  return {
+    ...DEFAULTS,
+    ...c,
+    logFile: c.logFile,
+    slurmdPidFiles: c.slurmdPidFiles,
+    checks: c.checks,
+  };
+}
+
+/**
+ * The policy when the config itself is invalid: its own onConfigError/onInternalError if the JSON at least
+ * says so, else the defaults (fail-open).
+ */
+export async function fallbackPolicy(file: string): Promise<{ onConfigError: Policy; onInternalError: Policy }> {
+  const raw = await readJsonFile(file, 'config').catch(() => null);
+  const pick = (k: string): Policy => {
+    const v = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>)[k] : undefined;
+    return v === 'closed' ? 'closed' : 'open';
+  };
+  return { onConfigError: pick('onConfigError'), onInternalError: pick('onInternalError') };
+}

@@ -1,0 +1,56 @@
+// Runs external commands: absolute path, argument array, no shell, a timeout each, never throws.
+import { isAbsolute } from 'node:path';
+
+export interface ExecResult {
+  readonly exitCode: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+  /** Spawn failure (ENOENT, EACCES) or signal, in words. */
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+export interface ExecOptions {
+  readonly timeoutMs: number;
+  readonly env?: Readonly<Record<string, string | undefined>>;
+}
+
+export interface Exec {
+  run(file: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult>;
+}
+
+/** The real one, on execa. A hung child (and what it forked) is killed as a process group at the timeout. */
+export class ExecaExec implements Exec {
+  async run(file: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
+    const t0 = performance.now();
+    const done = (r: Omit<ExecResult, 'durationMs'>): ExecResult => ({ ...r, durationMs: Math.round(performance.now() - t0) });
+    if (!isAbsolute(file)) return done({ exitCode: null, stdout: '', stderr: '', timedOut: false, error: `not an absolute path: ${file}` });
+    const { execa } = await import('execa');
+    const child = execa(file, [...args], {
+      reject: false,
+      shell: false,
+      stdin: 'ignore',
+      detached: true, // own process group: a timeout kills grandchildren holding our pipes too
+      env: opts.env ? { ...opts.env } : undefined,
+      extendEnv: opts.env === undefined,
+      maxBuffer: 4 * 1024 * 1024,
+    });
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    }, opts.timeoutMs);
+    // Never wait past the timeout plus a grace period, even if a pipe stays open.
+    const grace = new Promise<'grace'>((res) => setTimeout(() => res('grace'), opts.timeoutMs + 1000).unref());
+    const r = await Promise.race([child, grace]);
+    clearTimeout(timer);
+    if (r === 'grace') return done({ exitCode: null, stdout: '', stderr: '', timedOut: true, error: `no exit ${opts.timeoutMs + 1000} ms after start` });
+    const error = timedOut ? `timed out after ${opts.timeoutMs} ms` : r.failed && r.exitCode === undefined ? (r.shortMessage ?? 'failed') : null;
+    return done({ exitCode: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), timedOut, error });
+  }
+}

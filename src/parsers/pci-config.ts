@@ -1,0 +1,248 @@
+// Pure decoder of one PCI configuration-space blob (sysfs `config`): PCIe link, ACS and ATS state.
+import type { AcsBits, GTs, PciConfig, PcieCap } from '../model/pci.js';
+
+/** Predefined header (PCI Local Bus 3.0 §6.1); all an unprivileged sysfs read returns. */
+const HEADER_BYTES = 0x40;
+/** PCI-compatible space; PCIe extended capabilities start here (PCIe Base 6.3 §7.6.1). */
+const EXT_START = 0x100;
+/** (256 - 64) / 4: a longer standard list can only be a loop. */
+const MAX_CAPS = 48;
+/** (4096 - 256) / 4: a longer extended list can only be a loop. */
+const MAX_EXT_CAPS = 960;
+
+const CAP_ID_PCIE = 0x10; // PCIe Base 6.3 §7.5.3.1
+const EXT_ID_ACS = 0x000d; // PCIe Base 6.3 §7.7.11.1
+const EXT_ID_ATS = 0x000f; // PCIe Base 6.3 §10.5.1.1
+
+/** Link speed encodings 1..6 (PCIe Base 6.3 §7.5.3.6 Max Link Speed, §7.5.3.8 Current Link Speed). */
+const SPEEDS: readonly number[] = [2.5, 5, 8, 16, 32, 64];
+
+/** ACS Capability/Control bits 0..6 in register order, with lspci's names (PCIe Base 6.3 §7.7.11.2-3). */
+const ACS_FIELDS = [
+  ['srcValid', 'SrcValid'],
+  ['transBlk', 'TransBlk'],
+  ['reqRedir', 'ReqRedir'],
+  ['cmpltRedir', 'CmpltRedir'],
+  ['upstreamFwd', 'UpstreamFwd'],
+  ['egressCtrl', 'EgressCtrl'],
+  ['directTrans', 'DirectTrans'],
+] as const satisfies readonly (readonly [keyof AcsBits, string])[];
+
+/** Controls that send peer-to-peer requests/completions up to the root complex instead of across the switch. */
+const REDIRECTING: ReadonlySet<keyof AcsBits> = new Set(['reqRedir', 'cmpltRedir', 'egressCtrl']);
+
+/** Decodes a sysfs `config` blob; never throws: structural trouble lands in `problems`. */
+export function parsePciConfig(bytes: Uint8Array): PciConfig {
+  const cfg = new ConfigReader(bytes);
+  const problems: string[] = [];
+  const header = {
+    length: bytes.length,
+    vendorId: cfg.u16(0x00),
+    deviceId: cfg.u16(0x02),
+    classCode: (cfg.u8(0x0b) << 16) | (cfg.u8(0x0a) << 8) | cfg.u8(0x09),
+    headerType: cfg.u8(0x0e) & 0x7f, // bit 7 is the multi-function flag (§7.5.1.1.9)
+  };
+  const unreadable = {
+    ...header,
+    capsReadable: false,
+    extReadable: false,
+    capabilities: [],
+    extCapabilities: [],
+    pcie: null,
+    acs: null,
+    ats: null,
+  };
+  if (bytes.length < HEADER_BYTES) {
+    problems.push(`config blob is ${bytes.length} bytes, shorter than the ${HEADER_BYTES}-byte header`);
+    return { ...unreadable, problems };
+  }
+  // An all-ones Vendor ID is what a read returns when no function answers (§7.5.1.1.1).
+  if (header.vendorId === 0xffff) {
+    problems.push('vendor ID reads 0xffff: no function answered the configuration read');
+    return { ...unreadable, problems };
+  }
+  // A 64-byte blob means "not readable", never "no capability": the list lies beyond it.
+  if (bytes.length === HEADER_BYTES) return { ...unreadable, problems };
+
+  const std = walkCapabilities(cfg, header.headerType, problems);
+  const pcie = std.pcieAt === null ? null : readPcie(cfg, std.pcieAt, problems);
+  const extReadable = bytes.length > EXT_START;
+  const ext = extReadable ? walkExtCapabilities(cfg, problems) : { caps: [], acs: null, ats: null };
+  return {
+    ...header,
+    capsReadable: true,
+    extReadable,
+    capabilities: std.caps,
+    extCapabilities: ext.caps,
+    pcie,
+    acs: ext.acs,
+    ats: ext.ats,
+    problems,
+  };
+}
+
+/** Renders ACS bits the way `lspci -vvv` prints ACSCap/ACSCtl. */
+export function formatAcs(bits: AcsBits): string {
+  return ACS_FIELDS.map(([key, name]) => `${name}${bits[key] ? '+' : '-'}`).join(' ');
+}
+
+/** Names of the set ACS controls that redirect peer traffic to the root complex (ReqRedir, CmpltRedir, EgressCtrl). */
+export function redirectBits(bits: AcsBits): string[] {
+  return ACS_FIELDS.filter(([key]) => REDIRECTING.has(key) && bits[key]).map(([, name]) => name);
+}
+
+/** Little-endian reads; bytes beyond the blob read as all ones, like a configuration read nobody answers. */
+class ConfigReader {
+  constructor(private readonly bytes: Uint8Array) {}
+  get length(): number {
+    return this.bytes.length;
+  }
+  has(offset: number, size: number): boolean {
+    return offset >= 0 && offset + size <= this.bytes.length;
+  }
+  u8(offset: number): number {
+    return this.bytes[offset] ?? 0xff;
+  }
+  u16(offset: number): number {
+    return this.u8(offset) | (this.u8(offset + 1) << 8);
+  }
+  u32(offset: number): number {
+    return (this.u16(offset) | (this.u16(offset + 2) << 16)) >>> 0;
+  }
+}
+
+type Cap = { readonly id: number; readonly offset: number };
+type ExtCap = Cap & { readonly version: number };
+
+/** Standard capability list (PCI Local Bus 3.0 §6.7; PCIe Base 6.3 §7.5.1.1.4 Status bit 4, §7.5.1.1.11 pointer). */
+function walkCapabilities(cfg: ConfigReader, headerType: number, problems: string[]): { caps: Cap[]; pcieAt: number | null } {
+  const caps: Cap[] = [];
+  let pcieAt: number | null = null;
+  if ((cfg.u16(0x06) & 0x10) === 0) return { caps, pcieAt };
+  const seen = new Set<number>();
+  // CardBus bridges (header type 2) keep the pointer at 0x14 (PC Card Standard); everyone else at 0x34.
+  let at = cfg.u8(headerType === 2 ? 0x14 : 0x34) & ~3;
+  while (at !== 0) {
+    if (at < HEADER_BYTES) {
+      problems.push(`capability pointer ${hex(at)} points into the ${HEADER_BYTES}-byte header`);
+      break;
+    }
+    if (!cfg.has(at, 2)) {
+      problems.push(`capability pointer ${hex(at)} is past the end of the ${cfg.length}-byte blob`);
+      break;
+    }
+    if (seen.has(at) || seen.size >= MAX_CAPS) {
+      problems.push(`capability list loops back to ${hex(at)}`);
+      break;
+    }
+    seen.add(at);
+    const id = cfg.u8(at);
+    if (id === 0xff) {
+      problems.push(`capability at ${hex(at)} has ID 0xff: the list is broken`);
+      break;
+    }
+    caps.push({ id, offset: at });
+    if (id === CAP_ID_PCIE && pcieAt === null) pcieAt = at;
+    at = cfg.u8(at + 1) & ~3;
+  }
+  return { caps, pcieAt };
+}
+
+/** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Link Capabilities, Link Status. */
+function readPcie(cfg: ConfigReader, at: number, problems: string[]): PcieCap | null {
+  if (!cfg.has(at, 0x14)) {
+    problems.push(`PCI Express capability at ${hex(at)} is cut off by the end of the ${cfg.length}-byte blob`);
+    return null;
+  }
+  const linkCap = cfg.u32(at + 0x0c); // §7.5.3.6
+  const linkStatus = cfg.u16(at + 0x12); // §7.5.3.8
+  return {
+    offset: at,
+    portType: (cfg.u16(at + 0x02) >> 4) & 0xf, // §7.5.3.2 Device/Port Type
+    linkCap: { speed: speed(linkCap & 0xf), width: (linkCap >> 4) & 0x3f },
+    linkStatus: { speed: speed(linkStatus & 0xf), width: (linkStatus >> 4) & 0x3f },
+  };
+}
+
+interface ExtWalk {
+  caps: ExtCap[];
+  acs: PciConfig['acs'];
+  ats: PciConfig['ats'];
+}
+
+/** Extended capability list from 0x100 (PCIe Base 6.3 §7.6.3 header: ID 15:0, version 19:16, next 31:20). */
+function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
+  const walk: ExtWalk = { caps: [], acs: null, ats: null };
+  const seen = new Set<number>();
+  let at = EXT_START;
+  for (;;) {
+    if (!cfg.has(at, 4)) {
+      problems.push(`extended capability pointer ${hex(at)} is past the end of the ${cfg.length}-byte blob`);
+      break;
+    }
+    if (seen.has(at) || seen.size >= MAX_EXT_CAPS) {
+      problems.push(`extended capability list loops back to ${hex(at)}`);
+      break;
+    }
+    seen.add(at);
+    const word = cfg.u32(at);
+    // A zero header ends the list (§7.6.3); all ones at 0x100 means extended space is not there.
+    if (word === 0 || (word === 0xffffffff && at === EXT_START)) break;
+    if (word === 0xffffffff) {
+      problems.push(`extended capability at ${hex(at)} reads all ones`);
+      break;
+    }
+    const id = word & 0xffff;
+    walk.caps.push({ id, version: (word >>> 16) & 0xf, offset: at });
+    if (id === EXT_ID_ACS && walk.acs === null) walk.acs = readAcs(cfg, at, problems);
+    if (id === EXT_ID_ATS && walk.ats === null) walk.ats = readAts(cfg, at, problems);
+    const next = (word >>> 20) & 0xffc;
+    if (next === 0) break;
+    if (next < EXT_START) {
+      problems.push(`extended capability at ${hex(at)} points back into standard space (${hex(next)})`);
+      break;
+    }
+    at = next;
+  }
+  return walk;
+}
+
+/** ACS Extended Capability: Capability register +4, Control register +6 (PCIe Base 6.3 §7.7.11.2, §7.7.11.3). */
+function readAcs(cfg: ConfigReader, at: number, problems: string[]): PciConfig['acs'] {
+  if (!cfg.has(at, 8)) {
+    problems.push(`ACS capability at ${hex(at)} is cut off by the end of the ${cfg.length}-byte blob`);
+    return null;
+  }
+  return { offset: at, cap: acsBits(cfg.u16(at + 4)), ctl: acsBits(cfg.u16(at + 6)) };
+}
+
+/** ATS Control register +6: bit 15 Enable, bits 4:0 Smallest Translation Unit (PCIe Base 6.3 §10.5.1.3). */
+function readAts(cfg: ConfigReader, at: number, problems: string[]): PciConfig['ats'] {
+  if (!cfg.has(at, 8)) {
+    problems.push(`ATS capability at ${hex(at)} is cut off by the end of the ${cfg.length}-byte blob`);
+    return null;
+  }
+  const ctl = cfg.u16(at + 6);
+  return { offset: at, enabled: (ctl & 0x8000) !== 0, stu: ctl & 0x1f };
+}
+
+function acsBits(reg: number): AcsBits {
+  const bit = (n: number): boolean => (reg & (1 << n)) !== 0;
+  return {
+    srcValid: bit(0),
+    transBlk: bit(1),
+    reqRedir: bit(2),
+    cmpltRedir: bit(3),
+    upstreamFwd: bit(4),
+    egressCtrl: bit(5),
+    directTrans: bit(6),
+  };
+}
+
+function speed(code: number): GTs {
+  return SPEEDS[code - 1] ?? null;
+}
+
+function hex(n: number): string {
+  return `0x${n.toString(16).padStart(2, '0')}`;
+}
