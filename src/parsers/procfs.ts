@@ -22,11 +22,11 @@ export interface NvidiaDriver {
  *   "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.129.03  Thu Oct 19 …"
  */
 export function parseNvidiaVersion(text: string): Parsed<NvidiaDriver> {
-  const line = text.split('\n').find((l) => l.startsWith('NVRM version:'));
-  if (!line) return { ok: false, error: 'no "NVRM version:" line' };
+  const line = text.split('\n').find((l) => /^(NVRM version: )?NVIDIA UNIX /.test(l));
+  if (!line) return { ok: false, error: 'no "NVRM version: NVIDIA UNIX" line' };
   const v = /\s(\d+\.\d+(?:\.\d+)?)\s/.exec(line + ' ');
   if (!v) return { ok: false, error: `no version number in ${JSON.stringify(line.slice(0, 120))}` };
-  return { ok: true, value: { flavour: /Open Kernel Module/.test(line) ? 'open' : 'proprietary', version: v[1]! } };
+  return { ok: true, value: { flavour: /\bOpen Kernel\b/.test(line) ? 'open' : 'proprietary', version: v[1]! } };
 }
 
 /** /proc/version → kernel release ("6.18.44-fc-v657-gpu"). */

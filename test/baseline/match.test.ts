@@ -1,0 +1,41 @@
+import t from 'tap';
+import { compilePattern, matchesAll } from '../../src/baseline/match.js';
+
+const table: [string, string, boolean][] = [
+  ['gpu*', 'gpu017', true],
+  ['gpu*', 'login1', false],
+  ['gpu?', 'gpu7', true],
+  ['gpu?', 'gpu17', false],
+  ['gpu[001-064]', 'gpu007', true],
+  ['gpu[001-064]', 'gpu7', false],
+  ['gpu[001-064]', 'gpu065', false],
+  ['gpu[001-064,100]', 'gpu100', true],
+  ['gpu[1-16]', 'gpu12', true],
+  ['gpu[1-16]', 'gpu17', false],
+  ['rack[1-2]-gpu[01-08]', 'rack2-gpu08', true],
+  ['rack[1-2]-gpu[01-08]', 'rack3-gpu08', false],
+  ['node[abc]', 'nodeb', true],
+  ['node[!abc]', 'nodeb', false],
+  ['/^dgx-h100-\\d+$/', 'dgx-h100-12', true],
+  ['/^dgx-h100-\\d+$/', 'dgx-a100-12', false],
+  ['a.b', 'aXb', false],
+  ['a.b', 'a.b', true],
+];
+
+t.test('host patterns: glob, Slurm ranges, regex', async (t) => {
+  for (const [p, h, want] of table) t.equal(compilePattern(p).test(h), want, `${p} ~ ${h}`);
+});
+
+t.test('negation and lists', async (t) => {
+  const ps = ['gpu[001-064]', '!gpu013'].map(compilePattern);
+  t.equal(matchesAll(ps, 'gpu012'), true);
+  t.equal(matchesAll(ps, 'gpu013'), false);
+  t.equal(matchesAll(['!gpu013'].map(compilePattern), 'gpu012'), false, 'only negations match nothing');
+});
+
+t.test('bad patterns are errors naming the pattern', async (t) => {
+  t.throws(() => compilePattern('/gpu[/'), /invalid regex in host pattern "\/gpu\[\/"/);
+  t.throws(() => compilePattern('gpu[001-064'), /unclosed \[/);
+  t.throws(() => compilePattern('!'), /empty host pattern/);
+  t.throws(() => compilePattern('gpu[]'), /empty \[\]/);
+});

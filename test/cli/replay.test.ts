@@ -1,0 +1,59 @@
+// The bundled real H200 capture, replayed through the real CLI: the report the foundation issue asks for.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { cli } from '../helpers/cli.js';
+import { fixture, H200 } from '../helpers/paths.js';
+import { validate } from '../helpers/schema.js';
+
+interface F { check: string; status: string; subject: string; message: string; code: string }
+
+t.test('check --json on examples/h200-vm', async (t) => {
+  const r = cli(['check', '--root', H200, '--json']);
+  t.equal(r.code, 0, r.stderr);
+  const rep = JSON.parse(r.stdout) as { findings: F[]; result: string; summary: Record<string, number> };
+  t.same(validate('report', rep), [], 'validates against schemas/report.schema.json');
+  t.equal(rep.result, 'healthy');
+  const by = (check: string) => rep.findings.filter((f) => f.check === check);
+  const gpu = by('device-inventory').find((f) => f.subject === '0000:00:06.0');
+  t.match(gpu?.message, /^GPU H200, Gen5 x16 of Gen5 x16, driver 580\.159\.04$/, 'one H200 at 0000:00:06.0, Gen5 x16 of x16');
+  t.equal(by('device-inventory').filter((f) => /^GPU /.test(f.message)).length, 1, 'exactly one GPU');
+  t.match(by('device-inventory').find((f) => f.subject === 'node')?.message, /no RDMA adapter/);
+  t.match(by('gpudirect-mechanism')[0]?.message, /open kernel module 580\.159\.04.*DMA-BUF possible, nvidia_peermem absent/);
+  t.match(by('iommu-mode')[0], { status: 'pass', message: /no IOMMU/ });
+  t.match(by('memlock-limit')[0], { status: 'pass', subject: 'self', message: 'memlock unlimited' });
+  t.match(by('pcie-acs')[0], { status: 'skip', code: 'acs-na', message: /not applicable/ });
+  t.match(by('pcie-link')[0], { status: 'pass', subject: '0000:00:06.0' });
+});
+
+t.test('the replay equals the recorded golden report (time and duration aside)', async (t) => {
+  const r = cli(['check', '--root', H200, '--json']);
+  const strip = (s: string) => {
+    const o = JSON.parse(s) as Record<string, unknown>;
+    delete o.time;
+    delete o.durationMs;
+    delete o.root;
+    return o;
+  };
+  t.same(strip(r.stdout), strip(readFileSync(fixture('golden/h200-vm-check.json'), 'utf8')));
+});
+
+t.test('text report and topo on the capture', async (t) => {
+  const r = cli(['check', '--root', H200]);
+  t.equal(r.code, 0);
+  t.match(r.stdout, /PASS\s+pcie-link\s+0000:00:06\.0\s+GPU H200 Gen5 x16 of Gen5 x16/);
+  t.match(r.stdout, /result: healthy \(exit 0\)/);
+  const topo = cli(['topo', '--root', H200]);
+  t.equal(topo.code, 0);
+  t.match(topo.stdout, /^\tGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\tX\t0-15\t0\tN\/A\n/, 'same cells as the captured nvidia-smi topo -m');
+});
+
+t.test('usage errors exit 2 with a clear message', async (t) => {
+  const bad = cli(['check', '--root', '/nonexistent/root']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /--root \/nonexistent\/root: no such file or directory/);
+  const only = cli(['check', '--root', H200, '--only', 'pcie-nope']);
+  t.equal(only.code, 2);
+  t.match(only.stderr, /unknown check id pcie-nope/);
+  const sel = cli(['check', '--root', H200, '--only', 'pcie-link,memlock-limit', '--json']);
+  t.same([...new Set((JSON.parse(sel.stdout) as { findings: F[] }).findings.map((f) => f.check))].sort(), ['memlock-limit', 'pcie-link']);
+});

@@ -1,0 +1,8 @@
+// Paths tests share: the repo root, the bundled capture, the built CLI.
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const H200 = path.join(REPO, 'examples/h200-vm');
+export const CLI = path.join(REPO, 'dist/cli.js');
+export const fixture = (...p: string[]): string => path.join(REPO, 'test/fixtures', ...p);

@@ -1,0 +1,98 @@
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../../src/parsers/sysfs.js';
+import { formatBytes, parseLimits, parseMemlock, parseSize } from '../../src/parsers/limits.js';
+import { kernelMajorMinor, parseIommuCmdline, parseKernelRelease, parseModules, parseNvidiaVersion } from '../../src/parsers/procfs.js';
+import { isDrainedOrDown, parseShowNode } from '../../src/parsers/scontrol.js';
+import { fixture, H200 } from '../helpers/paths.js';
+
+const gpu = path.join(H200, 'sys/devices/pci0000:00/0000:00:06.0');
+const read = (p: string) => readFileSync(p, 'utf8');
+
+t.test('sysfs attributes of the real H200', async (t) => {
+  t.same(parseLinkSpeed(read(`${gpu}/current_link_speed`)), { ok: true, value: 32 });
+  t.same(parseLinkWidth(read(`${gpu}/max_link_width`)), { ok: true, value: 16 });
+  t.same(parseHex(read(`${gpu}/vendor`)), { ok: true, value: 0x10de });
+  t.same(parseHex(read(`${gpu}/class`)), { ok: true, value: 0x030200 });
+  t.same(parseNumaNode(read(`${gpu}/numa_node`)), { ok: true, value: null }, '-1 means no affinity');
+  t.same(parseCpuList(read(`${gpu}/local_cpulist`)), { ok: true, value: [...Array(16).keys()] });
+});
+
+t.test('sysfs edge cases: Unknown, no link, junk is an error never a number', async (t) => {
+  t.same(parseLinkSpeed('Unknown\n'), { ok: true, value: null });
+  t.same(parseLinkSpeed('2.5 GT/s PCIe\n'), { ok: true, value: 2.5 });
+  t.same(parseLinkSpeed('8.0 GT/s\n'), { ok: true, value: 8 }, 'kernels before 5.x print no PCIe suffix');
+  t.equal(parseLinkSpeed('fast').ok, false);
+  t.same(parseLinkWidth('0\n'), { ok: true, value: null });
+  t.same(parseLinkWidth('255\n'), { ok: true, value: null });
+  t.equal(parseLinkWidth('x16').ok, false);
+  t.equal(parseLinkWidth('').ok, false);
+  t.equal(parseHex('10de').ok, false);
+  t.equal(parseNumaNode('zero').ok, false);
+  t.same(parseCpuList('0-3,8,10-11'), { ok: true, value: [0, 1, 2, 3, 8, 10, 11] });
+  t.equal(parseCpuList('3-1').ok, false);
+  t.equal(parseCpuList('a-b').ok, false);
+});
+
+t.test('/proc/<pid>/limits of the real capture', async (t) => {
+  for (const f of ['proc/self/limits', 'proc/1/limits']) {
+    const m = parseMemlock(read(path.join(H200, f)));
+    t.same(m, { ok: true, value: { soft: 'unlimited', hard: 'unlimited' } }, f);
+  }
+  const all = parseLimits(read(path.join(H200, 'proc/self/limits')));
+  t.ok(all.ok && all.value.get('Max open files')?.soft === 20000);
+  t.ok(all.ok && all.value.size === 16, 'every row');
+});
+
+t.test('limits: 64 KiB memlock, odd spacing, not a limits file', async (t) => {
+  const real = read(path.join(H200, 'proc/self/limits'));
+  const low = real.replace(/^Max locked memory.*$/m, 'Max locked memory         65536                65536                bytes     ');
+  t.same(parseMemlock(low), { ok: true, value: { soft: 65536, hard: 65536 } });
+  const odd = real.replace(/^Max locked memory.*$/m, 'Max locked memory 8388608 unlimited bytes');
+  t.same(parseMemlock(odd), { ok: true, value: { soft: 8388608, hard: 'unlimited' } });
+  t.equal(parseMemlock('').ok, false);
+  t.equal(parseMemlock(real.replace(/^Max locked memory.*\n/m, '')).ok, false, 'row missing is an error');
+  t.equal(formatBytes(65536), '64 KiB');
+  t.equal(formatBytes(8388608), '8 MiB');
+  t.equal(formatBytes('unlimited'), 'unlimited');
+  t.same(parseSize('64K'), { ok: true, value: 65536 });
+  t.same(parseSize('8MiB'), { ok: true, value: 8388608 });
+  t.same(parseSize('unlimited'), { ok: true, value: 'unlimited' });
+  t.equal(parseSize('lots').ok, false);
+});
+
+t.test('procfs: modules, kernel release, cmdline of the real capture', async (t) => {
+  const mods = parseModules(read(path.join(H200, 'proc/modules')));
+  t.same([...mods].sort(), ['nvidia', 'nvidia_uvm']);
+  t.same(parseKernelRelease(read(path.join(H200, 'proc/version'))), { ok: true, value: '6.18.44-fc-v657-gpu' });
+  t.same(kernelMajorMinor('6.18.44-fc-v657-gpu'), [6, 18]);
+  t.same(parseIommuCmdline(read(path.join(H200, 'proc/cmdline'))), {}, 'the VM has no iommu= parameters');
+  t.same(parseIommuCmdline('BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt quiet'), { intel_iommu: 'on', iommu: 'pt' });
+});
+
+t.test('/proc/driver/nvidia/version: open vs proprietary on real lines', async (t) => {
+  const cases: [string, string, 'open' | 'proprietary', string][] = [
+    ['bundled capture', path.join(H200, 'proc/driver/nvidia/version'), 'open', '580.159.04'],
+    ['proprietary 384', fixture('nvidia-version/proprietary_384.98_ubuntu.txt'), 'proprietary', '384.98'],
+    ['open 525', fixture('nvidia-version/open_525.60.11_arch.txt'), 'open', '525.60.11'],
+    ['open 565', fixture('nvidia-version/open_565.57.01_ubuntu2404.txt'), 'open', '565.57.01'],
+    ['jetson', fixture('nvidia-version/open_jetson_35.3.1_aarch64.txt'), 'open', '35.3.1'],
+    ['590 "Open Kernel x86_64 Kernel Module"', fixture('nvidia-version/open_590.48.01_line_only_no_prefix.txt'), 'open', '590.48.01'],
+  ];
+  for (const [name, file, flavour, version] of cases) t.same(parseNvidiaVersion(read(file)), { ok: true, value: { flavour, version } }, name);
+  t.equal(parseNvidiaVersion('GCC version: 12\n').ok, false);
+});
+
+t.test('scontrol show node -o from real Slurm 22.05.8', async (t) => {
+  const idle = parseShowNode(read(fixture('scontrol/show_node_o_idle_22.05.8.txt')));
+  t.same(idle, { ok: true, value: { name: 'vm', state: 'IDLE', reason: null, reasonUser: null } });
+  const ours = parseShowNode(read(fixture('scontrol/show_node_o_drain_gdrgate_22.05.8.txt')));
+  t.same(ours, { ok: true, value: { name: 'vm', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=42', reasonUser: 'root' } });
+  const admin = parseShowNode(read(fixture('scontrol/show_node_o_drain_rack_maintenance_22.05.8.txt')));
+  t.equal(admin.ok && admin.value.reason, 'rack maintenance');
+  t.equal(parseShowNode(read(fixture('scontrol/show_node_o_not_found_stderr_22.05.8.txt'))).ok, false);
+  t.equal(parseShowNode('').ok, false);
+  for (const [s, want] of [['IDLE', false], ['IDLE+DRAIN', true], ['MIXED+DRAIN', true], ['DOWN+NOT_RESPONDING', true], ['ALLOCATED', false], ['IDLE+COMPLETING', false], ['DRAINED', true]] as const)
+    t.equal(isDrainedOrDown(s), want, s);
+});

@@ -1,0 +1,54 @@
+import t from 'tap';
+import { buildReason, MAX_REASON_BYTES, sanitize } from '../../src/slurm/reason.js';
+import { drainAction, resumeAction } from '../../src/slurm/ownership.js';
+import { CHECK_IDS, type Finding } from '../../src/model/finding.js';
+
+const f = (over: Partial<Finding> = {}): Finding => ({
+  check: 'pcie-link', code: 'link-width-low', status: 'fail', subject: '0000:17:00.0', message: 'GPU H100 trained x8 of x16',
+  expected: 'Gen5 x16', actual: 'Gen5 x8', ...over,
+});
+
+t.test('reason format', async (t) => {
+  t.equal(buildReason([f()], '4242'), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=4242');
+  t.equal(buildReason([f(), f({ subject: '0000:18:00.0' }), f({ check: 'pcie-acs' })], '7'), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16); +2 more job=7');
+  t.equal(buildReason([f()], undefined), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16)');
+});
+
+t.test('the first 20 characters name the failing check, for every check', async (t) => {
+  for (const id of CHECK_IDS) {
+    const r = buildReason([f({ check: id })], '1');
+    const head = r.slice(0, 20);
+    t.match(head, /^gdrgate: [a-z-]+/, `${id}: ${head}`);
+    const label = head.slice(9).split(' ')[0]!;
+    t.ok(id.startsWith(label) || id.includes(label.split('-')[0]!), `${id} recognisable from "${label}"`);
+  }
+});
+
+t.test('at most 255 bytes, suffix kept', async (t) => {
+  const long = f({ actual: 'x'.repeat(1000), expected: 'y'.repeat(500) });
+  const r = buildReason([long, f(), f()], '123456');
+  t.ok(Buffer.byteLength(r) <= MAX_REASON_BYTES, `${Buffer.byteLength(r)} bytes`);
+  t.match(r, /\.\.\.; \+2 more job=123456$/);
+});
+
+t.test('sanitised: no quotes, newlines, control or non-ASCII characters from device strings or the job env', async (t) => {
+  const evil = f({ subject: 'mlx5_0"; scontrol delete\n', actual: "fw '28.41'\x07`rm -rf /`$(id)\u00e9" });
+  const r = buildReason([evil], '12\n34"');
+  t.notMatch(r, /["'`\\$\n\r\x00-\x1f\x7f-\uffff]/);
+  t.equal(r, 'gdrgate: pcie-link mlx5_0; scontrol delete fw 28.41 rm -rf /(id) (want Gen5 x16) job=1234');
+  t.equal(sanitize('a\tb\u0000c'), 'a b c');
+});
+
+t.test('ownership: never overwrite a human reason; unknown state writes nothing', async (t) => {
+  t.same(drainAction({ name: 'n', state: 'IDLE', reason: null, reasonUser: null }), { act: 'drain' });
+  t.same(drainAction({ name: 'n', state: 'MIXED', reason: null, reasonUser: null }), { act: 'drain' });
+  t.equal(drainAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack maintenance', reasonUser: 'root' }).act, 'keep');
+  t.equal(drainAction({ name: 'n', state: 'DOWN', reason: 'Not responding', reasonUser: 'slurm' }).act, 'keep');
+  t.equal(drainAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-acs x', reasonUser: 'root' }).act, 'keep', 'already ours: one reason, no storm');
+  t.equal(drainAction(null).act, 'keep');
+  t.same(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link x', reasonUser: 'root' }), { act: 'resume' });
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack maintenance', reasonUser: 'root' }).act, 'refuse');
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate-lookalike', reasonUser: 'root' }).act, 'refuse');
+  t.equal(resumeAction({ name: 'n', state: 'IDLE', reason: null, reasonUser: null }).act, 'none');
+  t.equal(resumeAction(null).act, 'refuse');
+});
