@@ -1,9 +1,20 @@
-// JSON Schema validators (ajv, draft 2020-12), errors as `/instance/path: message`.
+// JSON Schema validators (ajv, draft 2020-12), errors as `/instance/path: message`. The build precompiles
+// them (dist/validators/*.js); compiling at run time is the fallback for running from sources.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export type SchemaName = 'baseline' | 'config' | 'report';
 export type Validate = (data: unknown) => string[];
+
+interface AjvError {
+  readonly instancePath: string;
+  readonly message?: string;
+  readonly params?: Record<string, unknown>;
+}
+interface AjvFn {
+  (data: unknown): boolean;
+  errors?: AjvError[] | null;
+}
 
 const cache = new Map<SchemaName, Validate>();
 
@@ -11,14 +22,25 @@ export function schemaPath(name: SchemaName): string {
   return fileURLToPath(new URL(`../schemas/${name}.schema.json`, import.meta.url));
 }
 
+async function compiled(name: SchemaName): Promise<AjvFn> {
+  try {
+    const m = (await import(new URL(`./validators/${name}.js`, import.meta.url).href)) as { default: AjvFn };
+    return m.default;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw e;
+    const { Ajv2020 } = await import('ajv/dist/2020.js');
+    return new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(name), 'utf8')) as object) as AjvFn;
+  }
+}
+
 export async function validatorFor(name: SchemaName): Promise<Validate> {
   const hit = cache.get(name);
   if (hit) return hit;
-  const { Ajv2020 } = await import('ajv/dist/2020.js');
-  const ajv = new Ajv2020({ allErrors: true, strict: true });
-  const fn = ajv.compile(JSON.parse(readFileSync(schemaPath(name), 'utf8')) as object);
+  const fn = await compiled(name);
   const v: Validate = (data) =>
-    fn(data) ? [] : (fn.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
+    fn(data)
+      ? []
+      : (fn.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
   cache.set(name, v);
   return v;
 }

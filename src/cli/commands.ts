@@ -1,0 +1,84 @@
+// The full command surface on yargs (every command but the prolog's fast path goes through here).
+import yargs from 'yargs';
+import { UsageError } from '../runner/run.js';
+import { VERSION } from '../version.js';
+
+const root = { type: 'string', default: '/', describe: 'read the node under this directory (a capture) instead of /' } as const;
+const json = { type: 'boolean', default: false, describe: 'print the JSON report (schemas/report.schema.json)' } as const;
+
+export async function main(argv: string[]): Promise<number> {
+  let code = 0;
+  const set = (p: Promise<number>) => p.then((c) => void (code = c));
+  await yargs(argv)
+    .scriptName('gdrgate')
+    .version(VERSION)
+    .strict()
+    .demandCommand(1, 'name a command')
+    .command(
+      'check',
+      'check the GPU↔RDMA path of this node (or of --root) and print a report; never drains',
+      (y) =>
+        y
+          .option('root', root)
+          .option('json', json)
+          .option('baseline', { type: 'string', describe: 'baseline JSON: also check against the class of this node' })
+          .option('node', { type: 'string', describe: 'node name for class selection (default: SLURMD_NODENAME, then hostname)' })
+          .option('only', { type: 'array', string: true, describe: 'check ids, comma or space separated' })
+          .option('verbose', { type: 'boolean', default: false, alias: 'v' }),
+      (a) => set(import('./check.js').then((m) => m.checkCommand(a))),
+    )
+    .command(
+      'topo',
+      'print the GPU↔NIC PCIe matrix computed from sysfs, in nvidia-smi topo -m layout',
+      (y) => y.option('root', root).option('json', json),
+      (a) => set(import('./topo.js').then((m) => m.topoCommand(a))),
+    )
+    .command(
+      ['prolog', 'health'],
+      'the Slurm gate: Prolog (before each job) or HealthCheckProgram; drains with a gdrgate: reason on failure',
+      (y) =>
+        y
+          .option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
+          .option('root', { type: 'string', describe: 'override the config root' })
+          .option('baseline', { type: 'string', describe: 'override the config baseline' })
+          .option('dry-run', { type: 'boolean', default: false, describe: 'everything except the scontrol write; prints the reason' }),
+      (a) => set(import('./gate.js').then((m) => m.gateCommand({ mode: a._[0] === 'health' ? 'health' : 'prolog', config: a.config, root: a.root, baseline: a.baseline, dryRun: a['dry-run'] }))),
+    )
+    .command(
+      'resume',
+      'resume this node if the checks pass and its drain reason is ours',
+      (y) =>
+        y
+          .option('config', { type: 'string' })
+          .option('node', { type: 'string' })
+          .option('force', { type: 'boolean', default: false, describe: 'skip the re-check (still never overrides a reason that is not ours)' }),
+      (a) => set(import('./resume.js').then((m) => m.resumeCommand(a))),
+    )
+    .command('baseline', 'capture or validate a baseline', (y) =>
+      y
+        .command(
+          'capture',
+          'print a baseline class captured from this known-good node (or --root)',
+          (z) =>
+            z
+              .option('root', root)
+              .option('class', { type: 'string', default: 'default', describe: 'class name' })
+              .option('match', { type: 'array', string: true, describe: 'host patterns: glob, /regex/, gpu[001-064], !negation' })
+              .option('platform', { choices: ['bare-metal', 'virtualized'] as const, describe: 'default: detected from /proc/cpuinfo' }),
+          (a) => set(import('./baseline.js').then((m) => m.captureCommand(a))),
+        )
+        .command(
+          'validate <file>',
+          'validate a baseline file against the schema',
+          (z) => z.positional('file', { type: 'string', demandOption: true }),
+          (a) => set(import('./baseline.js').then((m) => m.validateCommand({ file: a.file }))),
+        )
+        .demandCommand(1, 'name a baseline subcommand'),
+    )
+    .fail((msg, err) => {
+      throw err ?? new UsageError(msg);
+    })
+    .parseAsync();
+  return code;
+}
+

@@ -1,0 +1,100 @@
+// One bandwidth measurement as the epilog records it (DESIGN §7), its exact probe recipe, and the recipe's stable hash.
+import { createHash } from 'node:crypto';
+
+/** How a number was measured; a value without its recipe is meaningless (DESIGN §4). */
+export interface ProbeRecipe {
+  /** `ib_write_bw`, `nvbandwidth`, ... */
+  readonly tool: string;
+  /** The argument vector exactly as passed (no shell). */
+  readonly args: readonly string[];
+  /** Bytes per message (ib_write_bw `-s`) or buffer (nvbandwidth `-b`, in bytes); null when the tool picks. */
+  readonly msgSize: number | null;
+  /** `-n` iterations, or null when the run is time-bound. */
+  readonly iterations: number | null;
+  /** `-D` seconds, or null when the run is iteration-bound. */
+  readonly durationS: number | null;
+  /** `-q` queue pairs; null for tools without QPs. */
+  readonly qps: number | null;
+  /** NUMA node the probe was bound to (`numactl -N`), or null when unbound. */
+  readonly numaNode: number | null;
+  /** What moves where, in the probe's own words: `gpu->nic`, `nic->gpu`, `h2d`, `d2h`, `bidir`. */
+  readonly direction: string;
+}
+
+export type BandwidthUnit = 'Gb/s' | 'MB/s' | 'GB/s';
+export const UNITS: readonly BandwidthUnit[] = ['Gb/s', 'MB/s', 'GB/s'];
+
+export interface Sample {
+  /** Unix time in milliseconds: cheap to compare and window on 1M lines. */
+  readonly ts: number;
+  readonly node: string;
+  /** Slurm job id, or null outside a job (manual run). */
+  readonly job: string | null;
+  /** Probe id from the config (`gdr-write-gpu0-mlx5_0`). */
+  readonly probe: string;
+  readonly recipeHash: string;
+  readonly recipe: ProbeRecipe;
+  /** GPU PCI address (`0000:1b:00.0`), or null for a host-memory probe. */
+  readonly gpu: string | null;
+  /** RDMA device name (`mlx5_0`), or null for a GPU-only probe (nvbandwidth). */
+  readonly nic: string | null;
+  readonly direction: string;
+  readonly bytes: number;
+  readonly value: number;
+  readonly unit: BandwidthUnit;
+}
+
+/** JSON with object keys sorted at every depth, arrays in order: the same recipe always gives the same text. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (typeof v === 'object' && v !== null) {
+    const o = v as Record<string, unknown>;
+    const keys = Object.keys(o).filter((k) => o[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(o[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(v) ?? 'null';
+}
+
+/** First 12 hex digits of sha256(canonical JSON of the recipe). */
+export function recipeHash(recipe: ProbeRecipe): string {
+  return createHash('sha256').update(canonicalJson(recipe)).digest('hex').slice(0, 12);
+}
+
+export function makeSample(fields: Omit<Sample, 'recipeHash' | 'direction'>): Sample {
+  return { ...fields, direction: fields.recipe.direction, recipeHash: recipeHash(fields.recipe) };
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+const isStr = (v: unknown): v is string => typeof v === 'string';
+const numOrNull = (v: unknown): boolean => v === null || isNum(v);
+const strOrNull = (v: unknown): boolean => v === null || isStr(v);
+
+function isRecipe(v: unknown): v is ProbeRecipe {
+  return isObj(v) && isStr(v['tool']) && Array.isArray(v['args']) && v['args'].every(isStr) && numOrNull(v['msgSize'])
+    && numOrNull(v['iterations']) && numOrNull(v['durationS']) && numOrNull(v['qps']) && numOrNull(v['numaNode'])
+    && isStr(v['direction']);
+}
+
+/** A sample read back from the spool, checked field by field; null when the line is not one. */
+export function toSample(v: unknown): Sample | null {
+  if (!isObj(v)) return null;
+  const ok = isNum(v['ts']) && isStr(v['node']) && strOrNull(v['job']) && isStr(v['probe']) && isStr(v['recipeHash'])
+    && isRecipe(v['recipe']) && strOrNull(v['gpu']) && strOrNull(v['nic']) && isStr(v['direction'])
+    && isNum(v['bytes']) && isNum(v['value']) && UNITS.includes(v['unit'] as BandwidthUnit);
+  return ok ? (v as unknown as Sample) : null;
+}
+
+export function parseSampleLine(line: string): Sample | null {
+  try {
+    return toSample(JSON.parse(line));
+  } catch {
+    return null;
+  }
+}
+
+/** One spool line, newline included; null when a number is not finite (JSON would write null). */
+export function sampleLine(s: Sample): string | null {
+  if (!isNum(s.ts) || !isNum(s.value) || !isNum(s.bytes)) return null;
+  return `${JSON.stringify(s)}\n`;
+}

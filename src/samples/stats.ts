@@ -1,0 +1,153 @@
+// Per-path sample statistics (count, min, nearest-rank p50/p95/p99, last) over all samples and over a recent window.
+import type { BandwidthUnit, Sample } from './sample.js';
+
+/** Samples are compared only with the same probe, path, direction and recipe (DESIGN §7). */
+export interface StatsKey {
+  readonly probe: string;
+  readonly gpu: string | null;
+  readonly nic: string | null;
+  readonly direction: string;
+  readonly recipeHash: string;
+}
+
+export interface Summary {
+  readonly count: number;
+  readonly min: number;
+  readonly p50: number;
+  readonly p95: number;
+  readonly p99: number;
+  /** Value of the newest sample (greatest ts; the later one in the spool on a tie). */
+  readonly last: number;
+  readonly lastTs: number;
+}
+
+export interface KeyStats {
+  readonly key: StatsKey;
+  readonly unit: BandwidthUnit;
+  readonly all: Summary;
+  /** Over the window; null when no sample of this key falls in it. */
+  readonly recent: Summary | null;
+  /** Samples of this key whose unit differs from its first sample's; they are left out, never converted. */
+  readonly unitMismatches: number;
+}
+
+/** The last `lastN` samples (by ts) of each key, and/or those with ts >= `sinceTs`; both given means both apply. */
+export interface Window {
+  readonly lastN?: number;
+  readonly sinceTs?: number;
+}
+
+/**
+ * Nearest-rank percentile of an ascending array: the value at 1-based rank ceil(p/100 · n), so p50 of [1,2,3,4] is 2
+ * and every result is a value that was actually measured. null for an empty array or p outside (0, 100].
+ */
+export function nearestRank(sorted: Float64Array, p: number): number | null {
+  if (sorted.length === 0 || !(p > 0 && p <= 100)) return null;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
+  return sorted[rank - 1] ?? null;
+}
+
+export function summarize(values: Float64Array, ts: Float64Array): Summary | null {
+  if (values.length === 0) return null;
+  let lastI = 0;
+  for (let i = 1; i < ts.length; i++) if ((ts[i] ?? 0) >= (ts[lastI] ?? 0)) lastI = i;
+  const sorted = Float64Array.from(values).sort();
+  return {
+    count: values.length,
+    min: sorted[0] ?? 0,
+    p50: nearestRank(sorted, 50) ?? 0,
+    p95: nearestRank(sorted, 95) ?? 0,
+    p99: nearestRank(sorted, 99) ?? 0,
+    last: values[lastI] ?? 0,
+    lastTs: ts[lastI] ?? 0,
+  };
+}
+
+/** Growable column of doubles: 8 bytes per sample, so 1M samples cost 16 MB for value + ts. */
+class Column {
+  data = new Float64Array(64);
+  length = 0;
+  push(v: number): void {
+    if (this.length === this.data.length) {
+      const next = new Float64Array(this.data.length * 2);
+      next.set(this.data);
+      this.data = next;
+    }
+    this.data[this.length++] = v;
+  }
+  view(): Float64Array {
+    return this.data.subarray(0, this.length);
+  }
+}
+
+interface Series {
+  readonly key: StatsKey;
+  readonly unit: BandwidthUnit;
+  readonly values: Column;
+  readonly ts: Column;
+  /** ts never decreased in arrival order: the last N by ts is then simply the tail. */
+  ordered: boolean;
+  unitMismatches: number;
+}
+
+/** Feed samples one at a time (e.g. from readSpool); only the numbers are kept, not the samples. */
+export class StatsAccumulator {
+  private readonly series = new Map<string, Series>();
+
+  add(s: Sample): void {
+    const id = `${s.probe}\u0000${s.gpu ?? ''}\u0000${s.nic ?? ''}\u0000${s.direction}\u0000${s.recipeHash}`;
+    let x = this.series.get(id);
+    if (x === undefined) {
+      const key: StatsKey = { probe: s.probe, gpu: s.gpu, nic: s.nic, direction: s.direction, recipeHash: s.recipeHash };
+      x = { key, unit: s.unit, values: new Column(), ts: new Column(), ordered: true, unitMismatches: 0 };
+      this.series.set(id, x);
+    }
+    if (s.unit !== x.unit) {
+      x.unitMismatches++;
+      return;
+    }
+    if (x.ts.length > 0 && s.ts < (x.ts.data[x.ts.length - 1] ?? 0)) x.ordered = false;
+    x.values.push(s.value);
+    x.ts.push(s.ts);
+  }
+
+  /** One entry per key, sorted by probe, gpu, nic, direction, recipeHash. */
+  result(window: Window = {}): KeyStats[] {
+    const out: KeyStats[] = [];
+    for (const x of this.series.values()) {
+      const values = x.values.view();
+      const ts = x.ts.view();
+      const all = summarize(values, ts);
+      if (all === null) continue;
+      const recent = window.lastN === undefined && window.sinceTs === undefined ? all : windowed(x, window);
+      out.push({ key: x.key, unit: x.unit, all, recent, unitMismatches: x.unitMismatches });
+    }
+    const k = (s: KeyStats): string => [s.key.probe, s.key.gpu ?? '', s.key.nic ?? '', s.key.direction, s.key.recipeHash].join('\u0000');
+    return out.sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));
+  }
+}
+
+function windowed(x: Series, w: Window): Summary | null {
+  let values = x.values.view();
+  let ts = x.ts.view();
+  if (!x.ordered) {
+    // Concurrent epilogs and rotation can append slightly out of ts order: sort by ts (stable on ties) first.
+    const idx = Array.from({ length: values.length }, (_, i) => i).sort((a, b) => (ts[a] ?? 0) - (ts[b] ?? 0) || a - b);
+    const v = values;
+    const t = ts;
+    values = Float64Array.from(idx, (i) => v[i] ?? 0);
+    ts = Float64Array.from(idx, (i) => t[i] ?? 0);
+  }
+  let start = 0;
+  if (w.sinceTs !== undefined) {
+    // First index with ts >= sinceTs (ts ascending).
+    let hi = ts.length;
+    while (start < hi) {
+      const mid = (start + hi) >>> 1;
+      if ((ts[mid] ?? 0) < w.sinceTs) start = mid + 1;
+      else hi = mid;
+    }
+  }
+  if (w.lastN !== undefined) start = Math.max(start, ts.length - Math.max(0, Math.floor(w.lastN)));
+  return summarize(values.subarray(start), ts.subarray(start));
+}
