@@ -1,22 +1,25 @@
-// pcie-ats: on a virtualized class, ATS is enabled on each GPU and NIC that had it on the reference node.
+// pcie-ats: ATS state of each GPU and NIC; on a virtualized class, enabled wherever the reference node had it.
 import { defineCheck, finder } from './types.js';
 
 const f = finder('pcie-ats');
 
 export default defineCheck({
   id: 'pcie-ats',
-  title: 'ATS on GPUs and NICs (virtualized classes)',
+  title: 'ATS on GPUs and NICs (enforced on virtualized classes)',
   run({ inv, baseline }) {
-    if (!baseline || baseline.platform !== 'virtualized') return [];
-    const want = baseline.devices.filter((d) => d.role !== 'bridge' && d.ats !== undefined);
-    return want.map((d) => {
-      const c = inv.pci.get(d.bdf)?.config;
-      if (!c?.known || !c.value.extReadable) return f('ats-ok', 'skip', d.bdf, 'ATS not readable (extended config space needs root)');
-      const on = c.value.ats?.enabled ?? false;
-      const got = c.value.ats ? (on ? 'enabled' : 'disabled') : 'no ATS capability';
-      const exp = d.ats ? 'enabled' : 'not required';
-      if (d.ats && !on) return f('ats-off', 'fail', d.bdf, `ATS ${got}`, exp, got);
-      return f('ats-ok', 'pass', d.bdf, `ATS ${got}`, exp, got);
+    const enforce = baseline?.platform === 'virtualized';
+    const subjects = [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
+    return subjects.map((bdf) => {
+      const c = inv.pci.get(bdf)?.config;
+      if (!c?.known || !c.value.extReadable) {
+        const why = c?.known ? `${c.value.length}-byte config space: extended capabilities need root` : (c?.why ?? 'no config');
+        return f('ats-ok', 'skip', bdf, `ATS not readable (${why})`);
+      }
+      const ats = c.value.ats;
+      const got = ats ? (ats.enabled ? `enabled (STU ${ats.stu})` : 'disabled') : 'no ATS capability';
+      const want = enforce ? baseline?.devices.find((d) => d.bdf === bdf)?.ats : undefined;
+      if (want && !ats?.enabled) return f('ats-off', 'fail', bdf, `ATS ${got}`, 'enabled', got);
+      return f('ats-ok', 'pass', bdf, `ATS ${got}`, want ? 'enabled' : 'not required', got);
     });
   },
 });

@@ -31,7 +31,6 @@ const CELL_RE = /^(X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|N\/A)$/;
 const GPU_RE = /^GPU\d+$/;
 const NIC_RE = /^NIC\d+$/;
 // CSI sequences such as ESC[4m / ESC[0m that newer nvidia-smi puts around the header on a terminal.
-// eslint-disable-next-line no-control-regex
 const ANSI_RE = /\x1b\[[0-9;?]*[ -/]*[@-~]/g;
 
 /** The legend's `SOC` (drivers before SYS existed) means the same as `SYS`; every other token is kept as is. */

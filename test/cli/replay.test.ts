@@ -57,3 +57,14 @@ t.test('usage errors exit 2 with a clear message', async (t) => {
   const sel = cli(['check', '--root', H200, '--only', 'pcie-link,memlock-limit', '--json']);
   t.same([...new Set((JSON.parse(sel.stdout) as { findings: F[] }).findings.map((f) => f.check))].sort(), ['memlock-limit', 'pcie-link']);
 });
+
+t.test('the live run on the real H200 equals the replay of its capture', async (t) => {
+  const strip = (s: string) => {
+    const o = JSON.parse(s) as Record<string, unknown>;
+    for (const k of ['time', 'durationMs', 'root', 'host', 'version']) delete o[k];
+    return o;
+  };
+  const live = readFileSync(fixture('device-h200-live/live-check.json'), 'utf8');
+  t.same(validate('report', JSON.parse(live)), []);
+  t.same(strip(cli(['check', '--root', H200, '--json']).stdout), strip(live));
+});

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Runs the built gate on a live GPU node (as root, under a 64 KiB memlock limit, and unprivileged) and
+# keeps what it printed under $OUT. Needs .device/ from ../shared/tools/device-pack.sh; optional
+# .device/capture-node.py to also capture the node's tree for replay.
+set -u
+OUT=${OUT:-/tmp/gdrgate-device}
+mkdir -p "$OUT"
+bash .device/unpack.sh || exit 1
+N=/tmp/gdr/node
+G=/tmp/gdr/app/dist/cli.js
+chmod -R a+rX /tmp/gdr
+run() { echo "\$ gdrgate $*"; "$N" "$G" "$@"; echo "(exit $?)"; echo; }
+{
+  echo "== $(date -u +%FT%TZ) $(uname -r) $(id -un)"
+  run check
+  run topo
+  echo "\$ nvidia-smi topo -m"; nvidia-smi topo -m; echo
+  run baseline capture --class h200-live --match '*'
+} > "$OUT/live.txt" 2>&1
+"$N" "$G" check --json > "$OUT/live-check.json" 2>>"$OUT/live.txt"
+"$N" "$G" baseline capture --class h200-live --match '*' > /tmp/gdr/baseline.json 2>/dev/null
+printf '{"baseline":"/tmp/gdr/baseline.json","scontrol":"/bin/false","logFile":"/tmp/gdr/gate.log"}\n' > /tmp/gdr/config.json
+{
+  echo "== prolog as Slurm runs it: env -i, no PATH, dry run"
+  env -i SLURMD_NODENAME=h200 SLURM_JOB_ID=1 SLURM_SCRIPT_CONTEXT=prolog_slurmd "$N" "$G" prolog --config /tmp/gdr/config.json --dry-run; echo "(exit $?)"
+  tail -n 1 /tmp/gdr/gate.log
+  echo "== the same under ulimit -l 64 (KiB)"
+  ( ulimit -l 64; "$N" "$G" check --only memlock-limit; echo "(exit $?)"
+    env -i SLURMD_NODENAME=h200 SLURM_JOB_ID=2 "$N" "$G" prolog --config /tmp/gdr/config.json --dry-run; echo "(exit $?)" )
+  echo "== unprivileged (uid 65534)"
+  setpriv --reuid=65534 --regid=65534 --clear-groups "$N" "$G" check; echo "(exit $?)"
+  echo "== timing: 20 x node -e 0, 20 x prolog --dry-run (ms each)"
+  for k in 1 2; do
+    for i in $(seq 20); do s=$(date +%s%N); "$N" -e 0; e=$(date +%s%N); echo "node-e0 $(( (e-s)/1000 ))"; done
+    for i in $(seq 20); do s=$(date +%s%N); env -i SLURMD_NODENAME=h200 "$N" "$G" prolog --config /tmp/gdr/config.json --dry-run >/dev/null; e=$(date +%s%N); echo "prolog $(( (e-s)/1000 ))"; done
+  done
+} > "$OUT/modes.txt" 2>&1
+setpriv --reuid=65534 --regid=65534 --clear-groups "$N" "$G" check --json > "$OUT/nobody-check.json" 2>/dev/null
+if [ -f .device/capture-node.py ]; then OUT="$OUT" python3 .device/capture-node.py > "$OUT/capture.log" 2>&1; fi
+ls -la "$OUT"

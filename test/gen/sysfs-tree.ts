@@ -1,0 +1,298 @@
+// Test-side generator: writes the sysfs/procfs subset a kernel exposes for a declared PCIe tree (drivers/pci/pci-sysfs.c,
+// drivers/infiniband/core/sysfs.c, fs/proc/base.c), laid out and linked like a live /sys, under a temporary root.
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+
+export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
+export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
+
+export interface GenDevice {
+  bdf: string;
+  kind: GenKind;
+  vendor?: number; device?: number; classCode?: number; revision?: number;
+  subsystem?: [vendor: number, device: number];
+  /** GT/s and lanes, current and max (max defaults to current). */
+  speed?: number; width?: number; maxSpeed?: number; maxWidth?: number;
+  /** 16-bit ACS Control register; bridges only (root ports, switch downstream ports). */
+  acsCtl?: number;
+  /** ATS capability present, enabled or not (endpoints). */
+  ats?: boolean;
+  /** Defaults to the host bridge's node; -1 = firmware gave none. */
+  numaNode?: number;
+  /** Defaults to the node's CPUs (all CPUs for -1), as cpumask_of_pcibus gives. */
+  localCpuList?: string;
+  children?: GenDevice[];
+  /** Bound driver; null for none. Defaults: nvidia, mlx5_core, pcieport. */
+  driver?: string | null;
+  ib?: { name: string; fwVer?: string; nodeGuid?: string; ports?: GenIbPort[] };
+  iommuGroup?: number;
+  /** 4096 as root reads it; 256 for conventional space only; 64 for an unprivileged read. */
+  configBytes?: 64 | 256 | 4096;
+}
+
+export interface GenHostBridge { domainBus: string; numaNode: number; devices: GenDevice[] }
+
+export interface GenNode {
+  hostBridges: GenHostBridge[];
+  numa: { id: number; cpus: string }[];
+  driver?: { version: string; open: boolean; builtBy?: string; date?: string; gcc?: string };
+  /** Kernel release (`uname -r`); procVersion overrides the whole /proc/version text. */
+  kernel?: string; procVersion?: string;
+  /** /proc/modules names (default: nvidia's and mlx5/ib_* when present); peermem adds nvidia_peermem. */
+  modules?: string[]; peermem?: boolean;
+  memlockKiB?: number | 'unlimited';
+  /** IOMMU units in /sys/class/iommu and the type every group reports. */
+  iommu?: { units: string[]; groupType: string };
+  cmdline?: string; hostname?: string;
+}
+
+/** Link speed encodings 1..6 (PCIe Base 6.0 §7.5.3.6) and pci_speed_string() text. */
+const SPEEDS = [2.5, 5, 8, 16, 32, 64];
+const PORT_TYPE: Record<GenKind, number> = { rootport: 4, 'switch-up': 5, 'switch-down': 6, gpu: 0, nic: 0, other: 0 };
+const DEFAULTS: Record<GenKind, { vendor: number; device: number; cls: number; driver: string | null }> = {
+  rootport: { vendor: 0x8086, device: 0x352a, cls: 0x060400, driver: 'pcieport' },
+  'switch-up': { vendor: 0x1000, device: 0xc030, cls: 0x060400, driver: 'pcieport' },
+  'switch-down': { vendor: 0x1000, device: 0xc030, cls: 0x060400, driver: 'pcieport' },
+  gpu: { vendor: 0x10de, device: 0x2330, cls: 0x030200, driver: 'nvidia' },
+  nic: { vendor: 0x15b3, device: 0x1021, cls: 0x020700, driver: 'mlx5_core' },
+  other: { vendor: 0x8086, device: 0x0d57, cls: 0x088000, driver: null },
+};
+const BDF_RE = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/;
+const isBridge = (k: GenKind): boolean => k === 'rootport' || k === 'switch-up' || k === 'switch-down';
+const hx = (n: number, w: number): string => n.toString(16).padStart(w, '0');
+
+export const speedText = (gts: number): string => `${gts === 2.5 ? '2.5' : gts.toFixed(1)} GT/s PCIe`;
+
+function speedCode(gts: number): number {
+  const i = SPEEDS.indexOf(gts);
+  if (i < 0) throw new Error(`no PCIe speed encoding for ${gts} GT/s`);
+  return i + 1;
+}
+
+function busOf(bdf: string, field = 2): number {
+  const m = BDF_RE.exec(bdf);
+  if (!m) throw new Error(`not a BDF: ${bdf}`);
+  return parseInt(m[field]!, 16);
+}
+
+/** Kernel cpulist ("0-47,96-143") → CPU numbers. */
+const cpus = (list: string): number[] =>
+  list.split(',').filter(Boolean).flatMap((p) => {
+    const [a, b = a] = p.split('-').map(Number);
+    return Array.from({ length: b! - a! + 1 }, (_, i) => a! + i);
+  });
+
+/** cpumap/local_cpus: bitmap_print_to_pagebuf(false): nr_cpu_ids bits in hex, comma every 32 bits. */
+function cpuMask(list: string, nrCpus: number): string {
+  let digits = '';
+  const set = new Set(cpus(list));
+  for (let nib = Math.ceil(nrCpus / 4) - 1; nib >= 0; nib--) {
+    let v = 0;
+    for (let b = 0; b < 4; b++) if (set.has(nib * 4 + b)) v |= 1 << b;
+    digits += v.toString(16);
+    if (nib % 8 === 0 && nib > 0) digits += ',';
+  }
+  return digits;
+}
+
+const maxBus = (d: GenDevice): number => Math.max(busOf(d.bdf), ...(d.children ?? []).map(maxBus));
+
+/** A bridge's secondary bus (its children's) and subordinate bus (the highest below it). */
+function busRange(d: GenDevice): [secondary: number, subordinate: number] {
+  const sec = d.children?.length ? busOf(d.children[0]!.bdf) : busOf(d.bdf) + 1;
+  return [sec, Math.max(sec, maxBus(d))];
+}
+
+/** Configuration space per PCI Local Bus 3.0 §6 and PCIe Base 6.0 §7.5.3, §7.7.11 (ACS), §10.5.1 (ATS). */
+export function configSpace(d: GenDevice): Buffer {
+  const b = Buffer.alloc(4096);
+  const def = DEFAULTS[d.kind];
+  const bridge = isBridge(d.kind);
+  const { vendor = def.vendor, device = def.device, classCode: cls = def.cls } = d;
+  b.writeUInt32LE(((device << 16) | vendor) >>> 0, 0x00);
+  b.writeUInt16LE(bridge ? 0x0407 : 0x0546, 0x04); // Command: memory, bus master (+ I/O on bridges)
+  b.writeUInt16LE(0x0010, 0x06); // Status bit 4: capabilities list
+  b.writeUInt8(d.revision ?? 0xa1, 0x08);
+  b.writeUIntLE(cls, 0x09, 3);
+  b.writeUInt8(bridge ? 0x01 : 0x00, 0x0e);
+  // Type 1: primary, secondary, subordinate bus; type 0: subsystem vendor/device.
+  if (bridge) [busOf(d.bdf), ...busRange(d)].forEach((bus, i) => b.writeUInt8(bus, 0x18 + i));
+  else b.writeUInt32LE((((d.subsystem?.[1] ?? 0) << 16) | (d.subsystem?.[0] ?? vendor)) >>> 0, 0x2c);
+  // 0x34 → 0x40 Power Management → 0x48 MSI → 0x60 PCI Express (v2, port type, slot on ports below a link), as on the H200.
+  b.writeUInt8(0x40, 0x34);
+  b.writeUInt16LE(0x4801, 0x40);
+  b.writeUInt16LE(0x6005, 0x48);
+  const pcie = 0x60;
+  const slot = d.kind === 'rootport' || d.kind === 'switch-down';
+  b.writeUInt32LE(((0x0002 | (PORT_TYPE[d.kind] << 4) | (slot ? 0x0100 : 0)) << 16 | 0x0010) >>> 0, pcie);
+  const { speed, width, maxSpeed, maxWidth } = linkOf(d);
+  const dllla = bridge && d.kind !== 'switch-up';
+  const port = bridge ? busOf(d.bdf, 3) : 0; // Port Number: the port's device number
+  b.writeUInt32LE(((port << 24) | (dllla ? 1 << 20 : 0) | (maxWidth << 4) | speedCode(maxSpeed)) >>> 0, pcie + 0x0c);
+  b.writeUInt16LE((dllla ? 1 << 13 : 0) | (width << 4) | speedCode(speed), pcie + 0x12);
+  b.writeUInt32LE(((1 << (speedCode(maxSpeed) + 1)) - 2) & 0xfe, pcie + 0x2c); // Link Capabilities 2: supported speeds
+  b.writeUInt16LE(speedCode(maxSpeed), pcie + 0x30); // Link Control 2: target speed
+  // Extended space: AER at 0x100, then ACS / ATS.
+  const ext: [id: number, size: number, fill: (at: number) => void][] = [[0x0001, 0x48, () => undefined]];
+  // ACSCap V B R C U T (no egress control) as on Broadcom/Intel ports; ATS Capability: page-aligned request.
+  if (d.acsCtl !== undefined) ext.push([0x000d, 8, (at) => b.writeUInt32LE((((d.acsCtl! & 0xffff) << 16) | 0x005f) >>> 0, at + 4)]);
+  if (d.ats !== undefined) ext.push([0x000f, 8, (at) => b.writeUInt32LE(((d.ats ? 0x8000 << 16 : 0) | 0x0020) >>> 0, at + 4)]);
+  ext.reduce((at, [id, size, fill], i) => {
+    const next = i + 1 < ext.length ? at + size : 0; // header: ID 15:0, version 19:16, next 31:20
+    b.writeUInt32LE((id | ((id === 0x0001 ? 2 : 1) << 16) | (next << 20)) >>> 0, at);
+    fill(at);
+    return next;
+  }, 0x100);
+  return b.subarray(0, d.configBytes ?? 4096);
+}
+
+function linkOf(d: GenDevice): { speed: number; width: number; maxSpeed: number; maxWidth: number } {
+  const [speed, width] = [d.speed ?? 16, d.width ?? 16];
+  return { speed, width, maxSpeed: d.maxSpeed ?? speed, maxWidth: d.maxWidth ?? width };
+}
+
+async function write(root: string, p: string, data: string | Buffer): Promise<void> {
+  await fsp.mkdir(path.join(root, path.posix.dirname(p)), { recursive: true });
+  await fsp.writeFile(path.join(root, p), data);
+}
+
+async function writeAll(root: string, dir: string, files: Record<string, string | Buffer>): Promise<void> {
+  for (const [name, data] of Object.entries(files)) await write(root, `${dir}/${name}`, data);
+}
+
+async function link(root: string, p: string, target: string): Promise<void> {
+  await fsp.mkdir(path.join(root, path.posix.dirname(p)), { recursive: true });
+  // Relative, as kernfs_get_target_path() writes it: up to the common ancestor of the target's parent, then down.
+  const up = path.posix.relative(path.posix.dirname(p), path.posix.dirname(target));
+  await fsp.symlink(`${up ? `${up}/` : ''}${path.posix.basename(target)}`, path.join(root, p));
+}
+
+interface Ctx { root: string; node: GenNode; nrCpus: number; allCpus: string }
+
+async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus: number, hb: GenHostBridge): Promise<void> {
+  if (busOf(d.bdf) !== parentBus) throw new Error(`${d.bdf} cannot sit on bus ${hx(parentBus, 2)}`);
+  if (d.children?.length && !isBridge(d.kind)) throw new Error(`${d.bdf} (${d.kind}) is not a bridge but has children`);
+  const dir = `${parentDir}/${d.bdf}`;
+  const def = DEFAULTS[d.kind];
+  const { vendor = def.vendor, device = def.device, classCode: cls = def.cls } = d;
+  const [sv, sd] = isBridge(d.kind) ? [vendor, 0] : (d.subsystem ?? [vendor, 0]);
+  const numa = d.numaNode ?? hb.numaNode;
+  const local = d.localCpuList ?? (numa < 0 ? ctx.allCpus : (ctx.node.numa.find((n) => n.id === numa)?.cpus ?? ctx.allCpus));
+  const l = linkOf(d);
+  const driver = d.driver === undefined ? def.driver : d.driver;
+  const HX = (n: number, w: number): string => hx(n, w).toUpperCase();
+  const modalias = `pci:v0000${HX(vendor, 4)}d0000${HX(device, 4)}sv0000${HX(sv, 4)}sd0000${HX(sd, 4)}bc${HX(cls >> 16, 2)}sc${HX((cls >> 8) & 0xff, 2)}i${HX(cls & 0xff, 2)}`;
+  const attrs: Record<string, string | Buffer> = {
+    vendor: `0x${hx(vendor, 4)}\n`, device: `0x${hx(device, 4)}\n`, class: `0x${hx(cls, 6)}\n`,
+    subsystem_vendor: `0x${hx(sv, 4)}\n`, subsystem_device: `0x${hx(sd, 4)}\n`, revision: `0x${hx(d.revision ?? 0xa1, 2)}\n`,
+    numa_node: `${numa}\n`, local_cpulist: `${local}\n`, local_cpus: `${cpuMask(local, ctx.nrCpus)}\n`, enable: '1\n',
+    current_link_speed: `${speedText(l.speed)}\n`, current_link_width: `${l.width}\n`,
+    max_link_speed: `${speedText(l.maxSpeed)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
+    uevent: `${driver ? `DRIVER=${driver}\n` : ''}PCI_CLASS=${cls.toString(16).toUpperCase()}\nPCI_ID=${HX(vendor, 4)}:${HX(device, 4)}\nPCI_SUBSYS_ID=${HX(sv, 4)}:${HX(sd, 4)}\nPCI_SLOT_NAME=${d.bdf}\nMODALIAS=${modalias}\n`,
+    config: configSpace(d),
+  };
+  if (isBridge(d.kind)) busRange(d).forEach((n, i) => (attrs[i ? 'subordinate_bus_number' : 'secondary_bus_number'] = `${n}\n`));
+  await writeAll(ctx.root, dir, attrs);
+  await link(ctx.root, `sys/bus/pci/devices/${d.bdf}`, dir);
+  await link(ctx.root, `${dir}/subsystem`, 'sys/bus/pci');
+  if (driver) await link(ctx.root, `${dir}/driver`, `sys/bus/pci/drivers/${driver}`);
+  if (driver) await link(ctx.root, `sys/bus/pci/drivers/${driver}/${d.bdf}`, dir);
+  if (d.iommuGroup !== undefined) {
+    const g = `sys/kernel/iommu_groups/${d.iommuGroup}`;
+    await link(ctx.root, `${dir}/iommu_group`, g);
+    await link(ctx.root, `${g}/devices/${d.bdf}`, dir);
+    await write(ctx.root, `${g}/type`, `${ctx.node.iommu?.groupType ?? 'identity'}\n`);
+  }
+  if (d.ib) await writeIb(ctx, d, dir, device);
+  for (const c of d.children ?? []) await writeDevice(ctx, c, dir, busRange(d)[0], hb);
+}
+
+/** /sys/class/infiniband/<name> → the ib_device under its PCI function (drivers/infiniband/core/sysfs.c). */
+async function writeIb(ctx: Ctx, d: GenDevice, pciDir: string, device: number): Promise<void> {
+  const ib = d.ib!;
+  const dir = `${pciDir}/infiniband/${ib.name}`;
+  const g = hx(parseInt(d.bdf.replace(/\W/g, '').slice(-8), 16) >>> 0, 8); // stable per function
+  const nodeGuid = ib.nodeGuid ?? `b83f:d203:${g.slice(0, 4)}:${g.slice(4)}`;
+  await writeAll(ctx.root, dir, { fw_ver: `${ib.fwVer ?? '28.39.1002'}\n`, node_guid: `${nodeGuid}\n`, node_type: '1: CA\n', hca_type: `MT${device}\n` });
+  const ports = ib.ports ?? [{ state: '4: ACTIVE', physState: '5: LinkUp', rate: '400 Gb/sec (4X NDR)', linkLayer: 'InfiniBand' }];
+  for (const [i, p] of ports.entries()) await writeAll(ctx.root, `${dir}/ports/${i + 1}`, { state: `${p.state}\n`, phys_state: `${p.physState}\n`, rate: `${p.rate}\n`, link_layer: `${p.linkLayer}\n` });
+  await link(ctx.root, `${dir}/device`, pciDir);
+  await link(ctx.root, `sys/class/infiniband/${ib.name}`, dir);
+}
+
+/** fs/proc/base.c proc_pid_limits(): "%-25s %-20s %-20s %-10s\n", rows as on the captured H200 node. */
+const LIMITS: [string, string, string, string][] = [
+  ['Max cpu time', 'unlimited', 'unlimited', 'seconds'], ['Max file size', 'unlimited', 'unlimited', 'bytes'],
+  ['Max data size', 'unlimited', 'unlimited', 'bytes'], ['Max stack size', '8388608', 'unlimited', 'bytes'],
+  ['Max core file size', '0', 'unlimited', 'bytes'], ['Max resident set', 'unlimited', 'unlimited', 'bytes'],
+  ['Max processes', '515506', '515506', 'processes'], ['Max open files', '20000', '20000', 'files'],
+  ['Max locked memory', '', '', 'bytes'], ['Max address space', 'unlimited', 'unlimited', 'bytes'],
+  ['Max file locks', 'unlimited', 'unlimited', 'locks'], ['Max pending signals', '515506', '515506', 'signals'],
+  ['Max msgqueue size', '819200', '819200', 'bytes'], ['Max nice priority', '0', '0', ''],
+  ['Max realtime priority', '0', '0', ''], ['Max realtime timeout', 'unlimited', 'unlimited', 'us'],
+];
+
+export function limitsText(memlockKiB: number | 'unlimited'): string {
+  const ml = memlockKiB === 'unlimited' ? 'unlimited' : String(memlockKiB * 1024);
+  const row = (a: string, b: string, c: string, d: string): string =>
+    `${a.padEnd(25)} ${b.padEnd(20)} ${c.padEnd(20)} ${d ? d.padEnd(10) : ''}\n`;
+  return row('Limit', 'Soft Limit', 'Hard Limit', 'Units') + LIMITS.map(([a, b, c, d]) => (a === 'Max locked memory' ? row(a, ml, ml, d) : row(a, b, c, d))).join('');
+}
+
+export function nvidiaVersionText(drv: NonNullable<GenNode['driver']>): string {
+  const gcc = `GCC version:  ${drv.gcc ?? 'gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)'} \n`;
+  if (drv.open) return `NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  ${drv.version}  Release Build  (${drv.builtBy ?? 'dvs-builder@U16-I3-B03-4-3'})  ${drv.date ?? 'Thu Oct 19 18:42:12 UTC 2023'}\n${gcc}`;
+  return `NVRM version: NVIDIA UNIX x86_64 Kernel Module  ${drv.version}  ${drv.date ?? 'Thu Oct 19 18:56:32 UTC 2023'}\n${gcc}`;
+}
+
+/** /proc/modules (kernel/module/procfs.c m_show): "name size refcnt deps state address taint". */
+function modulesText(names: string[], node: GenNode): string {
+  const taint = (m: string): string => (!m.startsWith('nvidia') ? '' : node.driver?.open === false ? ' (POE)' : ' (OE)');
+  return names.map((m, i) => {
+    const users = m === 'nvidia' ? names.filter((n) => n.startsWith('nvidia_')) : [];
+    return `${m} ${m === 'nvidia' ? 56180736 : 16384 * (i + 1)} ${users.length} ${users.length ? `${users.join(',')},` : '-'} Live 0xffffffffc${hx(0x0400000 + i * 0x40000, 7)}${taint(m)}\n`;
+  }).join('');
+}
+
+/** Every device of the description, depth first. */
+export function allDevices(node: GenNode): GenDevice[] {
+  const walk = (ds: GenDevice[]): GenDevice[] => ds.flatMap((d) => [d, ...walk(d.children ?? [])]);
+  return node.hostBridges.flatMap((hb) => walk(hb.devices));
+}
+
+export async function buildTree(dir: string, node: GenNode): Promise<void> {
+  const allCpus = node.numa.map((n) => n.cpus).join(',');
+  const nrCpus = Math.max(0, ...node.numa.flatMap((n) => cpus(n.cpus))) + 1;
+  const ctx: Ctx = { root: dir, node, nrCpus, allCpus };
+  for (const hb of node.hostBridges) {
+    if (!/^[0-9a-f]{4}:[0-9a-f]{2}$/.test(hb.domainBus)) throw new Error(`not a domain:bus: ${hb.domainBus}`);
+    await write(dir, `sys/devices/pci${hb.domainBus}/uevent`, '');
+    for (const d of hb.devices) await writeDevice(ctx, d, `sys/devices/pci${hb.domainBus}`, busOf(`${hb.domainBus}:00.0`), hb);
+  }
+  const ids = node.numa.map((n) => n.id).sort((a, b) => a - b);
+  const idList = ids.length > 1 && ids.every((v, i) => v === ids[0]! + i) ? `${ids[0]}-${ids.at(-1)}` : ids.join(',');
+  for (const n of node.numa) {
+    const distance = `${ids.map((o) => (o === n.id ? 10 : 21)).join(' ')}\n`;
+    await writeAll(dir, `sys/devices/system/node/node${n.id}`, { cpulist: `${n.cpus}\n`, cpumap: `${cpuMask(n.cpus, nrCpus)}\n`, distance });
+  }
+  for (const f of ['online', 'possible', 'has_cpu']) await write(dir, `sys/devices/system/node/${f}`, `${idList}\n`);
+  for (const u of node.iommu?.units ?? []) await write(dir, `sys/devices/virtual/iommu/${u}/uevent`, '');
+  for (const u of node.iommu?.units ?? []) await link(dir, `sys/class/iommu/${u}`, `sys/devices/virtual/iommu/${u}`);
+  const kernel = node.kernel ?? '5.15.0-91-generic';
+  await writeAll(dir, 'proc', {
+    version: node.procVersion ?? `Linux version ${kernel} (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) #101-Ubuntu SMP Tue Nov 14 13:30:08 UTC 2023\n`,
+    'sys/kernel/osrelease': `${kernel}\n`,
+    'sys/kernel/hostname': `${node.hostname ?? 'gpu001'}\n`,
+    cmdline: `${node.cmdline ?? `BOOT_IMAGE=/boot/vmlinuz-${kernel} root=UUID=4f1c2a7e-2b9e-4d0a-9d55-0c1e5f3b8a21 ro quiet`}\n`,
+    'self/limits': limitsText(node.memlockKiB ?? 'unlimited'),
+  });
+  const rdma = allDevices(node).some((d) => d.ib !== undefined) ? ['mlx5_ib', 'ib_uverbs', 'ib_core', 'mlx5_core'] : [];
+  const mods = [...(node.peermem ? ['nvidia_peermem'] : []), ...(node.modules ?? [...(node.driver ? ['nvidia_uvm', 'nvidia_modeset', 'nvidia'] : []), ...rdma])]
+    .filter((m, i, all) => all.indexOf(m) === i);
+  await write(dir, 'proc/modules', modulesText(mods, node));
+  for (const m of mods) await write(dir, `sys/module/${m}/initstate`, 'live\n');
+  if (node.driver) {
+    await write(dir, 'proc/driver/nvidia/version', nvidiaVersionText(node.driver));
+    for (const m of mods.filter((x) => /^nvidia(_uvm|_modeset|_peermem)?$/.test(x))) await write(dir, `sys/module/${m}/version`, `${node.driver.version}\n`);
+  }
+}
