@@ -1,5 +1,5 @@
 // The gate's configuration file: defaults, schema validation, and where it is looked for.
-import { readJsonFile } from './baseline/load.js';
+import { readJsonFile } from './host/json-file.js';
 import { ConfigError } from './errors.js';
 import type { Policy } from './runner/policy.js';
 import { validatorFor } from './schema.js';

@@ -1,30 +1,11 @@
 // Loads a baseline: JSON parse, ajv validation against schemas/baseline.schema.json, class selection by host name.
-import { promises as fsp } from 'node:fs';
 import type { Baseline, BaselineClass } from '../model/baseline.js';
 import { ConfigError } from '../errors.js';
 import { compilePattern, matchesAll } from './match.js';
 import { validatorFor } from '../schema.js';
+import { readJsonFile } from '../host/json-file.js';
 
-export const MAX_FILE_BYTES = 16 * 1024 * 1024;
-
-export async function readJsonFile(file: string, what: string): Promise<unknown> {
-  let text: string;
-  try {
-    const st = await fsp.stat(file);
-    if (!st.isFile()) throw new ConfigError(`${file}: ${what} is not a regular file`);
-    if (st.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: ${what} is ${st.size} bytes, more than ${MAX_FILE_BYTES}`);
-    text = await fsp.readFile(file, 'utf8');
-  } catch (e) {
-    if (e instanceof ConfigError) throw e;
-    throw new ConfigError(`${file}: cannot read ${what}: ${(e as Error).message}`, { cause: e });
-  }
-  if (text.trim() === '') throw new ConfigError(`${file}: ${what} is empty`);
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (e) {
-    throw new ConfigError(`${file}: ${what} is not valid JSON: ${(e as Error).message}`, { cause: e });
-  }
-}
+export { readJsonFile };
 
 /** Validates and checks what a schema cannot: unique class names, compilable patterns. */
 export async function loadBaseline(file: string): Promise<Baseline> {

@@ -4,6 +4,7 @@ import { loadBaselineFor } from '../baseline/load.js';
 import { configPath, DEFAULTS, fallbackPolicy, loadConfig, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
+import { untrustedReason } from '../host/trust.js';
 import { log, setLogFile } from '../log.js';
 import type { Finding } from '../model/finding.js';
 import { buildReport } from '../report/report.js';
@@ -30,8 +31,18 @@ interface Work {
   readonly hostName: string | null;
 }
 
+/** The gate runs as root in every job's path: what it trusts must be changeable by root only (issue: hardening). */
+function requireTrusted(files: readonly string[]): void {
+  const uid = process.getuid?.() ?? 0;
+  for (const f of files) {
+    const why = untrustedReason(f, uid);
+    if (why) throw new ConfigError(`refusing ${f}: ${why}`);
+  }
+}
+
 async function evaluate(cfg: Config, a: GateArgs, node: string): Promise<Work> {
   const root = a.root ?? cfg.root;
+  requireTrusted([a.baseline ?? cfg.baseline, cfg.scontrol]);
   const ids = selectChecks(cfg.checks);
   const [{ inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
   const findings = sortFindings(runChecks({ inv, baseline: sel.cls }, ids));
@@ -67,6 +78,7 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Pr
   let policy: PolicyOptions;
   let work: Work = { outcome: { kind: 'healthy' }, findings: [], cls: null, hostName: null };
   try {
+    requireTrusted([file]);
     cfg = await loadConfig(file);
     setLogFile(cfg.logFile);
     policy = { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true };

@@ -1,6 +1,6 @@
 // Host over a directory tree: a live node ('/') or an unpacked capture. Reads are async so a blocked
 // sysfs file never stalls the event loop and the global deadline still fires.
-import { promises as fsp, type Stats } from 'node:fs';
+import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import type { Host, ReadResult, StatInfo } from './host.js';
 
@@ -25,6 +25,10 @@ export function toStatInfo(s: Stats): StatInfo {
   return { kind: kindOf(s), mode: s.mode & 0o7777, uid: s.uid, size: s.size, rdev: s.rdev };
 }
 
+function call<R, T>(start: (cb: (err: NodeJS.ErrnoException | null, v: R) => void) => void, map: (v: R) => T): Promise<ReadResult<T>> {
+  return new Promise((resolve) => start((err, v) => resolve(err ? fail(err) : { ok: true, value: map(v) })));
+}
+
 export class FsHost implements Host {
   readonly root: string;
   private readonly base: string;
@@ -47,12 +51,8 @@ export class FsHost implements Host {
     return real.startsWith(this.base + '/') ? real.slice(this.base.length) : undefined;
   }
 
-  async list(p: string): Promise<ReadResult<string[]>> {
-    try {
-      return { ok: true, value: (await fsp.readdir(this.join(p))).sort() };
-    } catch (e) {
-      return fail(e);
-    }
+  list(p: string): Promise<ReadResult<string[]>> {
+    return call<string[], string[]>((cb) => fs.readdir(this.join(p), cb), (v) => v.sort());
   }
 
   async readText(p: string): Promise<ReadResult<string>> {
@@ -60,61 +60,28 @@ export class FsHost implements Host {
     return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
   }
 
-  async readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
-    let fh: fsp.FileHandle | undefined;
-    try {
-      fh = await fsp.open(this.join(p), 'r');
-      // sysfs reports size 4096 for every attribute: read until EOF rather than trusting st_size.
-      const chunks: Buffer[] = [];
-      let total = 0;
-      for (;;) {
-        const buf = Buffer.allocUnsafe(Math.min(8192, max - total));
-        if (buf.length === 0) break;
-        const { bytesRead } = await fh.read(buf, 0, buf.length, null);
-        if (bytesRead === 0) break;
-        chunks.push(buf.subarray(0, bytesRead));
-        total += bytesRead;
-      }
-      return { ok: true, value: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) };
-    } catch (e) {
-      return fail(e);
-    } finally {
-      await fh?.close().catch(() => undefined);
-    }
+  /** Callback fs.readFile: one libuv request chain, far cheaper than a FileHandle per sysfs attribute. */
+  readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
+    return call<Buffer, Uint8Array>((cb) => fs.readFile(this.join(p), cb), (b) => (b.length > max ? b.subarray(0, max) : b));
   }
 
-  async readLink(p: string): Promise<ReadResult<string>> {
-    try {
-      return { ok: true, value: await fsp.readlink(this.join(p)) };
-    } catch (e) {
-      return fail(e);
-    }
+  readLink(p: string): Promise<ReadResult<string>> {
+    return call<string, string>((cb) => fs.readlink(this.join(p), cb), (v) => v);
   }
 
   async realPath(p: string): Promise<ReadResult<string>> {
-    try {
-      const real = await fsp.realpath(this.join(p));
-      const k = this.unjoin(real);
-      // A capture whose link points outside its root must not be followed onto this machine's files.
-      return k !== undefined ? { ok: true, value: k } : { ok: false, missing: true, reason: `link leaves the root: ${real}` };
-    } catch (e) {
-      return fail(e);
-    }
+    const r = await call<string, string>((cb) => fs.realpath(this.join(p), cb), (v) => v);
+    if (!r.ok) return r;
+    const k = this.unjoin(r.value);
+    // A capture whose link points outside its root must not be followed onto this machine's files.
+    return k !== undefined ? { ok: true, value: k } : { ok: false, missing: true, reason: `link leaves the root: ${r.value}` };
   }
 
-  async lstat(p: string): Promise<ReadResult<StatInfo>> {
-    try {
-      return { ok: true, value: toStatInfo(await fsp.lstat(this.join(p))) };
-    } catch (e) {
-      return fail(e);
-    }
+  lstat(p: string): Promise<ReadResult<StatInfo>> {
+    return call<Stats, StatInfo>((cb) => fs.lstat(this.join(p), cb), toStatInfo);
   }
 
-  async stat(p: string): Promise<ReadResult<StatInfo>> {
-    try {
-      return { ok: true, value: toStatInfo(await fsp.stat(this.join(p))) };
-    } catch (e) {
-      return fail(e);
-    }
+  stat(p: string): Promise<ReadResult<StatInfo>> {
+    return call<Stats, StatInfo>((cb) => fs.stat(this.join(p), cb), toStatInfo);
   }
 }

@@ -1,0 +1,74 @@
+// `npm run bench`: what the prolog costs every job. Builds an 8-GPU/8-NIC switch-heavy tree (the HGX H100
+// of test/gen/topologies, plus the NVSwitches, NVMe drives and management NIC such a node also carries),
+// then times, alternating in one run: `node -e 0` (the floor), `gdrgate prolog --dry-run` with a baseline,
+// and `gdrgate check --json`. Prints medians, the prolog/floor ratio, peak RSS and spawns on the pass path.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildTree, type GenDevice, type GenNode } from '../test/gen/sysfs-tree.js';
+import { node as hgx } from '../test/gen/topologies/sglang30401-hgx-h100.js';
+
+const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const CLI = path.join(REPO, 'dist/cli.js');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
+
+function withOthers(n: GenNode): GenNode {
+  // 4 NVSwitches (class 0x068000) and 8 NVMe (0x010802) on their own host bridges, as on a DGX/HGX H100.
+  const other = (bus: number, cls: number, vendor: number, device: number): GenDevice =>
+    ({ bdf: `0000:${bus.toString(16).padStart(2, '0')}:00.0`, kind: 'other', classCode: cls, vendor, device, speed: 16 }) as GenDevice;
+  const extra = [0x05, 0x06, 0x07, 0x08].map((b) => other(b, 0x068000, 0x10de, 0x22a3));
+  const nvme = [0x60, 0x61, 0x62, 0x63, 0xe0, 0xe1, 0xe2, 0xe3].map((b) => other(b, 0x010802, 0x144d, 0xa824));
+  return { ...n, hostBridges: [...n.hostBridges, ...[...extra, ...nvme].map((d, i) => ({ domainBus: `0000:${d.bdf.slice(5, 7)}`, numaNode: i % 2, devices: [d] }))] };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+function timed(cmd: string[], env: NodeJS.ProcessEnv = {}): { ms: number; rssKiB: number; code: number | null } {
+  const t0 = process.hrtime.bigint();
+  // GNU time reports the child's peak RSS (%M, KiB) on stderr's last line.
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', ...cmd], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  const rss = Number(r.stderr.trim().split('\n').pop());
+  return { ms, rssKiB: rss, code: r.status };
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-bench-'));
+  const tree = path.join(dir, 'tree');
+  await buildTree(tree, withOthers(hgx));
+  const cap = spawnSync(process.execPath, [CLI, 'baseline', 'capture', '--root', tree, '--class', 'hgx', '--match', '*'], { encoding: 'utf8' });
+  if (cap.status !== 0) throw new Error(`baseline capture failed: ${cap.stderr}`);
+  writeFileSync(path.join(dir, 'baseline.json'), cap.stdout);
+  const config = path.join(dir, 'config.json');
+  writeFileSync(config, JSON.stringify({ baseline: path.join(dir, 'baseline.json'), root: tree, scontrol: '/bin/false', logFile: path.join(dir, 'gate.log') }));
+  const spawnFile = path.join(dir, 'spawns');
+  const node = process.execPath;
+  const cmds = {
+    'node -e 0': [node, '-e', '0'],
+    'prolog --dry-run': [node, CLI, 'prolog', '--config', config, '--dry-run'],
+    'check --json': [node, CLI, 'check', '--json', '--root', tree],
+  };
+  const res: Record<string, { ms: number[]; rss: number[] }> = {};
+  for (const k of Object.keys(cmds)) res[k] = { ms: [], rss: [] };
+  const env = { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '1' };
+  for (let i = 0; i < 3; i++) for (const c of Object.values(cmds)) timed(c, env); // warm the page cache
+  for (let i = 0; i < ROUNDS; i++)
+    for (const [k, c] of Object.entries(cmds)) {
+      const r = timed(c, env);
+      if (r.code !== 0) throw new Error(`${k} exited ${r.code}`);
+      res[k]!.ms.push(r.ms);
+      res[k]!.rss.push(r.rssKiB);
+    }
+  const sp = spawnSync(node, ['--import', path.join(REPO, 'bench/count-spawns.mjs'), CLI, 'prolog', '--config', config], { encoding: 'utf8', env: { ...process.env, ...env, GDRGATE_SPAWN_COUNT_FILE: spawnFile } });
+  const spawns = sp.status === 0 ? Number(readFileSync(spawnFile, 'utf8')) : NaN;
+  const floor = median(res['node -e 0']!.ms);
+  console.log(`gdrgate bench: 8 GPU / 8 NIC / 8 PCIe switches + 12 other devices, ${ROUNDS} alternating rounds, node ${process.version}`);
+  for (const [k, v] of Object.entries(res))
+    console.log(`${k.padEnd(18)} p50 ${median(v.ms).toFixed(1).padStart(6)} ms   ratio ${(median(v.ms) / floor).toFixed(2)}   peak RSS ${(Math.max(...v.rss) / 1024).toFixed(1)} MiB`);
+  console.log(`prolog/node -e 0 (p50): ${(median(res['prolog --dry-run']!.ms) / floor).toFixed(2)}   target <= 1.30`);
+  console.log(`processes spawned by a passing prolog: ${spawns}   target 0`);
+  rmSync(dir, { recursive: true, force: true });
+}
+
+await main();
