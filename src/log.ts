@@ -1,4 +1,6 @@
 // pino logger to stderr or a file, never stdout (stdout carries the report). Created on first use.
+// A log that cannot be written (read-only disk, ENOSPC) falls back to stderr and never fails the job.
+import fs from 'node:fs';
 import type { Logger } from 'pino';
 
 let logger: Logger | undefined;
@@ -9,12 +11,45 @@ export function setLogFile(file: string | undefined): void {
   logger = undefined;
 }
 
+/** A synchronous destination that swallows its own write errors (a prolog exits right after its last line). */
+function destination(file: string | undefined): { write(msg: string): void } {
+  let fd = 2;
+  let failed = false;
+  if (file) {
+    try {
+      fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o640);
+    } catch (e) {
+      fs.writeSync(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
+    }
+  }
+  return {
+    write(msg: string): void {
+      try {
+        fs.writeSync(fd, msg);
+      } catch (e) {
+        if (fd !== 2 && !failed) {
+          failed = true;
+          try {
+            fs.writeSync(2, `gdrgate: log write failed (${(e as Error).message}); logging to stderr\n`);
+          } catch {
+            /* stderr closed too: nothing left to tell */
+          }
+        }
+        fd = 2;
+        try {
+          fs.writeSync(2, msg);
+        } catch {
+          /* nowhere to log; the job must not fail for it */
+        }
+      }
+    },
+  };
+}
+
 export async function log(): Promise<Logger> {
   if (!logger) {
     const { pino } = await import('pino');
-    // Synchronous writes: a prolog exits right after its last line and must not lose it.
-    const dest = pino.destination({ dest: target ?? 2, sync: true, mkdir: true });
-    logger = pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, dest);
+    logger = pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, destination(target));
   }
   return logger;
 }

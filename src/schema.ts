@@ -1,6 +1,6 @@
 // JSON Schema validators (ajv, draft 2020-12), errors as `/instance/path: message`. The build precompiles
 // them (dist/validators/*.js); compiling at run time is the fallback for running from sources.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 export type SchemaName = 'baseline' | 'config' | 'report';
@@ -23,14 +23,10 @@ export function schemaPath(name: SchemaName): string {
 }
 
 async function compiled(name: SchemaName): Promise<AjvFn> {
-  try {
-    const m = (await import(new URL(`./validators/${name}.js`, import.meta.url).href)) as { default: AjvFn };
-    return m.default;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ERR_MODULE_NOT_FOUND') throw e;
-    const { Ajv2020 } = await import('ajv/dist/2020.js');
-    return new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(name), 'utf8')) as object) as AjvFn;
-  }
+  const pre = new URL(`./validators/${name}.js`, import.meta.url);
+  if (existsSync(fileURLToPath(pre))) return ((await import(pre.href)) as { default: AjvFn }).default;
+  const { Ajv2020 } = await import('ajv/dist/2020.js');
+  return new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(name), 'utf8')) as object) as AjvFn;
 }
 
 export async function validatorFor(name: SchemaName): Promise<Validate> {

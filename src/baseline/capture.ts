@@ -73,6 +73,8 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     m.nics.filter((n) => n.bdf).map((n) => ({ gpu: g.bdf, nic: n.name, class: m.cell(g.label, n.label) as BaselineClass['paths'][number]['class'] })),
   );
   const g = inv.gpudirect;
+  if (!g.peermemLoaded && !g.dmabufPossible && inv.nics.length > 0)
+    warnings.push('no GPUDirect mechanism (nvidia_peermem or DMA-BUF) on this node: recorded mechanism "any", which this node itself fails; is it really known-good?');
   const cls: BaselineClass = {
     name: o.name,
     match: o.match,

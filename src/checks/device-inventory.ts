@@ -44,7 +44,7 @@ export default defineCheck({
     }
     const known = new Set(baseline.devices.map((d) => d.bdf));
     for (const g of inv.gpus) if (!known.has(g.bdf)) out.push(f('inventory-extra', 'warn', g.bdf, 'GPU not in the baseline', 'absent', 'present'));
-    for (const n of inv.nics) if (!known.has(n.bdf ?? n.name)) out.push(f('inventory-extra', 'warn', n.name, `RDMA adapter at ${n.bdf ?? '?'} not in the baseline`, 'absent', 'present'));
+    for (const n of inv.nics) if (n.bdf && !known.has(n.bdf)) out.push(f('inventory-extra', 'warn', n.name, `RDMA adapter at ${n.bdf ?? '?'} not in the baseline`, 'absent', 'present'));
     const bd = baseline.driver;
     if (bd && (bd.version !== inv.gpudirect.driverVersion || bd.flavour !== inv.gpudirect.driverFlavour)) {
       const got = `${inv.gpudirect.driverFlavour ?? 'none'} ${inv.gpudirect.driverVersion ?? ''}`.trim();

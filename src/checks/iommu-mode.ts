@@ -15,7 +15,8 @@ function modeOf(type: string | undefined): IommuMode | 'unknown' {
 
 function subjects(inv: Inventory): { subject: string; group: string | null }[] {
   const gpu = inv.gpus.map((g) => ({ subject: g.bdf, group: inv.pci.get(g.bdf)?.iommuGroup ?? null }));
-  const nic = inv.nics.map((n) => ({ subject: n.bdf ?? n.name, group: n.bdf ? (inv.pci.get(n.bdf)?.iommuGroup ?? null) : null }));
+  // A software RDMA device (rxe, siw) has no PCI function and no IOMMU domain of its own: not judged here.
+  const nic = inv.nics.flatMap((n) => (n.bdf ? [{ subject: n.bdf, group: inv.pci.get(n.bdf)?.iommuGroup ?? null }] : []));
   return [...gpu, ...nic];
 }
 
@@ -35,7 +36,7 @@ export default defineCheck({
       const type = group === null ? undefined : inv.iommu.groupTypes[group];
       const mode = group === null ? 'off' : modeOf(type);
       const got = `${mode}${type ? ` (group ${group}: ${type})` : ''}`;
-      if (mode === 'unknown') return f('iommu-ok', 'skip', subject, `IOMMU group ${group} type not readable`);
+      if (mode === 'unknown') return f('iommu-unknown', 'skip', subject, `IOMMU group ${group} type not readable`);
       if (want === null) {
         // Without a baseline the platform is unknown: translated mode is flagged, not failed (a VM may need it).
         return mode === 'translated'

@@ -9,11 +9,12 @@ export default defineCheck({
   run({ inv, baseline }) {
     const enforce = baseline?.platform === 'virtualized';
     const subjects = [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
+    if (subjects.length === 0) return [f('ats-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
     return subjects.map((bdf) => {
       const c = inv.pci.get(bdf)?.config;
       if (!c?.known || !c.value.extReadable) {
         const why = c?.known ? `${c.value.length}-byte config space: extended capabilities need root` : (c?.why ?? 'no config');
-        return f('ats-ok', 'skip', bdf, `ATS not readable (${why})`);
+        return f('ats-unreadable', 'skip', bdf, `ATS not readable (${why})`);
       }
       const ats = c.value.ats;
       const got = ats ? (ats.enabled ? `enabled (STU ${ats.stu})` : 'disabled') : 'no ATS capability';

@@ -34,7 +34,9 @@ export default defineCheck({
     const isGpu = new Set(inv.gpus.map((g) => g.bdf));
     const isNic = new Map(inv.nics.map((n) => [n.bdf, n.name]));
     const out = [];
-    for (const { dev, parent } of linkEnds(inv)) {
+    const ends = linkEnds(inv);
+    if (ends.length === 0) return [f('link-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
+    for (const { dev, parent } of ends) {
       const what = isGpu.has(dev.bdf) ? `GPU ${deviceName(dev.vendor, dev.device)}` : isNic.has(dev.bdf) ? `NIC ${isNic.get(dev.bdf)}` : 'switch uplink';
       const cur = dev.current;
       if (!cur || cur.speed === null || cur.width === null) {

@@ -16,7 +16,12 @@ export default defineCheck({
     const out: Finding[] = [];
     if (!baseline) {
       for (const g of m.gpus) {
-        const best = m.nics.map((n) => ({ n, c: m.cell(g.label, n.label) as PathClass })).sort((a, b) => RANK[a.c] - RANK[b.c])[0]!;
+        const known = m.nics.map((n) => ({ n, c: m.cell(g.label, n.label) })).filter((x): x is { n: typeof x.n; c: PathClass } => x.c in RANK);
+        const best = known.sort((a, b) => RANK[a.c] - RANK[b.c])[0];
+        if (!best) {
+          out.push(f('topology-unknown', 'skip', g.bdf, 'no RDMA adapter with a PCI function to place against (software RDMA only?)'));
+          continue;
+        }
         const s = best.c === 'SYS' ? 'warn' : 'pass';
         out.push(f(s === 'warn' ? 'topology-remote-nic' : 'topology-ok', s, g.bdf, `nearest RDMA adapter ${best.n.name}: ${best.c}`, 'not SYS', best.c));
       }
@@ -28,8 +33,13 @@ export default defineCheck({
       const a = gpuLabel.get(p.gpu);
       const b = nicLabel.get(p.nic);
       if (!a || !b) continue; // a missing device is device-inventory's finding, not a second one here
-      const got = m.cell(a, b) as PathClass;
+      const cell = m.cell(a, b);
       const subject = `${p.gpu}-${p.nic}`;
+      if (!(cell in RANK)) {
+        out.push(f('topology-unknown', 'skip', subject, 'GPU↔NIC path could not be computed'));
+        continue;
+      }
+      const got = cell as PathClass;
       if (got !== p.class) out.push(f('topology-changed', RANK[got] > RANK[p.class] ? 'fail' : 'warn', subject, `GPU↔NIC path ${got}`, p.class, got));
       else out.push(f('topology-ok', 'pass', subject, `GPU↔NIC path ${got}`, p.class, got));
     }

@@ -54,6 +54,44 @@ export async function main(argv: string[]): Promise<number> {
           .option('force', { type: 'boolean', default: false, describe: 'skip the re-check (still never overrides a reason that is not ours)' }),
       (a) => set(import('./resume.js').then((m) => m.resumeCommand(a))),
     )
+    .command(
+      'snapshot',
+      'write one tar.gz with everything the checks read (replay it with --root FILE)',
+      (y) =>
+        y
+          .option('root', root)
+          .option('out', { type: 'string', nargs: 1, describe: 'output file (default gdrgate-<host>-<UTC time>.tar.gz here; - for stdout)' })
+          .option('commands', { type: 'boolean', default: true, describe: 'on a live root, also save nvidia-smi, ibv_devinfo and lspci outputs (--no-commands to skip)' }),
+      (a) => set(import('./snapshot.js').then((m) => m.snapshotCommand(a))),
+    )
+    .command(
+      'compare <a> <b>',
+      'compare a suspect node (A) with a known-good one (B: snapshot, directory or baseline JSON), worst difference first',
+      (y) =>
+        y
+          .positional('a', { type: 'string', demandOption: true, describe: 'suspect: snapshot file or directory' })
+          .positional('b', { type: 'string', demandOption: true, describe: 'known-good: snapshot file, directory or baseline JSON' })
+          .option('json', { type: 'boolean', default: false, describe: 'print JSON (schemas/compare.schema.json)' })
+          .option('node', { type: 'string', describe: "with a baseline B: the class of this node name (default: A's hostname)" }),
+      (a) => set(import('./compare.js').then((m) => m.compareCommand({ a: a.a, b: a.b, json: a.json, node: a.node }))),
+    )
+    .command(
+      'task',
+      "Slurm TaskProlog: memlock and RDMA/GPU device visibility as the job sees them, against the Prolog's record; prints TaskProlog lines",
+      (y) =>
+        y
+          .option('standalone', { type: 'boolean', default: false, describe: 'by hand (e.g. inside a container): no Slurm, no host record; a text report, exit 1 on a finding' })
+          .option('root', { type: 'string', describe: "read the job's view under this directory instead of / (default: the config root)" })
+          .option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
+          .option('fail', { type: 'boolean', default: false, describe: 'exit 1 on a failing finding, which fails the task (default: warn only)' }),
+      (a) => set(import('./task.js').then((m) => m.taskCommand({ standalone: a.standalone, root: a.root, config: a.config, fail: a.fail }))),
+    )
+    .command(
+      'epilog',
+      "Slurm Epilog: log the job view the TaskProlog recorded and remove the job's state directory; never fails",
+      (y) => y.option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' }),
+      (a) => set(import('./epilog-state.js').then((m) => m.epilogCommand({ config: a.config }))),
+    )
     .command('baseline', 'capture or validate a baseline', (y) =>
       y
         .command(

@@ -6,11 +6,18 @@ import type { Inventory } from '../model/inventory.js';
 import { UsageError } from '../runner/run.js';
 import { promises as fsp } from 'node:fs';
 
+/** A directory is a root (live `/` or an unpacked capture); a regular file is a snapshot (gdrgate snapshot). */
 export async function openHost(root: string): Promise<Host> {
   const st = await fsp.stat(root).catch((e: NodeJS.ErrnoException) => {
     throw new UsageError(`--root ${root}: ${e.code === 'ENOENT' ? 'no such file or directory' : e.message}`);
   });
-  if (!st.isDirectory()) throw new UsageError(`--root ${root}: not a directory`);
+  if (st.isFile()) {
+    const { openSnapshot } = await import('../snapshot/open.js');
+    return openSnapshot(root).catch((e: Error) => {
+      throw new UsageError(`--root ${root}: ${e.message.startsWith(root) ? e.message.slice(root.length + 2) : e.message}`);
+    });
+  }
+  if (!st.isDirectory()) throw new UsageError(`--root ${root}: not a directory or a snapshot file`);
   return new FsHost(root);
 }
 

@@ -3,10 +3,13 @@ import { hostname } from 'node:os';
 import { loadBaselineFor } from '../baseline/load.js';
 import { configPath, DEFAULTS, fallbackPolicy, loadConfig, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { ExecaExec, type Exec } from '../host/exec.js';
+import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { untrustedReason } from '../host/trust.js';
+import { takeDrainLock } from '../host/drain-lock.js';
 import { log, setLogFile } from '../log.js';
 import type { Finding } from '../model/finding.js';
+import type { Host } from '../host/host.js';
+import type { Inventory } from '../model/inventory.js';
 import { buildReport } from '../report/report.js';
 import { renderText } from '../report/text.js';
 import { decide, outcomeOf, type Outcome, type PolicyOptions } from '../runner/policy.js';
@@ -29,6 +32,8 @@ interface Work {
   readonly findings: readonly Finding[];
   readonly cls: string | null;
   readonly hostName: string | null;
+  /** What the Prolog saw, for the per-job state the TaskProlog compares with. */
+  readonly seen?: { readonly host: Host; readonly inv: Inventory; readonly memlockMin: number | 'unlimited' };
 }
 
 /** The gate runs as root in every job's path: what it trusts must be changeable by root only (issue: hardening). */
@@ -44,17 +49,22 @@ async function evaluate(cfg: Config, a: GateArgs, node: string): Promise<Work> {
   const root = a.root ?? cfg.root;
   requireTrusted([a.baseline ?? cfg.baseline, cfg.scontrol]);
   const ids = selectChecks(cfg.checks);
-  const [{ inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
+  const [{ host, inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
   const findings = sortFindings(runChecks({ inv, baseline: sel.cls }, ids));
-  return { outcome: outcomeOf(findings), findings, cls: sel.cls.name, hostName: inv.hostname };
+  return { outcome: outcomeOf(findings), findings, cls: sel.cls.name, hostName: inv.hostname, seen: { host, inv, memlockMin: sel.cls.memlockMin } };
 }
 
-function deadline(ms: number): { promise: Promise<never>; clear: () => void } {
+/** Settles with `work`, or rejects once `ms` have passed; the timer never outlives the race. */
+export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
   let t: NodeJS.Timeout | undefined;
-  const promise = new Promise<never>((_, rej) => {
+  const late = new Promise<never>((_, rej) => {
     t = setTimeout(() => rej(new Error(`deadline of ${ms} ms exceeded while reading the node`)), ms);
   });
-  return { promise, clear: () => clearTimeout(t) };
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(t);
+  }
 }
 
 function toOutcome(e: unknown): Outcome {
@@ -82,12 +92,7 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Pr
     cfg = await loadConfig(file);
     setLogFile(cfg.logFile);
     policy = { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true };
-    const dl = deadline(cfg.deadlineMs);
-    try {
-      work = await Promise.race([evaluate(cfg, a, node), dl.promise]);
-    } finally {
-      dl.clear();
-    }
+    work = await withDeadline(evaluate(cfg, a, node), cfg.deadlineMs);
   } catch (e) {
     policy ??= { ...(await fallbackPolicy(file)), drain: true };
     work = { ...work, outcome: toOutcome(e) };
@@ -96,8 +101,9 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Pr
   const logger = await log();
   const scontrol = new Scontrol(exec, {
     path: cfg?.scontrol ?? DEFAULTS.scontrol,
-    // scontrol shares the run's deadline (it is NHC's most reported hang).
-    timeoutMs: Math.max(500, Math.min(cfg?.scontrolTimeoutMs ?? DEFAULTS.scontrolTimeoutMs, (cfg?.deadlineMs ?? DEFAULTS.deadlineMs) - (performance.now() - started))),
+    timeoutMs: cfg?.scontrolTimeoutMs ?? DEFAULTS.scontrolTimeoutMs,
+    // scontrol shares the run's hard deadline (it is NHC's most reported hang); kill grace included.
+    deadline: started + (cfg?.deadlineMs ?? DEFAULTS.deadlineMs) - EXEC_GRACE_MS,
   });
   let action = 'none';
   let reason: string | null = null;
@@ -105,14 +111,16 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Pr
     reason = reasonFor(work.outcome, job);
     if (a.dryRun) action = 'dry-run: would drain';
     else {
-      const cur = await scontrol.show(node);
-      const act = drainAction(cur.ok ? cur.node : null);
+      const lock = takeDrainLock(cfg?.stateDir ?? DEFAULTS.stateDir);
+      const cur = lock.ok ? await scontrol.show(node) : ({ ok: false, why: lock.why } as const);
+      const act = lock.ok ? drainAction(cur.ok ? cur.node : null) : ({ act: 'keep', why: lock.why } as const);
       if (!cur.ok) logger.error({ node, why: cur.why }, 'cannot read node state; not writing a drain reason');
       if (act.act === 'drain') {
         const w = await scontrol.drain(node, reason);
         action = w.ok ? 'drained' : `drain failed: ${w.why}`;
         if (!w.ok) logger.error({ node, why: w.why }, 'drain failed');
       } else action = `kept: ${act.why}`;
+      if (lock.ok) lock.release();
     }
   } else if (a.mode === 'health' && work.outcome.kind === 'healthy' && (cfg?.resumeWhenHealthy ?? true) && !a.dryRun) {
     const cur = await scontrol.show(node);
@@ -121,6 +129,15 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Pr
       const w = await scontrol.resume(node);
       action = w.ok ? 'resumed' : `resume failed: ${w.why}`;
     }
+  }
+  if (a.mode === 'prolog' && !a.dryRun && work.outcome.kind === 'healthy' && work.seen && cfg) {
+    // For the TaskProlog (gdrgate task): a few syscalls and one signature; a failure is logged, never the exit code.
+    const seen = work.seen;
+    const st = await import('../state/prolog.js').then(
+      (m) => m.recordJobState({ stateDir: cfg!.stateDir, env: process.env, node, ...seen }),
+      (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
+    );
+    if (!st.ok && st.level !== 'skip') logger[st.level]({ node, job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
   }
   if (decision.failedOpen) logger.error({ node, job, outcome: work.outcome }, 'gdrgate could not judge this node; letting the job run (fail-open)');
   const report = buildReport({

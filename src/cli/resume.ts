@@ -11,7 +11,7 @@ import { gather, out } from './common.js';
 
 export async function resumeCommand(a: { config?: string | undefined; force: boolean; node?: string | undefined }, exec: Exec = new ExecaExec()): Promise<number> {
   const cfg = await loadConfig(configPath(a.config));
-  const node = a.node ?? process.env.SLURMD_NODENAME ?? hostname().split('.')[0]!;
+  const node = a.node || process.env.SLURMD_NODENAME || hostname().split('.')[0]!;
   const scontrol = new Scontrol(exec, { path: cfg.scontrol, timeoutMs: cfg.scontrolTimeoutMs });
   const cur = await scontrol.show(node);
   const act = resumeAction(cur.ok ? cur.node : null);

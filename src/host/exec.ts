@@ -20,6 +20,9 @@ export interface Exec {
   run(file: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult>;
 }
 
+/** How long past its timeout a killed command may take to hand back its pipes before we stop waiting. */
+export const EXEC_GRACE_MS = 500;
+
 /** The real one, on execa. A hung child (and what it forked) is killed as a process group at the timeout. */
 export class ExecaExec implements Exec {
   async run(file: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
@@ -46,10 +49,10 @@ export class ExecaExec implements Exec {
       }
     }, opts.timeoutMs);
     // Never wait past the timeout plus a grace period, even if a pipe stays open.
-    const grace = new Promise<'grace'>((res) => setTimeout(() => res('grace'), opts.timeoutMs + 1000).unref());
+    const grace = new Promise<'grace'>((res) => setTimeout(() => res('grace'), opts.timeoutMs + EXEC_GRACE_MS).unref());
     const r = await Promise.race([child, grace]);
     clearTimeout(timer);
-    if (r === 'grace') return done({ exitCode: null, stdout: '', stderr: '', timedOut: true, error: `no exit ${opts.timeoutMs + 1000} ms after start` });
+    if (r === 'grace') return done({ exitCode: null, stdout: '', stderr: '', timedOut: true, error: `no exit ${opts.timeoutMs + EXEC_GRACE_MS} ms after start` });
     const error = timedOut ? `timed out after ${opts.timeoutMs} ms` : r.failed && r.exitCode === undefined ? (r.shortMessage ?? 'failed') : null;
     return done({ exitCode: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), timedOut, error });
   }

@@ -25,6 +25,9 @@ export function toStatInfo(s: Stats): StatInfo {
   return { kind: kindOf(s), mode: s.mode & 0o7777, uid: s.uid, size: s.size, rdev: s.rdev };
 }
 
+// @types/node types `flag` as a string; Node's fs takes numeric open(2) flags there too (stringToFlags).
+const READ_FLAGS = (fs.constants.O_RDONLY | fs.constants.O_NONBLOCK) as unknown as string;
+
 function call<R, T>(start: (cb: (err: NodeJS.ErrnoException | null, v: R) => void) => void, map: (v: R) => T): Promise<ReadResult<T>> {
   return new Promise((resolve) => start((err, v) => resolve(err ? fail(err) : { ok: true, value: map(v) })));
 }
@@ -60,9 +63,13 @@ export class FsHost implements Host {
     return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
   }
 
-  /** Callback fs.readFile: one libuv request chain, far cheaper than a FileHandle per sysfs attribute. */
+  /**
+   * Callback fs.readFile: one libuv request chain, far cheaper than a FileHandle per sysfs attribute.
+   * O_NONBLOCK: a FIFO or device node where an attribute should be reads as empty instead of blocking a
+   * libuv thread, which would also block process exit (libuv joins its threads).
+   */
   readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
-    return call<Buffer, Uint8Array>((cb) => fs.readFile(this.join(p), cb), (b) => (b.length > max ? b.subarray(0, max) : b));
+    return call<Buffer, Uint8Array>((cb) => fs.readFile(this.join(p), { flag: READ_FLAGS }, cb), (b) => (b.length > max ? b.subarray(0, max) : b));
   }
 
   readLink(p: string): Promise<ReadResult<string>> {

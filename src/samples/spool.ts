@@ -1,7 +1,7 @@
 // Local sample spool: atomic JSON-line appends from concurrent epilogs, size-bounded rotation under a lock, tolerant reader.
 import {
-  closeSync, constants, fstatSync, openSync, readFileSync, readSync, readdirSync, renameSync, statSync, unlinkSync,
-  writeSync,
+  closeSync, constants, fstatSync, linkSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync,
+  unlinkSync, writeFileSync, writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
 import { parseSampleLine, sampleLine, type Sample } from './sample.js';
@@ -16,18 +16,14 @@ export interface SpoolOptions {
   readonly staleLockMs?: number;
 }
 
+interface AppendBase {
+  readonly rejected: number;
+  readonly notes: readonly string[];
+}
+/** On failure `bytes` is what reached the file: a short write leaves whole lines before a torn one; the reader keeps them. */
 export type AppendResult =
-  | { readonly ok: true; readonly written: number; readonly bytes: number; readonly rejected: number; readonly notes: readonly string[] }
-  | {
-      readonly ok: false;
-      readonly code: string;
-      readonly message: string;
-      readonly written: 0;
-      /** Bytes that did reach the file (a short write leaves whole lines before a torn one; the reader keeps those). */
-      readonly bytes: number;
-      readonly rejected: number;
-      readonly notes: readonly string[];
-    };
+  | (AppendBase & { readonly ok: true; readonly written: number; readonly bytes: number })
+  | (AppendBase & { readonly ok: false; readonly code: string; readonly message: string; readonly written: 0; readonly bytes: number });
 
 export interface ReadReport {
   /** Files read, oldest first. */
@@ -42,17 +38,23 @@ export interface ReadReport {
 
 export const LIVE = 'samples.jsonl';
 export const LOCK = 'samples.lock';
-/**
- * Longest line we write. Linux serialises write(2) on a regular file under the inode lock, so one O_APPEND write
- * never interleaves with another on a local filesystem (ext4, xfs, tmpfs; not NFS); lines are kept under PIPE_BUF
- * anyway so the guarantee also holds where only PIPE_BUF-sized writes are atomic.
- */
+// Longest line we write. Linux runs a regular-file write(2) under the inode lock, so one O_APPEND write never interleaves
+// with another on a local filesystem (ext4, xfs, tmpfs; not NFS); lines stay under PIPE_BUF for systems that promise less.
 export const MAX_LINE_BYTES = 4096;
 const CHUNK = 1 << 20;
 
 const errCode = (e: unknown): string => (e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : 'EUNKNOWN');
 const errMsg = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const rotated = (dir: string, n: number): string => join(dir, `samples.${n}.jsonl`);
+const closeQuietly = (fd: number | null): void => (fd === null ? undefined : quietly(() => closeSync(fd)));
+/** Runs f and ignores a throw: cleanup whose failure changes nothing (close after a write, best-effort repairs). */
+function quietly(f: () => void): void {
+  try {
+    f();
+  } catch {
+    // Nothing to add to the result already decided.
+  }
+}
 
 function pidAlive(pid: number): boolean {
   try {
@@ -63,58 +65,79 @@ function pidAlive(pid: number): boolean {
   }
 }
 
+/**
+ * A lock is stale when older than staleMs or when it names a pid that is gone; an empty one (its owner is between
+ * open and write) is judged by age alone. Renamed aside first so only one breaker wins, and put back if what we
+ * renamed turns out to be a newer lock than the one we judged. True when the caller should try O_EXCL again.
+ */
+function breakIfStale(path: string, staleMs: number): boolean {
+  try {
+    const seen = readFileSync(path, 'utf8');
+    const age = Date.now() - statSync(path).mtimeMs;
+    const dead = /^\d+ /.test(seen) && !pidAlive(Number(seen.split(' ')[0]));
+    if (age < staleMs && !dead) return false;
+    const aside = `${path}.stale.${process.pid}.${Date.now()}`;
+    renameSync(path, aside);
+    const fresh = readFileSync(aside, 'utf8') !== seen;
+    // If someone took the name meanwhile the put-back fails; the owner's release checks its token and leaves theirs.
+    if (fresh) quietly(() => linkSync(aside, path));
+    unlinkSync(aside);
+    return !fresh;
+  } catch (e) {
+    return errCode(e) === 'ENOENT';
+  }
+}
+
 /** Takes the lock with O_CREAT|O_EXCL; breaks a stale one once. Returns a release function, or null if held. */
 function lock(dir: string, staleMs: number): (() => void) | null {
   const path = join(dir, LOCK);
   const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2)}\n`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
-      try {
-        writeSync(fd, token);
-      } finally {
-        closeSync(fd);
-      }
-      return () => {
-        try {
-          if (readFileSync(path, 'utf8') === token) unlinkSync(path);
-        } catch {
-          // Already gone (broken as stale by someone else): nothing to release.
-        }
-      };
+      writeFileSync(path, token, { flag: 'wx', mode: 0o644 }); // O_CREAT | O_EXCL
+      // Release only our own lock: it may have been broken as stale and retaken by someone else.
+      return () => quietly(() => readFileSync(path, 'utf8') === token && unlinkSync(path));
     } catch (e) {
-      if (errCode(e) !== 'EEXIST' || attempt > 0) return null;
-      try {
-        const age = Date.now() - statSync(path).mtimeMs;
-        const pid = Number(readFileSync(path, 'utf8').split(' ')[0]);
-        if (age < staleMs && Number.isInteger(pid) && pid > 0 && pidAlive(pid)) return null;
-        // Rename first so only one breaker wins; the loser's rename fails with ENOENT and it tries O_EXCL again.
-        const aside = `${path}.stale.${process.pid}.${Date.now()}`;
-        renameSync(path, aside);
-        unlinkSync(aside);
-      } catch {
-        // Lock vanished or changed under us: one more O_EXCL try decides.
-      }
+      if (errCode(e) !== 'EEXIST' || attempt > 0 || !breakIfStale(path, staleMs)) return null;
     }
   }
   return null;
 }
 
-/** samples.jsonl → samples.1.jsonl → … → samples.<keep>.jsonl (dropped). Caller holds the lock. */
-function rotate(dir: string, keep: number): void {
+/**
+ * Moves src to dst but never replaces dst (link + unlink: Node has no RENAME_NOREPLACE), so two rotations that
+ * overlap despite the lock cannot overwrite a generation. Same inode at both names = a move cut short: finish it.
+ */
+function moveNoClobber(src: string, dst: string): 'moved' | 'missing' | 'exists' {
   try {
-    unlinkSync(rotated(dir, keep));
-  } catch {
-    // Nothing that old yet.
+    linkSync(src, dst);
+  } catch (e) {
+    if (errCode(e) === 'ENOENT') return 'missing';
+    if (errCode(e) !== 'EEXIST') throw e;
+    const a = statSync(src, { throwIfNoEntry: false });
+    const b = statSync(dst, { throwIfNoEntry: false });
+    if (a === undefined || b === undefined || a.ino !== b.ino || a.dev !== b.dev) return 'exists';
   }
-  for (let n = keep - 1; n >= 1; n--) {
-    try {
-      renameSync(rotated(dir, n), rotated(dir, n + 1));
-    } catch {
-      // Generation n does not exist yet.
-    }
+  unlinkSync(src);
+  return 'moved';
+}
+
+/** samples.jsonl → samples.1.jsonl → … → samples.<keep>.jsonl (dropped); only existing generations are touched. Caller holds the lock. */
+function rotate(dir: string, keep: number): string | null {
+  for (const n of generations(dir)) {
+    if (n >= keep) rmSync(rotated(dir, n), { force: true });
+    else if (moveNoClobber(rotated(dir, n), rotated(dir, n + 1)) === 'exists') return `rotation stopped: samples.${n + 1}.jsonl exists`;
   }
-  renameSync(join(dir, LIVE), rotated(dir, 1));
+  return moveNoClobber(join(dir, LIVE), rotated(dir, 1)) === 'exists' ? 'rotation stopped: samples.1.jsonl exists' : null;
+}
+
+/** Generation numbers present in the directory, highest (oldest) first. */
+function generations(dir: string): number[] {
+  return readdirSync(dir)
+    .map((f) => f.match(/^samples\.(\d+)\.jsonl$/)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => b - a);
 }
 
 /** Rotates when the live file plus this batch would pass maxBytes; re-checked under the lock so two rotators agree. */
@@ -132,7 +155,8 @@ function maybeRotate(o: SpoolOptions, incoming: number, notes: string[]): void {
     return;
   }
   try {
-    if (over()) rotate(o.dir, Math.max(1, o.keep ?? 3));
+    const stopped = over() ? rotate(o.dir, Math.max(1, o.keep ?? 3)) : null;
+    if (stopped !== null) notes.push(stopped);
   } catch (e) {
     notes.push(`rotation failed: ${errMsg(e)}`);
   } finally {
@@ -176,36 +200,24 @@ export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): Appe
     const buf = Buffer.from(healTornTail(fd) + text);
     const n = writeSync(fd, buf);
     if (n !== buf.length) {
-      // Only ENOSPC/EFBIG/EDQUOT cut a regular-file write short. End the torn line so the next batch starts clean.
-      try {
-        writeSync(fd, '\n');
-      } catch {
-        // Still full: the reader skips and counts the torn last line.
-      }
+      // Only ENOSPC/EFBIG/EDQUOT cut a regular-file write short. End the torn line if there is room; if not, the
+      // reader skips and counts it, and the next append starts on a fresh line (healTornTail).
+      const end = fd;
+      quietly(() => writeSync(end, '\n'));
       return { ok: false, code: 'ESHORTWRITE', message: `short write: ${n} of ${buf.length} bytes`, written: 0, bytes: n, rejected, notes };
     }
     return { ok: true, written: count, bytes: n, rejected, notes };
   } catch (e) {
     return { ok: false, code: errCode(e), message: errMsg(e), written: 0, bytes: 0, rejected, notes };
   } finally {
-    if (fd !== null) {
-      try {
-        closeSync(fd);
-      } catch {
-        // Close errors after a failed write add nothing.
-      }
-    }
+    closeQuietly(fd);
   }
 }
 
 /** Spool files, oldest first: the highest generation down to samples.1.jsonl, then the live file. */
 export function spoolFiles(dir: string): string[] {
-  const gens = readdirSync(dir)
-    .map((f) => ({ f, m: f.match(/^samples\.(\d+)\.jsonl$/) }))
-    .filter((x): x is { f: string; m: RegExpMatchArray } => x.m !== null)
-    .sort((a, b) => Number(b.m[1]) - Number(a.m[1]))
-    .map((x) => join(dir, x.f));
   const live = join(dir, LIVE);
+  const gens = generations(dir).map((n) => rotated(dir, n));
   return statSync(live, { throwIfNoEntry: false }) !== undefined ? [...gens, live] : gens;
 }
 
@@ -232,14 +244,19 @@ export function readSpool(dir: string, onSample: (s: Sample) => void): ReadRepor
     problems.push(`cannot list ${dir}: ${errMsg(e)}`);
   }
   const chunk = Buffer.allocUnsafe(CHUNK);
+  // A rotation caught between link and unlink shows one inode under two names: read it once.
+  const inodes = new Set<string>();
   for (const path of list) {
     let fd: number | null = null;
     try {
       fd = openSync(path, constants.O_RDONLY);
-      if (!fstatSync(fd).isFile()) {
+      const st = fstatSync(fd);
+      if (!st.isFile()) {
         problems.push(`${path}: not a regular file, skipped`);
         continue;
       }
+      if (inodes.has(`${st.dev}:${st.ino}`)) continue;
+      inodes.add(`${st.dev}:${st.ino}`);
       files.push(path);
       let carry = Buffer.alloc(0);
       for (let n = readSync(fd, chunk, 0, CHUNK, null); n > 0; n = readSync(fd, chunk, 0, CHUNK, null)) {
@@ -262,7 +279,7 @@ export function readSpool(dir: string, onSample: (s: Sample) => void): ReadRepor
     } catch (e) {
       problems.push(`${path}: ${errMsg(e)}`);
     } finally {
-      if (fd !== null) closeSync(fd);
+      closeQuietly(fd);
     }
   }
   return { files, samples, torn, corrupt, problems };

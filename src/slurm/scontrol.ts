@@ -5,6 +5,8 @@ import { parseShowNode, type NodeState } from '../parsers/scontrol.js';
 export interface ScontrolOptions {
   readonly path: string;
   readonly timeoutMs: number;
+  /** performance.now() by which every call must be over (the run's hard deadline); none: no limit. */
+  readonly deadline?: number;
 }
 
 export type Read = { readonly ok: true; readonly node: NodeState } | { readonly ok: false; readonly why: string };
@@ -16,8 +18,16 @@ export class Scontrol {
     private readonly opts: ScontrolOptions,
   ) {}
 
+  /** Each call gets what is left of the run's deadline, at most its own timeout. */
+  private budget(): number {
+    const left = this.opts.deadline === undefined ? Infinity : this.opts.deadline - performance.now();
+    return Math.floor(Math.min(this.opts.timeoutMs, left));
+  }
+
   async show(node: string): Promise<Read> {
-    const r = await this.exec.run(this.opts.path, ['show', 'node', '-o', node], { timeoutMs: this.opts.timeoutMs });
+    const ms = this.budget();
+    if (ms < 100) return { ok: false, why: 'scontrol show node: no time left before the deadline' };
+    const r = await this.exec.run(this.opts.path, ['show', 'node', '-o', node], { timeoutMs: ms });
     if (r.timedOut || r.error) return { ok: false, why: `scontrol show node: ${r.error ?? 'timed out'}` };
     if (r.exitCode !== 0) return { ok: false, why: `scontrol show node exited ${r.exitCode}: ${r.stderr.trim().slice(0, 200)}` };
     const p = parseShowNode(r.stdout);
@@ -25,7 +35,9 @@ export class Scontrol {
   }
 
   private async update(node: string, args: string[]): Promise<Write> {
-    const r = await this.exec.run(this.opts.path, ['update', `nodename=${node}`, ...args], { timeoutMs: this.opts.timeoutMs });
+    const ms = this.budget();
+    if (ms < 100) return { ok: false, why: 'scontrol update: no time left before the deadline' };
+    const r = await this.exec.run(this.opts.path, ['update', `nodename=${node}`, ...args], { timeoutMs: ms });
     if (r.timedOut || r.error) return { ok: false, why: `scontrol update: ${r.error ?? 'timed out'}` };
     return r.exitCode === 0 ? { ok: true } : { ok: false, why: `scontrol update exited ${r.exitCode}: ${r.stderr.trim().slice(0, 200)}` };
   }

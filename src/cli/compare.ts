@@ -1,0 +1,54 @@
+// `gdrgate compare A B`: suspect (snapshot or directory) against known-good (snapshot, directory or baseline JSON).
+import { promises as fsp } from 'node:fs';
+import { loadBaseline, selectClass } from '../baseline/load.js';
+import { diffAgainstBaseline } from '../compare/baseline.js';
+import { compareInventories } from '../compare/compare.js';
+import { buildResult, renderCompare, type Side } from '../compare/render.js';
+import { sortDifferences } from '../compare/types.js';
+import { FsHost } from '../host/fs-host.js';
+import { buildInventory } from '../inventory/build.js';
+import type { Inventory } from '../model/inventory.js';
+import { openHost, out } from './common.js';
+
+export interface CompareArgs {
+  readonly a: string;
+  readonly b: string;
+  readonly json: boolean;
+  readonly node?: string | undefined;
+}
+
+async function side(root: string): Promise<{ inv: Inventory; side: Side }> {
+  const host = await openHost(root);
+  const inv = await buildInventory(host);
+  return { inv, side: { source: root, kind: host instanceof FsHost ? 'directory' : 'snapshot', host: inv.hostname } };
+}
+
+/** A baseline is a JSON file: the first non-blank byte is `{` (a tar or gzip stream never starts so). */
+async function isJson(file: string): Promise<boolean> {
+  const st = await fsp.stat(file).catch(() => null);
+  if (!st?.isFile()) return false;
+  const fh = await fsp.open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(64), 0, 64, 0);
+    return buffer.subarray(0, bytesRead).toString('latin1').trimStart().startsWith('{');
+  } finally {
+    await fh.close();
+  }
+}
+
+export async function compareCommand(a: CompareArgs): Promise<number> {
+  const A = await side(a.a);
+  let result;
+  if (await isJson(a.b)) {
+    const baseline = await loadBaseline(a.b);
+    const node = a.node ?? A.inv.hostname ?? '';
+    const cls = selectClass(baseline, node, a.b);
+    const host = cls.captured?.host ?? null;
+    result = buildResult(A.side, { source: a.b, kind: 'baseline', host, class: cls.name }, sortDifferences(diffAgainstBaseline(A.inv, cls)));
+  } else {
+    const B = await side(a.b);
+    result = buildResult(A.side, B.side, compareInventories(A.inv, B.inv));
+  }
+  out(a.json ? JSON.stringify(result, null, 2) : renderCompare(result));
+  return result.exitCode;
+}

@@ -1,0 +1,58 @@
+// `gdrgate snapshot`: one tar.gz with everything the checks read, written atomically (temp file, fsync, rename).
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { ExecaExec } from '../host/exec.js';
+import { FsHost } from '../host/fs-host.js';
+import { UsageError } from '../runner/run.js';
+import { buildSnapshot } from '../snapshot/build.js';
+import { openHost, out } from './common.js';
+
+export interface SnapshotArgs {
+  readonly root: string;
+  readonly out?: string | undefined;
+  readonly commands: boolean;
+}
+
+/** gdrgate-gpu001-20260301T101500Z.tar.gz: sortable, one per node and moment. */
+export function defaultName(host: string | null, now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  return `gdrgate-${(host ?? 'unknown').replace(/[^A-Za-z0-9._-]/g, '_')}-${stamp}.tar.gz`;
+}
+
+async function writeAtomic(file: string, data: Uint8Array): Promise<void> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+  try {
+    const fh = await fsp.open(tmp, 'wx', 0o644);
+    try {
+      await fh.writeFile(data);
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true });
+    throw new UsageError(`--out ${file}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
+  const started = performance.now();
+  const now = new Date();
+  const host = await openHost(a.root);
+  const live = host instanceof FsHost && path.resolve(a.root) === '/';
+  const snap = await buildSnapshot(host, live, { commands: a.commands, exec: new ExecaExec(), now, uid: process.getuid?.() ?? null });
+  const m = snap.manifest;
+  const ms = Math.round(performance.now() - started);
+  const what = `${snap.gz.length} bytes (${snap.tarBytes} uncompressed), ${m.counts.files} files, ${m.counts.links} links, ${m.counts.dirs} dirs; ${m.counts.gpus} GPU(s), ${m.counts.nics} RDMA adapter(s), ${m.counts.pathDevices} of ${m.counts.pciDevices} PCI functions in full; ${m.unreadable.length} unreadable; ${ms} ms`;
+  if (a.out === '-') {
+    process.stdout.write(snap.gz);
+    process.stderr.write(`gdrgate: snapshot of ${a.root}: ${what}\n`);
+    return 0;
+  }
+  const file = a.out ?? defaultName(m.host, now);
+  await writeAtomic(file, snap.gz);
+  out(`${file}: snapshot of ${a.root}${m.host ? ` (host ${m.host})` : ''}: ${what}`);
+  for (const c of m.commands) out(`  ${c.name}: ${c.status}${c.exitCode !== null ? ` ${c.exitCode}` : ''}${c.error ? ` (${c.error})` : ''}, ${c.durationMs} ms`);
+  return 0;
+}

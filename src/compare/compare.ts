@@ -1,0 +1,21 @@
+// compare A B: every dimension of the GPU↔NIC path, suspect (A) against known-good (B), worst first.
+import type { Inventory } from '../model/inventory.js';
+import { acs, links, placement, presence, topology } from './devices.js';
+import { ats, gpudirect, iommu, memlock, modules, versions } from './node.js';
+import { sortDifferences, type Difference } from './types.js';
+
+export function compareInventories(a: Inventory, b: Inventory): Difference[] {
+  return sortDifferences([
+    ...presence(a, b),
+    ...placement(a, b),
+    ...topology(a, b),
+    ...links(a, b),
+    ...acs(a, b),
+    ...iommu(a, b),
+    ...gpudirect(a, b),
+    ...memlock(a, b),
+    ...ats(a, b),
+    ...modules(a, b),
+    ...versions(a, b),
+  ]);
+}

@@ -1,0 +1,114 @@
+// Node-wide differences between two inventories: IOMMU, GPUDirect mechanism, modules, memlock, ATS, driver/firmware/kernel.
+import type { Inventory, Limit } from '../model/inventory.js';
+import { formatBytes } from '../parsers/limits.js';
+import { diff, type Difference } from './types.js';
+
+/** The modules on the GPU↔NIC path besides the mechanism itself (nvidia_peermem and ib_uverbs are gpudirect's). */
+export const PATH_MODULES = ['nvidia', 'nvidia_uvm', 'ib_core', 'mlx5_core', 'mlx5_ib', 'rdma_cm', 'rdma_ucm', 'ib_umad', 'nvidia_fs', 'gdrdrv'];
+
+/** Each GPU and NIC (by address; NICs shown by name) with the IOMMU mode its group gives it. */
+function iommuModes(inv: Inventory): Map<string, string> {
+  const out = new Map<string, string>();
+  const mode = (bdf: string): string => {
+    const g = inv.pci.get(bdf)?.iommuGroup ?? null;
+    if (g === null) return inv.iommu.units.length ? 'no group' : 'off';
+    const t = inv.iommu.groupTypes[g];
+    if (t === undefined) return 'unknown';
+    return t === 'identity' ? 'passthrough (identity)' : t === 'DMA' || t === 'DMA-FQ' ? `translated (${t})` : t;
+  };
+  for (const g of inv.gpus) out.set(g.bdf, mode(g.bdf));
+  for (const n of inv.nics) if (n.bdf) out.set(n.name, mode(n.bdf));
+  return out;
+}
+
+export function iommu(a: Inventory, b: Inventory): Difference[] {
+  const out: Difference[] = [];
+  const [ma, mb] = [iommuModes(a), iommuModes(b)];
+  for (const [subject, y] of mb) {
+    const x = ma.get(subject);
+    if (x === undefined || x === y) continue;
+    if (x === 'unknown' || y === 'unknown') out.push(diff('minor', 'iommu', subject, x, y, 'unknown-side'));
+    else if (x.startsWith('translated') && !y.startsWith('translated')) out.push(diff('critical', 'iommu', subject, x, y, 'iommu-translated'));
+    else out.push(diff('major', 'iommu', subject, x, y, 'iommu-mode-changed'));
+  }
+  const cmd = (inv: Inventory): string => Object.entries(inv.iommu.cmdline).map(([k, v]) => `${k}=${v}`).sort().join(' ') || 'none';
+  if (cmd(a) !== cmd(b)) out.push(diff('major', 'iommu', 'cmdline', cmd(a), cmd(b), 'iommu-mode-changed'));
+  return out;
+}
+
+const mechanisms = (inv: Inventory): string[] => [inv.gpudirect.peermemLoaded ? 'peermem' : '', inv.gpudirect.dmabufPossible ? 'dmabuf' : ''].filter(Boolean);
+
+export function gpudirect(a: Inventory, b: Inventory): Difference[] {
+  const out: Difference[] = [];
+  const [xa, xb] = [mechanisms(a), mechanisms(b)];
+  const [ta, tb] = [xa.join('+') || 'none', xb.join('+') || 'none'];
+  if (ta !== tb) {
+    const lost = xb.some((m) => !xa.includes(m));
+    const impact = xa.length === 0 ? 'critical' : lost ? 'major' : 'minor';
+    out.push(diff(impact, 'gpudirect', 'mechanism', ta, tb, xa.length === 0 ? 'mechanism-missing' : lost ? 'mechanism-wrong' : 'better-than-reference'));
+  }
+  if (a.gpudirect.ibUverbs !== b.gpudirect.ibUverbs) {
+    const lost = !a.gpudirect.ibUverbs;
+    out.push(diff(lost ? 'major' : 'minor', 'gpudirect', 'ib_uverbs', lost ? 'absent' : 'loaded', lost ? 'loaded' : 'absent', lost ? 'uverbs-missing' : 'better-than-reference'));
+  }
+  return out;
+}
+
+export function modules(a: Inventory, b: Inventory): Difference[] {
+  const out: Difference[] = [];
+  for (const m of PATH_MODULES) {
+    const [ha, hb] = [a.modules.has(m), b.modules.has(m)];
+    if (ha === hb) continue;
+    out.push(ha ? diff('minor', 'module', m, 'loaded', 'absent', 'module-extra') : diff('major', 'module', m, 'absent', 'loaded', 'module-missing'));
+  }
+  return out;
+}
+
+const limitText = (l: Limit): string => (l.soft === l.hard ? formatBytes(l.soft) : `${formatBytes(l.soft)} (hard ${formatBytes(l.hard)})`);
+const below = (x: number | 'unlimited', y: number | 'unlimited'): boolean => x !== 'unlimited' && (y === 'unlimited' || x < y);
+
+/** Memlock of the same process role on both (self, slurmd): the pid differs between nodes and is not compared. */
+export function memlock(a: Inventory, b: Inventory): Difference[] {
+  const out: Difference[] = [];
+  for (const y of b.memlock) {
+    const x = a.memlock.find((p) => p.who === y.who);
+    if (!x) continue;
+    if (!x.limit.known || !y.limit.known) {
+      if (x.limit.known !== y.limit.known)
+        out.push(diff('minor', 'memlock', y.who, x.limit.known ? limitText(x.limit.value) : 'not readable', y.limit.known ? limitText(y.limit.value) : 'not readable', 'memlock-unknown'));
+      continue;
+    }
+    const [la, lb] = [x.limit.value, y.limit.value];
+    if (limitText(la) === limitText(lb)) continue;
+    const low = below(la.soft, lb.soft) || below(la.hard, lb.hard);
+    out.push(diff(low ? 'critical' : 'minor', 'memlock', y.who, limitText(la), limitText(lb), low ? 'memlock-low' : 'better-than-reference'));
+  }
+  return out;
+}
+
+/** ATS on each GPU and NIC both can read (a virtualized design relies on it: pcie-ats). */
+export function ats(a: Inventory, b: Inventory): Difference[] {
+  const out: Difference[] = [];
+  const state = (inv: Inventory, bdf: string): string | null => {
+    const c = inv.pci.get(bdf)?.config;
+    return c?.known && c.value.extReadable ? (c.value.ats ? (c.value.ats.enabled ? 'enabled' : 'disabled') : 'no ATS capability') : null;
+  };
+  for (const bdf of [...b.gpus.map((g) => g.bdf), ...b.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))]) {
+    const [x, y] = [state(a, bdf), state(b, bdf)];
+    if (x === null || y === null || x === y) continue;
+    out.push(diff(y === 'enabled' ? 'major' : 'minor', 'ats', bdf, x, y, y === 'enabled' ? 'ats-off' : 'better-than-reference'));
+  }
+  return out;
+}
+
+export function versions(a: Inventory, b: Inventory): Difference[] {
+  const out: Difference[] = [];
+  const drv = (inv: Inventory): string => (inv.gpudirect.driverFlavour ? `${inv.gpudirect.driverFlavour} ${inv.gpudirect.driverVersion ?? '?'}` : 'none');
+  if (drv(a) !== drv(b)) out.push(diff('major', 'driver', 'nvidia', drv(a), drv(b), 'driver-mismatch'));
+  for (const n of b.nics) {
+    const x = a.nics.find((m) => m.name === n.name);
+    if (x && x.fwVer !== n.fwVer) out.push(diff('major', 'firmware', n.name, x.fwVer ?? 'unknown', n.fwVer ?? 'unknown', 'firmware-mismatch'));
+  }
+  if (a.kernelRelease !== b.kernelRelease) out.push(diff('minor', 'kernel', 'node', a.kernelRelease ?? 'unknown', b.kernelRelease ?? 'unknown', 'driver-mismatch'));
+  return out;
+}

@@ -1,0 +1,68 @@
+// A difference between a suspect node (A) and a known-good one (B), its impact on the GPU↔NIC path, and the response.
+import { entry, type Code } from '../checks/catalog.js';
+
+export type Impact = 'critical' | 'major' | 'minor';
+
+/** Areas in the order they bear on the GPU↔NIC path: a missing device first, a kernel string last. */
+export const AREAS = [
+  'device',
+  'root-complex',
+  'topology',
+  'link-width',
+  'acs',
+  'iommu',
+  'gpudirect',
+  'memlock',
+  'link-speed',
+  'numa',
+  'ats',
+  'module',
+  'driver',
+  'firmware',
+  'kernel',
+] as const;
+export type Area = (typeof AREAS)[number];
+
+export interface Difference {
+  readonly impact: Impact;
+  readonly area: Area;
+  /** A BDF, an adapter name (mlx5_0), a GPU↔NIC pair (`0000:18:00.0-mlx5_0`), a process (`self`), or `node`. */
+  readonly subject: string;
+  /** The suspect's value, then the reference's, as an engineer would write them in a ticket. */
+  readonly a: string;
+  readonly b: string;
+  readonly response: string;
+}
+
+export const IMPACT_RANK: Readonly<Record<Impact, number>> = { critical: 0, major: 1, minor: 2 };
+
+/** Responses for differences the check catalog has no entry for; everything else reuses checks/catalog.ts. */
+const LOCAL = {
+  'device-renamed': 'Same adapter under another name: fix the rail mapping (NCCL_IB_HCA, topology file) or the udev naming rule to match the reference node.',
+  'module-missing': 'Load the module as on the reference node (modprobe; rdma-core / MOFED / driver services) and find why it did not load at boot.',
+  'module-extra': 'Confirm the extra module is intended; the reference node runs without it.',
+  'better-than-reference': 'The suspect is ahead of the reference here: confirm the change is intended and recapture the reference if so.',
+  'unknown-side': 'One side could not be read (not root, or file absent): take the snapshot again as root before concluding.',
+} as const;
+
+export type ResponseKey = Code | keyof typeof LOCAL;
+
+export function response(key: ResponseKey): string {
+  return key in LOCAL ? LOCAL[key as keyof typeof LOCAL] : entry(key).response;
+}
+
+export function diff(impact: Impact, area: Area, subject: string, a: string, b: string, key: ResponseKey): Difference {
+  return { impact, area, subject, a, b, response: response(key) };
+}
+
+/** Worst first, then by area along the path, then subject: the order an incident is worked in. */
+export function sortDifferences(ds: readonly Difference[]): Difference[] {
+  const order = new Map<string, number>(AREAS.map((a, i) => [a, i]));
+  return [...ds].sort(
+    (x, y) =>
+      IMPACT_RANK[x.impact] - IMPACT_RANK[y.impact] ||
+      order.get(x.area)! - order.get(y.area)! ||
+      x.subject.localeCompare(y.subject, 'en', { numeric: true }) ||
+      x.a.localeCompare(y.a),
+  );
+}

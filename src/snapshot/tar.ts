@@ -1,0 +1,200 @@
+// A small POSIX ustar reader/writer (IEEE 1003.1-2001 `pax` format): regular files, directories, symlinks, PAX 'x' long names; reads GNU tar's 'L'/'K' too.
+export type TarKind = 'file' | 'dir' | 'link' | 'hardlink' | 'char' | 'block' | 'fifo';
+
+export interface TarEntry {
+  /** Relative path without leading `./` or trailing `/` (`sys/bus/pci/devices/0000:17:00.0`). */
+  readonly path: string;
+  readonly kind: TarKind;
+  readonly mode: number;
+  readonly mtime: number;
+  readonly data?: Uint8Array;
+  /** Link target: symlink text, or the path a hard link names. */
+  readonly target?: string;
+}
+
+export class TarError extends Error {
+  override readonly name = 'TarError';
+}
+
+const BLOCK = 512;
+const RECORD = 20 * BLOCK; // GNU tar's default blocking factor
+const TYPE: Record<string, TarKind> = { '0': 'file', '\0': 'file', '7': 'file', '1': 'hardlink', '2': 'link', '3': 'char', '4': 'block', '5': 'dir', '6': 'fifo' };
+const FLAG: Record<TarKind, string> = { file: '0', hardlink: '1', link: '2', char: '3', block: '4', dir: '5', fifo: '6' };
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function octal(b: Uint8Array, off: number, len: number, n: number): void {
+  const s = Math.trunc(n).toString(8).padStart(len - 1, '0');
+  if (s.length > len - 1) throw new TarError(`value ${n} does not fit a ${len}-byte tar field`);
+  b.set(enc.encode(s), off); // the last byte stays NUL
+}
+
+function str(b: Uint8Array, off: number, len: number, s: string): void {
+  const bytes = enc.encode(s);
+  if (bytes.length > len) throw new TarError(`"${s}" does not fit a ${len}-byte tar field`);
+  b.set(bytes, off);
+}
+
+/** Splits a name too long for the 100-byte field into ustar prefix (≤155) and name (≤100) at a '/'; null when impossible. */
+function splitName(name: string): [prefix: string, name: string] | null {
+  const bytes = enc.encode(name);
+  if (bytes.length <= 100) return ['', name];
+  if (bytes.length > 256 || bytes.length !== name.length) return null;
+  for (let i = name.length - 101; i < name.length; i++) {
+    if (i > 0 && name[i] === '/' && i <= 155 && name.length - i - 1 <= 100 && name.length - i - 1 > 0) return [name.slice(0, i), name.slice(i + 1)];
+  }
+  return null;
+}
+
+function header(name: string, prefix: string, flag: string, mode: number, size: number, mtime: number, linkname: string): Uint8Array {
+  const h = new Uint8Array(BLOCK);
+  str(h, 0, 100, name);
+  octal(h, 100, 8, mode & 0o7777);
+  octal(h, 108, 8, 0);
+  octal(h, 116, 8, 0);
+  octal(h, 124, 12, size);
+  octal(h, 136, 12, mtime);
+  h.fill(0x20, 148, 156); // checksum counted as spaces
+  h[156] = flag.charCodeAt(0);
+  str(h, 157, 100, linkname);
+  str(h, 257, 8, 'ustar\x0000');
+  str(h, 265, 32, 'root');
+  str(h, 297, 32, 'root');
+  str(h, 345, 155, prefix);
+  const sum = h.reduce((a, x) => a + x, 0);
+  str(h, 148, 8, sum.toString(8).padStart(6, '0') + '\0 ');
+  return h;
+}
+
+/** One PAX record: "<len> key=value\n", len counting itself. */
+function paxRecord(key: string, value: string): string {
+  const body = ` ${key}=${value}\n`;
+  let len = enc.encode(body).length + 1;
+  while (String(len).length + enc.encode(body).length !== len) len++;
+  return `${len}${body}`;
+}
+
+/** A stand-in name for readers that ignore PAX: printable ASCII only, so it always fits its field. */
+const ascii = (s: string): string => s.replace(/[^\x20-\x7e]/g, '_');
+const pad = (n: number): number => (BLOCK - (n % BLOCK)) % BLOCK;
+
+/** Writes entries in the given order (parents before children is the caller's job). */
+export function writeTar(entries: readonly TarEntry[]): Uint8Array {
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  const push = (u: Uint8Array): void => {
+    parts.push(u);
+    total += u.length;
+  };
+  const pushData = (d: Uint8Array): void => {
+    push(d);
+    if (pad(d.length)) push(new Uint8Array(pad(d.length)));
+  };
+  for (const e of entries) {
+    const name = e.kind === 'dir' ? `${e.path}/` : e.path;
+    const link = e.target ?? '';
+    const split = splitName(name);
+    const linkFits = enc.encode(link).length <= 100;
+    let pax = '';
+    if (!split) pax += paxRecord('path', name);
+    if (!linkFits) pax += paxRecord('linkpath', link);
+    const [prefix, short] = split ?? ['', ascii(name.slice(-100))];
+    if (pax) {
+      const body = enc.encode(pax);
+      push(header(`PaxHeader/${ascii(short.slice(-80))}`, '', 'x', 0o644, body.length, e.mtime, ''));
+      pushData(body);
+    }
+    const data = e.kind === 'file' ? (e.data ?? new Uint8Array(0)) : new Uint8Array(0);
+    push(header(short, prefix, FLAG[e.kind], e.mode, data.length, e.mtime, linkFits ? link : 'PaxLink'));
+    pushData(data);
+  }
+  push(new Uint8Array(2 * BLOCK));
+  if (total % RECORD) push(new Uint8Array(RECORD - (total % RECORD)));
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Numeric field: octal text, or GNU base-256 when the high bit of the first byte is set. */
+function num(b: Uint8Array, off: number, len: number): number {
+  if (b[off]! & 0x80) {
+    let v = b[off]! & 0x7f;
+    for (let i = 1; i < len; i++) v = v * 256 + b[off + i]!;
+    return v;
+  }
+  const s = dec.decode(b.subarray(off, off + len)).replace(/\0.*$/s, '').trim();
+  if (s === '') return 0;
+  if (!/^[0-7]+$/.test(s)) throw new TarError(`bad numeric field "${s}" at offset ${off}`);
+  return parseInt(s, 8);
+}
+
+const cstr = (b: Uint8Array, off: number, len: number): string => {
+  const f = b.subarray(off, off + len);
+  const z = f.indexOf(0);
+  return dec.decode(z < 0 ? f : f.subarray(0, z));
+};
+
+function parsePax(body: Uint8Array): Map<string, string> {
+  const out = new Map<string, string>();
+  let at = 0;
+  while (at < body.length) {
+    const sp = body.indexOf(0x20, at);
+    const len = Number(dec.decode(body.subarray(at, sp)));
+    if (sp < 0 || !Number.isInteger(len) || len <= 0) throw new TarError('malformed PAX header');
+    const rec = dec.decode(body.subarray(sp + 1, at + len - 1));
+    const eq = rec.indexOf('=');
+    out.set(rec.slice(0, eq), rec.slice(eq + 1));
+    at += len;
+  }
+  return out;
+}
+
+const clean = (p: string): string => p.replace(/^(\.?\/)+/, '').replace(/\/+$/, '');
+
+export function readTar(buf: Uint8Array): TarEntry[] {
+  const out: TarEntry[] = [];
+  let at = 0;
+  let pax = new Map<string, string>();
+  let longName: string | null = null;
+  let longLink: string | null = null;
+  while (at < buf.length) {
+    if (at + BLOCK > buf.length) throw new TarError(`truncated archive: partial header at offset ${at}`);
+    const h = buf.subarray(at, at + BLOCK);
+    if (h.every((x) => x === 0)) break; // end of archive (a second zero block follows)
+    const stored = num(h, 148, 8);
+    let sum = 0;
+    for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
+    if (sum !== stored) throw new TarError(`bad header checksum at offset ${at}`);
+    const flag = String.fromCharCode(h[156]!);
+    const size = num(h, 124, 12);
+    const body = buf.subarray(at + BLOCK, at + BLOCK + size);
+    if (body.length !== size) throw new TarError(`truncated archive: entry at ${at} wants ${size} bytes`);
+    at += BLOCK + size + pad(size);
+    if (flag === 'x') pax = parsePax(body);
+    else if (flag === 'g') continue; // global PAX header: nothing we use
+    else if (flag === 'L') longName = cstr(body, 0, body.length);
+    else if (flag === 'K') longLink = cstr(body, 0, body.length);
+    else {
+      const magic = cstr(h, 257, 6);
+      const prefix = magic === 'ustar' && h[262] === 0 ? cstr(h, 345, 155) : '';
+      const name = pax.get('path') ?? longName ?? (prefix ? `${prefix}/${cstr(h, 0, 100)}` : cstr(h, 0, 100));
+      const kind = name.endsWith('/') && TYPE[flag] === 'file' ? 'dir' : TYPE[flag]; // pre-POSIX: a directory is a name ending in '/'
+      const target = pax.get('linkpath') ?? longLink ?? cstr(h, 157, 100);
+      if (kind) {
+        const path = clean(name);
+        const base = { path, kind, mode: num(h, 100, 8) & 0o7777, mtime: num(h, 136, 12) };
+        if (kind === 'file') out.push({ ...base, data: body.slice() });
+        else if (kind === 'link' || kind === 'hardlink') out.push({ ...base, target: kind === 'hardlink' ? clean(target) : target });
+        else if (path !== '' && path !== '.') out.push(base);
+      }
+      pax = new Map();
+      longName = longLink = null;
+    }
+  }
+  return out;
+}

@@ -1,0 +1,87 @@
+// Epilog side: take the job's directory back, read what the TaskProlog left (task.json, written by the job's
+// user: untrusted input, bounded and re-typed field by field), and remove the directory.
+import type { Status } from '../model/finding.js';
+import { jobDirName, MAX_STATE_BYTES, TASK_FILE, TASK_FORMAT } from './names.js';
+import { lockDir, lstatOrNull, readSmall, removeJobDir } from './store.js';
+import type { Bytes, TaskFindingRecord } from './types.js';
+
+/** What the admin's log gets: only fields we know, each bounded and stripped of control characters. */
+export interface TaskSummary {
+  readonly step: string | null;
+  readonly state: string;
+  readonly memlock: { readonly soft: Bytes; readonly hard: Bytes; readonly source: string } | null;
+  readonly findings: readonly TaskFindingRecord[];
+}
+
+export interface JobStateOutcome {
+  readonly job: string;
+  /** Owner of the directory before the epilog took it back: the job's uid unless someone tampered. */
+  readonly ownerUid: number | null;
+  readonly task: TaskSummary | null;
+  /** Why task is null (missing, unsafe, malformed). */
+  readonly taskWhy: string | null;
+  readonly removed: boolean;
+  readonly error: string | null;
+}
+
+const STATUSES: readonly Status[] = ['pass', 'warn', 'fail', 'skip', 'error'];
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const clean = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.replace(/[\x00-\x1f\x7f]/g, ' ').slice(0, max) : null);
+const bytes = (v: unknown): Bytes | null => (v === 'unlimited' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) ? v : null);
+
+/** Pure: re-types an untrusted task.json; a string says what was wrong with it. */
+export function summarizeTaskRecord(raw: unknown, job: string): TaskSummary | string {
+  if (!isObj(raw) || raw.format !== TASK_FORMAT) return `${TASK_FILE} is not a gdrgate task record`;
+  if (raw.job !== job) return `${TASK_FILE} names job ${clean(raw.job, 24) ?? '?'}, not ${job}`;
+  const m = isObj(raw.memlock) ? raw.memlock : null;
+  const soft = bytes(m?.soft);
+  const hard = bytes(m?.hard);
+  const findings = (Array.isArray(raw.findings) ? raw.findings : []).slice(0, 32).flatMap((f): TaskFindingRecord[] => {
+    if (!isObj(f)) return [];
+    const status = STATUSES.find((s) => s === f.status);
+    const code = typeof f.code === 'string' && /^[a-z0-9-]{1,48}$/.test(f.code) ? f.code : null;
+    if (!status || !code) return [];
+    return [{ code, status, subject: clean(f.subject, 128) ?? '', message: clean(f.message, 300) ?? '' }];
+  });
+  return {
+    step: clean(raw.step, 32),
+    state: clean(raw.state, 16) ?? 'unknown',
+    memlock: soft !== null && hard !== null ? { soft, hard, source: clean(m?.source, 32) ?? '' } : null,
+    findings,
+  };
+}
+
+/** Reads and removes stateDir/job-<id>. Never throws. */
+export function collectJobState(stateDir: string, job: string): JobStateOutcome {
+  const dir = `${stateDir}/${jobDirName(job)}`;
+  let ownerUid: number | null = null;
+  let task: TaskSummary | null = null;
+  let taskWhy: string | null = null;
+  try {
+    const st = lstatOrNull(dir);
+    if (st === null) return { job, ownerUid, task, taskWhy: 'no state directory', removed: false, error: null };
+    ownerUid = st.uid;
+    if (st.isDirectory()) {
+      // From here on the user can neither add to the directory nor swap task.json for a link.
+      lockDir(dir);
+      const f = readSmall(`${dir}/${TASK_FILE}`, { max: MAX_STATE_BYTES });
+      if (f.ok) {
+        let raw: unknown = null;
+        try {
+          raw = JSON.parse(f.value.toString('utf8'));
+        } catch {
+          taskWhy = `${TASK_FILE} is not JSON`;
+        }
+        if (taskWhy === null) {
+          const s = summarizeTaskRecord(raw, job);
+          if (typeof s === 'string') taskWhy = s;
+          else task = s;
+        }
+      } else taskWhy = f.kind === 'missing' ? 'no task record (the TaskProlog did not run or did not write)' : f.why;
+    }
+  } catch (e) {
+    taskWhy ??= (e as Error).message;
+  }
+  const rm = removeJobDir(stateDir, job);
+  return { job, ownerUid, task, taskWhy, removed: rm.ok && rm.removed, error: rm.ok ? null : `${rm.why}${rm.setAside ? ` (set aside as ${rm.setAside})` : ''}` };
+}

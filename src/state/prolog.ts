@@ -1,0 +1,113 @@
+// Prolog side of the handoff: what root saw for this job, signed, in stateDir/job-<id>/prolog.json, the
+// directory then given to the job's user (0700: no other user can list or read it). Off the gate's critical
+// path: a few synchronous syscalls and one Ed25519 signature, no process.
+import fs from 'node:fs';
+import type { Host } from '../host/host.js';
+import type { Inventory } from '../model/inventory.js';
+import { jobDirName, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT } from './names.js';
+import { loadOrCreateKey, signText } from './sign.js';
+import { ensureStateDir, removeJobDir, writeNew } from './store.js';
+import type { Bytes, PrologState, SignedEnvelope } from './types.js';
+
+export const UVERBS_RE = /^uverbs\d+$/;
+export const NVIDIA_RE = /^nvidia/;
+
+/** SLURM_JOB_GPUS ("0,1,3"): node-wide GPU numbers; null when absent, empty or malformed. */
+export function parseJobGpus(s: string | undefined): number[] | null {
+  if (!s || !/^\d{1,4}(,\d{1,4})*$/.test(s)) return null;
+  return s.split(',').map(Number);
+}
+
+export interface StateInput {
+  readonly job: string;
+  readonly uid: number;
+  readonly node: string;
+  readonly inv: Inventory;
+  readonly memlockMin: Bytes | null;
+  readonly devInfiniband: readonly string[];
+  readonly dev: readonly string[];
+  readonly jobGpus: readonly number[] | null;
+  readonly now: Date;
+}
+
+/** Pure: the record from the inventory the gate already gathered. */
+export function buildPrologState(i: StateInput): PrologState {
+  // The Prolog inherits slurmd's limits: its own limit stands in when slurmd's process was not found.
+  const ml = i.inv.memlock.find((m) => m.who === 'slurmd') ?? i.inv.memlock.find((m) => m.who === 'self');
+  return {
+    job: i.job,
+    uid: i.uid,
+    node: i.node,
+    time: i.now.toISOString(),
+    memlock: ml?.limit.known ? { who: ml.who, soft: ml.limit.value.soft, hard: ml.limit.value.hard } : null,
+    memlockMin: i.memlockMin,
+    hcas: i.inv.nics.map((n) => n.name),
+    uverbs: i.devInfiniband.filter((n) => UVERBS_RE.test(n)).sort(),
+    nvidia: i.dev.filter((n) => NVIDIA_RE.test(n)).sort(),
+    gpus: i.inv.gpus.map((g) => g.bdf),
+    jobGpus: i.jobGpus,
+  };
+}
+
+/** Writes the signed state into a fresh job directory, then hands the directory to `uid`. */
+export function writePrologState(stateDir: string, state: PrologState, gid: number | null): string {
+  ensureStateDir(stateDir);
+  const key = loadOrCreateKey(stateDir);
+  const dir = `${stateDir}/${jobDirName(state.job)}`;
+  // A directory left by an earlier attempt of this id (requeue, crashed epilog) is not trusted: start clean.
+  const old = removeJobDir(stateDir, state.job);
+  if (!old.ok && old.setAside === null) throw new Error(old.why);
+  fs.mkdirSync(dir, { mode: 0o700 });
+  const payload = JSON.stringify(state);
+  const env: SignedEnvelope = { format: PROLOG_FORMAT, payload, signature: signText(payload, key) };
+  // Written while the directory is still root's, so the user has nothing to race against.
+  writeNew(`${dir}/${PROLOG_FILE}`, JSON.stringify(env) + '\n', 0o444);
+  fs.chownSync(dir, state.uid, gid ?? -1);
+  return `${dir}/${PROLOG_FILE}`;
+}
+
+async function names(host: Host, kpath: string): Promise<string[]> {
+  const r = await host.list(kpath);
+  return r.ok ? r.value : [];
+}
+
+export interface RecordInput {
+  readonly stateDir: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly node: string;
+  readonly host: Host;
+  readonly inv: Inventory;
+  readonly memlockMin: Bytes | null;
+}
+
+/** `level`: nothing to record outside a job (a run by hand), a warning for a malformed id, an error otherwise. */
+export type RecordResult =
+  | { readonly ok: true; readonly file: string; readonly ms: number }
+  | { readonly ok: false; readonly level: 'skip' | 'warn' | 'error'; readonly why: string };
+
+/** The gate's one call: never throws; a failure is for the log only and never changes the Prolog's exit code. */
+export async function recordJobState(i: RecordInput): Promise<RecordResult> {
+  const t0 = performance.now();
+  try {
+    const job = parseJobId(i.env.SLURM_JOB_ID);
+    const uid = parseId(i.env.SLURM_JOB_UID);
+    if (job === null) return { ok: false, level: i.env.SLURM_JOB_ID ? 'warn' : 'skip', why: `SLURM_JOB_ID ${JSON.stringify(i.env.SLURM_JOB_ID ?? null)} is not a job id` };
+    if (uid === null) return { ok: false, level: 'warn', why: `SLURM_JOB_UID ${JSON.stringify(i.env.SLURM_JOB_UID ?? null)} is not a uid` };
+    const [devInfiniband, dev] = await Promise.all([names(i.host, '/dev/infiniband'), names(i.host, '/dev')]);
+    const state = buildPrologState({
+      job,
+      uid,
+      node: i.node,
+      inv: i.inv,
+      memlockMin: i.memlockMin,
+      devInfiniband,
+      dev,
+      jobGpus: parseJobGpus(i.env.SLURM_JOB_GPUS),
+      now: new Date(),
+    });
+    const file = writePrologState(i.stateDir, state, parseId(i.env.SLURM_JOB_GID));
+    return { ok: true, file, ms: Math.round((performance.now() - t0) * 10) / 10 };
+  } catch (e) {
+    return { ok: false, level: 'error', why: (e as Error).message };
+  }
+}

@@ -1,0 +1,101 @@
+// TaskProlog side of the handoff: read and verify this job's prolog.json as the job's user; write task.json
+// for the epilog. Anything that does not verify is reported, never trusted.
+import fs from 'node:fs';
+import { errno, lstatOrNull, readSmall, replaceAtomically } from './store.js';
+import { jobDirName, MAX_STATE_BYTES, PROLOG_FILE, PROLOG_FORMAT, TASK_FILE } from './names.js';
+import { PUB_FILE, verifyText } from './sign.js';
+import type { Bytes, PrologState, TaskRecord } from './types.js';
+
+export type StateRead =
+  | { readonly status: 'trusted'; readonly state: PrologState }
+  | { readonly status: 'missing' | 'untrusted' | 'unreadable'; readonly why: string };
+
+export interface Expect {
+  readonly job: string;
+  readonly uid: number;
+  /** SLURMD_NODENAME; null skips the node binding (never in a real TaskProlog). */
+  readonly node: string | null;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isBytes = (v: unknown): v is Bytes => v === 'unlimited' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0);
+const strs = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string' && s.length <= 256);
+
+/** Shape check of a payload the signature already vouches for: a mismatch is version skew, not an attack. */
+export function asPrologState(v: unknown): PrologState | string {
+  if (!isObj(v)) return 'payload is not an object';
+  const bad = (k: string): string => `payload field ${k} is malformed`;
+  if (typeof v.job !== 'string') return bad('job');
+  if (typeof v.uid !== 'number') return bad('uid');
+  if (typeof v.node !== 'string') return bad('node');
+  if (typeof v.time !== 'string') return bad('time');
+  const ml = v.memlock;
+  if (ml !== null && !(isObj(ml) && typeof ml.who === 'string' && isBytes(ml.soft) && isBytes(ml.hard))) return bad('memlock');
+  if (v.memlockMin !== null && !isBytes(v.memlockMin)) return bad('memlockMin');
+  for (const k of ['hcas', 'uverbs', 'nvidia', 'gpus'] as const) if (!strs(v[k])) return bad(k);
+  const jg = v.jobGpus;
+  if (jg !== null && !(Array.isArray(jg) && jg.every((n) => Number.isInteger(n) && n >= 0))) return bad('jobGpus');
+  return v as unknown as PrologState;
+}
+
+/** Reads stateDir/job-<id>/prolog.json and says whether it can be trusted for this job, user and node. */
+export function readPrologState(stateDir: string, want: Expect): StateRead {
+  const dir = `${stateDir}/${jobDirName(want.job)}`;
+  let st: fs.Stats | null;
+  try {
+    st = lstatOrNull(dir);
+  } catch (e) {
+    return { status: 'unreadable', why: `${dir}: ${errno(e)}` };
+  }
+  if (st === null) return { status: 'missing', why: `${dir} does not exist (the Prolog recorded nothing for this job)` };
+  if (st.isSymbolicLink()) return { status: 'untrusted', why: `${dir} is a symbolic link` };
+  if (!st.isDirectory()) return { status: 'untrusted', why: `${dir} is not a directory` };
+  if (st.uid !== want.uid) return { status: 'untrusted', why: `${dir} belongs to uid ${st.uid}, not to this job's user (uid ${want.uid})` };
+
+  const file = readSmall(`${dir}/${PROLOG_FILE}`, { max: MAX_STATE_BYTES });
+  if (!file.ok) return { status: file.kind === 'missing' ? 'missing' : file.kind === 'unsafe' ? 'untrusted' : 'unreadable', why: file.why };
+  let env: unknown;
+  try {
+    env = JSON.parse(file.value.toString('utf8'));
+  } catch {
+    return { status: 'untrusted', why: `${PROLOG_FILE} is not JSON` };
+  }
+  if (!isObj(env) || env.format !== PROLOG_FORMAT || typeof env.payload !== 'string' || typeof env.signature !== 'string')
+    return { status: 'untrusted', why: `${PROLOG_FILE} is not a signed gdrgate state (${PROLOG_FORMAT})` };
+
+  // The public key must be as protected as the directory that holds it (root's in production).
+  const sd = lstatOrNull(stateDir);
+  if (sd === null || !sd.isDirectory()) return { status: 'unreadable', why: `${stateDir} is not a directory` };
+  const pub = readSmall(`${stateDir}/${PUB_FILE}`, { max: 4096, owner: sd.uid, mode: 'no-other-write' });
+  if (!pub.ok) return { status: pub.kind === 'unsafe' ? 'untrusted' : 'unreadable', why: `cannot verify: ${pub.why}` };
+  if (!verifyText(env.payload, env.signature, pub.value))
+    return { status: 'untrusted', why: `${PROLOG_FILE} signature does not verify (changed after the Prolog wrote it, or signed with another key)` };
+
+  let payload: unknown;
+  try {
+    payload = JSON.parse(env.payload);
+  } catch {
+    return { status: 'unreadable', why: 'signed payload is not JSON' };
+  }
+  const state = asPrologState(payload);
+  if (typeof state === 'string') return { status: 'unreadable', why: state };
+  // A valid signature on another job's, user's or node's record (copied in) is still not this job's record.
+  if (state.job !== want.job) return { status: 'untrusted', why: `${PROLOG_FILE} is the record of job ${state.job}, not of job ${want.job}` };
+  if (state.uid !== want.uid) return { status: 'untrusted', why: `${PROLOG_FILE} is the record of uid ${state.uid}, not of uid ${want.uid}` };
+  if (want.node !== null && state.node !== want.node) return { status: 'untrusted', why: `${PROLOG_FILE} was written on node ${state.node}, not on ${want.node}` };
+  return { status: 'trusted', state };
+}
+
+/** Leaves the task's findings for the epilog; only in a directory this user owns (the Prolog created it). */
+export function writeTaskRecord(stateDir: string, rec: TaskRecord): { ok: true } | { ok: false; why: string } {
+  const dir = `${stateDir}/${jobDirName(rec.job)}`;
+  try {
+    const st = lstatOrNull(dir);
+    if (st === null) return { ok: false, why: `${dir} does not exist` };
+    if (!st.isDirectory() || st.uid !== rec.uid) return { ok: false, why: `${dir} is not this user's directory` };
+    replaceAtomically(dir, TASK_FILE, JSON.stringify(rec) + '\n', 0o600);
+    return { ok: true };
+  } catch (e) {
+    return { ok: false, why: (e as Error).message };
+  }
+}

@@ -1,0 +1,56 @@
+// What the Prolog records for one job (signed, read by the TaskProlog) and what the TaskProlog leaves for the epilog.
+// Types only: nothing here is loaded at run time.
+import type { Status } from '../model/finding.js';
+import type { PROLOG_FORMAT, TASK_FORMAT } from './names.js';
+
+export type Bytes = number | 'unlimited';
+
+
+/** The host side of a job, as root saw it in the Prolog. */
+export interface PrologState {
+  readonly job: string;
+  readonly uid: number;
+  readonly node: string;
+  readonly time: string;
+  /** slurmd's RLIMIT_MEMLOCK (the Prolog inherits it; DESIGN §5); null when it could not be read. */
+  readonly memlock: { readonly who: string; readonly soft: Bytes; readonly hard: Bytes } | null;
+  /** The baseline class minimum the Prolog judged with; null when the class has none to give. */
+  readonly memlockMin: Bytes | null;
+  /** /sys/class/infiniband entries (mlx5_0, …). */
+  readonly hcas: readonly string[];
+  /** /dev/infiniband entries named uverbs<N>. */
+  readonly uverbs: readonly string[];
+  /** /dev entries named nvidia* (nvidia0, nvidiactl, nvidia-uvm, …). */
+  readonly nvidia: readonly string[];
+  /** GPU PCI functions of the node. */
+  readonly gpus: readonly string[];
+  /** SLURM_JOB_GPUS: node-wide GPU numbers; null when the job asked for none. */
+  readonly jobGpus: readonly number[] | null;
+}
+
+/** prolog.json: the payload's exact text and an Ed25519 signature over its UTF-8 bytes. */
+export interface SignedEnvelope {
+  readonly format: typeof PROLOG_FORMAT;
+  readonly payload: string;
+  readonly signature: string;
+}
+
+export interface TaskFindingRecord {
+  readonly code: string;
+  readonly status: Status;
+  readonly subject: string;
+  readonly message: string;
+}
+
+/** task.json: written by the job's user, so the epilog treats every field as untrusted input. */
+export interface TaskRecord {
+  readonly format: typeof TASK_FORMAT;
+  readonly job: string;
+  readonly step: string | null;
+  readonly uid: number;
+  readonly node: string;
+  readonly time: string;
+  readonly state: 'trusted' | 'missing' | 'untrusted' | 'unreadable';
+  readonly memlock: { readonly soft: Bytes; readonly hard: Bytes; readonly source: string } | null;
+  readonly findings: readonly TaskFindingRecord[];
+}

@@ -1,0 +1,94 @@
+// Every finding of the job's own view, with what it means for the job and what the user (or admin) can do.
+// Wording lives here only; the TaskProlog lines and the standalone report render from it.
+import type { Layer } from '../model/finding.js';
+
+export type TaskCheck = 'memlock-limit' | 'job-visibility' | 'job-state';
+
+interface TaskEntry {
+  readonly check: TaskCheck;
+  /** What it means for this job: follows the finding's own message. */
+  readonly tells: string;
+  /** What to do, addressed to the job's user. */
+  readonly remedy: string;
+  readonly layer: Layer;
+}
+
+export const TASK_CATALOG = {
+  'job-memlock-ok': { check: 'memlock-limit', tells: 'RDMA buffers can be registered', remedy: 'none', layer: 'scheduler' },
+  'job-memlock-propagated': {
+    check: 'memlock-limit',
+    tells: 'RDMA registration will fail (Slurm copied the limit of the shell you submitted from)',
+    remedy: 'ask your admin to set PropagateResourceLimitsExcept=MEMLOCK, or submit from a shell with ulimit -l unlimited',
+    layer: 'scheduler',
+  },
+  'job-memlock-low': {
+    check: 'memlock-limit',
+    tells: 'RDMA registration will fail',
+    remedy: "ask your admin to raise slurmd's limit (LimitMEMLOCK=infinity) or the container's (--ulimit memlock=-1)",
+    layer: 'scheduler',
+  },
+  'job-memlock-unknown': { check: 'memlock-limit', tells: 'the locked-memory limit could not be read', remedy: 'check that /proc is mounted in the job', layer: 'application' },
+  'job-visibility-ok': { check: 'job-visibility', tells: 'the job sees the RDMA and GPU devices the host has for it', remedy: 'none', layer: 'application' },
+  'job-hca-missing': {
+    check: 'job-visibility',
+    tells: 'NCCL and MPI cannot use those adapters from this job, GPUDirect RDMA included',
+    remedy: 'start the container with the host /sys/class/infiniband visible (or ask your admin why the job view hides them)',
+    layer: 'application',
+  },
+  'job-uverbs-missing': {
+    check: 'job-visibility',
+    tells: 'user-space verbs cannot open those adapters: NCCL falls back to TCP sockets',
+    remedy: 'pass the devices into the container (--device /dev/infiniband, or the runtime hook of your site)',
+    layer: 'application',
+  },
+  'job-uverbs-denied': {
+    check: 'job-visibility',
+    tells: 'the device nodes exist but this user cannot open them read-write',
+    remedy: 'ask your admin to fix the device permissions (rdma-core udev rules give 0666)',
+    layer: 'scheduler',
+  },
+  'job-gpu-missing': {
+    check: 'job-visibility',
+    tells: 'CUDA cannot open the GPUs Slurm gave this job',
+    remedy: 'pass the GPU devices into the container (--gpus, or the runtime hook of your site)',
+    layer: 'application',
+  },
+  'job-gpu-denied': {
+    check: 'job-visibility',
+    tells: 'the GPU device nodes exist but this user cannot open them read-write',
+    remedy: 'ask your admin to check the device permissions (NVreg_DeviceFileMode) and cgroup device rules',
+    layer: 'scheduler',
+  },
+  'job-no-rdma': {
+    check: 'job-visibility',
+    tells: 'GPUDirect RDMA and NCCL over InfiniBand/RoCE are impossible from this environment',
+    remedy: 'run on a node with RDMA adapters and make /sys/class/infiniband and /dev/infiniband visible to the container',
+    layer: 'application',
+  },
+  'job-view-unknown': { check: 'job-visibility', tells: 'part of the job view could not be read', remedy: 'check /sys and /dev are mounted in the job', layer: 'application' },
+  'job-state-ok': { check: 'job-state', tells: "the host's record for this job verifies", remedy: 'none', layer: 'security' },
+  'job-state-missing': {
+    check: 'job-state',
+    tells: 'the job view is checked on its own, without the host side to compare',
+    remedy: 'none for you; the admin can check that gdrgate runs as Prolog',
+    layer: 'scheduler',
+  },
+  'job-state-untrusted': {
+    check: 'job-state',
+    tells: 'it is ignored and the job view is checked on its own',
+    remedy: 'do not edit files under the gdrgate state directory; the admin has been told',
+    layer: 'security',
+  },
+  'job-state-unreadable': {
+    check: 'job-state',
+    tells: 'the job view is checked on its own, without the host side to compare',
+    remedy: 'none for you; the admin can check the state directory',
+    layer: 'scheduler',
+  },
+} as const satisfies Record<string, TaskEntry>;
+
+export type TaskCode = keyof typeof TASK_CATALOG;
+
+export function taskEntry(code: TaskCode): TaskEntry {
+  return TASK_CATALOG[code];
+}

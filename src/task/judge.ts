@@ -1,0 +1,122 @@
+// Pure: the job's view against the host's record for this job (or against itself when there is none).
+import { STATUS_RANK } from '../model/finding.js';
+import { formatBytes } from '../parsers/limits.js';
+import type { StateRead } from '../state/read.js';
+import type { Bytes, PrologState } from '../state/types.js';
+import { tf, type TaskFinding } from './finding.js';
+import { atLeast, jobMemlock } from './memlock.js';
+import type { DevNode, JobView } from './view.js';
+
+export interface MemlockMin {
+  readonly value: Bytes;
+  /** Where the minimum came from, for the report. */
+  readonly from: string;
+}
+
+export interface JudgeInput {
+  readonly view: JobView;
+  /** SLURM_RLIMIT_MEMLOCK as the TaskProlog's environment has it. */
+  readonly rlimitMemlock: string | undefined;
+  /** null in --standalone (no Slurm, no host record). */
+  readonly state: StateRead | null;
+  readonly min: MemlockMin;
+}
+
+/** The minimum, best source first: the class the Prolog judged with, the baseline, slurmd's own limit, unlimited. */
+export function resolveMin(state: StateRead | null, baselineMin: Bytes | null): MemlockMin {
+  const s = state?.status === 'trusted' ? state.state : null;
+  if (s?.memlockMin != null) return { value: s.memlockMin, from: 'baseline class (recorded by the Prolog)' };
+  if (baselineMin !== null) return { value: baselineMin, from: 'baseline class' };
+  if (s?.memlock) return { value: s.memlock.soft, from: `${s.memlock.who}'s limit (recorded by the Prolog)` };
+  return { value: 'unlimited', from: 'default (no baseline)' };
+}
+
+function memlock(i: JudgeInput): TaskFinding {
+  if (!i.view.self.known) return tf('job-memlock-unknown', 'skip', 'job', `memlock not readable: ${i.view.self.why}`);
+  const jm = jobMemlock(i.view.self.value, i.rlimitMemlock);
+  if (!jm.ok) return tf('job-memlock-unknown', 'skip', 'job', jm.error);
+  const { soft, hard, source } = jm.value;
+  const want = `>= ${formatBytes(i.min.value)}`;
+  const both = soft === hard ? formatBytes(soft) : `${formatBytes(soft)} (hard ${formatBytes(hard)})`;
+  if (atLeast(soft, i.min.value) && atLeast(hard, i.min.value)) return tf('job-memlock-ok', 'pass', 'job', `memlock is ${both} in this job`, want, both);
+  // The soft limit is what registration meets; the hard one is named only when it is too low as well.
+  const got = atLeast(hard, i.min.value) ? formatBytes(soft) : both;
+  return tf(source === 'propagated' ? 'job-memlock-propagated' : 'job-memlock-low', 'fail', 'job', `memlock is ${got} in this job`, want, got);
+}
+
+const list = (xs: readonly string[]): string => xs.join(', ');
+const rw = (n: DevNode): boolean => n.access !== 'denied';
+
+function denied(nodes: readonly DevNode[], dir: string, code: 'job-uverbs-denied' | 'job-gpu-denied'): TaskFinding[] {
+  const bad = nodes.filter((n) => !rw(n));
+  if (!bad.length) return [];
+  return [tf(code, 'fail', dir, `this job cannot open ${list(bad.map((n) => `${dir}/${n.name}`))} read-write (${bad[0]!.why ?? 'denied'})`)];
+}
+
+function againstHost(v: JobView, s: PrologState): TaskFinding[] {
+  const out: TaskFinding[] = [];
+  if (v.hcas.known) {
+    const seen = new Set(v.hcas.value);
+    const miss = s.hcas.filter((h) => !seen.has(h));
+    if (miss.length) out.push(tf('job-hca-missing', 'fail', '/sys/class/infiniband', `this job sees ${s.hcas.length - miss.length} of the ${s.hcas.length} RDMA adapters of the host (missing ${list(miss)})`, list(s.hcas), list(v.hcas.value)));
+  }
+  if (v.uverbs.known) {
+    const seen = new Set(v.uverbs.value.map((n) => n.name));
+    const miss = s.uverbs.filter((u) => !seen.has(u));
+    if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - miss.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(miss.map((u) => `/dev/infiniband/${u}`))})`, list(s.uverbs), list([...seen])));
+    out.push(...denied(v.uverbs.value.filter((n) => s.uverbs.includes(n.name)), '/dev/infiniband', 'job-uverbs-denied'));
+  }
+  const gpus = s.jobGpus ?? [];
+  if (gpus.length && v.nvidia.known) {
+    // The job's GPUs by their node-wide numbers (SLURM_JOB_GPUS, not the renumbered CUDA_VISIBLE_DEVICES), plus the control nodes CUDA opens.
+    const want = [...gpus.map((g) => `nvidia${g}`), 'nvidiactl', 'nvidia-uvm'].filter((n) => s.nvidia.includes(n));
+    const seen = new Set(v.nvidia.value.map((n) => n.name));
+    const miss = want.filter((n) => !seen.has(n));
+    if (miss.length) out.push(tf('job-gpu-missing', 'fail', '/dev', `this job sees ${want.length - miss.length} of the ${want.length} NVIDIA device nodes of its GPUs (missing ${list(miss.map((n) => `/dev/${n}`))})`, list(want), list([...seen])));
+    out.push(...denied(v.nvidia.value.filter((n) => want.includes(n.name)), '/dev', 'job-gpu-denied'));
+  }
+  return out;
+}
+
+/** Without the host's record: the job's view must at least agree with itself. */
+function selfConsistent(v: JobView, standalone: boolean): TaskFinding[] {
+  const out: TaskFinding[] = [];
+  if (v.verbsClass.known && v.uverbs.known) {
+    const seen = new Set(v.uverbs.value.map((n) => n.name));
+    const miss = v.verbsClass.value.filter((u) => !seen.has(u));
+    if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `the kernel has verbs devices ${list(miss)} (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them`, list(v.verbsClass.value), list([...seen])));
+  }
+  if (v.uverbs.known) out.push(...denied(v.uverbs.value, '/dev/infiniband', 'job-uverbs-denied'));
+  if (v.nvidia.known) out.push(...denied(v.nvidia.value, '/dev', 'job-gpu-denied'));
+  if (standalone && v.hcas.known && v.hcas.value.length === 0) out.push(tf('job-no-rdma', 'warn', '/sys/class/infiniband', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)'));
+  return out;
+}
+
+function visibility(i: JudgeInput): TaskFinding[] {
+  const v = i.view;
+  const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.known ? [] : [tf('job-view-unknown', 'skip', 'job', k.why)]));
+  const trusted = i.state?.status === 'trusted' ? i.state.state : null;
+  const found = trusted ? againstHost(v, trusted) : selfConsistent(v, i.state === null);
+  if (found.length) return [...found, ...unknown];
+  const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.known ? String(k.value.length) : '?');
+  return [tf('job-visibility-ok', 'pass', 'job', `this job sees ${n(v.hcas)} RDMA adapters, ${n(v.uverbs)} verbs devices, ${n(v.nvidia)} NVIDIA device nodes`), ...unknown];
+}
+
+function stateFinding(s: StateRead | null): TaskFinding[] {
+  if (s === null) return [];
+  switch (s.status) {
+    case 'trusted':
+      return [tf('job-state-ok', 'pass', 'prolog.json', `host record of job ${s.state.job} verifies`)];
+    case 'missing':
+      return [tf('job-state-missing', 'skip', 'prolog.json', `no host record for this job: ${s.why}`)];
+    case 'untrusted':
+      return [tf('job-state-untrusted', 'error', 'prolog.json', `the host record for this job is untrusted: ${s.why}`)];
+    case 'unreadable':
+      return [tf('job-state-unreadable', 'skip', 'prolog.json', `the host record for this job could not be read: ${s.why}`)];
+  }
+}
+
+export function judge(i: JudgeInput): TaskFinding[] {
+  const all = [memlock(i), ...visibility(i), ...stateFinding(i.state)];
+  return all.map((f, k) => [f, k] as const).sort((a, b) => STATUS_RANK[a[0].status] - STATUS_RANK[b[0].status] || a[1] - b[1]).map(([f]) => f);
+}

@@ -1,0 +1,76 @@
+// Bad baselines and configs: a clear error naming the file, the right exit code, and never a drain.
+import t from 'tap';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { cli } from '../helpers/cli.js';
+import { makeGateEnv } from '../helpers/gate-env.js';
+import { H200 } from '../helpers/paths.js';
+
+const env = makeGateEnv();
+const good = JSON.parse(readFileSync(JSON.parse(readFileSync(env.config, 'utf8')).baseline, 'utf8'));
+const cls = good.classes[0];
+
+// [name, file text, error, does `baseline validate` catch it (it cannot know which node will read it)]
+const cases: [string, string, RegExp, boolean?][] = [
+  ['invalid JSON', '{"version": 1, "classes": [', /is not valid JSON/],
+  ['empty file', '', /baseline is empty/],
+  ['wrong types', JSON.stringify({ version: 1, classes: [{ ...cls, memlockMin: 'lots' }] }), /\/classes\/0\/memlockMin/],
+  ['unknown key', JSON.stringify({ version: 1, classes: [{ ...cls, colour: 'blue' }] }), /must NOT have additional properties \(colour\)/],
+  ['duplicate classes', JSON.stringify({ version: 1, classes: [cls, cls] }), /duplicate class "test"/],
+  ['a pattern that matches nothing', JSON.stringify({ version: 1, classes: [{ ...cls, match: ['gpu[001-004]'] }] }), /no class matches node "vm"/, false],
+  ['an invalid regex', JSON.stringify({ version: 1, classes: [{ ...cls, match: ['/gpu[/'] }] }), /\/classes\/0\/match\/0: invalid regex/],
+  ['no classes', JSON.stringify({ version: 1, classes: [] }), /\/classes: must NOT have fewer than 1 items/],
+  ['version 2', JSON.stringify({ version: 2, classes: [cls] }), /\/version: must be equal to constant/],
+];
+
+for (const [name, text, want, byValidate = true] of cases) {
+  t.test(`baseline: ${name}`, async (t) => {
+    const file = path.join(env.dir, `bad-${name.replace(/\W+/g, '-')}.json`);
+    writeFileSync(file, text);
+    const v = cli(['baseline', 'validate', file]);
+    t.equal(v.code, byValidate ? 2 : 0, `validate exits ${byValidate ? 2 : 0}`);
+    const c = cli(['check', '--root', H200, '--baseline', file, '--node', 'vm']);
+    t.equal(c.code, 2, 'check exits 2');
+    t.match(c.stderr, file, 'names the file');
+    t.match(c.stderr, want);
+    const before = env.drainCalls().length;
+    const p = env.prolog(['--baseline', file]);
+    t.equal(p.code, 0, 'prolog fails open');
+    t.match(p.stdout, /result=config-error exit=0/);
+    t.equal(env.drainCalls().length, before, 'no drain');
+    t.match(readFileSync(env.log, 'utf8'), /could not judge this node; letting the job run \(fail-open\)/);
+  });
+}
+
+t.test('huge baseline is refused before parsing', async (t) => {
+  const file = path.join(env.dir, 'huge.json');
+  writeFileSync(file, ' '.repeat(17 * 1024 * 1024) + '{}');
+  const v = cli(['baseline', 'validate', file]);
+  t.equal(v.code, 2);
+  t.match(v.stderr, /more than 16777216/);
+});
+
+t.test('config errors: fail-open by default, fail-closed drains with a gdrgate: config reason', async (t) => {
+  const e = makeGateEnv();
+  writeFileSync(e.config, '{"baseline": 5}');
+  const open = e.prolog();
+  t.equal(open.code, 0);
+  t.match(open.stdout, /config-error: .*config\.json: \/baseline: must be string/);
+  t.same(e.drainCalls(), []);
+  writeFileSync(e.config, JSON.stringify({ ...JSON.parse('{}'), baseline: '/nonexistent/baseline.json', scontrol: path.join(e.dir, 'scontrol'), stateDir: path.join(e.dir, 'run'), onConfigError: 'closed' }));
+  const closed = e.prolog();
+  t.equal(closed.code, 1);
+  t.equal(e.drainCalls().length, 1);
+  t.match(e.drainCalls()[0], /reason=gdrgate: config .*nonexistent\/baseline\.json/);
+  t.match(e.drainCalls()[0], /job=42$/);
+});
+
+t.test('files anyone could change are refused (fail-open, no drain)', async (t) => {
+  const e = makeGateEnv();
+  const base = JSON.parse(readFileSync(e.config, 'utf8')).baseline as string;
+  (await import('node:fs')).chmodSync(base, 0o666);
+  const r = e.prolog();
+  t.equal(r.code, 0);
+  t.match(r.stdout, /refusing .*baseline\.json: .*writable by anyone/);
+  t.same(e.drainCalls(), []);
+});

@@ -1,0 +1,84 @@
+// Faults around the gate: scontrol that hangs, crashes or errs; a sysfs read that blocks; 50 prologs at once.
+import t from 'tap';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
+import { CLI } from '../helpers/paths.js';
+
+t.setTimeout(600_000);
+
+t.test('scontrol hangs: the prolog ends within its deadline, logs, still exits 1 (node unhealthy)', async (t) => {
+  const e = makeGateEnv('hang');
+  breakLink(e.tree);
+  e.writeConfig({ deadlineMs: 3000, scontrolTimeoutMs: 1000 });
+  const t0 = Date.now();
+  const r = e.prolog();
+  const ms = Date.now() - t0;
+  t.equal(r.code, 1);
+  t.ok(ms < 3000 + 2000, `ended in ${ms} ms`);
+  t.match(r.stdout, /action=kept: node state unknown/);
+  t.match(readFileSync(e.log, 'utf8'), /timed out.*cannot read node state; not writing a drain reason/);
+  const left = execFileSync('/bin/sh', ['-c', `ps -eo args | grep -c "[s]leep 600" || true`], { encoding: 'utf8' }).trim();
+  t.equal(left, '0', 'the hung scontrol and its children were killed');
+});
+
+t.test('scontrol crashes or reports an error: no reason written, exit 1', async (t) => {
+  for (const mode of ['crash', 'not-found'] as const) {
+    const e = makeGateEnv(mode);
+    breakLink(e.tree);
+    const r = e.prolog();
+    t.equal(r.code, 1, mode);
+    t.match(r.stdout, /action=kept: node state unknown/, mode);
+    t.equal(e.drainCalls().length, 0, `${mode}: no drain attempted without a state`);
+  }
+});
+
+t.test('a FIFO where a sysfs attribute should be never blocks the gate (read as empty, not judged)', async (t) => {
+  const e = makeGateEnv();
+  const attr = path.join(e.tree, 'sys/devices/pci0000:00/0000:00:06.0/current_link_width');
+  rmSync(attr);
+  execFileSync('/usr/bin/mkfifo', [attr]); // open() of a FIFO with no writer would block a libuv thread, and exit with it
+  e.writeConfig({ deadlineMs: 3000 });
+  const t0 = Date.now();
+  const r = e.prolog(['--dry-run']);
+  const ms = Date.now() - t0;
+  t.equal(r.code, 0, 'healthy otherwise: an unreadable width is a skip, never a fail or a pass');
+  t.ok(ms < 3000, `ended in ${ms} ms`);
+  t.match(r.stdout, /SKIP\s+pcie-link\s+0000:00:06\.0\s+GPU H200: link speed\/width not readable/);
+  t.same(e.drainCalls(), []);
+});
+
+t.test('the deadline: work that never settles is cut off at the deadline', async (t) => {
+  const { withDeadline } = await import('../../src/cli/gate.js');
+  const t0 = Date.now();
+  await t.rejects(withDeadline(new Promise(() => undefined), 200), /deadline of 200 ms exceeded/);
+  t.ok(Date.now() - t0 < 1000);
+  t.equal(await withDeadline(Promise.resolve(7), 200), 7);
+});
+
+t.test('50 prologs at once on a failing node: one drain, one reason', async (t) => {
+  const e = makeGateEnv();
+  breakLink(e.tree);
+  const runs = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      new Promise<number | null>((res) => {
+        const p = spawn(process.execPath, [CLI, 'prolog', '--config', e.config], { env: { ...process.env, SLURMD_NODENAME: 'vm', SLURM_JOB_ID: String(1000 + i) }, stdio: 'ignore' });
+        p.on('exit', (c) => res(c));
+      }),
+    ),
+  );
+  t.same([...new Set(runs)], [1], 'every prolog exits 1');
+  t.equal(e.drainCalls().length, 1, 'exactly one drain');
+  t.match(readFileSync(path.join(e.dir, 'scontrol.state'), 'utf8'), /State=IDLE\+DRAIN .*Reason=gdrgate: pcie-link 0000:00:06\.0 Gen5 x8 \(want Gen5 x16\) job=10\d\d \[/);
+});
+
+t.test('a log file that cannot be written never fails the job', async (t) => {
+  const e = makeGateEnv();
+  e.writeConfig({ logFile: '/dev/full' });
+  const r = e.prolog();
+  t.equal(r.code, 0);
+  t.match(r.stderr, /log write failed \(ENOSPC/);
+  e.writeConfig({ logFile: '/proc/version' });
+  t.equal(e.prolog().code, 0, 'read-only log target');
+});
