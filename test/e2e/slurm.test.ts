@@ -1,0 +1,501 @@
+// End to end: the real gate (dist/cli.js through slurm/prolog.sh) as the Prolog of a real single-node Slurm
+// (test/e2e/sandbox), driven by real sbatch/srun jobs, judged only by what Slurm itself reports.
+// Runs when CI is set or GDRGATE_E2E=1, as root; see test/e2e/README.md.
+import t, { type Test } from 'tap';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const BUILT_CLI = join(REPO, 'dist/cli.js');
+const SANDBOX = join(REPO, 'test/e2e/sandbox');
+const EXAMPLE = join(REPO, 'examples/h200-vm');
+const GPU_BDF = '0000:00:06.0';
+const GPU_DIR = `sys/devices/pci0000:00/${GPU_BDF}`;
+const CLIENT_TIMEOUT_MS = 20_000; // every Slurm client call: sinfo hangs ~60 s when slurmctld is gone
+const HELD = 'launch failed requeued held';
+const T0 = performance.now();
+const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
+
+// ---------------------------------------------------------------------------------------------- processes
+
+interface Ran {
+  readonly status: number | null;
+  readonly signal: string | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly ms: number;
+  readonly timedOut: boolean;
+}
+
+/** Runs a program without a shell, always under a timeout (SIGKILL), never throws. */
+function run(file: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Ran {
+  const t0 = performance.now();
+  const r = spawnSync(file, args, {
+    env: opts.env ?? process.env,
+    cwd: opts.cwd ?? '/',
+    timeout: opts.timeoutMs ?? CLIENT_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  const timedOut = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
+  return {
+    status: r.status,
+    signal: r.signal,
+    stdout: r.stdout ?? '',
+    stderr: (r.stderr ?? '') + (r.error && !timedOut ? `\n[spawn: ${r.error.message}]` : ''),
+    ms: Math.round(performance.now() - t0),
+    timedOut,
+  };
+}
+
+/** The environment without anything that could point the sandbox or the clients elsewhere. */
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(SLURM_|SANDBOX_|GATE_|GDRGATE_CONFIG$)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+async function freePortPair(): Promise<number> {
+  const free = (port: number): Promise<boolean> =>
+    new Promise((res) => {
+      const s = createServer();
+      s.once('error', () => res(false));
+      s.listen(port, '0.0.0.0', () => s.close(() => res(true)));
+    });
+  for (let i = 0; i < 50; i++) {
+    const p = 20000 + 2 * Math.floor(Math.random() * 10000);
+    if ((await free(p)) && (await free(p + 1))) return p;
+  }
+  throw new Error('no free port pair for slurmctld/slurmd');
+}
+
+async function waitFor<T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number, everyMs = 250): Promise<{ ok: boolean; value: T; ms: number }> {
+  const t0 = performance.now();
+  let value = probe();
+  while (!ok(value)) {
+    if (performance.now() - t0 > timeoutMs) return { ok: false, value, ms: Math.round(performance.now() - t0) };
+    await sleep(everyMs);
+    value = probe();
+  }
+  return { ok: true, value, ms: Math.round(performance.now() - t0) };
+}
+
+/** PIDs of live processes whose argv is exactly `argv` (a killed, unreaped child has an empty cmdline). */
+function processesWithArgv(argv: readonly string[]): number[] {
+  const want = argv.join('\0') + '\0';
+  const found: number[] = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (readFileSync(`/proc/${d}/cmdline`, 'latin1') === want) found.push(Number(d));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
+}
+
+// ---------------------------------------------------------------------------------------------- fixture trees
+
+/** Finds the PCI Express capability (id 0x10) walking the standard list from the pointer at 0x34. */
+function pcieCapOffset(cfg: Buffer): number {
+  let p = cfg[0x34]! & 0xfc;
+  for (let hops = 0; p >= 0x40 && hops < 48; hops++) {
+    if (cfg[p] === 0x10) return p;
+    p = cfg[p + 1]! & 0xfc;
+  }
+  throw new Error('no PCI Express capability in config space');
+}
+
+function linkStatusWidth(tree: string): number {
+  const cfg = readFileSync(join(tree, GPU_DIR, 'config'));
+  return (cfg.readUInt16LE(pcieCapOffset(cfg) + 0x12) >> 4) & 0x3f;
+}
+
+/** "GPU trained to x8": sysfs current_link_width and the Link Status register (cap+0x12, bits 9:4) agree. */
+function trainTo(tree: string, width: number): void {
+  writeFileSync(join(tree, GPU_DIR, 'current_link_width'), `${width}\n`);
+  const file = join(tree, GPU_DIR, 'config');
+  const cfg = readFileSync(file);
+  const at = pcieCapOffset(cfg) + 0x12;
+  cfg.writeUInt16LE((cfg.readUInt16LE(at) & ~0x03f0) | ((width & 0x3f) << 4), at);
+  writeFileSync(file, cfg);
+}
+
+function copyTree(dst: string): string {
+  cpSync(EXAMPLE, dst, { recursive: true, verbatimSymlinks: true });
+  return dst;
+}
+
+/** RLIMIT_MEMLOCK of a process as the baseline writes it: the lower of soft and hard, bytes or "unlimited". */
+function memlockOf(pid: number): number | 'unlimited' {
+  const line = readFileSync(`/proc/${pid}/limits`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith('Max locked memory'));
+  const m = line ? /^Max locked memory\s+(\S+)\s+(\S+)/.exec(line) : null;
+  if (!m) throw new Error(`no "Max locked memory" in /proc/${pid}/limits`);
+  const vals = [m[1]!, m[2]!].filter((v) => v !== 'unlimited').map(Number);
+  return vals.length ? Math.min(...vals) : 'unlimited';
+}
+
+// ---------------------------------------------------------------------------------------------- the run
+
+const enabled = !!process.env.CI || process.env.GDRGATE_E2E === '1';
+const isRoot = process.getuid?.() === 0;
+
+if (!enabled || !isRoot) {
+  t.skip(
+    `slurm e2e skipped: ${!enabled ? 'set GDRGATE_E2E=1 (or CI) to run it' : 'it must run as root (it starts munged, slurmctld and slurmd)'}` +
+      ' — starts a real Slurm from test/e2e/sandbox; see test/e2e/README.md',
+    () => {},
+  );
+} else {
+  await e2e();
+}
+
+async function e2e(): Promise<void> {
+  t.setTimeout(360_000);
+  if (!existsSync(BUILT_CLI)) {
+    t.fail(`${BUILT_CLI} is missing: build first (npm run build)`);
+    return;
+  }
+
+  const WORK = mkdtempSync('/tmp/gdrgate-e2e-');
+  chmodSync(WORK, 0o755); // mkdtemp makes it 0700: munged runs as the munge user and must reach DIR/munge
+  const DIR = join(WORK, 'slurm'); // the sandbox: etc/, log/, state/, run/ ...
+  const CONF = join(DIR, 'etc/slurm.conf');
+  const CONFIG = join(WORK, 'gdrgate.json');
+  const BASELINE = join(WORK, 'baseline.json');
+  const BAD_BASELINE = join(WORK, 'baseline-malformed.json');
+  const LOG = join(WORK, 'gdrgate.log');
+  const WRAPPER = join(WORK, 'gate-prolog.sh');
+  const SHIM = join(WORK, 'scontrol-handshake.sh');
+  const SHIM_CALLED = join(WORK, 'shim.called');
+  const SHIM_GO = join(WORK, 'shim.go');
+  const HANG = join(WORK, 'scontrol-hangs.sh');
+  const HANG_RAN = join(WORK, 'hang.ran'); // the hung scontrol writes its shell's PID here: proof that it ran
+  const SLEEP_ARGV = ['/bin/sleep', `600.${process.pid}`]; // unique per run, to find leftovers
+  // The gate under test: a snapshot of the build (dist, schemas, package.json; node_modules linked), so a rebuild
+  // in the checkout while this file runs cannot hand slurmd a half-written dist.
+  const PKG = join(WORK, 'gdrgate');
+  for (const d of ['dist', 'schemas']) cpSync(join(REPO, d), join(PKG, d), { recursive: true, verbatimSymlinks: true });
+  copyFileSync(join(REPO, 'package.json'), join(PKG, 'package.json'));
+  symlinkSync(join(REPO, 'node_modules'), join(PKG, 'node_modules'));
+  const CLI = join(PKG, 'dist/cli.js');
+  const HEALTHY = copyTree(join(WORK, 'tree-healthy'));
+  const X8 = copyTree(join(WORK, 'tree-x8'));
+  trainTo(X8, 8);
+  mkdirSync(join(WORK, 'jobs'));
+
+  let node = '';
+  let stopped = false;
+  const stop = (): Ran | null => {
+    if (stopped) return null;
+    stopped = true;
+    return run('/bin/bash', [join(SANDBOX, 'stop.sh'), DIR], { env: cleanEnv({}), timeoutMs: 60_000 });
+  };
+  // Teardown normally; the exit hook only if the file is cut short (tap timeout, crash).
+  process.once('exit', () => void stop());
+  t.teardown(() => {
+    const r = stop();
+    if (r && r.status !== 0) t.comment(`stop.sh exited ${r.status}: ${r.stderr.trim()}`);
+    if (t.passing()) rmSync(WORK, { recursive: true, force: true });
+    else t.comment(`kept for inspection: ${WORK} (Slurm logs in ${DIR}/log, gate log ${LOG})`);
+    t.comment(`total wall time ${secs(T0)}`);
+  });
+
+  // The wrapper Slurm runs: slurm/prolog.sh unchanged, with its .conf beside it.
+  copyFileSync(join(REPO, 'slurm/prolog.sh'), WRAPPER);
+  chmodSync(WRAPPER, 0o755);
+  writeFileSync(join(WORK, 'gate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${CONFIG}\n`);
+  // A hung scontrol: a shell whose child sleeps (the grandchild of the gate holds its pipes too).
+  writeFileSync(HANG, `#!/bin/sh\n# e2e stand-in for a hung scontrol\necho $$ > ${HANG_RAN}\n${SLEEP_ARGV.join(' ')}\n`, { mode: 0o755 });
+  // Case 3: the real scontrol, but "show" first tells the test and waits (at most 8 s) for its go, so that the
+  // admin's drain lands while the gate is running, without a race.
+  writeFileSync(
+    SHIM,
+    [
+      '#!/bin/sh',
+      '# e2e shim: pause "scontrol show" until the test has drained the node by hand, then the real scontrol',
+      'if [ "$1" = show ]; then',
+      `  : > ${SHIM_CALLED}`,
+      '  i=0',
+      `  while [ ! -e ${SHIM_GO} ] && [ $i -lt 80 ]; do /bin/sleep 0.1; i=$((i + 1)); done`,
+      'fi',
+      'exec /usr/bin/scontrol "$@"',
+      '',
+    ].join('\n'),
+    { mode: 0o755 },
+  );
+  writeFileSync(BAD_BASELINE, '{ "version": 1, "classes": [ { "name": "sandbox", \n');
+
+  // ------------------------------------------------------------------ start Slurm
+  const port = await freePortPair();
+  const t1 = performance.now();
+  const started = run('/bin/bash', [join(SANDBOX, 'start.sh'), DIR], {
+    env: cleanEnv({ SANDBOX_CRED_EXPIRE: '5', SANDBOX_PROLOG_FLAGS: 'Alloc', GATE_PROLOG: WRAPPER, SANDBOX_PORT: String(port) }),
+    timeoutMs: 240_000, // first use installs the packages with apt
+  });
+  if (started.status !== 0) {
+    t.fail('start.sh brought the sandbox up', { status: started.status, timedOut: started.timedOut, stderr: started.stderr.slice(-4000) });
+    return;
+  }
+  node = started.stdout.trim().split('\n').pop()!.trim();
+  t.comment(`sandbox up in ${secs(t1)}: node ${node}, port ${port}, dir ${DIR}`);
+
+  const clientEnv = cleanEnv({ SLURM_CONF: CONF });
+  const slurm = (cmd: 'sinfo' | 'scontrol' | 'squeue' | 'sbatch' | 'srun' | 'scancel', args: readonly string[], timeoutMs = CLIENT_TIMEOUT_MS): Ran =>
+    run(`/usr/bin/${cmd}`, args, { env: clientEnv, timeoutMs, cwd: join(WORK, 'jobs') });
+  const state = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T']).stdout.trim();
+  const reason = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%E']).stdout.trim();
+  const sinfoR = (): string => slurm('sinfo', ['-R', '-h', '-n', node]).stdout.trimEnd();
+  const showNode = (): string => slurm('scontrol', ['show', 'node', '-o', node]).stdout.trim();
+  const jobField = (id: string, f: string): string => slurm('squeue', ['-h', '-t', 'all', '-j', id, '-o', f]).stdout.trim();
+  const submit = (): string => {
+    const r = slurm('sbatch', ['--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true']);
+    if (r.status !== 0) throw new Error(`sbatch failed (${r.status}): ${r.stderr}`);
+    return r.stdout.trim().split(';')[0]!;
+  };
+  const gdrgate = (args: readonly string[]): Ran => run(process.execPath, [CLI, ...args], { env: clientEnv, timeoutMs: 30_000 });
+  const resumeCli = (): Ran => gdrgate(['resume', '--config', CONFIG, '--node', node]);
+
+  /** The gate reads its config on every run: rewrite it whole (rename) so a running prolog never sees half a file. */
+  const writeConfig = (over: Record<string, unknown> = {}): void => {
+    const cfg = { baseline: BASELINE, root: HEALTHY, scontrol: '/usr/bin/scontrol', scontrolTimeoutMs: 5000, deadlineMs: 10000, logFile: LOG, ...over };
+    writeFileSync(`${CONFIG}.tmp`, JSON.stringify(cfg, null, 2) + '\n');
+    renameSync(`${CONFIG}.tmp`, CONFIG);
+  };
+  const logLines = (): Record<string, unknown>[] =>
+    (existsSync(LOG) ? readFileSync(LOG, 'utf8') : '')
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => {
+        try {
+          return JSON.parse(l) as Record<string, unknown>;
+        } catch {
+          return { unparsable: l };
+        }
+      });
+  const runLine = (job: string): Record<string, unknown> | undefined => logLines().find((l) => l.msg === 'gdrgate run' && l.job === job);
+  /** Held and done with its launch: squeue shows the reason while the job is still COMPLETING, so wait for PENDING too. */
+  const waitHeld = (id: string, timeoutMs = 30_000) => waitFor(() => jobField(id, '%T|%r'), (v) => v === `PENDING|${HELD}`, timeoutMs);
+  const nodeFlags = (): string => /(?:^| )State=(\S+)/.exec(showNode())?.[1] ?? '?';
+  const waitIdle = (timeoutMs = 30_000) => waitFor(state, (v) => v === 'idle', timeoutMs);
+  const waitDone = (id: string, timeoutMs = 10_000) => waitFor(() => jobField(id, '%T'), (v) => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$/.test(v), timeoutMs);
+
+  /** Back to a clean start between cases: no jobs, healthy tree, node undrained and plain idle. */
+  const reset = async (): Promise<void> => {
+    writeConfig();
+    const ids = slurm('squeue', ['-h', '-o', '%i']).stdout.split(/\s+/).filter(Boolean);
+    if (ids.length) slurm('scancel', ids);
+    // Resuming while a killed job is still completing leaves sinfo saying "mixed" for ~30 s: let it finish first.
+    const busy = (): string => {
+      const jobs = slurm('squeue', ['-h', '-o', '%i %T']).stdout.trim().replace(/\n/g, ', ');
+      const flags = nodeFlags();
+      return jobs !== '' || flags.includes('COMPLETING') ? `jobs: ${jobs || 'none'}; node ${flags}` : '';
+    };
+    const quiet = await waitFor(busy, (v) => v === '', 30_000);
+    if (!quiet.ok) throw new Error(`jobs or node still busy after scancel: ${quiet.value}`);
+    if (/^(drain|down|fail)/.test(state())) slurm('scontrol', ['update', `nodename=${node}`, 'state=resume']);
+    const idle = await waitIdle();
+    if (!idle.ok) {
+      const jobs = slurm('squeue', ['-h', '-t', 'all', '-o', '%i %T %r']).stdout.trim().replace(/\n/g, '; ');
+      const cpus = slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T %C']).stdout.trim();
+      throw new Error(`node not idle after reset: ${idle.value} (A/I/O/T cpus: ${cpus}); jobs: ${jobs}; ${showNode()}`);
+    }
+  };
+
+  // ------------------------------------------------------------------ baseline from the healthy tree
+  // memlockMin: what slurmd really has here (root cannot raise it past 8 MiB on some CI machines). With `root` set to
+  // a tree, the gate reads the limits captured in the tree (unlimited), so this only has to be a value a real
+  // node in this sandbox would meet.
+  const slurmdPid = Number(readFileSync(join(DIR, 'run/slurmd.pid'), 'utf8').trim());
+  const memlock = memlockOf(slurmdPid);
+  t.comment(`slurmd (pid ${slurmdPid}) RLIMIT_MEMLOCK: ${memlock}; baseline memlockMin set to it`);
+  const cap = gdrgate(['baseline', 'capture', '--root', HEALTHY, '--class', 'sandbox', '--match', '*', '--platform', 'virtualized']);
+  t.equal(cap.status, 0, 'baseline capture from the healthy tree', { stderr: cap.stderr });
+  const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown; devices: { bdf: string; link: { width: number } }[] }[] };
+  baseline.classes[0]!.memlockMin = memlock;
+  writeFileSync(BASELINE, JSON.stringify(baseline, null, 2) + '\n');
+  t.equal(baseline.classes[0]!.devices.find((d) => d.bdf === GPU_BDF)?.link.width, 16, 'baseline wants the GPU at x16');
+  t.equal(linkStatusWidth(HEALTHY), 16, 'healthy tree: Link Status says x16');
+  t.equal(linkStatusWidth(X8), 8, 'x8 tree: Link Status says x8');
+  t.equal(readFileSync(join(X8, GPU_DIR, 'current_link_width'), 'utf8'), '8\n', 'x8 tree: sysfs says x8');
+  writeConfig();
+  t.equal(state(), 'idle', 'sandbox node starts idle');
+
+  // ------------------------------------------------------------------ cases
+  const timed = async (name: string, fn: (t: Test) => Promise<void>): Promise<void> => {
+    await t.test(name, async (tt) => {
+      const c0 = performance.now();
+      try {
+        await reset();
+        await fn(tt);
+      } finally {
+        tt.comment(`${name}: ${secs(c0)}`);
+      }
+    });
+  };
+
+  await timed('1. healthy tree: sbatch -W completes, srun runs, node stays idle', async (tt) => {
+    const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
+    tt.equal(r.status, 0, 'sbatch -W exits 0', { stderr: r.stderr });
+    const id = r.stdout.trim().split(';')[0]!;
+    tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
+    tt.notMatch(state(), /drain|down/, 'node not drained');
+    tt.equal(reason(), 'none', 'no reason');
+    const s = slurm('srun', ['-N1', '/bin/true'], 60_000);
+    tt.equal(s.status, 0, 'srun -N1 /bin/true exits 0', { stderr: s.stderr });
+    tt.ok((await waitIdle(10_000)).ok, 'node idle');
+    tt.match(showNode(), / State=IDLE /, 'scontrol show node: State=IDLE');
+    tt.match(runLine(id), { result: 'healthy', exitCode: 0, action: 'none' }, 'gate log: healthy run for the job');
+  });
+
+  await timed('2. GPU trained to x8: node drained with our reason, job requeued held', async (tt) => {
+    writeConfig({ root: X8 });
+    const id = submit();
+    const held = await waitHeld(id);
+    tt.ok(held.ok, `job ${id}: squeue %r "${HELD}" (after ${held.ms} ms)`, { got: held.value });
+    tt.equal(jobField(id, '%T'), 'PENDING', 'job is PENDING (held)');
+    const line = showNode();
+    tt.comment(`scontrol show node: ${line}`);
+    tt.match(line, / State=IDLE\+DRAIN /, 'scontrol show node: State=IDLE+DRAIN');
+    const why = reason();
+    tt.comment(`sinfo %E: ${why}`);
+    tt.ok(why.startsWith('gdrgate: pcie-link'), 'reason starts with "gdrgate: pcie-link"', { got: why });
+    tt.ok(why.includes(GPU_BDF), `reason names ${GPU_BDF}`, { got: why });
+    tt.ok(why.includes(`job=${id}`), `reason names job=${id}`, { got: why });
+    tt.ok(why.slice(0, 20).startsWith('gdrgate: pcie-link'), 'its first 20 characters already say gdrgate: pcie-link');
+    tt.ok(line.includes(`Reason=${why} [root@`), 'scontrol show node carries the same reason');
+    const r = sinfoR();
+    tt.comment(`sinfo -R: ${r}`);
+    tt.match(r, /^gdrgate: pcie-link\s/, 'sinfo -R (20 characters) shows gdrgate: pcie-link');
+    tt.match(runLine(id), { result: 'unhealthy', exitCode: 1, action: 'drained', node, reason: why, summary: {} }, 'gate log: JSON summary line for the job');
+    // ours, but still broken: resume re-checks and refuses
+    const res = resumeCli();
+    tt.equal(res.status, 1, 'gdrgate resume refuses while the link is still x8', { stdout: res.stdout, stderr: res.stderr });
+    tt.match(res.stdout, /still unhealthy/, 'and says why');
+    tt.equal(reason(), why, 'reason unchanged');
+  });
+
+  await timed('2b. GPU trained to x8: srun fails with a Prolog failure', async (tt) => {
+    writeConfig({ root: X8 });
+    const s = slurm('srun', ['-N1', '/bin/true'], 60_000);
+    tt.not(s.status, 0, 'srun exits non-zero');
+    tt.match(s.stderr, /Prolog failure/i, 'srun: Prolog failure', { stderr: s.stderr });
+    tt.match(reason(), /^gdrgate: pcie-link .*job=\d+$/, 'node drained with our reason', { got: reason() });
+  });
+
+  await timed('3. drained by hand (rack maintenance) while the tree is broken: reason kept, resume refuses', async (tt) => {
+    writeConfig({ root: X8, scontrol: SHIM, scontrolTimeoutMs: 15000, deadlineMs: 20000 });
+    rmSync(SHIM_CALLED, { force: true });
+    rmSync(SHIM_GO, { force: true });
+    const id = submit();
+    const called = await waitFor(() => existsSync(SHIM_CALLED), (v) => v, 30_000, 50);
+    tt.ok(called.ok, `the gate is running for job ${id} and reading the node state`);
+    const d = slurm('scontrol', ['update', `nodename=${node}`, 'state=drain', 'reason=rack maintenance']);
+    tt.equal(d.status, 0, 'admin: scontrol update state=drain reason="rack maintenance"', { stderr: d.stderr });
+    writeFileSync(SHIM_GO, '');
+    const held = await waitHeld(id);
+    tt.ok(held.ok, `job ${id}: "${HELD}"`, { got: held.value });
+    tt.equal(reason(), 'rack maintenance', 'reason still exactly "rack maintenance"');
+    tt.match(state(), /^drain/, 'node still drained');
+    const gate = runLine(id);
+    tt.match(gate, { result: 'unhealthy', exitCode: 1, action: /^kept: node is \S*DRAIN\S* for a reason that is not ours/ }, 'gate log: saw the admin drain and wrote nothing');
+    tt.comment(`gate: ${String(gate?.action)}`);
+    for (const tree of [X8, HEALTHY]) {
+      writeConfig({ root: tree });
+      const res = resumeCli();
+      tt.not(res.status, 0, `gdrgate resume (${tree === X8 ? 'broken' : 'healthy'} tree) exits non-zero`, { stdout: res.stdout, stderr: res.stderr });
+      tt.match(res.stdout, /not ours/, 'and says the reason is not ours');
+      tt.equal(reason(), 'rack maintenance', 'reason still "rack maintenance"');
+      tt.match(state(), /^drain/, 'node still drained');
+    }
+    tt.comment(`scontrol show node: ${showNode()}`);
+  });
+
+  await timed('4. tree fixed, reason ours: gdrgate resume, node idle, released job COMPLETES', async (tt) => {
+    writeConfig({ root: X8 });
+    const id = submit();
+    const held = await waitHeld(id);
+    tt.ok(held.ok && reason().startsWith('gdrgate: pcie-link'), `arranged: job ${id} held, node drained by gdrgate`, { reason: reason() });
+    writeConfig({ root: HEALTHY });
+    const res = resumeCli();
+    tt.equal(res.status, 0, 'gdrgate resume exits 0', { stdout: res.stdout, stderr: res.stderr });
+    tt.match(res.stdout, /resumed \(was: gdrgate: pcie-link/, 'it says it resumed our drain');
+    // A requeued job is not eligible before its EligibleTime (requeue + cred_expire); released earlier, it pends
+    // (Reason=BeginTime) until the next periodic scheduler pass, ~30 s later, instead of starting at once.
+    const eligible = /(?:^| )EligibleTime=(\S+)/.exec(slurm('scontrol', ['show', 'job', '-o', id]).stdout)?.[1];
+    const eligibleMs = eligible ? Date.parse(eligible) : NaN; // slurmctld's local time, like Date.parse without a zone
+    tt.ok(Number.isFinite(eligibleMs), `requeued job ${id} has an EligibleTime (${eligible})`);
+    if (Number.isFinite(eligibleMs) && eligibleMs + 1000 > Date.now()) await sleep(eligibleMs + 1000 - Date.now());
+    const idle = await waitIdle(20_000);
+    tt.ok(idle.ok, `node back to plain idle (after ${idle.ms} ms)`, { got: idle.value });
+    tt.equal(reason(), 'none', 'reason cleared');
+    const rel = slurm('scontrol', ['release', id]);
+    tt.equal(rel.status, 0, `scontrol release ${id}`, { stderr: rel.stderr });
+    const done = await waitDone(id, 60_000);
+    tt.equal(done.value, 'COMPLETED', `job ${id} COMPLETED (after ${done.ms} ms)`);
+    tt.equal(state(), 'idle', 'node idle');
+  });
+
+  await timed('5. malformed baseline: fail-open by default, drain with onConfigError closed', async (tt) => {
+    writeConfig({ baseline: BAD_BASELINE });
+    const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
+    tt.equal(r.status, 0, 'default policy: sbatch -W completes', { stderr: r.stderr });
+    const id = r.stdout.trim().split(';')[0]!;
+    tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
+    tt.notMatch(state(), /drain|down/, 'node not drained');
+    tt.equal(reason(), 'none', 'no reason');
+    const errs = logLines().filter((l) => l.job === id && typeof l.level === 'number' && l.level >= 50);
+    tt.ok(errs.length > 0, 'gate log: an error line for the job', { lines: logLines().filter((l) => l.job === id) });
+    tt.match(runLine(id), { result: 'config-error', failedOpen: true, exitCode: 0 }, 'gate log: config-error, failed open');
+
+    writeConfig({ baseline: BAD_BASELINE, onConfigError: 'closed' });
+    const id2 = submit();
+    const held = await waitHeld(id2);
+    tt.ok(held.ok, `onConfigError closed: job ${id2} "${HELD}"`, { got: held.value });
+    const why = reason();
+    tt.comment(`sinfo %E: ${why}`);
+    tt.ok(why.startsWith('gdrgate: config'), 'reason starts with "gdrgate: config"', { got: why });
+    tt.ok(why.endsWith(`job=${id2}`), `reason ends with job=${id2}`);
+    tt.ok(Buffer.byteLength(why) <= 255, 'reason at most 255 bytes');
+    tt.comment(`sinfo -R: ${sinfoR()}`);
+  });
+
+  await timed('6. scontrol hangs: the prolog ends within its deadline, leaves no sleep, and the node is not wedged', async (tt) => {
+    const deadlineMs = 3000;
+    writeConfig({ root: X8, scontrol: HANG, deadlineMs, scontrolTimeoutMs: 1000 });
+    // The prolog by itself, as slurmd runs it: no PATH, cwd in slurmd's log dir, stdin /dev/null.
+    const env = { SLURMD_NODENAME: node, SLURM_JOB_ID: '424242', SLURM_JOB_USER: 'root', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', SLURM_CONF: CONF };
+    rmSync(HANG_RAN, { force: true });
+    const direct = run('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), WRAPPER], { cwd: join(DIR, 'log'), timeoutMs: 30_000 });
+    tt.comment(`prolog alone: exit ${direct.status} in ${direct.ms} ms: ${direct.stdout.trim().split('\n').pop()}`);
+    tt.ok(direct.ms < deadlineMs + 2000, `exits within deadline + 2 s (${direct.ms} ms)`);
+    tt.equal(direct.status, 1, 'exit 1 (unhealthy)', { stderr: direct.stderr });
+    tt.match(direct.stdout, /action=kept: node state unknown/, 'wrote nothing: node state unknown');
+    tt.ok(existsSync(HANG_RAN), 'the hung scontrol did run');
+    tt.same(processesWithArgv(SLEEP_ARGV), [], 'no sleep left running');
+    tt.equal(reason(), 'none', 'node not drained by the direct run');
+    rmSync(HANG_RAN, { force: true });
+
+    const t6 = performance.now();
+    const id = submit();
+    const held = await waitHeld(id, 30_000);
+    tt.ok(held.ok, `through Slurm: job ${id} attempt returned, "${HELD}" after ${held.ms} ms`, { got: held.value });
+    const gate = runLine(id);
+    tt.match(gate, { exitCode: 1, action: /^kept: node state unknown/ }, 'gate log: no state, nothing written');
+    tt.ok(typeof gate?.durationMs === 'number' && gate.durationMs < deadlineMs + 2000, `gate run took ${String(gate?.durationMs)} ms`);
+    tt.equal(reason(), 'Prolog error', 'Slurm drained with its own "Prolog error" (gdrgate could not read the state)');
+    tt.ok(existsSync(HANG_RAN), 'the hung scontrol did run under slurmd');
+    tt.same(processesWithArgv(SLEEP_ARGV), [], 'no sleep left running');
+    const answered = slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T'], 5000);
+    tt.ok(answered.status === 0 && !answered.timedOut, `slurmctld still answers: ${answered.stdout.trim()} (${secs(t6)} after submit)`);
+  });
+}

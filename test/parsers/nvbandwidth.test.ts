@@ -1,0 +1,116 @@
+// Tests the nvbandwidth parser: real text captures, reference captures read in place, and JSON built from json_output.cpp.
+import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseNvbandwidth, type NvbandwidthResult } from '../../src/parsers/nvbandwidth.js';
+
+const fixture = (name: string): string =>
+  readFileSync(fileURLToPath(new URL(`../fixtures/nvbandwidth/${name}`, import.meta.url)), 'utf8');
+
+const finite = (r: NvbandwidthResult): boolean =>
+  r.testcases.every((tc) => tc.matrix.flat().every((v) => v === null || Number.isFinite(v)) && (tc.sum === null || Number.isFinite(tc.sum)));
+
+t.test('A10 v0.5 text: header, device, 1x1 matrix, SUM', async (t) => {
+  const r = parseNvbandwidth(fixture('a10_h2d_memcpy_ce_v0.5.txt'));
+  t.equal(r.format, 'text');
+  t.equal(r.version, 'v0.5');
+  t.equal(r.gitVersion, 'v0.5-1-g4da7d7e');
+  t.equal(r.cudaRuntimeVersion, 12040);
+  t.equal(r.cudaDriverVersion, 12040);
+  t.equal(r.driverVersion, '550.54.15');
+  t.same(r.devices, [{ index: 0, name: 'NVIDIA A10', pciBusId: null }]);
+  t.equal(r.testcases.length, 1);
+  t.match(r.testcases[0], {
+    name: 'host_to_device_memcpy_ce', status: 'passed', method: 'CE', rowKind: 'CPU', arrow: '->', columnKind: 'GPU',
+    unit: 'GB/s', columns: [0], rowLabels: [0], matrix: [[25.17]], sum: 25.17,
+  });
+  t.equal(r.error, null);
+  t.same(r.problems, []);
+});
+
+t.test('text failures: CUDA assert, unknown testcase, empty output, ragged row', async (t) => {
+  const crash = parseNvbandwidth('Running host_to_device_memcpy_ce.\n[CUDA_ERROR_OUT_OF_MEMORY] out of memory in expression x in f() : a.cpp:1\n');
+  t.match(crash.error, /^\[CUDA_ERROR_OUT_OF_MEMORY\]/);
+  t.equal(crash.testcases[0]?.status, 'error');
+  const missing = parseNvbandwidth('ERROR: Testcase nope not found!\n');
+  t.match(missing.testcases, [{ name: 'nope', status: 'not found' }]);
+  t.equal(missing.error, 'no results');
+  t.equal(parseNvbandwidth('').error, 'no results', 'empty output is not a pass');
+  const waived = parseNvbandwidth('Waived: \n');
+  t.match(waived.testcases, [{ name: '', status: 'waived', message: null }]);
+  const failed = parseNvbandwidth('Running x.\nError: buffer verification failed\n');
+  t.match(failed.testcases, [{ name: 'x', status: 'error', message: 'buffer verification failed' }]);
+  const ragged = parseNvbandwidth('Running x.\nmemcpy CE GPU(row) <- GPU(column) bandwidth (GB/s)\n 0 1\n0 N/A 5.00\n1 4.00\n');
+  t.match(ragged.problems, [/unrecognised matrix row: 1 4\.00/]);
+  t.same(ragged.testcases[0]?.matrix, [[null, 5]]);
+  t.equal(ragged.testcases[0]?.arrow, '<-');
+  const badSum = parseNvbandwidth('Running x.\nmemcpy CE CPU(row) -> GPU(column) bandwidth (GB/s)\n 0\n0 1.00\n\nSUM x 9.00\n');
+  t.match(badSum.problems, [/SUM 9 does not match the matrix total 1\.00/]);
+});
+
+t.test('JSON (constructed from json_output.cpp @5d364368): passed, N/A diagonal, waived', async (t) => {
+  const r = parseNvbandwidth(fixture('constructed_json_2gpu_h2d_d2d_passed.json'));
+  t.equal(r.format, 'json');
+  t.equal(r.version, 'v0.8');
+  t.equal(r.gitVersion, 'v0.8-0-g5d36436');
+  t.equal(r.cudaRuntimeVersion, 12080);
+  t.equal(r.cudaDriverVersion, null, 'the JSON writer has no driver CUDA version');
+  t.equal(r.driverVersion, '570.133.20');
+  t.same(r.devices, [
+    { index: 0, name: 'NVIDIA H200', pciBusId: '00000000:1b:00' },
+    { index: 1, name: 'NVIDIA H200', pciBusId: '00000000:43:00' },
+  ]);
+  t.match(r.testcases, [
+    { name: 'host_to_device_memcpy_ce', status: 'passed', matrix: [[55.21, 55.19]], sum: 110.4, columns: [0, 1], rowLabels: [0] },
+    { name: 'device_to_device_memcpy_read_ce', status: 'passed', rowKind: 'GPU', matrix: [[null, 370.12], [371.05, null]], sum: 741.17 },
+    { name: 'device_to_device_bidirectional_memcpy_read_sm', status: 'waived', matrix: [] },
+  ]);
+  t.ok(finite(r));
+  t.equal(r.error, null);
+  t.same(r.problems, []);
+});
+
+t.test('JSON: root error with a testcase left Running', async (t) => {
+  const r = parseNvbandwidth(fixture('constructed_json_cuda_error_mid_test.json'));
+  t.match(r.error, /^\[CUDA_ERROR_OUT_OF_MEMORY\]/);
+  t.match(r.testcases, [{ name: 'host_to_device_memcpy_ce', status: 'running' }]);
+});
+
+t.test('JSON that is cut short or foreign is reported, not thrown', async (t) => {
+  const cut = parseNvbandwidth('{\n   "nvbandwidth" : {\n      "version" : "v0.8",\n');
+  t.equal(cut.error, 'no results');
+  t.match(cut.problems, [/JSON does not parse/]);
+  t.match(parseNvbandwidth('{"other": 1}').problems, [/no "nvbandwidth" object/]);
+  const odd = parseNvbandwidth('{"nvbandwidth":{"testcases":[{"name":"x","status":"Passed","bandwidth_matrix":[["1.5","nan"]],"sum":"bad"}]}}');
+  t.match(odd.problems, [/x: unrecognised matrix row 0/]);
+  t.equal(odd.testcases[0]?.sum, null);
+  t.ok(finite(odd));
+});
+
+const REF = '/work/shared/corpus-reference/nvbandwidth';
+t.test('reference captures (read in place, not copied)', { skip: !existsSync(REF) && 'corpus-reference absent' }, async (t) => {
+  const read = (f: string): NvbandwidthResult => parseNvbandwidth(readFileSync(`${REF}/${f}`, 'utf8'));
+  const azure = read('azure_ndh100v5_8xH100_d2d_read_ce_v0.4.txt');
+  t.equal(azure.devices.length, 8);
+  t.equal(azure.cudaRuntimeVersion, 12020);
+  t.equal(azure.cudaDriverVersion, 12080);
+  const d2d = azure.testcases[0];
+  t.equal(d2d?.columns.length, 8);
+  t.equal(d2d?.matrix.length, 8);
+  t.ok(d2d?.matrix.every((row, i) => row[i] === null), 'N/A diagonal');
+  t.equal(d2d?.matrix[0]?.[7], 371.67);
+  t.equal(d2d?.sum, 20785.58);
+  t.same(azure.problems, [], 'SUM agrees with the cells');
+
+  const write = read('nvidia_readme_8gpu_d2d_write_ce_matrix.txt');
+  t.match(write.testcases[0], { arrow: '<-', sum: null, status: 'passed' });
+  t.equal(write.testcases[0]?.matrix[6]?.[0], 274.89);
+  t.equal(write.testcases[0]?.matrix[3]?.[3], 0, 'old builds print 0.00 on the diagonal; kept as printed');
+
+  t.match(read('nvidia_readme_8gpu_h2d_bidir_ce_row.txt').testcases[0], { arrow: '<->', rowKind: 'CPU', columns: [0, 1, 2, 3, 4, 5, 6, 7] });
+  t.equal(read('nvidia_readme_8gpu_h2d_ce_row.txt').testcases[0]?.matrix[0]?.[4], 26.19);
+
+  const nhc = read('azure_ndh100v5_nhc_check_gpu_bw_failure_dmabuf_enomem.txt');
+  t.equal(nhc.error, 'no results', 'a wrapper failure message is not an nvbandwidth result');
+  t.same(nhc.testcases, []);
+});

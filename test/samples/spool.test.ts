@@ -1,0 +1,193 @@
+// Tests the spool: 50 concurrent writer processes lose nothing, rotation is bounded, torn lines and full disks are survived.
+import t from 'tap';
+import { execFileSync, fork } from 'node:child_process';
+import {
+  appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync,
+  symlinkSync, writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { makeSample, type ProbeRecipe, type Sample } from '../../src/samples/sample.js';
+import { appendSamples, LOCK, readSpool, type SpoolOptions } from '../../src/samples/spool.js';
+
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+const recipe: ProbeRecipe = {
+  tool: 'ib_write_bw', args: ['-d', 'mlx5_0', '-s', '65536'], msgSize: 65536, iterations: 5000, durationS: null,
+  qps: 1, numaNode: 0, direction: 'gpu->nic',
+};
+const mk = (job: string, value = 92.5, over: Partial<ProbeRecipe> = {}): Sample =>
+  makeSample({ ts: Date.now(), node: 'gpu001', job, probe: 'gdr-write', recipe: { ...recipe, ...over }, gpu: null, nic: 'mlx5_0', bytes: 65536, value, unit: 'Gb/s' });
+const batch = (from: number, n: number): Sample[] => Array.from({ length: n }, (_, i) => mk(String(from + i)));
+const readAll = (dir: string): { jobs: string[]; report: ReturnType<typeof readSpool> } => {
+  const jobs: string[] = [];
+  const report = readSpool(dir, (s) => jobs.push(s.job ?? ''));
+  return { jobs, report };
+};
+const root = mkdtempSync(join(tmpdir(), 'gdrgate-spool-'));
+t.teardown(() => rmSync(root, { recursive: true, force: true }));
+let n = 0;
+const freshDir = (): string => {
+  const d = join(root, `s${n++}`);
+  mkdirSync(d);
+  return d;
+};
+
+/** Children run plain JS: transpile the two modules once instead of loading a TS loader in 50 processes. */
+function transpiled(): string {
+  const out = join(root, 'mod');
+  mkdirSync(out);
+  writeFileSync(join(out, 'package.json'), '{"type":"module"}\n');
+  for (const f of ['sample', 'spool']) {
+    const src = readFileSync(here(`../../src/samples/${f}.ts`), 'utf8');
+    const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } });
+    writeFileSync(join(out, `${f}.js`), js.outputText);
+  }
+  return out;
+}
+
+t.test('50 concurrent writer processes, rotating: every line parses, none lost', async (t) => {
+  const dir = freshDir();
+  const mod = transpiled();
+  const [writers, batches, size] = [50, 40, 25];
+  const results = await Promise.all(
+    Array.from({ length: writers }, (_, id) => new Promise<{ written: number; failures: string[] }>((resolve, reject) => {
+      const child = fork(here('./spool-writer.mjs'), [mod, dir, String(id), String(batches), String(size), String(1 << 20), '100'], { execArgv: [] });
+      let got: { written: number; failures: string[] } | null = null;
+      child.on('message', (m) => { got = m as { written: number; failures: string[] }; });
+      child.on('error', reject);
+      child.on('close', (code) => (code === 0 && got !== null ? resolve(got) : reject(new Error(`writer ${id} exit ${code}`))));
+    })),
+  );
+  t.same(results.flatMap((r) => r.failures), [], 'no append failed');
+  t.equal(results.reduce((a, r) => a + r.written, 0), writers * batches * size);
+  const seen = new Map<string, Set<string>>();
+  const report = readSpool(dir, (s) => {
+    const set = seen.get(s.node) ?? new Set<string>();
+    set.add(s.job ?? '');
+    seen.set(s.node, set);
+  });
+  t.equal(report.samples, writers * batches * size, 'every line read back');
+  t.equal(report.corrupt, 0, 'no interleaved lines');
+  t.equal(report.torn, 0);
+  t.ok(report.files.length > 5, `rotated under contention (${report.files.length} files)`);
+  t.ok([...seen.values()].every((s) => s.size === batches * size), 'each writer: every sequence number exactly once');
+  t.notOk(existsSync(join(dir, LOCK)), 'lock released');
+});
+
+t.test('rotation keeps N generations under maxBytes', async (t) => {
+  const dir = freshDir();
+  const o: SpoolOptions = { dir, maxBytes: 4096, keep: 2 };
+  const oks = Array.from({ length: 100 }, (_, i) => appendSamples(o, batch(i, 1)).ok);
+  t.ok(oks.every(Boolean));
+  const files = readdirSync(dir).sort();
+  t.same(files, ['samples.1.jsonl', 'samples.2.jsonl', 'samples.jsonl']);
+  t.ok(files.every((f) => statSync(join(dir, f)).size <= 4096));
+  const { jobs, report } = readAll(dir);
+  t.equal(jobs.at(-1), '99', 'newest kept');
+  t.ok(Number(jobs[0]) > 0, 'oldest generation dropped');
+  t.same(jobs, [...jobs].sort((a, b) => Number(a) - Number(b)), 'read oldest file first');
+  t.equal(report.corrupt + report.torn, 0);
+});
+
+t.test('stale lock (dead pid) is broken; a live lock skips rotation but never the append', async (t) => {
+  const dir = freshDir();
+  const o: SpoolOptions = { dir, maxBytes: 1024, keep: 3 };
+  appendSamples(o, batch(0, 4));
+  const dead = execFileSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+  writeFileSync(join(dir, LOCK), `${dead} 0 x\n`);
+  const r1 = appendSamples(o, batch(4, 1));
+  t.ok(r1.ok);
+  t.ok(existsSync(join(dir, 'samples.1.jsonl')), 'rotated after breaking the stale lock');
+  t.notOk(existsSync(join(dir, LOCK)));
+  appendSamples(o, batch(5, 4));
+  writeFileSync(join(dir, LOCK), `${process.pid} ${Date.now()} live\n`);
+  const r2 = appendSamples(o, batch(9, 1));
+  t.ok(r2.ok);
+  t.match(r2.notes, [/rotation skipped: spool lock held/]);
+  t.match(readFileSync(join(dir, LOCK), 'utf8'), / live\n$/, 'a live lock is left alone');
+  t.equal(readAll(dir).jobs.length, 10);
+});
+
+t.test('torn last line (crash mid-write) is skipped and counted; the next append heals it', async (t) => {
+  const dir = freshDir();
+  const o: SpoolOptions = { dir };
+  t.ok(appendSamples(o, batch(0, 10)).ok);
+  const whole = JSON.stringify(mk('torn'));
+  appendFileSync(join(dir, 'samples.jsonl'), whole.slice(0, whole.length >> 1));
+  const first = readAll(dir);
+  t.equal(first.report.samples, 10);
+  t.equal(first.report.torn, 1);
+  t.equal(first.report.corrupt, 0);
+  t.ok(appendSamples(o, batch(10, 5)).ok);
+  const second = readAll(dir);
+  t.equal(second.report.samples, 15, 'the batch after the tear is intact');
+  t.same([second.report.torn, second.report.corrupt], [0, 1], 'the torn line is now a counted corrupt line');
+});
+
+t.test('bad input is rejected and counted; a missing directory is an error result, not a throw', async (t) => {
+  const dir = freshDir();
+  const long = mk('long', 1, { args: ['x'.repeat(5000)] });
+  const r = appendSamples({ dir }, [mk('a'), long, mk('nan', Number.NaN), mk('b')]);
+  t.match(r, { ok: true, written: 2, rejected: 2 });
+  t.same(readAll(dir).jobs, ['a', 'b']);
+  const missing = appendSamples({ dir: join(dir, 'nope') }, [mk('c')]);
+  t.match(missing, { ok: false, code: 'ENOENT', written: 0 });
+  t.match(readSpool(join(dir, 'nope'), () => undefined).problems, [/cannot list/]);
+});
+
+t.test('ENOSPC via /dev/full: error reported, earlier samples untouched', { skip: !existsSync('/dev/full') && 'no /dev/full' }, async (t) => {
+  const dir = freshDir();
+  t.ok(appendSamples({ dir }, batch(0, 20)).ok);
+  renameSync(join(dir, 'samples.jsonl'), join(dir, 'samples.1.jsonl'));
+  const before = readFileSync(join(dir, 'samples.1.jsonl'));
+  symlinkSync('/dev/full', join(dir, 'samples.jsonl'));
+  const r = appendSamples({ dir }, batch(20, 5));
+  t.match(r, { ok: false, code: 'ENOSPC', written: 0 });
+  t.same(readFileSync(join(dir, 'samples.1.jsonl')), before, 'previous generation byte-identical');
+  const { jobs, report } = readAll(dir);
+  t.equal(jobs.length, 20);
+  t.match(report.problems, [/not a regular file, skipped/]);
+});
+
+const canMount = ((): string | false => {
+  if (process.getuid?.() !== 0) return 'not root';
+  const probe = mkdtempSync(join(tmpdir(), 'gdrgate-mnt-'));
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
+    execFileSync('umount', [probe], { stdio: 'ignore' });
+    return false;
+  } catch {
+    return 'cannot mount tmpfs here';
+  } finally {
+    rmSync(probe, { recursive: true, force: true });
+  }
+})();
+
+t.test('full disk on a 64 KiB tmpfs: failure reported, every acknowledged sample survives', { skip: canMount }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gdrgate-full-'));
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]);
+  t.teardown(() => {
+    execFileSync('umount', [dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  writeFileSync(join(dir, 'filler'), Buffer.alloc(16 << 10));
+  const acked: string[] = [];
+  let failure: ReturnType<typeof appendSamples> | null = null;
+  for (let i = 0; i < 1000 && failure === null; i++) {
+    const b = batch(i * 7, 7);
+    const r = appendSamples({ dir }, b);
+    if (r.ok) acked.push(...b.map((s) => s.job ?? ''));
+    else failure = r;
+  }
+  t.ok(failure !== null && !failure.ok && ['ENOSPC', 'ESHORTWRITE'].includes(failure.code), `failed with ${failure?.ok === false ? failure.code : '?'}`);
+  const full = readAll(dir);
+  t.ok(acked.every((j) => full.jobs.includes(j)), `all ${acked.length} acknowledged samples read back`);
+  t.ok(full.report.torn + full.report.corrupt <= 1, 'at most the one torn line');
+  rmSync(join(dir, 'filler'));
+  t.ok(appendSamples({ dir }, batch(100000, 5)).ok, 'appends again once space is back');
+  const after = readAll(dir);
+  t.ok(['100000', '100004'].every((j) => after.jobs.includes(j)));
+  t.equal(after.report.torn, 0, 'the tail was healed');
+});

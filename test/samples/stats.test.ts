@@ -1,0 +1,96 @@
+// Tests nearest-rank percentiles on known series, per-key grouping, unit mismatches and recent windows.
+import t from 'tap';
+import { makeSample, recipeHash, type ProbeRecipe, type Sample } from '../../src/samples/sample.js';
+import { nearestRank, StatsAccumulator, summarize } from '../../src/samples/stats.js';
+
+const recipe: ProbeRecipe = {
+  tool: 'ib_write_bw', args: ['-d', 'mlx5_0', '-s', '65536', '--report_gbits', '--use_cuda=0'], msgSize: 65536,
+  iterations: 5000, durationS: null, qps: 1, numaNode: 0, direction: 'gpu->nic',
+};
+const sample = (value: number, ts: number, over: Partial<Sample> = {}): Sample => ({
+  ...makeSample({ ts, node: 'gpu001', job: '42', probe: 'gdr-write', recipe, gpu: '0000:1b:00.0', nic: 'mlx5_0', bytes: 65536, value, unit: 'Gb/s' }),
+  ...over,
+});
+const f64 = (xs: number[]): Float64Array => Float64Array.from(xs);
+
+t.test('nearest rank: rank ceil(p/100 * n), always a measured value', async (t) => {
+  // The textbook series (Wikipedia, "Percentile", nearest-rank method): 15 20 35 40 50.
+  const w = f64([15, 20, 35, 40, 50]);
+  t.same([5, 30, 40, 50, 100].map((p) => nearestRank(w, p)), [15, 20, 20, 35, 50]);
+  const hundred = f64(Array.from({ length: 100 }, (_, i) => i + 1));
+  t.same([nearestRank(hundred, 50), nearestRank(hundred, 95), nearestRank(hundred, 99)], [50, 95, 99]);
+  const ten = f64([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  t.same([nearestRank(ten, 50), nearestRank(ten, 95), nearestRank(ten, 99)], [5, 10, 10]);
+  t.equal(nearestRank(f64([1, 2, 3, 4]), 50), 2, 'no interpolation');
+  t.equal(nearestRank(f64([7]), 99), 7);
+  t.equal(nearestRank(f64([]), 50), null);
+  t.equal(nearestRank(ten, 0), null);
+  t.equal(nearestRank(ten, 101), null);
+  t.equal(summarize(f64([]), f64([])), null);
+});
+
+t.test('summary of an unsorted series; last is the newest by ts', async (t) => {
+  const s = summarize(f64([92, 10, 91, 93, 90]), f64([1, 5, 2, 3, 4]));
+  t.same(s, { count: 5, min: 10, p50: 91, p95: 93, p99: 93, last: 10, lastTs: 5 });
+});
+
+t.test('keys: probe, gpu, nic, direction and recipe hash each split the series', async (t) => {
+  const acc = new StatsAccumulator();
+  const other = { ...recipe, msgSize: 1048576, args: ['-s', '1048576'] };
+  for (let i = 1; i <= 10; i++) {
+    acc.add(sample(90 + i, i));
+    acc.add(sample(10 * i, i, { nic: 'mlx5_1' }));
+    acc.add(sample(i, i, { recipe: other, recipeHash: recipeHash(other) }));
+  }
+  acc.add(sample(5, 11, { unit: 'MB/s' }));
+  const r = acc.result();
+  t.equal(r.length, 3);
+  const main = r.find((k) => k.key.nic === 'mlx5_0' && k.key.recipeHash === recipeHash(recipe));
+  t.same(main?.all, { count: 10, min: 91, p50: 95, p95: 100, p99: 100, last: 100, lastTs: 10 });
+  t.equal(main?.unitMismatches, 1, 'MB/s sample left out of a Gb/s series, counted');
+  t.equal(main?.recent, main?.all, 'no window: recent is all');
+  t.equal(r.find((k) => k.key.nic === 'mlx5_1')?.all.p50, 50);
+  t.equal(r.find((k) => k.key.recipeHash === recipeHash(other))?.all.min, 1);
+  t.not(recipeHash(recipe), recipeHash(other));
+});
+
+t.test('recipe hash: 12 hex of sha256 over canonical JSON, key order does not matter, arg order does', async (t) => {
+  t.match(recipeHash(recipe), /^[0-9a-f]{12}$/);
+  const reordered = Object.fromEntries(Object.entries(recipe).reverse()) as unknown as ProbeRecipe;
+  t.equal(recipeHash(reordered), recipeHash(recipe));
+  t.not(recipeHash({ ...recipe, args: [...recipe.args].reverse() }), recipeHash(recipe));
+  t.equal(sample(1, 1).recipeHash, recipeHash(recipe));
+  t.equal(sample(1, 1).direction, 'gpu->nic', 'direction copied from the recipe');
+});
+
+t.test('windows: last N by ts, since T, both, empty', async (t) => {
+  const acc = new StatsAccumulator();
+  // 100 healthy runs, then a weak rail: the last 5 are at half rate. Arrival order is shuffled a little.
+  const values = Array.from({ length: 105 }, (_, i) => ({ ts: 1000 + i, v: i < 100 ? 190 + (i % 10) : 95 }));
+  const shuffled = [...values.slice(0, 50), values[52], values[51], values[50], ...values.slice(53)];
+  for (const x of shuffled) if (x !== undefined) acc.add(sample(x.v, x.ts));
+  const all = acc.result()[0];
+  t.equal(all?.all.count, 105);
+  t.equal(all?.all.p50, 194, 'the mean-ish view hides the weak rail');
+  const last5 = acc.result({ lastN: 5 })[0]?.recent;
+  t.same(last5, { count: 5, min: 95, p50: 95, p95: 95, p99: 95, last: 95, lastTs: 1104 });
+  const since = acc.result({ sinceTs: 1098 })[0]?.recent;
+  t.same([since?.count, since?.min, since?.p50, since?.p99], [7, 95, 95, 199]);
+  const both = acc.result({ sinceTs: 1098, lastN: 100 })[0]?.recent;
+  t.equal(both?.count, 7, 'both bounds apply');
+  t.equal(acc.result({ sinceTs: 5000 })[0]?.recent, null);
+  t.equal(acc.result({ lastN: 0 })[0]?.recent, null);
+  const mid = acc.result({ sinceTs: 1050, lastN: 3 })[0]?.recent;
+  t.equal(mid?.lastTs, 1104);
+  t.equal(mid?.count, 3);
+});
+
+t.test('a million samples stream through in typed columns', async (t) => {
+  const acc = new StatsAccumulator();
+  const base = sample(0, 0);
+  for (let i = 0; i < 1_000_000; i++) acc.add({ ...base, ts: i, value: (i * 7919) % 1000 });
+  const r = acc.result({ lastN: 1000 })[0];
+  t.equal(r?.all.count, 1_000_000);
+  t.same([r?.all.min, r?.all.p50, r?.all.p95, r?.all.p99], [0, 499, 949, 989]);
+  t.equal(r?.recent?.count, 1000);
+});
