@@ -48,7 +48,7 @@ function destination(file: string | undefined): { write(msg: string): void } {
 
 export async function log(): Promise<Logger> {
   if (!logger) {
-    const { pino } = await import('pino');
+    const pino = (await import('pino')).default;
     logger = pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, destination(target));
   }
   return logger;

@@ -1,7 +1,8 @@
 // JSON Schema validators (ajv, draft 2020-12), errors as `/instance/path: message`. The build precompiles
 // them (dist/validators/*.js); compiling at run time is the fallback for running from sources.
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 export type SchemaName = 'baseline' | 'config' | 'report';
 export type Validate = (data: unknown) => string[];
@@ -18,14 +19,23 @@ interface AjvFn {
 
 const cache = new Map<SchemaName, Validate>();
 
+/** The package root (holds schemas/ and dist/), whether this code runs from src/, dist/ or a bundle chunk. */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 4 && !existsSync(path.join(dir, 'schemas')); i++) dir = path.dirname(dir);
+  return dir;
+}
+
 export function schemaPath(name: SchemaName): string {
-  return fileURLToPath(new URL(`../schemas/${name}.schema.json`, import.meta.url));
+  return path.join(packageRoot(), 'schemas', `${name}.schema.json`);
 }
 
 async function compiled(name: SchemaName): Promise<AjvFn> {
-  const pre = new URL(`./validators/${name}.js`, import.meta.url);
-  if (existsSync(fileURLToPath(pre))) return ((await import(pre.href)) as { default: AjvFn }).default;
-  const { Ajv2020 } = await import('ajv/dist/2020.js');
+  const pre = path.join(packageRoot(), 'dist', 'validators', `${name}.js`);
+  if (existsSync(pre)) return ((await import(pathToFileURL(pre).href)) as { default: AjvFn }).default;
+  // `.default` is the class both natively (module.exports) and in the bundle (exports.default).
+  type AjvClass = typeof import('ajv/dist/2020.js').Ajv2020;
+  const Ajv2020 = ((await import('ajv/dist/2020.js')) as unknown as { default: AjvClass }).default;
   return new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(name), 'utf8')) as object) as AjvFn;
 }
 

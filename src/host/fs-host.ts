@@ -77,7 +77,7 @@ export class FsHost implements Host {
   }
 
   async realPath(p: string): Promise<ReadResult<string>> {
-    const r = await call<string, string>((cb) => fs.realpath(this.join(p), cb), (v) => v);
+    const r = await call<string, string>((cb) => fs.realpath.native(this.join(p), cb), (v) => v);
     if (!r.ok) return r;
     const k = this.unjoin(r.value);
     // A capture whose link points outside its root must not be followed onto this machine's files.
