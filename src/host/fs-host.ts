@@ -1,5 +1,4 @@
-// Host over a directory tree: a live node ('/') or an unpacked capture. Reads are async so a blocked
-// sysfs file never stalls the event loop and the global deadline still fires.
+// Host over a directory tree: a live node ('/') or an unpacked capture.
 import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import type { Host, ReadResult, StatInfo } from './host.js';
@@ -28,8 +27,12 @@ export function toStatInfo(s: Stats): StatInfo {
 // @types/node types `flag` as a string; Node's fs takes numeric open(2) flags there too (stringToFlags).
 const READ_FLAGS = (fs.constants.O_RDONLY | fs.constants.O_NONBLOCK) as unknown as string;
 
-function call<R, T>(start: (cb: (err: NodeJS.ErrnoException | null, v: R) => void) => void, map: (v: R) => T): Promise<ReadResult<T>> {
-  return new Promise((resolve) => start((err, v) => resolve(err ? fail(err) : { ok: true, value: map(v) })));
+function sync<T>(fn: () => T): Promise<ReadResult<T>> {
+  try {
+    return Promise.resolve({ ok: true, value: fn() });
+  } catch (e) {
+    return Promise.resolve(fail(e));
+  }
 }
 
 export class FsHost implements Host {
@@ -55,7 +58,7 @@ export class FsHost implements Host {
   }
 
   list(p: string): Promise<ReadResult<string[]>> {
-    return call<string[], string[]>((cb) => fs.readdir(this.join(p), cb), (v) => v.sort());
+    return sync(() => fs.readdirSync(this.join(p)).sort());
   }
 
   async readText(p: string): Promise<ReadResult<string>> {
@@ -64,20 +67,24 @@ export class FsHost implements Host {
   }
 
   /**
-   * Callback fs.readFile: one libuv request chain, far cheaper than a FileHandle per sysfs attribute.
-   * O_NONBLOCK: a FIFO or device node where an attribute should be reads as empty instead of blocking a
-   * libuv thread, which would also block process exit (libuv joins its threads).
+   * Synchronous reads: a sysfs attribute is served from kernel memory, and a thread-pool round trip per
+   * file cost the prolog a third of its time. O_NONBLOCK: a FIFO or device node where an attribute should
+   * be reads as empty instead of blocking. (A read stuck inside the kernel would block either way: libuv
+   * joins its threads at exit, so async reads could not let the process exit earlier.)
    */
   readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
-    return call<Buffer, Uint8Array>((cb) => fs.readFile(this.join(p), { flag: READ_FLAGS }, cb), (b) => (b.length > max ? b.subarray(0, max) : b));
+    return sync(() => {
+      const b = fs.readFileSync(this.join(p), { flag: READ_FLAGS });
+      return b.length > max ? b.subarray(0, max) : b;
+    });
   }
 
   readLink(p: string): Promise<ReadResult<string>> {
-    return call<string, string>((cb) => fs.readlink(this.join(p), cb), (v) => v);
+    return sync(() => fs.readlinkSync(this.join(p)));
   }
 
   async realPath(p: string): Promise<ReadResult<string>> {
-    const r = await call<string, string>((cb) => fs.realpath.native(this.join(p), cb), (v) => v);
+    const r = await sync(() => fs.realpathSync.native(this.join(p)));
     if (!r.ok) return r;
     const k = this.unjoin(r.value);
     // A capture whose link points outside its root must not be followed onto this machine's files.
@@ -85,10 +92,10 @@ export class FsHost implements Host {
   }
 
   lstat(p: string): Promise<ReadResult<StatInfo>> {
-    return call<Stats, StatInfo>((cb) => fs.lstat(this.join(p), cb), toStatInfo);
+    return sync(() => toStatInfo(fs.lstatSync(this.join(p))));
   }
 
   stat(p: string): Promise<ReadResult<StatInfo>> {
-    return call<Stats, StatInfo>((cb) => fs.stat(this.join(p), cb), toStatInfo);
+    return sync(() => toStatInfo(fs.statSync(this.join(p))));
   }
 }

@@ -68,6 +68,8 @@ async function config(host: Host, dir: string): Promise<Known<PciConfig>> {
 
 /** Phase 2, only the devices that matter (GPUs, RDMA NICs, bridges on their paths): everything else. */
 export async function detailPci(host: Host, s: PciSkeleton, notes: Notes): Promise<PciDevice> {
+  // Reads are synchronous: yield to the timers once a device so the run's deadline can still fire.
+  await new Promise<void>((r) => setImmediate(r));
   const d = s.sysPath;
   const [device, driver, numaNode, localCpuList, current, max, cfg, iommuGroup] = await Promise.all([
     optParsed(host, `${d}/device`, parseHex, notes),

@@ -1,0 +1,138 @@
+// One pair of generated trees per dimension: compare reports exactly the expected lines (consequences included).
+import t from 'tap';
+import { compareInventories } from '../../src/compare/compare.js';
+import { CATALOG } from '../../src/checks/catalog.js';
+import type { GenNode } from '../gen/sysfs-tree.js';
+import { base, dev, pair, parentOf, tree } from './trees.js';
+
+type Line = [impact: string, area: string, subject: string, a: string, b: string];
+
+const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
+  'device missing: a GPU gone from the bus': {
+    mutate: (n) => void (parentOf(n, '0000:33:00.0').children = []),
+    want: [['critical', 'device', '0000:33:00.0', 'missing', 'GPU H100 SXM5']],
+  },
+  'device moved: an adapter at a new BDF under its old name': {
+    mutate: (n) => void (dev(n, '0000:36:00.0').bdf = '0000:36:00.1'),
+    want: [['critical', 'device', 'mlx5_1', '0000:36:00.1', '0000:36:00.0']],
+  },
+  'root complex: pair 1 re-hung under pair 0’s host bridge (same BDFs)': {
+    mutate: (n) => {
+      const rp = n.hostBridges[1]!.devices[0]!;
+      rp.bdf = '0000:10:02.0';
+      n.hostBridges[0]!.devices.push(rp);
+      n.hostBridges.pop();
+    },
+    want: [
+      ['critical', 'root-complex', '0000:33:00.0', 'pci0000:10', 'pci0000:30'],
+      ['critical', 'root-complex', '0000:36:00.0', 'pci0000:10', 'pci0000:30'],
+      ['major', 'topology', '0000:13:00.0-mlx5_1', 'PHB', 'NODE'],
+      ['major', 'topology', '0000:33:00.0-mlx5_0', 'PHB', 'NODE'],
+    ],
+  },
+  'NUMA node: pair 1 on socket 1': {
+    mutate: (n) => void (n.hostBridges[1] = pair(1, 1)),
+    want: [
+      ['critical', 'topology', '0000:13:00.0-mlx5_1', 'SYS', 'NODE'],
+      ['critical', 'topology', '0000:33:00.0-mlx5_0', 'SYS', 'NODE'],
+      ['major', 'numa', '0000:33:00.0', 'node 1', 'node 0'],
+      ['major', 'numa', '0000:36:00.0', 'node 1', 'node 0'],
+    ],
+  },
+  'GPU↔NIC class: the NIC behind a second switch (PIX → PXB)': {
+    mutate: (n) => {
+      const dsp = dev(n, '0000:12:01.0');
+      const nic = dsp.children![0]!;
+      dsp.children = [{ bdf: '0000:14:00.0', kind: 'switch-up', speed: 32, children: [{ bdf: '0000:15:00.0', kind: 'switch-down', speed: 32, acsCtl: 0, children: [nic] }] }];
+    },
+    want: [['critical', 'topology', '0000:13:00.0-mlx5_0', 'PXB', 'PIX']],
+  },
+  'link width of a device: GPU at x8': {
+    mutate: (n) => Object.assign(dev(n, '0000:13:00.0'), { width: 8, maxWidth: 16 }),
+    want: [['critical', 'link-width', '0000:13:00.0', 'Gen5 x8', 'Gen5 x16']],
+  },
+  'link width of a bridge: switch uplink at x8': {
+    mutate: (n) => Object.assign(dev(n, '0000:11:00.0'), { width: 8, maxWidth: 16 }),
+    want: [['critical', 'link-width', '0000:11:00.0', 'Gen5 x8', 'Gen5 x16']],
+  },
+  'link speed of a device: NIC at Gen4': {
+    mutate: (n) => Object.assign(dev(n, '0000:16:00.0'), { speed: 16, maxSpeed: 32 }),
+    want: [['major', 'link-speed', '0000:16:00.0', 'Gen4 x16', 'Gen5 x16']],
+  },
+  'link speed of a bridge: root port at Gen4': {
+    mutate: (n) => Object.assign(dev(n, '0000:10:01.0'), { speed: 16, maxSpeed: 32 }),
+    want: [['major', 'link-speed', '0000:10:01.0', 'Gen4 x16', 'Gen5 x16']],
+  },
+  'link speed of a GPU: minor (a GPU at idle lowers its speed)': {
+    mutate: (n) => Object.assign(dev(n, '0000:33:00.0'), { speed: 2.5, maxSpeed: 32 }),
+    want: [['minor', 'link-speed', '0000:33:00.0', 'Gen1 x16', 'Gen5 x16']],
+  },
+  'ACS control of a bridge: ReqRedir on the NIC’s switch port': {
+    mutate: (n) => void (dev(n, '0000:12:01.0').acsCtl = 0x0005),
+    want: [['critical', 'acs', '0000:12:01.0', 'ACSCtl SrcValid+ ReqRedir+', 'ACSCtl all off']],
+  },
+  'IOMMU mode: translated (DMA-FQ) groups': {
+    mutate: (n) => void (n.iommu = { units: ['dmar0', 'dmar1'], groupType: 'DMA-FQ' }),
+    want: ['0000:13:00.0', '0000:33:00.0', 'mlx5_0', 'mlx5_1'].map((s): Line => ['critical', 'iommu', s, 'translated (DMA-FQ)', 'passthrough (identity)']),
+  },
+  'IOMMU kernel parameters': {
+    mutate: (n) => void (n.cmdline = n.cmdline!.replace(' iommu=pt', '')),
+    want: [['major', 'iommu', 'cmdline', 'intel_iommu=on', 'intel_iommu=on iommu=pt']],
+  },
+  'GPUDirect mechanism: nvidia_peermem not loaded (proprietary driver, so no DMA-BUF)': {
+    mutate: (n) => void (n.peermem = false),
+    want: [['critical', 'gpudirect', 'mechanism', 'none', 'peermem']],
+  },
+  'modules: mlx5_ib not loaded': {
+    mutate: (n) => void (n.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'ib_uverbs', 'ib_core', 'mlx5_core']),
+    want: [['major', 'module', 'mlx5_ib', 'absent', 'loaded']],
+  },
+  'memlock: 64 MiB instead of unlimited': {
+    mutate: (n) => void (n.memlockKiB = 65536),
+    want: [['critical', 'memlock', 'self', '64 MiB', 'unlimited']],
+  },
+  'ATS: disabled on an adapter': {
+    mutate: (n) => void (dev(n, '0000:16:00.0').ats = false),
+    want: [['major', 'ats', '0000:16:00.0', 'disabled', 'enabled']],
+  },
+  'driver version': {
+    mutate: (n) => void (n.driver = { version: '535.161.08', open: false }),
+    want: [['major', 'driver', 'nvidia', 'proprietary 535.161.08', 'proprietary 535.183.01']],
+  },
+  'firmware of one adapter': {
+    mutate: (n) => void (dev(n, '0000:16:00.0').ib!.fwVer = '28.38.1002'),
+    want: [['major', 'firmware', 'mlx5_0', '28.38.1002', '28.39.1002']],
+  },
+  'kernel release': {
+    mutate: (n) => void (n.kernel = '5.15.0-140-generic'),
+    want: [['minor', 'kernel', 'node', '5.15.0-140-generic', '5.15.0-119-generic']],
+  },
+};
+
+t.test('each dimension, alone', async (t) => {
+  const dir = t.testdir();
+  const ref = await tree(dir, 'ref', base());
+  t.same(compareInventories((await tree(dir, 'same', base())).inv, ref.inv), [], 'identical trees: no difference');
+  let i = 0;
+  for (const [name, c] of Object.entries(CASES)) {
+    const n = base();
+    c.mutate(n);
+    const sus = await tree(dir, `sus${i++}`, n);
+    const got = compareInventories(sus.inv, ref.inv);
+    t.same(got.map((d): Line => [d.impact, d.area, d.subject, d.a, d.b]), c.want, name);
+  }
+});
+
+t.test('responses are the catalog’s wording, worst first', async (t) => {
+  const dir = t.testdir();
+  const ref = await tree(dir, 'ref', base());
+  const n = base();
+  Object.assign(dev(n, '0000:13:00.0'), { width: 8, maxWidth: 16 });
+  dev(n, '0000:12:01.0').acsCtl = 0x0005;
+  n.kernel = '5.15.0-140-generic';
+  const got = compareInventories((await tree(dir, 'sus', n)).inv, ref.inv);
+  t.same(got.map((d) => d.impact), ['critical', 'critical', 'minor']);
+  t.same(got.map((d) => d.area), ['link-width', 'acs', 'kernel'], 'a narrow link before ACS: both critical, width is first along the path');
+  t.equal(got[0]!.response, CATALOG['link-width-low'].response);
+  t.equal(got[1]!.response, CATALOG['acs-redirect'].response);
+});

@@ -1,0 +1,40 @@
+// The real H200: the report of a live `check --json` equals the replay of the snapshot taken right after it.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { cli } from '../helpers/cli.js';
+import { H200, REPO } from '../helpers/paths.js';
+import { validate } from '../helpers/schema.js';
+
+const FX = `${REPO}/test/snapshot/fixtures`;
+const SNAP = `${FX}/h200_firecracker_vm_live_snapshot.tar.gz`;
+const strip = (s: string): unknown => {
+  const o = JSON.parse(s) as Record<string, unknown>;
+  for (const k of ['time', 'durationMs', 'root']) delete o[k];
+  return o;
+};
+
+t.test('live check --json on the H200 equals check --root of its snapshot', async (t) => {
+  const live = readFileSync(`${FX}/h200_firecracker_vm_live_check.json`, 'utf8');
+  t.same(validate('report', JSON.parse(live)), []);
+  const r = cli(['check', '--root', SNAP, '--json']);
+  t.equal(r.code, 0, r.stderr);
+  t.same(strip(r.stdout), strip(live));
+});
+
+t.test('the live snapshot: manifest of a live root, ticket commands, /dev listed, and equivalent to the bundled capture', async (t) => {
+  const r = cli(['snapshot', '--root', SNAP, '--out', '-']);
+  t.equal(r.code, 0);
+  const { gunzipSync } = await import('node:zlib');
+  const { readTar } = await import('../../src/snapshot/tar.js');
+  const entries = readTar(gunzipSync(readFileSync(SNAP)));
+  const m = JSON.parse(Buffer.from(entries.find((e) => e.path === 'manifest.json')!.data!).toString()) as {
+    live: boolean; host: string; commands: { name: string; status: string }[]; dev: { path: string; rdev: number[] | null }[];
+  };
+  t.match(m, { live: true, host: 'vm' });
+  t.same(m.commands.map((c) => `${c.name} ${c.status}`), ['nvidia-smi_topo_m exited', 'nvidia-smi_q exited', 'ibv_devinfo_v missing', 'lspci_tv missing', 'lspci_vvv missing']);
+  t.same(m.dev.find((d) => d.path === '/dev/nvidia0')?.rdev, [195, 0], 'the GPU node: char 195,0');
+  t.ok(entries.some((e) => e.path === 'capture/cmd/nvidia-smi_topo_m.txt'), 'nvidia-smi topo -m saved');
+  t.ok(entries.some((e) => e.path === 'proc/self' && e.kind === 'link'), '/proc/self stays a link');
+  const c = cli(['compare', SNAP, H200]);
+  t.equal(c.code, 0, `the live node still matches its bundled capture: ${c.stdout}`);
+});

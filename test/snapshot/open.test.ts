@@ -1,0 +1,111 @@
+// The snapshot Host answers every Host call as FsHost does on the unpacked tree: values, missing vs unreadable, links, loops.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { promises as fsp, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { FsHost } from '../../src/host/fs-host.js';
+import type { Host, ReadResult } from '../../src/host/host.js';
+import { openSnapshot, parseSnapshot } from '../../src/snapshot/open.js';
+import { SnapTree } from '../../src/snapshot/tree.js';
+
+/** A small tree with every link shape sysfs has, and the broken ones a capture can hold. */
+async function fixture(root: string): Promise<void> {
+  const mk = async (p: string, data = `${path.basename(p)}\n`): Promise<void> => {
+    await fsp.mkdir(path.join(root, path.dirname(p)), { recursive: true });
+    await fsp.writeFile(path.join(root, p), data);
+  };
+  const ln = async (p: string, target: string): Promise<void> => {
+    await fsp.mkdir(path.join(root, path.dirname(p)), { recursive: true });
+    await fsp.symlink(target, path.join(root, p));
+  };
+  await mk('sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor', '0x10de\n');
+  await mk('sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/config', '\x00\x01\x02\xff');
+  await mk('sys/devices/pci0000:00/0000:00:01.0/vendor', '0x8086\n');
+  await fsp.mkdir(path.join(root, 'sys/bus/pci/drivers/nvidia'), { recursive: true });
+  await fsp.mkdir(path.join(root, 'sys/empty'), { recursive: true });
+  await ln('sys/bus/pci/devices/0000:01:00.0', '../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0');
+  await ln('sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/driver', '../../../../bus/pci/drivers/nvidia');
+  await ln('sys/class/x/chain1', 'chain2');
+  await ln('sys/class/x/chain2', '../../bus/pci/devices/0000:01:00.0');
+  await ln('sys/class/x/loop1', 'loop2');
+  await ln('sys/class/x/loop2', 'loop1');
+  await ln('sys/class/x/self', 'self');
+  await ln('sys/class/x/dangling', 'nowhere');
+  await ln('sys/class/x/tofile', '../../devices/pci0000:00/0000:00:01.0/vendor');
+  await ln('sys/class/x/updown', '../../bus/../devices/./pci0000:00');
+}
+
+const PATHS = [
+  '/', '/sys', '/sys/empty', '/sys/bus/pci/devices', '/sys/bus/pci/devices/0000:01:00.0', '/sys/bus/pci/devices/0000:01:00.0/vendor',
+  '/sys/bus/pci/devices/0000:01:00.0/config', '/sys/bus/pci/devices/0000:01:00.0/driver', '/sys/bus/pci/devices/0000:01:00.0/nope',
+  '/sys/devices/pci0000:00/0000:00:01.0/vendor/x', '/sys/class/x', '/sys/class/x/chain1', '/sys/class/x/chain1/vendor', '/sys/class/x/loop1',
+  '/sys/class/x/loop1/a', '/sys/class/x/self', '/sys/class/x/dangling', '/sys/class/x/tofile', '/sys/class/x/updown', '/sys/class/x/updown/0000:00:01.0/vendor',
+  '/sys/class/x/../x/chain1', '/sys/../sys/class', '/nonexistent', 'sys/devices', '/sys/class/x/chain1/driver', '/sys/class/x/chain1/driver/',
+];
+
+/** What must agree: ok, and missing vs unreadable on failure (messages differ by design), else the value. */
+function shape(r: ReadResult<unknown>): unknown {
+  if (!r.ok) return { ok: false, missing: r.missing };
+  const v = r.value;
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  if (v && typeof v === 'object' && 'kind' in v) {
+    const s = v as { kind: string; mode: number; size: number };
+    return { kind: s.kind, mode: s.kind === 'link' ? 'link' : s.mode, size: s.kind === 'dir' ? 'dir' : s.size };
+  }
+  return v;
+}
+
+async function answers(h: Host, p: string): Promise<Record<string, unknown>> {
+  return {
+    list: shape(await h.list(p)),
+    readText: shape(await h.readText(p)),
+    readBytes: shape(await h.readBytes(p, 3)),
+    readLink: shape(await h.readLink(p)),
+    realPath: shape(await h.realPath(p)),
+    lstat: shape(await h.lstat(p)),
+    stat: shape(await h.stat(p)),
+  };
+}
+
+t.test('every call on every path answers as FsHost on the unpacked tree', async (t) => {
+  const dir = t.testdir({ src: {} });
+  const src = path.join(dir, 'src');
+  await fixture(src);
+  const file = path.join(dir, 'fx.tar.gz');
+  const tar = spawnSync('tar', ['-czf', file, '-C', src, 'sys']);
+  t.equal(tar.status, 0, 'GNU tar packed the fixture');
+  const snap = await openSnapshot(file);
+  t.equal(snap.root, file);
+  const fs = new FsHost(src);
+  for (const p of PATHS) t.same(await answers(snap, p), await answers(fs, p), p);
+  t.match(await snap.readText('/sys/class/x/loop1'), { ok: false, missing: false, reason: /^ELOOP/ }, 'a loop is an error, not missing');
+  t.match(await snap.list('/sys/class/x/dangling'), { ok: false, missing: true });
+});
+
+t.test('a link out of the archive is never followed (FsHost would read this machine)', async (t) => {
+  const tree = new SnapTree();
+  tree.put('/sys/a/up', { kind: 'link', target: '../../../../etc' });
+  tree.put('/sys/a/abs', { kind: 'link', target: '/etc' });
+  const h = parseSnapshot('mem', tree.toTar(0));
+  for (const p of ['/sys/a/up/hostname', '/sys/a/abs/hostname']) {
+    t.match(await h.readText(p), { ok: false, missing: true, reason: /link leaves the root/ }, p);
+    t.match(await h.realPath(p), { ok: false, missing: true }, p);
+  }
+  t.same(await h.readLink('/sys/a/abs'), { ok: true, value: '/etc' }, 'the link itself reads back');
+});
+
+t.test('a file stored without read permission (unreadable at capture) answers EACCES, not missing', async (t) => {
+  const tree = new SnapTree();
+  tree.put('/sys/x/config', { kind: 'file', mode: 0o200, data: new Uint8Array(0) });
+  const h = parseSnapshot('mem', tree.toTar(0));
+  t.match(await h.readBytes('/sys/x/config'), { ok: false, missing: false, reason: /^EACCES/ });
+  t.match(await h.lstat('/sys/x/config'), { ok: true, value: { kind: 'file', mode: 0o200 } });
+});
+
+t.test('bad input: not gzip/tar, over the cap, a directory', async (t) => {
+  const dir = t.testdir({ 'junk.tar.gz': 'this is not a snapshot', 'bad.gz': Buffer.from([0x1f, 0x8b, 1, 2, 3]) });
+  await t.rejects(openSnapshot(path.join(dir, 'junk.tar.gz')), /not a snapshot archive/);
+  await t.rejects(openSnapshot(path.join(dir, 'bad.gz')), /not a readable gzip stream/);
+  await t.rejects(openSnapshot(dir), /not a regular file/);
+  t.ok(readFileSync(path.join(dir, 'junk.tar.gz')).length < 100);
+});
