@@ -29,6 +29,7 @@ export const CATALOG = {
   'ats-ok': { tells: 'Address Translation Services enabled as expected.', response: 'None.', layer: 'server' },
   'ats-off': { tells: 'ATS is off on a device where the virtualized design relies on it, so peer traffic is translated by the IOMMU on every access.', response: 'Enable ATS in the hypervisor/device assignment and the adapter firmware (ATS_ENABLED) as the reference node has it.', layer: 'server' },
   'iommu-ok': { tells: 'IOMMU mode matches the design for GPU/NIC peer traffic.', response: 'None.', layer: 'security' },
+  'iommu-na': { tells: 'No GPU or RDMA adapter with a PCI function, so no IOMMU domain to judge.', response: 'None.', layer: 'security' },
   'iommu-unknown': { tells: 'The IOMMU group type of the device could not be read.', response: 'Run the gate as root; check /sys/kernel/iommu_groups/<n>/type.', layer: 'security' },
   'iommu-translated': { tells: 'The GPU or NIC sits in a translated IOMMU domain: peer-to-peer DMA is remapped or blocked.', response: 'Use iommu=pt (or identity domains for GPU/NIC) on bare metal, as the baseline states; get security sign-off for the mode.', layer: 'security' },
   'iommu-mode-changed': { tells: 'The IOMMU mode differs from the approved architecture of this class.', response: 'Restore the kernel command line of the reference node (iommu=, intel_iommu=, amd_iommu=).', layer: 'security' },
@@ -52,6 +53,39 @@ export const CATALOG = {
 
 export type Code = keyof typeof CATALOG;
 
+/**
+ * The epilog's bandwidth judgement (src/epilog/judge.ts), kept apart from the checks' table: its findings come from
+ * probe samples, not from a check over the inventory, and test/epilog/catalog.test.ts keeps it complete.
+ */
+export const BW_CATALOG = {
+  'bw-ok': { tells: 'The recent bandwidth of this path is inside its baseline band for this recipe.', response: 'None.', layer: 'server' },
+  'bw-gpu-path': {
+    tells: 'GPU↔NIC path: GPUDirect RDMA from GPU memory is below its band while host memory on the same HCA is healthy, so the adapter and the fabric are fine and the fault is between this GPU and this NIC.',
+    response: 'Check pcie-link and pcie-acs on this GPU↔NIC path (gdrgate check --only pcie-link,pcie-acs), the IOMMU mode, and the GPUDirect mechanism (nvidia_peermem loaded, or DMA-BUF with the open module); compare gdrgate topo with the reference node.',
+    layer: 'server',
+  },
+  'bw-nic': {
+    tells: 'Host memory and GPU memory are both below their bands on this HCA: the adapter, its own PCIe link or its port, not the GPU path.',
+    response: "Check the HCA's link (pcie-link), port state and rate (ibstat), firmware and error counters; reseat or replace the adapter.",
+    layer: 'fabric',
+  },
+  'bw-low': { tells: 'This path is below its band and no healthy counterpart narrows it down.', response: 'Compare with the reference node (gdrgate samples, gdrgate compare); rerun the probe by hand with the recipe shown.', layer: 'server' },
+  'bw-gpu-host': {
+    tells: "A GPU's copy-engine bandwidth to or from host memory is below its band: the GPU's own PCIe link or its root complex.",
+    response: "Check the GPU's pcie-link (speed and width under load), its NUMA placement and the BIOS PCIe settings against the reference node.",
+    layer: 'server',
+  },
+  'bw-pending': { tells: 'Too few samples with this recipe in the recent window to judge (one outlier never drains).', response: 'None: later epilogs add samples.', layer: 'server' },
+  'bw-no-envelope': { tells: 'The baseline has no band for this path and recipe, so its samples are recorded but not judged.', response: 'Capture the bands on a known-good node with gdrgate baseline capture --with-probes, using the same probe settings.', layer: 'scheduler' },
+  'bw-unit-mismatch': { tells: 'Samples of this path are in a different unit than its baseline band; they are never converted.', response: 'Recapture the band with the current tool settings (--report_gbits).', layer: 'scheduler' },
+  'bw-band-invalid': { tells: 'The baseline band for this path is unusable (fail band above the warn band).', response: 'Fix failBelow/warnBelow in the baseline; gdrgate baseline validate.', layer: 'scheduler' },
+  'bw-probe-failed': { tells: 'The probe ran but gave no measurement; the message carries the tool’s own failure. Never a drain by itself.', response: 'Run the recipe by hand on the node; if GPU memory fails while host memory works, check nvidia_peermem/DMA-BUF and memlock.', layer: 'server' },
+  'bw-tool-unusable': { tells: 'The probe tool is missing, not executable or not root’s, so this probe was skipped.', response: 'Install the tool (perftest, nvbandwidth) at the configured absolute path, owned by root.', layer: 'scheduler' },
+  'bw-budget': { tells: 'The epilog’s probe budget ran out before this probe; the next probing epilog starts with it.', response: 'None, or raise probes.budgetMs (the node stays COMPLETING meanwhile).', layer: 'scheduler' },
+} as const satisfies Record<string, Entry>;
+
+export type BwCode = keyof typeof BW_CATALOG;
+
 export function entry(code: string): Entry {
-  return (CATALOG as Record<string, Entry>)[code] ?? { tells: '', response: '', layer: 'server' };
+  return (CATALOG as Record<string, Entry>)[code] ?? (BW_CATALOG as Record<string, Entry>)[code] ?? { tells: '', response: '', layer: 'server' };
 }

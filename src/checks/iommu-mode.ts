@@ -27,6 +27,7 @@ export default defineCheck({
     const want = baseline?.iommu ?? null;
     const cmd = Object.entries(inv.iommu.cmdline).map(([k, v]) => `${k}=${v}`).join(' ');
     const devs = subjects(inv);
+    if (devs.length === 0) return [f('iommu-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter with a PCI function')];
     if (inv.iommu.units.length === 0 && devs.every((d) => d.group === null)) {
       const ok = want === null || want === 'off' || want === 'any';
       const msg = `no IOMMU (no /sys/class/iommu units, no groups)${cmd ? `; ${cmd}` : ''}`;

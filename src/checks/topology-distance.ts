@@ -43,6 +43,7 @@ export default defineCheck({
       if (got !== p.class) out.push(f('topology-changed', RANK[got] > RANK[p.class] ? 'fail' : 'warn', subject, `GPU↔NIC path ${got}`, p.class, got));
       else out.push(f('topology-ok', 'pass', subject, `GPU↔NIC path ${got}`, p.class, got));
     }
+    if (out.length === 0) out.push(f('topology-na', 'skip', 'node', 'not applicable: the baseline has no GPU↔NIC path to compare'));
     for (const d of baseline.devices) {
       const cur = inv.pci.get(d.bdf);
       if (cur && d.numaNode !== undefined && cur.numaNode !== d.numaNode)

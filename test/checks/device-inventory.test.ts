@@ -1,0 +1,93 @@
+// device-inventory: GPUs and RDMA adapters by address, model, firmware, driver and kernel, against the baseline.
+import type { GenNode } from '../gen/sysfs-tree.js';
+import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, runCheck, softRoce, table, type Want } from './_trees.js';
+
+const fail = (code: string, subject: string, expected: string, actual: string): Want => ({ status: 'fail', code, subject, expected, actual });
+const driver = (d: Partial<NonNullable<GenNode['driver']>>) => (n: GenNode): void => void (n.driver = { ...n.driver!, ...d });
+
+export const cases = table('device-inventory', [
+  {
+    name: 'valid: the HGX as captured (8 GPUs, 8 ConnectX-7, open 570.133.20, kernel 5.15.0-136)',
+    subjects: [P0.gpu, 'mlx5_0'],
+    bare: [{ status: 'pass', code: 'inventory-ok', subject: P0.gpu }, { status: 'pass', code: 'inventory-ok', subject: 'mlx5_0' }],
+    based: [{ status: 'pass', code: 'inventory-ok', subject: P0.gpu }, { status: 'pass', code: 'inventory-ok', subject: 'mlx5_0' }],
+  },
+  {
+    name: 'invalid: GPU3 missing from the bus (its switch port still there)',
+    change: (n) => detach(n, GPUS[3]!),
+    bare: [],
+    based: [fail('inventory-missing', GPUS[3]!, 'present', 'missing')],
+  },
+  {
+    name: 'invalid: mlx5_2 missing from the bus',
+    change: (n) => detach(n, NICS[2]!),
+    bare: [],
+    based: [fail('inventory-missing', NICS[2]!, 'present', 'missing')],
+  },
+  {
+    name: 'warn: an extra GPU in a third port of pair 0\'s switch',
+    change: (n) => void dev(n, P0.up).children!.push({ bdf: '0000:17:02.0', kind: 'switch-down', speed: 32, acsCtl: 0, children: [
+      { bdf: '0000:1a:00.0', kind: 'gpu', device: 0x2330, subsystem: [0x10de, 0x16c1], speed: 32, iommuGroup: 60, ats: false },
+    ] }),
+    bare: [],
+    based: [{ status: 'warn', code: 'inventory-extra', subject: '0000:1a:00.0', expected: 'absent', actual: 'present' }],
+  },
+  {
+    name: 'invalid: mlx5_0 firmware changed',
+    change: (n) => void (dev(n, P0.nic).ib!.fwVer = '28.40.1000'),
+    bare: [],
+    based: [fail('firmware-mismatch', 'mlx5_0', '28.39.1002', '28.40.1000')],
+  },
+  {
+    name: 'invalid: GPU driver version changed',
+    change: driver({ version: '570.172.08' }),
+    bare: [],
+    based: [fail('driver-mismatch', 'nvidia', 'open 570.133.20', 'open 570.172.08')],
+  },
+  {
+    name: 'invalid: GPU driver flavour changed (proprietary module, same version)',
+    change: driver({ open: false }),
+    bare: [],
+    based: [fail('driver-mismatch', 'nvidia', 'open 570.133.20', 'proprietary 570.133.20')],
+  },
+  {
+    name: 'invalid: NVIDIA driver not loaded (/proc/driver/nvidia/version absent)',
+    change: (n) => void delete n.driver,
+    bare: [],
+    based: [fail('driver-mismatch', 'nvidia', 'open 570.133.20', 'none')],
+  },
+  {
+    name: 'invalid: GPU0 device id changed (H200 0x2335 where the class has H100 0x2330)',
+    change: (n) => void (dev(n, P0.gpu).device = 0x2335),
+    bare: [],
+    based: [fail('inventory-mismatch', P0.gpu, '0x10de:0x2330', '0x10de:0x2335')],
+  },
+  {
+    name: 'invalid: NIC0 device id changed (BlueField-3 where the class has ConnectX-7)',
+    change: (n) => void (dev(n, P0.nic).device = 0xa2dc),
+    bare: [],
+    based: [fail('inventory-mismatch', P0.nic, '0x15b3:0x1021', '0x15b3:0xa2dc')],
+  },
+  {
+    name: 'valid: a soft-RoCE rxe0 (no PCI function) is listed but never extra against a baseline (capture keeps PCI NICs only)',
+    patch: softRoce(),
+    subjects: ['rxe0'],
+    bare: [{ status: 'pass', code: 'inventory-ok', subject: 'rxe0' }],
+    based: [{ status: 'pass', code: 'inventory-ok', subject: 'rxe0' }],
+  },
+  {
+    name: 'warn: kernel release changed',
+    change: (n) => void (n.kernel = '5.15.0-140-generic'),
+    bare: [],
+    based: [{ status: 'warn', code: 'driver-mismatch', subject: 'kernel', expected: '5.15.0-136-generic', actual: '5.15.0-140-generic' }],
+  },
+]);
+
+// Regression: capture keeps only NICs with a PCI address; the check used to warn on every NIC the baseline lacked by
+// `bdf ?? name`, so a soft-RoCE device was "extra" against a baseline captured from the same node, forever.
+probe('soft-RoCE rxe0 (no PCI function) against a baseline captured with it: every GPU and NIC inventory-ok, no extra', async (t) => {
+  const inv = await inventoryOf(HGX, softRoce());
+  const line = (f: { status: string; code: string; subject: string }): string => `${f.status} ${f.code} ${f.subject}`;
+  const want = [...GPUS, ...NICS.map((_, i) => `mlx5_${i}`), 'rxe0'].map((subject) => line({ status: 'pass', code: 'inventory-ok', subject }));
+  t.strictSame(runCheck('device-inventory', inv, captureFrom(inv)).map(line).sort(), want.sort());
+});

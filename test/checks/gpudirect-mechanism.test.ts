@@ -1,0 +1,112 @@
+// gpudirect-mechanism: nvidia-peermem or DMA-BUF (open module R515+ on Linux 5.12+), as NCCL decides (net_ib.cc).
+import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
+import { detach, HGX, put, table, type Want } from './_trees.js';
+
+const node = (status: Want['status'], code: string, expected?: string, actual?: string): Want =>
+  ({ status, code, subject: 'node', ...(expected ? { expected } : {}), ...(actual ? { actual } : {}) });
+const proprietary = (n: GenNode): void => void (n.driver = { ...n.driver!, open: false });
+const withPeermem = (n: GenNode): void => {
+  proprietary(n);
+  n.peermem = true;
+};
+const drop = (kind: 'gpu' | 'nic') => (n: GenNode): void => allDevices(HGX).filter((d) => d.kind === kind).forEach((d) => detach(n, d.bdf));
+
+export const cases = table('gpudirect-mechanism', [
+  {
+    name: 'valid: open module 570 on kernel 5.15, DMA-BUF (the reference)',
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'dmabuf')],
+    based: [node('pass', 'mechanism-ok', 'dmabuf', 'dmabuf')],
+  },
+  {
+    name: 'invalid: NICs present, proprietary driver, no peermem',
+    change: proprietary,
+    bare: [node('fail', 'mechanism-missing', 'any', 'none')],
+    based: [node('fail', 'mechanism-missing', 'dmabuf', 'none')],
+  },
+  {
+    name: 'valid without baseline: proprietary driver with nvidia_peermem loaded; mechanism-wrong against a DMA-BUF class',
+    change: withPeermem,
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'peermem')],
+    based: [node('fail', 'mechanism-wrong', 'dmabuf', 'peermem')],
+  },
+  {
+    name: 'valid: proprietary driver with nvidia_peermem, class captured so',
+    change: withPeermem,
+    ref: withPeermem,
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'peermem')],
+    based: [node('pass', 'mechanism-ok', 'peermem', 'peermem')],
+  },
+  {
+    name: 'valid: peermem seen from /sys/module/nvidia_peermem/version alone',
+    change: proprietary,
+    patch: put('sys/module/nvidia_peermem/version', '570.133.20\n'),
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'peermem')],
+    based: [node('fail', 'mechanism-wrong', 'dmabuf', 'peermem')],
+  },
+  {
+    name: 'valid: MOFED nv_peer_mem seen from /sys/kernel/mm/memory_peers/nv_mem/version',
+    change: proprietary,
+    patch: put('sys/kernel/mm/memory_peers/nv_mem/version', '1.3-0\n'),
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'peermem')],
+    based: [node('fail', 'mechanism-wrong', 'dmabuf', 'peermem')],
+  },
+  {
+    name: 'valid: open module with nvidia_peermem loaded too: both mechanisms',
+    change: (n) => void (n.peermem = true),
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'peermem+dmabuf')],
+    based: [node('pass', 'mechanism-ok', 'dmabuf', 'peermem+dmabuf')],
+  },
+  {
+    name: 'invalid: open module on kernel 5.10 (no DMA-BUF import in RDMA before 5.12)',
+    change: (n) => void (n.kernel = '5.10.0-28-amd64'),
+    bare: [node('fail', 'mechanism-missing', 'any', 'none')],
+    based: [node('fail', 'mechanism-missing', 'dmabuf', 'none')],
+  },
+  {
+    name: 'invalid: open module R510 on kernel 5.15 (GPU DMA-BUF export from R515)',
+    change: (n) => void (n.driver = { ...n.driver!, version: '510.47.03' }),
+    bare: [node('fail', 'mechanism-missing', 'any', 'none')],
+    based: [node('fail', 'mechanism-missing', 'dmabuf', 'none')],
+  },
+  {
+    name: 'invalid with baseline: class wants peermem, only DMA-BUF available',
+    edit: { mechanism: 'peermem' },
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'dmabuf')],
+    based: [node('fail', 'mechanism-wrong', 'peermem', 'dmabuf')],
+  },
+  {
+    name: 'warn: ib_uverbs not loaded while RDMA adapters are present',
+    change: (n) => void (n.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core']),
+    bare: [{ status: 'warn', code: 'uverbs-missing', subject: 'ib_uverbs', expected: 'loaded', actual: 'absent' }],
+    based: [{ status: 'warn', code: 'uverbs-missing', subject: 'ib_uverbs', expected: 'loaded', actual: 'absent' }],
+  },
+  {
+    name: 'skip: no GPU on the bus',
+    change: drop('gpu'),
+    bare: [node('skip', 'mechanism-na')],
+    based: [node('skip', 'mechanism-na')],
+  },
+  {
+    name: 'not applicable, but available: GPUs without RDMA adapters',
+    change: drop('nic'),
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-na', 'any', 'dmabuf')],
+    based: [node('pass', 'mechanism-na', 'dmabuf', 'dmabuf')],
+  },
+  {
+    name: 'skip: GPUs without RDMA adapters and no mechanism',
+    change: (n) => {
+      drop('nic')(n);
+      proprietary(n);
+    },
+    bare: [node('skip', 'mechanism-na', 'any', 'none')],
+    based: [node('skip', 'mechanism-na', 'dmabuf', 'none')],
+  },
+]);

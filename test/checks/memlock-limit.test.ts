@@ -1,0 +1,74 @@
+// memlock-limit: RLIMIT_MEMLOCK soft and hard of this process and slurmd, against the class minimum (unlimited).
+import { limitsText } from '../gen/sysfs-tree.js';
+import { patches, put, remove, table, type Want } from './_trees.js';
+
+/** /proc/<pid>/limits with a given "Max locked memory" row (fs/proc/base.c: "%-25s %-20s %-20s %-10s"). */
+function limits(soft: string, hard: string): string {
+  return limitsText('unlimited').replace(/^Max locked memory .*$/m, `${'Max locked memory'.padEnd(25)} ${soft.padEnd(20)} ${hard.padEnd(20)} ${'bytes'.padEnd(10)}`);
+}
+const KiB64 = String(64 * 1024);
+const MiB8 = 8 * 1024 * 1024;
+const low = (actual: string, expected = '>= unlimited', subject = 'self'): Want => ({ status: 'fail', code: 'memlock-low', subject, expected, actual });
+const ok = (actual: string, expected = '>= unlimited', subject = 'self'): Want => ({ status: 'pass', code: 'memlock-ok', subject, expected, actual });
+const unknown: Want = { status: 'skip', code: 'memlock-unknown', subject: 'self' };
+
+export const cases = table('memlock-limit', [
+  {
+    name: 'valid: unlimited soft and hard',
+    subjects: ['self'],
+    bare: [ok('unlimited')],
+    based: [ok('unlimited')],
+  },
+  {
+    name: 'invalid: soft 64 KiB (hard unlimited): registration meets the soft limit',
+    patch: put('proc/self/limits', limits(KiB64, 'unlimited')),
+    bare: [low('64 KiB (hard unlimited)')],
+    based: [low('64 KiB (hard unlimited)')],
+  },
+  {
+    name: 'invalid: hard 64 KiB (soft 64 KiB, the distro default)',
+    change: (n) => void (n.memlockKiB = 64),
+    bare: [low('64 KiB')],
+    based: [low('64 KiB')],
+  },
+  {
+    name: 'valid with baseline: class minimum 8 MiB and limit 8 MiB (below unlimited without baseline)',
+    change: (n) => void (n.memlockKiB = 8192),
+    edit: { memlockMin: MiB8 },
+    subjects: ['self'],
+    bare: [low('8 MiB')],
+    based: [ok('8 MiB', '>= 8 MiB')],
+  },
+  {
+    name: 'invalid: soft 64 KiB under an 8 MiB hard limit, class minimum 8 MiB',
+    patch: put('proc/self/limits', limits(KiB64, String(MiB8))),
+    edit: { memlockMin: MiB8 },
+    bare: [low('64 KiB (hard 8 MiB)')],
+    based: [low('64 KiB (hard 8 MiB)', '>= 8 MiB')],
+  },
+  {
+    name: 'skip: /proc/self/limits missing (cannot tell, never pass)',
+    patch: remove('proc/self/limits'),
+    subjects: ['self'],
+    bare: [unknown],
+    based: [unknown],
+  },
+  {
+    name: 'skip: limits file without a "Max locked memory" row',
+    patch: put('proc/self/limits', limits('unlimited', 'unlimited').replace(/^Max locked memory.*\n/m, '')),
+    subjects: ['self'],
+    bare: [unknown],
+    based: [unknown],
+  },
+  {
+    name: 'invalid: slurmd (parent of this process) at 64 KiB: the prolog and jobs inherit it',
+    patch: patches(
+      put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t4242\n'),
+      put('proc/4242/comm', 'slurmd\n'),
+      put('proc/4242/limits', limits(KiB64, KiB64)),
+    ),
+    subjects: ['self', 'slurmd[4242]'],
+    bare: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
+    based: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
+  },
+]);

@@ -1,0 +1,104 @@
+// The registry kept honest, as ESLint keeps its rules: every check registered once and tested by its own table, every
+// code it makes worded in the catalog, and no check that throws or says nothing on a bare, foreign or own-baseline tree.
+import t, { type Test } from 'tap';
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { CATALOG } from '../../src/checks/catalog.js';
+import { CHECKS } from '../../src/checks/index.js';
+import { FsHost } from '../../src/host/fs-host.js';
+import { buildInventory } from '../../src/inventory/build.js';
+import type { BaselineClass } from '../../src/model/baseline.js';
+import { CHECK_IDS, type CheckId, type Finding } from '../../src/model/finding.js';
+import type { Inventory } from '../../src/model/inventory.js';
+import { runChecks } from '../../src/runner/run.js';
+import { limitsText } from '../gen/sysfs-tree.js';
+import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
+import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
+import { node as V100 } from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
+import { H200, REPO } from '../helpers/paths.js';
+import { baselineOf, captureFrom, catalogGaps, collectOnly, HGX, inventoryOf, put, softRoce, type Case } from './_trees.js';
+
+collectOnly();
+const testFile = (id: CheckId): string => path.join(REPO, 'test/checks', `${id}.test.ts`);
+const tables = new Map<CheckId, readonly Case[]>();
+for (const id of CHECK_IDS) if (existsSync(testFile(id))) tables.set(id, ((await import(`./${id}.test.js`)) as { cases: readonly Case[] }).cases);
+
+t.test('every id of CHECK_IDS is registered in CHECKS exactly once, and CHECKS holds nothing else', async (t) => {
+  const ids = CHECKS.map((c) => c.id);
+  for (const id of CHECK_IDS) t.equal(ids.filter((x) => x === id).length, 1, id);
+  t.strictSame([...ids].sort(), [...CHECK_IDS].sort());
+});
+
+t.test('every check has test/checks/<id>.test.ts with valid and invalid cases', async (t) => {
+  for (const id of CHECK_IDS) {
+    t.ok(existsSync(testFile(id)), `${id}: test file`);
+    const cases = tables.get(id) ?? [];
+    const wants = (c: Case) => [...c.bare, ...c.based];
+    t.ok(cases.some((c) => wants(c).every((w) => w.status === 'pass')), `${id}: a valid case (nothing but pass)`);
+    t.ok(cases.some((c) => wants(c).some((w) => w.status === 'fail')), `${id}: an invalid case (a fail)`);
+  }
+});
+
+// Each table test runs its cases and holds every finding they make (pass included) against the catalog, and a case's
+// wants are exactly the findings it selects: so the codes the wants name were all made by running the cases. They are
+// gathered here from the tables rather than by writing the ~60 trees a second time (that doubles the suite's time).
+t.test('every code the cases make is worded in the catalog and owned by one check; every check code is made', async (t) => {
+  const owners = new Map<string, Set<CheckId>>();
+  for (const [id, cases] of tables)
+    for (const c of cases) for (const w of [...c.bare, ...c.based]) owners.set(w.code, (owners.get(w.code) ?? new Set()).add(id));
+  t.strictSame(catalogGaps([...owners.keys()].map((code) => ({ code }))), [], 'codes missing from CATALOG or without tells/response');
+  t.strictSame([...owners].filter(([, ids]) => ids.size > 1).map(([code]) => code), [], 'codes made by more than one check');
+  const unmade = Object.keys(CATALOG).filter((code) => !owners.has(code) && code !== 'config-error' && code !== 'internal-error');
+  t.strictSame(unmade, [], 'catalog codes no case makes (untested wording or dead code)');
+});
+
+/** Runs each check directly (not through runChecks, which would turn a throw into a finding). */
+function everyCheck(t: Test, inv: Inventory, baseline: BaselineClass | null, label: string): void {
+  for (const c of CHECKS) {
+    let out: Finding[] = [];
+    t.doesNotThrow(() => (out = c.run({ inv, baseline })), `${c.id} (${label}): does not throw`);
+    t.ok(out.length > 0, `${c.id} (${label}): returns at least one finding (not an empty list)`);
+    t.strictSame(catalogGaps(out), [], `${c.id} (${label}): codes in the catalog`);
+  }
+}
+
+t.test('nearly empty tree (only /proc/self/limits): every check returns findings, never throws', async (t) => {
+  const inv = await buildInventory(new FsHost(t.testdir({ proc: { self: { limits: limitsText('unlimited') } } })));
+  everyCheck(t, inv, null, 'no baseline');
+  everyCheck(t, inv, await baselineOf(HGX), 'HGX baseline');
+});
+
+t.test('examples/h200-vm (real capture): every check returns findings, never throws', async (t) => {
+  const inv = await buildInventory(new FsHost(H200));
+  everyCheck(t, inv, null, 'no baseline');
+  everyCheck(t, inv, await baselineOf(HGX), 'HGX baseline');
+});
+
+/** The older generated nodes run proprietary drivers from before nvidia-peermem: Mellanox's nv_peer_mem gave GPUDirect. */
+const NV_PEER_MEM = put('sys/kernel/mm/memory_peers/nv_mem/version', '1.1-0\n');
+
+t.test('a node is healthy against a baseline captured from itself (no fail, warn or error)', async (t) => {
+  const nodes: [string, () => Promise<Inventory>, BaselineClass['platform']][] = [
+    ['HGX H100', () => inventoryOf(HGX), 'bare-metal'],
+    ['DGX-1V with nv_peer_mem', () => inventoryOf(DGX1, NV_PEER_MEM), 'bare-metal'],
+    ['8x P40 cascade with nv_peer_mem', () => inventoryOf(P40, NV_PEER_MEM), 'bare-metal'],
+    ['4x V100 pairs with nv_peer_mem', () => inventoryOf(V100, NV_PEER_MEM), 'bare-metal'],
+    ['examples/h200-vm', () => buildInventory(new FsHost(H200)), 'virtualized'],
+    ['HGX H100 + soft-RoCE rxe0 (no PCI function)', () => inventoryOf(HGX, softRoce()), 'bare-metal'],
+  ];
+  for (const [name, read, platform] of nodes) {
+    const inv = await read();
+    const bad = runChecks({ inv, baseline: captureFrom(inv, platform) }, CHECK_IDS).filter((f) => f.status === 'fail' || f.status === 'warn' || f.status === 'error');
+    t.strictSame(bad.map((f) => `${f.status} ${f.check} ${f.code} ${f.subject}: ${f.message}`), [], name);
+  }
+});
+
+t.test('baseline file round trip from sources: loadBaseline validates the captured HGX class, selectClass picks it', async (t) => {
+  const cls = await baselineOf(HGX);
+  const file = path.join(t.testdir(), 'baseline.json');
+  await writeFile(file, JSON.stringify({ version: 1, classes: [cls] }, null, 2));
+  const { loadBaseline, selectClass } = await import('../../src/baseline/load.js');
+  const loaded = await loadBaseline(file);
+  t.strictSame(selectClass(loaded, 'gpu042', file), JSON.parse(JSON.stringify(cls)));
+});

@@ -1,0 +1,119 @@
+// topology-distance: GPU↔NIC path classes (PIX inside a pair, NODE within a socket, SYS across) and NUMA placement.
+import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
+import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
+import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
+import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, remove, runCheck, softRoce, table, type Want } from './_trees.js';
+
+const NEAR_TO_FAR = ['PIX', 'PXB', 'PHB', 'NODE', 'SYS'];
+/** A pair farther apart than on the reference fails; one that came closer is only flagged. */
+const path = (g: number, nic: string, expected: string, actual: string): Want => ({
+  status: NEAR_TO_FAR.indexOf(actual) > NEAR_TO_FAR.indexOf(expected) ? 'fail' : 'warn',
+  code: 'topology-changed', subject: `${GPUS[g]}-${nic}`, expected, actual,
+});
+const remote = (bdf: string): Want => ({ status: 'warn', code: 'topology-remote-nic', subject: bdf, expected: 'not SYS', actual: 'SYS' });
+const na: Want = { status: 'skip', code: 'topology-na', subject: 'node' };
+/** A GPU with no RDMA adapter that has a PCI function to place against. */
+const unplaced = (bdf: string): Want => ({ status: 'skip', code: 'topology-unknown', subject: bdf });
+/** The RDMA adapters pulled, a soft-RoCE rxe0 (no PCI function) the only RDMA device left. */
+const noPciNics = (n: GenNode): void => NICS.forEach((b) => detach(n, b));
+const GPU_PIX0: Want = { status: 'pass', code: 'topology-ok', subject: `${P0.gpu}-mlx5_0`, expected: 'PIX', actual: 'PIX' };
+
+/** mlx5_0 pulled from pair 0's switch and put in a free slot of pair 4's switch (socket 1): 99:02.0 → 9c:00.0. */
+function moveNic0ToSocket1(n: GenNode): void {
+  const nic = { ...dev(n, P0.nic), bdf: '0000:9c:00.0' };
+  detach(n, '0000:17:01.0');
+  dev(n, '0000:98:00.0').children!.push({ bdf: '0000:99:02.0', kind: 'switch-down', speed: 32, acsCtl: 0, children: [nic] });
+}
+
+/** Every path that changes when mlx5_0 lands on socket 1: PIX/NODE→SYS fail, SYS→PIX/NODE warn. */
+const moved = [
+  path(0, 'mlx5_0', 'PIX', 'SYS'),
+  ...[1, 2, 3].map((g) => path(g, 'mlx5_0', 'NODE', 'SYS')),
+  path(4, 'mlx5_0', 'SYS', 'PIX'),
+  ...[5, 6, 7].map((g) => path(g, 'mlx5_0', 'SYS', 'NODE')),
+];
+/** Pair 0's host bridge reported on node 1 (BIOS SNC/SRAT change): GPU0, mlx5_0 and their switch ports move node. */
+const pair0OnNode1 = [
+  ...[1, 2, 3].map((k) => path(0, `mlx5_${k}`, 'NODE', 'SYS')),
+  ...[4, 5, 6, 7].map((k) => path(0, `mlx5_${k}`, 'SYS', 'NODE')),
+  ...[1, 2, 3].map((g) => path(g, 'mlx5_0', 'NODE', 'SYS')),
+  ...[4, 5, 6, 7].map((g) => path(g, 'mlx5_0', 'SYS', 'NODE')),
+  ...[P0.downGpu, P0.downNic, P0.gpu, P0.nic].map((bdf): Want => ({ status: 'fail', code: 'topology-numa-changed', subject: bdf, expected: '0', actual: '1' })),
+];
+
+export const cases = table('topology-distance', [
+  {
+    name: 'valid: HGX as built (PIX in each pair, NODE within a socket, SYS across)',
+    subjects: [P0.gpu, `${P0.gpu}-mlx5_0`],
+    bare: [{ status: 'pass', code: 'topology-ok', subject: P0.gpu, expected: 'not SYS', actual: 'PIX' }],
+    based: [GPU_PIX0],
+  },
+  {
+    name: 'invalid with baseline: mlx5_0 moved to a switch on the other socket',
+    change: moveNic0ToSocket1,
+    bare: [],
+    based: moved,
+  },
+  {
+    name: 'warn without baseline: socket 0 has no RDMA adapter, GPU0-3 only reach SYS NICs',
+    change: (n) => NICS.slice(0, 4).forEach((b) => detach(n, b)),
+    bare: GPUS.slice(0, 4).map(remote),
+    based: [],
+  },
+  {
+    name: 'warn without baseline: 8x P40 with the only NIC on the other socket (valid against its own baseline)',
+    from: P40,
+    bare: allDevices(P40).filter((d) => d.kind === 'gpu').map((d) => remote(d.bdf)),
+    based: [],
+  },
+  {
+    name: 'invalid with baseline: pair 0 host bridge now reports numa_node 1',
+    change: (n) => void (n.hostBridges[0]!.numaNode = 1),
+    bare: [],
+    based: pair0OnNode1,
+  },
+  {
+    name: 'skip: no RDMA adapter (topology-na)',
+    change: (n) => NICS.forEach((b) => detach(n, b)),
+    bare: [na],
+    based: [na],
+  },
+  {
+    name: 'skip without baseline: the only RDMA device a soft-RoCE rxe0 (no PCI function): topology-unknown per GPU, never a pass',
+    change: noPciNics,
+    patch: softRoce(),
+    subjects: GPUS,
+    bare: GPUS.map(unplaced),
+    based: [],
+  },
+  {
+    name: 'valid: a soft-RoCE rxe0 beside the HGX NICs: each GPU still placed against its PCI NICs',
+    patch: softRoce(),
+    subjects: [P0.gpu, `${P0.gpu}-mlx5_0`, `${P0.gpu}-rxe0`],
+    bare: [{ status: 'pass', code: 'topology-ok', subject: P0.gpu, expected: 'not SYS', actual: 'PIX' }],
+    based: [GPU_PIX0],
+  },
+  {
+    name: 'skip with baseline: mlx5_0 no longer resolves to a PCI function (no device link): its baseline paths cannot be computed',
+    patch: remove('sys/class/infiniband/mlx5_0/device'),
+    bare: [],
+    based: GPUS.map((g): Want => ({ status: 'skip', code: 'topology-unknown', subject: `${g}-mlx5_0` })),
+  },
+  {
+    name: 'valid: DGX-1 (PIX, PHB, SYS mix) against its own baseline',
+    from: DGX1,
+    bare: [],
+    based: [],
+  },
+]);
+
+// Regression: the path class of a NIC without PCI function is '?', which RANK does not know; the GPU used to pass on it.
+probe('only RDMA device a soft-RoCE rxe0 (no PCI function): every GPU is topology-unknown (skip), none passes', async (t) => {
+  const n = structuredClone(HGX);
+  noPciNics(n);
+  const inv = await inventoryOf(n, softRoce());
+  const line = (w: Want): string => `${w.status} ${w.code} ${w.subject}`;
+  t.strictSame(runCheck('topology-distance', inv, null).map(line), GPUS.map(unplaced).map(line), 'without baseline: one skip per GPU, nothing else');
+  const own = runCheck('topology-distance', inv, captureFrom(inv));
+  t.strictSame(own.filter((f) => f.status !== 'skip').map(line), [], 'against its own baseline: no pass, warn or fail');
+});
