@@ -1,6 +1,9 @@
 // Bundles the CLI with esbuild: one entry file plus lazily loaded chunks, so a prolog loads a handful of
 // files instead of a hundred modules. Runs after tsc (which type-checks and emits the modules tests use).
+import { rmSync } from 'node:fs';
 import { build } from 'esbuild';
+
+rmSync('dist/chunks', { recursive: true, force: true }); // chunk names carry hashes: drop stale ones
 
 await build({
   entryPoints: { cli: 'src/cli.ts' },

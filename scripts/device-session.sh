@@ -36,5 +36,15 @@ printf '{"baseline":"/tmp/gdr/baseline.json","scontrol":"/bin/false","logFile":"
   done
 } > "$OUT/modes.txt" 2>&1
 setpriv --reuid=65534 --regid=65534 --clear-groups "$N" "$G" check --json > "$OUT/nobody-check.json" 2>/dev/null
-if [ -f .device/capture-node.py ]; then OUT="$OUT" python3 .device/capture-node.py > "$OUT/capture.log" 2>&1; fi
+{
+  echo "== snapshot, then replay it and compare with the live node"
+  run snapshot --out /tmp/gdr/live.tar.gz
+  "$N" "$G" check --root /tmp/gdr/live.tar.gz --json > /tmp/gdr/replay.json
+  "$N" -e 'const f=(p)=>{const o=JSON.parse(require("fs").readFileSync(p,"utf8"));for(const k of ["time","durationMs","root"])delete o[k];return JSON.stringify(o)};console.log(f(process.argv[1])===f(process.argv[2])?"live check == replay of its snapshot":"DIFFERENT")' "$OUT/live-check.json" /tmp/gdr/replay.json
+  run compare /tmp/gdr/live.tar.gz /
+  echo "== the job's own view, standalone"
+  run task --standalone
+  ( ulimit -l 64; run task --standalone )
+} > "$OUT/record.txt" 2>&1
+cp /tmp/gdr/live.tar.gz "$OUT/live-snapshot.tar.gz" 2>/dev/null
 ls -la "$OUT"

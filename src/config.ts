@@ -1,6 +1,7 @@
 // The gate's configuration file: defaults, schema validation, and where it is looked for.
 import { readJsonFile } from './host/json-file.js';
 import { ConfigError } from './errors.js';
+import { probesConfig, type ProbesConfig, type ProbesConfigInput } from './probes/config.js';
 import type { Policy } from './runner/policy.js';
 import { validatorFor } from './schema.js';
 
@@ -18,6 +19,8 @@ export interface Config {
   readonly spool: string;
   readonly checks: readonly string[] | undefined;
   readonly resumeWhenHealthy: boolean;
+  /** Epilog bandwidth probes; null: the epilog only cleans per-job state. */
+  readonly probes: ProbesConfig | null;
 }
 
 export const DEFAULT_CONFIG_PATH = '/etc/gdrgate/config.json';
@@ -42,13 +45,14 @@ export async function loadConfig(file: string): Promise<Config> {
   const data = await readJsonFile(file, 'config');
   const errs = (await validatorFor('config'))(data);
   if (errs.length) throw new ConfigError(`${file}: ${errs.join('; ')}`);
-  const c = data as Partial<Config> & { baseline: string };
+  const c = data as Partial<Omit<Config, 'probes'>> & { baseline: string; probes?: ProbesConfigInput };
   return {
     ...DEFAULTS,
     ...c,
     logFile: c.logFile,
     slurmdPidFiles: c.slurmdPidFiles,
     checks: c.checks,
+    probes: probesConfig(c.probes),
   };
 }
 

@@ -1,5 +1,5 @@
 // Turns the inventory of a known-good node into a baseline class a human can read and edit.
-import type { BaselineClass, BaselineDevice, IommuMode, Mechanism } from '../model/baseline.js';
+import type { BaselineClass, BaselineDevice, BaselineEnvelope, IommuMode, Mechanism } from '../model/baseline.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { hex4 } from '../model/names.js';
 import { formatAcs } from '../parsers/pci-config.js';
@@ -11,6 +11,8 @@ export interface CaptureOptions {
   readonly match: readonly string[];
   readonly platform: 'bare-metal' | 'virtualized';
   readonly at: string;
+  /** Bandwidth bands measured on this node (`--with-probes`), recorded with their recipes. */
+  readonly probes?: readonly BaselineEnvelope[];
 }
 
 const min = (a: number | null | undefined, b: number | null | undefined): number | null =>
@@ -90,6 +92,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     gpuSpeedStrict: false,
     devices,
     paths,
+    ...(o.probes?.length ? { probes: o.probes } : {}),
   };
   return { cls, warnings };
 }

@@ -88,9 +88,26 @@ export async function main(argv: string[]): Promise<number> {
     )
     .command(
       'epilog',
-      "Slurm Epilog: log the job view the TaskProlog recorded and remove the job's state directory; never fails",
-      (y) => y.option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' }),
-      (a) => set(import('./epilog-state.js').then((m) => m.epilogCommand({ config: a.config }))),
+      "Slurm Epilog: remove the job's state directory; with `probes` configured, bandwidth probes under a budget and sampling policy, judged against the baseline (drains with gdrgate: bw-… only on a sustained fail)",
+      (y) =>
+        y
+          .option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
+          .option('dry-run', { type: 'boolean', default: false, describe: 'probe now whatever the sampling policy says; write no sample, state or drain' }),
+      (a) => set(import('./epilog.js').then((m) => m.epilogCommand({ config: a.config, dryRun: a['dry-run'] }))),
+    )
+    .command(
+      'samples',
+      "per probe path and recipe: count, min, p50, p95, p99, last, whole history against the recent window, from the epilog's spool",
+      (y) =>
+        y
+          .option('config', { type: 'string', describe: 'config JSON: its spool and probes.window' })
+          .option('spool', { type: 'string', describe: 'spool directory (default: the config\'s)' })
+          .option('probe', { type: 'array', string: true, describe: 'only these probes (ib-write-host, ib-write-gpu, nvbw-h2d, nvbw-d2h)' })
+          .option('since', { type: 'string', describe: 'recent window: since this long ago (90m, 24h, 7d) or an ISO time, instead of the last N samples' })
+          .option('window', { type: 'number', describe: 'recent window: the last N samples of each path (default probes.window, 5)' })
+          .option('json', { type: 'boolean', default: false, describe: 'print JSON' })
+          .option('prom', { type: 'string', describe: 'also write a node_exporter textfile here (atomically)' }),
+      (a) => set(import('./samples.js').then((m) => m.samplesCommand({ config: a.config, spool: a.spool, probe: a.probe, since: a.since, window: a.window, json: a.json, prom: a.prom }))),
     )
     .command('baseline', 'capture or validate a baseline', (y) =>
       y
@@ -102,8 +119,10 @@ export async function main(argv: string[]): Promise<number> {
               .option('root', root)
               .option('class', { type: 'string', default: 'default', describe: 'class name' })
               .option('match', { type: 'array', string: true, describe: 'host patterns: glob, /regex/, gpu[001-064], !negation' })
-              .option('platform', { choices: ['bare-metal', 'virtualized'] as const, describe: 'default: detected from /proc/cpuinfo' }),
-          (a) => set(import('./baseline.js').then((m) => m.captureCommand(a))),
+              .option('platform', { choices: ['bare-metal', 'virtualized'] as const, describe: 'default: detected from /proc/cpuinfo' })
+              .option('with-probes', { type: 'boolean', default: false, describe: "also run the config's bandwidth probes (probes.capture.runs times) and record their bands with the recipe" })
+              .option('config', { type: 'string', describe: 'config JSON for --with-probes (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' }),
+          (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config }))),
         )
         .command(
           'validate <file>',

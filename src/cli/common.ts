@@ -21,8 +21,10 @@ export async function openHost(root: string): Promise<Host> {
   return new FsHost(root);
 }
 
-export async function gather(root: string, pidFiles?: readonly string[]): Promise<{ host: Host; inv: Inventory }> {
-  const host = await openHost(root);
+/** `wrap`: a Host over the opened one (gdrgate drill's overlay), before anything is read. */
+export async function gather(root: string, pidFiles?: readonly string[], wrap?: (h: Host) => Host): Promise<{ host: Host; inv: Inventory }> {
+  const opened = await openHost(root);
+  const host = wrap ? wrap(opened) : opened;
   return { host, inv: await buildInventory(host, pidFiles ? { slurmdPidFiles: pidFiles } : {}) };
 }
 

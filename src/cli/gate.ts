@@ -15,9 +15,12 @@ import { renderText } from '../report/text.js';
 import { decide, outcomeOf, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { runChecks, selectChecks, sortFindings, UsageError } from '../runner/run.js';
 import { drainAction, resumeAction } from '../slurm/ownership.js';
-import { buildReason, sanitize } from '../slurm/reason.js';
+import { buildReason, isOurs, sanitize } from '../slurm/reason.js';
 import { Scontrol } from '../slurm/scontrol.js';
 import { gather, out } from './common.js';
+import { existsSync } from 'node:fs';
+import { drillFile } from '../drill/path.js';
+import type { ActiveDrill } from '../drill/hook.js';
 
 export interface GateArgs {
   readonly mode: 'prolog' | 'health';
@@ -34,10 +37,12 @@ interface Work {
   readonly hostName: string | null;
   /** What the Prolog saw, for the per-job state the TaskProlog compares with. */
   readonly seen?: { readonly host: Host; readonly inv: Inventory; readonly memlockMin: number | 'unlimited' };
+  /** gdrgate drill: the staged fault the Host answered with; its marker ends the drain reason. */
+  readonly drill?: ActiveDrill | null;
 }
 
 /** The gate runs as root in every job's path: what it trusts must be changeable by root only (issue: hardening). */
-function requireTrusted(files: readonly string[]): void {
+export function requireTrusted(files: readonly string[]): void {
   const uid = process.getuid?.() ?? 0;
   for (const f of files) {
     const why = untrustedReason(f, uid);
@@ -49,9 +54,11 @@ async function evaluate(cfg: Config, a: GateArgs, node: string): Promise<Work> {
   const root = a.root ?? cfg.root;
   requireTrusted([a.baseline ?? cfg.baseline, cfg.scontrol]);
   const ids = selectChecks(cfg.checks);
-  const [{ host, inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
+  // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
+  const drill = existsSync(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, node) : null;
+  const [{ host, inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles, drill?.wrap), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
   const findings = sortFindings(runChecks({ inv, baseline: sel.cls }, ids));
-  return { outcome: outcomeOf(findings), findings, cls: sel.cls.name, hostName: inv.hostname, seen: { host, inv, memlockMin: sel.cls.memlockMin } };
+  return { outcome: outcomeOf(findings), findings, cls: sel.cls.name, hostName: inv.hostname, seen: { host, inv, memlockMin: sel.cls.memlockMin }, drill };
 }
 
 /** Settles with `work`, or rejects once `ms` have passed; the timer never outlives the race. */
@@ -67,12 +74,32 @@ export async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> 
   }
 }
 
-function toOutcome(e: unknown): Outcome {
+/**
+ * Writes our drain reason under the node's drain lock, only where we may (DESIGN §5: never over a reason that is not
+ * ours, nothing when the state cannot be read). `ours`: the node now carries a gdrgate reason. Prolog and epilog share it.
+ */
+export async function drainOwned(scontrol: Scontrol, node: string, reason: string, stateDir: string): Promise<{ action: string; ours: boolean }> {
+  const logger = await log();
+  const lock = takeDrainLock(stateDir);
+  try {
+    const cur = lock.ok ? await scontrol.show(node) : ({ ok: false, why: lock.why } as const);
+    const act = lock.ok ? drainAction(cur.ok ? cur.node : null) : ({ act: 'keep', why: lock.why } as const);
+    if (!cur.ok) logger.error({ node, why: cur.why }, 'cannot read node state; not writing a drain reason');
+    if (act.act !== 'drain') return { action: `kept: ${act.why}`, ours: cur.ok && isOurs(cur.node.reason) };
+    const w = await scontrol.drain(node, reason);
+    if (!w.ok) logger.error({ node, why: w.why }, 'drain failed');
+    return { action: w.ok ? 'drained' : `drain failed: ${w.why}`, ours: w.ok };
+  } finally {
+    if (lock.ok) lock.release();
+  }
+}
+
+export function toOutcome(e: unknown): Outcome {
   if (e instanceof ConfigError || e instanceof UsageError) return { kind: 'config-error', message: e.message };
   return { kind: 'internal-error', message: (e as Error).message ?? String(e) };
 }
 
-function reasonFor(o: Outcome, job: string | undefined): string {
+export function reasonFor(o: Outcome, job: string | undefined): string {
   if (o.kind === 'unhealthy') return buildReason(o.failing, job);
   const label = o.kind === 'config-error' ? 'config' : 'internal';
   const msg = o.kind === 'healthy' ? '' : o.message;
@@ -109,19 +136,9 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Pr
   let reason: string | null = null;
   if (decision.drain) {
     reason = reasonFor(work.outcome, job);
+    if (work.drill) reason = work.drill.mark(reason);
     if (a.dryRun) action = 'dry-run: would drain';
-    else {
-      const lock = takeDrainLock(cfg?.stateDir ?? DEFAULTS.stateDir);
-      const cur = lock.ok ? await scontrol.show(node) : ({ ok: false, why: lock.why } as const);
-      const act = lock.ok ? drainAction(cur.ok ? cur.node : null) : ({ act: 'keep', why: lock.why } as const);
-      if (!cur.ok) logger.error({ node, why: cur.why }, 'cannot read node state; not writing a drain reason');
-      if (act.act === 'drain') {
-        const w = await scontrol.drain(node, reason);
-        action = w.ok ? 'drained' : `drain failed: ${w.why}`;
-        if (!w.ok) logger.error({ node, why: w.why }, 'drain failed');
-      } else action = `kept: ${act.why}`;
-      if (lock.ok) lock.release();
-    }
+    else action = (await drainOwned(scontrol, node, reason, cfg?.stateDir ?? DEFAULTS.stateDir)).action;
   } else if (a.mode === 'health' && work.outcome.kind === 'healthy' && (cfg?.resumeWhenHealthy ?? true) && !a.dryRun) {
     const cur = await scontrol.show(node);
     const act = resumeAction(cur.ok ? cur.node : null);

@@ -1,6 +1,7 @@
 // The baseline as validated by schemas/baseline.schema.json: what a known-good node of a class looks like.
 import type { PathClass } from './inventory.js';
 import type { Layer } from './finding.js';
+import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
 
 export type Mechanism = 'peermem' | 'dmabuf' | 'any';
 export type IommuMode = 'off' | 'passthrough' | 'translated' | 'any';
@@ -30,6 +31,23 @@ export interface BaselinePath {
   readonly class: PathClass;
 }
 
+/** Bandwidth band of one probe path, valid only for the exact recipe it was captured with (DESIGN §4, §7). */
+export interface BaselineEnvelope {
+  /** Probe id as the samples name it (`ib-write-gpu`). */
+  readonly probe: string;
+  readonly gpu: string | null;
+  readonly nic: string | null;
+  readonly direction: string;
+  readonly recipe: ProbeRecipe;
+  readonly unit: BandwidthUnit;
+  /** Captured p50 and how many runs it came from: for the reader; the bands decide. */
+  readonly p50: number;
+  readonly samples: number;
+  /** The recent window's p50 below this: warn; below failBelow (and the newest sample too): fail. */
+  readonly warnBelow: number;
+  readonly failBelow: number;
+}
+
 export interface BaselineClass {
   readonly name: string;
   readonly match: readonly string[];
@@ -47,6 +65,8 @@ export interface BaselineClass {
   readonly gpuSpeedStrict: boolean;
   readonly devices: readonly BaselineDevice[];
   readonly paths: readonly BaselinePath[];
+  /** Bandwidth envelopes from `baseline capture --with-probes`; absent: the epilog records samples but judges none. */
+  readonly probes?: readonly BaselineEnvelope[];
 }
 
 export interface Baseline {

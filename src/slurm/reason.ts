@@ -31,19 +31,34 @@ function cut(s: string, maxBytes: number): string {
   return s.length <= maxBytes ? s : s.slice(0, Math.max(0, maxBytes - 3)) + '...';
 }
 
-export function buildReason(failing: readonly Finding[], job: string | undefined): string {
-  const first = failing[0];
-  const tail = `${failing.length > 1 ? `; +${failing.length - 1} more` : ''}${job ? ` job=${sanitize(job).replace(/ /g, '')}` : ''}`;
-  let body: string;
-  if (!first) body = `${PREFIX} unknown`;
-  else {
-    const label = LABEL[first.check] ?? 'check';
-    const actual = first.actual ?? first.message;
-    const want = first.expected !== undefined ? ` (want ${first.expected})` : '';
-    body = sanitize(`${PREFIX} ${label} ${first.subject} ${actual}${want}`);
-  }
+/** What a reason says about its first finding; checks and the epilog's bandwidth judgement both fill it. */
+export interface ReasonHead {
+  /** Short name, first after the prefix: `pcie-link`, `bw-gpu-path`. */
+  readonly label: string;
+  readonly subject: string;
+  readonly actual: string;
+  readonly expected?: string | undefined;
+}
+
+/** `gdrgate: <label> <subject> <actual> (want <expected>)[; +N more] job=<id>`, at most 255 bytes, suffix kept. */
+export function formatReason(head: ReasonHead | null, count: number, job: string | undefined): string {
+  const tail = `${count > 1 ? `; +${count - 1} more` : ''}${job ? ` job=${sanitize(job).replace(/ /g, '')}` : ''}`;
+  const want = head?.expected !== undefined ? ` (want ${head.expected})` : '';
+  const body = head === null ? `${PREFIX} unknown` : sanitize(`${PREFIX} ${head.label} ${head.subject} ${head.actual}${want}`);
   // ASCII only after sanitize, so length is bytes.
   return cut(body, MAX_REASON_BYTES - tail.length) + tail;
+}
+
+export function buildReason(failing: readonly Finding[], job: string | undefined): string {
+  const first = failing[0];
+  const head = first ? { label: LABEL[first.check] ?? 'check', subject: first.subject, actual: first.actual ?? first.message, expected: first.expected } : null;
+  return formatReason(head, failing.length, job);
+}
+
+/** Bandwidth reasons are labelled by their code, so `sinfo -R` shows `gdrgate: bw-gpu-path`. */
+export function bandwidthReason(failing: readonly { code: string; subject: string; actual?: string; message: string; expected?: string }[], job: string | undefined): string {
+  const f = failing[0];
+  return formatReason(f ? { label: f.code, subject: f.subject, actual: f.actual ?? f.message, expected: f.expected } : null, failing.length, job);
 }
 
 export function isOurs(reason: string | null): boolean {

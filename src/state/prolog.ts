@@ -4,13 +4,10 @@
 import fs from 'node:fs';
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
-import { jobDirName, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT } from './names.js';
+import { jobDirName, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
 import { ensureStateDir, removeJobDir, writeNew } from './store.js';
 import type { Bytes, PrologState, SignedEnvelope } from './types.js';
-
-export const UVERBS_RE = /^uverbs\d+$/;
-export const NVIDIA_RE = /^nvidia/;
 
 /** SLURM_JOB_GPUS ("0,1,3"): node-wide GPU numbers; null when absent, empty or malformed. */
 export function parseJobGpus(s: string | undefined): number[] | null {

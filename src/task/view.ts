@@ -3,7 +3,7 @@
 import type { Host, StatInfo } from '../host/host.js';
 import type { Known, Limit } from '../model/inventory.js';
 import { parseMemlock } from '../parsers/limits.js';
-import { NVIDIA_RE, UVERBS_RE } from '../state/prolog.js';
+import { NVIDIA_RE, UVERBS_RE } from '../state/names.js';
 import type { Access, AccessProbe } from './access.js';
 
 export interface DevNode {

@@ -1,0 +1,108 @@
+// `gdrgate epilog`: the Slurm Epilog. Cleans the job's per-job state (src/cli/epilog-state.ts), then, when the config
+// has `probes` and the sampling policy says so, probes bandwidth and judges it. Exit 1 only after our own drain: a
+// non-zero Epilog otherwise drains the node with Slurm's "Epilog error" (DESIGN §5).
+import { hostname } from 'node:os';
+import { configPath, DEFAULTS, fallbackPolicy, loadConfig, type Config } from '../config.js';
+import { readStamp } from '../epilog/files.js';
+import type { BwFinding } from '../epilog/finding.js';
+import { samplingDecision } from '../epilog/policy.js';
+import { renderBw } from '../epilog/render.js';
+import type { EpilogProbeResult } from '../epilog/run.js';
+import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
+import { log, setLogFile } from '../log.js';
+import { decide, type Outcome, type PolicyOptions } from '../runner/policy.js';
+import { UsageError } from '../runner/run.js';
+import { bandwidthReason } from '../slurm/reason.js';
+import { Scontrol } from '../slurm/scontrol.js';
+import { parseJobId } from '../state/names.js';
+import { out } from './common.js';
+import { epilogJobState } from './epilog-state.js';
+import { drainOwned, reasonFor, requireTrusted, toOutcome, withDeadline } from './gate.js';
+
+export interface EpilogArgs {
+  readonly config?: string | undefined;
+  /** Probe now whatever the sampling policy says; no spool, stamp, textfile, state cleanup or drain. */
+  readonly dryRun?: boolean | undefined;
+}
+
+/** The per-job state part of the summary line (format kept from the state-only epilog). */
+function stateLine(o: Awaited<ReturnType<typeof epilogJobState>>): string {
+  const findings = o.task ? o.task.findings.filter((f) => f.status === 'fail' || f.status === 'error').map((f) => f.code) : [];
+  return ` view=${o.task ? o.task.state : 'none'}${findings.length ? ` findings=${findings.join(',')}` : ''} removed=${o.removed}${o.error ? ' error' : ''}`;
+}
+
+export async function epilogCommand(a: EpilogArgs, env: NodeJS.ProcessEnv = process.env, exec: Exec = new ExecaExec()): Promise<number> {
+  const started = performance.now();
+  const dryRun = a.dryRun ?? false;
+  const job = parseJobId(env.SLURM_JOB_ID);
+  if (job === null && !dryRun) throw new UsageError('not in a Slurm Epilog (SLURM_JOB_ID unset or malformed)');
+  const node = env.SLURMD_NODENAME || hostname().split('.')[0]!;
+  const file = configPath(a.config);
+  let cfg: Config | null = null;
+  let cfgErr: unknown = null;
+  try {
+    requireTrusted([file]);
+    cfg = await loadConfig(file);
+    setLogFile(cfg.logFile);
+  } catch (e) {
+    cfgErr = e;
+  }
+  const logger = await log();
+  if (cfgErr) logger.error({ job, node, why: (cfgErr as Error).message, stateDir: DEFAULTS.stateDir }, 'epilog: config unreadable; cleaning the default state directory');
+  let line = `gdrgate epilog node=${node}${job ? ` job=${job}` : ''}`;
+  if (job !== null && !dryRun) line += stateLine(await epilogJobState(cfg?.stateDir ?? DEFAULTS.stateDir, job, node));
+
+  const probes = cfg?.probes ?? null;
+  if (cfgErr === null && probes === null) {
+    out(line);
+    return 0;
+  }
+  // Probing: the budget, then the gate's own deadline for the spool, the judgement and scontrol.
+  const limitMs = (probes?.budgetMs ?? 0) + (cfg?.deadlineMs ?? DEFAULTS.deadlineMs);
+  let outcome: Outcome = { kind: 'healthy' };
+  let res: EpilogProbeResult | null = null;
+  if (cfgErr) outcome = toOutcome(cfgErr);
+  else {
+    try {
+      // Outside the sampling policy the epilog stops here: one small file read at most, no process spawned.
+      const decision = samplingDecision(probes!.sampling, job, () => readStamp(cfg!.spool), Date.now());
+      if (!decision.probe && !dryRun) res = { ran: false, why: decision.why };
+      else {
+        const { epilogProbes } = await import('../epilog/run.js');
+        res = await withDeadline(epilogProbes({ cfg: cfg!, probes: probes!, node, job, dryRun, exec, decision }), limitMs);
+      }
+    } catch (e) {
+      outcome = toOutcome(e);
+    }
+  }
+  const failing: BwFinding[] = res?.ran ? res.findings.filter((f) => f.status === 'fail') : [];
+  // decide() reads only the kind; the bandwidth findings carry their own reason.
+  if (failing.length) outcome = { kind: 'unhealthy', failing: [] };
+  const policy: PolicyOptions = cfg ? { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true } : { ...(await fallbackPolicy(file)), drain: true };
+  const decision = decide('epilog', outcome, policy);
+  let action = 'none';
+  let reason: string | null = null;
+  let code: number = decision.exitCode;
+  if (decision.drain) {
+    reason = failing.length ? bandwidthReason(failing, job ?? undefined) : reasonFor(outcome, job ?? undefined);
+    if (dryRun) action = 'dry-run: would drain';
+    else {
+      const scontrol = new Scontrol(exec, { path: cfg?.scontrol ?? DEFAULTS.scontrol, timeoutMs: cfg?.scontrolTimeoutMs ?? DEFAULTS.scontrolTimeoutMs, deadline: started + limitMs - EXEC_GRACE_MS });
+      const d = await drainOwned(scontrol, node, reason, cfg?.stateDir ?? DEFAULTS.stateDir);
+      action = d.action;
+      code = d.ours ? 1 : 0;
+    }
+  }
+  if (decision.failedOpen) logger.error({ node, job, outcome }, 'gdrgate epilog could not judge this node; not draining (fail-open)');
+  const durationMs = Math.round(performance.now() - started);
+  const probed = res === null ? 'error' : res.ran ? `ran samples=${res.samples.length}` : 'skipped';
+  const counts = res?.ran ? Object.fromEntries(['pass', 'warn', 'fail', 'skip', 'error'].map((s) => [s, res.findings.filter((f) => f.status === s).length])) : {};
+  logger[code === 0 ? 'info' : 'warn'](
+    { mode: 'epilog', node, job, durationMs, probes: probed, why: res?.why ?? null, result: outcome.kind, exitCode: code, reason, action, summary: counts, findings: res?.ran ? res.findings.filter((f) => f.status !== 'pass') : [] },
+    'gdrgate epilog',
+  );
+  if (res?.ran && (dryRun || res.findings.some((f) => f.status !== 'pass'))) out(renderBw(res.findings));
+  if (outcome.kind === 'config-error' || outcome.kind === 'internal-error') out(`${outcome.kind}: ${outcome.message}`);
+  out(`${line} probes=${probed}${res && !res.ran ? ` (${res.why})` : ''} result=${outcome.kind} exit=${code} ${durationMs}ms${reason ? ` reason="${reason}"` : ''} action=${action}`);
+  return code;
+}

@@ -1,0 +1,73 @@
+// `gdrgate samples`: per (probe, path, recipe) count, min, p50, p95, p99 and last, whole history against the recent
+// window, from the epilog's spool; optionally the same as a Prometheus textfile (--prom FILE, written atomically).
+import { hostname } from 'node:os';
+import { configPath, DEFAULTS, loadConfig } from '../config.js';
+import { collectStats } from '../epilog/collect.js';
+import { writeAtomic } from '../epilog/files.js';
+import { renderProm } from '../epilog/prom.js';
+import { PROBE_DEFAULTS } from '../probes/config.js';
+import { UsageError } from '../runner/run.js';
+import type { Summary, Window } from '../samples/stats.js';
+import { out } from './common.js';
+
+export interface SamplesArgs {
+  readonly config?: string | undefined;
+  readonly spool?: string | undefined;
+  readonly probe?: readonly string[] | undefined;
+  readonly since?: string | undefined;
+  readonly window?: number | undefined;
+  readonly json: boolean;
+  readonly prom?: string | undefined;
+}
+
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90m`, `24h`, `7d` before now, or an ISO 8601 time; Unix ms. */
+export function parseSince(s: string, now: number): number {
+  const m = /^(\d+)([smhd])$/.exec(s);
+  if (m) return now - Number(m[1]) * UNIT_MS[m[2]!]!;
+  const t = /^\d{4}-\d{2}-\d{2}/.test(s) ? Date.parse(s) : NaN;
+  if (Number.isNaN(t)) throw new UsageError(`--since ${s}: give a duration (90m, 24h, 7d) or an ISO time (2026-11-29T14:00:00Z)`);
+  return t;
+}
+
+const fmt = (v: number): string => (Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFixed(2));
+const row = (cells: readonly string[], widths: readonly number[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+
+export async function samplesCommand(a: SamplesArgs): Promise<number> {
+  let dir = a.spool;
+  let lastN = a.window;
+  if (dir === undefined || lastN === undefined) {
+    const cfg = dir === undefined ? await loadConfig(configPath(a.config)) : null;
+    dir ??= cfg?.spool ?? DEFAULTS.spool;
+    lastN ??= cfg?.probes?.window ?? PROBE_DEFAULTS.window;
+  }
+  const window: Window = a.since !== undefined ? { sinceTs: parseSince(a.since, Date.now()) } : { lastN };
+  const label = a.since !== undefined ? `since ${a.since}` : `last ${lastN}`;
+  const probes = a.probe?.flatMap((p) => p.split(',')).filter(Boolean) ?? [];
+  const col = collectStats(dir, [], window, probes.length ? (s) => probes.includes(s.probe) : undefined);
+  const r = col.report;
+  if (a.prom !== undefined) {
+    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: r, now: Date.now() }));
+  }
+  if (a.json) {
+    const keys = col.stats.map((s) => ({ ...s.key, recipe: col.recipes.get(s.key.recipeHash) ?? null, unit: s.unit, all: s.all, recent: s.recent, unitMismatches: s.unitMismatches }));
+    out(JSON.stringify({ spool: dir, files: r.files, samples: r.samples, torn: r.torn, corrupt: r.corrupt, problems: r.problems, window: { ...window, label }, keys }, null, 2));
+    return 0;
+  }
+  const head = ['PROBE', 'NIC', 'GPU', 'DIRECTION', 'RECIPE', 'UNIT', 'WINDOW', 'N', 'MIN', 'P50', 'P95', 'P99', 'LAST'];
+  const lines: string[][] = [head];
+  const nums = (w: string, s: Summary | null): string[] => (s ? [w, String(s.count), fmt(s.min), fmt(s.p50), fmt(s.p95), fmt(s.p99), fmt(s.last)] : [w, '0', '-', '-', '-', '-', '-']);
+  for (const s of col.stats) {
+    const k = s.key;
+    lines.push([k.probe, k.nic ?? '-', k.gpu ?? '-', k.direction, k.recipeHash, s.unit, ...nums('all', s.all)]);
+    lines.push(['', '', '', '', '', '', ...nums(label, s.recent)]);
+  }
+  const widths = head.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));
+  if (col.stats.length) out(lines.map((l) => row(l, widths)).join('\n'));
+  else out(`no samples${probes.length ? ` of ${probes.join(', ')}` : ''} in ${dir}`);
+  for (const [h, rc] of col.recipes) if (col.stats.some((s) => s.key.recipeHash === h)) out(`recipe ${h}: ${rc.tool} ${rc.args.join(' ')}${rc.numaNode !== null ? ` (NUMA node ${rc.numaNode})` : ''}`);
+  out(`spool ${dir}: ${r.files.length} file(s), ${r.samples} samples${r.torn || r.corrupt ? `, skipped ${r.torn} torn and ${r.corrupt} corrupt line(s)` : ''}${a.prom ? `; wrote ${a.prom}` : ''}`);
+  for (const p of r.problems) process.stderr.write(`gdrgate: ${p}\n`);
+  return 0;
+}

@@ -1,0 +1,63 @@
+// The one fault a drill stages, `<check>:<subject>=<value>`: parsed and printed here, answered by overlay.ts.
+import { parseSize } from '../parsers/limits.js';
+import { BDF_RE, type Parsed } from '../parsers/sysfs.js';
+
+/** ACS Control bits a drill may set, with their bit numbers (PCIe Base 6.3 §7.7.11.3). */
+export const ACS_BITS = { ReqRedir: 2, CmpltRedir: 3, EgressCtrl: 5 } as const;
+export type AcsBit = keyof typeof ACS_BITS;
+
+export type Fault =
+  | { readonly kind: 'pcie-link'; readonly bdf: string; readonly width: number }
+  | { readonly kind: 'pcie-acs'; readonly bdf: string; readonly bit: AcsBit }
+  | { readonly kind: 'memlock'; readonly bytes: number }
+  | { readonly kind: 'gpudirect-mechanism'; readonly value: 'none' };
+
+const WIDTHS = new Set([1, 2, 4, 8, 12, 16, 32]);
+const isAcsBit = (s: string): s is AcsBit => Object.hasOwn(ACS_BITS, s);
+
+/** `pcie-link:0000:17:00.0=x8`, `pcie-acs:0000:16:02.0=ReqRedir`, `memlock=64K`, `gpudirect-mechanism=none`. */
+export function parseFault(text: string): Parsed<Fault> {
+  const eq = text.lastIndexOf('=');
+  if (eq < 0) return { ok: false, error: `fault ${JSON.stringify(text)}: want <check>[:<subject>]=<value>` };
+  const value = text.slice(eq + 1);
+  const colon = text.indexOf(':');
+  const check = colon >= 0 && colon < eq ? text.slice(0, colon) : text.slice(0, eq);
+  const subject = colon >= 0 && colon < eq ? text.slice(colon + 1, eq) : '';
+  const bad = (why: string): Parsed<Fault> => ({ ok: false, error: `fault ${JSON.stringify(text)}: ${why}` });
+  switch (check) {
+    case 'pcie-link': {
+      if (!BDF_RE.test(subject)) return bad('subject must be a PCI address (0000:17:00.0)');
+      const w = /^x(\d+)$/.exec(value);
+      if (!w || !WIDTHS.has(Number(w[1]))) return bad('value must be a link width: x1, x2, x4, x8, x12, x16, x32');
+      return { ok: true, value: { kind: 'pcie-link', bdf: subject, width: Number(w[1]) } };
+    }
+    case 'pcie-acs':
+      if (!BDF_RE.test(subject)) return bad('subject must be a bridge PCI address (0000:16:02.0)');
+      if (!isAcsBit(value)) return bad(`value must be one of ${Object.keys(ACS_BITS).join(', ')}`);
+      return { ok: true, value: { kind: 'pcie-acs', bdf: subject, bit: value } };
+    case 'memlock': {
+      if (subject) return bad('memlock takes no subject (memlock=64K)');
+      const s = parseSize(value);
+      if (!s.ok || s.value === 'unlimited') return bad('value must be a size (64K, 8M, 65536)');
+      return { ok: true, value: { kind: 'memlock', bytes: s.value } };
+    }
+    case 'gpudirect-mechanism':
+      if (subject || value !== 'none') return bad('the only gpudirect-mechanism fault is gpudirect-mechanism=none');
+      return { ok: true, value: { kind: 'gpudirect-mechanism', value: 'none' } };
+    default:
+      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, memlock, gpudirect-mechanism`);
+  }
+}
+
+export function formatFault(f: Fault): string {
+  switch (f.kind) {
+    case 'pcie-link':
+      return `pcie-link:${f.bdf}=x${f.width}`;
+    case 'pcie-acs':
+      return `pcie-acs:${f.bdf}=${f.bit}`;
+    case 'memlock':
+      return `memlock=${f.bytes % 1024 === 0 ? `${f.bytes / 1024}K` : f.bytes}`;
+    case 'gpudirect-mechanism':
+      return 'gpudirect-mechanism=none';
+  }
+}

@@ -1,0 +1,99 @@
+// The drill file: `<stateDir>/drill.json`, root's, 0600, written atomically, always with an expiry.
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { formatFault, parseFault, type Fault } from './fault.js';
+import { drillFile } from './path.js';
+
+export interface DrillSpec {
+  readonly version: 1;
+  readonly node: string;
+  readonly fault: string;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+  /** Ends every drain reason written while the drill is active (` drill=<marker>`), so `drill stop` finds its own. */
+  readonly marker: string;
+  /** Slurm reservation the probe job runs in, when the node was reserved for the drill. */
+  readonly reservation?: string | undefined;
+}
+
+export type Loaded = { readonly ok: true; readonly spec: DrillSpec; readonly fault: Fault } | { readonly ok: false; readonly why: string };
+
+export const DEFAULT_MINUTES = 30;
+export const MAX_MINUTES = 24 * 60;
+
+export function newDrill(node: string, fault: Fault, minutes: number, now = Date.now(), reservation?: string): DrillSpec {
+  return {
+    version: 1,
+    node,
+    fault: formatFault(fault),
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + Math.round(minutes * 60_000)).toISOString(),
+    marker: randomBytes(4).toString('hex'),
+    ...(reservation ? { reservation } : {}),
+  };
+}
+
+/** tmp file beside it, fsync, rename: a prolog reading at the same moment sees the old file or the new one. */
+export function writeDrill(stateDir: string, spec: DrillSpec): string {
+  fs.mkdirSync(stateDir, { recursive: true, mode: 0o711 });
+  const file = drillFile(stateDir);
+  const tmp = path.join(stateDir, `.drill.json.${process.pid}.tmp`);
+  const fd = fs.openSync(tmp, 'w', 0o600);
+  try {
+    fs.writeSync(fd, JSON.stringify(spec, null, 2) + '\n');
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.chmodSync(tmp, 0o600);
+  fs.renameSync(tmp, file);
+  return file;
+}
+
+export function removeDrill(stateDir: string): boolean {
+  const file = drillFile(stateDir);
+  const had = fs.existsSync(file);
+  fs.rmSync(file, { force: true });
+  return had;
+}
+
+function isSpec(v: unknown): v is DrillSpec {
+  if (v === null || typeof v !== 'object') return false;
+  const o = v as Record<string, unknown>;
+  const str = (k: string): boolean => typeof o[k] === 'string' && o[k] !== '';
+  return o.version === 1 && ['node', 'fault', 'createdAt', 'expiresAt', 'marker'].every(str) && /^[0-9a-f]{4,32}$/.test(String(o.marker)) && (o.reservation === undefined || str('reservation'));
+}
+
+/**
+ * The drill in force for `node` at `now`, or why there is none. Ignored unless root-owned (`owner`), writable by its
+ * owner only, well formed, for this node and unexpired: a stray or stale file never injects a fault.
+ */
+export function loadDrill(stateDir: string, node: string, now = Date.now(), owner = 0): Loaded {
+  const file = drillFile(stateDir);
+  let st: fs.Stats;
+  let text: string;
+  try {
+    st = fs.lstatSync(file);
+    if (!st.isFile()) return { ok: false, why: `${file} is not a regular file` };
+    if (st.uid !== owner) return { ok: false, why: `${file} is owned by uid ${st.uid}, not ${owner}` };
+    if ((st.mode & 0o022) !== 0) return { ok: false, why: `${file} is writable by others (mode ${(st.mode & 0o777).toString(8)})` };
+    if (st.size > 64 * 1024) return { ok: false, why: `${file} is ${st.size} bytes` };
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    return { ok: false, why: `${file}: ${(e as Error).message}` };
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    return { ok: false, why: `${file}: not JSON: ${(e as Error).message}` };
+  }
+  if (!isSpec(data)) return { ok: false, why: `${file}: not a drill file (version, node, fault, createdAt, expiresAt, marker)` };
+  const expires = Date.parse(data.expiresAt);
+  if (!Number.isFinite(expires)) return { ok: false, why: `${file}: expiresAt ${JSON.stringify(data.expiresAt)} is not a time` };
+  if (expires <= now) return { ok: false, why: `drill ${data.marker} expired at ${data.expiresAt}` };
+  if (data.node !== node) return { ok: false, why: `drill ${data.marker} is for node ${data.node}, not ${node}` };
+  const f = parseFault(data.fault);
+  return f.ok ? { ok: true, spec: data, fault: f.value } : { ok: false, why: `${file}: ${f.error}` };
+}

@@ -1,0 +1,100 @@
+// A Host that answers exactly one drill fault differently and passes every other read through unchanged.
+import type { Host, ReadResult, StatInfo } from '../host/host.js';
+import { PEERMEM_FILES } from '../inventory/gpudirect.js';
+import { parsePciConfig } from '../parsers/pci-config.js';
+import { ACS_BITS, type Fault } from './fault.js';
+
+const GONE = { ok: false, missing: true, reason: 'ENOENT: hidden by the drill' } as const;
+const LIMITS_RE = /^\/proc\/(?:self|\d+)\/limits$/;
+/** The peermem module as /sys/module and /proc/modules name it (drivers/nvidia-peermem). */
+const PEERMEM_MOD = 'nvidia_peermem';
+
+const base = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
+/** `/sys/devices/pci0000:15/…/0000:18:00.0/config` → `0000:18:00.0`. */
+const devOf = (p: string): string => base(p.slice(0, p.lastIndexOf('/')));
+
+const plus = (o: number | undefined, n: number): number | undefined => (o === undefined ? undefined : o + n);
+
+/** Config space with one 16-bit register rewritten; a blob too short to hold it is returned as it is. */
+function patch16(b: Uint8Array, at: number | undefined, f: (v: number) => number): Uint8Array {
+  if (at === undefined || at + 2 > b.length) return b;
+  const out = Uint8Array.from(b);
+  const v = f(out[at]! | (out[at + 1]! << 8));
+  out[at] = v & 0xff;
+  out[at + 1] = (v >> 8) & 0xff;
+  return out;
+}
+
+function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
+  const text = (): string => Buffer.from(b).toString('utf8');
+  switch (fault.kind) {
+    case 'pcie-link':
+      if (devOf(p) !== fault.bdf) return b;
+      if (base(p) === 'current_link_width') return Buffer.from(`${fault.width}\n`);
+      // Link Status, PCIe capability +0x12, bits 9:4 (PCIe Base 6.3 §7.5.3.8): sysfs and config agree, as on a node.
+      if (base(p) === 'config') return patch16(b, plus(parsePciConfig(b).pcie?.offset, 0x12), (v) => (v & ~0x03f0) | (fault.width << 4));
+      return b;
+    case 'pcie-acs':
+      if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
+      // ACS Control register, ACS capability +6 (PCIe Base 6.3 §7.7.11.3).
+      return patch16(b, plus(parsePciConfig(b).acs?.offset, 6), (v) => v | (1 << ACS_BITS[fault.bit]));
+    case 'memlock':
+      if (!LIMITS_RE.test(p)) return b;
+      return Buffer.from(text().replace(/^(Max locked memory\s+)\S+(\s+)\S+/m, `$1${fault.bytes}$2${fault.bytes}`));
+    case 'gpudirect-mechanism':
+      if (p === '/proc/driver/nvidia/version') return Buffer.from(text().replace(/NVIDIA UNIX Open Kernel Module for (\S+)/, 'NVIDIA UNIX $1 Kernel Module'));
+      if (p === '/proc/modules') return Buffer.from(text().split('\n').filter((l) => l.split(' ')[0] !== PEERMEM_MOD).join('\n'));
+      return b;
+  }
+}
+
+function hidden(fault: Fault, p: string): boolean {
+  if (fault.kind !== 'gpudirect-mechanism') return false;
+  const peer = `/sys/module/${PEERMEM_MOD}`;
+  return Object.values(PEERMEM_FILES).includes(p as never) || p === peer || p.startsWith(`${peer}/`) || p.startsWith('/sys/kernel/mm/memory_peers/');
+}
+
+export class DrillHost implements Host {
+  readonly root: string;
+
+  constructor(
+    private readonly inner: Host,
+    readonly fault: Fault,
+  ) {
+    this.root = inner.root;
+  }
+
+  async list(p: string): Promise<ReadResult<string[]>> {
+    if (hidden(this.fault, p)) return GONE;
+    const r = await this.inner.list(p);
+    if (!r.ok || this.fault.kind !== 'gpudirect-mechanism') return r;
+    return { ok: true, value: r.value.filter((n) => !hidden(this.fault, `${p === '/' ? '' : p}/${n}`)) };
+  }
+
+  async readBytes(p: string, max?: number): Promise<ReadResult<Uint8Array>> {
+    if (hidden(this.fault, p)) return GONE;
+    const r = await this.inner.readBytes(p, max);
+    return r.ok ? { ok: true, value: rewrite(this.fault, p, r.value) } : r;
+  }
+
+  async readText(p: string): Promise<ReadResult<string>> {
+    const r = await this.readBytes(p);
+    return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
+  }
+
+  readLink(p: string): Promise<ReadResult<string>> {
+    return hidden(this.fault, p) ? Promise.resolve(GONE) : this.inner.readLink(p);
+  }
+
+  realPath(p: string): Promise<ReadResult<string>> {
+    return hidden(this.fault, p) ? Promise.resolve(GONE) : this.inner.realPath(p);
+  }
+
+  lstat(p: string): Promise<ReadResult<StatInfo>> {
+    return hidden(this.fault, p) ? Promise.resolve(GONE) : this.inner.lstat(p);
+  }
+
+  stat(p: string): Promise<ReadResult<StatInfo>> {
+    return hidden(this.fault, p) ? Promise.resolve(GONE) : this.inner.stat(p);
+  }
+}

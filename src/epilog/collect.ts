@@ -1,0 +1,29 @@
+// Streams the spool (plus samples not written to it) into per-path statistics, keeping each recipe for the reader.
+import type { ProbeRecipe, Sample } from '../samples/sample.js';
+import { readSpool, type ReadReport } from '../samples/spool.js';
+import { StatsAccumulator, type KeyStats, type Window } from '../samples/stats.js';
+
+export interface Collected {
+  readonly stats: KeyStats[];
+  /** Recipe by hash, from the first sample that carried it. */
+  readonly recipes: ReadonlyMap<string, ProbeRecipe>;
+  readonly report: ReadReport;
+  /** Node of the newest sample read (the spool is local: one node). */
+  readonly node: string | null;
+}
+
+export function collectStats(dir: string, extra: readonly Sample[], window: Window, keep: (s: Sample) => boolean = () => true): Collected {
+  const acc = new StatsAccumulator();
+  const recipes = new Map<string, ProbeRecipe>();
+  let node: string | null = null;
+  let newest = -Infinity;
+  const add = (s: Sample): void => {
+    if (!keep(s)) return;
+    acc.add(s);
+    if (!recipes.has(s.recipeHash)) recipes.set(s.recipeHash, s.recipe);
+    if (s.ts >= newest) [newest, node] = [s.ts, s.node];
+  };
+  const report = readSpool(dir, add);
+  for (const s of extra) add(s);
+  return { stats: acc.result(window), recipes, report, node };
+}

@@ -1,0 +1,28 @@
+// A finding of the epilog's bandwidth judgement: the checks' finding shape, its code from BW_CATALOG.
+import type { BwCode } from '../checks/catalog.js';
+import type { Status } from '../model/finding.js';
+import { STATUS_RANK } from '../model/finding.js';
+
+export interface BwFinding {
+  readonly check: 'bandwidth';
+  readonly code: BwCode;
+  readonly status: Status;
+  /** `mlx5_0`, `mlx5_0/0000:1b:00.0` (HCA/GPU of a GPU-memory run), or a GPU BDF (nvbandwidth). */
+  readonly subject: string;
+  readonly message: string;
+  readonly expected?: string;
+  readonly actual?: string;
+  /** Probe id and recipe hash the finding is about, when it is about one path. */
+  readonly probe?: string;
+  readonly recipeHash?: string;
+}
+
+export function bw(code: BwCode, status: Status, subject: string, message: string, extra: Partial<Pick<BwFinding, 'expected' | 'actual' | 'probe' | 'recipeHash'>> = {}): BwFinding {
+  const clean = Object.fromEntries(Object.entries(extra).filter(([, v]) => v !== undefined));
+  return { check: 'bandwidth', code, status, subject, message, ...clean };
+}
+
+/** Worst first, then subject: the order of the report and of the drain reason. */
+export function sortBw(fs: readonly BwFinding[]): BwFinding[] {
+  return [...fs].sort((a, b) => STATUS_RANK[a.status] - STATUS_RANK[b.status] || a.subject.localeCompare(b.subject) || a.code.localeCompare(b.code));
+}

@@ -1,0 +1,53 @@
+// Pure: sample statistics as a node_exporter textfile (Prometheus text exposition format 0.0.4), in base units.
+import type { BandwidthUnit } from '../samples/sample.js';
+import type { KeyStats, Summary } from '../samples/stats.js';
+
+/** Bytes per second of one unit: perftest's Gb/s is 10^9 bit/s and its MB/s 2^20 B/s; nvbandwidth's GB/s is 10^9 B/s. */
+export const BYTES_PER_SECOND: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 2 ** 20, 'GB/s': 1e9 };
+
+export interface PromInput {
+  readonly node: string;
+  readonly stats: readonly KeyStats[];
+  /** Size of the recent window (last N samples per path), for the help text. */
+  readonly window: number;
+  readonly spool: { readonly torn: number; readonly corrupt: number };
+  readonly now: number;
+}
+
+const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+const labels = (l: Record<string, string>): string => `{${Object.entries(l).map(([k, v]) => `${k}="${esc(v)}"`).join(',')}}`;
+const STATS = ['min', 'p50', 'p95', 'p99', 'last'] as const;
+
+function family(name: string, help: string, rows: string[]): string[] {
+  return rows.length ? [`# HELP ${name} ${help}`, `# TYPE ${name} gauge`, ...rows] : [];
+}
+
+export function renderProm(i: PromInput): string {
+  const bw: string[] = [];
+  const count: string[] = [];
+  const lastTs: string[] = [];
+  for (const s of i.stats) {
+    const k = s.key;
+    const base = { node: i.node, probe: k.probe, gpu: k.gpu ?? '', nic: k.nic ?? '', direction: k.direction, recipe: k.recipeHash };
+    const f = BYTES_PER_SECOND[s.unit];
+    const windows: [string, Summary | null][] = [['all', s.all], ['recent', s.recent]];
+    for (const [window, sum] of windows) {
+      if (sum === null) continue;
+      for (const stat of STATS) bw.push(`gdrgate_bandwidth_bytes_per_second${labels({ ...base, window, stat })} ${sum[stat] * f}`);
+      count.push(`gdrgate_bandwidth_samples${labels({ ...base, window })} ${sum.count}`);
+    }
+    lastTs.push(`gdrgate_bandwidth_last_sample_timestamp_seconds${labels(base)} ${s.all.lastTs / 1000}`);
+  }
+  const node = labels({ node: i.node });
+  return [
+    ...family('gdrgate_bandwidth_bytes_per_second', `Bandwidth of a probe path and recipe: nearest-rank min, p50, p95, p99 and the newest sample, over the whole spool (window="all") or the last ${i.window} samples (window="recent").`, bw),
+    ...family('gdrgate_bandwidth_samples', 'Samples of a probe path and recipe in the window.', count),
+    ...family('gdrgate_bandwidth_last_sample_timestamp_seconds', 'Unix time of the newest sample of a probe path and recipe.', lastTs),
+    ...family('gdrgate_spool_skipped_lines', 'Spool lines skipped when the statistics were computed (torn: cut by a crash or a full disk; corrupt: not a sample).', [
+      `gdrgate_spool_skipped_lines${labels({ node: i.node, kind: 'torn' })} ${i.spool.torn}`,
+      `gdrgate_spool_skipped_lines${labels({ node: i.node, kind: 'corrupt' })} ${i.spool.corrupt}`,
+    ]),
+    ...family('gdrgate_samples_generated_timestamp_seconds', 'Unix time this file was written.', [`gdrgate_samples_generated_timestamp_seconds${node} ${i.now / 1000}`]),
+    '',
+  ].join('\n');
+}

@@ -1,0 +1,104 @@
+// The epilog's probing run: sampling policy, one prober per node, probes under the budget, samples to the spool,
+// judgement against the node class's envelopes, the Prometheus textfile. Draining is the caller's (src/cli/epilog.ts).
+import { loadBaselineFor } from '../baseline/load.js';
+import { gather } from '../cli/common.js';
+import type { Config } from '../config.js';
+import type { Exec } from '../host/exec.js';
+import { untrustedReason } from '../host/trust.js';
+import { log } from '../log.js';
+import type { ProbesConfig } from '../probes/config.js';
+import { planProbes } from '../probes/plan.js';
+import { runProbes } from '../probes/run.js';
+import type { ProbeOutcome } from '../probes/types.js';
+import type { Sample } from '../samples/sample.js';
+import { appendSamples } from '../samples/spool.js';
+import { collectStats } from './collect.js';
+import { ensureDir, readStamp, takeProbeLock, writeAtomic, writeStamp } from './files.js';
+import type { BwFinding } from './finding.js';
+import { judge } from './judge.js';
+import { samplingDecision, type SamplingVerdict } from './policy.js';
+import { renderProm } from './prom.js';
+
+export interface EpilogProbeInput {
+  readonly cfg: Config;
+  readonly probes: ProbesConfig;
+  readonly node: string;
+  readonly job: string | null;
+  /** Probe whatever the sampling policy says, and write nothing (spool, stamp, textfile). */
+  readonly dryRun: boolean;
+  readonly exec: Exec;
+  /** The sampling policy's verdict (shouldProbe), taken before this module was even loaded. */
+  readonly decision: SamplingVerdict;
+}
+
+export type EpilogProbeResult =
+  | { readonly ran: false; readonly why: string }
+  | {
+      readonly ran: true;
+      readonly why: string;
+      readonly cls: string;
+      readonly outcomes: readonly ProbeOutcome[];
+      readonly samples: readonly Sample[];
+      readonly findings: readonly BwFinding[];
+      /** What went wrong writing the spool or the textfile; logged, never a finding of the node. */
+      readonly writeErrors: readonly string[];
+      readonly durationMs: number;
+    };
+
+export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResult> {
+  const p = i.probes;
+  const dir = i.cfg.spool;
+  const started = Date.now();
+  const decision = i.decision;
+  if (!decision.probe && !i.dryRun) return { ran: false, why: decision.why };
+  ensureDir(dir);
+  const lock = takeProbeLock(dir, p.budgetMs + 60_000);
+  if ('held' in lock) return { ran: false, why: lock.held };
+  try {
+    const stamp = readStamp(dir);
+    // Two epilogs may both have passed the policy; the one that got the lock second asks again.
+    const again = samplingDecision(p.sampling, i.job, () => stamp, started);
+    if (!again.probe && !i.dryRun) return { ran: false, why: `another epilog probed meanwhile: ${again.why}` };
+    // Claimed before probing: the interval rule of the next epilog counts from now even if this one is killed.
+    if (!i.dryRun) writeStamp(dir, { ts: started, job: i.job, cursor: stamp?.cursor ?? 0 });
+    const [{ inv }, sel] = await Promise.all([gather(i.cfg.root, i.cfg.slurmdPidFiles), loadBaselineFor(i.cfg.baseline, i.node)]);
+    const uid = process.getuid?.() ?? 0;
+    const run = await runProbes(planProbes(inv, p), {
+      exec: i.exec,
+      budgetMs: p.budgetMs,
+      cursor: stamp?.cursor ?? 0,
+      ctx: { node: i.node, job: i.job, now: Date.now },
+      untrusted: (f) => untrustedReason(f, uid),
+    });
+    const samples = run.outcomes.flatMap((o) => (o.kind === 'ok' ? o.samples : []));
+    const writeErrors: string[] = [];
+    let unwritten: readonly Sample[] = samples;
+    if (!i.dryRun && samples.length) {
+      const a = appendSamples({ dir }, samples);
+      if (a.ok) unwritten = [];
+      else writeErrors.push(`spool ${dir}: ${a.code} ${a.message}`);
+      writeErrors.push(...a.notes);
+    }
+    const col = collectStats(dir, unwritten, { lastN: p.window });
+    const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: sel.cls.probes ?? null, minSamples: p.minSamples });
+    if (!i.dryRun) {
+      if (p.promFile !== null) {
+        try {
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: col.report, now: Date.now() }));
+        } catch (e) {
+          writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
+        }
+      }
+      writeStamp(dir, { ts: started, job: i.job, cursor: run.cursor });
+    }
+    const logger = await log();
+    for (const o of run.outcomes) {
+      if (o.kind === 'ok' && o.notes.length) logger.warn({ node: i.node, job: i.job, probe: o.spec.probe, notes: o.notes }, 'probe notes');
+      if (o.kind === 'failed') logger.warn({ node: i.node, job: i.job, probe: o.spec.probe, why: o.why, lines: o.lines }, 'probe failed');
+    }
+    if (writeErrors.length) logger.error({ node: i.node, job: i.job, writeErrors }, 'epilog: samples or textfile not written');
+    return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})` : decision.why, cls: sel.cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
+  } finally {
+    lock.release();
+  }
+}

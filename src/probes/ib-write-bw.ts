@@ -1,0 +1,63 @@
+// Runs one perftest ib_write_bw loopback on an HCA (server and client on this node) and turns the client's table into a sample.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Exec, ExecResult } from '../host/exec.js';
+import { parseIbWriteBw, type IbWriteBwResult } from '../parsers/ib-write-bw.js';
+import { makeSample } from '../samples/sample.js';
+import type { IbWriteSpec, ProbeOutcome, SampleContext } from './types.js';
+
+/** Slurm gives the epilog no PATH; CUDA numbers devices fastest-first unless told to use bus order, which --use_cuda=N assumes. */
+export const PROBE_ENV = { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', LC_ALL: 'C', CUDA_DEVICE_ORDER: 'PCI_BUS_ID' } as const;
+/** The server needs a moment to listen; a client that comes too early is retried, not failed. */
+const SERVER_HEAD_START_MS = 150;
+const RETRY_MS = 200;
+
+export function command(spec: IbWriteSpec, args: readonly string[]): [string, string[]] {
+  if (spec.numactl === null) return [spec.tool, [...args]];
+  const n = String(spec.numactl.node);
+  return [spec.numactl.path, ['-N', n, '-m', n, spec.tool, ...args]];
+}
+
+/** `0000:41:00.0` → `41:00`, as perftest lists CUDA devices. */
+const busDev = (bdf: string): string => bdf.slice(5, 10).toLowerCase();
+
+const spawnFailed = (r: ExecResult): boolean => r.exitCode === null && !r.timedOut && r.error !== null;
+
+function failure(spec: IbWriteSpec, r: ExecResult, p: IbWriteBwResult, server: ExecResult | null, t0: number): ProbeOutcome {
+  const durationMs = Math.round(performance.now() - t0);
+  if (r.timedOut) return { spec, kind: 'failed', why: `timed out after ${durationMs} ms`, lines: [], durationMs };
+  if (spawnFailed(r)) return { spec, kind: 'unusable', why: r.error ?? 'cannot run' };
+  const srv = server ? parseIbWriteBw(server.stdout + '\n' + server.stderr, server.exitCode).errorLines.map((l) => `server: ${l}`) : [];
+  const lines = [...p.errorLines, ...srv].slice(0, 8);
+  return { spec, kind: 'failed', why: `${p.error ?? 'no result'} (exit ${r.exitCode ?? 'none'})`, lines, durationMs };
+}
+
+export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number, ctx: SampleContext): Promise<ProbeOutcome> {
+  const t0 = performance.now();
+  const left = (): number => Math.floor(deadline - performance.now());
+  const [sf, sa] = command(spec, spec.serverArgs);
+  let serverDone: ExecResult | null = null;
+  const server = exec.run(sf, sa, { timeoutMs: left(), env: PROBE_ENV }).then((r) => (serverDone = r));
+  await Promise.race([server, sleep(SERVER_HEAD_START_MS)]);
+  const [cf, ca] = command(spec, spec.args);
+  let r: ExecResult;
+  let p: IbWriteBwResult;
+  for (;;) {
+    r = await exec.run(cf, ca, { timeoutMs: Math.max(1, left()), env: PROBE_ENV });
+    p = parseIbWriteBw(r.stdout + '\n' + r.stderr, r.exitCode);
+    // Too early for the server: try again while it still runs and time is left.
+    if (p.error !== 'connection failed' || serverDone !== null || left() < RETRY_MS * 2) break;
+    await sleep(RETRY_MS);
+  }
+  // A server whose client never connected waits until its timeout; it must not outlive this run either way.
+  const srv = await server;
+  if (p.error !== null || p.unit === null) return failure(spec, r, p, srv, t0);
+  const row = p.rows.find((x) => x.bytes === spec.recipe.msgSize) ?? p.rows[p.rows.length - 1]!;
+  const notes = [...p.problems];
+  const picked = p.gpu?.pciAddress?.toLowerCase();
+  if (spec.gpu !== null && picked && picked !== busDev(spec.gpu)) notes.push(`CUDA device ${spec.gpuIndex} is at ${picked}, not ${spec.gpu}: is CUDA_DEVICE_ORDER honoured?`);
+  const sample = makeSample({
+    ts: ctx.now(), node: ctx.node, job: ctx.job, probe: spec.probe, recipe: spec.recipe, gpu: spec.gpu, nic: spec.nic,
+    bytes: row.bytes, value: row.bwAverage, unit: p.unit,
+  });
+  return { spec, kind: 'ok', samples: [sample], durationMs: Math.round(performance.now() - t0), notes };
+}

@@ -1,0 +1,50 @@
+// Runs one nvbandwidth copy-engine testcase (host→device or device→host) and records one sample per GPU.
+import type { Exec } from '../host/exec.js';
+import { parseNvbandwidth, type NvbwTestcase } from '../parsers/nvbandwidth.js';
+import { makeSample, type Sample } from '../samples/sample.js';
+import { PROBE_ENV } from './ib-write-bw.js';
+import type { NvbwSpec, ProbeOutcome, SampleContext } from './types.js';
+
+/** `00000000:1b:00` (nvbandwidth) names the GPU whose BDF starts `0000:1b:00`. */
+function byBusId(gpus: readonly string[], busId: string | null): string | null {
+  if (busId === null) return null;
+  const want = `${busId.slice(4, 8)}:${busId.slice(9)}`.toLowerCase();
+  return gpus.find((g) => g.startsWith(want)) ?? null;
+}
+
+/** The one CPU row of a CE memcpy testcase: column j is GPU j (h2d `CPU(row) -> GPU(column)`, d2h `CPU(row) <- GPU(column)`). */
+function cells(tc: NvbwTestcase): { col: number; value: number }[] {
+  const row = tc.matrix[0] ?? [];
+  return tc.columns.flatMap((col, j) => (typeof row[j] === 'number' ? [{ col, value: row[j] }] : []));
+}
+
+export async function runNvbandwidth(exec: Exec, spec: NvbwSpec, deadline: number, ctx: SampleContext): Promise<ProbeOutcome> {
+  const t0 = performance.now();
+  const r = await exec.run(spec.tool, spec.args, { timeoutMs: Math.max(1, Math.floor(deadline - t0)), env: PROBE_ENV });
+  const durationMs = Math.round(performance.now() - t0);
+  if (r.timedOut) return { spec, kind: 'failed', why: `timed out after ${durationMs} ms`, lines: [], durationMs };
+  if (r.exitCode === null && r.error !== null) return { spec, kind: 'unusable', why: r.error };
+  const p = parseNvbandwidth(r.stdout + (spec.recipe.args.includes('-j') ? '' : `\n${r.stderr}`));
+  const tc = p.testcases.find((t) => t.name === spec.testcase);
+  if (tc === undefined || tc.status !== 'passed' || p.error !== null) {
+    const why = tc?.message ?? p.error ?? (tc ? `testcase ${tc.status}` : `no ${spec.testcase} in the output`);
+    return { spec, kind: 'failed', why: `${why} (exit ${r.exitCode ?? 'none'})`, lines: [...p.problems, r.stderr.trim()].filter(Boolean).slice(0, 8), durationMs };
+  }
+  if (tc.unit !== 'GB/s' || tc.rowKind !== 'CPU' || tc.columnKind !== 'GPU') {
+    return { spec, kind: 'failed', why: `unexpected layout: ${tc.description ?? 'no description'}`, lines: [], durationMs };
+  }
+  const notes = [...p.problems];
+  const samples: Sample[] = [];
+  for (const { col, value } of cells(tc)) {
+    const dev = p.devices.find((d) => d.index === col);
+    // A bus id, when printed, decides; without one, device N is the Nth GPU in bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID).
+    const gpu = dev?.pciBusId ? byBusId(spec.gpus, dev.pciBusId) : (spec.gpus[col] ?? null);
+    if (gpu === null) {
+      notes.push(`device ${col}${dev?.pciBusId ? ` (${dev.pciBusId})` : ''} is not a GPU of the inventory: not recorded`);
+      continue;
+    }
+    samples.push(makeSample({ ts: ctx.now(), node: ctx.node, job: ctx.job, probe: spec.probe, recipe: spec.recipe, gpu, nic: null, bytes: spec.recipe.msgSize ?? 0, value, unit: 'GB/s' }));
+  }
+  if (samples.length === 0) return { spec, kind: 'failed', why: 'no GPU cell in the result', lines: notes, durationMs };
+  return { spec, kind: 'ok', samples, durationMs, notes };
+}

@@ -1,0 +1,58 @@
+// Runs planned probes one at a time inside a time budget: each its own timeout, never past the budget.
+import type { Exec } from '../host/exec.js';
+import { runIbWrite } from './ib-write-bw.js';
+import { runNvbandwidth } from './nvbandwidth.js';
+import type { ProbeOutcome, ProbeSpec, SampleContext } from './types.js';
+
+/** Less than this left: the probe is not started (a loopback alone takes about a second to set up). */
+export const MIN_PROBE_MS = 500;
+
+export interface RunOptions {
+  readonly exec: Exec;
+  readonly budgetMs: number;
+  /** Unit to start with: where the last run's budget cut it, so every HCA gets its turn. */
+  readonly cursor: number;
+  readonly ctx: SampleContext;
+  /** Why a tool path may not be run (missing, not root's), or null. */
+  readonly untrusted: (path: string) => string | null;
+}
+
+export interface RunResult {
+  readonly outcomes: readonly ProbeOutcome[];
+  /** Unit the next run should start with. */
+  readonly cursor: number;
+  readonly durationMs: number;
+}
+
+function toolsOf(s: ProbeSpec): string[] {
+  return s.kind === 'ib_write_bw' && s.numactl !== null ? [s.numactl.path, s.tool] : [s.tool];
+}
+
+export async function runProbes(units: readonly (readonly ProbeSpec[])[], o: RunOptions): Promise<RunResult> {
+  const t0 = performance.now();
+  const end = t0 + o.budgetMs;
+  const start = units.length ? o.cursor % units.length : 0;
+  const order = [...units.keys()].map((i) => (start + i) % units.length);
+  const trust = new Map<string, string | null>();
+  const whyNot = (p: string): string | null => {
+    if (!trust.has(p)) trust.set(p, o.untrusted(p));
+    return trust.get(p) ?? null;
+  };
+  const outcomes: ProbeOutcome[] = [];
+  let cut: number | null = null;
+  for (const u of order) {
+    for (const spec of units[u]!) {
+      const bad = toolsOf(spec).map(whyNot).find((w) => w !== null);
+      const left = end - performance.now();
+      if (bad) outcomes.push({ spec, kind: 'unusable', why: bad });
+      else if (left < MIN_PROBE_MS) {
+        cut ??= u;
+        outcomes.push({ spec, kind: 'budget', why: `${Math.max(0, Math.round(left))} ms of the ${o.budgetMs} ms budget left` });
+      } else {
+        const deadline = performance.now() + Math.min(spec.timeoutMs, left);
+        outcomes.push(spec.kind === 'ib_write_bw' ? await runIbWrite(o.exec, spec, deadline, o.ctx) : await runNvbandwidth(o.exec, spec, deadline, o.ctx));
+      }
+    }
+  }
+  return { outcomes, cursor: cut ?? start, durationMs: Math.round(performance.now() - t0) };
+}

@@ -1,0 +1,292 @@
+// End to end: gdrgate as Prolog (slurm/prolog.sh), TaskProlog (slurm/taskprolog.sh) and Epilog of a real
+// single-node Slurm (test/e2e/sandbox), jobs submitted by a non-root user, judged by the job's own output file.
+// (1) ulimit -l 64 propagated → the job is told; (2) PropagateResourceLimitsExcept=MEMLOCK → slurmd's limit, no
+// warning; (3) a job view without /dev/infiniband → visibility finding; (4) another user can neither list nor
+// read the job's state, and a prolog.json the owner re-signed with another key is reported as untrusted.
+// Runs when CI is set or GDRGATE_E2E=1, as root.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { jobRoot } from '../task/_roots.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = join(REPO, 'dist/cli.js');
+const SANDBOX = join(REPO, 'test/e2e/sandbox');
+const USER = 'gdrtest';
+const CLIENT_TIMEOUT_MS = 20_000; // every Slurm client call: sinfo hangs ~60 s when slurmctld is gone
+const MiB8 = 8 * 1024 * 1024; // root cannot raise RLIMIT_MEMLOCK above this here: slurmd runs with it
+const T0 = performance.now();
+const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
+
+interface Ran {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly timedOut: boolean;
+}
+
+/**
+ * A program without a shell, always under a timeout (SIGKILL); never throws. Through env(1): tap's processinfo
+ * puts its NODE_OPTIONS back into every child's environment, and the daemons would hand it on to the jobs.
+ */
+function run(file: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Ran {
+  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', file, ...args], { env: opts.env ?? process.env, cwd: opts.cwd ?? '/', timeout: opts.timeoutMs ?? CLIENT_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  const timedOut = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
+  return { status: r.status, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error && !timedOut ? `\n[spawn: ${r.error.message}]` : ''), timedOut };
+}
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  // Nothing that could point the sandbox elsewhere, and nothing of tap's: sbatch copies this environment
+  // into the job, where node (the TaskProlog, the job's own scripts) runs as the job's user.
+  for (const [k, v] of Object.entries(process.env)) if (!/^(SLURM_|SANDBOX_|GATE_|GDRGATE_CONFIG$|NODE_OPTIONS$|TAP|_TAPJS)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+/** A free slurmctld/slurmd port pair near 7900 (another e2e file may run a sandbox on 6817 or elsewhere). */
+async function freePortPair(): Promise<number> {
+  const free = (port: number): Promise<boolean> =>
+    new Promise((res) => {
+      const s = createServer();
+      s.once('error', () => res(false));
+      s.listen(port, '0.0.0.0', () => s.close(() => res(true)));
+    });
+  for (let p = 7900; p < 8000; p += 2) if ((await free(p)) && (await free(p + 1))) return p;
+  throw new Error('no free port pair in 7900-7999');
+}
+
+async function waitFor<T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number, everyMs = 200): Promise<{ ok: boolean; value: T }> {
+  const t0 = performance.now();
+  let value = probe();
+  while (!ok(value)) {
+    if (performance.now() - t0 > timeoutMs) return { ok: false, value };
+    await sleep(everyMs);
+    value = probe();
+  }
+  return { ok: true, value };
+}
+
+const enabled = !!process.env.CI || process.env.GDRGATE_E2E === '1';
+const isRoot = process.getuid?.() === 0;
+if (!enabled || !isRoot) {
+  t.skip(`task e2e skipped: ${!enabled ? 'set GDRGATE_E2E=1 (or CI) to run it' : 'it must run as root (it starts munged, slurmctld and slurmd)'}`, () => {});
+} else await e2e();
+
+async function e2e(): Promise<void> {
+  t.setTimeout(240_000);
+  if (!existsSync(CLI)) return void t.fail(`${CLI} is missing: build first (npm run build)`);
+  if (run('/usr/bin/id', ['-u', USER]).status !== 0) {
+    const u = run('/usr/sbin/useradd', ['-m', USER]);
+    if (u.status !== 0) return void t.fail(`cannot create the job user ${USER}: ${u.stderr}`);
+  }
+  const uid = Number(run('/usr/bin/id', ['-u', USER]).stdout.trim());
+
+  const WORK = mkdtempSync('/tmp/gdrgate-task-e2e-');
+  chmodSync(WORK, 0o755); // munged (munge user) and the job user must reach into it
+  const DIR = join(WORK, 'slurm');
+  const CONF = join(DIR, 'etc/slurm.conf');
+  const STATE = join(WORK, 'run');
+  const LOG = join(WORK, 'gdrgate.log');
+  const JOBS = join(WORK, 'jobs');
+  mkdirSync(JOBS, { mode: 0o1777 });
+  chmodSync(JOBS, 0o1777);
+
+  // Host view (Prolog) and job views (TaskProlog): 4 ConnectX-5 with uverbs0-3 under /dev/infiniband. proc/self
+  // points at the real /proc/self, so each reader sees its own limits (the job's memlock is the point of case 1).
+  const HOST = await jobRoot({}, join(WORK, 'tree'));
+  const HIDDEN = await jobRoot({ uverbs: null }, join(WORK, 'tree-no-infiniband'));
+  for (const tree of [HOST, HIDDEN]) {
+    rmSync(join(tree, 'proc/self'), { recursive: true });
+    symlinkSync('/proc/self', join(tree, 'proc/self'));
+  }
+
+  let stopped = false;
+  const stop = (): Ran | null => (stopped ? null : ((stopped = true), run('/bin/bash', [join(SANDBOX, 'stop.sh'), DIR], { env: cleanEnv({}), timeoutMs: 60_000 })));
+  process.once('exit', () => void stop());
+  t.teardown(() => {
+    const r = stop();
+    if (r && r.status !== 0) t.comment(`stop.sh exited ${r.status}: ${r.stderr.trim()}`);
+    if (t.passing()) rmSync(WORK, { recursive: true, force: true });
+    else t.comment(`kept for inspection: ${WORK} (Slurm logs in ${DIR}/log, gate log ${LOG}, job outputs in ${JOBS})`);
+    t.comment(`total wall time ${secs(T0)}`);
+  });
+
+  // Baseline of the host tree, memlockMin = slurmd's 8 MiB (root cannot raise it here).
+  const gdr = (args: string[]): Ran => run(process.execPath, [CLI, ...args], { timeoutMs: 30_000 });
+  const cap = gdr(['baseline', 'capture', '--root', HOST, '--class', 'sandbox', '--match', '*']);
+  if (cap.status !== 0) return void t.fail('baseline capture', { stderr: cap.stderr });
+  const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
+  baseline.classes[0]!.memlockMin = MiB8;
+  const BASELINE = join(WORK, 'baseline.json');
+  writeFileSync(BASELINE, JSON.stringify(baseline, null, 2) + '\n', { mode: 0o644 });
+  const CONFIG = join(WORK, 'gdrgate.json');
+  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: HOST, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
+
+  // The wrappers Slurm runs: slurm/prolog.sh and slurm/taskprolog.sh unchanged, each with its .conf beside it.
+  const PROLOG = join(WORK, 'gdrgate-prolog.sh');
+  const TASKPROLOG = join(WORK, 'gdrgate-taskprolog.sh');
+  const EPILOG = join(WORK, 'gdrgate-epilog.sh');
+  copyFileSync(join(REPO, 'slurm/prolog.sh'), PROLOG);
+  copyFileSync(join(REPO, 'slurm/taskprolog.sh'), TASKPROLOG);
+  for (const f of [PROLOG, TASKPROLOG]) chmodSync(f, 0o755);
+  const conf = `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${CONFIG}\n`;
+  writeFileSync(join(WORK, 'gdrgate-prolog.conf'), conf, { mode: 0o644 });
+  const taskConf = (extra = ''): void => {
+    writeFileSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), conf + extra, { mode: 0o644 });
+    renameSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), join(WORK, 'gdrgate-taskprolog.conf'));
+  };
+  taskConf();
+  writeFileSync(EPILOG, `#!/bin/sh\n# e2e Epilog: gdrgate's per-job state cleanup\nexec ${process.execPath} ${CLI} epilog --config ${CONFIG}\n`, { mode: 0o755 });
+
+  // Case 4's job forges its own record: the payload changed and re-signed with a key of its own.
+  const FORGE = join(WORK, 'forge.mjs');
+  writeFileSync(
+    FORGE,
+    [
+      "import { generateKeyPairSync, sign } from 'node:crypto';",
+      "import { readFileSync, renameSync, writeFileSync } from 'node:fs';",
+      'const file = process.argv[2];',
+      "const env = JSON.parse(readFileSync(file, 'utf8'));",
+      "const payload = JSON.stringify({ ...JSON.parse(env.payload), memlockMin: 0, hcas: [] });",
+      "const signature = sign(null, Buffer.from(payload), generateKeyPairSync('ed25519').privateKey).toString('base64');",
+      "writeFileSync(file + '.forged', JSON.stringify({ ...env, payload, signature }));",
+      "renameSync(file + '.forged', file);",
+      "console.log('forged ' + file);",
+      '',
+    ].join('\n'),
+    { mode: 0o644 },
+  );
+
+  const port = await freePortPair();
+  const start = (extra: string[]): Ran =>
+    run('/bin/bash', [join(SANDBOX, 'start.sh'), DIR], {
+      env: cleanEnv({
+        SANDBOX_PORT: String(port),
+        SANDBOX_CRED_EXPIRE: '5',
+        SANDBOX_PROLOG_FLAGS: 'Alloc',
+        GATE_PROLOG: PROLOG,
+        GATE_EPILOG: EPILOG,
+        SANDBOX_EXTRA_CONF: [`TaskProlog=${TASKPROLOG}`, ...extra].join('\n'),
+      }),
+      timeoutMs: 240_000, // first use installs the packages with apt
+    });
+  const t1 = performance.now();
+  const up = start([]);
+  if (up.status !== 0) return void t.fail('start.sh brought the sandbox up', { status: up.status, stderr: up.stderr.slice(-3000) });
+  t.comment(`sandbox up in ${secs(t1)} on port ${port}: ${DIR}`);
+
+  const clientEnv = cleanEnv({ SLURM_CONF: CONF });
+  /** sbatch as the job user, from a shell with `ulimit -l KiB` when given. */
+  const submit = (name: string, wrap: string, ulimitKiB?: number): string => {
+    const sh = `${ulimitKiB !== undefined ? `ulimit -l ${ulimitKiB} && ` : ''}exec /usr/bin/sbatch --parsable -J ${name} -o ${JOBS}/${name}.out --wrap "$1"`;
+    const r = run('/usr/sbin/runuser', ['-u', USER, '--', '/bin/bash', '-c', sh, 'sbatch', wrap], { env: clientEnv, cwd: JOBS });
+    if (r.status !== 0) throw new Error(`sbatch as ${USER} failed (${r.status}): ${r.stderr}`);
+    return r.stdout.trim().split(';')[0]!;
+  };
+  const jobState = (id: string): string => /JobState=(\S+)/.exec(run('/usr/bin/scontrol', ['show', 'job', id], { env: clientEnv }).stdout)?.[1] ?? '?';
+  const finished = async (id: string, timeoutMs = 60_000): Promise<string> => (await waitFor(() => jobState(id), (s) => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL)$/.test(s), timeoutMs)).value;
+  const output = (name: string): string => (existsSync(join(JOBS, `${name}.out`)) ? readFileSync(join(JOBS, `${name}.out`), 'utf8') : '');
+  const gdrLines = (text: string): string[] => text.split('\n').filter((l) => l.startsWith('gdrgate:'));
+  const logLines = (): Record<string, unknown>[] =>
+    (existsSync(LOG) ? readFileSync(LOG, 'utf8') : '')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+  /** The Epilog's line for job `id` written after log line `since` (job ids restart with the sandbox). */
+  const viewLine = async (id: string, since: number): Promise<Record<string, unknown> | undefined> =>
+    (await waitFor(() => logLines().slice(since).find((l) => l.job === id && String(l.msg).startsWith('gdrgate job view')), (v) => v !== undefined, 15_000)).value;
+  const stateGone = async (id: string): Promise<boolean> => (await waitFor(() => existsSync(join(STATE, `job-${id}`)), (v) => !v, 15_000)).ok;
+  const memlockLine = (text: string): string => text.split('\n').find((l) => l.startsWith('Max locked memory')) ?? '';
+
+  await t.test('1. ulimit -l 64 in the submitting shell, default PropagateResourceLimits: the job is told', async (tt) => {
+    const since = logLines().length;
+    const id = submit('case1', 'grep "Max locked memory" /proc/self/limits', 64);
+    tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED (warn only: the job still runs)`);
+    const out = output('case1');
+    tt.comment(`job output:\n${out.trimEnd()}`);
+    tt.match(memlockLine(out), /^Max locked memory\s+65536\s+8388608\s+bytes/, 'the job itself really has 64 KiB (soft)');
+    const lines = gdrLines(out);
+    tt.equal(lines.length, 1, 'one gdrgate line in the job output');
+    tt.match(lines[0], /^gdrgate: memlock is 64 KiB in this job \(need >= 8 MiB\): RDMA registration will fail .*PropagateResourceLimitsExcept=MEMLOCK/, 'says 64 KiB and what to ask for');
+    tt.match(await viewLine(id, since), { level: 40, uid, state: 'trusted', memlock: { soft: 65536, source: 'propagated' }, findings: [{ code: 'job-memlock-propagated', status: 'fail' }] }, 'the admin log (Epilog) has the finding');
+    tt.ok(await stateGone(id), 'Epilog removed the job state');
+  });
+
+  await t.test('3. a job view without /dev/infiniband: visibility finding', async (tt) => {
+    taskConf(`ROOT=${HIDDEN}\n`);
+    try {
+      const since = logLines().length;
+      const id = submit('case3', 'true');
+      tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED`);
+      const out = output('case3');
+      tt.comment(`job output:\n${out.trimEnd()}`);
+      const lines = gdrLines(out);
+      tt.equal(lines.length, 1, 'one gdrgate line');
+      tt.match(lines[0], /^gdrgate: this job sees 0 of the 4 verbs devices of the host \(missing \/dev\/infiniband\/uverbs0, \/dev\/infiniband\/uverbs1, \/dev\/infiniband\/uverbs2, \/dev\/infiniband\/uverbs3\): user-space verbs cannot open those adapters/, 'names the missing uverbs nodes');
+      tt.match(await viewLine(id, since), { findings: [{ code: 'job-uverbs-missing' }] }, 'admin log');
+    } finally {
+      taskConf();
+    }
+  });
+
+  await t.test("4. another user cannot list or read the job's state; a re-signed record is untrusted", async (tt) => {
+    const running = join(JOBS, 'case4.running');
+    const go = join(JOBS, 'case4.go');
+    const script = [
+      `touch ${running}`,
+      `i=0; while [ ! -e ${go} ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`,
+      `${process.execPath} ${FORGE} ${STATE}/job-$SLURM_JOB_ID/prolog.json`,
+      'srun -n1 true',
+    ].join('; ');
+    const since = logLines().length;
+    const id = submit('case4', script);
+    const started = await waitFor(() => existsSync(running), (v) => v, 30_000);
+    tt.ok(started.ok, `job ${id} is running`);
+    const dir = join(STATE, `job-${id}`);
+    const st = lstatSync(dir);
+    tt.equal(st.uid, uid, `job-${id} belongs to ${USER} (uid ${uid}): the Prolog had SLURM_JOB_UID`);
+    tt.equal(st.mode & 0o777, 0o700, 'mode 0700');
+    tt.equal(lstatSync(STATE).mode & 0o777, 0o711, 'stateDir 0711');
+    const nobody = (args: string[]): Ran => run('/usr/sbin/runuser', ['-u', 'nobody', '--', ...args]);
+    const ls = nobody(['/bin/ls', dir]);
+    tt.not(ls.status, 0, `nobody: ls job-${id} fails`);
+    tt.match(ls.stderr, /Permission denied/, ls.stderr.trim());
+    const cat = nobody(['/bin/cat', join(dir, 'prolog.json')]);
+    tt.not(cat.status, 0, 'nobody: cat prolog.json fails');
+    tt.match(cat.stderr, /Permission denied/, cat.stderr.trim());
+    const lsState = nobody(['/bin/ls', STATE]);
+    tt.not(lsState.status, 0, 'nobody: cannot list the state directory (no job ids leak)');
+    const plant = nobody(['/usr/bin/touch', join(STATE, 'job-999999')]);
+    tt.not(plant.status, 0, 'nobody: cannot create a job directory');
+    const own = run('/usr/sbin/runuser', ['-u', USER, '--', '/bin/cat', join(dir, 'prolog.json')]);
+    tt.equal(own.status, 0, `${USER} (the owner) can read its own record`);
+    writeFileSync(go, '');
+    tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED`);
+    const out = output('case4');
+    tt.comment(`job output:\n${out.trimEnd()}`);
+    tt.match(out, /^forged /m, 'the owner replaced prolog.json with a forged, re-signed one');
+    const lines = gdrLines(out);
+    tt.equal(lines.length, 1, 'the batch step (intact record) was silent; the srun step after the forgery speaks');
+    tt.match(lines[0], /^gdrgate: the host record for this job is untrusted: prolog.json signature does not verify/, 'reported as untrusted');
+    tt.match(await viewLine(id, since), { level: 40, state: 'untrusted', findings: [{ code: 'job-state-untrusted', status: 'error' }] }, 'the admin log has it');
+    tt.ok(await stateGone(id), 'Epilog removed the job state');
+  });
+
+  await t.test('2. PropagateResourceLimitsExcept=MEMLOCK: the job gets slurmd\'s limit, no warning', async (tt) => {
+    const t2 = performance.now();
+    const re = start(['PropagateResourceLimitsExcept=MEMLOCK']);
+    tt.equal(re.status, 0, `sandbox restarted with PropagateResourceLimitsExcept=MEMLOCK (${secs(t2)})`, { stderr: re.stderr.slice(-2000) });
+    const since = logLines().length;
+    const id = submit('case2', 'grep "Max locked memory" /proc/self/limits', 64);
+    tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED`);
+    const out = output('case2');
+    tt.comment(`job output:\n${out.trimEnd()}`);
+    tt.match(memlockLine(out), /^Max locked memory\s+8388608\s+8388608\s+bytes/, "the job has slurmd's 8 MiB although submitted under ulimit -l 64");
+    tt.same(gdrLines(out), [], 'no gdrgate line');
+    tt.match(await viewLine(id, since), { level: 30, state: 'trusted', memlock: { soft: MiB8, hard: MiB8, source: 'self' }, findings: [] }, 'the TaskProlog ran and found nothing (admin log)');
+  });
+}

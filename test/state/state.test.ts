@@ -1,0 +1,190 @@
+// Per-job state: ids that may form a path, the signed handoff Prolog → TaskProlog, and every way a job's owner
+// (or another user) could try to read, forge or redirect it.
+import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { jobDirName, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT } from '../../src/state/names.js';
+import { writePrologState } from '../../src/state/prolog.js';
+import { readPrologState } from '../../src/state/read.js';
+import { KEY_FILE, loadOrCreateKey, PUB_FILE, signText } from '../../src/state/sign.js';
+import { JOB_UID, sampleState, tmpStateDir } from './_state.js';
+
+const isRoot = process.getuid?.() === 0;
+const mode = (p: string): number => fs.lstatSync(p).mode & 0o7777;
+const want = { job: '1234', uid: JOB_UID, node: 'gpu001' };
+
+t.test('job ids and uids: digits only before they form a path', async (t) => {
+  for (const [s, ok] of [['1234', true], ['1', true], ['4294967294', true], ['', false], ['../x', false], ['0', false], ['01', false], ['12a', false], ['1/2', false], ['12345678901', false], [' 12', false], ['-1', false]] as const)
+    t.equal(parseJobId(s) !== null, ok, `job id ${JSON.stringify(s)} ${ok ? 'accepted' : 'refused'}`);
+  t.equal(parseJobId(undefined), null, 'absent job id');
+  for (const [s, v] of [['0', 0], ['1001', 1001], ['4294967294', 4294967294], ['4294967295', null], ['-1', null], ['', null], ['1e3', null], ['010', null]] as const)
+    t.equal(parseId(s), v, `uid ${JSON.stringify(s)} → ${v}`);
+  t.throws(() => jobDirName('../etc'), /not a job id/, 'jobDirName refuses a path');
+});
+
+t.test('signed state: written, handed to the user, verified', { skip: !isRoot && 'chown to the job uid needs root' }, async (t) => {
+  const { stateDir } = tmpStateDir();
+  const file = writePrologState(stateDir, sampleState(), 4343);
+  const dir = path.dirname(file);
+  t.equal(mode(stateDir), 0o711, 'stateDir 0711: nobody but root may list it');
+  t.equal(mode(path.join(stateDir, KEY_FILE)), 0o600, 'signing.key 0600');
+  t.equal(fs.lstatSync(path.join(stateDir, KEY_FILE)).uid, 0, 'signing.key owned by root');
+  t.equal(mode(path.join(stateDir, PUB_FILE)), 0o644, 'signing.pub 0644');
+  t.equal(mode(dir), 0o700, 'job dir 0700: no other user may list or read it');
+  t.match(fs.lstatSync(dir), { uid: JOB_UID, gid: 4343 }, "job dir belongs to the job's uid and gid");
+  t.equal(mode(file), 0o444, 'prolog.json read-only');
+  t.equal(fs.lstatSync(file).uid, 0, 'prolog.json owned by root');
+  const r = readPrologState(stateDir, want);
+  t.equal(r.status, 'trusted', 'the task verifies it');
+  if (r.status === 'trusted') t.same(r.state, sampleState(), 'and gets back exactly what the Prolog recorded');
+  // Same key on the next job: generated once, reused.
+  const key1 = fs.readFileSync(path.join(stateDir, KEY_FILE), 'utf8');
+  writePrologState(stateDir, sampleState({ job: '1235' }), null);
+  t.equal(fs.readFileSync(path.join(stateDir, KEY_FILE), 'utf8'), key1, 'the key is generated once and kept');
+  t.equal(readPrologState(stateDir, { ...want, job: '1235' }).status, 'trusted', 'second job verifies too');
+  // A requeued job (same id) gets a fresh directory, whatever the user left in the old one.
+  fs.writeFileSync(path.join(dir, 'junk'), 'x');
+  writePrologState(stateDir, sampleState(), null);
+  t.notOk(fs.existsSync(path.join(dir, 'junk')), 'requeue: the old directory is replaced, not reused');
+});
+
+t.test('tampering is reported, never trusted', { skip: !isRoot && 'needs root' }, async (t) => {
+  const fresh = () => {
+    const { base, stateDir } = tmpStateDir();
+    const file = writePrologState(stateDir, sampleState(), null);
+    const env = JSON.parse(fs.readFileSync(file, 'utf8')) as { format: string; payload: string; signature: string };
+    const put = (text: string): void => {
+      fs.rmSync(file);
+      fs.writeFileSync(file, text);
+    };
+    return { base, stateDir, file, dir: path.dirname(file), env, put };
+  };
+  const untrusted = (stateDir: string, re: RegExp, msg: string, w = want): void => {
+    const r = readPrologState(stateDir, w);
+    t.equal(r.status, 'untrusted', msg);
+    if (r.status !== 'trusted') t.match(r.why, re, `  why: ${r.why}`);
+  };
+
+  let s = fresh();
+  s.put(JSON.stringify({ ...s.env, payload: s.env.payload.replace('"memlockMin":"unlimited"', '"memlockMin":65536') }));
+  untrusted(s.stateDir, /signature does not verify/, 'a changed field (memlockMin)');
+
+  s = fresh();
+  const i = s.env.payload.indexOf('mlx5_1');
+  s.put(JSON.stringify({ ...s.env, payload: s.env.payload.slice(0, i) + 'mlx5_9' + s.env.payload.slice(i + 6) }));
+  untrusted(s.stateDir, /signature does not verify/, 'one changed byte');
+
+  s = fresh();
+  const forged = JSON.stringify({ ...sampleState(), hcas: [] });
+  const other = generateKeyPairSync('ed25519').privateKey;
+  s.put(JSON.stringify({ format: PROLOG_FORMAT, payload: forged, signature: signText(forged, other) }));
+  untrusted(s.stateDir, /signature does not verify/, 're-signed with a different key');
+
+  s = fresh();
+  s.put(JSON.stringify({ ...s.env, signature: 'not base64!' }));
+  untrusted(s.stateDir, /signature does not verify/, 'garbage signature');
+
+  s = fresh();
+  s.put('{"format":"something else"}');
+  untrusted(s.stateDir, /not a signed gdrgate state/, 'not our format');
+
+  s = fresh();
+  s.put('{');
+  untrusted(s.stateDir, /not JSON/, 'not JSON');
+
+  // Another job of the same user, validly signed, copied over this job's record.
+  s = fresh();
+  const otherJob = writePrologState(s.stateDir, sampleState({ job: '999' }), null);
+  s.put(fs.readFileSync(otherJob, 'utf8'));
+  untrusted(s.stateDir, /record of job 999, not of job 1234/, "another job's state copied in");
+
+  s = fresh();
+  fs.chownSync(s.dir, 5000, -1);
+  untrusted(s.stateDir, /belongs to uid 5000/, 'a job dir owned by someone else', want);
+  untrusted(s.stateDir, /record of uid 4242, not of uid 5000/, "uid 5000 holding uid 4242's record", { ...want, uid: 5000 });
+
+  s = fresh();
+  untrusted(s.stateDir, /written on node gpu001, not on gpu002/, 'a state from another node', { ...want, node: 'gpu002' });
+
+  s = fresh();
+  const target = path.join(s.base, 'elsewhere.json');
+  fs.copyFileSync(s.file, target);
+  fs.rmSync(s.file);
+  fs.symlinkSync(target, s.file);
+  untrusted(s.stateDir, /is a symbolic link/, 'prolog.json replaced by a symlink (never followed)');
+
+  s = fresh();
+  fs.rmSync(s.file);
+  execFileSync('mkfifo', [s.file]);
+  untrusted(s.stateDir, /not a regular file/, 'a FIFO at prolog.json: refused without blocking');
+
+  s = fresh();
+  s.put(' '.repeat(70 * 1024));
+  untrusted(s.stateDir, /larger than/, 'an oversized prolog.json');
+
+  // A symlink planted at job-<id> (only root can write stateDir, but say an admin's script did).
+  s = fresh();
+  const victim = path.join(s.base, 'victim');
+  fs.mkdirSync(victim);
+  fs.writeFileSync(path.join(victim, 'keep'), 'precious');
+  fs.renameSync(s.dir, path.join(s.base, 'moved'));
+  fs.symlinkSync(path.join(s.base, 'moved'), s.dir);
+  untrusted(s.stateDir, /job-1234 is a symbolic link/, 'job-<id> is a symlink: not followed by the task');
+  fs.rmSync(s.dir);
+  fs.symlinkSync(victim, s.dir);
+  writePrologState(s.stateDir, sampleState(), null);
+  t.ok(fs.lstatSync(s.dir).isDirectory(), 'the Prolog replaces a symlink at job-<id> by a real directory');
+  t.equal(fs.readFileSync(path.join(victim, 'keep'), 'utf8'), 'precious', "and never touched the link's target");
+  t.equal(readPrologState(s.stateDir, want).status, 'trusted', 'the new state verifies');
+});
+
+t.test('missing and unverifiable states', { skip: !isRoot && 'needs root' }, async (t) => {
+  const { stateDir } = tmpStateDir();
+  t.match(readPrologState(stateDir, want), { status: 'missing', why: /does not exist/ }, 'no state dir at all');
+  const file = writePrologState(stateDir, sampleState(), null);
+  fs.rmSync(file);
+  t.match(readPrologState(stateDir, want), { status: 'missing' }, 'prolog.json deleted by the user');
+  writePrologState(stateDir, sampleState(), null);
+  fs.rmSync(path.join(stateDir, PUB_FILE));
+  t.match(readPrologState(stateDir, want), { status: 'unreadable', why: /cannot verify/ }, 'signing.pub missing');
+  loadOrCreateKey(stateDir);
+  t.equal(readPrologState(stateDir, want).status, 'trusted', 'signing.pub rewritten from the key on the next Prolog');
+  fs.chmodSync(path.join(stateDir, PUB_FILE), 0o666);
+  t.match(readPrologState(stateDir, want), { status: 'untrusted', why: /mode 0666/ }, 'a world-writable signing.pub is not a trust anchor');
+});
+
+t.test('signing key: created once, refused when exposed', { skip: !isRoot && 'needs root' }, async (t) => {
+  const { stateDir } = tmpStateDir();
+  fs.mkdirSync(stateDir, { mode: 0o711 });
+  const k1 = loadOrCreateKey(stateDir);
+  const k2 = loadOrCreateKey(stateDir);
+  t.same(k1.export({ format: 'jwk' }), k2.export({ format: 'jwk' }), 'the same key on every run');
+  t.same(fs.readdirSync(stateDir).sort(), [KEY_FILE, PUB_FILE], 'no temporary file left behind');
+  fs.chmodSync(path.join(stateDir, KEY_FILE), 0o644);
+  t.throws(() => loadOrCreateKey(stateDir), /mode 0644/, 'a readable key is refused (it may have leaked)');
+  fs.chmodSync(path.join(stateDir, KEY_FILE), 0o600);
+  fs.chownSync(path.join(stateDir, KEY_FILE), JOB_UID, -1);
+  t.throws(() => loadOrCreateKey(stateDir), /owned by uid 4242/, "a key owned by a user is refused");
+  fs.rmSync(path.join(stateDir, KEY_FILE));
+  fs.symlinkSync('/etc/hostname', path.join(stateDir, KEY_FILE));
+  t.throws(() => loadOrCreateKey(stateDir), /symbolic link/, 'a symlink at signing.key is refused, not followed');
+});
+
+t.test('stateDir itself', { skip: !isRoot && 'needs root' }, async (t) => {
+  const { base, stateDir } = tmpStateDir();
+  fs.mkdirSync(path.join(base, 'real'));
+  fs.symlinkSync(path.join(base, 'real'), stateDir);
+  t.throws(() => writePrologState(stateDir, sampleState(), null), /not a directory/, 'a symlinked stateDir is refused');
+  const open = path.join(base, 'open');
+  fs.mkdirSync(open, { mode: 0o777 });
+  fs.chmodSync(open, 0o777);
+  t.throws(() => writePrologState(path.join(open, 'run'), sampleState(), null), /world-writable without the sticky bit/, 'under a world-writable parent');
+  const s2 = path.join(base, 'loose');
+  fs.mkdirSync(s2, { mode: 0o755 });
+  writePrologState(s2, sampleState(), null);
+  t.equal(mode(s2), 0o711, 'an existing stateDir is tightened to 0711');
+  t.throws(() => writePrologState(stateDir.replace(/^\//, ''), sampleState(), null), /absolute/, 'relative stateDir refused');
+  t.notOk(fs.existsSync(path.join(base, 'real', PROLOG_FILE)), 'nothing written through the link');
+});

@@ -1,0 +1,132 @@
+// The built CLI end to end without Slurm: `gdrgate prolog` records the job's state, `gdrgate task` (as the
+// job's user, with Slurm's TaskProlog environment) prints TaskProlog lines and leaves task.json, `gdrgate
+// epilog` logs it and removes the directory. Fixture roots from test/gen + hand-written /dev.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { CLI } from '../helpers/paths.js';
+import { jobRoot } from './_roots.js';
+
+const isRoot = process.getuid?.() === 0;
+const USER = 4242; // need not exist: root can setuid to any number
+const MiB8 = 8 * 1024 * 1024;
+
+interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+function run(args: string[], env: Record<string, string>, uid?: number): Ran {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    timeout: 60_000,
+    cwd: '/',
+    ...(uid !== undefined ? { uid, gid: uid } : {}),
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+if (!isRoot) t.skip('task CLI: needs root (the prolog chowns to the job uid; the task runs as that uid)', () => {});
+else await main();
+
+async function main(): Promise<void> {
+  const work = fs.mkdtempSync('/tmp/gdrgate-taskcli-');
+  fs.chmodSync(work, 0o755); // the job user must reach the config and the trees
+  t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+  const tree = await jobRoot({}, path.join(work, 'tree'));
+  const hidden = await jobRoot({ uverbs: null }, path.join(work, 'tree-hidden'));
+  const stateDir = path.join(work, 'run');
+  const log = path.join(work, 'gate.log');
+  const scontrol = path.join(work, 'scontrol');
+  fs.writeFileSync(scontrol, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+  const cap = run(['baseline', 'capture', '--root', tree, '--class', 't', '--match', '*'], {});
+  t.equal(cap.code, 0, 'baseline captured from the tree', { stderr: cap.stderr });
+  const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
+  baseline.classes[0]!.memlockMin = MiB8;
+  const bfile = path.join(work, 'baseline.json');
+  fs.writeFileSync(bfile, JSON.stringify(baseline));
+  const config = path.join(work, 'config.json');
+  fs.writeFileSync(config, JSON.stringify({ baseline: bfile, root: tree, scontrol, logFile: log, stateDir }), { mode: 0o644 });
+  const slurm = (job: string, extra: Record<string, string> = {}): Record<string, string> => ({ SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', ...extra });
+  const prolog = (job: string, extra: Record<string, string> = {}): Ran =>
+    run(['prolog', '--config', config], { ...slurm(job, { SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_JOB_USER: 'u', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' }), ...extra });
+  const task = (job: string, args: string[] = [], extra: Record<string, string> = {}): Ran => run(['task', '--config', config, ...args], slurm(job, extra), USER);
+  const logLines = (): string => (fs.existsSync(log) ? fs.readFileSync(log, 'utf8') : '');
+
+  await t.test('prolog records the state, the task finds nothing wrong', async (t) => {
+    const p = prolog('77', { SLURM_JOB_GPUS: '1' });
+    t.equal(p.code, 0, 'prolog exit 0', { stdout: p.stdout, stderr: p.stderr });
+    const dir = path.join(stateDir, 'job-77');
+    t.match(fs.lstatSync(dir), { uid: USER }, 'job-77 handed to the job user');
+    const r = task('77');
+    t.equal(r.code, 0, 'task exit 0', { stderr: r.stderr });
+    t.equal(r.stdout, '', 'no print line: nothing to tell the user');
+    const rec = JSON.parse(fs.readFileSync(path.join(dir, 'task.json'), 'utf8')) as Record<string, unknown>;
+    t.match(rec, { job: '77', uid: USER, state: 'trusted', memlock: { soft: 'unlimited', source: 'self' } }, 'task.json left for the epilog');
+  });
+
+  await t.test('ulimit -l 64 propagated: the print line, --fail fails the task', async (t) => {
+    t.equal(prolog('78').code, 0, 'prolog');
+    const r = task('78', [], { SLURM_RLIMIT_MEMLOCK: '65536' });
+    t.equal(r.code, 0, 'warn only by default');
+    t.equal(
+      r.stdout,
+      'print gdrgate: memlock is 64 KiB in this job (need >= 8 MiB): RDMA registration will fail (Slurm copied the limit of the shell you submitted from); ask your admin to set PropagateResourceLimitsExcept=MEMLOCK, or submit from a shell with ulimit -l unlimited\n',
+      'exactly one TaskProlog print line',
+    );
+    t.equal(task('78', ['--fail'], { SLURM_RLIMIT_MEMLOCK: '65536' }).code, 1, '--fail: exit 1');
+    t.equal(task('78', [], { SLURM_RLIMIT_MEMLOCK: '65536', SLURM_LOCALID: '3' }).stdout, '', 'other local tasks stay quiet');
+    const e = run(['epilog', '--config', config], slurm('78', { SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' }));
+    t.equal(e.code, 0, 'epilog exit 0', { stderr: e.stderr });
+    t.match(e.stdout, /^gdrgate epilog node=gpu001 job=78 view=trusted findings=job-memlock-propagated removed=true\n$/, e.stdout.trim());
+    t.notOk(fs.existsSync(path.join(stateDir, 'job-78')), 'job-78 removed');
+    const line = logLines().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gdrgate job view' && l.job === '78');
+    t.match(line, { level: 40, uid: USER, state: 'trusted', memlock: { soft: 65536, source: 'propagated' }, findings: [{ code: 'job-memlock-propagated', status: 'fail' }] }, 'the admin log has it');
+  });
+
+  await t.test('a job view without /dev/infiniband', async (t) => {
+    t.equal(prolog('79').code, 0, 'prolog (host tree has 4 uverbs nodes)');
+    const r = task('79', ['--root', hidden]);
+    t.equal(r.code, 0);
+    t.match(r.stdout, /^print gdrgate: this job sees 0 of the 4 verbs devices of the host \(missing \/dev\/infiniband\/uverbs0, .*uverbs3\): user-space verbs cannot open those adapters/, r.stdout.trim());
+  });
+
+  await t.test('a forged state is reported, never trusted', async (t) => {
+    t.equal(prolog('80').code, 0, 'prolog');
+    const file = path.join(stateDir, 'job-80', 'prolog.json');
+    const env = JSON.parse(fs.readFileSync(file, 'utf8')) as { payload: string };
+    fs.rmSync(file);
+    fs.writeFileSync(file, JSON.stringify({ ...env, payload: env.payload.replace('"memlockMin":8388608', '"memlockMin":1') }));
+    const r = task('80', [], { SLURM_RLIMIT_MEMLOCK: '65536' });
+    const lines = r.stdout.trim().split('\n');
+    t.match(lines, [/memlock is 64 KiB in this job \(need >= 8 MiB\)/, /^print gdrgate: the host record for this job is untrusted: prolog.json signature does not verify .*: it is ignored/], lines.join('\n'));
+    t.comment('the minimum came from the baseline the user can read, not from the untrusted record');
+    t.equal(task('80', ['--fail']).code, 0, '--fail: an untrusted record alone never fails the task');
+    t.equal(task('80', ['--fail'], { SLURM_RLIMIT_MEMLOCK: '65536' }).code, 1, '--fail: the memlock finding does');
+  });
+
+  await t.test('prolog: state failures never change its exit code', async (t) => {
+    const before = logLines().length;
+    const p = prolog('81', { SLURM_JOB_UID: '' });
+    t.equal(p.code, 0, 'no SLURM_JOB_UID: prolog still exit 0');
+    t.match(logLines().slice(before), /"level":40.*"why":"SLURM_JOB_UID \\"\\" is not a uid","msg":"per-job state not written/, 'logged');
+    t.notOk(fs.existsSync(path.join(stateDir, 'job-81')), 'nothing written');
+    t.equal(prolog('../../etc', {}).code, 0, 'malformed job id: exit 0');
+    const r = task('81');
+    t.match(r, { code: 0, stdout: '' }, 'the task without a record: quiet (skip), exit 0');
+  });
+
+  await t.test('usage', async (t) => {
+    const r = run(['task', '--config', config], {}, USER);
+    t.equal(r.code, 2, 'outside a job without --standalone: exit 2');
+    t.match(r.stderr, /not inside a Slurm job/);
+    const ok = run(['task', '--standalone', '--root', tree], {});
+    t.equal(ok.code, 0, 'standalone on the full tree: exit 0', { stdout: ok.stdout });
+    t.match(ok.stdout, /result: ok \(exit 0\)/);
+    const bad = run(['task', '--standalone', '--root', hidden], {});
+    t.equal(bad.code, 1, 'standalone without /dev/infiniband: exit 1');
+    t.match(bad.stdout, /FAIL +job-visibility +\/dev\/infiniband +the kernel has verbs devices uverbs0, uverbs1, uverbs2, uverbs3/);
+  });
+}

@@ -1,0 +1,91 @@
+// The job's view against the host's record: table of valid and invalid cases, each with the exact findings.
+import t from 'tap';
+import type { Status } from '../../src/model/finding.js';
+import type { StateRead } from '../../src/state/read.js';
+import type { PrologState } from '../../src/state/types.js';
+import type { TaskCode } from '../../src/task/catalog.js';
+import { judge, resolveMin, type MemlockMin } from '../../src/task/judge.js';
+import { jobMemlock, parseRlimitEnv } from '../../src/task/memlock.js';
+import type { DevNode, JobView } from '../../src/task/view.js';
+
+const MiB8 = 8 * 1024 * 1024;
+const dev = (names: string[], denied: string[] = []): JobView['uverbs'] => ({
+  known: true,
+  value: names.map((name): DevNode => (denied.includes(name) ? { name, kind: 'char', access: 'denied', why: 'EACCES' } : { name, kind: 'char', access: 'rw' })),
+});
+const healthyView = (over: Partial<JobView> = {}): JobView => ({
+  self: { known: true, value: { soft: MiB8, hard: MiB8 } },
+  hcas: { known: true, value: ['mlx5_0', 'mlx5_1'] },
+  verbsClass: { known: true, value: ['uverbs0', 'uverbs1'] },
+  uverbs: dev(['uverbs0', 'uverbs1']),
+  nvidia: dev(['nvidia-uvm', 'nvidia0', 'nvidia1', 'nvidiactl']),
+  ...over,
+});
+const host = (over: Partial<PrologState> = {}): StateRead => ({
+  status: 'trusted',
+  state: { job: '7', uid: 1001, node: 'n1', time: '', memlock: { who: 'slurmd', soft: MiB8, hard: MiB8 }, memlockMin: MiB8, hcas: ['mlx5_0', 'mlx5_1'], uverbs: ['uverbs0', 'uverbs1'], nvidia: ['nvidia-uvm', 'nvidia0', 'nvidia1', 'nvidiactl'], gpus: ['0000:18:00.0', '0000:2a:00.0'], jobGpus: [1], ...over },
+});
+const MIN: MemlockMin = { value: MiB8, from: 'test' };
+
+interface Case {
+  name: string;
+  view?: Partial<JobView>;
+  env?: string;
+  state?: StateRead | null;
+  min?: MemlockMin;
+  /** Every finding that is not a pass, as [status, code, message pattern]. */
+  want: [Status, TaskCode, RegExp?][];
+}
+
+const cases: Case[] = [
+  { name: 'valid: slurmd limit, nothing propagated, host view intact', state: host(), want: [] },
+  { name: 'invalid: ulimit -l 64 propagated from the submitting shell', env: '65536', state: host(), want: [['fail', 'job-memlock-propagated', /^memlock is 64 KiB in this job$/]] },
+  { name: 'invalid: srun --propagate=MEMLOCK (value prefixed with U)', env: 'U65536', state: host(), want: [['fail', 'job-memlock-propagated', /64 KiB/]] },
+  { name: 'valid: unlimited propagated above the hard limit keeps slurmd limit', env: '18446744073709551615', state: host(), want: [] },
+  { name: 'valid: propagated value equal to the minimum', env: String(MiB8), state: host(), want: [] },
+  { name: 'invalid: slurmd itself low (no propagation)', view: { self: { known: true, value: { soft: 65536, hard: 65536 } } }, state: host(), want: [['fail', 'job-memlock-low', /64 KiB/]] },
+  { name: 'invalid: low hard limit', view: { self: { known: true, value: { soft: MiB8, hard: 1024 * 1024 } } }, env: undefined, state: host(), want: [['fail', 'job-memlock-low', /8 MiB \(hard 1 MiB\)/]] },
+  { name: 'skip: malformed SLURM_RLIMIT_MEMLOCK', env: '64k', state: host(), want: [['skip', 'job-memlock-unknown', /not a number/]] },
+  { name: 'skip: /proc/self/limits unreadable', view: { self: { known: false, why: 'EACCES' } }, state: host(), want: [['skip', 'job-memlock-unknown']] },
+  { name: 'invalid: container hides /sys/class/infiniband', view: { hcas: { known: true, value: [] } }, state: host(), want: [['fail', 'job-hca-missing', /sees 0 of the 2 RDMA adapters of the host \(missing mlx5_0, mlx5_1\)/]] },
+  { name: 'invalid: no /dev/infiniband in the job', view: { uverbs: dev([]) }, state: host(), want: [['fail', 'job-uverbs-missing', /sees 0 of the 2 verbs devices.*\/dev\/infiniband\/uverbs0, \/dev\/infiniband\/uverbs1/]] },
+  { name: 'invalid: one uverbs node fewer than the host', view: { uverbs: dev(['uverbs0']) }, state: host(), want: [['fail', 'job-uverbs-missing', /sees 1 of the 2/]] },
+  { name: 'invalid: uverbs node not writable by the user', view: { uverbs: dev(['uverbs0', 'uverbs1'], ['uverbs1']) }, state: host(), want: [['fail', 'job-uverbs-denied', /cannot open \/dev\/infiniband\/uverbs1 read-write \(EACCES\)/]] },
+  { name: "invalid: the job's GPU node hidden (SLURM_JOB_GPUS=1)", view: { nvidia: dev(['nvidia-uvm', 'nvidia0', 'nvidiactl']) }, state: host(), want: [['fail', 'job-gpu-missing', /missing \/dev\/nvidia1\)/]] },
+  { name: "valid: another job's GPU hidden is fine", view: { nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl']) }, state: host(), want: [] },
+  { name: 'valid: job asked for no GPU, none visible', view: { nvidia: dev([]) }, state: host({ jobGpus: null }), want: [] },
+  { name: 'invalid: GPU node denied', view: { nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl'], ['nvidia1']) }, state: host(), want: [['fail', 'job-gpu-denied', /\/dev\/nvidia1/]] },
+  { name: 'error: untrusted record, then self-consistency only', view: { uverbs: dev([]) }, state: { status: 'untrusted', why: 'signature does not verify' }, want: [['fail', 'job-uverbs-missing', /kernel has verbs devices uverbs0, uverbs1/], ['error', 'job-state-untrusted', /untrusted: signature does not verify/]] },
+  { name: 'skip: no record (Prolog not installed)', state: { status: 'missing', why: 'no dir' }, want: [['skip', 'job-state-missing']] },
+  { name: 'skip: record unreadable', state: { status: 'unreadable', why: 'EACCES' }, want: [['skip', 'job-state-unreadable']] },
+  { name: 'standalone: no RDMA adapter at all', view: { hcas: { known: true, value: [] }, verbsClass: { known: true, value: [] }, uverbs: dev([]) }, state: null, want: [['warn', 'job-no-rdma']] },
+  { name: 'standalone: sysfs shows verbs devices, /dev does not', view: { uverbs: dev([]) }, state: null, want: [['fail', 'job-uverbs-missing']] },
+  { name: 'standalone: unknown parts are skips, never passes', view: { hcas: { known: false, why: '/sys/class/infiniband: EIO' } }, state: null, want: [['skip', 'job-view-unknown', /EIO/]] },
+];
+
+for (const c of cases) {
+  t.test(c.name, async (t) => {
+    const f = judge({ view: healthyView(c.view), rlimitMemlock: c.env, state: c.state === undefined ? host() : c.state, min: c.min ?? MIN });
+    const notPass = f.filter((x) => x.status !== 'pass');
+    t.same(notPass.map((x) => [x.status, x.code]), c.want.map(([s, code]) => [s, code]), 'findings');
+    c.want.forEach(([, , re], i) => re && t.match(notPass[i]?.message ?? '', re, `message: ${notPass[i]?.message}`));
+    if (!c.want.length) t.ok(f.some((x) => x.code === 'job-memlock-ok') && f.some((x) => x.code === 'job-visibility-ok'), 'memlock and visibility pass');
+  });
+}
+
+t.test('memlock minimum: best source first', async (t) => {
+  t.same(resolveMin(host(), 1), { value: MiB8, from: 'baseline class (recorded by the Prolog)' }, 'the class the Prolog judged with');
+  t.same(resolveMin(host({ memlockMin: null }), 1024), { value: 1024, from: 'baseline class' }, 'else the baseline the user can read');
+  t.match(resolveMin(host({ memlockMin: null }), null), { value: MiB8, from: /slurmd's limit/ }, "else slurmd's recorded limit");
+  t.same(resolveMin({ status: 'untrusted', why: '' }, null), { value: 'unlimited', from: 'default (no baseline)' }, 'never an untrusted record');
+});
+
+t.test('SLURM_RLIMIT_MEMLOCK', async (t) => {
+  t.same(parseRlimitEnv('65536'), { ok: true, value: 65536 });
+  t.same(parseRlimitEnv('U65536'), { ok: true, value: 65536 });
+  t.same(parseRlimitEnv('18446744073709551615'), { ok: true, value: 'unlimited' });
+  t.equal(parseRlimitEnv('-1').ok, false);
+  t.equal(parseRlimitEnv('').ok, false);
+  t.same(jobMemlock({ soft: MiB8, hard: MiB8 }, undefined), { ok: true, value: { soft: MiB8, hard: MiB8, source: 'self', env: null } }, 'no env: own limit');
+  t.same(jobMemlock({ soft: MiB8, hard: 'unlimited' }, '18446744073709551615'), { ok: true, value: { soft: 'unlimited', hard: 'unlimited', source: 'propagated', env: '18446744073709551615' } }, 'unlimited under an unlimited hard limit');
+});

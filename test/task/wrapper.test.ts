@@ -1,0 +1,38 @@
+// slurm/taskprolog.sh: settings from the .conf beside it, and the exit-code policy (a non-zero TaskProlog
+// fails the task: only a finding under FAIL=1 may do that, never a broken tool).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { REPO } from '../helpers/paths.js';
+
+const dir = fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-taskwrap-'));
+const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
+fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
+fs.chmodSync(wrapper, 0o755);
+// A stand-in for node + cli.js: prints its arguments as a TaskProlog line and exits with $RC.
+const fake = path.join(dir, 'fake-cli.sh');
+fs.writeFileSync(fake, '#!/bin/sh\necho "print args: $*"\nexit "${RC:-0}"\n', { mode: 0o755 });
+
+function run(conf: string, rc: number): { code: number | null; stdout: string; stderr: string } {
+  fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\n${conf}`);
+  const r = spawnSync(wrapper, [], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', RC: String(rc) }, cwd: '/' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+t.test('arguments from the .conf', async (t) => {
+  t.equal(run('', 0).stdout, 'print args: task --config /etc/x.json\n', 'defaults');
+  t.equal(run('ROOT=/tmp/view\nFAIL=1\n', 0).stdout, 'print args: task --config /etc/x.json --root /tmp/view --fail\n', 'ROOT and FAIL');
+});
+
+t.test('exit codes', async (t) => {
+  t.equal(run('', 0).code, 0, '0 → 0');
+  t.equal(run('', 1).code, 0, 'a finding without FAIL=1 → 0');
+  t.equal(run('FAIL=1\n', 1).code, 1, 'a finding with FAIL=1 → 1 (the task fails)');
+  for (const rc of [2, 3, 134]) {
+    const r = run('FAIL=1\n', rc);
+    t.equal(r.code, 0, `gdrgate exit ${rc} (usage, internal, crash) → 0 even with FAIL=1`);
+    t.match(r.stderr, new RegExp(`gdrgate exited ${rc}; letting the task run`));
+  }
+});
