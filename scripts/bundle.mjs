@@ -5,17 +5,26 @@ import { build } from 'esbuild';
 
 rmSync('dist/chunks', { recursive: true, force: true }); // chunk names carry hashes: drop stale ones
 
-await build({
-  entryPoints: { cli: 'src/cli.ts' },
-  outdir: 'dist',
+const common = {
   bundle: true,
-  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
-  chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS dependencies (pino, yargs helpers) call require(); give them one.
   banner: { js: "import { createRequire as __gdrCreateRequire } from 'node:module'; const require = __gdrCreateRequire(import.meta.url);" },
   logLevel: 'warning',
   legalComments: 'none',
+};
+
+// The Slurm gate's path in one file, unsplit: what every job pays for at start-up.
+// ajv (only to compile a schema when no precompiled validator exists) and execa (only to run scontrol on
+// the failure path) stay outside it: loaded from node_modules when, and only when, they are needed.
+await build({ ...common, entryPoints: { gate: 'src/cli/gate.ts' }, outdir: 'dist', splitting: false, external: ['ajv', 'ajv/*', 'execa'] });
+
+await build({
+  ...common,
+  entryPoints: { cli: 'src/cli.ts' },
+  outdir: 'dist',
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
 });

@@ -5,14 +5,25 @@ import { ConfigError } from './errors.js';
 import { log } from './log.js';
 import { UsageError } from './runner/run.js';
 import { parseGateArgv } from './cli/fast-argv.js';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+type GateModule = typeof import('./cli/gate.js');
+
+/**
+ * The gate's code as one file (dist/gate.js, built unsplit by scripts/bundle.mjs): a prolog loads two files
+ * instead of dozens of chunks. Running from sources (no bundle), the module itself.
+ */
+async function gateModule(): Promise<GateModule> {
+  const one = new URL('./gate.js', import.meta.url);
+  return existsSync(fileURLToPath(one)) ? ((await import(one.href)) as GateModule) : import('./cli/gate.js');
+}
 
 let code: number;
 try {
   const argv = process.argv.slice(2);
   const gate = parseGateArgv(argv);
-  code = gate
-    ? await (await import('./cli/gate.js')).gateCommand(gate)
-    : await (await import('./cli/commands.js')).main(argv);
+  code = gate ? await (await gateModule()).gateCommand(gate) : await (await import('./cli/commands.js')).main(argv);
 } catch (e) {
   const usage = e instanceof UsageError || e instanceof ConfigError;
   process.stderr.write(`gdrgate: ${(e as Error).message}\n`);
