@@ -109,6 +109,36 @@ export async function main(argv: string[]): Promise<number> {
           .option('prom', { type: 'string', describe: 'also write a node_exporter textfile here (atomically)' }),
       (a) => set(import('./samples.js').then((m) => m.samplesCommand({ config: a.config, spool: a.spool, probe: a.probe, since: a.since, window: a.window, json: a.json, prom: a.prom }))),
     )
+    .command('drill', 'failure drills: stage one bounded fault on a node, prove drain → requeue → resume → a job runs, every step timed', (y) =>
+      y
+        .option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
+        .option('node', { type: 'string', describe: 'node name (default: SLURMD_NODENAME, then hostname)' })
+        .command(
+          'start',
+          'write the drill file: the next prolog/health on the node sees exactly this fault (refused unless the node is drained or reserved, or --drain/--force)',
+          (z) =>
+            z
+              .option('fault', { type: 'string', demandOption: true, describe: 'pcie-link:<bdf>=x8 | pcie-acs:<bridge bdf>=ReqRedir | memlock=64K | gpudirect-mechanism=none' })
+              .option('minutes', { type: 'number', describe: 'expiry (default 30; fractions allowed)' })
+              .option('drain', { type: 'boolean', default: false, describe: 'drain the node for the drill first (reason carries the drill marker)' })
+              .option('reservation', { type: 'string', describe: 'Slurm reservation the probe jobs run in' })
+              .option('force', { type: 'boolean', default: false, describe: 'arm on a node that is neither drained nor reserved, or over an active drill' }),
+          (a) => set(import('./drill.js').then((m) => m.drillStart({ config: a.config, node: a.node, fault: a.fault, minutes: a.minutes, force: a.force, drain: a.drain, reservation: a.reservation }))),
+        )
+        .command(
+          'run',
+          'submit a probe job, time the drain, record the job\'s fate and sinfo -R, remove the fault, resume, time back to idle, run a follow-up job; report and append to <stateDir>/drills.jsonl',
+          (z) => z.option('json', { type: 'boolean', default: false, describe: 'print the JSON drill report' }).option('step-seconds', { type: 'number', describe: 'longest wait for each step (default 90)' }),
+          (a) => set(import('./drill.js').then((m) => m.drillRun({ config: a.config, node: a.node, json: a.json, stepSeconds: a['step-seconds'] }))),
+        )
+        .command(
+          'stop',
+          'remove the drill file and resume the node only if its drain reason carries a drill marker',
+          (z) => z,
+          (a) => set(import('./drill.js').then((m) => m.drillStop({ config: a.config, node: a.node }))),
+        )
+        .demandCommand(1, 'name a drill subcommand: start, run, stop'),
+    )
     .command('baseline', 'capture or validate a baseline', (y) =>
       y
         .command(

@@ -68,6 +68,8 @@ export async function epilogCommand(a: EpilogArgs, env: NodeJS.ProcessEnv = proc
       const decision = samplingDecision(probes!.sampling, job, () => readStamp(cfg!.spool), Date.now());
       if (!decision.probe && !dryRun) res = { ran: false, why: decision.why };
       else {
+        // Run as root after every job: what it reads and runs must be root's alone, as for the prolog.
+        requireTrusted([cfg!.baseline, cfg!.scontrol]);
         const { epilogProbes } = await import('../epilog/run.js');
         res = await withDeadline(epilogProbes({ cfg: cfg!, probes: probes!, node, job, dryRun, exec, decision }), limitMs);
       }

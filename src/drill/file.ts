@@ -65,6 +65,16 @@ function isSpec(v: unknown): v is DrillSpec {
   return o.version === 1 && ['node', 'fault', 'createdAt', 'expiresAt', 'marker'].every(str) && /^[0-9a-f]{4,32}$/.test(String(o.marker)) && (o.reservation === undefined || str('reservation'));
 }
 
+/** The drill file as written, even expired or for another node (drill stop still wants its marker); null if unusable. */
+export function readSpec(stateDir: string): DrillSpec | null {
+  try {
+    const data: unknown = JSON.parse(fs.readFileSync(drillFile(stateDir), 'utf8'));
+    return isSpec(data) ? data : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The drill in force for `node` at `now`, or why there is none. Ignored unless root-owned (`owner`), writable by its
  * owner only, well formed, for this node and unexpired: a stray or stale file never injects a fault.
@@ -85,7 +95,7 @@ export function loadDrill(stateDir: string, node: string, now = Date.now(), owne
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = JSON.parse(text) as unknown;
   } catch (e) {
     return { ok: false, why: `${file}: not JSON: ${(e as Error).message}` };
   }

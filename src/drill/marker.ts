@@ -5,14 +5,13 @@ export const markerSuffix = (marker: string): string => ` drill=${marker}`;
 
 /**
  * Appends the marker to a reason from buildReason/reasonFor. If it would pass 255 bytes, the text before the
- * ` job=` tail gives way (as buildReason itself cuts), so the check name, the job and the marker all stay.
+ * `; +N more job=<id>` tail gives way (as buildReason itself cuts), so the check name, the job and the marker all stay.
  */
 export function markReason(reason: string, marker: string): string {
   const suffix = markerSuffix(marker);
   if (reason.length + suffix.length <= MAX_REASON_BYTES) return reason + suffix;
-  const j = reason.lastIndexOf(' job=');
-  const tail = j >= 0 ? reason.slice(j) : '';
-  const body = j >= 0 ? reason.slice(0, j) : reason;
+  const tail = /(?:; \+\d+ more)?(?: job=\S+)?$/.exec(reason)![0];
+  const body = reason.slice(0, reason.length - tail.length).replace(/\.\.\.$/, '');
   return body.slice(0, MAX_REASON_BYTES - suffix.length - tail.length - 3) + '...' + tail + suffix;
 }
 

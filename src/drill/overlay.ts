@@ -42,7 +42,10 @@ function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
       if (!LIMITS_RE.test(p)) return b;
       return Buffer.from(text().replace(/^(Max locked memory\s+)\S+(\s+)\S+/m, `$1${fault.bytes}$2${fault.bytes}`));
     case 'gpudirect-mechanism':
-      if (p === '/proc/driver/nvidia/version') return Buffer.from(text().replace(/NVIDIA UNIX Open Kernel Module for (\S+)/, 'NVIDIA UNIX $1 Kernel Module'));
+      // DMA-BUF made impossible through the kernel release (RDMA imports DMA-BUF from 5.12): the driver keeps its
+      // identity, so device-inventory does not fail too and the drill stays one fault (a kernel change only warns).
+      if (p === '/proc/sys/kernel/osrelease') return Buffer.from('5.4.0-gdrgate-drill\n');
+      if (p === '/proc/version') return Buffer.from(text().replace(/^Linux version \S+/, 'Linux version 5.4.0-gdrgate-drill'));
       if (p === '/proc/modules') return Buffer.from(text().split('\n').filter((l) => l.split(' ')[0] !== PEERMEM_MOD).join('\n'));
       return b;
   }

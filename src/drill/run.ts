@@ -17,6 +17,7 @@ export interface RunLimits {
 
 export async function runDrill(cfg: Config, exec: Exec, spec: DrillSpec, limits: RunLimits = { stepMs: 90_000 }): Promise<DrillReport> {
   const t0 = performance.now();
+  const startedAt = new Date().toISOString();
   const at = (): number => Math.round(performance.now() - t0);
   const slurm = new SlurmClients(exec, cfg.scontrol, cfg.scontrolTimeoutMs);
   const node = spec.node;
@@ -25,7 +26,7 @@ export async function runDrill(cfg: Config, exec: Exec, spec: DrillSpec, limits:
   let drain: DrillReport['drain'] = { drained: false, ms: null, reason: null, markerInReason: false, sinfoR: null };
   const recovery = { faultRemovedMs: null as number | null, resume: null as string | null, idleMs: null as number | null, followUp: { job: null as string | null, state: null as string | null, ms: null as number | null } };
   const finish = (): DrillReport => {
-    const report: DrillReport = { version: 1, marker: spec.marker, node, fault: spec.fault, startedAt: new Date(Date.now() - at()).toISOString(), ok: problems.length === 0, problems, probe, drain, recovery, totalMs: at() };
+    const report: DrillReport = { version: 1, marker: spec.marker, node, fault: spec.fault, startedAt, ok: problems.length === 0, problems, probe, drain, recovery, totalMs: at() };
     appendFileSync(drillRecord(cfg.stateDir), JSON.stringify(report) + '\n', { mode: 0o600 });
     return report;
   };

@@ -26,7 +26,8 @@ function failure(spec: IbWriteSpec, r: ExecResult, p: IbWriteBwResult, server: E
   const durationMs = Math.round(performance.now() - t0);
   if (r.timedOut) return { spec, kind: 'failed', why: `timed out after ${durationMs} ms`, lines: [], durationMs };
   if (spawnFailed(r)) return { spec, kind: 'unusable', why: r.error ?? 'cannot run' };
-  const srv = server ? parseIbWriteBw(server.stdout + '\n' + server.stderr, server.exitCode).errorLines.map((l) => `server: ${l}`) : [];
+  // The server's own failure only when it says something the client did not (both usually fail the same way).
+  const srv = server ? parseIbWriteBw(server.stdout + '\n' + server.stderr, server.exitCode).errorLines.filter((l) => !p.errorLines.includes(l)).map((l) => `server: ${l}`) : [];
   const lines = [...p.errorLines, ...srv].slice(0, 8);
   return { spec, kind: 'failed', why: `${p.error ?? 'no result'} (exit ${r.exitCode ?? 'none'})`, lines, durationMs };
 }

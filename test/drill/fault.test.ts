@@ -1,0 +1,38 @@
+// Fault syntax of gdrgate drill: table of valid and invalid faults (ESLint RuleTester style).
+import t from 'tap';
+import { formatFault, parseFault } from '../../src/drill/fault.js';
+
+const valid: [string, unknown, string][] = [
+  ['pcie-link:0000:17:00.0=x8', { kind: 'pcie-link', bdf: '0000:17:00.0', width: 8 }, 'pcie-link:0000:17:00.0=x8'],
+  ['pcie-acs:0000:16:02.0=ReqRedir', { kind: 'pcie-acs', bdf: '0000:16:02.0', bit: 'ReqRedir' }, 'pcie-acs:0000:16:02.0=ReqRedir'],
+  ['pcie-acs:0000:16:02.0=EgressCtrl', { kind: 'pcie-acs', bdf: '0000:16:02.0', bit: 'EgressCtrl' }, 'pcie-acs:0000:16:02.0=EgressCtrl'],
+  ['memlock=64K', { kind: 'memlock', bytes: 65536 }, 'memlock=64K'],
+  ['memlock=65536', { kind: 'memlock', bytes: 65536 }, 'memlock=64K'],
+  ['memlock=8M', { kind: 'memlock', bytes: 8 << 20 }, 'memlock=8192K'],
+  ['gpudirect-mechanism=none', { kind: 'gpudirect-mechanism', value: 'none' }, 'gpudirect-mechanism=none'],
+];
+const invalid: [string, RegExp][] = [
+  ['pcie-link:0000:17:00.0', /want <check>/],
+  ['pcie-link:17:00.0=x8', /PCI address/],
+  ['pcie-link:0000:17:00.0=x3', /link width/],
+  ['pcie-link:0000:17:00.0=8', /link width/],
+  ['pcie-acs:0000:16:02.0=SrcValid', /one of ReqRedir, CmpltRedir, EgressCtrl/],
+  ['memlock=unlimited', /size/],
+  ['memlock=lots', /size/],
+  ['memlock:self=64K', /no subject/],
+  ['gpudirect-mechanism=peermem', /only gpudirect-mechanism fault/],
+  ['iommu-mode=off', /unknown check/],
+  ['', /want <check>/],
+];
+
+for (const [text, want, printed] of valid) {
+  const p = parseFault(text);
+  t.same(p, { ok: true, value: want }, `valid: ${text}`);
+  if (p.ok) t.equal(formatFault(p.value), printed, `prints as ${printed}`);
+  if (p.ok) t.same(parseFault(formatFault(p.value)), p, `${printed} parses back to the same fault`);
+}
+for (const [text, why] of invalid) {
+  const p = parseFault(text);
+  t.equal(p.ok, false, `invalid: ${JSON.stringify(text)}`);
+  if (!p.ok) t.match(p.error, why, `says why: ${p.error}`);
+}

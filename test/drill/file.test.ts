@@ -1,0 +1,67 @@
+// The drill file: written 0600 atomically; ignored when expired, not root's, writable by others, for another node, malformed.
+import t from 'tap';
+import { chmodSync, chownSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadDrill, newDrill, removeDrill, writeDrill } from '../../src/drill/file.js';
+import { drillFile } from '../../src/drill/path.js';
+
+const fault = { kind: 'memlock', bytes: 65536 } as const;
+const NOW = Date.parse('2026-11-29T12:00:00Z');
+const uid = process.getuid?.() ?? 0;
+const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'gdrgate-drill-'));
+
+t.test('written 0600, read back while valid, not after expiry', async (t) => {
+  const dir = path.join(fresh(), 'state');
+  const spec = newDrill('gpu001', fault, 30, NOW);
+  writeDrill(dir, spec);
+  t.equal(statSync(drillFile(dir)).mode & 0o777, 0o600, 'mode 0600');
+  t.same(readdirSync(dir), ['drill.json'], 'no temporary file left');
+  t.equal(spec.expiresAt, '2026-11-29T12:30:00.000Z', 'default expiry +30 min');
+  t.match(spec.marker, /^[0-9a-f]{8}$/, 'marker: 8 hex digits');
+  const ok = loadDrill(dir, 'gpu001', NOW + 60_000, uid);
+  t.same(ok, { ok: true, spec, fault }, 'active one minute later');
+  const late = loadDrill(dir, 'gpu001', NOW + 30 * 60_000, uid);
+  t.match(late, { ok: false, why: /expired at 2026-11-29T12:30:00.000Z/ }, 'ignored at expiry');
+  t.match(loadDrill(dir, 'gpu002', NOW, uid), { ok: false, why: /is for node gpu001, not gpu002/ }, 'ignored on another node');
+  t.ok(removeDrill(dir), 'removed');
+  t.match(loadDrill(dir, 'gpu001', NOW, uid), { ok: false, why: /ENOENT/ }, 'absent');
+  t.notOk(removeDrill(dir), 'removing twice is fine');
+});
+
+t.test('fractional minutes (tests: seconds)', async (t) => {
+  t.equal(newDrill('n', fault, 0.1, NOW).expiresAt, '2026-11-29T12:00:06.000Z');
+});
+
+t.test('ownership and mode', async (t) => {
+  const dir = fresh();
+  writeDrill(dir, newDrill('gpu001', fault, 30, NOW));
+  t.match(loadDrill(dir, 'gpu001', NOW, uid + 1), { ok: false, why: new RegExp(`owned by uid ${uid}, not ${uid + 1}`) }, 'another owner than the one required: ignored');
+  if (uid === 0) {
+    chownSync(drillFile(dir), 1000, 1000);
+    t.match(loadDrill(dir, 'gpu001', NOW), { ok: false, why: /owned by uid 1000, not 0/ }, 'a file of uid 1000: ignored by the root gate');
+    chownSync(drillFile(dir), 0, 0);
+  }
+  chmodSync(drillFile(dir), 0o622);
+  t.match(loadDrill(dir, 'gpu001', NOW, uid), { ok: false, why: /writable by others \(mode 622\)/ }, 'group/world writable: ignored');
+});
+
+t.test('malformed files are ignored, never half-used', async (t) => {
+  const dir = fresh();
+  const write = (s: string): void => {
+    writeFileSync(drillFile(dir), s, { mode: 0o600 });
+  };
+  const good = newDrill('gpu001', fault, 30, NOW);
+  const cases: [string, RegExp][] = [
+    ['{', /not JSON/],
+    ['[]', /not a drill file/],
+    [JSON.stringify({ ...good, marker: 'x y' }), /not a drill file/],
+    [JSON.stringify({ ...good, version: 2 }), /not a drill file/],
+    [JSON.stringify({ ...good, expiresAt: 'tomorrow' }), /is not a time/],
+    [JSON.stringify({ ...good, fault: 'iommu-mode=off' }), /unknown check/],
+  ];
+  for (const [text, why] of cases) {
+    write(text);
+    t.match(loadDrill(dir, 'gpu001', NOW, uid), { ok: false, why }, text.slice(0, 60));
+  }
+});

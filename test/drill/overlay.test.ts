@@ -1,0 +1,94 @@
+// The drill overlay over a generated HGX H100 tree: each fault makes exactly its own check fail, nothing else changes.
+import t from 'tap';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseFault } from '../../src/drill/fault.js';
+import { DrillHost } from '../../src/drill/overlay.js';
+import { FsHost } from '../../src/host/fs-host.js';
+import type { Host } from '../../src/host/host.js';
+import { buildInventory } from '../../src/inventory/build.js';
+import { parsePciConfig } from '../../src/parsers/pci-config.js';
+import { outcomeOf } from '../../src/runner/policy.js';
+import { runChecks, selectChecks } from '../../src/runner/run.js';
+import { buildTree } from '../gen/sysfs-tree.js';
+import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
+
+const root = mkdtempSync(path.join(tmpdir(), 'gdrgate-drill-hgx-'));
+await buildTree(root, HGX);
+const plain = new FsHost(root);
+
+const failing = async (h: Host): Promise<string[]> => {
+  const o = outcomeOf(runChecks({ inv: await buildInventory(h), baseline: null }, selectChecks(undefined)));
+  return o.kind === 'unhealthy' ? o.failing.map((f) => `${f.check} ${f.subject} ${f.actual ?? ''}`) : [];
+};
+const over = (text: string): DrillHost => {
+  const f = parseFault(text);
+  if (!f.ok) throw new Error(f.error);
+  return new DrillHost(plain, f.value);
+};
+
+t.same(await failing(plain), [], 'the tree itself is healthy');
+
+const cases: [string, string[]][] = [
+  ['pcie-link:0000:18:00.0=x8', ['pcie-link 0000:18:00.0 Gen5 x8']],
+  ['pcie-acs:0000:17:00.0=ReqRedir', ['pcie-acs 0000:17:00.0 ReqRedir']],
+  ['pcie-acs:0000:17:01.0=EgressCtrl', ['pcie-acs 0000:17:01.0 EgressCtrl']],
+  ['memlock=64K', ['memlock-limit self 64 KiB']],
+  ['gpudirect-mechanism=none', ['gpudirect-mechanism node none']],
+];
+for (const [fault, want] of cases) {
+  t.test(fault, async (t) => {
+    t.same(await failing(over(fault)), want, `exactly one failing finding: ${want.join(', ')}`);
+  });
+}
+
+t.test('what the overlay answers, path by path', async (t) => {
+  const GPU = '/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0';
+  const link = over('pcie-link:0000:18:00.0=x8');
+  t.same(await link.readText(`${GPU}/current_link_width`), { ok: true, value: '8\n' }, 'current_link_width through the device path');
+  t.same(await link.readText('/sys/bus/pci/devices/0000:18:00.0/current_link_width'), { ok: true, value: '8\n' }, 'and through /sys/bus/pci/devices');
+  t.same(await link.readText('/sys/bus/pci/devices/0000:19:00.0/current_link_width'), await plain.readText('/sys/bus/pci/devices/0000:19:00.0/current_link_width'), 'the NIC beside it: unchanged');
+  const cfg = await link.readBytes(`${GPU}/config`, 4096);
+  t.equal(cfg.ok && parsePciConfig(cfg.value).pcie?.linkStatus.width, 8, 'config Link Status says x8 too');
+  t.same(await link.readText(`${GPU}/max_link_width`), await plain.readText(`${GPU}/max_link_width`), 'max_link_width unchanged');
+
+  const acs = over('pcie-acs:0000:17:00.0=ReqRedir');
+  const b = await acs.readBytes('/sys/bus/pci/devices/0000:17:00.0/config', 4096);
+  const ctl = b.ok ? parsePciConfig(b.value).acs?.ctl : undefined;
+  t.match(ctl, { reqRedir: true, cmpltRedir: false, egressCtrl: false }, 'ACSCtl: ReqRedir only');
+  const raw = await plain.readBytes('/sys/bus/pci/devices/0000:17:00.0/config', 4096);
+  t.equal(raw.ok && b.ok && Buffer.compare(Buffer.from(raw.value), Buffer.from(b.value)) !== 0, true, 'the blob differs');
+  const short = await acs.readBytes('/sys/bus/pci/devices/0000:17:00.0/config', 64);
+  t.same(short, await plain.readBytes('/sys/bus/pci/devices/0000:17:00.0/config', 64), 'an unprivileged 64-byte read has no ACS to change');
+
+  const ml = over('memlock=64K');
+  const lim = await ml.readText('/proc/self/limits');
+  t.match(lim.ok && lim.value, /^Max locked memory\s+65536\s+65536\s+bytes/m, '/proc/self/limits: 64 KiB soft and hard');
+  t.match(lim.ok && lim.value, /^Max open files/m, 'other rows kept');
+
+  const gd = over('gpudirect-mechanism=none');
+  t.same(await gd.readText('/proc/driver/nvidia/version'), await plain.readText('/proc/driver/nvidia/version'), 'driver identity kept (no second finding)');
+  t.match(await gd.readText('/proc/version'), { ok: true, value: /^Linux version 5\.4\.0-gdrgate-drill / }, 'kernel older than DMA-BUF for RDMA (5.12)');
+  t.match(await gd.readText('/sys/module/nvidia_peermem/version'), { ok: false, missing: true }, 'peermem version absent');
+  t.match(await gd.lstat('/sys/module/nvidia_peermem'), { ok: false, missing: true }, 'peermem module dir absent');
+  t.match(await gd.readText('/sys/kernel/mm/memory_peers/nv_mem/version'), { ok: false, missing: true }, 'nv_mem absent');
+  const mods = await gd.list('/sys/module');
+  t.ok(mods.ok && !mods.value.includes('nvidia_peermem') && mods.value.includes('nvidia'), '/sys/module listing without nvidia_peermem');
+  t.same(await gd.readText('/proc/cmdline'), await plain.readText('/proc/cmdline'), 'unrelated files unchanged');
+});
+
+t.test('gpudirect-mechanism=none on a node that has nvidia_peermem loaded', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-drill-peermem-'));
+  await buildTree(dir, { ...structuredClone(HGX), peermem: true });
+  const host = new FsHost(dir);
+  t.match(await host.readText('/sys/module/nvidia_peermem/version'), { ok: true }, 'arranged: peermem loaded');
+  t.same(await failing(host), [], 'healthy as it is');
+  const f = parseFault('gpudirect-mechanism=none');
+  if (!f.ok) throw new Error(f.error);
+  const gd = new DrillHost(host, f.value);
+  t.same(await failing(gd), ['gpudirect-mechanism node none'], 'under the drill: no mechanism at all');
+  const mods = await gd.readText('/proc/modules');
+  t.ok(mods.ok && !/^nvidia_peermem /m.test(mods.value) && /^nvidia /m.test(mods.value), '/proc/modules without nvidia_peermem');
+  t.match(await gd.lstat('/sys/module/nvidia_peermem/version'), { ok: false, missing: true });
+});

@@ -1,0 +1,233 @@
+// End to end: `gdrgate drill` on a real single-node Slurm (test/e2e/sandbox), the gate as its Prolog over a generated
+// HGX H100 tree: one drill per fault kind (drain, requeue held, resume, idle, a follow-up job), an interrupted drill
+// whose fault is gone after expiry, and a node drained by a human that no drill command touches.
+// Runs when CI is set or GDRGATE_E2E=1, as root; see test/e2e/README.md.
+import t from 'tap';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { renderDrill, type DrillReport } from '../../src/drill/report.js';
+import { buildTree } from '../gen/sysfs-tree.js';
+import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
+const SANDBOX = join(REPO, 'test/e2e/sandbox');
+const PORT = process.env.SANDBOX_PORT ?? '7990'; // slurmctld; slurmd PORT+1. Unique among the e2e files.
+const CLIENT_TIMEOUT_MS = 20_000;
+const HELD = 'launch failed requeued held';
+const T0 = performance.now();
+const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
+
+interface Ran {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly ms: number;
+}
+
+function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = CLIENT_TIMEOUT_MS): Ran {
+  const t0 = performance.now();
+  const r = spawnSync(file, args, { env, cwd: '/', timeout: timeoutMs, killSignal: 'SIGKILL', encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? `\n[spawn: ${r.error.message}]` : ''), ms: Math.round(performance.now() - t0) };
+}
+
+function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(SLURM_|SANDBOX_|GATE_|GDRGATE_CONFIG$)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
+
+async function waitFor<T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number, everyMs = 250): Promise<{ ok: boolean; value: T; ms: number }> {
+  const t0 = performance.now();
+  let value = probe();
+  while (!ok(value)) {
+    if (performance.now() - t0 > timeoutMs) return { ok: false, value, ms: Math.round(performance.now() - t0) };
+    await sleep(everyMs);
+    value = probe();
+  }
+  return { ok: true, value, ms: Math.round(performance.now() - t0) };
+}
+
+const enabled = !!process.env.CI || process.env.GDRGATE_E2E === '1';
+if (!enabled || process.getuid?.() !== 0) {
+  t.skip(`drill e2e skipped: ${!enabled ? 'set GDRGATE_E2E=1 (or CI) to run it' : 'it must run as root'} — see test/e2e/README.md`, () => {});
+} else {
+  await e2e();
+}
+
+async function e2e(): Promise<void> {
+  t.setTimeout(300_000);
+  if (!existsSync(join(REPO, 'dist/cli.js'))) {
+    t.fail('dist/cli.js is missing: build first (npm run build)');
+    return;
+  }
+  const WORK = mkdtempSync('/tmp/gdrgate-drill-e2e-');
+  chmodSync(WORK, 0o755);
+  const DIR = join(WORK, 'slurm');
+  const CONF = join(DIR, 'etc/slurm.conf');
+  const CONFIG = join(WORK, 'gdrgate.json');
+  const BASELINE = join(WORK, 'baseline.json');
+  const STATE = join(WORK, 'state');
+  const LOG = join(WORK, 'gdrgate.log');
+  const TREE = join(WORK, 'tree-hgx');
+  const WRAPPER = join(WORK, 'gate-prolog.sh');
+  // A snapshot of the build: a rebuild in the checkout while this runs cannot hand slurmd a half-written dist.
+  const PKG = join(WORK, 'gdrgate');
+  for (const d of ['dist', 'schemas']) cpSync(join(REPO, d), join(PKG, d), { recursive: true, verbatimSymlinks: true });
+  copyFileSync(join(REPO, 'package.json'), join(PKG, 'package.json'));
+  symlinkSync(join(REPO, 'node_modules'), join(PKG, 'node_modules'));
+  const CLI = join(PKG, 'dist/cli.js');
+  await buildTree(TREE, HGX);
+  mkdirSync(STATE, { mode: 0o711 });
+
+  let stopped = false;
+  const stop = (): Ran | null => {
+    if (stopped) return null;
+    stopped = true;
+    return run('/bin/bash', [join(SANDBOX, 'stop.sh'), DIR], cleanEnv({}), 60_000);
+  };
+  process.once('exit', () => void stop());
+  t.teardown(() => {
+    const r = stop();
+    if (r && r.status !== 0) t.comment(`stop.sh exited ${r.status}: ${r.stderr.trim()}`);
+    if (t.passing()) rmSync(WORK, { recursive: true, force: true });
+    else t.comment(`kept for inspection: ${WORK} (Slurm logs in ${DIR}/log, gate log ${LOG}, drills ${STATE}/drills.jsonl)`);
+    t.comment(`total wall time ${secs(T0)}`);
+  });
+
+  copyFileSync(join(REPO, 'slurm/prolog.sh'), WRAPPER);
+  chmodSync(WRAPPER, 0o755);
+  writeFileSync(join(WORK, 'gate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${CONFIG}\n`);
+
+  const t1 = performance.now();
+  const started = run('/bin/bash', [join(SANDBOX, 'start.sh'), DIR], cleanEnv({ SANDBOX_CRED_EXPIRE: '5', SANDBOX_PROLOG_FLAGS: 'Alloc', GATE_PROLOG: WRAPPER, SANDBOX_PORT: PORT }), 240_000);
+  if (started.status !== 0) {
+    t.fail('start.sh brought the sandbox up', { status: started.status, stderr: started.stderr.slice(-4000) });
+    return;
+  }
+  const node = started.stdout.trim().split('\n').pop()!.trim();
+  t.comment(`sandbox up in ${secs(t1)}: node ${node}, port ${PORT}, dir ${DIR}`);
+
+  const env = cleanEnv({ SLURM_CONF: CONF });
+  const slurm = (cmd: 'sinfo' | 'scontrol' | 'squeue' | 'sbatch' | 'scancel', args: readonly string[]): Ran => run(`/usr/bin/${cmd}`, args, env);
+  const state = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T']).stdout.trim();
+  const reason = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%E']).stdout.trim();
+  const gdrgate = (args: readonly string[], timeoutMs = 30_000): Ran => run(process.execPath, [CLI, ...args], env, timeoutMs);
+  const drill = (args: readonly string[], timeoutMs = 30_000): Ran => gdrgate(['drill', ...args, '--config', CONFIG, '--node', node], timeoutMs);
+  const waitIdle = (ms = 30_000) => waitFor(state, (v) => v === 'idle', ms);
+
+  const cap = gdrgate(['baseline', 'capture', '--root', TREE, '--class', 'hgx', '--match', '*', '--platform', 'bare-metal']);
+  t.equal(cap.status, 0, 'baseline captured from the generated HGX H100 tree', { stderr: cap.stderr });
+  writeFileSync(BASELINE, cap.stdout);
+  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: TREE, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n');
+  t.equal(state(), 'idle', 'sandbox node starts idle');
+
+  /** Back to a clean start: no jobs, no drill file, node plain idle. */
+  const reset = async (): Promise<void> => {
+    rmSync(join(STATE, 'drill.json'), { force: true });
+    const ids = slurm('squeue', ['-h', '-o', '%i']).stdout.split(/\s+/).filter(Boolean);
+    if (ids.length) slurm('scancel', ids);
+    await waitFor(() => slurm('squeue', ['-h', '-o', '%i']).stdout.trim(), (v) => v === '', 30_000);
+    if (/^(drain|down)/.test(state())) slurm('scontrol', ['update', `nodename=${node}`, 'state=resume']);
+    const idle = await waitIdle();
+    if (!idle.ok) throw new Error(`node not idle after reset: ${idle.value}`);
+  };
+
+  await t.test('drill start refuses an idle node without --drain or --force', async (tt) => {
+    const r = drill(['start', '--fault', 'memlock=64K']);
+    tt.equal(r.status, 1, 'exit 1', { stdout: r.stdout, stderr: r.stderr });
+    tt.match(r.stdout, /refusing: the node is IDLE/, r.stdout.trim());
+    tt.notOk(existsSync(join(STATE, 'drill.json')), 'no drill file written');
+    tt.equal(state(), 'idle', 'node untouched');
+  });
+
+  const FAULTS: [string, RegExp][] = [
+    ['pcie-link:0000:18:00.0=x8', /^gdrgate: pcie-link 0000:18:00\.0 Gen5 x8/],
+    ['pcie-acs:0000:17:00.0=ReqRedir', /^gdrgate: pcie-acs 0000:17:00\.0 ReqRedir/],
+    ['memlock=64K', /^gdrgate: memlock self 64 KiB/],
+    // peermem hidden, DMA-BUF impossible (kernel reported 5.4): one failing check; the kernel change only warns.
+    ['gpudirect-mechanism=none', /^gdrgate: gpudirect node none \(want dmabuf\) job=\d+ drill=/],
+  ];
+  for (const [fault, want] of FAULTS) {
+    await t.test(`drill ${fault}`, async (tt) => {
+      const c0 = performance.now();
+      await reset();
+      const s = drill(['start', '--fault', fault, '--drain', '--minutes', '5']);
+      tt.equal(s.status, 0, `drill start --drain: ${s.stdout.trim()}`, { stderr: s.stderr });
+      const marker = /drill ([0-9a-f]{8}) armed/.exec(s.stdout)?.[1] ?? '?';
+      tt.match(reason(), new RegExp(`^gdrgate: drill .* drill=${marker}$`), 'node drained for the drill, marker in the reason');
+      const r = drill(['run', '--json', '--step-seconds', '40'], 120_000);
+      tt.equal(r.status, 0, 'drill run exits 0', { stdout: r.stdout.slice(-3000), stderr: r.stderr.slice(-2000) });
+      let rep: DrillReport | null = null;
+      try {
+        rep = JSON.parse(r.stdout) as DrillReport;
+      } catch {
+        tt.fail('drill run --json printed JSON', { stdout: r.stdout.slice(-2000) });
+        return;
+      }
+      tt.equal(rep.ok, true, 'report: ok', { problems: rep.problems });
+      tt.match(rep.drain.reason ?? '', want, `drain reason: ${rep.drain.reason}`);
+      tt.ok(rep.drain.reason?.endsWith(` drill=${marker}`), 'the reason ends with the drill marker');
+      tt.ok(Buffer.byteLength(rep.drain.reason ?? '') <= 255, 'at most 255 bytes');
+      tt.match(rep.probe.fate ?? '', new RegExp(`PENDING \\(${HELD}\\)`), `probe job ${rep.probe.job}: ${rep.probe.fate}`);
+      tt.match(rep.drain.sinfoR ?? '', /^gdrgate: \S+/, 'sinfo -R shows our reason');
+      tt.equal(rep.recovery.followUp.state, 'COMPLETED', `follow-up job ${rep.recovery.followUp.job} COMPLETED`);
+      tt.equal(state(), 'idle', 'node idle at the end');
+      tt.notOk(existsSync(join(STATE, 'drill.json')), 'drill file gone');
+      const rec = readFileSync(join(STATE, 'drills.jsonl'), 'utf8').trim().split('\n').pop() ?? '';
+      tt.match(rec, new RegExp(`"marker":"${marker}"`), 'appended to drills.jsonl');
+      tt.comment(renderDrill(rep));
+      tt.comment(
+        `${fault}: submit→drain ${rep.drain.ms} ms, resume→idle ${rep.recovery.idleMs} ms, follow-up ${rep.recovery.followUp.ms} ms, drill ${rep.totalMs} ms (case ${secs(c0)}); reason "${rep.drain.reason}"; sinfo -R "${rep.drain.sinfoR?.replace(/\s+/g, ' ')}"`,
+      );
+    });
+  }
+
+  await t.test('interrupted drill (drill run killed): no fault after expiry, drill stop cleans up', async (tt) => {
+    await reset();
+    const s = drill(['start', '--fault', 'memlock=64K', '--drain', '--minutes', '0.2']);
+    tt.equal(s.status, 0, s.stdout.trim());
+    const marker = /drill ([0-9a-f]{8}) armed/.exec(s.stdout)?.[1] ?? '?';
+    const expires = Date.now() + 12_000;
+    const child = spawn(process.execPath, [CLI, 'drill', 'run', '--config', CONFIG, '--node', node], { env, stdio: 'ignore' });
+    const drained = await waitFor(reason, (v) => v.startsWith('gdrgate: memlock'), 30_000, 100);
+    tt.ok(drained.ok, `the probe's prolog drained: ${drained.value}`);
+    child.kill('SIGKILL');
+    await new Promise((r) => child.once('exit', r));
+    tt.ok(existsSync(join(STATE, 'drill.json')), 'killed half-way: the drill file is still there');
+    if (Date.now() < expires + 500) await sleep(expires + 500 - Date.now());
+    const gate = gdrgate(['prolog', '--config', CONFIG, '--dry-run'], 30_000);
+    tt.equal(gate.status, 0, `after expiry the gate sees a healthy node: ${gate.stdout.trim().split('\n').pop()}`, { stderr: gate.stderr });
+    tt.match(readFileSync(LOG, 'utf8'), new RegExp(`drill ${marker} expired at`), 'the gate logged the expired drill file');
+    const st = drill(['stop']);
+    tt.equal(st.status, 0, `drill stop: ${st.stdout.trim().replace(/\n/g, ' | ')}`);
+    tt.notOk(existsSync(join(STATE, 'drill.json')), 'drill file removed');
+    const ids = slurm('squeue', ['-h', '-o', '%i']).stdout.split(/\s+/).filter(Boolean);
+    if (ids.length) slurm('scancel', ids);
+    tt.ok((await waitIdle()).ok, 'node back to idle');
+    const job = slurm('sbatch', ['--parsable', '-w', node, '-o', '/dev/null', '--wrap', 'true']).stdout.trim();
+    const done = await waitFor(() => slurm('squeue', ['-h', '-t', 'all', '-j', job, '-o', '%T']).stdout.trim(), (v) => v === 'COMPLETED' || v === 'FAILED', 30_000);
+    tt.equal(done.value, 'COMPLETED', `job ${job} completes after the interrupted drill`);
+    tt.comment(`interrupted drill ${marker}: drained ${drained.ms} ms after drill run started, killed; fault ignored after expiry; follow-up job ${job} ${done.value} in ${done.ms} ms`);
+  });
+
+  await t.test('a node drained by a human: drill run and drill stop leave it exactly as it is', async (tt) => {
+    await reset();
+    slurm('scontrol', ['update', `nodename=${node}`, 'state=drain', 'reason=rack maintenance']);
+    tt.equal(reason(), 'rack maintenance', 'arranged: drained by hand');
+    const s = drill(['start', '--fault', 'pcie-link:0000:18:00.0=x8', '--minutes', '5']);
+    tt.equal(s.status, 0, `drill start on a drained node is allowed: ${s.stdout.trim()}`);
+    const before = slurm('squeue', ['-h', '-t', 'all', '-o', '%i']).stdout.trim();
+    const r = drill(['run'], 60_000);
+    tt.equal(r.status, 1, 'drill run exits 1', { stdout: r.stdout });
+    tt.match(r.stdout, /not this drill's \(rack maintenance\): left as it is/, 'and says why');
+    tt.equal(slurm('squeue', ['-h', '-t', 'all', '-o', '%i']).stdout.trim(), before, 'no probe job submitted');
+    const st = drill(['stop']);
+    tt.equal(st.status, 0, `drill stop: ${st.stdout.trim().replace(/\n/g, ' | ')}`);
+    tt.match(st.stdout, /no drill drain, left as it is/);
+    tt.equal(reason(), 'rack maintenance', 'reason still exactly "rack maintenance"');
+    tt.match(state(), /^drain/, 'node still drained');
+  });
+}
