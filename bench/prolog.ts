@@ -1,7 +1,8 @@
 // `npm run bench`: what the prolog costs every job. Builds an 8-GPU/8-NIC switch-heavy tree (the HGX H100
 // of test/gen/topologies, plus the NVSwitches, NVMe drives and management NIC such a node also carries),
 // then times, alternating in one run: `node -e 0` (the floor), `gdrgate prolog --dry-run` with a baseline,
-// and `gdrgate check --json`. Prints medians, the prolog/floor ratio, peak RSS and spawns on the pass path.
+// and `gdrgate check --json`. Prints medians, the prolog/floor ratio, peak RSS and spawns on the pass path; then the
+// epilog's sample spool on 1M samples (bench/samples.mjs: append, read + stats).
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -69,6 +70,10 @@ async function main(): Promise<void> {
   console.log(`prolog/node -e 0 (p50): ${(median(res['prolog --dry-run']!.ms) / floor).toFixed(2)}   target <= 1.30`);
   console.log(`processes spawned by a passing prolog: ${spawns}   target 0`);
   rmSync(dir, { recursive: true, force: true });
+  // The epilog's sample spool: 1M appends, then read + stats (bench/samples.mjs, on the same dist/).
+  console.log('gdrgate bench: sample spool (bench/samples.mjs)');
+  const samples = spawnSync(node, [path.join(REPO, 'bench/samples.mjs')], { stdio: 'inherit' });
+  if (samples.status !== 0) throw new Error(`bench/samples.mjs exited ${samples.status}`);
 }
 
 await main();

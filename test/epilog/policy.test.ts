@@ -1,0 +1,78 @@
+// Sampling policy (every Nth job, at least T since the last probing run), the stamp, the one-prober lock, and the
+// bandwidth drain reason.
+import t from 'tap';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PROBE_LOCK, readStamp, takeProbeLock, writeStamp } from '../../src/epilog/files.js';
+import { bw } from '../../src/epilog/finding.js';
+import { parseStamp, samplingDecision, type Stamp } from '../../src/epilog/policy.js';
+import type { SamplingPolicy } from '../../src/probes/config.js';
+import { bandwidthReason, MAX_REASON_BYTES } from '../../src/slurm/reason.js';
+
+const NOW = 1_800_000_000_000;
+const pol = (p: Partial<SamplingPolicy>): SamplingPolicy => ({ everyNthJob: null, minIntervalS: null, combine: 'any', ...p });
+const at = (agoS: number): Stamp => ({ ts: NOW - agoS * 1000, job: '1', cursor: 0 });
+
+const cases: readonly (readonly [string, SamplingPolicy, string | null, Stamp | null, boolean])[] = [
+  ['no rule: every epilog', pol({}), '7', null, true],
+  ['every 10th: job 120', pol({ everyNthJob: 10 }), '120', null, true],
+  ['every 10th: job 121', pol({ everyNthJob: 10 }), '121', null, false],
+  ['every 10th: no job id (manual run)', pol({ everyNthJob: 10 }), null, null, false],
+  ['hourly: never probed', pol({ minIntervalS: 3600 }), '5', null, true],
+  ['hourly: 59 min ago', pol({ minIntervalS: 3600 }), '5', at(3540), false],
+  ['hourly: 61 min ago', pol({ minIntervalS: 3600 }), '5', at(3660), true],
+  ['any: job 121 but 2 h ago', pol({ everyNthJob: 10, minIntervalS: 3600 }), '121', at(7200), true],
+  ['any: job 120 though 1 min ago', pol({ everyNthJob: 10, minIntervalS: 3600 }), '120', at(60), true],
+  ['all: job 120 but 1 min ago', pol({ everyNthJob: 10, minIntervalS: 3600, combine: 'all' }), '120', at(60), false],
+  ['all: job 120 and 2 h ago', pol({ everyNthJob: 10, minIntervalS: 3600, combine: 'all' }), '120', at(7200), true],
+  ['all: job 121', pol({ everyNthJob: 10, minIntervalS: 3600, combine: 'all' }), '121', at(7200), false],
+];
+
+t.test('samplingDecision', async (t) => {
+  for (const [name, p, job, stamp, want] of cases) {
+    const d = samplingDecision(p, job, () => stamp, NOW);
+    t.equal(d.probe, want, `${name}: ${d.why}`);
+  }
+});
+
+t.test('every-Nth-job alone never reads the stamp (no I/O outside the policy)', async (t) => {
+  let reads = 0;
+  samplingDecision(pol({ everyNthJob: 10 }), '121', () => (reads++, null), NOW);
+  samplingDecision(pol({ everyNthJob: 10, minIntervalS: 60, combine: 'all' }), '121', () => (reads++, null), NOW);
+  t.equal(reads, 0);
+});
+
+t.test('stamp: round trip, malformed is a fresh start', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gdrgate-stamp-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  t.equal(readStamp(dir), null, 'none yet');
+  writeStamp(dir, { ts: NOW, job: '9', cursor: 2 });
+  t.strictSame(readStamp(dir), { ts: NOW, job: '9', cursor: 2 });
+  for (const bad of ['', '{', '[]', '{"ts":"x","cursor":0}', '{"ts":1,"cursor":-1}']) t.equal(parseStamp(bad), null, JSON.stringify(bad));
+});
+
+t.test('probe lock: one prober; a dead owner or a stale lock is broken', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gdrgate-lock-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const a = takeProbeLock(dir, 60_000);
+  t.ok('release' in a, 'first taker gets it');
+  const b = takeProbeLock(dir, 60_000);
+  t.match(b, { held: /is probing/ }, 'second is told');
+  if ('release' in a) a.release();
+  writeFileSync(join(dir, PROBE_LOCK), '999999999\n'); // no such pid
+  const c = takeProbeLock(dir, 60_000);
+  t.ok('release' in c, 'lock of a dead pid broken');
+  t.equal(readFileSync(join(dir, PROBE_LOCK), 'utf8'), `${process.pid}\n`);
+  if ('release' in c) c.release();
+});
+
+t.test('bandwidth reason: labelled by its code, the first 20 characters say bw-…', async (t) => {
+  const f = bw('bw-gpu-path', 'fail', 'mlx5_0/0000:41:00.0', 'GPU memory low', { actual: 'p50 10.5 Gb/s over 5', expected: '>= 16.12 Gb/s' });
+  const r = bandwidthReason([f], '4242');
+  t.equal(r, 'gdrgate: bw-gpu-path mlx5_0/0000:41:00.0 p50 10.5 Gb/s over 5 (want >= 16.12 Gb/s) job=4242');
+  t.equal(r.slice(0, 20), 'gdrgate: bw-gpu-path');
+  t.equal(bandwidthReason([bw('bw-nic', 'fail', 'mlx5_3', 'x', { actual: 'y' }), f], '1'), 'gdrgate: bw-nic mlx5_3 y; +1 more job=1');
+  const long = bandwidthReason([bw('bw-low', 'fail', 'm'.repeat(300), 'x')], '123456');
+  t.ok(Buffer.byteLength(long) <= MAX_REASON_BYTES && long.endsWith(' job=123456'), 'at most 255 bytes, job kept');
+});

@@ -1,0 +1,66 @@
+// The Prometheus textfile: base units, labels escaped, checked by the real `promtool check metrics` (Debian package
+// `prometheus`): skipped when promtool is absent outside CI, a failure when CI is set.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { writeAtomic } from '../../src/epilog/files.js';
+import { BYTES_PER_SECOND, renderProm } from '../../src/epilog/prom.js';
+import { makeSample, type BandwidthUnit, type ProbeRecipe } from '../../src/samples/sample.js';
+import { StatsAccumulator } from '../../src/samples/stats.js';
+
+const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find(existsSync);
+const r = (direction: string, args: string[]): ProbeRecipe => ({ tool: 'ib_write_bw', args, msgSize: 65536, iterations: 5000, durationS: null, qps: 1, numaNode: 0, direction });
+
+function text(node = 'gpu001'): string {
+  const acc = new StatsAccumulator();
+  const add = (probe: string, gpu: string | null, nic: string | null, recipe: ProbeRecipe, unit: BandwidthUnit, vs: number[]) =>
+    vs.forEach((value, i) => acc.add(makeSample({ ts: 1_800_000_000_000 + i, node, job: String(i), probe, recipe, gpu, nic, bytes: 65536, value, unit })));
+  add('ib-write-host', null, 'mlx5_0', r('host->nic->host', ['-d', 'mlx5_0']), 'Gb/s', [92.56, 92.4, 92.5]);
+  add('ib-write-gpu', '0000:41:00.0', 'mlx5_0', r('gpu->nic->gpu', ['-d', 'mlx5_0', '--use_cuda=0']), 'Gb/s', [23.03, 10.5, 10.5, 10.5, 10.5, 10.5, 23]);
+  add('ib-write-host', null, 'rxe0', r('host->nic->host', ['-d', 'rxe0']), 'MB/s', [110.28]);
+  add('nvbw-h2d', '0000:41:00.0', null, { ...r('h2d', ['-t', 'host_to_device_memcpy_ce']), tool: 'nvbandwidth' }, 'GB/s', [25.17]);
+  return renderProm({ node, stats: acc.result({ lastN: 5 }), window: 5, spool: { torn: 1, corrupt: 0 }, now: 1_800_000_000_000 });
+}
+
+t.test('base units, one series per path, recipe and window as labels', async (t) => {
+  const p = text();
+  t.match(p, /^# HELP gdrgate_bandwidth_bytes_per_second /m);
+  t.match(p, /^# TYPE gdrgate_bandwidth_bytes_per_second gauge$/m);
+  t.match(p, /^gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-host",gpu="",nic="mlx5_0",direction="host->nic->host",recipe="[0-9a-f]{12}",window="all",stat="min"\} 11550000000$/m, '92.4 Gb/s in bytes/s');
+  t.match(p, /probe="ib-write-host",gpu="",nic="rxe0".*stat="p50"\} 115636961\.28$/m, '110.28 MiB/s (perftest MB) in bytes/s');
+  t.match(p, /probe="nvbw-h2d",gpu="0000:41:00.0",nic="".*stat="last"\} 25170000000$/m, '25.17 GB/s');
+  t.match(p, /probe="ib-write-gpu".*window="recent",stat="p50"\} 1312500000$/m, 'recent p50 10.5 Gb/s while the whole history is higher');
+  t.match(p, /^gdrgate_bandwidth_samples\{.*probe="ib-write-gpu".*window="all"\} 7$/m);
+  t.match(p, /^gdrgate_spool_skipped_lines\{node="gpu001",kind="torn"\} 1$/m);
+  t.equal(BYTES_PER_SECOND['Gb/s'] * 8, 1e9);
+  t.ok(p.endsWith('\n'), 'ends with a newline');
+});
+
+t.test('label values escaped', async (t) => {
+  t.match(text('we"ird\\node'), /node="we\\"ird\\\\node"/);
+});
+
+t.test('promtool check metrics passes', { skip: !PROMTOOL && !process.env.CI && 'promtool not installed (Debian package prometheus)' }, async (t) => {
+  t.ok(PROMTOOL, 'promtool is installed (CI installs the Debian package prometheus)');
+  for (const node of ['gpu001', 'we"ird\\node']) {
+    const res = spawnSync(PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: text(node), encoding: 'utf8' });
+    t.equal(res.status, 0, `promtool exit 0 (${node})`, { stdout: res.stdout, stderr: res.stderr });
+    t.equal(`${res.stdout}${res.stderr}`.trim(), '', 'no lint complaints');
+  }
+  const empty = renderProm({ node: 'n', stats: [], window: 5, spool: { torn: 0, corrupt: 0 }, now: 0 });
+  t.equal(spawnSync(PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: empty }).status, 0, 'no samples yet: still valid');
+});
+
+t.test('written atomically: replaced whole, no temp file left', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-prom-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const f = path.join(dir, 'gdrgate.prom');
+  writeAtomic(f, 'old\n');
+  writeAtomic(f, text());
+  t.equal(readFileSync(f, 'utf8'), text());
+  t.strictSame(readdirSync(dir), ['gdrgate.prom']);
+  t.throws(() => writeAtomic(path.join(dir, 'missing/x.prom'), 'x'), /ENOENT/, 'a failed write throws and leaves nothing');
+  t.strictSame(readdirSync(dir), ['gdrgate.prom']);
+});

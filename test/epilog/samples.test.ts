@@ -1,0 +1,61 @@
+// `gdrgate samples`: per path and recipe, whole history against the recent window, from a spool with rotated files.
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { makeSample, type ProbeRecipe } from '../../src/samples/sample.js';
+import { appendSamples } from '../../src/samples/spool.js';
+import { cli } from '../helpers/cli.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-samples-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const recipe = (gpu: boolean): ProbeRecipe => ({
+  tool: 'ib_write_bw', args: ['-d', 'mlx5_0', '-s', '65536', '-n', '5000', '-q', '1', '-F', '--report_gbits', '-p', '18515', ...(gpu ? ['--use_cuda=0'] : []), '127.0.0.1'],
+  msgSize: 65536, iterations: 5000, durationS: null, qps: 1, numaNode: 0, direction: gpu ? 'gpu->nic->gpu' : 'host->nic->host',
+});
+const NOW = Date.now();
+// 20 epilogs an hour apart: host steady at 92.56, GPU 23.03 until the last five, which fall to 10.5.
+for (let i = 0; i < 20; i++) {
+  const ts = NOW - (19 - i) * 3_600_000;
+  const s = [
+    makeSample({ ts, node: 'gpu001', job: String(100 + i), probe: 'ib-write-host', recipe: recipe(false), gpu: null, nic: 'mlx5_0', bytes: 65536, value: 92.56, unit: 'Gb/s' }),
+    makeSample({ ts, node: 'gpu001', job: String(100 + i), probe: 'ib-write-gpu', recipe: recipe(true), gpu: '0000:41:00.0', nic: 'mlx5_0', bytes: 65536, value: i >= 15 ? 10.5 : 23.03, unit: 'Gb/s' }),
+  ];
+  if (!appendSamples({ dir, maxBytes: 8 * 1024, keep: 5 }, s).ok) throw new Error('append');
+}
+
+t.test('text: two rows per path (all, last 5), recipes, spool line', async (t) => {
+  const r = cli(['samples', '--spool', dir, '--window', '5']);
+  t.equal(r.code, 0, r.stderr);
+  t.comment(`\n${r.stdout}`);
+  const out = r.stdout.split('\n');
+  t.match(out[0], /^PROBE\s+NIC\s+GPU\s+DIRECTION\s+RECIPE\s+UNIT\s+WINDOW\s+N\s+MIN\s+P50\s+P95\s+P99\s+LAST$/);
+  t.match(out[1], /^ib-write-gpu\s+mlx5_0\s+0000:41:00.0\s+gpu->nic->gpu\s+[0-9a-f]{12}\s+Gb\/s\s+all\s+20\s+10.50\s+23.03\s+23.03\s+23.03\s+10.50$/);
+  t.match(out[2], /^\s+last 5\s+5\s+10.50\s+10.50\s+10.50\s+10.50\s+10.50$/);
+  t.match(out[3], /^ib-write-host\s+mlx5_0\s+-\s+host->nic->host\s+[0-9a-f]{12}\s+Gb\/s\s+all\s+20\s+92.56/);
+  t.match(r.stdout, /^recipe [0-9a-f]{12}: ib_write_bw -d mlx5_0 -s 65536 -n 5000 -q 1 -F --report_gbits -p 18515 --use_cuda=0 127.0.0.1 \(NUMA node 0\)$/m);
+  t.match(r.stdout, /^spool .*: [3-6] file\(s\), 40 samples$/m, 'rotated files read, nothing lost');
+});
+
+t.test('--json, --probe, --since', async (t) => {
+  const j = JSON.parse(cli(['samples', '--spool', dir, '--json', '--probe', 'ib-write-gpu', '--since', '3h']).stdout) as {
+    samples: number; window: { label: string }; keys: { probe: string; recipe: { args: string[] }; all: { count: number }; recent: { count: number; p50: number } }[];
+  };
+  t.equal(j.keys.length, 1);
+  t.match(j.keys[0], { probe: 'ib-write-gpu', recipe: { args: ['-d', 'mlx5_0'] }, all: { count: 20 }, recent: { count: 3, p50: 10.5 } }, 'since 3h: the last three (the fourth is just over 3 h old)');
+  t.equal(j.window.label, 'since 3h');
+  const bad = cli(['samples', '--spool', dir, '--since', 'yesterday']);
+  t.equal(bad.code, 2, 'a --since it cannot read is a usage error');
+  t.match(bad.stderr, /--since yesterday: give a duration/);
+  t.match(cli(['samples', '--spool', path.join(dir, 'none')]).stdout, /^no samples in /, 'empty spool');
+});
+
+const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find(existsSync);
+t.test('--prom writes a textfile promtool accepts', { skip: !PROMTOOL && !process.env.CI && 'promtool not installed' }, async (t) => {
+  const f = path.join(dir, 'out.prom');
+  t.equal(cli(['samples', '--spool', dir, '--prom', f]).code, 0);
+  const check = spawnSync(PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: readFileSync(f), encoding: 'utf8' });
+  t.equal(check.status, 0, check.stdout + check.stderr);
+  t.match(readFileSync(f, 'utf8'), /gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-gpu",gpu="0000:41:00.0",nic="mlx5_0",direction="gpu->nic->gpu",recipe="[0-9a-f]{12}",window="recent",stat="p50"\} 1312500000/);
+});

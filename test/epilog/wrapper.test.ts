@@ -1,0 +1,38 @@
+// slurm/epilog.sh: settings from the .conf beside it, and the exit-code policy (a non-zero Epilog drains the node
+// with Slurm's "Epilog error": only gdrgate's own drain, exit 1, passes through; a broken gdrgate never drains).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { REPO } from '../helpers/paths.js';
+
+const dir = fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-epiwrap-'));
+t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+const wrapper = path.join(dir, 'gdrgate-epilog.sh');
+fs.copyFileSync(path.join(REPO, 'slurm/epilog.sh'), wrapper);
+fs.chmodSync(wrapper, 0o755);
+// A stand-in for node + cli.js: prints its arguments and exits with $RC.
+const fake = path.join(dir, 'fake-cli.sh');
+fs.writeFileSync(fake, '#!/bin/sh\necho "args: $*"\nexit "${RC:-0}"\n', { mode: 0o755 });
+
+function run(rc: number): { code: number | null; stdout: string; stderr: string } {
+  fs.writeFileSync(path.join(dir, 'gdrgate-epilog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\n`);
+  // As slurmd runs it: no PATH, cwd elsewhere.
+  const r = spawnSync(wrapper, [], { encoding: 'utf8', env: { RC: String(rc), SLURM_JOB_ID: '7' }, cwd: '/' });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+t.test('arguments from the .conf, no PATH needed', async (t) => {
+  t.equal(run(0).stdout, 'args: epilog --config /etc/x.json\n');
+});
+
+t.test('exit codes', async (t) => {
+  t.equal(run(0).code, 0, '0 → 0');
+  t.equal(run(1).code, 1, 'gdrgate drained the node itself → 1');
+  for (const rc of [2, 3, 134]) {
+    const r = run(rc);
+    t.equal(r.code, 0, `gdrgate exit ${rc} (usage, internal, crash) → 0`);
+    t.match(r.stderr, new RegExp(`gdrgate exited ${rc}; not failing the Epilog`));
+  }
+});

@@ -1,0 +1,101 @@
+// Probes run for real (ExecaExec) against the stand-ins of test/fixtures/probe-bin, which print real captures, and once
+// against the real Debian /usr/bin/ib_write_bw, which fails the real way on a machine without an RDMA device.
+import t from 'tap';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { judge } from '../../src/epilog/judge.js';
+import { ExecaExec } from '../../src/host/exec.js';
+import { untrustedReason } from '../../src/host/trust.js';
+import { probesConfig, type ProbesConfigInput } from '../../src/probes/config.js';
+import { planProbes } from '../../src/probes/plan.js';
+import { runProbes, type RunOptions } from '../../src/probes/run.js';
+import type { ProbeOutcome, ProbeSpec } from '../../src/probes/types.js';
+import { bin, twoRail } from '../epilog/_env.js';
+import { inventoryOf } from './_inv.js';
+
+const inv1 = await inventoryOf(twoRail(1));
+const inv2 = await inventoryOf(twoRail(2));
+const opts = (over: Partial<RunOptions> = {}): RunOptions => ({
+  exec: new ExecaExec(), budgetMs: 20_000, cursor: 0, ctx: { node: 'gpu001', job: '7', now: () => 1_800_000_000_000 },
+  untrusted: (f) => untrustedReason(f, process.getuid?.() ?? 0), ...over,
+});
+const plan = (over: ProbesConfigInput, inv = inv1): ProbeSpec[][] => planProbes(inv, probesConfig(over)!);
+const values = (os: readonly ProbeOutcome[]) => os.map((o) => (o.kind === 'ok' ? o.samples.map((s) => `${s.probe} ${s.gpu ?? s.nic} ${s.value} ${s.unit}`).join(',') : `${o.kind}: ${o.why}`));
+
+t.test('healthy: host memory 92.56 Gb/s, GPU memory 23.03 Gb/s (the 64 KiB row of a sweep), recipes attached', async (t) => {
+  const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-healthy') } }), opts());
+  t.strictSame(values(r.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'ib-write-gpu 0000:41:00.0 23.03 Gb/s']);
+  const o = r.outcomes[1]!;
+  t.ok(o.kind === 'ok' && o.samples[0]!.recipe.args.includes('--use_cuda=0') && o.samples[0]!.bytes === 65536, 'sample keeps its recipe and message size');
+  t.ok(o.kind === 'ok' && o.samples[0]!.job === '7' && o.samples[0]!.node === 'gpu001');
+});
+
+t.test('slow GPU run: 10.50 Gb/s (the real slow capture); numactl binding recorded', async (t) => {
+  const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-gpu-slow'), numactl: bin('numactl') } }), opts());
+  t.strictSame(values(r.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'ib-write-gpu 0000:41:00.0 10.5 Gb/s']);
+  t.ok(r.outcomes.every((o) => o.kind === 'ok' && o.samples[0]!.recipe.numaNode === 0), 'bound to NUMA node 0');
+  const slow = r.outcomes[1]!;
+  t.match(slow.kind === 'ok' ? slow.notes : [], [/CUDA device 0 is at 82:00, not 0000:41:00.0/], 'the capture picked another GPU: noted');
+});
+
+const REF = path.resolve('../shared/corpus-reference/ib_write_bw');
+t.test('DMA-BUF capture: 181.46 Gb/s, 16 QPs, duration mode', { skip: !existsSync(REF) && 'corpus-reference absent' }, async (t) => {
+  const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-dmabuf') }, ibWriteBw: { host: false, dmabuf: true } }), opts());
+  t.strictSame(values(r.outcomes), ['ib-write-gpu 0000:41:00.0 181.46 Gb/s']);
+});
+
+t.test('a hung probe is cut at its timeout, the budget holds, the next run starts where this one was cut', async (t) => {
+  const units = plan({ tools: { ibWriteBw: bin('ib_write_bw-hang') }, ibWriteBw: { timeoutMs: 1000 } }, inv2);
+  const t0 = performance.now();
+  const r = await runProbes(units, opts({ budgetMs: 3000 }));
+  const ms = performance.now() - t0;
+  t.ok(ms < 3000 + 1000, `whole run ${Math.round(ms)} ms: budget 3000 ms plus at most the kill grace`);
+  const kinds = r.outcomes.map((o) => o.kind);
+  t.comment(values(r.outcomes).join('\n'));
+  t.match(r.outcomes.slice(0, 2), [{ kind: 'failed', why: /^timed out after \d+ ms$/ }, { kind: 'failed', why: /^timed out after/ }], 'mlx5_0: both runs cut');
+  t.equal(kinds[3], 'budget', 'the last one never started');
+  t.ok(kinds.every((k) => k === 'failed' || k === 'budget'), 'nothing else');
+  t.equal(r.cursor, 1, 'cut in unit 1 (mlx5_1)');
+  const next = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-healthy') } }, inv2), opts({ cursor: r.cursor }));
+  t.match(next.outcomes.map((o) => o.spec), [{ nic: 'mlx5_1' }, { nic: 'mlx5_1' }, { nic: 'mlx5_0' }, { nic: 'mlx5_0' }], 'mlx5_1 first this time');
+});
+
+t.test('missing, untrusted: skipped with the reason, nothing run', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-untrusted-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const loose = path.join(dir, 'ib_write_bw');
+  copyFileSync(bin('ib_write_bw'), loose);
+  chmodSync(loose, 0o777);
+  const missing = await runProbes(plan({ tools: { ibWriteBw: '/nonexistent/ib_write_bw' } }), opts());
+  t.match(missing.outcomes, [{ kind: 'unusable', why: /ENOENT|no such file/ }, { kind: 'unusable' }]);
+  const untrusted = await runProbes(plan({ tools: { ibWriteBw: loose } }), opts());
+  t.match(untrusted.outcomes, [{ kind: 'unusable', why: /writable by anyone/ }, { kind: 'unusable' }]);
+  t.match(judge({ outcomes: missing.outcomes, stats: [], envelopes: null, minSamples: 3 }), [{ status: 'skip', code: 'bw-tool-unusable' }, { status: 'skip', code: 'bw-tool-unusable' }]);
+});
+
+const REAL = '/usr/bin/ib_write_bw';
+t.test('the real ib_write_bw (Debian perftest) without an RDMA device: a probe failure, not a crash', { skip: !existsSync(REAL) && !process.env.CI && 'perftest not installed' }, async (t) => {
+  const t0 = performance.now();
+  const r = await runProbes(plan({ tools: { ibWriteBw: REAL }, ibWriteBw: { port: 18600 + (process.pid % 1000) } }), opts());
+  t.comment(values(r.outcomes).join('\n'));
+  t.ok(performance.now() - t0 < 5000, 'both sides give up at once');
+  t.match(r.outcomes[0], { kind: 'failed', why: /^no RDMA device \(exit 1\)/, lines: ['Did not detect devices', 'If device exists, check if driver is up', 'Unable to find the Infiniband/RoCE device'] });
+  t.match(r.outcomes[1], { kind: 'failed' }, 'GPU memory too (this build has no CUDA)');
+  const f = judge({ outcomes: r.outcomes, stats: [], envelopes: null, minSamples: 3 });
+  t.match(f, [{ status: 'error', code: 'bw-probe-failed', subject: 'mlx5_0' }, { status: 'error', code: 'bw-probe-failed', subject: 'mlx5_0/0000:41:00.0' }]);
+});
+
+t.test('nvbandwidth: the real A10 capture; JSON mapped by bus id; a testcase without capture fails', async (t) => {
+  const nv = (over: ProbesConfigInput['nvbandwidth']) => plan({ tools: { ibWriteBw: null, nvbandwidth: bin('nvbandwidth') }, nvbandwidth: over });
+  const text = await runProbes(nv({}), opts());
+  t.strictSame(values(text.outcomes), ['nvbw-h2d 0000:41:00.0 25.17 GB/s', 'failed: no results (exit 1)']);
+  t.match(text.outcomes[1], { lines: ['nvbandwidth stand-in: no captured output for testcase device_to_host_memcpy_ce'] });
+  // The constructed JSON names GPUs 1b:00 and 43:00: on a node with those GPUs they map by bus id.
+  const [h2d] = nv({ json: true, testcases: ['host_to_device_memcpy_ce'] })[0]!;
+  const spec = { ...h2d!, gpus: ['0000:1b:00.0', '0000:43:00.0'] } as ProbeSpec;
+  const json = await runProbes([[spec]], opts());
+  t.strictSame(values(json.outcomes), ['nvbw-h2d 0000:1b:00.0 55.21 GB/s,nvbw-h2d 0000:43:00.0 55.19 GB/s']);
+  const foreign = await runProbes([[h2d!]], opts());
+  t.match(foreign.outcomes, [{ kind: 'failed', why: 'no GPU cell in the result', lines: [/00000000:1b:00/, /00000000:43:00/] }], 'bus ids of other GPUs are not recorded as ours');
+});
