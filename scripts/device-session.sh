@@ -47,4 +47,20 @@ setpriv --reuid=65534 --regid=65534 --clear-groups "$N" "$G" check --json > "$OU
   ( ulimit -l 64; run task --standalone )
 } > "$OUT/record.txt" 2>&1
 cp /tmp/gdr/live.tar.gz "$OUT/live-snapshot.tar.gz" 2>/dev/null
+# The 8-GPU/8-NIC HGX tree of the benchmark (test/gen), if packed as .device/hgx.tar.gz: the prolog's cost on a
+# big node, timed against node -e 0 on this machine's CPUs.
+if [ -f .device/hgx.tar.gz ]; then
+  tar xzf .device/hgx.tar.gz -C /tmp/gdr
+  "$N" "$G" baseline capture --root /tmp/gdr/hgx --class hgx --match '*' > /tmp/gdr/hgx-baseline.json 2>/dev/null
+  printf '{"baseline":"/tmp/gdr/hgx-baseline.json","root":"/tmp/gdr/hgx","scontrol":"/bin/false","logFile":"/tmp/gdr/hgx.log"}\n' > /tmp/gdr/hgx-config.json
+  {
+    for k in 1 2 3; do
+      for i in $(seq 10); do
+        s=$(date +%s%N); "$N" -e 0; e=$(date +%s%N); echo "node-e0 $(( (e-s)/1000 ))"
+        s=$(date +%s%N); env -i SLURMD_NODENAME=h200 "$N" "$G" prolog --config /tmp/gdr/hgx-config.json >/dev/null; e=$(date +%s%N); echo "prolog-hgx $(( (e-s)/1000 ))"
+      done
+    done
+    /usr/bin/time -f 'peak RSS %M KiB' env -i SLURMD_NODENAME=h200 "$N" "$G" prolog --config /tmp/gdr/hgx-config.json
+  } > "$OUT/hgx-timing.txt" 2>&1
+fi
 ls -la "$OUT"
