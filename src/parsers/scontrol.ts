@@ -12,7 +12,9 @@ export interface NodeState {
 export function parseShowNode(text: string): Parsed<NodeState> {
   const line = text.split('\n').find((l) => l.startsWith('NodeName='));
   if (!line) return { ok: false, error: `no NodeName= line in ${JSON.stringify(text.slice(0, 120))}` };
-  const name = /^NodeName=(\S+)/.exec(line)![1]!;
+  const nm = /^NodeName=(\S+)/.exec(line);
+  if (!nm) return { ok: false, error: 'empty NodeName=' };
+  const name = nm[1]!;
   const st = / State=(\S+)/.exec(line);
   if (!st) return { ok: false, error: 'no State= field' };
   // Reason=TEXT [user@time] — TEXT may contain spaces; the bracket closes it.

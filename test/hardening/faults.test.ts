@@ -1,10 +1,11 @@
 // Faults around the gate: scontrol that hangs, crashes or errs; a sysfs read that blocks; 50 prologs at once.
 import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
-import { CLI } from '../helpers/paths.js';
+import { CLI, fixture } from '../helpers/paths.js';
+import { cli } from '../helpers/cli.js';
 
 t.setTimeout(600_000);
 
@@ -81,4 +82,38 @@ t.test('a log file that cannot be written never fails the job', async (t) => {
   t.match(r.stderr, /log write failed \(ENOSPC/);
   e.writeConfig({ logFile: '/proc/version' });
   t.equal(e.prolog().code, 0, 'read-only log target');
+});
+
+t.test('health mode (HealthCheckProgram): drains a broken idle node, resumes only its own drain once healthy', async (t) => {
+  const e = makeGateEnv();
+  const health = () => cli(['health', '--config', e.config], { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '' });
+  breakLink(e.tree);
+  const bad = health();
+  t.equal(bad.code, 1);
+  t.match(e.drainCalls()[0], /reason=gdrgate: pcie-link 0000:00:06\.0 Gen5 x8 \(want Gen5 x16\)$/, 'no job id outside a job');
+  writeFileSync(path.join(e.tree, 'sys/devices/pci0000:00/0000:00:06.0/current_link_width'), '16\n');
+  const good = health();
+  t.equal(good.code, 0);
+  t.match(good.stdout, /action=resumed/);
+  t.match(readFileSync(e.calls, 'utf8'), /update nodename=vm state=resume/);
+  // A human's drain is never lifted by the health check.
+  writeFileSync(path.join(e.dir, 'scontrol.state'), readFileSync(fixture('scontrol/show_node_o_drain_rack_maintenance_22.05.8.txt')));
+  const human = health();
+  t.equal(human.code, 0);
+  t.notMatch(human.stdout, /action=resumed/);
+  t.equal(readFileSync(e.calls, 'utf8').match(/state=resume/g)?.length, 1, 'still only the one resume of our own drain');
+});
+
+t.test('symlink loops, dangling links and a vanished device in /sys/bus/pci/devices: noted, never fatal', async (t) => {
+  const e = makeGateEnv();
+  const devs = path.join(e.tree, 'sys/bus/pci/devices');
+  symlinkSync('0000:99:00.0', path.join(devs, '0000:99:00.0')); // a link to itself
+  symlinkSync('../../../devices/pci0000:00/0000:00:1f.0', path.join(devs, '0000:00:1f.0')); // its device is gone
+  const r = cli(['check', '--root', e.tree, '--json']);
+  t.equal(r.code, 0, r.stderr);
+  const rep = JSON.parse(r.stdout) as { result: string; notes: string[] };
+  t.equal(rep.result, 'healthy', 'the real GPU is still judged');
+  t.match(rep.notes.join('\n'), /0000:99:00\.0: ELOOP/);
+  t.match(rep.notes.join('\n'), /0000:00:1f\.0: ENOENT/);
+  t.equal(e.prolog().code, 0, 'the prolog passes');
 });
