@@ -7,6 +7,7 @@ import { readStamp } from '../epilog/files.js';
 import type { BwFinding } from '../epilog/finding.js';
 import { samplingDecision } from '../epilog/policy.js';
 import { renderBw } from '../epilog/render.js';
+import { recordTaskFindings } from '../epilog/task-counts.js';
 import type { EpilogProbeResult } from '../epilog/run.js';
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { log, setLogFile } from '../log.js';
@@ -50,7 +51,17 @@ export async function epilogCommand(a: EpilogArgs, env: NodeJS.ProcessEnv = proc
   const logger = await log();
   if (cfgErr) logger.error({ job, node, why: (cfgErr as Error).message, stateDir: DEFAULTS.stateDir }, 'epilog: config unreadable; cleaning the default state directory');
   let line = `gdrgate epilog node=${node}${job ? ` job=${job}` : ''}`;
-  if (job !== null && !dryRun) line += stateLine(await epilogJobState(cfg?.stateDir ?? DEFAULTS.stateDir, job, node));
+  if (job !== null && !dryRun) {
+    const st = await epilogJobState(cfg?.stateDir ?? DEFAULTS.stateDir, job, node);
+    line += stateLine(st);
+    // Counted for the admin's metrics (gdrgate_task_findings_total): a site-wide misconfiguration shows as a trend.
+    const codes = st.task ? st.task.findings.filter((f) => f.status !== 'pass' && f.status !== 'skip').map((f) => f.code) : [];
+    try {
+      recordTaskFindings(cfg?.spool ?? DEFAULTS.spool, job, codes);
+    } catch (e) {
+      logger.error({ job, node, why: (e as Error).message }, 'epilog: could not count task findings');
+    }
+  }
 
   const probes = cfg?.probes ?? null;
   if (cfgErr === null && probes === null) {

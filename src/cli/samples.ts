@@ -5,6 +5,7 @@ import { configPath, DEFAULTS, loadConfig } from '../config.js';
 import { collectStats } from '../epilog/collect.js';
 import { writeAtomic } from '../epilog/files.js';
 import { renderProm } from '../epilog/prom.js';
+import { countTaskFindings } from '../epilog/task-counts.js';
 import { PROBE_DEFAULTS } from '../probes/config.js';
 import { UsageError } from '../runner/run.js';
 import type { Summary, Window } from '../samples/stats.js';
@@ -48,7 +49,7 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
   const col = collectStats(dir, [], window, probes.length ? (s) => probes.includes(s.probe) : undefined);
   const r = col.report;
   if (a.prom !== undefined) {
-    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: r, now: Date.now() }));
+    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: r, now: Date.now(), taskFindings: countTaskFindings(dir) }));
   }
   if (a.json) {
     const keys = col.stats.map((s) => ({ ...s.key, recipe: col.recipes.get(s.key.recipeHash) ?? null, unit: s.unit, all: s.all, recent: s.recent, unitMismatches: s.unitMismatches }));

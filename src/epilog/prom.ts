@@ -12,6 +12,8 @@ export interface PromInput {
   readonly window: number;
   readonly spool: { readonly torn: number; readonly corrupt: number };
   readonly now: number;
+  /** TaskProlog findings counted per code (src/epilog/task-counts.ts). */
+  readonly taskFindings?: Readonly<Record<string, number>>;
 }
 
 const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
@@ -47,6 +49,15 @@ export function renderProm(i: PromInput): string {
       `gdrgate_spool_skipped_lines${labels({ node: i.node, kind: 'torn' })} ${i.spool.torn}`,
       `gdrgate_spool_skipped_lines${labels({ node: i.node, kind: 'corrupt' })} ${i.spool.corrupt}`,
     ]),
+    ...(i.taskFindings && Object.keys(i.taskFindings).length
+      ? [
+          '# HELP gdrgate_task_findings_total Findings the TaskProlog made in jobs (what the job itself saw: memlock, device visibility), by code.',
+          '# TYPE gdrgate_task_findings_total counter',
+          ...Object.entries(i.taskFindings)
+            .sort()
+            .map(([code, n]) => `gdrgate_task_findings_total${labels({ node: i.node, code })} ${n}`),
+        ]
+      : []),
     ...family('gdrgate_samples_generated_timestamp_seconds', 'Unix time this file was written.', [`gdrgate_samples_generated_timestamp_seconds${node} ${i.now / 1000}`]),
     '',
   ].join('\n');

@@ -18,6 +18,7 @@ import type { BwFinding } from './finding.js';
 import { judge } from './judge.js';
 import { samplingDecision, type SamplingVerdict } from './policy.js';
 import { renderProm } from './prom.js';
+import { countTaskFindings } from './task-counts.js';
 
 export interface EpilogProbeInput {
   readonly cfg: Config;
@@ -84,7 +85,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     if (!i.dryRun) {
       if (p.promFile !== null) {
         try {
-          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: col.report, now: Date.now() }));
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: col.report, now: Date.now(), taskFindings: countTaskFindings(dir) }));
         } catch (e) {
           writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
         }

@@ -1,0 +1,30 @@
+// TaskProlog findings counted for the admin: appended per job, counted per code, exported to Prometheus.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { renderProm } from '../../src/epilog/prom.js';
+import { countTaskFindings, recordTaskFindings, TASK_FINDINGS_FILE } from '../../src/epilog/task-counts.js';
+
+t.test('append per job, count per code, torn lines skipped', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-taskcount-'));
+  t.same(countTaskFindings(dir), {}, 'nothing yet');
+  recordTaskFindings(dir, '41', ['job-memlock-propagated']);
+  recordTaskFindings(dir, '42', ['job-memlock-propagated', 'job-verbs-hidden']);
+  recordTaskFindings(dir, '43', []);
+  appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"job":"44","co'); // a crash mid-line
+  t.same(countTaskFindings(dir), { 'job-memlock-propagated': 2, 'job-verbs-hidden': 1 });
+});
+
+t.test('exported as a counter that promtool accepts', async (t) => {
+  const text = renderProm({ node: 'gpu001', stats: [], window: 5, spool: { torn: 0, corrupt: 0 }, now: 1764430000000, taskFindings: { 'job-memlock-propagated': 3 } });
+  t.match(text, /# TYPE gdrgate_task_findings_total counter\ngdrgate_task_findings_total\{node="gpu001",code="job-memlock-propagated"\} 3\n/);
+  const promtool = '/usr/bin/promtool';
+  if (!existsSync(promtool) && process.env.CI) t.fail('promtool missing in CI');
+  await t.test('promtool check metrics', { skip: existsSync(promtool) ? false : 'promtool not installed' }, async (t) => {
+    const f = path.join(mkdtempSync(path.join(tmpdir(), 'gdrgate-prom-')), 'gdrgate.prom');
+    writeFileSync(f, text);
+    t.equal(execFileSync('/bin/sh', ['-c', `${promtool} check metrics < ${f}; echo rc=$?`], { encoding: 'utf8' }).trim(), 'rc=0');
+  });
+});
