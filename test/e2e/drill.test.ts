@@ -3,59 +3,18 @@
 // whose fault is gone after expiry, and a node drained by a human that no drill command touches.
 // Runs when CI is set or GDRGATE_E2E=1, as root; see test/e2e/README.md.
 import t from 'tap';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { renderDrill, type DrillReport } from '../../src/drill/report.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
+import { gateConf, HELD, installWrapper, REPO, run, runOrSkip, sandbox, secs, slurmClients, snapshotBuild, waitFor, type Ran } from './_sandbox.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const SANDBOX = join(REPO, 'test/e2e/sandbox');
 const PORT = process.env.SANDBOX_PORT ?? '7990'; // slurmctld; slurmd PORT+1. Unique among the e2e files.
-const CLIENT_TIMEOUT_MS = 20_000;
-const HELD = 'launch failed requeued held';
-const T0 = performance.now();
-const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
 
-interface Ran {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly ms: number;
-}
-
-function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = CLIENT_TIMEOUT_MS): Ran {
-  const t0 = performance.now();
-  const r = spawnSync(file, args, { env, cwd: '/', timeout: timeoutMs, killSignal: 'SIGKILL', encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? `\n[spawn: ${r.error.message}]` : ''), ms: Math.round(performance.now() - t0) };
-}
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(SLURM_|SANDBOX_|GATE_|GDRGATE_CONFIG$)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
-}
-
-async function waitFor<T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number, everyMs = 250): Promise<{ ok: boolean; value: T; ms: number }> {
-  const t0 = performance.now();
-  let value = probe();
-  while (!ok(value)) {
-    if (performance.now() - t0 > timeoutMs) return { ok: false, value, ms: Math.round(performance.now() - t0) };
-    await sleep(everyMs);
-    value = probe();
-  }
-  return { ok: true, value, ms: Math.round(performance.now() - t0) };
-}
-
-const enabled = !!process.env.CI || process.env.GDRGATE_E2E === '1';
-if (!enabled || process.getuid?.() !== 0) {
-  t.skip(`drill e2e skipped: ${!enabled ? 'set GDRGATE_E2E=1 (or CI) to run it' : 'it must run as root'} — see test/e2e/README.md`, () => {});
-} else {
-  await e2e();
-}
+await runOrSkip(t, 'drill', e2e);
 
 async function e2e(): Promise<void> {
   t.setTimeout(300_000);
@@ -63,60 +22,29 @@ async function e2e(): Promise<void> {
     t.fail('dist/cli.js is missing: build first (npm run build)');
     return;
   }
-  const WORK = mkdtempSync('/tmp/gdrgate-drill-e2e-');
-  chmodSync(WORK, 0o755);
-  const DIR = join(WORK, 'slurm');
-  const CONF = join(DIR, 'etc/slurm.conf');
-  const CONFIG = join(WORK, 'gdrgate.json');
-  const BASELINE = join(WORK, 'baseline.json');
+  const sb = sandbox(t, { prefix: '/tmp/gdrgate-drill-e2e-', port: Number(PORT), inspect: () => `drills ${STATE}/drills.jsonl` });
+  const { WORK, DIR, CONF, CONFIG, BASELINE, LOG } = sb;
   const STATE = join(WORK, 'state');
-  const LOG = join(WORK, 'gdrgate.log');
   const TREE = join(WORK, 'tree-hgx');
   const WRAPPER = join(WORK, 'gate-prolog.sh');
-  // A snapshot of the build: a rebuild in the checkout while this runs cannot hand slurmd a half-written dist.
-  const PKG = join(WORK, 'gdrgate');
-  for (const d of ['dist', 'schemas']) cpSync(join(REPO, d), join(PKG, d), { recursive: true, verbatimSymlinks: true });
-  copyFileSync(join(REPO, 'package.json'), join(PKG, 'package.json'));
-  symlinkSync(join(REPO, 'node_modules'), join(PKG, 'node_modules'));
-  const CLI = join(PKG, 'dist/cli.js');
+  const CLI = snapshotBuild(WORK);
   await buildTree(TREE, HGX);
   mkdirSync(STATE, { mode: 0o711 });
 
-  let stopped = false;
-  const stop = (): Ran | null => {
-    if (stopped) return null;
-    stopped = true;
-    return run('/bin/bash', [join(SANDBOX, 'stop.sh'), DIR], cleanEnv({}), 60_000);
-  };
-  process.once('exit', () => void stop());
-  t.teardown(() => {
-    const r = stop();
-    if (r && r.status !== 0) t.comment(`stop.sh exited ${r.status}: ${r.stderr.trim()}`);
-    if (t.passing()) rmSync(WORK, { recursive: true, force: true });
-    else t.comment(`kept for inspection: ${WORK} (Slurm logs in ${DIR}/log, gate log ${LOG}, drills ${STATE}/drills.jsonl)`);
-    t.comment(`total wall time ${secs(T0)}`);
-  });
-
-  copyFileSync(join(REPO, 'slurm/prolog.sh'), WRAPPER);
-  chmodSync(WRAPPER, 0o755);
-  writeFileSync(join(WORK, 'gate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${CONFIG}\n`);
+  installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG));
 
   const t1 = performance.now();
-  const started = run('/bin/bash', [join(SANDBOX, 'start.sh'), DIR], cleanEnv({ SANDBOX_CRED_EXPIRE: '5', SANDBOX_PROLOG_FLAGS: 'Alloc', GATE_PROLOG: WRAPPER, SANDBOX_PORT: PORT }), 240_000);
+  const started = sb.start({ SANDBOX_CRED_EXPIRE: '5', SANDBOX_PROLOG_FLAGS: 'Alloc', GATE_PROLOG: WRAPPER });
   if (started.status !== 0) {
     t.fail('start.sh brought the sandbox up', { status: started.status, stderr: started.stderr.slice(-4000) });
     return;
   }
-  const node = started.stdout.trim().split('\n').pop()!.trim();
+  const node = started.node;
   t.comment(`sandbox up in ${secs(t1)}: node ${node}, port ${PORT}, dir ${DIR}`);
 
-  const env = cleanEnv({ SLURM_CONF: CONF });
-  const slurm = (cmd: 'sinfo' | 'scontrol' | 'squeue' | 'sbatch' | 'scancel', args: readonly string[]): Ran => run(`/usr/bin/${cmd}`, args, env);
-  const state = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T']).stdout.trim();
-  const reason = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%E']).stdout.trim();
-  const gdrgate = (args: readonly string[], timeoutMs = 30_000): Ran => run(process.execPath, [CLI, ...args], env, timeoutMs);
+  const { env, slurm, state, reason, waitIdle } = slurmClients(CONF, node);
+  const gdrgate = (args: readonly string[], timeoutMs = 30_000): Ran => run(process.execPath, [CLI, ...args], { env, timeoutMs });
   const drill = (args: readonly string[], timeoutMs = 30_000): Ran => gdrgate(['drill', ...args, '--config', CONFIG, '--node', node], timeoutMs);
-  const waitIdle = (ms = 30_000) => waitFor(state, (v) => v === 'idle', ms);
 
   const cap = gdrgate(['baseline', 'capture', '--root', TREE, '--class', 'hgx', '--match', '*', '--platform', 'bare-metal']);
   t.equal(cap.status, 0, 'baseline captured from the generated HGX H100 tree', { stderr: cap.stderr });

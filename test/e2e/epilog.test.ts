@@ -4,83 +4,27 @@
 // `gdrgate: bw-…` reason, judged only by what Slurm reports. Runs when CI is set or GDRGATE_E2E=1, as root.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { bin, twoRail } from '../epilog/_env.js';
 import { buildTree } from '../gen/sysfs-tree.js';
+import { cleanEnv, gateConf, installWrapper, REPO, run, runOrSkip, sandbox, secs, slurmClients, snapshotBuild, waitFor, type Ran } from './_sandbox.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const PORT = 7950; // slurmctld; slurmd 7951: apart from the other sandboxes that run in parallel
-const T0 = performance.now();
-const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
 
-interface Ran {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-/** No shell, always under a timeout (sinfo hangs ~60 s when slurmctld is gone). */
-function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs = 20_000, cwd = '/'): Ran {
-  const r = spawnSync(file, args, { env, cwd, timeout: timeoutMs, killSignal: 'SIGKILL', encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  return { status: r.status, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? `\n[spawn: ${r.error.message}]` : '') };
-}
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(SLURM_|SANDBOX_|GATE_|GDRGATE_CONFIG$)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
-}
-async function waitFor<T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number): Promise<{ ok: boolean; value: T }> {
-  const t0 = performance.now();
-  let value = probe();
-  while (!ok(value) && performance.now() - t0 < timeoutMs) {
-    await sleep(250);
-    value = probe();
-  }
-  return { ok: ok(value), value };
-}
-
-const enabled = !!process.env.CI || process.env.GDRGATE_E2E === '1';
-if (!enabled || process.getuid?.() !== 0) {
-  t.skip(`epilog e2e skipped: ${!enabled ? 'set GDRGATE_E2E=1 (or CI) to run it' : 'it must run as root'} — see test/e2e/README.md`, () => {});
-} else {
-  await e2e();
-}
+await runOrSkip(t, 'epilog', e2e);
 
 async function e2e(): Promise<void> {
   t.setTimeout(240_000);
   if (!existsSync(join(REPO, 'dist/cli.js'))) return void t.fail('dist/cli.js is missing: build first (npm run build)');
-  const WORK = mkdtempSync('/tmp/gdrgate-e2e-epilog-');
-  chmodSync(WORK, 0o755); // munged (munge user) must reach DIR/munge
-  const DIR = join(WORK, 'slurm');
-  const CONFIG = join(WORK, 'gdrgate.json');
-  const BASELINE = join(WORK, 'baseline.json');
-  const LOG = join(WORK, 'gdrgate.log');
+  const sb = sandbox(t, { prefix: '/tmp/gdrgate-e2e-epilog-', port: PORT });
+  const { WORK, CONF, CONFIG, BASELINE, LOG } = sb;
   const PROM = join(WORK, 'gdrgate.prom');
   const WRAPPER = join(WORK, 'gdrgate-epilog.sh');
-  // A snapshot of the build, so a rebuild in the checkout cannot hand slurmd a half-written dist.
-  const PKG = join(WORK, 'gdrgate');
-  for (const d of ['dist', 'schemas']) cpSync(join(REPO, d), join(PKG, d), { recursive: true, verbatimSymlinks: true });
-  copyFileSync(join(REPO, 'package.json'), join(PKG, 'package.json'));
-  symlinkSync(join(REPO, 'node_modules'), join(PKG, 'node_modules'));
-  const CLI = join(PKG, 'dist/cli.js');
+  const CLI = snapshotBuild(WORK);
   const TREE = join(WORK, 'tree');
   await buildTree(TREE, twoRail(1)); // GPU 0000:41:00.0 and mlx5_0 on one host bridge
   mkdirSync(join(WORK, 'jobs'));
-
-  let stopped = false;
-  const stop = (): void => {
-    if (!stopped) run('/bin/bash', [join(REPO, 'test/e2e/sandbox/stop.sh'), DIR], cleanEnv({}), 60_000);
-    stopped = true;
-  };
-  process.once('exit', stop);
-  t.teardown(() => {
-    stop();
-    if (t.passing()) rmSync(WORK, { recursive: true, force: true });
-    else t.comment(`kept for inspection: ${WORK} (Slurm logs in ${DIR}/log, gate log ${LOG})`);
-    t.comment(`total wall time ${secs(T0)}`);
-  });
 
   const writeConfig = (variant: string): void => {
     const probes = { tools: { ibWriteBw: bin(`ib_write_bw-${variant}`), nvbandwidth: bin('nvbandwidth') }, sampling: {}, nvbandwidth: { testcases: ['host_to_device_memcpy_ce'] }, promFile: PROM, capture: { runs: 2 } };
@@ -88,24 +32,19 @@ async function e2e(): Promise<void> {
     writeFileSync(`${CONFIG}.tmp`, JSON.stringify(cfg, null, 2));
     renameSync(`${CONFIG}.tmp`, CONFIG); // a running epilog never sees half a file
   };
-  const gdrgate = (args: readonly string[]): Ran => run(process.execPath, [CLI, ...args], cleanEnv({}), 60_000);
+  const gdrgate = (args: readonly string[]): Ran => run(process.execPath, [CLI, ...args], { env: cleanEnv({}), timeoutMs: 60_000 });
   writeConfig('healthy');
   const cap = gdrgate(['baseline', 'capture', '--root', TREE, '--class', 'sandbox', '--match', '*', '--with-probes', '--config', CONFIG]);
   t.equal(cap.status, 0, 'baseline capture --with-probes', { stderr: cap.stderr });
   writeFileSync(BASELINE, cap.stdout);
-  copyFileSync(join(REPO, 'slurm/epilog.sh'), WRAPPER);
-  chmodSync(WRAPPER, 0o755);
-  writeFileSync(join(WORK, 'gdrgate-epilog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${CONFIG}\n`);
+  installWrapper('epilog', WRAPPER, gateConf(CLI, CONFIG));
 
   const t1 = performance.now();
-  const up = run('/bin/bash', [join(REPO, 'test/e2e/sandbox/start.sh'), DIR], cleanEnv({ SANDBOX_PORT: String(PORT), SANDBOX_PROLOG_FLAGS: '', SANDBOX_CRED_EXPIRE: '5', GATE_EPILOG: WRAPPER }), 240_000);
+  const up = sb.start({ SANDBOX_PROLOG_FLAGS: '', SANDBOX_CRED_EXPIRE: '5', GATE_EPILOG: WRAPPER });
   if (up.status !== 0) return void t.fail('start.sh brought the sandbox up', { stderr: up.stderr.slice(-3000) });
-  const node = up.stdout.trim().split('\n').pop()!.trim();
+  const node = up.node;
   t.comment(`sandbox up in ${secs(t1)}: node ${node}, port ${PORT}`);
-  const env = cleanEnv({ SLURM_CONF: join(DIR, 'etc/slurm.conf') });
-  const slurm = (cmd: string, args: readonly string[], ms = 20_000): Ran => run(`/usr/bin/${cmd}`, args, env, ms, join(WORK, 'jobs'));
-  const flags = (): string => /(?:^| )State=(\S+)/.exec(slurm('scontrol', ['show', 'node', '-o', node]).stdout)?.[1] ?? '?';
-  const reason = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%E']).stdout.trim();
+  const { slurm, reason, nodeFlags: flags } = slurmClients(CONF, node, join(WORK, 'jobs'));
   const epilogLine = (job: string): Record<string, unknown> | undefined =>
     (existsSync(LOG) ? readFileSync(LOG, 'utf8') : '').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gdrgate epilog' && l.job === job);
   /** One job to its end, and its Epilog to its end (the node leaves COMPLETING). */

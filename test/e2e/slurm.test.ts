@@ -2,89 +2,17 @@
 // (test/e2e/sandbox), driven by real sbatch/srun jobs, judged only by what Slurm itself reports.
 // Runs when CI is set or GDRGATE_E2E=1, as root; see test/e2e/README.md.
 import t, { type Test } from 'tap';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
+import { freePortPair, gateConf, HELD, installWrapper, REPO, run, runOrSkip, sandbox, secs, slurmClients, snapshotBuild, waitFor, type Ran } from './_sandbox.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const BUILT_CLI = join(REPO, 'dist/cli.js');
-const SANDBOX = join(REPO, 'test/e2e/sandbox');
 const EXAMPLE = join(REPO, 'examples/h200-vm');
 const GPU_BDF = '0000:00:06.0';
 const GPU_DIR = `sys/devices/pci0000:00/${GPU_BDF}`;
-const CLIENT_TIMEOUT_MS = 20_000; // every Slurm client call: sinfo hangs ~60 s when slurmctld is gone
-const HELD = 'launch failed requeued held';
-const T0 = performance.now();
-const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
 
 // ---------------------------------------------------------------------------------------------- processes
-
-interface Ran {
-  readonly status: number | null;
-  readonly signal: string | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly ms: number;
-  readonly timedOut: boolean;
-}
-
-/** Runs a program without a shell, always under a timeout (SIGKILL), never throws. */
-function run(file: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Ran {
-  const t0 = performance.now();
-  const r = spawnSync(file, args, {
-    env: opts.env ?? process.env,
-    cwd: opts.cwd ?? '/',
-    timeout: opts.timeoutMs ?? CLIENT_TIMEOUT_MS,
-    killSignal: 'SIGKILL',
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  const timedOut = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
-  return {
-    status: r.status,
-    signal: r.signal,
-    stdout: r.stdout ?? '',
-    stderr: (r.stderr ?? '') + (r.error && !timedOut ? `\n[spawn: ${r.error.message}]` : ''),
-    ms: Math.round(performance.now() - t0),
-    timedOut,
-  };
-}
-
-/** The environment without anything that could point the sandbox or the clients elsewhere. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!/^(SLURM_|SANDBOX_|GATE_|GDRGATE_CONFIG$)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
-}
-
-async function freePortPair(): Promise<number> {
-  const free = (port: number): Promise<boolean> =>
-    new Promise((res) => {
-      const s = createServer();
-      s.once('error', () => res(false));
-      s.listen(port, '0.0.0.0', () => s.close(() => res(true)));
-    });
-  for (let i = 0; i < 50; i++) {
-    const p = 20000 + 2 * Math.floor(Math.random() * 10000);
-    if ((await free(p)) && (await free(p + 1))) return p;
-  }
-  throw new Error('no free port pair for slurmctld/slurmd');
-}
-
-async function waitFor<T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number, everyMs = 250): Promise<{ ok: boolean; value: T; ms: number }> {
-  const t0 = performance.now();
-  let value = probe();
-  while (!ok(value)) {
-    if (performance.now() - t0 > timeoutMs) return { ok: false, value, ms: Math.round(performance.now() - t0) };
-    await sleep(everyMs);
-    value = probe();
-  }
-  return { ok: true, value, ms: Math.round(performance.now() - t0) };
-}
 
 /** PIDs of live processes whose argv is exactly `argv` (a killed, unreaped child has an empty cmdline). */
 function processesWithArgv(argv: readonly string[]): number[] {
@@ -146,18 +74,7 @@ function memlockOf(pid: number): number | 'unlimited' {
 
 // ---------------------------------------------------------------------------------------------- the run
 
-const enabled = !!process.env.CI || process.env.GDRGATE_E2E === '1';
-const isRoot = process.getuid?.() === 0;
-
-if (!enabled || !isRoot) {
-  t.skip(
-    `slurm e2e skipped: ${!enabled ? 'set GDRGATE_E2E=1 (or CI) to run it' : 'it must run as root (it starts munged, slurmctld and slurmd)'}` +
-      ' — starts a real Slurm from test/e2e/sandbox; see test/e2e/README.md',
-    () => {},
-  );
-} else {
-  await e2e();
-}
+await runOrSkip(t, 'slurm', e2e, 'it must run as root (it starts munged, slurmctld and slurmd)', ' — starts a real Slurm from test/e2e/sandbox; see test/e2e/README.md');
 
 async function e2e(): Promise<void> {
   t.setTimeout(360_000);
@@ -166,14 +83,10 @@ async function e2e(): Promise<void> {
     return;
   }
 
-  const WORK = mkdtempSync('/tmp/gdrgate-e2e-');
-  chmodSync(WORK, 0o755); // mkdtemp makes it 0700: munged runs as the munge user and must reach DIR/munge
-  const DIR = join(WORK, 'slurm'); // the sandbox: etc/, log/, state/, run/ ...
-  const CONF = join(DIR, 'etc/slurm.conf');
-  const CONFIG = join(WORK, 'gdrgate.json');
-  const BASELINE = join(WORK, 'baseline.json');
+  const port = await freePortPair();
+  const sb = sandbox(t, { prefix: '/tmp/gdrgate-e2e-', port });
+  const { WORK, DIR, CONF, CONFIG, BASELINE, LOG } = sb; // DIR: the sandbox: etc/, log/, state/, run/ ...
   const BAD_BASELINE = join(WORK, 'baseline-malformed.json');
-  const LOG = join(WORK, 'gdrgate.log');
   const WRAPPER = join(WORK, 'gate-prolog.sh');
   const SHIM = join(WORK, 'scontrol-handshake.sh');
   const SHIM_CALLED = join(WORK, 'shim.called');
@@ -181,39 +94,15 @@ async function e2e(): Promise<void> {
   const HANG = join(WORK, 'scontrol-hangs.sh');
   const HANG_RAN = join(WORK, 'hang.ran'); // the hung scontrol writes its shell's PID here: proof that it ran
   const SLEEP_ARGV = ['/bin/sleep', `600.${process.pid}`]; // unique per run, to find leftovers
-  // The gate under test: a snapshot of the build (dist, schemas, package.json; node_modules linked), so a rebuild
-  // in the checkout while this file runs cannot hand slurmd a half-written dist.
-  const PKG = join(WORK, 'gdrgate');
-  for (const d of ['dist', 'schemas']) cpSync(join(REPO, d), join(PKG, d), { recursive: true, verbatimSymlinks: true });
-  copyFileSync(join(REPO, 'package.json'), join(PKG, 'package.json'));
-  symlinkSync(join(REPO, 'node_modules'), join(PKG, 'node_modules'));
-  const CLI = join(PKG, 'dist/cli.js');
+  // The gate under test: a snapshot of the build, so a rebuild in the checkout cannot hand slurmd a half-written dist.
+  const CLI = snapshotBuild(WORK);
   const HEALTHY = copyTree(join(WORK, 'tree-healthy'));
   const X8 = copyTree(join(WORK, 'tree-x8'));
   trainTo(X8, 8);
   mkdirSync(join(WORK, 'jobs'));
 
-  let node = '';
-  let stopped = false;
-  const stop = (): Ran | null => {
-    if (stopped) return null;
-    stopped = true;
-    return run('/bin/bash', [join(SANDBOX, 'stop.sh'), DIR], { env: cleanEnv({}), timeoutMs: 60_000 });
-  };
-  // Teardown normally; the exit hook only if the file is cut short (tap timeout, crash).
-  process.once('exit', () => void stop());
-  t.teardown(() => {
-    const r = stop();
-    if (r && r.status !== 0) t.comment(`stop.sh exited ${r.status}: ${r.stderr.trim()}`);
-    if (t.passing()) rmSync(WORK, { recursive: true, force: true });
-    else t.comment(`kept for inspection: ${WORK} (Slurm logs in ${DIR}/log, gate log ${LOG})`);
-    t.comment(`total wall time ${secs(T0)}`);
-  });
-
   // The wrapper Slurm runs: slurm/prolog.sh unchanged, with its .conf beside it.
-  copyFileSync(join(REPO, 'slurm/prolog.sh'), WRAPPER);
-  chmodSync(WRAPPER, 0o755);
-  writeFileSync(join(WORK, 'gate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${CONFIG}\n`);
+  installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG));
   // A hung scontrol: a shell whose child sleeps (the grandchild of the gate holds its pipes too).
   writeFileSync(HANG, `#!/bin/sh\n# e2e stand-in for a hung scontrol\necho $$ > ${HANG_RAN}\n${SLEEP_ARGV.join(' ')}\n`, { mode: 0o755 });
   // Case 3: the real scontrol, but "show" first tells the test and waits (at most 8 s) for its go, so that the
@@ -236,24 +125,16 @@ async function e2e(): Promise<void> {
   writeFileSync(BAD_BASELINE, '{ "version": 1, "classes": [ { "name": "sandbox", \n');
 
   // ------------------------------------------------------------------ start Slurm
-  const port = await freePortPair();
   const t1 = performance.now();
-  const started = run('/bin/bash', [join(SANDBOX, 'start.sh'), DIR], {
-    env: cleanEnv({ SANDBOX_CRED_EXPIRE: '5', SANDBOX_PROLOG_FLAGS: 'Alloc', GATE_PROLOG: WRAPPER, SANDBOX_PORT: String(port) }),
-    timeoutMs: 240_000, // first use installs the packages with apt
-  });
+  const started = sb.start({ SANDBOX_CRED_EXPIRE: '5', SANDBOX_PROLOG_FLAGS: 'Alloc', GATE_PROLOG: WRAPPER });
   if (started.status !== 0) {
     t.fail('start.sh brought the sandbox up', { status: started.status, timedOut: started.timedOut, stderr: started.stderr.slice(-4000) });
     return;
   }
-  node = started.stdout.trim().split('\n').pop()!.trim();
+  const node = started.node;
   t.comment(`sandbox up in ${secs(t1)}: node ${node}, port ${port}, dir ${DIR}`);
 
-  const clientEnv = cleanEnv({ SLURM_CONF: CONF });
-  const slurm = (cmd: 'sinfo' | 'scontrol' | 'squeue' | 'sbatch' | 'srun' | 'scancel', args: readonly string[], timeoutMs = CLIENT_TIMEOUT_MS): Ran =>
-    run(`/usr/bin/${cmd}`, args, { env: clientEnv, timeoutMs, cwd: join(WORK, 'jobs') });
-  const state = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T']).stdout.trim();
-  const reason = (): string => slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%E']).stdout.trim();
+  const { env: clientEnv, slurm, state, reason, nodeFlags, waitIdle } = slurmClients(CONF, node, join(WORK, 'jobs'));
   const sinfoR = (): string => slurm('sinfo', ['-R', '-h', '-n', node]).stdout.trimEnd();
   const showNode = (): string => slurm('scontrol', ['show', 'node', '-o', node]).stdout.trim();
   const jobField = (id: string, f: string): string => slurm('squeue', ['-h', '-t', 'all', '-j', id, '-o', f]).stdout.trim();
@@ -285,8 +166,6 @@ async function e2e(): Promise<void> {
   const runLine = (job: string): Record<string, unknown> | undefined => logLines().find((l) => l.msg === 'gdrgate run' && l.job === job);
   /** Held and done with its launch: squeue shows the reason while the job is still COMPLETING, so wait for PENDING too. */
   const waitHeld = (id: string, timeoutMs = 30_000) => waitFor(() => jobField(id, '%T|%r'), (v) => v === `PENDING|${HELD}`, timeoutMs);
-  const nodeFlags = (): string => /(?:^| )State=(\S+)/.exec(showNode())?.[1] ?? '?';
-  const waitIdle = (timeoutMs = 30_000) => waitFor(state, (v) => v === 'idle', timeoutMs);
   const waitDone = (id: string, timeoutMs = 10_000) => waitFor(() => jobField(id, '%T'), (v) => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$/.test(v), timeoutMs);
 
   /** Back to a clean start between cases: no jobs, healthy tree, node undrained and plain idle. */

@@ -5,76 +5,26 @@
 // read the job's state, and a prolog.json the owner re-signed with another key is reported as untrusted.
 // Runs when CI is set or GDRGATE_E2E=1, as root.
 import t from 'tap';
-import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import { jobRoot } from '../task/_roots.js';
+import { cleanEnv as sandboxEnv, freePortPair, gateConf, installWrapper, REPO, run as runProgram, runOrSkip, sandbox, secs, waitFor as poll, type Ran, type RunOpts } from './_sandbox.js';
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const CLI = join(REPO, 'dist/cli.js');
-const SANDBOX = join(REPO, 'test/e2e/sandbox');
 const USER = 'gdrtest';
-const CLIENT_TIMEOUT_MS = 20_000; // every Slurm client call: sinfo hangs ~60 s when slurmctld is gone
 const MiB8 = 8 * 1024 * 1024; // root cannot raise RLIMIT_MEMLOCK above this here: slurmd runs with it
-const T0 = performance.now();
-const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
-
-interface Ran {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly timedOut: boolean;
-}
 
 /**
- * A program without a shell, always under a timeout (SIGKILL); never throws. Through env(1): tap's processinfo
- * puts its NODE_OPTIONS back into every child's environment, and the daemons would hand it on to the jobs.
+ * Every program through env(1) -u NODE_OPTIONS: tap's processinfo puts its NODE_OPTIONS back into every child's
+ * environment, and the daemons would hand it on to the jobs.
  */
-function run(file: string, args: readonly string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number; cwd?: string } = {}): Ran {
-  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', file, ...args], { env: opts.env ?? process.env, cwd: opts.cwd ?? '/', timeout: opts.timeoutMs ?? CLIENT_TIMEOUT_MS, killSignal: 'SIGKILL', encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  const timedOut = (r.error as NodeJS.ErrnoException | undefined)?.code === 'ETIMEDOUT';
-  return { status: r.status, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error && !timedOut ? `\n[spawn: ${r.error.message}]` : ''), timedOut };
-}
+const run = (file: string, args: readonly string[], opts: RunOpts = {}): Ran => runProgram(file, args, { ...opts, withoutNodeOptions: true });
+// Nothing that could point the sandbox elsewhere, and nothing of tap's: sbatch copies this environment
+// into the job, where node (the TaskProlog, the job's own scripts) runs as the job's user.
+const cleanEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => sandboxEnv(extra, true);
+const waitFor = <T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number) => poll(probe, ok, timeoutMs, 200);
 
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  // Nothing that could point the sandbox elsewhere, and nothing of tap's: sbatch copies this environment
-  // into the job, where node (the TaskProlog, the job's own scripts) runs as the job's user.
-  for (const [k, v] of Object.entries(process.env)) if (!/^(SLURM_|SANDBOX_|GATE_|GDRGATE_CONFIG$|NODE_OPTIONS$|TAP|_TAPJS)/.test(k)) env[k] = v;
-  return { ...env, ...extra };
-}
-
-/** A free slurmctld/slurmd port pair near 7900 (another e2e file may run a sandbox on 6817 or elsewhere). */
-async function freePortPair(): Promise<number> {
-  const free = (port: number): Promise<boolean> =>
-    new Promise((res) => {
-      const s = createServer();
-      s.once('error', () => res(false));
-      s.listen(port, '0.0.0.0', () => s.close(() => res(true)));
-    });
-  for (let p = 7900; p < 8000; p += 2) if ((await free(p)) && (await free(p + 1))) return p;
-  throw new Error('no free port pair in 7900-7999');
-}
-
-async function waitFor<T>(probe: () => T, ok: (v: T) => boolean, timeoutMs: number, everyMs = 200): Promise<{ ok: boolean; value: T }> {
-  const t0 = performance.now();
-  let value = probe();
-  while (!ok(value)) {
-    if (performance.now() - t0 > timeoutMs) return { ok: false, value };
-    await sleep(everyMs);
-    value = probe();
-  }
-  return { ok: true, value };
-}
-
-const enabled = !!process.env.CI || process.env.GDRGATE_E2E === '1';
-const isRoot = process.getuid?.() === 0;
-if (!enabled || !isRoot) {
-  t.skip(`task e2e skipped: ${!enabled ? 'set GDRGATE_E2E=1 (or CI) to run it' : 'it must run as root (it starts munged, slurmctld and slurmd)'}`, () => {});
-} else await e2e();
+await runOrSkip(t, 'task', e2e, 'it must run as root (it starts munged, slurmctld and slurmd)', '');
 
 async function e2e(): Promise<void> {
   t.setTimeout(240_000);
@@ -85,12 +35,10 @@ async function e2e(): Promise<void> {
   }
   const uid = Number(run('/usr/bin/id', ['-u', USER]).stdout.trim());
 
-  const WORK = mkdtempSync('/tmp/gdrgate-task-e2e-');
-  chmodSync(WORK, 0o755); // munged (munge user) and the job user must reach into it
-  const DIR = join(WORK, 'slurm');
-  const CONF = join(DIR, 'etc/slurm.conf');
+  // A free slurmctld/slurmd port pair near 7900 (another e2e file may run a sandbox on 6817 or elsewhere).
+  const sb = sandbox(t, { prefix: '/tmp/gdrgate-task-e2e-', port: await freePortPair({ from: 7900, to: 8000 }), forJobs: true, inspect: () => `job outputs in ${JOBS}` });
+  const { WORK, DIR, CONF, CONFIG, BASELINE, LOG, port } = sb; // WORK 0755: munged (munge user) and the job user must reach into it
   const STATE = join(WORK, 'run');
-  const LOG = join(WORK, 'gdrgate.log');
   const JOBS = join(WORK, 'jobs');
   mkdirSync(JOBS, { mode: 0o1777 });
   chmodSync(JOBS, 0o1777);
@@ -104,37 +52,22 @@ async function e2e(): Promise<void> {
     symlinkSync('/proc/self', join(tree, 'proc/self'));
   }
 
-  let stopped = false;
-  const stop = (): Ran | null => (stopped ? null : ((stopped = true), run('/bin/bash', [join(SANDBOX, 'stop.sh'), DIR], { env: cleanEnv({}), timeoutMs: 60_000 })));
-  process.once('exit', () => void stop());
-  t.teardown(() => {
-    const r = stop();
-    if (r && r.status !== 0) t.comment(`stop.sh exited ${r.status}: ${r.stderr.trim()}`);
-    if (t.passing()) rmSync(WORK, { recursive: true, force: true });
-    else t.comment(`kept for inspection: ${WORK} (Slurm logs in ${DIR}/log, gate log ${LOG}, job outputs in ${JOBS})`);
-    t.comment(`total wall time ${secs(T0)}`);
-  });
-
   // Baseline of the host tree, memlockMin = slurmd's 8 MiB (root cannot raise it here).
   const gdr = (args: string[]): Ran => run(process.execPath, [CLI, ...args], { timeoutMs: 30_000 });
   const cap = gdr(['baseline', 'capture', '--root', HOST, '--class', 'sandbox', '--match', '*']);
   if (cap.status !== 0) return void t.fail('baseline capture', { stderr: cap.stderr });
   const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
   baseline.classes[0]!.memlockMin = MiB8;
-  const BASELINE = join(WORK, 'baseline.json');
   writeFileSync(BASELINE, JSON.stringify(baseline, null, 2) + '\n', { mode: 0o644 });
-  const CONFIG = join(WORK, 'gdrgate.json');
   writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: HOST, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
 
   // The wrappers Slurm runs: slurm/prolog.sh and slurm/taskprolog.sh unchanged, each with its .conf beside it.
   const PROLOG = join(WORK, 'gdrgate-prolog.sh');
   const TASKPROLOG = join(WORK, 'gdrgate-taskprolog.sh');
   const EPILOG = join(WORK, 'gdrgate-epilog.sh');
-  copyFileSync(join(REPO, 'slurm/prolog.sh'), PROLOG);
-  copyFileSync(join(REPO, 'slurm/taskprolog.sh'), TASKPROLOG);
-  for (const f of [PROLOG, TASKPROLOG]) chmodSync(f, 0o755);
-  const conf = `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${CONFIG}\n`;
-  writeFileSync(join(WORK, 'gdrgate-prolog.conf'), conf, { mode: 0o644 });
+  const conf = gateConf(CLI, CONFIG);
+  installWrapper('prolog', PROLOG, conf);
+  installWrapper('taskprolog', TASKPROLOG);
   const taskConf = (extra = ''): void => {
     writeFileSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), conf + extra, { mode: 0o644 });
     renameSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), join(WORK, 'gdrgate-taskprolog.conf'));
@@ -161,18 +94,13 @@ async function e2e(): Promise<void> {
     { mode: 0o644 },
   );
 
-  const port = await freePortPair();
   const start = (extra: string[]): Ran =>
-    run('/bin/bash', [join(SANDBOX, 'start.sh'), DIR], {
-      env: cleanEnv({
-        SANDBOX_PORT: String(port),
-        SANDBOX_CRED_EXPIRE: '5',
-        SANDBOX_PROLOG_FLAGS: 'Alloc',
-        GATE_PROLOG: PROLOG,
-        GATE_EPILOG: EPILOG,
-        SANDBOX_EXTRA_CONF: [`TaskProlog=${TASKPROLOG}`, ...extra].join('\n'),
-      }),
-      timeoutMs: 240_000, // first use installs the packages with apt
+    sb.start({
+      SANDBOX_CRED_EXPIRE: '5',
+      SANDBOX_PROLOG_FLAGS: 'Alloc',
+      GATE_PROLOG: PROLOG,
+      GATE_EPILOG: EPILOG,
+      SANDBOX_EXTRA_CONF: [`TaskProlog=${TASKPROLOG}`, ...extra].join('\n'),
     });
   const t1 = performance.now();
   const up = start([]);
