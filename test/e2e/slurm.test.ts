@@ -377,4 +377,23 @@ async function e2e(): Promise<void> {
     const answered = slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T'], 5000);
     tt.ok(answered.status === 0 && !answered.timedOut, `slurmctld still answers: ${answered.stdout.trim()} (${secs(t6)} after submit)`);
   });
+
+  await timed('7. slurmctld down: the real scontrol cannot answer; the prolog ends within its deadline and writes nothing', async (tt) => {
+    const deadlineMs = 3000;
+    writeConfig({ root: X8, scontrol: '/usr/bin/scontrol', deadlineMs, scontrolTimeoutMs: 1500 });
+    const unknown = () => readFileSync(LOG, 'utf8').split('\n').filter((l) => l.includes('cannot read node state'));
+    const before = unknown().length;
+    const ctld = Number(readFileSync(join(DIR, 'run/slurmctld.pid'), 'utf8').trim());
+    process.kill(ctld, 'SIGKILL'); // the sandbox is stopped at teardown; nothing runs after this case
+    const env = { SLURMD_NODENAME: node, SLURM_JOB_ID: '434343', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', SLURM_CONF: CONF };
+    const direct = run('/usr/bin/env', ['-i', ...Object.entries(env).map(([k, v]) => `${k}=${v}`), WRAPPER], { cwd: join(DIR, 'log'), timeoutMs: 30_000 });
+    tt.comment(`prolog with slurmctld down: exit ${direct.status} in ${direct.ms} ms: ${direct.stdout.trim().split('\n').pop()}`);
+    tt.ok(direct.ms < deadlineMs + 2000, `exits within deadline + 2 s (${direct.ms} ms)`);
+    tt.equal(direct.status, 1, 'exit 1: the node is unhealthy, whatever slurmctld says');
+    tt.match(direct.stdout, /action=kept: node state unknown/, 'no reason written without a state');
+    const lines = unknown().slice(before);
+    tt.equal(lines.length, 1, 'logged once: cannot read node state');
+    tt.comment(`log: ${lines[0] ?? ''}`);
+    tt.same(processesWithArgv(['/usr/bin/scontrol', 'show', 'node', '-o', node]), [], 'no scontrol left running');
+  });
 }
