@@ -1,6 +1,6 @@
 // A check is a small typed object: an id, a title, and a pure function from inventory (+ baseline) to findings.
 import type { BaselineClass } from '../model/baseline.js';
-import type { CheckId, Finding, Status } from '../model/finding.js';
+import { optionalPair, type CheckId, type Finding, type Status } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import type { Code } from './catalog.js';
 
@@ -28,7 +28,6 @@ export function finder(check: CheckId) {
     status,
     subject,
     message,
-    ...(expected !== undefined ? { expected } : {}),
-    ...(actual !== undefined ? { actual } : {}),
+    ...optionalPair(expected, actual),
   });
 }

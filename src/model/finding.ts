@@ -25,5 +25,10 @@ export interface Finding {
   readonly actual?: string;
 }
 
+/** `expected`/`actual` present only when given (schemas forbid undefined members). */
+export function optionalPair(expected: string | undefined, actual: string | undefined): { expected?: string; actual?: string } {
+  return { ...(expected !== undefined ? { expected } : {}), ...(actual !== undefined ? { actual } : {}) };
+}
+
 /** Worst first: the order a report and a drain reason use. */
 export const STATUS_RANK: Readonly<Record<Status, number>> = { fail: 0, error: 1, warn: 2, skip: 3, pass: 4 };

@@ -1,5 +1,5 @@
 // A finding of the job's own view: same shape as a check's finding, its code from the task catalog.
-import type { Status } from '../model/finding.js';
+import { optionalPair, type Status } from '../model/finding.js';
 import { TASK_CATALOG, type TaskCheck, type TaskCode } from './catalog.js';
 
 export interface TaskFinding {
@@ -19,7 +19,6 @@ export function tf(code: TaskCode, status: Status, subject: string, message: str
     status,
     subject,
     message,
-    ...(expected !== undefined ? { expected } : {}),
-    ...(actual !== undefined ? { actual } : {}),
+    ...optionalPair(expected, actual),
   };
 }

@@ -11,7 +11,16 @@ export interface TopoMatrix {
   numaAffinity(label: string): string;
 }
 
+const built = new WeakMap<Inventory, TopoMatrix>();
+
+/** One matrix per inventory: several checks read it in the same run. */
 export function topoMatrix(inv: Inventory): TopoMatrix {
+  let m = built.get(inv);
+  if (!m) built.set(inv, (m = buildMatrix(inv)));
+  return m;
+}
+
+function buildMatrix(inv: Inventory): TopoMatrix {
   const gpus = inv.gpus.map((g, i) => ({ label: `GPU${i}`, bdf: g.bdf }));
   const nics = inv.nics.map((n, i) => ({ label: `NIC${i}`, name: n.name, bdf: n.bdf }));
   const dev = new Map<string, PciDevice | undefined>();
