@@ -1,9 +1,8 @@
 #!/usr/bin/env node
-// gdrgate command line: runs one command and owns the exit code (the one top-level catch). The Slurm
-// gate (prolog/health with plain flags) skips yargs: every job pays for this start-up.
-import { ConfigError } from './errors.js';
-import { log } from './log.js';
-import { UsageError } from './runner/run.js';
+// gdrgate command line: runs one command and owns the exit code (the one top-level catch, cli/top.ts). The
+// Slurm gate (prolog/health with plain flags) skips yargs: every job pays for this start-up. The Slurm
+// wrappers start the gate from its startup snapshot (dist/gate.blob, cli/startup-snapshot.ts) when they can.
+import { exitCodeOf } from './cli/top.js';
 import { parseGateArgv } from './cli/fast-argv.js';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -19,16 +18,10 @@ async function gateModule(): Promise<GateModule> {
   return existsSync(fileURLToPath(one)) ? ((await import(one.href)) as GateModule) : import('./cli/gate.js');
 }
 
-let code: number;
-try {
+const code = await exitCodeOf(async () => {
   const argv = process.argv.slice(2);
   const gate = parseGateArgv(argv);
-  code = gate ? await (await gateModule()).gateCommand(gate) : await (await import('./cli/commands.js')).main(argv);
-} catch (e) {
-  const usage = e instanceof UsageError || e instanceof ConfigError;
-  process.stderr.write(`gdrgate: ${(e as Error).message}\n`);
-  if (!usage) (await log()).error({ err: e }, 'internal error');
-  code = usage ? 2 : 3;
-}
+  return gate ? (await gateModule()).gateCommand(gate) : (await import('./cli/commands.js')).main(argv);
+});
 // Exit now: after a deadline, a blocked read may still be pending and must not keep the prolog alive.
 process.exit(code);

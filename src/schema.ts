@@ -12,12 +12,19 @@ interface AjvError {
   readonly message?: string;
   readonly params?: Record<string, unknown>;
 }
-interface AjvFn {
+export interface AjvFn {
   (data: unknown): boolean;
   errors?: AjvError[] | null;
 }
 
 const cache = new Map<SchemaName, Validate>();
+let provided: Partial<Record<SchemaName, AjvFn>> = {};
+
+/** The gate's startup snapshot bundles the precompiled validators (no file to find or import at run time). */
+export function provideValidators(fns: Partial<Record<SchemaName, AjvFn>>): void {
+  provided = fns;
+  cache.clear();
+}
 
 /** The package root (holds schemas/ and dist/), whether this code runs from src/, dist/ or a bundle chunk. */
 function packageRoot(): string {
@@ -31,6 +38,8 @@ export function schemaPath(name: SchemaName): string {
 }
 
 async function compiled(name: SchemaName): Promise<AjvFn> {
+  const given = provided[name];
+  if (given) return given;
   const pre = path.join(packageRoot(), 'dist', 'validators', `${name}.js`);
   if (existsSync(pre)) return ((await import(pathToFileURL(pre).href)) as { default: AjvFn }).default;
   // `.default` is the class both natively (module.exports) and in the bundle (exports.default).

@@ -4,13 +4,17 @@ import type { Host } from '../host/host.js';
 import { buildInventory } from '../inventory/build.js';
 import type { Inventory } from '../model/inventory.js';
 import { UsageError } from '../runner/run.js';
-import { promises as fsp } from 'node:fs';
+import { statSync, writeSync, type Stats } from 'node:fs';
 
 /** A directory is a root (live `/` or an unpacked capture); a regular file is a snapshot (gdrgate snapshot). */
 export async function openHost(root: string): Promise<Host> {
-  const st = await fsp.stat(root).catch((e: NodeJS.ErrnoException) => {
-    throw new UsageError(`--root ${root}: ${e.code === 'ENOENT' ? 'no such file or directory' : e.message}`);
-  });
+  let st: Stats;
+  try {
+    st = statSync(root); // synchronous: an async stat would start libuv's thread pool for this one call
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new UsageError(`--root ${root}: ${err.code === 'ENOENT' ? 'no such file or directory' : err.message}`);
+  }
   if (st.isFile()) {
     const { openSnapshot } = await import('../snapshot/open.js');
     return openSnapshot(root).catch((e: Error) => {
@@ -28,6 +32,23 @@ export async function gather(root: string, pidFiles?: readonly string[], wrap?: 
   return { host, inv: await buildInventory(host, pidFiles ? { slurmdPidFiles: pidFiles } : {}) };
 }
 
+let viaStream = false;
+
+/**
+ * The report, to stdout. Written straight to fd 1: process.stdout would build a stream (and load its modules)
+ * in every prolog. A non-blocking pipe that is full (EAGAIN) hands the rest, and every later write, to
+ * process.stdout, which waits for the reader.
+ */
 export function out(text: string): void {
-  process.stdout.write(text.endsWith('\n') ? text : text + '\n');
+  const buf = Buffer.from(text.endsWith('\n') ? text : text + '\n', 'utf8');
+  let done = 0;
+  while (!viaStream && done < buf.length) {
+    try {
+      done += writeSync(1, buf, done, buf.length - done);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+      viaStream = true;
+    }
+  }
+  if (done < buf.length) process.stdout.write(buf.subarray(done));
 }

@@ -106,7 +106,10 @@ export function reasonFor(o: Outcome, job: string | undefined): string {
   return buildReason([{ check: label, code: `${label}-error`, status: 'fail', subject: '', message: sanitize(msg), actual: sanitize(msg) }], job);
 }
 
-export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Promise<number> {
+/** How this process started: from dist/gate.blob (the Slurm wrappers' fast path) or by loading modules. */
+export type Startup = 'snapshot' | 'modules';
+
+export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules'): Promise<number> {
   const started = performance.now();
   const node = process.env.SLURMD_NODENAME || hostname().split('.')[0]!;
   const job = process.env.SLURM_JOB_ID;
@@ -168,7 +171,10 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec()): Pr
     baseline: work.cls ? { file: a.baseline ?? cfg!.baseline, class: work.cls } : null,
   });
   const durationMs = Math.round(performance.now() - started);
-  logger.info({ mode: a.mode, node, job, durationMs, result: work.outcome.kind, exitCode: decision.exitCode, failedOpen: decision.failedOpen, reason, action, summary: report.summary }, 'gdrgate run');
+  // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: say so once a run.
+  const blobFailed = startup === 'modules' ? process.env.GDRGATE_BLOB_FAILED : undefined;
+  if (blobFailed) logger.warn({ node, job, blobExit: Number(blobFailed) }, 'dist/gate.blob could not be used by this Node; the gate ran without its startup snapshot. Remake it: node <gdrgate>/scripts/build-blob.mjs');
+  logger.info({ mode: a.mode, node, job, durationMs, startup, result: work.outcome.kind, exitCode: decision.exitCode, failedOpen: decision.failedOpen, reason, action, summary: report.summary }, 'gdrgate run');
   if (work.outcome.kind !== 'healthy' || a.dryRun) {
     out(renderText(report).trimEnd());
     if (work.outcome.kind === 'config-error' || work.outcome.kind === 'internal-error') out(`${work.outcome.kind}: ${work.outcome.message}`);

@@ -1,5 +1,6 @@
 // A difference between a suspect node (A) and a known-good one (B), its impact on the GPU↔NIC path, and the response.
 import { entry, type Code } from '../checks/catalog.js';
+import { byNatural, byText } from '../model/order.js';
 
 export type Impact = 'critical' | 'major' | 'minor';
 
@@ -62,7 +63,7 @@ export function sortDifferences(ds: readonly Difference[]): Difference[] {
     (x, y) =>
       IMPACT_RANK[x.impact] - IMPACT_RANK[y.impact] ||
       order.get(x.area)! - order.get(y.area)! ||
-      x.subject.localeCompare(y.subject, 'en', { numeric: true }) ||
-      x.a.localeCompare(y.a),
+      byNatural(x.subject, y.subject) ||
+      byText(x.a, y.a),
   );
 }

@@ -2,6 +2,7 @@
 import type { BwCode } from '../checks/catalog.js';
 import type { Status } from '../model/finding.js';
 import { STATUS_RANK } from '../model/finding.js';
+import { byText } from '../model/order.js';
 
 export interface BwFinding {
   readonly check: 'bandwidth';
@@ -24,5 +25,5 @@ export function bw(code: BwCode, status: Status, subject: string, message: strin
 
 /** Worst first, then subject: the order of the report and of the drain reason. */
 export function sortBw(fs: readonly BwFinding[]): BwFinding[] {
-  return [...fs].sort((a, b) => STATUS_RANK[a.status] - STATUS_RANK[b.status] || a.subject.localeCompare(b.subject) || a.code.localeCompare(b.code));
+  return [...fs].sort((a, b) => STATUS_RANK[a.status] - STATUS_RANK[b.status] || byText(a.subject, b.subject) || byText(a.code, b.code));
 }

@@ -24,8 +24,20 @@ export function toStatInfo(s: Stats): StatInfo {
   return { kind: kindOf(s), mode: s.mode & 0o7777, uid: s.uid, size: s.size, rdev: s.rdev };
 }
 
-// @types/node types `flag` as a string; Node's fs takes numeric open(2) flags there too (stringToFlags).
-const READ_FLAGS = (fs.constants.O_RDONLY | fs.constants.O_NONBLOCK) as unknown as string;
+const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
+
+/** `//`, a `.` or `..` component, or a trailing `/`: what path.posix.normalize would change. */
+const UNCLEAN = /\/\/|\/\.\.?(\/|$)|.\/$/;
+
+/** Symbolic links followed in one resolution before giving up, as the kernel's path walk does (ELOOP). */
+const MAX_LINKS = 40;
+
+function errno(code: string, message: string): NodeJS.ErrnoException {
+  return Object.assign(new Error(`${code}: ${message}`), { code });
+}
+
+/** One buffer for every read of a run: attribute files are small, and a read must not allocate per file. */
+let scratch = Buffer.allocUnsafe(1 << 16);
 
 function sync<T>(fn: () => T): Promise<ReadResult<T>> {
   try {
@@ -38,6 +50,8 @@ function sync<T>(fn: () => T): Promise<ReadResult<T>> {
 export class FsHost implements Host {
   readonly root: string;
   private readonly base: string;
+  /** Machine path whose parent is resolved → its link text, or null when it is not a link (realPath's walk). */
+  private readonly links = new Map<string, string | null>();
 
   constructor(root: string) {
     this.root = root;
@@ -46,7 +60,8 @@ export class FsHost implements Host {
 
   /** Kernel path → path on this machine. Kernel paths are absolute; `..` cannot climb above the root. */
   join(kpath: string): string {
-    const norm = path.posix.normalize('/' + kpath);
+    // Most paths come from the inventory's own code, already absolute and clean: normalize only the others.
+    const norm = kpath.startsWith('/') && !UNCLEAN.test(kpath) ? kpath : path.posix.normalize('/' + kpath);
     return this.base === '/' ? norm : this.base + norm;
   }
 
@@ -63,7 +78,7 @@ export class FsHost implements Host {
 
   async readText(p: string): Promise<ReadResult<string>> {
     const r = await this.readBytes(p);
-    return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
+    return r.ok ? { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') } : r;
   }
 
   /**
@@ -74,9 +89,32 @@ export class FsHost implements Host {
    */
   readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
     return sync(() => {
-      const b = fs.readFileSync(this.join(p), { flag: READ_FLAGS });
-      return b.length > max ? b.subarray(0, max) : b;
+      const len = this.readInto(p, max); // first: a long file replaces `scratch`
+      return Uint8Array.prototype.slice.call(scratch, 0, len);
     });
+  }
+
+  /**
+   * Reads up to `max` bytes of `p` into `scratch` and returns how many: open, read until end of file (or
+   * `max`), close; no fstat (a sysfs attribute's size says nothing) and no buffer per file.
+   */
+  private readInto(p: string, max: number): number {
+    const fd = fs.openSync(this.join(p), READ_FLAGS);
+    try {
+      let len = 0;
+      for (;;) {
+        if (len === scratch.length) {
+          const bigger = Buffer.allocUnsafe(scratch.length * 2);
+          scratch.copy(bigger, 0, 0, len);
+          scratch = bigger;
+        }
+        const n = fs.readSync(fd, scratch, len, Math.min(scratch.length, max) - len, null);
+        len += n;
+        if (n === 0 || len >= max) return len;
+      }
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 
   readLink(p: string): Promise<ReadResult<string>> {
@@ -84,11 +122,50 @@ export class FsHost implements Host {
   }
 
   async realPath(p: string): Promise<ReadResult<string>> {
-    const r = await sync(() => fs.realpathSync.native(this.join(p)));
+    const r = await sync(() => this.resolve(this.join(p)));
     if (!r.ok) return r;
     const k = this.unjoin(r.value);
     // A capture whose link points outside its root must not be followed onto this machine's files.
     return k !== undefined ? { ok: true, value: k } : { ok: false, missing: true, reason: `link leaves the root: ${r.value}` };
+  }
+
+  /**
+   * realpath(3) with the answer for each component kept for the Host's life: the inventory resolves ~60
+   * device links that share their first dozen components, so each component costs one readlink per run
+   * instead of one per device (900 syscalls fewer on an 8-GPU node).
+   */
+  private resolve(machinePath: string): string {
+    const todo = machinePath.split('/').filter((c) => c !== '' && c !== '.');
+    let cur = '';
+    let followed = 0;
+    while (todo.length > 0) {
+      const name = todo.shift()!;
+      if (name === '..') {
+        cur = cur.slice(0, cur.lastIndexOf('/'));
+        continue;
+      }
+      const next = `${cur}/${name}`;
+      let link = this.links.get(next);
+      if (link === undefined) {
+        try {
+          link = fs.readlinkSync(next);
+        } catch (e) {
+          const err = e as NodeJS.ErrnoException;
+          // ENOENT, ENOTDIR, EACCES: worded as realpath(3) would have been.
+          if (err.code !== 'EINVAL') throw errno(err.code ?? 'EIO', `${err.message.replace(/^\w+: /, '').split(',')[0]}, realpath '${machinePath}'`);
+          link = null; // exists and is not a link
+        }
+        this.links.set(next, link);
+      }
+      if (link === null) {
+        cur = next;
+        continue;
+      }
+      if (++followed > MAX_LINKS) throw errno('ELOOP', `too many symbolic links encountered, realpath '${machinePath}'`);
+      todo.unshift(...link.split('/').filter((c) => c !== '' && c !== '.'));
+      if (link.startsWith('/')) cur = '';
+    }
+    return cur === '' ? '/' : cur;
   }
 
   lstat(p: string): Promise<ReadResult<StatInfo>> {

@@ -1,16 +1,27 @@
 // Reads a JSON file the gate is configured with: size-capped, empty and malformed named as such.
-import { promises as fsp } from 'node:fs';
+// Synchronous (a local file of a few KiB; an async read would start libuv's thread pool for it), opened
+// O_NONBLOCK and checked on the open descriptor, so a FIFO put there can neither block nor be read.
+import fs from 'node:fs';
 import { ConfigError } from '../errors.js';
 
 export const MAX_FILE_BYTES = 16 * 1024 * 1024;
 
+function readRegular(file: string, what: string): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw new ConfigError(`${file}: ${what} is not a regular file`);
+    if (st.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: ${what} is ${st.size} bytes, more than ${MAX_FILE_BYTES}`);
+    return fs.readFileSync(fd, 'utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 export async function readJsonFile(file: string, what: string): Promise<unknown> {
   let text: string;
   try {
-    const st = await fsp.stat(file);
-    if (!st.isFile()) throw new ConfigError(`${file}: ${what} is not a regular file`);
-    if (st.size > MAX_FILE_BYTES) throw new ConfigError(`${file}: ${what} is ${st.size} bytes, more than ${MAX_FILE_BYTES}`);
-    text = await fsp.readFile(file, 'utf8');
+    text = readRegular(file, what);
   } catch (e) {
     if (e instanceof ConfigError) throw e;
     throw new ConfigError(`${file}: cannot read ${what}: ${(e as Error).message}`, { cause: e });
@@ -22,4 +33,3 @@ export async function readJsonFile(file: string, what: string): Promise<unknown>
     throw new ConfigError(`${file}: ${what} is not valid JSON: ${(e as Error).message}`, { cause: e });
   }
 }
-

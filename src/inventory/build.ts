@@ -8,6 +8,7 @@ import { readMemlock } from './memlock.js';
 import { detailPci, isGpu, listPci } from './pci.js';
 import { listRdma } from './rdma.js';
 import { Notes, optText } from './read.js';
+import { byNatural, byText } from '../model/order.js';
 
 export interface BuildOptions {
   /** Where slurmd may have written its pid (slurm.conf SlurmdPidFile). */
@@ -60,7 +61,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const detailed = await Promise.all(
     [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes)),
   );
-  const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => a.bdf.localeCompare(b.bdf)).map((d) => [d.bdf, d]));
+  const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => byText(a.bdf, b.bdf)).map((d) => [d.bdf, d]));
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]
     .map((b) => pci.get(b)?.iommuGroup)
     .filter((g): g is string => !!g);
@@ -74,8 +75,8 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     hostname,
     kernelRelease,
     pci,
-    gpus: gpuSk.map((s) => ({ bdf: s.bdf, device: pci.get(s.bdf)?.device ?? null })).sort((a, b) => a.bdf.localeCompare(b.bdf)),
-    nics: [...nics].sort((a, b) => a.name.localeCompare(b.name, 'en', { numeric: true })),
+    gpus: gpuSk.map((s) => ({ bdf: s.bdf, device: pci.get(s.bdf)?.device ?? null })).sort((a, b) => byText(a.bdf, b.bdf)),
+    nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,
     iommu,
     gpudirect,

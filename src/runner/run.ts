@@ -2,6 +2,7 @@
 import { CHECKS } from '../checks/index.js';
 import type { CheckContext } from '../checks/types.js';
 import { CHECK_IDS, STATUS_RANK, type CheckId, type Finding } from '../model/finding.js';
+import { byText } from '../model/order.js';
 
 export class UsageError extends Error {}
 
@@ -31,6 +32,6 @@ export function sortFindings(fs: readonly Finding[]): Finding[] {
     (a, b) =>
       STATUS_RANK[a.status] - STATUS_RANK[b.status] ||
       (order.get(a.check) ?? -1) - (order.get(b.check) ?? -1) ||
-      a.subject.localeCompare(b.subject),
+      byText(a.subject, b.subject),
   );
 }

@@ -81,6 +81,31 @@ export const acsCap = (bdf: string, bits: number): Patch => async (root) => {
 };
 
 /**
+ * Current Link Speed reads a reserved value (0), as Link Status does when the link is down: the kernel's
+ * current_link_speed then says "Unknown" (pcie_link_speed[0], drivers/pci/pci-sysfs.c). Both are written.
+ */
+export const linkSpeedUnknown = (bdf: string): Patch => async (root) => {
+  await put(`sys/bus/pci/devices/${bdf}/current_link_speed`, 'Unknown\n')(root);
+  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
+  const b = await fsp.readFile(file);
+  const pcie = parsePciConfig(b).pcie;
+  if (!pcie) throw new Error(`${bdf} has no PCIe capability`);
+  b.writeUInt16LE(b.readUInt16LE(pcie.offset + 0x12) & ~0x000f, pcie.offset + 0x12);
+  await fsp.writeFile(file, b);
+};
+
+/**
+ * A function in D3cold (or fallen off the bus): every configuration read answers all ones, and the kernel's link
+ * attributes decode those ones (speed "Unknown", width 63: drivers/pci/pci-sysfs.c).
+ */
+export const d3cold = (bdf: string): Patch => async (root) => {
+  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
+  await fsp.writeFile(file, Buffer.alloc((await fsp.readFile(file)).length, 0xff));
+  await put(`sys/bus/pci/devices/${bdf}/current_link_speed`, 'Unknown\n')(root);
+  await put(`sys/bus/pci/devices/${bdf}/current_link_width`, '63\n')(root);
+};
+
+/**
  * The generator, with its awaited fs.promises calls made synchronously: ~1,500 tiny writes per HGX tree cost a fifth
  * of the CPU that way (a tree on tmpfs never blocks). Same generator code, same bytes on disk.
  */

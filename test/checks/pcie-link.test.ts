@@ -1,6 +1,6 @@
 // pcie-link: valid and invalid link states on the HGX H100 tree (GPU + NIC under one Gen5 switch per pair).
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
-import { detach, dev, GPUS, NICS, P0, parentOf, put, softRoce, table, train, type Want } from './_trees.js';
+import { d3cold, detach, dev, GPUS, linkSpeedUnknown, NICS, P0, parentOf, softRoce, table, train, type Want } from './_trees.js';
 
 const GEN5 = 'Gen5 x16';
 const ok = (subject: string, want = GEN5, got = want): Want => ({ status: 'pass', code: 'link-ok', subject, expected: want, actual: got });
@@ -80,8 +80,14 @@ export const cases = table('pcie-link', [
     based: [{ status: 'fail', code: 'link-width-low', subject: P0.up, expected: GEN5, actual: 'Gen5 x8' }],
   },
   {
-    name: 'skip: NIC current_link_speed reads "Unknown" (link down / device in D3cold)',
-    patch: put(`sys/bus/pci/devices/${P0.nic}/current_link_speed`, 'Unknown\n'),
+    name: 'skip: NIC Link Status speed reserved, current_link_speed "Unknown" (link down)',
+    patch: linkSpeedUnknown(P0.nic),
+    bare: [{ status: 'skip', code: 'link-unknown', subject: P0.nic }],
+    based: [{ status: 'skip', code: 'link-unknown', subject: P0.nic }],
+  },
+  {
+    name: 'skip: NIC in D3cold, config space reads all ones: judged from sysfs, speed "Unknown"',
+    patch: d3cold(P0.nic),
     bare: [{ status: 'skip', code: 'link-unknown', subject: P0.nic }],
     based: [{ status: 'skip', code: 'link-unknown', subject: P0.nic }],
   },

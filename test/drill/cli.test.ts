@@ -4,7 +4,7 @@ import t from 'tap';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cli } from '../helpers/cli.js';
-import { makeGateEnv } from '../helpers/gate-env.js';
+import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
 
 t.test('start refuses an idle node; --drain drains with the marker; stop resumes that drain', async (t) => {
   const env = makeGateEnv();
@@ -40,7 +40,7 @@ t.test('start refuses an idle node; --drain drains with the marker; stop resumes
 t.test('stop leaves a gdrgate drain without a drill marker, and a human drain, as they are', async (t) => {
   const env = makeGateEnv();
   const drill = (args: string[]) => cli(['drill', ...args, '--config', env.config, '--node', 'vm']);
-  writeFileSync(path.join(env.tree, 'sys/devices/pci0000:00/0000:00:06.0/current_link_width'), '8\n');
+  breakLink(env.tree);
   t.equal(env.prolog().code, 1, 'arranged: drained by the gate, no drill');
   const stop = drill(['stop']);
   t.equal(stop.code, 0);

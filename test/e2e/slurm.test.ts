@@ -5,12 +5,12 @@ import t, { type Test } from 'tap';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { H200_GPU_DIR, linkStatusWidth, trainGpuTo } from '../helpers/h200-link.js';
 import { freePortPair, gateConf, HELD, installWrapper, REPO, run, runOrSkip, sandbox, secs, slurmClients, snapshotBuild, waitFor, type Ran } from './_sandbox.js';
 
 const BUILT_CLI = join(REPO, 'dist/cli.js');
 const EXAMPLE = join(REPO, 'examples/h200-vm');
 const GPU_BDF = '0000:00:06.0';
-const GPU_DIR = `sys/devices/pci0000:00/${GPU_BDF}`;
 
 // ---------------------------------------------------------------------------------------------- processes
 
@@ -30,31 +30,6 @@ function processesWithArgv(argv: readonly string[]): number[] {
 }
 
 // ---------------------------------------------------------------------------------------------- fixture trees
-
-/** Finds the PCI Express capability (id 0x10) walking the standard list from the pointer at 0x34. */
-function pcieCapOffset(cfg: Buffer): number {
-  let p = cfg[0x34]! & 0xfc;
-  for (let hops = 0; p >= 0x40 && hops < 48; hops++) {
-    if (cfg[p] === 0x10) return p;
-    p = cfg[p + 1]! & 0xfc;
-  }
-  throw new Error('no PCI Express capability in config space');
-}
-
-function linkStatusWidth(tree: string): number {
-  const cfg = readFileSync(join(tree, GPU_DIR, 'config'));
-  return (cfg.readUInt16LE(pcieCapOffset(cfg) + 0x12) >> 4) & 0x3f;
-}
-
-/** "GPU trained to x8": sysfs current_link_width and the Link Status register (cap+0x12, bits 9:4) agree. */
-function trainTo(tree: string, width: number): void {
-  writeFileSync(join(tree, GPU_DIR, 'current_link_width'), `${width}\n`);
-  const file = join(tree, GPU_DIR, 'config');
-  const cfg = readFileSync(file);
-  const at = pcieCapOffset(cfg) + 0x12;
-  cfg.writeUInt16LE((cfg.readUInt16LE(at) & ~0x03f0) | ((width & 0x3f) << 4), at);
-  writeFileSync(file, cfg);
-}
 
 function copyTree(dst: string): string {
   cpSync(EXAMPLE, dst, { recursive: true, verbatimSymlinks: true });
@@ -98,7 +73,7 @@ async function e2e(): Promise<void> {
   const CLI = snapshotBuild(WORK);
   const HEALTHY = copyTree(join(WORK, 'tree-healthy'));
   const X8 = copyTree(join(WORK, 'tree-x8'));
-  trainTo(X8, 8);
+  trainGpuTo(X8, 8);
   mkdirSync(join(WORK, 'jobs'));
 
   // The wrapper Slurm runs: slurm/prolog.sh unchanged, with its .conf beside it.
@@ -205,7 +180,7 @@ async function e2e(): Promise<void> {
   t.equal(baseline.classes[0]!.devices.find((d) => d.bdf === GPU_BDF)?.link.width, 16, 'baseline wants the GPU at x16');
   t.equal(linkStatusWidth(HEALTHY), 16, 'healthy tree: Link Status says x16');
   t.equal(linkStatusWidth(X8), 8, 'x8 tree: Link Status says x8');
-  t.equal(readFileSync(join(X8, GPU_DIR, 'current_link_width'), 'utf8'), '8\n', 'x8 tree: sysfs says x8');
+  t.equal(readFileSync(join(X8, H200_GPU_DIR, 'current_link_width'), 'utf8'), '8\n', 'x8 tree: sysfs says x8');
   writeConfig();
   t.equal(state(), 'idle', 'sandbox node starts idle');
 

@@ -4,6 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
+import { trainGpuTo } from '../helpers/h200-link.js';
 import { CLI, fixture } from '../helpers/paths.js';
 import { cli } from '../helpers/cli.js';
 
@@ -37,9 +38,13 @@ t.test('scontrol crashes or reports an error: no reason written, exit 1', async 
 
 t.test('a FIFO where a sysfs attribute should be never blocks the gate (read as empty, not judged)', async (t) => {
   const e = makeGateEnv();
-  const attr = path.join(e.tree, 'sys/devices/pci0000:00/0000:00:06.0/current_link_width');
-  rmSync(attr);
-  execFileSync('/usr/bin/mkfifo', [attr]); // open() of a FIFO with no writer would block a libuv thread, and exit with it
+  // config (where a root read finds the link) and the width attribute (where the gate then looks):
+  // open() of a FIFO with no writer would block a libuv thread, and exit with it.
+  for (const f of ['config', 'current_link_width']) {
+    const attr = path.join(e.tree, 'sys/devices/pci0000:00/0000:00:06.0', f);
+    rmSync(attr);
+    execFileSync('/usr/bin/mkfifo', [attr]);
+  }
   e.writeConfig({ deadlineMs: 3000 });
   const t0 = Date.now();
   const r = e.prolog(['--dry-run']);
@@ -91,7 +96,7 @@ t.test('health mode (HealthCheckProgram): drains a broken idle node, resumes onl
   const bad = health();
   t.equal(bad.code, 1);
   t.match(e.drainCalls()[0], /reason=gdrgate: pcie-link 0000:00:06\.0 Gen5 x8 \(want Gen5 x16\)$/, 'no job id outside a job');
-  writeFileSync(path.join(e.tree, 'sys/devices/pci0000:00/0000:00:06.0/current_link_width'), '16\n');
+  trainGpuTo(e.tree, 16);
   const good = health();
   t.equal(good.code, 0);
   t.match(good.stdout, /action=resumed/);

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { cli, type CliRun } from './cli.js';
 import { fixture, H200 } from './paths.js';
+import { trainGpuTo } from './h200-link.js';
 
 export type ScontrolMode = 'stateful' | 'hang' | 'crash' | 'not-found';
 
@@ -67,7 +68,7 @@ esac`,
   return env;
 }
 
-/** The H200's GPU link trained down to x8 (sysfs; what pcie-link reads). */
+/** The H200's GPU link trained down to x8 (sysfs and Link Status, as on a node). */
 export function breakLink(tree: string): void {
-  writeFileSync(path.join(tree, 'sys/devices/pci0000:00/0000:00:06.0/current_link_width'), '8\n');
+  trainGpuTo(tree, 8);
 }

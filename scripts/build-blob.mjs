@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+// Makes dist/gate.blob, the gate's V8 startup snapshot, from dist/gate-snapshot.cjs with the Node that runs
+// this script. A blob loads only in the Node build that made it: after a Node upgrade the Slurm wrappers fall
+// back to dist/cli.js (and the gate logs so); run this again, as root, with the Node that Slurm's wrappers use:
+//   /usr/bin/node /usr/lib/node_modules/gdrgate/scripts/build-blob.mjs
+// Before the snapshot is taken, the gate runs once (a passing prolog on the bundled capture, examples/h200-vm,
+// with a throwaway config, baseline and state directory) so that what a prolog runs is compiled in the blob;
+// the new blob then must pass that prolog itself before it replaces the old one (rename: a prolog starting
+// meanwhile reads either the old or the new file, whole).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const dist = path.join(root, 'dist');
+const blob = path.join(dist, 'gate.blob');
+const capture = path.join(root, 'examples/h200-vm');
+const node = process.execPath;
+
+function run(args, env = {}) {
+  const r = spawnSync(node, args, { cwd: root, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  if (r.status !== 0) throw new Error(`${path.basename(node)} ${args.join(' ')} exited ${r.status ?? r.signal}\n${r.stderr}`);
+  return r.stdout;
+}
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'gdrgate-blob-'));
+try {
+  const baseline = path.join(tmp, 'baseline.json');
+  writeFileSync(baseline, run([path.join(dist, 'cli.js'), 'baseline', 'capture', '--root', capture, '--class', 'warm-up', '--match', '*']));
+  const config = path.join(tmp, 'config.json');
+  const cfg = { baseline, root: capture, scontrol: node, logFile: '/dev/null', stateDir: path.join(tmp, 'state') };
+  writeFileSync(config, JSON.stringify(cfg));
+  const fresh = path.join(dist, `.gate.blob.${process.pid}`);
+  try {
+    const job = { SLURMD_NODENAME: 'warm-up', SLURM_JOB_ID: '1', SLURM_JOB_UID: String(process.getuid()), SLURM_JOB_GID: String(process.getgid()) };
+    run(['--snapshot-blob', fresh, '--build-snapshot', path.join(dist, 'gate-snapshot.cjs')], { ...job, GDRGATE_SNAPSHOT_WARMUP: config });
+    const out = run(['--snapshot-blob', fresh, 'prolog', '--config', config], job);
+    if (!/ result=healthy exit=0 /.test(out)) throw new Error(`the new blob's prolog on ${capture} did not pass:\n${out}`);
+    renameSync(fresh, blob);
+  } finally {
+    rmSync(fresh, { force: true });
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,90 @@
+// Bundles the gate as one CommonJS script with every dependency inside (dist/gate-snapshot.cjs, the only form
+// `node --build-snapshot` takes), then makes the blob from it (scripts/build-blob.mjs). The JSON Schema
+// validators are compiled into the bundle (ajv standalone); ajv's compiler is left out of it, and so is execa
+// (only a failing gate runs scontrol): dist/execa.cjs, loaded from beside the blob when a drain needs it.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import standaloneCode from 'ajv/dist/standalone/index.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const names = ['baseline', 'config', 'report'];
+
+const plugins = [
+  {
+    // `gdrgate-validator:<name>`: the schema's validator as a CommonJS module (no file to import at run time).
+    name: 'validators',
+    setup(b) {
+      b.onResolve({ filter: /^gdrgate-validator:/ }, (a) => ({ path: a.path.slice('gdrgate-validator:'.length), namespace: 'validator' }));
+      b.onLoad({ filter: /.*/, namespace: 'validator' }, (a) => {
+        const schema = JSON.parse(readFileSync(path.join(root, 'schemas', `${a.path}.schema.json`), 'utf8'));
+        const ajv = new Ajv2020({ allErrors: true, strict: true, code: { source: true } });
+        return { contents: standaloneCode(ajv, ajv.compile(schema)), loader: 'js', resolveDir: root };
+      });
+    },
+  },
+  {
+    // The run-time schema compiler (schema.ts's fallback when no precompiled validator exists) is never reached here.
+    name: 'no-ajv-compiler',
+    setup(b) {
+      b.onResolve({ filter: /^ajv\/dist\/2020\.js$/ }, () => ({ path: 'ajv-compiler', namespace: 'absent' }));
+      b.onLoad({ filter: /.*/, namespace: 'absent' }, () => ({
+        contents: "throw new Error('the startup snapshot carries precompiled validators only');",
+        loader: 'js',
+      }));
+    },
+  },
+];
+
+// Runs in the deserialized process, on first use: the blob's own path is in execArgv (--snapshot-blob FILE).
+const EXECA_BESIDE_BLOB = `
+const path = require('node:path');
+const { createRequire } = require('node:module');
+const a = process.execArgv;
+const i = a.findIndex((x) => x === '--snapshot-blob' || x.startsWith('--snapshot-blob='));
+if (i < 0) throw new Error('execa: this bundle runs only from gate.blob');
+const blob = a[i].includes('=') ? a[i].slice(a[i].indexOf('=') + 1) : a[i + 1];
+module.exports = createRequire(path.resolve(blob))('./execa.cjs');
+`;
+plugins.push({
+  name: 'execa-beside-blob',
+  setup(b) {
+    b.onResolve({ filter: /^execa$/ }, () => ({ path: 'execa', namespace: 'beside-blob' }));
+    b.onLoad({ filter: /.*/, namespace: 'beside-blob' }, () => ({ contents: EXECA_BESIDE_BLOB, loader: 'js' }));
+  },
+});
+
+const entry = [
+  "import { prepareSnapshot } from './src/cli/startup-snapshot.ts';",
+  ...names.map((n) => `import ${n} from 'gdrgate-validator:${n}';`),
+  `prepareSnapshot({ ${names.join(', ')} }, process.env.GDRGATE_SNAPSHOT_WARMUP);`,
+].join('\n');
+
+await build({
+  stdin: { contents: entry, resolveDir: root, sourcefile: 'gate-snapshot-entry.ts', loader: 'ts' },
+  outfile: path.join(root, 'dist/gate-snapshot.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  plugins,
+  // schema.ts finds the package through import.meta.url only in its compile fallback, absent here.
+  logOverride: { 'empty-import-meta': 'silent' },
+  logLevel: 'warning',
+  legalComments: 'none',
+});
+
+await build({
+  stdin: { contents: "export { execa } from 'execa';", resolveDir: root, sourcefile: 'execa-entry.js', loader: 'js' },
+  outfile: path.join(root, 'dist/execa.cjs'),
+  bundle: true,
+  format: 'cjs',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  legalComments: 'none',
+});
+
+await import('./build-blob.mjs');

@@ -1,0 +1,104 @@
+// FsHost's own walk of links (realPath) and its reads, against the platform's realpath(3) and readFileSync on
+// trees built here: every case a sysfs or capture tree can hold, and the ones a hostile tree can.
+import t from 'tap';
+import fs from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FsHost } from '../../src/host/fs-host.js';
+import { H200 } from '../helpers/paths.js';
+
+const root = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-fshost-')));
+const mk = (p: string, text = ''): void => {
+  fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+  fs.writeFileSync(path.join(root, p), text);
+};
+const ln = (target: string, p: string): void => {
+  fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
+  fs.symlinkSync(target, path.join(root, p));
+};
+// A sysfs-like layout: class and bus links into /sys/devices, a link to a link, a link through a linked dir.
+mk('sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0/vendor', '0x10de\n');
+ln('../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0', 'sys/bus/pci/devices/0000:01:00.0');
+ln('../../bus/pci/devices/0000:01:00.0', 'sys/class/gpu/card0'); // link → link
+ln('pci0000:00', 'sys/devices/alias'); // a linked directory in the middle of a path
+ln('/sys/devices', 'sys/abs'); // absolute: meant for the captured node, leaves this root
+ln('loop-b', 'sys/loop-a');
+ln('loop-a', 'sys/loop-b');
+ln('../../../../../../../../../../..', 'sys/climb');
+ln('nowhere', 'sys/dangling');
+
+const host = new FsHost(root);
+const want = (p: string): string => path.relative(root, fs.realpathSync.native(path.join(root, p))).replace(/^/, '/');
+
+for (const p of [
+  '/sys/bus/pci/devices/0000:01:00.0',
+  '/sys/class/gpu/card0',
+  '/sys/class/gpu/card0/vendor',
+  '/sys/devices/alias/0000:00:01.0/0000:01:00.0',
+  '/sys/bus/pci/devices/0000:01:00.0/..',
+  '/sys/./bus//pci/devices/0000:01:00.0/',
+  '/sys',
+  '/',
+]) {
+  const r = await host.realPath(p);
+  t.same(r, { ok: true, value: want(p) === '/' ? '/' : want(p) }, `realPath ${p} = realpath(3)`);
+}
+// Asked again: the same answers from the cached components.
+t.same(await host.realPath('/sys/class/gpu/card0'), { ok: true, value: '/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0' }, 'second resolution agrees');
+
+const fails = async (p: string): Promise<{ missing: boolean; reason: string }> => {
+  const r = await host.realPath(p);
+  if (r.ok) throw new Error(`${p} resolved to ${r.value}`);
+  return { missing: r.missing, reason: r.reason };
+};
+const err = (p: string): string => {
+  try {
+    fs.realpathSync.native(path.join(root, p));
+    return 'resolved';
+  } catch (e) {
+    return (e as Error).message;
+  }
+};
+// Paths are normalized as written (`a/link/..` is `a`), as before any resolution: this one names nothing.
+for (const p of ['/sys/bus/pci/devices/0000:01:00.0/../../pci0000:00', '/sys/dangling', '/sys/nothing/here', '/sys/bus/pci/devices/0000:01:00.0/vendor/x', '/sys/loop-a']) {
+  const f = await fails(p);
+  t.ok(f.reason.endsWith(err(p)), `${p}: worded as realpath(3): ${f.reason}`);
+  t.equal(f.reason.slice(0, f.reason.indexOf(':')), err(p).slice(0, err(p).indexOf(':')), `${p}: same error code`);
+}
+t.match(await fails('/sys/abs/pci0000:00'), { missing: true, reason: /link leaves the root/ }, 'an absolute link is not followed onto this machine');
+t.match(await fails('/sys/climb/etc'), { missing: true, reason: /link leaves the root/ }, '.. beyond the root stays refused');
+
+// Reads: whole files of any size, `max` honoured, nothing left of an earlier, longer read.
+const big = Buffer.alloc(200_000, 0x61);
+big.write('END', big.length - 3);
+mk('proc/big', big.toString('latin1'));
+mk('proc/short', 'x\n');
+const b = await host.readBytes('/proc/big');
+t.ok(b.ok && Buffer.from(b.value).equals(big), 'a file larger than the read buffer comes back whole');
+const s = await host.readText('/proc/short');
+t.same(s, { ok: true, value: 'x\n' }, 'a short read after a long one holds only its own bytes');
+const m = await host.readBytes('/proc/big', 4096);
+t.equal(m.ok && m.value.length, 4096, 'max bounds the read');
+const first = await host.readBytes('/proc/short');
+await host.readBytes('/proc/big');
+t.same(first.ok && Buffer.from(first.value).toString(), 'x\n', 'bytes handed out are not overwritten by the next read');
+t.match(await host.readText('/proc/none'), { ok: false, missing: true, reason: /^ENOENT/ }, 'absent file');
+t.match(await host.readText('/sys/devices'), { ok: false, missing: false, reason: /^EISDIR/ }, 'a directory is unreadable, not absent');
+
+// The bundled real capture: every file reads as readFileSync reads it.
+const h200 = new FsHost(H200);
+const files: string[] = [];
+const walk = (d: string): void => {
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+    const p = path.join(d, e.name);
+    if (e.isDirectory()) walk(p);
+    else if (e.isFile()) files.push(p);
+  }
+};
+walk(path.join(H200, 'sys'));
+let same = 0;
+for (const f of files) {
+  const r = await h200.readBytes('/' + path.relative(H200, f));
+  if (r.ok && Buffer.from(r.value).equals(fs.readFileSync(f))) same++;
+}
+t.equal(same, files.length, `all ${files.length} files of the H200 capture's /sys read byte for byte`);
