@@ -26,10 +26,11 @@ function withOthers(n: GenNode): GenNode {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-function timed(cmd: string[], env: NodeJS.ProcessEnv = {}): { ms: number; rssKiB: number; code: number | null } {
+/** Runs `cmd` with exactly `env` (nothing inherited: slurmd gives a Prolog only SLURM_* variables, not even PATH). */
+function timed(cmd: string[], env: NodeJS.ProcessEnv): { ms: number; rssKiB: number; code: number | null } {
   const t0 = process.hrtime.bigint();
   // GNU time reports the child's peak RSS (%M, KiB) on stderr's last line.
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', ...cmd], { encoding: 'utf8', env: { ...process.env, ...env } });
+  const r = spawnSync('/usr/bin/time', ['-f', '%M', ...cmd], { encoding: 'utf8', env });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const rss = Number(r.stderr.trim().split('\n').pop());
   return { ms, rssKiB: rss, code: r.status };
@@ -63,24 +64,38 @@ async function main(): Promise<void> {
   };
   const res: Record<string, { ms: number[]; rss: number[] }> = {};
   for (const k of Object.keys(cmds)) res[k] = { ms: [], rss: [] };
-  // What slurmd gives a Prolog for a job on all 8 GPUs: the gate writes that job's state for the TaskProlog.
-  const env = { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '1', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()), SLURM_JOB_GPUS: '0,1,2,3,4,5,6,7' };
-  for (let i = 0; i < 3; i++) for (const c of Object.values(cmds)) timed(c, env); // warm the page cache
+  // What slurmd gives a Prolog for a job on all 8 GPUs, a new job each run: the gate writes that job's state.
+  let job = 100;
+  const env = (): NodeJS.ProcessEnv => ({
+    SLURMD_NODENAME: 'gpu001',
+    SLURM_JOB_ID: String(++job),
+    SLURM_JOB_UID: String(process.getuid!()),
+    SLURM_JOB_GID: String(process.getgid!()),
+    SLURM_JOB_GPUS: '0,1,2,3,4,5,6,7',
+  });
+  for (let i = 0; i < 3; i++) for (const c of Object.values(cmds)) timed(c, env()); // warm the page cache
   for (let i = 0; i < ROUNDS; i++)
     for (const [k, c] of Object.entries(cmds)) {
-      const r = timed(c, env);
+      const r = timed(c, env());
       if (r.code !== 0) throw new Error(`${k} exited ${r.code}`);
       res[k]!.ms.push(r.ms);
       res[k]!.rss.push(r.rssKiB);
     }
-  const sp = spawnSync(node, ['--import', path.join(REPO, 'bench/count-spawns.mjs'), CLI, 'prolog', '--config', config], { encoding: 'utf8', env: { ...process.env, ...env, GDRGATE_SPAWN_COUNT_FILE: spawnFile } });
+  // The floor in the environment this bench was started from: variables such as NODE_EXTRA_CA_CERTS (Node reads
+  // that CA bundle at every start) raise `node -e 0` itself, and would flatter the ratio; Slurm passes none.
+  const inherited: number[] = [];
+  for (let i = 0; i < Math.min(ROUNDS, 10); i++) inherited.push(timed([node, '-e', '0'], process.env).ms);
+  const nodeVars = Object.keys(process.env).filter((k) => k.startsWith('NODE_'));
+  const sp = spawnSync(node, ['--import', path.join(REPO, 'bench/count-spawns.mjs'), CLI, 'prolog', '--config', config], { encoding: 'utf8', env: { ...env(), GDRGATE_SPAWN_COUNT_FILE: spawnFile } });
   const spawns = sp.status === 0 ? Number(readFileSync(spawnFile, 'utf8')) : NaN;
   const floor = median(res['node -e 0']!.ms);
   console.log(`gdrgate bench: 8 GPU / 8 NIC / 8 PCIe switches + 12 other devices, ${ROUNDS} alternating rounds, node ${process.version}`);
+  console.log('every command runs in the environment slurmd gives a Prolog: SLURM_* variables only, a new job id each run');
   for (const [k, v] of Object.entries(res))
     console.log(`${k.padEnd(16)} p50 ${median(v.ms).toFixed(1).padStart(6)} ms   ratio ${(median(v.ms) / floor).toFixed(2)}   peak RSS ${(Math.max(...v.rss) / 1024).toFixed(1)} MiB`);
   console.log(`prolog (Slurm)/node -e 0 (p50): ${(median(res['prolog (Slurm)']!.ms) / floor).toFixed(2)}   target <= 1.30`);
   console.log(`processes spawned by a passing prolog (the gate's code, counted in its no-blob run): ${spawns}   target 0`);
+  console.log(`node -e 0 in the environment this bench was started from: p50 ${median(inherited).toFixed(1)} ms${nodeVars.length ? ` (it sets ${nodeVars.join(', ')})` : ''}`);
   const log = readFileSync(path.join(dir, 'gate.log'), 'utf8');
   const count = (re: RegExp): number => (log.match(re) ?? []).length;
   console.log(`Slurm prologs the gate logged as started from the blob: ${count(/"startup":"snapshot"/g)} of ${ROUNDS + 3}; log lines above info: ${count(/"level":[45]\d/g)}`);

@@ -56,6 +56,22 @@ plugins.push({
   },
 });
 
+// pino's transports (worker threads that run other modules) are never used by the gate, which logs to a file
+// descriptor: they stay out of the blob, and so do worker_threads and module, which Node does not support in a
+// startup snapshot. The gate is never a worker thread: isMainThread is true.
+plugins.push({
+  name: 'pino-without-transports',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(lib\/)?transport$/ }, (a) => (/[\\/]pino[\\/]/.test(a.importer) ? { path: 'transport', namespace: 'pino-stub' } : undefined));
+    b.onResolve({ filter: /^worker_threads$/ }, (a) => (/[\\/]pino[\\/]/.test(a.importer) ? { path: 'worker_threads', namespace: 'pino-stub' } : undefined));
+    b.onLoad({ filter: /^transport$/, namespace: 'pino-stub' }, () => ({
+      contents: "module.exports = function transport() { throw new Error('pino transports are not part of the gate'); };",
+      loader: 'js',
+    }));
+    b.onLoad({ filter: /^worker_threads$/, namespace: 'pino-stub' }, () => ({ contents: 'module.exports = { isMainThread: true };', loader: 'js' }));
+  },
+});
+
 const entry = [
   "import { prepareSnapshot } from './src/cli/startup-snapshot.ts';",
   ...names.map((n) => `import ${n} from 'gdrgate-validator:${n}';`),

@@ -94,6 +94,21 @@ export class FsHost implements Host {
     });
   }
 
+  /** One open, a pread per part `pick` asks for, one close. */
+  readParts<T>(p: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): Promise<ReadResult<T>> {
+    return sync(() => {
+      const fd = fs.openSync(this.join(p), READ_FLAGS);
+      try {
+        return pick((offset, length) => {
+          const b = Buffer.allocUnsafe(length);
+          return b.subarray(0, fs.readSync(fd, b, 0, length, offset));
+        });
+      } finally {
+        fs.closeSync(fd);
+      }
+    });
+  }
+
   /**
    * Reads up to `max` bytes of `p` into `scratch` and returns how many: open, read until end of file (or
    * `max`), close; no fstat (a sysfs attribute's size says nothing) and no buffer per file.

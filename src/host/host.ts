@@ -19,6 +19,13 @@ export interface Host {
   list(path: string): Promise<ReadResult<string[]>>;
   readText(path: string): Promise<ReadResult<string>>;
   readBytes(path: string, max?: number): Promise<ReadResult<Uint8Array>>;
+  /**
+   * Parts of one file, for files where every byte read costs: a sysfs `config` read is one configuration access
+   * per dword, trapped by the hypervisor in a VM (4 KiB of a GPU's config space: 22 ms on the H200 node). `pick`
+   * gets a reader of (offset, length) → the bytes there (fewer at the end of the file) and returns what it
+   * found. Optional: without it, callers read the whole file and pick from that.
+   */
+  readParts?<T>(path: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): Promise<ReadResult<T>>;
   /** The link's own text (`../../../bus/pci/drivers/nvidia`). */
   readLink(path: string): Promise<ReadResult<string>>;
   /** Resolve every link, returned as a kernel path (`/sys/devices/pci0000:00/0000:00:06.0`). */

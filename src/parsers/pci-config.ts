@@ -81,6 +81,35 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
   };
 }
 
+/** What sysfs `config` holds for a PCIe function read as root (PCI_CFG_SPACE_EXP_SIZE). */
+const CONFIG_BYTES = 0x1000;
+
+/**
+ * The bytes of a config blob that parsePciConfig looks at, read part by part through `at(offset, length)`
+ * (fewer bytes back at the end of the file): the header and standard capabilities (256 bytes), then each
+ * extended capability header with the dword after it (ACS and ATS keep their registers there), following the
+ * list as parsePciConfig does. The rest stays zero: parsePciConfig of the result equals parsePciConfig of the
+ * whole file's first 4 KiB. A file that is not a whole 4 KiB (64 bytes unprivileged, 256 for conventional
+ * PCI, a truncated capture) is read as it is.
+ */
+export function sparseConfig(at: (offset: number, length: number) => Uint8Array): Uint8Array {
+  const std = at(0, EXT_START);
+  if (std.length < EXT_START) return std;
+  if (at(CONFIG_BYTES - 1, 1).length === 0) return at(0, CONFIG_BYTES);
+  const out = new Uint8Array(CONFIG_BYTES);
+  out.set(std);
+  const seen = new Set<number>();
+  for (let off = EXT_START; off >= EXT_START && !seen.has(off) && seen.size < MAX_EXT_CAPS; ) {
+    seen.add(off);
+    const part = at(off, 8);
+    out.set(part, off);
+    const word = new ConfigReader(part).u32(0);
+    if (part.length < 4 || word === 0 || word === 0xffffffff) break;
+    off = (word >>> 20) & 0xffc;
+  }
+  return out;
+}
+
 /** Renders ACS bits the way `lspci -vvv` prints ACSCap/ACSCtl. */
 export function formatAcs(bits: AcsBits): string {
   return ACS_FIELDS.map(([key, name]) => `${name}${bits[key] ? '+' : '-'}`).join(' ');

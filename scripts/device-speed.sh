@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The prolog's cost on the live GPU node, as Slurm runs it: slurm/prolog.sh with its .conf (the gate from
+# dist/gate.blob), the same gate without the blob (node dist/cli.js), and node -e 0, alternating, each in the
+# environment slurmd gives a Prolog (env -i, SLURM_* only, a new job id each run). On the live / and, when
+# .device/hgx.tar.gz is there, on the bench's 8-GPU tree. Also: what one read of a GPU's config space costs
+# (4096, 256 and 64 bytes), since the gate reads it for every device on a GPU<->NIC path. Output under $OUT.
+set -u
+OUT=${OUT:-/tmp/gdrgate-device}
+mkdir -p "$OUT"
+bash .device/unpack.sh || exit 1
+N=/tmp/gdr/node
+APP=/tmp/gdr/app
+chmod -R a+rX /tmp/gdr
+W=/tmp/gdr/w && mkdir -p $W
+cp "$APP/slurm/prolog.sh" $W/gdrgate-prolog.sh && chmod 755 $W/gdrgate-prolog.sh
+"$N" "$APP/dist/cli.js" baseline capture --class live --match '*' > $W/live-baseline.json 2>/dev/null
+printf '{"baseline":"%s","scontrol":"/bin/false","logFile":"%s","stateDir":"%s"}\n' $W/live-baseline.json $W/live.log $W/state > $W/live.json
+roots="live"
+if [ -f .device/hgx.tar.gz ]; then
+  tar xzf .device/hgx.tar.gz -C /tmp/gdr
+  "$N" "$APP/dist/cli.js" baseline capture --root /tmp/gdr/hgx --class hgx --match '*' > $W/hgx-baseline.json 2>/dev/null
+  printf '{"baseline":"%s","root":"/tmp/gdr/hgx","scontrol":"/bin/false","logFile":"%s","stateDir":"%s"}\n' $W/hgx-baseline.json $W/hgx.log $W/state > $W/hgx.json
+  roots="live hgx"
+fi
+job=1000
+ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e-s)/1000 )); }
+slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=0 SLURM_JOB_GID=0 "$@"; }
+{
+  echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
+  for r in $roots; do printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
+    slurm $W/gdrgate-prolog.sh; echo "($r: wrapper exit $?)"; tail -n 1 $W/$r.log; done
+  for k in 1 2 3; do for i in $(seq 10); do
+    echo "node-e0 $(ms env -i "$N" -e 0)"
+    for r in $roots; do
+      printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
+      echo "$r-slurm $(ms slurm $W/gdrgate-prolog.sh)"
+      echo "$r-noblob $(ms slurm "$N" "$APP/dist/cli.js" prolog --config $W/$r.json)"
+    done
+  done; done
+  for r in $roots; do printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
+    slurm /usr/bin/time -f "$r-slurm peak RSS %M KiB" $W/gdrgate-prolog.sh > /dev/null; done
+  echo "startup: $(grep -c '"startup":"snapshot"' $W/*.log | tr '\n' ' ')"
+} > "$OUT/speed.txt" 2>&1
+"$N" -e '
+const t = require("fs").readFileSync(process.argv[1], "utf8");
+const by = {}; for (const m of t.matchAll(/^(\S+) (\d+)$/gm)) (by[m[1]] ??= []).push(Number(m[2]) / 1000);
+const med = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
+const floor = med(by["node-e0"]);
+for (const [k, v] of Object.entries(by)) console.log(`${k.padEnd(12)} p50 ${med(v).toFixed(1).padStart(6)} ms  ratio ${(med(v) / floor).toFixed(2)}  n=${v.length}`);
+' "$OUT/speed.txt" >> "$OUT/speed.txt"
+# Config space: the GPU's, read whole and in part (a read of sysfs config is one config access per dword).
+gpu=$(for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor)" = 0x10de ] && case $(cat $d/class) in 0x03*) echo $d; break;; esac; done)
+{
+  echo "== config space reads of $gpu (1000 each, as root)"
+  "$N" -e '
+const fs = require("fs"); const p = process.argv[1] + "/config"; const b = Buffer.alloc(4096);
+for (const n of [4096, 256, 64, 4096]) { const fd = fs.openSync(p, "r"); const t = performance.now();
+  for (let i = 0; i < 1000; i++) fs.readSync(fd, b, 0, n, 0);
+  console.log(`${n} bytes: ${((performance.now() - t)).toFixed(1)} us per read`); fs.closeSync(fd); }
+for (const a of ["vendor", "current_link_width", "numa_node"]) { const t = performance.now();
+  for (let i = 0; i < 1000; i++) fs.readFileSync(process.argv[1] + "/" + a);
+  console.log(`${a}: ${((performance.now() - t)).toFixed(1)} us per open+read+close`); }
+' "$gpu"
+} >> "$OUT/speed.txt" 2>&1
+cat "$OUT/speed.txt" | tail -n 20

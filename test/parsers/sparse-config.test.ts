@@ -1,0 +1,123 @@
+// sparseConfig reads a config blob part by part (header + standard space, then each extended capability's
+// header and the dword after it) and must parse exactly as the whole blob does: on every real blob we have,
+// on the generated 8-GPU tree's bridges, GPUs and NICs, and on thousands of seeded mutations of them
+// (broken pointers, loops, all-ones, truncations). It must also read far less than the whole 4 KiB.
+import t from 'tap';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parsePciConfig, sparseConfig } from '../../src/parsers/pci-config.js';
+import { buildTree } from '../gen/sysfs-tree.js';
+import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
+import { H200, REPO } from '../helpers/paths.js';
+
+/** A reader over a whole blob that counts the bytes it hands out, as FsHost.readParts would read them. */
+function reader(blob: Uint8Array): { at: (o: number, n: number) => Uint8Array; bytes: () => number } {
+  let bytes = 0;
+  return {
+    at: (o, n) => {
+      const part = blob.subarray(o, o + n);
+      bytes += part.length;
+      return part;
+    },
+    bytes: () => bytes,
+  };
+}
+const whole = (blob: Uint8Array): Uint8Array => blob.subarray(0, 4096);
+
+function configs(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile() && (e.name === 'config' || e.name.endsWith('.bin'))) out.push(p);
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+const tree = mkdtempSync(path.join(tmpdir(), 'gdrgate-sparse-'));
+await buildTree(tree, HGX);
+const blobs = [...configs(H200), ...configs(path.join(REPO, 'test/fixtures/pci-config')), ...configs(path.join(tree, 'sys/devices'))].map((f) => ({
+  name: f.startsWith(tree) ? `<hgx>${f.slice(tree.length)}` : path.relative(REPO, f),
+  blob: new Uint8Array(readFileSync(f)),
+}));
+t.ok(blobs.length >= 50, `${blobs.length} real and generated blobs`);
+
+t.test('every blob: the sparse read parses as the whole one', async (t) => {
+  for (const { name, blob } of blobs) t.same(parsePciConfig(sparseConfig(reader(blob).at)), parsePciConfig(whole(blob)), name);
+});
+
+t.test('a 4 KiB blob with extended capabilities is read in parts: a few hundred bytes, not 4 KiB', async (t) => {
+  const big = blobs.filter((b) => b.blob.length === 4096 && parsePciConfig(b.blob).extCapabilities.length > 0);
+  t.ok(big.length >= 40, `${big.length} such blobs`);
+  for (const { name, blob } of big) {
+    const r = reader(blob);
+    sparseConfig(r.at);
+    const caps = parsePciConfig(blob).extCapabilities.length;
+    t.ok(r.bytes() <= 256 + 1 + 8 * caps, `${name}: ${r.bytes()} bytes for ${caps} extended capabilities`);
+  }
+});
+
+t.test('short blobs (unprivileged 64 bytes, conventional 256, truncated) are read as they are', async (t) => {
+  const gpu = blobs.find((b) => b.name.includes('0000:00:06.0'))!.blob;
+  for (const n of [0, 10, 64, 100, 256, 257, 300, 1000, 4095]) {
+    const b = gpu.subarray(0, n);
+    t.same(sparseConfig(reader(b).at), b, `${n} bytes`);
+  }
+});
+
+/** mulberry32: a fixed seed makes every failure reproducible. */
+function rng(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+t.test('seeded mutations of the extended list: pointers, loops, all ones, zeros, truncation', async (t) => {
+  const r = rng(0x5eed);
+  const bases = blobs.filter((b) => b.blob.length === 4096);
+  let n = 0;
+  let differ = 0;
+  let changed = 0; // mutations that changed what the blob parses to: the test is not fed no-ops
+  for (let i = 0; i < 3000; i++) {
+    const base = bases[Math.floor(r() * bases.length)]!.blob;
+    const b = new Uint8Array(base);
+    const caps = parsePciConfig(base).extCapabilities.map((c) => c.offset);
+    const kind = Math.floor(r() * 5);
+    const at = caps.length && r() < 0.8 ? caps[Math.floor(r() * caps.length)]! : 0x100 + 4 * Math.floor(r() * 960);
+    if (kind === 0) b[at + 2 + Math.floor(r() * 2)] = Math.floor(r() * 256); // next pointer bits
+    if (kind === 1) new DataView(b.buffer).setUint32(at, (0x100 + 4 * Math.floor(r() * 960)) << 20 | 0x000d, true); // ACS pointing anywhere
+    if (kind === 2) new DataView(b.buffer).setUint32(at, caps[0] === undefined ? 0 : (caps[0] << 20) | 0x000f, true); // a loop back
+    if (kind === 3) b.fill(r() < 0.5 ? 0xff : 0, at, at + 4);
+    const cut = kind === 4 ? b.subarray(0, Math.floor(r() * 4096)) : b;
+    const got = parsePciConfig(sparseConfig(reader(cut).at));
+    const want = parsePciConfig(whole(cut));
+    n++;
+    if (JSON.stringify(want) !== JSON.stringify(parsePciConfig(base))) changed++;
+    if (JSON.stringify(got) !== JSON.stringify(want)) {
+      differ++;
+      if (differ <= 3) t.same(got, want, `mutation ${i} (kind ${kind} at ${at.toString(16)})`);
+    }
+  }
+  t.equal(differ, 0, `${n} mutations: sparse and whole parse the same`);
+  t.ok(changed > n / 2, `${changed} of them changed the parse itself`);
+});
+
+t.test('the bundled capture is read through FsHost.readParts as parts', async (t) => {
+  const { FsHost } = await import('../../src/host/fs-host.js');
+  const host = new FsHost(H200);
+  const file = '/sys/devices/pci0000:00/0000:00:06.0/config';
+  const parts: [number, number][] = [];
+  const r = await host.readParts!(file, (at) => sparseConfig((o, n) => (parts.push([o, n]), at(o, n))));
+  t.ok(r.ok && parsePciConfig(r.value).pcie !== null, 'parsed');
+  t.same(r.ok ? parsePciConfig(r.value) : null, parsePciConfig(readFileSync(path.join(H200, file))), 'as the whole file');
+  t.same(parts[0], [0, 256], 'first the header and standard capabilities');
+  t.equal(statSync(path.join(H200, file)).size, 4096);
+  t.match(await host.readParts!('/sys/none/config', sparseConfig), { ok: false, missing: true }, 'absent file');
+});
