@@ -31,6 +31,7 @@ slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB
     slurm $W/gdrgate-prolog.sh; echo "($r: wrapper exit $?)"; tail -n 1 $W/$r.log; done
   for k in 1 2 3; do for i in $(seq 10); do
     echo "node-e0 $(ms env -i "$N" -e 0)"
+    echo "blob-start $(ms env -i "$N" --snapshot-blob "$APP/dist/gate.blob" start-up-only)"
     for r in $roots; do
       printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
       echo "$r-slurm $(ms slurm $W/gdrgate-prolog.sh)"
@@ -47,7 +48,8 @@ const by = {}; for (const m of t.matchAll(/^(\S+) (\d+)$/gm)) (by[m[1]] ??= []).
 const med = (v) => [...v].sort((a, b) => a - b)[v.length >> 1];
 const floor = med(by["node-e0"]);
 for (const [k, v] of Object.entries(by)) console.log(`${k.padEnd(12)} p50 ${med(v).toFixed(1).padStart(6)} ms  ratio ${(med(v) / floor).toFixed(2)}  n=${v.length}`);
-' "$OUT/speed.txt" >> "$OUT/speed.txt"
+' "$OUT/speed.txt" > "$OUT/summary.txt"
+cat "$OUT/summary.txt" >> "$OUT/speed.txt"
 # Config space: the GPU's, read whole and in part (a read of sysfs config is one config access per dword).
 gpu=$(for d in /sys/bus/pci/devices/*; do [ "$(cat $d/vendor)" = 0x10de ] && case $(cat $d/class) in 0x03*) echo $d; break;; esac; done)
 {

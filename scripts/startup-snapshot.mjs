@@ -10,7 +10,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const names = ['baseline', 'config', 'report'];
+// The gate validates its config and baseline; the report schema is for consumers of --json output (and tests).
+const names = ['baseline', 'config'];
 
 const plugins = [
   {
@@ -78,7 +79,7 @@ const entry = [
   `prepareSnapshot({ ${names.join(', ')} }, process.env.GDRGATE_SNAPSHOT_WARMUP);`,
 ].join('\n');
 
-await build({
+const made = await build({
   stdin: { contents: entry, resolveDir: root, sourcefile: 'gate-snapshot-entry.ts', loader: 'ts' },
   outfile: path.join(root, 'dist/gate-snapshot.cjs'),
   bundle: true,
@@ -88,9 +89,22 @@ await build({
   plugins,
   // schema.ts finds the package through import.meta.url only in its compile fallback, absent here.
   logOverride: { 'empty-import-meta': 'silent' },
+  // Smaller source, smaller blob, faster start (~3 ms of ~58 here); names stay as written, for stack traces.
+  minifyWhitespace: true,
+  minifySyntax: true,
+  metafile: !!process.env.GDRGATE_METAFILE,
   logLevel: 'warning',
   legalComments: 'none',
 });
+
+if (made.metafile) {
+  const by = {};
+  for (const [f, v] of Object.entries(Object.values(made.metafile.outputs)[0].inputs)) {
+    const k = f.includes('node_modules/') ? f.split('node_modules/')[1].split('/')[0] : f.split(':')[0].split('/')[0];
+    by[k] = (by[k] ?? 0) + v.bytesInOutput;
+  }
+  console.log(Object.entries(by).sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join('\n'));
+}
 
 await build({
   stdin: { contents: "export { execa } from 'execa';", resolveDir: root, sourcefile: 'execa-entry.js', loader: 'js' },

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
  * serialized so the code a prolog runs is compiled in the blob. Its report goes to the builder's stdout; its
  * logger is dropped, so the blob opens its own on first use. Nothing it read stays: each run reads its node anew.
  */
-export function prepareSnapshot(validators: Record<SchemaName, AjvFn>, warmUpConfig?: string): void {
+export function prepareSnapshot(validators: Partial<Record<SchemaName, AjvFn>>, warmUpConfig?: string): void {
   provideValidators(validators);
   startupSnapshot.setDeserializeMainFunction(() => void main());
   if (warmUpConfig) void gateCommand({ mode: 'prolog', config: warmUpConfig, dryRun: false }).finally(() => setLogFile(undefined));
