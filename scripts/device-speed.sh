@@ -27,6 +27,8 @@ ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $
 slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=0 SLURM_JOB_GID=0 "$@"; }
 {
   echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
+  echo "== this command's environment sets: $(env | grep -o '^NODE[A-Z_]*' | tr '\n' ' ')"
+  for i in $(seq 10); do echo "inherited-node-e0 $(ms "$N" -e 0)"; done
   for r in $roots; do printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
     slurm $W/gdrgate-prolog.sh; echo "($r: wrapper exit $?)"; tail -n 1 $W/$r.log; done
   for k in 1 2 3; do for i in $(seq 10); do

@@ -86,18 +86,34 @@ const CONFIG_BYTES = 0x1000;
 
 /**
  * The bytes of a config blob that parsePciConfig looks at, read part by part through `at(offset, length)`
- * (fewer bytes back at the end of the file): the header and standard capabilities (256 bytes), then each
- * extended capability header with the dword after it (ACS and ATS keep their registers there), following the
- * list as parsePciConfig does. The rest stays zero: parsePciConfig of the result equals parsePciConfig of the
- * whole file's first 4 KiB. A file that is not a whole 4 KiB (64 bytes unprivileged, 256 for conventional
- * PCI, a truncated capture) is read as it is.
+ * (fewer bytes back at the end of the file), following the capability lists as parsePciConfig does: the
+ * 64-byte header, each standard capability's first dword (the PCI Express capability's first 0x14 bytes),
+ * then each extended capability's header with the dword after it (ACS and ATS keep their registers there).
+ * The rest stays zero: parsePciConfig of the result equals parsePciConfig of the whole file's first 4 KiB.
+ * One read byte each at 0x100 and 0xfff tells a 256-byte (conventional PCI) from a 4 KiB config; any other
+ * length (a truncated capture) is read whole, and a 64-byte (unprivileged) one is all there is.
  */
 export function sparseConfig(at: (offset: number, length: number) => Uint8Array): Uint8Array {
-  const std = at(0, EXT_START);
-  if (std.length < EXT_START) return std;
-  if (at(CONFIG_BYTES - 1, 1).length === 0) return at(0, CONFIG_BYTES);
-  const out = new Uint8Array(CONFIG_BYTES);
-  out.set(std);
+  const head = at(0, HEADER_BYTES);
+  if (head.length < HEADER_BYTES || at(HEADER_BYTES, 1).length === 0) return head;
+  const ext = at(EXT_START, 1).length === 1;
+  if (at(ext ? CONFIG_BYTES - 1 : EXT_START - 1, 1).length === 0) return at(0, CONFIG_BYTES);
+  const out = new Uint8Array(ext ? CONFIG_BYTES : EXT_START);
+  out.set(head);
+  const hdr = new ConfigReader(head);
+  if ((hdr.u16(0x06) & 0x10) !== 0) {
+    const seen = new Set<number>();
+    let off = hdr.u8((hdr.u8(0x0e) & 0x7f) === 2 ? 0x14 : 0x34) & ~3;
+    while (off >= HEADER_BYTES && off < EXT_START && !seen.has(off) && seen.size < MAX_CAPS) {
+      seen.add(off);
+      const part = at(off, 4);
+      out.set(part, off);
+      if (part[0] === CAP_ID_PCIE) out.set(at(off, 0x14), off);
+      if (part[0] === 0xff) break;
+      off = (part[1] ?? 0) & ~3;
+    }
+  }
+  if (!ext) return out;
   const seen = new Set<number>();
   for (let off = EXT_START; off >= EXT_START && !seen.has(off) && seen.size < MAX_EXT_CAPS; ) {
     seen.add(off);

@@ -1,7 +1,8 @@
-// sparseConfig reads a config blob part by part (header + standard space, then each extended capability's
-// header and the dword after it) and must parse exactly as the whole blob does: on every real blob we have,
-// on the generated 8-GPU tree's bridges, GPUs and NICs, and on thousands of seeded mutations of them
-// (broken pointers, loops, all-ones, truncations). It must also read far less than the whole 4 KiB.
+// sparseConfig reads a config blob part by part (the header, each standard capability's first dword, then
+// each extended capability's header and the dword after it) and must parse exactly as the whole blob does:
+// on every real blob we have, on the generated 8-GPU tree's bridges, GPUs and NICs, and on thousands of
+// seeded mutations of them (broken pointers, loops, all-ones, truncations, in both capability lists).
+// It must also read far less than the whole 4 KiB.
 import t from 'tap';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -57,16 +58,21 @@ t.test('a 4 KiB blob with extended capabilities is read in parts: a few hundred 
     const r = reader(blob);
     sparseConfig(r.at);
     const caps = parsePciConfig(blob).extCapabilities.length;
-    t.ok(r.bytes() <= 256 + 1 + 8 * caps, `${name}: ${r.bytes()} bytes for ${caps} extended capabilities`);
+    const std = parsePciConfig(blob).capabilities.length;
+    t.ok(r.bytes() <= 64 + 3 + 4 * std + 0x14 + 8 * caps, `${name}: ${r.bytes()} bytes for ${std} standard and ${caps} extended capabilities`);
   }
 });
 
 t.test('short blobs (unprivileged 64 bytes, conventional 256, truncated) are read as they are', async (t) => {
   const gpu = blobs.find((b) => b.name.includes('0000:00:06.0'))!.blob;
-  for (const n of [0, 10, 64, 100, 256, 257, 300, 1000, 4095]) {
+  for (const n of [0, 10, 64, 100, 255, 257, 300, 1000, 4095]) {
     const b = gpu.subarray(0, n);
-    t.same(sparseConfig(reader(b).at), b, `${n} bytes`);
+    t.same(sparseConfig(reader(b).at), b, `${n} bytes: read whole`);
   }
+  const conv = gpu.subarray(0, 256); // a conventional PCI function's 256 bytes: still read in parts
+  const r = reader(conv);
+  t.same(parsePciConfig(sparseConfig(r.at)), parsePciConfig(conv), '256 bytes: parses as the whole');
+  t.ok(r.bytes() < 200, `256 bytes: ${r.bytes()} of them read`);
 });
 
 /** mulberry32: a fixed seed makes every failure reproducible. */
@@ -85,16 +91,21 @@ t.test('seeded mutations of the extended list: pointers, loops, all ones, zeros,
   let n = 0;
   let differ = 0;
   let changed = 0; // mutations that changed what the blob parses to: the test is not fed no-ops
-  for (let i = 0; i < 3000; i++) {
+  for (let i = 0; i < 5000; i++) {
     const base = bases[Math.floor(r() * bases.length)]!.blob;
     const b = new Uint8Array(base);
     const caps = parsePciConfig(base).extCapabilities.map((c) => c.offset);
-    const kind = Math.floor(r() * 5);
+    const kind = Math.floor(r() * 8);
     const at = caps.length && r() < 0.8 ? caps[Math.floor(r() * caps.length)]! : 0x100 + 4 * Math.floor(r() * 960);
     if (kind === 0) b[at + 2 + Math.floor(r() * 2)] = Math.floor(r() * 256); // next pointer bits
     if (kind === 1) new DataView(b.buffer).setUint32(at, (0x100 + 4 * Math.floor(r() * 960)) << 20 | 0x000d, true); // ACS pointing anywhere
     if (kind === 2) new DataView(b.buffer).setUint32(at, caps[0] === undefined ? 0 : (caps[0] << 20) | 0x000f, true); // a loop back
     if (kind === 3) b.fill(r() < 0.5 ? 0xff : 0, at, at + 4);
+    // The standard list: the pointer at 0x34, a capability's next pointer or ID, the Status bit that says a list exists.
+    const std = parsePciConfig(base).capabilities.map((c) => c.offset);
+    if (kind === 5) b[0x34] = Math.floor(r() * 256);
+    if (kind === 6 && std.length) b[std[Math.floor(r() * std.length)]! + (r() < 0.5 ? 0 : 1)] = Math.floor(r() * 256);
+    if (kind === 7) b[0x06] = b[0x06]! ^ 0x10;
     const cut = kind === 4 ? b.subarray(0, Math.floor(r() * 4096)) : b;
     const got = parsePciConfig(sparseConfig(reader(cut).at));
     const want = parsePciConfig(whole(cut));
@@ -117,7 +128,7 @@ t.test('the bundled capture is read through FsHost.readParts as parts', async (t
   const r = await host.readParts!(file, (at) => sparseConfig((o, n) => (parts.push([o, n]), at(o, n))));
   t.ok(r.ok && parsePciConfig(r.value).pcie !== null, 'parsed');
   t.same(r.ok ? parsePciConfig(r.value) : null, parsePciConfig(readFileSync(path.join(H200, file))), 'as the whole file');
-  t.same(parts[0], [0, 256], 'first the header and standard capabilities');
+  t.same(parts[0], [0, 64], 'first the 64-byte header');
   t.equal(statSync(path.join(H200, file)).size, 4096);
   t.match(await host.readParts!('/sys/none/config', sparseConfig), { ok: false, missing: true }, 'absent file');
 });
