@@ -209,6 +209,7 @@ async function e2e(): Promise<void> {
     tt.ok((await waitIdle(10_000)).ok, 'node idle');
     tt.match(showNode(), / State=IDLE /, 'scontrol show node: State=IDLE');
     tt.match(runLine(id), { result: 'healthy', exitCode: 0, action: 'none' }, 'gate log: healthy run for the job');
+    tt.equal(runLine(id)?.startup, 'snapshot', "slurmd's Prolog ran the gate from dist/gate.blob (the wrapper's fast path)");
   });
 
   await timed('2. GPU trained to x8: node drained with our reason, job requeued held', async (tt) => {
@@ -230,7 +231,7 @@ async function e2e(): Promise<void> {
     const r = sinfoR();
     tt.comment(`sinfo -R: ${r}`);
     tt.match(r, /^gdrgate: pcie-link\s/, 'sinfo -R (20 characters) shows gdrgate: pcie-link');
-    tt.match(runLine(id), { result: 'unhealthy', exitCode: 1, action: 'drained', node, reason: why, summary: {} }, 'gate log: JSON summary line for the job');
+    tt.match(runLine(id), { result: 'unhealthy', exitCode: 1, action: 'drained', node, reason: why, summary: {}, startup: 'snapshot' }, 'gate log: JSON summary line for the job (drained from the blob: scontrol through dist/execa.cjs)');
     // ours, but still broken: resume re-checks and refuses
     const res = resumeCli();
     tt.equal(res.status, 1, 'gdrgate resume refuses while the link is still x8', { stdout: res.stdout, stderr: res.stderr });
