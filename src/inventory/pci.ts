@@ -14,11 +14,18 @@ export interface PciSkeleton {
   readonly sysPath: string;
   readonly hostBridge: string;
   readonly bridges: readonly Bdf[];
+  /** Read in phase 1 for display controllers only (GPU candidates); null for the others until phase 2. */
   readonly vendor: number | null;
   readonly classCode: number | null;
 }
 
-/** Phase 1, every device: where it sits and what it is (realpath, vendor, class). */
+/** A display controller (VGA 0x0300, 3D 0x0302): only these can be GPUs, and only their vendor is needed now. */
+const isDisplay = (classCode: number | null): boolean => classCode !== null && (classCode >> 8 === 0x0300 || classCode >> 8 === 0x0302);
+
+/**
+ * Phase 1, every device: where it sits and what it is (realpath, class; vendor for display controllers, to
+ * find the GPUs). A large node has hundreds of functions: the vendor of the few that matter is read in phase 2.
+ */
 export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> {
   const ls = await host.list(DEV);
   if (!ls.ok) {
@@ -35,10 +42,8 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
       const segs = real.value.split('/');
       const hb = segs.findIndex((s) => HOST_BRIDGE_RE.test(s));
       const chain = segs.slice(hb + 1).filter((s) => BDF_RE.test(s));
-      const [vendor, classCode] = await Promise.all([
-        optParsed(host, `${real.value}/vendor`, parseHex, notes),
-        optParsed(host, `${real.value}/class`, parseHex, notes),
-      ]);
+      const classCode = await optParsed(host, `${real.value}/class`, parseHex, notes);
+      const vendor = isDisplay(classCode) ? await optParsed(host, `${real.value}/vendor`, parseHex, notes) : null;
       return {
         bdf,
         sysPath: real.value,
@@ -73,12 +78,13 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes): Promi
   await new Promise<void>((r) => setImmediate(r));
   const d = s.sysPath;
   const cfg = await config(host, d);
-  // Read as root, config space holds the registers sysfs's device and *_link_* files decode (Device ID; Link
-  // Status and Link Capabilities, PCIe Base 6.3 §7.5.3.6/§7.5.3.8): one read instead of six per device.
+  // Read as root, config space holds the registers sysfs's vendor, device and *_link_* files decode (IDs; Link
+  // Status and Link Capabilities, PCIe Base 6.3 §7.5.3.6/§7.5.3.8): one read instead of seven per device.
   // Unprivileged (64-byte header), absent or unanswered config: the sysfs files.
   const header = cfg.known && cfg.value.length >= 0x40 && cfg.value.vendorId !== 0xffff ? cfg.value : null;
   const pcie = cfg.known ? cfg.value.pcie : null;
-  const [device, driver, numaNode, localCpuList, current, max, iommuGroup] = await Promise.all([
+  const [vendor, device, driver, numaNode, localCpuList, current, max, iommuGroup] = await Promise.all([
+    isDisplay(s.classCode) ? s.vendor : header ? header.vendorId : optParsed(host, `${d}/vendor`, parseHex, notes),
     header ? header.deviceId : optParsed(host, `${d}/device`, parseHex, notes),
     linkBase(host, `${d}/driver`),
     optParsed(host, `${d}/numa_node`, parseNumaNode, notes),
@@ -87,7 +93,7 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes): Promi
     pcie ? { speed: pcie.linkCap.speed, width: pcie.linkCap.width } : link(host, d, 'max', notes),
     linkBase(host, `${d}/iommu_group`),
   ]);
-  return { ...s, device, driver, numaNode, localCpuList, current, max, config: cfg, iommuGroup };
+  return { ...s, vendor, device, driver, numaNode, localCpuList, current, max, config: cfg, iommuGroup };
 }
 
 export function isGpu(s: PciSkeleton): boolean {
