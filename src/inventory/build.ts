@@ -57,9 +57,10 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const wanted = new Set<Bdf>();
   for (const s of gpuSk) wanted.add(s.bdf);
   for (const n of nics) if (n.bdf) wanted.add(n.bdf);
-  for (const b of [...wanted]) for (const br of byBdf.get(b)?.bridges ?? []) wanted.add(br);
+  const endpoints = new Set(wanted);
+  for (const b of endpoints) for (const br of byBdf.get(b)?.bridges ?? []) wanted.add(br);
   const detailed = await Promise.all(
-    [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes)),
+    [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes, endpoints.has(b))),
   );
   const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => byText(a.bdf, b.bdf)).map((d) => [d.bdf, d]));
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]

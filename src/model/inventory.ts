@@ -24,9 +24,11 @@ export interface PciDevice {
   readonly vendor: number | null;
   readonly device: number | null;
   readonly classCode: number | null;
+  /** Bound driver (`nvidia`, `mlx5_core`); GPUs and NICs only: null for the bridges on their paths. */
   readonly driver: string | null;
   /** sysfs numa_node; null when -1 (no affinity reported) or absent. */
   readonly numaNode: number | null;
+  /** GPUs and NICs only, like driver and iommuGroup. */
   readonly localCpuList: string | null;
   readonly current: LinkEnd | null;
   readonly max: LinkEnd | null;
