@@ -2,12 +2,10 @@
 // `node --build-snapshot` takes), then makes the blob from it (scripts/build-blob.mjs). The JSON Schema
 // validators are compiled into the bundle (ajv standalone); ajv's compiler is left out of it, and so is execa
 // (only a failing gate runs scontrol): dist/execa.cjs, loaded from beside the blob when a drain needs it.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import standaloneCode from 'ajv/dist/standalone/index.js';
+import { validatorSource } from './validators.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The gate validates its config and baseline; the report schema is for consumers of --json output (and tests).
@@ -19,11 +17,7 @@ const plugins = [
     name: 'validators',
     setup(b) {
       b.onResolve({ filter: /^gdrgate-validator:/ }, (a) => ({ path: a.path.slice('gdrgate-validator:'.length), namespace: 'validator' }));
-      b.onLoad({ filter: /.*/, namespace: 'validator' }, (a) => {
-        const schema = JSON.parse(readFileSync(path.join(root, 'schemas', `${a.path}.schema.json`), 'utf8'));
-        const ajv = new Ajv2020({ allErrors: true, strict: true, code: { source: true } });
-        return { contents: standaloneCode(ajv, ajv.compile(schema)), loader: 'js', resolveDir: root };
-      });
+      b.onLoad({ filter: /.*/, namespace: 'validator' }, (a) => ({ contents: validatorSource(a.path, { esm: false }), loader: 'js', resolveDir: root }));
     },
   },
   {

@@ -3,11 +3,11 @@
 import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { parseStamp, type Stamp } from './policy.js';
+import { errnoCode, pidAlive } from '../host/process.js';
 
 export const STAMP = 'probe-stamp.json';
 export const PROBE_LOCK = 'probe.lock';
 
-const code = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
 
 /** Temp file beside the target, then rename: a reader (node_exporter, the next epilog) sees the old or the new file, never half. */
 export function writeAtomic(file: string, text: string, mode = 0o644): void {
@@ -37,15 +37,6 @@ export function writeStamp(dir: string, s: Stamp): void {
   writeAtomic(join(dir, STAMP), `${JSON.stringify(s)}\n`);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return code(e) === 'EPERM';
-  }
-}
-
 /**
  * One probing epilog per node at a time (two loopbacks on one HCA and port would measure each other). A lock whose pid
  * is gone, or older than staleMs, is broken once. Returns the release function, or why the lock is held.
@@ -59,7 +50,7 @@ export function takeProbeLock(dir: string, staleMs: number): { release: () => vo
       closeSync(fd);
       return { release: () => rmSync(file, { force: true }) };
     } catch (e) {
-      if (code(e) !== 'EEXIST') return { held: `cannot create ${file}: ${(e as Error).message}` };
+      if (errnoCode(e) !== 'EEXIST') return { held: `cannot create ${file}: ${(e as Error).message}` };
       let pid = NaN;
       let age = 0;
       try {
@@ -68,7 +59,7 @@ export function takeProbeLock(dir: string, staleMs: number): { release: () => vo
       } catch {
         continue; // released meanwhile: try again
       }
-      if (attempt > 0 || (Number.isSafeInteger(pid) && pid > 0 && alive(pid) && age < staleMs)) return { held: `another epilog (pid ${pid}) is probing` };
+      if (attempt > 0 || (Number.isSafeInteger(pid) && pid > 0 && pidAlive(pid) && age < staleMs)) return { held: `another epilog (pid ${pid}) is probing` };
       rmSync(file, { force: true });
     }
   }

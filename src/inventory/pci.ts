@@ -101,6 +101,5 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
 }
 
 export function isGpu(s: PciSkeleton): boolean {
-  const cls = s.classCode === null ? -1 : s.classCode >> 8;
-  return s.vendor === 0x10de && (cls === 0x0300 || cls === 0x0302);
+  return s.vendor === 0x10de && isDisplay(s.classCode);
 }

@@ -5,6 +5,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { parseSampleLine, sampleLine, type Sample } from './sample.js';
+import { errnoCode, pidAlive } from '../host/process.js';
 
 export interface SpoolOptions {
   readonly dir: string;
@@ -43,7 +44,6 @@ export const LOCK = 'samples.lock';
 export const MAX_LINE_BYTES = 4096;
 const CHUNK = 1 << 20;
 
-const errCode = (e: unknown): string => (e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : 'EUNKNOWN');
 const errMsg = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const rotated = (dir: string, n: number): string => join(dir, `samples.${n}.jsonl`);
 const closeQuietly = (fd: number | null): void => (fd === null ? undefined : quietly(() => closeSync(fd)));
@@ -53,15 +53,6 @@ function quietly(f: () => void): void {
     f();
   } catch {
     // Nothing to add to the result already decided.
-  }
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return errCode(e) === 'EPERM';
   }
 }
 
@@ -84,7 +75,7 @@ function breakIfStale(path: string, staleMs: number): boolean {
     unlinkSync(aside);
     return !fresh;
   } catch (e) {
-    return errCode(e) === 'ENOENT';
+    return errnoCode(e) === 'ENOENT';
   }
 }
 
@@ -98,7 +89,7 @@ function lock(dir: string, staleMs: number): (() => void) | null {
       // Release only our own lock: it may have been broken as stale and retaken by someone else.
       return () => quietly(() => readFileSync(path, 'utf8') === token && unlinkSync(path));
     } catch (e) {
-      if (errCode(e) !== 'EEXIST' || attempt > 0 || !breakIfStale(path, staleMs)) return null;
+      if (errnoCode(e) !== 'EEXIST' || attempt > 0 || !breakIfStale(path, staleMs)) return null;
     }
   }
   return null;
@@ -112,8 +103,8 @@ function moveNoClobber(src: string, dst: string): 'moved' | 'missing' | 'exists'
   try {
     linkSync(src, dst);
   } catch (e) {
-    if (errCode(e) === 'ENOENT') return 'missing';
-    if (errCode(e) !== 'EEXIST') throw e;
+    if (errnoCode(e) === 'ENOENT') return 'missing';
+    if (errnoCode(e) !== 'EEXIST') throw e;
     const a = statSync(src, { throwIfNoEntry: false });
     const b = statSync(dst, { throwIfNoEntry: false });
     if (a === undefined || b === undefined || a.ino !== b.ino || a.dev !== b.dev) return 'exists';
@@ -208,7 +199,7 @@ export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): Appe
     }
     return { ok: true, written: count, bytes: n, rejected, notes };
   } catch (e) {
-    return { ok: false, code: errCode(e), message: errMsg(e), written: 0, bytes: 0, rejected, notes };
+    return { ok: false, code: errnoCode(e), message: errMsg(e), written: 0, bytes: 0, rejected, notes };
   } finally {
     closeQuietly(fd);
   }

@@ -1,11 +1,12 @@
 // Shared by the epilog tests: a two-rail node (GPU and HCA per socket, generated sysfs), a baseline with bands, a
 // config whose probe tools are the stand-ins in test/fixtures/probe-bin, and a fake scontrol that records drains.
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { cli, type CliRun } from '../helpers/cli.js';
-import { fixture, REPO } from '../helpers/paths.js';
+import { REPO } from '../helpers/paths.js';
+import { captureBaseline, fakeScontrol } from '../helpers/fake-scontrol.js';
 
 export const PROBE_BIN = path.join(REPO, 'test/fixtures/probe-bin');
 export const bin = (name: string): string => path.join(PROBE_BIN, name);
@@ -58,23 +59,8 @@ export async function makeEpilogEnv(rails = 1): Promise<EpilogEnv> {
   const tree = path.join(dir, 'tree');
   await buildTree(tree, twoRail(rails));
   const baseline = path.join(dir, 'baseline.json');
-  const cap = cli(['baseline', 'capture', '--root', tree, '--class', 'rail', '--match', '*']);
-  if (cap.code !== 0) throw new Error(cap.stderr);
-  writeFileSync(baseline, cap.stdout);
-  const calls = path.join(dir, 'scontrol.calls');
-  const state = path.join(dir, 'scontrol.state');
-  const idle = fixture('scontrol/show_node_o_idle_22.05.8.txt');
-  writeFileSync(state, readFileSync(idle));
-  const scontrol = path.join(dir, 'scontrol');
-  writeFileSync(scontrol, `#!/bin/bash
-echo "$*" >> "${calls}"
-case "$1" in
-  show) cat "${state}" ;;
-  update) for a in "$@"; do case "$a" in reason=*) r=\${a#reason=};; esac; done
-    sed -e "s/State=IDLE /State=IDLE+DRAIN /" -e "s|\\$| Reason=$r [root@2026-11-29T14:39:05]|" "${idle}" > "${state}.new" && mv "${state}.new" "${state}" ;;
-esac
-`);
-  chmodSync(scontrol, 0o755);
+  captureBaseline(tree, 'rail', baseline);
+  const sc = fakeScontrol(dir);
   const config = path.join(dir, 'config.json');
   const spool = path.join(dir, 'spool');
   const log = path.join(dir, 'gate.log');
@@ -82,7 +68,7 @@ esac
   return {
     dir, tree, config, baseline, spool, log,
     writeConfig(probes, extra = {}) {
-      writeFileSync(config, JSON.stringify({ baseline, root: tree, scontrol, logFile: log, stateDir: path.join(dir, 'run'), spool, probes, ...extra }));
+      writeFileSync(config, JSON.stringify({ baseline, root: tree, scontrol: sc.path, logFile: log, stateDir: path.join(dir, 'run'), spool, probes, ...extra }));
     },
     setEnvelopes(envelopes) {
       const b = JSON.parse(readFileSync(baseline, 'utf8')) as { classes: Record<string, unknown>[] };
@@ -92,11 +78,7 @@ esac
     epilog(job, args = []) {
       return cli(['epilog', '--config', config, ...args], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: job, SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' });
     },
-    drainCalls() {
-      return existsSync(calls) ? readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('state=drain')) : [];
-    },
-    adminDrain(reason) {
-      writeFileSync(state, readFileSync(idle, 'utf8').replace('State=IDLE ', 'State=IDLE+DRAIN ').replace(/\n?$/, ` Reason=${reason} [admin@2026-11-29T14:00:00]\n`));
-    },
+    drainCalls: sc.drainCalls,
+    adminDrain: sc.adminDrain,
   };
 }

@@ -1,0 +1,59 @@
+// A stand-in for scontrol in a throwaway directory, answering with real Slurm 22.05.8 output
+// (test/fixtures/scontrol) and recording every call; and the baseline the gate tests capture from their tree.
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { cli } from './cli.js';
+import { fixture } from './paths.js';
+
+export type ScontrolMode = 'stateful' | 'hang' | 'crash' | 'not-found';
+
+export interface FakeScontrol {
+  /** The executable to put in a config's `scontrol`. */
+  readonly path: string;
+  /** One line per call: its arguments. */
+  readonly calls: string;
+  /** What `show` prints next. */
+  readonly state: string;
+  drainCalls(): string[];
+  /** Marks the node drained by someone else (an admin), as `scontrol show node` would then say. */
+  adminDrain(reason: string): void;
+}
+
+const IDLE = fixture('scontrol/show_node_o_idle_22.05.8.txt');
+
+export function fakeScontrol(dir: string, mode: ScontrolMode = 'stateful'): FakeScontrol {
+  const calls = path.join(dir, 'scontrol.calls');
+  const state = path.join(dir, 'scontrol.state');
+  writeFileSync(state, readFileSync(IDLE));
+  const body: Record<ScontrolMode, string> = {
+    // show: print the recorded state; update ... state=drain reason=R: rewrite the real drained line with R;
+    // state=resume: back to the real idle line.
+    stateful: `case "$1" in
+  show) cat "${state}" ;;
+  update) for a in "$@"; do case "$a" in reason=*) r=\${a#reason=};; state=resume) r=;; esac; done
+    if [ -n "$r" ]; then sed -e "s/State=IDLE /State=IDLE+DRAIN /" -e "s|\\$| Reason=$r [root@2026-11-29T14:39:05]|" "${IDLE}" > "${state}.new" && mv "${state}.new" "${state}"
+    else cp "${IDLE}" "${state}"; fi ;;
+esac`,
+    hang: 'exec /bin/sleep 600',
+    crash: 'kill -SEGV $$',
+    'not-found': `cat "${fixture('scontrol/show_node_o_not_found_stderr_22.05.8.txt')}" >&2; exit 1`,
+  };
+  const exe = path.join(dir, 'scontrol');
+  writeFileSync(exe, `#!/bin/bash\necho "$*" >> "${calls}"\n${body[mode]}\n`);
+  chmodSync(exe, 0o755);
+  return {
+    path: exe,
+    calls,
+    state,
+    drainCalls: () => (existsSync(calls) ? readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('state=drain')) : []),
+    adminDrain: (reason) =>
+      writeFileSync(state, readFileSync(IDLE, 'utf8').replace('State=IDLE ', 'State=IDLE+DRAIN ').replace(/\n?$/, ` Reason=${reason} [admin@2026-11-29T14:00:00]\n`)),
+  };
+}
+
+/** `gdrgate baseline capture` of `tree` (every node matches), written to `file`. */
+export function captureBaseline(tree: string, cls: string, file: string): void {
+  const cap = cli(['baseline', 'capture', '--root', tree, '--class', cls, '--match', '*']);
+  if (cap.code !== 0) throw new Error(cap.stderr);
+  writeFileSync(file, cap.stdout);
+}
