@@ -34,17 +34,20 @@ const freshDir = (): string => {
   return d;
 };
 
-/** Children run plain JS: transpile the two modules once instead of loading a TS loader in 50 processes. */
+/**
+ * Children run plain JS: transpile the spool and what it imports once, in src/'s layout, instead of loading a
+ * TS loader in 50 processes. Returns the directory that holds spool.js.
+ */
 function transpiled(): string {
   const out = join(root, 'mod');
-  mkdirSync(out);
-  writeFileSync(join(out, 'package.json'), '{"type":"module"}\n');
-  for (const f of ['sample', 'spool']) {
-    const src = readFileSync(here(`../../src/samples/${f}.ts`), 'utf8');
+  for (const f of ['samples/sample', 'samples/spool', 'host/process']) {
+    mkdirSync(join(out, f, '..'), { recursive: true });
+    const src = readFileSync(here(`../../src/${f}.ts`), 'utf8');
     const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } });
     writeFileSync(join(out, `${f}.js`), js.outputText);
   }
-  return out;
+  writeFileSync(join(out, 'package.json'), '{"type":"module"}\n');
+  return join(out, 'samples');
 }
 
 t.test('50 concurrent writer processes, rotating: every line parses, none lost', async (t) => {
