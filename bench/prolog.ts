@@ -1,6 +1,7 @@
 // `npm run bench`: what the prolog costs every job. Builds an 8-GPU/8-NIC switch-heavy tree (the HGX H100
 // of test/gen/topologies, plus the NVSwitches, NVMe drives and management NIC such a node also carries),
-// then times, alternating in one run: `node -e 0` (the floor); the prolog as Slurm runs it (slurm/prolog.sh with
+// then times, alternating in one run: `node -e 0` (the floor); Node from an empty user-land snapshot and the
+// gate's blob stopping before its first read (where a snapshot-started gate's own floor lies); the prolog as Slurm runs it (slurm/prolog.sh with
 // its .conf: node --snapshot-blob dist/gate.blob), a passing run that writes the job's state; the same prolog
 // started without the blob (node dist/cli.js); and `gdrgate check --json`. Prints medians, the prolog/floor ratio,
 // peak RSS and spawns on the pass path; then the epilog's sample spool on 1M samples (bench/samples.mjs).
@@ -56,8 +57,16 @@ async function main(): Promise<void> {
   writeFileSync(path.join(dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${config}\n`);
   const spawnFile = path.join(dir, 'spawns');
   const node = process.execPath;
+  // Where the floor of a snapshot-started gate lies: Node starting from a user-land snapshot holding nothing, and
+  // the gate's blob starting and stopping at once (a usage error, exit 2) before it reads anything.
+  const empty = path.join(dir, 'empty.blob');
+  writeFileSync(path.join(dir, 'empty.cjs'), "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});\n");
+  const mk = spawnSync(node, ['--snapshot-blob', empty, '--build-snapshot', path.join(dir, 'empty.cjs')], { encoding: 'utf8' });
+  if (mk.status !== 0) throw new Error(`empty snapshot: ${mk.stderr}`);
   const cmds = {
     'node -e 0': [node, '-e', '0'],
+    'empty snapshot': [node, '--snapshot-blob', empty],
+    'gate.blob start': [node, '--snapshot-blob', path.join(REPO, 'dist/gate.blob'), 'start-only'],
     'prolog (Slurm)': [wrapper],
     'prolog, no blob': [node, CLI, 'prolog', '--config', config],
     'check --json': [node, CLI, 'check', '--json', '--root', tree],
@@ -77,7 +86,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < ROUNDS; i++)
     for (const [k, c] of Object.entries(cmds)) {
       const r = timed(c, env());
-      if (r.code !== 0) throw new Error(`${k} exited ${r.code}`);
+      if (r.code !== (k === 'gate.blob start' ? 2 : 0)) throw new Error(`${k} exited ${r.code}`);
       res[k]!.ms.push(r.ms);
       res[k]!.rss.push(r.rssKiB);
     }

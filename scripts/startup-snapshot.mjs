@@ -111,4 +111,28 @@ await build({
   legalComments: 'none',
 });
 
+// The blob's second warm-up node (scripts/build-blob.mjs): the test generator's DGX-1 tree (PLX switches, ConnectX
+// NICs, ACS), so the code a switched multi-GPU node runs is compiled in the blob too, not only the bundled capture's.
+await build({
+  stdin: {
+    contents: [
+      "export { buildTree } from './test/gen/sysfs-tree.ts';",
+      "import { node as dgx1, source } from './test/gen/topologies/dgx1v-8xv100-4nic.ts';",
+      '// With nvidia_peermem loaded, as a DGX-1 running NCCL over InfiniBand has it: every warm-up prolog passes.',
+      'export const node = { ...dgx1, peermem: true };',
+      'export { source };',
+    ].join('\n'),
+    resolveDir: root,
+    sourcefile: 'warm-up-tree-entry.ts',
+    loader: 'ts',
+  },
+  outfile: path.join(root, 'dist/warm-up-tree.mjs'),
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  logLevel: 'warning',
+  legalComments: 'none',
+});
+
 await import('./build-blob.mjs');

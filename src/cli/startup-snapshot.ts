@@ -28,13 +28,17 @@ async function main(): Promise<void> {
 }
 
 /**
- * Called once, while the snapshot is built. `warmUpConfig`: a config for one passing prolog (scripts/build-blob.mjs
- * points it at the bundled capture, a throwaway state directory and SLURM_JOB_ID 1), run before the heap is
- * serialized so the code a prolog runs is compiled in the blob. Its report goes to the builder's stdout; its
- * logger is dropped, so the blob opens its own on first use. Nothing it read stays: each run reads its node anew.
+ * Called once, while the snapshot is built. `warmUp`: a JSON array of configs, one passing prolog each, run in turn
+ * before the heap is serialized so the code a prolog runs is compiled in the blob (scripts/build-blob.mjs points
+ * them at the bundled capture and a generated switched tree, throwaway state directories, SLURM_JOB_ID 1). Their
+ * reports go to the builder's stdout; the logger is dropped, so the blob opens its own on first use. Nothing they
+ * read stays: each run reads its node anew.
  */
-export function prepareSnapshot(validators: Partial<Record<SchemaName, AjvFn>>, warmUpConfig?: string): void {
+export function prepareSnapshot(validators: Partial<Record<SchemaName, AjvFn>>, warmUp?: string): void {
   provideValidators(validators);
   startupSnapshot.setDeserializeMainFunction(() => void main());
-  if (warmUpConfig) void gateCommand({ mode: 'prolog', config: warmUpConfig, dryRun: false }).finally(() => setLogFile(undefined));
+  const configs = warmUp ? (JSON.parse(warmUp) as string[]) : [];
+  void configs
+    .reduce<Promise<unknown>>((before, config) => before.then(() => gateCommand({ mode: 'prolog', config, dryRun: false })), Promise.resolve())
+    .finally(() => setLogFile(undefined));
 }

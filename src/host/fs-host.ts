@@ -29,6 +29,8 @@ const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
 /** `//`, a `.` or `..` component, or a trailing `/`: what path.posix.normalize would change. */
 const UNCLEAN = /\/\/|\/\.\.?(\/|$)|.\/$/;
 
+const SYSFS_MAGIC = 0x62656572;
+
 /** Symbolic links followed in one resolution before giving up, as the kernel's path walk does (ELOOP). */
 const MAX_LINKS = 40;
 
@@ -52,6 +54,8 @@ export class FsHost implements Host {
   private readonly base: string;
   /** Machine path whose parent is resolved → its link text, or null when it is not a link (realPath's walk). */
   private readonly links = new Map<string, string | null>();
+  /** Whether this root's /sys is sysfs (a live node), asked once: statfs(2) f_type. */
+  private sysfs: boolean | undefined;
 
   constructor(root: string) {
     this.root = root;
@@ -94,9 +98,16 @@ export class FsHost implements Host {
     });
   }
 
-  /** One open, a pread per part `pick` asks for, one close. */
+  /**
+   * On sysfs: one open, a pread per part `pick` asks for, one close. Elsewhere (a capture's regular files)
+   * every byte costs the same and each syscall costs more than a page: one whole read, parts served from it.
+   */
   readParts<T>(p: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): Promise<ReadResult<T>> {
     return sync(() => {
+      if (!this.onSysfs()) {
+        const whole = Uint8Array.prototype.slice.call(scratch, 0, this.readInto(p, 1 << 20));
+        return pick((offset, length) => whole.subarray(Math.min(offset, whole.length), Math.min(offset + length, whole.length)));
+      }
       const fd = fs.openSync(this.join(p), READ_FLAGS);
       try {
         return pick((offset, length) => {
@@ -130,6 +141,18 @@ export class FsHost implements Host {
     } finally {
       fs.closeSync(fd);
     }
+  }
+
+  /** A live node's /sys (SYSFS_MAGIC, include/uapi/linux/magic.h); false for a capture or when /sys is absent. */
+  private onSysfs(): boolean {
+    if (this.sysfs === undefined) {
+      try {
+        this.sysfs = fs.statfsSync(this.join('/sys')).type === SYSFS_MAGIC;
+      } catch {
+        this.sysfs = false;
+      }
+    }
+    return this.sysfs;
   }
 
   readLink(p: string): Promise<ReadResult<string>> {
