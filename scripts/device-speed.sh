@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The prolog's cost on the live GPU node, as Slurm runs it: slurm/prolog.sh with its .conf (the gate from
-# dist/gate.blob), the same gate without the blob (node dist/cli.js), and node -e 0, alternating, each in the
+# dist/gate.blob), the same gate without the blob (node dist/cli.js), node -e 0, Node from an empty snapshot and
+# the gate's blob stopping before its first read, alternating, each in the
 # environment slurmd gives a Prolog (env -i, SLURM_* only, a new job id each run). On the live / and, when
 # .device/hgx.tar.gz is there, on the bench's 8-GPU tree. Also: what one read of a GPU's config space costs
 # (4096, 256 and 64 bytes), since the gate reads it for every device on a GPU<->NIC path. Output under $OUT.
@@ -13,6 +14,9 @@ APP=/tmp/gdr/app
 chmod -R a+rX /tmp/gdr
 W=/tmp/gdr/w && mkdir -p $W
 cp "$APP/slurm/prolog.sh" $W/gdrgate-prolog.sh && chmod 755 $W/gdrgate-prolog.sh
+# Node from a user-land snapshot holding nothing: where any snapshot-started gate's floor lies.
+echo "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});" > $W/empty.cjs
+"$N" --snapshot-blob $W/empty.blob --build-snapshot $W/empty.cjs
 "$N" "$APP/dist/cli.js" baseline capture --class live --match '*' > $W/live-baseline.json 2>/dev/null
 printf '{"baseline":"%s","scontrol":"/bin/false","logFile":"%s","stateDir":"%s"}\n' $W/live-baseline.json $W/live.log $W/state > $W/live.json
 roots="live"
@@ -33,6 +37,7 @@ slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB
     slurm $W/gdrgate-prolog.sh; echo "($r: wrapper exit $?)"; tail -n 1 $W/$r.log; done
   for k in 1 2 3; do for i in $(seq 10); do
     echo "node-e0 $(ms env -i "$N" -e 0)"
+    echo "empty-snapshot $(ms env -i "$N" --snapshot-blob $W/empty.blob)"
     echo "blob-start $(ms env -i "$N" --snapshot-blob "$APP/dist/gate.blob" start-up-only)"
     for r in $roots; do
       printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf

@@ -34,6 +34,11 @@ const SYSFS_MAGIC = 0x62656572;
 /** Symbolic links followed in one resolution before giving up, as the kernel's path walk does (ELOOP). */
 const MAX_LINKS = 40;
 
+/** A kernel path absolute and normalized. Most come from the inventory's own code already so: only the others are rewritten. */
+function clean(kpath: string): string {
+  return kpath.startsWith('/') && !UNCLEAN.test(kpath) ? kpath : path.posix.normalize('/' + kpath);
+}
+
 function errno(code: string, message: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: ${message}`), { code });
 }
@@ -64,8 +69,7 @@ export class FsHost implements Host {
 
   /** Kernel path → path on this machine. Kernel paths are absolute; `..` cannot climb above the root. */
   join(kpath: string): string {
-    // Most paths come from the inventory's own code, already absolute and clean: normalize only the others.
-    const norm = kpath.startsWith('/') && !UNCLEAN.test(kpath) ? kpath : path.posix.normalize('/' + kpath);
+    const norm = clean(kpath);
     return this.base === '/' ? norm : this.base + norm;
   }
 
@@ -122,10 +126,16 @@ export class FsHost implements Host {
 
   /**
    * Reads up to `max` bytes of `p` into `scratch` and returns how many: open, read until end of file (or
-   * `max`), close; no fstat (a sysfs attribute's size says nothing) and no buffer per file.
+   * `max`), close; no fstat (a sysfs attribute's size says nothing) and no buffer per file. A read that
+   * returns less than it asked for is the end of a sysfs attribute (kernfs hands over the whole buffer it
+   * formatted), of a binary attribute such as `config`, and of a regular file: the read of 0 that would
+   * confirm it is skipped, one syscall fewer per file. /proc files are read until 0: a seq_file read may stop
+   * short at a record that does not fit.
    */
   private readInto(p: string, max: number): number {
-    const fd = fs.openSync(this.join(p), READ_FLAGS);
+    const k = clean(p);
+    const fd = fs.openSync(this.join(k), READ_FLAGS);
+    const shortIsEnd = !k.startsWith('/proc/');
     try {
       let len = 0;
       for (;;) {
@@ -134,9 +144,10 @@ export class FsHost implements Host {
           scratch.copy(bigger, 0, 0, len);
           scratch = bigger;
         }
-        const n = fs.readSync(fd, scratch, len, Math.min(scratch.length, max) - len, null);
+        const want = Math.min(scratch.length, max) - len;
+        const n = fs.readSync(fd, scratch, len, want, null);
         len += n;
-        if (n === 0 || len >= max) return len;
+        if (n === 0 || len >= max || (shortIsEnd && n < want)) return len;
       }
     } finally {
       fs.closeSync(fd);

@@ -127,3 +127,12 @@ t.test('a live /sys (sysfs): parts are read where they lie', { skip: live.length
     t.same(r, { ok: true, value: [[...whole.subarray(0, 64)], [...whole.subarray(0x30, 0x38)], 2, 0] }, `${bdf}: header, a dword pair, the end`);
   }
 });
+
+// A /proc file is read until a read returns 0: seq_file hands out whole records only, so a read can come back
+// short long before the end (/proc/kallsyms: tens of thousands of lines). Elsewhere a short read is the end.
+const kallsyms = fs.existsSync('/proc/kallsyms') ? fs.readFileSync('/proc/kallsyms').length : 0;
+t.test('a /proc file is read past short reads', { skip: kallsyms < 300_000 && '/proc/kallsyms is absent or small here' }, async (t) => {
+  const r = await new FsHost('/').readBytes('/proc/kallsyms', 300_000);
+  t.equal(r.ok && r.value.length, 300_000, 'all 300,000 bytes asked for, over several reads');
+  t.equal(r.ok && Buffer.from(r.value).subarray(0, 4096).toString(), fs.readFileSync('/proc/kallsyms').subarray(0, 4096).toString(), 'the same bytes as readFileSync');
+});
