@@ -4,7 +4,8 @@
 # the gate's blob stopping before its first read, alternating, each in the
 # environment slurmd gives a Prolog (env -i, SLURM_* only, a new job id each run). On the live / and, when
 # .device/hgx.tar.gz is there, on the bench's 8-GPU tree. Also: what one read of a GPU's config space costs
-# (4096, 256 and 64 bytes), since the gate reads it for every device on a GPU<->NIC path. Output under $OUT.
+# (4096, 256 and 64 bytes), since the gate reads it for every device on a GPU<->NIC path. Output under $OUT;
+# ROUNDS (default 3) sets how many rounds of 10 runs each.
 set -u
 OUT=${OUT:-/tmp/gdrgate-device}
 mkdir -p "$OUT"
@@ -35,7 +36,7 @@ slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB
   for i in $(seq 10); do echo "inherited-node-e0 $(ms "$N" -e 0)"; done
   for r in $roots; do printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
     slurm $W/gdrgate-prolog.sh; echo "($r: wrapper exit $?)"; tail -n 1 $W/$r.log; done
-  for k in 1 2 3; do for i in $(seq 10); do
+  for k in $(seq "${ROUNDS:-3}"); do for i in $(seq 10); do
     echo "node-e0 $(ms env -i "$N" -e 0)"
     echo "empty-snapshot $(ms env -i "$N" --snapshot-blob $W/empty.blob)"
     echo "blob-start $(ms env -i "$N" --snapshot-blob "$APP/dist/gate.blob" start-up-only)"

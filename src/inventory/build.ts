@@ -7,7 +7,7 @@ import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
 import { detailPci, isGpu, listPci } from './pci.js';
 import { listRdma } from './rdma.js';
-import { Notes, optText } from './read.js';
+import { Notes, optText, Pacer } from './read.js';
 import { byNatural, byText } from '../model/order.js';
 
 export interface BuildOptions {
@@ -59,8 +59,9 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   for (const n of nics) if (n.bdf) wanted.add(n.bdf);
   const endpoints = new Set(wanted);
   for (const b of endpoints) for (const br of byBdf.get(b)?.bridges ?? []) wanted.add(br);
+  const pacer = new Pacer();
   const detailed = await Promise.all(
-    [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes, endpoints.has(b))),
+    [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes, endpoints.has(b), pacer)),
   );
   const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => byText(a.bdf, b.bdf)).map((d) => [d.bdf, d]));
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]

@@ -4,7 +4,7 @@ import type { Bdf, LinkEnd, PciDevice, Known } from '../model/inventory.js';
 import type { PciConfig } from '../model/pci.js';
 import { parsePciConfig, sparseConfig } from '../parsers/pci-config.js';
 import { BDF_RE, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
-import { linkBase, Notes, optParsed, optText } from './read.js';
+import { linkBase, Notes, optParsed, optText, Pacer } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
 const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
@@ -77,16 +77,9 @@ async function config(host: Host, dir: string): Promise<Known<PciConfig>> {
  * (`endpoint` false) is judged by its config space, link and NUMA node only: its driver, local CPUs and IOMMU
  * group are not read (nothing uses them; on an 8-GPU node that is ~100 reads fewer).
  */
-/** How long synchronous reads may run before the event loop gets a turn (the deadline's timer fires in one). */
-const YIELD_EVERY_MS = 10;
-let lastYield = 0;
-
-export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoint = true): Promise<PciDevice> {
-  // Reads are synchronous: yield to the timers now and then so the run's deadline can still fire.
-  if (performance.now() - lastYield > YIELD_EVERY_MS) {
-    await new Promise<void>((r) => setImmediate(r));
-    lastYield = performance.now();
-  }
+export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoint = true, pacer = new Pacer()): Promise<PciDevice> {
+  // Reads are synchronous: the event loop gets a turn now and then so the run's deadline can still fire.
+  await pacer.turn();
   const d = s.sysPath;
   const cfg = await config(host, d);
   // Read as root, config space holds the registers sysfs's vendor, device and *_link_* files decode (IDs; Link

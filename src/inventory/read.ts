@@ -2,6 +2,21 @@
 import type { Host, ReadResult } from '../host/host.js';
 import type { Parsed } from '../parsers/sysfs.js';
 
+/**
+ * One per run: gives the event loop a turn (setImmediate) once `everyMs` of synchronous reads have passed since
+ * the last, so a timer (the run's deadline) can fire during a long inventory without a turn per device.
+ */
+export class Pacer {
+  private last = performance.now();
+  constructor(private readonly everyMs = 10) {}
+
+  async turn(): Promise<void> {
+    if (performance.now() - this.last < this.everyMs) return;
+    await new Promise<void>((r) => setImmediate(r));
+    this.last = performance.now();
+  }
+}
+
 export class Notes {
   readonly list: string[] = [];
   add(path: string, why: string): void {
