@@ -39,6 +39,15 @@ function clean(kpath: string): string {
   return kpath.startsWith('/') && !UNCLEAN.test(kpath) ? kpath : path.posix.normalize('/' + kpath);
 }
 
+/** Whether `dir` is on sysfs; false when it is absent or unreadable. */
+function isSysfs(dir: string): boolean {
+  try {
+    return fs.statfsSync(dir).type === SYSFS_MAGIC;
+  } catch {
+    return false;
+  }
+}
+
 function errno(code: string, message: string): NodeJS.ErrnoException {
   return Object.assign(new Error(`${code}: ${message}`), { code });
 }
@@ -59,17 +68,26 @@ export class FsHost implements Host {
   private readonly base: string;
   /** Machine path whose parent is resolved → its link text, or null when it is not a link (realPath's walk). */
   private readonly links = new Map<string, string | null>();
-  /** Whether this root's /sys is sysfs (a live node), asked once: statfs(2) f_type. */
-  private sysfs: boolean | undefined;
+  /**
+   * Only where this root's /sys is sysfs (a live node; statfs(2) f_type SYSFS_MAGIC, include/uapi/linux/magic.h):
+   * there a `config` read costs a device access per dword. A capture's files are regular files, cheapest read
+   * whole, so there is none and callers read the whole file (Host.readParts).
+   */
+  readonly readParts?: <T>(p: string, pick: (at: (offset: number, length: number) => Uint8Array) => T) => Promise<ReadResult<T>>;
 
   constructor(root: string) {
     this.root = root;
     this.base = path.resolve(root);
+    if (isSysfs(this.join('/sys'))) this.readParts = (p, pick) => sync(() => this.preadParts(p, pick));
   }
 
   /** Kernel path → path on this machine. Kernel paths are absolute; `..` cannot climb above the root. */
   join(kpath: string): string {
-    const norm = clean(kpath);
+    return this.machine(clean(kpath));
+  }
+
+  /** A kernel path already clean → path on this machine. */
+  private machine(norm: string): string {
     return this.base === '/' ? norm : this.base + norm;
   }
 
@@ -102,26 +120,17 @@ export class FsHost implements Host {
     });
   }
 
-  /**
-   * On sysfs: one open, a pread per part `pick` asks for, one close. Elsewhere (a capture's regular files)
-   * every byte costs the same and each syscall costs more than a page: one whole read, parts served from it.
-   */
-  readParts<T>(p: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): Promise<ReadResult<T>> {
-    return sync(() => {
-      if (!this.onSysfs()) {
-        const whole = Uint8Array.prototype.slice.call(scratch, 0, this.readInto(p, 1 << 20));
-        return pick((offset, length) => whole.subarray(Math.min(offset, whole.length), Math.min(offset + length, whole.length)));
-      }
-      const fd = fs.openSync(this.join(p), READ_FLAGS);
-      try {
-        return pick((offset, length) => {
-          const b = Buffer.allocUnsafe(length);
-          return b.subarray(0, fs.readSync(fd, b, 0, length, offset));
-        });
-      } finally {
-        fs.closeSync(fd);
-      }
-    });
+  /** One open, a pread per part `pick` asks for, one close. */
+  private preadParts<T>(p: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): T {
+    const fd = fs.openSync(this.join(p), READ_FLAGS);
+    try {
+      return pick((offset, length) => {
+        const b = Buffer.allocUnsafe(length);
+        return b.subarray(0, fs.readSync(fd, b, 0, length, offset));
+      });
+    } finally {
+      fs.closeSync(fd);
+    }
   }
 
   /**
@@ -134,7 +143,7 @@ export class FsHost implements Host {
    */
   private readInto(p: string, max: number): number {
     const k = clean(p);
-    const fd = fs.openSync(this.join(k), READ_FLAGS);
+    const fd = fs.openSync(this.machine(k), READ_FLAGS);
     const shortIsEnd = !k.startsWith('/proc/');
     try {
       let len = 0;
@@ -152,18 +161,6 @@ export class FsHost implements Host {
     } finally {
       fs.closeSync(fd);
     }
-  }
-
-  /** A live node's /sys (SYSFS_MAGIC, include/uapi/linux/magic.h); false for a capture or when /sys is absent. */
-  private onSysfs(): boolean {
-    if (this.sysfs === undefined) {
-      try {
-        this.sysfs = fs.statfsSync(this.join('/sys')).type === SYSFS_MAGIC;
-      } catch {
-        this.sysfs = false;
-      }
-    }
-    return this.sysfs;
   }
 
   readLink(p: string): Promise<ReadResult<string>> {

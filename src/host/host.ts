@@ -23,7 +23,8 @@ export interface Host {
    * Parts of one file, for files where every byte read costs: a sysfs `config` read is one configuration access
    * per dword, trapped by the hypervisor in a VM (4 KiB of a GPU's config space: 22 ms on the H200 node). `pick`
    * gets a reader of (offset, length) → the bytes there (fewer at the end of the file) and returns what it
-   * found. Optional: without it, callers read the whole file and pick from that.
+   * found. Optional: a Host without it (a capture, a snapshot) has files that are cheapest read whole, and
+   * callers do that.
    */
   readParts?<T>(path: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): Promise<ReadResult<T>>;
   /** The link's own text (`../../../bus/pci/drivers/nvidia`). */

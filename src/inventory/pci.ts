@@ -4,7 +4,7 @@ import type { Bdf, LinkEnd, PciDevice, Known } from '../model/inventory.js';
 import type { PciConfig } from '../model/pci.js';
 import { parsePciConfig, sparseConfig } from '../parsers/pci-config.js';
 import { BDF_RE, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
-import { linkBase, Notes, optParsed, optText, Pacer } from './read.js';
+import { linkBase, type Notes, optParsed, optText, type Pacer } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
 const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
@@ -66,7 +66,7 @@ async function link(host: Host, dir: string, which: 'current' | 'max', notes: No
 }
 
 async function config(host: Host, dir: string): Promise<Known<PciConfig>> {
-  // Only the parts the checks look at where the Host can read parts (the live node): ~80 of 1024 dwords.
+  // On a live /sys only the parts the checks look at (~44 of 1024 dwords); a capture's file is read whole.
   const r = host.readParts ? await host.readParts(`${dir}/config`, sparseConfig) : await host.readBytes(`${dir}/config`, 4096);
   if (!r.ok) return { known: false, why: r.missing ? 'config absent' : r.reason };
   return { known: true, value: parsePciConfig(r.value) };
@@ -77,7 +77,7 @@ async function config(host: Host, dir: string): Promise<Known<PciConfig>> {
  * (`endpoint` false) is judged by its config space, link and NUMA node only: its driver, local CPUs and IOMMU
  * group are not read (nothing uses them; on an 8-GPU node that is ~100 reads fewer).
  */
-export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoint = true, pacer = new Pacer()): Promise<PciDevice> {
+export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoint: boolean, pacer: Pacer): Promise<PciDevice> {
   // Reads are synchronous: the event loop gets a turn now and then so the run's deadline can still fire.
   await pacer.turn();
   const d = s.sysPath;

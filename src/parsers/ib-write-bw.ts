@@ -165,7 +165,7 @@ export function parseIbWriteBw(output: string, exitCode: number | null = null): 
       continue;
     }
     if (DASHES.test(line)) {
-      // The closing dash line is sometimes one character short: any long run of dashes ends a section.
+      // The closing dash line is sometimes one character short: every long run of dashes ends a section.
       if (section === 'header') section = 'addresses';
       else if (section === 'table') section = 'post';
       continue;

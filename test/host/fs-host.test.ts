@@ -103,20 +103,11 @@ for (const f of files) {
 }
 t.equal(same, files.length, `all ${files.length} files of the H200 capture's /sys read byte for byte`);
 
-// readParts: parts of a capture's regular file come from one whole read; on a live /sys (sysfs) each part is its
-// own pread. Both must hand `pick` the bytes at each offset, fewer at the end of the file, none past it.
-const picks = (at: (o: number, n: number) => Uint8Array): number[][] =>
-  [[0, 4], [2, 3], [4094, 8], [4096, 4], [9000, 2]].map(([o, n]) => [...at(o!, n!)]);
-mk('sys/devices/pci0000:00/0000:00:02.0/config', '');
-fs.writeFileSync(path.join(root, 'sys/devices/pci0000:00/0000:00:02.0/config'), Buffer.from(Array.from({ length: 4096 }, (_, i) => i % 251)));
-const byteAt = (i: number): number => i % 251;
-t.same(
-  await host.readParts!('/sys/devices/pci0000:00/0000:00:02.0/config', picks),
-  { ok: true, value: [[0, 1, 2, 3], [2, 3, 4], [byteAt(4094), byteAt(4095)], [], []] },
-  'a capture file: parts served from one read, cut at the end of the file',
-);
-t.match(await host.readParts!('/sys/devices/none/config', picks), { ok: false, missing: true }, 'absent file');
-
+// readParts exists only on a live /sys (sysfs), where each part is its own pread; a capture has none, and its
+// callers read the file whole (one read: a regular file costs the same for every byte).
+t.equal(host.readParts, undefined, 'a capture tree: no readParts');
+t.equal(new FsHost(H200).readParts, undefined, 'the bundled capture: no readParts');
+const picks = (at: (o: number, n: number) => Uint8Array): number[][] => [[0, 4], [9000, 2]].map(([o, n]) => [...at(o!, n!)]);
 const live = fs.existsSync('/sys/bus/pci/devices') && process.getuid?.() === 0 ? fs.readdirSync('/sys/bus/pci/devices') : [];
 t.test('a live /sys (sysfs): parts are read where they lie', { skip: live.length === 0 && 'no PCI devices readable as root here' }, async (t) => {
   const sys = new FsHost('/');
@@ -126,6 +117,7 @@ t.test('a live /sys (sysfs): parts are read where they lie', { skip: live.length
     const r = await sys.readParts!(file, (at) => [[...at(0, 64)], [...at(0x30, 8)], at(whole.length - 2, 8).length, at(whole.length, 4).length]);
     t.same(r, { ok: true, value: [[...whole.subarray(0, 64)], [...whole.subarray(0x30, 0x38)], 2, 0] }, `${bdf}: header, a dword pair, the end`);
   }
+  t.match(await sys.readParts!('/sys/bus/pci/devices/none/config', picks), { ok: false, missing: true }, 'absent file');
 });
 
 // A /proc file is read until a read returns 0: seq_file hands out whole records only, so a read can come back

@@ -4,7 +4,7 @@
 // seeded mutations of them (broken pointers, loops, all-ones, truncations, in both capability lists).
 // It must also read far less than the whole 4 KiB.
 import t from 'tap';
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parsePciConfig, sparseConfig } from '../../src/parsers/pci-config.js';
@@ -118,17 +118,4 @@ t.test('seeded mutations of the extended list: pointers, loops, all ones, zeros,
   }
   t.equal(differ, 0, `${n} mutations: sparse and whole parse the same`);
   t.ok(changed > n / 2, `${changed} of them changed the parse itself`);
-});
-
-t.test('the bundled capture is read through FsHost.readParts as parts', async (t) => {
-  const { FsHost } = await import('../../src/host/fs-host.js');
-  const host = new FsHost(H200);
-  const file = '/sys/devices/pci0000:00/0000:00:06.0/config';
-  const parts: [number, number][] = [];
-  const r = await host.readParts!(file, (at) => sparseConfig((o, n) => (parts.push([o, n]), at(o, n))));
-  t.ok(r.ok && parsePciConfig(r.value).pcie !== null, 'parsed');
-  t.same(r.ok ? parsePciConfig(r.value) : null, parsePciConfig(readFileSync(path.join(H200, file))), 'as the whole file');
-  t.same(parts[0], [0, 64], 'first the 64-byte header');
-  t.equal(statSync(path.join(H200, file)).size, 4096);
-  t.match(await host.readParts!('/sys/none/config', sparseConfig), { ok: false, missing: true }, 'absent file');
 });
