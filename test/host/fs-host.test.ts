@@ -75,6 +75,10 @@ mk('proc/big', big.toString('latin1'));
 mk('proc/short', 'x\n');
 const b = await host.readBytes('/proc/big');
 t.ok(b.ok && Buffer.from(b.value).equals(big), 'a file larger than the read buffer comes back whole');
+// Longer than the buffer has grown to so far: the text comes from the new, larger buffer.
+mk('proc/bigger', 'b'.repeat(600_000));
+const bigText = await host.readText('/proc/bigger');
+t.ok(bigText.ok && bigText.value.length === 600_000 && /^b+$/.test(bigText.value), 'a longer file as text, whole');
 const s = await host.readText('/proc/short');
 t.same(s, { ok: true, value: 'x\n' }, 'a short read after a long one holds only its own bytes');
 const m = await host.readBytes('/proc/big', 4096);
