@@ -1,20 +1,43 @@
-#!/bin/sh
+#!/bin/bash
 # Slurm Prolog (and HealthCheckProgram, as health.sh) for gdrgate.
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js) and BLOB (the gate's startup snapshot, default
-# gate.blob beside CLI; empty: never use one), overridden by a root-owned file beside this script with the same
-# name and .conf instead of .sh (e.g. /etc/slurm/gdrgate-prolog.conf).
+# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
+# beside CLI; empty: never use one), AGENT (the directory of a running `gdrgate agent`; empty: never ask one) and
+# AGENT_TIMEOUT (seconds), overridden by a root-owned file beside this script with the same name and .conf instead
+# of .sh (e.g. /etc/slurm/gdrgate-prolog.conf).
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
 BLOB=default
+AGENT=/run/gdrgate
+AGENT_TIMEOUT=1
 case "$0" in *.sh) [ -r "${0%.sh}.conf" ] && . "${0%.sh}.conf" ;; esac
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 MODE=prolog
 case "$0" in *health*) MODE=health ;; esac
-# The fast path: the gate from its startup snapshot, every module already loaded and compiled. Its exit codes are
-# gdrgate's own (0-3); any other means this Node could not start from the blob (14: made by another Node build;
-# a signal: a damaged file) and nothing was judged: run the plain CLI, which logs that the blob needs remaking.
+# The agent (gdrgate agent: resident, reads the node anew for every request), asked first when one runs. It answers
+# only "ok" (healthy: its summary line is printed, exit 0) and never drains. Anything else, or no answer within
+# AGENT_TIMEOUT seconds, and the gate runs in this process below: it judges again, drains if it must, and logs what
+# the agent said. Built-ins only but one mkfifo: read -t bounds the wait, <> opens a FIFO without blocking.
+if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
+  reply="$AGENT/reply.$$"
+  if /usr/bin/mkfifo -m 600 "$reply" 2>/dev/null && exec 3<>"$reply"; then
+    printf 'v1 prolog %s %s\n' "$$" "$CONFIG" 1<>"$AGENT/requests"
+    if read -r -t "$AGENT_TIMEOUT" -u 3 verdict answer; then
+      exec 3<&-
+      [ "$verdict" = ok ] && { printf '%s\n' "$answer"; exit 0; }
+      GDRGATE_AGENT_SAID="$verdict: $answer"
+    else
+      exec 3<&-
+      /bin/rm -f "$reply"
+      GDRGATE_AGENT_SAID="no answer within ${AGENT_TIMEOUT}s"
+    fi
+    export GDRGATE_AGENT_SAID
+  fi
+fi
+# The gate from its startup snapshot, every module already loaded and compiled. Its exit codes are gdrgate's own
+# (0-3); any other means this Node could not start from the blob (14: made by another Node build; a signal: a
+# damaged file) and nothing was judged: run the plain CLI, which logs that the blob needs remaking.
 if [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
   "$NODE" --snapshot-blob "$BLOB" "$MODE" --config "$CONFIG"
   rc=$?

@@ -5,14 +5,24 @@ import type { Logger } from 'pino';
 
 let logger: Logger | undefined;
 let target: string | undefined;
+let dest: Destination | undefined;
 
+/** The next log() writes to `file` (stderr if undefined). The same file again keeps the open logger (the agent sets it per request). */
 export function setLogFile(file: string | undefined): void {
+  if (file === target && logger) return;
+  dest?.close();
   target = file;
   logger = undefined;
+  dest = undefined;
+}
+
+interface Destination {
+  write(msg: string): void;
+  close(): void;
 }
 
 /** A synchronous destination that swallows its own write errors (a prolog exits right after its last line). */
-function destination(file: string | undefined): { write(msg: string): void } {
+function destination(file: string | undefined): Destination {
   let fd = 2;
   let failed = false;
   if (file) {
@@ -43,13 +53,23 @@ function destination(file: string | undefined): { write(msg: string): void } {
         }
       }
     },
+    close(): void {
+      if (fd === 2) return;
+      try {
+        fs.closeSync(fd);
+      } catch {
+        /* already gone */
+      }
+      fd = 2;
+    },
   };
 }
 
 export async function log(): Promise<Logger> {
   if (!logger) {
     const pino = (await import('pino')).default;
-    logger = pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, destination(target));
+    dest = destination(target);
+    logger = pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, dest);
   }
   return logger;
 }

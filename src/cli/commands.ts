@@ -45,6 +45,16 @@ export async function main(argv: string[]): Promise<number> {
       (a) => set(import('./gate.js').then((m) => m.gateCommand({ mode: a._[0] === 'health' ? 'health' : 'prolog', config: a.config, root: a.root, baseline: a.baseline, dryRun: a['dry-run'] }))),
     )
     .command(
+      'agent',
+      "resident gate the Slurm Prolog asks first (slurm/prolog.sh AGENT=): answers only 'healthy', never drains; run it under a service manager as root",
+      (y) =>
+        y
+          .option('config', { type: 'string', describe: 'config JSON the Prolog names (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
+          .option('dir', { type: 'string', default: '/run/gdrgate', describe: 'directory for the request FIFO, pid file and reply FIFOs (made 0700 if absent)' })
+          .option('watch', { type: 'array', string: true, describe: 'more files whose change on disk makes the agent exit (its own code is always watched)' }),
+      (a) => set(import('./agent.js').then((m) => m.agentCommand({ config: a.config, dir: a.dir, watch: a.watch }))),
+    )
+    .command(
       'resume',
       'resume this node if the checks pass and its drain reason is ours',
       (y) =>

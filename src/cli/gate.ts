@@ -10,7 +10,7 @@ import { log, setLogFile } from '../log.js';
 import type { Finding } from '../model/finding.js';
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
-import { buildReport } from '../report/report.js';
+import { buildReport, summarize } from '../report/report.js';
 import { renderText } from '../report/text.js';
 import { decide, outcomeOf, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { runChecks, selectChecks, sortFindings, UsageError } from '../runner/run.js';
@@ -50,13 +50,15 @@ export function requireTrusted(files: readonly string[]): void {
   }
 }
 
-async function evaluate(cfg: Config, a: GateArgs, node: string): Promise<Work> {
+async function evaluate(cfg: Config, a: GateArgs, node: string, selfProc: string | undefined): Promise<Work> {
   const root = a.root ?? cfg.root;
   requireTrusted([a.baseline ?? cfg.baseline, cfg.scontrol]);
   const ids = selectChecks(cfg.checks);
   // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
   const drill = existsSync(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, node) : null;
-  const [{ host, inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles, drill?.wrap), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
+  // The agent judges for its client: on the live root, the Prolog's own /proc/<pid>; a capture keeps its /proc/self.
+  const proc = selfProc && root === '/' ? selfProc : undefined;
+  const [{ host, inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles, drill?.wrap, proc), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
   const findings = sortFindings(runChecks({ inv, baseline: sel.cls }, ids));
   return { outcome: outcomeOf(findings), findings, cls: sel.cls.name, hostName: inv.hostname, seen: { host, inv, memlockMin: sel.cls.memlockMin }, drill };
 }
@@ -106,13 +108,34 @@ export function reasonFor(o: Outcome, job: string | undefined): string {
   return buildReason([{ check: label, code: `${label}-error`, status: 'fail', subject: '', message: sanitize(msg), actual: sanitize(msg) }], job);
 }
 
-/** How this process started: from dist/gate.blob (the Slurm wrappers' fast path) or by loading modules. */
-export type Startup = 'snapshot' | 'modules';
+/** How this run started: from dist/gate.blob (the Slurm wrappers' fast path), by loading modules, or in the agent. */
+export type Startup = 'snapshot' | 'modules' | 'agent';
 
-export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules'): Promise<number> {
+/** Whom the gate judges for: this process, or (gdrgate agent) the Prolog that asked, by its environment and pid. */
+export interface GateContext {
+  readonly env: NodeJS.ProcessEnv;
+  readonly startup: Startup;
+  /** /proc/<pid> of the Prolog the agent answers; absent: /proc/self. */
+  readonly selfProc?: string;
+  /** Extra fields on the run's log line (the agent's client pid; why the agent did not answer). */
+  readonly logFields?: Readonly<Record<string, unknown>>;
+}
+
+interface Judged {
+  readonly started: number;
+  readonly node: string;
+  readonly job: string | undefined;
+  readonly cfg: Config | null;
+  readonly policy: PolicyOptions;
+  readonly work: Work;
+  readonly decision: ReturnType<typeof decide>;
+}
+
+/** Reads the config, gathers the node and runs the checks under the deadline: no drain, no output. */
+async function judge(a: GateArgs, ctx: GateContext): Promise<Judged> {
   const started = performance.now();
-  const node = process.env.SLURMD_NODENAME || hostname().split('.')[0]!;
-  const job = process.env.SLURM_JOB_ID;
+  const node = ctx.env.SLURMD_NODENAME || hostname().split('.')[0]!;
+  const job = ctx.env.SLURM_JOB_ID;
   const file = configPath(a.config);
   let cfg: Config | null = null;
   let policy: PolicyOptions;
@@ -122,12 +145,55 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
     cfg = await loadConfig(file);
     setLogFile(cfg.logFile);
     policy = { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true };
-    work = await withDeadline(evaluate(cfg, a, node), cfg.deadlineMs);
+    work = await withDeadline(evaluate(cfg, a, node, ctx.selfProc), cfg.deadlineMs);
   } catch (e) {
     policy ??= { ...(await fallbackPolicy(file)), drain: true };
     work = { ...work, outcome: toOutcome(e) };
   }
-  const decision = decide(a.mode, work.outcome, policy!);
+  return { started, node, job, cfg, policy: policy!, work, decision: decide(a.mode, work.outcome, policy!) };
+}
+
+/** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */
+async function recordState(j: Judged, ctx: GateContext): Promise<void> {
+  const seen = j.work.seen;
+  if (!seen || !j.cfg) return;
+  const stateDir = j.cfg.stateDir;
+  const st = await import('../state/prolog.js').then(
+    (m) => m.recordJobState({ stateDir, env: ctx.env, node: j.node, ...seen }),
+    (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
+  );
+  if (!st.ok && st.level !== 'skip') (await log())[st.level]({ node: j.node, job: j.job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
+}
+
+function summaryLine(a: GateArgs, j: Judged, durationMs: number, reason: string | null, action: string): string {
+  return `gdrgate ${a.mode} node=${j.node}${j.job ? ` job=${j.job}` : ''} result=${j.work.outcome.kind} exit=${j.decision.exitCode} ${durationMs}ms${reason ? ` reason="${reason}"` : ''} action=${action}`;
+}
+
+export type AgentAnswer = { readonly healthy: true; readonly line: string } | { readonly healthy: false; readonly why: string };
+
+/**
+ * The agent's half of a Prolog (gdrgate agent): the same judgment as gateCommand, for the Prolog described by `ctx`.
+ * Only a healthy node is answered here (job state written, run logged, the summary line returned). Anything else,
+ * fail-open included, is handed back: the Prolog then runs the gate in its own process, which judges again and is the
+ * only one that drains.
+ */
+export async function agentProlog(config: string, ctx: GateContext): Promise<AgentAnswer> {
+  const a: GateArgs = { mode: 'prolog', config, dryRun: false };
+  const j = await judge(a, ctx);
+  const o = j.work.outcome;
+  if (o.kind !== 'healthy' || j.decision.drain || j.decision.exitCode !== 0) {
+    const why = o.kind === 'unhealthy' ? `unhealthy: ${o.failing.length} failing finding(s)` : o.kind === 'healthy' ? 'not a plain pass' : `${o.kind}: ${o.message}`;
+    return { healthy: false, why };
+  }
+  await recordState(j, ctx);
+  const durationMs = Math.round(performance.now() - j.started);
+  (await log()).info({ mode: a.mode, node: j.node, job: j.job, durationMs, startup: ctx.startup, ...ctx.logFields, result: o.kind, exitCode: 0, failedOpen: false, reason: null, action: 'none', summary: summarize(j.work.findings) }, 'gdrgate run');
+  return { healthy: true, line: summaryLine(a, j, durationMs, null, 'none') };
+}
+
+export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules', ctx: GateContext = { env: process.env, startup }): Promise<number> {
+  const j = await judge(a, ctx);
+  const { started, node, job, cfg, work, decision } = j;
   const logger = await log();
   const scontrol = new Scontrol(exec, {
     path: cfg?.scontrol ?? DEFAULTS.scontrol,
@@ -150,15 +216,7 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
       action = w.ok ? 'resumed' : `resume failed: ${w.why}`;
     }
   }
-  if (a.mode === 'prolog' && !a.dryRun && work.outcome.kind === 'healthy' && work.seen && cfg) {
-    // For the TaskProlog (gdrgate task): a few syscalls and one signature; a failure is logged, never the exit code.
-    const seen = work.seen;
-    const st = await import('../state/prolog.js').then(
-      (m) => m.recordJobState({ stateDir: cfg!.stateDir, env: process.env, node, ...seen }),
-      (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
-    );
-    if (!st.ok && st.level !== 'skip') logger[st.level]({ node, job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
-  }
+  if (a.mode === 'prolog' && !a.dryRun && work.outcome.kind === 'healthy') await recordState(j, ctx);
   if (decision.failedOpen) logger.error({ node, job, outcome: work.outcome }, 'gdrgate could not judge this node; letting the job run (fail-open)');
   const report = buildReport({
     command: a.mode,
@@ -172,13 +230,15 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
   });
   const durationMs = Math.round(performance.now() - started);
   // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: say so once a run.
-  const blobFailed = startup === 'modules' ? process.env.GDRGATE_BLOB_FAILED : undefined;
+  const blobFailed = startup === 'modules' ? ctx.env.GDRGATE_BLOB_FAILED : undefined;
   if (blobFailed) logger.warn({ node, job, blobExit: Number(blobFailed) }, 'dist/gate.blob could not be used by this Node; the gate ran without its startup snapshot. Remake it: node <gdrgate>/scripts/build-blob.mjs');
-  logger.info({ mode: a.mode, node, job, durationMs, startup, result: work.outcome.kind, exitCode: decision.exitCode, failedOpen: decision.failedOpen, reason, action, summary: report.summary }, 'gdrgate run');
+  // The wrapper asked the agent first and got no healthy answer: why, on the run line (the agent never drains: README, Agent).
+  const agent = ctx.env.GDRGATE_AGENT_SAID;
+  logger.info({ mode: a.mode, node, job, durationMs, startup, ...(agent ? { agent } : {}), ...ctx.logFields, result: work.outcome.kind, exitCode: decision.exitCode, failedOpen: decision.failedOpen, reason, action, summary: report.summary }, 'gdrgate run');
   if (work.outcome.kind !== 'healthy' || a.dryRun) {
     out(renderText(report).trimEnd());
     if (work.outcome.kind === 'config-error' || work.outcome.kind === 'internal-error') out(`${work.outcome.kind}: ${work.outcome.message}`);
   }
-  out(`gdrgate ${a.mode} node=${node}${job ? ` job=${job}` : ''} result=${work.outcome.kind} exit=${decision.exitCode} ${durationMs}ms${reason ? ` reason="${reason}"` : ''} action=${action}`);
+  out(summaryLine(a, j, durationMs, reason, action));
   return decision.exitCode;
 }

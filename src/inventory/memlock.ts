@@ -1,4 +1,5 @@
-// RLIMIT_MEMLOCK of this process and of slurmd (Prolog/Epilog inherit slurmd's limits: DESIGN §5).
+// RLIMIT_MEMLOCK of the gate's process and of slurmd (Prolog/Epilog inherit slurmd's limits: DESIGN §5). The gate's
+// process is /proc/self, or, when the agent answers a Prolog, the Prolog's own /proc/<pid> (gdrgate agent).
 import type { Host } from '../host/host.js';
 import type { ProcessMemlock } from '../model/inventory.js';
 import { parseMemlock } from '../parsers/limits.js';
@@ -18,8 +19,8 @@ function ppidOf(status: string | null): number | null {
 }
 
 /** Walks up from this process (the prolog is a descendant of slurmd) and falls back to slurmd's pid files. */
-async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[]): Promise<number | null> {
-  let pid = ppidOf(await optText(host, '/proc/self/status', notes));
+async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[], selfProc: string): Promise<number | null> {
+  let pid = ppidOf(await optText(host, `${selfProc}/status`, notes));
   for (let hops = 0; pid !== null && pid > 1 && hops < 8; hops++) {
     const comm = await optText(host, `/proc/${pid}/comm`, notes);
     if (comm === 'slurmd') return pid;
@@ -32,9 +33,11 @@ async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[])
   return null;
 }
 
-export async function readMemlock(host: Host, notes: Notes, pidFiles: readonly string[]): Promise<ProcessMemlock[]> {
-  const self = limitOf(host, 'self', null, '/proc/self/limits', notes);
-  const slurmd = await findSlurmd(host, notes, pidFiles);
+/** `selfProc`: /proc/self, or /proc/<pid> of the process the gate judges for (the agent's client). */
+export async function readMemlock(host: Host, notes: Notes, pidFiles: readonly string[], selfProc = '/proc/self'): Promise<ProcessMemlock[]> {
+  const pid = selfProc === '/proc/self' ? null : Number(selfProc.slice(6));
+  const self = limitOf(host, 'self', pid, `${selfProc}/limits`, notes);
+  const slurmd = await findSlurmd(host, notes, pidFiles, selfProc);
   const out = [await self];
   if (slurmd !== null) out.push(await limitOf(host, 'slurmd', slurmd, `/proc/${slurmd}/limits`, notes));
   return out;

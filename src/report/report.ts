@@ -40,9 +40,15 @@ export interface ReportInput {
   readonly ownership?: Partial<Readonly<Record<Layer, string>>> | undefined;
 }
 
-export function buildReport(i: ReportInput): Report {
+/** Findings counted by status (the report's summary, and the agent's run line). */
+export function summarize(findings: readonly Finding[]): Record<Status, number> {
   const summary: Record<Status, number> = { pass: 0, warn: 0, fail: 0, skip: 0, error: 0 };
-  for (const f of i.findings) summary[f.status]++;
+  for (const f of findings) summary[f.status]++;
+  return summary;
+}
+
+export function buildReport(i: ReportInput): Report {
+  const summary = summarize(i.findings);
   return {
     tool: 'gdrgate',
     version: VERSION,

@@ -1,0 +1,164 @@
+// gdrgate agent: a resident gate that answers the Prolog's "is this node healthy?" so that a passing Prolog costs
+// a shell, one FIFO round trip and the checks, not a Node start. It reads the node anew for every request (nothing
+// is cached between requests: config, baseline, sysfs and the Prolog's own limits are read each time), answers only
+// "healthy", and never drains: any other verdict goes back to the Prolog, which runs the gate in its own process.
+// Requests come through a FIFO in a directory only the agent's user can enter (protocol.ts; slurm/prolog.sh).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { ConfigError } from '../errors.js';
+import { log, setLogFile } from '../log.js';
+import { agentProlog, type AgentAnswer } from '../cli/gate.js';
+import { formatReply, parseEnviron, parseRequest, PID_FILE, replyFifo, REQUEST_FIFO, type Request } from './protocol.js';
+
+const MKFIFO = '/usr/bin/mkfifo';
+
+export interface AgentOptions {
+  /** The directory holding the request FIFO, the pid file and the Prologs' reply FIFOs (mode 0700). */
+  readonly dir: string;
+  /** The config this agent answers for; a request naming another gets "fallback". */
+  readonly config: string;
+  /** Files whose identity (inode, size, mtime) at start is this agent's code: when one changes, the agent exits. */
+  readonly watch: readonly string[];
+}
+
+/** The directory must be ours and closed to everyone else: whoever can write a request can make the agent read. */
+function checkDir(dir: string): void {
+  let st: fs.Stats;
+  try {
+    st = fs.lstatSync(dir);
+  } catch {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    st = fs.lstatSync(dir);
+  }
+  const uid = process.getuid?.() ?? 0;
+  if (!st.isDirectory()) throw new ConfigError(`agent directory ${dir} is not a directory`);
+  if (st.uid !== uid) throw new ConfigError(`agent directory ${dir} is owned by uid ${st.uid}, not ${uid}`);
+  if ((st.mode & 0o077) !== 0) throw new ConfigError(`agent directory ${dir} has mode ${(st.mode & 0o777).toString(8)}; want 700`);
+}
+
+const identity = (f: string): string => {
+  try {
+    const st = fs.statSync(f);
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch (e) {
+    return `missing: ${(e as NodeJS.ErrnoException).code ?? 'error'}`;
+  }
+};
+
+function makeFifo(file: string): void {
+  fs.rmSync(file, { force: true }); // an old agent's FIFO may hold requests nobody will answer
+  const r = spawnSync(MKFIFO, ['-m', '600', file], { encoding: 'utf8', timeout: 5000, env: {} });
+  if (r.status !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error?.message ?? r.stderr.trim()}`);
+}
+
+/** Writes one reply into the Prolog's FIFO; false when the Prolog is no longer reading (it timed out and went on). */
+function reply(dir: string, pid: number, line: string): boolean {
+  const file = path.join(dir, replyFifo(pid));
+  let fd: number;
+  try {
+    const st = fs.lstatSync(file);
+    if (!st.isFIFO() || st.uid !== (process.getuid?.() ?? 0)) return false;
+    // Non-blocking: a FIFO nobody reads makes open fail with ENXIO instead of waiting.
+    fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+  } catch {
+    fs.rmSync(file, { force: true });
+    return false;
+  }
+  try {
+    fs.rmSync(file, { force: true });
+    fs.writeSync(fd, line);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Runs until SIGTERM/SIGINT (exit 0) or until its code changes on disk (exit 0, after answering "fallback"). */
+export async function serveAgent(o: AgentOptions): Promise<number> {
+  const dir = path.resolve(o.dir);
+  const config = path.resolve(o.config);
+  checkDir(dir);
+  const fifo = path.join(dir, REQUEST_FIFO);
+  const pidFile = path.join(dir, PID_FILE);
+  const code = new Map(o.watch.map((f) => [f, identity(f)]));
+  // Reply FIFOs of Prologs killed while they waited on an earlier agent: nobody reads them now.
+  for (const f of fs.readdirSync(dir)) if (f.startsWith('reply.')) fs.rmSync(path.join(dir, f), { force: true });
+  makeFifo(fifo);
+  const fifoIno = fs.statSync(fifo).ino;
+  // O_RDWR: the agent is always a writer too, so the FIFO never reports end-of-file between Prologs.
+  const fd = fs.openSync(fifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+  fs.writeFileSync(`${pidFile}.tmp`, `${process.pid}\n`, { mode: 0o600 });
+  fs.renameSync(`${pidFile}.tmp`, pidFile);
+  // The agent's own lines go to stderr (its service's journal); each answered Prolog's run line to the config's log file.
+  setLogFile(undefined);
+  (await log()).info({ dir, config }, 'gdrgate agent listening');
+  let stopping = false;
+
+  let done: (code: number) => void = () => {};
+  const finished = new Promise<number>((res) => (done = res));
+  const stop = async (why: string, exit: number): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    // Remove only what is still ours: a newer agent may already have made its own FIFO and pid file.
+    if (identity(fifo) !== 'missing: ENOENT' && fs.statSync(fifo).ino === fifoIno) fs.rmSync(fifo, { force: true });
+    if (fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(pidFile, { force: true });
+    setLogFile(undefined);
+    (await log()).info({ dir, why }, 'gdrgate agent stopped');
+    done(exit);
+  };
+
+  const answer = async (req: Request): Promise<string> => {
+    if (stopping) return formatReply('fallback', 'the agent is stopping');
+    if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
+    const changed = [...code].find(([f, id]) => identity(f) !== id);
+    if (changed) {
+      setImmediate(() => void stop(`${changed[0]} changed since the agent started`, 0));
+      return formatReply('fallback', `gdrgate changed on disk since the agent started (${changed[0]}); the agent exits for its service manager to restart it`);
+    }
+    let env: NodeJS.ProcessEnv;
+    try {
+      env = parseEnviron(fs.readFileSync(`/proc/${req.pid}/environ`));
+    } catch (e) {
+      return formatReply('fallback', `cannot read /proc/${req.pid}/environ: ${(e as Error).message}`);
+    }
+    let a: AgentAnswer;
+    try {
+      a = await agentProlog(config, { env, startup: 'agent', selfProc: `/proc/${req.pid}`, logFields: { client: req.pid } });
+    } catch (e) {
+      a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
+    } finally {
+      setLogFile(undefined); // reopened by the next request: a rotated log file is followed
+    }
+    return a.healthy ? formatReply('ok', a.line) : formatReply('fallback', a.why);
+  };
+
+  let queue = Promise.resolve();
+  let partial = '';
+  const input = new net.Socket({ fd, readable: true, writable: false });
+  input.setEncoding('utf8');
+  input.on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
+    partial = lines.pop()!;
+    if (partial.length > 8192) partial = ''; // no newline for that long: not a Prolog's request
+    for (const line of lines) {
+      if (!line) continue;
+      queue = queue.then(async () => {
+        const req = parseRequest(line);
+        if (!req.ok) {
+          (await log()).warn({ why: req.error }, 'gdrgate agent: request ignored');
+          return;
+        }
+        const text = await answer(req.value);
+        if (!reply(dir, req.value.pid, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
+      });
+    }
+  });
+  for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void stop(sig, 0));
+  const exit = await finished;
+  input.destroy();
+  return exit;
+}

@@ -1,0 +1,179 @@
+// gdrgate agent as Slurm meets it: slurm/prolog.sh (unchanged, its .conf beside it) asks a running agent first.
+// The agent answers only "healthy"; a broken node, another config, a stopped or dead agent, or an agent whose code
+// changed on disk all end in the gate running in the Prolog's own process, which judges and drains. Real runs of
+// the built package on the bundled capture, with a recording scontrol.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
+import { CLI, REPO } from '../helpers/paths.js';
+
+const JOB = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()) };
+
+interface Agent {
+  readonly proc: ChildProcess;
+  readonly dir: string;
+  readonly stderr: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+async function startAgent(e: GateEnv, extra: string[] = []): Promise<Agent> {
+  const dir = path.join(e.dir, 'agent');
+  let err = '';
+  const proc = spawn(process.execPath, [CLI, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((res) => proc.on('exit', (c) => res(c)));
+  const pidFile = path.join(dir, 'agent.pid');
+  const mine = (): boolean => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(proc.pid);
+  for (let i = 0; i < 500 && !mine(); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!mine()) throw new Error(`agent did not start: ${err}`);
+  return { proc, dir, stderr: () => err, exited };
+}
+
+/** slurm/prolog.sh as Slurm runs it: SLURM_* variables only, cwd /, its .conf beside it. */
+function wrapper(e: GateEnv, conf: string): (env?: Record<string, string>) => { code: number | null; stdout: string; ms: number } {
+  const file = path.join(e.dir, 'gdrgate-prolog.sh');
+  copyFileSync(path.join(REPO, 'slurm/prolog.sh'), file);
+  chmodSync(file, 0o755);
+  writeFileSync(path.join(e.dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${e.config}\n${conf}`);
+  return (env = JOB) => {
+    const t0 = performance.now();
+    const r = spawnSync(file, [], { encoding: 'utf8', env, cwd: '/', timeout: 60_000 });
+    return { code: r.status, stdout: r.stdout, ms: performance.now() - t0 };
+  };
+}
+
+type Line = { msg: string; startup?: string; client?: number; agent?: string; job?: string; result?: string; why?: string };
+/** Lets the test's event loop read the agent's stderr (spawnSync blocks it) until `re` shows, or 5 s pass. */
+async function stderrShows(a: Agent, re: RegExp): Promise<string> {
+  for (let i = 0; i < 250 && !re.test(a.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
+  return a.stderr();
+}
+const lines = (e: GateEnv): Line[] => (existsSync(e.log) ? readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line) : []);
+const lastRun = (e: GateEnv): Line => lines(e).filter((l) => l.msg === 'gdrgate run').at(-1)!;
+
+t.test('a healthy node: the agent answers, the Prolog prints its line and exits 0', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const run = wrapper(e, `AGENT=${a.dir}\n`);
+  const r = run();
+  t.equal(r.code, 0);
+  t.match(r.stdout, /^gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none\n$/);
+  t.match(lastRun(e), { startup: 'agent', job: '42', result: 'healthy' }, 'logged by the agent');
+  t.type(lastRun(e).client, 'number', "with the Prolog's pid");
+  t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')), "the job's state for the TaskProlog, from the Prolog's SLURM_* variables");
+  t.same(e.drainCalls(), [], 'no scontrol');
+  t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'no reply FIFO left behind');
+  // Nothing is kept between requests: the next job is judged and recorded anew.
+  t.equal(run({ ...JOB, SLURM_JOB_ID: '43' }).code, 0);
+  t.match(lastRun(e), { startup: 'agent', job: '43' });
+  a.proc.kill('SIGTERM');
+  t.equal(await a.exited, 0, 'SIGTERM: exit 0');
+  t.same(readdirSync(a.dir), [], 'and its FIFO and pid file are gone');
+  t.match(a.stderr(), /gdrgate agent listening[\s\S]*gdrgate agent stopped/, "the agent's own lines go to stderr");
+});
+
+t.test('a broken node: the agent hands it back, the gate in the Prolog judges and drains', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const run = wrapper(e, `AGENT=${a.dir}\n`);
+  t.equal(run().code, 0);
+  breakLink(e.tree); // between two jobs: the agent must see it on the next request
+  const r = run();
+  t.equal(r.code, 1);
+  t.equal(r.stdout.match(/^gdrgate prolog node=vm/gm)?.length, 1, 'one verdict printed, the in-process one');
+  t.match(e.drainCalls(), [/reason=gdrgate: pcie-link 0000:00:06\.0 Gen5 x8 \(want Gen5 x16\) job=42$/]);
+  t.match(lastRun(e), { startup: 'snapshot', result: 'unhealthy', agent: 'fallback: unhealthy: 1 failing finding(s)' }, 'the in-process run logs what the agent said');
+  t.equal(lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').length, 1, 'the agent logged only the healthy run');
+});
+
+t.test('the agent answers only for its own config', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const other = path.join(e.dir, 'other.json');
+  copyFileSync(e.config, other);
+  const run = wrapper(e, `AGENT=${a.dir}\nCONFIG=${other}\n`);
+  t.equal(run().code, 0, 'healthy, judged in the Prolog');
+  t.match(lastRun(e), { startup: 'snapshot', agent: `fallback: the agent answers for ${e.config}, not ${other}` });
+});
+
+t.test('a stopped agent: the Prolog waits AGENT_TIMEOUT, then judges itself; the agent recovers', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const run = wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=0.3\n`);
+  a.proc.kill('SIGSTOP');
+  const r = run();
+  t.equal(r.code, 0);
+  t.ok(r.ms >= 300, `waited the timeout (${r.ms.toFixed(0)} ms)`);
+  t.match(lastRun(e), { startup: 'snapshot', agent: 'no answer within 0.3s' });
+  t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'the Prolog removed its reply FIFO');
+  a.proc.kill('SIGCONT');
+  t.match(await stderrShows(a, /stopped waiting/), /the Prolog stopped waiting before the answer/, 'the late answer finds nobody and says so');
+  t.equal(run({ ...JOB, SLURM_JOB_ID: '44' }).code, 0);
+  t.match(lastRun(e), { startup: 'agent', job: '44' }, 'and the next Prolog is answered');
+});
+
+t.test('a dead agent (killed, its files left): the Prolog does not wait', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  a.proc.kill('SIGKILL');
+  await a.exited;
+  t.ok(existsSync(path.join(a.dir, 'requests')) && existsSync(path.join(a.dir, 'agent.pid')), 'FIFO and pid file remain');
+  const r = wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=30\n`)();
+  t.equal(r.code, 0);
+  t.ok(r.ms < 15_000, `no 30 s wait: its pid is not alive (${r.ms.toFixed(0)} ms)`);
+  t.match(lastRun(e), { startup: 'snapshot' });
+  t.notOk('agent' in lastRun(e), 'nothing was asked');
+  // A Prolog killed while it waited leaves its reply FIFO; the next agent clears it, and answers.
+  const left = spawnSync('/usr/bin/mkfifo', [path.join(a.dir, 'reply.999999')]);
+  t.equal(left.status, 0);
+  const b = await startAgent(e);
+  t.teardown(() => void b.proc.kill('SIGKILL'));
+  t.same(readdirSync(b.dir).sort(), ['agent.pid', 'requests'], 'a new agent: its own FIFO and pid file, nothing else');
+  t.equal(wrapper(e, `AGENT=${b.dir}\n`)().code, 0);
+  t.match(lastRun(e), { startup: 'agent' });
+});
+
+t.test('its code changed on disk: the agent answers fallback once and exits for its service manager', async (t) => {
+  const e = makeGateEnv();
+  const marker = path.join(e.dir, 'code-marker');
+  writeFileSync(marker, 'v1');
+  const a = await startAgent(e, ['--watch', marker]);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const run = wrapper(e, `AGENT=${a.dir}\n`);
+  t.equal(run().code, 0);
+  t.match(lastRun(e), { startup: 'agent' });
+  writeFileSync(marker, 'v2, longer');
+  t.equal(run().code, 0, 'judged in the Prolog');
+  t.match(lastRun(e), { startup: 'snapshot', agent: /^fallback: gdrgate changed on disk since the agent started \(.*code-marker\)/ });
+  t.equal(await a.exited, 0, 'the agent exited 0');
+  t.same(readdirSync(a.dir), [], 'removing its FIFO and pid file');
+});
+
+t.test('a malformed request is logged and ignored; the agent keeps serving', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  // Root could write anything into the FIFO: a line from another tool, or half a line.
+  const w = spawnSync('/bin/bash', ['-c', `printf 'hello\\nv1 prolog 12\\n' 1<>${a.dir}/requests`]);
+  t.equal(w.status, 0);
+  t.equal(wrapper(e, `AGENT=${a.dir}\n`)().code, 0);
+  t.match(lastRun(e), { startup: 'agent' });
+  t.match(await stderrShows(a, /got 3 fields/), /unknown protocol \\"hello\\"[\s\S]*got 3 fields/);
+});
+
+t.test('the agent refuses a directory others can enter', async (t) => {
+  const e = makeGateEnv();
+  const dir = path.join(e.dir, 'open');
+  mkdirSync(dir, { mode: 0o755 });
+  chmodSync(dir, 0o755);
+  const r = spawnSync(process.execPath, [CLI, 'agent', '--config', e.config, '--dir', dir], { encoding: 'utf8', timeout: 30_000 });
+  t.equal(r.status, 2, 'a configuration error');
+  t.match(r.stderr, /agent directory .*open has mode 755; want 700/);
+  t.same(readdirSync(dir), [], 'nothing made in it');
+});

@@ -1,0 +1,48 @@
+// The agent's wire format (src/agent/protocol.ts): what slurm/prolog.sh writes, what the agent answers, and what it
+// keeps of a Prolog's environment. The environ is a real one: this process's children get it from the kernel.
+import { spawnSync } from 'node:child_process';
+import t from 'tap';
+import { formatReply, parseEnviron, parseRequest, PIPE_BUF } from '../../src/agent/protocol.js';
+
+t.test('a request as slurm/prolog.sh writes it', async (t) => {
+  t.same(parseRequest('v1 prolog 4242 /etc/gdrgate/config.json'), { ok: true, value: { pid: 4242, config: '/etc/gdrgate/config.json' } });
+});
+
+t.test('requests the agent refuses, each with its reason', async (t) => {
+  const bad: [string, RegExp][] = [
+    ['v2 prolog 1 /c', /unknown protocol "v2"/],
+    ['v1 health 1 /c', /answers prolog only/],
+    ['v1 prolog 1', /got 3 fields/],
+    ['v1 prolog 1 /a b', /got 5 fields/],
+    ['v1 prolog 0 /c', /not a process id/],
+    ['v1 prolog -3 /c', /not a process id/],
+    ['v1 prolog 99999999999 /c', /not a process id/],
+    ['v1 prolog 12 relative.json', /not an absolute path/],
+    ['v1 prolog 12 /c\tx', /not an absolute path/],
+    ['', /unknown protocol ""/],
+    [`v1 prolog 12 /${'a'.repeat(PIPE_BUF)}`, /at most 4095/],
+  ];
+  for (const [line, why] of bad) {
+    const r = parseRequest(line);
+    t.notOk(r.ok, JSON.stringify(line.slice(0, 40)));
+    if (!r.ok) t.match(r.error, why);
+  }
+});
+
+t.test('a reply is one line, short enough for one atomic FIFO write', async (t) => {
+  t.equal(formatReply('ok', 'gdrgate prolog node=vm result=healthy exit=0 9ms action=none'), 'ok gdrgate prolog node=vm result=healthy exit=0 9ms action=none\n');
+  t.equal(formatReply('fallback', 'config-error: line 1\nline 2\r\x00'), 'fallback config-error: line 1 line 2 \n', 'control bytes cannot split it');
+  const long = formatReply('fallback', 'é'.repeat(5000));
+  t.ok(Buffer.byteLength(long) < PIPE_BUF, `${Buffer.byteLength(long)} bytes`);
+  t.equal(long.split('\n').length, 2, 'one line');
+  t.ok(long.endsWith('…\n'), 'marked as cut');
+});
+
+t.test("a Prolog's environment, read back the way the agent reads /proc/<pid>/environ", async (t) => {
+  // A real process with slurmd's kind of environment: its environ as the kernel keeps it.
+  const env = { SLURM_JOB_ID: '42', SLURMD_NODENAME: 'gpu001', SLURM_JOB_GPUS: '0,1', HOME: '/root', GDRGATE_BLOB_FAILED: '14', X: 'a=b' };
+  const r = spawnSync('/bin/cat', ['/proc/self/environ'], { env });
+  t.equal(r.status, 0);
+  t.same(parseEnviron(r.stdout), { SLURM_JOB_ID: '42', SLURMD_NODENAME: 'gpu001', SLURM_JOB_GPUS: '0,1' }, 'only SLURM_* and SLURMD_*');
+  t.same(parseEnviron(Buffer.from('SLURM_A=1=2\0=x\0SLURM_B\0\0')), { SLURM_A: '1=2' }, 'a value keeps its "="; entries without a name or value are dropped');
+});
