@@ -1,11 +1,12 @@
 // `npm run bench`: what the prolog costs every job. Builds an 8-GPU/8-NIC switch-heavy tree (the HGX H100
 // of test/gen/topologies, plus the NVSwitches, NVMe drives and management NIC such a node also carries),
 // then times, alternating in one run: `node -e 0` (the floor); Node from an empty user-land snapshot and the
-// gate's blob stopping before its first read (where a snapshot-started gate's own floor lies); the prolog as Slurm runs it (slurm/prolog.sh with
-// its .conf: node --snapshot-blob dist/gate.blob), a passing run that writes the job's state; the same prolog
-// started without the blob (node dist/cli.js); and `gdrgate check --json`. Prints medians, the prolog/floor ratio,
+// gate's blob stopping before its first read (where a snapshot-started gate's own floor lies); the prolog as Slurm runs it
+// (slurm/prolog.sh with its .conf), a passing run that writes the job's state: answered by a running `gdrgate agent`,
+// then without an agent (node --snapshot-blob dist/gate.blob), then without the blob either (node dist/cli.js);
+// and `gdrgate check --json`. The agent's own cost is printed beside: CPU per answered Prolog and resident memory. Prints medians, the prolog/floor ratio,
 // peak RSS and spawns on the pass path; then the epilog's sample spool on 1M samples (bench/samples.mjs).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +24,13 @@ function withOthers(n: GenNode): GenNode {
   const extra = [0x05, 0x06, 0x07, 0x08].map((b) => other(b, 0x068000, 0x10de, 0x22a3));
   const nvme = [0x60, 0x61, 0x62, 0x63, 0xe0, 0xe1, 0xe2, 0xe3].map((b) => other(b, 0x010802, 0x144d, 0xa824));
   return { ...n, hostBridges: [...n.hostBridges, ...[...extra, ...nvme].map((d, i) => ({ domainBus: `0000:${d.bdf.slice(5, 7)}`, numaNode: i % 2, devices: [d] }))] };
+}
+
+/** utime + stime of a process so far, in ms (/proc/<pid>/stat fields 14 and 15, in clock ticks of 10 ms). */
+function agentCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -50,11 +58,19 @@ async function main(): Promise<void> {
     JSON.stringify({ baseline: path.join(dir, 'baseline.json'), root: tree, scontrol: '/bin/false', logFile: path.join(dir, 'gate.log'), stateDir: path.join(dir, 'state') }),
   );
   if (!existsSync(path.join(REPO, 'dist/gate.blob'))) throw new Error('dist/gate.blob missing: npm run build makes it');
-  // The Slurm Prolog: slurm/prolog.sh unchanged, its .conf beside it pointing at this build.
-  const wrapper = path.join(dir, 'gdrgate-prolog.sh');
-  copyFileSync(path.join(REPO, 'slurm/prolog.sh'), wrapper);
-  chmodSync(wrapper, 0o755);
-  writeFileSync(path.join(dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${config}\n`);
+  // The Slurm Prolog: slurm/prolog.sh unchanged, its .conf beside it pointing at this build; once asking the agent
+  // (gdrgate-prolog.sh), once with AGENT= empty (gdrgate-noagent.sh: the blob, as without an agent installed).
+  const agentDir = path.join(dir, 'agent');
+  const wrappers = ['prolog', 'noagent'].map((name) => {
+    const file = path.join(dir, `gdrgate-${name}.sh`);
+    copyFileSync(path.join(REPO, 'slurm/prolog.sh'), file);
+    chmodSync(file, 0o755);
+    writeFileSync(path.join(dir, `gdrgate-${name}.conf`), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${config}\nAGENT=${name === 'prolog' ? agentDir : ''}\n`);
+    return file;
+  });
+  const agent = spawn(process.execPath, [CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
+  for (let i = 0; i < 500 && !existsSync(path.join(agentDir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!existsSync(path.join(agentDir, 'agent.pid'))) throw new Error('gdrgate agent did not start');
   const spawnFile = path.join(dir, 'spawns');
   const node = process.execPath;
   // Where the floor of a snapshot-started gate lies: Node starting from a user-land snapshot holding nothing, and
@@ -67,7 +83,8 @@ async function main(): Promise<void> {
     'node -e 0': [node, '-e', '0'],
     'empty snapshot': [node, '--snapshot-blob', empty],
     'gate.blob start': [node, '--snapshot-blob', path.join(REPO, 'dist/gate.blob'), 'start-only'],
-    'prolog (Slurm)': [wrapper],
+    'prolog, agent': [wrappers[0]!],
+    'prolog (Slurm)': [wrappers[1]!],
     'prolog, no blob': [node, CLI, 'prolog', '--config', config],
     'check --json': [node, CLI, 'check', '--json', '--root', tree],
   };
@@ -83,6 +100,7 @@ async function main(): Promise<void> {
     SLURM_JOB_GPUS: '0,1,2,3,4,5,6,7',
   });
   for (let i = 0; i < 3; i++) for (const c of Object.values(cmds)) timed(c, env()); // warm the page cache
+  const cpu0 = agentCpuMs(agent.pid!);
   for (let i = 0; i < ROUNDS; i++)
     for (const [k, c] of Object.entries(cmds)) {
       const r = timed(c, env());
@@ -97,17 +115,21 @@ async function main(): Promise<void> {
   const nodeVars = Object.keys(process.env).filter((k) => k.startsWith('NODE_'));
   const sp = spawnSync(node, ['--import', path.join(REPO, 'bench/count-spawns.mjs'), CLI, 'prolog', '--config', config], { encoding: 'utf8', env: { ...env(), GDRGATE_SPAWN_COUNT_FILE: spawnFile } });
   const spawns = sp.status === 0 ? Number(readFileSync(spawnFile, 'utf8')) : NaN;
+  const agentCpu = (agentCpuMs(agent.pid!) - cpu0) / ROUNDS;
+  const agentRss = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${agent.pid}/status`, 'utf8'))?.[1];
+  agent.kill('SIGTERM');
   const floor = median(res['node -e 0']!.ms);
   console.log(`gdrgate bench: 8 GPU / 8 NIC / 8 PCIe switches + 12 other devices, ${ROUNDS} alternating rounds, node ${process.version}`);
   console.log('every command runs in the environment slurmd gives a Prolog: SLURM_* variables only, a new job id each run');
   for (const [k, v] of Object.entries(res))
     console.log(`${k.padEnd(16)} p50 ${median(v.ms).toFixed(1).padStart(6)} ms   ratio ${(median(v.ms) / floor).toFixed(2)}   peak RSS ${(Math.max(...v.rss) / 1024).toFixed(1)} MiB`);
-  console.log(`prolog (Slurm)/node -e 0 (p50): ${(median(res['prolog (Slurm)']!.ms) / floor).toFixed(2)}   target <= 1.30`);
+  console.log(`prolog, agent/node -e 0 (p50): ${(median(res['prolog, agent']!.ms) / floor).toFixed(2)}   target <= 1.30   (without an agent, prolog (Slurm): ${(median(res['prolog (Slurm)']!.ms) / floor).toFixed(2)})`);
+  console.log(`the agent's own cost: CPU ${agentCpu.toFixed(1)} ms per answered prolog (user+sys, 10 ms ticks averaged over ${ROUNDS}), peak RSS ${(Number(agentRss) / 1024).toFixed(1)} MiB resident`);
   console.log(`processes spawned by a passing prolog (the gate's code, counted in its no-blob run): ${spawns}   target 0`);
   console.log(`node -e 0 in the environment this bench was started from: p50 ${median(inherited).toFixed(1)} ms${nodeVars.length ? ` (it sets ${nodeVars.join(', ')})` : ''}`);
   const log = readFileSync(path.join(dir, 'gate.log'), 'utf8');
   const count = (re: RegExp): number => (log.match(re) ?? []).length;
-  console.log(`Slurm prologs the gate logged as started from the blob: ${count(/"startup":"snapshot"/g)} of ${ROUNDS + 3}; log lines above info: ${count(/"level":[45]\d/g)}`);
+  console.log(`Slurm prologs answered by the agent: ${count(/"startup":"agent"/g)} of ${ROUNDS + 3}; started from the blob: ${count(/"startup":"snapshot"/g)} of ${ROUNDS + 3}; log lines above info: ${count(/"level":[45]\d/g)}`);
   // BENCH_KEEP=1 leaves the tree, baseline and config for profiling (`node --cpu-prof dist/cli.js prolog --config …`).
   if (process.env.BENCH_KEEP) console.log(`kept: ${config}`);
   else rmSync(dir, { recursive: true, force: true });
