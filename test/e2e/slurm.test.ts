@@ -2,6 +2,7 @@
 // (test/e2e/sandbox), driven by real sbatch/srun jobs, judged only by what Slurm itself reports.
 // Runs when CI is set or GDRGATE_E2E=1, as root; see test/e2e/README.md.
 import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -352,6 +353,35 @@ async function e2e(): Promise<void> {
     tt.same(processesWithArgv(SLEEP_ARGV), [], 'no sleep left running');
     const answered = slurm('sinfo', ['-h', '-N', '-n', node, '-o', '%T'], 5000);
     tt.ok(answered.status === 0 && !answered.timedOut, `slurmctld still answers: ${answered.stdout.trim()} (${secs(t6)} after submit)`);
+  });
+
+  await timed('6b. gdrgate agent: answers slurmd\'s Prolog on a healthy node; on x8 it hands back and the Prolog drains', async (tt) => {
+    writeConfig();
+    // As the service unit runs it: root, its own 0700 directory; the wrapper's .conf names that directory.
+    const dir = join(WORK, 'agent');
+    const agent = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'agent', '--config', CONFIG, '--dir', dir], { stdio: 'ignore' });
+    tt.teardown(() => void agent.kill('SIGKILL'));
+    const up = await waitFor(() => (existsSync(join(dir, 'agent.pid')) ? readFileSync(join(dir, 'agent.pid'), 'utf8').trim() : ''), (v) => v === String(agent.pid), 20_000);
+    tt.ok(up.ok, 'the agent is up (pid file written)');
+    installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG) + `AGENT=${dir}\n`);
+    try {
+      const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
+      tt.equal(r.status, 0, 'sbatch -W exits 0', { stderr: r.stderr });
+      const id = r.stdout.trim().split(';')[0]!;
+      tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
+      tt.match(runLine(id), { result: 'healthy', exitCode: 0, startup: 'agent', pid: agent.pid }, "the agent answered: the job id came from the Prolog's own environment");
+      tt.type(runLine(id)?.client, 'number', "the Prolog's pid is on the line");
+
+      writeConfig({ root: X8 });
+      const bad = submit();
+      tt.ok((await waitHeld(bad)).ok, `job ${bad} requeued held`);
+      tt.match(reason(), /^gdrgate: pcie-link .* job=\d+$/, 'drained with our reason');
+      tt.match(runLine(bad), { result: 'unhealthy', action: 'drained', startup: 'snapshot', agent: 'fallback: unhealthy: 1 failing finding(s)' }, 'the agent handed it back; the gate in the Prolog judged and drained');
+      tt.equal(logLines().filter((l) => l.job === bad && l.startup === 'agent').length, 0, 'the agent logged no run for it');
+    } finally {
+      installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG));
+      agent.kill('SIGTERM');
+    }
   });
 
   await timed('7. slurmctld down: the real scontrol cannot answer; the prolog ends within its deadline and writes nothing', async (tt) => {
