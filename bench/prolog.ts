@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     writeFileSync(path.join(dir, `gdrgate-${name}.conf`), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${config}\nAGENT=${name === 'prolog' ? agentDir : ''}\n`);
     return file;
   });
-  const agent = spawn(process.execPath, [CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
+  const agent = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
   for (let i = 0; i < 500 && !existsSync(path.join(agentDir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 20));
   if (!existsSync(path.join(agentDir, 'agent.pid'))) throw new Error('gdrgate agent did not start');
   const spawnFile = path.join(dir, 'spawns');

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The prolog's cost on the live GPU node, as Slurm runs it: slurm/prolog.sh with its .conf (the gate from
+# The prolog's cost on the live GPU node, as Slurm runs it: slurm/prolog.sh with its .conf, answered by a running
+# gdrgate agent (as examples/systemd/gdrgate-agent.service starts it), then without an agent (the gate from
 # dist/gate.blob), the same gate without the blob (node dist/cli.js), node -e 0, Node from an empty snapshot and
 # the gate's blob stopping before its first read, alternating, each in the
 # environment slurmd gives a Prolog (env -i, SLURM_* only, a new job id each run). On the live / and, when
@@ -15,6 +16,7 @@ APP=/tmp/gdr/app
 chmod -R a+rX /tmp/gdr
 W=/tmp/gdr/w && mkdir -p $W
 cp "$APP/slurm/prolog.sh" $W/gdrgate-prolog.sh && chmod 755 $W/gdrgate-prolog.sh
+cp "$APP/slurm/prolog.sh" $W/gdrgate-agent.sh && chmod 755 $W/gdrgate-agent.sh
 # Node from a user-land snapshot holding nothing: where any snapshot-started gate's floor lies.
 echo "require('node:v8').startupSnapshot.setDeserializeMainFunction(() => {});" > $W/empty.cjs
 "$N" --snapshot-blob $W/empty.blob --build-snapshot $W/empty.cjs
@@ -27,6 +29,14 @@ if [ -f .device/hgx.tar.gz ]; then
   printf '{"baseline":"%s","root":"/tmp/gdr/hgx","scontrol":"/bin/false","logFile":"%s","stateDir":"%s"}\n' $W/hgx-baseline.json $W/hgx.log $W/state > $W/hgx.json
   roots="live hgx"
 fi
+# One agent per root, as the service unit runs it; the agent wrapper's .conf names its directory.
+for r in $roots; do
+  "$N" --max-semi-space-size=2 "$APP/dist/cli.js" agent --config $W/$r.json --dir $W/agent-$r 2>> $W/agent-$r.err &
+done
+for i in $(seq 100); do ok=1; for r in $roots; do [ -s $W/agent-$r/agent.pid ] || ok=0; done; [ $ok = 1 ] && break; sleep 0.1; done
+cpu() { awk '{print ($14 + $15) * 10}' /proc/$1/stat 2>/dev/null || echo 0; } # utime + stime, ms (10 ms ticks)
+confs() { printf 'NODE=%s\nCLI=%s\nCONFIG=%s\nAGENT=\n' "$N" "$APP/dist/cli.js" $W/$1.json > $W/gdrgate-prolog.conf
+  printf 'NODE=%s\nCLI=%s\nCONFIG=%s\nAGENT=%s\n' "$N" "$APP/dist/cli.js" $W/$1.json $W/agent-$1 > $W/gdrgate-agent.conf; }
 job=1000
 ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e-s)/1000 )); }
 slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=0 SLURM_JOB_GID=0 "$@"; }
@@ -34,21 +44,30 @@ slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB
   echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
   echo "== this command's environment sets: $(env | grep -o '^NODE[A-Z_]*' | tr '\n' ' ')"
   for i in $(seq 10); do echo "inherited-node-e0 $(ms "$N" -e 0)"; done
-  for r in $roots; do printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
-    slurm $W/gdrgate-prolog.sh; echo "($r: wrapper exit $?)"; tail -n 1 $W/$r.log; done
+  for r in $roots; do confs $r
+    slurm $W/gdrgate-prolog.sh; echo "($r: wrapper exit $?)"; tail -n 1 $W/$r.log
+    slurm $W/gdrgate-agent.sh; echo "($r, agent: wrapper exit $?)"; tail -n 1 $W/$r.log; done
+  declare -A cpu0; for r in $roots; do cpu0[$r]=$(cpu "$(cat $W/agent-$r/agent.pid)"); done
   for k in $(seq "${ROUNDS:-3}"); do for i in $(seq 10); do
     echo "node-e0 $(ms env -i "$N" -e 0)"
     echo "empty-snapshot $(ms env -i "$N" --snapshot-blob $W/empty.blob)"
     echo "blob-start $(ms env -i "$N" --snapshot-blob "$APP/dist/gate.blob" start-up-only)"
     for r in $roots; do
-      printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
+      confs $r
+      echo "$r-agent $(ms slurm $W/gdrgate-agent.sh)"
       echo "$r-slurm $(ms slurm $W/gdrgate-prolog.sh)"
       echo "$r-noblob $(ms slurm "$N" "$APP/dist/cli.js" prolog --config $W/$r.json)"
     done
   done; done
-  for r in $roots; do printf 'NODE=%s\nCLI=%s\nCONFIG=%s\n' "$N" "$APP/dist/cli.js" $W/$r.json > $W/gdrgate-prolog.conf
-    slurm /usr/bin/time -f "$r-slurm peak RSS %M KiB" $W/gdrgate-prolog.sh > /dev/null; done
-  echo "startup: $(grep -c '"startup":"snapshot"' $W/*.log | tr '\n' ' ')"
+  for r in $roots; do apid=$(cat $W/agent-$r/agent.pid)
+    echo "$r-agent: agent CPU $(( ($(cpu $apid) - ${cpu0[$r]}) / ${ROUNDS:-3} / 10 )) ms per answered prolog; $(grep VmHWM /proc/$apid/status | tr -s ' \t' ' ')"; done
+  for r in $roots; do confs $r
+    slurm /usr/bin/time -f "$r-slurm peak RSS %M KiB" $W/gdrgate-prolog.sh > /dev/null
+    slurm /usr/bin/time -f "$r-agent peak RSS %M KiB (the Prolog's processes)" $W/gdrgate-agent.sh > /dev/null; done
+  echo "startup: snapshot $(grep -c '"startup":"snapshot"' $W/*.log | tr '\n' ' ')  agent $(grep -c '"startup":"agent"' $W/*.log | tr '\n' ' ')"
+  # The agent judges the Prolog's limits, not its own: a Prolog with memlock 64 KiB is handed back, judged and failed here.
+  confs live; ( ulimit -l 64; slurm $W/gdrgate-agent.sh; echo "(live, agent, ulimit -l 64: wrapper exit $?)" ); tail -n 1 $W/live.log
+  for r in $roots; do kill $(cat $W/agent-$r/agent.pid); done; sleep 0.5; cat $W/agent-*.err | tail -n 6
 } > "$OUT/speed.txt" 2>&1
 "$N" -e '
 const t = require("fs").readFileSync(process.argv[1], "utf8");

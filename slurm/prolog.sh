@@ -9,7 +9,7 @@ NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
 BLOB=default
-AGENT=/run/gdrgate
+AGENT=/run/gdrgate-agent
 AGENT_TIMEOUT=1
 case "$0" in *.sh) [ -r "${0%.sh}.conf" ] && . "${0%.sh}.conf" ;; esac
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"

@@ -177,3 +177,20 @@ t.test('the agent refuses a directory others can enter', async (t) => {
   t.match(r.stderr, /agent directory .*open has mode 755; want 700/);
   t.same(readdirSync(dir), [], 'nothing made in it');
 });
+
+t.test('the example service unit: valid for systemd, and naming the directory the wrapper asks', async (t) => {
+  const unit = path.join(REPO, 'examples/systemd/gdrgate-agent.service');
+  const text = readFileSync(unit, 'utf8');
+  const key = (k: string): string => new RegExp(`^${k}=(.*)$`, 'm').exec(text)?.[1] ?? '';
+  const wrapperAgent = /^AGENT=(.*)$/m.exec(readFileSync(path.join(REPO, 'slurm/prolog.sh'), 'utf8'))?.[1];
+  t.equal(`/run/${key('RuntimeDirectory')}`, wrapperAgent, "systemd makes the directory slurm/prolog.sh's AGENT names");
+  t.equal(key('RuntimeDirectoryMode'), '0700', 'closed to all but root, as the agent requires');
+  t.match(key('ExecStart'), new RegExp(` agent --config \\S+ --dir ${wrapperAgent}$`), 'the agent serves that directory');
+  t.equal(key('Restart'), 'always', 'restarted after it exits for an upgrade');
+  const analyze = '/usr/bin/systemd-analyze';
+  if (!existsSync(analyze)) return t.skip(`${analyze} absent: the unit's syntax is not checked here`);
+  const r = spawnSync(analyze, ['verify', unit], { encoding: 'utf8', timeout: 30_000 });
+  // verify also checks that ExecStart's binary exists: only a missing /usr/bin/node (no Node package) is tolerated.
+  const complaints = r.stderr.split('\n').filter((l) => l.trim() && !/\/usr\/bin\/node/.test(l));
+  t.same(complaints, [], `systemd-analyze verify: ${r.stderr.trim() || 'no complaint'}`);
+});
