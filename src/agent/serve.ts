@@ -3,13 +3,14 @@
 // is cached between requests: config, baseline, sysfs and the Prolog's own limits are read each time), answers only
 // "healthy", and never drains: any other verdict goes back to the Prolog, which runs the gate in its own process.
 // Requests come through a FIFO in a directory only the agent's user can enter (protocol.ts; slurm/prolog.sh).
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { log, setLogFile } from '../log.js';
 import { agentProlog, type AgentAnswer } from '../cli/gate.js';
+import { ExecaExec, type Exec } from '../host/exec.js';
+import { FsHost } from '../host/fs-host.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, replyFifo, REQUEST_FIFO, type Request } from './protocol.js';
 
 const MKFIFO = '/usr/bin/mkfifo';
@@ -47,10 +48,10 @@ const identity = (f: string): string => {
   }
 };
 
-function makeFifo(file: string): void {
+async function makeFifo(file: string, exec: Exec): Promise<void> {
   fs.rmSync(file, { force: true }); // an old agent's FIFO may hold requests nobody will answer
-  const r = spawnSync(MKFIFO, ['-m', '600', file], { encoding: 'utf8', timeout: 5000, env: {} });
-  if (r.status !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error?.message ?? r.stderr.trim()}`);
+  const r = await exec.run(MKFIFO, ['-m', '600', file], { timeoutMs: 5000 });
+  if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
 }
 
 /** Writes one reply into the Prolog's FIFO; false when the Prolog is no longer reading (it timed out and went on). */
@@ -78,7 +79,7 @@ function reply(dir: string, pid: number, line: string): boolean {
 }
 
 /** Runs until SIGTERM/SIGINT (exit 0) or until its code changes on disk (exit 0, after answering "fallback"). */
-export async function serveAgent(o: AgentOptions): Promise<number> {
+export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()): Promise<number> {
   const dir = path.resolve(o.dir);
   const config = path.resolve(o.config);
   checkDir(dir);
@@ -87,7 +88,7 @@ export async function serveAgent(o: AgentOptions): Promise<number> {
   const code = new Map(o.watch.map((f) => [f, identity(f)]));
   // Reply FIFOs of Prologs killed while they waited on an earlier agent: nobody reads them now.
   for (const f of fs.readdirSync(dir)) if (f.startsWith('reply.')) fs.rmSync(path.join(dir, f), { force: true });
-  makeFifo(fifo);
+  await makeFifo(fifo, exec);
   const fifoIno = fs.statSync(fifo).ino;
   // O_RDWR: the agent is always a writer too, so the FIFO never reports end-of-file between Prologs.
   const fd = fs.openSync(fifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
@@ -111,6 +112,7 @@ export async function serveAgent(o: AgentOptions): Promise<number> {
     done(exit);
   };
 
+  const live = new FsHost('/');
   const answer = async (req: Request): Promise<string> => {
     if (stopping) return formatReply('fallback', 'the agent is stopping');
     if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
@@ -119,12 +121,10 @@ export async function serveAgent(o: AgentOptions): Promise<number> {
       setImmediate(() => void stop(`${changed[0]} changed since the agent started`, 0));
       return formatReply('fallback', `gdrgate changed on disk since the agent started (${changed[0]}); the agent exits for its service manager to restart it`);
     }
-    let env: NodeJS.ProcessEnv;
-    try {
-      env = parseEnviron(fs.readFileSync(`/proc/${req.pid}/environ`));
-    } catch (e) {
-      return formatReply('fallback', `cannot read /proc/${req.pid}/environ: ${(e as Error).message}`);
-    }
+    // The Prolog is a live process whatever root the config reads: its environment comes from the live /proc.
+    const environ = await live.readBytes(`/proc/${req.pid}/environ`, 1 << 20);
+    if (!environ.ok) return formatReply('fallback', `cannot read /proc/${req.pid}/environ: ${environ.reason}`);
+    const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
       a = await agentProlog(config, { env, startup: 'agent', selfProc: `/proc/${req.pid}`, logFields: { client: req.pid } });
