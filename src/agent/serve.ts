@@ -54,6 +54,15 @@ async function makeFifo(file: string, exec: Exec): Promise<void> {
   if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
 }
 
+/** The Prolog's reply FIFO is still there: it removes it when it stops waiting (slurm/prolog.sh). */
+function waiting(dir: string, pid: number): boolean {
+  try {
+    return fs.lstatSync(path.join(dir, replyFifo(pid))).isFIFO();
+  } catch {
+    return false;
+  }
+}
+
 /** Writes one reply into the Prolog's FIFO; false when the Prolog is no longer reading (it timed out and went on). */
 function reply(dir: string, pid: number, line: string): boolean {
   const file = path.join(dir, replyFifo(pid));
@@ -127,7 +136,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
-      a = await agentProlog(config, { env, startup: 'agent', selfProc: `/proc/${req.pid}`, logFields: { client: req.pid } });
+      a = await agentProlog(config, { env, startup: 'agent', selfProc: `/proc/${req.pid}`, logFields: { client: req.pid } }, () => waiting(dir, req.pid));
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {

@@ -172,12 +172,13 @@ function summaryLine(a: GateArgs, j: Judged, durationMs: number, reason: string 
 export type AgentAnswer = { readonly healthy: true; readonly line: string } | { readonly healthy: false; readonly why: string };
 
 /**
- * The agent's half of a Prolog (gdrgate agent): the same judgment as gateCommand, for the Prolog described by `ctx`.
+ * The agent's half of a Prolog (gdrgate agent): the same judgment as gateCommand, for the Prolog described by `ctx`;
+ * `waiting()` says whether that Prolog still waits for the answer.
  * Only a healthy node is answered here (job state written, run logged, the summary line returned). Anything else,
  * fail-open included, is handed back: the Prolog then runs the gate in its own process, which judges again and is the
  * only one that drains.
  */
-export async function agentProlog(config: string, ctx: GateContext): Promise<AgentAnswer> {
+export async function agentProlog(config: string, ctx: GateContext, waiting: () => boolean): Promise<AgentAnswer> {
   const a: GateArgs = { mode: 'prolog', config, dryRun: false };
   const j = await judge(a, ctx);
   const o = j.work.outcome;
@@ -185,6 +186,8 @@ export async function agentProlog(config: string, ctx: GateContext): Promise<Age
     const why = o.kind === 'unhealthy' ? `unhealthy: ${o.failing.length} failing finding(s)` : o.kind === 'healthy' ? 'not a plain pass' : `${o.kind}: ${o.message}`;
     return { healthy: false, why };
   }
+  // A Prolog that gave up waiting has judged the job itself: write no state and log no run on its behalf.
+  if (!waiting()) return { healthy: false, why: 'the Prolog stopped waiting' };
   await recordState(j, ctx);
   const durationMs = Math.round(performance.now() - j.started);
   (await log()).info({ mode: a.mode, node: j.node, job: j.job, durationMs, startup: ctx.startup, ...ctx.logFields, result: o.kind, exitCode: 0, failedOpen: false, reason: null, action: 'none', summary: summarize(j.work.findings) }, 'gdrgate run');

@@ -114,8 +114,34 @@ t.test('a stopped agent: the Prolog waits AGENT_TIMEOUT, then judges itself; the
   t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'the Prolog removed its reply FIFO');
   a.proc.kill('SIGCONT');
   t.match(await stderrShows(a, /stopped waiting/), /the Prolog stopped waiting before the answer/, 'the late answer finds nobody and says so');
+  t.same(lines(e).filter((l) => l.msg === 'gdrgate run' && l.job === '42').map((l) => l.startup), ['snapshot'], 'and the agent logged no run (nor wrote state) for a job the Prolog judged itself');
   t.equal(run({ ...JOB, SLURM_JOB_ID: '44' }).code, 0);
   t.match(lastRun(e), { startup: 'agent', job: '44' }, 'and the next Prolog is answered');
+});
+
+t.test('eight Prologs at once: one FIFO, no torn request, each answered with its own job', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=20\n`);
+  const file = path.join(e.dir, 'gdrgate-prolog.sh');
+  const jobs = ['101', '102', '103', '104', '105', '106', '107', '108'];
+  const runs = await Promise.all(
+    jobs.map(
+      (job) =>
+        new Promise<{ code: number | null; out: string }>((res) => {
+          let out = '';
+          const p = spawn(file, [], { env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', stdio: ['ignore', 'pipe', 'ignore'] });
+          p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+          p.on('close', (code) => res({ code, out }));
+        }),
+    ),
+  );
+  t.same(runs.map((r) => r.code), jobs.map(() => 0), 'all exit 0');
+  t.same(runs.map((r) => /job=(\d+)/.exec(r.out)?.[1]), jobs, 'each printed its own job');
+  const byAgent = lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').map((l) => l.job).sort();
+  t.same(byAgent, jobs, 'all eight answered by the agent');
+  t.same(jobs.filter((j) => !existsSync(path.join(e.dir, 'run', `job-${j}`, 'prolog.json'))), [], 'eight job states');
 });
 
 t.test('a dead agent (killed, its files left): the Prolog does not wait', async (t) => {

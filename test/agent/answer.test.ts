@@ -1,0 +1,47 @@
+// agentProlog, the agent's half of a Prolog, called directly on the bundled capture: it answers only a plain
+// pass, and writes state and a run line only while the Prolog still waits for it.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { agentProlog } from '../../src/cli/gate.js';
+import { setLogFile } from '../../src/log.js';
+import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
+
+const env = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()) };
+const runLines = (log: string): string[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter((l) => l.includes('"gdrgate run"')) : []);
+t.afterEach(() => setLogFile(undefined));
+
+t.test('healthy, and the Prolog waits: the summary line, the job state, one run line', async (t) => {
+  const e = makeGateEnv();
+  const a = await agentProlog(e.config, { env, startup: 'agent', logFields: { client: 7 } }, () => true);
+  t.match(a, { healthy: true, line: /^gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/ });
+  t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')));
+  setLogFile(undefined); // flush to the file before reading it
+  t.match(JSON.parse(runLines(e.log)[0]!), { startup: 'agent', client: 7, job: '42', result: 'healthy' });
+});
+
+t.test('healthy, but the Prolog stopped waiting: nothing written on its behalf', async (t) => {
+  const e = makeGateEnv();
+  const a = await agentProlog(e.config, { env, startup: 'agent' }, () => false);
+  t.same(a, { healthy: false, why: 'the Prolog stopped waiting' });
+  t.notOk(existsSync(path.join(e.dir, 'run', 'job-42')), 'no job state');
+  t.same(runLines(e.log), [], 'no run line');
+});
+
+t.test('unhealthy: handed back with the count, no drain, no state, no run line', async (t) => {
+  const e = makeGateEnv();
+  breakLink(e.tree);
+  let asked = false;
+  const a = await agentProlog(e.config, { env, startup: 'agent' }, () => (asked = true));
+  t.same(a, { healthy: false, why: 'unhealthy: 1 failing finding(s)' });
+  t.notOk(asked, 'the Prolog is not even asked whether it waits');
+  t.same(e.drainCalls(), []);
+  t.notOk(existsSync(path.join(e.dir, 'run', 'job-42')));
+  t.same(runLines(e.log), []);
+});
+
+t.test('a config error, even fail-open: handed back, so the Prolog logs and applies its policy', async (t) => {
+  const e = makeGateEnv();
+  const a = await agentProlog(path.join(e.dir, 'missing.json'), { env, startup: 'agent' }, () => true);
+  t.match(a, { healthy: false, why: /^config-error: / });
+});
