@@ -214,7 +214,10 @@ t.test('the example service unit: valid for systemd, and naming the directory th
   t.match(key('ExecStart'), new RegExp(` agent --config \\S+ --dir ${wrapperAgent}$`), 'the agent serves that directory');
   t.equal(key('Restart'), 'always', 'restarted after it exits for an upgrade');
   const analyze = '/usr/bin/systemd-analyze';
-  if (!existsSync(analyze)) return t.skip(`${analyze} absent: the unit's syntax is not checked here`);
+  if (!existsSync(analyze)) {
+    t.comment(`${analyze} absent: the unit's syntax is not checked here`);
+    return;
+  }
   const r = spawnSync(analyze, ['verify', unit], { encoding: 'utf8', timeout: 30_000 });
   // verify also checks that ExecStart's binary exists: only a missing /usr/bin/node (no Node package) is tolerated.
   const complaints = r.stderr.split('\n').filter((l) => l.trim() && !/\/usr\/bin\/node/.test(l));
