@@ -94,7 +94,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   checkDir(dir);
   const fifo = path.join(dir, REQUEST_FIFO);
   const pidFile = path.join(dir, PID_FILE);
-  const code = new Map(o.watch.map((f) => [f, identity(f)]));
+  const watched = new Map(o.watch.map((f) => [f, identity(f)]));
   // Reply FIFOs of Prologs killed while they waited on an earlier agent: nobody reads them now.
   for (const f of fs.readdirSync(dir)) if (f.startsWith('reply.')) fs.rmSync(path.join(dir, f), { force: true });
   await makeFifo(fifo, exec);
@@ -114,8 +114,12 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     if (stopping) return;
     stopping = true;
     // Remove only what is still ours: a newer agent may already have made its own FIFO and pid file.
-    if (identity(fifo) !== 'missing: ENOENT' && fs.statSync(fifo).ino === fifoIno) fs.rmSync(fifo, { force: true });
-    if (fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(pidFile, { force: true });
+    try {
+      if (fs.statSync(fifo).ino === fifoIno) fs.rmSync(fifo, { force: true });
+      if (fs.readFileSync(pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(pidFile, { force: true });
+    } catch {
+      /* already gone */
+    }
     setLogFile(undefined);
     (await log()).info({ dir, why }, 'gdrgate agent stopped');
     done(exit);
@@ -125,7 +129,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const answer = async (req: Request): Promise<string> => {
     if (stopping) return formatReply('fallback', 'the agent is stopping');
     if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
-    const changed = [...code].find(([f, id]) => identity(f) !== id);
+    const changed = [...watched].find(([f, id]) => identity(f) !== id);
     if (changed) {
       setImmediate(() => void stop(`${changed[0]} changed since the agent started`, 0));
       return formatReply('fallback', `gdrgate changed on disk since the agent started (${changed[0]}); the agent exits for its service manager to restart it`);
@@ -155,17 +159,21 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     if (partial.length > 8192) partial = ''; // no newline for that long: not a Prolog's request
     for (const line of lines) {
       if (!line) continue;
-      queue = queue.then(async () => {
-        const req = parseRequest(line);
-        if (!req.ok) {
-          (await log()).warn({ why: req.error }, 'gdrgate agent: request ignored');
-          return;
-        }
-        const text = await answer(req.value);
-        if (!reply(dir, req.value.pid, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
-      });
+      // One request at a time, in arrival order; a request that fails must not stop the ones after it.
+      queue = queue
+        .then(async () => {
+          const req = parseRequest(line);
+          if (!req.ok) {
+            (await log()).warn({ why: req.error }, 'gdrgate agent: request ignored');
+            return;
+          }
+          const text = await answer(req.value);
+          if (!reply(dir, req.value.pid, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
+        })
+        .catch((e: Error) => void log().then((l) => l.error({ why: e.message }, 'gdrgate agent: request failed; its Prolog judges itself after its timeout')));
     }
   });
+  input.on('error', (e: Error) => void stop(`request FIFO: ${e.message}`, 1));
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void stop(sig, 0));
   const exit = await finished;
   input.destroy();

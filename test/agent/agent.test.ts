@@ -36,7 +36,8 @@ function wrapper(e: GateEnv, conf: string): (env?: Record<string, string>) => { 
   const file = path.join(e.dir, 'gdrgate-prolog.sh');
   copyFileSync(path.join(REPO, 'slurm/prolog.sh'), file);
   chmodSync(file, 0o755);
-  writeFileSync(path.join(e.dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${e.config}\n${conf}`);
+  // A generous timeout unless `conf` sets one: a loaded test machine must not turn an answer into a fallback.
+  writeFileSync(path.join(e.dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${e.config}\nAGENT_TIMEOUT=20\n${conf}`);
   return (env = JOB) => {
     const t0 = performance.now();
     const r = spawnSync(file, [], { encoding: 'utf8', env, cwd: '/', timeout: 60_000 });
@@ -45,9 +46,9 @@ function wrapper(e: GateEnv, conf: string): (env?: Record<string, string>) => { 
 }
 
 type Line = { msg: string; startup?: string; client?: number; agent?: string; job?: string; result?: string; why?: string };
-/** Lets the test's event loop read the agent's stderr (spawnSync blocks it) until `re` shows, or 5 s pass. */
+/** Lets the test's event loop read the agent's stderr (spawnSync blocks it) until `re` shows, or 15 s pass. */
 async function stderrShows(a: Agent, re: RegExp): Promise<string> {
-  for (let i = 0; i < 250 && !re.test(a.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
+  for (let i = 0; i < 750 && !re.test(a.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
   return a.stderr();
 }
 const lines = (e: GateEnv): Line[] => (existsSync(e.log) ? readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line) : []);

@@ -363,7 +363,7 @@ async function e2e(): Promise<void> {
     tt.teardown(() => void agent.kill('SIGKILL'));
     const up = await waitFor(() => (existsSync(join(dir, 'agent.pid')) ? readFileSync(join(dir, 'agent.pid'), 'utf8').trim() : ''), (v) => v === String(agent.pid), 20_000);
     tt.ok(up.ok, 'the agent is up (pid file written)');
-    installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG) + `AGENT=${dir}\n`);
+    installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG) + `AGENT=${dir}\nAGENT_TIMEOUT=10\n`);
     try {
       const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
       tt.equal(r.status, 0, 'sbatch -W exits 0', { stderr: r.stderr });
