@@ -7,9 +7,8 @@ let logger: Logger | undefined;
 let target: string | undefined;
 let dest: Destination | undefined;
 
-/** The next log() writes to `file` (stderr if undefined). The same file again keeps the open logger (the agent sets it per request). */
+/** The next log() writes to `file` (stderr if undefined); the file the logger had open is closed (the agent sets one per request). */
 export function setLogFile(file: string | undefined): void {
-  if (file === target && logger) return;
   dest?.close();
   target = file;
   logger = undefined;

@@ -33,7 +33,7 @@ export function parseRequest(line: string): Parsed<Request> {
 /** The reply line, newline included, one line whatever `text` holds, and short enough for one atomic write. */
 export function formatReply(kind: 'ok' | 'fallback', text: string): string {
   const flat = text.replace(/[\x00-\x1f\x7f]+/g, ' ');
-  // 1,000 characters are at most 4,000 bytes of UTF-8: under PIPE_BUF with the newline.
+  // 1,000 UTF-16 units are at most 3,000 bytes of UTF-8: under PIPE_BUF with the kind, the mark and the newline.
   return `${kind} ${flat.length > 1000 ? flat.slice(0, 999) + '…' : flat}\n`;
 }
 

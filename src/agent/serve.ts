@@ -1,7 +1,7 @@
 // gdrgate agent: a resident gate that answers the Prolog's "is this node healthy?" so that a passing Prolog costs
 // a shell, one FIFO round trip and the checks, not a Node start. It reads the node anew for every request (nothing
 // is cached between requests: config, baseline, sysfs and the Prolog's own limits are read each time), answers only
-// "healthy", and never drains: any other verdict goes back to the Prolog, which runs the gate in its own process.
+// "healthy", and never drains: every other verdict goes back to the Prolog, which runs the gate in its own process.
 // Requests come through a FIFO in a directory only the agent's user can enter (protocol.ts; slurm/prolog.sh).
 import fs from 'node:fs';
 import net from 'node:net';
@@ -11,6 +11,8 @@ import { log, setLogFile } from '../log.js';
 import { agentProlog, type AgentAnswer } from '../cli/gate.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
 import { FsHost } from '../host/fs-host.js';
+import { untrustedReason } from '../host/trust.js';
+import { replaceAtomically } from '../state/store.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, replyFifo, REQUEST_FIFO, type Request } from './protocol.js';
 
 const MKFIFO = '/usr/bin/mkfifo';
@@ -24,18 +26,16 @@ export interface AgentOptions {
   readonly watch: readonly string[];
 }
 
-/** The directory must be ours and closed to everyone else: whoever can write a request can make the agent read. */
+/**
+ * Whoever can write a request can make the agent read: the directory must be closed to everyone else (0700), and it
+ * and every directory above it changeable by root (or the agent's user) only, as the gate's own files (host/trust).
+ */
 function checkDir(dir: string): void {
-  let st: fs.Stats;
-  try {
-    st = fs.lstatSync(dir);
-  } catch {
-    fs.mkdirSync(dir, { mode: 0o700 });
-    st = fs.lstatSync(dir);
-  }
-  const uid = process.getuid?.() ?? 0;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const st = fs.lstatSync(dir);
   if (!st.isDirectory()) throw new ConfigError(`agent directory ${dir} is not a directory`);
-  if (st.uid !== uid) throw new ConfigError(`agent directory ${dir} is owned by uid ${st.uid}, not ${uid}`);
+  const why = untrustedReason(dir, process.getuid?.() ?? 0);
+  if (why) throw new ConfigError(`agent directory: ${why}`);
   if ((st.mode & 0o077) !== 0) throw new ConfigError(`agent directory ${dir} has mode ${(st.mode & 0o777).toString(8)}; want 700`);
 }
 
@@ -101,8 +101,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const fifoIno = fs.statSync(fifo).ino;
   // O_RDWR: the agent is always a writer too, so the FIFO never reports end-of-file between Prologs.
   const fd = fs.openSync(fifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
-  fs.writeFileSync(`${pidFile}.tmp`, `${process.pid}\n`, { mode: 0o600 });
-  fs.renameSync(`${pidFile}.tmp`, pidFile);
+  replaceAtomically(dir, PID_FILE, `${process.pid}\n`, 0o600);
   // The agent's own lines go to stderr (its service's journal); each answered Prolog's run line to the config's log file.
   setLogFile(undefined);
   (await log()).info({ dir, config }, 'gdrgate agent listening');
@@ -140,7 +139,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
-      a = await agentProlog(config, { env, startup: 'agent', selfProc: `/proc/${req.pid}`, logFields: { client: req.pid } }, () => waiting(dir, req.pid));
+      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(dir, req.pid));
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {

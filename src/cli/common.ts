@@ -25,11 +25,11 @@ export async function openHost(root: string): Promise<Host> {
   return new FsHost(root);
 }
 
-/** `wrap`: a Host over the opened one (gdrgate drill's overlay), before anything is read. `selfProc`: see BuildOptions. */
-export async function gather(root: string, pidFiles?: readonly string[], wrap?: (h: Host) => Host, selfProc?: string): Promise<{ host: Host; inv: Inventory }> {
+/** `wrap`: a Host over the opened one (gdrgate drill's overlay), before anything is read. `selfPid`: see BuildOptions. */
+export async function gather(root: string, pidFiles?: readonly string[], wrap?: (h: Host) => Host, selfPid?: number): Promise<{ host: Host; inv: Inventory }> {
   const opened = await openHost(root);
   const host = wrap ? wrap(opened) : opened;
-  return { host, inv: await buildInventory(host, { ...(pidFiles ? { slurmdPidFiles: pidFiles } : {}), ...(selfProc ? { selfProc } : {}) }) };
+  return { host, inv: await buildInventory(host, { ...(pidFiles ? { slurmdPidFiles: pidFiles } : {}), ...(selfPid !== undefined ? { selfPid } : {}) }) };
 }
 
 let viaStream = false;

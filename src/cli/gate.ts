@@ -50,15 +50,15 @@ export function requireTrusted(files: readonly string[]): void {
   }
 }
 
-async function evaluate(cfg: Config, a: GateArgs, node: string, selfProc: string | undefined): Promise<Work> {
+async function evaluate(cfg: Config, a: GateArgs, node: string, selfPid: number | undefined): Promise<Work> {
   const root = a.root ?? cfg.root;
   requireTrusted([a.baseline ?? cfg.baseline, cfg.scontrol]);
   const ids = selectChecks(cfg.checks);
   // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
   const drill = existsSync(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, node) : null;
   // The agent judges for its client: on the live root, the Prolog's own /proc/<pid>; a capture keeps its /proc/self.
-  const proc = selfProc && root === '/' ? selfProc : undefined;
-  const [{ host, inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles, drill?.wrap, proc), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
+  const pid = root === '/' ? selfPid : undefined;
+  const [{ host, inv }, sel] = await Promise.all([gather(root, cfg.slurmdPidFiles, drill?.wrap, pid), loadBaselineFor(a.baseline ?? cfg.baseline, node)]);
   const findings = sortFindings(runChecks({ inv, baseline: sel.cls }, ids));
   return { outcome: outcomeOf(findings), findings, cls: sel.cls.name, hostName: inv.hostname, seen: { host, inv, memlockMin: sel.cls.memlockMin }, drill };
 }
@@ -115,10 +115,8 @@ export type Startup = 'snapshot' | 'modules' | 'agent';
 export interface GateContext {
   readonly env: NodeJS.ProcessEnv;
   readonly startup: Startup;
-  /** /proc/<pid> of the Prolog the agent answers; absent: /proc/self. */
-  readonly selfProc?: string;
-  /** Extra fields on the run's log line (the agent's client pid; why the agent did not answer). */
-  readonly logFields?: Readonly<Record<string, unknown>>;
+  /** The pid of the Prolog the agent answers (its limits, its place under slurmd); absent: this process. */
+  readonly selfPid?: number;
 }
 
 interface Judged {
@@ -145,7 +143,7 @@ async function judge(a: GateArgs, ctx: GateContext): Promise<Judged> {
     cfg = await loadConfig(file);
     setLogFile(cfg.logFile);
     policy = { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true };
-    work = await withDeadline(evaluate(cfg, a, node, ctx.selfProc), cfg.deadlineMs);
+    work = await withDeadline(evaluate(cfg, a, node, ctx.selfPid), cfg.deadlineMs);
   } catch (e) {
     policy ??= { ...(await fallbackPolicy(file)), drain: true };
     work = { ...work, outcome: toOutcome(e) };
@@ -163,6 +161,16 @@ async function recordState(j: Judged, ctx: GateContext): Promise<void> {
     (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
   );
   if (!st.ok && st.level !== 'skip') (await log())[st.level]({ node: j.node, job: j.job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
+}
+
+/** The one JSON line per run, whoever ran it (the agent adds the Prolog's pid as `client`); `extra`: what differs. */
+async function logRun(a: GateArgs, j: Judged, ctx: GateContext, durationMs: number, extra: { reason: string | null; action: string; agent?: string | undefined }): Promise<void> {
+  const { reason, action, agent } = extra;
+  const client = ctx.selfPid !== undefined ? { client: ctx.selfPid } : {};
+  (await log()).info(
+    { mode: a.mode, node: j.node, job: j.job, durationMs, startup: ctx.startup, ...(agent ? { agent } : {}), ...client, result: j.work.outcome.kind, exitCode: j.decision.exitCode, failedOpen: j.decision.failedOpen, reason, action, summary: summarize(j.work.findings) },
+    'gdrgate run',
+  );
 }
 
 function summaryLine(a: GateArgs, j: Judged, durationMs: number, reason: string | null, action: string): string {
@@ -190,11 +198,12 @@ export async function agentProlog(config: string, ctx: GateContext, waiting: () 
   if (!waiting()) return { healthy: false, why: 'the Prolog stopped waiting' };
   await recordState(j, ctx);
   const durationMs = Math.round(performance.now() - j.started);
-  (await log()).info({ mode: a.mode, node: j.node, job: j.job, durationMs, startup: ctx.startup, ...ctx.logFields, result: o.kind, exitCode: 0, failedOpen: false, reason: null, action: 'none', summary: summarize(j.work.findings) }, 'gdrgate run');
+  await logRun(a, j, ctx, durationMs, { reason: null, action: 'none' });
   return { healthy: true, line: summaryLine(a, j, durationMs, null, 'none') };
 }
 
-export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules', ctx: GateContext = { env: process.env, startup }): Promise<number> {
+export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules'): Promise<number> {
+  const ctx: GateContext = { env: process.env, startup };
   const j = await judge(a, ctx);
   const { started, node, job, cfg, work, decision } = j;
   const logger = await log();
@@ -236,8 +245,7 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
   const blobFailed = startup === 'modules' ? ctx.env.GDRGATE_BLOB_FAILED : undefined;
   if (blobFailed) logger.warn({ node, job, blobExit: Number(blobFailed) }, 'dist/gate.blob could not be used by this Node; the gate ran without its startup snapshot. Remake it: node <gdrgate>/scripts/build-blob.mjs');
   // The wrapper asked the agent first and got no healthy answer: why, on the run line (the agent never drains: README, Agent).
-  const agent = ctx.env.GDRGATE_AGENT_SAID;
-  logger.info({ mode: a.mode, node, job, durationMs, startup, ...(agent ? { agent } : {}), ...ctx.logFields, result: work.outcome.kind, exitCode: decision.exitCode, failedOpen: decision.failedOpen, reason, action, summary: report.summary }, 'gdrgate run');
+  await logRun(a, j, ctx, durationMs, { reason, action, agent: ctx.env.GDRGATE_AGENT_SAID });
   if (work.outcome.kind !== 'healthy' || a.dryRun) {
     out(renderText(report).trimEnd());
     if (work.outcome.kind === 'config-error' || work.outcome.kind === 'internal-error') out(`${work.outcome.kind}: ${work.outcome.message}`);

@@ -13,8 +13,8 @@ import { byNatural, byText } from '../model/order.js';
 export interface BuildOptions {
   /** Where slurmd may have written its pid (slurm.conf SlurmdPidFile). */
   readonly slurmdPidFiles?: readonly string[];
-  /** The process whose limits are judged: /proc/self (default), or the Prolog's /proc/<pid> when the agent answers it. */
-  readonly selfProc?: string;
+  /** The process whose limits are judged: this one (default), or the Prolog's pid when the agent answers it. */
+  readonly selfPid?: number;
 }
 
 const DEFAULT_PIDFILES = ['/run/slurmd.pid', '/var/run/slurmd.pid'];
@@ -72,7 +72,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const [iommu, gpudirect, memlock] = await Promise.all([
     readIommu(host, groups, notes),
     readGpudirect(host, kernelRelease, modules, notes),
-    readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfProc),
+    readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
   ]);
   return {
     root: host.root,

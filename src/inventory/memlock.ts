@@ -33,9 +33,9 @@ async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[],
   return null;
 }
 
-/** `selfProc`: /proc/self, or /proc/<pid> of the process the gate judges for (the agent's client). */
-export async function readMemlock(host: Host, notes: Notes, pidFiles: readonly string[], selfProc = '/proc/self'): Promise<ProcessMemlock[]> {
-  const pid = selfProc === '/proc/self' ? null : Number(selfProc.slice(6));
+/** `pid`: the process the gate judges for (the agent's client, a Prolog); null: this process, /proc/self. */
+export async function readMemlock(host: Host, notes: Notes, pidFiles: readonly string[], pid: number | null = null): Promise<ProcessMemlock[]> {
+  const selfProc = pid === null ? '/proc/self' : `/proc/${pid}`;
   const self = limitOf(host, 'self', pid, `${selfProc}/limits`, notes);
   const slurmd = await findSlurmd(host, notes, pidFiles, selfProc);
   const out = [await self];

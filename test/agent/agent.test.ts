@@ -194,7 +194,7 @@ t.test('a malformed request is logged and ignored; the agent keeps serving', asy
   t.match(await stderrShows(a, /got 3 fields/), /unknown protocol \\"hello\\"[\s\S]*got 3 fields/);
 });
 
-t.test('the agent refuses a directory others can enter', async (t) => {
+t.test('the agent refuses a directory others can enter, or one under a directory others can write', async (t) => {
   const e = makeGateEnv();
   const dir = path.join(e.dir, 'open');
   mkdirSync(dir, { mode: 0o755 });
@@ -203,6 +203,13 @@ t.test('the agent refuses a directory others can enter', async (t) => {
   t.equal(r.status, 2, 'a configuration error');
   t.match(r.stderr, /agent directory .*open has mode 755; want 700/);
   t.same(readdirSync(dir), [], 'nothing made in it');
+  // 0700 itself, but under a directory anyone may write: its entries could be renamed away and replaced.
+  const open2 = path.join(e.dir, 'shared');
+  mkdirSync(open2);
+  chmodSync(open2, 0o777);
+  const r2 = spawnSync(process.execPath, [CLI, 'agent', '--config', e.config, '--dir', path.join(open2, 'agent')], { encoding: 'utf8', timeout: 30_000 });
+  t.equal(r2.status, 2);
+  t.match(r2.stderr, /agent directory: .*shared is writable by anyone \(mode 777\)/);
 });
 
 t.test('the example service unit: valid for systemd, and naming the directory the wrapper asks', async (t) => {

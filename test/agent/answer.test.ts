@@ -13,11 +13,11 @@ t.afterEach(() => setLogFile(undefined));
 
 t.test('healthy, and the Prolog waits: the summary line, the job state, one run line', async (t) => {
   const e = makeGateEnv();
-  const a = await agentProlog(e.config, { env, startup: 'agent', logFields: { client: 7 } }, () => true);
+  const a = await agentProlog(e.config, { env, startup: 'agent', selfPid: process.pid }, () => true);
   t.match(a, { healthy: true, line: /^gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/ });
   t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')));
   setLogFile(undefined); // flush to the file before reading it
-  t.match(JSON.parse(runLines(e.log)[0]!), { startup: 'agent', client: 7, job: '42', result: 'healthy' });
+  t.match(JSON.parse(runLines(e.log)[0]!), { startup: 'agent', client: process.pid, job: '42', result: 'healthy' });
 });
 
 t.test('healthy, but the Prolog stopped waiting: nothing written on its behalf', async (t) => {

@@ -1,4 +1,4 @@
-// The agent judges a Prolog's limits, not its own: readMemlock with /proc/<pid> reads that process's
+// The agent judges a Prolog's limits, not its own: readMemlock with a pid reads that process's
 // RLIMIT_MEMLOCK and walks up from it. A real child with its memlock lowered, on this machine's live /proc.
 import { spawn } from 'node:child_process';
 import t from 'tap';
@@ -21,6 +21,6 @@ t.test("a client's /proc/<pid>: its memlock, not this process's", async (t) => {
   const my = mine[0]!.limit;
   if (!my.known) throw new Error(`own memlock unreadable: ${my.why}`);
   t.not(my.value.soft, 48 * 1024, "this process's own soft limit is another");
-  const theirs = await readMemlock(host, new Notes(), [], `/proc/${child.pid}`);
+  const theirs = await readMemlock(host, new Notes(), [], child.pid!);
   t.same(theirs[0], { who: 'self', pid: child.pid, limit: { known: true, value: { soft: 48 * 1024, hard: my.value.hard } } }, 'the soft limit it set, the hard limit it inherited');
 });
