@@ -1,6 +1,6 @@
 // The full command surface on yargs (every command but the prolog's fast path goes through here).
 import yargs from 'yargs';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 
 const root = { type: 'string', default: '/', describe: 'read the node under this directory (a capture) instead of /' } as const;

@@ -8,7 +8,8 @@ import { sortDifferences } from '../compare/types.js';
 import { FsHost } from '../host/fs-host.js';
 import { buildInventory } from '../inventory/build.js';
 import type { Inventory } from '../model/inventory.js';
-import { openHost, out } from './common.js';
+import { openHost } from '../host/open.js';
+import { out } from './common.js';
 
 export interface CompareArgs {
   readonly a: string;

@@ -1,8 +1,7 @@
 // `gdrgate epilog`: the Slurm Epilog. Cleans the job's per-job state (src/cli/epilog-state.ts), then, when the config
 // has `probes` and the sampling policy says so, probes bandwidth and judges it. Exit 1 only after our own drain: a
 // non-zero Epilog otherwise drains the node with Slurm's "Epilog error" (DESIGN §5).
-import { hostname } from 'node:os';
-import { configPath, DEFAULTS, fallbackPolicy, loadConfig, type Config } from '../config.js';
+import { configPath, DEFAULTS, fallbackPolicy, loadTrustedConfig, type Config } from '../config.js';
 import { readStamp } from '../epilog/files.js';
 import type { BwFinding } from '../epilog/finding.js';
 import { samplingDecision } from '../epilog/policy.js';
@@ -11,14 +10,16 @@ import { recordTaskFindings } from '../epilog/task-counts.js';
 import type { EpilogProbeResult } from '../epilog/run.js';
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { log, setLogFile } from '../log.js';
-import { decide, type Outcome, type PolicyOptions } from '../runner/policy.js';
-import { UsageError } from '../runner/run.js';
+import { decide, toOutcome, type Outcome, type PolicyOptions } from '../runner/policy.js';
+import { UsageError } from '../errors.js';
 import { bandwidthReason } from '../slurm/reason.js';
 import { Scontrol } from '../slurm/scontrol.js';
 import { parseJobId } from '../state/names.js';
 import { out } from './common.js';
+import { nodeName } from '../engine/node.js';
 import { epilogJobState } from './epilog-state.js';
-import { drainOwned, reasonFor, requireTrusted, toOutcome, withDeadline } from './gate.js';
+import { drainOwned, reasonFor } from '../slurm/drain.js';
+import { Deadline, withDeadline } from '../runner/deadline.js';
 
 export interface EpilogArgs {
   readonly config?: string | undefined;
@@ -37,13 +38,12 @@ export async function epilogCommand(a: EpilogArgs, env: NodeJS.ProcessEnv = proc
   const dryRun = a.dryRun ?? false;
   const job = parseJobId(env.SLURM_JOB_ID);
   if (job === null && !dryRun) throw new UsageError('not in a Slurm Epilog (SLURM_JOB_ID unset or malformed)');
-  const node = env.SLURMD_NODENAME || hostname().split('.')[0]!;
+  const node = nodeName(env);
   const file = configPath(a.config);
   let cfg: Config | null = null;
   let cfgErr: unknown = null;
   try {
-    requireTrusted([file]);
-    cfg = await loadConfig(file);
+    cfg = await loadTrustedConfig(file);
     setLogFile(cfg.logFile);
   } catch (e) {
     cfgErr = e;
@@ -79,10 +79,8 @@ export async function epilogCommand(a: EpilogArgs, env: NodeJS.ProcessEnv = proc
       const decision = samplingDecision(probes!.sampling, job, () => readStamp(cfg!.spool), Date.now());
       if (!decision.probe && !dryRun) res = { ran: false, why: decision.why };
       else {
-        // Run as root after every job: what it reads and runs must be root's alone, as for the prolog.
-        requireTrusted([cfg!.baseline, cfg!.scontrol]);
         const { epilogProbes } = await import('../epilog/run.js');
-        res = await withDeadline(epilogProbes({ cfg: cfg!, probes: probes!, node, job, dryRun, exec, decision }), limitMs);
+        res = await withDeadline(epilogProbes({ cfg: cfg!, probes: probes!, node, job, dryRun, exec, decision }), new Deadline(limitMs, started));
       }
     } catch (e) {
       outcome = toOutcome(e);

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { loadBaselineFor } from '../baseline/load.js';
 import { configPath, DEFAULTS, loadConfig, type Config } from '../config.js';
 import { formatBytes } from '../parsers/limits.js';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import { parseJobId, TASK_FORMAT } from '../state/names.js';
 import { readPrologState, writeTaskRecord, type StateRead } from '../state/read.js';
 import type { Bytes, TaskRecord } from '../state/types.js';
@@ -14,7 +14,8 @@ import { judge, resolveMin } from '../task/judge.js';
 import { jobMemlock } from '../task/memlock.js';
 import { renderStandalone, taskExitCode, taskPrologLines } from '../task/render.js';
 import { readJobView, type JobView } from '../task/view.js';
-import { openHost, out } from './common.js';
+import { openHost } from '../host/open.js';
+import { out } from './common.js';
 
 export interface TaskArgs {
   readonly standalone: boolean;

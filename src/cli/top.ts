@@ -2,7 +2,7 @@
 // a usage or config error exits 2, anything else 3, both said on stderr and the latter logged.
 import { ConfigError } from '../errors.js';
 import { log } from '../log.js';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 
 export async function exitCodeOf(run: () => Promise<number>): Promise<number> {
   try {

@@ -1,10 +1,11 @@
 // `gdrgate topo`: the GPU↔NIC matrix from sysfs, in nvidia-smi topo -m's layout or as JSON.
 import { renderTopo } from '../report/topo-text.js';
 import { topoMatrix } from '../topo/matrix.js';
-import { gather, out } from './common.js';
+import { readNode } from '../engine/evaluate.js';
+import { out } from './common.js';
 
 export async function topoCommand(a: { root: string; json: boolean }): Promise<number> {
-  const { inv } = await gather(a.root);
+  const { inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
   const m = topoMatrix(inv);
   if (!a.json) {
     out(renderTopo(m));
