@@ -30,7 +30,7 @@ export async function main(argv: string[]): Promise<number> {
     .command(
       'topo',
       'print the GPU↔NIC PCIe matrix computed from sysfs, in nvidia-smi topo -m layout',
-      (y) => y.option('root', root).option('json', json),
+      (y) => y.option('root', root).option('json', { ...json, describe: 'print the matrix as JSON (schemas/topo.schema.json)' }),
       (a) => set(import('./topo.js').then((m) => m.topoCommand(a))),
     )
     .command(

@@ -10,6 +10,7 @@ import { recordTaskFindings } from '../epilog/task-counts.js';
 import type { EpilogProbeResult } from '../epilog/run.js';
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { log, setLogFile } from '../log.js';
+import { exitCode } from '../runner/exit.js';
 import { decide, toOutcome, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { UsageError } from '../errors.js';
 import { bandwidthReason } from '../slurm/reason.js';
@@ -101,7 +102,8 @@ export async function epilogCommand(a: EpilogArgs, env: NodeJS.ProcessEnv = proc
       const scontrol = new Scontrol(exec, { path: cfg?.scontrol ?? DEFAULTS.scontrol, timeoutMs: cfg?.scontrolTimeoutMs ?? DEFAULTS.scontrolTimeoutMs, deadline: started + limitMs - EXEC_GRACE_MS });
       const d = await drainOwned(scontrol, node, reason, cfg?.stateDir ?? DEFAULTS.stateDir);
       action = d.action;
-      code = d.ours ? 1 : 0;
+      // Non-zero only after our own drain: otherwise Slurm drains with its bare "Epilog error" (DESIGN §5).
+      code = exitCode(d.ours ? 'unhealthy' : 'ok');
     }
   }
   if (decision.failedOpen) logger.error({ node, job, outcome }, 'gdrgate epilog could not judge this node; not draining (fail-open)');

@@ -12,7 +12,8 @@ import { accessProbe } from '../task/access.js';
 import type { TaskFinding } from '../task/finding.js';
 import { judge, resolveMin } from '../task/judge.js';
 import { jobMemlock } from '../task/memlock.js';
-import { renderStandalone, taskExitCode, taskPrologLines } from '../task/render.js';
+import { renderStandalone, taskPrologLines } from '../task/render.js';
+import { exitCode, taskResult } from '../runner/exit.js';
 import { readJobView, type JobView } from '../task/view.js';
 import { openHost } from '../host/open.js';
 import { out } from './common.js';
@@ -58,7 +59,7 @@ async function standalone(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> 
   const [view, bmin] = await Promise.all([readJobView(host, accessProbe(host)), baselineMin(cfg, node)]);
   const min = resolveMin(null, bmin);
   const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state: null, min });
-  const code = taskExitCode(findings, 'standalone', true);
+  const code = exitCode(taskResult(findings, 'standalone', true));
   out(renderStandalone(findings, { root, host: node, min: { value: formatBytes(min.value), from: min.from } }, code));
   return code;
 }
@@ -82,7 +83,7 @@ async function taskProlog(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> 
     const w = writeTaskRecord(stateDir, record(job, env, node, view, state, findings));
     if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);
   }
-  return taskExitCode(findings, 'taskprolog', a.fail);
+  return exitCode(taskResult(findings, 'taskprolog', a.fail));
 }
 
 export async function taskCommand(a: TaskArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -21,3 +21,18 @@ export function exitCode(r: Result): ExitCode {
 export function resultOfError(usage: boolean): Result {
   return usage ? 'usage' : 'internal';
 }
+
+/** The verdicts exitCode() needs from findings, for the job-view (task) rules below. */
+interface StatusOnly {
+  readonly status: 'pass' | 'warn' | 'fail' | 'skip' | 'error';
+}
+
+/**
+ * gdrgate task. As TaskProlog: ok unless --fail and a finding failed (a non-zero TaskProlog fails the task); an
+ * untrusted record is an error, never a fail: "could not tell" must not kill a job. Standalone: unhealthy on any
+ * fail or warn.
+ */
+export function taskResult(findings: readonly StatusOnly[], mode: 'taskprolog' | 'standalone', failOnFinding: boolean): Result {
+  if (mode === 'standalone') return findings.some((f) => f.status === 'fail' || f.status === 'warn') ? 'unhealthy' : 'ok';
+  return failOnFinding && findings.some((f) => f.status === 'fail') ? 'unhealthy' : 'ok';
+}
