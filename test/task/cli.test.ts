@@ -19,8 +19,12 @@ interface Ran {
   stdout: string;
   stderr: string;
 }
+/**
+ * Through env(1) -u NODE_OPTIONS: tap's processinfo puts its NODE_OPTIONS (an --import from the checkout's
+ * node_modules) back into every child's environment, and the job user cannot load it from a 0700 home.
+ */
 function run(args: string[], env: Record<string, string>, uid?: number): Ran {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
+  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, CLI, ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     timeout: 60_000,
