@@ -1,69 +1,77 @@
-// NHC-style host patterns: glob (`gpu*`), `/regex/`, Slurm ranges (`gpu[001-064,100]`), `!` negation.
+// NHC-style host patterns: glob (`gpu*`), `/regex/`, Slurm ranges (`gpu[001-064,100]`), `!` negation. All are
+// compiled to one automaton run without backtracking (nfa.ts): a match takes time linear in the name whatever
+// the pattern, because it runs synchronously in every Prolog, where the run's deadline cannot interrupt it.
+import { ANY, CharSet, DOT, NONE } from './charset.js';
+import { rangeNode, RANGE_RE } from './hostlist.js';
+import { Nfa, type Node } from './nfa.js';
+import { classRange, parseRegex } from './regex.js';
+import { NODE_NAME_MAX } from '../slurm/node-name.js';
+
+/** Longest pattern accepted (as schemas/baseline.schema.json says). */
+export const MAX_PATTERN_CHARS = 256;
 
 export interface HostPattern {
   readonly source: string;
   readonly negated: boolean;
+  /** False for a name over NODE_NAME_MAX characters: such a name matches no pattern. */
   test(host: string): boolean;
 }
 
-const RANGE_RE = /^\d+(-\d+)?(,\d+(-\d+)?)*$/;
-
-function escape(c: string): string {
-  return /[\\^$.*+?()[\]{}|/-]/.test(c) ? '\\' + c : c;
+/** `[abc]`, `[!abc]` (or `[^abc]`), `[a-z]` of a glob: characters as they are, backslash included. */
+function globClass(inner: string, fail: (why: string) => never): CharSet {
+  const negated = inner.startsWith('!') || inner.startsWith('^');
+  const body = negated ? inner.slice(1) : inner;
+  const parts: CharSet[] = [];
+  for (let i = 0; i < body.length; i++) {
+    if (body[i + 1] === '-' && i + 2 < body.length) {
+      parts.push(classRange(CharSet.of(body[i]!), CharSet.of(body[i + 2]!), fail));
+      i += 2;
+    } else parts.push(CharSet.of(body[i]!));
+  }
+  const set = parts.length ? CharSet.union(parts) : NONE;
+  return negated ? (parts.length ? set.complement() : ANY) : set;
 }
 
-/** Throws Error with a message naming the pattern when it cannot be compiled. */
-export function compilePattern(source: string): HostPattern {
-  const negated = source.startsWith('!');
-  const body = negated ? source.slice(1) : source;
-  if (body === '') throw new Error(`empty host pattern ${JSON.stringify(source)}`);
-  if (body.length > 2 && body.startsWith('/') && body.endsWith('/')) {
-    let re: RegExp;
-    try {
-      re = new RegExp(body.slice(1, -1));
-    } catch (e) {
-      throw new Error(`invalid regex in host pattern ${JSON.stringify(source)}: ${(e as Error).message}`);
-    }
-    return { source, negated, test: (h) => re.test(h) };
-  }
-  let src = '^';
-  const ranges: { width: number | null; spans: [number, number][] }[] = [];
+/** A glob covers the whole name. */
+function globNode(body: string, fail: (why: string) => never): Node {
+  const xs: Node[] = [{ k: 'assert', at: 'start' }];
   for (let i = 0; i < body.length; i++) {
     const c = body[i]!;
-    if (c === '*') src += '.*';
-    else if (c === '?') src += '.';
+    if (c === '*') xs.push({ k: 'rep', x: { k: 'set', set: DOT }, min: 0, max: null });
+    else if (c === '?') xs.push({ k: 'set', set: DOT });
     else if (c === '[') {
       const end = body.indexOf(']', i);
-      if (end < 0) throw new Error(`unclosed [ in host pattern ${JSON.stringify(source)}`);
+      if (end < 0) fail('unclosed [');
       const inner = body.slice(i + 1, end);
-      if (RANGE_RE.test(inner)) {
-        // Slurm hostlist: zero-padded bounds fix the width (gpu[001-064] matches gpu007, not gpu7).
-        const spans = inner.split(',').map((p) => p.split('-')) as [string, string?][];
-        const padded = spans.some(([lo]) => lo.length > 1 && lo.startsWith('0'));
-        ranges.push({ width: padded ? spans[0]![0].length : null, spans: spans.map(([lo, hi]) => [Number(lo), Number(hi ?? lo)]) });
-        src += '(\\d+)';
-      } else {
-        if (inner === '' || inner === '!') throw new Error(`empty [] in host pattern ${JSON.stringify(source)}`);
-        src += '[' + inner.replace(/^!/, '^').replace(/\\/g, '\\\\') + ']';
-      }
+      if (inner === '' || inner === '!') fail('empty []');
+      xs.push(RANGE_RE.test(inner) ? rangeNode(inner, fail) : { k: 'set', set: globClass(inner, fail) });
       i = end;
-    } else src += escape(c);
+    } else xs.push({ k: 'set', set: CharSet.of(c) });
   }
-  const re = new RegExp(src + '$');
-  return {
-    source,
-    negated,
-    test(h) {
-      const m = re.exec(h);
-      if (!m) return false;
-      return ranges.every((r, k) => {
-        const digits = m[k + 1]!;
-        if (r.width !== null && digits.length !== r.width) return false;
-        const n = Number(digits);
-        return r.spans.some(([lo, hi]) => n >= lo && n <= hi);
-      });
-    },
+  xs.push({ k: 'assert', at: 'end' });
+  return { k: 'cat', xs };
+}
+
+/** Throws Error with a message naming the pattern when it cannot be compiled (baseline load and validate). */
+export function compilePattern(source: string): HostPattern {
+  const name = JSON.stringify(source.length > 80 ? `${source.slice(0, 77)}...` : source);
+  if (source.length > MAX_PATTERN_CHARS) throw new Error(`host pattern ${name} has ${source.length} characters (at most ${MAX_PATTERN_CHARS})`);
+  const negated = source.startsWith('!');
+  const body = negated ? source.slice(1) : source;
+  if (body === '') throw new Error(`empty host pattern ${name}`);
+  const isRegex = body.length > 2 && body.startsWith('/') && body.endsWith('/');
+  const fail = (why: string): never => {
+    throw new Error(isRegex ? `invalid regex in host pattern ${name}: ${why}` : `${why} in host pattern ${name}`);
   };
+  let nfa: Nfa;
+  try {
+    nfa = new Nfa(isRegex ? parseRegex(body.slice(1, -1)) : globNode(body, fail));
+  } catch (e) {
+    const why = (e as Error).message;
+    if (why.includes(name)) throw e;
+    return fail(why);
+  }
+  return { source, negated, test: (h) => h.length <= NODE_NAME_MAX && nfa.test(h) };
 }
 
 /** A host matches a list when some positive pattern matches and no negated one does. */

@@ -33,7 +33,7 @@ export class SlurmClients {
 
   async show(node: string): Promise<NodeState | null> {
     const r = await this.call('scontrol', ['show', 'node', '-o', node]);
-    const p = r.ok ? parseShowNode(r.out) : null;
+    const p = r.ok ? parseShowNode(r.out, node) : null;
     return p?.ok ? p.value : null;
   }
 

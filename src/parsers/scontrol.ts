@@ -9,12 +9,19 @@ export interface NodeState {
   readonly reasonUser: string | null;
 }
 
-export function parseShowNode(text: string): Parsed<NodeState> {
-  const line = text.split('\n').find((l) => l.startsWith('NodeName='));
+/**
+ * `node`: the node that was asked for. An answer about any other node (or about several) is refused: acting on
+ * it would drain or resume this node on another node's state.
+ */
+export function parseShowNode(text: string, node: string): Parsed<NodeState> {
+  const lines = text.split('\n').filter((l) => l.startsWith('NodeName='));
+  const line = lines[0];
   if (!line) return { ok: false, error: `no NodeName= line in ${JSON.stringify(text.slice(0, 120))}` };
+  if (lines.length > 1) return { ok: false, error: `${lines.length} NodeName= lines for one node ${JSON.stringify(node)}` };
   const nm = /^NodeName=(\S+)/.exec(line);
   if (!nm) return { ok: false, error: 'empty NodeName=' };
   const name = nm[1]!;
+  if (name !== node) return { ok: false, error: `answer names node ${JSON.stringify(name.slice(0, 64))}, not ${JSON.stringify(node)}` };
   const st = / State=(\S+)/.exec(line);
   if (!st) return { ok: false, error: 'no State= field' };
   // Reason=TEXT [user@time] — TEXT may contain spaces; the bracket closes it.

@@ -27,8 +27,20 @@ export function sanitize(s: string): string {
     .trim();
 }
 
-function cut(s: string, maxBytes: number): string {
-  return s.length <= maxBytes ? s : s.slice(0, Math.max(0, maxBytes - 3)) + '...';
+/** Longest job id kept (Slurm's are digits; array jobs `<id>_<task>`): a tail never crowds out the prefix. */
+export const MAX_JOB_CHARS = 24;
+/** Longest label kept: `sinfo -R` shows 20 characters, and a label is one word. */
+export const MAX_LABEL_CHARS = 32;
+
+/** `s` (ASCII after sanitize, so characters are bytes) in at most `max` bytes, `...` marking a cut. */
+function cut(s: string, max: number): string {
+  return s.length <= max ? s : s.slice(0, Math.max(0, max - 3)) + '...';
+}
+
+/** One word of printable ASCII, at most `max` characters; `fallback` when nothing is left. */
+function word(s: string, max: number, fallback: string): string {
+  const w = sanitize(s).replace(/ /g, '');
+  return w === '' ? fallback : cut(w, max);
 }
 
 /** What a reason says about its first finding; checks and the epilog's bandwidth judgement both fill it. */
@@ -42,11 +54,13 @@ export interface ReasonHead {
 
 /** `gdrgate: <label> <subject> <actual> (want <expected>)[; +N more] job=<id>`, at most 255 bytes, suffix kept. */
 export function formatReason(head: ReasonHead | null, count: number, job: string | undefined): string {
-  const tail = `${count > 1 ? `; +${count - 1} more` : ''}${job ? ` job=${sanitize(job).replace(/ /g, '')}` : ''}`;
-  const want = head?.expected !== undefined ? ` (want ${head.expected})` : '';
-  const body = head === null ? `${PREFIX} unknown` : sanitize(`${PREFIX} ${head.label} ${head.subject} ${head.actual}${want}`);
-  // ASCII only after sanitize, so length is bytes.
-  return cut(body, MAX_REASON_BYTES - tail.length) + tail;
+  const more = Number.isSafeInteger(count) && count > 1 ? `; +${count - 1} more` : '';
+  const id = job === undefined ? '' : word(job, MAX_JOB_CHARS, '');
+  // Bounded (<= 16 + 29 bytes), so the body below always keeps the prefix and the label.
+  const tail = `${more}${id ? ` job=${id}` : ''}`;
+  const want = head?.expected !== undefined ? ` (want ${sanitize(head.expected)})` : '';
+  const body = head === null ? `${PREFIX} unknown` : `${PREFIX} ${word(head.label, MAX_LABEL_CHARS, 'check')} ${sanitize(`${head.subject} ${head.actual}${want}`)}`;
+  return cut(body.trimEnd(), MAX_REASON_BYTES - tail.length) + tail;
 }
 
 export function buildReason(failing: readonly Finding[], job: string | undefined): string {

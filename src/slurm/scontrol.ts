@@ -1,6 +1,7 @@
 // Talks to slurmctld through scontrol: read a node's state, drain it with our reason, resume it. Never hangs.
 import type { Exec } from '../host/exec.js';
 import { parseShowNode, type NodeState } from '../parsers/scontrol.js';
+import { badNodeName } from './node-name.js';
 
 export interface ScontrolOptions {
   readonly path: string;
@@ -25,16 +26,20 @@ export class Scontrol {
   }
 
   async show(node: string): Promise<Read> {
+    const bad = badNodeName(node);
+    if (bad) return { ok: false, why: `scontrol show node: ${bad}` };
     const ms = this.budget();
     if (ms < 100) return { ok: false, why: 'scontrol show node: no time left before the deadline' };
     const r = await this.exec.run(this.opts.path, ['show', 'node', '-o', node], { timeoutMs: ms });
     if (r.timedOut || r.error) return { ok: false, why: `scontrol show node: ${r.error ?? 'timed out'}` };
     if (r.exitCode !== 0) return { ok: false, why: `scontrol show node exited ${r.exitCode}: ${r.stderr.trim().slice(0, 200)}` };
-    const p = parseShowNode(r.stdout);
+    const p = parseShowNode(r.stdout, node);
     return p.ok ? { ok: true, node: p.value } : { ok: false, why: `scontrol show node: ${p.error}` };
   }
 
   private async update(node: string, args: string[]): Promise<Write> {
+    const bad = badNodeName(node);
+    if (bad) return { ok: false, why: `scontrol update: ${bad}` };
     const ms = this.budget();
     if (ms < 100) return { ok: false, why: 'scontrol update: no time left before the deadline' };
     const r = await this.exec.run(this.opts.path, ['update', `nodename=${node}`, ...args], { timeoutMs: ms });

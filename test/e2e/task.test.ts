@@ -7,10 +7,11 @@
 import t from 'tap';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { reachableBuild } from '../helpers/reachable.js';
 import { jobRoot } from '../task/_roots.js';
 import { cleanEnv as sandboxEnv, freePortPair, gateConf, installWrapper, REPO, run as runProgram, runOrSkip, sandbox, secs, waitFor as poll, type Ran, type RunOpts } from './_sandbox.js';
 
-const CLI = join(REPO, 'dist/cli.js');
+const BUILT = join(REPO, 'dist/cli.js');
 const USER = 'gdrtest';
 const MiB8 = 8 * 1024 * 1024; // root cannot raise RLIMIT_MEMLOCK above this here: slurmd runs with it
 
@@ -28,7 +29,7 @@ await runOrSkip(t, 'task', e2e, 'it must run as root (it starts munged, slurmctl
 
 async function e2e(): Promise<void> {
   t.setTimeout(240_000);
-  if (!existsSync(CLI)) return void t.fail(`${CLI} is missing: build first (npm run build)`);
+  if (!existsSync(BUILT)) return void t.fail(`${BUILT} is missing: build first (npm run build)`);
   if (run('/usr/bin/id', ['-u', USER]).status !== 0) {
     const u = run('/usr/sbin/useradd', ['-m', USER]);
     if (u.status !== 0) return void t.fail(`cannot create the job user ${USER}: ${u.stderr}`);
@@ -38,6 +39,8 @@ async function e2e(): Promise<void> {
   // A free slurmctld/slurmd port pair near 7900 (another e2e file may run a sandbox on 6817 or elsewhere).
   const sb = sandbox(t, { prefix: '/tmp/gdrgate-task-e2e-', port: await freePortPair({ from: 7900, to: 8000 }), forJobs: true, inspect: () => `job outputs in ${JOBS}` });
   const { WORK, DIR, CONF, CONFIG, BASELINE, LOG, port } = sb; // WORK 0755: munged (munge user) and the job user must reach into it
+  // The TaskProlog runs the CLI as the job user, who cannot traverse a checkout under a 0700 home: a copy in WORK.
+  const CLI = reachableBuild(WORK);
   const STATE = join(WORK, 'run');
   const JOBS = join(WORK, 'jobs');
   mkdirSync(JOBS, { mode: 0o1777 });

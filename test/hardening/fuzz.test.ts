@@ -66,7 +66,7 @@ const parsers: [string, (s: string) => unknown, string[]][] = [
   ['parseKernelRelease', parseKernelRelease, [read(path.join(H200, 'proc/version'))]],
   ['parseIommuCmdline', parseIommuCmdline, [read(path.join(H200, 'proc/cmdline'))]],
   ['parseNvidiaVersion', parseNvidiaVersion, dir('nvidia-version')],
-  ['parseShowNode', parseShowNode, dir('scontrol')],
+  ['parseShowNode', (s: string) => parseShowNode(s, 'vm'), dir('scontrol')],
   ['parseNvsmiTopo', parseNvsmiTopo, dir('nvidia_smi_topo')],
   ['parseIbWriteBw', (s) => parseIbWriteBw(s), dir('ib_write_bw')],
   ['parseNvbandwidth', (s) => parseNvbandwidth(s), dir('nvbandwidth')],

@@ -85,14 +85,14 @@ t.test('/proc/driver/nvidia/version: open vs proprietary on real lines', async (
 });
 
 t.test('scontrol show node -o from real Slurm 22.05.8', async (t) => {
-  const idle = parseShowNode(read(fixture('scontrol/show_node_o_idle_22.05.8.txt')));
+  const idle = parseShowNode(read(fixture('scontrol/show_node_o_idle_22.05.8.txt')), 'vm');
   t.same(idle, { ok: true, value: { name: 'vm', state: 'IDLE', reason: null, reasonUser: null } });
-  const ours = parseShowNode(read(fixture('scontrol/show_node_o_drain_gdrgate_22.05.8.txt')));
+  const ours = parseShowNode(read(fixture('scontrol/show_node_o_drain_gdrgate_22.05.8.txt')), 'vm');
   t.same(ours, { ok: true, value: { name: 'vm', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=42', reasonUser: 'root' } });
-  const admin = parseShowNode(read(fixture('scontrol/show_node_o_drain_rack_maintenance_22.05.8.txt')));
+  const admin = parseShowNode(read(fixture('scontrol/show_node_o_drain_rack_maintenance_22.05.8.txt')), 'vm');
   t.equal(admin.ok && admin.value.reason, 'rack maintenance');
-  t.equal(parseShowNode(read(fixture('scontrol/show_node_o_not_found_stderr_22.05.8.txt'))).ok, false);
-  t.equal(parseShowNode('').ok, false);
+  t.equal(parseShowNode(read(fixture('scontrol/show_node_o_not_found_stderr_22.05.8.txt')), 'vm').ok, false);
+  t.equal(parseShowNode('', 'vm').ok, false);
   for (const [s, want] of [['IDLE', false], ['IDLE+DRAIN', true], ['MIXED+DRAIN', true], ['DOWN+NOT_RESPONDING', true], ['ALLOCATED', false], ['IDLE+COMPLETING', false], ['DRAINED', true]] as const)
     t.equal(isDrainedOrDown(s), want, s);
 });

@@ -5,20 +5,26 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { CLI } from '../helpers/paths.js';
+import { reachableBuild } from '../helpers/reachable.js';
 import { jobRoot } from './_roots.js';
 
 const isRoot = process.getuid?.() === 0;
 const USER = 4242; // need not exist: root can setuid to any number
 const MiB8 = 8 * 1024 * 1024;
+/** The build as copied under the test's directory: the job user cannot traverse a checkout under a 0700 home. */
+let CLI = '';
 
 interface Ran {
   code: number | null;
   stdout: string;
   stderr: string;
 }
+/**
+ * Through env(1) -u NODE_OPTIONS: tap's processinfo puts its NODE_OPTIONS (an --import from the checkout's
+ * node_modules) back into every child's environment, and the job user cannot load it from a 0700 home.
+ */
 function run(args: string[], env: Record<string, string>, uid?: number): Ran {
-  const r = spawnSync(process.execPath, [CLI, ...args], {
+  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, CLI, ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     timeout: 60_000,
@@ -33,7 +39,8 @@ else await main();
 
 async function main(): Promise<void> {
   const work = fs.mkdtempSync('/tmp/gdrgate-taskcli-');
-  fs.chmodSync(work, 0o755); // the job user must reach the config and the trees
+  fs.chmodSync(work, 0o755); // the job user must reach the config, the trees and the build
+  CLI = reachableBuild(work);
   t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
   const tree = await jobRoot({}, path.join(work, 'tree'));
   const hidden = await jobRoot({ uverbs: null }, path.join(work, 'tree-hidden'));

@@ -1,0 +1,88 @@
+// Host patterns run in every Prolog, synchronously, where the run's deadline cannot interrupt them: the reported
+// hostile patterns finish at once, backtracking-only syntax is refused (at load and `baseline validate`), and
+// every documented form still means what it meant.
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import t from 'tap';
+import { loadBaseline, selectClass } from '../../src/baseline/load.js';
+import { compilePattern, MAX_PATTERN_CHARS } from '../../src/baseline/match.js';
+import { NODE_NAME_MAX } from '../../src/slurm/node-name.js';
+import { baselineOf, HGX } from '../checks/_trees.js';
+
+const timed = (p: string, h: string): { got: boolean; ms: number } => {
+  const c = compilePattern(p);
+  const t0 = performance.now();
+  const got = c.test(h);
+  return { got, ms: performance.now() - t0 };
+};
+
+t.test('the reported patterns end in milliseconds', async (t) => {
+  for (const [p, h, want] of [
+    ['/(a+)+$/', `${'a'.repeat(34)}!`, false],
+    ['/(a+)+$/', 'a'.repeat(35), true],
+    ['/^(\\w+\\s?)*$/', `${'gpu'.repeat(11)}!`, false],
+    ['/(a|aa)+b/', 'a'.repeat(NODE_NAME_MAX), false],
+    ['*a*a*a*a*a*a*a*a*a*a*a*a*b', 'a'.repeat(NODE_NAME_MAX), false],
+    ['*a*a*a*a*a*a*a*a*a*a*a*a*', 'a'.repeat(NODE_NAME_MAX), true],
+    ['gpu[1-9][1-9][1-9][1-9][1-9][1-9]x', `gpu${'1'.repeat(200)}`, false],
+  ] as const) {
+    const { got, ms } = timed(p, h);
+    t.equal(got, want, `${p} ~ ${h.slice(0, 12)}... (${h.length} chars)`);
+    t.ok(ms < 200, `${p}: ${ms.toFixed(1)} ms`);
+  }
+});
+
+t.test('backtracking-only syntax is refused with a reason', async (t) => {
+  for (const [p, why] of [
+    ['/(gpu)\\1/', /backreferences are not supported/],
+    ['/(?<r>a)\\k<r>/', /backreferences are not supported/],
+    ['/gpu(?=0)/', /lookahead and lookbehind are not supported/],
+    ['/(?<!x)gpu/', /lookahead and lookbehind are not supported/],
+    ['/\\p{L}/', /unsupported escape \\p/],
+    ['/a{65}/', /repetition \{65\} over 64/],
+    ['/((a{60}){60})/', /more than 2000 automaton states/],
+    ['/a**/', /nothing to repeat/],
+    ['gpu[9-1]', /empty range 9-1/],
+    ['gpu[1234567890]', /more than 9 digits/],
+    ['gpu[z-a]', /range out of order/],
+    [`gpu${'*'.repeat(MAX_PATTERN_CHARS)}`, /has 259 characters \(at most 256\)/],
+  ] as const) t.throws(() => compilePattern(p), why, p.slice(0, 30));
+});
+
+t.test('a name longer than a node name can be matches nothing', async (t) => {
+  t.equal(compilePattern('*').test('a'.repeat(NODE_NAME_MAX)), true);
+  t.equal(compilePattern('*').test('a'.repeat(NODE_NAME_MAX + 1)), false);
+});
+
+t.test('more of every documented form', async (t) => {
+  for (const [p, h, want] of [
+    ['/dgx/', 'node-dgx-3', true], // unanchored, as RegExp.test
+    ['/^gpu(0[0-9]|1[0-2])$/', 'gpu11', true],
+    ['/^gpu(0[0-9]|1[0-2])$/', 'gpu13', false],
+    ['/^a{2,3}$/', 'aaaa', false],
+    ['/gpu\\d{3}\\b/', 'gpu001-ib', true],
+    ['/[^\\d]$/', 'gpu1', false],
+    ['/a{/', 'a{', true], // `{` that is no repetition is a literal, as in JS
+    ['gpu[1-3][1-3]', 'gpu13', true],
+    ['rack[1-12]-[01-08]', 'rack10-07', true],
+    ['rack[1-2][01-08]', 'rack108', true], // every split of the digits counts: 1 + 08
+    ['gpu[1-16]', 'gpu007', true], // unpadded bounds: the value counts, as before
+    ['gpu[0-9]', 'gpu10', false],
+    ['gpu[001-064,100]', 'gpu1000', false],
+    ['x[5-123]', 'x99', true],
+    ['x[5-123]', 'x124', false],
+    ['node[a-c]?', 'nodec7', true],
+    ['node[!a-c]', 'noded', true],
+    ['node[^a-c]', 'nodea', false],
+  ] as const) t.equal(compilePattern(p).test(h), want, `${p} ~ ${h}`);
+});
+
+t.test('baseline load (and so `baseline validate`) refuses such a pattern, naming where it is', async (t) => {
+  const cls = await baselineOf(HGX);
+  const file = path.join(t.testdir(), 'baseline.json');
+  await writeFile(file, JSON.stringify({ version: 1, classes: [{ ...cls, match: ['gpu[001-128]', '/(gpu)\\1/'] }] }));
+  await t.rejects(loadBaseline(file), /\/classes\/0\/match\/1: invalid regex in host pattern "\/\(gpu\)\\\\1\/": backreferences are not supported/);
+  await writeFile(file, JSON.stringify({ version: 1, classes: [{ ...cls, match: ['/(a+)+$/'] }] }));
+  const b = await loadBaseline(file);
+  t.throws(() => selectClass(b, `${'a'.repeat(34)}!`, file), /no class matches node/, 'a hostile name against a hostile pattern: a config error, at once');
+});

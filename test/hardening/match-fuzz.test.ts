@@ -1,0 +1,157 @@
+// Seeded fuzz of the host-pattern matcher. Short names: every accepted pattern agrees with JS RegExp (safe to
+// run there, the names being short), globs with a RegExp built from their expansion. Long names: hostile
+// patterns stay within a time bound per match. The whole file takes a few seconds.
+import t from 'tap';
+import { compilePattern } from '../../src/baseline/match.js';
+import { NODE_NAME_MAX } from '../../src/slurm/node-name.js';
+import { seeded, type Seeded } from '../helpers/seeded.js';
+
+const NAME_CHARS = ['a', 'b', 'A', '0', '1', '7', '-', '.', '_', ' ', '\n', 'é'];
+const name = (g: Seeded): string => g.join(NAME_CHARS, g.int(9));
+
+/** A regex of the supported subset, over the names' alphabet. */
+function regex(g: Seeded, depth: number): string {
+  const atoms = ['a', 'b', '0', '-', '\\.', '.', '\\d', '\\w', '\\s', '\\W', '[ab]', '[^a]', '[0-9_]', '[a-]', '[\\d-]', '[]', '[^]', '\\-', 'é', '\\u0041', '\\x61'];
+  const quant = ['', '', '', '*', '+', '?', '*?', '{2}', '{0,2}', '{1,}', '{1,3}?'];
+  const parts = Array.from({ length: 1 + g.int(4) }, () => {
+    const r = g.int(10);
+    const atom = depth > 0 && r < 2 ? `(${r ? '?:' : ''}${regex(g, depth - 1)})` : r === 2 ? g.pick(['^', '$', '\\b', '\\B']) : g.pick(atoms);
+    return /^[\^$]|^\\[bB]$/.test(atom) ? atom : atom + g.pick(quant);
+  });
+  const seq = parts.join('');
+  return g.int(5) === 0 ? `${seq}|${regex(g, depth - 1 < 0 ? 0 : depth - 1)}` : seq;
+}
+
+t.test('regex: 3000 seeded patterns x 8 names agree with RegExp', async (t) => {
+  const g = seeded(0xa11ce);
+  let bad = 0;
+  for (let i = 0; i < 3000 && bad < 5; i++) {
+    const src = regex(g, 2);
+    const mine = compilePattern(`/${src}/`);
+    const js = new RegExp(src);
+    for (let k = 0; k < 8; k++) {
+      const h = name(g);
+      if (mine.test(h) !== js.test(h)) {
+        bad++;
+        t.fail(`/${src}/ ~ ${JSON.stringify(h)}: RegExp says ${js.test(h)}`);
+      }
+    }
+  }
+  t.equal(bad, 0, 'all agree');
+});
+
+t.test('regex: random character soup is accepted only where RegExp accepts it, and then agrees', async (t) => {
+  const g = seeded(0xb0b);
+  const soup = ['a', 'b', '0', '(', ')', '[', ']', '{', '}', ',', '1', '2', '*', '+', '?', '|', '^', '$', '\\', '-', '.', ':', 'd'];
+  let accepted = 0;
+  let bad = 0;
+  for (let i = 0; i < 5000 && bad < 5; i++) {
+    const src = g.join(soup, 1 + g.int(10));
+    let mine;
+    try {
+      mine = compilePattern(`/${src}/`);
+    } catch {
+      continue;
+    }
+    accepted++;
+    let js: RegExp;
+    try {
+      js = new RegExp(src);
+    } catch (e) {
+      bad++;
+      t.fail(`/${src}/ accepted, but RegExp says ${(e as Error).message}`);
+      continue;
+    }
+    for (let k = 0; k < 4; k++) {
+      const h = g.join(['a', 'b', '0', '1', '{', '}', ']', ',', '-', ':'], g.int(7));
+      if (mine.test(h) !== js.test(h)) {
+        bad++;
+        t.fail(`/${src}/ ~ ${JSON.stringify(h)}: RegExp says ${js.test(h)}`);
+      }
+    }
+  }
+  t.equal(bad, 0, `${accepted} accepted patterns agree`);
+  t.ok(accepted > 500, 'the soup reaches the matcher');
+});
+
+/** A glob, and the JS RegExp its expansion means (Slurm brackets spelt out number by number). */
+function glob(g: Seeded): { pattern: string; oracle: RegExp } {
+  let pattern = '';
+  let oracle = '^';
+  for (let n = 1 + g.int(5); n > 0; n--) {
+    const r = g.int(8);
+    if (r === 0) [pattern, oracle] = [pattern + '*', oracle + '.*'];
+    else if (r === 1) [pattern, oracle] = [pattern + '?', oracle + '.'];
+    else if (r === 2) {
+      const c = g.pick(['ab', '!a', 'a-c', '^0', '-a', '0a']); // never digits alone: [0-1] is a hostlist range
+      [pattern, oracle] = [`${pattern}[${c}]`, `${oracle}[${c.replace(/^!/, '^')}]`];
+    } else if (r < 5) {
+      const padded = g.int(2) === 0;
+      const width = padded ? 2 + g.int(2) : 1;
+      const spans = Array.from({ length: 1 + g.int(3) }, () => {
+        // Padded: the first bound has a leading zero, which is what makes Slurm (and the matcher) fix the width.
+        const lo = g.int(padded ? 10 ** (width - 1) : 30);
+        return [lo, lo + g.int(25)] as const;
+      });
+      const text = spans.map(([lo, hi]) => (lo === hi ? String(lo).padStart(width, '0') : `${String(lo).padStart(width, '0')}-${String(hi).padStart(width, '0')}`)).join(',');
+      const values = spans.flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, k) => lo + k)).filter((v) => !padded || String(v).length <= width);
+      const alts = values.map((v) => (padded ? String(v).padStart(width, '0') : String(v)));
+      [pattern, oracle] = [`${pattern}[${text}]`, `${oracle}${padded ? '' : '0*'}(?:${alts.join('|') || '(?!)'})`];
+    } else {
+      const c = g.pick(['a', 'b', '0', '1', '-', '.']);
+      [pattern, oracle] = [pattern + c, oracle + (c === '.' ? '\\.' : c)];
+    }
+  }
+  return { pattern, oracle: new RegExp(`${oracle}$`) };
+}
+
+t.test('glob: 3000 seeded patterns x 8 names agree with their expansion', async (t) => {
+  const g = seeded(0x610b);
+  const digits = (): string => '0'.repeat(g.int(2) * g.int(3)) + String(g.int(120));
+  let bad = 0;
+  for (let i = 0; i < 3000 && bad < 5; i++) {
+    const { pattern, oracle } = glob(g);
+    const mine = compilePattern(pattern);
+    for (let k = 0; k < 8; k++) {
+      const h = Array.from({ length: 1 + g.int(4) }, () => (g.int(2) ? digits() : g.pick(['a', 'b', '-', '.', 'c', '!']))).join('');
+      if (mine.test(h) !== oracle.test(h)) {
+        bad++;
+        t.fail(`${pattern} ~ ${JSON.stringify(h)}: expansion ${oracle.source} says ${oracle.test(h)}`);
+      }
+    }
+  }
+  t.equal(bad, 0, 'all agree');
+});
+
+t.test('hostile: 300 seeded patterns against 255-character names, each match bounded', async (t) => {
+  const g = seeded(0xdead);
+  const pieces = ['(a+)+', '(a|aa)*', '(.*)*', '(a?){30}', '(\\w*\\s?)*', '[a-z]*', 'a{1,64}', '.?', '(?:a|a)+', '*', '?', 'a', '(x|y|.)+'];
+  let worst = 0;
+  let ran = 0;
+  const t0 = performance.now();
+  for (let i = 0; i < 300; i++) {
+    const body = g.join(pieces, 1 + g.int(20)).slice(0, 250);
+    const src = g.int(2) ? `/${body}${g.pick(['$', 'b$', '!'])}/` : body.replace(/[()|{}+\\]/g, '');
+    let p;
+    try {
+      p = compilePattern(src);
+    } catch {
+      continue;
+    }
+    for (const h of ['a'.repeat(NODE_NAME_MAX - 1) + '!', 'a'.repeat(NODE_NAME_MAX), g.join(['a', 'b', ' ', 'x'], NODE_NAME_MAX)]) {
+      // The better of two runs: on a shared machine one run can lose a time slice; a backtracking engine loses both.
+      const once = (): number => {
+        const s = performance.now();
+        p.test(h);
+        return performance.now() - s;
+      };
+      const first = once();
+      worst = Math.max(worst, first < 50 ? first : Math.min(first, once()));
+      ran++;
+    }
+  }
+  const total = performance.now() - t0;
+  t.ok(ran > 300, `${ran} matches ran`);
+  t.ok(worst < 250, `worst match ${worst.toFixed(1)} ms`);
+  t.ok(total < 8000, `all in ${Math.round(total)} ms`);
+});
