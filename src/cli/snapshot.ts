@@ -3,9 +3,10 @@ import path from 'node:path';
 import { ExecaExec } from '../host/exec.js';
 import { writeAtomic } from '../host/files.js';
 import { FsHost } from '../host/fs-host.js';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import { buildSnapshot } from '../snapshot/build.js';
-import { openHost, out } from './common.js';
+import { openHost } from '../host/open.js';
+import { out } from './common.js';
 
 export interface SnapshotArgs {
   readonly root: string;
