@@ -2,6 +2,7 @@
 // A log that cannot be written (read-only disk, ENOSPC) falls back to stderr and never fails the job.
 import fs from 'node:fs';
 import type { Logger } from 'pino';
+import { openRegular } from './host/files.js';
 
 let logger: Logger | undefined;
 let target: string | undefined;
@@ -26,7 +27,9 @@ function destination(file: string | undefined): Destination {
   let failed = false;
   if (file) {
     try {
-      fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o640);
+      // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before any
+      // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file only).
+      fd = openRegular(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o640);
     } catch (e) {
       fs.writeSync(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
     }

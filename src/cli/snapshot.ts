@@ -1,7 +1,7 @@
 // `gdrgate snapshot`: one tar.gz with everything the checks read, written atomically (temp file, fsync, rename).
-import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { ExecaExec } from '../host/exec.js';
+import { writeAtomic } from '../host/files.js';
 import { FsHost } from '../host/fs-host.js';
 import { UsageError } from '../errors.js';
 import { buildSnapshot } from '../snapshot/build.js';
@@ -20,19 +20,11 @@ export function defaultName(host: string | null, now: Date): string {
   return `gdrgate-${(host ?? 'unknown').replace(/[^A-Za-z0-9._-]/g, '_')}-${stamp}.tar.gz`;
 }
 
-async function writeAtomic(file: string, data: Uint8Array): Promise<void> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
+/** The gate's one atomic write, fsynced: the archive is whole or absent, whatever happens to the machine meanwhile. */
+function writeOut(file: string, data: Uint8Array): void {
   try {
-    const fh = await fsp.open(tmp, 'wx', 0o644);
-    try {
-      await fh.writeFile(data);
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await fsp.rename(tmp, file);
+    writeAtomic(file, data, { mode: 0o644, sync: true });
   } catch (e) {
-    await fsp.rm(tmp, { force: true });
     throw new UsageError(`--out ${file}: ${(e as Error).message}`, { cause: e });
   }
 }
@@ -52,7 +44,7 @@ export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
     return 0;
   }
   const file = a.out ?? defaultName(m.host, now);
-  await writeAtomic(file, snap.gz);
+  writeOut(file, snap.gz);
   out(`${file}: snapshot of ${a.root}${m.host ? ` (host ${m.host})` : ''}: ${what}`);
   for (const c of m.commands) out(`  ${c.name}: ${c.status}${c.exitCode !== null ? ` ${c.exitCode}` : ''}${c.error ? ` (${c.error})` : ''}, ${c.durationMs} ms`);
   return 0;

@@ -1,7 +1,7 @@
 // The drill file: `<stateDir>/drill.json`, root's, 0600, written atomically, always with an expiry.
 import fs from 'node:fs';
-import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { readSmall, writeAtomic } from '../host/files.js';
 import { formatFault, parseFault, type Fault } from './fault.js';
 import { drillFile } from './path.js';
 
@@ -21,6 +21,7 @@ export type Loaded = { readonly ok: true; readonly spec: DrillSpec; readonly fau
 
 export const DEFAULT_MINUTES = 30;
 export const MAX_MINUTES = 24 * 60;
+const MAX_DRILL_BYTES = 64 * 1024;
 
 export function newDrill(node: string, fault: Fault, minutes: number, now = Date.now(), reservation?: string): DrillSpec {
   return {
@@ -34,20 +35,11 @@ export function newDrill(node: string, fault: Fault, minutes: number, now = Date
   };
 }
 
-/** tmp file beside it, fsync, rename: a prolog reading at the same moment sees the old file or the new one. */
+/** The gate's one atomic write (fresh temp file, fsync, rename): a prolog reading meanwhile sees the old file or the new one. */
 export function writeDrill(stateDir: string, spec: DrillSpec): string {
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o711 });
   const file = drillFile(stateDir);
-  const tmp = path.join(stateDir, `.drill.json.${process.pid}.tmp`);
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeSync(fd, JSON.stringify(spec, null, 2) + '\n');
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.chmodSync(tmp, 0o600);
-  fs.renameSync(tmp, file);
+  writeAtomic(file, JSON.stringify(spec, null, 2) + '\n', { mode: 0o600, sync: true });
   return file;
 }
 
@@ -67,8 +59,10 @@ function isSpec(v: unknown): v is DrillSpec {
 
 /** The drill file as written, even expired or for another node (drill stop still wants its marker); null if unusable. */
 export function readSpec(stateDir: string): DrillSpec | null {
+  const r = readSmall(drillFile(stateDir), { max: MAX_DRILL_BYTES });
+  if (!r.ok) return null;
   try {
-    const data: unknown = JSON.parse(fs.readFileSync(drillFile(stateDir), 'utf8'));
+    const data: unknown = JSON.parse(r.value.toString('utf8'));
     return isSpec(data) ? data : null;
   } catch {
     return null;
@@ -81,18 +75,10 @@ export function readSpec(stateDir: string): DrillSpec | null {
  */
 export function loadDrill(stateDir: string, node: string, now = Date.now(), owner = 0): Loaded {
   const file = drillFile(stateDir);
-  let st: fs.Stats;
-  let text: string;
-  try {
-    st = fs.lstatSync(file);
-    if (!st.isFile()) return { ok: false, why: `${file} is not a regular file` };
-    if (st.uid !== owner) return { ok: false, why: `${file} is owned by uid ${st.uid}, not ${owner}` };
-    if ((st.mode & 0o022) !== 0) return { ok: false, why: `${file} is writable by others (mode ${(st.mode & 0o777).toString(8)})` };
-    if (st.size > 64 * 1024) return { ok: false, why: `${file} is ${st.size} bytes` };
-    text = fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    return { ok: false, why: `${file}: ${(e as Error).message}` };
-  }
+  // Opened once, checked on the descriptor: a link, a FIFO or a file someone else could write never injects a fault.
+  const r = readSmall(file, { max: MAX_DRILL_BYTES, owner, mode: 'no-other-write' });
+  if (!r.ok) return { ok: false, why: r.why };
+  const text = r.value.toString('utf8');
   let data: unknown;
   try {
     data = JSON.parse(text) as unknown;

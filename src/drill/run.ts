@@ -1,5 +1,5 @@
 // `gdrgate drill run`: probe job → drain → fault removed → resume → idle → follow-up job, every step timed.
-import { appendFileSync } from 'node:fs';
+import { appendText } from '../host/files.js';
 import type { Config } from '../config.js';
 import type { Exec } from '../host/exec.js';
 import type { DrillSpec } from './file.js';
@@ -27,7 +27,7 @@ export async function runDrill(cfg: Config, exec: Exec, spec: DrillSpec, limits:
   const recovery = { faultRemovedMs: null as number | null, resume: null as string | null, idleMs: null as number | null, followUp: { job: null as string | null, state: null as string | null, ms: null as number | null } };
   const finish = (): DrillReport => {
     const report: DrillReport = { version: 1, marker: spec.marker, node, fault: spec.fault, startedAt, ok: problems.length === 0, problems, probe, drain, recovery, totalMs: at() };
-    appendFileSync(drillRecord(cfg.stateDir), JSON.stringify(report) + '\n', { mode: 0o600 });
+    appendText(drillRecord(cfg.stateDir), JSON.stringify(report) + '\n', 0o600);
     return report;
   };
 

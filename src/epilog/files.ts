@@ -1,36 +1,26 @@
-// The epilog's own small files in the spool directory: the sampling stamp, the one-prober lock, atomic rewrites
-// (stamp, Prometheus textfile). Real paths, not kernel paths: the Host is for node facts.
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+// The epilog's own small files in the spool directory: the sampling stamp and the one-prober lock, through the
+// gate's one way to write and lock files (src/host/files.ts, src/host/lock.ts). Real paths, not kernel paths.
+import { join } from 'node:path';
+import { ensureSafeDir, readSmall, writeAtomic } from '../host/files.js';
+import { takeLock } from '../host/lock.js';
 import { parseStamp, type Stamp } from './policy.js';
-import { errnoCode, pidAlive } from '../host/process.js';
+
+/** The textfile is written the one way too; `gdrgate samples --prom` imports it from here. */
+export { writeAtomic } from '../host/files.js';
 
 export const STAMP = 'probe-stamp.json';
 export const PROBE_LOCK = 'probe.lock';
+const MAX_STAMP_BYTES = 4096;
 
-
-/** Temp file beside the target, then rename: a reader (node_exporter, the next epilog) sees the old or the new file, never half. */
-export function writeAtomic(file: string, text: string, mode = 0o644): void {
-  const tmp = join(dirname(file), `.${basename(file)}.${process.pid}.tmp`);
-  try {
-    writeFileSync(tmp, text, { mode, flag: 'w' });
-    renameSync(tmp, file);
-  } catch (e) {
-    rmSync(tmp, { force: true });
-    throw e;
-  }
-}
-
+/** The spool directory, created if needed; refused when another user could write into it (they could plant links there). */
 export function ensureDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  ensureSafeDir(dir, 0o755);
 }
 
+/** The last probing run's stamp; null when absent, planted (link, FIFO), oversized or malformed. */
 export function readStamp(dir: string): Stamp | null {
-  try {
-    return parseStamp(readFileSync(join(dir, STAMP), 'utf8'));
-  } catch {
-    return null;
-  }
+  const r = readSmall(join(dir, STAMP), { max: MAX_STAMP_BYTES });
+  return r.ok ? parseStamp(r.value.toString('utf8')) : null;
 }
 
 export function writeStamp(dir: string, s: Stamp): void {
@@ -42,26 +32,6 @@ export function writeStamp(dir: string, s: Stamp): void {
  * is gone, or older than staleMs, is broken once. Returns the release function, or why the lock is held.
  */
 export function takeProbeLock(dir: string, staleMs: number): { release: () => void } | { held: string } {
-  const file = join(dir, PROBE_LOCK);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(file, 'wx', 0o644);
-      writeSync(fd, `${process.pid}\n`);
-      closeSync(fd);
-      return { release: () => rmSync(file, { force: true }) };
-    } catch (e) {
-      if (errnoCode(e) !== 'EEXIST') return { held: `cannot create ${file}: ${(e as Error).message}` };
-      let pid = NaN;
-      let age = 0;
-      try {
-        pid = Number(readFileSync(file, 'utf8').trim());
-        age = Date.now() - statSync(file).mtimeMs;
-      } catch {
-        continue; // released meanwhile: try again
-      }
-      if (attempt > 0 || (Number.isSafeInteger(pid) && pid > 0 && pidAlive(pid) && age < staleMs)) return { held: `another epilog (pid ${pid}) is probing` };
-      rmSync(file, { force: true });
-    }
-  }
-  return { held: 'probe lock busy' };
+  const l = takeLock(join(dir, PROBE_LOCK), { staleMs, holder: 'another epilog is probing' });
+  return l.ok ? l : { held: l.why };
 }

@@ -13,5 +13,7 @@ export async function epilogJobState(stateDir: string, job: string, node: string
     logger[bad ? 'warn' : 'info']({ job, node, uid: o.ownerUid, step: t.step, state: t.state, memlock: t.memlock, findings: t.findings.filter((f) => f.status !== 'pass') }, 'gdrgate job view');
   } else if (o.taskWhy) logger.info({ job, node, uid: o.ownerUid, why: o.taskWhy }, 'gdrgate job view: none recorded');
   if (o.error) logger.error({ job, node, why: o.error }, 'per-job state not removed');
+  const r = o.reclaimed;
+  if (r && (r.removed || r.left || r.errors.length)) logger[r.errors.length ? 'warn' : 'info']({ job, node, removed: r.removed, left: r.left, errors: r.errors }, 'set-aside job state reclaimed');
   return o;
 }

@@ -51,7 +51,7 @@ export function renderProm(i: PromInput): string {
     ]),
     ...(i.taskFindings && Object.keys(i.taskFindings).length
       ? [
-          '# HELP gdrgate_task_findings_total Findings the TaskProlog made in jobs (what the job itself saw: memlock, device visibility), by code.',
+          "# HELP gdrgate_task_findings_total Findings the TaskProlog reported from inside jobs (memlock, device visibility), by code: each job's own unverified report (task.json is written by the job's user; only known codes are counted, nothing acts on them).",
           '# TYPE gdrgate_task_findings_total counter',
           ...Object.entries(i.taskFindings)
             .sort()

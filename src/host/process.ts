@@ -1,9 +1,5 @@
-// Small facts about errors and processes that the lock files (epilog probes, sample spool) share.
-
-/** The errno name of a failed system call (`ENOENT`, `EEXIST`), or EUNKNOWN for anything else thrown. */
-export function errnoCode(e: unknown): string {
-  return e instanceof Error && 'code' in e && typeof e.code === 'string' ? e.code : 'EUNKNOWN';
-}
+// Whether a lock's owner still runs (src/host/lock.ts judges staleness by it).
+import { errno } from './files.js';
 
 /** Whether a process with this pid exists (kill 0: EPERM means it exists but is not ours to signal). */
 export function pidAlive(pid: number): boolean {
@@ -11,6 +7,6 @@ export function pidAlive(pid: number): boolean {
     process.kill(pid, 0);
     return true;
   } catch (e) {
-    return errnoCode(e) === 'EPERM';
+    return errno(e) === 'EPERM';
   }
 }

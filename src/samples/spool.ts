@@ -1,11 +1,9 @@
 // Local sample spool: atomic JSON-line appends from concurrent epilogs, size-bounded rotation under a lock, tolerant reader.
-import {
-  closeSync, constants, fstatSync, linkSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync,
-  unlinkSync, writeFileSync, writeSync,
-} from 'node:fs';
+import { closeSync, constants, fstatSync, linkSync, lstatSync, readSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseSampleLine, sampleLine, type Sample } from './sample.js';
-import { errnoCode, pidAlive } from '../host/process.js';
+import { errno as errnoCode, openAppend, openRegular } from '../host/files.js';
+import { takeLock } from '../host/lock.js';
 
 export interface SpoolOptions {
   readonly dir: string;
@@ -43,6 +41,8 @@ export const LOCK = 'samples.lock';
 // with another on a local filesystem (ext4, xfs, tmpfs; not NFS); lines stay under PIPE_BUF for systems that promise less.
 export const MAX_LINE_BYTES = 4096;
 const CHUNK = 1 << 20;
+/** A spool file larger than this was not written by the rotating appender (16 MiB files): not read, whatever it holds. */
+export const MAX_READ_BYTES = 64 << 20;
 
 const errMsg = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const rotated = (dir: string, n: number): string => join(dir, `samples.${n}.jsonl`);
@@ -57,45 +57,6 @@ function quietly(f: () => void): void {
 }
 
 /**
- * A lock is stale when older than staleMs or when it names a pid that is gone; an empty one (its owner is between
- * open and write) is judged by age alone. Renamed aside first so only one breaker wins, and put back if what we
- * renamed turns out to be a newer lock than the one we judged. True when the caller should try O_EXCL again.
- */
-function breakIfStale(path: string, staleMs: number): boolean {
-  try {
-    const seen = readFileSync(path, 'utf8');
-    const age = Date.now() - statSync(path).mtimeMs;
-    const dead = /^\d+ /.test(seen) && !pidAlive(Number(seen.split(' ')[0]));
-    if (age < staleMs && !dead) return false;
-    const aside = `${path}.stale.${process.pid}.${Date.now()}`;
-    renameSync(path, aside);
-    const fresh = readFileSync(aside, 'utf8') !== seen;
-    // If someone took the name meanwhile the put-back fails; the owner's release checks its token and leaves theirs.
-    if (fresh) quietly(() => linkSync(aside, path));
-    unlinkSync(aside);
-    return !fresh;
-  } catch (e) {
-    return errnoCode(e) === 'ENOENT';
-  }
-}
-
-/** Takes the lock with O_CREAT|O_EXCL; breaks a stale one once. Returns a release function, or null if held. */
-function lock(dir: string, staleMs: number): (() => void) | null {
-  const path = join(dir, LOCK);
-  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2)}\n`;
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      writeFileSync(path, token, { flag: 'wx', mode: 0o644 }); // O_CREAT | O_EXCL
-      // Release only our own lock: it may have been broken as stale and retaken by someone else.
-      return () => quietly(() => readFileSync(path, 'utf8') === token && unlinkSync(path));
-    } catch (e) {
-      if (errnoCode(e) !== 'EEXIST' || attempt > 0 || !breakIfStale(path, staleMs)) return null;
-    }
-  }
-  return null;
-}
-
-/**
  * Moves src to dst but never replaces dst (link + unlink: Node has no RENAME_NOREPLACE), so two rotations that
  * overlap despite the lock cannot overwrite a generation. Same inode at both names = a move cut short: finish it.
  */
@@ -105,8 +66,8 @@ function moveNoClobber(src: string, dst: string): 'moved' | 'missing' | 'exists'
   } catch (e) {
     if (errnoCode(e) === 'ENOENT') return 'missing';
     if (errnoCode(e) !== 'EEXIST') throw e;
-    const a = statSync(src, { throwIfNoEntry: false });
-    const b = statSync(dst, { throwIfNoEntry: false });
+    const a = lstatSync(src, { throwIfNoEntry: false });
+    const b = lstatSync(dst, { throwIfNoEntry: false });
     if (a === undefined || b === undefined || a.ino !== b.ino || a.dev !== b.dev) return 'exists';
   }
   unlinkSync(src);
@@ -136,13 +97,13 @@ function maybeRotate(o: SpoolOptions, incoming: number, notes: string[]): void {
   const max = o.maxBytes ?? 16 << 20;
   const live = join(o.dir, LIVE);
   const over = (): boolean => {
-    const st = statSync(live, { throwIfNoEntry: false });
+    const st = lstatSync(live, { throwIfNoEntry: false });
     return st !== undefined && st.isFile() && st.size > 0 && st.size + incoming > max;
   };
   if (!over()) return;
-  const release = lock(o.dir, o.staleLockMs ?? 30_000);
-  if (release === null) {
-    notes.push('rotation skipped: spool lock held by another process');
+  const l = takeLock(join(o.dir, LOCK), { staleMs: o.staleLockMs ?? 30_000, holder: 'spool lock held by another process' });
+  if (!l.ok) {
+    notes.push(`rotation skipped: ${l.why}`);
     return;
   }
   try {
@@ -151,7 +112,7 @@ function maybeRotate(o: SpoolOptions, incoming: number, notes: string[]): void {
   } catch (e) {
     notes.push(`rotation failed: ${errMsg(e)}`);
   } finally {
-    release();
+    l.release();
   }
 }
 
@@ -187,7 +148,7 @@ export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): Appe
   let fd: number | null = null;
   try {
     maybeRotate(o, Buffer.byteLength(text), notes);
-    fd = openSync(join(o.dir, LIVE), constants.O_RDWR | constants.O_APPEND | constants.O_CREAT, 0o644);
+    fd = openAppend(join(o.dir, LIVE), 0o644, true);
     const buf = Buffer.from(healTornTail(fd) + text);
     const n = writeSync(fd, buf);
     if (n !== buf.length) {
@@ -209,7 +170,7 @@ export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): Appe
 export function spoolFiles(dir: string): string[] {
   const live = join(dir, LIVE);
   const gens = generations(dir).map((n) => rotated(dir, n));
-  return statSync(live, { throwIfNoEntry: false }) !== undefined ? [...gens, live] : gens;
+  return lstatSync(live, { throwIfNoEntry: false }) !== undefined ? [...gens, live] : gens;
 }
 
 /** Streams every sample to onSample in 1 MiB chunks; skips and counts torn and corrupt lines. Never throws. */
@@ -240,10 +201,11 @@ export function readSpool(dir: string, onSample: (s: Sample) => void): ReadRepor
   for (const path of list) {
     let fd: number | null = null;
     try {
-      fd = openSync(path, constants.O_RDONLY);
+      // Only our own (or root's) regular files: a link, a FIFO or a file another user planted is skipped, not read.
+      fd = openRegular(path, constants.O_RDONLY, 0o644, process.geteuid?.() ?? 0);
       const st = fstatSync(fd);
-      if (!st.isFile()) {
-        problems.push(`${path}: not a regular file, skipped`);
+      if (st.size > MAX_READ_BYTES) {
+        problems.push(`${path}: ${st.size} bytes, more than ${MAX_READ_BYTES} (rotation keeps files far smaller), skipped`);
         continue;
       }
       if (inodes.has(`${st.dev}:${st.ino}`)) continue;

@@ -1,8 +1,12 @@
 // Epilog side: take the job's directory back, read what the TaskProlog left (task.json, written by the job's
-// user: untrusted input, bounded and re-typed field by field), and remove the directory.
+// user: untrusted input, bounded and re-typed field by field; schemas/task.schema.json is what a TaskProlog
+// writes), and remove the directory. The record is the job's own unverified report: it is logged and its
+// catalog codes counted (gdrgate_task_findings_total), and nothing is ever decided on it (no drain, no exit code).
 import type { Status } from '../model/finding.js';
+import { TASK_CATALOG } from '../task/catalog.js';
 import { jobDirName, MAX_STATE_BYTES, TASK_FILE, TASK_FORMAT } from './names.js';
-import { lockDir, lstatOrNull, readSmall, removeJobDir } from './store.js';
+import { lstatOrNull, readSmall } from '../host/files.js';
+import { lockDir, reclaimStale, removeJobDir, type Reclaimed } from './store.js';
 import type { Bytes, TaskFindingRecord } from './types.js';
 
 /** What the admin's log gets: only fields we know, each bounded and stripped of control characters. */
@@ -22,9 +26,12 @@ export interface JobStateOutcome {
   readonly taskWhy: string | null;
   readonly removed: boolean;
   readonly error: string | null;
+  /** Earlier jobs' set-aside directories taken back by this epilog (a bounded share; later epilogs go on). */
+  readonly reclaimed: Reclaimed | null;
 }
 
 const STATUSES: readonly Status[] = ['pass', 'warn', 'fail', 'skip', 'error'];
+const STATES = ['trusted', 'missing', 'untrusted', 'unreadable'] as const;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const clean = (v: unknown, max: number): string | null => (typeof v === 'string' ? v.replace(/[\x00-\x1f\x7f]/g, ' ').slice(0, max) : null);
 const bytes = (v: unknown): Bytes | null => (v === 'unlimited' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) ? v : null);
@@ -39,13 +46,14 @@ export function summarizeTaskRecord(raw: unknown, job: string): TaskSummary | st
   const findings = (Array.isArray(raw.findings) ? raw.findings : []).slice(0, 32).flatMap((f): TaskFindingRecord[] => {
     if (!isObj(f)) return [];
     const status = STATUSES.find((s) => s === f.status);
-    const code = typeof f.code === 'string' && /^[a-z0-9-]{1,48}$/.test(f.code) ? f.code : null;
+    // Only codes the TaskProlog can emit: anything else would be a metric series of the job's own making.
+    const code = typeof f.code === 'string' && Object.hasOwn(TASK_CATALOG, f.code) ? f.code : null;
     if (!status || !code) return [];
     return [{ code, status, subject: clean(f.subject, 128) ?? '', message: clean(f.message, 300) ?? '' }];
   });
   return {
     step: clean(raw.step, 32),
-    state: clean(raw.state, 16) ?? 'unknown',
+    state: STATES.find((s) => s === raw.state) ?? 'unknown',
     memlock: soft !== null && hard !== null ? { soft, hard, source: clean(m?.source, 32) ?? '' } : null,
     findings,
   };
@@ -59,7 +67,7 @@ export function collectJobState(stateDir: string, job: string): JobStateOutcome 
   let taskWhy: string | null = null;
   try {
     const st = lstatOrNull(dir);
-    if (st === null) return { job, ownerUid, task, taskWhy: 'no state directory', removed: false, error: null };
+    if (st === null) return { job, ownerUid, task, taskWhy: 'no state directory', removed: false, error: null, reclaimed: reclaimStale(stateDir) };
     ownerUid = st.uid;
     if (st.isDirectory()) {
       // From here on the user can neither add to the directory nor swap task.json for a link.
@@ -83,5 +91,6 @@ export function collectJobState(stateDir: string, job: string): JobStateOutcome 
     taskWhy ??= (e as Error).message;
   }
   const rm = removeJobDir(stateDir, job);
-  return { job, ownerUid, task, taskWhy, removed: rm.ok && rm.removed, error: rm.ok ? null : `${rm.why}${rm.setAside ? ` (set aside as ${rm.setAside})` : ''}` };
+  const reclaimed = reclaimStale(stateDir);
+  return { job, ownerUid, task, taskWhy, removed: rm.ok && rm.removed, error: rm.ok ? null : `${rm.why}${rm.setAside ? ` (set aside as ${rm.setAside})` : ''}`, reclaimed };
 }

@@ -6,7 +6,8 @@ import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
 import { jobDirName, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
-import { ensureStateDir, removeJobDir, writeNew } from './store.js';
+import { writeNew } from '../host/files.js';
+import { ensureStateDir, removeJobDir } from './store.js';
 import type { Bytes, PrologState, SignedEnvelope } from './types.js';
 
 /** SLURM_JOB_GPUS ("0,1,3"): node-wide GPU numbers; null when absent, empty or malformed. */
@@ -54,12 +55,19 @@ export function writePrologState(stateDir: string, state: PrologState, gid: numb
   // A directory left by an earlier attempt of this id (requeue, crashed epilog) is not trusted: start clean.
   const old = removeJobDir(stateDir, state.job);
   if (!old.ok && old.setAside === null) throw new Error(old.why);
-  fs.mkdirSync(dir, { mode: 0o700 });
   const payload = JSON.stringify(state);
   const env: SignedEnvelope = { format: PROLOG_FORMAT, payload, signature: signText(payload, key) };
-  // Written while the directory is still root's, so the user has nothing to race against.
-  writeNew(`${dir}/${PROLOG_FILE}`, JSON.stringify(env) + '\n', 0o444);
-  fs.chownSync(dir, state.uid, gid ?? -1);
+  fs.mkdirSync(dir, { mode: 0o700 });
+  try {
+    // Written while the directory is still root's, so the user has nothing to race against.
+    writeNew(`${dir}/${PROLOG_FILE}`, JSON.stringify(env) + '\n', 0o444);
+    fs.chownSync(dir, state.uid, gid ?? -1);
+  } catch (e) {
+    // A root-owned directory left behind (stateDir full) would read to the TaskProlog as the user's tampering;
+    // without it the job is told "missing state", which is what happened. Still root's: nothing of the user's inside.
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
   return `${dir}/${PROLOG_FILE}`;
 }
 

@@ -1,7 +1,7 @@
 // TaskProlog side of the handoff: read and verify this job's prolog.json as the job's user; write task.json
 // for the epilog. Anything that does not verify is reported, never trusted.
 import fs from 'node:fs';
-import { errno, lstatOrNull, readSmall, replaceAtomically } from './store.js';
+import { errno, lstatOrNull, readSmall, writeAtomic } from '../host/files.js';
 import { jobDirName, MAX_STATE_BYTES, PROLOG_FILE, PROLOG_FORMAT, TASK_FILE } from './names.js';
 import { PUB_FILE, verifyText } from './sign.js';
 import type { Bytes, PrologState, TaskRecord } from './types.js';
@@ -93,7 +93,7 @@ export function writeTaskRecord(stateDir: string, rec: TaskRecord): { ok: true }
     const st = lstatOrNull(dir);
     if (st === null) return { ok: false, why: `${dir} does not exist` };
     if (!st.isDirectory() || st.uid !== rec.uid) return { ok: false, why: `${dir} is not this user's directory` };
-    replaceAtomically(dir, TASK_FILE, JSON.stringify(rec) + '\n', 0o600);
+    writeAtomic(`${dir}/${TASK_FILE}`, JSON.stringify(rec) + '\n', { mode: 0o600 });
     return { ok: true };
   } catch (e) {
     return { ok: false, why: (e as Error).message };

@@ -1,7 +1,7 @@
 // The node's state-signing key: Ed25519, root-only private half (signing.key, 0600), public half for jobs
 // (signing.pub, 0644). A job's owner can edit files in their own state directory but cannot forge a signature.
 import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { createOnce, lstatOrNull, readSmall, replaceAtomically } from './store.js';
+import { createOnce, lstatOrNull, readSmall, writeAtomic } from '../host/files.js';
 
 export const KEY_FILE = 'signing.key';
 export const PUB_FILE = 'signing.pub';
@@ -39,7 +39,7 @@ function publishPublicKey(stateDir: string, key: KeyObject, owner: number): void
   const pub = lstatOrNull(`${stateDir}/${PUB_FILE}`);
   const priv = lstatOrNull(`${stateDir}/${KEY_FILE}`);
   if (pub?.isFile() && pub.uid === owner && !(pub.mode & 0o022) && priv && pub.mtimeMs >= priv.mtimeMs) return;
-  replaceAtomically(stateDir, PUB_FILE, publicPem(key), 0o644);
+  writeAtomic(`${stateDir}/${PUB_FILE}`, publicPem(key), { mode: 0o644 });
 }
 
 export function signText(text: string, key: KeyObject): string {

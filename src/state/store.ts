@@ -6,105 +6,12 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { errno, lstatOrNull, oct, writeAtomic } from '../host/files.js';
 import { jobDirName } from './names.js';
 
-const C = fs.constants;
-
-export type FileResult<T> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly kind: 'missing' | 'unsafe' | 'io'; readonly why: string };
-
-export interface ReadRules {
-  readonly max: number;
-  /** Required owner uid. */
-  readonly owner?: number;
-  /** Refuse group/other write (0o022) or, with `private`, any group/other bit (0o077). */
-  readonly mode?: 'no-other-write' | 'private';
-}
-
-export const errno = (e: unknown): string => (e as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
-const msg = (e: unknown): string => (e as Error).message;
-export const oct = (m: number): string => '0' + (m & 0o7777).toString(8);
-
-/** Reads a small regular file without following a final symlink or blocking on a FIFO planted in its place. */
-export function readSmall(file: string, rules: ReadRules): FileResult<Buffer> {
-  let fd: number;
-  try {
-    fd = fs.openSync(file, C.O_RDONLY | C.O_NOFOLLOW | C.O_NONBLOCK);
-  } catch (e) {
-    const code = errno(e);
-    if (code === 'ENOENT') return { ok: false, kind: 'missing', why: `${file}: no such file` };
-    if (code === 'ELOOP') return { ok: false, kind: 'unsafe', why: `${file} is a symbolic link` };
-    return { ok: false, kind: 'io', why: `${file}: ${msg(e)}` };
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFile()) return { ok: false, kind: 'unsafe', why: `${file} is not a regular file` };
-    if (rules.owner !== undefined && st.uid !== rules.owner) return { ok: false, kind: 'unsafe', why: `${file} is owned by uid ${st.uid}, want ${rules.owner}` };
-    const bad = rules.mode === 'private' ? 0o077 : rules.mode === 'no-other-write' ? 0o022 : 0;
-    if (st.mode & bad) return { ok: false, kind: 'unsafe', why: `${file} has mode ${oct(st.mode)}` };
-    const buf = Buffer.alloc(rules.max + 1);
-    let n = 0;
-    for (let r = 1; r > 0 && n < buf.length; n += r) r = fs.readSync(fd, buf, n, buf.length - n, null);
-    if (n > rules.max) return { ok: false, kind: 'unsafe', why: `${file} is larger than ${rules.max} bytes` };
-    return { ok: true, value: buf.subarray(0, n) };
-  } catch (e) {
-    return { ok: false, kind: 'io', why: `${file}: ${msg(e)}` };
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** Creates a new file (O_EXCL: an existing file or link there is an error, never followed) with exactly `mode`. */
-export function writeNew(file: string, data: string | Buffer, mode: number): void {
-  const fd = fs.openSync(file, C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW, mode);
-  try {
-    fs.fchmodSync(fd, mode); // the umask may have taken bits away
-    fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-function tmpName(dir: string, name: string): string {
-  return `${dir}/.${name}.${process.pid}.${randomBytes(6).toString('hex')}`;
-}
-
-/** Writes through a fresh temporary file and rename(2): readers see the old file or the new one, never half. */
+/** The per-job files are written the gate's one way (src/host/files.ts); the agent's pid file too. */
 export function replaceAtomically(dir: string, name: string, data: string | Buffer, mode: number): void {
-  const tmp = tmpName(dir, name);
-  writeNew(tmp, data, mode);
-  try {
-    fs.renameSync(tmp, `${dir}/${name}`);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
-}
-
-/** Like replaceAtomically, but link(2) never replaces: false when another writer got there first. */
-export function createOnce(dir: string, name: string, data: string | Buffer, mode: number): boolean {
-  const tmp = tmpName(dir, name);
-  writeNew(tmp, data, mode);
-  try {
-    fs.linkSync(tmp, `${dir}/${name}`);
-    return true;
-  } catch (e) {
-    if (errno(e) === 'EEXIST') return false;
-    throw e;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
-}
-
-/** lstat that says "absent" instead of throwing ENOENT. */
-export function lstatOrNull(file: string): fs.Stats | null {
-  try {
-    return fs.lstatSync(file);
-  } catch (e) {
-    if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return null;
-    throw e;
-  }
+  writeAtomic(`${dir}/${name}`, data, { mode });
 }
 
 // ---------------------------------------------------------------------------------------------- stateDir
@@ -148,17 +55,42 @@ export function lockDir(dir: string): void {
   fs.chmodSync(dir, 0o700);
 }
 
-function empty(dir: string, depth: number, budget: { left: number }, limits: RemoveLimits): void {
+/** Names read from a directory at a time: a directory of millions of entries is never listed whole into memory. */
+const BATCH = 256;
+
+function someNames(dir: string): string[] {
+  const d = fs.opendirSync(dir);
+  try {
+    const names: string[] = [];
+    for (let e = d.readSync(); e !== null && names.length < BATCH; e = d.readSync()) names.push(e.name);
+    return names;
+  } finally {
+    d.closeSync();
+  }
+}
+
+/**
+ * Empties `dir` (locked first) within `budget` entries. A directory deeper than maxDepth is handed to `deep` when
+ * given (reclaim hoists it out to be removed on its own), else it is an error. Batches are re-read from the start:
+ * what was removed is gone, so nothing is skipped by removing while reading.
+ */
+function empty(dir: string, depth: number, budget: { left: number }, limits: RemoveLimits, deep?: (p: string) => void): void {
   lockDir(dir);
-  for (const name of fs.readdirSync(dir)) {
-    if (--budget.left < 0) throw new Error(`more than ${limits.maxEntries} entries`);
-    const p = `${dir}/${name}`;
-    const st = fs.lstatSync(p);
-    if (st.isDirectory()) {
-      if (depth >= limits.maxDepth) throw new Error(`deeper than ${limits.maxDepth} levels`);
-      empty(p, depth + 1, budget, limits);
-      fs.rmdirSync(p);
-    } else fs.unlinkSync(p); // a file, a link (the link itself), a FIFO, a socket
+  for (let names = someNames(dir); names.length > 0; names = someNames(dir)) {
+    for (const name of names) {
+      if (--budget.left < 0) throw new Error(`more than ${limits.maxEntries} entries`);
+      const p = `${dir}/${name}`;
+      const st = fs.lstatSync(p);
+      if (st.isDirectory()) {
+        if (depth >= limits.maxDepth) {
+          if (deep === undefined) throw new Error(`deeper than ${limits.maxDepth} levels`);
+          deep(p);
+          continue;
+        }
+        empty(p, depth + 1, budget, limits, deep);
+        fs.rmdirSync(p);
+      } else fs.unlinkSync(p); // a file, a link (the link itself), a FIFO, a socket
+    }
   }
 }
 
@@ -189,4 +121,59 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
       return { ok: false, why: `${why}; cannot set it aside: ${errno(e2)}`, setAside: null };
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------- reclaim
+
+/** Entries removed from set-aside directories per epilog: ~10 ms of unlinks on tmpfs; later epilogs finish the work. */
+export const RECLAIM_BUDGET = 4096;
+const STALE_PREFIX = '.stale-';
+
+export interface Reclaimed {
+  /** Set-aside directories removed whole by this call. */
+  readonly removed: number;
+  /** Set-aside directories still there (budget spent, or an error): the next epilog goes on. */
+  readonly left: number;
+  readonly errors: readonly string[];
+}
+
+/**
+ * Removes what removeJobDir set aside (`.stale-*`), at most `budget` entries per call, so a job that filled its
+ * directory with millions of files costs each epilog a bounded time and the memory (`/run` is tmpfs) comes back
+ * over the next few. Already root-owned and 0700 (locked by the failed removal): the user can add nothing. A
+ * directory nested deeper than the removal's depth limit is renamed up into stateDir as one more `.stale-` entry.
+ */
+export function reclaimStale(stateDir: string, budget = RECLAIM_BUDGET): Reclaimed {
+  const errors: string[] = [];
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(stateDir).filter((n) => n.startsWith(STALE_PREFIX)); // only root creates names here
+  } catch (e) {
+    return { removed, left: 0, errors: errno(e) === 'ENOENT' ? [] : [`${stateDir}: ${errno(e)}`] };
+  }
+  const left = { left: budget };
+  const limits: RemoveLimits = { maxEntries: budget, maxDepth: REMOVE_LIMITS.maxDepth };
+  const hoist = (p: string): void => fs.renameSync(p, `${stateDir}/${STALE_PREFIX}deep-${randomBytes(4).toString('hex')}`);
+  for (const name of names) {
+    if (left.left <= 0) break;
+    const p = `${stateDir}/${name}`;
+    try {
+      const st = fs.lstatSync(p);
+      if (st.isDirectory()) {
+        empty(p, 0, left, limits, hoist);
+        fs.rmdirSync(p);
+      } else fs.unlinkSync(p);
+      removed++;
+    } catch (e) {
+      if (left.left >= 0) errors.push(`${p}: ${(e as Error).message}`);
+    }
+  }
+  let after = 0;
+  try {
+    after = fs.readdirSync(stateDir).filter((n) => n.startsWith(STALE_PREFIX)).length;
+  } catch (e) {
+    errors.push(`${stateDir}: ${errno(e)}`);
+  }
+  return { removed, left: after, errors };
 }

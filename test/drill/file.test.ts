@@ -43,7 +43,7 @@ t.test('ownership and mode', async (t) => {
     chownSync(drillFile(dir), 0, 0);
   }
   chmodSync(drillFile(dir), 0o622);
-  t.match(loadDrill(dir, 'gpu001', NOW, uid), { ok: false, why: /writable by others \(mode 622\)/ }, 'group/world writable: ignored');
+  t.match(loadDrill(dir, 'gpu001', NOW, uid), { ok: false, why: /writable by others \(mode 0622\)/ }, 'group/world writable: ignored');
 });
 
 t.test('malformed files are ignored, never half-used', async (t) => {

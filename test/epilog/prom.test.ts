@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { writeAtomic } from '../../src/epilog/files.js';
+import { writeAtomic } from '../../src/host/files.js';
 import { BYTES_PER_SECOND, renderProm } from '../../src/epilog/prom.js';
 import { makeSample, type BandwidthUnit, type ProbeRecipe } from '../../src/samples/sample.js';
 import { StatsAccumulator } from '../../src/samples/stats.js';

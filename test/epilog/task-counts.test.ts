@@ -11,10 +11,10 @@ t.test('append per job, count per code, torn lines skipped', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-taskcount-'));
   t.same(countTaskFindings(dir), {}, 'nothing yet');
   recordTaskFindings(dir, '41', ['job-memlock-propagated']);
-  recordTaskFindings(dir, '42', ['job-memlock-propagated', 'job-verbs-hidden']);
+  recordTaskFindings(dir, '42', ['job-memlock-propagated', 'job-uverbs-missing']);
   recordTaskFindings(dir, '43', []);
   appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"job":"44","co'); // a crash mid-line
-  t.same(countTaskFindings(dir), { 'job-memlock-propagated': 2, 'job-verbs-hidden': 1 });
+  t.same(countTaskFindings(dir), { 'job-memlock-propagated': 2, 'job-uverbs-missing': 1 });
 });
 
 t.test('exported as a counter that promtool accepts', async (t) => {

@@ -1,0 +1,74 @@
+// FIFOs and links planted where the gate keeps its files must not hang or redirect it: the prolog with its log file,
+// the epilog with its spool, stamp and findings file, `gdrgate samples` with its spool. Each runs as a child with a
+// timeout, so a regression shows as a failed assertion, not a hung suite.
+import t from 'tap';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { CLI } from '../helpers/paths.js';
+import { makeGateEnv } from '../helpers/gate-env.js';
+import { healthy, probes } from '../epilog/_cli.js';
+
+/** Far above a run's few hundred ms even on a loaded CI machine; a blocked open(2) never ends. */
+const LIMIT_MS = 30_000;
+const mkfifo = (p: string): void => void execFileSync('/usr/bin/mkfifo', [p]);
+
+function run(args: string[], env: Record<string, string> = {}): { code: number | null; killed: boolean; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: LIMIT_MS });
+  return { code: r.status, killed: r.signal !== null, stdout: r.stdout, stderr: r.stderr };
+}
+
+t.test('a FIFO at logFile: the prolog logs to stderr with one warning and ends', async (t) => {
+  const g = makeGateEnv();
+  mkfifo(g.log);
+  const r = run(['prolog', '--config', g.config], { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42' });
+  t.equal(r.killed, false, 'not hung in open(2)');
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stderr.match(/cannot open log file/g)?.length, 1, 'one warning');
+  t.match(r.stderr, /is not a regular file/);
+  t.match(r.stderr, /"msg":"gdrgate run"/, "the run line went to stderr");
+});
+
+t.test('a link at logFile: never appended through', async (t) => {
+  const g = makeGateEnv();
+  const victim = path.join(g.dir, 'victim');
+  writeFileSync(victim, 'precious\n');
+  symlinkSync(victim, g.log);
+  const r = run(['prolog', '--config', g.config], { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42' });
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stderr, /cannot open log file .*is a symbolic link; logging to stderr/);
+  t.equal(readFileSync(victim, 'utf8'), 'precious\n', 'target untouched');
+});
+
+t.test('FIFOs at the stamp, the spool and the findings file: the epilog ends, samples not written, exit 0', async (t) => {
+  const e = await healthy(0);
+  const prom = path.join(e.dir, 'gdrgate.prom');
+  e.writeConfig(probes('healthy', { promFile: prom, sampling: { minIntervalS: 60 } }));
+  mkdirSync(e.spool, { recursive: true });
+  for (const f of ['probe-stamp.json', 'samples.jsonl', 'task-findings.jsonl']) mkfifo(path.join(e.spool, f));
+  const r = run(['epilog', '--config', e.config], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '7', SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' });
+  t.equal(r.killed, false, 'not hung');
+  t.equal(r.code, 0, r.stdout + r.stderr);
+  t.match(r.stdout, /probes=ran samples=3 result=healthy exit=0/);
+  const log = readFileSync(e.log, 'utf8');
+  t.match(log, /samples or textfile not written/);
+  t.match(log, /samples\.jsonl is not a regular file/);
+  t.match(readFileSync(prom, 'utf8'), /gdrgate_bandwidth_samples/, 'the textfile is still written');
+});
+
+t.test('gdrgate samples over a spool of FIFOs: skipped with a clear message; --prom into a shared directory refused', async (t) => {
+  const e = await healthy(0);
+  mkdirSync(e.spool, { recursive: true });
+  for (const f of ['samples.1.jsonl', 'samples.jsonl', 'task-findings.jsonl']) mkfifo(path.join(e.spool, f));
+  const r = run(['samples', '--spool', e.spool, '--window', '5']);
+  t.equal(r.killed, false, 'not hung');
+  t.equal(r.code, 0, r.stderr);
+  t.match(r.stdout, /no samples in /);
+  t.match(r.stderr, /samples\.jsonl is not a regular file/);
+  const shared = path.join(e.dir, 'shared');
+  mkdirSync(shared, { mode: 0o777 });
+  execFileSync('/bin/chmod', ['0777', shared]);
+  const p = run(['samples', '--spool', e.spool, '--window', '5', '--prom', path.join(shared, 'gdrgate.prom')]);
+  t.not(p.code, 0, 'refused');
+  t.match(p.stderr, /shared is writable by anyone \(mode 0777\)/);
+});
