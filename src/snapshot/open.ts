@@ -2,7 +2,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Host, ReadResult, StatInfo } from '../host/host.js';
+import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 import { SnapTree, type SnapNode } from './tree.js';
 
 export const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
@@ -129,6 +129,11 @@ export class SnapshotHost implements Host {
   async stat(p: string): Promise<ReadResult<StatInfo>> {
     const r = this.resolve(p, true);
     return r.ok ? { ok: true, value: this.info(r.node) } : r;
+  }
+
+  /** A snapshot holds modes, not this process's rights on the node it was taken on. */
+  async access(): Promise<AccessAnswer> {
+    return { access: 'unknown', why: 'a snapshot cannot answer access(2)' };
   }
 }
 
