@@ -138,7 +138,7 @@ export class SnapshotHost implements Host {
   }
 
   /** A snapshot holds modes, not this process's rights on the node it was taken on. */
-  async access(): Promise<AccessAnswer> {
+  async access(_path: string): Promise<AccessAnswer> {
     return { access: 'unknown', why: 'a snapshot cannot answer access(2)' };
   }
 }
