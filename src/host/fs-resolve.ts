@@ -27,6 +27,11 @@ function leaves(kpath: string, what: string): NodeJS.ErrnoException {
 export class Resolver {
   /** Kernel path → its link text, or null when it is not a link. */
   private readonly links = new Map<string, string | null>();
+  /**
+   * Kernel path → its resolution: a capture's reads resolve their directory first, and the inventory reads a
+   * dozen attributes per directory, so the walk runs once per directory (the links it read are kept anyway).
+   */
+  private readonly done = new Map<string, string>();
 
   constructor(
     private readonly machine: (kpath: string) => string,
@@ -34,6 +39,15 @@ export class Resolver {
   ) {}
 
   resolve(kpath: string): string {
+    let r = this.done.get(kpath);
+    if (r === undefined) {
+      r = this.walk(kpath);
+      this.done.set(kpath, r);
+    }
+    return r;
+  }
+
+  private walk(kpath: string): string {
     if (kpath.length > MAX_PATH) throw errno('ENAMETOOLONG', `file name too long, realpath '${this.machine(kpath)}'`);
     // Reversed, so that taking the next component and pushing a link's components are O(1) at the end.
     const todo = kpath.split('/').filter((c) => c !== '' && c !== '.').reverse();
