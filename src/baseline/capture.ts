@@ -1,10 +1,12 @@
 // Turns the inventory of a known-good node into a baseline class a human can read and edit.
+import { ConfigError } from '../errors.js';
 import type { BaselineClass, BaselineDevice, BaselineEnvelope, IommuMode, Mechanism } from '../model/baseline.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { hex4 } from '../model/names.js';
 import { formatAcs } from '../parsers/pci-config.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { VERSION } from '../version.js';
+import { checkCaptureSize } from './limits.js';
 
 export interface CaptureOptions {
   readonly name: string;
@@ -13,6 +15,8 @@ export interface CaptureOptions {
   readonly at: string;
   /** Bandwidth bands measured on this node (`--with-probes`), recorded with their recipes. */
   readonly probes?: readonly BaselineEnvelope[];
+  /** Write a class that expects no GPU and no RDMA adapter (`--allow-empty`): refused otherwise. */
+  readonly allowEmpty?: boolean;
 }
 
 const min = (a: number | null | undefined, b: number | null | undefined): number | null =>
@@ -43,7 +47,14 @@ function memlockOf(inv: Inventory): number | 'unlimited' {
   return lo;
 }
 
+/**
+ * Refuses what a baseline must not hold before building it: no device at all (every later node would be judged
+ * against nothing, and pass), or more paths or devices than load.ts accepts (limits.ts).
+ */
 export function captureClass(inv: Inventory, o: CaptureOptions): { cls: BaselineClass; warnings: string[] } {
+  if (inv.gpus.length === 0 && inv.nics.length === 0 && !o.allowEmpty)
+    throw new ConfigError('no GPU and no RDMA adapter on this node: its class would expect no devices, and a node judged against it checks nothing (--allow-empty writes it anyway)');
+  checkCaptureSize(inv.gpus.length, inv.nics.filter((n) => n.bdf).length, inv.gpus.length + inv.nics.length);
   const warnings: string[] = [];
   const m = topoMatrix(inv);
   const dev = (bdf: string, role: BaselineDevice['role'], extra: Partial<BaselineDevice> = {}): BaselineDevice | null => {
@@ -71,6 +82,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     ...inv.nics.filter((n) => n.bdf).map((n) => dev(n.bdf!, 'nic', { name: n.name, ...(n.fwVer ? { fwVer: n.fwVer } : {}) })),
     ...[...bridges].sort().map((b) => dev(b, 'bridge')),
   ].filter((d): d is BaselineDevice => d !== null);
+  checkCaptureSize(0, 0, devices.length); // the bridges on the paths count too
   const paths = m.gpus.flatMap((g) =>
     m.nics.filter((n) => n.bdf).map((n) => ({ gpu: g.bdf, nic: n.name, class: m.cell(g.label, n.label) as BaselineClass['paths'][number]['class'] })),
   );

@@ -1,6 +1,7 @@
 // Loads a baseline: JSON parse, ajv validation against schemas/baseline.schema.json, class selection by host name.
 import type { Baseline, BaselineClass } from '../model/baseline.js';
 import { ConfigError } from '../errors.js';
+import { overLimits } from './limits.js';
 import { compilePattern, matchesAll } from './match.js';
 import { validatorFor } from '../schema.js';
 import { readJsonFile } from '../host/json-file.js';
@@ -14,6 +15,8 @@ export async function loadBaseline(file: string): Promise<Baseline> {
   const errs = v(data);
   if (errs.length) throw new ConfigError(`${file}: ${errs.slice(0, 5).join('; ')}${errs.length > 5 ? `; +${errs.length - 5} more` : ''}`);
   const b = data as Baseline;
+  const over = overLimits(b, 0); // the size was capped as the file was read (json-file.ts, the same number)
+  if (over.length) throw new ConfigError(`${file}: ${over.join('; ')}`);
   const seen = new Set<string>();
   b.classes.forEach((c, i) => {
     if (seen.has(c.name)) throw new ConfigError(`${file}: /classes/${i}/name: duplicate class ${JSON.stringify(c.name)}`);

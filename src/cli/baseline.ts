@@ -1,6 +1,8 @@
 // `gdrgate baseline capture` (from a known-good node) and `gdrgate baseline validate FILE`.
 import { captureClass } from '../baseline/capture.js';
+import { BASELINE_LIMITS, overLimits } from '../baseline/limits.js';
 import { loadBaseline } from '../baseline/load.js';
+import { ConfigError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import { hostname } from 'node:os';
 import { configPath, loadConfig } from '../config.js';
@@ -24,6 +26,7 @@ interface CaptureArgs {
   readonly platform?: string | undefined;
   readonly withProbes?: boolean | undefined;
   readonly config?: string | undefined;
+  readonly allowEmpty?: boolean | undefined;
 }
 
 /** `--with-probes`: the config's probe settings, run on this node; the bands carry the recipes they were measured with. */
@@ -47,15 +50,23 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
     platform,
     at: new Date().toISOString(),
     ...(probes ? { probes } : {}),
+    ...(a.allowEmpty ? { allowEmpty: true } : {}),
   });
   for (const w of [...warnings, ...probeNotes]) process.stderr.write(`gdrgate: note: ${w}\n`);
   const b: Baseline = { version: 1, classes: [cls] };
-  out(JSON.stringify(b, null, 2));
+  const text = JSON.stringify(b, null, 2);
+  // What validate and every load would refuse is never written (limits.ts: the same numbers).
+  const over = overLimits(b, Buffer.byteLength(text) + 1);
+  if (over.length) throw new ConfigError(`baseline capture: the class would be ${over.join('; ')}: more than a baseline may hold (${BASELINE_LIMITS.bytes} bytes)`);
+  out(text);
   return 0;
 }
 
 export async function validateCommand(a: { file: string }): Promise<number> {
   const b = await loadBaseline(a.file);
+  // Valid, but a node judged against it checks nothing: said, not refused (a hand-written class may mean it).
+  for (const c of b.classes.filter((k) => k.devices.length === 0))
+    process.stderr.write(`gdrgate: warning: ${a.file}: class ${JSON.stringify(c.name)} expects no devices (no GPU, no RDMA adapter): a node judged against it checks nothing\n`);
   out(`${a.file}: valid, ${b.classes.length} class(es): ${b.classes.map((c) => `${c.name} [${c.match.join(' ')}] ${c.platform}, ${c.devices.length} devices`).join('; ')}`);
   return 0;
 }

@@ -161,8 +161,9 @@ export async function main(argv: string[]): Promise<number> {
               .option('match', { type: 'array', string: true, describe: 'host patterns: glob, /regex/, gpu[001-064], !negation' })
               .option('platform', { choices: ['bare-metal', 'virtualized'] as const, describe: 'default: detected from /proc/cpuinfo' })
               .option('with-probes', { type: 'boolean', default: false, describe: "also run the config's bandwidth probes (probes.capture.runs times) and record their bands with the recipe" })
-              .option('config', { type: 'string', describe: 'config JSON for --with-probes (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' }),
-          (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config }))),
+              .option('config', { type: 'string', describe: 'config JSON for --with-probes (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
+              .option('allow-empty', { type: 'boolean', default: false, describe: 'write the class even when the node shows no GPU and no RDMA adapter' }),
+          (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config, allowEmpty: a['allow-empty'] }))),
         )
         .command(
           'validate <file>',

@@ -1,5 +1,5 @@
 // A Host that answers exactly one drill fault differently and passes every other read through unchanged.
-import type { Host, ReadResult, StatInfo } from '../host/host.js';
+import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 import { PEERMEM_FILES } from '../inventory/gpudirect.js';
 import { parsePciConfig } from '../parsers/pci-config.js';
 import { ACS_BITS, type Fault } from './fault.js';
@@ -99,5 +99,9 @@ export class DrillHost implements Host {
 
   stat(p: string): Promise<ReadResult<StatInfo>> {
     return hidden(this.fault, p) ? Promise.resolve(GONE) : this.inner.stat(p);
+  }
+
+  access(p: string): Promise<AccessAnswer> {
+    return hidden(this.fault, p) ? Promise.resolve({ access: 'unknown', why: 'ENOENT' }) : this.inner.access(p);
   }
 }

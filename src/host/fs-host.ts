@@ -1,11 +1,16 @@
-// Host over a directory tree: a live node ('/') or an unpacked capture.
+// Host over a directory tree: a live node ('/') or an unpacked capture, which is never read outside its root.
 import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
-import type { Host, ReadResult, StatInfo } from './host.js';
+import { LEAVES_ROOT, Resolver } from './fs-resolve.js';
+import type { AccessAnswer, Host, ReadResult, StatInfo } from './host.js';
+
+/** Thrown for an open descriptor that is not a regular file: its message is the whole reason. */
+const NOT_REGULAR = 'ENOTREG';
 
 function fail<T>(err: unknown): ReadResult<T> {
   const e = err as NodeJS.ErrnoException;
   const code = e.code ?? 'EUNKNOWN';
+  if (code === LEAVES_ROOT || code === NOT_REGULAR) return { ok: false, missing: false, reason: e.message };
   return { ok: false, missing: code === 'ENOENT' || code === 'ENOTDIR', reason: `${code}: ${e.message}` };
 }
 
@@ -24,15 +29,17 @@ export function toStatInfo(s: Stats): StatInfo {
   return { kind: kindOf(s), mode: s.mode & 0o7777, uid: s.uid, size: s.size, rdev: s.rdev };
 }
 
+/** O_NONBLOCK: a FIFO or device node where an attribute should be opens at once instead of waiting for a writer. */
 const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
+/** In a capture every link on the path is resolved first, so the name opened must not be one (a swap is refused). */
+const CONFINED_FLAGS = READ_FLAGS | fs.constants.O_NOFOLLOW;
+/** No read, whatever `max` a caller asks, holds more than this (the largest any caller wants: 16 MiB). */
+export const MAX_READ_BYTES = 64 << 20;
 
 /** `//`, a `.` or `..` component, or a trailing `/`: what path.posix.normalize would change. */
 const UNCLEAN = /\/\/|\/\.\.?(\/|$)|.\/$/;
 
 const SYSFS_MAGIC = 0x62656572;
-
-/** Symbolic links followed in one resolution before giving up, as the kernel's path walk does (ELOOP). */
-const MAX_LINKS = 40;
 
 /** A kernel path absolute and normalized. Most come from the inventory's own code already so: only the others are rewritten. */
 function clean(kpath: string): string {
@@ -46,10 +53,6 @@ function isSysfs(dir: string): boolean {
   } catch {
     return false;
   }
-}
-
-function errno(code: string, message: string): NodeJS.ErrnoException {
-  return Object.assign(new Error(`${code}: ${message}`), { code });
 }
 
 /** One buffer for every read of a run: attribute files are small, and a read must not allocate per file. */
@@ -66,8 +69,9 @@ function sync<T>(fn: () => T): Promise<ReadResult<T>> {
 export class FsHost implements Host {
   readonly root: string;
   private readonly base: string;
-  /** Machine path whose parent is resolved → its link text, or null when it is not a link (realPath's walk). */
-  private readonly links = new Map<string, string | null>();
+  /** Any root but '/': a capture, whose links must all resolve inside it. */
+  private readonly confined: boolean;
+  private readonly resolver: Resolver;
   /**
    * Only where this root's /sys is sysfs (a live node; statfs(2) f_type SYSFS_MAGIC, include/uapi/linux/magic.h):
    * there a `config` read costs a device access per dword. A capture's files are regular files, cheapest read
@@ -78,12 +82,9 @@ export class FsHost implements Host {
   constructor(root: string) {
     this.root = root;
     this.base = path.resolve(root);
-    if (isSysfs(this.join('/sys'))) this.readParts = (p, pick) => sync(() => this.preadParts(p, pick));
-  }
-
-  /** Kernel path → path on this machine. Kernel paths are absolute; `..` cannot climb above the root. */
-  join(kpath: string): string {
-    return this.machine(clean(kpath));
+    this.confined = this.base !== '/';
+    this.resolver = new Resolver((k) => this.machine(k), this.confined);
+    if (isSysfs(this.machine('/sys'))) this.readParts = (p, pick) => sync(() => this.preadParts(p, pick));
   }
 
   /** A kernel path already clean → path on this machine. */
@@ -91,15 +92,22 @@ export class FsHost implements Host {
     return this.base === '/' ? norm : this.base + norm;
   }
 
-  /** Path on this machine → kernel path, or undefined when it lies outside the root. */
-  private unjoin(real: string): string | undefined {
-    if (this.base === '/') return real;
-    if (real === this.base) return '/';
-    return real.startsWith(this.base + '/') ? real.slice(this.base.length) : undefined;
+  /**
+   * Kernel path → the machine path to act on. On '/' the path itself (the kernel follows links: they are this
+   * machine's). In a capture every link is resolved here, inside the root; `followLast` false leaves the last
+   * component as it is (lstat, readlink).
+   */
+  private locate(kpath: string, followLast: boolean): string {
+    const k = clean(kpath);
+    if (!this.confined) return this.machine(k);
+    if (followLast || k === '/') return this.machine(this.resolver.resolve(k));
+    const cut = k.lastIndexOf('/');
+    const dir = this.resolver.resolve(k.slice(0, cut) || '/');
+    return this.machine(dir === '/' ? k.slice(cut) : dir + k.slice(cut));
   }
 
   list(p: string): Promise<ReadResult<string[]>> {
-    return sync(() => fs.readdirSync(this.join(p)).sort());
+    return sync(() => fs.readdirSync(this.locate(p, true)).sort());
   }
 
   async readText(p: string): Promise<ReadResult<string>> {
@@ -109,20 +117,48 @@ export class FsHost implements Host {
 
   /**
    * Synchronous reads: a sysfs attribute is served from kernel memory, and a thread-pool round trip per
-   * file cost the prolog a third of its time. O_NONBLOCK: a FIFO or device node where an attribute should
-   * be reads as empty instead of blocking. (A read stuck inside the kernel would block either way: libuv
+   * file cost the prolog a third of its time. (A read stuck inside the kernel would block either way: libuv
    * joins its threads at exit, so async reads could not let the process exit earlier.)
    */
   readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
     return sync(() => {
-      const len = this.readInto(p, max); // first: a long file replaces `scratch`
+      const len = this.readInto(p, Math.min(max, MAX_READ_BYTES)); // first: a long file replaces `scratch`
       return Uint8Array.prototype.slice.call(scratch, 0, len);
     });
   }
 
+  /**
+   * Opens a file to read, and only a regular file: sysfs attributes (kernfs), /proc files and a capture's files
+   * all are. A FIFO, socket or device node opens at once (O_NONBLOCK) and is refused on its fstat, never read.
+   * In a capture the directories are resolved inside the root and the name is opened O_NOFOLLOW; only when it
+   * is itself a link (ELOOP) is the whole path resolved, so a plain file costs no readlink of its own.
+   */
+  private open(kpath: string): number {
+    let fd: number;
+    if (!this.confined) fd = fs.openSync(this.machine(clean(kpath)), READ_FLAGS);
+    else {
+      try {
+        fd = fs.openSync(this.locate(kpath, false), CONFINED_FLAGS);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ELOOP') throw e;
+        fd = fs.openSync(this.locate(kpath, true), CONFINED_FLAGS);
+      }
+    }
+    try {
+      const st = fs.fstatSync(fd);
+      // A directory keeps read(2)'s own answer, as before this check.
+      if (st.isDirectory()) throw Object.assign(new Error('illegal operation on a directory, read'), { code: 'EISDIR' });
+      if (!st.isFile()) throw Object.assign(new Error(`not a regular file (${kindOf(st)})`), { code: NOT_REGULAR });
+    } catch (e) {
+      fs.closeSync(fd);
+      throw e;
+    }
+    return fd;
+  }
+
   /** One open, a pread per part `pick` asks for, one close. */
   private preadParts<T>(p: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): T {
-    const fd = fs.openSync(this.join(p), READ_FLAGS);
+    const fd = this.open(p);
     try {
       return pick((offset, length) => {
         const b = Buffer.allocUnsafe(length);
@@ -134,17 +170,16 @@ export class FsHost implements Host {
   }
 
   /**
-   * Reads up to `max` bytes of `p` into `scratch` and returns how many: open, read until end of file (or
-   * `max`), close; no fstat (a sysfs attribute's size says nothing) and no buffer per file. A read that
+   * Reads up to `max` bytes of `p` into `scratch` and returns how many: open, fstat (the kind only: a sysfs
+   * attribute's size says nothing), read until end of file (or `max`), close; no buffer per file. A read that
    * returns less than it asked for is the end of a sysfs attribute (kernfs hands over the whole buffer it
    * formatted), of a binary attribute such as `config`, and of a regular file: the read of 0 that would
    * confirm it is skipped, one syscall fewer per file. /proc files are read until 0: a seq_file read may stop
    * short at a record that does not fit.
    */
   private readInto(p: string, max: number): number {
-    const k = clean(p);
-    const fd = fs.openSync(this.machine(k), READ_FLAGS);
-    const shortIsEnd = !k.startsWith('/proc/');
+    const fd = this.open(p);
+    const shortIsEnd = !clean(p).startsWith('/proc/');
     try {
       let len = 0;
       for (;;) {
@@ -164,61 +199,32 @@ export class FsHost implements Host {
   }
 
   readLink(p: string): Promise<ReadResult<string>> {
-    return sync(() => fs.readlinkSync(this.join(p)));
+    return sync(() => fs.readlinkSync(this.locate(p, false)));
   }
 
-  async realPath(p: string): Promise<ReadResult<string>> {
-    const r = await sync(() => this.resolve(this.join(p)));
-    if (!r.ok) return r;
-    const k = this.unjoin(r.value);
-    // A capture whose link points outside its root must not be followed onto this machine's files.
-    return k !== undefined ? { ok: true, value: k } : { ok: false, missing: true, reason: `link leaves the root: ${r.value}` };
-  }
-
-  /**
-   * realpath(3) with the answer for each component kept for the Host's life: the inventory resolves ~60
-   * device links that share their first dozen components, so each component costs one readlink per run
-   * instead of one per device (900 syscalls fewer on an 8-GPU node).
-   */
-  private resolve(machinePath: string): string {
-    const todo = machinePath.split('/').filter((c) => c !== '' && c !== '.');
-    let cur = '';
-    let followed = 0;
-    while (todo.length > 0) {
-      const name = todo.shift()!;
-      if (name === '..') {
-        cur = cur.slice(0, cur.lastIndexOf('/'));
-        continue;
-      }
-      const next = `${cur}/${name}`;
-      let link = this.links.get(next);
-      if (link === undefined) {
-        try {
-          link = fs.readlinkSync(next);
-        } catch (e) {
-          const err = e as NodeJS.ErrnoException;
-          // ENOENT, ENOTDIR, EACCES: worded as realpath(3) would have been.
-          if (err.code !== 'EINVAL') throw errno(err.code ?? 'EIO', `${err.message.replace(/^\w+: /, '').split(',')[0]}, realpath '${machinePath}'`);
-          link = null; // exists and is not a link
-        }
-        this.links.set(next, link);
-      }
-      if (link === null) {
-        cur = next;
-        continue;
-      }
-      if (++followed > MAX_LINKS) throw errno('ELOOP', `too many symbolic links encountered, realpath '${machinePath}'`);
-      todo.unshift(...link.split('/').filter((c) => c !== '' && c !== '.'));
-      if (link.startsWith('/')) cur = '';
-    }
-    return cur === '' ? '/' : cur;
+  realPath(p: string): Promise<ReadResult<string>> {
+    return sync(() => this.resolver.resolve(clean(p)));
   }
 
   lstat(p: string): Promise<ReadResult<StatInfo>> {
-    return sync(() => toStatInfo(fs.lstatSync(this.join(p))));
+    return sync(() => toStatInfo(fs.lstatSync(this.locate(p, false))));
   }
 
+  /** In a capture the path is resolved already: lstat, so that a link swapped in since is not followed. */
   stat(p: string): Promise<ReadResult<StatInfo>> {
-    return sync(() => toStatInfo(fs.statSync(this.join(p))));
+    return sync(() => toStatInfo(this.confined ? fs.lstatSync(this.locate(p, true)) : fs.statSync(this.locate(p, true))));
+  }
+
+  access(p: string): Promise<AccessAnswer> {
+    let answer: AccessAnswer;
+    try {
+      fs.accessSync(this.locate(p, true), fs.constants.R_OK | fs.constants.W_OK);
+      answer = { access: 'rw' };
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      const denied = code === 'EACCES' || code === 'EPERM' || code === 'EROFS';
+      answer = { access: denied ? 'denied' : 'unknown', why: code === LEAVES_ROOT ? (e as Error).message : (code ?? (e as Error).message) };
+    }
+    return Promise.resolve(answer);
   }
 }

@@ -12,6 +12,16 @@ export type ReadResult<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly missing: boolean; readonly reason: string };
 
+/**
+ * Whether this process may open a file for reading and writing: 'unknown' when the Host cannot tell (a snapshot
+ * holds no permissions of this process; the file vanished). `why` names the errno or the reason.
+ */
+export type Access = 'rw' | 'denied' | 'unknown';
+export interface AccessAnswer {
+  readonly access: Access;
+  readonly why?: string;
+}
+
 export interface Host {
   /** What the paths are read under: a directory, or a snapshot file. '/' on a live node. */
   readonly root: string;
@@ -34,8 +44,10 @@ export interface Host {
   /** lstat: a link is reported as a link. */
   lstat(path: string): Promise<ReadResult<StatInfo>>;
   stat(path: string): Promise<ReadResult<StatInfo>>;
+  /**
+   * access(2) with R_OK|W_OK for the real uid, on the path under the root: the file is never opened (opening a
+   * GPU or verbs node has side effects). Mode bits only: a cgroup device rule shows at open(2), not here.
+   */
+  access(path: string): Promise<AccessAnswer>;
 }
 
-export function valueOr<T, D>(r: ReadResult<T>, d: D): T | D {
-  return r.ok ? r.value : d;
-}

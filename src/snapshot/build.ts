@@ -8,6 +8,8 @@ import { Copier, pool } from './collect.js';
 import { listDev, runCommands, type CommandRecord, type DevNode } from './commands.js';
 import { allowed, extraRequests } from './extras.js';
 import { MemoHost } from './memo.js';
+import { MAX_ENTRIES, MAX_TAR_BYTES } from './limits.js';
+import { SnapshotError } from './open.js';
 import { SnapTree } from './tree.js';
 
 
@@ -150,5 +152,8 @@ export async function buildSnapshot(src: Host, live: boolean, o: SnapshotOptions
   };
   const mtime = Math.floor(now.getTime() / 1000);
   const tar = tree.toTar(mtime, [{ path: 'manifest.json', kind: 'file', mode: 0o644, mtime, data: enc.encode(JSON.stringify(manifest, null, 2) + '\n') }]);
+  // Never write a snapshot that open.ts would refuse.
+  if (tree.size + 1 > MAX_ENTRIES || tar.length > MAX_TAR_BYTES)
+    throw new SnapshotError(`snapshot of ${src.root}: ${tree.size + 1} entries, ${tar.length} bytes of tar: more than a snapshot may hold (${MAX_ENTRIES} entries, ${MAX_TAR_BYTES} bytes)`);
   return { manifest, gz: gzipSync(tar, { level: 9 }), tarBytes: tar.length };
 }

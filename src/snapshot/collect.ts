@@ -1,11 +1,10 @@
 // Copies requested paths from a Host into a SnapTree as on the node: links as links (and their targets), every directory.
 import path from 'node:path';
 import type { ReadResult } from '../host/host.js';
+import { MAX_LINKS } from './limits.js';
 import type { MemoHost, Request } from './memo.js';
 import type { SnapNode, SnapTree } from './tree.js';
 
-/** Linux's MAXSYMLINKS: a deeper chain is a loop, and nothing of it is stored. */
-const MAX_LINKS = 40;
 /** Cap for files copied because they sit in a listed directory (sysfs attributes are at most a page). */
 const LISTED_MAX = 64 * 1024;
 

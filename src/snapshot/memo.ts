@@ -1,5 +1,5 @@
 // A Host wrapper that reads each path once and records what the inventory asked for: a snapshot stores exactly those answers.
-import type { Host, ReadResult, StatInfo } from '../host/host.js';
+import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 
 export type Op = 'list' | 'read' | 'readLink' | 'realPath' | 'lstat' | 'stat';
 
@@ -68,5 +68,10 @@ export class MemoHost implements Host {
 
   stat(p: string): Promise<ReadResult<StatInfo>> {
     return this.memo({ op: 'stat', path: p }, () => this.src.stat(p));
+  }
+
+  /** Passed through, not recorded: a snapshot stores no permissions of the process that took it. */
+  access(p: string): Promise<AccessAnswer> {
+    return this.src.access(p);
   }
 }

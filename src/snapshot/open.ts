@@ -2,23 +2,22 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import type { Host, ReadResult, StatInfo } from '../host/host.js';
-import { SnapTree, type SnapNode } from './tree.js';
+import { ConfigError } from '../errors.js';
+import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
+import { MAX_FILE_BYTES, MAX_LINKS, MAX_PATH_BYTES, MAX_TAR_BYTES } from './limits.js';
+import { manifestProblem } from './manifest.js';
+import { TarError } from './tar.js';
+import { SnapTree, TreeError, type SnapNode } from './tree.js';
 
-export const MAX_SNAPSHOT_BYTES = 256 * 1024 * 1024;
-/** Linux's MAXSYMLINKS (include/linux/namei.h): more links than this in one lookup is ELOOP. */
-const MAX_LINKS = 40;
-
-export class SnapshotError extends Error {
-  override readonly name = 'SnapshotError';
-}
+/** A file that is not a snapshot this gdrgate can replay: a usage error (exit 2), like a bad baseline. */
+export class SnapshotError extends ConfigError {}
 
 type Resolved = { ok: true; path: string; node: SnapNode } | { ok: false; missing: boolean; reason: string };
 
 const err = (code: string, p: string, missing: boolean): { ok: false; missing: boolean; reason: string } => ({
   ok: false,
   missing,
-  reason: `${code}: ${code === 'ENOENT' ? 'no such file or directory' : code === 'ENOTDIR' ? 'not a directory' : code === 'ELOOP' ? 'too many levels of symbolic links' : code === 'EISDIR' ? 'illegal operation on a directory' : code === 'EINVAL' ? 'invalid argument' : 'permission denied'}, snapshot ${p}`,
+  reason: `${code}: ${code === 'ENOENT' ? 'no such file or directory' : code === 'ENOTDIR' ? 'not a directory' : code === 'ELOOP' ? 'too many levels of symbolic links' : code === 'ENAMETOOLONG' ? 'file name too long' : code === 'EISDIR' ? 'illegal operation on a directory' : code === 'EINVAL' ? 'invalid argument' : 'permission denied'}, snapshot ${p}`,
 });
 
 export class SnapshotHost implements Host {
@@ -48,17 +47,22 @@ export class SnapshotHost implements Host {
     return r.ok && slash && r.node.kind !== 'dir' ? err('ENOTDIR', r.path, true) : r;
   }
 
+  /**
+   * Components are kept reversed on a stack (a link's are pushed, O(1) each), and the whole lookup is bounded:
+   * MAX_LINKS links (ELOOP) and a pending path of PATH_MAX/2 components (ENAMETOOLONG), as the kernel's walk is.
+   */
   private walk(norm: string, followLast: boolean): Resolved {
     const kpath = norm;
-    const todo = norm.split('/').filter(Boolean);
+    if (norm.length > MAX_PATH_BYTES) return err('ENAMETOOLONG', kpath.slice(0, 200), false);
+    const todo = norm.split('/').filter(Boolean).reverse();
     let cur = '/';
     let links = 0;
     while (todo.length) {
-      const name = todo.shift()!;
+      const name = todo.pop()!;
       if (name === '.') continue;
       if (name === '..') {
         // The input was normalized lexically (as FsHost.join does), so `..` at the top comes from a link target.
-        if (cur === '/') return { ok: false, missing: true, reason: `link leaves the root: ${kpath}` };
+        if (cur === '/') return { ok: false, missing: false, reason: `unreadable: leaves the root: a link target climbs above it (resolving ${kpath})` };
         cur = path.posix.dirname(cur);
         continue;
       }
@@ -70,8 +74,10 @@ export class SnapshotHost implements Host {
       if (n.kind === 'link' && (todo.length > 0 || followLast)) {
         if (++links > MAX_LINKS) return err('ELOOP', kpath, false);
         // A target outside the archive (absolute, or `..` past its top) is never followed onto this machine.
-        if (n.target.startsWith('/')) return { ok: false, missing: true, reason: `link leaves the root: ${n.target}` };
-        todo.unshift(...n.target.split('/').filter(Boolean));
+        if (n.target.startsWith('/')) return { ok: false, missing: false, reason: `unreadable: leaves the root: ${next} links to ${n.target} (resolving ${kpath})` };
+        const parts = n.target.split('/').filter(Boolean);
+        if (todo.length + parts.length > MAX_PATH_BYTES / 2) return err('ENAMETOOLONG', kpath, false);
+        for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]!);
         continue;
       }
       cur = next;
@@ -130,21 +136,38 @@ export class SnapshotHost implements Host {
     const r = this.resolve(p, true);
     return r.ok ? { ok: true, value: this.info(r.node) } : r;
   }
+
+  /** A snapshot holds modes, not this process's rights on the node it was taken on. */
+  async access(_path: string): Promise<AccessAnswer> {
+    return { access: 'unknown', why: 'a snapshot cannot answer access(2)' };
+  }
 }
 
-/** Decompresses when gzip (magic 1f 8b), else reads a plain tar. Caps both the file and what it inflates to. */
+/** Errors of the archive itself (its format, its limits, its manifest): anything else is a bug of ours and propagates. */
+const BAD_ARCHIVE = [TarError, TreeError, SnapshotError];
+
+/**
+ * Decompresses when gzip (magic 1f 8b), else reads a plain tar. Caps what it inflates to (inside zlib: a gzip
+ * bomb stops there), the archive's entries, depths and lengths (limits.ts), and wants a gdrgate manifest: any
+ * other tar, an empty one included, is not a snapshot (it would replay as a node with nothing on it).
+ */
 export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
   let tar = buf;
   if (buf[0] === 0x1f && buf[1] === 0x8b) {
     try {
-      tar = gunzipSync(buf, { maxOutputLength: MAX_SNAPSHOT_BYTES });
+      tar = gunzipSync(buf, { maxOutputLength: MAX_TAR_BYTES });
     } catch (e) {
-      throw new SnapshotError(`${root}: not a readable gzip stream: ${(e as Error).message}`, { cause: e });
+      const big = (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
+      throw new SnapshotError(`${root}: ${big ? `inflates to more than ${MAX_TAR_BYTES} bytes` : `not a readable gzip stream: ${(e as Error).message}`}`, { cause: e });
     }
-  }
+  } else if (tar.length > MAX_TAR_BYTES) throw new SnapshotError(`${root}: ${tar.length} bytes of tar, more than ${MAX_TAR_BYTES}`);
   try {
-    return new SnapshotHost(root, SnapTree.fromTar(tar));
+    const tree = SnapTree.fromTar(tar);
+    const problem = manifestProblem(tree);
+    if (problem) throw new SnapshotError(problem);
+    return new SnapshotHost(root, tree);
   } catch (e) {
+    if (!BAD_ARCHIVE.some((c) => e instanceof c)) throw e;
     throw new SnapshotError(`${root}: not a snapshot archive: ${(e as Error).message}`, { cause: e });
   }
 }
@@ -152,6 +175,6 @@ export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
 export async function openSnapshot(file: string): Promise<SnapshotHost> {
   const st = await fsp.stat(file);
   if (!st.isFile()) throw new SnapshotError(`${file}: not a regular file`);
-  if (st.size > MAX_SNAPSHOT_BYTES) throw new SnapshotError(`${file}: ${st.size} bytes, more than the ${MAX_SNAPSHOT_BYTES}-byte cap`);
+  if (st.size > MAX_FILE_BYTES) throw new SnapshotError(`${file}: ${st.size} bytes, more than the ${MAX_FILE_BYTES}-byte cap`);
   return parseSnapshot(file, await fsp.readFile(file));
 }

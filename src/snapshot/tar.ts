@@ -154,10 +154,18 @@ function parsePax(body: Uint8Array): Map<string, string> {
   return out;
 }
 
+/** A PAX header or GNU long name holds a path and a link target of PATH_MAX each, with room for other records. */
+const LONG_MAX = 3 * 4096;
+
 const clean = (p: string): string => p.replace(/^(\.?\/)+/, '').replace(/\/+$/, '');
 
-export function readTar(buf: Uint8Array): TarEntry[] {
+/**
+ * `maxEntries`: more entries than this (headers of any kind) is an error, found before they cost memory. A long
+ * name (PAX or GNU) is limited to PATH_MAX: no reader of ours wants a longer one.
+ */
+export function readTar(buf: Uint8Array, maxEntries = Infinity): TarEntry[] {
   const out: TarEntry[] = [];
+  let headers = 0;
   let at = 0;
   let pax = new Map<string, string>();
   let longName: string | null = null;
@@ -166,6 +174,7 @@ export function readTar(buf: Uint8Array): TarEntry[] {
     if (at + BLOCK > buf.length) throw new TarError(`truncated archive: partial header at offset ${at}`);
     const h = buf.subarray(at, at + BLOCK);
     if (h.every((x) => x === 0)) break; // end of archive (a second zero block follows)
+    if (++headers > maxEntries) throw new TarError(`more than ${maxEntries} entries`);
     const stored = num(h, 148, 8);
     let sum = 0;
     for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
@@ -175,6 +184,7 @@ export function readTar(buf: Uint8Array): TarEntry[] {
     const body = buf.subarray(at + BLOCK, at + BLOCK + size);
     if (body.length !== size) throw new TarError(`truncated archive: entry at ${at} wants ${size} bytes`);
     at += BLOCK + size + pad(size);
+    if ((flag === 'x' || flag === 'L' || flag === 'K') && size > LONG_MAX) throw new TarError(`a ${size}-byte long-name header (more than ${LONG_MAX})`);
     if (flag === 'x') pax = parsePax(body);
     else if (flag === 'g') continue; // global PAX header: nothing we use
     else if (flag === 'L') longName = cstr(body, 0, body.length);

@@ -1,5 +1,6 @@
 // The in-memory file tree of a snapshot, keyed by kernel path: what the collector fills and the snapshot Host answers from.
 import path from 'node:path';
+import { MAX_DEPTH, MAX_ENTRIES, MAX_NAME_BYTES, MAX_PATH_BYTES } from './limits.js';
 import { readTar, TarError, writeTar, type TarEntry } from './tar.js';
 
 export type SnapNode =
@@ -8,6 +9,23 @@ export type SnapNode =
   | { readonly kind: 'link'; readonly target: string };
 
 export const DIR_MODE = 0o755;
+
+/** A node that cannot go where it is put (a file where a directory is, a path that is not normal). */
+export class TreeError extends Error {
+  override readonly name = 'TreeError';
+}
+
+const enc = new TextEncoder();
+
+/** Why an archive path or link target is beyond the snapshot's limits, or null when it is within them. */
+function overLimits(what: string, p: string): string | null {
+  const bytes = enc.encode(p).length;
+  if (bytes > MAX_PATH_BYTES) return `${what} of ${bytes} bytes (more than ${MAX_PATH_BYTES})`;
+  const parts = p.split('/');
+  if (parts.length > MAX_DEPTH) return `${what} of ${parts.length} components (more than ${MAX_DEPTH})`;
+  const long = parts.find((c) => enc.encode(c).length > MAX_NAME_BYTES);
+  return long !== undefined ? `${what} with a ${enc.encode(long).length}-byte component (more than ${MAX_NAME_BYTES})` : null;
+}
 
 export class SnapTree {
   private readonly nodes = new Map<string, SnapNode>([['/', { kind: 'dir', mode: DIR_MODE }]]);
@@ -27,19 +45,30 @@ export class SnapTree {
   }
 
   /**
-   * Adds a node at an absolute path, creating missing parents as directories. An existing directory is kept
-   * (a second `list` of it must not wipe its entries); a longer file replaces a shorter one (config read twice).
+   * Adds a node at an absolute path, creating missing parents as directories (a loop, not recursion: a path's
+   * depth is the archive's to choose). An existing directory is kept (a second `list` of it must not wipe its
+   * entries); a longer file replaces a shorter one (config read twice).
    */
   put(p: string, node: SnapNode): void {
-    if (!p.startsWith('/') || p !== path.posix.normalize(p) || p === '/') throw new Error(`not a normal absolute path: ${p}`);
+    if (!p.startsWith('/') || p !== path.posix.normalize(p) || p === '/') throw new TreeError(`not a normal absolute path: ${p}`);
     const parent = path.posix.dirname(p);
-    const up = this.nodes.get(parent);
-    if (!up) this.put(parent, { kind: 'dir', mode: DIR_MODE });
-    else if (up.kind !== 'dir') throw new Error(`${parent} is a ${up.kind}, cannot hold ${p}`);
+    let top = parent;
+    while (!this.nodes.has(top)) top = path.posix.dirname(top);
+    const up = this.nodes.get(top)!;
+    if (up.kind !== 'dir') throw new TreeError(`${top} is a ${up.kind}, cannot hold ${p}`);
+    // The missing parents, top down: `top` is the deepest one that exists.
+    for (let at = top.length === 1 ? 1 : top.length + 1; top !== parent; at = top.length + 1) {
+      const end = parent.indexOf('/', at);
+      const dir = end < 0 ? parent : parent.slice(0, end);
+      this.nodes.set(dir, { kind: 'dir', mode: DIR_MODE });
+      this.kids.get(top)!.add(path.posix.basename(dir));
+      this.kids.set(dir, new Set());
+      top = dir;
+    }
     const had = this.nodes.get(p);
     if (had?.kind === 'dir' && node.kind === 'dir') return;
     if (had?.kind === 'file' && node.kind === 'file' && had.data.length >= node.data.length) return;
-    if (had && had.kind !== node.kind) throw new Error(`${p}: already a ${had.kind}, not a ${node.kind}`);
+    if (had && had.kind !== node.kind) throw new TreeError(`${p}: already a ${had.kind}, not a ${node.kind}`);
     this.nodes.set(p, node);
     this.kids.get(parent)!.add(path.posix.basename(p));
     if (node.kind === 'dir' && !this.kids.has(p)) this.kids.set(p, new Set());
@@ -47,11 +76,13 @@ export class SnapTree {
 
   /** Depth first, parents before children, each directory's entries sorted: the order `tar` and a reader expect. */
   *walk(from = '/'): Generator<[string, SnapNode]> {
-    for (const name of this.children(from)) {
-      const p = from === '/' ? `/${name}` : `${from}/${name}`;
+    const join = (dir: string, name: string): string => (dir === '/' ? `/${name}` : `${dir}/${name}`);
+    const stack = this.children(from).reverse().map((n) => join(from, n));
+    while (stack.length > 0) {
+      const p = stack.pop()!;
       const n = this.nodes.get(p)!;
       yield [p, n];
-      if (n.kind === 'dir') yield* this.walk(p);
+      if (n.kind === 'dir') for (const c of this.children(p).reverse()) stack.push(join(p, c));
     }
   }
 
@@ -66,11 +97,17 @@ export class SnapTree {
     return writeTar(entries);
   }
 
-  /** Builds a tree from archive entries; hard links become copies of their target, device nodes are left out. */
+  /**
+   * Builds a tree from archive entries; hard links become copies of their target, device nodes are left out.
+   * Every path and link target is checked against the limits before it costs anything, and so is the number of
+   * nodes (implied parents count: a deep path of distinct directories costs as much as entries).
+   */
   static fromTar(buf: Uint8Array): SnapTree {
     const t = new SnapTree();
-    for (const e of readTar(buf)) {
-      if (e.path === '' || e.path.split('/').some((s) => s === '..' || s === '.')) throw new TarError(`unsafe path in archive: ${e.path}`);
+    for (const e of readTar(buf, MAX_ENTRIES)) {
+      const bad = overLimits('a path', e.path) ?? (e.kind === 'link' ? overLimits('a link target', e.target ?? '') : null);
+      if (bad) throw new TarError(`${bad} in archive: ${e.path.slice(0, 200)}${e.path.length > 200 ? '…' : ''}`);
+      if (e.path === '' || e.path.split('/').some((s) => s === '..' || s === '.' || s === '')) throw new TarError(`unsafe path in archive: ${e.path}`);
       const p = `/${e.path}`;
       if (e.kind === 'dir') t.put(p, { kind: 'dir', mode: e.mode });
       else if (e.kind === 'file') t.put(p, { kind: 'file', mode: e.mode, data: e.data ?? new Uint8Array(0) });
@@ -80,6 +117,7 @@ export class SnapTree {
         if (src?.kind !== 'file') throw new TarError(`hard link ${e.path} to ${e.target ?? '?'}: not an earlier regular file`);
         t.put(p, src);
       }
+      if (t.size > MAX_ENTRIES) throw new TarError(`more than ${MAX_ENTRIES} entries (directories included)`);
     }
     return t;
   }

@@ -65,8 +65,8 @@ for (const p of ['/sys/bus/pci/devices/0000:01:00.0/../../pci0000:00', '/sys/dan
   t.ok(f.reason.endsWith(err(p)), `${p}: worded as realpath(3): ${f.reason}`);
   t.equal(f.reason.slice(0, f.reason.indexOf(':')), err(p).slice(0, err(p).indexOf(':')), `${p}: same error code`);
 }
-t.match(await fails('/sys/abs/pci0000:00'), { missing: true, reason: /link leaves the root/ }, 'an absolute link is not followed onto this machine');
-t.match(await fails('/sys/climb/etc'), { missing: true, reason: /link leaves the root/ }, '.. beyond the root stays refused');
+t.match(await fails('/sys/abs/pci0000:00'), { missing: false, reason: /^unreadable: leaves the root/ }, 'an absolute link is not followed onto this machine');
+t.match(await fails('/sys/climb/etc'), { missing: false, reason: /^unreadable: leaves the root/ }, '.. beyond the root stays refused');
 
 // Reads: whole files of any size, `max` honoured, nothing left of an earlier, longer read.
 const big = Buffer.alloc(200_000, 0x61);

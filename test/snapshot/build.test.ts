@@ -65,6 +65,7 @@ function liveHost(): Host {
     realPath: async () => none,
     lstat: async (p) => nodes[p] ?? none,
     stat: async (p) => nodes[p] ?? none,
+    access: async () => ({ access: 'unknown' }),
   };
 }
 

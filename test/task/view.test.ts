@@ -4,6 +4,8 @@ import path from 'node:path';
 import t from 'tap';
 import { FsHost } from '../../src/host/fs-host.js';
 import type { Host } from '../../src/host/host.js';
+import { SnapshotHost } from '../../src/snapshot/open.js';
+import { SnapTree } from '../../src/snapshot/tree.js';
 import { accessProbe, type AccessProbe } from '../../src/task/access.js';
 import { readJobView } from '../../src/task/view.js';
 import { HCAS, jobRoot, UVERBS } from './_roots.js';
@@ -52,5 +54,5 @@ t.test('access(2) answers through the root; a denied node is reported as denied'
   t.match(await probe.rw('/dev/infiniband/uverbs9'), { access: 'unknown', why: 'ENOENT' }, 'vanished node: unknown, not denied');
   fs.chmodSync(path.join(root, 'dev/infiniband/uverbs0'), 0o444);
   if (process.getuid?.() !== 0) t.match(await probe.rw('/dev/infiniband/uverbs0'), { access: 'denied' }, 'read-only node denied');
-  t.match(await accessProbe({ ...host, root } as unknown as Host).rw('/dev/x'), { access: 'unknown' }, 'a non-directory Host cannot answer');
+  t.match(await accessProbe(new SnapshotHost(root, new SnapTree())).rw('/dev/x'), { access: 'unknown' }, 'a snapshot cannot answer');
 });

@@ -1,0 +1,100 @@
+// A snapshot file is bounded before it costs anything: the issue's hostile shapes, a tar that is not a snapshot,
+// a gzip bomb. Each is refused by the snapshot error class in milliseconds, and every command says so with exit 2.
+import t, { type Test } from 'tap';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { MAX_TAR_BYTES } from '../../src/snapshot/limits.js';
+import { parseSnapshot, SnapshotError } from '../../src/snapshot/open.js';
+import { cli } from '../helpers/cli.js';
+import { H200 } from '../helpers/paths.js';
+import { EMPTY_TAR, HOSTILE, realSnapshot, TRICKY, UNRELATED_TAR } from './_snapshots.js';
+
+/** Generous: the limits make these milliseconds; without them the same inputs took minutes. */
+const BUDGET_MS = 10_000;
+
+const refused = (t: Test, name: string, buf: Uint8Array, why: RegExp): void => {
+  const started = performance.now();
+  let err: unknown = null;
+  try {
+    parseSnapshot(name, buf);
+  } catch (e) {
+    err = e;
+  }
+  const ms = Math.round(performance.now() - started);
+  t.ok(err instanceof SnapshotError, `${name}: the snapshot error class (${String(err)})`);
+  t.match(String(err), why, `${name}: says why`);
+  t.ok(ms < BUDGET_MS, `${name}: refused in ${ms} ms`);
+};
+
+t.test("the issue's hostile shapes are refused while reading, plain or gzipped", async (t) => {
+  const why: Record<string, RegExp> = {
+    'a path of 200,000 components': /long-name header|components/,
+    'a link target of a million components': /long-name header|components/,
+    'a name longer than NAME_MAX': /300-byte component \(more than 255\)/,
+    'implied directories past the entry cap': /more than 100000 entries \(directories included\)/,
+    'more entries than the cap': /more than 100000 entries/,
+  };
+  for (const [name, make] of Object.entries(HOSTILE)) {
+    const tar = make();
+    refused(t, name, tar, why[name]!);
+    if (tar.length < 1 << 20) refused(t, `${name} (gz)`, gzipSync(tar, { level: 1 }), why[name]!);
+  }
+  // 555 bytes: the issue's size, one deep path in a gzip stream.
+  t.ok(gzipSync(HOSTILE['a path of 200,000 components']!(), { level: 9 }).length < 2000, 'the deep path is a small file');
+});
+
+t.test('a tar without a gdrgate manifest is not a snapshot (it would replay as an empty, healthy node)', async (t) => {
+  refused(t, 'empty.tar', EMPTY_TAR(), /no manifest\.json/);
+  refused(t, 'unrelated.tar', UNRELATED_TAR(), /no manifest\.json/);
+  const { tar } = await realSnapshot();
+  const text = Buffer.from(tar).toString('latin1');
+  const at = text.indexOf('"kind": "snapshot"');
+  t.ok(at > 0, 'the real snapshot names its kind');
+  const other = Buffer.from(tar);
+  other.write('"kind": "snapsho!"', at, 'latin1'); // same length: the tar stays valid, only its checksum-free body changes
+  refused(t, 'other-kind.tar', other, /not a gdrgate snapshot manifest/);
+  t.ok(parseSnapshot('real.tar', tar), 'the real one opens');
+});
+
+t.test('a gzip bomb stops inside zlib at the cap', async (t) => {
+  const bomb = gzipSync(Buffer.alloc(MAX_TAR_BYTES + 1024), { level: 1 });
+  t.ok(bomb.length < 1 << 20, `${bomb.length} bytes on disk`);
+  refused(t, 'bomb.tar.gz', bomb, new RegExp(`inflates to more than ${MAX_TAR_BYTES} bytes`));
+});
+
+t.test('within the limits, links are bounded: ELOOP, ENAMETOOLONG, never followed out', async (t) => {
+  const h = (k: string) => parseSnapshot(k, TRICKY[k]!());
+  const chain = h('a 40-link chain and a loop');
+  t.match(await chain.readText('/sys/l0'), { ok: false, missing: false, reason: /^ELOOP/ }, 'a 46-link chain: ELOOP');
+  t.match(await chain.realPath('/sys/self'), { ok: false, missing: false, reason: /^ELOOP/ }, 'a link to itself: ELOOP');
+  const grow = h('links that grow the pending path');
+  t.match(await grow.realPath('/sys/g0'), { ok: false, missing: false, reason: /^ENAMETOOLONG/ }, 'a path that grows with each link: ENAMETOOLONG');
+  const out = h('an absolute link and one that climbs out');
+  for (const p of ['/sys/abs/hostname', '/sys/up/hostname']) t.match(await out.readText(p), { ok: false, missing: false, reason: /^unreadable: leaves the root/ }, p);
+  t.match(await out.readText('/sys/ok'), { ok: true });
+  t.match(await out.realPath(`/sys/${'a/'.repeat(3000)}`), { ok: false, reason: /^ENAMETOOLONG/ }, 'a path asked for past PATH_MAX');
+});
+
+t.test('check, topo, compare and baseline capture: a bad snapshot is a usage error (exit 2), never 3, never healthy', async (t) => {
+  const dir = t.testdir({});
+  const files: Record<string, Uint8Array> = {
+    'empty.tar': EMPTY_TAR(),
+    'unrelated.tar.gz': gzipSync(UNRELATED_TAR()),
+    'deep.tar.gz': gzipSync(HOSTILE['a path of 200,000 components']!()),
+    'longlink.tar.gz': gzipSync(HOSTILE['a link target of a million components']!()),
+  };
+  for (const [name, data] of Object.entries(files)) writeFileSync(path.join(dir, name), data);
+  for (const name of Object.keys(files)) {
+    const f = path.join(dir, name);
+    const runs = name === 'empty.tar' || name === 'longlink.tar.gz'
+      ? [['check', '--root', f], ['topo', '--root', f], ['compare', H200, f], ['baseline', 'capture', '--root', f, '--class', 'x']]
+      : [['check', '--root', f]];
+    for (const args of runs) {
+      const r = cli(args);
+      t.equal(r.code, 2, `${args[0]} ${name}: exit 2`);
+      t.match(r.stderr, /not a snapshot archive/, `${args[0]} ${name}: says why`);
+      t.notMatch(r.stdout, /healthy/, `${args[0]} ${name}: never healthy`);
+    }
+  }
+});
