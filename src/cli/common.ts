@@ -4,7 +4,7 @@ import type { Host } from '../host/host.js';
 import { buildInventory } from '../inventory/build.js';
 import type { Inventory } from '../model/inventory.js';
 import { UsageError } from '../runner/run.js';
-import { statSync, writeSync, type Stats } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 
 /** A directory is a root (live `/` or an unpacked capture); a regular file is a snapshot (gdrgate snapshot). */
 export async function openHost(root: string): Promise<Host> {
@@ -32,23 +32,4 @@ export async function gather(root: string, pidFiles?: readonly string[], wrap?: 
   return { host, inv: await buildInventory(host, { ...(pidFiles ? { slurmdPidFiles: pidFiles } : {}), ...(selfPid !== undefined ? { selfPid } : {}) }) };
 }
 
-let viaStream = false;
-
-/**
- * The report, to stdout. Written straight to fd 1: process.stdout would build a stream (and load its modules)
- * in every prolog. A non-blocking pipe that is full (EAGAIN) hands the rest, and every later write, to
- * process.stdout, which waits for the reader.
- */
-export function out(text: string): void {
-  const buf = Buffer.from(text.endsWith('\n') ? text : text + '\n', 'utf8');
-  let done = 0;
-  while (!viaStream && done < buf.length) {
-    try {
-      done += writeSync(1, buf, done, buf.length - done);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
-      viaStream = true;
-    }
-  }
-  if (done < buf.length) process.stdout.write(buf.subarray(done));
-}
+export { out } from '../host/stdout.js';

@@ -5,6 +5,7 @@ import { ExecaExec } from '../host/exec.js';
 import { FsHost } from '../host/fs-host.js';
 import { UsageError } from '../runner/run.js';
 import { buildSnapshot } from '../snapshot/build.js';
+import { writeStdout } from '../host/stdout.js';
 import { openHost, out } from './common.js';
 
 export interface SnapshotArgs {
@@ -46,7 +47,7 @@ export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
   const ms = Math.round(performance.now() - started);
   const what = `${snap.gz.length} bytes (${snap.tarBytes} uncompressed), ${m.counts.files} files, ${m.counts.links} links, ${m.counts.dirs} dirs; ${m.counts.gpus} GPU(s), ${m.counts.nics} RDMA adapter(s), ${m.counts.pathDevices} of ${m.counts.pciDevices} PCI functions in full; ${m.unreadable.length} unreadable; ${ms} ms`;
   if (a.out === '-') {
-    process.stdout.write(snap.gz);
+    writeStdout(snap.gz); // all of it before the command returns and the process exits
     process.stderr.write(`gdrgate: snapshot of ${a.root}: ${what}\n`);
     return 0;
   }
