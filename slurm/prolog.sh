@@ -18,18 +18,28 @@ case "$0" in *health*) MODE=health ;; esac
 # The agent (gdrgate agent: resident, reads the node anew for every request), asked first when one runs. It answers
 # only "ok" (healthy: its summary line is printed, exit 0) and never drains. Anything else, or no answer within
 # AGENT_TIMEOUT seconds, and the gate runs in this process below: it judges again, drains if it must, and logs what
-# the agent said. Built-ins only but one mkfifo: read -t bounds the wait, <> opens a FIFO without blocking.
-if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
+# the agent said. Every step is bounded: built-ins only but one mkfifo, <> opens a FIFO without blocking, read -t
+# bounds the wait. The request is written by a background copy of this shell: a printf into the request FIFO blocks
+# once its 64 KiB are full (an agent alive but not reading: stopped, or stuck in a slow request, with the requests of
+# ~1,000 timed-out Prologs left in it). That copy is killed when the wait ends; a line under PIPE_BUF is written
+# whole or not at all, and the agent drops a line whose reply FIFO is gone (src/agent/serve.ts).
+if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
   reply="$AGENT/reply.$$"
   if /usr/bin/mkfifo -m 600 "$reply" 2>/dev/null && exec 3<>"$reply"; then
-    printf 'v1 prolog %s %s\n' "$$" "$CONFIG" 1<>"$AGENT/requests"
-    if read -r -t "$AGENT_TIMEOUT" -u 3 verdict answer; then
-      exec 3<&-
+    printf 'v1 prolog %s %s\n' "$$" "$CONFIG" 1<>"$AGENT/requests" &
+    writer=$!
+    read -r -t "$AGENT_TIMEOUT" -u 3 verdict answer
+    said=$?
+    exec 3<&-
+    # The agent removes the reply FIFO when it answers; after a timeout this Prolog does.
+    [ "$said" -eq 0 ] || /bin/rm -f "$reply"
+    # wait: reaps it now (SIGKILL ends a write blocked on a pipe at once), and keeps bash's "Killed" off stderr.
+    kill -KILL "$writer" 2>/dev/null
+    wait "$writer" 2>/dev/null
+    if [ "$said" -eq 0 ]; then
       [ "$verdict" = ok ] && { printf '%s\n' "$answer"; exit 0; }
       GDRGATE_AGENT_SAID="$verdict: $answer"
     else
-      exec 3<&-
-      /bin/rm -f "$reply"
       GDRGATE_AGENT_SAID="no answer within ${AGENT_TIMEOUT}s"
     fi
     export GDRGATE_AGENT_SAID
