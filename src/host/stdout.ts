@@ -49,7 +49,7 @@ export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_M
       }
       if (code !== 'EAGAIN') throw e;
       if (performance.now() - since > stallMs) {
-        throw new StdoutStalled(`stdout: the reader took nothing for ${Math.round(stallMs / 1000)} s; ${done} of ${buf.length} bytes written`);
+        throw new StdoutStalled(`stdout: the reader took nothing for ${stallMs / 1000} s; ${done} of ${buf.length} bytes written`);
       }
       sleep(ms);
       ms = Math.min(ms * 2, MAX_NAP_MS);
