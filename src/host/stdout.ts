@@ -11,13 +11,14 @@ const MAX_NAP_MS = 50;
 /** stdout stalled: the reader took nothing for STALL_MS. The command fails rather than claim it delivered. */
 export class StdoutStalled extends Error {}
 
-let closed = false;
-let nap: Int32Array | undefined;
+// The pid whose stdout reader went away. A pid, not a flag: the gate's startup snapshot (dist/gate.blob) is a heap
+// taken after warm-up runs that printed to the builder's stdout, and a process started from it must not inherit
+// the builder's closed pipe. Nothing else is kept between writes for the same reason.
+let closedIn = -1;
 
 /** Sleeps the thread (no event loop turn: the write stays synchronous). */
 function sleep(ms: number): void {
-  nap ??= new Int32Array(new SharedArrayBuffer(4));
-  Atomics.wait(nap, 0, 0, ms);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /**
@@ -28,7 +29,7 @@ function sleep(ms: number): void {
  * later output, is dropped quietly and the command ends with its own exit code.
  */
 export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_MS): void {
-  if (closed) return;
+  if (closedIn === process.pid) return;
   const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let done = 0;
   let ms = 1;
@@ -44,7 +45,7 @@ export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_M
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EPIPE') {
-        closed = true;
+        closedIn = process.pid;
         return;
       }
       if (code !== 'EAGAIN') throw e;
