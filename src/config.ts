@@ -1,6 +1,7 @@
 // The gate's configuration file: defaults, schema validation, and where it is looked for.
 import { readJsonFile } from './host/json-file.js';
 import { ConfigError } from './errors.js';
+import { requireTrusted } from './host/trust.js';
 import { probesConfig, type ProbesConfig, type ProbesConfigInput } from './probes/config.js';
 import type { Policy } from './runner/policy.js';
 import { validatorFor } from './schema.js';
@@ -67,4 +68,15 @@ export async function fallbackPolicy(file: string): Promise<{ onConfigError: Pol
     return v === 'closed' ? 'closed' : 'open';
   };
   return { onConfigError: pick('onConfigError'), onInternalError: pick('onInternalError') };
+}
+
+/** A command that runs as root reads its config only when root alone can change it (host/trust.ts). */
+export async function loadTrustedConfig(file: string): Promise<Config> {
+  requireTrusted([file]);
+  return loadConfig(file);
+}
+
+/** The files a root run trusts besides its config: the baseline it judges by and the scontrol it runs. */
+export function trustedFiles(cfg: Config, baseline?: string): string[] {
+  return [baseline ?? cfg.baseline, cfg.scontrol];
 }

@@ -1,5 +1,13 @@
-// The error classes that decide exit codes: configuration (2) versus the tool itself (3).
+// The error classes that decide exit codes (runner/exit.ts): usage or configuration (2) versus the tool itself (3).
+/** A flag, a file the user named, or a refused request: the caller can fix it. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+/** The config or baseline is wrong (schema, trust, no matching class): an admin fixes it; never a drain by itself. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
-export { UsageError } from './runner/run.js';
+/** A synchronous phase found the run's deadline passed (runner/deadline.ts). */
+export class DeadlineError extends Error {
+  override readonly name = 'DeadlineError';
+}

@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { log, setLogFile } from '../log.js';
-import { agentProlog, type AgentAnswer } from '../cli/gate.js';
+import { agentProlog, type AgentAnswer } from '../engine/prolog.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
 import { FsHost } from '../host/fs-host.js';
 import { untrustedReason } from '../host/trust.js';

@@ -7,8 +7,9 @@ import { configPath, loadConfig } from '../config.js';
 import { ExecaExec } from '../host/exec.js';
 import type { Baseline, BaselineEnvelope } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
-import { UsageError } from '../runner/run.js';
-import { gather, out } from './common.js';
+import { UsageError } from '../errors.js';
+import { readNode } from '../engine/evaluate.js';
+import { out } from './common.js';
 
 /** A VM's CPUs carry the `hypervisor` flag (arch/x86 X86_FEATURE_HYPERVISOR). */
 async function detectPlatform(host: Host): Promise<'bare-metal' | 'virtualized'> {
@@ -36,7 +37,7 @@ async function probeBands(a: CaptureArgs, inv: Inventory, warnings: string[]): P
 }
 
 export async function captureCommand(a: CaptureArgs): Promise<number> {
-  const { host, inv } = await gather(a.root);
+  const { host, inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
   const platform = a.platform === 'bare-metal' || a.platform === 'virtualized' ? a.platform : await detectPlatform(host);
   const probeNotes: string[] = [];
   const probes = a.withProbes ? await probeBands(a, inv, probeNotes) : undefined;

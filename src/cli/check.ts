@@ -1,10 +1,10 @@
 // `gdrgate check`: run the checks by hand and print the report; never drains unless --drain.
-import { loadBaselineFor } from '../baseline/load.js';
+import { evaluateNode } from '../engine/evaluate.js';
 import { buildReport } from '../report/report.js';
 import { renderText } from '../report/text.js';
-import { decide, outcomeOf } from '../runner/policy.js';
-import { runChecks, selectChecks, sortFindings } from '../runner/run.js';
-import { gather, out } from './common.js';
+import { decide } from '../runner/policy.js';
+import { selectChecks } from '../runner/run.js';
+import { out } from './common.js';
 
 export interface CheckArgs {
   readonly root: string;
@@ -17,23 +17,22 @@ export interface CheckArgs {
 
 export async function checkCommand(a: CheckArgs): Promise<number> {
   const started = performance.now();
-  const ids = selectChecks(a.only?.flatMap((s) => s.split(',')).filter(Boolean));
-  const { inv } = await gather(a.root);
-  const node = a.node ?? process.env.SLURMD_NODENAME ?? inv.hostname ?? '';
-  const sel = a.baseline ? await loadBaselineFor(a.baseline, node) : null;
-  const findings = sortFindings(runChecks({ inv, baseline: sel?.cls ?? null }, ids));
-  const outcome = outcomeOf(findings);
-  const decision = decide('check', outcome, { onConfigError: 'open', onInternalError: 'open', drain: false });
+  const checks = selectChecks(a.only?.flatMap((s) => s.split(',')).filter(Boolean));
+  // The class is chosen by --node, else slurmd's name, else the root's own host name (a capture's).
+  const node = a.node || process.env.SLURMD_NODENAME || null;
+  // By hand and read-only: nothing is trusted as root, so nothing needs the trust check.
+  const ev = await evaluateNode({ root: a.root, baseline: a.baseline ?? null, node, trust: [], checks });
+  const decision = decide('check', ev.outcome, { onConfigError: 'open', onInternalError: 'open', drain: false });
   const report = buildReport({
     command: 'check',
-    inv,
+    inv: ev.inv,
     root: a.root,
-    findings,
-    outcome,
+    findings: ev.findings,
+    outcome: ev.outcome,
     decision,
     started,
-    baseline: sel ? { file: a.baseline!, class: sel.cls.name } : null,
-    ownership: sel?.baseline.ownership,
+    baseline: ev.baseline ? { file: ev.baseline.file, class: ev.baseline.cls.name } : null,
+    ownership: ev.baseline?.doc.ownership,
   });
   out(a.json ? JSON.stringify(report, null, 2) : renderText(report, { verbose: a.verbose }));
   return decision.exitCode;

@@ -1,6 +1,6 @@
 // The full command surface on yargs (every command but the prolog's fast path goes through here).
 import yargs from 'yargs';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { out } from '../host/stdout.js';
 
@@ -33,7 +33,7 @@ export async function main(argv: string[]): Promise<number> {
     .command(
       'topo',
       'print the GPU↔NIC PCIe matrix computed from sysfs, in nvidia-smi topo -m layout',
-      (y) => y.option('root', root).option('json', json),
+      (y) => y.option('root', root).option('json', { ...json, describe: 'print the matrix as JSON (schemas/topo.schema.json)' }),
       (a) => set(import('./topo.js').then((m) => m.topoCommand(a))),
     )
     .command(

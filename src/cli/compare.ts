@@ -6,9 +6,9 @@ import { compareInventories } from '../compare/compare.js';
 import { buildResult, renderCompare, type Side } from '../compare/render.js';
 import { sortDifferences } from '../compare/types.js';
 import { FsHost } from '../host/fs-host.js';
-import { buildInventory } from '../inventory/build.js';
 import type { Inventory } from '../model/inventory.js';
-import { openHost, out } from './common.js';
+import { readNode } from '../engine/evaluate.js';
+import { out } from './common.js';
 
 export interface CompareArgs {
   readonly a: string;
@@ -18,8 +18,7 @@ export interface CompareArgs {
 }
 
 async function side(root: string): Promise<{ inv: Inventory; side: Side }> {
-  const host = await openHost(root);
-  const inv = await buildInventory(host);
+  const { host, inv } = await readNode({ root, baseline: null, node: null, trust: [] });
   return { inv, side: { source: root, kind: host instanceof FsHost ? 'directory' : 'snapshot', host: inv.hostname } };
 }
 

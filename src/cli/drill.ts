@@ -1,27 +1,36 @@
 // `gdrgate drill start|run|stop`: stage one bounded fault on a node, prove the gate's whole chain, clean up.
-import { hostname } from 'node:os';
-import { configPath, loadConfig, type Config } from '../config.js';
+import { configPath, loadTrustedConfig, trustedFiles, type Config } from '../config.js';
+import { nodeName } from '../engine/node.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
+import { requireTrusted } from '../host/trust.js';
 import { DEFAULT_MINUTES, loadDrill, MAX_MINUTES, newDrill, readSpec, removeDrill, writeDrill } from '../drill/file.js';
 import { parseFault } from '../drill/fault.js';
 import { hasMarker, markReason } from '../drill/marker.js';
 import { resumeDrillDrain } from '../drill/recheck.js';
 import { renderDrill } from '../drill/report.js';
 import { isDrained } from '../drill/slurm.js';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import { drainAction } from '../slurm/ownership.js';
 import { PREFIX, sanitize } from '../slurm/reason.js';
 import { Scontrol } from '../slurm/scontrol.js';
 import { out } from './common.js';
-import { drainOwned } from './gate.js';
+import { drainOwned } from '../slurm/drain.js';
+import { exitCode } from '../runner/exit.js';
 
 interface Common {
   readonly config?: string | undefined;
   readonly node?: string | undefined;
 }
 
-const nodeOf = (a: Common): string => a.node || process.env.SLURMD_NODENAME || hostname().split('.')[0]!;
+const nodeOf = (a: Common): string => nodeName(process.env, a.node);
 const scontrolOf = (cfg: Config, exec: Exec): Scontrol => new Scontrol(exec, { path: cfg.scontrol, timeoutMs: cfg.scontrolTimeoutMs });
+
+/** Every drill step runs scontrol (and writes the drill file) as root: the prolog's trust, in one place. */
+async function trustedConfig(a: Common): Promise<Config> {
+  const cfg = await loadTrustedConfig(configPath(a.config));
+  requireTrusted(trustedFiles(cfg));
+  return cfg;
+}
 
 export interface StartArgs extends Common {
   readonly fault: string;
@@ -36,12 +45,12 @@ export async function drillStart(a: StartArgs, exec: Exec = new ExecaExec()): Pr
   if (!f.ok) throw new UsageError(f.error);
   const minutes = a.minutes ?? DEFAULT_MINUTES;
   if (!(minutes > 0 && minutes <= MAX_MINUTES)) throw new UsageError(`--minutes ${minutes}: want more than 0 and at most ${MAX_MINUTES}`);
-  const cfg = await loadConfig(configPath(a.config));
+  const cfg = await trustedConfig(a);
   const node = nodeOf(a);
   const current = loadDrill(cfg.stateDir, node);
   if (current.ok && !a.force) {
     out(`${node}: drill ${current.spec.marker} (${current.spec.fault}) is active until ${current.spec.expiresAt}: stop it first (gdrgate drill stop) or --force`);
-    return 1;
+    return exitCode('usage');
   }
   const spec = newDrill(node, f.value, minutes, Date.now(), a.reservation);
   const scontrol = scontrolOf(cfg, exec);
@@ -53,24 +62,24 @@ export async function drillStart(a: StartArgs, exec: Exec = new ExecaExec()): Pr
     const d = await drainOwned(scontrol, node, markReason(`${PREFIX} drill ${sanitize(spec.fault)}`, spec.marker), cfg.stateDir);
     if (d.action !== 'drained') {
       out(`${node}: could not drain for the drill: ${d.action}`);
-      return 1;
+      return exitCode('internal');
     }
   } else if (!fenced && !a.force) {
     out(`${node}: refusing: the node is ${state ?? `in an unknown state (${cur.ok ? '' : cur.why})`}; drain or reserve it for the drill, or pass --drain or --force`);
-    return 1;
+    return exitCode('usage');
   }
   const file = writeDrill(cfg.stateDir, spec);
   out(`${node}: drill ${spec.marker} armed: ${spec.fault} until ${spec.expiresAt} (${file})`);
-  return 0;
+  return exitCode('ok');
 }
 
 export async function drillRun(a: Common & { readonly json: boolean; readonly stepSeconds?: number | undefined }, exec: Exec = new ExecaExec()): Promise<number> {
-  const cfg = await loadConfig(configPath(a.config));
+  const cfg = await trustedConfig(a);
   const node = nodeOf(a);
   const d = loadDrill(cfg.stateDir, node);
   if (!d.ok) {
     out(`${node}: no drill to run: ${d.why}`);
-    return 1;
+    return exitCode('usage');
   }
   // Interrupted by hand: the fault goes with us (a SIGKILL leaves it until expiresAt, when every gate ignores it).
   const abort = (sig: NodeJS.Signals): void => {
@@ -82,11 +91,11 @@ export async function drillRun(a: Common & { readonly json: boolean; readonly st
   const { runDrill } = await import('../drill/run.js');
   const report = await runDrill(cfg, exec, d.spec, { stepMs: (a.stepSeconds ?? 90) * 1000 });
   out(a.json ? JSON.stringify(report, null, 2) : renderDrill(report));
-  return report.ok ? 0 : 1;
+  return exitCode(report.ok ? 'ok' : 'unhealthy');
 }
 
 export async function drillStop(a: Common, exec: Exec = new ExecaExec()): Promise<number> {
-  const cfg = await loadConfig(configPath(a.config));
+  const cfg = await trustedConfig(a);
   const node = nodeOf(a);
   const spec = readSpec(cfg.stateDir);
   const removed = removeDrill(cfg.stateDir);
@@ -94,13 +103,13 @@ export async function drillStop(a: Common, exec: Exec = new ExecaExec()): Promis
   const cur = await scontrolOf(cfg, exec).show(node);
   if (!cur.ok) {
     out(`${node}: ${cur.why}: not resuming`);
-    return 3;
+    return exitCode('internal');
   }
   if (!isDrained(cur.node) || !hasMarker(cur.node.reason)) {
     out(`${node}: ${cur.node.state}${cur.node.reason ? ` (${cur.node.reason})` : ''}: no drill drain, left as it is`);
-    return 0;
+    return exitCode('ok');
   }
   const r = await resumeDrillDrain(cfg, exec, node);
   out(`${node}: ${r.why}`);
-  return r.resumed ? 0 : 1;
+  return exitCode(r.result);
 }

@@ -7,7 +7,7 @@ import { writeAtomic } from '../epilog/files.js';
 import { renderProm } from '../epilog/prom.js';
 import { countTaskFindings } from '../epilog/task-counts.js';
 import { PROBE_DEFAULTS } from '../probes/config.js';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import type { Summary, Window } from '../samples/stats.js';
 import { out } from './common.js';
 

@@ -3,10 +3,11 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { ExecaExec } from '../host/exec.js';
 import { FsHost } from '../host/fs-host.js';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import { buildSnapshot } from '../snapshot/build.js';
 import { writeStdout } from '../host/stdout.js';
-import { openHost, out } from './common.js';
+import { openHost } from '../host/open.js';
+import { out } from './common.js';
 
 export interface SnapshotArgs {
   readonly root: string;

@@ -7,6 +7,7 @@ import { startupSnapshot } from 'node:v8';
 import { parseGateArgv } from './fast-argv.js';
 import { gateCommand } from './gate.js';
 import { exitCodeOf } from './top.js';
+import { exitCode } from '../runner/exit.js';
 import { setLogFile } from '../log.js';
 import { provideValidators, type AjvFn, type SchemaName } from '../schema.js';
 // Loaded by gateCommand only on a passing prolog (and then node:crypto with it): here it is in the blob.
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
     const gate = parseGateArgv(process.argv.slice(1));
     if (!gate) {
       process.stderr.write(USAGE);
-      return 2;
+      return exitCode('usage');
     }
     return gateCommand(gate, undefined, 'snapshot');
   });

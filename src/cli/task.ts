@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { loadBaselineFor } from '../baseline/load.js';
 import { configPath, DEFAULTS, loadConfig, type Config } from '../config.js';
 import { formatBytes } from '../parsers/limits.js';
-import { UsageError } from '../runner/run.js';
+import { UsageError } from '../errors.js';
 import { parseJobId, TASK_FORMAT } from '../state/names.js';
 import { readPrologState, writeTaskRecord, type StateRead } from '../state/read.js';
 import type { Bytes, TaskRecord } from '../state/types.js';
@@ -12,9 +12,11 @@ import { accessProbe } from '../task/access.js';
 import type { TaskFinding } from '../task/finding.js';
 import { judge, resolveMin } from '../task/judge.js';
 import { jobMemlock } from '../task/memlock.js';
-import { renderStandalone, taskExitCode, taskPrologLines } from '../task/render.js';
+import { renderStandalone, taskPrologLines } from '../task/render.js';
+import { exitCode, taskResult } from '../runner/exit.js';
 import { readJobView, type JobView } from '../task/view.js';
-import { openHost, out } from './common.js';
+import { openHost } from '../host/open.js';
+import { out } from './common.js';
 
 export interface TaskArgs {
   readonly standalone: boolean;
@@ -57,7 +59,7 @@ async function standalone(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> 
   const [view, bmin] = await Promise.all([readJobView(host, accessProbe(host)), baselineMin(cfg, node)]);
   const min = resolveMin(null, bmin);
   const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state: null, min });
-  const code = taskExitCode(findings, 'standalone', true);
+  const code = exitCode(taskResult(findings, 'standalone', true));
   out(renderStandalone(findings, { root, host: node, min: { value: formatBytes(min.value), from: min.from } }, code));
   return code;
 }
@@ -81,7 +83,7 @@ async function taskProlog(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> 
     const w = writeTaskRecord(stateDir, record(job, env, node, view, state, findings));
     if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);
   }
-  return taskExitCode(findings, 'taskprolog', a.fail);
+  return exitCode(taskResult(findings, 'taskprolog', a.fail));
 }
 
 export async function taskCommand(a: TaskArgs, env: NodeJS.ProcessEnv = process.env): Promise<number> {

@@ -1,8 +1,8 @@
 // The one top-level catch, shared by the CLI (dist/cli.js) and the gate's startup snapshot (dist/gate.blob):
 // a usage or config error exits 2, anything else 3, both said on stderr and the latter logged.
-import { ConfigError } from '../errors.js';
 import { log } from '../log.js';
-import { UsageError } from '../runner/run.js';
+import { ConfigError, UsageError } from '../errors.js';
+import { exitCode, resultOfError } from '../runner/exit.js';
 
 export async function exitCodeOf(run: () => Promise<number>): Promise<number> {
   try {
@@ -11,6 +11,6 @@ export async function exitCodeOf(run: () => Promise<number>): Promise<number> {
     const usage = e instanceof UsageError || e instanceof ConfigError;
     process.stderr.write(`gdrgate: ${(e as Error).message}\n`);
     if (!usage) (await log()).error({ err: e }, 'internal error');
-    return usage ? 2 : 3;
+    return exitCode(resultOfError(usage));
   }
 }

@@ -1,10 +1,12 @@
 // `gdrgate topo`: the GPU↔NIC matrix from sysfs, in nvidia-smi topo -m's layout or as JSON.
 import { renderTopo } from '../report/topo-text.js';
 import { topoMatrix } from '../topo/matrix.js';
-import { gather, out } from './common.js';
+import { readNode } from '../engine/evaluate.js';
+import { VERSION } from '../version.js';
+import { out } from './common.js';
 
 export async function topoCommand(a: { root: string; json: boolean }): Promise<number> {
-  const { inv } = await gather(a.root);
+  const { inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
   const m = topoMatrix(inv);
   if (!a.json) {
     out(renderTopo(m));
@@ -13,6 +15,6 @@ export async function topoCommand(a: { root: string; json: boolean }): Promise<n
   const labels = [...m.gpus.map((g) => g.label), ...m.nics.map((n) => n.label)];
   const cells = Object.fromEntries(labels.map((r) => [r, Object.fromEntries(labels.map((c) => [c, m.cell(r, c)]))]));
   const affinity = Object.fromEntries(m.gpus.map((g) => [g.label, { cpu: m.cpuAffinity(g.label), numa: m.numaAffinity(g.label) }]));
-  out(JSON.stringify({ tool: 'gdrgate', root: a.root, gpus: m.gpus, nics: m.nics, cells, affinity, nvlink: 'not computed (not visible in sysfs)' }, null, 2));
+  out(JSON.stringify({ tool: 'gdrgate', command: 'topo', version: VERSION, root: a.root, gpus: m.gpus, nics: m.nics, cells, affinity, nvlink: 'not computed (not visible in sysfs)' }, null, 2));
   return 0;
 }

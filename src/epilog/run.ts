@@ -1,8 +1,7 @@
 // The epilog's probing run: sampling policy, one prober per node, probes under the budget, samples to the spool,
 // judgement against the node class's envelopes, the Prometheus textfile. Draining is the caller's (src/cli/epilog.ts).
-import { loadBaselineFor } from '../baseline/load.js';
-import { gather } from '../cli/common.js';
-import type { Config } from '../config.js';
+import { trustedFiles, type Config } from '../config.js';
+import { readNode } from '../engine/evaluate.js';
 import type { Exec } from '../host/exec.js';
 import { untrustedReason } from '../host/trust.js';
 import { log } from '../log.js';
@@ -62,7 +61,9 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     if (!again.probe && !i.dryRun) return { ran: false, why: `another epilog probed meanwhile: ${again.why}` };
     // Claimed before probing: the interval rule of the next epilog counts from now even if this one is killed.
     if (!i.dryRun) writeStamp(dir, { ts: started, job: i.job, cursor: stamp?.cursor ?? 0 });
-    const [{ inv }, sel] = await Promise.all([gather(i.cfg.root, i.cfg.slurmdPidFiles), loadBaselineFor(i.cfg.baseline, i.node)]);
+    // The engine's read of the node (trust, Host, inventory, class); the bandwidth judgement replaces the checks.
+    const { inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles });
+    const cls = baseline!.cls;
     const uid = process.getuid?.() ?? 0;
     const run = await runProbes(planProbes(inv, p), {
       exec: i.exec,
@@ -81,7 +82,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       writeErrors.push(...a.notes);
     }
     const col = collectStats(dir, unwritten, { lastN: p.window });
-    const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: sel.cls.probes ?? null, minSamples: p.minSamples });
+    const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples });
     if (!i.dryRun) {
       if (p.promFile !== null) {
         try {
@@ -98,7 +99,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       if (o.kind === 'failed') logger.warn({ node: i.node, job: i.job, probe: o.spec.probe, why: o.why, lines: o.lines }, 'probe failed');
     }
     if (writeErrors.length) logger.error({ node: i.node, job: i.job, writeErrors }, 'epilog: samples or textfile not written');
-    return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})` : decision.why, cls: sel.cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
+    return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})` : decision.why, cls: cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
   } finally {
     lock.release();
   }

@@ -3,6 +3,7 @@
 // writable; a sticky world-writable directory (/tmp) is fine when the entry below it is root's (sshd's StrictModes).
 import fs from 'node:fs';
 import path from 'node:path';
+import { ConfigError } from '../errors.js';
 
 export function untrustedReason(file: string, uid = 0): string | null {
   let real: string;
@@ -26,4 +27,15 @@ export function untrustedReason(file: string, uid = 0): string | null {
     parentSticky = writable && sticky;
   }
   return null;
+}
+
+/**
+ * The one trust gate for every command that runs as root and acts on Slurm or writes state (prolog, health, epilog,
+ * resume, drill, agent): each file must be changeable by root (or the running user) only.
+ */
+export function requireTrusted(files: readonly string[], uid = process.getuid?.() ?? 0): void {
+  for (const f of files) {
+    const why = untrustedReason(f, uid);
+    if (why) throw new ConfigError(`refusing ${f}: ${why}`);
+  }
 }

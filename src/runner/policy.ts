@@ -1,5 +1,7 @@
 // The one function that turns an outcome into an exit code and a drain decision (DESIGN §6).
+import { ConfigError, UsageError } from '../errors.js';
 import type { Finding } from '../model/finding.js';
+import { exitCode, type ExitCode, type Result } from './exit.js';
 
 export type Mode = 'check' | 'prolog' | 'epilog' | 'health' | 'task' | 'resume';
 export type Policy = 'open' | 'closed';
@@ -11,7 +13,7 @@ export type Outcome =
   | { readonly kind: 'internal-error'; readonly message: string };
 
 export interface Decision {
-  readonly exitCode: 0 | 1 | 2 | 3;
+  readonly exitCode: ExitCode;
   readonly drain: boolean;
   /** Set when a tool failure was let through (fail-open): logged loudly and counted. */
   readonly failedOpen: boolean;
@@ -26,20 +28,26 @@ export interface PolicyOptions {
 
 export function decide(mode: Mode, o: Outcome, p: PolicyOptions): Decision {
   const gate = mode === 'prolog' || mode === 'epilog' || mode === 'health';
+  const d = (r: Result, drain: boolean, failedOpen = false): Decision => ({ exitCode: exitCode(r), drain, failedOpen });
   switch (o.kind) {
     case 'healthy':
-      return { exitCode: 0, drain: false, failedOpen: false };
+      return d('ok', false);
     case 'unhealthy':
-      return { exitCode: 1, drain: gate || p.drain, failedOpen: false };
+      return d('unhealthy', gate || p.drain);
     case 'config-error':
     case 'internal-error': {
-      const code = o.kind === 'config-error' ? 2 : 3;
-      if (!gate) return { exitCode: code, drain: false, failedOpen: false };
+      if (!gate) return d(o.kind === 'config-error' ? 'usage' : 'internal', false);
       const policy = o.kind === 'config-error' ? p.onConfigError : p.onInternalError;
       // Fail-open: the tool broke, the node may be fine; never drain a cluster because the gate is wrong.
-      return policy === 'open' ? { exitCode: 0, drain: false, failedOpen: true } : { exitCode: 1, drain: true, failedOpen: false };
+      return policy === 'open' ? d('ok', false, true) : d('unhealthy', true);
     }
   }
+}
+
+/** What a thrown error means for the run: the user's or admin's to fix (config-error), or the tool's (internal). */
+export function toOutcome(e: unknown): Outcome {
+  if (e instanceof ConfigError || e instanceof UsageError) return { kind: 'config-error', message: e.message };
+  return { kind: 'internal-error', message: e instanceof Error ? e.message : String(e) };
 }
 
 export function outcomeOf(findings: readonly Finding[]): Outcome {

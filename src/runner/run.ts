@@ -3,8 +3,8 @@ import { CHECKS } from '../checks/index.js';
 import type { CheckContext } from '../checks/types.js';
 import { CHECK_IDS, STATUS_RANK, type CheckId, type Finding } from '../model/finding.js';
 import { byText } from '../model/order.js';
-
-export class UsageError extends Error {}
+import { UsageError } from '../errors.js';
+import type { Deadline } from './deadline.js';
 
 export function selectChecks(only: readonly string[] | undefined): CheckId[] {
   if (!only || only.length === 0) return [...CHECK_IDS];
@@ -13,9 +13,14 @@ export function selectChecks(only: readonly string[] | undefined): CheckId[] {
   return only as CheckId[];
 }
 
-export function runChecks(ctx: CheckContext, ids: readonly CheckId[]): Finding[] {
+/**
+ * Checks are synchronous: a timer cannot stop one, so the deadline is asked between them (a run past it throws
+ * DeadlineError, an internal error the policy handles) and each check gets it for its own long loops.
+ */
+export function runChecks(ctx: CheckContext, ids: readonly CheckId[], deadline?: Deadline): Finding[] {
   const out: Finding[] = [];
   for (const c of CHECKS.filter((x) => ids.includes(x.id))) {
+    deadline?.check(`before check ${c.id}`);
     try {
       out.push(...c.run(ctx));
     } catch (e) {

@@ -1,5 +1,5 @@
 // Renders the job-view findings: TaskProlog protocol lines for the job's output, a text report for a human,
-// and the one exit-code function.
+// (its exit code: runner/exit.ts taskResult).
 import type { Status } from '../model/finding.js';
 import { taskEntry } from './catalog.js';
 import type { TaskFinding } from './finding.js';
@@ -54,13 +54,4 @@ export function renderStandalone(findings: readonly TaskFinding[], m: Standalone
   const n = (s: Status): number => findings.filter((f) => f.status === s).length;
   lines.push(`result: ${exitCode ? 'problems found' : 'ok'} (exit ${exitCode}) — ${n('fail')} fail, ${n('error')} error, ${n('warn')} warn, ${n('pass')} pass, ${n('skip')} skip`);
   return lines.join('\n') + '\n';
-}
-
-/**
- * As TaskProlog: 0 unless --fail and a finding failed (a non-zero TaskProlog fails the task). An untrusted
- * record is an error, never a fail: "could not tell" must not kill a job. Standalone: 1 on any fail or warn.
- */
-export function taskExitCode(findings: readonly TaskFinding[], mode: 'taskprolog' | 'standalone', failOnFinding: boolean): 0 | 1 {
-  if (mode === 'standalone') return findings.some((f) => f.status === 'fail' || f.status === 'warn') ? 1 : 0;
-  return failOnFinding && findings.some((f) => f.status === 'fail') ? 1 : 0;
 }

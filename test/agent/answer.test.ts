@@ -3,7 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { agentProlog } from '../../src/cli/gate.js';
+import { agentProlog } from '../../src/engine/prolog.js';
 import { setLogFile } from '../../src/log.js';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
 

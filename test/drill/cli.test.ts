@@ -11,7 +11,7 @@ t.test('start refuses an idle node; --drain drains with the marker; stop resumes
   const file = path.join(env.dir, 'run', 'drill.json');
   const drill = (args: string[]) => cli(['drill', ...args, '--config', env.config, '--node', 'vm']);
   const refused = drill(['start', '--fault', 'memlock=64K']);
-  t.equal(refused.code, 1, 'idle node: exit 1');
+  t.equal(refused.code, 2, 'idle node: refused, a usage error (exit 2)');
   t.match(refused.stdout, /refusing: the node is IDLE; drain or reserve it for the drill, or pass --drain or --force/);
   t.notOk(existsSync(file), 'no drill file');
   t.equal(drill(['start', '--fault', 'memlock=lots']).code, 2, 'bad fault: usage error, exit 2');
@@ -23,7 +23,7 @@ t.test('start refuses an idle node; --drain drains with the marker; stop resumes
   t.ok(marker, 'prints the marker');
   t.equal(statSync(file).mode & 0o777, 0o600, 'drill file 0600');
   t.match(env.drainCalls(), [new RegExp(`reason=gdrgate: drill memlock=64K drill=${marker}$`)], 'drained for the drill, with the marker');
-  t.equal(drill(['start', '--fault', 'memlock=64K', '--drain']).code, 1, 'a second drill while one is active: refused');
+  t.equal(drill(['start', '--fault', 'memlock=64K', '--drain']).code, 2, 'a second drill while one is active: refused (exit 2)');
 
   const p = env.prolog();
   t.equal(p.code, 1, 'the prolog sees the staged fault');

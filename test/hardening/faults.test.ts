@@ -56,11 +56,14 @@ t.test('a FIFO where a sysfs attribute should be never blocks the gate (read as 
 });
 
 t.test('the deadline: work that never settles is cut off at the deadline', async (t) => {
-  const { withDeadline } = await import('../../src/cli/gate.js');
+  const { Deadline, withDeadline } = await import('../../src/runner/deadline.js');
   const t0 = Date.now();
-  await t.rejects(withDeadline(new Promise(() => undefined), 200), /deadline of 200 ms exceeded/);
+  await t.rejects(withDeadline(new Promise(() => undefined), new Deadline(200)), /deadline of 200 ms exceeded/);
   t.ok(Date.now() - t0 < 1000);
-  t.equal(await withDeadline(Promise.resolve(7), 200), 7);
+  t.equal(await withDeadline(Promise.resolve(7), new Deadline(200)), 7);
+  // Synchronous phases cannot be raced: they ask the deadline between steps.
+  const past = new Deadline(1, performance.now() - 10);
+  t.throws(() => past.check('before check pcie-link'), /deadline of 1 ms exceeded before check pcie-link/);
 });
 
 t.test('50 prologs at once on a failing node: one drain, one reason', async (t) => {

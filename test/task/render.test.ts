@@ -2,7 +2,10 @@
 import t from 'tap';
 import { TASK_CATALOG, type TaskCode } from '../../src/task/catalog.js';
 import { tf } from '../../src/task/finding.js';
-import { renderStandalone, taskExitCode, taskPrologLines } from '../../src/task/render.js';
+import { renderStandalone, taskPrologLines } from '../../src/task/render.js';
+import { exitCode, taskResult } from '../../src/runner/exit.js';
+
+const taskExitCode = (...a: Parameters<typeof taskResult>): number => exitCode(taskResult(...a));
 
 t.test('the line a user sees for ulimit -l 64', async (t) => {
   const lines = taskPrologLines([tf('job-memlock-propagated', 'fail', 'job', 'memlock is 64 KiB in this job', '>= 8 MiB', '64 KiB'), tf('job-visibility-ok', 'pass', 'job', 'fine')]);

@@ -1,4 +1,4 @@
-// The Epilog's per-job state step (called by src/cli/epilog.ts): log for the admin what the TaskProlog saw in
+// The Epilog's per-job state step (called by src/epilog/command.ts): log for the admin what the TaskProlog saw in
 // the job, then remove the job's state directory. Never throws: a failing Epilog drains the node.
 import { log } from '../log.js';
 import { collectJobState, type JobStateOutcome } from '../state/epilog.js';

@@ -1,0 +1,23 @@
+// Opens a root for reading: a directory (a live `/` or an unpacked capture) or a snapshot file (gdrgate snapshot).
+import { statSync, type Stats } from 'node:fs';
+import { UsageError } from '../errors.js';
+import { FsHost } from './fs-host.js';
+import type { Host } from './host.js';
+
+export async function openHost(root: string): Promise<Host> {
+  let st: Stats;
+  try {
+    st = statSync(root); // synchronous: an async stat would start libuv's thread pool for this one call
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    throw new UsageError(`--root ${root}: ${err.code === 'ENOENT' ? 'no such file or directory' : err.message}`);
+  }
+  if (st.isFile()) {
+    const { openSnapshot } = await import('../snapshot/open.js');
+    return openSnapshot(root).catch((e: Error) => {
+      throw new UsageError(`--root ${root}: ${e.message.startsWith(root) ? e.message.slice(root.length + 2) : e.message}`);
+    });
+  }
+  if (!st.isDirectory()) throw new UsageError(`--root ${root}: not a directory or a snapshot file`);
+  return new FsHost(root);
+}

@@ -1,0 +1,72 @@
+// Acting on Slurm with NHC's etiquette, for every command: drain with our reason under the node's drain lock, and
+// resume only a drain we own, after the node judged healthy again (DESIGN §5).
+import { takeDrainLock } from '../host/drain-lock.js';
+import { log } from '../log.js';
+import type { Result } from '../runner/exit.js';
+import type { Outcome } from '../runner/policy.js';
+import { drainAction, resumeAction } from './ownership.js';
+import { buildReason, isOurs, sanitize } from './reason.js';
+import type { Scontrol } from './scontrol.js';
+
+/**
+ * Writes our drain reason under the node's drain lock, only where we may (never over a reason that is not ours,
+ * nothing when the state cannot be read). `ours`: the node now carries a gdrgate reason.
+ */
+export async function drainOwned(scontrol: Scontrol, node: string, reason: string, stateDir: string): Promise<{ action: string; ours: boolean }> {
+  const logger = await log();
+  const lock = takeDrainLock(stateDir);
+  try {
+    const cur = lock.ok ? await scontrol.show(node) : ({ ok: false, why: lock.why } as const);
+    const act = lock.ok ? drainAction(cur.ok ? cur.node : null) : ({ act: 'keep', why: lock.why } as const);
+    if (!cur.ok) logger.error({ node, why: cur.why }, 'cannot read node state; not writing a drain reason');
+    if (act.act !== 'drain') return { action: `kept: ${act.why}`, ours: cur.ok && isOurs(cur.node.reason) };
+    const w = await scontrol.drain(node, reason);
+    if (!w.ok) logger.error({ node, why: w.why }, 'drain failed');
+    return { action: w.ok ? 'drained' : `drain failed: ${w.why}`, ours: w.ok };
+  } finally {
+    if (lock.ok) lock.release();
+  }
+}
+
+/** The drain reason for an outcome that drains: the failing findings, or the tool's own trouble (fail-closed). */
+export function reasonFor(o: Outcome, job: string | undefined): string {
+  if (o.kind === 'unhealthy') return buildReason(o.failing, job);
+  const label = o.kind === 'config-error' ? 'config' : 'internal';
+  const msg = o.kind === 'healthy' ? '' : sanitize(o.message);
+  return buildReason([{ check: label, code: `${label}-error`, status: 'fail', subject: '', message: msg, actual: msg }], job);
+}
+
+export interface ResumeOptions {
+  /** Judges the node again before resuming (absent: already judged healthy by the caller, or --force). */
+  readonly recheck?: (() => Promise<Outcome>) | undefined;
+  /** A further condition on the current reason (a drill's marker): a refusal's text, or null to go on. */
+  readonly refuse?: ((reason: string | null) => string | null) | undefined;
+}
+
+export interface Resumed {
+  readonly resumed: boolean;
+  /** scontrol update was run (and failed, when not resumed). */
+  readonly tried: boolean;
+  readonly result: Result;
+  readonly why: string;
+}
+
+/** Resumes `node` only if it is drained for a reason of ours (and `refuse` says nothing) and the recheck passes. */
+export async function resumeOwned(scontrol: Scontrol, node: string, o: ResumeOptions = {}): Promise<Resumed> {
+  const cur = await scontrol.show(node);
+  if (!cur.ok) return { resumed: false, tried: false, result: 'internal', why: `${cur.why}: not resuming` };
+  const act = resumeAction(cur.node);
+  if (act.act === 'none') return { resumed: false, tried: false, result: 'ok', why: act.why };
+  if (act.act === 'refuse') return { resumed: false, tried: false, result: 'usage', why: act.why };
+  const refusal = o.refuse?.(cur.node.reason) ?? null;
+  if (refusal !== null) return { resumed: false, tried: false, result: 'usage', why: refusal };
+  if (o.recheck) {
+    const outcome = await o.recheck();
+    if (outcome.kind !== 'healthy') {
+      const why = outcome.kind === 'unhealthy' ? outcome.failing.map((f) => `${f.check} ${f.subject}: ${f.message}`).join('; ') : outcome.message;
+      return { resumed: false, tried: false, result: outcome.kind === 'unhealthy' ? 'unhealthy' : outcome.kind === 'config-error' ? 'usage' : 'internal', why: `still unhealthy, left drained: ${why}` };
+    }
+  }
+  const w = await scontrol.resume(node);
+  return w.ok ? { resumed: true, tried: true, result: 'ok', why: `resumed (was: ${cur.node.reason ?? 'none'})` } : { resumed: false, tried: true, result: 'internal', why: w.why };
+}
