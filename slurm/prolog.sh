@@ -3,7 +3,7 @@
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
 # beside CLI; empty: never use one), AGENT (the directory of a running `gdrgate agent`; empty: never ask one) and
-# AGENT_TIMEOUT (seconds), overridden by a root-owned file beside this script with the same name and .conf instead
+# AGENT_TIMEOUT (seconds), overridden by a file beside this script with the same name and .conf instead
 # of .sh (e.g. /etc/slurm/gdrgate-prolog.conf).
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
@@ -11,25 +11,38 @@ CONFIG=/etc/gdrgate/config.json
 BLOB=default
 AGENT=/run/gdrgate-agent
 AGENT_TIMEOUT=1
-case "$0" in *.sh) [ -r "${0%.sh}.conf" ] && . "${0%.sh}.conf" ;; esac
+# It runs as root (the TaskProlog: as the job's user): the .conf is sourced only if root owns it and its directory
+# and no one else may write either; otherwise it is left unread, said on stderr, and the settings above stand.
+trusted() { set -- $(/usr/bin/stat -L -c '%u:%a' -- "$1" "${1%/*}/" 2>/dev/null); [ $# -eq 2 ] && for m; do case "$m" in 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done; }
+case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if trusted "${0%.sh}.conf"; then . "${0%.sh}.conf"; else echo "gdrgate: not reading ${0%.sh}.conf: want it and its directory owned by root and writable by root only" >&2; fi; fi ;; esac
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 MODE=prolog
 case "$0" in *health*) MODE=health ;; esac
 # The agent (gdrgate agent: resident, reads the node anew for every request), asked first when one runs. It answers
 # only "ok" (healthy: its summary line is printed, exit 0) and never drains. Anything else, or no answer within
 # AGENT_TIMEOUT seconds, and the gate runs in this process below: it judges again, drains if it must, and logs what
-# the agent said. Built-ins only but one mkfifo: read -t bounds the wait, <> opens a FIFO without blocking.
-if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
+# the agent said. Every step is bounded: built-ins only but one mkfifo, <> opens a FIFO without blocking, read -t
+# bounds the wait. The request is written by a background copy of this shell: a printf into the request FIFO blocks
+# once its 64 KiB are full (an agent alive but not reading: stopped, or stuck in a slow request, with the requests of
+# ~1,000 timed-out Prologs left in it). That copy is killed when the wait ends; a line under PIPE_BUF is written
+# whole or not at all, and the agent drops a line whose reply FIFO is gone (src/agent/serve.ts).
+if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
   reply="$AGENT/reply.$$"
   if /usr/bin/mkfifo -m 600 "$reply" 2>/dev/null && exec 3<>"$reply"; then
-    printf 'v1 prolog %s %s\n' "$$" "$CONFIG" 1<>"$AGENT/requests"
-    if read -r -t "$AGENT_TIMEOUT" -u 3 verdict answer; then
-      exec 3<&-
+    printf 'v1 prolog %s %s\n' "$$" "$CONFIG" 1<>"$AGENT/requests" &
+    writer=$!
+    read -r -t "$AGENT_TIMEOUT" -u 3 verdict answer
+    said=$?
+    exec 3<&-
+    # The agent removes the reply FIFO when it answers; after a timeout this Prolog does.
+    [ "$said" -eq 0 ] || /bin/rm -f "$reply"
+    # wait: reaps it now (SIGKILL ends a write blocked on a pipe at once), and keeps bash's "Killed" off stderr.
+    kill -KILL "$writer" 2>/dev/null
+    wait "$writer" 2>/dev/null
+    if [ "$said" -eq 0 ]; then
       [ "$verdict" = ok ] && { printf '%s\n' "$answer"; exit 0; }
       GDRGATE_AGENT_SAID="$verdict: $answer"
     else
-      exec 3<&-
-      /bin/rm -f "$reply"
       GDRGATE_AGENT_SAID="no answer within ${AGENT_TIMEOUT}s"
     fi
     export GDRGATE_AGENT_SAID

@@ -10,7 +10,10 @@ CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
 ROOT=
 FAIL=0
-case "$0" in *.sh) [ -r "${0%.sh}.conf" ] && . "${0%.sh}.conf" ;; esac
+# It runs as root (the TaskProlog: as the job's user): the .conf is sourced only if root owns it and its directory
+# and no one else may write either; otherwise it is left unread, said on stderr, and the settings above stand.
+trusted() { set -- $(/usr/bin/stat -L -c '%u:%a' -- "$1" "${1%/*}/" 2>/dev/null); [ $# -eq 2 ] && for m; do case "$m" in 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done; }
+case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if trusted "${0%.sh}.conf"; then . "${0%.sh}.conf"; else echo "gdrgate: not reading ${0%.sh}.conf: want it and its directory owned by root and writable by root only" >&2; fi; fi ;; esac
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail

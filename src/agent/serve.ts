@@ -13,6 +13,7 @@ import { ExecaExec, type Exec } from '../host/exec.js';
 import { FsHost } from '../host/fs-host.js';
 import { untrustedReason } from '../host/trust.js';
 import { replaceAtomically } from '../state/store.js';
+import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, replyFifo, REQUEST_FIFO, type Request } from './protocol.js';
 
 const MKFIFO = '/usr/bin/mkfifo';
@@ -133,6 +134,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
       setImmediate(() => void stop(`${changed[0]} changed since the agent started`, 0));
       return formatReply('fallback', `gdrgate changed on disk since the agent started (${changed[0]}); the agent exits for its service manager to restart it`);
     }
+    const why = await notAProlog(live, req.pid);
+    if (why) return formatReply('fallback', why);
     // The Prolog is a live process whatever root the config reads: its environment comes from the live /proc.
     const environ = await live.readBytes(`/proc/${req.pid}/environ`, 1 << 20);
     if (!environ.ok) return formatReply('fallback', `cannot read /proc/${req.pid}/environ: ${environ.reason}`);
@@ -149,6 +152,14 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   };
 
   let queue = Promise.resolve();
+  let pending = 0;
+  let dropped = 0;
+  /** Counted, and said once the queue is empty: after a stop, a thousand stale lines make one log line. */
+  const settle = async (): Promise<void> => {
+    if (--pending > 0 || dropped === 0) return;
+    (await log()).warn({ dropped }, `gdrgate agent: dropped ${dropped} request(s): the Prolog stopped waiting before the answer`);
+    dropped = 0;
+  };
   let partial = '';
   const input = new net.Socket({ fd, readable: true, writable: false });
   input.setEncoding('utf8');
@@ -159,6 +170,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     for (const line of lines) {
       if (!line) continue;
       // One request at a time, in arrival order; a request that fails must not stop the ones after it.
+      pending++;
       queue = queue
         .then(async () => {
           const req = parseRequest(line);
@@ -166,10 +178,17 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
             (await log()).warn({ why: req.error }, 'gdrgate agent: request ignored');
             return;
           }
+          // Its Prolog timed out and went on (it removes its reply FIFO): judging now would be for nobody.
+          if (!waiting(dir, req.value.pid)) {
+            dropped++;
+            return;
+          }
           const text = await answer(req.value);
           if (!reply(dir, req.value.pid, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
         })
-        .catch((e: Error) => void log().then((l) => l.error({ why: e.message }, 'gdrgate agent: request failed; its Prolog judges itself after its timeout')));
+        .catch((e: Error) => void log().then((l) => l.error({ why: e.message }, 'gdrgate agent: request failed; its Prolog judges itself after its timeout')))
+        .then(settle)
+        .catch(() => undefined);
     }
   });
   input.on('error', (e: Error) => void stop(`request FIFO: ${e.message}`, 1));

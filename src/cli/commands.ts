@@ -2,6 +2,7 @@
 import yargs from 'yargs';
 import { UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { out } from '../host/stdout.js';
 
 const root = { type: 'string', default: '/', describe: 'read the node under this directory (a capture) instead of /' } as const;
 const json = { type: 'boolean', default: false, describe: 'print the JSON report (schemas/report.schema.json)' } as const;
@@ -9,9 +10,11 @@ const json = { type: 'boolean', default: false, describe: 'print the JSON report
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
   const set = (p: Promise<number>) => p.then((c) => void (code = c));
-  await yargs(argv)
+  const parser = yargs(argv)
     .scriptName('gdrgate')
     .version(VERSION)
+    .help()
+    .alias('h', 'help')
     .strict()
     .demandCommand(1, 'name a command')
     .command(
@@ -175,8 +178,17 @@ export async function main(argv: string[]): Promise<number> {
     )
     .fail((msg, err) => {
       throw err ?? new UsageError(msg);
-    })
-    .parseAsync();
+    });
+  // Bare `gdrgate`: the usage, then why it is an error (exit 2).
+  if (argv.length === 0) {
+    process.stderr.write(`${await parser.getHelp()}\n\n`);
+    throw new UsageError('name a command');
+  }
+  // With a callback yargs hands over the text of --help and --version instead of printing it through
+  // console.log (process.stdout: cut short by the exit, and an EPIPE there is an uncaught error).
+  let said = '';
+  await parser.parseAsync(argv, {}, (_err, _args, output) => void (said = output));
+  if (said) out(said);
   return code;
 }
 

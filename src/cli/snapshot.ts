@@ -5,6 +5,7 @@ import { writeAtomic } from '../host/files.js';
 import { FsHost } from '../host/fs-host.js';
 import { UsageError } from '../errors.js';
 import { buildSnapshot } from '../snapshot/build.js';
+import { writeStdout } from '../host/stdout.js';
 import { openHost } from '../host/open.js';
 import { out } from './common.js';
 
@@ -39,7 +40,7 @@ export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
   const ms = Math.round(performance.now() - started);
   const what = `${snap.gz.length} bytes (${snap.tarBytes} uncompressed), ${m.counts.files} files, ${m.counts.links} links, ${m.counts.dirs} dirs; ${m.counts.gpus} GPU(s), ${m.counts.nics} RDMA adapter(s), ${m.counts.pathDevices} of ${m.counts.pciDevices} PCI functions in full; ${m.unreadable.length} unreadable; ${ms} ms`;
   if (a.out === '-') {
-    process.stdout.write(snap.gz);
+    writeStdout(snap.gz); // all of it before the command returns and the process exits
     process.stderr.write(`gdrgate: snapshot of ${a.root}: ${what}\n`);
     return 0;
   }

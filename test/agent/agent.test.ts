@@ -2,57 +2,13 @@
 // The agent answers only "healthy"; a broken node, another config, a stopped or dead agent, or an agent whose code
 // changed on disk all end in the gate running in the Prolog's own process, which judges and drains. Real runs of
 // the built package on the bundled capture, with a recording scontrol.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
+import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
 import { CLI, REPO } from '../helpers/paths.js';
-
-const JOB = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()) };
-
-interface Agent {
-  readonly proc: ChildProcess;
-  readonly dir: string;
-  readonly stderr: () => string;
-  readonly exited: Promise<number | null>;
-}
-
-async function startAgent(e: GateEnv, extra: string[] = []): Promise<Agent> {
-  const dir = path.join(e.dir, 'agent');
-  let err = '';
-  const proc = spawn(process.execPath, [CLI, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
-  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((res) => proc.on('exit', (c) => res(c)));
-  const pidFile = path.join(dir, 'agent.pid');
-  const mine = (): boolean => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(proc.pid);
-  for (let i = 0; i < 500 && !mine(); i++) await new Promise((r) => setTimeout(r, 20));
-  if (!mine()) throw new Error(`agent did not start: ${err}`);
-  return { proc, dir, stderr: () => err, exited };
-}
-
-/** slurm/prolog.sh as Slurm runs it: SLURM_* variables only, cwd /, its .conf beside it. */
-function wrapper(e: GateEnv, conf: string): (env?: Record<string, string>) => { code: number | null; stdout: string; ms: number } {
-  const file = path.join(e.dir, 'gdrgate-prolog.sh');
-  copyFileSync(path.join(REPO, 'slurm/prolog.sh'), file);
-  chmodSync(file, 0o755);
-  // A generous timeout unless `conf` sets one: a loaded test machine must not turn an answer into a fallback.
-  writeFileSync(path.join(e.dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${e.config}\nAGENT_TIMEOUT=20\n${conf}`);
-  return (env = JOB) => {
-    const t0 = performance.now();
-    const r = spawnSync(file, [], { encoding: 'utf8', env, cwd: '/', timeout: 60_000 });
-    return { code: r.status, stdout: r.stdout, ms: performance.now() - t0 };
-  };
-}
-
-type Line = { msg: string; startup?: string; client?: number; agent?: string; job?: string; result?: string; why?: string };
-/** Lets the test's event loop read the agent's stderr (spawnSync blocks it) until `re` shows, or 15 s pass. */
-async function stderrShows(a: Agent, re: RegExp): Promise<string> {
-  for (let i = 0; i < 750 && !re.test(a.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
-  return a.stderr();
-}
-const lines = (e: GateEnv): Line[] => (existsSync(e.log) ? readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line) : []);
-const lastRun = (e: GateEnv): Line => lines(e).filter((l) => l.msg === 'gdrgate run').at(-1)!;
+import { JOB, lastRun, lines, slurmdShim, startAgent, stderrShows, wrapper } from './_agent.js';
 
 t.test('a healthy node: the agent answers, the Prolog prints its line and exits 0', async (t) => {
   const e = makeGateEnv();
@@ -126,13 +82,14 @@ t.test('eight Prologs at once: one FIFO, no torn request, each answered with its
   t.teardown(() => void a.proc.kill('SIGKILL'));
   wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=20\n`);
   const file = path.join(e.dir, 'gdrgate-prolog.sh');
+  const slurmd = slurmdShim(e.dir);
   const jobs = ['101', '102', '103', '104', '105', '106', '107', '108'];
   const runs = await Promise.all(
     jobs.map(
       (job) =>
         new Promise<{ code: number | null; out: string }>((res) => {
           let out = '';
-          const p = spawn(file, [], { env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', stdio: ['ignore', 'pipe', 'ignore'] });
+          const p = spawn(slurmd, [file], { env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', stdio: ['ignore', 'pipe', 'ignore'] });
           p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
           p.on('close', (code) => res({ code, out }));
         }),

@@ -1,0 +1,71 @@
+// What the agent tests share: a running agent on a throwaway gate installation, and slurm/prolog.sh run as
+// slurmd runs it, a child of a process named slurmd (the agent judges only a Prolog: src/agent/client.ts).
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { GateEnv } from '../helpers/gate-env.js';
+import { CLI, REPO } from '../helpers/paths.js';
+
+export const JOB = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()) };
+
+export interface Agent {
+  readonly proc: ChildProcess;
+  readonly dir: string;
+  readonly stderr: () => string;
+  readonly exited: Promise<number | null>;
+}
+
+export async function startAgent(e: GateEnv, extra: string[] = []): Promise<Agent> {
+  const dir = path.join(e.dir, 'agent');
+  let err = '';
+  const proc = spawn(process.execPath, [CLI, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((res) => proc.on('exit', (c) => res(c)));
+  const pidFile = path.join(dir, 'agent.pid');
+  const mine = (): boolean => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(proc.pid);
+  for (let i = 0; i < 500 && !mine(); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!mine()) throw new Error(`agent did not start: ${err}`);
+  return { proc, dir, stderr: () => err, exited };
+}
+
+/**
+ * A stand-in slurmd in `dir`: a script whose name, and so its /proc/<pid>/comm, is `slurmd`, that runs its
+ * arguments as a child (not exec: it must stay their parent) and exits with their status.
+ */
+export function slurmdShim(dir: string): string {
+  const file = path.join(dir, 'slurmd');
+  writeFileSync(file, '#!/bin/bash\n"$@"\nexit $?\n', { mode: 0o755 });
+  return file;
+}
+
+/** slurm/prolog.sh installed in e.dir as gdrgate-prolog.sh, its .conf beside it (root's, 0644); its path. */
+export function installWrapper(e: GateEnv, conf: string): string {
+  const file = path.join(e.dir, 'gdrgate-prolog.sh');
+  copyFileSync(path.join(REPO, 'slurm/prolog.sh'), file);
+  chmodSync(file, 0o755);
+  // A generous timeout unless `conf` sets one: a loaded test machine must not turn an answer into a fallback.
+  const confFile = path.join(e.dir, 'gdrgate-prolog.conf');
+  writeFileSync(confFile, `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${e.config}\nAGENT_TIMEOUT=20\n${conf}`);
+  chmodSync(confFile, 0o644);
+  return file;
+}
+
+/** slurm/prolog.sh as Slurm runs it: under slurmd, SLURM_* variables only, cwd /, its .conf beside it. */
+export function wrapper(e: GateEnv, conf: string): (env?: Record<string, string>) => { code: number | null; stdout: string; ms: number } {
+  const file = installWrapper(e, conf);
+  const slurmd = slurmdShim(e.dir);
+  return (env = JOB) => {
+    const t0 = performance.now();
+    const r = spawnSync(slurmd, [file], { encoding: 'utf8', env, cwd: '/', timeout: 60_000 });
+    return { code: r.status, stdout: r.stdout, ms: performance.now() - t0 };
+  };
+}
+
+export type Line = { msg: string; startup?: string; client?: number; agent?: string; job?: string; result?: string; why?: string };
+/** Lets the test's event loop read the agent's stderr (spawnSync blocks it) until `re` shows, or 15 s pass. */
+export async function stderrShows(a: Agent, re: RegExp): Promise<string> {
+  for (let i = 0; i < 750 && !re.test(a.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
+  return a.stderr();
+}
+export const lines = (e: GateEnv): Line[] => (existsSync(e.log) ? readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line) : []);
+export const lastRun = (e: GateEnv): Line => lines(e).filter((l) => l.msg === 'gdrgate run').at(-1)!;

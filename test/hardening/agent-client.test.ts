@@ -1,0 +1,69 @@
+// The agent judges only for a Prolog: a root process with slurmd among its ancestors. A request naming any other
+// pid (a root tool's own, a user's process, a pid reused after its Prolog died) goes back as "fallback", and
+// nothing is judged, logged or written on its behalf. The requests are written as slurm/prolog.sh writes them.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
+import { JOB, lines, slurmdShim, startAgent, type Agent } from '../agent/_agent.js';
+
+/** As a Prolog asks, but for `pid`: its reply FIFO, the request line, the answer (or 'timeout'). */
+function ask(a: Agent, e: GateEnv, pid: number): string {
+  const reply = path.join(a.dir, `reply.${pid}`);
+  const script = `/usr/bin/mkfifo -m 600 '${reply}' && exec 3<>'${reply}' && printf 'v1 prolog %s %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests' && { read -r -t 20 -u 3 v rest && echo "$v $rest" || echo timeout; }; /bin/rm -f '${reply}'`;
+  return spawnSync('/bin/bash', ['-c', script], { encoding: 'utf8', timeout: 30_000 }).stdout.trim();
+}
+
+/** A sleeping process with the job's environment, optionally under a process named slurmd, optionally as `uid`. */
+function sleeper(t: Test, e: GateEnv, underSlurmd: boolean, uid?: number): ChildProcess {
+  // The shim in a directory another user may enter (the gate's test directory is root's, 0700).
+  const open = mkdtempSync(path.join(tmpdir(), 'gdrgate-shim-'));
+  chmodSync(open, 0o755);
+  const cmd = underSlurmd ? [slurmdShim(open), '/bin/sleep', '60'] : ['/bin/sleep', '60'];
+  const p = spawn(cmd[0]!, cmd.slice(1), { env: JOB, stdio: 'ignore', ...(uid !== undefined ? { uid, gid: uid } : {}) });
+  t.teardown(() => void p.kill('SIGKILL'));
+  return p;
+}
+
+/** The pid of the shim's child (the sleep), once it is there. */
+async function childOf(parent: number): Promise<number> {
+  for (let i = 0; i < 250; i++) {
+    const pid = Number(readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/)[0]);
+    if (pid > 0) return pid;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new Error(`no child of ${parent}`);
+}
+
+const agentRuns = (e: GateEnv): number => lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').length;
+
+t.test('a root process that slurmd did not start: fallback, not judged', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const p = sleeper(t, e, false);
+  t.equal(ask(a, e, p.pid!), `fallback pid ${p.pid} has no slurmd among its ancestors: not a Prolog`);
+  t.equal(agentRuns(e), 0, 'no run logged for it');
+});
+
+t.test("a user's process under slurmd: fallback, not judged", async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const shim = sleeper(t, e, true, 65534);
+  const pid = await childOf(shim.pid!);
+  t.match(ask(a, e, pid), new RegExp(`^fallback pid ${pid} is not root's \\(Uid: 65534 65534 65534 65534\\): not a Prolog$`));
+  t.equal(agentRuns(e), 0, 'no run logged for it');
+});
+
+t.test('a root process under slurmd, as a Prolog is: judged and answered', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const shim = sleeper(t, e, true);
+  const pid = await childOf(shim.pid!);
+  t.match(ask(a, e, pid), /^ok gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/);
+  t.equal(agentRuns(e), 1);
+});

@@ -1,0 +1,93 @@
+// A wedged agent must not wedge the Prolog. The agent is alive (kill -0 passes) but stopped (SIGSTOP); its request
+// FIFO is full. Every Prolog still reaches its own gate within AGENT_TIMEOUT plus a small margin and judges in
+// process; when the agent runs again it drops the stale requests at once and answers the next Prolog.
+//
+// The full FIFO is made directly: stale request lines (as a Prolog writes them, naming a pid whose reply FIFO is
+// gone) until the kernel takes no more. That is the state ~1,000 Prologs leave behind when each times out on a
+// stopped agent after its line went in: 64 KiB of ~65-byte lines; from there on, Prologs 1,001 to 2,000 (and every
+// later one) meet a full FIFO, which is what the Prologs below meet. Running 2,000 real Prologs, each with its own
+// gate after the timeout, would take many minutes on a CI machine for no other state.
+import { spawnSync } from 'node:child_process';
+import { closeSync, constants, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { makeGateEnv } from '../helpers/gate-env.js';
+import { JOB, lastRun, slurmdShim, startAgent, stderrShows, installWrapper } from '../agent/_agent.js';
+
+const TIMEOUT_S = 0.2;
+const MARGIN_S = 1.5; // a shell, a kill and a wait on a loaded 2-core machine; the gate itself runs after the stamp
+const PROLOGS = 16;
+
+/** Whole stale lines into the FIFO until it takes no more (a line under PIPE_BUF goes in whole or not at all). */
+function fill(fifo: string, line: string): number {
+  const fd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+  let n = 0;
+  try {
+    for (;;) {
+      writeSync(fd, line);
+      n++;
+    }
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EAGAIN') throw e;
+  } finally {
+    closeSync(fd);
+  }
+  return n;
+}
+
+/** Processes still running this wrapper script (a request writer left behind would be one). */
+function runningScripts(script: string): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').includes(script);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+t.test('a stopped agent and a full request FIFO: each Prolog judges in process within AGENT_TIMEOUT', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  a.proc.kill('SIGSTOP');
+  // The test's own pid: alive and root's, as a reused pid would be, but it has no reply FIFO.
+  const stale = `v1 prolog ${process.pid} ${e.config}\n`;
+  const lines = fill(path.join(a.dir, 'requests'), stale);
+  t.ok(lines * stale.length > 60_000, `the FIFO is full: ${lines} stale requests, ${lines * stale.length} bytes`);
+
+  // NODE stamps the moment the wrapper hands over to its own gate, then is node.
+  const stamps = path.join(e.dir, 'stamps');
+  const node = path.join(e.dir, 'node-stamp');
+  writeFileSync(node, `#!/bin/bash\nprintf '%s\\n' "$EPOCHREALTIME" >> ${stamps}\nexec ${process.execPath} "$@"\n`, { mode: 0o755 });
+  const script = installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=${TIMEOUT_S}\nNODE=${node}\n`);
+  const slurmd = slurmdShim(e.dir);
+  const late: string[] = [];
+  for (let i = 0; i < PROLOGS; i++) {
+    const job = String(1000 + i);
+    const start = Date.now() / 1000;
+    const r = spawnSync(slurmd, [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', timeout: 30_000 });
+    if (r.status !== 0) {
+      t.fail(`Prolog ${i + 1}: exit ${r.status} ${r.signal ?? ''} (a blocked request write is killed by this test's timeout)`);
+      break;
+    }
+    const stamp = Number(readFileSync(stamps, 'utf8').trim().split('\n').at(-1));
+    if (stamp - start > TIMEOUT_S + MARGIN_S) late.push(`Prolog ${i + 1}: ${(stamp - start).toFixed(2)} s`);
+    const run = lastRun(e);
+    if (run.job !== job || run.startup !== 'snapshot' || run.agent !== `no answer within ${TIMEOUT_S}s`) t.fail(`Prolog ${i + 1} did not judge in process: ${JSON.stringify(run)}`);
+  }
+  t.same(late, [], `all ${PROLOGS} reached their own gate within ${TIMEOUT_S} s + ${MARGIN_S} s`);
+  t.same(runningScripts(script), [], 'no request writer left behind');
+  t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'no reply FIFO left behind');
+
+  // The agent runs again: the stale requests name no waiting Prolog and are dropped, not judged one by one.
+  a.proc.kill('SIGCONT');
+  const said = [...(await stderrShows(a, /dropped \d+ request/)).matchAll(/dropped (\d+) request\(s\): the Prolog stopped waiting/g)].map((m) => Number(m[1]));
+  t.equal(said.reduce((x, y) => x + y, 0), lines, `all ${lines} dropped, said in ${said.length} line(s)`);
+  const next = spawnSync(slurmd, [installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=20\n`)], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: '2001' }, cwd: '/', timeout: 60_000 });
+  t.equal(next.status, 0);
+  t.match(lastRun(e), { job: '2001', startup: 'agent' }, 'the next Prolog is answered by the agent');
+});
