@@ -1,4 +1,5 @@
 // device-inventory: the GPUs and RDMA adapters present, by address, model, firmware and driver, against the baseline.
+import { factText } from '../model/fact.js';
 import type { Finding } from '../model/finding.js';
 import { deviceName, hex4, linkText } from '../model/names.js';
 import { defineCheck, finder } from './types.js';
@@ -17,13 +18,13 @@ export default defineCheck({
     const drv = inv.gpudirect.driverVersion;
     for (const g of inv.gpus) {
       const d = inv.pci.get(g.bdf);
-      const link = d?.current ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max?.speed ?? null, d.max?.width ?? null)}` : '';
+      const link = d && d.current.speed.state === 'present' ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max.speed, d.max.width)}` : '';
       out.push(f('inventory-ok', 'pass', g.bdf, `GPU ${deviceName(d?.vendor ?? null, d?.device ?? null)}${link}${drv ? `, driver ${drv}` : ''}`));
     }
     for (const n of inv.nics) {
       const d = n.bdf ? inv.pci.get(n.bdf) : undefined;
       const ports = n.ports.map((p) => `port ${p.port} ${p.state ?? '?'} ${p.rate ?? ''}`.trim()).join('; ');
-      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer ?? '?'}${ports ? `, ${ports}` : ''}`));
+      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
     }
     if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
     if (inv.nics.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no RDMA adapter (/sys/class/infiniband absent or empty)'));
@@ -38,9 +39,14 @@ export default defineCheck({
         continue;
       }
       const want = b.vendor && b.device ? `${b.vendor}:${b.device}` : null;
-      if (want && idOf(b.bdf) !== want) out.push(f('inventory-mismatch', 'fail', b.bdf, `device id ${idOf(b.bdf)}`, want, idOf(b.bdf)));
+      const id = idOf(b.bdf);
+      if (want && id === '?') out.push(f('inventory-unknown', 'skip', b.bdf, 'device id not readable (vendor/device and config space)', want));
+      else if (want && id !== want) out.push(f('inventory-mismatch', 'fail', b.bdf, `device id ${id}`, want, id));
       const nic = nics.get(b.bdf);
-      if (nic && b.fwVer && nic.fwVer !== b.fwVer) out.push(f('firmware-mismatch', 'fail', nic.name, `firmware ${nic.fwVer ?? '?'}`, b.fwVer, nic.fwVer ?? 'unknown'));
+      if (!nic || !b.fwVer) continue;
+      // A version that could not be read is no evidence of a different one: skip with why, never a mismatch.
+      if (nic.fwVer.state !== 'present') out.push(f('firmware-unknown', 'skip', nic.name, `firmware ${factText(nic.fwVer)}`, b.fwVer));
+      else if (nic.fwVer.value !== b.fwVer) out.push(f('firmware-mismatch', 'fail', nic.name, `firmware ${nic.fwVer.value}`, b.fwVer, nic.fwVer.value));
     }
     const known = new Set(baseline.devices.map((d) => d.bdf));
     for (const g of inv.gpus) if (!known.has(g.bdf)) out.push(f('inventory-extra', 'warn', g.bdf, 'GPU not in the baseline', 'absent', 'present'));

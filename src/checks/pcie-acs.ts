@@ -1,4 +1,5 @@
 // pcie-acs: no ACS redirect (ReqRedir, CmpltRedir, EgressCtrl) on a bridge a GPU↔NIC peer transfer crosses.
+import { ABSENT, within } from '../model/fact.js';
 import type { Bdf } from '../model/inventory.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
 import { topoMatrix } from '../topo/matrix.js';
@@ -22,19 +23,19 @@ export default defineCheck({
     const allowed = baseline?.acsRedirectAllowed ?? false;
     const out = [];
     for (const [bdf, pairs] of [...bridges].sort()) {
-      const c = inv.pci.get(bdf)?.config;
+      const acs = within(inv.pci.get(bdf)?.config ?? ABSENT, (c) => c.acs, 'config space absent');
       const via = `on the path of ${pairs.slice(0, 3).join(', ')}${pairs.length > 3 ? ` +${pairs.length - 3}` : ''}`;
-      if (!c?.known || !c.value.extReadable) {
-        out.push(f('acs-unreadable', 'skip', bdf, `ACS control not readable (${c?.known ? `${c.value.length}-byte config: not root` : (c?.why ?? 'no config')})`));
+      // Unknown (not root, or a capability list that broke before its end) is never "no ACS": skip with the reason.
+      if (acs.state === 'unknown') {
+        out.push(f('acs-unreadable', 'skip', bdf, `ACS control not readable (${acs.why})`));
         continue;
       }
-      const acs = c.value.acs;
-      if (!acs) {
+      if (acs.state === 'absent') {
         out.push(f('acs-ok', 'pass', bdf, `no ACS capability ${via}`, 'no redirect', 'no ACS'));
         continue;
       }
-      const set = redirectBits(acs.ctl);
-      const ctl = formatAcs(acs.ctl);
+      const set = redirectBits(acs.value.ctl);
+      const ctl = formatAcs(acs.value.ctl);
       if (set.length && !allowed) out.push(f('acs-redirect', 'fail', bdf, `ACS ${set.join('+')} set ${via}`, 'no redirect', set.join('+')));
       else out.push(f('acs-ok', 'pass', bdf, `ACSCtl ${ctl} ${via}`, allowed ? 'redirect allowed' : 'no redirect', set.length ? set.join('+') : 'no redirect'));
     }

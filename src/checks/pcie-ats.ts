@@ -1,4 +1,5 @@
 // pcie-ats: ATS state of each GPU and NIC; on a virtualized class, enabled wherever the reference node had it.
+import { ABSENT, within } from '../model/fact.js';
 import { defineCheck, finder } from './types.js';
 
 const f = finder('pcie-ats');
@@ -11,15 +12,12 @@ export default defineCheck({
     const subjects = [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
     if (subjects.length === 0) return [f('ats-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
     return subjects.map((bdf) => {
-      const c = inv.pci.get(bdf)?.config;
-      if (!c?.known || !c.value.extReadable) {
-        const why = c?.known ? `${c.value.length}-byte config space: extended capabilities need root` : (c?.why ?? 'no config');
-        return f('ats-unreadable', 'skip', bdf, `ATS not readable (${why})`);
-      }
-      const ats = c.value.ats;
-      const got = ats ? (ats.enabled ? `enabled (STU ${ats.stu})` : 'disabled') : 'no ATS capability';
+      const ats = within(inv.pci.get(bdf)?.config ?? ABSENT, (c) => c.ats, 'config space absent');
+      if (ats.state === 'unknown') return f('ats-unreadable', 'skip', bdf, `ATS not readable (${ats.why})`);
+      const on = ats.state === 'present' && ats.value.enabled;
+      const got = ats.state === 'present' ? (on ? `enabled (STU ${ats.value.stu})` : 'disabled') : 'no ATS capability';
       const want = enforce ? baseline?.devices.find((d) => d.bdf === bdf)?.ats : undefined;
-      if (want && !ats?.enabled) return f('ats-off', 'fail', bdf, `ATS ${got}`, 'enabled', got);
+      if (want && !on) return f('ats-off', 'fail', bdf, `ATS ${got}`, 'enabled', got);
       return f('ats-ok', 'pass', bdf, `ATS ${got}`, want ? 'enabled' : 'not required', got);
     });
   },

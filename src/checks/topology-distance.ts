@@ -46,8 +46,12 @@ export default defineCheck({
     if (out.length === 0) out.push(f('topology-na', 'skip', 'node', 'not applicable: the baseline has no GPU↔NIC path to compare'));
     for (const d of baseline.devices) {
       const cur = inv.pci.get(d.bdf);
-      if (cur && d.numaNode !== undefined && cur.numaNode !== d.numaNode)
-        out.push(f('topology-numa-changed', 'fail', d.bdf, `NUMA node ${cur.numaNode ?? 'none'}`, String(d.numaNode ?? 'none'), String(cur.numaNode ?? 'none')));
+      if (!cur || d.numaNode === undefined) continue;
+      const want = String(d.numaNode ?? 'none');
+      // numa_node itself, as the baseline recorded it (not the local-CPU fallback, which the capture never used).
+      const n = cur.numaNode;
+      if (n.state === 'unknown') out.push(f('topology-numa-unknown', 'skip', d.bdf, `NUMA node not readable (${n.why})`, want));
+      else if ((n.state === 'present' ? n.value : null) !== d.numaNode) out.push(f('topology-numa-changed', 'fail', d.bdf, `NUMA node ${n.state === 'present' ? n.value : 'none'}`, want, String(n.state === 'present' ? n.value : 'none')));
     }
     return out;
   },
