@@ -1,5 +1,5 @@
 // GPU↔NIC / GPU↔GPU PCIe path class with nvidia-smi's meaning (topo -m legend), computed from sysfs parent chains.
-import { ABSENT, type Fact, present, unknown, valueOf, within } from '../model/fact.js';
+import { ABSENT, type Fact, present, valueOf, within } from '../model/fact.js';
 import type { Bdf, Inventory, PathClass, PciDevice } from '../model/inventory.js';
 import { cpusOverlap } from '../parsers/sysfs.js';
 
@@ -34,7 +34,8 @@ export function numaFact(inv: Inventory, d: PciDevice): Fact<number> {
   if (d.numaNode.state === 'present') return d.numaNode;
   const nodes = numaAffinity(inv, d);
   if (nodes.length === 1) return present(nodes[0]!);
-  return d.numaNode.state === 'unknown' ? d.numaNode : nodes.length > 1 ? unknown(`local CPUs span NUMA nodes ${nodes.join(',')}`) : ABSENT;
+  // Local CPUs on several nodes is no affinity, as numa_node -1 is; only an unreadable numa_node is unknown.
+  return d.numaNode.state === 'unknown' ? d.numaNode : ABSENT;
 }
 
 export function numaOf(inv: Inventory, d: PciDevice): number | null {
