@@ -21,7 +21,10 @@ function unitOf(inv: Inventory, chain: readonly Bdf[], i: number): Bdf {
   const t = portType(inv, me);
   if (t !== null) {
     const parent = chain[i - 1];
-    return t === DOWNSTREAM && parent !== undefined && portType(inv, parent) === UPSTREAM ? parent : me;
+    if (t !== DOWNSTREAM || parent === undefined) return me;
+    // A parent whose config space cannot be read (all ones, gone) is placed by chain position, as below.
+    const pt = portType(inv, parent);
+    return pt === UPSTREAM || (pt === null && i % 2 === 0) ? parent : me;
   }
   return i > 0 && i % 2 === 0 ? chain[i - 1]! : me;
 }
