@@ -5,7 +5,7 @@ import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
 import type { PciConfig, PcieCap } from '../model/pci.js';
 import { parsePciConfig, sparseConfig } from '../parsers/pci-config.js';
 import { BDF_RE, parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
-import { factParsed, factText, type Notes, optParsed, type Pacer } from './read.js';
+import { factParsed, factText, type Notes, optParsed, type Pacer, readWhy } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
 const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
@@ -77,7 +77,7 @@ function fromRegisters(l: PcieCap['linkStatus'], what: string): LinkEnd {
 async function config(host: Host, dir: string): Promise<Fact<PciConfig>> {
   // On a live /sys only the parts the checks look at (~44 of 1024 dwords); a capture's file is read whole.
   const r = host.readParts ? await host.readParts(`${dir}/config`, sparseConfig) : await host.readBytes(`${dir}/config`, 4096);
-  if (!r.ok) return r.missing ? ABSENT : unknown(`${dir}/config: ${r.reason}`);
+  if (!r.ok) return r.missing ? ABSENT : unknown(readWhy(`${dir}/config`, r.reason));
   return present(parsePciConfig(r.value));
 }
 
@@ -85,7 +85,7 @@ async function config(host: Host, dir: string): Promise<Fact<PciConfig>> {
 async function driverOf(host: Host, path: string): Promise<Fact<string>> {
   const r = await host.readLink(path);
   if (r.ok) return present(r.value.split('/').pop() ?? '');
-  return r.missing ? ABSENT : unknown(`${path}: ${r.reason}`);
+  return r.missing ? ABSENT : unknown(readWhy(path, r.reason));
 }
 
 /**

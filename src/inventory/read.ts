@@ -58,13 +58,21 @@ export async function exists(host: Host, path: string): Promise<boolean> {
   return (await host.lstat(path)).ok;
 }
 
+/**
+ * Why a read failed, naming the file once: a Host's reason usually quotes the path already (the error message of
+ * node:fs), and wrapping it again would say it twice. Every wrap of a Host reason in the inventory goes through here.
+ */
+export function readWhy(path: string, reason: string): string {
+  return reason.includes(path) ? reason : `${path}: ${reason}`;
+}
+
 /** An attribute as a fact: missing is absent; unreadable is unknown (and a note); the text is trimmed. */
 export async function factText(host: Host, path: string, notes: Notes): Promise<Fact<string>> {
   const r = await host.readText(path);
   if (r.ok) return present(r.value.trim());
   if (r.missing) return ABSENT;
   notes.add(path, r.reason);
-  return unknown(`${path}: ${r.reason}`);
+  return unknown(readWhy(path, r.reason));
 }
 
 /**
