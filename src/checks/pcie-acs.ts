@@ -3,13 +3,24 @@ import { ABSENT, within } from '../model/fact.js';
 import type { Bdf } from '../model/inventory.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
 import { topoMatrix } from '../topo/matrix.js';
-import { defineCheck, finder } from './types.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
 
-const f = finder('pcie-acs');
+/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
+const CODES = {
+  'acs-ok': { tells: 'No ACS redirect on the bridges between GPU and NIC: peer traffic can stay inside the switch.', do: 'None.', layer: 'server' },
+  'acs-redirect': { tells: 'ACS redirect on a bridge between a GPU and a NIC sends every GPUDirect transfer up through the CPU root complex.', do: 'Disable ReqRedir/CmpltRedir/EgressCtrl on the switch ports (BIOS ACS option or setpci at boot) on bare metal; keep only where the platform needs isolation.', layer: 'server' },
+  'acs-unreadable': { tells: 'ACS control could not be read: it is in extended config space, which only root can read, or the capability list broke before it (the message names the problem).', do: 'Run the gate as root (Slurm Prolog does).', layer: 'scheduler' },
+  'acs-na': { tells: 'No bridge lies between a GPU and an RDMA adapter on this node.', do: 'None.', layer: 'server' },
+} as const satisfies Codes;
 
-export default defineCheck({
+const f = finder('pcie-acs', CODES);
+
+const check: Check<'pcie-acs', typeof CODES> = defineCheck({
   id: 'pcie-acs',
   title: 'ACS redirect between GPUs and RDMA adapters',
+  reasonLabel: 'pcie-acs',
+  codes: CODES,
+  docs: 'docs/checks/pcie-acs.md',
   run({ inv, baseline }) {
     const m = topoMatrix(inv);
     const bridges = new Map<Bdf, string[]>();
@@ -42,3 +53,5 @@ export default defineCheck({
     return out;
   },
 });
+
+export default check;

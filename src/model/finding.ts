@@ -2,17 +2,8 @@
 export type Status = 'pass' | 'warn' | 'fail' | 'skip' | 'error';
 export type Layer = 'server' | 'fabric' | 'scheduler' | 'security' | 'application';
 
-export const CHECK_IDS = [
-  'device-inventory',
-  'pcie-link',
-  'pcie-acs',
-  'pcie-ats',
-  'iommu-mode',
-  'gpudirect-mechanism',
-  'memlock-limit',
-  'topology-distance',
-] as const;
-export type CheckId = (typeof CHECK_IDS)[number];
+/** A check's id, as the registry (src/checks/index.ts) declares it: the one list of checks. */
+export type CheckId = import('../checks/index.js').CheckId;
 
 export interface Finding {
   readonly check: CheckId | 'config' | 'internal';
