@@ -58,6 +58,7 @@ export const BW_CATALOG = {
 
 export type BwCode = keyof typeof BW_CATALOG;
 
-export function entry(code: string): Entry {
-  return (CATALOG as Record<string, Entry>)[code] ?? (BW_CATALOG as Record<string, Entry>)[code] ?? { tells: '', response: '', layer: 'server' };
+/** The wording of a code: total over the codes the compiler knows, so no finding can render with a blank one. */
+export function entry(code: Code | BwCode): Entry {
+  return code in BW_CATALOG ? BW_CATALOG[code as BwCode] : CATALOG[code as Code];
 }

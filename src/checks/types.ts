@@ -39,7 +39,8 @@ export type Finder<C extends Codes> = (code: keyof C & string, status: Status, s
 export function finder<C extends Codes>(check: CheckId, _codes: C): Finder<C> {
   return (code, status, subject, message, expected, actual) => ({
     check,
-    code,
+    // A check's codes are part of Code by construction (catalog.ts derives Code from the registry's records).
+    code: code as Finding['code'],
     status,
     subject,
     message,
