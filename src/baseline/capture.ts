@@ -1,6 +1,7 @@
 // Turns the inventory of a known-good node into a baseline class a human can read and edit.
 import { ConfigError } from '../errors.js';
 import type { BaselineClass, BaselineDevice, BaselineEnvelope, IommuMode, Mechanism } from '../model/baseline.js';
+import { valueOf as v } from '../model/fact.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { hex4 } from '../model/names.js';
 import { formatAcs } from '../parsers/pci-config.js';
@@ -25,7 +26,7 @@ const min = (a: number | null | undefined, b: number | null | undefined): number
 /** What the link can do (lower of both ends' maxima): an idle GPU's lowered speed must not become the baseline. */
 export function linkCapability(inv: Inventory, d: PciDevice): { speed: number | null; width: number | null } {
   const parent = inv.pci.get(d.bridges[d.bridges.length - 1] ?? '');
-  return { speed: min(d.max?.speed, parent?.max?.speed) ?? d.current?.speed ?? null, width: min(d.max?.width, parent?.max?.width) ?? d.current?.width ?? null };
+  return { speed: min(v(d.max.speed), parent && v(parent.max.speed)) ?? v(d.current.speed) ?? null, width: min(v(d.max.width), parent && v(parent.max.width)) ?? v(d.current.width) ?? null };
 }
 
 function mechanismOf(inv: Inventory): Mechanism {
@@ -61,25 +62,27 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     const d = inv.pci.get(bdf);
     if (!d) return null;
     const link = linkCapability(inv, d);
-    if (d.current && (d.current.speed !== link.speed || d.current.width !== link.width))
-      warnings.push(`${bdf}: runs at ${d.current.speed} GT/s x${d.current.width} now; the baseline records what the link can do (${link.speed} GT/s x${link.width})`);
-    const cfg = d.config.known ? d.config.value : null;
+    const cur = { speed: v(d.current.speed) ?? null, width: v(d.current.width) ?? null };
+    if ((cur.speed !== null || cur.width !== null) && (cur.speed !== link.speed || cur.width !== link.width))
+      warnings.push(`${bdf}: runs at ${cur.speed} GT/s x${cur.width} now; the baseline records what the link can do (${link.speed} GT/s x${link.width})`);
+    const cfg = v(d.config);
+    const acs = cfg && v(cfg.acs);
     return {
       bdf,
       role,
       ...extra,
       ...(d.vendor !== null && d.device !== null ? { vendor: `0x${hex4(d.vendor)}`, device: `0x${hex4(d.device)}` } : {}),
       link,
-      numaNode: d.numaNode,
-      ...(role === 'bridge' && cfg?.acs ? { acsCtl: formatAcs(cfg.acs.ctl) } : {}),
-      ...(role !== 'bridge' && cfg?.extReadable ? { ats: cfg.ats?.enabled ?? false } : {}),
+      numaNode: v(d.numaNode) ?? null,
+      ...(role === 'bridge' && acs ? { acsCtl: formatAcs(acs.ctl) } : {}),
+      ...(role !== 'bridge' && cfg?.extReadable ? { ats: v(cfg.ats)?.enabled ?? false } : {}),
     };
   };
   const bridges = new Set<string>();
   for (const g of m.gpus) for (const n of m.nics) for (const b of m.path(g.label, n.label)?.peerBridges ?? []) bridges.add(b);
   const devices = [
     ...inv.gpus.map((g) => dev(g.bdf, 'gpu')),
-    ...inv.nics.filter((n) => n.bdf).map((n) => dev(n.bdf!, 'nic', { name: n.name, ...(n.fwVer ? { fwVer: n.fwVer } : {}) })),
+    ...inv.nics.filter((n) => n.bdf).map((n) => dev(n.bdf!, 'nic', { name: n.name, ...(v(n.fwVer) ? { fwVer: v(n.fwVer)! } : {}) })),
     ...[...bridges].sort().map((b) => dev(b, 'bridge')),
   ].filter((d): d is BaselineDevice => d !== null);
   checkCaptureSize(0, 0, devices.length); // the bridges on the paths count too

@@ -1,5 +1,8 @@
-// Every finding code with what the signal tells us, the engineering response, and the layer that owns it (the field matrix).
+// The wording table (field matrix): every check's own codes from the registry, the gate's own two, and the epilog's
+// bandwidth codes. Wording is declared once, beside the check that makes the code (checks/<id>.ts `codes`).
 import type { Layer } from '../model/finding.js';
+import { CHECKS } from './index.js';
+import type { Wording } from './types.js';
 
 interface Entry {
   readonly tells: string;
@@ -7,51 +10,20 @@ interface Entry {
   readonly layer: Layer;
 }
 
-export const CATALOG = {
-  'inventory-ok': { tells: 'Device present as expected.', response: 'None.', layer: 'server' },
-  'inventory-missing': { tells: 'A GPU or RDMA adapter of the baseline is not on the PCI bus: failed, unseated, or hidden by firmware.', response: 'Reseat or replace the device; check BMC/SEL for PCIe errors; compare lspci -tv with the reference node.', layer: 'server' },
-  'inventory-extra': { tells: 'A device the baseline does not know: a changed build or a wrong baseline class.', response: 'Confirm the hardware change and recapture the baseline for this class.', layer: 'server' },
-  'inventory-mismatch': { tells: 'The device at this address is a different model than the baseline.', response: 'Check the bill of materials of the node; recapture if the change was intended.', layer: 'server' },
-  'firmware-mismatch': { tells: 'Adapter firmware differs from the approved set; behaviour (PCIe, ATS, RDMA) can differ.', response: 'Flash the approved firmware (mlxfwmanager) or approve the new set fleet-wide.', layer: 'fabric' },
-  'driver-mismatch': { tells: 'GPU driver or kernel differs from the approved set.', response: 'Reimage or roll the node to the approved driver/kernel set.', layer: 'server' },
-  'link-ok': { tells: 'The link trained to the expected speed and width.', response: 'None.', layer: 'server' },
-  'link-width-low': { tells: 'The link trained narrower than it can: bandwidth is cut by the same factor for every transfer through it.', response: 'Reseat the device or riser, check the slot and cable, look for AER errors; drain until fixed.', layer: 'server' },
-  'link-speed-low': { tells: 'The link runs at a lower generation than it can: signal integrity, a retimer, or a BIOS limit.', response: 'Check BIOS PCIe speed settings, retimers and AER counters; reseat; compare with the reference node.', layer: 'server' },
-  'link-speed-idle': { tells: 'A GPU link below its top speed may be the GPU saving power at idle (it retrains under load).', response: 'Confirm under load (nvidia-smi -q, Link Gen Current) before acting; set gpuSpeedStrict in the baseline to fail instead.', layer: 'server' },
-  'link-na': { tells: 'No GPU or RDMA adapter link to check.', response: 'None.', layer: 'server' },
-  'link-unknown': { tells: 'Link speed/width could not be read.', response: 'Run as root on the node; check the device is bound.', layer: 'server' },
-  'acs-ok': { tells: 'No ACS redirect on the bridges between GPU and NIC: peer traffic can stay inside the switch.', response: 'None.', layer: 'server' },
-  'acs-redirect': { tells: 'ACS redirect on a bridge between a GPU and a NIC sends every GPUDirect transfer up through the CPU root complex.', response: 'Disable ReqRedir/CmpltRedir/EgressCtrl on the switch ports (BIOS ACS option or setpci at boot) on bare metal; keep only where the platform needs isolation.', layer: 'server' },
-  'acs-unreadable': { tells: 'ACS control is in extended config space, which only root can read.', response: 'Run the gate as root (Slurm Prolog does).', layer: 'scheduler' },
-  'acs-na': { tells: 'No bridge lies between a GPU and an RDMA adapter on this node.', response: 'None.', layer: 'server' },
-  'ats-unreadable': { tells: 'ATS is in extended config space, which only root can read.', response: 'Run the gate as root (Slurm Prolog does).', layer: 'scheduler' },
-  'ats-na': { tells: 'No GPU or RDMA adapter to check ATS on.', response: 'None.', layer: 'server' },
-  'ats-ok': { tells: 'Address Translation Services enabled as expected.', response: 'None.', layer: 'server' },
-  'ats-off': { tells: 'ATS is off on a device where the virtualized design relies on it, so peer traffic is translated by the IOMMU on every access.', response: 'Enable ATS in the hypervisor/device assignment and the adapter firmware (ATS_ENABLED) as the reference node has it.', layer: 'server' },
-  'iommu-ok': { tells: 'IOMMU mode matches the design for GPU/NIC peer traffic.', response: 'None.', layer: 'security' },
-  'iommu-na': { tells: 'No GPU or RDMA adapter with a PCI function, so no IOMMU domain to judge.', response: 'None.', layer: 'security' },
-  'iommu-unknown': { tells: 'The IOMMU group type of the device could not be read.', response: 'Run the gate as root; check /sys/kernel/iommu_groups/<n>/type.', layer: 'security' },
-  'iommu-translated': { tells: 'The GPU or NIC sits in a translated IOMMU domain: peer-to-peer DMA is remapped or blocked.', response: 'Use iommu=pt (or identity domains for GPU/NIC) on bare metal, as the baseline states; get security sign-off for the mode.', layer: 'security' },
-  'iommu-mode-changed': { tells: 'The IOMMU mode differs from the approved architecture of this class.', response: 'Restore the kernel command line of the reference node (iommu=, intel_iommu=, amd_iommu=).', layer: 'security' },
-  'mechanism-ok': { tells: 'A GPUDirect RDMA mechanism is available.', response: 'None.', layer: 'server' },
-  'mechanism-missing': { tells: 'Neither nvidia-peermem nor DMA-BUF is available: NCCL silently falls back to staging through host memory.', response: 'Load nvidia_peermem (modprobe nvidia-peermem) or move to the open kernel module with a kernel >= 5.12 for DMA-BUF.', layer: 'server' },
-  'mechanism-wrong': { tells: 'The mechanism the class was validated with is not the one available now.', response: 'Load the expected module or update the baseline after validating the other mechanism.', layer: 'server' },
-  'mechanism-na': { tells: 'No RDMA adapter or no GPU: GPUDirect RDMA does not apply.', response: 'None.', layer: 'server' },
-  'uverbs-missing': { tells: 'RDMA adapters exist but ib_uverbs is not loaded: user space cannot open them.', response: 'Load ib_uverbs (rdma-core / MOFED service).', layer: 'fabric' },
-  'memlock-ok': { tells: 'Locked-memory limit is high enough to register RDMA buffers.', response: 'None.', layer: 'scheduler' },
-  'memlock-low': { tells: 'RLIMIT_MEMLOCK too low: RDMA memory registration fails or NCCL falls back to slow paths.', response: 'Set LimitMEMLOCK=infinity for slurmd and PropagateResourceLimitsExcept=MEMLOCK in slurm.conf; check /etc/security/limits.conf.', layer: 'scheduler' },
-  'memlock-unknown': { tells: 'The locked-memory limit could not be read.', response: 'Run on the node with access to /proc.', layer: 'scheduler' },
-  'topology-ok': { tells: 'GPU↔NIC placement matches the reference.', response: 'None.', layer: 'server' },
-  'topology-changed': { tells: 'A GPU↔NIC pair is farther apart than on the reference node (a device moved slot, switch or socket).', response: 'Compare lspci -tv with the reference node; check risers and slot population against the build sheet.', layer: 'server' },
-  'topology-remote-nic': { tells: "A GPU's nearest RDMA adapter is across the CPU interconnect: every GPUDirect transfer crosses sockets.", response: 'Check the rail mapping and NIC placement; set NCCL_IB_HCA / topology file if this is by design.', layer: 'server' },
-  'topology-numa-changed': { tells: 'A device reports a different NUMA node than on the reference node.', response: 'Check BIOS NUMA/SNC settings against the reference node.', layer: 'server' },
-  'topology-unknown': { tells: 'The GPU↔NIC path could not be computed (an RDMA device with no PCI function, or an unreadable tree).', response: 'Check that the RDMA adapter is a PCI device bound to its driver (ls -l /sys/class/infiniband/*/device).', layer: 'server' },
-  'topology-na': { tells: 'No GPU↔NIC pair to place.', response: 'None.', layer: 'server' },
-  'config-error': { tells: 'The gate could not run: its configuration or baseline is invalid.', response: 'Fix the file named in the message; run gdrgate baseline validate.', layer: 'scheduler' },
-  'internal-error': { tells: 'The gate itself failed.', response: 'Look at the gate log; report the error with a snapshot.', layer: 'scheduler' },
-} as const satisfies Record<string, Entry>;
+/** Codes the gate makes about itself, not a check: a configuration it cannot use, or its own failure. */
+const GATE = {
+  'config-error': { tells: 'The gate could not run: its configuration or baseline is invalid.', do: 'Fix the file named in the message; run gdrgate baseline validate.', layer: 'scheduler' },
+  'internal-error': { tells: 'The gate itself failed.', do: 'Look at the gate log; report the error with a snapshot.', layer: 'scheduler' },
+} as const satisfies Record<string, Wording>;
 
-export type Code = keyof typeof CATALOG;
+type CodesOf<T> = T extends { readonly codes: infer C } ? keyof C & string : never;
+
+/** Every check code, the gate's codes too. */
+export type Code = CodesOf<(typeof CHECKS)[number]> | keyof typeof GATE;
+
+export const CATALOG: Readonly<Record<Code, Entry>> = Object.fromEntries(
+  [...CHECKS.flatMap((c) => Object.entries(c.codes as Readonly<Record<string, Wording>>)), ...Object.entries(GATE)].map(([code, w]) => [code, { tells: w.tells, response: w.do, layer: w.layer }]),
+) as Record<Code, Entry>;
 
 /**
  * The epilog's bandwidth judgement (src/epilog/judge.ts), kept apart from the checks' table: its findings come from
@@ -86,6 +58,7 @@ export const BW_CATALOG = {
 
 export type BwCode = keyof typeof BW_CATALOG;
 
-export function entry(code: string): Entry {
-  return (CATALOG as Record<string, Entry>)[code] ?? (BW_CATALOG as Record<string, Entry>)[code] ?? { tells: '', response: '', layer: 'server' };
+/** The wording of a code: total over the codes the compiler knows, so no finding can render with a blank one. */
+export function entry(code: Code | BwCode): Entry {
+  return code in BW_CATALOG ? BW_CATALOG[code as BwCode] : CATALOG[code as Code];
 }

@@ -1,13 +1,29 @@
 // device-inventory: the GPUs and RDMA adapters present, by address, model, firmware and driver, against the baseline.
+import { factText } from '../model/fact.js';
 import type { Finding } from '../model/finding.js';
 import { deviceName, hex4, linkText } from '../model/names.js';
-import { defineCheck, finder } from './types.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
 
-const f = finder('device-inventory');
+/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
+const CODES = {
+  'inventory-ok': { tells: 'Device present as expected.', do: 'None.', layer: 'server' },
+  'inventory-missing': { tells: 'A GPU or RDMA adapter of the baseline is not on the PCI bus: failed, unseated, or hidden by firmware.', do: 'Reseat or replace the device; check BMC/SEL for PCIe errors; compare lspci -tv with the reference node.', layer: 'server' },
+  'inventory-extra': { tells: 'A device the baseline does not know: a changed build or a wrong baseline class.', do: 'Confirm the hardware change and recapture the baseline for this class.', layer: 'server' },
+  'inventory-unknown': { tells: 'The vendor/device id at this address could not be read, so the model cannot be compared with the baseline.', do: 'Read it by hand (lspci -n -s <bdf>) as root; check the function answers configuration reads.', layer: 'server' },
+  'inventory-mismatch': { tells: 'The device at this address is a different model than the baseline.', do: 'Check the bill of materials of the node; recapture if the change was intended.', layer: 'server' },
+  'firmware-unknown': { tells: 'The adapter\'s firmware version could not be read (fw_ver missing, empty or unreadable), so it cannot be compared with the approved set.', do: 'Read it by hand (cat /sys/class/infiniband/<hca>/fw_ver, mlxfwmanager --query); check the driver exposes fw_ver.', layer: 'fabric' },
+  'firmware-mismatch': { tells: 'Adapter firmware differs from the approved set; behaviour (PCIe, ATS, RDMA) can differ.', do: 'Flash the approved firmware (mlxfwmanager) or approve the new set fleet-wide.', layer: 'fabric' },
+  'driver-mismatch': { tells: 'GPU driver or kernel differs from the approved set.', do: 'Reimage or roll the node to the approved driver/kernel set.', layer: 'server' },
+} as const satisfies Codes;
 
-export default defineCheck({
+const f = finder('device-inventory', CODES);
+
+const check: Check<'device-inventory', typeof CODES> = defineCheck({
   id: 'device-inventory',
   title: 'GPUs and RDMA adapters present',
+  reasonLabel: 'inventory',
+  codes: CODES,
+  docs: 'docs/checks/device-inventory.md',
   run({ inv, baseline }) {
     const out: Finding[] = [];
     const idOf = (bdf: string) => {
@@ -17,13 +33,13 @@ export default defineCheck({
     const drv = inv.gpudirect.driverVersion;
     for (const g of inv.gpus) {
       const d = inv.pci.get(g.bdf);
-      const link = d?.current ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max?.speed ?? null, d.max?.width ?? null)}` : '';
+      const link = d && d.current.speed.state === 'present' ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max.speed, d.max.width)}` : '';
       out.push(f('inventory-ok', 'pass', g.bdf, `GPU ${deviceName(d?.vendor ?? null, d?.device ?? null)}${link}${drv ? `, driver ${drv}` : ''}`));
     }
     for (const n of inv.nics) {
       const d = n.bdf ? inv.pci.get(n.bdf) : undefined;
       const ports = n.ports.map((p) => `port ${p.port} ${p.state ?? '?'} ${p.rate ?? ''}`.trim()).join('; ');
-      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer ?? '?'}${ports ? `, ${ports}` : ''}`));
+      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
     }
     if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
     if (inv.nics.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no RDMA adapter (/sys/class/infiniband absent or empty)'));
@@ -38,9 +54,14 @@ export default defineCheck({
         continue;
       }
       const want = b.vendor && b.device ? `${b.vendor}:${b.device}` : null;
-      if (want && idOf(b.bdf) !== want) out.push(f('inventory-mismatch', 'fail', b.bdf, `device id ${idOf(b.bdf)}`, want, idOf(b.bdf)));
+      const id = idOf(b.bdf);
+      if (want && id === '?') out.push(f('inventory-unknown', 'skip', b.bdf, 'device id not readable (vendor/device and config space)', want));
+      else if (want && id !== want) out.push(f('inventory-mismatch', 'fail', b.bdf, `device id ${id}`, want, id));
       const nic = nics.get(b.bdf);
-      if (nic && b.fwVer && nic.fwVer !== b.fwVer) out.push(f('firmware-mismatch', 'fail', nic.name, `firmware ${nic.fwVer ?? '?'}`, b.fwVer, nic.fwVer ?? 'unknown'));
+      if (!nic || !b.fwVer) continue;
+      // A version that could not be read is no evidence of a different one: skip with why, never a mismatch.
+      if (nic.fwVer.state !== 'present') out.push(f('firmware-unknown', 'skip', nic.name, `firmware ${factText(nic.fwVer)}`, b.fwVer));
+      else if (nic.fwVer.value !== b.fwVer) out.push(f('firmware-mismatch', 'fail', nic.name, `firmware ${nic.fwVer.value}`, b.fwVer, nic.fwVer.value));
     }
     const known = new Set(baseline.devices.map((d) => d.bdf));
     for (const g of inv.gpus) if (!known.has(g.bdf)) out.push(f('inventory-extra', 'warn', g.bdf, 'GPU not in the baseline', 'absent', 'present'));
@@ -55,3 +76,5 @@ export default defineCheck({
     return out;
   },
 });
+
+export default check;

@@ -1,8 +1,17 @@
 // gpudirect-mechanism: nvidia-peermem or DMA-BUF available, as NCCL decides (net_ib.cc), and the one the class expects.
 import type { Gpudirect } from '../model/inventory.js';
-import { defineCheck, finder } from './types.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
 
-const f = finder('gpudirect-mechanism');
+/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
+const CODES = {
+  'mechanism-ok': { tells: 'A GPUDirect RDMA mechanism is available.', do: 'None.', layer: 'server' },
+  'mechanism-missing': { tells: 'Neither nvidia-peermem nor DMA-BUF is available: NCCL silently falls back to staging through host memory.', do: 'Load nvidia_peermem (modprobe nvidia-peermem) or move to the open kernel module with a kernel >= 5.12 for DMA-BUF.', layer: 'server' },
+  'mechanism-wrong': { tells: 'The mechanism the class was validated with is not the one available now.', do: 'Load the expected module or update the baseline after validating the other mechanism.', layer: 'server' },
+  'mechanism-na': { tells: 'No RDMA adapter or no GPU: GPUDirect RDMA does not apply.', do: 'None.', layer: 'server' },
+  'uverbs-missing': { tells: 'RDMA adapters exist but ib_uverbs is not loaded: user space cannot open them.', do: 'Load ib_uverbs (rdma-core / MOFED service).', layer: 'fabric' },
+} as const satisfies Codes;
+
+const f = finder('gpudirect-mechanism', CODES);
 
 export function describe(g: Gpudirect): string {
   const drv = g.driverFlavour ? `${g.driverFlavour === 'open' ? 'open kernel module' : 'proprietary kernel module'} ${g.driverVersion}` : 'no NVIDIA driver';
@@ -15,9 +24,12 @@ function available(g: Gpudirect): string {
   return [g.peermemLoaded ? 'peermem' : '', g.dmabufPossible ? 'dmabuf' : ''].filter(Boolean).join('+') || 'none';
 }
 
-export default defineCheck({
+const check: Check<'gpudirect-mechanism', typeof CODES> = defineCheck({
   id: 'gpudirect-mechanism',
   title: 'GPUDirect RDMA mechanism (nvidia-peermem or DMA-BUF)',
+  reasonLabel: 'gpudirect',
+  codes: CODES,
+  docs: 'docs/checks/gpudirect-mechanism.md',
   run({ inv, baseline }) {
     const g = inv.gpudirect;
     const facts = describe(g);
@@ -36,3 +48,5 @@ export default defineCheck({
     return out;
   },
 });
+
+export default check;

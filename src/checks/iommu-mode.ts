@@ -1,9 +1,18 @@
 // iommu-mode: the IOMMU domain of each GPU and NIC matches the class's architecture (off/passthrough on bare metal).
 import type { IommuMode } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
-import { defineCheck, finder } from './types.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
 
-const f = finder('iommu-mode');
+/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
+const CODES = {
+  'iommu-ok': { tells: 'IOMMU mode matches the design for GPU/NIC peer traffic.', do: 'None.', layer: 'security' },
+  'iommu-na': { tells: 'No GPU or RDMA adapter with a PCI function, so no IOMMU domain to judge.', do: 'None.', layer: 'security' },
+  'iommu-unknown': { tells: 'The IOMMU group type of the device could not be read.', do: 'Run the gate as root; check /sys/kernel/iommu_groups/<n>/type.', layer: 'security' },
+  'iommu-translated': { tells: 'The GPU or NIC sits in a translated IOMMU domain: peer-to-peer DMA is remapped or blocked.', do: 'Use iommu=pt (or identity domains for GPU/NIC) on bare metal, as the baseline states; get security sign-off for the mode.', layer: 'security' },
+  'iommu-mode-changed': { tells: 'The IOMMU mode differs from the approved architecture of this class.', do: 'Restore the kernel command line of the reference node (iommu=, intel_iommu=, amd_iommu=).', layer: 'security' },
+} as const satisfies Codes;
+
+const f = finder('iommu-mode', CODES);
 
 /** Group type → mode: identity is passthrough; DMA and DMA-FQ translate every access (drivers/iommu/iommu.c). */
 function modeOf(type: string | undefined): IommuMode | 'unknown' {
@@ -20,9 +29,12 @@ function subjects(inv: Inventory): { subject: string; group: string | null }[] {
   return [...gpu, ...nic];
 }
 
-export default defineCheck({
+const check: Check<'iommu-mode', typeof CODES> = defineCheck({
   id: 'iommu-mode',
   title: 'IOMMU mode for GPUs and RDMA adapters',
+  reasonLabel: 'iommu-mode',
+  codes: CODES,
+  docs: 'docs/checks/iommu-mode.md',
   run({ inv, baseline }) {
     const want = baseline?.iommu ?? null;
     const cmd = Object.entries(inv.iommu.cmdline).map(([k, v]) => `${k}=${v}`).join(' ');
@@ -50,3 +62,5 @@ export default defineCheck({
     });
   },
 });
+
+export default check;

@@ -1,9 +1,22 @@
 // pcie-link: every GPU, NIC and switch uplink on their paths trained to the speed/width it can (or the baseline says).
+import { type Fact, present, unknown, whyUnknown } from '../model/fact.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 import { deviceName, linkText } from '../model/names.js';
-import { defineCheck, finder } from './types.js';
+import { portType } from '../topo/classify.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
 
-const f = finder('pcie-link');
+/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
+const CODES = {
+  'link-ok': { tells: 'The link trained to the expected speed and width.', do: 'None.', layer: 'server' },
+  'link-width-low': { tells: 'The link trained narrower than it can: bandwidth is cut by the same factor for every transfer through it.', do: 'Reseat the device or riser, check the slot and cable, look for AER errors; drain until fixed.', layer: 'server' },
+  'link-speed-low': { tells: 'The link runs at a lower generation than it can: signal integrity, a retimer, or a BIOS limit.', do: 'Check BIOS PCIe speed settings, retimers and AER counters; reseat; compare with the reference node.', layer: 'server' },
+  'link-speed-idle': { tells: 'A GPU link below its top speed may be the GPU saving power at idle (it retrains under load).', do: 'Confirm under load (nvidia-smi -q, Link Gen Current) before acting; set gpuSpeedStrict in the baseline to fail instead.', layer: 'server' },
+  'link-na': { tells: 'No GPU or RDMA adapter link to check.', do: 'None.', layer: 'server' },
+  'link-max-unknown': { tells: 'The link\'s current state was read but not what it can do (no max_link_*, no Link Capabilities, no baseline): whether it trained down cannot be told.', do: 'Run the gate as root (config space holds Link Capabilities), or judge against a baseline captured on the reference node.', layer: 'server' },
+  'link-unknown': { tells: 'Link speed/width could not be read.', do: 'Run as root on the node; check the device is bound.', layer: 'server' },
+} as const satisfies Codes;
+
+const f = finder('pcie-link', CODES);
 
 /** Devices at the lower end of a physical link: GPUs, NICs and switch upstream ports (not switch-internal downstream ports). */
 function linkEnds(inv: Inventory): { dev: PciDevice; parent: PciDevice | undefined }[] {
@@ -13,8 +26,7 @@ function linkEnds(inv: Inventory): { dev: PciDevice; parent: PciDevice | undefin
   for (const b of [...ends]) {
     const chain = inv.pci.get(b)?.bridges ?? [];
     chain.forEach((br, i) => {
-      const c = inv.pci.get(br)?.config;
-      const t = c?.known && c.value.pcie ? c.value.pcie.portType : null;
+      const t = portType(inv, br);
       if (t === 5 || (t === null && i % 2 === 1)) ends.add(br);
     });
   }
@@ -24,12 +36,25 @@ function linkEnds(inv: Inventory): { dev: PciDevice; parent: PciDevice | undefin
     .map((dev) => ({ dev, parent: inv.pci.get(dev.bridges[dev.bridges.length - 1] ?? '') }));
 }
 
-const min = (a: number | null | undefined, b: number | null | undefined): number | null =>
-  a == null ? (b ?? null) : b == null ? a : Math.min(a, b);
+/**
+ * What the link can do: the lower of both ends' maxima (a Gen4 NIC in a Gen5 port trains to Gen4). With a parent
+ * port whose maximum is not known, the device's own maximum is no bound on the link: unknown, never a guess.
+ */
+function capability(mine: Fact<number>, parent: Fact<number> | undefined, what: string): Fact<number> {
+  if (mine.state !== 'present') return unknown(mine.state === 'unknown' ? mine.why : `no maximum ${what} for the device`);
+  if (parent === undefined) return mine;
+  if (parent.state !== 'present') return unknown(parent.state === 'unknown' ? parent.why : `no maximum ${what} for the port above`);
+  return present(Math.min(mine.value, parent.value));
+}
 
-export default defineCheck({
+const fromBaseline = (v: number | null, what: string): Fact<number> => (v === null ? unknown(`the baseline records no link ${what}`) : present(v));
+
+const check: Check<'pcie-link', typeof CODES> = defineCheck({
   id: 'pcie-link',
   title: 'PCIe link speed and width',
+  reasonLabel: 'pcie-link',
+  codes: CODES,
+  docs: 'docs/checks/pcie-link.md',
   run({ inv, baseline }) {
     const isGpu = new Set(inv.gpus.map((g) => g.bdf));
     const isNic = new Map(inv.nics.map((n) => [n.bdf, n.name]));
@@ -38,22 +63,26 @@ export default defineCheck({
     if (ends.length === 0) return [f('link-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
     for (const { dev, parent } of ends) {
       const what = isGpu.has(dev.bdf) ? `GPU ${deviceName(dev.vendor, dev.device)}` : isNic.has(dev.bdf) ? `NIC ${isNic.get(dev.bdf)}` : 'switch uplink';
-      const cur = dev.current;
-      if (!cur || cur.speed === null || cur.width === null) {
-        out.push(f('link-unknown', 'skip', dev.bdf, `${what}: link speed/width not readable`));
+      const { speed, width } = dev.current;
+      if (speed.state !== 'present' || width.state !== 'present') {
+        const why = whyUnknown(speed, width) ?? 'no current_link_* and no Link Status';
+        out.push(f('link-unknown', 'skip', dev.bdf, `${what}: link speed/width not readable (${why})`));
         continue;
       }
       const base = baseline?.devices.find((d) => d.bdf === dev.bdf)?.link;
-      // The link's capability is the lower of both ends' maxima (a Gen4 NIC in a Gen5 port trains to Gen4).
-      const wantSpeed = base ? base.speed : min(dev.max?.speed, parent?.max?.speed);
-      const wantWidth = base ? base.width : min(dev.max?.width, parent?.max?.width);
+      const wantSpeed = base ? fromBaseline(base.speed, 'speed') : capability(dev.max.speed, parent?.max.speed, 'speed');
+      const wantWidth = base ? fromBaseline(base.width, 'width') : capability(dev.max.width, parent?.max.width, 'width');
       const want = linkText(wantSpeed, wantWidth);
-      const got = linkText(cur.speed, cur.width);
-      if (wantWidth !== null && cur.width < wantWidth) {
-        out.push(f('link-width-low', 'fail', dev.bdf, `${what} trained x${cur.width} of x${wantWidth}`, want, got));
-      } else if (wantSpeed !== null && cur.speed < wantSpeed) {
+      const got = linkText(speed, width);
+      if (wantWidth.state === 'present' && width.value < wantWidth.value) {
+        out.push(f('link-width-low', 'fail', dev.bdf, `${what} trained x${width.value} of x${wantWidth.value}`, want, got));
+      } else if (wantSpeed.state === 'present' && speed.value < wantSpeed.value) {
         const idle = isGpu.has(dev.bdf) && !baseline?.gpuSpeedStrict;
         out.push(f(idle ? 'link-speed-idle' : 'link-speed-low', idle ? 'warn' : 'fail', dev.bdf, `${what} at ${got} of ${want}`, want, got));
+      } else if (wantSpeed.state !== 'present' || wantWidth.state !== 'present') {
+        // Without the maximum (nor a baseline) a link at Gen3 x4 may be one that trained down: could not tell.
+        const why = whyUnknown(wantSpeed, wantWidth) ?? 'no maximum';
+        out.push(f('link-max-unknown', 'skip', dev.bdf, `${what} at ${got}; what it can do is not known (${why})`, undefined, got));
       } else {
         out.push(f('link-ok', 'pass', dev.bdf, `${what} ${got} of ${want}`, want, got));
       }
@@ -61,3 +90,5 @@ export default defineCheck({
     return out;
   },
 });
+
+export default check;

@@ -2,14 +2,28 @@
 import type { Finding } from '../model/finding.js';
 import type { PathClass } from '../model/inventory.js';
 import { topoMatrix } from '../topo/matrix.js';
-import { defineCheck, finder } from './types.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
 
-const f = finder('topology-distance');
+/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
+const CODES = {
+  'topology-ok': { tells: 'GPU↔NIC placement matches the reference.', do: 'None.', layer: 'server' },
+  'topology-changed': { tells: 'A GPU↔NIC pair is farther apart than on the reference node (a device moved slot, switch or socket).', do: 'Compare lspci -tv with the reference node; check risers and slot population against the build sheet.', layer: 'server' },
+  'topology-remote-nic': { tells: "A GPU's nearest RDMA adapter is across the CPU interconnect: every GPUDirect transfer crosses sockets.", do: 'Check the rail mapping and NIC placement; set NCCL_IB_HCA / topology file if this is by design.', layer: 'server' },
+  'topology-numa-changed': { tells: 'A device reports a different NUMA node than on the reference node.', do: 'Check BIOS NUMA/SNC settings against the reference node.', layer: 'server' },
+  'topology-unknown': { tells: 'The GPU↔NIC path could not be computed (an RDMA device with no PCI function, or an unreadable tree).', do: 'Check that the RDMA adapter is a PCI device bound to its driver (ls -l /sys/class/infiniband/*/device).', layer: 'server' },
+  'topology-numa-unknown': { tells: 'The NUMA node of a device could not be read (numa_node unreadable or malformed), so its placement cannot be compared.', do: 'Check /sys/bus/pci/devices/<bdf>/numa_node on the node; compare with the reference node.', layer: 'server' },
+  'topology-na': { tells: 'No GPU↔NIC pair to place.', do: 'None.', layer: 'server' },
+} as const satisfies Codes;
+
+const f = finder('topology-distance', CODES);
 const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
-export default defineCheck({
+const check: Check<'topology-distance', typeof CODES> = defineCheck({
   id: 'topology-distance',
   title: 'GPU↔NIC placement (PIX/PXB/PHB/NODE/SYS)',
+  reasonLabel: 'topology',
+  codes: CODES,
+  docs: 'docs/checks/topology-distance.md',
   run({ inv, baseline }) {
     const m = topoMatrix(inv);
     if (m.gpus.length === 0 || m.nics.length === 0) return [f('topology-na', 'skip', 'node', `not applicable: ${m.gpus.length} GPU(s), ${m.nics.length} RDMA adapter(s)`)];
@@ -46,9 +60,15 @@ export default defineCheck({
     if (out.length === 0) out.push(f('topology-na', 'skip', 'node', 'not applicable: the baseline has no GPU↔NIC path to compare'));
     for (const d of baseline.devices) {
       const cur = inv.pci.get(d.bdf);
-      if (cur && d.numaNode !== undefined && cur.numaNode !== d.numaNode)
-        out.push(f('topology-numa-changed', 'fail', d.bdf, `NUMA node ${cur.numaNode ?? 'none'}`, String(d.numaNode ?? 'none'), String(cur.numaNode ?? 'none')));
+      if (!cur || d.numaNode === undefined) continue;
+      const want = String(d.numaNode ?? 'none');
+      // numa_node itself, as the baseline recorded it (not the local-CPU fallback, which the capture never used).
+      const n = cur.numaNode;
+      if (n.state === 'unknown') out.push(f('topology-numa-unknown', 'skip', d.bdf, `NUMA node not readable (${n.why})`, want));
+      else if ((n.state === 'present' ? n.value : null) !== d.numaNode) out.push(f('topology-numa-changed', 'fail', d.bdf, `NUMA node ${n.state === 'present' ? n.value : 'none'}`, want, String(n.state === 'present' ? n.value : 'none')));
     }
     return out;
   },
 });
+
+export default check;

@@ -1,8 +1,8 @@
-// A check is a small typed object: an id, a title, and a pure function from inventory (+ baseline) to findings.
+// A check is one record: id, title, drain-reason label, every code it makes with its wording, its docs page, and a
+// pure function from inventory (+ baseline) to findings. The registry (index.ts) derives everything else from these.
 import type { BaselineClass } from '../model/baseline.js';
-import { optionalPair, type CheckId, type Finding, type Status } from '../model/finding.js';
+import { optionalPair, type CheckId, type Finding, type Layer, type Status } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
-import type { Code } from './catalog.js';
 
 export interface CheckContext {
   readonly inv: Inventory;
@@ -10,21 +10,37 @@ export interface CheckContext {
   readonly baseline: BaselineClass | null;
 }
 
-export interface Check {
-  readonly id: CheckId;
+/** The wording of one finding code (the field matrix): what the signal tells, what to do, the layer that owns it. */
+export interface Wording {
+  readonly tells: string;
+  readonly do: string;
+  readonly layer: Layer;
+}
+export type Codes = Readonly<Record<string, Wording>>;
+
+export interface Check<Id extends string = string, C extends Codes = Codes> {
+  readonly id: Id;
   readonly title: string;
+  /** First word after `gdrgate:` in a drain reason: what `sinfo -R`'s 20 characters show. */
+  readonly reasonLabel: string;
+  readonly codes: C;
+  /** The page that says what it reads, when it fails, what to do, with a real output (docs/checks/<id>.md). */
+  readonly docs: string;
   run(ctx: CheckContext): Finding[];
 }
 
-export function defineCheck(c: Check): Check {
+export function defineCheck<const Id extends string, C extends Codes>(c: Check<Id, C>): Check<Id, C> {
   return c;
 }
 
-/** Builds findings for one check so every call site stays one line. */
-export function finder(check: CheckId) {
-  return (code: Code, status: Status, subject: string, message: string, expected?: string, actual?: string): Finding => ({
+/** Builds findings for one check so every call site stays one line; the code must be one of the check's own. */
+export type Finder<C extends Codes> = (code: keyof C & string, status: Status, subject: string, message: string, expected?: string, actual?: string) => Finding;
+
+export function finder<C extends Codes>(check: CheckId, _codes: C): Finder<C> {
+  return (code, status, subject, message, expected, actual) => ({
     check,
-    code,
+    // A check's codes are part of Code by construction (catalog.ts derives Code from the registry's records).
+    code: code as Finding['code'],
     status,
     subject,
     message,

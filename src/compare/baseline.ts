@@ -4,7 +4,7 @@ import type { BaselineClass } from '../model/baseline.js';
 import type { Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import { runChecks } from '../runner/run.js';
-import { CHECK_IDS } from '../model/finding.js';
+import { CHECK_IDS } from '../checks/index.js';
 import { diff, type Area, type Difference, type Impact } from './types.js';
 
 /** Finding code → where it sits and how hard it hits the path; the response is the catalog's for that code. */

@@ -1,4 +1,5 @@
 // PCIe differences between two inventories: devices present and placed, GPU↔NIC classes, link training, ACS per bridge.
+import { factText, valueOf, within } from '../model/fact.js';
 import type { Inventory, PathClass, PciDevice } from '../model/inventory.js';
 import { deviceName, linkText } from '../model/names.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
@@ -51,7 +52,10 @@ export function placement(a: Inventory, b: Inventory): Difference[] {
     if (!x || !y || !endpoints(a).includes(bdf)) continue;
     if (x.vendor !== y.vendor || x.device !== y.device) out.push(diff('major', 'device', bdf, what(a, bdf), what(b, bdf), 'inventory-mismatch'));
     if (x.hostBridge !== y.hostBridge) out.push(diff('critical', 'root-complex', bdf, x.hostBridge, y.hostBridge, 'topology-changed'));
-    if (x.numaNode !== y.numaNode) out.push(diff('major', 'numa', bdf, `node ${x.numaNode ?? 'none'}`, `node ${y.numaNode ?? 'none'}`, 'topology-numa-changed'));
+    const [na, nb] = [x.numaNode, y.numaNode];
+    if (na.state === 'unknown' || nb.state === 'unknown') {
+      if (na.state !== nb.state) out.push(diff('minor', 'numa', bdf, `node ${factText(na)}`, `node ${factText(nb)}`, 'unknown-side'));
+    } else if (valueOf(na) !== valueOf(nb)) out.push(diff('major', 'numa', bdf, `node ${factText(na)}`, `node ${factText(nb)}`, 'topology-numa-changed'));
   }
   return out;
 }
@@ -82,16 +86,18 @@ export function links(a: Inventory, b: Inventory): Difference[] {
   const gpus = new Set(b.gpus.map((g) => g.bdf));
   for (const [bdf, y] of b.pci) {
     const x = a.pci.get(bdf);
-    if (!x?.current || !y.current) continue;
+    if (!x) continue;
     const [ca, cb] = [x.current, y.current];
     const ta = linkText(ca.speed, ca.width);
     const tb = linkText(cb.speed, cb.width);
-    if (ca.width !== null && cb.width !== null && ca.width !== cb.width) {
-      const low = ca.width < cb.width;
+    // Only what both sides read is compared; an unknown side is no difference in link training.
+    const [wa, wb, sa, sb] = [valueOf(ca.width), valueOf(cb.width), valueOf(ca.speed), valueOf(cb.speed)];
+    if (wa !== undefined && wb !== undefined && wa !== wb) {
+      const low = wa < wb;
       out.push(diff(low ? 'critical' : 'minor', 'link-width', bdf, ta, tb, low ? 'link-width-low' : 'better-than-reference'));
     }
-    if (ca.speed !== null && cb.speed !== null && ca.speed !== cb.speed) {
-      const low = ca.speed < cb.speed;
+    if (sa !== undefined && sb !== undefined && sa !== sb) {
+      const low = sa < sb;
       // A GPU at idle may drop its link speed (power saving): the pcie-link check calls that a warning.
       const idle = low && gpus.has(bdf);
       out.push(diff(low && !idle ? 'major' : 'minor', 'link-speed', bdf, ta, tb, idle ? 'link-speed-idle' : low ? 'link-speed-low' : 'better-than-reference'));
@@ -101,12 +107,12 @@ export function links(a: Inventory, b: Inventory): Difference[] {
 }
 
 function acsText(d: PciDevice): { text: string; redirect: string[] } | null {
-  if (!d.config.known || !d.config.value.extReadable) return null;
-  const acs = d.config.value.acs;
-  if (!acs) return { text: 'no ACS capability', redirect: [] };
+  const acs = within(d.config, (c) => c.acs, 'config space absent');
+  if (acs.state === 'unknown') return null;
+  if (acs.state === 'absent') return { text: 'no ACS capability', redirect: [] };
   // Only the controls that are on, in lspci's words ("SrcValid+ ReqRedir+"): the full word does not fit a table.
-  const on = formatAcs(acs.ctl).split(' ').filter((b) => b.endsWith('+'));
-  return { text: `ACSCtl ${on.length ? on.join(' ') : 'all off'}`, redirect: redirectBits(acs.ctl) };
+  const on = formatAcs(acs.value.ctl).split(' ').filter((b) => b.endsWith('+'));
+  return { text: `ACSCtl ${on.length ? on.join(' ') : 'all off'}`, redirect: redirectBits(acs.value.ctl) };
 }
 
 /** ACS control of every bridge a GPU↔NIC peer transfer crosses on either node, present on both. */

@@ -1,4 +1,5 @@
 // Node-wide differences between two inventories: IOMMU, GPUDirect mechanism, modules, memlock, ATS, driver/firmware/kernel.
+import { ABSENT, factText, within } from '../model/fact.js';
 import type { Inventory, Limit } from '../model/inventory.js';
 import { formatBytes } from '../parsers/limits.js';
 import { diff, type Difference } from './types.js';
@@ -90,8 +91,8 @@ export function memlock(a: Inventory, b: Inventory): Difference[] {
 export function ats(a: Inventory, b: Inventory): Difference[] {
   const out: Difference[] = [];
   const state = (inv: Inventory, bdf: string): string | null => {
-    const c = inv.pci.get(bdf)?.config;
-    return c?.known && c.value.extReadable ? (c.value.ats ? (c.value.ats.enabled ? 'enabled' : 'disabled') : 'no ATS capability') : null;
+    const t = within(inv.pci.get(bdf)?.config ?? ABSENT, (c) => c.ats, 'config space absent');
+    return t.state === 'unknown' ? null : t.state === 'absent' ? 'no ATS capability' : t.value.enabled ? 'enabled' : 'disabled';
   };
   for (const bdf of [...b.gpus.map((g) => g.bdf), ...b.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))]) {
     const [x, y] = [state(a, bdf), state(b, bdf)];
@@ -107,7 +108,11 @@ export function versions(a: Inventory, b: Inventory): Difference[] {
   if (drv(a) !== drv(b)) out.push(diff('major', 'driver', 'nvidia', drv(a), drv(b), 'driver-mismatch'));
   for (const n of b.nics) {
     const x = a.nics.find((m) => m.name === n.name);
-    if (x && x.fwVer !== n.fwVer) out.push(diff('major', 'firmware', n.name, x.fwVer ?? 'unknown', n.fwVer ?? 'unknown', 'firmware-mismatch'));
+    if (!x) continue;
+    const [fa, fb] = [factText(x.fwVer), factText(n.fwVer)];
+    if (fa === fb) continue;
+    const unread = x.fwVer.state === 'unknown' || n.fwVer.state === 'unknown';
+    out.push(diff(unread ? 'minor' : 'major', 'firmware', n.name, fa, fb, unread ? 'unknown-side' : 'firmware-mismatch'));
   }
   if (a.kernelRelease !== b.kernelRelease) out.push(diff('minor', 'kernel', 'node', a.kernelRelease ?? 'unknown', b.kernelRelease ?? 'unknown', 'driver-mismatch'));
   return out;

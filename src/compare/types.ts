@@ -48,8 +48,10 @@ const LOCAL = {
 
 export type ResponseKey = Code | keyof typeof LOCAL;
 
+const isLocal = (key: ResponseKey): key is keyof typeof LOCAL => key in LOCAL;
+
 export function response(key: ResponseKey): string {
-  return key in LOCAL ? LOCAL[key as keyof typeof LOCAL] : entry(key).response;
+  return isLocal(key) ? LOCAL[key] : entry(key).response;
 }
 
 export function diff(impact: Impact, area: Area, subject: string, a: string, b: string, key: ResponseKey): Difference {

@@ -1,4 +1,5 @@
 // A Host that answers exactly one drill fault differently and passes every other read through unchanged.
+import { valueOf } from '../model/fact.js';
 import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 import { PEERMEM_FILES } from '../inventory/gpudirect.js';
 import { parsePciConfig } from '../parsers/pci-config.js';
@@ -32,12 +33,12 @@ function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
       if (devOf(p) !== fault.bdf) return b;
       if (base(p) === 'current_link_width') return Buffer.from(`${fault.width}\n`);
       // Link Status, PCIe capability +0x12, bits 9:4 (PCIe Base 6.3 §7.5.3.8): sysfs and config agree, as on a node.
-      if (base(p) === 'config') return patch16(b, plus(parsePciConfig(b).pcie?.offset, 0x12), (v) => (v & ~0x03f0) | (fault.width << 4));
+      if (base(p) === 'config') return patch16(b, plus(valueOf(parsePciConfig(b).pcie)?.offset, 0x12), (v) => (v & ~0x03f0) | (fault.width << 4));
       return b;
     case 'pcie-acs':
       if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
       // ACS Control register, ACS capability +6 (PCIe Base 6.3 §7.7.11.3).
-      return patch16(b, plus(parsePciConfig(b).acs?.offset, 6), (v) => v | (1 << ACS_BITS[fault.bit]));
+      return patch16(b, plus(valueOf(parsePciConfig(b).acs)?.offset, 6), (v) => v | (1 << ACS_BITS[fault.bit]));
     case 'memlock':
       if (!LIMITS_RE.test(p)) return b;
       return Buffer.from(text().replace(/^(Max locked memory\s+)\S+(\s+)\S+/m, `$1${fault.bytes}$2${fault.bytes}`));

@@ -1,18 +1,10 @@
-// A finding of the epilog's bandwidth judgement: the checks' finding shape, its code from BW_CATALOG.
+// A finding of the epilog's bandwidth judgement: the one finding shape (FindingOf), its code from BW_CATALOG.
 import type { BwCode } from '../checks/catalog.js';
-import type { Status } from '../model/finding.js';
+import type { FindingOf, Status } from '../model/finding.js';
 import { STATUS_RANK } from '../model/finding.js';
 import { byText } from '../model/order.js';
 
-export interface BwFinding {
-  readonly check: 'bandwidth';
-  readonly code: BwCode;
-  readonly status: Status;
-  /** `mlx5_0`, `mlx5_0/0000:1b:00.0` (HCA/GPU of a GPU-memory run), or a GPU BDF (nvbandwidth). */
-  readonly subject: string;
-  readonly message: string;
-  readonly expected?: string;
-  readonly actual?: string;
+export interface BwFinding extends FindingOf<'bandwidth', BwCode> {
   /** Probe id and recipe hash the finding is about, when it is about one path. */
   readonly probe?: string;
   readonly recipeHash?: string;

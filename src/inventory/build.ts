@@ -2,6 +2,7 @@
 import type { Host } from '../host/host.js';
 import type { Bdf, Inventory, NumaNode, PciDevice } from '../model/inventory.js';
 import { parseKernelRelease, parseModules } from '../parsers/procfs.js';
+import { parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
@@ -24,7 +25,14 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
   if (!ls.ok) return [];
   const ids = ls.value.filter((n) => /^node\d+$/.test(n)).map((n) => Number(n.slice(4)));
   const lists = await Promise.all(ids.map((id) => optText(host, `/sys/devices/system/node/node${id}/cpulist`, notes)));
-  return ids.map((id, i) => ({ id, cpuList: lists[i] ?? '' })).sort((a, b) => a.id - b.id);
+  return ids
+    .map((id, i) => {
+      const cpuList = lists[i] ?? '';
+      const p = parseCpuList(cpuList);
+      if (!p.ok) notes.add(`/sys/devices/system/node/node${id}/cpulist`, p.error);
+      return { id, cpuList, cpus: p.ok ? p.value : [] };
+    })
+    .sort((a, b) => a.id - b.id);
 }
 
 async function readKernel(host: Host, notes: Notes): Promise<string | null> {

@@ -1,10 +1,11 @@
 // PCI devices from /sys/bus/pci/devices: parent chain from the sysfs realpath (as NCCL's topology does), links, config.
 import type { Host } from '../host/host.js';
-import type { Bdf, LinkEnd, PciDevice, Known } from '../model/inventory.js';
-import type { PciConfig } from '../model/pci.js';
+import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
+import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
+import type { PciConfig, PcieCap } from '../model/pci.js';
 import { parsePciConfig, sparseConfig } from '../parsers/pci-config.js';
-import { BDF_RE, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
-import { linkBase, type Notes, optParsed, optText, type Pacer } from './read.js';
+import { BDF_RE, parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
+import { factParsed, factText, type Notes, optParsed, type Pacer, readWhy } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
 const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
@@ -57,19 +58,34 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
   return out.filter((d): d is PciSkeleton => d !== null);
 }
 
-async function link(host: Host, dir: string, which: 'current' | 'max', notes: Notes): Promise<LinkEnd | null> {
+async function link(host: Host, dir: string, which: 'current' | 'max', notes: Notes): Promise<LinkEnd> {
   const [speed, width] = await Promise.all([
-    optParsed(host, `${dir}/${which}_link_speed`, parseLinkSpeed, notes),
-    optParsed(host, `${dir}/${which}_link_width`, parseLinkWidth, notes),
+    factParsed(host, `${dir}/${which}_link_speed`, parseLinkSpeed, notes, 'the kernel reports "Unknown"'),
+    factParsed(host, `${dir}/${which}_link_width`, parseLinkWidth, notes, 'the kernel reports no width (0 or 255)'),
   ]);
-  return speed === null && width === null ? null : { speed, width };
+  return { speed, width };
 }
 
-async function config(host: Host, dir: string): Promise<Known<PciConfig>> {
+/** One end of the link from the PCI Express capability: a reserved speed encoding is unknown, never a number. */
+function fromRegisters(l: PcieCap['linkStatus'], what: string): LinkEnd {
+  return {
+    speed: l.speed === null ? unknown(`${what} speed field holds a reserved encoding`) : present(l.speed),
+    width: l.width === 0 ? unknown(`${what} width field is 0`) : present(l.width),
+  };
+}
+
+async function config(host: Host, dir: string): Promise<Fact<PciConfig>> {
   // On a live /sys only the parts the checks look at (~44 of 1024 dwords); a capture's file is read whole.
   const r = host.readParts ? await host.readParts(`${dir}/config`, sparseConfig) : await host.readBytes(`${dir}/config`, 4096);
-  if (!r.ok) return { known: false, why: r.missing ? 'config absent' : r.reason };
-  return { known: true, value: parsePciConfig(r.value) };
+  if (!r.ok) return r.missing ? ABSENT : unknown(readWhy(`${dir}/config`, r.reason));
+  return present(parsePciConfig(r.value));
+}
+
+/** The bound driver's name (the `driver` link's last part); absent when unbound. */
+async function driverOf(host: Host, path: string): Promise<Fact<string>> {
+  const r = await host.readLink(path);
+  if (r.ok) return present(r.value.split('/').pop() ?? '');
+  return r.missing ? ABSENT : unknown(readWhy(path, r.reason));
 }
 
 /**
@@ -85,19 +101,25 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   // Read as root, config space holds the registers sysfs's vendor, device and *_link_* files decode (IDs; Link
   // Status and Link Capabilities, PCIe Base 6.3 §7.5.3.6/§7.5.3.8): one read instead of seven per device.
   // Unprivileged (64-byte header), absent or unanswered config: the sysfs files.
-  const header = cfg.known && cfg.value.length >= 0x40 && cfg.value.vendorId !== 0xffff ? cfg.value : null;
-  const pcie = cfg.known ? cfg.value.pcie : null;
-  const [vendor, device, driver, numaNode, localCpuList, current, max, iommuGroup] = await Promise.all([
+  const cv = cfg.state === 'present' ? cfg.value : null;
+  const header = cv && cv.length >= 0x40 && cv.vendorId !== 0xffff ? cv : null;
+  const pcie = cv && cv.pcie.state === 'present' ? cv.pcie.value : null;
+  const [vendor, device, driver, numaNode, localCpuList, current, max, iommu] = await Promise.all([
     isDisplay(s.classCode) ? s.vendor : header ? header.vendorId : optParsed(host, `${d}/vendor`, parseHex, notes),
     header ? header.deviceId : optParsed(host, `${d}/device`, parseHex, notes),
-    endpoint ? linkBase(host, `${d}/driver`) : null,
-    optParsed(host, `${d}/numa_node`, parseNumaNode, notes),
-    endpoint ? optText(host, `${d}/local_cpulist`, notes) : null,
-    pcie ? { speed: pcie.linkStatus.speed, width: pcie.linkStatus.width } : link(host, d, 'current', notes),
-    pcie ? { speed: pcie.linkCap.speed, width: pcie.linkCap.width } : link(host, d, 'max', notes),
-    endpoint ? linkBase(host, `${d}/iommu_group`) : null,
+    endpoint ? driverOf(host, `${d}/driver`) : ABSENT,
+    factParsed(host, `${d}/numa_node`, parseNumaNode, notes, 'absent'),
+    endpoint ? factText(host, `${d}/local_cpulist`, notes) : ABSENT,
+    pcie ? fromRegisters(pcie.linkStatus, 'Link Status') : link(host, d, 'current', notes),
+    pcie ? fromRegisters(pcie.linkCap, 'Link Capabilities') : link(host, d, 'max', notes),
+    endpoint ? host.readLink(`${d}/iommu_group`) : null,
   ]);
-  return { ...s, vendor, device, driver, numaNode, localCpuList, current, max, config: cfg, iommuGroup };
+  const iommuGroup = iommu?.ok ? (iommu.value.split('/').pop() ?? null) : null;
+  const text = localCpuList.state === 'present' ? localCpuList.value : null;
+  const parsed = text === null ? null : parseCpuList(text);
+  if (parsed && !parsed.ok) notes.add(`${d}/local_cpulist`, parsed.error);
+  const localCpus = parsed === null ? (localCpuList.state === 'unknown' ? localCpuList : ABSENT) : parsed.ok ? present(parsed.value) : unknown(`${d}/local_cpulist: ${parsed.error}`);
+  return { ...s, vendor, device, driver, numaNode, localCpuList: text, localCpus, current, max, config: cfg, iommuGroup };
 }
 
 export function isGpu(s: PciSkeleton): boolean {

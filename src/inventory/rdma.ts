@@ -1,8 +1,8 @@
 // RDMA adapters from /sys/class/infiniband (drivers/infiniband/core/sysfs.c): PCI function, firmware, ports.
 import type { Host } from '../host/host.js';
 import type { RdmaNic, RdmaPort } from '../model/inventory.js';
-import { BDF_RE } from '../parsers/sysfs.js';
-import { Notes, optText } from './read.js';
+import { BDF_RE, parseFwVer } from '../parsers/sysfs.js';
+import { factParsed, Notes, optText } from './read.js';
 
 const CLASS = '/sys/class/infiniband';
 
@@ -28,7 +28,8 @@ export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
       const ports = await host.list(`${dir}/ports`);
       const nums = ports.ok ? ports.value.filter((p) => /^\d+$/.test(p)).map(Number).sort((a, b) => a - b) : [];
       const [fwVer, nodeGuid, portList] = await Promise.all([
-        optText(host, `${dir}/fw_ver`, notes),
+        // An empty or garbled fw_ver (a FIFO, a driver that wrote nothing) says nothing about the firmware: unknown.
+        factParsed(host, `${dir}/fw_ver`, parseFwVer, notes, 'absent'),
         optText(host, `${dir}/node_guid`, notes),
         Promise.all(nums.map((n) => port(host, dir, n, notes))),
       ]);

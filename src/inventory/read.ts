@@ -1,5 +1,6 @@
 // Small helpers that turn Host reads into optional values: missing → null, unreadable → null plus a note.
 import type { Host, ReadResult } from '../host/host.js';
+import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Parsed } from '../parsers/sysfs.js';
 
 /**
@@ -55,4 +56,38 @@ export async function linkBase(host: Host, path: string): Promise<string | null>
 
 export async function exists(host: Host, path: string): Promise<boolean> {
   return (await host.lstat(path)).ok;
+}
+
+/**
+ * Why a read failed, naming the file once: a Host's reason usually quotes the path already (the error message of
+ * node:fs), and wrapping it again would say it twice. Every wrap of a Host reason in the inventory goes through here.
+ */
+export function readWhy(path: string, reason: string): string {
+  return reason.includes(path) ? reason : `${path}: ${reason}`;
+}
+
+/** An attribute as a fact: missing is absent; unreadable is unknown (and a note); the text is trimmed. */
+export async function factText(host: Host, path: string, notes: Notes): Promise<Fact<string>> {
+  const r = await host.readText(path);
+  if (r.ok) return present(r.value.trim());
+  if (r.missing) return ABSENT;
+  notes.add(path, r.reason);
+  return unknown(readWhy(path, r.reason));
+}
+
+/**
+ * A parsed attribute as a fact. Malformed text is unknown with the parser's error (and a note), never a default;
+ * a value the kernel writes for "none" (`nullMeans` 'absent', e.g. numa_node -1) is absent, for "cannot say"
+ * (a reason, e.g. link speed "Unknown") unknown.
+ */
+export async function factParsed<T>(host: Host, path: string, parse: (s: string) => Parsed<T | null>, notes: Notes, nullMeans: 'absent' | string): Promise<Fact<T>> {
+  const t = await factText(host, path, notes);
+  if (t.state !== 'present') return t;
+  const p = parse(t.value);
+  if (!p.ok) {
+    notes.add(path, p.error);
+    return unknown(`${path}: ${p.error}`);
+  }
+  if (p.value !== null) return present(p.value);
+  return nullMeans === 'absent' ? ABSENT : unknown(`${path}: ${nullMeans}`);
 }

@@ -1,22 +1,21 @@
-// Findings are data: a check says what it saw; wording lives in checks/catalog.ts; reporters render.
+// Findings are data: a check says what it saw; wording lives beside each check (its record's codes); reporters render.
 export type Status = 'pass' | 'warn' | 'fail' | 'skip' | 'error';
 export type Layer = 'server' | 'fabric' | 'scheduler' | 'security' | 'application';
 
-export const CHECK_IDS = [
-  'device-inventory',
-  'pcie-link',
-  'pcie-acs',
-  'pcie-ats',
-  'iommu-mode',
-  'gpudirect-mechanism',
-  'memlock-limit',
-  'topology-distance',
-] as const;
-export type CheckId = (typeof CHECK_IDS)[number];
+/** A check's id, as the registry (src/checks/index.ts) declares it: the one list of checks. */
+export type CheckId = import('../checks/index.js').CheckId;
 
-export interface Finding {
-  readonly check: CheckId | 'config' | 'internal';
-  readonly code: string;
+/** Every code a finding can carry: a check's own (its record words it) or the gate's. */
+type FindingCode = import('../checks/catalog.js').Code;
+
+/**
+ * The one shape of a finding, whatever made it: a node check (`Finding`), the epilog's bandwidth judgement
+ * (`BwFinding`, check 'bandwidth') or the job's own view (`TaskFinding`). The source is the `check` field's type;
+ * the code is one its wording table holds, so no finding renders with blank wording.
+ */
+export interface FindingOf<Source extends string, Code extends string> {
+  readonly check: Source;
+  readonly code: Code;
   readonly status: Status;
   /** What it is about: a BDF, `mlx5_0`, `GPU0-NIC3`, `slurmd`, `node`. */
   readonly subject: string;
@@ -24,6 +23,9 @@ export interface Finding {
   readonly expected?: string;
   readonly actual?: string;
 }
+
+/** A finding of a node check, or of the gate itself (its configuration, its own failure). */
+export type Finding = FindingOf<CheckId | 'config' | 'internal', FindingCode>;
 
 /** `expected`/`actual` present only when given (schemas forbid undefined members). */
 export function optionalPair(expected: string | undefined, actual: string | undefined): { expected?: string; actual?: string } {

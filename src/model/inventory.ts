@@ -1,5 +1,7 @@
 // The typed model of one node, gathered once per run; checks read only this.
+import type { Fact } from './fact.js';
 import type { PciConfig } from './pci.js';
+import type { CpuRanges } from '../parsers/sysfs.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
@@ -8,9 +10,10 @@ export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
 export type Known<T> = { readonly known: true; readonly value: T } | { readonly known: false; readonly why: string };
 
 export interface LinkEnd {
-  /** GT/s parsed from sysfs `*_link_speed` ("32.0 GT/s PCIe"); null when "Unknown" or absent. */
-  readonly speed: number | null;
-  readonly width: number | null;
+  /** GT/s, from Link Status/Capabilities as root, else sysfs `*_link_speed` ("32.0 GT/s PCIe"; "Unknown" is unknown). */
+  readonly speed: Fact<number>;
+  /** Lanes; the kernel's 0 and 255 (no link, not reported) are unknown. */
+  readonly width: Fact<number>;
 }
 
 export interface PciDevice {
@@ -24,15 +27,16 @@ export interface PciDevice {
   readonly vendor: number | null;
   readonly device: number | null;
   readonly classCode: number | null;
-  /** Bound driver (`nvidia`, `mlx5_core`); GPUs and NICs only: null for the bridges on their paths. */
-  readonly driver: string | null;
-  /** sysfs numa_node; null when -1 (no affinity reported) or absent. */
-  readonly numaNode: number | null;
-  /** GPUs and NICs only, like driver and iommuGroup. */
+  /** Bound driver (`nvidia`, `mlx5_core`); GPUs and NICs only: absent for the bridges on their paths (not read). */
+  readonly driver: Fact<string>;
+  /** sysfs numa_node; absent when -1 (no affinity reported) or no file; unknown when unreadable or garbage. */
+  readonly numaNode: Fact<number>;
+  /** GPUs and NICs only, like driver and iommuGroup: the text as the kernel wrote it (shown), and parsed once. */
   readonly localCpuList: string | null;
-  readonly current: LinkEnd | null;
-  readonly max: LinkEnd | null;
-  readonly config: Known<PciConfig>;
+  readonly localCpus: Fact<CpuRanges>;
+  readonly current: LinkEnd;
+  readonly max: LinkEnd;
+  readonly config: Fact<PciConfig>;
   readonly iommuGroup: string | null;
 }
 
@@ -47,7 +51,8 @@ export interface RdmaPort {
 export interface RdmaNic {
   readonly name: string; // mlx5_0
   readonly bdf: Bdf | null;
-  readonly fwVer: string | null;
+  /** `fw_ver`; an empty or unreadable file is unknown, never a version. */
+  readonly fwVer: Fact<string>;
   readonly nodeGuid: string | null;
   readonly ports: readonly RdmaPort[];
 }
@@ -95,6 +100,8 @@ export interface Iommu {
 export interface NumaNode {
   readonly id: number;
   readonly cpuList: string;
+  /** cpuList parsed once per run (empty when unparsable: a note says why). */
+  readonly cpus: CpuRanges;
 }
 
 export interface Inventory {

@@ -1,4 +1,5 @@
 // Human names for the PCI ids a GPU node reports (pci.ids subset), for reports only: checks compare ids.
+import { type Fact, valueOf } from './fact.js';
 const NAMES: Record<string, string> = {
   '10de:2335': 'H200',
   '10de:2330': 'H100 SXM5',
@@ -34,6 +35,7 @@ export function genOf(gts: number | null): string {
   return gts === null ? 'Gen?' : (gens[String(gts)] ?? `${gts}GT/s`);
 }
 
-export function linkText(speed: number | null, width: number | null): string {
-  return `${genOf(speed)} x${width ?? '?'}`;
+/** "Gen5 x16"; "Gen? x?" for what is absent or unknown. */
+export function linkText(speed: Fact<number>, width: Fact<number>): string {
+  return `${genOf(valueOf(speed) ?? null)} x${valueOf(width) ?? '?'}`;
 }

@@ -1,4 +1,5 @@
 // Typed view of PCI configuration space (PCI Local Bus 3.0 §6, PCIe Base 6.0 §7.5.3, §7.7.8 ACS, §10.5.1 ATS).
+import type { Fact } from './fact.js';
 
 /** Link speed in GT/s as a number (2.5, 5, 8, 16, 32, 64); null when the encoding is reserved/unknown. */
 export type GTs = number | null;
@@ -21,6 +22,18 @@ export interface PcieCap {
   readonly linkStatus: { readonly speed: GTs; readonly width: number };
 }
 
+export interface AcsCap {
+  readonly offset: number;
+  readonly cap: AcsBits;
+  readonly ctl: AcsBits;
+}
+
+export interface AtsCap {
+  readonly offset: number;
+  readonly enabled: boolean;
+  readonly stu: number;
+}
+
 export interface PciConfig {
   /** Bytes present in the blob: 64 for an unprivileged read, 256 for conventional PCI, 4096 for PCIe as root. */
   readonly length: number;
@@ -36,9 +49,10 @@ export interface PciConfig {
   readonly extReadable: boolean;
   readonly capabilities: readonly { readonly id: number; readonly offset: number }[];
   readonly extCapabilities: readonly { readonly id: number; readonly version: number; readonly offset: number }[];
-  readonly pcie: PcieCap | null;
-  readonly acs: { readonly offset: number; readonly cap: AcsBits; readonly ctl: AcsBits } | null;
-  readonly ats: { readonly offset: number; readonly enabled: boolean; readonly stu: number } | null;
+  /** Absent: the capability list was walked to its end without one; unknown: not readable, or the walk broke first. */
+  readonly pcie: Fact<PcieCap>;
+  readonly acs: Fact<AcsCap>;
+  readonly ats: Fact<AtsCap>;
   /** Structural problems met while walking (capability loop, pointer past the end); the walk stops there. */
   readonly problems: readonly string[];
 }

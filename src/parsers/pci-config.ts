@@ -1,5 +1,6 @@
 // Pure decoder of one PCI configuration-space blob (sysfs `config`): PCIe link, ACS and ATS state.
-import type { AcsBits, GTs, PciConfig, PcieCap } from '../model/pci.js';
+import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
+import type { AcsBits, AcsCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
 
 /** Predefined header (PCI Local Bus 3.0 §6.1); all an unprivileged sysfs read returns. */
 const HEADER_BYTES = 0x40;
@@ -42,42 +43,40 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
     classCode: (cfg.u8(0x0b) << 16) | (cfg.u8(0x0a) << 8) | cfg.u8(0x09),
     headerType: cfg.u8(0x0e) & 0x7f, // bit 7 is the multi-function flag (§7.5.1.1.9)
   };
-  const unreadable = {
+  const unreadable = (why: string): Omit<PciConfig, 'problems'> => ({
     ...header,
     capsReadable: false,
     extReadable: false,
     capabilities: [],
     extCapabilities: [],
-    pcie: null,
-    acs: null,
-    ats: null,
-  };
+    pcie: unknown(why),
+    acs: unknown(why),
+    ats: unknown(why),
+  });
   if (bytes.length < HEADER_BYTES) {
     problems.push(`config blob is ${bytes.length} bytes, shorter than the ${HEADER_BYTES}-byte header`);
-    return { ...unreadable, problems };
+    return { ...unreadable(problems[0]!), problems };
   }
   // An all-ones Vendor ID is what a read returns when no function answers (§7.5.1.1.1).
   if (header.vendorId === 0xffff) {
     problems.push('vendor ID reads 0xffff: no function answered the configuration read');
-    return { ...unreadable, problems };
+    return { ...unreadable(problems[0]!), problems };
   }
   // A 64-byte blob means "not readable", never "no capability": the list lies beyond it.
-  if (bytes.length === HEADER_BYTES) return { ...unreadable, problems };
+  if (bytes.length === HEADER_BYTES) return { ...unreadable(`${HEADER_BYTES}-byte config space: capabilities need a read as root`), problems };
 
   const std = walkCapabilities(cfg, header.headerType, problems);
-  const pcie = std.pcieAt === null ? null : readPcie(cfg, std.pcieAt, problems);
+  // Not found is "absent" only when the list was walked to its end; a broken walk may have hidden it.
+  const stdBroken = problems[0];
+  const pcie = std.pcieAt !== null ? readPcie(cfg, std.pcieAt, problems) : stdBroken !== undefined ? unknown(stdBroken) : ABSENT;
   const extReadable = bytes.length > EXT_START;
-  const ext = extReadable ? walkExtCapabilities(cfg, problems) : { caps: [], acs: null, ats: null };
+  const beyond = unknown(`${bytes.length}-byte config space: extended capabilities need a read as root`);
+  const ext = extReadable ? walkExtCapabilities(cfg, problems) : { caps: [], acs: beyond, ats: beyond };
   return {
     ...header,
     capsReadable: true,
-    extReadable,
-    capabilities: std.caps,
-    extCapabilities: ext.caps,
-    pcie,
-    acs: ext.acs,
-    ats: ext.ats,
-    problems,
+    ...{ extReadable, capabilities: std.caps, extCapabilities: ext.caps },
+    ...{ pcie, acs: ext.acs, ats: ext.ats, problems },
   };
 }
 
@@ -194,30 +193,35 @@ function walkCapabilities(cfg: ConfigReader, headerType: number, problems: strin
 }
 
 /** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Link Capabilities, Link Status. */
-function readPcie(cfg: ConfigReader, at: number, problems: string[]): PcieCap | null {
-  if (!cfg.has(at, 0x14)) {
-    problems.push(`PCI Express capability at ${hex(at)} is cut off by the end of the ${cfg.length}-byte blob`);
-    return null;
-  }
+function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieCap> {
+  if (!cfg.has(at, 0x14)) return cutOff('PCI Express', at, cfg, problems);
   const linkCap = cfg.u32(at + 0x0c); // §7.5.3.6
   const linkStatus = cfg.u16(at + 0x12); // §7.5.3.8
-  return {
+  return present({
     offset: at,
     portType: (cfg.u16(at + 0x02) >> 4) & 0xf, // §7.5.3.2 Device/Port Type
     linkCap: { speed: speed(linkCap & 0xf), width: (linkCap >> 4) & 0x3f },
     linkStatus: { speed: speed(linkStatus & 0xf), width: (linkStatus >> 4) & 0x3f },
-  };
+  });
+}
+
+/** A capability whose registers run past the blob: recorded, and the fact it holds is unknown. */
+function cutOff(name: string, at: number, cfg: ConfigReader, problems: string[]): Fact<never> {
+  const why = `${name} capability at ${hex(at)} is cut off by the end of the ${cfg.length}-byte blob`;
+  problems.push(why);
+  return unknown(why);
 }
 
 interface ExtWalk {
   caps: ExtCap[];
-  acs: PciConfig['acs'];
-  ats: PciConfig['ats'];
+  acs: Fact<AcsCap>;
+  ats: Fact<AtsCap>;
 }
 
 /** Extended capability list from 0x100 (PCIe Base 6.3 §7.6.3 header: ID 15:0, version 19:16, next 31:20). */
 function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
-  const walk: ExtWalk = { caps: [], acs: null, ats: null };
+  const walk: ExtWalk = { caps: [], acs: ABSENT, ats: ABSENT };
+  const before = problems.length;
   const seen = new Set<number>();
   let at = EXT_START;
   for (;;) {
@@ -239,8 +243,8 @@ function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
     }
     const id = word & 0xffff;
     walk.caps.push({ id, version: (word >>> 16) & 0xf, offset: at });
-    if (id === EXT_ID_ACS && walk.acs === null) walk.acs = readAcs(cfg, at, problems);
-    if (id === EXT_ID_ATS && walk.ats === null) walk.ats = readAts(cfg, at, problems);
+    if (id === EXT_ID_ACS && walk.acs.state === 'absent') walk.acs = readAcs(cfg, at, problems);
+    if (id === EXT_ID_ATS && walk.ats.state === 'absent') walk.ats = readAts(cfg, at, problems);
     const next = (word >>> 20) & 0xffc;
     if (next === 0) break;
     if (next < EXT_START) {
@@ -249,26 +253,26 @@ function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
     }
     at = next;
   }
+  // A list that broke before its end may hide the capability: not found is then unknown, with the parser's problem.
+  const broke = problems[before];
+  if (broke !== undefined) {
+    if (walk.acs.state === 'absent') walk.acs = unknown(broke);
+    if (walk.ats.state === 'absent') walk.ats = unknown(broke);
+  }
   return walk;
 }
 
 /** ACS Extended Capability: Capability register +4, Control register +6 (PCIe Base 6.3 §7.7.11.2, §7.7.11.3). */
-function readAcs(cfg: ConfigReader, at: number, problems: string[]): PciConfig['acs'] {
-  if (!cfg.has(at, 8)) {
-    problems.push(`ACS capability at ${hex(at)} is cut off by the end of the ${cfg.length}-byte blob`);
-    return null;
-  }
-  return { offset: at, cap: acsBits(cfg.u16(at + 4)), ctl: acsBits(cfg.u16(at + 6)) };
+function readAcs(cfg: ConfigReader, at: number, problems: string[]): Fact<AcsCap> {
+  if (!cfg.has(at, 8)) return cutOff('ACS', at, cfg, problems);
+  return present({ offset: at, cap: acsBits(cfg.u16(at + 4)), ctl: acsBits(cfg.u16(at + 6)) });
 }
 
 /** ATS Control register +6: bit 15 Enable, bits 4:0 Smallest Translation Unit (PCIe Base 6.3 §10.5.1.3). */
-function readAts(cfg: ConfigReader, at: number, problems: string[]): PciConfig['ats'] {
-  if (!cfg.has(at, 8)) {
-    problems.push(`ATS capability at ${hex(at)} is cut off by the end of the ${cfg.length}-byte blob`);
-    return null;
-  }
+function readAts(cfg: ConfigReader, at: number, problems: string[]): Fact<AtsCap> {
+  if (!cfg.has(at, 8)) return cutOff('ATS', at, cfg, problems);
   const ctl = cfg.u16(at + 6);
-  return { offset: at, enabled: (ctl & 0x8000) !== 0, stu: ctl & 0x1f };
+  return present({ offset: at, enabled: (ctl & 0x8000) !== 0, stu: ctl & 0x1f });
 }
 
 function acsBits(reg: number): AcsBits {

@@ -52,8 +52,3 @@ export function parseIommuCmdline(text: string): Record<string, string> {
   }
   return out;
 }
-
-/** /proc/<pid>/status "Name:" or /proc/<pid>/comm → process name. */
-export function parseComm(text: string): string {
-  return text.split('\n')[0]!.trim();
-}

@@ -29,25 +29,69 @@ export function parseHex(text: string): Parsed<number> {
 /** `numa_node`: -1 means the firmware reported no affinity. */
 export function parseNumaNode(text: string): Parsed<number | null> {
   const s = text.trim();
-  if (!/^-?\d+$/.test(s)) return { ok: false, error: `unexpected numa_node ${JSON.stringify(s)}` };
+  // MAX_NUMNODES is at most 1024 (NODES_SHIFT 10): more digits are not a node number but a corrupt file.
+  if (!/^-?\d{1,5}$/.test(s)) return { ok: false, error: `unexpected numa_node ${JSON.stringify(s.slice(0, 40))}` };
   const n = Number(s);
   return { ok: true, value: n < 0 ? null : n };
 }
 
-/** Kernel cpulist ("0-15,32-47") → sorted CPU numbers. */
-export function parseCpuList(text: string): Parsed<number[]> {
+/** Inclusive CPU ranges, sorted and merged: [[0, 15], [32, 47]]. Never expanded CPU by CPU. */
+export type CpuRanges = readonly (readonly [number, number])[];
+
+/**
+ * Bounds on a cpulist: the kernel prints at most NR_CPUS (8192 with MAXSMP) CPUs, so a longer text, more parts or a
+ * higher CPU number is not a cpulist (a corrupt or hostile file), and parsing stops at the bound, not at the end.
+ */
+export const CPULIST_LIMITS = { chars: 16384, parts: 1024, maxCpu: (1 << 20) - 1 } as const;
+
+/** Kernel cpulist ("0-15,32-47", bitmap_parselist) → merged ranges; work bounded by CPULIST_LIMITS. */
+export function parseCpuList(text: string): Parsed<CpuRanges> {
+  if (text.length > CPULIST_LIMITS.chars) return { ok: false, error: `cpulist of ${text.length} characters (more than ${CPULIST_LIMITS.chars})` };
   const s = text.trim();
   if (s === '') return { ok: true, value: [] };
-  const out: number[] = [];
-  for (const part of s.split(',')) {
-    const m = /^(\d+)(?:-(\d+))?$/.exec(part);
-    if (!m) return { ok: false, error: `unexpected cpulist ${JSON.stringify(s)}` };
+  const parts = s.split(',', CPULIST_LIMITS.parts + 1);
+  if (parts.length > CPULIST_LIMITS.parts) return { ok: false, error: `cpulist of more than ${CPULIST_LIMITS.parts} ranges` };
+  const ranges: [number, number][] = [];
+  for (const part of parts) {
+    const m = /^(\d{1,7})(?:-(\d{1,7}))?$/.exec(part);
+    if (!m) return { ok: false, error: `unexpected cpulist part ${JSON.stringify(part.slice(0, 40))}` };
     const a = Number(m[1]);
     const b = m[2] === undefined ? a : Number(m[2]);
-    if (b < a || b - a > 1 << 16) return { ok: false, error: `bad cpulist range ${part}` };
-    for (let i = a; i <= b; i++) out.push(i);
+    if (b < a || b > CPULIST_LIMITS.maxCpu) return { ok: false, error: `bad cpulist range ${part}` };
+    ranges.push([a, b]);
   }
-  return { ok: true, value: out.sort((x, y) => x - y) };
+  ranges.sort((x, y) => x[0] - y[0]);
+  const out: [number, number][] = [];
+  for (const r of ranges) {
+    const last = out[out.length - 1];
+    if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
+    else out.push([r[0], r[1]]);
+  }
+  return { ok: true, value: out };
+}
+
+/** Whether two merged range lists share a CPU: one pass over both. */
+export function cpusOverlap(a: CpuRanges, b: CpuRanges): boolean {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const [x, y] = [a[i]!, b[j]!];
+    if (x[1] < y[0]) i++;
+    else if (y[1] < x[0]) j++;
+    else return true;
+  }
+  return false;
+}
+
+/**
+ * `fw_ver` of an RDMA adapter ("28.39.1002", "2.11.500", "16.35.2000 (MT_0000000222)"): printable, short. Anything
+ * else (control bytes, a megabyte of text) is not a version and must not be compared as one.
+ */
+export function parseFwVer(text: string): Parsed<string> {
+  const s = text.trim();
+  if (s === '') return { ok: false, error: 'fw_ver is empty' };
+  if (s.length > 64 || !/^[\x21-\x7e][\x20-\x7e]*$/.test(s)) return { ok: false, error: `unexpected fw_ver ${JSON.stringify(s.slice(0, 40))}` };
+  return { ok: true, value: s };
 }
 
 /** A PCI address as the kernel names it: domain:bus:device.function. */

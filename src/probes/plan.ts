@@ -1,4 +1,5 @@
 // Pure: which probes to run on this node, with their exact arguments and recipes, from the inventory and the config.
+import { ABSENT, valueOf } from '../model/fact.js';
 import type { Inventory, PathClass } from '../model/inventory.js';
 import type { ProbeRecipe } from '../samples/sample.js';
 import { topoMatrix } from '../topo/matrix.js';
@@ -31,7 +32,7 @@ function ibWriteSpecs(inv: Inventory, c: ProbesConfig, tool: string): ProbeSpec[
   const units: ProbeSpec[][] = [];
   for (const nic of inv.nics) {
     if (nic.bdf === null || (s.hcas !== null && !s.hcas.includes(nic.name))) continue;
-    const numaNode = c.tools.numactl !== null ? (inv.pci.get(nic.bdf)?.numaNode ?? null) : null;
+    const numaNode = c.tools.numactl !== null ? (valueOf(inv.pci.get(nic.bdf)?.numaNode ?? ABSENT) ?? null) : null;
     const numactl = c.tools.numactl !== null && numaNode !== null ? { path: c.tools.numactl, node: numaNode } : null;
     const base = [
       '-d', nic.name, '-s', String(s.msgSize),

@@ -1,7 +1,7 @@
 // Runs the selected checks over one inventory; a check that throws becomes an `error` finding, never a crash.
-import { CHECKS } from '../checks/index.js';
+import { CHECK_IDS, CHECKS } from '../checks/index.js';
 import type { CheckContext } from '../checks/types.js';
-import { CHECK_IDS, STATUS_RANK, type CheckId, type Finding } from '../model/finding.js';
+import { STATUS_RANK, type CheckId, type Finding } from '../model/finding.js';
 import { byText } from '../model/order.js';
 import { UsageError } from '../errors.js';
 import type { Deadline } from './deadline.js';

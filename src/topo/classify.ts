@@ -1,13 +1,14 @@
 // GPU↔NIC / GPU↔GPU PCIe path class with nvidia-smi's meaning (topo -m legend), computed from sysfs parent chains.
+import { ABSENT, type Fact, present, valueOf, within } from '../model/fact.js';
 import type { Bdf, Inventory, PathClass, PciDevice } from '../model/inventory.js';
-import { parseCpuList } from '../parsers/sysfs.js';
+import { cpusOverlap } from '../parsers/sysfs.js';
 
 const DOWNSTREAM = 6;
 const UPSTREAM = 5;
 
-function portType(inv: Inventory, bdf: Bdf): number | null {
-  const c = inv.pci.get(bdf)?.config;
-  return c?.known && c.value.pcie ? c.value.pcie.portType : null;
+/** Device/Port Type from config space; null when config space or its PCIe capability is not there to read. */
+export function portType(inv: Inventory, bdf: Bdf): number | null {
+  return valueOf(within(inv.pci.get(bdf)?.config ?? ABSENT, (c) => c.pcie, 'no config'))?.portType ?? null;
 }
 
 /**
@@ -20,34 +21,40 @@ function unitOf(inv: Inventory, chain: readonly Bdf[], i: number): Bdf {
   const t = portType(inv, me);
   if (t !== null) {
     const parent = chain[i - 1];
-    return t === DOWNSTREAM && parent !== undefined && portType(inv, parent) === UPSTREAM ? parent : me;
+    if (t !== DOWNSTREAM || parent === undefined) return me;
+    // A parent whose config space cannot be read (all ones, gone) is placed by chain position, as below.
+    const pt = portType(inv, parent);
+    return pt === UPSTREAM || (pt === null && i % 2 === 0) ? parent : me;
   }
   return i > 0 && i % 2 === 0 ? chain[i - 1]! : me;
 }
 
-/** NUMA node of a device: sysfs numa_node, else the node whose CPUs are the device's local CPUs. */
-export function numaOf(inv: Inventory, d: PciDevice): number | null {
-  if (d.numaNode !== null) return d.numaNode;
+/**
+ * NUMA node of a device: sysfs numa_node, else the one node whose CPUs are the device's local CPUs. Absent: the
+ * firmware gives no affinity; unknown: numa_node could not be read and the local CPUs do not tell either.
+ */
+export function numaFact(inv: Inventory, d: PciDevice): Fact<number> {
+  if (d.numaNode.state === 'present') return d.numaNode;
   const nodes = numaAffinity(inv, d);
-  return nodes.length === 1 ? nodes[0]! : null;
+  if (nodes.length === 1) return present(nodes[0]!);
+  // Local CPUs on several nodes is no affinity, as numa_node -1 is; only an unreadable numa_node is unknown.
+  return d.numaNode.state === 'unknown' ? d.numaNode : ABSENT;
+}
+
+export function numaOf(inv: Inventory, d: PciDevice): number | null {
+  return valueOf(numaFact(inv, d)) ?? null;
 }
 
 export function numaAffinity(inv: Inventory, d: PciDevice): number[] {
-  if (d.numaNode !== null) return [d.numaNode];
-  if (!d.localCpuList) return [];
-  const cpus = parseCpuList(d.localCpuList);
-  if (!cpus.ok) return [];
-  const mine = new Set(cpus.value);
-  return inv.numa
-    .filter((n) => {
-      const c = parseCpuList(n.cpuList);
-      return c.ok && c.value.some((x) => mine.has(x));
-    })
-    .map((n) => n.id);
+  if (d.numaNode.state === 'present') return [d.numaNode.value];
+  const mine = valueOf(d.localCpus);
+  if (!mine || mine.length === 0) return [];
+  return inv.numa.filter((n) => cpusOverlap(mine, n.cpus)).map((n) => n.id);
 }
 
 export interface PathInfo {
-  readonly cls: PathClass | 'X';
+  /** '?': the class depends on a fact that could not be read (the NUMA node of one side). */
+  readonly cls: PathClass | 'X' | '?';
   /** Bridges a peer transaction crosses below the common switch (where ACS redirect matters); empty above PXB. */
   readonly peerBridges: readonly Bdf[];
 }
@@ -60,9 +67,10 @@ export function classify(inv: Inventory, a: PciDevice, b: PciDevice): PathInfo {
   }
   if (k === 0) {
     if (a.hostBridge === b.hostBridge) return { cls: 'PHB', peerBridges: [] };
-    const na = numaOf(inv, a);
-    const nb = numaOf(inv, b);
-    return { cls: na !== null && nb !== null && na !== nb ? 'SYS' : 'NODE', peerBridges: [] };
+    const [na, nb] = [numaFact(inv, a), numaFact(inv, b)];
+    if (na.state === 'unknown' || nb.state === 'unknown') return { cls: '?', peerBridges: [] };
+    const apart = na.state === 'present' && nb.state === 'present' && na.value !== nb.value;
+    return { cls: apart ? 'SYS' : 'NODE', peerBridges: [] };
   }
   const below = [...a.bridges.slice(k), ...b.bridges.slice(k)];
   const units = new Set<Bdf>([unitOf(inv, a.bridges, k - 1)]);

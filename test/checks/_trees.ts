@@ -1,6 +1,7 @@
 // Shared setup of the check tables (not a test): the healthy HGX H100 tree, one-change variants of it, a baseline
 // captured from the reference node, and a runner that compares one check's findings with the expected ones, with and
 // without the baseline (ESLint RuleTester style: each case names one fault and the exact findings it must give).
+import { nul } from '../../src/model/fact.js';
 import fs, { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -74,10 +75,24 @@ export const patches = (...ps: Patch[]): Patch => async (root) => {
 export const acsCap = (bdf: string, bits: number): Patch => async (root) => {
   const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
   const b = await fsp.readFile(file);
-  const acs = parsePciConfig(b).acs;
+  const acs = nul(parsePciConfig(b).acs);
   if (!acs) throw new Error(`${bdf} has no ACS capability`);
   b.writeUInt16LE(b.readUInt16LE(acs.offset + 4) | bits, acs.offset + 4);
   await fsp.writeFile(file, b);
+};
+
+/** The first extended capability (0x100) points back at itself: the walk stops there with a problem, before ACS/ATS. */
+export const extLoop = (bdf: string): Patch => async (root) => {
+  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
+  const b = await fsp.readFile(file);
+  b.writeUInt32LE(((b.readUInt32LE(0x100) & 0x000fffff) | (0x100 << 20)) >>> 0, 0x100);
+  await fsp.writeFile(file, b);
+};
+
+/** A file no read can return text from (root reads through any mode bits, so a directory stands in: EISDIR). */
+export const unreadable = (kpath: string): Patch => async (root) => {
+  await fsp.rm(path.join(root, kpath), { recursive: true, force: true });
+  await fsp.mkdir(path.join(root, kpath), { recursive: true });
 };
 
 /**
@@ -88,7 +103,7 @@ export const linkSpeedUnknown = (bdf: string): Patch => async (root) => {
   await put(`sys/bus/pci/devices/${bdf}/current_link_speed`, 'Unknown\n')(root);
   const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
   const b = await fsp.readFile(file);
-  const pcie = parsePciConfig(b).pcie;
+  const pcie = nul(parsePciConfig(b).pcie);
   if (!pcie) throw new Error(`${bdf} has no PCIe capability`);
   b.writeUInt16LE(b.readUInt16LE(pcie.offset + 0x12) & ~0x000f, pcie.offset + 0x12);
   await fsp.writeFile(file, b);

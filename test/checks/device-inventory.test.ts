@@ -1,6 +1,6 @@
 // device-inventory: GPUs and RDMA adapters by address, model, firmware, driver and kernel, against the baseline.
 import type { GenNode } from '../gen/sysfs-tree.js';
-import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, runCheck, softRoce, table, type Want } from './_trees.js';
+import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, unreadable, type Want } from './_trees.js';
 
 const fail = (code: string, subject: string, expected: string, actual: string): Want => ({ status: 'fail', code, subject, expected, actual });
 const driver = (d: Partial<NonNullable<GenNode['driver']>>) => (n: GenNode): void => void (n.driver = { ...n.driver!, ...d });
@@ -37,6 +37,24 @@ export const cases = table('device-inventory', [
     change: (n) => void (dev(n, P0.nic).ib!.fwVer = '28.40.1000'),
     bare: [],
     based: [fail('firmware-mismatch', 'mlx5_0', '28.39.1002', '28.40.1000')],
+  },
+  {
+    name: 'skip with baseline: mlx5_0 fw_ver unreadable: not a firmware mismatch, never a pass either',
+    patch: unreadable('sys/class/infiniband/mlx5_0/fw_ver'),
+    bare: [],
+    based: [{ status: 'skip', code: 'firmware-unknown', subject: 'mlx5_0', expected: '28.39.1002' }],
+  },
+  {
+    name: 'skip with baseline: mlx5_0 fw_ver empty (what a FIFO or a silent driver gives): unknown, not a version',
+    patch: put('sys/class/infiniband/mlx5_0/fw_ver', ''),
+    bare: [],
+    based: [{ status: 'skip', code: 'firmware-unknown', subject: 'mlx5_0', expected: '28.39.1002' }],
+  },
+  {
+    name: 'skip with baseline: GPU0 config space gone and its device id garbage: the model cannot be compared',
+    patch: patches(remove(`sys/bus/pci/devices/${P0.gpu}/config`), put(`sys/bus/pci/devices/${P0.gpu}/device`, 'zz\n')),
+    bare: [],
+    based: [{ status: 'skip', code: 'inventory-unknown', subject: P0.gpu, expected: '0x10de:0x2330' }],
   },
   {
     name: 'invalid: GPU driver version changed',

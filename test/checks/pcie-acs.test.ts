@@ -2,7 +2,7 @@
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
-import { acsCap, dev, detach, HGX, P0, parentOf, table, type Want } from './_trees.js';
+import { acsCap, dev, detach, extLoop, HGX, P0, parentOf, table, type Want } from './_trees.js';
 
 const DOWN = allDevices(HGX).filter((d) => d.kind === 'switch-down').map((d) => d.bdf);
 const setAcs = (bdf: string, ctl: number) => (n: GenNode): void => void (dev(n, bdf).acsCtl = ctl);
@@ -79,6 +79,14 @@ export const cases = table('pcie-acs', [
     subjects: DOWN,
     bare: DOWN.map(unreadable),
     based: DOWN.map(unreadable),
+  },
+  {
+    name: 'skip: ReqRedir set, but the extended capability list loops back to 0x100 before ACS: never "no ACS"',
+    change: setAcs(P0.downGpu, 0x0004),
+    patch: extLoop(P0.downGpu),
+    subjects: [P0.downGpu],
+    bare: [unreadable(P0.downGpu)],
+    based: [unreadable(P0.downGpu)],
   },
   {
     name: 'valid with baseline: ReqRedir where the class says acsRedirectAllowed true',

@@ -1,6 +1,6 @@
 // pcie-ats: ATS on GPUs and NICs, enforced only on a virtualized class and only where the reference node had it on.
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
-import { detach, dev, GPUS, hgx, NICS, P0, softRoce, table, type Want } from './_trees.js';
+import { detach, dev, extLoop, GPUS, hgx, NICS, P0, softRoce, table, type Want } from './_trees.js';
 
 /** The reference of a virtualized class: ATS enabled on every GPU and NIC (the HGX tree has the capability, disabled). */
 const ATS_ON: GenNode = hgx();
@@ -45,6 +45,15 @@ export const cases = table('pcie-ats', [
     change: ats(undefined),
     bare: [],
     based: [off('no ATS capability')],
+  },
+  {
+    name: 'skip: virtualized baseline expects ATS, the NIC\'s extended list loops back to 0x100 before ATS: never "no ATS"',
+    from: ATS_ON,
+    platform: 'virtualized',
+    patch: extLoop(P0.nic),
+    subjects: [P0.nic],
+    bare: [unreadable],
+    based: [unreadable],
   },
   {
     name: 'valid: same NIC with ATS disabled against a bare-metal baseline: not enforced',

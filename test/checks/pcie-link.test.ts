@@ -1,6 +1,6 @@
 // pcie-link: valid and invalid link states on the HGX H100 tree (GPU + NIC under one Gen5 switch per pair).
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
-import { d3cold, detach, dev, GPUS, linkSpeedUnknown, NICS, P0, parentOf, softRoce, table, train, type Want } from './_trees.js';
+import { d3cold, detach, dev, GPUS, linkSpeedUnknown, NICS, P0, parentOf, patches, remove, softRoce, table, train, type Want } from './_trees.js';
 
 const GEN5 = 'Gen5 x16';
 const ok = (subject: string, want = GEN5, got = want): Want => ({ status: 'pass', code: 'link-ok', subject, expected: want, actual: got });
@@ -84,6 +84,14 @@ export const cases = table('pcie-link', [
     patch: linkSpeedUnknown(P0.nic),
     bare: [{ status: 'skip', code: 'link-unknown', subject: P0.nic }],
     based: [{ status: 'skip', code: 'link-unknown', subject: P0.nic }],
+  },
+  {
+    name: 'skip without baseline: NIC read unprivileged (64-byte config) with current_link_* but no max_link_*: never a pass',
+    change: (n) => void (dev(n, P0.nic).configBytes = 64),
+    patch: patches(remove(`sys/bus/pci/devices/${P0.nic}/max_link_speed`), remove(`sys/bus/pci/devices/${P0.nic}/max_link_width`)),
+    subjects: [P0.nic],
+    bare: [{ status: 'skip', code: 'link-max-unknown', subject: P0.nic, actual: GEN5 }],
+    based: [ok(P0.nic)],
   },
   {
     name: 'skip: NIC in D3cold, config space reads all ones: judged from sysfs, speed "Unknown"',

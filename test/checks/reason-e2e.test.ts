@@ -1,7 +1,7 @@
 // From a faulty tree to the drain reason, the way `gdrgate prolog` gets there: inventory → all checks → sort → outcome
 // → buildReason (DESIGN §5: `gdrgate: <check> <subject> <actual> (want <expected>)`, ≤ 255 bytes, owned prefix).
 import t from 'tap';
-import { CHECK_IDS } from '../../src/model/finding.js';
+import { CHECK_IDS } from '../../src/checks/index.js';
 import { outcomeOf } from '../../src/runner/policy.js';
 import { runChecks, sortFindings } from '../../src/runner/run.js';
 import { buildReason, MAX_REASON_BYTES } from '../../src/slurm/reason.js';

@@ -1,15 +1,15 @@
 // The registry kept honest, as ESLint keeps its rules: every check registered once and tested by its own table, every
 // code it makes worded in the catalog, and no check that throws or says nothing on a bare, foreign or own-baseline tree.
 import t, { type Test } from 'tap';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { CATALOG } from '../../src/checks/catalog.js';
-import { CHECKS } from '../../src/checks/index.js';
+import { CHECK_IDS, CHECKS } from '../../src/checks/index.js';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import type { BaselineClass } from '../../src/model/baseline.js';
-import { CHECK_IDS, type CheckId, type Finding } from '../../src/model/finding.js';
+import type { CheckId, Finding } from '../../src/model/finding.js';
 import type { Inventory } from '../../src/model/inventory.js';
 import { runChecks } from '../../src/runner/run.js';
 import { limitsText } from '../gen/sysfs-tree.js';
@@ -23,6 +23,30 @@ collectOnly();
 const testFile = (id: CheckId): string => path.join(REPO, 'test/checks', `${id}.test.ts`);
 const tables = new Map<CheckId, readonly Case[]>();
 for (const id of CHECK_IDS) if (existsSync(testFile(id))) tables.set(id, ((await import(`./${id}.test.js`)) as { cases: readonly Case[] }).cases);
+
+t.test('every check has its docs page (reads, fails when, what to do, a real output, each code) and a README row', async (t) => {
+  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('## What it checks'));
+  for (const c of CHECKS) {
+    t.equal(c.docs, `docs/checks/${c.id}.md`, `${c.id}: docs path`);
+    const file = path.join(REPO, c.docs);
+    if (!t.ok(existsSync(file), `${c.id}: ${c.docs} exists`)) continue;
+    const page = readFileSync(file, 'utf8');
+    t.match(page, new RegExp(`^# \`${c.id}\``), `${c.id}: page titled by its id`);
+    for (const h of ['## What it reads', '## When it fails', '## What to do', '## Example']) t.ok(page.includes(h), `${c.id}: ${h}`);
+    t.match(page, /```[^]*?\n(PASS|WARN|FAIL|SKIP) /, `${c.id}: a real example output`);
+    for (const code of Object.keys(c.codes)) t.ok(page.includes(`\`${code}\``), `${c.id}: page names ${code}`);
+    t.ok(table.includes(`| \`${c.id}\` |`), `${c.id}: README "What it checks" row`);
+  }
+});
+
+t.test('a check is one record: a title, a reason label of at most 20 characters with the prefix, worded codes', async (t) => {
+  for (const c of CHECKS) {
+    t.ok(c.title.length > 0, `${c.id}: title`);
+    t.ok(`gdrgate: ${c.reasonLabel}`.length <= 20, `${c.id}: "gdrgate: ${c.reasonLabel}" fits sinfo -R's 20 characters`);
+    for (const [code, w] of Object.entries(c.codes)) t.ok(w.tells && w.do, `${c.id} ${code}: tells and do`);
+  }
+});
 
 t.test('every id of CHECK_IDS is registered in CHECKS exactly once, and CHECKS holds nothing else', async (t) => {
   const ids = CHECKS.map((c) => c.id);
@@ -49,6 +73,8 @@ t.test('every code the cases make is worded in the catalog and owned by one chec
     for (const c of cases) for (const w of [...c.bare, ...c.based]) owners.set(w.code, (owners.get(w.code) ?? new Set()).add(id));
   t.strictSame(catalogGaps([...owners.keys()].map((code) => ({ code }))), [], 'codes missing from CATALOG or without tells/response');
   t.strictSame([...owners].filter(([, ids]) => ids.size > 1).map(([code]) => code), [], 'codes made by more than one check');
+  const stray = [...owners].filter(([code, ids]) => [...ids].some((id) => !(code in CHECKS.find((c) => c.id === id)!.codes))).map(([code]) => code);
+  t.strictSame(stray, [], "codes a check makes that its own record does not word");
   const unmade = Object.keys(CATALOG).filter((code) => !owners.has(code) && code !== 'config-error' && code !== 'internal-error');
   t.strictSame(unmade, [], 'catalog codes no case makes (untested wording or dead code)');
 });

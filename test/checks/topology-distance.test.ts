@@ -2,7 +2,7 @@
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
-import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, remove, runCheck, softRoce, table, type Want } from './_trees.js';
+import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, put, remove, runCheck, softRoce, table, type Want } from './_trees.js';
 
 const NEAR_TO_FAR = ['PIX', 'PXB', 'PHB', 'NODE', 'SYS'];
 /** A pair farther apart than on the reference fails; one that came closer is only flagged. */
@@ -71,6 +71,12 @@ export const cases = table('topology-distance', [
     change: (n) => void (n.hostBridges[0]!.numaNode = 1),
     bare: [],
     based: pair0OnNode1,
+  },
+  {
+    name: 'skip with baseline: GPU0 numa_node holds garbage: unknown, not "none" and not a NUMA change',
+    patch: put(`sys/bus/pci/devices/${P0.gpu}/numa_node`, 'garbage\n'),
+    bare: [],
+    based: [{ status: 'skip', code: 'topology-numa-unknown', subject: P0.gpu, expected: '0' }],
   },
   {
     name: 'skip: no RDMA adapter (topology-na)',

@@ -1,4 +1,5 @@
 // The drill overlay over a generated HGX H100 tree: each fault makes exactly its own check fail, nothing else changes.
+import { nul } from '../../src/model/fact.js';
 import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,12 +51,12 @@ t.test('what the overlay answers, path by path', async (t) => {
   t.same(await link.readText('/sys/bus/pci/devices/0000:18:00.0/current_link_width'), { ok: true, value: '8\n' }, 'and through /sys/bus/pci/devices');
   t.same(await link.readText('/sys/bus/pci/devices/0000:19:00.0/current_link_width'), await plain.readText('/sys/bus/pci/devices/0000:19:00.0/current_link_width'), 'the NIC beside it: unchanged');
   const cfg = await link.readBytes(`${GPU}/config`, 4096);
-  t.equal(cfg.ok && parsePciConfig(cfg.value).pcie?.linkStatus.width, 8, 'config Link Status says x8 too');
+  t.equal(cfg.ok && nul(parsePciConfig(cfg.value).pcie)?.linkStatus.width, 8, 'config Link Status says x8 too');
   t.same(await link.readText(`${GPU}/max_link_width`), await plain.readText(`${GPU}/max_link_width`), 'max_link_width unchanged');
 
   const acs = over('pcie-acs:0000:17:00.0=ReqRedir');
   const b = await acs.readBytes('/sys/bus/pci/devices/0000:17:00.0/config', 4096);
-  const ctl = b.ok ? parsePciConfig(b.value).acs?.ctl : undefined;
+  const ctl = b.ok ? nul(parsePciConfig(b.value).acs)?.ctl : undefined;
   t.match(ctl, { reqRedir: true, cmpltRedir: false, egressCtrl: false }, 'ACSCtl: ReqRedir only');
   const raw = await plain.readBytes('/sys/bus/pci/devices/0000:17:00.0/config', 4096);
   t.equal(raw.ok && b.ok && Buffer.compare(Buffer.from(raw.value), Buffer.from(b.value)) !== 0, true, 'the blob differs');

@@ -58,7 +58,7 @@ t.test('H200 VM rebuilt: config space decodes like the captured blob', async (t)
   for (const k of ['length', 'vendorId', 'deviceId', 'classCode', 'headerType', 'capsReadable', 'extReadable'] as const) t.equal(g[k], r[k], k);
   t.same(g.pcie, r.pcie, 'PCIe cap at 0x60: endpoint, LnkCap 32 GT/s x16, LnkSta 32 GT/s x16');
   t.same(g.capabilities.slice(0, 3), r.capabilities.slice(0, 3), 'PM → MSI → PCIe as captured');
-  t.equal(g.acs, null);
+  t.equal(g.acs.state, 'absent');
 });
 
 /** Root port → Broadcom switch → H100 + ConnectX-7 on two downstream ports, plus a numa-1 host bridge. */
@@ -118,15 +118,15 @@ t.test('switched tree: config space per PCI/PCIe spec', async (t) => {
   await buildTree(dir, switched);
   const cfg = (bdf: string) => parsePciConfig(readFileSync(path.join(dir, 'sys/bus/pci/devices', bdf, 'config')));
   const rp = cfg('0000:15:01.0');
-  t.match(rp, { headerType: 1, classCode: 0x060400, vendorId: 0x8086, pcie: { portType: 4 }, acs: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: true, upstreamFwd: true, transBlk: false } } });
+  t.match(rp, { headerType: 1, classCode: 0x060400, vendorId: 0x8086, pcie: { state: 'present', value: { portType: 4 } }, acs: { state: 'present', value: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: true, upstreamFwd: true, transBlk: false } } } });
   const raw = readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:15:01.0/config'));
   t.same([raw[0x18], raw[0x19], raw[0x1a]], [0x15, 0x16, 0x19], 'primary/secondary/subordinate bus');
-  t.match(cfg('0000:16:00.0'), { headerType: 1, pcie: { portType: 5 }, acs: null });
-  t.match(cfg('0000:17:00.0'), { pcie: { portType: 6 }, acs: { ctl: { reqRedir: false, cmpltRedir: false } } });
-  t.match(cfg('0000:17:01.0'), { pcie: { portType: 6, linkCap: { speed: 32, width: 8 }, linkStatus: { speed: 16, width: 8 } }, acs: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: false } } });
-  t.match(cfg('0000:18:00.0'), { headerType: 0, classCode: 0x030200, pcie: { portType: 0, linkStatus: { speed: 32, width: 16 } }, ats: { enabled: false } });
+  t.match(cfg('0000:16:00.0'), { headerType: 1, pcie: { state: 'present', value: { portType: 5 } }, acs: { state: 'absent' } });
+  t.match(cfg('0000:17:00.0'), { pcie: { state: 'present', value: { portType: 6 } }, acs: { state: 'present', value: { ctl: { reqRedir: false, cmpltRedir: false } } } });
+  t.match(cfg('0000:17:01.0'), { pcie: { state: 'present', value: { portType: 6, linkCap: { speed: 32, width: 8 }, linkStatus: { speed: 16, width: 8 } } }, acs: { state: 'present', value: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: false } } } });
+  t.match(cfg('0000:18:00.0'), { headerType: 0, classCode: 0x030200, pcie: { state: 'present', value: { portType: 0, linkStatus: { speed: 32, width: 16 } } }, ats: { state: 'present', value: { enabled: false } } });
   const nic = cfg('0000:19:00.0');
-  t.match(nic, { length: 64, vendorId: 0x15b3, deviceId: 0x1021, classCode: 0x020700, capsReadable: false, pcie: null, ats: null });
+  t.match(nic, { length: 64, vendorId: 0x15b3, deviceId: 0x1021, classCode: 0x020700, capsReadable: false, pcie: { state: 'unknown' }, ats: { state: 'unknown' } });
   t.equal(readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:19:00.0/config')).length, 64, 'unprivileged read: 64 bytes');
 });
 

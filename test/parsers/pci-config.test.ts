@@ -1,4 +1,5 @@
 // Tests parsePciConfig on real config blobs and lspci hex dumps, with the real lspci as the oracle.
+import { nul } from '../../src/model/fact.js';
 import t, { type Test } from 'tap';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -33,11 +34,11 @@ function oracle(t: Test): boolean {
 function agreesWithLspci(t: Test, cfg: PciConfig, ls: LspciDevice, opts: { ext?: boolean } = {}): void {
   const walked = <C extends { name: string }>(caps: readonly C[]): C[] => caps.filter((c) => !c.name.startsWith('<chain'));
   t.same(cfg.capabilities.map((c) => c.offset), walked(ls.stdCaps).map((c) => c.offset), 'capability offsets');
-  t.same(cfg.pcie?.linkStatus ?? null, ls.lnkSta, 'LnkSta speed/width');
-  t.same(cfg.pcie?.linkCap ?? null, ls.lnkCap, 'LnkCap speed/width');
-  t.equal(cfg.acs === null ? null : formatAcs(cfg.acs.ctl), ls.acsCtl, 'ACSCtl');
-  t.equal(cfg.acs === null ? null : formatAcs(cfg.acs.cap), ls.acsCap, 'ACSCap');
-  t.same(cfg.ats === null ? null : { enabled: cfg.ats.enabled, stu: cfg.ats.stu }, ls.atsCtl, 'ATSCtl');
+  t.same(nul(cfg.pcie)?.linkStatus ?? null, ls.lnkSta, 'LnkSta speed/width');
+  t.same(nul(cfg.pcie)?.linkCap ?? null, ls.lnkCap, 'LnkCap speed/width');
+  t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.ctl), ls.acsCtl, 'ACSCtl');
+  t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.cap), ls.acsCap, 'ACSCap');
+  t.same(nul(cfg.ats) === null ? null : { enabled: nul(cfg.ats)!.enabled, stu: nul(cfg.ats)!.stu }, ls.atsCtl, 'ATSCtl');
   if (opts.ext === false) return;
   const ext = walked(ls.extCaps).map((c) => [c.offset, c.version]);
   t.same(cfg.extCapabilities.map((c) => [c.offset, c.version]), ext, 'extended capability offsets/versions');
@@ -74,20 +75,20 @@ t.test('H200 GPU 00:06.0: Gen5 x16 endpoint, no ACS, no ATS (lspci: LnkSta Speed
   const cfg = parsePciConfig(gpu);
   t.match(cfg, { length: 4096, vendorId: 0x10de, deviceId: 0x2335, classCode: 0x030200, headerType: 0 });
   t.same(cfg.capabilities.map((c) => [c.id, c.offset]), [[0x01, 0x40], [0x05, 0x48], [0x10, 0x60], [0x11, 0xb0]]);
-  t.same(cfg.pcie, { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 } });
+  t.same(nul(cfg.pcie), { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 } });
   // The VMM hides some extended capabilities by zeroing their ID (lspci: "Null"); the walk goes through them.
   t.same(cfg.extCapabilities.map((c) => [c.id, c.offset]),
     [[0, 0x100], [0x18, 0x12c], [0, 0x134], [0x01, 0x1b8], [0, 0x248], [0, 0x250], [0x0b, 0x2a4], [0x04, 0x2b8], [0x03, 0x2f0]]);
-  t.equal(cfg.acs, null, 'extended space was read and holds no ACS');
-  t.equal(cfg.ats, null);
+  t.equal(cfg.acs.state, 'absent', 'extended space was read and holds no ACS');
+  t.equal(cfg.ats.state, 'absent');
   t.end();
 });
 
 t.test('H200 host bridge 00:00.0 and virtio 00:01.0: no PCIe capability', (t) => {
   const host = parsePciConfig(h200('00:00.0'));
-  t.match(host, { length: 4096, classCode: 0x060000, capabilities: [], extCapabilities: [], pcie: null });
+  t.match(host, { length: 4096, classCode: 0x060000, capabilities: [], extCapabilities: [], pcie: { state: 'absent' } });
   const virtio = parsePciConfig(h200('00:01.0'));
-  t.match(virtio, { length: 256, vendorId: 0x1af4, extReadable: false, pcie: null, acs: null });
+  t.match(virtio, { length: 256, vendorId: 0x1af4, extReadable: false, pcie: { state: 'absent' }, acs: { state: 'unknown' } });
   t.same(virtio.capabilities.map((c) => c.id), [0x09, 0x09, 0x09, 0x09, 0x09, 0x11]);
   t.end();
 });
@@ -99,11 +100,11 @@ t.test('n1sdp PLX 8749 `lspci -vvxxx` dumps: 256 bytes, so ACS is unreadable, no
       t.equal(bytes.length, 256);
       const cfg = parsePciConfig(bytes);
       t.match(cfg, { vendorId: 0x10b5, deviceId: 0x8749, headerType: 1, capsReadable: true, extReadable: false });
-      t.equal(cfg.pcie?.portType, 6, 'Express (v2) Downstream Port');
-      t.same(cfg.pcie?.linkStatus, dev.lnkSta, `text LnkSta: ${JSON.stringify(dev.lnkSta)}`);
-      t.same(cfg.pcie?.linkCap, dev.lnkCap, `text LnkCap: ${JSON.stringify(dev.lnkCap)}`);
+      t.equal(nul(cfg.pcie)?.portType, 6, 'Express (v2) Downstream Port');
+      t.same(nul(cfg.pcie)?.linkStatus, dev.lnkSta, `text LnkSta: ${JSON.stringify(dev.lnkSta)}`);
+      t.same(nul(cfg.pcie)?.linkCap, dev.lnkCap, `text LnkCap: ${JSON.stringify(dev.lnkCap)}`);
       t.not(dev.acsCtl, null, 'the text shows ACSCtl...');
-      t.equal(cfg.acs, null, '...but it is beyond the dump');
+      t.equal(cfg.acs.state, 'unknown', '...but it is beyond the dump: unknown, not absent');
       t.same(cfg.problems, []);
       if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes, dev.slot));
       t.end();
@@ -117,10 +118,10 @@ t.test('n1sdp with extended space re-assembled from its own lspci listing: ACSCt
     t.test(dev.slot, (t) => {
       const bytes = reassembleExtended(dev);
       const cfg = parsePciConfig(bytes);
-      t.equal(cfg.acs?.offset, 0xf24);
-      t.equal(cfg.acs === null ? null : formatAcs(cfg.acs.ctl), dev.acsCtl, 'parser ACSCtl = corpus text');
-      t.equal(cfg.acs === null ? null : formatAcs(cfg.acs.cap), dev.acsCap, 'parser ACSCap = corpus text');
-      t.same(cfg.acs && redirectBits(cfg.acs.ctl), ['ReqRedir', 'CmpltRedir']);
+      t.equal(nul(cfg.acs)?.offset, 0xf24);
+      t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.ctl), dev.acsCtl, 'parser ACSCtl = corpus text');
+      t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.cap), dev.acsCap, 'parser ACSCap = corpus text');
+      t.same(nul(cfg.acs) && redirectBits(nul(cfg.acs)!.ctl), ['ReqRedir', 'CmpltRedir']);
       t.same(cfg.extCapabilities.map((c) => [c.offset, c.version]), dev.extCaps.map((c) => [c.offset, c.version]));
       t.same(cfg.problems, []);
       if (oracle(t)) {
@@ -165,14 +166,14 @@ t.test('ACS Control patched on the re-assembled PLX switch port', (t) => {
     t.test(c.name, (t) => {
       const bytes = patch(plx, (v) => v.setUint16(0xf24 + 6, c.ctl, true));
       const cfg = parsePciConfig(bytes);
-      t.same(cfg.acs?.ctl, acs(c.want));
-      t.same(cfg.acs && redirectBits(cfg.acs.ctl), c.redirect);
-      if (c.text !== undefined) t.equal(cfg.acs && formatAcs(cfg.acs.ctl), c.text, 'matches the real capture');
+      t.same(nul(cfg.acs)?.ctl, acs(c.want));
+      t.same(nul(cfg.acs) && redirectBits(nul(cfg.acs)!.ctl), c.redirect);
+      if (c.text !== undefined) t.equal(nul(cfg.acs) && formatAcs(nul(cfg.acs)!.ctl), c.text, 'matches the real capture');
       if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes));
       t.end();
     });
   }
-  t.equal(formatAcs(parsePciConfig(plx).acs?.cap ?? acs({})), pex8747.acsCap, 'ACSCap of both PLX ports');
+  t.equal(formatAcs(nul(parsePciConfig(plx).acs)?.cap ?? acs({})), pex8747.acsCap, 'ACSCap of both PLX ports');
   t.end();
 });
 
@@ -184,27 +185,27 @@ const derived: {
   {
     name: 'standard capability loop (MSI-X at 0xb0 points back to 0x40)',
     bytes: patch(gpu, (_v, b) => { b[0xb1] = 0x40; }),
-    want: { pcie: { offset: 0x60 } }, problem: /capability list loops back to 0x40/, marker: '<chain looped>',
+    want: { pcie: { state: 'present', value: { offset: 0x60 } } }, problem: /capability list loops back to 0x40/, marker: '<chain looped>',
   },
   {
     name: 'capability ID 0xff at 0xb0',
     bytes: patch(gpu, (_v, b) => { b[0xb0] = 0xff; }),
-    want: { pcie: { offset: 0x60 } }, problem: /ID 0xff/, marker: '<chain broken>',
+    want: { pcie: { state: 'present', value: { offset: 0x60 } } }, problem: /ID 0xff/, marker: '<chain broken>',
   },
   {
     name: 'extended capability loop (DSN at 0x2f0 points back to 0x100)',
     bytes: patch(gpu, (v) => v.setUint32(0x2f0, v.getUint32(0x2f0, true) | (0x100 << 20), true)),
-    want: {}, problem: /extended capability list loops back to 0x100/, marker: '<chain looped>',
+    want: { acs: { state: 'unknown', why: /loops back to 0x100/ }, ats: { state: 'unknown' } }, problem: /extended capability list loops back to 0x100/, marker: '<chain looped>',
   },
   {
     name: 'extended next pointer below 0x100 (lspci follows it; the spec forbids it)',
     bytes: patch(gpu, (v) => v.setUint32(0x2f0, v.getUint32(0x2f0, true) | (0x0fc << 20), true)),
-    want: {}, problem: /points back into standard space \(0xfc\)/, lspci: { ext: false },
+    want: { acs: { state: 'unknown', why: /points back/ } }, problem: /points back into standard space \(0xfc\)/, lspci: { ext: false },
   },
   {
     name: 'cut to 0xb0 bytes: MSI-X pointer past the end',
     bytes: gpu.slice(0, 0xb0),
-    want: { capsReadable: true, extReadable: false, pcie: { linkStatus: { speed: 32, width: 16 } } },
+    want: { capsReadable: true, extReadable: false, pcie: { state: 'present', value: { linkStatus: { speed: 32, width: 16 } } } },
     problem: /capability pointer 0xb0 is past the end of the 176-byte blob/, marker: '<access denied>',
   },
   {
@@ -215,32 +216,32 @@ const derived: {
   {
     name: 'cut to 64 bytes (unprivileged read): not readable, never "no ACS"',
     bytes: gpu.slice(0, 64),
-    want: { capsReadable: false, extReadable: false, capabilities: [], pcie: null, acs: null, ats: null, problems: [] },
+    want: { capsReadable: false, extReadable: false, capabilities: [], pcie: { state: 'unknown' }, acs: { state: 'unknown' }, ats: { state: 'unknown' }, problems: [] },
     marker: '<access denied>',
   },
   {
     name: 'cut to 256 bytes: capabilities readable, extended space not',
     bytes: gpu.slice(0, 256),
-    want: { capsReadable: true, extReadable: false, extCapabilities: [], acs: null, problems: [], pcie: { offset: 0x60 } },
+    want: { capsReadable: true, extReadable: false, extCapabilities: [], acs: { state: 'unknown' }, problems: [], pcie: { state: 'present', value: { offset: 0x60 } } },
   },
   {
     name: 'Null at 0x248 turned into ATS, enabled, STU 2',
     bytes: patch(gpu, (v) => { v.setUint16(0x248, 0x000f, true); v.setUint16(0x24e, 0x8002, true); }),
-    want: { ats: { offset: 0x248, enabled: true, stu: 2 }, problems: [] },
+    want: { ats: { state: 'present', value: { offset: 0x248, enabled: true, stu: 2 } }, problems: [] },
   },
   {
     name: 'Null at 0x248 turned into ATS, disabled',
     bytes: patch(gpu, (v) => v.setUint16(0x248, 0x000f, true)),
-    want: { ats: { offset: 0x248, enabled: false, stu: 0 }, problems: [] },
+    want: { ats: { state: 'present', value: { offset: 0x248, enabled: false, stu: 0 } }, problems: [] },
   },
   {
     name: 'Status bit 4 clear: no standard list (extended space is still walked, as the kernel does)',
     bytes: patch(gpu, (_v, b) => { b[0x06] = (b[0x06] ?? 0) & ~0x10; }),
-    want: { capabilities: [], pcie: null, problems: [] }, lspci: { ext: false },
+    want: { capabilities: [], pcie: { state: 'absent' }, problems: [] }, lspci: { ext: false },
   },
-  { name: 'shorter than the header', bytes: gpu.slice(0, 32), want: { capsReadable: false, pcie: null }, problem: /32 bytes/, lspci: false },
+  { name: 'shorter than the header', bytes: gpu.slice(0, 32), want: { capsReadable: false, pcie: { state: 'unknown', why: /32 bytes/ } }, problem: /32 bytes/, lspci: false },
   { name: 'empty blob', bytes: new Uint8Array(0), want: { vendorId: 0xffff, length: 0 }, problem: /0 bytes/, lspci: false },
-  { name: 'all ones: no function answered', bytes: new Uint8Array(4096).fill(0xff), want: { pcie: null, extCapabilities: [] }, problem: /0xffff/, lspci: false },
+  { name: 'all ones: no function answered', bytes: new Uint8Array(4096).fill(0xff), want: { pcie: { state: 'unknown', why: /0xffff/ }, extCapabilities: [] }, problem: /0xffff/, lspci: false },
 ];
 t.test('derived blobs: structure problems and readability', (t) => {
   for (const c of derived) {

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { buildReason, MAX_REASON_BYTES, sanitize } from '../../src/slurm/reason.js';
 import { drainAction, resumeAction } from '../../src/slurm/ownership.js';
-import { CHECK_IDS, type Finding } from '../../src/model/finding.js';
+import { CHECK_IDS } from '../../src/checks/index.js';
+import type { Finding } from '../../src/model/finding.js';
 
 const f = (over: Partial<Finding> = {}): Finding => ({
   check: 'pcie-link', code: 'link-width-low', status: 'fail', subject: '0000:17:00.0', message: 'GPU H100 trained x8 of x16',
