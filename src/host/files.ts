@@ -38,8 +38,9 @@ export class UnsafeFileError extends Error {
  * Opens `file` with `flags` plus O_NOFOLLOW|O_NONBLOCK and returns the descriptor only when it is a regular file
  * (owned by `owner` when given); otherwise closes it and throws UnsafeFileError. A FIFO opened for writing with no
  * reader fails ENXIO instead of blocking in open(2); a link fails ELOOP: both come back as UnsafeFileError.
+ * `chars`: a character device is accepted too (an admin's logFile of /dev/null); only root can create one.
  */
-export function openRegular(file: string, flags: number, mode = 0o644, owner?: number): number {
+export function openRegular(file: string, flags: number, mode = 0o644, owner?: number, chars = false): number {
   let fd: number;
   try {
     fd = fs.openSync(file, flags | NOFOLLOW, mode);
@@ -50,7 +51,7 @@ export function openRegular(file: string, flags: number, mode = 0o644, owner?: n
   }
   try {
     const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new UnsafeFileError(`${file} is not a regular file`);
+    if (!st.isFile() && !(chars && st.isCharacterDevice())) throw new UnsafeFileError(`${file} is not a regular file`);
     if (owner !== undefined && st.uid !== owner && st.uid !== 0) throw new UnsafeFileError(`${file} is owned by uid ${st.uid}, not ${owner}`);
     return fd;
   } catch (e) {
