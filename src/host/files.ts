@@ -3,7 +3,6 @@
 // only regular files (checked with fstat on the open descriptor, so nothing can be swapped in between), sizes
 // capped on read, new files created exclusively (O_EXCL) under unpredictable temporary names, and never in a
 // directory that another user can write (they could plant any of the above, or rename our files away).
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -128,7 +127,10 @@ export function writeNew(file: string, data: string | Uint8Array, mode: number, 
 
 /** `.name.<pid>.<12 random hex>`: nobody can guess it to plant a link or FIFO there first (and O_EXCL refuses one). */
 function tmpName(dir: string, name: string): string {
-  return path.join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}`);
+  // Web Crypto's global, loaded on first use: the log file opens through this module in every prolog, which must
+  // not pay for node:crypto at start-up.
+  const rand = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(6))).toString('hex');
+  return path.join(dir, `.${name}.${process.pid}.${rand}`);
 }
 
 export interface WriteOptions {
