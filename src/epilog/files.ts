@@ -32,6 +32,6 @@ export function writeStamp(dir: string, s: Stamp): void {
  * is gone, or older than staleMs, is broken once. Returns the release function, or why the lock is held.
  */
 export function takeProbeLock(dir: string, staleMs: number): { release: () => void } | { held: string } {
-  const l = takeLock(join(dir, PROBE_LOCK), { staleMs, holder: 'another epilog is probing' });
+  const l = takeLock(join(dir, PROBE_LOCK), { staleMs, holder: (pid) => `another epilog${pid} is probing` });
   return l.ok ? l : { held: l.why };
 }

@@ -13,7 +13,7 @@ export function takeDrainLock(stateDir: string): Lock {
   } catch {
     return { ok: true, release: () => undefined }; // no state dir: draining unlocked beats not draining
   }
-  const lock = takeLock(path.join(stateDir, 'drain.lock'), { staleMs: STALE_MS, holder: 'another gdrgate run is draining this node' });
+  const lock = takeLock(path.join(stateDir, 'drain.lock'), { staleMs: STALE_MS, holder: (pid) => `another gdrgate run${pid} is draining this node` });
   // A lock that cannot even be created (read-only disk): draining unlocked beats not draining.
   return lock.ok || lock.held ? lock : { ok: true, release: () => undefined };
 }

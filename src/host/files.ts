@@ -3,7 +3,6 @@
 // only regular files (checked with fstat on the open descriptor, so nothing can be swapped in between), sizes
 // capped on read, new files created exclusively (O_EXCL) under unpredictable temporary names, and never in a
 // directory that another user can write (they could plant any of the above, or rename our files away).
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -38,8 +37,9 @@ export class UnsafeFileError extends Error {
  * Opens `file` with `flags` plus O_NOFOLLOW|O_NONBLOCK and returns the descriptor only when it is a regular file
  * (owned by `owner` when given); otherwise closes it and throws UnsafeFileError. A FIFO opened for writing with no
  * reader fails ENXIO instead of blocking in open(2); a link fails ELOOP: both come back as UnsafeFileError.
+ * `chars`: a character device is accepted too (an admin's logFile of /dev/null); only root can create one.
  */
-export function openRegular(file: string, flags: number, mode = 0o644, owner?: number): number {
+export function openRegular(file: string, flags: number, mode = 0o644, owner?: number, chars = false): number {
   let fd: number;
   try {
     fd = fs.openSync(file, flags | NOFOLLOW, mode);
@@ -50,7 +50,7 @@ export function openRegular(file: string, flags: number, mode = 0o644, owner?: n
   }
   try {
     const st = fs.fstatSync(fd);
-    if (!st.isFile()) throw new UnsafeFileError(`${file} is not a regular file`);
+    if (!st.isFile() && !(chars && st.isCharacterDevice())) throw new UnsafeFileError(`${file} is not a regular file`);
     if (owner !== undefined && st.uid !== owner && st.uid !== 0) throw new UnsafeFileError(`${file} is owned by uid ${st.uid}, not ${owner}`);
     return fd;
   } catch (e) {
@@ -127,7 +127,10 @@ export function writeNew(file: string, data: string | Uint8Array, mode: number, 
 
 /** `.name.<pid>.<12 random hex>`: nobody can guess it to plant a link or FIFO there first (and O_EXCL refuses one). */
 function tmpName(dir: string, name: string): string {
-  return path.join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}`);
+  // Web Crypto's global, loaded on first use: the log file opens through this module in every prolog, which must
+  // not pay for node:crypto at start-up.
+  const rand = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(6))).toString('hex');
+  return path.join(dir, `.${name}.${process.pid}.${rand}`);
 }
 
 export interface WriteOptions {

@@ -12,8 +12,8 @@ export type Lock =
 
 export interface LockOptions {
   readonly staleMs: number;
-  /** What a held lock means, for the message: `another epilog is probing`. */
-  readonly holder: string;
+  /** What a held lock means, for the message: (pid) => `another epilog (pid 123) is probing`. */
+  readonly holder: (pid: string) => string;
   /** Break a stale lock (default true). */
   readonly breakStale?: boolean;
 }
@@ -81,7 +81,7 @@ export function takeLock(file: string, o: LockOptions): Lock {
       continue; // gone meanwhile: try again
     }
     const pid = seen === null ? null : ownerPid(seen);
-    const why = `${o.holder}${pid !== null ? ` (pid ${pid})` : ''}`;
+    const why = o.holder(pid !== null ? ` (pid ${pid})` : '');
     if (attempt > 0 || !stale || o.breakStale === false) return { ok: false, held: true, why };
     if (!breakIfStale(file, seen)) return { ok: false, held: true, why };
   }

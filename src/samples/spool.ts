@@ -101,7 +101,7 @@ function maybeRotate(o: SpoolOptions, incoming: number, notes: string[]): void {
     return st !== undefined && st.isFile() && st.size > 0 && st.size + incoming > max;
   };
   if (!over()) return;
-  const l = takeLock(join(o.dir, LOCK), { staleMs: o.staleLockMs ?? 30_000, holder: 'spool lock held by another process' });
+  const l = takeLock(join(o.dir, LOCK), { staleMs: o.staleLockMs ?? 30_000, holder: (pid) => `spool lock held by another process${pid}` });
   if (!l.ok) {
     notes.push(`rotation skipped: ${l.why}`);
     return;
