@@ -2,6 +2,7 @@
 import { captureClass } from '../baseline/capture.js';
 import { BASELINE_LIMITS, overLimits } from '../baseline/limits.js';
 import { loadBaseline } from '../baseline/load.js';
+import { compilePattern } from '../baseline/match.js';
 import { ConfigError } from '../errors.js';
 import type { Host } from '../host/host.js';
 import { hostname } from 'node:os';
@@ -11,6 +12,7 @@ import type { Baseline, BaselineEnvelope } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
 import { UsageError } from '../errors.js';
 import { readNode } from '../engine/evaluate.js';
+import { exitCode } from '../runner/exit.js';
 import { out } from './common.js';
 
 /** A VM's CPUs carry the `hypervisor` flag (arch/x86 X86_FEATURE_HYPERVISOR). */
@@ -40,6 +42,14 @@ async function probeBands(a: CaptureArgs, inv: Inventory, warnings: string[]): P
 }
 
 export async function captureCommand(a: CaptureArgs): Promise<number> {
+  // A pattern validate would refuse is refused here, before anything is read.
+  for (const p of a.match ?? []) {
+    try {
+      compilePattern(p);
+    } catch (e) {
+      throw new UsageError(`--match ${p}: ${(e as Error).message}`);
+    }
+  }
   const { host, inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
   const platform = a.platform === 'bare-metal' || a.platform === 'virtualized' ? a.platform : await detectPlatform(host);
   const probeNotes: string[] = [];
@@ -59,7 +69,7 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
   const over = overLimits(b, Buffer.byteLength(text) + 1);
   if (over.length) throw new ConfigError(`baseline capture: the class would be ${over.join('; ')}: more than a baseline may hold (${BASELINE_LIMITS.bytes} bytes)`);
   out(text);
-  return 0;
+  return exitCode('ok');
 }
 
 export async function validateCommand(a: { file: string }): Promise<number> {

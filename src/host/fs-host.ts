@@ -11,7 +11,9 @@ function fail<T>(err: unknown): ReadResult<T> {
   const e = err as NodeJS.ErrnoException;
   const code = e.code ?? 'EUNKNOWN';
   if (code === LEAVES_ROOT || code === NOT_REGULAR) return { ok: false, missing: false, reason: e.message };
-  return { ok: false, missing: code === 'ENOENT' || code === 'ENOTDIR', reason: `${code}: ${e.message}` };
+  // Node's messages already start with the code ("ENOENT: no such file…"): say it once.
+  const reason = e.message.startsWith(`${code}:`) ? e.message : `${code}: ${e.message}`;
+  return { ok: false, missing: code === 'ENOENT' || code === 'ENOTDIR', reason };
 }
 
 function kindOf(s: Stats): StatInfo['kind'] {

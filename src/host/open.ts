@@ -13,9 +13,12 @@ export async function openHost(root: string): Promise<Host> {
     throw new UsageError(`--root ${root}: ${err.code === 'ENOENT' ? 'no such file or directory' : err.message}`);
   }
   if (st.isFile()) {
-    const { openSnapshot } = await import('../snapshot/open.js');
-    return openSnapshot(root).catch((e: Error) => {
-      throw new UsageError(`--root ${root}: ${e.message.startsWith(root) ? e.message.slice(root.length + 2) : e.message}`);
+    const { openSnapshot, SnapshotError } = await import('../snapshot/open.js');
+    // A file that is not a snapshot, or cannot be read, is the user's to fix (exit 2); anything else is a defect (exit 3).
+    return openSnapshot(root).catch((e: unknown) => {
+      if (!(e instanceof SnapshotError) && (e as NodeJS.ErrnoException).code === undefined) throw e;
+      const m = (e as Error).message;
+      throw new UsageError(`--root ${root}: ${m.startsWith(root) ? m.slice(root.length + 2) : m}`);
     });
   }
   if (!st.isDirectory()) throw new UsageError(`--root ${root}: not a directory or a snapshot file`);

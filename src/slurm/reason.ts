@@ -1,22 +1,12 @@
 // The drain reason we own: `gdrgate: <check> <subject> <actual> (want <expected>)[; +N more] job=<id>`, <= 255 bytes.
-import type { CheckId, Finding } from '../model/finding.js';
+import { REASON_LABELS } from '../checks/index.js';
+import type { Finding } from '../model/finding.js';
 
 export const PREFIX = 'gdrgate:';
 export const MAX_REASON_BYTES = 255;
 
-/** Short names so that the first 20 characters (what `sinfo -R` shows) already name the failing check. */
-const LABEL: Readonly<Record<CheckId | 'config' | 'internal', string>> = {
-  'device-inventory': 'inventory',
-  'pcie-link': 'pcie-link',
-  'pcie-acs': 'pcie-acs',
-  'pcie-ats': 'pcie-ats',
-  'iommu-mode': 'iommu-mode',
-  'gpudirect-mechanism': 'gpudirect',
-  'memlock-limit': 'memlock',
-  'topology-distance': 'topology',
-  config: 'config',
-  internal: 'internal',
-};
+/** Short names so that the first 20 characters (what `sinfo -R` shows) already name the failing check (each check's record). */
+const LABEL = REASON_LABELS;
 
 /** Device strings, host names and job ids reach a reason only through here: printable ASCII, no quotes. */
 export function sanitize(s: string): string {

@@ -23,7 +23,7 @@ t.test('an unreadable numa_node reaches topology-distance with its path once', a
 
 // The doubled errno comes from the Host's own wrap (src/host/fs-host.ts fail(): `${code}: ${e.message}`, and
 // node:fs messages start with the code already); it holds once that wrap keeps e.message as it is.
-t.test('memlock of a process whose limits file is gone: one ENOENT', { todo: 'needs the one-line fix in src/host/fs-host.ts fail()' }, async (t) => {
+t.test('memlock of a process whose limits file is gone: one ENOENT', async (t) => {
   const inv = await buildInventory(new FsHost(t.testdir({ proc: { self: {} } })));
   const f = CHECKS.find((c) => c.id === 'memlock-limit')!.run({ inv, baseline: null });
   t.match(f[0], { status: 'skip', code: 'memlock-unknown' });

@@ -4,7 +4,8 @@
 import fs from 'node:fs';
 import t from 'tap';
 import { hasMarker, markReason } from '../../src/drill/marker.js';
-import { CHECK_IDS, type Finding } from '../../src/model/finding.js';
+import { CHECK_IDS } from '../../src/checks/index.js';
+import type { Finding } from '../../src/model/finding.js';
 import { parseShowNode } from '../../src/parsers/scontrol.js';
 import { bandwidthReason, buildReason, isOurs, MAX_REASON_BYTES } from '../../src/slurm/reason.js';
 import { fixture } from '../helpers/paths.js';
@@ -30,7 +31,7 @@ t.test('4000 seeded reasons keep their prefix, bounds and marker', async (t) => 
   for (let i = 0; i < 4000 && bad < 5; i++) {
     const n = 1 + g.int(4);
     const findings = Array.from({ length: n }, (): Finding => ({
-      check: g.pick(CHECK_IDS), code: text(), status: 'fail', subject: text(), message: text(),
+      check: g.pick(CHECK_IDS), code: text() as Finding['code'], status: 'fail', subject: text(), message: text(),
       ...(g.int(2) ? { actual: text() } : {}), ...(g.int(2) ? { expected: text() } : {}),
     }));
     const digits = String(g.int(1e9));
