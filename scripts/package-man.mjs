@@ -26,7 +26,7 @@ async function exitCodes() {
   const outcomes = [{ kind: 'healthy' }, { kind: 'unhealthy', failing: [] }, { kind: 'config-error', message: '' }, { kind: 'internal-error', message: '' }];
   const rows = [];
   for (const o of outcomes)
-    for (const [mode, label] of [['check', 'check, topo, resume, task, baseline, compare'], ['prolog', 'prolog, health, epilog']])
+    for (const [mode, label] of [['check', 'check and the other commands'], ['prolog', 'prolog, health, epilog']])
       for (const policy of o.kind.endsWith('error') && mode === 'prolog' ? ['open', 'closed'] : ['open']) {
         const d = decide(mode, o, { onConfigError: policy, onInternalError: policy, drain: false });
         const when = o.kind.endsWith('error') && mode === 'prolog' ? ` (on${o.kind === 'config-error' ? 'Config' : 'Internal'}Error: ${policy})` : '';

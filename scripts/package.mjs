@@ -4,7 +4,7 @@
 // /usr/libexec/gdrgate, /etc/gdrgate/config.json (a preserved config file), the agent's unit, tmpfiles.d for
 // /run/gdrgate, /var/lib/gdrgate, logrotate, the slurm.conf snippet, schemas and the example capture under
 // /usr/share/doc/gdrgate, and the man pages made from the CLI's own definitions (scripts/package-man.mjs).
-// Usage: node scripts/package.mjs [--release N] [--skip-exe] [--no-rpm]   Writes dist/package/.
+// Usage: node scripts/package.mjs [--release N] [--out DIR] [--exe FILE] [--no-rpm]   Writes dist/package/ by default.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -14,9 +14,12 @@ import { gzipSync } from 'node:zlib';
 import { repoRoot } from './package-lib.mjs';
 import { gdrgate8, gdrgateJson5 } from './package-man.mjs';
 
-const { values: opt } = parseArgs({ options: { release: { type: 'string', default: '1' }, 'skip-exe': { type: 'boolean', default: false }, 'no-rpm': { type: 'boolean', default: false } } });
-const out = path.join(repoRoot, 'dist/package');
-const exe = path.join(out, 'gdrgate');
+const { values: opt } = parseArgs({
+  options: { release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, exe: { type: 'string' }, 'no-rpm': { type: 'boolean', default: false } },
+});
+const out = path.resolve(repoRoot, opt.out);
+// --exe FILE: package that executable (already built) instead of building one into the output directory.
+const exe = opt.exe ? path.resolve(opt.exe) : path.join(out, 'gdrgate');
 const { version, description } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
 const release = opt.release;
 const read = (f) => readFileSync(path.join(repoRoot, f), 'utf8');
@@ -144,7 +147,7 @@ function deb(root, list) {
       'Package: gdrgate',
       `Version: ${version}-${release}`,
       `Architecture: ${arch}`,
-      'Maintainer: ${MAINTAINER}',
+      `Maintainer: ${MAINTAINER}`,
       `Installed-Size: ${kib}`,
       'Depends: libc6 (>= 2.28), libstdc++6 (>= 10), libgcc-s1',
       'Recommends: slurmd, logrotate',
@@ -219,9 +222,10 @@ function rpm(root, list) {
   return path.join(out, name);
 }
 
-if (!opt['skip-exe']) must(process.execPath, [path.join(repoRoot, 'scripts/package-sea.mjs'), '--out', exe]);
+if (!opt.exe) must(process.execPath, [path.join(repoRoot, 'scripts/package-sea.mjs'), '--out', exe]);
 const root = path.join(out, 'root');
 const list = await stage(root);
+mkdirSync(out, { recursive: true });
 const made = [exe, deb(root, list)];
 if (!opt['no-rpm']) made.push(rpm(root, list));
 rmSync(root, { recursive: true, force: true });
