@@ -26,6 +26,14 @@ if (why) {
     t.equal(r.status, 0, r.stderr);
     t.match(r.stdout, H200_GPU);
     t.match(run(a.exe, ['no-such-command'], { env: bare, cwd: tmp }), { status: 2 });
+    // Its startup snapshot loads only under the V8 flags it was built with: the packaged unit passes none.
+    t.match(run(a.exe, ['--version'], { env: { ...bare, NODE_OPTIONS: '--max-semi-space-size=2' } }), { status: 14 });
+  });
+
+  t.test('the packaged agent unit runs /usr/sbin/gdrgate agent, with no Node and no V8 flags', async (t) => {
+    const unit = run('/bin/sh', ['-c', `dpkg-deb --fsys-tarfile "${a.deb}" | tar xO ./usr/lib/systemd/system/gdrgate-agent.service`]).stdout;
+    t.match(unit, /^ExecStart=\/usr\/sbin\/gdrgate agent --config \/etc\/gdrgate\/config\.json --dir \/run\/gdrgate-agent$/m);
+    t.notMatch(unit, /node_modules|\/usr\/bin\/node|NODE_OPTIONS/);
   });
 
   t.test('the committed snapshot file replays as the capture tree it was made from', async (t) => {

@@ -60,7 +60,7 @@ async function e2e(): Promise<void> {
   const node = started.node;
   const { env, slurm, state, reason, waitIdle } = slurmClients(CONF, node, WORK);
   // Only system directories on PATH: nothing of the checkout (node_modules/.bin) or of this Node.
-  const sys = { ...env, PATH: '/usr/sbin:/usr/bin:/sbin:/bin' };
+  const sys = { ...env, PATH: '/usr/sbin:/usr/bin:/sbin:/bin', NODE_OPTIONS: '' };
   const gdrgate = (...args: string[]) => run(GDRGATE, args, { env: sys, timeoutMs: 30_000 });
   const runOf = (job: string) =>
     (existsSync(LOG) ? readFileSync(LOG, 'utf8') : '')
