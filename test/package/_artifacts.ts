@@ -1,7 +1,7 @@
 // What the packaging tests share (not a test file): the artifacts of `npm run package` (built here when absent),
 // commands run with a bound, and which Debian tools this machine has.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import { REPO } from '../helpers/paths.js';
 
@@ -52,4 +52,22 @@ export function debPaths(deb: string): { files: string[]; dirs: string[] } {
     (l.startsWith('d') ? dirs : files).push(name);
   }
   return { files, dirs };
+}
+
+export const dpkg = (...args: string[]): Ran => run('dpkg', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeoutMs: 120_000 });
+export const isInstalled = (): boolean => run('dpkg-query', ['-W', 'gdrgate']).status === 0;
+
+/**
+ * For a test that installs the .deb on this machine: gdrgate not installed at the start (purged if it was), and
+ * gdrgate's own data directories that something else made before (tests on a shared machine) put aside, so that a
+ * purge cannot take them; at the end `teardown` purges the package and puts them back.
+ */
+export function installScope(teardown: (fn: () => void) => void): void {
+  if (isInstalled()) dpkg('--purge', 'gdrgate');
+  const aside = ['/var/lib/gdrgate', '/var/log/gdrgate', '/run/gdrgate'].filter((p) => existsSync(p)).map((p) => [p, `${p}.aside.${process.pid}`] as const);
+  for (const [p, q] of aside) renameSync(p, q);
+  teardown(() => {
+    if (isInstalled()) dpkg('--purge', 'gdrgate');
+    for (const [p, q] of aside) if (!existsSync(p)) renameSync(q, p);
+  });
 }

@@ -2,7 +2,7 @@
 // slurmd runs /usr/libexec/gdrgate/prolog.sh, which runs /usr/sbin/gdrgate; the test's own calls are /usr/sbin/gdrgate
 // too. Nothing from the checkout runs but the sandbox scripts and the example tree's data. Cases: a healthy job; a
 // GPU trained to x8 drains with our reason and the job is requeued held; an admin's reason is kept; resume; the
-// agent answering. Installs the .deb when it is not installed (and purges it after); GDRGATE_INSTALL_TEST=1, root.
+// agent answering. Installs the .deb (and purges it after); GDRGATE_INSTALL_TEST=1, root.
 import t, { type Test } from 'tap';
 import { spawn } from 'node:child_process';
 import { cpSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { trainGpuTo } from '../helpers/h200-link.js';
 import { HELD, REPO, freePortPair, run, sandbox, slurmClients, waitFor } from '../e2e/_sandbox.js';
-import { artifacts, missing } from './_artifacts.js';
+import { artifacts, dpkg, installScope, missing } from './_artifacts.js';
 
 const PROLOG = '/usr/libexec/gdrgate/prolog.sh';
 const GDRGATE = '/usr/sbin/gdrgate';
@@ -25,12 +25,9 @@ else await e2e();
 
 async function e2e(): Promise<void> {
   t.setTimeout(480_000);
-  const dpkg = (...args: string[]) => run('dpkg', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeoutMs: 120_000 });
-  if (run('dpkg-query', ['-W', 'gdrgate']).status !== 0) {
-    const i = dpkg('-i', artifacts().deb);
-    if (i.status !== 0) throw new Error(`dpkg -i: ${i.stderr}`);
-    t.teardown(() => void dpkg('--purge', 'gdrgate'));
-  }
+  installScope((fn) => t.teardown(fn));
+  const i = dpkg('-i', artifacts().deb);
+  if (i.status !== 0) throw new Error(`dpkg -i: ${i.stderr}`);
   const sb = sandbox(t, { prefix: '/tmp/gdrgate-e2e-installed-', port: await freePortPair() });
   const { WORK, CONF, CONFIG, BASELINE, LOG } = sb;
   const HEALTHY = join(WORK, 'tree-healthy');

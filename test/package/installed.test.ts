@@ -5,17 +5,15 @@
 // Installs and purges a system package: runs when GDRGATE_INSTALL_TEST=1 (.ci/run sets it, in a step of its own), as root.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fakeScontrol } from '../helpers/fake-scontrol.js';
 import { trainGpuTo } from '../helpers/h200-link.js';
 import { REPO } from '../helpers/paths.js';
-import { EXE, H200_GPU, artifacts, missing, run } from './_artifacts.js';
+import { EXE, H200_GPU, artifacts, dpkg, installScope, missing, run } from './_artifacts.js';
 
-/** gdrgate's own data directories that other tests on a shared machine may have made: put aside, put back at the end. */
-const OWN = ['/var/lib/gdrgate', '/var/log/gdrgate', '/run/gdrgate'];
 
 const why =
   process.env.GDRGATE_INSTALL_TEST !== '1'
@@ -38,15 +36,8 @@ async function installed(): Promise<void> {
   t.setTimeout(600_000);
   const a = artifacts();
   const tmp = mkdtempSync(path.join(tmpdir(), 'gdrgate-installed-'));
-  const dpkg = (...args: string[]) => run('dpkg', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-  if (run('dpkg-query', ['-W', 'gdrgate']).status === 0) dpkg('--purge', 'gdrgate');
-  const aside = OWN.filter((p) => existsSync(p)).map((p) => [p, `${p}.before-installed-test.${process.pid}`] as const);
-  for (const [p, q] of aside) renameSync(p, q);
-  t.teardown(() => {
-    if (run('dpkg-query', ['-W', 'gdrgate']).status === 0) dpkg('--purge', 'gdrgate');
-    for (const [p, q] of aside) if (!existsSync(p)) renameSync(q, p);
-    rmSync(tmp, { recursive: true, force: true });
-  });
+  t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
+  installScope((fn) => t.teardown(fn));
   const before = footprint();
 
   // The previous package: this build as release 0 (same files, an older version).
