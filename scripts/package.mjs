@@ -6,7 +6,7 @@
 // /usr/share/doc/gdrgate, and the man pages made from the CLI's own definitions (scripts/package-man.mjs).
 // Usage: node scripts/package.mjs [--release N] [--out DIR] [--exe FILE] [--no-rpm]   Writes dist/package/ by default.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,7 +32,8 @@ function must(cmd, args, env = {}) {
 
 /** Sets `NAME=value` where the file has a `NAME=` line; a wrapper that lost one fails the build, never ships unrewritten. */
 function setVars(file, vars) {
-  let text = read(file);
+  // Said at the top, under the shebang, for the admin who opens the installed copy.
+  let text = read(file).replace(/\n/, `\n# Installed by the gdrgate package: ${Object.keys(vars).join(', ')} set for /usr/sbin/gdrgate, which carries its own Node and startup snapshot.\n`);
   for (const [k, v] of Object.entries(vars)) {
     const re = new RegExp(`^${k}=.*$`, 'm');
     if (!re.test(text)) throw new Error(`${file}: no ${k}= line to point at the installed gdrgate`);
@@ -225,6 +226,8 @@ function rpm(root, list) {
   return path.join(out, name);
 }
 
+for (const f of ['dist/cli.js', 'dist/runner/policy.js', 'dist/warm-up-tree.mjs'])
+  if (!existsSync(path.join(repoRoot, f))) throw new Error(`${f} is missing: npm run build first`);
 if (!opt.exe) must(process.execPath, [path.join(repoRoot, 'scripts/package-sea.mjs'), '--out', exe]);
 const root = path.join(out, 'root');
 const list = await stage(root);
