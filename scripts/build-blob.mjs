@@ -16,7 +16,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const dist = path.join(root, 'dist');
 const blob = path.join(dist, 'gate.blob');
-const capture = path.join(root, 'examples/h200-vm');
+// The capture as a tree in a clone; as its snapshot file (examples/h200-vm.tar.gz) in the npm package, which ships no tree.
+const capture = [path.join(root, 'examples/h200-vm'), path.join(root, 'examples/h200-vm.tar.gz')].find((p) => existsSync(p));
 const node = process.execPath;
 
 function run(args, env = {}) {

@@ -1,0 +1,73 @@
+// What the packaging tests share (not a test file): the artifacts of `npm run package` (built here when absent),
+// commands run with a bound, and which Debian tools this machine has.
+import { spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import { REPO } from '../helpers/paths.js';
+
+export const OUT = path.join(REPO, 'dist/package');
+export const EXE = path.join(OUT, 'gdrgate');
+/** The GPU of the bundled H200 capture, as every artifact's copy of it must still show. */
+export const H200_GPU = /PASS\s+pcie-link\s+0000:00:06\.0\s+GPU H200 Gen5 x16 of Gen5 x16/;
+
+export interface Ran {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function run(cmd: string, args: readonly string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Ran {
+  const r = spawnSync(cmd, args, { cwd: opts.cwd ?? REPO, env: opts.env ?? process.env, encoding: 'utf8', timeout: opts.timeoutMs ?? 300_000, maxBuffer: 64 << 20 });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: `${r.stderr ?? ''}${r.error ? String(r.error) : ''}` };
+}
+
+export const has = (tool: string): boolean => run('/bin/sh', ['-c', `command -v ${tool}`]).status === 0;
+
+/** Tools the packaging needs, absent here: a skip reason outside CI (in CI their absence fails the test). */
+export function missing(tools: readonly string[]): string | undefined {
+  const absent = tools.filter((t) => !has(t));
+  if (!absent.length) return undefined;
+  if (process.env.CI) throw new Error(`CI lacks ${absent.join(', ')} (.ci/run installs them)`);
+  return `needs ${absent.join(', ')} (apt-get install ${absent.map((t) => (t === 'rpmbuild' ? 'rpm' : t)).join(' ')})`;
+}
+
+/** dist/package/{gdrgate, *.deb, *.rpm}, from `npm run package` now when any is missing. */
+export function artifacts(): { exe: string; deb: string; rpm: string } {
+  const find = (ext: string): string | undefined => (existsSync(OUT) ? readdirSync(OUT).find((f) => f.endsWith(ext)) : undefined);
+  if (!existsSync(EXE) || !find('.deb') || !find('.rpm')) {
+    const r = run(process.execPath, ['scripts/package.mjs'], { timeoutMs: 600_000 });
+    if (r.status !== 0) throw new Error(`npm run package failed:\n${r.stdout}\n${r.stderr}`);
+  }
+  return { exe: EXE, deb: path.join(OUT, find('.deb')!), rpm: path.join(OUT, find('.rpm')!) };
+}
+
+/** Paths as both package tools list them: absolute, no trailing slash, no "./" or "/" entry. */
+export function debPaths(deb: string): { files: string[]; dirs: string[] } {
+  const lines = run('dpkg-deb', ['-c', deb]).stdout.trim().split('\n');
+  const files: string[] = [];
+  const dirs: string[] = [];
+  for (const l of lines) {
+    const name = l.split(/\s+/).slice(5).join(' ').split(' -> ')[0]!.replace(/^\./, '').replace(/\/$/, '');
+    if (!name) continue;
+    (l.startsWith('d') ? dirs : files).push(name);
+  }
+  return { files, dirs };
+}
+
+export const dpkg = (...args: string[]): Ran => run('dpkg', args, { env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' }, timeoutMs: 120_000 });
+export const isInstalled = (): boolean => run('dpkg-query', ['-W', 'gdrgate']).status === 0;
+
+/**
+ * For a test that installs the .deb on this machine: gdrgate not installed at the start (purged if it was), and
+ * gdrgate's own data directories that something else made before (tests on a shared machine) put aside, so that a
+ * purge cannot take them; at the end `teardown` purges the package and puts them back.
+ */
+export function installScope(teardown: (fn: () => void) => void): void {
+  if (isInstalled()) dpkg('--purge', 'gdrgate');
+  const aside = ['/var/lib/gdrgate', '/var/log/gdrgate', '/run/gdrgate'].filter((p) => existsSync(p)).map((p) => [p, `${p}.aside.${process.pid}`] as const);
+  for (const [p, q] of aside) renameSync(p, q);
+  teardown(() => {
+    if (isInstalled()) dpkg('--purge', 'gdrgate');
+    for (const [p, q] of aside) if (!existsSync(p)) renameSync(q, p);
+  });
+}
