@@ -68,6 +68,10 @@ async function main(): Promise<void> {
     writeFileSync(path.join(dir, `gdrgate-${name}.conf`), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${config}\nAGENT=${name === 'prolog' ? agentDir : ''}\n`);
     return file;
   });
+  // slurmd starts a Prolog: a process of that name is its ancestor (the agent judges only such a Prolog). A bash that
+  // runs the wrapper stands in for it, for both wrapper rows alike.
+  const slurmd = path.join(dir, 'slurmd');
+  writeFileSync(slurmd, '#!/bin/bash\n"$@"\n', { mode: 0o755 });
   const agent = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
   for (let i = 0; i < 500 && !existsSync(path.join(agentDir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 20));
   if (!existsSync(path.join(agentDir, 'agent.pid'))) throw new Error('gdrgate agent did not start');
@@ -83,8 +87,8 @@ async function main(): Promise<void> {
     'node -e 0': [node, '-e', '0'],
     'empty snapshot': [node, '--snapshot-blob', empty],
     'gate.blob start': [node, '--snapshot-blob', path.join(REPO, 'dist/gate.blob'), 'start-only'],
-    'prolog, agent': [wrappers[0]!],
-    'prolog (Slurm)': [wrappers[1]!],
+    'prolog, agent': [slurmd, wrappers[0]!],
+    'prolog (Slurm)': [slurmd, wrappers[1]!],
     'prolog, no blob': [node, CLI, 'prolog', '--config', config],
     'check --json': [node, CLI, 'check', '--json', '--root', tree],
   };

@@ -65,7 +65,7 @@ async function e2e(): Promise<void> {
 
   await t.test('drill start refuses an idle node without --drain or --force', async (tt) => {
     const r = drill(['start', '--fault', 'memlock=64K']);
-    tt.equal(r.status, 1, 'exit 1', { stdout: r.stdout, stderr: r.stderr });
+    tt.equal(r.status, 2, 'exit 2: refused', { stdout: r.stdout, stderr: r.stderr });
     tt.match(r.stdout, /refusing: the node is IDLE/, r.stdout.trim());
     tt.notOk(existsSync(join(STATE, 'drill.json')), 'no drill file written');
     tt.equal(state(), 'idle', 'node untouched');

@@ -46,13 +46,23 @@ async function e2e(): Promise<void> {
   mkdirSync(JOBS, { mode: 0o1777 });
   chmodSync(JOBS, 0o1777);
 
-  // Host view (Prolog) and job views (TaskProlog): 4 ConnectX-5 with uverbs0-3 under /dev/infiniband. proc/self
-  // points at the real /proc/self, so each reader sees its own limits (the job's memlock is the point of case 1).
+  // Host view (Prolog) and job views (TaskProlog): 4 ConnectX-5 with uverbs0-3 under /dev/infiniband. Each reader
+  // must see its own limits (the job's memlock is the point of case 1), and a replay never follows a link out of its
+  // root: a procfs of its own is mounted inside each tree, and proc/self is a relative link into it.
   const HOST = await jobRoot({}, join(WORK, 'tree'));
   const HIDDEN = await jobRoot({ uverbs: null }, join(WORK, 'tree-no-infiniband'));
+  const mounted: string[] = [];
+  // Unmounted before the sandbox's teardown removes WORK (and again, harmlessly, if the body stopped early).
+  const unmount = (): void => void mounted.splice(0).forEach((m) => run('/usr/bin/umount', ['-l', m], { timeoutMs: 10_000 }));
+  process.once('exit', unmount);
   for (const tree of [HOST, HIDDEN]) {
+    const live = join(tree, 'proc-live');
+    mkdirSync(live);
+    const m = run('/usr/bin/mount', ['-t', 'proc', 'proc', live], { timeoutMs: 10_000 });
+    if (m.status !== 0) return void t.fail('mount a procfs in the tree', { stderr: m.stderr });
+    mounted.push(live);
     rmSync(join(tree, 'proc/self'), { recursive: true });
-    symlinkSync('/proc/self', join(tree, 'proc/self'));
+    symlinkSync('../proc-live/self', join(tree, 'proc/self'));
   }
 
   // Baseline of the host tree, memlockMin = slurmd's 8 MiB (root cannot raise it here).
@@ -220,4 +230,5 @@ async function e2e(): Promise<void> {
     tt.same(gdrLines(out), [], 'no gdrgate line');
     tt.match(await viewLine(id, since), { level: 30, state: 'trusted', memlock: { soft: MiB8, hard: MiB8, source: 'self' }, findings: [] }, 'the TaskProlog ran and found nothing (admin log)');
   });
+  unmount();
 }

@@ -28,8 +28,9 @@ export function fakeScontrol(dir: string, mode: ScontrolMode = 'stateful'): Fake
   const body: Record<ScontrolMode, string> = {
     // show: print the recorded state; update ... state=drain reason=R: rewrite the real drained line with R;
     // state=resume: back to the real idle line.
+    // The capture is node vm's; asked for another node, it answers as Slurm would for that node: its own NodeName.
     stateful: `case "$1" in
-  show) cat "${state}" ;;
+  show) sed -e "s/^NodeName=vm /NodeName=$4 /" "${state}" ;;
   update) for a in "$@"; do case "$a" in reason=*) r=\${a#reason=};; state=resume) r=;; esac; done
     if [ -n "$r" ]; then sed -e "s/State=IDLE /State=IDLE+DRAIN /" -e "s|\\$| Reason=$r [root@2026-11-29T14:39:05]|" "${IDLE}" > "${state}.new" && mv "${state}.new" "${state}"
     else cp "${IDLE}" "${state}"; fi ;;

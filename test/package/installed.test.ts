@@ -9,6 +9,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { slurmdShim } from '../agent/_agent.js';
 import { fakeScontrol } from '../helpers/fake-scontrol.js';
 import { trainGpuTo } from '../helpers/h200-link.js';
 import { REPO } from '../helpers/paths.js';
@@ -57,9 +58,12 @@ async function installed(): Promise<void> {
     t.equal(run('/usr/sbin/gdrgate', ['baseline', 'validate', '/dev/null'], { env: {} }).status, 2, 'a usage/config error is exit 2');
   });
 
-  // Nothing inherited: no PATH, no Node, cwd outside the checkout, as slurmd starts a Prolog.
-  const job = (id: number) => ({ SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: String(id), SLURM_JOB_UID: '0', SLURM_JOB_GID: '0' });
-  const sh = (file: string, env: NodeJS.ProcessEnv) => run(file, [], { env, cwd: tmp, timeoutMs: 60_000 });
+  // Nothing inherited: no PATH, no Node, cwd outside the checkout, as slurmd starts a Prolog: under a process named
+  // slurmd (the agent judges only a Prolog with slurmd among its ancestors), for the node the fake scontrol answers
+  // for (its real capture names `vm`; an answer naming another node is refused).
+  const job = (id: number) => ({ SLURMD_NODENAME: 'vm', SLURM_JOB_ID: String(id), SLURM_JOB_UID: '0', SLURM_JOB_GID: '0' });
+  const slurmd = slurmdShim(tmp);
+  const sh = (file: string, env: NodeJS.ProcessEnv) => run(slurmd, [file], { env, cwd: tmp, timeoutMs: 60_000 });
 
   await t.test('check on the shipped example, with no Node on PATH', async (t) => {
     const r = run('/usr/sbin/gdrgate', ['check', '--root', '/usr/share/gdrgate/examples/h200-vm.tar.gz'], { env: {}, cwd: tmp });
