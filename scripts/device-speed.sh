@@ -39,7 +39,10 @@ confs() { printf 'NODE=%s\nCLI=%s\nCONFIG=%s\nAGENT=\n' "$N" "$APP/dist/cli.js" 
   printf 'NODE=%s\nCLI=%s\nCONFIG=%s\nAGENT=%s\n' "$N" "$APP/dist/cli.js" $W/$1.json $W/agent-$1 > $W/gdrgate-agent.conf; }
 job=1000
 ms() { local s e; s=$(date +%s%N); "$@" >/dev/null 2>&1; e=$(date +%s%N); echo $(( (e-s)/1000 )); }
-slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=0 SLURM_JOB_GID=0 "$@"; }
+# slurmd starts a Prolog: a process of that name is its ancestor (the agent judges only such a Prolog); a bash that
+# runs the command (not exec: it stays the parent) stands in for it.
+printf '#!/bin/bash\n"$@"\n' > $W/slurmd && chmod 755 $W/slurmd
+slurm() { job=$((job+1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=0 SLURM_JOB_GID=0 $W/slurmd "$@"; }
 {
   echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
   echo "== this command's environment sets: $(env | grep -o '^NODE[A-Z_]*' | tr '\n' ' ')"
