@@ -11,6 +11,7 @@ export const AREAS = [
   'topology',
   'link-width',
   'acs',
+  'bar1',
   'iommu',
   'gpudirect',
   'memlock',

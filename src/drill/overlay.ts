@@ -3,6 +3,7 @@ import { valueOf } from '../model/fact.js';
 import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 import { PEERMEM_FILES } from '../inventory/gpudirect.js';
 import { parsePciConfig } from '../parsers/pci-config.js';
+import { bar1Window, parseResource, shrinkResource } from '../parsers/pci-resource.js';
 import { ACS_BITS, type Fault } from './fault.js';
 
 const GONE = { ok: false, missing: true, reason: 'ENOENT: hidden by the drill' } as const;
@@ -39,6 +40,13 @@ function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
       if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
       // ACS Control register, ACS capability +6 (PCIe Base 6.3 §7.7.11.3).
       return patch16(b, plus(valueOf(parsePciConfig(b).acs)?.offset, 6), (v) => v | (1 << ACS_BITS[fault.bit]));
+    case 'gpu-bar1': {
+      if (devOf(p) !== fault.bdf || base(p) !== 'resource') return b;
+      // The GPUDirect window (drivers/pci/pci-sysfs.c resource_show) ends `bytes` after its start, as a BIOS gives it.
+      const rs = parseResource(text());
+      const w = rs.ok ? bar1Window(rs.value) : null;
+      return w ? Buffer.from(shrinkResource(text(), w.index, BigInt(fault.bytes))) : b;
+    }
     case 'memlock':
       if (!LIMITS_RE.test(p)) return b;
       return Buffer.from(text().replace(/^(Max locked memory\s+)\S+(\s+)\S+/m, `$1${fault.bytes}$2${fault.bytes}`));

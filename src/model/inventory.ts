@@ -2,6 +2,7 @@
 import type { Fact } from './fact.js';
 import type { PciConfig } from './pci.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
+import type { PciResource } from '../parsers/pci-resource.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
@@ -60,6 +61,10 @@ export interface RdmaNic {
 export interface Gpu {
   readonly bdf: Bdf;
   readonly device: number | null;
+  /** sysfs `resource` (BARs, ROM, …): where the GPUDirect window (BAR1) is read from. */
+  readonly resource: Fact<readonly PciResource[]>;
+  /** The parent bridge's `resource` (its windows); absent when the GPU sits on a root bus. */
+  readonly upstream: Fact<readonly PciResource[]>;
 }
 
 export interface Limit {
