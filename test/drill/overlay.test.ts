@@ -4,6 +4,7 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { captureClass } from '../../src/baseline/capture.js';
 import { parseFault } from '../../src/drill/fault.js';
 import { DrillHost } from '../../src/drill/overlay.js';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -43,6 +44,12 @@ for (const [fault, want] of cases) {
     t.same(await failing(over(fault)), want, `exactly one failing finding: ${want.join(', ')}`);
   });
 }
+
+t.test('gpu-bar1:0000:18:00.0=256M: the window shrinks, and the check fails against the unstaged node\'s baseline', async (t) => {
+  const ref = captureClass(await buildInventory(plain), { name: 'ref', match: ['*'], platform: 'bare-metal', at: '2025-06-02T08:00:00Z' }).cls;
+  const fs = runChecks({ inv: await buildInventory(over('gpu-bar1:0000:18:00.0=256M')), baseline: ref }, ['gpu-bar1']);
+  t.same(fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`), ['fail bar1-small 0000:18:00.0 256 MiB']);
+});
 
 t.test('what the overlay answers, path by path', async (t) => {
   const GPU = '/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0';
