@@ -14,12 +14,26 @@ export interface AcsBits {
   readonly directTrans: boolean; // T  bit 6
 }
 
+/** Device Control (PCIe cap +0x08, PCIe Base 6.3 §7.5.3.4); sizes in bytes, null for a reserved encoding. */
+export interface DevCtl {
+  readonly corrErr: boolean; // bit 0: Correctable Error Reporting Enable
+  readonly nonFatalErr: boolean; // bit 1
+  readonly fatalErr: boolean; // bit 2
+  readonly unsupReq: boolean; // bit 3
+  readonly relaxedOrdering: boolean; // bit 4
+  readonly extTag: boolean; // bit 8
+  readonly noSnoop: boolean; // bit 11
+  readonly mps: number | null; // bits 7:5
+  readonly mrrs: number | null; // bits 14:12
+}
+
 export interface PcieCap {
   readonly offset: number;
   /** Device/Port Type, PCIe cap register bits 7:4: 0 endpoint, 1 legacy endpoint, 4 root port, 5 switch upstream, 6 switch downstream, 7 PCIe-to-PCI bridge, 8 PCI-to-PCIe bridge, 9 RC integrated endpoint, 10 RC event collector. */
   readonly portType: number;
   readonly linkCap: { readonly speed: GTs; readonly width: number };
   readonly linkStatus: { readonly speed: GTs; readonly width: number };
+  readonly devCtl: DevCtl;
 }
 
 export interface AcsCap {

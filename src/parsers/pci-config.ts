@@ -1,6 +1,7 @@
 // Pure decoder of one PCI configuration-space blob (sysfs `config`): PCIe link, ACS and ATS state.
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { AcsBits, AcsCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
+import { decodeDevCtl } from './pci-devctl.js';
 
 /** Predefined header (PCI Local Bus 3.0 §6.1); all an unprivileged sysfs read returns. */
 const HEADER_BYTES = 0x40;
@@ -192,7 +193,7 @@ function walkCapabilities(cfg: ConfigReader, headerType: number, problems: strin
   return { caps, pcieAt };
 }
 
-/** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Link Capabilities, Link Status. */
+/** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Device Control, Link Capabilities, Link Status. */
 function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieCap> {
   if (!cfg.has(at, 0x14)) return cutOff('PCI Express', at, cfg, problems);
   const linkCap = cfg.u32(at + 0x0c); // §7.5.3.6
@@ -202,6 +203,7 @@ function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieC
     portType: (cfg.u16(at + 0x02) >> 4) & 0xf, // §7.5.3.2 Device/Port Type
     linkCap: { speed: speed(linkCap & 0xf), width: (linkCap >> 4) & 0x3f },
     linkStatus: { speed: speed(linkStatus & 0xf), width: (linkStatus >> 4) & 0x3f },
+    devCtl: decodeDevCtl(cfg.u16(at + 0x08)), // §7.5.3.4
   });
 }
 

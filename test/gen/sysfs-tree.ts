@@ -2,12 +2,12 @@
 // drivers/infiniband/core/sysfs.c, fs/proc/base.c), laid out and linked like a live /sys, under a temporary root.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { type GenResources, resourceText } from './pci-resource-gen.js';
+import { type GenRegs, resourceText, writeDevCtl } from './pci-regs-gen.js';
 
 export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
 export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
 
-export interface GenDevice extends GenResources {
+export interface GenDevice extends GenRegs {
   bdf: string;
   kind: GenKind;
   vendor?: number; device?: number; classCode?: number; revision?: number;
@@ -133,6 +133,7 @@ export function configSpace(d: GenDevice): Buffer {
   b.writeUInt16LE((dllla ? 1 << 13 : 0) | (width << 4) | speedCode(speed), pcie + 0x12);
   b.writeUInt32LE(((1 << (speedCode(maxSpeed) + 1)) - 2) & 0xfe, pcie + 0x2c); // Link Capabilities 2: supported speeds
   b.writeUInt16LE(speedCode(maxSpeed), pcie + 0x30); // Link Control 2: target speed
+  writeDevCtl(b, pcie, d, bridge);
   // Extended space: AER at 0x100, then ACS / ATS.
   const ext: [id: number, size: number, fill: (at: number) => void][] = [[0x0001, 0x48, () => undefined]];
   // ACSCap V B R C U T (no egress control) as on Broadcom/Intel ports; ATS Capability: page-aligned request.

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DevCtl } from '../../src/model/pci.js';
 
 export const LSPCI = '/usr/bin/lspci';
 export const haveLspci = (): boolean => existsSync(LSPCI);
@@ -16,6 +17,8 @@ export interface LspciDevice {
   readonly acsCap: string | null;
   readonly acsCtl: string | null;
   readonly atsCtl: { readonly enabled: boolean; readonly stu: number } | null;
+  /** DevCtl's three lines, in both lspci wordings ("CorrErr+" and older "Report errors: Correctable+"). */
+  readonly devCtl: DevCtl | null;
   /** `Capabilities: [xx] name` lines below 0x100, in lspci's walk order. */
   readonly stdCaps: readonly { readonly offset: number; readonly name: string }[];
   /** `Capabilities: [xxx vN] name` lines at offset >= 0x100, in lspci's walk order. */
@@ -69,9 +72,22 @@ function readDevice(lines: string[]): LspciDevice {
     atsCtl: atsMatch?.[1] === undefined || atsMatch[2] === undefined
       ? null
       : { enabled: atsMatch[1] === '+', stu: parseInt(atsMatch[2], 16) },
+    devCtl: devCtlOf(lines),
     stdCaps,
     extCaps,
     markers: lines.flatMap((l) => /<(access denied|chain looped|chain broken)>/.exec(l)?.[0] ?? []),
+  };
+}
+
+function devCtlOf(lines: readonly string[]): DevCtl | null {
+  const i = lines.findIndex((l) => /^\s+DevCtl:/.test(l));
+  if (i < 0) return null;
+  const text = lines.slice(i, i + 3).join(' ');
+  const on = (...names: string[]): boolean => names.some((n) => new RegExp(`(?:^|\\s)${n}\\+`).test(text));
+  const size = (name: string): number | null => Number(new RegExp(`${name} (\\d+) bytes`).exec(text)?.[1] ?? NaN) || null;
+  return {
+    corrErr: on('CorrErr', 'Correctable'), nonFatalErr: on('NonFatalErr', 'Non-Fatal'), fatalErr: on('FatalErr', 'Fatal'), unsupReq: on('UnsupReq', 'Unsupported'),
+    relaxedOrdering: on('RlxdOrd'), extTag: on('ExtTag'), noSnoop: on('NoSnoop'), mps: size('MaxPayload'), mrrs: size('MaxReadReq'),
   };
 }
 

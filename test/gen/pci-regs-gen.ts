@@ -1,11 +1,28 @@
-// Test-side generator of sysfs `resource` (drivers/pci/pci-sysfs.c resource_show), modelled on the live H200's file:
+// Test-side generator of Device Control (PCIe cap +0x08) and of sysfs `resource` (drivers/pci/pci-sysfs.c resource_show), modelled on the live H200's file:
 // GPU BAR0 16 MiB, BAR1 at line 2, BAR3 32 MiB at line 4, all 64-bit prefetchable (flags 0x14220c); a ConnectX's
 // BAR0 32 MiB likewise; a bridge's prefetchable window (line 15, flags 0x102201) spanning what lies below it.
 import type { GenDevice } from './sysfs-tree.js';
 
-export interface GenResources {
+export interface GenRegs {
   /** GPUs: the GPUDirect window (resource line 2) in GiB; 0 leaves it unassigned. Default 128 (H100 80 GB). */
   bar1GiB?: number;
+  /** Device Control bit 4; default on for GPUs and NICs, off on bridges (as lspci shows on HGX nodes). */
+  relaxedOrdering?: boolean;
+  /** Max Payload Size, Max Read Request Size in bytes; defaults 256 and 4096 (endpoints) or 128 (bridges). */
+  mps?: number;
+  mrrs?: number;
+}
+
+/**
+ * Device Control (PCIe Base 6.3 §7.5.3.4) at PCIe cap +0x08, as lspci shows a ConnectX-7 and an H100 on HGX nodes:
+ * all four error reporting enables, RlxdOrd+ ExtTag+ NoSnoop+ MaxPayload 256 bytes, MaxReadReq 4096 bytes
+ * (0x593f); a switch port: RlxdOrd- ExtTag+ NoSnoop-, MaxReadReq 128 bytes (0x012f).
+ */
+export function writeDevCtl(b: Buffer, pcie: number, d: GenDevice, bridge: boolean): void {
+  const code = (bytes: number): number => Math.log2(bytes / 128);
+  const ro = d.relaxedOrdering ?? !bridge;
+  const reg = 0x000f | (ro ? 0x10 : 0) | (code(d.mps ?? 256) << 5) | 0x100 | (bridge ? 0 : 0x800) | (code(d.mrrs ?? (bridge ? 128 : 4096)) << 12);
+  b.writeUInt16LE(reg, pcie + 0x08);
 }
 
 const MiB = 1n << 20n;
