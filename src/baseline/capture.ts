@@ -85,6 +85,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
       ...(role === 'bridge' && acs ? { acsCtl: formatAcs(acs.ctl) } : {}),
       ...(role !== 'bridge' && cfg?.extReadable ? { ats: v(cfg.ats)?.enabled ?? false } : {}),
       ...bar1Of(inv, bdf, role),
+      ...(role === 'nic' && cfg && cfg.pcie.state === 'present' ? { relaxedOrdering: cfg.pcie.value.devCtl.relaxedOrdering } : {}),
     };
   };
   const bridges = new Set<string>();

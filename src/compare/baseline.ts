@@ -19,6 +19,7 @@ const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
   'acs-redirect': ['acs', 'critical'],
   'ats-off': ['ats', 'major'],
   'bar1-small': ['bar1', 'critical'],
+  'ro-off': ['relaxed-ordering', 'major'],
   'bar1-none': ['bar1', 'critical'],
   'bar1-outside': ['bar1', 'critical'],
   'iommu-translated': ['iommu', 'critical'],

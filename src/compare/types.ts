@@ -12,6 +12,7 @@ export const AREAS = [
   'link-width',
   'acs',
   'bar1',
+  'relaxed-ordering',
   'iommu',
   'gpudirect',
   'memlock',

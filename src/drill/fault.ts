@@ -9,6 +9,7 @@ export type AcsBit = keyof typeof ACS_BITS;
 export type Fault =
   | { readonly kind: 'pcie-link'; readonly bdf: string; readonly width: number }
   | { readonly kind: 'pcie-acs'; readonly bdf: string; readonly bit: AcsBit }
+  | { readonly kind: 'pcie-relaxed-ordering'; readonly bdf: string }
   | { readonly kind: 'gpu-bar1'; readonly bdf: string; readonly bytes: number }
   | { readonly kind: 'memlock'; readonly bytes: number }
   | { readonly kind: 'gpudirect-mechanism'; readonly value: 'none' };
@@ -36,6 +37,10 @@ export function parseFault(text: string): Parsed<Fault> {
       if (!BDF_RE.test(subject)) return bad('subject must be a bridge PCI address (0000:16:02.0)');
       if (!isAcsBit(value)) return bad(`value must be one of ${Object.keys(ACS_BITS).join(', ')}`);
       return { ok: true, value: { kind: 'pcie-acs', bdf: subject, bit: value } };
+    case 'pcie-relaxed-ordering':
+      if (!BDF_RE.test(subject)) return bad('subject must be an RDMA adapter PCI address (0000:19:00.0)');
+      if (value !== 'off') return bad('the only pcie-relaxed-ordering fault is off');
+      return { ok: true, value: { kind: 'pcie-relaxed-ordering', bdf: subject } };
     case 'gpu-bar1': {
       if (!BDF_RE.test(subject)) return bad('subject must be a GPU PCI address (0000:18:00.0)');
       const s = parseSize(value);
@@ -52,7 +57,7 @@ export function parseFault(text: string): Parsed<Fault> {
       if (subject || value !== 'none') return bad('the only gpudirect-mechanism fault is gpudirect-mechanism=none');
       return { ok: true, value: { kind: 'gpudirect-mechanism', value: 'none' } };
     default:
-      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, gpu-bar1, memlock, gpudirect-mechanism`);
+      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, gpu-bar1, memlock, gpudirect-mechanism`);
   }
 }
 
@@ -62,6 +67,8 @@ export function formatFault(f: Fault): string {
       return `pcie-link:${f.bdf}=x${f.width}`;
     case 'pcie-acs':
       return `pcie-acs:${f.bdf}=${f.bit}`;
+    case 'pcie-relaxed-ordering':
+      return `pcie-relaxed-ordering:${f.bdf}=off`;
     case 'gpu-bar1':
       return `gpu-bar1:${f.bdf}=${sizeUnit(f.bytes)}`;
     case 'memlock':

@@ -40,6 +40,10 @@ function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
       if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
       // ACS Control register, ACS capability +6 (PCIe Base 6.3 §7.7.11.3).
       return patch16(b, plus(valueOf(parsePciConfig(b).acs)?.offset, 6), (v) => v | (1 << ACS_BITS[fault.bit]));
+    case 'pcie-relaxed-ordering':
+      if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
+      // Device Control, PCIe capability +0x08, bit 4 Enable Relaxed Ordering (PCIe Base 6.3 §7.5.3.4).
+      return patch16(b, plus(valueOf(parsePciConfig(b).pcie)?.offset, 0x08), (v) => v & ~0x0010);
     case 'gpu-bar1': {
       if (devOf(p) !== fault.bdf || base(p) !== 'resource') return b;
       // The GPUDirect window (drivers/pci/pci-sysfs.c resource_show) ends `bytes` after its start, as a BIOS gives it.

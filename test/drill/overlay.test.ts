@@ -51,6 +51,11 @@ t.test('gpu-bar1:0000:18:00.0=256M: the window shrinks, and the check fails agai
   t.same(fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`), ['fail bar1-small 0000:18:00.0 256 MiB']);
 });
 
+t.test('pcie-relaxed-ordering:0000:19:00.0=off: DevCtl bit 4 cleared; a warning alone (GPU0 shares its switch)', async (t) => {
+  const fs = runChecks({ inv: await buildInventory(over('pcie-relaxed-ordering:0000:19:00.0=off')), baseline: null }, ['pcie-relaxed-ordering']);
+  t.same(fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`), ['warn ro-off 0000:19:00.0 off']);
+});
+
 t.test('what the overlay answers, path by path', async (t) => {
   const GPU = '/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0';
   const link = over('pcie-link:0000:18:00.0=x8');
