@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What the PCIe-state checks must be held to on the live H200, read only: each NVIDIA GPU's `resource` and its parent
 # bridge's, the GPU's config space (4 KiB, as root) as an `lspci -x`-style dump for `lspci -vvv -F` here, `nvidia-smi
-# -q` (BAR1 Memory Usage: Total), and the built gate's `check --only gpu-bar1 --json`. Run as root after
-# `bash .device/unpack.sh` (/tmp/gdr/node runs /tmp/gdr/app/dist/cli.js). Changes no setting; writes five files under
+# -q` (BAR1 Memory Usage: Total), the thermal class's cooling devices, and the built gate's `check --json` of the
+# new checks. Run as root after
+# `bash .device/unpack.sh` (/tmp/gdr/node runs /tmp/gdr/app/dist/cli.js). Changes no setting; writes six files under
 # $OUT, flat; the lead copies them into test/fixtures/device-h200-live/ under the same names
 # (test/checks/gpu-bar1.device.test.ts reads them there).
 set -u
@@ -27,10 +28,12 @@ for d in /sys/bus/pci/devices/*; do
     od -An -v -tx1 -w16 "$d/config" | awk '{ printf "%03x:%s\n", (NR - 1) * 16, substr($0, 1) }'; echo; } >> "$OUT/pcie-config.txt"
 done
 echo "GPUs:${gpus:- none}" >> "$SUM"
+# The thermal class (pcie-throttle): each cooling device's type and states, as the gate reads them.
+for c in /sys/class/thermal/cooling_device*; do [ -e "$c/type" ] && echo "${c##*/} $(cat "$c/type") $(cat "$c/cur_state" 2>/dev/null) $(cat "$c/max_state" 2>/dev/null)"; done > "$OUT/pcie-thermal.txt" 2>&1
 if [ -x /usr/bin/nvidia-smi ]; then timeout 60 /usr/bin/nvidia-smi -q > "$OUT/pcie-nvsmi-q.txt" 2>&1; echo "nvidia-smi -q exit $?" >> "$SUM"
 else echo "nvidia-smi: not at /usr/bin/nvidia-smi" >> "$SUM"; fi
-timeout 60 "$N" "$APP/dist/cli.js" check --only gpu-bar1 --json > "$OUT/pcie-check.json" 2>> "$SUM"
-echo "gdrgate check --only gpu-bar1 exit $?" >> "$SUM"
+timeout 60 "$N" "$APP/dist/cli.js" check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle --json > "$OUT/pcie-check.json" 2>> "$SUM"
+echo "gdrgate check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle exit $?" >> "$SUM"
 { echo "-- nvidia-smi BAR1 Total:"; grep -A1 'BAR1 Memory Usage' "$OUT/pcie-nvsmi-q.txt" 2>/dev/null | grep Total
   echo "-- gdrgate gpu-bar1:"; grep -E '"(subject|actual|status)"' "$OUT/pcie-check.json" | tr -d ' ' | paste -sd' ' -; } >> "$SUM"
 cat "$SUM"

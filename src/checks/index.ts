@@ -9,9 +9,10 @@ import pcieAcs from './pcie-acs.js';
 import pcieAts from './pcie-ats.js';
 import pcieLink from './pcie-link.js';
 import pcieRelaxedOrdering from './pcie-relaxed-ordering.js';
+import pcieThrottle from './pcie-throttle.js';
 import topologyDistance from './topology-distance.js';
 
-export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, pcieRelaxedOrdering, gpuBar1, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance] as const;
+export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, pcieRelaxedOrdering, pcieThrottle, gpuBar1, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance] as const;
 
 export type CheckId = (typeof CHECKS)[number]['id'];
 

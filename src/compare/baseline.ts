@@ -20,6 +20,7 @@ const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
   'ats-off': ['ats', 'major'],
   'bar1-small': ['bar1', 'critical'],
   'ro-off': ['relaxed-ordering', 'major'],
+  'throttle-on': ['link-speed', 'critical'],
   'bar1-none': ['bar1', 'critical'],
   'bar1-outside': ['bar1', 'critical'],
   'iommu-translated': ['iommu', 'critical'],

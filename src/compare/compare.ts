@@ -2,6 +2,7 @@
 import type { Inventory } from '../model/inventory.js';
 import { bar1 } from './bar1.js';
 import { relaxedOrdering } from './devctl.js';
+import { throttle } from './throttle.js';
 import { acs, links, placement, presence, topology } from './devices.js';
 import { ats, gpudirect, iommu, memlock, modules, versions } from './node.js';
 import { sortDifferences, type Difference } from './types.js';
@@ -15,6 +16,7 @@ export function compareInventories(a: Inventory, b: Inventory): Difference[] {
     ...acs(a, b),
     ...bar1(a, b),
     ...relaxedOrdering(a, b),
+    ...throttle(a, b),
     ...iommu(a, b),
     ...gpudirect(a, b),
     ...memlock(a, b),
