@@ -10,6 +10,7 @@ export type Fault =
   | { readonly kind: 'pcie-link'; readonly bdf: string; readonly width: number }
   | { readonly kind: 'pcie-acs'; readonly bdf: string; readonly bit: AcsBit }
   | { readonly kind: 'pcie-relaxed-ordering'; readonly bdf: string }
+  | { readonly kind: 'pcie-throttle'; readonly bdf: string; readonly state: number }
   | { readonly kind: 'gpu-bar1'; readonly bdf: string; readonly bytes: number }
   | { readonly kind: 'memlock'; readonly bytes: number }
   | { readonly kind: 'gpudirect-mechanism'; readonly value: 'none' };
@@ -41,6 +42,10 @@ export function parseFault(text: string): Parsed<Fault> {
       if (!BDF_RE.test(subject)) return bad('subject must be an RDMA adapter PCI address (0000:19:00.0)');
       if (value !== 'off') return bad('the only pcie-relaxed-ordering fault is off');
       return { ok: true, value: { kind: 'pcie-relaxed-ordering', bdf: subject } };
+    case 'pcie-throttle':
+      if (!BDF_RE.test(subject)) return bad('subject must be a port PCI address (0000:17:00.0)');
+      if (!/^[1-9]\d{0,2}$/.test(value)) return bad('value must be a cooling state from 1 (one speed step down)');
+      return { ok: true, value: { kind: 'pcie-throttle', bdf: subject, state: Number(value) } };
     case 'gpu-bar1': {
       if (!BDF_RE.test(subject)) return bad('subject must be a GPU PCI address (0000:18:00.0)');
       const s = parseSize(value);
@@ -57,7 +62,7 @@ export function parseFault(text: string): Parsed<Fault> {
       if (subject || value !== 'none') return bad('the only gpudirect-mechanism fault is gpudirect-mechanism=none');
       return { ok: true, value: { kind: 'gpudirect-mechanism', value: 'none' } };
     default:
-      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, gpu-bar1, memlock, gpudirect-mechanism`);
+      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, pcie-throttle, gpu-bar1, memlock, gpudirect-mechanism`);
   }
 }
 
@@ -69,6 +74,8 @@ export function formatFault(f: Fault): string {
       return `pcie-acs:${f.bdf}=${f.bit}`;
     case 'pcie-relaxed-ordering':
       return `pcie-relaxed-ordering:${f.bdf}=off`;
+    case 'pcie-throttle':
+      return `pcie-throttle:${f.bdf}=${f.state}`;
     case 'gpu-bar1':
       return `gpu-bar1:${f.bdf}=${sizeUnit(f.bytes)}`;
     case 'memlock':

@@ -36,6 +36,7 @@ const cases: [string, string[]][] = [
   ['pcie-link:0000:18:00.0=x8', ['pcie-link 0000:18:00.0 Gen5 x8']],
   ['pcie-acs:0000:17:00.0=ReqRedir', ['pcie-acs 0000:17:00.0 ReqRedir']],
   ['pcie-acs:0000:17:01.0=EgressCtrl', ['pcie-acs 0000:17:01.0 EgressCtrl']],
+  ['pcie-throttle:0000:17:00.0=2', ['pcie-throttle 0000:17:00.0 state 2']],
   ['memlock=64K', ['memlock-limit self 64 KiB']],
   ['gpudirect-mechanism=none', ['gpudirect-mechanism node none']],
 ];
