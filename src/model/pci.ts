@@ -48,6 +48,16 @@ export interface AtsCap {
   readonly stu: number;
 }
 
+/** AER extended capability 0x0001 (PCIe Base 6.3 §7.8.4): the sticky status registers and their masks/severity. */
+export interface AerCap {
+  readonly offset: number;
+  readonly uncorStatus: number; // +0x04 Uncorrectable Error Status
+  readonly uncorMask: number; // +0x08
+  readonly uncorSeverity: number; // +0x0c: a set bit is fatal
+  readonly corStatus: number; // +0x10 Correctable Error Status
+  readonly corMask: number; // +0x14
+}
+
 export interface PciConfig {
   /** Bytes present in the blob: 64 for an unprivileged read, 256 for conventional PCI, 4096 for PCIe as root. */
   readonly length: number;
@@ -67,6 +77,7 @@ export interface PciConfig {
   readonly pcie: Fact<PcieCap>;
   readonly acs: Fact<AcsCap>;
   readonly ats: Fact<AtsCap>;
+  readonly aer: Fact<AerCap>;
   /** Structural problems met while walking (capability loop, pointer past the end); the walk stops there. */
   readonly problems: readonly string[];
 }
