@@ -5,6 +5,7 @@ import { valueOf as v } from '../model/fact.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { hex4 } from '../model/names.js';
 import { formatAcs } from '../parsers/pci-config.js';
+import { bar1Window } from '../parsers/pci-resource.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { VERSION } from '../version.js';
 import { checkCaptureSize } from './limits.js';
@@ -27,6 +28,13 @@ const min = (a: number | null | undefined, b: number | null | undefined): number
 export function linkCapability(inv: Inventory, d: PciDevice): { speed: number | null; width: number | null } {
   const parent = inv.pci.get(d.bridges[d.bridges.length - 1] ?? '');
   return { speed: min(v(d.max.speed), parent && v(parent.max.speed)) ?? v(d.current.speed) ?? null, width: min(v(d.max.width), parent && v(parent.max.width)) ?? v(d.current.width) ?? null };
+}
+
+/** The GPUDirect window's size in bytes, when `resource` was read and holds one. */
+function bar1Of(inv: Inventory, bdf: string, role: BaselineDevice['role']): { bar1?: number } {
+  const rs = role === 'gpu' ? v(inv.gpus.find((g) => g.bdf === bdf)?.resource ?? { state: 'absent' }) : undefined;
+  const w = rs && bar1Window(rs);
+  return w ? { bar1: Number(w.size) } : {};
 }
 
 function mechanismOf(inv: Inventory): Mechanism {
@@ -76,6 +84,8 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
       numaNode: v(d.numaNode) ?? null,
       ...(role === 'bridge' && acs ? { acsCtl: formatAcs(acs.ctl) } : {}),
       ...(role !== 'bridge' && cfg?.extReadable ? { ats: v(cfg.ats)?.enabled ?? false } : {}),
+      ...bar1Of(inv, bdf, role),
+      ...(role === 'nic' && cfg && cfg.pcie.state === 'present' ? { relaxedOrdering: cfg.pcie.value.devCtl.relaxedOrdering } : {}),
     };
   };
   const bridges = new Set<string>();

@@ -1,15 +1,18 @@
 // The registry: every check, by hand, in run and report order. Ids, order, reason labels, the wording table and the
 // report schema's check enum (scripts/check-enum.mjs) all derive from this one list.
 import deviceInventory from './device-inventory.js';
+import gpuBar1 from './gpu-bar1.js';
 import gpudirectMechanism from './gpudirect-mechanism.js';
 import iommuMode from './iommu-mode.js';
 import memlockLimit from './memlock-limit.js';
 import pcieAcs from './pcie-acs.js';
 import pcieAts from './pcie-ats.js';
 import pcieLink from './pcie-link.js';
+import pcieRelaxedOrdering from './pcie-relaxed-ordering.js';
+import pcieThrottle from './pcie-throttle.js';
 import topologyDistance from './topology-distance.js';
 
-export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance] as const;
+export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, pcieRelaxedOrdering, pcieThrottle, gpuBar1, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance] as const;
 
 export type CheckId = (typeof CHECKS)[number]['id'];
 

@@ -1,5 +1,8 @@
 // compare A B: every dimension of the GPU↔NIC path, suspect (A) against known-good (B), worst first.
 import type { Inventory } from '../model/inventory.js';
+import { bar1 } from './bar1.js';
+import { relaxedOrdering } from './devctl.js';
+import { throttle } from './throttle.js';
 import { acs, links, placement, presence, topology } from './devices.js';
 import { ats, gpudirect, iommu, memlock, modules, versions } from './node.js';
 import { sortDifferences, type Difference } from './types.js';
@@ -11,6 +14,9 @@ export function compareInventories(a: Inventory, b: Inventory): Difference[] {
     ...topology(a, b),
     ...links(a, b),
     ...acs(a, b),
+    ...bar1(a, b),
+    ...relaxedOrdering(a, b),
+    ...throttle(a, b),
     ...iommu(a, b),
     ...gpudirect(a, b),
     ...memlock(a, b),

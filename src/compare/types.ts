@@ -11,6 +11,8 @@ export const AREAS = [
   'topology',
   'link-width',
   'acs',
+  'bar1',
+  'relaxed-ordering',
   'iommu',
   'gpudirect',
   'memlock',

@@ -9,13 +9,16 @@ export type AcsBit = keyof typeof ACS_BITS;
 export type Fault =
   | { readonly kind: 'pcie-link'; readonly bdf: string; readonly width: number }
   | { readonly kind: 'pcie-acs'; readonly bdf: string; readonly bit: AcsBit }
+  | { readonly kind: 'pcie-relaxed-ordering'; readonly bdf: string }
+  | { readonly kind: 'pcie-throttle'; readonly bdf: string; readonly state: number }
+  | { readonly kind: 'gpu-bar1'; readonly bdf: string; readonly bytes: number }
   | { readonly kind: 'memlock'; readonly bytes: number }
   | { readonly kind: 'gpudirect-mechanism'; readonly value: 'none' };
 
 const WIDTHS = new Set([1, 2, 4, 8, 12, 16, 32]);
 const isAcsBit = (s: string): s is AcsBit => Object.hasOwn(ACS_BITS, s);
 
-/** `pcie-link:0000:17:00.0=x8`, `pcie-acs:0000:16:02.0=ReqRedir`, `memlock=64K`, `gpudirect-mechanism=none`. */
+/** `pcie-link:0000:17:00.0=x8`, `pcie-acs:0000:16:02.0=ReqRedir`, `gpu-bar1:0000:18:00.0=256M`, `memlock=64K`, `gpudirect-mechanism=none`. */
 export function parseFault(text: string): Parsed<Fault> {
   const eq = text.lastIndexOf('=');
   if (eq < 0) return { ok: false, error: `fault ${JSON.stringify(text)}: want <check>[:<subject>]=<value>` };
@@ -35,6 +38,20 @@ export function parseFault(text: string): Parsed<Fault> {
       if (!BDF_RE.test(subject)) return bad('subject must be a bridge PCI address (0000:16:02.0)');
       if (!isAcsBit(value)) return bad(`value must be one of ${Object.keys(ACS_BITS).join(', ')}`);
       return { ok: true, value: { kind: 'pcie-acs', bdf: subject, bit: value } };
+    case 'pcie-relaxed-ordering':
+      if (!BDF_RE.test(subject)) return bad('subject must be an RDMA adapter PCI address (0000:19:00.0)');
+      if (value !== 'off') return bad('the only pcie-relaxed-ordering fault is off');
+      return { ok: true, value: { kind: 'pcie-relaxed-ordering', bdf: subject } };
+    case 'pcie-throttle':
+      if (!BDF_RE.test(subject)) return bad('subject must be a port PCI address (0000:17:00.0)');
+      if (!/^[1-9]\d{0,2}$/.test(value)) return bad('value must be a cooling state from 1 (one speed step down)');
+      return { ok: true, value: { kind: 'pcie-throttle', bdf: subject, state: Number(value) } };
+    case 'gpu-bar1': {
+      if (!BDF_RE.test(subject)) return bad('subject must be a GPU PCI address (0000:18:00.0)');
+      const s = parseSize(value);
+      if (!s.ok || s.value === 'unlimited' || s.value <= 0) return bad('value must be a window size (256M, 16G)');
+      return { ok: true, value: { kind: 'gpu-bar1', bdf: subject, bytes: s.value } };
+    }
     case 'memlock': {
       if (subject) return bad('memlock takes no subject (memlock=64K)');
       const s = parseSize(value);
@@ -45,7 +62,7 @@ export function parseFault(text: string): Parsed<Fault> {
       if (subject || value !== 'none') return bad('the only gpudirect-mechanism fault is gpudirect-mechanism=none');
       return { ok: true, value: { kind: 'gpudirect-mechanism', value: 'none' } };
     default:
-      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, memlock, gpudirect-mechanism`);
+      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, pcie-throttle, gpu-bar1, memlock, gpudirect-mechanism`);
   }
 }
 
@@ -55,9 +72,21 @@ export function formatFault(f: Fault): string {
       return `pcie-link:${f.bdf}=x${f.width}`;
     case 'pcie-acs':
       return `pcie-acs:${f.bdf}=${f.bit}`;
+    case 'pcie-relaxed-ordering':
+      return `pcie-relaxed-ordering:${f.bdf}=off`;
+    case 'pcie-throttle':
+      return `pcie-throttle:${f.bdf}=${f.state}`;
+    case 'gpu-bar1':
+      return `gpu-bar1:${f.bdf}=${sizeUnit(f.bytes)}`;
     case 'memlock':
       return `memlock=${f.bytes % 1024 === 0 ? `${f.bytes / 1024}K` : f.bytes}`;
     case 'gpudirect-mechanism':
       return 'gpudirect-mechanism=none';
   }
+}
+
+/** 256M, 16G, or bytes: the largest unit parseSize reads back exactly. */
+function sizeUnit(bytes: number): string {
+  for (const [u, n] of [['G', 2 ** 30], ['M', 2 ** 20], ['K', 2 ** 10]] as const) if (bytes % n === 0) return `${bytes / n}${u}`;
+  return String(bytes);
 }

@@ -3,12 +3,22 @@ import { valueOf } from '../model/fact.js';
 import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 import { PEERMEM_FILES } from '../inventory/gpudirect.js';
 import { parsePciConfig } from '../parsers/pci-config.js';
+import { bar1Window, parseResource, shrinkResource } from '../parsers/pci-resource.js';
 import { ACS_BITS, type Fault } from './fault.js';
 
 const GONE = { ok: false, missing: true, reason: 'ENOENT: hidden by the drill' } as const;
 const LIMITS_RE = /^\/proc\/(?:self|\d+)\/limits$/;
 /** The peermem module as /sys/module and /proc/modules name it (drivers/nvidia-peermem). */
 const PEERMEM_MOD = 'nvidia_peermem';
+
+/** pcie-throttle: one extra cooling device, as drivers/thermal/pcie_cooling.c registers it for the port. */
+const THERMAL = '/sys/class/thermal';
+const DRILL_CDEV = 'cooling_device999999';
+function drillCooling(fault: Fault, p: string): string | null {
+  if (fault.kind !== 'pcie-throttle' || !p.startsWith(`${THERMAL}/${DRILL_CDEV}/`)) return null;
+  const file = { type: `PCIe_Port_Link_Speed_${fault.bdf}`, cur_state: `${fault.state}`, max_state: `${Math.max(3, fault.state)}` }[p.slice(THERMAL.length + DRILL_CDEV.length + 2)];
+  return file === undefined ? null : `${file}\n`;
+}
 
 const base = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
 /** `/sys/devices/pci0000:15/…/0000:18:00.0/config` → `0000:18:00.0`. */
@@ -39,6 +49,19 @@ function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
       if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
       // ACS Control register, ACS capability +6 (PCIe Base 6.3 §7.7.11.3).
       return patch16(b, plus(valueOf(parsePciConfig(b).acs)?.offset, 6), (v) => v | (1 << ACS_BITS[fault.bit]));
+    case 'pcie-relaxed-ordering':
+      if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
+      // Device Control, PCIe capability +0x08, bit 4 Enable Relaxed Ordering (PCIe Base 6.3 §7.5.3.4).
+      return patch16(b, plus(valueOf(parsePciConfig(b).pcie)?.offset, 0x08), (v) => v & ~0x0010);
+    case 'pcie-throttle':
+      return b; // answered by drillCooling
+    case 'gpu-bar1': {
+      if (devOf(p) !== fault.bdf || base(p) !== 'resource') return b;
+      // The GPUDirect window (drivers/pci/pci-sysfs.c resource_show) ends `bytes` after its start, as a BIOS gives it.
+      const rs = parseResource(text());
+      const w = rs.ok ? bar1Window(rs.value) : null;
+      return w ? Buffer.from(shrinkResource(text(), w.index, BigInt(fault.bytes))) : b;
+    }
     case 'memlock':
       if (!LIMITS_RE.test(p)) return b;
       return Buffer.from(text().replace(/^(Max locked memory\s+)\S+(\s+)\S+/m, `$1${fault.bytes}$2${fault.bytes}`));
@@ -71,12 +94,15 @@ export class DrillHost implements Host {
   async list(p: string): Promise<ReadResult<string[]>> {
     if (hidden(this.fault, p)) return GONE;
     const r = await this.inner.list(p);
+    if (this.fault.kind === 'pcie-throttle' && p === THERMAL) return { ok: true, value: [...(r.ok ? r.value : []), DRILL_CDEV] };
     if (!r.ok || this.fault.kind !== 'gpudirect-mechanism') return r;
     return { ok: true, value: r.value.filter((n) => !hidden(this.fault, `${p === '/' ? '' : p}/${n}`)) };
   }
 
   async readBytes(p: string, max?: number): Promise<ReadResult<Uint8Array>> {
     if (hidden(this.fault, p)) return GONE;
+    const staged = drillCooling(this.fault, p);
+    if (staged !== null) return { ok: true, value: Buffer.from(staged) };
     const r = await this.inner.readBytes(p, max);
     return r.ok ? { ok: true, value: rewrite(this.fault, p, r.value) } : r;
   }

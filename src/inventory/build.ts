@@ -8,6 +8,8 @@ import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
 import { detailPci, isGpu, listPci } from './pci.js';
 import { listRdma } from './rdma.js';
+import { readGpus } from './resource.js';
+import { readPcieCooling } from './thermal.js';
 import { Notes, optText, Pacer } from './read.js';
 import { byNatural, byText } from '../model/order.js';
 
@@ -77,23 +79,26 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]
     .map((b) => pci.get(b)?.iommuGroup)
     .filter((g): g is string => !!g);
-  const [iommu, gpudirect, memlock] = await Promise.all([
+  const [iommu, gpudirect, memlock, gpus, pcieCooling] = await Promise.all([
     readIommu(host, groups, notes),
     readGpudirect(host, kernelRelease, modules, notes),
     readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
+    readGpus(host, gpuSk.map((s) => s.bdf).sort(byText), pci, notes),
+    readPcieCooling(host, notes),
   ]);
   return {
     root: host.root,
     hostname,
     kernelRelease,
     pci,
-    gpus: gpuSk.map((s) => ({ bdf: s.bdf, device: pci.get(s.bdf)?.device ?? null })).sort((a, b) => byText(a.bdf, b.bdf)),
+    gpus,
     nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,
     iommu,
     gpudirect,
     memlock,
     modules,
+    pcieCooling,
     notes: notes.list,
   };
 }

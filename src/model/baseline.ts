@@ -23,6 +23,10 @@ export interface BaselineDevice {
   /** lspci-style ACS control word of a bridge at capture time ("SrcValid+ ReqRedir- …"). */
   readonly acsCtl?: string;
   readonly ats?: boolean;
+  /** GPUs: bytes of the GPUDirect window (largest 64-bit prefetchable BAR in `resource`) at capture time. */
+  readonly bar1?: number;
+  /** NICs: Device Control Relaxed Ordering (bit 4) at capture time. */
+  readonly relaxedOrdering?: boolean;
 }
 
 export interface BaselinePath {

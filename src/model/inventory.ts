@@ -2,6 +2,7 @@
 import type { Fact } from './fact.js';
 import type { PciConfig } from './pci.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
+import type { PciResource } from '../parsers/pci-resource.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
@@ -60,6 +61,10 @@ export interface RdmaNic {
 export interface Gpu {
   readonly bdf: Bdf;
   readonly device: number | null;
+  /** sysfs `resource` (BARs, ROM, …): where the GPUDirect window (BAR1) is read from. */
+  readonly resource: Fact<readonly PciResource[]>;
+  /** The parent bridge's `resource` (its windows); absent when the GPU sits on a root bus. */
+  readonly upstream: Fact<readonly PciResource[]>;
 }
 
 export interface Limit {
@@ -104,6 +109,15 @@ export interface NumaNode {
   readonly cpus: CpuRanges;
 }
 
+/** A PCIe link-speed cooling device (drivers/thermal/pcie_cooling.c): the port it slows and its state. */
+export interface PcieCooling {
+  readonly device: string; // cooling_device12
+  readonly port: Bdf;
+  /** 0: full speed; n > 0: the kernel lowered the port's speed n steps. */
+  readonly cur: Fact<number>;
+  readonly max: number | null;
+}
+
 export interface Inventory {
   readonly root: string;
   readonly hostname: string | null;
@@ -116,6 +130,8 @@ export interface Inventory {
   readonly gpudirect: Gpudirect;
   readonly memlock: readonly ProcessMemlock[];
   readonly modules: ReadonlySet<string>;
+  /** PCIe link-speed cooling devices; unknown when /sys/class/thermal could not be listed. */
+  readonly pcieCooling: Fact<readonly PcieCooling[]>;
   /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
   readonly notes: readonly string[];
 }

@@ -14,12 +14,26 @@ export interface AcsBits {
   readonly directTrans: boolean; // T  bit 6
 }
 
+/** Device Control (PCIe cap +0x08, PCIe Base 6.3 §7.5.3.4); sizes in bytes, null for a reserved encoding. */
+export interface DevCtl {
+  readonly corrErr: boolean; // bit 0: Correctable Error Reporting Enable
+  readonly nonFatalErr: boolean; // bit 1
+  readonly fatalErr: boolean; // bit 2
+  readonly unsupReq: boolean; // bit 3
+  readonly relaxedOrdering: boolean; // bit 4
+  readonly extTag: boolean; // bit 8
+  readonly noSnoop: boolean; // bit 11
+  readonly mps: number | null; // bits 7:5
+  readonly mrrs: number | null; // bits 14:12
+}
+
 export interface PcieCap {
   readonly offset: number;
   /** Device/Port Type, PCIe cap register bits 7:4: 0 endpoint, 1 legacy endpoint, 4 root port, 5 switch upstream, 6 switch downstream, 7 PCIe-to-PCI bridge, 8 PCI-to-PCIe bridge, 9 RC integrated endpoint, 10 RC event collector. */
   readonly portType: number;
   readonly linkCap: { readonly speed: GTs; readonly width: number };
   readonly linkStatus: { readonly speed: GTs; readonly width: number };
+  readonly devCtl: DevCtl;
 }
 
 export interface AcsCap {
@@ -32,6 +46,16 @@ export interface AtsCap {
   readonly offset: number;
   readonly enabled: boolean;
   readonly stu: number;
+}
+
+/** AER extended capability 0x0001 (PCIe Base 6.3 §7.8.4): the sticky status registers and their masks/severity. */
+export interface AerCap {
+  readonly offset: number;
+  readonly uncorStatus: number; // +0x04 Uncorrectable Error Status
+  readonly uncorMask: number; // +0x08
+  readonly uncorSeverity: number; // +0x0c: a set bit is fatal
+  readonly corStatus: number; // +0x10 Correctable Error Status
+  readonly corMask: number; // +0x14
 }
 
 export interface PciConfig {
@@ -53,6 +77,7 @@ export interface PciConfig {
   readonly pcie: Fact<PcieCap>;
   readonly acs: Fact<AcsCap>;
   readonly ats: Fact<AtsCap>;
+  readonly aer: Fact<AerCap>;
   /** Structural problems met while walking (capability loop, pointer past the end); the walk stops there. */
   readonly problems: readonly string[];
 }

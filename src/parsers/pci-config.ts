@@ -1,6 +1,8 @@
 // Pure decoder of one PCI configuration-space blob (sysfs `config`): PCIe link, ACS and ATS state.
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
-import type { AcsBits, AcsCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
+import type { AcsBits, AcsCap, AerCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
+import { ConfigReader, hex } from './config-reader.js';
+import { decodeDevCtl } from './pci-devctl.js';
 
 /** Predefined header (PCI Local Bus 3.0 §6.1); all an unprivileged sysfs read returns. */
 const HEADER_BYTES = 0x40;
@@ -14,6 +16,9 @@ const MAX_EXT_CAPS = 960;
 const CAP_ID_PCIE = 0x10; // PCIe Base 6.3 §7.5.3.1
 const EXT_ID_ACS = 0x000d; // PCIe Base 6.3 §7.7.11.1
 const EXT_ID_ATS = 0x000f; // PCIe Base 6.3 §10.5.1.1
+const EXT_ID_AER = 0x0001; // PCIe Base 6.3 §7.8.4.1
+/** AER registers read: header, Uncorrectable Status/Mask/Severity, Correctable Status/Mask (§7.8.4.2-7). */
+const AER_BYTES = 0x18;
 
 /** Link speed encodings 1..6 (PCIe Base 6.3 §7.5.3.6 Max Link Speed, §7.5.3.8 Current Link Speed). */
 const SPEEDS: readonly number[] = [2.5, 5, 8, 16, 32, 64];
@@ -52,6 +57,7 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
     pcie: unknown(why),
     acs: unknown(why),
     ats: unknown(why),
+    aer: unknown(why),
   });
   if (bytes.length < HEADER_BYTES) {
     problems.push(`config blob is ${bytes.length} bytes, shorter than the ${HEADER_BYTES}-byte header`);
@@ -71,12 +77,12 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
   const pcie = std.pcieAt !== null ? readPcie(cfg, std.pcieAt, problems) : stdBroken !== undefined ? unknown(stdBroken) : ABSENT;
   const extReadable = bytes.length > EXT_START;
   const beyond = unknown(`${bytes.length}-byte config space: extended capabilities need a read as root`);
-  const ext = extReadable ? walkExtCapabilities(cfg, problems) : { caps: [], acs: beyond, ats: beyond };
+  const ext = extReadable ? walkExtCapabilities(cfg, problems) : { caps: [], acs: beyond, ats: beyond, aer: beyond };
   return {
     ...header,
     capsReadable: true,
     ...{ extReadable, capabilities: std.caps, extCapabilities: ext.caps },
-    ...{ pcie, acs: ext.acs, ats: ext.ats, problems },
+    ...{ pcie, acs: ext.acs, ats: ext.ats, aer: ext.aer, problems },
   };
 }
 
@@ -87,7 +93,8 @@ const CONFIG_BYTES = 0x1000;
  * The bytes of a config blob that parsePciConfig looks at, read part by part through `at(offset, length)`
  * (fewer bytes back at the end of the file), following the capability lists as parsePciConfig does: the
  * 64-byte header, each standard capability's first dword (the PCI Express capability's first 0x14 bytes),
- * then each extended capability's header with the dword after it (ACS and ATS keep their registers there).
+ * then each extended capability's header with the dword after it (ACS and ATS keep their registers there), and
+ * AER's first 0x18 bytes (its status registers).
  * The rest stays zero: parsePciConfig of the result equals parsePciConfig of the whole file's first 4 KiB.
  * One read byte each at 0x100 and 0xfff tells a 256-byte (conventional PCI) from a 4 KiB config; any other
  * length (a truncated capture) is read whole, and a 64-byte (unprivileged) one is all there is.
@@ -118,6 +125,7 @@ export function sparseConfig(at: (offset: number, length: number) => Uint8Array)
     seen.add(off);
     const part = at(off, 8);
     out.set(part, off);
+    if ((part[0] ?? 0) === EXT_ID_AER && (part[1] ?? 0) === 0) out.set(at(off, AER_BYTES), off);
     const word = new ConfigReader(part).u32(0);
     if (part.length < 4 || word === 0 || word === 0xffffffff) break;
     off = (word >>> 20) & 0xffc;
@@ -133,26 +141,6 @@ export function formatAcs(bits: AcsBits): string {
 /** Names of the set ACS controls that redirect peer traffic to the root complex (ReqRedir, CmpltRedir, EgressCtrl). */
 export function redirectBits(bits: AcsBits): string[] {
   return ACS_FIELDS.filter(([key]) => REDIRECTING.has(key) && bits[key]).map(([, name]) => name);
-}
-
-/** Little-endian reads; bytes beyond the blob read as all ones, like a configuration read nobody answers. */
-class ConfigReader {
-  constructor(private readonly bytes: Uint8Array) {}
-  get length(): number {
-    return this.bytes.length;
-  }
-  has(offset: number, size: number): boolean {
-    return offset >= 0 && offset + size <= this.bytes.length;
-  }
-  u8(offset: number): number {
-    return this.bytes[offset] ?? 0xff;
-  }
-  u16(offset: number): number {
-    return this.u8(offset) | (this.u8(offset + 1) << 8);
-  }
-  u32(offset: number): number {
-    return (this.u16(offset) | (this.u16(offset + 2) << 16)) >>> 0;
-  }
 }
 
 type Cap = { readonly id: number; readonly offset: number };
@@ -192,7 +180,7 @@ function walkCapabilities(cfg: ConfigReader, headerType: number, problems: strin
   return { caps, pcieAt };
 }
 
-/** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Link Capabilities, Link Status. */
+/** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Device Control, Link Capabilities, Link Status. */
 function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieCap> {
   if (!cfg.has(at, 0x14)) return cutOff('PCI Express', at, cfg, problems);
   const linkCap = cfg.u32(at + 0x0c); // §7.5.3.6
@@ -202,6 +190,7 @@ function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieC
     portType: (cfg.u16(at + 0x02) >> 4) & 0xf, // §7.5.3.2 Device/Port Type
     linkCap: { speed: speed(linkCap & 0xf), width: (linkCap >> 4) & 0x3f },
     linkStatus: { speed: speed(linkStatus & 0xf), width: (linkStatus >> 4) & 0x3f },
+    devCtl: decodeDevCtl(cfg.u16(at + 0x08)), // §7.5.3.4
   });
 }
 
@@ -216,11 +205,12 @@ interface ExtWalk {
   caps: ExtCap[];
   acs: Fact<AcsCap>;
   ats: Fact<AtsCap>;
+  aer: Fact<AerCap>;
 }
 
 /** Extended capability list from 0x100 (PCIe Base 6.3 §7.6.3 header: ID 15:0, version 19:16, next 31:20). */
 function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
-  const walk: ExtWalk = { caps: [], acs: ABSENT, ats: ABSENT };
+  const walk: ExtWalk = { caps: [], acs: ABSENT, ats: ABSENT, aer: ABSENT };
   const before = problems.length;
   const seen = new Set<number>();
   let at = EXT_START;
@@ -245,6 +235,7 @@ function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
     walk.caps.push({ id, version: (word >>> 16) & 0xf, offset: at });
     if (id === EXT_ID_ACS && walk.acs.state === 'absent') walk.acs = readAcs(cfg, at, problems);
     if (id === EXT_ID_ATS && walk.ats.state === 'absent') walk.ats = readAts(cfg, at, problems);
+    if (id === EXT_ID_AER && walk.aer.state === 'absent') walk.aer = readAer(cfg, at, problems);
     const next = (word >>> 20) & 0xffc;
     if (next === 0) break;
     if (next < EXT_START) {
@@ -258,6 +249,7 @@ function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
   if (broke !== undefined) {
     if (walk.acs.state === 'absent') walk.acs = unknown(broke);
     if (walk.ats.state === 'absent') walk.ats = unknown(broke);
+    if (walk.aer.state === 'absent') walk.aer = unknown(broke);
   }
   return walk;
 }
@@ -275,6 +267,13 @@ function readAts(cfg: ConfigReader, at: number, problems: string[]): Fact<AtsCap
   return present({ offset: at, enabled: (ctl & 0x8000) !== 0, stu: ctl & 0x1f });
 }
 
+/** AER status registers are sticky (RW1CS, §7.8.4.2, §7.8.4.5): what was seen since the last clear, even by firmware. */
+function readAer(cfg: ConfigReader, at: number, problems: string[]): Fact<AerCap> {
+  if (!cfg.has(at, AER_BYTES)) return cutOff('AER', at, cfg, problems);
+  const r = (o: number): number => cfg.u32(at + o);
+  return present({ offset: at, uncorStatus: r(0x04), uncorMask: r(0x08), uncorSeverity: r(0x0c), corStatus: r(0x10), corMask: r(0x14) });
+}
+
 function acsBits(reg: number): AcsBits {
   const bit = (n: number): boolean => (reg & (1 << n)) !== 0;
   return {
@@ -290,8 +289,4 @@ function acsBits(reg: number): AcsBits {
 
 function speed(code: number): GTs {
   return SPEEDS[code - 1] ?? null;
-}
-
-function hex(n: number): string {
-  return `0x${n.toString(16).padStart(2, '0')}`;
 }

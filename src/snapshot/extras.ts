@@ -9,7 +9,7 @@ import type { Request } from './memo.js';
  * reads is recorded in the manifest as skipped: no environment, no command lines, no job or user files.
  */
 const ALLOW: readonly RegExp[] = [
-  /^\/sys\/(bus\/pci\/devices|class\/(infiniband|iommu)|devices|module|kernel\/(iommu_groups|mm\/memory_peers))(\/|$)/,
+  /^\/sys\/(bus\/pci\/devices|class\/(infiniband|iommu|thermal)|devices|module|kernel\/(iommu_groups|mm\/memory_peers))(\/|$)/,
   /^\/proc\/(cmdline|modules|version|cpuinfo|driver\/nvidia\/version|sys\/kernel\/(hostname|osrelease))$/,
   // This process and the ancestors the slurmd search walks: name, status and limits only (memlock.ts).
   /^\/proc\/(self|\d+)(\/(limits|status|comm))?$/,

@@ -71,6 +71,14 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
     mutate: (n) => void (dev(n, '0000:12:01.0').acsCtl = 0x0005),
     want: [['critical', 'acs', '0000:12:01.0', 'ACSCtl SrcValid+ ReqRedir+', 'ACSCtl all off']],
   },
+  'GPUDirect window of a GPU: 32 GiB where the reference has 128 GiB': {
+    mutate: (n) => void (dev(n, '0000:33:00.0').bar1GiB = 32),
+    want: [['critical', 'bar1', '0000:33:00.0', '32 GiB', '128 GiB']],
+  },
+  'Relaxed Ordering off on an adapter': {
+    mutate: (n) => void (dev(n, '0000:16:00.0').relaxedOrdering = false),
+    want: [['major', 'relaxed-ordering', '0000:16:00.0', 'RlxdOrd-', 'RlxdOrd+']],
+  },
   'IOMMU mode: translated (DMA-FQ) groups': {
     mutate: (n) => void (n.iommu = { units: ['dmar0', 'dmar1'], groupType: 'DMA-FQ' }),
     want: ['0000:13:00.0', '0000:33:00.0', 'mlx5_0', 'mlx5_1'].map((s): Line => ['critical', 'iommu', s, 'translated (DMA-FQ)', 'passthrough (identity)']),

@@ -4,6 +4,7 @@ import t from 'tap';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { captureClass } from '../../src/baseline/capture.js';
 import { parseFault } from '../../src/drill/fault.js';
 import { DrillHost } from '../../src/drill/overlay.js';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -35,6 +36,7 @@ const cases: [string, string[]][] = [
   ['pcie-link:0000:18:00.0=x8', ['pcie-link 0000:18:00.0 Gen5 x8']],
   ['pcie-acs:0000:17:00.0=ReqRedir', ['pcie-acs 0000:17:00.0 ReqRedir']],
   ['pcie-acs:0000:17:01.0=EgressCtrl', ['pcie-acs 0000:17:01.0 EgressCtrl']],
+  ['pcie-throttle:0000:17:00.0=2', ['pcie-throttle 0000:17:00.0 state 2']],
   ['memlock=64K', ['memlock-limit self 64 KiB']],
   ['gpudirect-mechanism=none', ['gpudirect-mechanism node none']],
 ];
@@ -43,6 +45,17 @@ for (const [fault, want] of cases) {
     t.same(await failing(over(fault)), want, `exactly one failing finding: ${want.join(', ')}`);
   });
 }
+
+t.test('gpu-bar1:0000:18:00.0=256M: the window shrinks, and the check fails against the unstaged node\'s baseline', async (t) => {
+  const ref = captureClass(await buildInventory(plain), { name: 'ref', match: ['*'], platform: 'bare-metal', at: '2025-06-02T08:00:00Z' }).cls;
+  const fs = runChecks({ inv: await buildInventory(over('gpu-bar1:0000:18:00.0=256M')), baseline: ref }, ['gpu-bar1']);
+  t.same(fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`), ['fail bar1-small 0000:18:00.0 256 MiB']);
+});
+
+t.test('pcie-relaxed-ordering:0000:19:00.0=off: DevCtl bit 4 cleared; a warning alone (GPU0 shares its switch)', async (t) => {
+  const fs = runChecks({ inv: await buildInventory(over('pcie-relaxed-ordering:0000:19:00.0=off')), baseline: null }, ['pcie-relaxed-ordering']);
+  t.same(fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`), ['warn ro-off 0000:19:00.0 off']);
+});
 
 t.test('what the overlay answers, path by path', async (t) => {
   const GPU = '/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0';

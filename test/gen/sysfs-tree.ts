@@ -2,11 +2,12 @@
 // drivers/infiniband/core/sysfs.c, fs/proc/base.c), laid out and linked like a live /sys, under a temporary root.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
+import { type GenRegs, resourceText, writeDevCtl } from './pci-regs-gen.js';
 
 export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
 export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
 
-export interface GenDevice {
+export interface GenDevice extends GenRegs {
   bdf: string;
   kind: GenKind;
   vendor?: number; device?: number; classCode?: number; revision?: number;
@@ -132,6 +133,7 @@ export function configSpace(d: GenDevice): Buffer {
   b.writeUInt16LE((dllla ? 1 << 13 : 0) | (width << 4) | speedCode(speed), pcie + 0x12);
   b.writeUInt32LE(((1 << (speedCode(maxSpeed) + 1)) - 2) & 0xfe, pcie + 0x2c); // Link Capabilities 2: supported speeds
   b.writeUInt16LE(speedCode(maxSpeed), pcie + 0x30); // Link Control 2: target speed
+  writeDevCtl(b, pcie, d, bridge);
   // Extended space: AER at 0x100, then ACS / ATS.
   const ext: [id: number, size: number, fill: (at: number) => void][] = [[0x0001, 0x48, () => undefined]];
   // ACSCap V B R C U T (no egress control) as on Broadcom/Intel ports; ATS Capability: page-aligned request.
@@ -189,7 +191,7 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
     current_link_speed: `${speedText(l.speed)}\n`, current_link_width: `${l.width}\n`,
     max_link_speed: `${speedText(l.maxSpeed)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
     uevent: `${driver ? `DRIVER=${driver}\n` : ''}PCI_CLASS=${cls.toString(16).toUpperCase()}\nPCI_ID=${HX(vendor, 4)}:${HX(device, 4)}\nPCI_SUBSYS_ID=${HX(sv, 4)}:${HX(sd, 4)}\nPCI_SLOT_NAME=${d.bdf}\nMODALIAS=${modalias}\n`,
-    config: configSpace(d),
+    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)),
   };
   if (isBridge(d.kind)) busRange(d).forEach((n, i) => (attrs[i ? 'subordinate_bus_number' : 'secondary_bus_number'] = `${n}\n`));
   await writeAll(ctx.root, dir, attrs);

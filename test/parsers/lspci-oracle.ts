@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DevCtl } from '../../src/model/pci.js';
 
 export const LSPCI = '/usr/bin/lspci';
 export const haveLspci = (): boolean => existsSync(LSPCI);
@@ -16,6 +17,10 @@ export interface LspciDevice {
   readonly acsCap: string | null;
   readonly acsCtl: string | null;
   readonly atsCtl: { readonly enabled: boolean; readonly stu: number } | null;
+  /** DevCtl's three lines, in both lspci wordings ("CorrErr+" and older "Report errors: Correctable+"). */
+  readonly devCtl: DevCtl | null;
+  /** UESta and CESta as registers, from the flags lspci prints (pciutils ls-ecaps.c cap_aer). */
+  readonly aer: { readonly ue: number; readonly ce: number } | null;
   /** `Capabilities: [xx] name` lines below 0x100, in lspci's walk order. */
   readonly stdCaps: readonly { readonly offset: number; readonly name: string }[];
   /** `Capabilities: [xxx vN] name` lines at offset >= 0x100, in lspci's walk order. */
@@ -69,10 +74,44 @@ function readDevice(lines: string[]): LspciDevice {
     atsCtl: atsMatch?.[1] === undefined || atsMatch[2] === undefined
       ? null
       : { enabled: atsMatch[1] === '+', stu: parseInt(atsMatch[2], 16) },
+    devCtl: devCtlOf(lines),
+    aer: aerOf(lines),
     stdCaps,
     extCaps,
     markers: lines.flatMap((l) => /<(access denied|chain looped|chain broken)>/.exec(l)?.[0] ?? []),
   };
+}
+
+function devCtlOf(lines: readonly string[]): DevCtl | null {
+  const i = lines.findIndex((l) => /^\s+DevCtl:/.test(l));
+  if (i < 0) return null;
+  const text = lines.slice(i, i + 3).join(' ');
+  const on = (...names: string[]): boolean => names.some((n) => new RegExp(`(?:^|\\s)${n}\\+`).test(text));
+  const size = (name: string): number | null => Number(new RegExp(`${name} (\\d+) bytes`).exec(text)?.[1] ?? NaN) || null;
+  return {
+    corrErr: on('CorrErr', 'Correctable'), nonFatalErr: on('NonFatalErr', 'Non-Fatal'), fatalErr: on('FatalErr', 'Fatal'), unsupReq: on('UnsupReq', 'Unsupported'),
+    relaxedOrdering: on('RlxdOrd'), extTag: on('ExtTag'), noSnoop: on('NoSnoop'), mps: size('MaxPayload'), mrrs: size('MaxReadReq'),
+  };
+}
+
+/** Bit numbers of the flags lspci names (PCIe Base 6.3 §7.8.4.2 Uncorrectable, §7.8.4.5 Correctable Error Status). */
+const UE_BITS: Readonly<Record<string, number>> = { DLP: 4, SDES: 5, TLP: 12, FCP: 13, CmpltTO: 14, CmpltAbrt: 15, UnxCmplt: 16, RxOF: 17, MalfTLP: 18, ECRC: 19, UnsupReq: 20, ACSViol: 21 };
+const CE_BITS: Readonly<Record<string, number>> = { RxErr: 0, BadTLP: 6, BadDLLP: 7, Rollover: 8, Timeout: 12, AdvNonFatalErr: 13 };
+
+function aerOf(lines: readonly string[]): { ue: number; ce: number } | null {
+  const reg = (name: string, bits: Readonly<Record<string, number>>): number | null => {
+    const line = lines.find((l) => l.trimStart().startsWith(`${name}:`));
+    if (line === undefined) return null;
+    return line.split(/\s+/).reduce((r, flag) => (flag.endsWith('+') && bits[flag.slice(0, -1)] !== undefined ? r | (1 << bits[flag.slice(0, -1)]!) : r), 0) >>> 0;
+  };
+  const [ue, ce] = [reg('UESta', UE_BITS), reg('CESta', CE_BITS)];
+  return ue === null || ce === null ? null : { ue, ce };
+}
+
+/** The decoder's AER status as lspci prints it: only the bits lspci names. */
+export function aerSeen(aer: { readonly uncorStatus: number; readonly corStatus: number } | null): { ue: number; ce: number } | null {
+  const mask = (bits: Readonly<Record<string, number>>): number => Object.values(bits).reduce((m, b) => m | (1 << b), 0);
+  return aer === null ? null : { ue: (aer.uncorStatus & mask(UE_BITS)) >>> 0, ce: (aer.corStatus & mask(CE_BITS)) >>> 0 };
 }
 
 /** Bytes of the `xx: .. .. ..` hex lines in one device's text; offsets must be contiguous from 0. */

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AcsBits, PciConfig } from '../../src/model/pci.js';
 import { formatAcs, parsePciConfig, redirectBits } from '../../src/parsers/pci-config.js';
-import { haveLspci, hexDumpBytes, lspciDecode, reassembleExtended, splitDevices, type LspciDevice } from './lspci-oracle.js';
+import { aerSeen, haveLspci, hexDumpBytes, lspciDecode, reassembleExtended, splitDevices, type LspciDevice } from './lspci-oracle.js';
 
 const path = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
 const H200 = path('../../examples/h200-vm/sys/devices/pci0000:00/');
@@ -36,6 +36,7 @@ function agreesWithLspci(t: Test, cfg: PciConfig, ls: LspciDevice, opts: { ext?:
   t.same(cfg.capabilities.map((c) => c.offset), walked(ls.stdCaps).map((c) => c.offset), 'capability offsets');
   t.same(nul(cfg.pcie)?.linkStatus ?? null, ls.lnkSta, 'LnkSta speed/width');
   t.same(nul(cfg.pcie)?.linkCap ?? null, ls.lnkCap, 'LnkCap speed/width');
+  t.same([nul(cfg.pcie)?.devCtl ?? null, aerSeen(nul(cfg.pcie) && nul(cfg.aer))], [ls.devCtl, ls.aer], 'DevCtl; AER UESta/CESta (lspci shows extended space only below a PCIe cap)');
   t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.ctl), ls.acsCtl, 'ACSCtl');
   t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.cap), ls.acsCap, 'ACSCap');
   t.same(nul(cfg.ats) === null ? null : { enabled: nul(cfg.ats)!.enabled, stu: nul(cfg.ats)!.stu }, ls.atsCtl, 'ATSCtl');
@@ -75,7 +76,9 @@ t.test('H200 GPU 00:06.0: Gen5 x16 endpoint, no ACS, no ATS (lspci: LnkSta Speed
   const cfg = parsePciConfig(gpu);
   t.match(cfg, { length: 4096, vendorId: 0x10de, deviceId: 0x2335, classCode: 0x030200, headerType: 0 });
   t.same(cfg.capabilities.map((c) => [c.id, c.offset]), [[0x01, 0x40], [0x05, 0x48], [0x10, 0x60], [0x11, 0xb0]]);
-  t.same(nul(cfg.pcie), { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 } });
+  // lspci: DevCtl CorrErr- NonFatalErr- FatalErr+ UnsupReq- / RlxdOrd+ ExtTag+ NoSnoop- / MaxPayload 256 bytes, MaxReadReq 4096 bytes.
+  const devCtl = { corrErr: false, nonFatalErr: false, fatalErr: true, unsupReq: false, relaxedOrdering: true, extTag: true, noSnoop: false, mps: 256, mrrs: 4096 };
+  t.same(nul(cfg.pcie), { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 }, devCtl });
   // The VMM hides some extended capabilities by zeroing their ID (lspci: "Null"); the walk goes through them.
   t.same(cfg.extCapabilities.map((c) => [c.id, c.offset]),
     [[0, 0x100], [0x18, 0x12c], [0, 0x134], [0x01, 0x1b8], [0, 0x248], [0, 0x250], [0x0b, 0x2a4], [0x04, 0x2b8], [0x03, 0x2f0]]);

@@ -1,0 +1,39 @@
+// pcie-throttle: no port of a GPU↔NIC path held below full speed by the kernel's PCIe bandwidth controller
+// (drivers/thermal/pcie_cooling.c: cooling device `PCIe_Port_Link_Speed_<BDF>`, cur_state > 0). The same kernels
+// clear the link-bandwidth-change status bits themselves (drivers/pci/pcie/bwctrl.c), so those are not read.
+import { factText } from '../model/fact.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
+
+const CODES = {
+  'throttle-ok': { tells: 'No port on a GPU↔NIC path is slowed by the kernel\'s PCIe link-speed cooling device.', do: 'None.', layer: 'server' },
+  'throttle-on': { tells: 'The kernel holds a port on a GPU↔NIC path below its top link speed (a thermal zone bound to its PCIe link-speed cooling device asked for it): every transfer through that port is slower.', do: 'Find the thermal zone and trip point bound to the cooling device (/sys/class/thermal/thermal_zone*/cdev*), fix the cooling; the state returns to 0 when the zone cools.', layer: 'server' },
+  'throttle-unknown': { tells: 'Whether the kernel throttles PCIe links could not be read (no /sys/class/thermal in this tree, or a cooling device\'s state unreadable).', do: 'Capture again with gdrgate snapshot on the node; the message names the file.', layer: 'scheduler' },
+} as const satisfies Codes;
+
+const f = finder('pcie-throttle', CODES);
+
+const check: Check<'pcie-throttle', typeof CODES> = defineCheck({
+  id: 'pcie-throttle',
+  title: 'Links the kernel itself throttled',
+  reasonLabel: 'pcie-thrott',
+  codes: CODES,
+  docs: 'docs/checks/pcie-throttle.md',
+  run({ inv }) {
+    const all = inv.pcieCooling;
+    if (all.state !== 'present') return [f('throttle-unknown', 'skip', 'node', `PCIe cooling devices ${factText(all)}`)];
+    // inv.pci holds exactly the GPUs, the NICs and the bridges on their paths.
+    const onPath = all.value.filter((c) => inv.pci.has(c.port));
+    if (onPath.length === 0) {
+      const why = all.value.length ? `${all.value.length} elsewhere, none` : 'none registered (a kernel without the PCIe bandwidth controller, or no port it drives)';
+      return [f('throttle-ok', 'pass', 'node', `PCIe link-speed cooling devices on GPU↔NIC paths: ${why}`, 'state 0', 'no device')];
+    }
+    return onPath.map((c) => {
+      if (c.cur.state !== 'present') return f('throttle-unknown', 'skip', c.port, `${c.device} cur_state ${factText(c.cur)}`);
+      const of = c.max === null ? '' : ` of ${c.max}`;
+      if (c.cur.value > 0) return f('throttle-on', 'fail', c.port, `${c.device} (PCIe_Port_Link_Speed_${c.port}) at state ${c.cur.value}${of}: link speed lowered by the kernel`, 'state 0', `state ${c.cur.value}`);
+      return f('throttle-ok', 'pass', c.port, `${c.device} at state 0${of}`, 'state 0', 'state 0');
+    });
+  },
+});
+
+export default check;

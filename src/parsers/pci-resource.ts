@@ -1,0 +1,83 @@
+// Pure decoder of sysfs `resource` (drivers/pci/pci-sysfs.c resource_show: "0x%016llx 0x%016llx 0x%016llx" per
+// resource, start end flags) and the GPU's GPUDirect window in it (NVIDIA's GPUDirect RDMA guide, "PCI BAR sizes").
+import type { Parsed } from './sysfs.js';
+
+/** include/linux/ioport.h: IORESOURCE_MEM, IORESOURCE_PREFETCH, IORESOURCE_MEM_64. */
+export const IORESOURCE_MEM = 0x200;
+export const IORESOURCE_PREFETCH = 0x2000;
+export const IORESOURCE_MEM_64 = 0x100000;
+/** Lines 0..5 are the BARs (PCI_STD_RESOURCE_END); 6 is the ROM, then SR-IOV BARs, then a bridge's windows. */
+const STD_BARS = 6;
+
+export interface PciResource {
+  readonly index: number;
+  readonly start: bigint;
+  readonly end: bigint;
+  readonly flags: number;
+}
+
+export interface Bar1Window extends PciResource {
+  readonly size: bigint;
+}
+
+const LINE_RE = /^0x([0-9a-f]{1,16}) 0x([0-9a-f]{1,16}) 0x([0-9a-f]{1,16})$/;
+
+/** Every line as the kernel wrote it; a line of another shape is an error (never a silent zero). */
+export function parseResource(text: string): Parsed<PciResource[]> {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const out: PciResource[] = [];
+  for (const [index, l] of lines.entries()) {
+    const m = LINE_RE.exec(l.trim());
+    if (!m) return { ok: false, error: `resource line ${index}: ${JSON.stringify(l.slice(0, 60))} is not "start end flags"` };
+    out.push({ index, start: BigInt(`0x${m[1]}`), end: BigInt(`0x${m[2]}`), flags: Number(BigInt(`0x${m[3]}`) & 0xffffffffn) });
+  }
+  if (out.length === 0) return { ok: false, error: 'resource is empty' };
+  return { ok: true, value: out };
+}
+
+const assigned = (r: PciResource): boolean => r.end > r.start;
+const has = (r: PciResource, bits: number): boolean => (r.flags & bits) === bits;
+
+/**
+ * The largest 64-bit prefetchable memory BAR: BAR1 on A100 (line 1), line 2 on H100/H200 whose BAR0 is 64-bit
+ * too. Null when no BAR is 64-bit prefetchable and assigned (a window the BIOS did not place).
+ */
+export function bar1Window(rs: readonly PciResource[]): Bar1Window | null {
+  let best: Bar1Window | null = null;
+  for (const r of rs.slice(0, STD_BARS)) {
+    if (!assigned(r) || !has(r, IORESOURCE_MEM | IORESOURCE_PREFETCH | IORESOURCE_MEM_64)) continue;
+    const size = r.end - r.start + 1n;
+    if (!best || size > best.size) best = { ...r, size };
+  }
+  return best;
+}
+
+/** True when [start, end] lies inside one of a bridge's memory windows (the lines after its BARs and ROM). */
+export function insideWindow(w: PciResource, bridge: readonly PciResource[]): boolean {
+  return bridge.slice(STD_BARS + 1).some((r) => assigned(r) && has(r, IORESOURCE_MEM) && r.start <= w.start && w.end <= r.end);
+}
+
+/** `256 GiB`, `32 MiB`: the unit nvidia-smi's "BAR1 Memory Usage" rounds to is MiB. */
+export function sizeText(bytes: bigint): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0;
+  let v = bytes;
+  while (i < units.length - 1 && v >= 1024n && v % 1024n === 0n) {
+    v /= 1024n;
+    i++;
+  }
+  return `${v} ${units[i]}`;
+}
+
+/** `resource` text with line `index` ending `bytes` after its start (a BIOS that gave the BAR a smaller window). */
+export function shrinkResource(text: string, index: number, bytes: bigint): string {
+  return text
+    .split('\n')
+    .map((l, i) => {
+      const m = i === index ? LINE_RE.exec(l.trim()) : null;
+      if (!m) return l;
+      const end = BigInt(`0x${m[1]}`) + bytes - 1n;
+      return `0x${m[1]!.padStart(16, '0')} 0x${end.toString(16).padStart(16, '0')} 0x${m[3]!.padStart(16, '0')}`;
+    })
+    .join('\n');
+}

@@ -1,0 +1,80 @@
+// gpu-bar1: the GPUDirect window of every GPU (resource line 2 on H100, as on the live H200) against the reference.
+import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
+import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
+import { detach, dev, GPUS, HGX, P0, put, remove, table, type Want } from './_trees.js';
+
+const BASE = 'a 64-bit prefetchable BAR';
+const ok = (subject: string, expected = BASE, actual = '128 GiB'): Want => ({ status: 'pass', code: 'bar1-ok', subject, expected, actual });
+const bar1 = (gib: number) => (n: GenNode): void => void (dev(n, P0.gpu).bar1GiB = gib);
+const unreadable: Want = { status: 'skip', code: 'bar1-unreadable', subject: P0.gpu };
+const na: Want = { status: 'skip', code: 'bar1-na', subject: 'node' };
+/** The switch port above GPU0 with its prefetchable window moved 1 TiB away from the GPU (line 15 of 17). */
+const strayWindow = put(
+  `sys/bus/pci/devices/${P0.downGpu}/resource`,
+  `${'0x0000000000000000 0x0000000000000000 0x0000000000000000\n'.repeat(15)}0x0000f00000000000 0x0000f03fffffffff 0x0000000000102201\n0x0000000000000000 0x0000000000000000 0x0000000000000000\n`,
+);
+
+export const cases = table('gpu-bar1', [
+  {
+    name: 'valid: healthy HGX, a 128 GiB window at line 2 of every GPU, inside its switch port window',
+    subjects: GPUS,
+    bare: GPUS.map((g) => ok(g)),
+    based: GPUS.map((g) => ok(g, '>= 128 GiB')),
+  },
+  {
+    name: 'invalid with baseline: GPU0 window 32 GiB where the reference had 128 GiB (Resizable BAR lost)',
+    change: bar1(32),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu, BASE, '32 GiB')],
+    based: [{ status: 'fail', code: 'bar1-small', subject: P0.gpu, expected: '>= 128 GiB', actual: '32 GiB' }],
+  },
+  {
+    name: 'valid with baseline: a larger window than the reference (256 GiB) is no fault',
+    change: bar1(256),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu, BASE, '256 GiB')],
+    based: [ok(P0.gpu, '>= 128 GiB', '256 GiB')],
+  },
+  {
+    name: 'invalid: line 2 unassigned; what is left is BAR3\'s 32 MiB: a warning alone, a fail against the reference',
+    change: bar1(0),
+    bare: [{ status: 'warn', code: 'bar1-small', subject: P0.gpu, expected: '>= 256 MiB', actual: '32 MiB' }],
+    based: [{ status: 'fail', code: 'bar1-small', subject: P0.gpu, expected: '>= 128 GiB', actual: '32 MiB' }],
+  },
+  {
+    name: 'invalid: no BAR assigned at all (every line zero, as when the BIOS could not place the GPU)',
+    patch: put(`sys/bus/pci/devices/${P0.gpu}/resource`, '0x0000000000000000 0x0000000000000000 0x0000000000000000\n'.repeat(13)),
+    bare: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: BASE, actual: 'none' }],
+    based: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: '>= 128 GiB', actual: 'none' }],
+  },
+  {
+    name: 'invalid: the window lies outside the upstream switch port\'s prefetchable window',
+    patch: strayWindow,
+    bare: [{ status: 'fail', code: 'bar1-outside', subject: P0.gpu, expected: 'inside the bridge window', actual: 'outside' }],
+    based: [{ status: 'fail', code: 'bar1-outside', subject: P0.gpu, expected: 'inside the bridge window', actual: 'outside' }],
+  },
+  {
+    name: 'skip: resource absent (a capture without it): unknown, never pass',
+    patch: remove(`sys/bus/pci/devices/${P0.gpu}/resource`),
+    bare: [unreadable],
+    based: [unreadable],
+  },
+  {
+    name: 'skip: resource in another format: unknown, never a zero window',
+    patch: put(`sys/bus/pci/devices/${P0.gpu}/resource`, '0x0000100000000000 0x0000103fffffffff\n'),
+    bare: [unreadable],
+    based: [unreadable],
+  },
+  {
+    name: 'skip: no GPU on the node (bar1-na)',
+    change: (n) => allDevices(HGX).filter((d) => d.kind === 'gpu').forEach((d) => detach(n, d.bdf)),
+    bare: [na],
+    based: [na],
+  },
+  {
+    name: 'valid: DGX-1 (GPUs behind PLX switches), every window inside its port',
+    from: DGX1,
+    bare: [],
+    based: [],
+  },
+]);

@@ -1,0 +1,53 @@
+// pcie-throttle: the kernel's PCIe link-speed cooling devices (drivers/thermal/pcie_cooling.c) on the HGX tree.
+import { P0, patches, put, table, unreadable, type Patch, type Want } from './_trees.js';
+
+/** /sys/class/thermal/cooling_deviceN as the thermal core writes it (type, cur_state, max_state). */
+const cooling = (n: number, type: string, cur: number, max = 3): Patch =>
+  patches(...Object.entries({ type, cur_state: `${cur}`, max_state: `${max}` }).map(([k, v]) => put(`sys/class/thermal/cooling_device${n}/${k}`, `${v}\n`)));
+const port = (n: number, bdf: string, cur: number): Patch => cooling(n, `PCIe_Port_Link_Speed_${bdf}`, cur);
+/** A CPU's cooling device (ACPI processor), which every server has, and the two ports above GPU0 at full speed. */
+const healthy = patches(cooling(0, 'Processor', 0), port(1, P0.rp, 0), port(2, P0.downGpu, 0));
+const ok = (subject: string): Want => ({ status: 'pass', code: 'throttle-ok', subject, expected: 'state 0', actual: 'state 0' });
+const none: Want = { status: 'pass', code: 'throttle-ok', subject: 'node', expected: 'state 0', actual: 'no device' };
+const on: Want = { status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'state 0', actual: 'state 2' };
+
+export const cases = table('pcie-throttle', [
+  {
+    name: 'valid: the root port and the switch port above GPU0 have cooling devices, both at state 0',
+    patch: healthy,
+    subjects: [P0.rp, P0.downGpu],
+    bare: [ok(P0.rp), ok(P0.downGpu)],
+    based: [ok(P0.rp), ok(P0.downGpu)],
+  },
+  {
+    name: 'invalid: the kernel holds the switch port above GPU0 two steps below full speed',
+    patch: patches(healthy, port(2, P0.downGpu, 2)),
+    bare: [on],
+    based: [on],
+  },
+  {
+    name: 'valid: thermal class with only CPU cooling devices (a kernel without the PCIe bandwidth controller)',
+    patch: cooling(0, 'Processor', 0),
+    subjects: ['node'],
+    bare: [none],
+    based: [none],
+  },
+  {
+    name: 'valid: a throttled port that no GPU↔NIC path crosses',
+    patch: port(0, '0000:00:1c.0', 3),
+    subjects: ['node'],
+    bare: [none],
+    based: [none],
+  },
+  {
+    name: 'skip: no /sys/class/thermal in the tree: unknown, never pass',
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+  },
+  {
+    name: 'skip: cur_state unreadable on the port above GPU0',
+    patch: patches(healthy, unreadable('sys/class/thermal/cooling_device2/cur_state')),
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
+  },
+]);

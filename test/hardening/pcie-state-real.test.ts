@@ -1,0 +1,22 @@
+// The PCIe-state checks (gpu-bar1, pcie-relaxed-ordering, pcie-throttle) on a real capture taken as a normal user
+// (hwloc's 32em64t tree: 64-byte configs, a ConnectX-3, no thermal class, no NVIDIA GPU): each says it cannot tell.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { CHECKS } from '../../src/checks/index.js';
+import { FsHost } from '../../src/host/fs-host.js';
+import { buildInventory } from '../../src/inventory/build.js';
+import { fixture } from '../helpers/paths.js';
+
+const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+const dir = mkdtempSync(path.join(TMP, 'gdrgate-pcie-state-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+execFileSync('/bin/tar', ['xjf', fixture('sysfs-real/32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2'), '-C', dir], { timeout: 120_000 });
+const inv = await buildInventory(new FsHost(path.join(dir, '32em64t-2n8c+1mic')));
+const run = (id: string) => CHECKS.find((c) => c.id === id)!.run({ inv, baseline: null }).map((f) => `${f.status} ${f.code} ${f.subject}`);
+
+t.same(run('pcie-relaxed-ordering'), ['skip ro-unreadable 0000:82:00.0'], 'mlx4_0 behind a 64-byte config: Device Control unknown');
+t.same(run('pcie-throttle'), ['skip throttle-unknown node'], 'no /sys/class/thermal in the capture: unknown');
+t.same(run('gpu-bar1'), ['skip bar1-na node'], 'no NVIDIA GPU in the capture');
