@@ -4,10 +4,10 @@
 // (/proc/self/status), and which verbs node belongs to which adapter (/sys/class/infiniband_verbs/*/ibdev,
 // drivers/infiniband/core/uverbs_main.c).
 import type { Host } from '../host/host.js';
+import { listFact, readFact, readMinors } from '../inventory/placement.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
-import { parseGpuInformation } from '../parsers/nvidia-gpu.js';
 import { type Allowed, parseAllowed } from '../parsers/proc-status.js';
-import { type CpuRanges, parseCpuList, parseNumaNode, type Parsed } from '../parsers/sysfs.js';
+import { type CpuRanges, parseCpuList, parseNumaNode } from '../parsers/sysfs.js';
 import { UVERBS_RE } from '../state/names.js';
 
 export interface GpuPlace {
@@ -29,38 +29,9 @@ export interface PlacementView {
   readonly verbsOf: Fact<ReadonlyMap<string, string>>;
 }
 
-const GPUS = '/proc/driver/nvidia/gpus';
-
-/** A file parsed: absent when missing, unknown (with the path) when unreadable or malformed. */
-async function fact<T>(host: Host, kpath: string, parse: (s: string) => Parsed<T>): Promise<Fact<T>> {
-  const r = await host.readText(kpath);
-  if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
-  const p = parse(r.value);
-  return p.ok ? present(p.value) : unknown(`${kpath}: ${p.error}`);
-}
-
-async function listed(host: Host, kpath: string): Promise<Fact<string[]>> {
-  const r = await host.list(kpath);
-  if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
-  return present(r.value);
-}
-
-export async function readMinors(host: Host): Promise<Fact<ReadonlyMap<number, string>>> {
-  const ls = await listed(host, GPUS);
-  if (ls.state !== 'present') return ls;
-  const infos = await Promise.all(ls.value.map((d) => fact(host, `${GPUS}/${d}/information`, parseGpuInformation)));
-  const out = new Map<number, string>();
-  for (const i of infos) {
-    // One unreadable file makes the whole map unknown: a minor missing from it would read as "not this job's GPU".
-    if (i.state === 'unknown') return i;
-    if (i.state === 'present') out.set(i.value.minor, i.value.bdf);
-  }
-  return present(out);
-}
-
 async function gpuPlace(host: Host, minor: number, bdf: string): Promise<GpuPlace> {
   const dir = `/sys/bus/pci/devices/${bdf}`;
-  const [text, numa] = await Promise.all([host.readText(`${dir}/local_cpulist`), fact(host, `${dir}/numa_node`, parseNumaNode)]);
+  const [text, numa] = await Promise.all([host.readText(`${dir}/local_cpulist`), readFact(host, `${dir}/numa_node`, parseNumaNode)]);
   const localCpuList = text.ok ? text.value.trim() : null;
   const p = text.ok ? parseCpuList(text.value) : null;
   const localCpus: Fact<CpuRanges> = !text.ok ? (text.missing ? ABSENT : unknown(`${dir}/local_cpulist: ${text.reason}`)) : p!.ok ? present(p!.value) : unknown(`${dir}/local_cpulist: ${p!.error}`);
@@ -70,7 +41,7 @@ async function gpuPlace(host: Host, minor: number, bdf: string): Promise<GpuPlac
 }
 
 async function readVerbsOf(host: Host): Promise<Fact<ReadonlyMap<string, string>>> {
-  const ls = await listed(host, '/sys/class/infiniband_verbs');
+  const ls = await listFact(host, '/sys/class/infiniband_verbs');
   if (ls.state !== 'present') return ls.state === 'absent' ? present(new Map()) : ls;
   const names = ls.value.filter((n) => UVERBS_RE.test(n));
   const ib = await Promise.all(names.map((u) => host.readText(`/sys/class/infiniband_verbs/${u}/ibdev`)));
@@ -79,7 +50,7 @@ async function readVerbsOf(host: Host): Promise<Fact<ReadonlyMap<string, string>
 
 /** `jobGpus`: the node-wide minors of SLURM_JOB_GPUS; null when the job asked for none. */
 export async function readPlacement(host: Host, jobGpus: readonly number[] | null): Promise<PlacementView> {
-  const [minors, allowed, verbsOf] = await Promise.all([readMinors(host), fact(host, '/proc/self/status', parseAllowed), readVerbsOf(host)]);
+  const [minors, allowed, verbsOf] = await Promise.all([readMinors(host), readFact(host, '/proc/self/status', parseAllowed), readVerbsOf(host)]);
   const gpus = new Map<number, GpuPlace>();
   if (minors.state === 'present' && jobGpus)
     for (const g of await Promise.all(jobGpus.flatMap((m) => { const b = minors.value.get(m); return b ? [gpuPlace(host, m, b)] : []; }))) gpus.set(g.minor, g);
