@@ -3,13 +3,14 @@
 import deviceInventory from './device-inventory.js';
 import gpudirectMechanism from './gpudirect-mechanism.js';
 import iommuMode from './iommu-mode.js';
+import jobPlacement from './job-placement.js';
 import memlockLimit from './memlock-limit.js';
 import pcieAcs from './pcie-acs.js';
 import pcieAts from './pcie-ats.js';
 import pcieLink from './pcie-link.js';
 import topologyDistance from './topology-distance.js';
 
-export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance] as const;
+export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance, jobPlacement] as const;
 
 export type CheckId = (typeof CHECKS)[number]['id'];
 

@@ -8,6 +8,9 @@ import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
 import { detailPci, isGpu, listPci } from './pci.js';
 import { listRdma } from './rdma.js';
+import { readCores, readGres, readMinors } from './placement.js';
+import { ABSENT } from '../model/fact.js';
+import type { Placement } from '../model/inventory.js';
 import { Notes, optText, Pacer } from './read.js';
 import { byNatural, byText } from '../model/order.js';
 
@@ -16,7 +19,12 @@ export interface BuildOptions {
   readonly slurmdPidFiles?: readonly string[];
   /** The process whose limits are judged: this one (default), or the Prolog's pid when the agent answers it. */
   readonly selfPid?: number;
+  /** Slurm's gres.conf (the config's gresConf). */
+  readonly gresConf?: string;
 }
+
+/** Slurm looks for gres.conf beside slurm.conf: /etc/slurm in the Debian and RPM packages. */
+export const DEFAULT_GRES_CONF = '/etc/slurm/gres.conf';
 
 const DEFAULT_PIDFILES = ['/run/slurmd.pid', '/var/run/slurmd.pid'];
 
@@ -33,6 +41,17 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
       return { id, cpuList, cpus: p.ok ? p.value : [] };
     })
     .sort((a, b) => a.id - b.id);
+}
+
+/** gres.conf, and what comparing it needs only when it names GPUs and cores (no read otherwise). */
+async function readPlacement(host: Host, gresPath: string): Promise<Placement> {
+  const gres = await readGres(host, gresPath);
+  const lines = gres.state === 'present' ? gres.value.lines : [];
+  const [minors, cores] = await Promise.all([
+    lines.some((l) => l.files.length) ? readMinors(host) : ABSENT,
+    lines.some((l) => l.cores !== null) ? readCores(host) : ABSENT,
+  ]);
+  return { gresPath, gres, minors, cores };
 }
 
 async function readKernel(host: Host, notes: Notes): Promise<string | null> {
@@ -77,10 +96,11 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]
     .map((b) => pci.get(b)?.iommuGroup)
     .filter((g): g is string => !!g);
-  const [iommu, gpudirect, memlock] = await Promise.all([
+  const [iommu, gpudirect, memlock, placement] = await Promise.all([
     readIommu(host, groups, notes),
     readGpudirect(host, kernelRelease, modules, notes),
     readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
+    readPlacement(host, opts.gresConf ?? DEFAULT_GRES_CONF),
   ]);
   return {
     root: host.root,
@@ -94,6 +114,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     gpudirect,
     memlock,
     modules,
+    placement,
     notes: notes.list,
   };
 }
