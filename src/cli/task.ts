@@ -5,7 +5,9 @@ import { loadBaselineFor } from '../baseline/load.js';
 import { configPath, DEFAULTS, loadConfig, type Config } from '../config.js';
 import { formatBytes } from '../parsers/limits.js';
 import { UsageError } from '../errors.js';
-import { parseJobId, TASK_FORMAT } from '../state/names.js';
+import { jobDirName, parseJobId, TASK_FILE, TASK_FORMAT } from '../state/names.js';
+import { summarizeTaskRecord } from '../state/epilog.js';
+import { readSmall } from '../host/files.js';
 import { readPrologState, writeTaskRecord, type StateRead } from '../state/read.js';
 import type { TaskRecord } from '../state/types.js';
 import type { BaselineClass } from '../model/baseline.js';
@@ -61,6 +63,27 @@ function record(job: string, env: NodeJS.ProcessEnv, node: string, view: JobView
   };
 }
 
+/**
+ * Every step's TaskProlog writes task.json, and steps differ (each srun binds its own CPUs): an earlier step's
+ * findings that this step does not repeat are kept, so the Epilog counts what any step of the job met.
+ */
+function withEarlierSteps(stateDir: string, rec: TaskRecord): TaskRecord {
+  const r = readSmall(`${stateDir}/${jobDirName(rec.job)}/${TASK_FILE}`, { max: 64 * 1024, owner: rec.uid });
+  if (!r.ok) return rec;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(r.value.toString('utf8'));
+  } catch {
+    return rec;
+  }
+  const old = summarizeTaskRecord(raw, rec.job);
+  if (typeof old === 'string') return rec;
+  const key = (f: { code: string; subject: string }): string => `${f.code}\0${f.subject}`;
+  const have = new Set(rec.findings.map(key));
+  const kept = old.findings.filter((f) => f.status !== 'pass' && !have.has(key(f)));
+  return { ...rec, findings: [...rec.findings, ...kept].slice(0, 32) };
+}
+
 async function standalone(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> {
   const cfg = await tryConfig(a.config);
   const root = a.root ?? cfg?.root ?? '/';
@@ -92,7 +115,7 @@ async function taskProlog(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> 
   if (env.SLURM_LOCALID === undefined || env.SLURM_LOCALID === '0') {
     const lines = taskPrologLines(findings);
     if (lines.length) out(lines.join('\n'));
-    const w = writeTaskRecord(stateDir, record(job, env, node, view, state, findings));
+    const w = writeTaskRecord(stateDir, withEarlierSteps(stateDir, record(job, env, node, view, state, findings)));
     if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);
   }
   return exitCode(taskResult(findings, 'taskprolog', a.fail));

@@ -66,5 +66,7 @@ t.test('the live run on the real H200 equals the replay of its capture', async (
   };
   const live = readFileSync(fixture('device-h200-live/live-check.json'), 'utf8');
   t.same(validate('report', JSON.parse(live)), []);
-  t.same(strip(cli(['check', '--root', H200, '--json']).stdout), strip(live));
+  // The checks of the recorded run: a check added since is compared once the device session is run again.
+  const ids = [...new Set((JSON.parse(live) as { findings: { check: string }[] }).findings.map((f) => f.check))].join(',');
+  t.same(strip(cli(['check', '--root', H200, '--only', ids, '--json']).stdout), strip(live));
 });
