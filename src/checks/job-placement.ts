@@ -11,9 +11,15 @@ import { type Check, type Codes, defineCheck, finder } from './types.js';
 const CODES = {
   'gres-cores-ok': { tells: "gres.conf binds this GPU's jobs to its own local CPUs.", do: 'None.', layer: 'scheduler' },
   'gres-cores-far': { tells: "gres.conf gives this GPU cores that are not its local CPUs: jobs bound by Slurm to \"the GPU's cores\" run on the far socket (about half the GPU↔host and GPUDirect bandwidth).", do: "Fix Cores= for this GPU in gres.conf: Slurm's core ids of the GPU's NUMA node (slurmd -C, lstopo's logical core ids), or AutoDetect=nvml.", layer: 'scheduler' },
+  // A GPU line with nothing to bind by (no Cores=, no AutoDetect), or no GPU line at all.
   'gres-cores-none': { tells: 'gres.conf gives this GPU no Cores= and nothing detects them: --gres-flags=enforce-binding cannot bind jobs near it.', do: 'Add Cores= for the GPU (its NUMA node’s cores) or AutoDetect=nvml to gres.conf.', layer: 'scheduler' },
   'gres-na': { tells: 'No gres.conf GPU line applies to this node: Slurm does not bind jobs by GPU here.', do: 'None, or set gresConf in the config when gres.conf is not in /etc/slurm.', layer: 'scheduler' },
-  'gres-unknown': { tells: 'gres.conf or what it must be compared with could not be read (the message says which).', do: 'Run the gate as root on the node; check gres.conf parses (slurmd -G) and the NVIDIA module is loaded.', layer: 'scheduler' },
+  // Could not tell: gres.conf unusable, minors or core topology unreadable, a File= no GPU has.
+  'gres-unknown': {
+    tells: 'gres.conf or what it must be compared with could not be read (the message says which).',
+    do: 'Run the gate as root on the node; check gres.conf parses (slurmd -G) and the NVIDIA module is loaded.',
+    layer: 'scheduler',
+  },
 } as const satisfies Codes;
 
 const f = finder('job-placement', CODES);
