@@ -16,6 +16,8 @@ export interface Config {
   readonly onConfigError: Policy;
   readonly onInternalError: Policy;
   readonly slurmdPidFiles: readonly string[] | undefined;
+  /** Slurm's gres.conf, compared with sysfs by job-placement; undefined: Slurm's default, /etc/slurm/gres.conf. */
+  readonly gresConf: string | undefined;
   readonly stateDir: string;
   readonly spool: string;
   readonly checks: readonly string[] | undefined;
@@ -52,6 +54,7 @@ export async function loadConfig(file: string): Promise<Config> {
     ...c,
     logFile: c.logFile,
     slurmdPidFiles: c.slurmdPidFiles,
+    gresConf: c.gresConf,
     checks: c.checks,
     probes: probesConfig(c.probes),
   };

@@ -4,6 +4,7 @@ import deviceInventory from './device-inventory.js';
 import gpuBar1 from './gpu-bar1.js';
 import gpudirectMechanism from './gpudirect-mechanism.js';
 import iommuMode from './iommu-mode.js';
+import jobPlacement from './job-placement.js';
 import memlockLimit from './memlock-limit.js';
 import pcieAcs from './pcie-acs.js';
 import pcieAts from './pcie-ats.js';
@@ -12,7 +13,7 @@ import pcieRelaxedOrdering from './pcie-relaxed-ordering.js';
 import pcieThrottle from './pcie-throttle.js';
 import topologyDistance from './topology-distance.js';
 
-export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, pcieRelaxedOrdering, pcieThrottle, gpuBar1, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance] as const;
+export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, pcieRelaxedOrdering, pcieThrottle, gpuBar1, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance, jobPlacement] as const;
 
 export type CheckId = (typeof CHECKS)[number]['id'];
 

@@ -18,7 +18,7 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   requireTrusted(trust);
   const scontrol = new Scontrol(exec, { path: cfg.scontrol, timeoutMs: cfg.scontrolTimeoutMs });
   // --force skips the re-check; it never overrides a reason that is not ours.
-  const recheck = async () => (await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, checks: selectChecks(cfg.checks) })).outcome;
+  const recheck = async () => (await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: selectChecks(cfg.checks) })).outcome;
   const r = await resumeOwned(scontrol, node, { recheck: a.force ? undefined : recheck });
   out(`${node}: ${r.why}`);
   return exitCode(r.result);

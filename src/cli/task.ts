@@ -5,12 +5,18 @@ import { loadBaselineFor } from '../baseline/load.js';
 import { configPath, DEFAULTS, loadConfig, type Config } from '../config.js';
 import { formatBytes } from '../parsers/limits.js';
 import { UsageError } from '../errors.js';
-import { parseJobId, TASK_FORMAT } from '../state/names.js';
+import { jobDirName, parseJobId, TASK_FILE, TASK_FORMAT } from '../state/names.js';
+import { summarizeTaskRecord } from '../state/epilog.js';
+import { readSmall } from '../host/files.js';
 import { readPrologState, writeTaskRecord, type StateRead } from '../state/read.js';
-import type { Bytes, TaskRecord } from '../state/types.js';
+import type { TaskRecord } from '../state/types.js';
+import type { BaselineClass } from '../model/baseline.js';
+import type { Host } from '../host/host.js';
+import { parseJobGpus } from '../state/prolog.js';
+import { readPlacement } from '../task/placement.js';
 import { accessProbe } from '../task/access.js';
 import type { TaskFinding } from '../task/finding.js';
-import { judge, resolveMin } from '../task/judge.js';
+import { judge, resolveMin, type JudgeInput } from '../task/judge.js';
 import { jobMemlock } from '../task/memlock.js';
 import { renderStandalone, taskPrologLines } from '../task/render.js';
 import { exitCode, taskResult } from '../runner/exit.js';
@@ -30,10 +36,16 @@ async function tryConfig(flag: string | undefined): Promise<Config | null> {
   return loadConfig(configPath(flag)).catch(() => null);
 }
 
-/** The class minimum from the baseline, when this user can read it and a class matches. */
-async function baselineMin(cfg: Config | null, node: string): Promise<Bytes | null> {
+/** The node's class in the baseline, when this user can read it and a class matches. */
+async function baselineClass(cfg: Config | null, node: string): Promise<BaselineClass | null> {
   if (!cfg) return null;
-  return loadBaselineFor(cfg.baseline, node).then((b) => b.cls.memlockMin, () => null);
+  return loadBaselineFor(cfg.baseline, node).then((b) => b.cls, () => null);
+}
+
+/** Where the job landed: its GPUs from the signed record when trusted (else the environment), and the class's matrix. */
+async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null): Promise<NonNullable<JudgeInput['placement']>> {
+  const jobGpus = state?.status === 'trusted' ? state.state.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS);
+  return { place: await readPlacement(host, jobGpus), jobGpus, paths: cls?.paths ?? null };
 }
 
 function record(job: string, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {
@@ -51,14 +63,36 @@ function record(job: string, env: NodeJS.ProcessEnv, node: string, view: JobView
   };
 }
 
+/**
+ * Every step's TaskProlog writes task.json, and steps differ (each srun binds its own CPUs): an earlier step's
+ * findings that this step does not repeat are kept, so the Epilog counts what any step of the job met.
+ */
+function withEarlierSteps(stateDir: string, rec: TaskRecord): TaskRecord {
+  const r = readSmall(`${stateDir}/${jobDirName(rec.job)}/${TASK_FILE}`, { max: 64 * 1024, owner: rec.uid });
+  if (!r.ok) return rec;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(r.value.toString('utf8'));
+  } catch {
+    return rec;
+  }
+  const old = summarizeTaskRecord(raw, rec.job);
+  if (typeof old === 'string') return rec;
+  const key = (f: { code: string; subject: string }): string => `${f.code}\0${f.subject}`;
+  const have = new Set(rec.findings.map(key));
+  const kept = old.findings.filter((f) => f.status !== 'pass' && !have.has(key(f)));
+  return { ...rec, findings: [...rec.findings, ...kept].slice(0, 32) };
+}
+
 async function standalone(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> {
   const cfg = await tryConfig(a.config);
   const root = a.root ?? cfg?.root ?? '/';
   const host = await openHost(root);
   const node = env.SLURMD_NODENAME || hostname().split('.')[0]!;
-  const [view, bmin] = await Promise.all([readJobView(host, accessProbe(host)), baselineMin(cfg, node)]);
-  const min = resolveMin(null, bmin);
-  const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state: null, min });
+  const [view, cls] = await Promise.all([readJobView(host, accessProbe(host)), baselineClass(cfg, node)]);
+  const min = resolveMin(null, cls?.memlockMin ?? null);
+  const placement = await placementOf(host, env, null, cls);
+  const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state: null, min, placement });
   const code = exitCode(taskResult(findings, 'standalone', true));
   out(renderStandalone(findings, { root, host: node, min: { value: formatBytes(min.value), from: min.from } }, code));
   return code;
@@ -73,14 +107,15 @@ async function taskProlog(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> 
   const stateDir = cfg?.stateDir ?? DEFAULTS.stateDir;
   const host = await openHost(a.root ?? cfg?.root ?? '/');
   const [view, state] = await Promise.all([readJobView(host, accessProbe(host)), Promise.resolve(readPrologState(stateDir, { job, uid, node }))]);
-  const hasMin = state.status === 'trusted' && state.state.memlockMin !== null;
-  const min = resolveMin(state, hasMin ? null : await baselineMin(cfg, node));
-  const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min });
+  const cls = await baselineClass(cfg, node);
+  const min = resolveMin(state, cls?.memlockMin ?? null);
+  const placement = await placementOf(host, env, state, cls);
+  const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min, placement });
   // Every task of a step runs the TaskProlog: one voice per node and step is enough.
   if (env.SLURM_LOCALID === undefined || env.SLURM_LOCALID === '0') {
     const lines = taskPrologLines(findings);
     if (lines.length) out(lines.join('\n'));
-    const w = writeTaskRecord(stateDir, record(job, env, node, view, state, findings));
+    const w = writeTaskRecord(stateDir, withEarlierSteps(stateDir, record(job, env, node, view, state, findings)));
     if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);
   }
   return exitCode(taskResult(findings, 'taskprolog', a.fail));

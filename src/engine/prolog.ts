@@ -69,6 +69,7 @@ async function evaluate(cfg: Config, a: GateArgs, node: string, deadline: Deadli
     node,
     trust: trustedFiles(cfg, baseline),
     pidFiles: cfg.slurmdPidFiles,
+    gresConf: cfg.gresConf,
     selfPid,
     wrap: drill?.wrap,
     checks: selectChecks(cfg.checks),

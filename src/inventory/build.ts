@@ -10,6 +10,9 @@ import { detailPci, isGpu, listPci } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
+import { readCores, readGres, readMinors } from './placement.js';
+import { ABSENT } from '../model/fact.js';
+import type { Placement } from '../model/inventory.js';
 import { Notes, optText, Pacer } from './read.js';
 import { byNatural, byText } from '../model/order.js';
 
@@ -18,7 +21,12 @@ export interface BuildOptions {
   readonly slurmdPidFiles?: readonly string[];
   /** The process whose limits are judged: this one (default), or the Prolog's pid when the agent answers it. */
   readonly selfPid?: number;
+  /** Slurm's gres.conf (the config's gresConf). */
+  readonly gresConf?: string;
 }
+
+/** Slurm looks for gres.conf beside slurm.conf: /etc/slurm in the Debian and RPM packages. */
+export const DEFAULT_GRES_CONF = '/etc/slurm/gres.conf';
 
 const DEFAULT_PIDFILES = ['/run/slurmd.pid', '/var/run/slurmd.pid'];
 
@@ -35,6 +43,17 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
       return { id, cpuList, cpus: p.ok ? p.value : [] };
     })
     .sort((a, b) => a.id - b.id);
+}
+
+/** gres.conf, and what comparing it needs only when it names GPUs and cores (no read otherwise). */
+async function readPlacement(host: Host, gresPath: string): Promise<Placement> {
+  const gres = await readGres(host, gresPath);
+  const lines = gres.state === 'present' ? gres.value.lines : [];
+  const [minors, cores] = await Promise.all([
+    lines.some((l) => l.files.length) ? readMinors(host) : ABSENT,
+    lines.some((l) => l.cores !== null) ? readCores(host) : ABSENT,
+  ]);
+  return { gresPath, gres, minors, cores };
 }
 
 async function readKernel(host: Host, notes: Notes): Promise<string | null> {
@@ -79,12 +98,13 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]
     .map((b) => pci.get(b)?.iommuGroup)
     .filter((g): g is string => !!g);
-  const [iommu, gpudirect, memlock, gpus, pcieCooling] = await Promise.all([
+  const [iommu, gpudirect, memlock, gpus, pcieCooling, placement] = await Promise.all([
     readIommu(host, groups, notes),
     readGpudirect(host, kernelRelease, modules, notes),
     readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
     readGpus(host, gpuSk.map((s) => s.bdf).sort(byText), pci, notes),
     readPcieCooling(host, notes),
+    readPlacement(host, opts.gresConf ?? DEFAULT_GRES_CONF),
   ]);
   return {
     root: host.root,
@@ -99,6 +119,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     memlock,
     modules,
     pcieCooling,
+    placement,
     notes: notes.list,
   };
 }

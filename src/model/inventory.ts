@@ -3,6 +3,7 @@ import type { Fact } from './fact.js';
 import type { PciConfig } from './pci.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
 import type { PciResource } from '../parsers/pci-resource.js';
+import type { GresConf } from '../parsers/gres-conf.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
@@ -118,6 +119,17 @@ export interface PcieCooling {
   readonly max: number | null;
 }
 
+/** What job placement is judged by on the node side (checks/job-placement.ts). */
+export interface Placement {
+  /** The gres.conf read (the config's gresConf, default Slurm's /etc/slurm/gres.conf); absent when not there. */
+  readonly gresPath: string;
+  readonly gres: Fact<GresConf>;
+  /** GPU device minor → PCI address (/proc/driver/nvidia/gpus/<BDF>/information). */
+  readonly minors: Fact<ReadonlyMap<number, string>>;
+  /** Slurm's abstract core index → OS CPUs; read only when gres.conf has Cores= (absent otherwise). */
+  readonly cores: Fact<readonly CpuRanges[]>;
+}
+
 export interface Inventory {
   readonly root: string;
   readonly hostname: string | null;
@@ -132,6 +144,7 @@ export interface Inventory {
   readonly modules: ReadonlySet<string>;
   /** PCIe link-speed cooling devices; unknown when /sys/class/thermal could not be listed. */
   readonly pcieCooling: Fact<readonly PcieCooling[]>;
+  readonly placement: Placement;
   /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
   readonly notes: readonly string[];
 }

@@ -2,7 +2,7 @@
 // Wording lives here only; the TaskProlog lines and the standalone report render from it.
 import type { Layer } from '../model/finding.js';
 
-export type TaskCheck = 'memlock-limit' | 'job-visibility' | 'job-state';
+export type TaskCheck = 'memlock-limit' | 'job-visibility' | 'job-placement' | 'job-state';
 
 interface TaskEntry {
   readonly check: TaskCheck;
@@ -66,6 +66,26 @@ export const TASK_CATALOG = {
     layer: 'application',
   },
   'job-view-unknown': { check: 'job-visibility', tells: 'part of the job view could not be read', remedy: 'check /sys and /dev are mounted in the job', layer: 'application' },
+  'job-placement-ok': { check: 'job-placement', tells: "the job's CPUs and memory are on its GPUs' NUMA nodes and their nearest adapters are visible", remedy: 'none', layer: 'scheduler' },
+  'job-cpus-far': {
+    check: 'job-placement',
+    tells: 'NCCL keeps this far CPU mask for that GPU, so its proxy threads and host staging cross the socket link (public measurements: about half the bandwidth)',
+    remedy: "ask for CPUs next to your GPUs: srun --gres-flags=enforce-binding, or --cpu-bind=map_cpu:/mask_cpu: with the GPU's local CPUs (the admin can set Cores= in gres.conf)",
+    layer: 'scheduler',
+  },
+  'job-mems-far': {
+    check: 'job-placement',
+    tells: "pinned host buffers for that GPU come from another NUMA node, so every copy and RDMA transfer crosses the socket link",
+    remedy: "bind memory next to the GPU (srun --mem-bind=local, or numactl --localalloc) and ask your admin why the job's cpuset leaves out the GPU's node",
+    layer: 'scheduler',
+  },
+  'job-nic-hidden': {
+    check: 'job-placement',
+    tells: 'GPUDirect RDMA for that GPU has to use a farther adapter or bounce through host memory',
+    remedy: "add the adapter to the container's device list (its /sys/class/infiniband entry and /dev/infiniband/uverbs node), or ask your admin why the job view hides it",
+    layer: 'application',
+  },
+  'job-placement-unknown': { check: 'job-placement', tells: "the job's placement could not be read", remedy: 'check that /proc and /sys are mounted in the job', layer: 'application' },
   'job-state-ok': { check: 'job-state', tells: "the host's record for this job verifies", remedy: 'none', layer: 'security' },
   'job-state-missing': {
     check: 'job-state',

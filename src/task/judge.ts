@@ -5,6 +5,7 @@ import type { StateRead } from '../state/read.js';
 import type { Bytes, PrologState } from '../state/types.js';
 import { tf, type TaskFinding } from './finding.js';
 import { atLeast, jobMemlock } from './memlock.js';
+import { judgePlacement, type PlacementInput } from './placement-judge.js';
 import type { DevNode, JobView } from './view.js';
 
 export interface MemlockMin {
@@ -20,6 +21,8 @@ export interface JudgeInput {
   /** null in --standalone (no Slurm, no host record). */
   readonly state: StateRead | null;
   readonly min: MemlockMin;
+  /** Where the job landed; absent: not read (placement is then not judged). */
+  readonly placement?: Omit<PlacementInput, 'view'> | undefined;
 }
 
 /** The minimum, best source first: the class the Prolog judged with, the baseline, slurmd's own limit, unlimited. */
@@ -117,6 +120,6 @@ function stateFinding(s: StateRead | null): TaskFinding[] {
 }
 
 export function judge(i: JudgeInput): TaskFinding[] {
-  const all = [memlock(i), ...visibility(i), ...stateFinding(i.state)];
+  const all = [memlock(i), ...visibility(i), ...(i.placement ? judgePlacement({ ...i.placement, view: i.view }) : []), ...stateFinding(i.state)];
   return all.map((f, k) => [f, k] as const).sort((a, b) => STATUS_RANK[a[0].status] - STATUS_RANK[b[0].status] || a[1] - b[1]).map(([f]) => f);
 }

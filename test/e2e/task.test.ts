@@ -2,13 +2,19 @@
 // single-node Slurm (test/e2e/sandbox), jobs submitted by a non-root user, judged by the job's own output file.
 // (1) ulimit -l 64 propagated → the job is told; (2) PropagateResourceLimitsExcept=MEMLOCK → slurmd's limit, no
 // warning; (3) a job view without /dev/infiniband → visibility finding; (4) another user can neither list nor
-// read the job's state, and a prolog.json the owner re-signed with another key is reported as untrusted.
+// read the job's state, and a prolog.json the owner re-signed with another key is reported as untrusted; (5) a job
+// with a real GRES GPU, bound by task/affinity away from it (`--cpu-bind=map_cpu:`, the tree's local_cpulist
+// chosen from this machine's CPU numbers) is told, bound near is not, and a container view without the GPU's PIX
+// adapter (a user+mount namespace from unshare) names it.
 // Runs when CI is set or GDRGATE_E2E=1, as root.
 import t from 'tap';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { reachableBuild } from '../helpers/reachable.js';
 import { jobRoot } from '../task/_roots.js';
+import { twoSocket } from '../gen/topologies/two-socket-2gpu-2nic.js';
+import { parseCpuList } from '../../src/parsers/sysfs.js';
+import { readlinkSync } from 'node:fs';
 import { cleanEnv as sandboxEnv, freePortPair, gateConf, installWrapper, REPO, run as runProgram, runOrSkip, sandbox, secs, waitFor as poll, type Ran, type RunOpts } from './_sandbox.js';
 
 const BUILT = join(REPO, 'dist/cli.js');
@@ -36,6 +42,23 @@ async function e2e(): Promise<void> {
   }
   const uid = Number(run('/usr/bin/id', ['-u', USER]).stdout.trim());
 
+  // Each tree's /proc/self must be the reader's own, inside the root (the Host refuses a link to /proc/self, which
+  // leaves it): /proc bound at <tree>/procfs, and proc/self → ../procfs/self, whose target ("<pid>") is relative.
+  // Unmounted before the sandbox's teardown removes the work directory.
+  const mounted: string[] = [];
+  const umountAll = (): void => {
+    for (let m = mounted.pop(); m !== undefined; m = mounted.pop()) run('/usr/bin/umount', ['-l', m]);
+  };
+  t.teardown(umountAll); // after a failure (the work directory is kept then); a passing run unmounts at its end
+  const liveProcSelf = (tree: string): void => {
+    mkdirSync(join(tree, 'procfs'));
+    const m = run('/usr/bin/mount', ['--bind', '/proc', join(tree, 'procfs')]);
+    if (m.status !== 0) throw new Error(`mount --bind /proc: ${m.stderr}`);
+    mounted.push(join(tree, 'procfs'));
+    rmSync(join(tree, 'proc/self'), { recursive: true });
+    symlinkSync('../procfs/self', join(tree, 'proc/self'));
+  };
+
   // A free slurmctld/slurmd port pair near 7900 (another e2e file may run a sandbox on 6817 or elsewhere).
   const sb = sandbox(t, { prefix: '/tmp/gdrgate-task-e2e-', port: await freePortPair({ from: 7900, to: 8000 }), forJobs: true, inspect: () => `job outputs in ${JOBS}` });
   const { WORK, DIR, CONF, CONFIG, BASELINE, LOG, port } = sb; // WORK 0755: munged (munge user) and the job user must reach into it
@@ -46,24 +69,11 @@ async function e2e(): Promise<void> {
   mkdirSync(JOBS, { mode: 0o1777 });
   chmodSync(JOBS, 0o1777);
 
-  // Host view (Prolog) and job views (TaskProlog): 4 ConnectX-5 with uverbs0-3 under /dev/infiniband. Each reader
-  // must see its own limits (the job's memlock is the point of case 1), and a replay never follows a link out of its
-  // root: a procfs of its own is mounted inside each tree, and proc/self is a relative link into it.
+  // Host view (Prolog) and job views (TaskProlog): 4 ConnectX-5 with uverbs0-3 under /dev/infiniband. proc/self
+  // is the reader's own (above), so each reader sees its own limits (the job's memlock is the point of case 1).
   const HOST = await jobRoot({}, join(WORK, 'tree'));
   const HIDDEN = await jobRoot({ uverbs: null }, join(WORK, 'tree-no-infiniband'));
-  const mounted: string[] = [];
-  // Unmounted before the sandbox's teardown removes WORK (and again, harmlessly, if the body stopped early).
-  const unmount = (): void => void mounted.splice(0).forEach((m) => run('/usr/bin/umount', ['-l', m], { timeoutMs: 10_000 }));
-  process.once('exit', unmount);
-  for (const tree of [HOST, HIDDEN]) {
-    const live = join(tree, 'proc-live');
-    mkdirSync(live);
-    const m = run('/usr/bin/mount', ['-t', 'proc', 'proc', live], { timeoutMs: 10_000 });
-    if (m.status !== 0) return void t.fail('mount a procfs in the tree', { stderr: m.stderr });
-    mounted.push(live);
-    rmSync(join(tree, 'proc/self'), { recursive: true });
-    symlinkSync('../proc-live/self', join(tree, 'proc/self'));
-  }
+  for (const tree of [HOST, HIDDEN]) liveProcSelf(tree);
 
   // Baseline of the host tree, memlockMin = slurmd's 8 MiB (root cannot raise it here).
   const gdr = (args: string[]): Ran => run(process.execPath, [CLI, ...args], { timeoutMs: 30_000 });
@@ -107,8 +117,9 @@ async function e2e(): Promise<void> {
     { mode: 0o644 },
   );
 
-  const start = (extra: string[]): Ran =>
+  const start = (extra: string[], vars: Record<string, string> = {}): Ran =>
     sb.start({
+      ...vars,
       SANDBOX_CRED_EXPIRE: '5',
       SANDBOX_PROLOG_FLAGS: 'Alloc',
       GATE_PROLOG: PROLOG,
@@ -122,8 +133,8 @@ async function e2e(): Promise<void> {
 
   const clientEnv = cleanEnv({ SLURM_CONF: CONF });
   /** sbatch as the job user, from a shell with `ulimit -l KiB` when given. */
-  const submit = (name: string, wrap: string, ulimitKiB?: number): string => {
-    const sh = `${ulimitKiB !== undefined ? `ulimit -l ${ulimitKiB} && ` : ''}exec /usr/bin/sbatch --parsable -J ${name} -o ${JOBS}/${name}.out --wrap "$1"`;
+  const submit = (name: string, wrap: string, ulimitKiB?: number, args = ''): string => {
+    const sh = `${ulimitKiB !== undefined ? `ulimit -l ${ulimitKiB} && ` : ''}exec /usr/bin/sbatch --parsable -J ${name} -o ${JOBS}/${name}.out ${args} --wrap "$1"`;
     const r = run('/usr/sbin/runuser', ['-u', USER, '--', '/bin/bash', '-c', sh, 'sbatch', wrap], { env: clientEnv, cwd: JOBS });
     if (r.status !== 0) throw new Error(`sbatch as ${USER} failed (${r.status}): ${r.stderr}`);
     return r.stdout.trim().split(';')[0]!;
@@ -230,5 +241,55 @@ async function e2e(): Promise<void> {
     tt.same(gdrLines(out), [], 'no gdrgate line');
     tt.match(await viewLine(id, since), { level: 30, state: 'trusted', memlock: { soft: MiB8, hard: MiB8, source: 'self' }, findings: [] }, 'the TaskProlog ran and found nothing (admin log)');
   });
-  unmount();
+
+  await t.test('5. placement: a GRES GPU, the job bound far from it, near it, and a container view without its PIX adapter', async (tt) => {
+    // This machine's own CPU numbers: the tree's node 0 (GPU 0000:18:00.0, mlx5_0) gets the first, node 1 the rest.
+    const online = parseCpuList(readFileSync('/sys/devices/system/cpu/online', 'utf8'));
+    const cpus = online.ok ? online.value.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i)) : [];
+    if (cpus.length < 2) return void tt.skip(`needs 2 CPUs to bind near and far, this machine has ${cpus.join(',')}`, () => {});
+    const [near, far] = [cpus[0]!, cpus[1]!];
+    const PLACE = await jobRoot({ node: twoSocket([String(near), cpus.slice(1).join(',')]), minors: [] }, join(WORK, 'tree-two-socket'));
+    liveProcSelf(PLACE);
+    // What the container shows instead: /sys/class/infiniband with mlx5_1 only, /dev/infiniband with uverbs1 only.
+    mkdirSync(join(PLACE, 'sys/class/ib-view'));
+    symlinkSync(readlinkSync(join(PLACE, 'sys/class/infiniband/mlx5_1')), join(PLACE, 'sys/class/ib-view/mlx5_1'));
+    mkdirSync(join(PLACE, 'dev/ib-view'));
+    for (const f of ['uverbs1', 'rdma_cm']) writeFileSync(join(PLACE, 'dev/ib-view', f), '', { mode: 0o666 });
+    chmodSync(join(PLACE, 'dev/ib-view/uverbs1'), 0o666);
+    const cap = gdr(['baseline', 'capture', '--root', PLACE, '--class', 'two-socket', '--match', '*']);
+    tt.equal(cap.status, 0, 'baseline captured from the two-socket tree', { stderr: cap.stderr });
+    const bl = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
+    bl.classes[0]!.memlockMin = MiB8;
+    writeFileSync(BASELINE, JSON.stringify(bl, null, 2) + '\n', { mode: 0o644 });
+    writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: PLACE, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
+    const re = start(['PropagateResourceLimitsExcept=MEMLOCK', 'TaskPlugin=task/affinity'], { SANDBOX_GPUS: '2' });
+    tt.equal(re.status, 0, 'sandbox restarted with 2 GRES GPUs and task/affinity', { stderr: re.stderr.slice(-2000) });
+    const step = (cpu: number): string => `srun -n1 -c${cpus.length} --cpu-bind=map_cpu:${cpu} grep Cpus_allowed_list /proc/self/status`;
+    const bind = (from: string, to: string): string => `mount --bind ${PLACE}/${from} ${PLACE}/${to}`;
+    const container = `unshare -Urm sh -c '${bind('sys/class/ib-view', 'sys/class/infiniband')} && ${bind('dev/ib-view', 'dev/infiniband')} && exec ${process.execPath} ${CLI} task --standalone --config ${CONFIG}'`;
+    const script = [`echo "== gpus $SLURM_JOB_GPUS"`, `echo "== far"`, step(far), `echo "== near"`, step(near), `echo "== container"`, container, 'true'].join('; ');
+    const since = logLines().length;
+    const id = submit('case5', script, undefined, `--gres=gpu:1 -c ${cpus.length}`);
+    tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED`);
+    const out = output('case5');
+    tt.comment(`job output:\n${out.trimEnd()}`);
+    const part = (name: string): string => out.split(/^== /m).find((p) => p.startsWith(name)) ?? '';
+    tt.match(part('gpus'), /^gpus 0\n/, 'Slurm gave the job GPU 0 (SLURM_JOB_GPUS=0)');
+    const farOut = part('far');
+    tt.match(farOut, new RegExp(`^Cpus_allowed_list:\\s+${far}$`, 'm'), `task/affinity really bound the far step to CPU ${far}`);
+    tt.same(gdrLines(farOut), [
+      `gdrgate: this job's CPUs ${far} are all away from GPU 0 (0000:18:00.0), whose local CPUs are ${near}: NCCL keeps this far CPU mask for that GPU, so its proxy threads and host staging cross the socket link (public measurements: about half the bandwidth); ask for CPUs next to your GPUs: srun --gres-flags=enforce-binding, or --cpu-bind=map_cpu:/mask_cpu: with the GPU's local CPUs (the admin can set Cores= in gres.conf)`,
+    ], 'the far step is told, in one line');
+    const nearOut = part('near');
+    tt.match(nearOut, new RegExp(`^Cpus_allowed_list:\\s+${near}$`, 'm'), `the near step bound to CPU ${near}`);
+    tt.same(gdrLines(nearOut), [], 'the near step: nothing');
+    const c = part('container');
+    tt.match(c, /^FAIL\s+job-placement\s+GPU 0 \(0000:18:00\.0\)\s+this job cannot use mlx5_0 \(no \/sys\/class\/infiniband\/mlx5_0\), the PIX adapter next to GPU 0 \(0000:18:00\.0\)/m, 'the container view names the missing PIX adapter');
+    tt.notMatch(c, /mlx5_1 \(no/, 'the far adapter it still sees is not named');
+    const lines = logLines().slice(since).filter((l) => l.job === id && String(l.msg).startsWith('gdrgate job view'));
+    // The near step ran last: its TaskProlog kept the far step's finding in task.json, which the Epilog counts.
+    tt.ok(lines.some((l) => JSON.stringify(l.findings).includes('job-cpus-far')), "the Epilog logged the far step's finding for the counts");
+    tt.ok(await stateGone(id), 'Epilog removed the job state');
+  });
+  umountAll();
 }

@@ -16,7 +16,9 @@ const strip = (s: string): unknown => {
 t.test('live check --json on the H200 equals check --root of its snapshot', async (t) => {
   const live = readFileSync(`${FX}/h200_firecracker_vm_live_check.json`, 'utf8');
   t.same(validate('report', JSON.parse(live)), []);
-  const r = cli(['check', '--root', SNAP, '--json']);
+  // The checks of the recorded run: a check added since (job-placement) has no live recording to equal yet.
+  const ids = [...new Set((JSON.parse(live) as { findings: { check: string }[] }).findings.map((f) => f.check))].join(',');
+  const r = cli(['check', '--root', SNAP, '--only', ids, '--json']);
   t.equal(r.code, 0, r.stderr);
   t.same(strip(r.stdout), strip(live));
 });

@@ -93,6 +93,15 @@ async function main(): Promise<void> {
     t.match(line, { level: 40, uid: USER, state: 'trusted', memlock: { soft: 65536, source: 'propagated' }, findings: [{ code: 'job-memlock-propagated', status: 'fail' }] }, 'the admin log has it');
   });
 
+  await t.test("a later step without the finding keeps an earlier step's in task.json (the Epilog counts the job's)", async (t) => {
+    t.equal(prolog('82').code, 0, 'prolog');
+    t.match(task('82', [], { SLURM_RLIMIT_MEMLOCK: '65536', SLURM_STEP_ID: '0' }).stdout, /memlock is 64 KiB/, 'step 0 is told');
+    t.equal(task('82', [], { SLURM_STEP_ID: '1' }).stdout, '', 'step 1 has nothing to say');
+    const rec = JSON.parse(fs.readFileSync(path.join(stateDir, 'job-82', 'task.json'), 'utf8')) as { step: string; findings: { code: string }[] };
+    t.equal(rec.step, '1', "task.json is step 1's");
+    t.ok(rec.findings.some((f) => f.code === 'job-memlock-propagated'), "and still holds step 0's finding");
+  });
+
   await t.test('a job view without /dev/infiniband', async (t) => {
     t.equal(prolog('79').code, 0, 'prolog (host tree has 4 uverbs nodes)');
     const r = task('79', ['--root', hidden]);

@@ -1,0 +1,98 @@
+// job-placement, node side: each GPU's Cores= in Slurm's gres.conf must be among its local CPUs, or Slurm binds the
+// jobs it places "near" a GPU (--gres-flags=enforce-binding) to the far socket. Cores= are Slurm's abstract core ids
+// (man gres.conf), so they are mapped to OS CPUs through the core topology first. The job's own placement (its CPU
+// mask, memory nodes, visible adapters) is judged inside the job by `gdrgate task` (src/task/placement-judge.ts).
+import { compilePattern } from '../baseline/match.js';
+import type { CpuRanges } from '../parsers/sysfs.js';
+import type { GresLine } from '../parsers/gres-conf.js';
+import type { Inventory } from '../model/inventory.js';
+import { type Check, type Codes, defineCheck, finder } from './types.js';
+
+const CODES = {
+  'gres-cores-ok': { tells: "gres.conf binds this GPU's jobs to its own local CPUs.", do: 'None.', layer: 'scheduler' },
+  'gres-cores-far': { tells: "gres.conf gives this GPU cores that are not its local CPUs: jobs bound by Slurm to \"the GPU's cores\" run on the far socket (about half the GPU↔host and GPUDirect bandwidth).", do: "Fix Cores= for this GPU in gres.conf: Slurm's core ids of the GPU's NUMA node (slurmd -C, lstopo's logical core ids), or AutoDetect=nvml.", layer: 'scheduler' },
+  // A GPU line with nothing to bind by (no Cores=, no AutoDetect), or no GPU line at all.
+  'gres-cores-none': { tells: 'gres.conf gives this GPU no Cores= and nothing detects them: --gres-flags=enforce-binding cannot bind jobs near it.', do: 'Add Cores= for the GPU (its NUMA node’s cores) or AutoDetect=nvml to gres.conf.', layer: 'scheduler' },
+  'gres-na': { tells: 'No gres.conf GPU line applies to this node: Slurm does not bind jobs by GPU here.', do: 'None, or set gresConf in the config when gres.conf is not in /etc/slurm.', layer: 'scheduler' },
+  // Could not tell: gres.conf unusable, minors or core topology unreadable, a File= no GPU has.
+  'gres-unknown': {
+    tells: 'gres.conf or what it must be compared with could not be read (the message says which).',
+    do: 'Run the gate as root on the node; check gres.conf parses (slurmd -G) and the NVIDIA module is loaded.',
+    layer: 'scheduler',
+  },
+} as const satisfies Codes;
+
+const f = finder('job-placement', CODES);
+
+/** Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node. */
+function forNode(l: GresLine, host: string | null): boolean {
+  if (l.nodeName === null) return true;
+  if (host === null) return false;
+  const parts = l.nodeName.match(/[^,[]+(\[[^\]]*\])?[^,]*/g) ?? [];
+  return parts.some((p) => { try { return compilePattern(p).test(host); } catch { return false; } });
+}
+
+/** CPUs of `a` not in `b`, as a cpulist ("" when none). Both merged and sorted (parseCpuList). */
+function outside(a: CpuRanges, b: CpuRanges): string {
+  const out: string[] = [];
+  for (const [x, y] of a) for (let c = x; c <= y; c++) if (!b.some(([p, q]) => c >= p && c <= q)) out.push(String(c));
+  return out.join(',');
+}
+
+/** Sorted, adjacent and overlapping ranges joined, as the kernel prints a cpulist. */
+function merge(rs: CpuRanges): CpuRanges {
+  const out: [number, number][] = [];
+  for (const [a, b] of [...rs].sort((x, y) => x[0] - y[0])) {
+    const last = out[out.length - 1];
+    if (last && a <= last[1] + 1) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+const cpuText = (r: CpuRanges): string => r.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',');
+
+function judgeLine(inv: Inventory, l: GresLine, autoDetect: string | null): ReturnType<typeof f>[] {
+  const { minors, cores } = inv.placement;
+  return l.files.map((file) => {
+    const m = /^\/dev\/nvidia(\d+)$/.exec(file);
+    const at = `gres.conf line ${l.line}`;
+    if (!m) return f('gres-unknown', 'skip', file, `${at}: ${file} is not a /dev/nvidiaN node`);
+    if (minors.state !== 'present') return f('gres-unknown', 'skip', file, `${at}: minors not readable (${minors.state === 'unknown' ? minors.why : 'no /proc/driver/nvidia/gpus'})`);
+    const bdf = minors.value.get(Number(m[1]));
+    if (bdf === undefined) return f('gres-unknown', 'skip', file, `${at}: no GPU has device minor ${m[1]}`);
+    if (l.cores === null) {
+      if (autoDetect && autoDetect !== 'off') return f('gres-cores-ok', 'pass', bdf, `${file}: no Cores=, AutoDetect=${autoDetect} gives Slurm the GPU's CPU affinity`);
+      return f('gres-cores-none', 'warn', bdf, `${at} gives ${file} no Cores=`);
+    }
+    const local = inv.pci.get(bdf)?.localCpus;
+    if (!local || local.state !== 'present') return f('gres-unknown', 'skip', bdf, `${file}: local_cpulist ${local?.state === 'unknown' ? local.why : 'absent'}`);
+    if (cores.state !== 'present') return f('gres-unknown', 'skip', bdf, `${at}: core topology not readable (${cores.state === 'unknown' ? cores.why : 'absent'})`);
+    const ids = l.cores.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i));
+    const beyond = ids.filter((i) => i >= cores.value.length);
+    if (beyond.length) return f('gres-cores-far', 'fail', bdf, `${at}: Cores=${l.coresText} for ${file} names core ${beyond[0]}, this node has ${cores.value.length} cores`, 'cores of this node', `Cores=${l.coresText}`);
+    const cpus = merge(ids.flatMap((i) => cores.value[i]!));
+    const links = l.links !== null ? ' (Links= not compared: NVLink is not in sysfs)' : '';
+    const far = outside(cpus, local.value);
+    const given = `Cores=${l.coresText} (CPUs ${cpuText(cpus)})`;
+    if (far) return f('gres-cores-far', 'fail', bdf, `${at}: ${file} ${given}, of which CPUs ${far} are not its local CPUs ${cpuText(local.value)}`, cpuText(local.value), given);
+    return f('gres-cores-ok', 'pass', bdf, `${file} ${given} within its local CPUs ${cpuText(local.value)}${links}`, cpuText(local.value), given);
+  });
+}
+
+const check: Check<'job-placement', typeof CODES> = defineCheck({
+  id: 'job-placement',
+  title: "GPUs' cores in gres.conf against their local CPUs (the job's own placement: gdrgate task)",
+  reasonLabel: 'placement',
+  codes: CODES,
+  docs: 'docs/checks/job-placement.md',
+  run({ inv }) {
+    const { gres, gresPath } = inv.placement;
+    if (gres.state === 'unknown') return [f('gres-unknown', 'skip', gresPath, `gres.conf not usable: ${gres.why}`)];
+    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => l.name === 'gpu' && forNode(l, inv.hostname)) : [];
+    if (!lines.length) return [f('gres-na', 'skip', 'node', gres.state === 'absent' ? `no ${gresPath}` : `${gresPath} has no GPU line for this node`)];
+    return lines.flatMap((l) => judgeLine(inv, l, gres.state === 'present' ? gres.value.autoDetect : null));
+  },
+});
+
+export default check;

@@ -1,0 +1,66 @@
+// Slurm's gres.conf (man gres.conf, src/common/gres.c _parse_gres_config): one `Key=Value …` record a line, keys
+// case-insensitive, `#` starts a comment. For the GPU lines: which device files (File=/dev/nvidia[0-3]) may use
+// which cores (Cores=, Slurm's abstract core index, not the OS's CPU numbers) and their NVLink counts (Links=).
+import { type CpuRanges, type Parsed, parseCpuList } from './sysfs.js';
+
+export interface GresLine {
+  /** 1-based line number in the file, for the finding. */
+  readonly line: number;
+  /** NodeName= as written (a Slurm hostlist); null: every node that reads the file. */
+  readonly nodeName: string | null;
+  readonly name: string;
+  readonly type: string | null;
+  /** File= expanded (`/dev/nvidia[0-1]` → /dev/nvidia0, /dev/nvidia1). */
+  readonly files: readonly string[];
+  readonly cores: CpuRanges | null;
+  readonly coresText: string | null;
+  readonly links: string | null;
+}
+
+export interface GresConf {
+  readonly lines: readonly GresLine[];
+  /** AutoDetect= of a line without Name= (the file's default): nvml, rsmi, off. */
+  readonly autoDetect: string | null;
+}
+
+/** Bounds: a real gres.conf is a few dozen lines; a bracket is expanded to at most this many files. */
+const MAX_FILES = 1024;
+
+/** `/dev/nvidia[0-3,5]` → its files; one bracket group, as Slurm's hostlist expansion of File= allows. */
+export function expandFiles(s: string): Parsed<string[]> {
+  const m = /^([^[\]]*)\[([0-9,-]+)\]([^[\]]*)$/.exec(s);
+  if (!m) return /[[\]]/.test(s) ? { ok: false, error: `unexpected File=${s}` } : { ok: true, value: [s] };
+  const r = parseCpuList(m[2]!);
+  if (!r.ok) return { ok: false, error: `File=${s}: ${r.error}` };
+  const n = r.value.reduce((a, [x, y]) => a + y - x + 1, 0);
+  if (n > MAX_FILES) return { ok: false, error: `File=${s} names ${n} files (more than ${MAX_FILES})` };
+  return { ok: true, value: r.value.flatMap(([x, y]) => Array.from({ length: y - x + 1 }, (_, i) => `${m[1]}${x + i}${m[3]}`)) };
+}
+
+export function parseGresConf(text: string): Parsed<GresConf> {
+  const lines: GresLine[] = [];
+  let autoDetect: string | null = null;
+  for (const [i, raw] of text.split('\n').entries()) {
+    const body = raw.replace(/#.*/, '').trim();
+    if (!body) continue;
+    const kv = new Map<string, string>();
+    for (const tok of body.split(/\s+/)) {
+      const eq = tok.indexOf('=');
+      if (eq <= 0) return { ok: false, error: `line ${i + 1}: ${JSON.stringify(tok.slice(0, 40))} is not Key=Value` };
+      kv.set(tok.slice(0, eq).toLowerCase(), tok.slice(eq + 1));
+    }
+    const name = kv.get('name');
+    if (name === undefined) {
+      autoDetect = kv.get('autodetect')?.toLowerCase() ?? autoDetect;
+      continue;
+    }
+    const files = kv.has('file') ? expandFiles(kv.get('file')!) : { ok: true as const, value: [] };
+    if (!files.ok) return { ok: false, error: `line ${i + 1}: ${files.error}` };
+    // CPUs= is the older spelling of Cores= (gres.conf: "CPUs ... deprecated, use Cores").
+    const coresText = kv.get('cores') ?? kv.get('cpus') ?? null;
+    const cores = coresText === null ? null : parseCpuList(coresText);
+    if (cores && !cores.ok) return { ok: false, error: `line ${i + 1}: Cores=${coresText}: ${cores.error}` };
+    lines.push({ line: i + 1, nodeName: kv.get('nodename') ?? null, name, type: kv.get('type') ?? null, files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? null });
+  }
+  return { ok: true, value: { lines, autoDetect } };
+}

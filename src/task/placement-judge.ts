@@ -1,0 +1,77 @@
+// Pure: where the job landed. Each job GPU's local CPUs must meet the task's CPUs (NCCL intersects the process mask
+// with the GPU's local CPUs and silently keeps the far mask when that is empty: nccl src/graph/topo.cc
+// ncclTopoGetCpuAffinity), its NUMA node must be in the task's memory nodes, and the adapters nearest to it in the
+// baseline's matrix (PIX/PXB: the ones GPUDirect RDMA uses by default, NCCL_NET_GDR_LEVEL) must be visible.
+import type { BaselinePath } from '../model/baseline.js';
+import type { PathClass } from '../model/inventory.js';
+import { cpusOverlap } from '../parsers/sysfs.js';
+import { tf, type TaskFinding } from './finding.js';
+import type { GpuPlace, PlacementView } from './placement.js';
+import type { DevNode, JobView } from './view.js';
+
+export interface PlacementInput {
+  readonly place: PlacementView;
+  readonly view: JobView;
+  /** SLURM_JOB_GPUS as minors (the signed record's when trusted); null: the job asked for no GPU. */
+  readonly jobGpus: readonly number[] | null;
+  /** The class's GPU↔NIC matrix; null when no baseline could be read. */
+  readonly paths: readonly BaselinePath[] | null;
+}
+
+const RANK: Readonly<Record<PathClass, number>> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
+
+/** The adapters at the GPU's best class, when that class is PIX or PXB (through a PCIe switch). */
+export function nearestNics(paths: readonly BaselinePath[], bdf: string): { readonly cls: PathClass; readonly nics: readonly string[] } | null {
+  const mine = paths.filter((p) => p.gpu === bdf);
+  if (!mine.length) return null;
+  const best = mine.reduce((a, p) => (RANK[p.class] < RANK[a] ? p.class : a), mine[0]!.class);
+  return RANK[best] <= RANK.PXB ? { cls: best, nics: mine.filter((p) => p.class === best).map((p) => p.nic).sort() } : null;
+}
+
+const gpuName = (g: GpuPlace): string => `GPU ${g.minor} (${g.bdf})`;
+
+function cpus(i: PlacementInput, g: GpuPlace): TaskFinding[] {
+  const a = i.place.allowed;
+  if (a.state !== 'present') return [tf('job-placement-unknown', 'skip', gpuName(g), a.state === 'unknown' ? a.why : '/proc/self/status: absent')];
+  const out: TaskFinding[] = [];
+  if (g.localCpus.state === 'unknown') out.push(tf('job-placement-unknown', 'skip', gpuName(g), g.localCpus.why));
+  else if (g.localCpus.state === 'present' && g.localCpus.value.length && !cpusOverlap(g.localCpus.value, a.value.cpus))
+    out.push(tf('job-cpus-far', 'warn', gpuName(g), `this job's CPUs ${a.value.cpuList} are all away from ${gpuName(g)}, whose local CPUs are ${g.localCpuList}`, g.localCpuList ?? '', a.value.cpuList));
+  if (g.numa.state === 'unknown') out.push(tf('job-placement-unknown', 'skip', gpuName(g), g.numa.why));
+  else if (g.numa.state === 'present' && !cpusOverlap(a.value.mems, [[g.numa.value, g.numa.value]]))
+    out.push(tf('job-mems-far', 'warn', gpuName(g), `this job's memory may only come from NUMA node(s) ${a.value.memList}, not from node ${g.numa.value} of ${gpuName(g)}`, String(g.numa.value), a.value.memList));
+  return out;
+}
+
+const rw = (n: DevNode | undefined): boolean => n !== undefined && n.access !== 'denied';
+
+function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
+  if (i.paths === null) return [];
+  const near = nearestNics(i.paths, g.bdf);
+  if (!near) return [];
+  const { hcas, uverbs } = i.view;
+  if (!hcas.known || !uverbs.known || i.place.verbsOf.state === 'unknown') return [tf('job-placement-unknown', 'skip', gpuName(g), !hcas.known ? hcas.why : !uverbs.known ? uverbs.why : (i.place.verbsOf as { why: string }).why)];
+  const verbsOf = i.place.verbsOf.state === 'present' ? i.place.verbsOf.value : new Map<string, string>();
+  const missing = near.nics.filter((n) => {
+    if (!hcas.value.includes(n)) return true;
+    const u = verbsOf.get(n);
+    return u === undefined || !rw(uverbs.value.find((d) => d.name === u));
+  });
+  if (!missing.length) return [];
+  const what = (n: string): string => (!hcas.value.includes(n) ? `${n} (no /sys/class/infiniband/${n})` : `${n} (no usable /dev/infiniband/${verbsOf.get(n) ?? 'uverbs node'})`);
+  return [tf('job-nic-hidden', 'fail', gpuName(g), `this job cannot use ${missing.map(what).join(', ')}, the ${near.cls} adapter${missing.length > 1 ? 's' : ''} next to ${gpuName(g)}`, near.nics.join(', '), near.nics.filter((n) => !missing.includes(n)).join(', ') || 'none')];
+}
+
+export function judgePlacement(i: PlacementInput): TaskFinding[] {
+  if (!i.jobGpus?.length) return [];
+  const m = i.place.minors;
+  if (m.state !== 'present') return [tf('job-placement-unknown', 'skip', 'job', m.state === 'unknown' ? m.why : 'no /proc/driver/nvidia/gpus: the GPUs of SLURM_JOB_GPUS cannot be mapped to PCI addresses')];
+  const out: TaskFinding[] = [];
+  const unmapped = i.jobGpus.filter((n) => !i.place.gpus.has(n));
+  if (unmapped.length) out.push(tf('job-placement-unknown', 'skip', 'job', `no /proc/driver/nvidia/gpus/*/information has Device Minor ${unmapped.join(', ')} (SLURM_JOB_GPUS=${i.jobGpus.join(',')})`));
+  for (const g of [...i.place.gpus.values()].sort((a, b) => a.minor - b.minor)) out.push(...cpus(i, g), ...nics(i, g));
+  if (out.length) return out;
+  const a = i.place.allowed.state === 'present' ? i.place.allowed.value : null;
+  const gs = [...i.place.gpus.values()].map((g) => `${g.minor}=${g.bdf}`).join(', ');
+  return [tf('job-placement-ok', 'pass', 'job', `this job's CPUs ${a?.cpuList ?? '?'} and memory nodes ${a?.memList ?? '?'} are near its GPUs ${gs}`)];
+}

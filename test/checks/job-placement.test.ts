@@ -1,0 +1,55 @@
+// job-placement (node side): gres.conf Cores= of each GPU against its local CPUs, on the generated two-socket tree
+// (GPU 0000:18:00.0 on node 0, CPUs 0-47,96-143; GPU 0000:9a:00.0 on node 1) with the core topology a Sapphire
+// Rapids pair gives (SMT siblings n and n+96), so Slurm's core ids 0-47 are socket 0's and 48-95 socket 1's.
+import { informationText } from '../gen/nvidia-procfs.js';
+import { GPUS, node as TWO } from '../gen/topologies/two-socket-2gpu-2nic.js';
+import { patches, put, remove, table, type Patch, type Want } from './_trees.js';
+
+const [G0, G1] = GPUS;
+const L0 = '0-47,96-143';
+const L1 = '48-95,144-191';
+
+/** The kernel's topology files for 2 × 48 cores × 2 threads. */
+const topology: Patch = async (root) => {
+  for (let c = 0; c < 192; c++) {
+    const core = c % 96;
+    await put(`sys/devices/system/cpu/cpu${c}/topology/core_cpus_list`, `${core},${core + 96}\n`)(root);
+    await put(`sys/devices/system/cpu/cpu${c}/topology/physical_package_id`, `${core < 48 ? 0 : 1}\n`)(root);
+  }
+};
+/** The NVIDIA module's minors: `[minor of 0000:18:00.0, minor of 0000:9a:00.0]`. */
+const minors = (m: readonly [number, number]): Patch => patches(put(`proc/driver/nvidia/gpus/${G0}/information`, informationText(G0, m[0])), put(`proc/driver/nvidia/gpus/${G1}/information`, informationText(G1, m[1])));
+const gres = (text: string, m: readonly [number, number] = [0, 1]): Patch => patches(put('etc/slurm/gres.conf', text), minors(m), topology);
+
+const GOOD = 'AutoDetect=off\nName=gpu File=/dev/nvidia0 Cores=0-47\nName=gpu File=/dev/nvidia1 Cores=48-95 Links=-1,4\n';
+const ok = (s: string, local: string, cores: string, cpus: string): Want => ({ status: 'pass', code: 'gres-cores-ok', subject: s, expected: local, actual: `Cores=${cores} (CPUs ${cpus})` });
+const far = (s: string, local: string, cores: string, cpus: string): Want => ({ status: 'fail', code: 'gres-cores-far', subject: s, expected: local, actual: `Cores=${cores} (CPUs ${cpus})` });
+const both = <T>(w: T): { bare: T; based: T } => ({ bare: w, based: w });
+const na: Want = { status: 'skip', code: 'gres-na', subject: 'node' };
+
+export const cases = table('job-placement', [
+  { name: 'valid: each GPU gets its own socket\'s cores (Slurm ids 0-47 | 48-95)', from: TWO, patch: gres(GOOD), subjects: [G0, G1], ...both([ok(G0, L0, '0-47', L0), ok(G1, L1, '48-95', L1)]) },
+  {
+    name: 'invalid: the two lines swapped: every GPU bound to the far socket',
+    from: TWO,
+    patch: gres('Name=gpu File=/dev/nvidia0 Cores=48-95\nName=gpu File=/dev/nvidia1 Cores=0-47\n'),
+    ...both([far(G0, L0, '48-95', L1), far(G1, L1, '0-47', L0)]),
+  },
+  {
+    name: 'invalid: Cores= written for PCI order, but the module numbered the socket-1 GPU first (minor 0)',
+    from: TWO,
+    patch: gres(GOOD, [1, 0]),
+    ...both([far(G1, L1, '0-47', L0), far(G0, L0, '48-95', L1)]),
+  },
+  { name: 'invalid: Cores= as OS CPU numbers of socket 0 (0-47,96-143 is not a core id list)', from: TWO, patch: gres('Name=gpu File=/dev/nvidia0 Cores=0-47,96-143\n'), ...both([{ status: 'fail', code: 'gres-cores-far', subject: G0, expected: 'cores of this node', actual: 'Cores=0-47,96-143' }]) },
+  { name: 'invalid: one core of the other socket in the list', from: TWO, patch: gres('Name=gpu File=/dev/nvidia0 Cores=0-48\n'), ...both([far(G0, L0, '0-48', '0-48,96-144')]) },
+  { name: 'warn: GPU lines without Cores= and no AutoDetect', from: TWO, patch: gres('Name=gpu File=/dev/nvidia[0-1]\n'), ...both([{ status: 'warn', code: 'gres-cores-none', subject: G0 }, { status: 'warn', code: 'gres-cores-none', subject: G1 }]) },
+  { name: 'valid: AutoDetect=nvml and no Cores= (Slurm asks NVML)', from: TWO, patch: gres('AutoDetect=nvml\nName=gpu File=/dev/nvidia[0-1]\n'), subjects: [G0, G1], ...both([{ status: 'pass', code: 'gres-cores-ok', subject: G0 }, { status: 'pass', code: 'gres-cores-ok', subject: G1 }]) },
+  { name: 'valid: NodeName=gpu[001-004] names this node (gpu001)', from: TWO, patch: gres('NodeName=gpu[001-004] Name=gpu File=/dev/nvidia0 Cores=0-47\n'), subjects: [G0], ...both([ok(G0, L0, '0-47', L0)]) },
+  { name: 'skip: only lines for other nodes', from: TWO, patch: gres('NodeName=dgx[1-4] Name=gpu File=/dev/nvidia0 Cores=48-95\n'), ...both([na]) },
+  { name: 'skip: no gres.conf at all (default trees)', from: TWO, ...both([na]) },
+  { name: 'skip: gres.conf that does not parse: never "no GPU line"', from: TWO, patch: gres('Name=gpu File=/dev/nvidia0 Cores=zero\n'), ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]) },
+  { name: 'skip: a File= no GPU has (minor 7)', from: TWO, patch: gres('Name=gpu File=/dev/nvidia7 Cores=0-47\n'), ...both([{ status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia7' }]) },
+  { name: 'skip: no /proc/driver/nvidia/gpus (module not loaded): minors unknown', from: TWO, patch: patches(gres(GOOD), remove('proc/driver/nvidia/gpus')), ...both([{ status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia0' }, { status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia1' }]) },
+  { name: 'skip: no core topology in sysfs', from: TWO, patch: patches(gres(GOOD), remove('sys/devices/system/cpu')), ...both([{ status: 'skip', code: 'gres-unknown', subject: G0 }, { status: 'skip', code: 'gres-unknown', subject: G1 }]) },
+]);

@@ -1,0 +1,88 @@
+// Where the job landed, on generated two-socket trees (test/gen/topologies/two-socket-2gpu-2nic.ts: GPU 0000:18:00.0
+// and mlx5_0 on node 0, CPUs 0-47,96-143; GPU 0000:9a:00.0 and mlx5_1 on node 1), read through the Host and judged:
+// near, far and split masks, minors that are not in PCI order, hidden adapters, and what cannot be read.
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { FsHost } from '../../src/host/fs-host.js';
+import type { BaselinePath } from '../../src/model/baseline.js';
+import type { Status } from '../../src/model/finding.js';
+import { accessProbe } from '../../src/task/access.js';
+import type { TaskCode } from '../../src/task/catalog.js';
+import { judgePlacement, nearestNics } from '../../src/task/placement-judge.js';
+import { readPlacement } from '../../src/task/placement.js';
+import { readJobView } from '../../src/task/view.js';
+import { baselineOf } from '../checks/_trees.js';
+import { node as TWO } from '../gen/topologies/two-socket-2gpu-2nic.js';
+import { jobRoot, type JobRootOptions } from './_roots.js';
+
+// The NVIDIA module numbered the socket-1 GPU first: minor 0 is 0000:9a:00.0, minor 1 is 0000:18:00.0.
+const SWAPPED = [1, 0];
+const PATHS = (await baselineOf(TWO)).paths;
+
+interface Case {
+  name: string;
+  gpus: number[] | null;
+  cpus?: string;
+  mems?: string;
+  root?: JobRootOptions;
+  patch?: (root: string) => void;
+  paths?: readonly BaselinePath[] | null;
+  want: [Status, TaskCode, RegExp?][];
+}
+
+const cases: Case[] = [
+  { name: 'valid: near (GPU 1 = 0000:18:00.0, CPUs and memory of node 0)', gpus: [1], cpus: '0-7', mems: '0', want: [['pass', 'job-placement-ok', /CPUs 0-7 and memory nodes 0 are near its GPUs 1=0000:18:00.0/]] },
+  { name: 'valid: SMT siblings of node 0 count as near', gpus: [1], cpus: '96-99', mems: '0', want: [['pass', 'job-placement-ok']] },
+  {
+    name: 'invalid: far (GPU on node 0, CPUs and memory of node 1)',
+    gpus: [1],
+    cpus: '48-55',
+    mems: '1',
+    want: [
+      ['warn', 'job-cpus-far', /^this job's CPUs 48-55 are all away from GPU 1 \(0000:18:00\.0\), whose local CPUs are 0-47,96-143$/],
+      ['warn', 'job-mems-far', /NUMA node\(s\) 1, not from node 0 of GPU 1 \(0000:18:00\.0\)/],
+    ],
+  },
+  { name: 'invalid: minor order is not PCI order (minor 0 is the socket-1 GPU)', gpus: [0], cpus: '0-7', mems: '0', want: [['warn', 'job-cpus-far', /GPU 0 \(0000:9a:00\.0\), whose local CPUs are 48-95,144-191/], ['warn', 'job-mems-far']] },
+  { name: 'valid: split mask over both GPUs (NCCL intersects per GPU)', gpus: [0, 1], cpus: '40-55', mems: '0-1', want: [['pass', 'job-placement-ok']] },
+  { name: 'invalid: two GPUs, CPUs on one socket: only the far GPU is named', gpus: [0, 1], cpus: '0-15', mems: '0', want: [['warn', 'job-cpus-far', /GPU 0 \(0000:9a:00\.0\)/], ['warn', 'job-mems-far', /GPU 0/]] },
+  { name: 'invalid: memory alone bound away', gpus: [1], cpus: '0-7', mems: '1', want: [['warn', 'job-mems-far', /not from node 0/]] },
+  {
+    name: "invalid: the container hides GPU 1's PIX adapter mlx5_0 (/sys/class/infiniband entry gone)",
+    gpus: [1],
+    cpus: '0-7',
+    mems: '0',
+    patch: (r) => fs.rmSync(path.join(r, 'sys/class/infiniband/mlx5_0')),
+    want: [['fail', 'job-nic-hidden', /^this job cannot use mlx5_0 \(no \/sys\/class\/infiniband\/mlx5_0\), the PIX adapter next to GPU 1 \(0000:18:00\.0\)$/]],
+  },
+  { name: "invalid: mlx5_0 visible, its verbs node missing", gpus: [1], cpus: '0-7', mems: '0', root: { uverbs: ['uverbs1'] }, want: [['fail', 'job-nic-hidden', /mlx5_0 \(no usable \/dev\/infiniband\/uverbs0\)/]] },
+  { name: 'valid: the far adapter hidden is not this GPU\'s', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.rmSync(path.join(r, 'sys/class/infiniband/mlx5_1')), want: [['pass', 'job-placement-ok']] },
+  { name: 'valid: no baseline readable: adapters not judged', gpus: [1], cpus: '0-7', mems: '0', paths: null, patch: (r) => fs.rmSync(path.join(r, 'sys/class/infiniband/mlx5_0')), want: [['pass', 'job-placement-ok']] },
+  { name: 'valid: the job asked for no GPU', gpus: null, cpus: '48-55', mems: '1', want: [] },
+  { name: 'skip: SLURM_JOB_GPUS names a minor no information file has', gpus: [5], cpus: '0-7', mems: '0', want: [['skip', 'job-placement-unknown', /no \/proc\/driver\/nvidia\/gpus\/\*\/information has Device Minor 5/]] },
+  { name: 'skip: no /proc/driver/nvidia/gpus (module not loaded or hidden)', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.rmSync(path.join(r, 'proc/driver/nvidia/gpus'), { recursive: true }), want: [['skip', 'job-placement-unknown', /cannot be mapped/]] },
+  { name: 'skip: an information file without its Device Minor line', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'proc/driver/nvidia/gpus/0000:18:00.0/information'), 'Model: \t\t NVIDIA H100\n'), want: [['skip', 'job-placement-unknown', /information: no Device Minor line/]] },
+  { name: 'skip: /proc/self/status without Cpus_allowed_list', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'proc/self/status'), 'Name:\tbash\n'), want: [['skip', 'job-placement-unknown', /no Cpus_allowed_list line/]] },
+  { name: 'skip: a GPU whose local_cpulist is garbage', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'sys/bus/pci/devices/0000:18:00.0/local_cpulist'), 'x\n'), want: [['skip', 'job-placement-unknown', /local_cpulist: unexpected cpulist part/]] },
+];
+
+for (const c of cases) {
+  t.test(c.name, async (t) => {
+    const root = await jobRoot({ node: TWO, minors: SWAPPED, status: { cpus: c.cpus ?? '0-191', mems: c.mems ?? '0-1' }, ...c.root }, t.testdir());
+    c.patch?.(root);
+    const host = new FsHost(root);
+    const [place, view] = await Promise.all([readPlacement(host, c.gpus), readJobView(host, accessProbe(host))]);
+    const f = judgePlacement({ place, view, jobGpus: c.gpus, paths: c.paths === undefined ? PATHS : c.paths });
+    t.same(f.map((x) => [x.status, x.code]), c.want.map(([s, code]) => [s, code]), 'findings');
+    c.want.forEach(([, , re], i) => re && t.match(f[i]?.message ?? '', re, `message: ${f[i]?.message}`));
+    t.ok(f.every((x) => x.check === 'job-placement'), 'all job-placement findings');
+  });
+}
+
+t.test('nearest adapters: the best class when PIX or PXB, none beyond', async (t) => {
+  t.same(nearestNics(PATHS, '0000:18:00.0'), { cls: 'PIX', nics: ['mlx5_0'] }, 'the baseline of the generated tree: mlx5_0 PIX, mlx5_1 SYS');
+  t.same(nearestNics([{ gpu: 'g', nic: 'a', class: 'PXB' }, { gpu: 'g', nic: 'b', class: 'PXB' }, { gpu: 'g', nic: 'c', class: 'SYS' }], 'g'), { cls: 'PXB', nics: ['a', 'b'] });
+  t.equal(nearestNics([{ gpu: 'g', nic: 'a', class: 'NODE' }], 'g'), null, 'no adapter through a switch: nothing to require');
+  t.equal(nearestNics(PATHS, '0000:00:06.0'), null, 'a GPU the baseline does not know');
+});
