@@ -1,0 +1,21 @@
+// The live H200 of 2026-12-01 (test/fixtures/device-h200-live/SOURCES of that run in README.md there): the report
+// of `gdrgate check --json` on the node equals the replay of the snapshot taken in the same session, for every
+// check, the new PCIe and placement checks included. Notes may differ: the replay refuses the capture's absolute
+// /var/run -> /run link (a replay never reads outside its root), which only the slurmd pid file lookup meets.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { cli } from '../helpers/cli.js';
+import { fixture } from '../helpers/paths.js';
+
+type Report = { findings: { check: string; subject: string }[]; summary: unknown; outcome?: unknown; exitCode?: unknown };
+
+t.test('live check on the H200 equals the replay of its snapshot (findings, summary, exit code)', async (t) => {
+  const live = JSON.parse(readFileSync(fixture('device-h200-live/live-check-2026-12-01.json'), 'utf8')) as Report;
+  const r = cli(['check', '--root', fixture('device-h200-live/live-2026-12-01.tar.gz'), '--json']);
+  t.equal(r.code, 0, r.stderr);
+  const replay = JSON.parse(r.stdout) as Report;
+  t.same(replay.findings, live.findings);
+  t.same(replay.summary, live.summary);
+  t.same(replay.exitCode, live.exitCode);
+  t.ok(live.findings.some((f) => f.check === 'gpu-bar1'), 'the recording has the new checks');
+});
