@@ -40,6 +40,7 @@ for c in slurmctld slurmd munged sinfo ip unshare; do command -v "$c" >/dev/null
 [ -e "$DIR/netns" ] && { log "$DIR already holds a cluster: stop.sh it first"; exit 2; }
 
 mkdir -p "$DIR"/{etc,bin,munge,node,ctl/log,ctl/run,ctl/state}
+chmod 0755 "$DIR"   # munged runs as munge and must reach DIR/munge
 # Network namespace names are global: one prefix per cluster, from DIR's path, recorded for stop.sh.
 TAG=gdrc-$(printf %s "$DIR" | md5sum | cut -c1-8)
 CTL_NS=$TAG-ctl
