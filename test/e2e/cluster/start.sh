@@ -96,7 +96,7 @@ ${CLUSTER_EXTRA_CONF:-}
 CONF
 
 # 2. Namespaces and the bridge (inside the controller's namespace only).
-ip netns add "$CTL_NS"; echo "$CTL_NS" >> "$DIR/netns"
+ip netns add "$CTL_NS"; echo "$CTL_NS" >> "$DIR/netns"   # first line: daemon.sh takes the prefix from it
 ip -n "$CTL_NS" link set lo up
 ip -n "$CTL_NS" link add br0 type bridge
 ip -n "$CTL_NS" addr add "$NET.1/24" dev br0
@@ -126,23 +126,9 @@ runuser -u munge -- munged --key-file="$DIR/munge/munge.key" --socket="$DIR/mung
   --pid-file="$DIR/munge/munged.pid" --log-file="$DIR/munge/munged.log" --seed-file="$DIR/munge/munged.seed"
 cp "$DIR/munge/munged.pid" "$DIR/ctl/run/munged.pid"
 
-# 4. Each daemon in its namespaces: own hostname (UTS), own /etc/hosts, /etc/slurm (DIR/etc) and DIR/node (mount).
-# They fork themselves.
-# nsenter, not `ip netns exec`: that remounts /sys for the namespace, hiding /sys/fs/cgroup, which slurmd needs.
-# in_ns NS HOST NODEDIR CMD...: NODEDIR is bind-mounted on DIR/node.
-in_ns() {
-  local ns=$1 host=$2 nodedir=$3; shift 3
-  nsenter --net="/run/netns/$ns" unshare --uts --mount --propagation private -- /bin/bash -c '
-    set -euo pipefail
-    hostname "$1"; mount --bind "$2" /etc/hosts; mount --bind "$3" "$4"
-    # /etc/slurm/slurm.conf is this cluster'"'"'s: a HealthCheckProgram gets no SLURM_CONF, and scontrol looks there.
-    [ -d /etc/slurm ] && mount --bind "${2%/*}" /etc/slurm; shift 4
-    ulimit -l unlimited 2>/dev/null || true; ulimit -n 131072 2>/dev/null || true
-    exec "$@"' _ "$host" "$DIR/etc/hosts" "$nodedir" "$DIR/node" "$@"
-}
-export SLURM_CONF=$DIR/etc/slurm.conf
-in_ns "$CTL_NS" ctl "$DIR/ctl" slurmctld -f "$DIR/etc/slurm.conf"
-for n in "${NODES[@]}"; do in_ns "$TAG-$n" "$n" "$DIR/nodes/$n" slurmd -f "$DIR/etc/slurm.conf"; done
+# 4. Each daemon in its own namespaces (daemon.sh: hostname, /etc/hosts, /etc/slurm, DIR/node); they fork.
+/bin/bash "$HERE/daemon.sh" "$DIR" ctl
+for n in "${NODES[@]}"; do /bin/bash "$HERE/daemon.sh" "$DIR" "$n"; done
 
 # 5. Wait until every node is plain "idle" (not idle*: not responding yet).
 alive() { local pid; pid=$(cat "$1" 2>/dev/null) && [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]; }
