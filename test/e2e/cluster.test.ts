@@ -82,8 +82,10 @@ async function e2e(): Promise<void> {
     installWrapper('prolog', HEALTH, conf);
     let stopped = false;
     const stop = (): Ran | null => (stopped ? null : ((stopped = true), run('/bin/bash', [join(CLUSTER, 'stop.sh'), DIR], { env: cleanEnv({}), timeoutMs: 60_000 })));
-    process.once('exit', () => void stop());
+    const onExit = (): void => void stop();
+    process.once('exit', onExit);
     tt.teardown(() => {
+      process.off('exit', onExit);
       const r = stop();
       if (r) tt.comment(`stop: ${r.ms} ms${r.status !== 0 ? ` (exit ${r.status}: ${r.stderr.trim()})` : ''}`);
       if (!tt.passing()) tt.comment(`kept for inspection: ${DIR} (ctl/log, nodes/*/log, nodes/*/gdrgate.log)`);
