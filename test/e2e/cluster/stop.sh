@@ -26,10 +26,10 @@ fi
 pids=""
 for f in "$DIR"/nodes/*/run/slurmd.pid; do
   [ -e "$f" ] || continue
-  p=$(pidof_file "$f" slurmd || true); [ -n "$p" ] && { kill "$p"; pids="$pids $p"; }
+  p=$(pidof_file "$f" slurmd || true); [ -n "$p" ] && { kill "$p" || true; pids="$pids $p"; }
 done
-[ -n "$ctl" ] && { kill "$ctl"; pids="$pids $ctl"; }
-m=$(pidof_file "$DIR/ctl/run/munged.pid" munged || true); [ -n "$m" ] && { kill "$m"; pids="$pids $m"; }
+[ -n "$ctl" ] && { kill "$ctl" || true; pids="$pids $ctl"; }
+m=$(pidof_file "$DIR/ctl/run/munged.pid" munged || true); [ -n "$m" ] && { kill "$m" || true; pids="$pids $m"; }
 running() { local st; st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]; }
 for pid in $pids; do
   for _ in $(seq 1 40); do running "$pid" || break; sleep 0.25; done
