@@ -1,0 +1,289 @@
+// End to end on a real multi-node Slurm 22.05 (test/e2e/cluster: one slurmctld and four slurmd, each in its own
+// network, UTS and mount namespace): the gate as every node's Prolog and HealthCheckProgram, judged by what Slurm
+// reports. What a single node cannot show: the job the gate stops runs on another node; a two-node batch job and
+// PrologFlags; an idle broken node drained by the health check. Runs when CI is set or GDRGATE_E2E=1, as root,
+// with ip, unshare and nsenter; see test/e2e/README.md.
+import t, { type Test } from 'tap';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { trainGpuTo } from '../helpers/h200-link.js';
+import { cleanEnv, gateConf, HELD, installWrapper, REPO, run, runOrSkip, secs, snapshotBuild, T0, waitFor, type Ran } from './_sandbox.js';
+
+const CLUSTER = join(REPO, 'test/e2e/cluster');
+const NODES = ['node1', 'node2', 'node3', 'node4'] as const;
+type NodeName = (typeof NODES)[number];
+const TOOLS = ['/usr/sbin/ip', '/usr/bin/unshare', '/usr/bin/nsenter'];
+const missingTools = TOOLS.filter((p) => !existsSync(p));
+const PCIE_REASON = /^gdrgate: pcie-link 0000:00:06\.0 /;
+
+await runOrSkip(
+  t,
+  'cluster',
+  async () => {
+    if (missingTools.length) t.skip(`cluster e2e skipped: missing ${missingTools.join(', ')} (network/UTS/mount namespaces)`, () => {});
+    else await e2e();
+  },
+  'it must run as root (it makes network namespaces and starts munged, slurmctld and four slurmd)',
+  ' — a real 4-node Slurm from test/e2e/cluster; see test/e2e/README.md',
+);
+
+/** Per node, keys of its gdrgate.json to replace. */
+type NodeOver = Partial<Record<NodeName, Record<string, unknown>>>;
+
+interface Cluster {
+  readonly DIR: string;
+  readonly up: Ran;
+  readonly slurm: (cmd: 'sinfo' | 'scontrol' | 'squeue' | 'sbatch' | 'scancel' | 'srun', args: readonly string[], timeoutMs?: number) => Ran;
+  readonly gateLog: (n: NodeName) => Record<string, unknown>[];
+  readonly reason: (n: NodeName) => string;
+  readonly state: (n: NodeName) => string;
+  readonly job: (id: string) => Record<string, string>;
+  readonly submit: (args: readonly string[]) => string;
+}
+
+async function e2e(): Promise<void> {
+  t.setTimeout(300_000);
+  const WORK = mkdtempSync('/tmp/gdrgate-cluster-');
+  chmodSync(WORK, 0o755);
+  const CLI = snapshotBuild(WORK);
+  const BASELINE = join(WORK, 'baseline.json');
+  const JOBS = join(WORK, 'jobs');
+  mkdirSync(JOBS);
+  // One fixture tree per node, shared by the clusters below; a case breaks and mends its node's tree itself.
+  const tree = (n: NodeName): string => join(WORK, 'trees', n);
+  for (const n of NODES) cpSync(join(REPO, 'examples/h200-vm'), tree(n), { recursive: true, verbatimSymlinks: true });
+  const mend = (): void => NODES.forEach((n) => trainGpuTo(tree(n), 16));
+  // slurm/prolog.sh unchanged, as the Prolog and (named *health*) the HealthCheckProgram of every node. Its CONFIG is
+  // under DIR/node, which each node's mount namespace binds to its own DIR/nodes/<name>: one path, a config per node.
+  const PROLOG = join(WORK, 'gate-prolog.sh');
+  const HEALTH = join(WORK, 'gate-health.sh');
+
+  // A slow node: its gate's scontrol answers 1 s late (the real one then), so its prolog ends well after the others'.
+  const SLOW_SCONTROL = join(WORK, 'scontrol-slow.sh');
+  writeFileSync(SLOW_SCONTROL, '#!/bin/sh\n# cluster e2e: a slow scontrol\n/bin/sleep 1\nexec /usr/bin/scontrol "$@"\n', { mode: 0o755 });
+
+  const cap = run(process.execPath, [CLI, 'baseline', 'capture', '--root', tree('node1'), '--class', 'cluster', '--match', 'node*', '--platform', 'virtualized'], { env: cleanEnv({}) });
+  t.equal(cap.status, 0, 'baseline capture from a healthy tree', { stderr: cap.stderr });
+  writeFileSync(BASELINE, cap.stdout);
+
+  let clusters = 0;
+  /** A fresh cluster for one case (~1-2 s), stopped in the case's teardown (and on exit if the file is cut short). */
+  const cluster = (tt: Test, vars: Record<string, string>, over: NodeOver): Cluster => {
+    const DIR = join(WORK, `c${++clusters}`);
+    for (const n of NODES) {
+      const nd = join(DIR, 'nodes', n);
+      mkdirSync(nd, { recursive: true });
+      const cfg = { baseline: BASELINE, root: tree(n), scontrol: '/usr/bin/scontrol', scontrolTimeoutMs: 5000, deadlineMs: 10000, logFile: join(nd, 'gdrgate.log'), stateDir: join(nd, 'gate-run'), ...over[n] };
+      writeFileSync(join(nd, 'gdrgate.json'), JSON.stringify(cfg, null, 2) + '\n');
+    }
+    const conf = gateConf(CLI, join(DIR, 'node/gdrgate.json'));
+    installWrapper('prolog', PROLOG, conf);
+    installWrapper('prolog', HEALTH, conf);
+    let stopped = false;
+    const stop = (): Ran | null => (stopped ? null : ((stopped = true), run('/bin/bash', [join(CLUSTER, 'stop.sh'), DIR], { env: cleanEnv({}), timeoutMs: 60_000 })));
+    const onExit = (): void => void stop();
+    process.once('exit', onExit);
+    tt.teardown(() => {
+      process.off('exit', onExit);
+      const r = stop();
+      if (r) tt.comment(`stop: ${r.ms} ms${r.status !== 0 ? ` (exit ${r.status}: ${r.stderr.trim()})` : ''}`);
+      if (!tt.passing()) tt.comment(`kept for inspection: ${DIR} (ctl/log, nodes/*/log, nodes/*/gdrgate.log)`);
+    });
+    const up = run('/bin/bash', [join(CLUSTER, 'start.sh'), DIR], { env: cleanEnv({ CLUSTER_PORT: '8100', GATE_PROLOG: PROLOG, ...vars }), timeoutMs: 120_000 });
+    const env = cleanEnv({});
+    const slurm: Cluster['slurm'] = (cmd, args, timeoutMs = 20_000) => run(join(DIR, 'bin', cmd), args, { env, timeoutMs, cwd: JOBS });
+    const sinfo = (n: NodeName, f: string): string => slurm('sinfo', ['-h', '-N', '-n', n, '-o', f]).stdout.trim();
+    const job = (id: string): Record<string, string> =>
+      Object.fromEntries(
+        slurm('scontrol', ['show', 'job', '-o', id])
+          .stdout.trim()
+          .split(/ (?=[A-Za-z:]+=)/)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      );
+    const submit = (args: readonly string[]): string => {
+      const r = slurm('sbatch', ['--parsable', '-o', '/dev/null', ...args]);
+      if (r.status !== 0) throw new Error(`sbatch failed (${r.status}): ${r.stderr}`);
+      return r.stdout.trim().split(';')[0]!;
+    };
+    const gateLog = (n: NodeName): Record<string, unknown>[] => {
+      const f = join(DIR, 'nodes', n, 'gdrgate.log');
+      return (existsSync(f) ? readFileSync(f, 'utf8') : '')
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+    };
+    return { DIR, up, slurm, gateLog, reason: (n) => sinfo(n, '%E'), state: (n) => sinfo(n, '%T'), job, submit };
+  };
+
+  const DONE = /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$/;
+  /** A case on its own fresh cluster, timed; trees mended first. */
+  const clusterCase = (name: string, vars: Record<string, string>, body: (tt: Test, c: Cluster) => Promise<void>, over: NodeOver = {}, skip?: string): Promise<unknown> =>
+    t.test(name, { skip: skip ?? false }, async (tt) => {
+      const c0 = performance.now();
+      mend();
+      const c = cluster(tt, vars, over);
+      tt.comment(`start: ${c.up.ms} ms${c.up.status === 0 ? '' : ` — FAILED: ${c.up.stderr.slice(-3000)}`}`);
+      if (c.up.status !== 0) {
+        tt.fail('start.sh brought 4 nodes to idle');
+        return;
+      }
+      try {
+        await body(tt, c);
+      } finally {
+        tt.comment(`${name}: ${secs(c0)}`);
+      }
+    });
+  const runOf = (c: Cluster, n: NodeName, id: string): Record<string, unknown> | undefined => c.gateLog(n).find((l) => l.msg === 'gdrgate run' && l.job === id);
+
+  // ------------------------------------------------------------------ 0. the cluster itself
+  await clusterCase('0: four nodes, each its own hostname and namespaces', {}, async (tt, c) => {
+    const r = c.slurm('srun', ['-N4', '-l', '/bin/hostname']);
+    tt.equal(r.status, 0, 'srun -N4 hostname', { stderr: r.stderr });
+    tt.same(r.stdout.trim().split('\n').map((l) => l.replace(/^\d+: /, '')).sort(), [...NODES], 'each slurmd sees its own hostname');
+    const ns = readFileSync(join(c.DIR, 'netns'), 'utf8').trim().split('\n');
+    const hostLinks = run('/usr/sbin/ip', ['-o', 'link', 'show']).stdout;
+    tt.notOk(/\bbr0\b|\bv1[1-4]@/.test(hostLinks), "neither the bridge nor a veth is in the host's namespace");
+    tt.equal(ns.length, 5, 'five network namespaces recorded (controller + four nodes)');
+  });
+
+  // ------------------------------------------------------------------ 1. two-node job, both prologs pass
+  await clusterCase('1: two-node job on healthy nodes', {}, async (tt, c) => {
+    const id = c.submit(['-N2', '-w', 'node1,node2', '--wrap', 'srun -N2 /bin/true']);
+    const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 30_000);
+    tt.comment(`case 1 submit to completion: ${done.ms} ms`);
+    tt.match(c.job(id), { JobState: 'COMPLETED', NodeList: 'node[1-2]', ExitCode: '0:0' }, 'the job completed on both nodes');
+    for (const n of ['node1', 'node2'] as const) tt.match(runOf(c, n, id), { result: 'healthy', exitCode: 0, startup: 'snapshot' }, `${n}: its prolog passed (its own log)`);
+    tt.equal(c.gateLog('node3').length + c.gateLog('node4').length, 0, 'no prolog ran on the nodes the job did not get');
+    tt.same(NODES.map(c.state), ['idle', 'idle', 'idle', 'idle'], 'all nodes idle');
+  });
+
+  // ------------------------------------------------------------------ 2. the job the gate stops runs elsewhere
+  await clusterCase('2: x8 node drained; with nohold_on_prolog_fail the job completes on another node', { CLUSTER_EXTRA_CONF: 'SchedulerParameters=nohold_on_prolog_fail' }, async (tt, c) => {
+    trainGpuTo(tree('node1'), 8);
+    // Nodes 2-4 busy (one CPU each), so node1 is the only idle node when the job arrives.
+    const filler = c.submit(['-N3', '-w', 'node[2-4]', '--wrap', '/bin/sleep 6']);
+    const busy = await waitFor(() => c.job(filler).JobState, (v) => v === 'RUNNING', 15_000);
+    tt.ok(busy.ok, `filler on node[2-4] running (${busy.value})`);
+    const s0 = performance.now();
+    const id = c.submit(['-J', 'case2', '--wrap', '/bin/hostname']);
+    const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 120_000, 250); // the requeued job waits for its EligibleTime and a scheduler pass
+    const ms = Math.round(performance.now() - s0);
+    const j = c.job(id);
+    tt.match(j, { JobState: 'COMPLETED', Restarts: '1', ExitCode: '0:0' }, `requeued once and completed (${ms} ms from submit)`, { done });
+    tt.not(j.NodeList, 'node1', `it ran on ${j.NodeList}, not on the broken node`);
+    tt.match(c.reason('node1'), PCIE_REASON, 'node1 drained with our reason');
+    tt.match(c.reason('node1'), new RegExp(`job=${id}$`), "our reason names the job");
+    tt.match(runOf(c, 'node1', id), { result: 'unhealthy', action: 'drained' }, "node1's log: drained for the job");
+    tt.comment(`case 2 submit to completion: ${ms} ms`);
+    tt.comment(`scontrol show job ${id}:\n${c.slurm('scontrol', ['show', 'job', id]).stdout.trimEnd()}`);
+  });
+
+  await clusterCase('2b: without nohold_on_prolog_fail the job is requeued held', {}, async (tt, c) => {
+    trainGpuTo(tree('node1'), 8);
+    const id = c.submit(['-w', 'node1', '--wrap', '/bin/true']);
+    const held = await waitFor(() => c.slurm('squeue', ['-h', '-j', id, '-o', '%T|%r']).stdout.trim(), (v) => v === `PENDING|${HELD}`, 30_000);
+    tt.ok(held.ok, `held: ${held.value} (${held.ms} ms)`);
+    tt.match(c.reason('node1'), PCIE_REASON, 'node1 drained with our reason');
+    tt.same(['node2', 'node3', 'node4'].map((n) => c.state(n as NodeName)), ['idle', 'idle', 'idle'], 'the other nodes untouched');
+  });
+
+  // ------------------------------------------------------------------ 3. a two-node batch job, one prolog fails
+  const slowNode2: NodeOver = { node2: { scontrol: SLOW_SCONTROL } };
+  /**
+   * node1 (the batch host: first of the allocation) is healthy; node2 fails its prolog, seconds after node1's passed
+   * (its scontrol is slow). The batch script first creates a marker file; the job is requeued held.
+   */
+  const twoNodeBatch = async (tt: Test, c: Cluster, tag: string): Promise<{ id: string; started: number | null; failedAt: number }> => {
+    trainGpuTo(tree('node2'), 8);
+    const mark = join(JOBS, `started.${tag}`);
+    rmSync(mark, { force: true });
+    const id = c.submit(['-N2', '-w', 'node1,node2', '--wrap', `: > ${mark}; srun -N2 /bin/true`]);
+    const drained = await waitFor(() => c.reason('node2'), (v) => PCIE_REASON.test(v), 30_000);
+    tt.ok(drained.ok, `node2 drained with our reason (${drained.value})`);
+    const held = await waitFor(() => c.slurm('squeue', ['-h', '-j', id, '-o', '%T|%r']).stdout.trim(), (v) => v === `PENDING|${HELD}`, 30_000);
+    tt.ok(held.ok, `job requeued held: ${held.value}`);
+    tt.match(runOf(c, 'node1', id), { result: 'healthy' }, "node1's prolog passed");
+    const failed = runOf(c, 'node2', id);
+    tt.match(failed, { result: 'unhealthy', action: 'drained' }, "node2's prolog drained it");
+    const failedAt = Date.parse(String(failed?.time));
+    // When the script started: the marker's mtime (the requeue may kill it a few ms later, before it could write more).
+    const started = existsSync(mark) ? statSync(mark).mtimeMs : null;
+    tt.comment(`${tag}: node2's gate ended at +${failedAt - Date.parse(String(runOf(c, 'node1', id)?.time))} ms after node1's; batch script ${started === null ? 'never started' : started >= failedAt ? `started ${Math.round(started - failedAt)} ms after node2's gate ended` : `started ${Math.round(failedAt - started)} ms BEFORE node2's gate ended`}`);
+    return { id, started, failedAt };
+  };
+  await clusterCase('3: PrologFlags=Alloc,DeferBatch: the batch script does not start before every prolog has ended', {}, async (tt, c) => {
+    tt.match(readFileSync(join(c.DIR, 'etc/slurm.conf'), 'utf8'), /^PrologFlags=Alloc,DeferBatch$/m, "slurm/slurm.conf.snippet's PrologFlags");
+    const r = await twoNodeBatch(tt, c, 'Alloc,DeferBatch');
+    // Slurm 22.05 launches the batch step when the last prolog completes, even a failed one; the requeue that the
+    // failure causes cancels it a few ms later. So it may start, but never while a node's prolog is still running.
+    tt.ok(r.started === null || r.started >= r.failedAt - 50, 'the batch script did not start while node2 was still in its prolog');
+  }, slowNode2);
+  await clusterCase('3b: PrologFlags=Alloc alone: the batch script starts while the other node is still in its prolog', { CLUSTER_PROLOG_FLAGS: 'Alloc' }, async (tt, c) => {
+    const r = await twoNodeBatch(tt, c, 'Alloc');
+    tt.ok(r.started !== null && r.started < r.failedAt - 1000, 'with Alloc alone the batch script ran on node1 before node2 failed its prolog');
+  }, slowNode2);
+
+  // ------------------------------------------------------------------ 4. HealthCheckProgram on idle nodes
+  await clusterCase('4: HealthCheckProgram drains an idle broken node, resumes it when fixed, leaves a human drain', { GATE_HEALTH: HEALTH, CLUSTER_HEALTH_INTERVAL: '2' }, async (tt, c) => {
+    const HUMAN = 'rack maintenance by ops';
+    tt.equal(c.slurm('scontrol', ['update', 'nodename=node4', 'state=drain', `reason=${HUMAN}`]).status, 0, 'a human drains node4');
+    const h0 = performance.now();
+    trainGpuTo(tree('node3'), 8);
+    const drained = await waitFor(() => c.reason('node3'), (v) => PCIE_REASON.test(v), 20_000);
+    tt.ok(drained.ok, `idle node3 drained by the health check in ${secs(h0)}: ${drained.value}`);
+    tt.notMatch(drained.value, /job=/, 'no job was involved');
+    tt.equal(c.slurm('squeue', ['-h', '-t', 'all', '-o', '%i']).stdout.trim(), '', 'no job ever ran');
+    tt.match(c.state('node3'), /^drain/, 'node3 drained');
+    const f0 = performance.now();
+    trainGpuTo(tree('node3'), 16);
+    const back = await waitFor(() => c.state('node3'), (v) => v === 'idle', 20_000);
+    tt.ok(back.ok, `node3 resumed itself after the fix in ${secs(f0)} (${back.value})`);
+    tt.equal(c.reason('node4'), HUMAN, "node4 keeps the human's reason, word for word");
+    tt.match(c.state('node4'), /^drain/, 'node4 still drained');
+    tt.same(['node1', 'node2'].map((n) => c.state(n as NodeName)), ['idle', 'idle'], 'healthy nodes untouched');
+  });
+  // ------------------------------------------------------------------ 6. faults (the gate never drains a healthy node)
+  const restart = (c: Cluster, name: 'ctl' | NodeName): Ran => run('/bin/bash', [join(CLUSTER, 'daemon.sh'), c.DIR, name], { env: cleanEnv({}), timeoutMs: 30_000 });
+  const pidOf = (c: Cluster, name: 'ctl' | NodeName): number => Number(readFileSync(name === 'ctl' ? join(c.DIR, 'ctl/run/slurmctld.pid') : join(c.DIR, 'nodes', name, 'run/slurmd.pid'), 'utf8').trim());
+  /** After a fault: every node back to plain idle, no reason of ours anywhere, every gate run for `id` passed within its deadline. */
+  const recovered = async (tt: Test, c: Cluster, id: string): Promise<void> => {
+    const idle = await waitFor(() => NODES.map(c.state).join(' '), (v) => v === 'idle idle idle idle', 90_000, 500);
+    tt.ok(idle.ok, `the cluster returned to idle in ${idle.ms} ms (${idle.value})`);
+    tt.same(NODES.map(c.reason).filter((r) => r.startsWith('gdrgate:')), [], 'no node drained by the gate');
+    const runs = NODES.flatMap((n) => c.gateLog(n).filter((l) => l.msg === 'gdrgate run' && l.job === id));
+    tt.ok(runs.length > 0 && runs.every((l) => l.exitCode === 0 && Number(l.durationMs) < 10_000), `every gate run for job ${id} passed within its deadline (${runs.length} runs, max ${Math.max(...runs.map((l) => Number(l.durationMs)))} ms)`);
+  };
+  await clusterCase('6a: slurmctld killed right after a 4-node job was submitted, restarted 2 s later', {}, async (tt, c) => {
+    const id = c.submit(['-N4', '--wrap', 'srun -N4 /bin/sleep 2']);
+    const killedAt = Date.now();
+    process.kill(pidOf(c, 'ctl'), 'SIGKILL');
+    await sleep(2_000);
+    tt.equal(restart(c, 'ctl').status, 0, 'slurmctld started again');
+    const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 90_000, 500);
+    const first = NODES.flatMap((n) => c.gateLog(n).filter((l) => l.job === id).map((l) => Date.parse(String(l.time))));
+    tt.comment(`gate runs for job ${id} ended ${first.map((t) => t - killedAt).join(', ')} ms after the kill; job ${done.value} after ${done.ms} ms`);
+    tt.equal(done.value, 'COMPLETED', 'the job completed');
+    await recovered(tt, c, id);
+  }, {}, 'not reliable yet: in 1 of 3 runs the job submitted just before the SIGKILL was lost with slurmctld (not yet saved in StateSaveLocation) and never ran; wait for the state save before the kill');
+  await clusterCase("6b: one node's slurmd killed mid-job and restarted", {}, async (tt, c) => {
+    const id = c.submit(['-N2', '-w', 'node1,node2', '--wrap', 'srun -N2 /bin/sleep 4']);
+    const running = await waitFor(() => c.job(id).JobState ?? '', (v) => v === 'RUNNING', 20_000);
+    tt.ok(running.ok, `job running (${running.value})`);
+    process.kill(pidOf(c, 'node2'), 'SIGKILL');
+    await sleep(1_000);
+    tt.equal(restart(c, 'node2').status, 0, "node2's slurmd started again");
+    const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 60_000, 500);
+    tt.comment(`job ${id}: ${done.value} after ${done.ms} ms`);
+    tt.ok(done.ok, `the job ended (${done.value})`);
+    await recovered(tt, c, id);
+  }, {}, 'not reliable yet: in 1 of 3 runs the job stayed RUNNING more than 60 s after the restarted slurmd re-registered; needs a bound from Slurm (SlurmdTimeout, the step\'s own end) before it can gate CI');
+  t.todo('6c: munged stopped while prologs run, and a default deadline with margin over MessageTimeout: not done yet', () => {});
+  t.todo('7: gdrgate drill run on one node while another runs jobs: not done yet', () => {});
+
+  const left = run('/usr/sbin/ip', ['netns', 'list']).stdout;
+  const ours = Array.from({ length: clusters }, (_, i) => join(WORK, `c${i + 1}`)).filter((d) => existsSync(join(d, 'netns')));
+  t.same(ours, [], `every cluster's namespaces deleted (${left.split('\n').filter(Boolean).length} network namespaces on the host now)`);
+  if (t.passing()) rmSync(WORK, { recursive: true, force: true });
+  t.comment(`cluster e2e: ${clusters} clusters started and stopped, ${secs(T0)} in all`);
+}
