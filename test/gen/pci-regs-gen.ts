@@ -11,6 +11,10 @@ export interface GenRegs {
   /** Max Payload Size, Max Read Request Size in bytes; defaults 256 and 4096 (endpoints) or 128 (bridges). */
   mps?: number;
   mrrs?: number;
+  /** Device Control bits 0-3 (CorrErr, NonFatalErr, FatalErr, UnsupReq enables); default all four, as on HGX. */
+  errorEnables?: number;
+  /** Device Control bit 11 (Enable No Snoop); default on for endpoints. */
+  noSnoop?: boolean;
 }
 
 /**
@@ -21,7 +25,8 @@ export interface GenRegs {
 export function writeDevCtl(b: Buffer, pcie: number, d: GenDevice, bridge: boolean): void {
   const code = (bytes: number): number => Math.log2(bytes / 128);
   const ro = d.relaxedOrdering ?? !bridge;
-  const reg = 0x000f | (ro ? 0x10 : 0) | (code(d.mps ?? 256) << 5) | 0x100 | (bridge ? 0 : 0x800) | (code(d.mrrs ?? (bridge ? 128 : 4096)) << 12);
+  const ns = d.noSnoop ?? !bridge;
+  const reg = (d.errorEnables ?? 0x000f) | (ro ? 0x10 : 0) | (code(d.mps ?? 256) << 5) | 0x100 | (ns ? 0x800 : 0) | (code(d.mrrs ?? (bridge ? 128 : 4096)) << 12);
   b.writeUInt16LE(reg, pcie + 0x08);
 }
 

@@ -19,7 +19,9 @@ const h200: GenNode = {
   hostBridges: [{
     domainBus: '0000:00',
     numaNode: 0,
-    devices: [{ bdf: '0000:00:06.0', kind: 'gpu', device: 0x2335, subsystem: [0x10de, 0x18bf], revision: 0xa1, speed: 32, width: 16, numaNode: -1 }],
+    devices: [{ bdf: '0000:00:06.0', kind: 'gpu', device: 0x2335, subsystem: [0x10de, 0x18bf], revision: 0xa1, speed: 32, width: 16, numaNode: -1,
+      // Device Control as lspci shows the live H200 (raw-2026-12-01/lspci-vvv.txt): FatalErr+ only, NoSnoop-.
+      errorEnables: 0x4, noSnoop: false, bar1GiB: 256 }],
   }],
   numa: [{ id: 0, cpus: '0-15' }],
   driver: { version: '580.159.04', open: true, builtBy: 'nixbld@', date: '', gcc: 'gcc version 15.3.0 (GCC)' },
