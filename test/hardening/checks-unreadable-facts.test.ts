@@ -13,16 +13,10 @@ import type { BaselineClass } from '../../src/model/baseline.js';
 import type { Finding } from '../../src/model/finding.js';
 import { allDevices, buildTree, type GenNode } from '../gen/sysfs-tree.js';
 import { captureFrom, hgx, P0 } from '../checks/_trees.js';
+import { mulberry32 } from '../helpers/seeded.js';
 
-/** mulberry32: a fixed seed makes every failure reproducible (GDRGATE_FUZZ_SEED to try others). */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/helpers/seeded.ts): a fixed seed makes every failure reproducible. */
+const rng = mulberry32;
 const SEED = Number(process.env['GDRGATE_FUZZ_SEED'] ?? 20251201);
 const BUDGET_MS = Number(process.env['GDRGATE_FUZZ_BUDGET_MS'] ?? 6000);
 const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();

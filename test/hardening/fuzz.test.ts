@@ -11,17 +11,10 @@ import { parseNvsmiTopo } from '../../src/parsers/nvsmi-topo.js';
 import { parseIbWriteBw } from '../../src/parsers/ib-write-bw.js';
 import { parseNvbandwidth } from '../../src/parsers/nvbandwidth.js';
 import { fixture, H200 } from '../helpers/paths.js';
+import { mulberry32 } from '../helpers/seeded.js';
 
-/** mulberry32: a fixed seed makes every failure reproducible. */
-function rng(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/helpers/seeded.ts): a fixed seed makes every failure reproducible. */
+const rng = mulberry32;
 
 const JUNK = ['', ' ', '\n', '\t', '-', '.', '0', '9', 'x', 'NaN', 'Infinity', '-1', '\u0000', '\u00e9', 'GT/s', '|', '[', ']', '=', 'unlimited'];
 

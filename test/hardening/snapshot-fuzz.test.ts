@@ -7,17 +7,10 @@ import { gzipSync } from 'node:zlib';
 import { parseSnapshot, SnapshotError, type SnapshotHost } from '../../src/snapshot/open.js';
 import { readTar } from '../../src/snapshot/tar.js';
 import { HOSTILE, realSnapshot, TRICKY } from './_snapshots.js';
+import { mulberry32 } from '../helpers/seeded.js';
 
-/** mulberry32: a fixed seed makes every failure reproducible. */
-function rng(seed: number): () => number {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/helpers/seeded.ts): a fixed seed makes every failure reproducible. */
+const rng = mulberry32;
 
 const SEED = 0x5eed5;
 const BUDGET_MS = 4000;

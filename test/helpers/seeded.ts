@@ -22,3 +22,13 @@ export function seeded(seed: number): Seeded {
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
   return { int, pick, join: (parts, n) => Array.from({ length: n }, () => pick(parts)).join('') };
 }
+
+/** mulberry32 as a float source in [0, 1): a fixed seed makes every failure of a fuzzer reproducible. */
+export function mulberry32(seed: number): () => number {
+  return () => {
+    seed = (seed + 0x6d2b79f5) | 0;
+    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -11,6 +11,7 @@ import { parsePciConfig, sparseConfig } from '../../src/parsers/pci-config.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { H200, REPO } from '../helpers/paths.js';
+import { mulberry32 } from '../helpers/seeded.js';
 
 /** A reader over a whole blob that counts the bytes it hands out, as FsHost.readParts would read them. */
 function reader(blob: Uint8Array): { at: (o: number, n: number) => Uint8Array; bytes: () => number } {
@@ -76,15 +77,8 @@ t.test('short blobs (unprivileged 64 bytes, conventional 256, truncated) are rea
   t.ok(r.bytes() < 200, `256 bytes: ${r.bytes()} of them read`);
 });
 
-/** mulberry32: a fixed seed makes every failure reproducible. */
-function rng(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let x = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (test/helpers/seeded.ts): a fixed seed makes every failure reproducible. */
+const rng = mulberry32;
 
 t.test('seeded mutations of the extended list: pointers, loops, all ones, zeros, truncation', async (t) => {
   const r = rng(0x5eed);
