@@ -185,7 +185,7 @@ export async function main(argv: string[]): Promise<number> {
     throw new UsageError('name a command');
   }
   // With a callback yargs hands over the text of --help and --version instead of printing it through
-  // console.log (process.stdout: cut short by the exit, and an EPIPE there is an uncaught error).
+  // its own print to process.stdout (cut short by the exit, and an EPIPE there is an uncaught error).
   let said = '';
   await parser.parseAsync(argv, {}, (_err, _args, output) => void (said = output));
   if (said) out(said);

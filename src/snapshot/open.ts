@@ -148,7 +148,7 @@ const BAD_ARCHIVE = [TarError, TreeError, SnapshotError];
 
 /**
  * Decompresses when gzip (magic 1f 8b), else reads a plain tar. Caps what it inflates to (inside zlib: a gzip
- * bomb stops there), the archive's entries, depths and lengths (limits.ts), and wants a gdrgate manifest: any
+ * bomb stops there), the archive's entries, depths and lengths (limits.ts), and wants a gdrgate manifest: every
  * other tar, an empty one included, is not a snapshot (it would replay as a node with nothing on it).
  */
 export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
