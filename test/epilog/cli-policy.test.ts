@@ -7,8 +7,8 @@ import path from 'node:path';
 import { CLI, REPO } from '../helpers/paths.js';
 import { healthy, last, lines, probes } from './_cli.js';
 import { bin } from './_env.js';
+import { DEFAULTS } from '../../src/config.js';
 import { EXEC_GRACE_MS } from '../../src/host/exec.js';
-import { MIN_PROBE_MS } from '../../src/probes/run.js';
 
 t.test('sampling policy: outside it no process is spawned and nothing is written', async (t) => {
   const e = await healthy(0);
@@ -45,7 +45,7 @@ t.test('dry run: probes whatever the policy says, writes nothing, drains nothing
 t.test('a hung probe: the epilog stays inside its budget and exits 0', async (t) => {
   // The stand-in hangs for HANG_MS (`exec sleep 60`). Only figures that cannot stretch with the machine's load are
   // compared with a bound: the gate's own in-process measurements, and the length of the hang being cut. The wall
-  // clock of the whole process (node start-up included) is reported, never asserted: speed is `npm run bench`'s.
+  // clock of the whole process (node start-up included) is not asserted: speed is `npm run bench`'s.
   const HANG_MS = 60_000;
   const budgetMs = 2000;
   const timeoutMs = 1000;
@@ -60,10 +60,12 @@ t.test('a hung probe: the epilog stays inside its budget and exits 0', async (t)
   for (const ms of cut) t.ok(ms < HANG_MS / 2, `timed out after ${ms} ms: cut, not the stand-in's ${HANG_MS} ms waited out`);
   const logged = readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gdrgate epilog' && l.job === '1');
   const probeMs = Number(logged?.probeMs);
-  // The probing as the gate measured it: no probe starts after the budget, none outlives it by more than the grace.
-  // The allowance is for timer callbacks on a starved CPU; a budget not enforced would read ≥ HANG_MS here.
-  t.ok(Number.isFinite(probeMs) && probeMs <= budgetMs + EXEC_GRACE_MS + MIN_PROBE_MS, `probing took ${probeMs} ms by the gate's clock: budget ${budgetMs} ms + grace ${EXEC_GRACE_MS} ms (+ ${MIN_PROBE_MS} ms allowance)`);
+  // The probing as the gate measured it (probeMs of its log line): no probe starts after the budget, none outlives
+  // it by more than the kill grace (a killed probe usually needs none of it: the room a starved CPU's late timers
+  // get). A budget not enforced would read ≥ HANG_MS here.
+  t.ok(Number.isFinite(probeMs) && probeMs <= budgetMs + EXEC_GRACE_MS, `probing took ${probeMs} ms by the gate's clock: budget ${budgetMs} ms + grace ${EXEC_GRACE_MS} ms`);
+  // The whole epilog's hard limit (src/epilog/command.ts): the probe budget, then the gate's deadline for the rest.
   const total = Number(/ (\d+)ms action=/.exec(last(r.stdout))?.[1]);
-  t.ok(total < HANG_MS / 2, `the whole epilog ${total} ms by its own clock: ended long before the hang would have`);
+  t.ok(total <= budgetMs + DEFAULTS.deadlineMs, `the whole epilog ${total} ms by its own clock: inside budget + deadline (${budgetMs + DEFAULTS.deadlineMs} ms), the ${HANG_MS} ms hang cut`);
   t.match(last(r.stdout), /probes=ran samples=[01] result=healthy exit=0/, 'at most the instant nvbandwidth stand-in fits in what is left');
 });

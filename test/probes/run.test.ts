@@ -9,7 +9,7 @@ import { EXEC_GRACE_MS, ExecaExec } from '../../src/host/exec.js';
 import { untrustedReason } from '../../src/host/trust.js';
 import { probesConfig, type ProbesConfigInput } from '../../src/probes/config.js';
 import { planProbes } from '../../src/probes/plan.js';
-import { MIN_PROBE_MS, runProbes, type RunOptions } from '../../src/probes/run.js';
+import { runProbes, type RunOptions } from '../../src/probes/run.js';
 import type { ProbeOutcome, ProbeSpec } from '../../src/probes/types.js';
 import { bin, twoRail } from '../epilog/_env.js';
 import { inventoryOf } from './_inv.js';
@@ -49,10 +49,10 @@ t.test('a hung probe is cut at its timeout, the budget holds, the next run start
   const units = plan({ tools: { ibWriteBw: bin('ib_write_bw-hang') }, ibWriteBw: { timeoutMs: 1000 } }, inv2);
   const r = await runProbes(units, opts({ budgetMs: 3000 }));
   // The stand-in hangs 60 s (`exec sleep 60`). Compared with a bound: the run's own figures, not this test's wall
-  // clock. No probe starts with less than MIN_PROBE_MS left, none outlives the budget by more than EXEC_GRACE_MS;
-  // the MIN_PROBE_MS allowance is for timer callbacks on a starved CPU. A timeout not enforced would read ≥ 60 000.
-  t.ok(r.durationMs <= 3000 + EXEC_GRACE_MS + MIN_PROBE_MS, `whole run ${r.durationMs} ms by its own clock: budget 3000 ms plus at most the kill grace`);
-  for (const o of r.outcomes) if (o.kind === 'failed') t.ok(o.durationMs < 30_000, `${o.spec.probe} ${o.spec.nic}: cut after ${o.durationMs} ms, the 60 s hang not waited out`);
+  // clock. No probe starts after the budget, none outlives it by more than EXEC_GRACE_MS (a killed probe usually
+  // needs none of it: that is the room a starved CPU's late timers get). A timeout not enforced would read ≥ 60 000.
+  t.ok(r.durationMs <= 3000 + EXEC_GRACE_MS, `whole run ${r.durationMs} ms by its own clock: budget 3000 ms plus at most the kill grace`);
+  for (const o of r.outcomes) if (o.kind === 'failed') t.ok(o.durationMs < 30_000, `${o.spec.probe} ${"nic" in o.spec ? o.spec.nic : ""}: cut after ${o.durationMs} ms, the 60 s hang not waited out`);
   const kinds = r.outcomes.map((o) => o.kind);
   t.comment(values(r.outcomes).join('\n'));
   t.match(r.outcomes.slice(0, 2), [{ kind: 'failed', why: /^timed out after \d+ ms$/ }, { kind: 'failed', why: /^timed out after/ }], 'mlx5_0: both runs cut');
