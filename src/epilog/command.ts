@@ -114,7 +114,7 @@ export async function runEpilog(a: EpilogArgs, env: NodeJS.ProcessEnv = process.
   const probed = res === null ? 'error' : res.ran ? `ran samples=${res.samples.length}` : 'skipped';
   const counts = res?.ran ? Object.fromEntries(['pass', 'warn', 'fail', 'skip', 'error'].map((s) => [s, res.findings.filter((f) => f.status === s).length])) : {};
   logger[code === 0 ? 'info' : 'warn'](
-    { mode: 'epilog', node, job, durationMs, probes: probed, why: res?.why ?? null, result: outcome.kind, exitCode: code, reason, action, summary: counts, findings: res?.ran ? res.findings.filter((f) => f.status !== 'pass') : [] },
+    { mode: 'epilog', node, job, durationMs, probeMs: res?.ran ? res.durationMs : null, probes: probed, why: res?.why ?? null, result: outcome.kind, exitCode: code, reason, action, summary: counts, findings: res?.ran ? res.findings.filter((f) => f.status !== 'pass') : [] },
     'gdrgate epilog',
   );
   const text: string[] = [];

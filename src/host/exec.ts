@@ -18,6 +18,8 @@ export interface ExecOptions {
 
 export interface Exec {
   run(file: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult>;
+  /** Loads what run() needs, so that a caller's time budget counts the commands, not module loading. */
+  ready?(): Promise<void>;
 }
 
 /** How long past its timeout a killed command may take to hand back its pipes before we stop waiting. */
@@ -25,11 +27,19 @@ export const EXEC_GRACE_MS = 500;
 
 /** The real one, on execa. A hung child (and what it forked) is killed as a process group at the timeout. */
 export class ExecaExec implements Exec {
+  async ready(): Promise<void> {
+    await import('execa');
+  }
+
   async run(file: string, args: readonly string[], opts: ExecOptions): Promise<ExecResult> {
     const t0 = performance.now();
     const done = (r: Omit<ExecResult, 'durationMs'>): ExecResult => ({ ...r, durationMs: Math.round(performance.now() - t0) });
+    // The timeout counts from this call, not from the child's start: loading execa and spawning take seconds on a
+    // loaded node, and a deadline the caller derived its timeout from must still hold.
+    const until = t0 + opts.timeoutMs;
     if (!isAbsolute(file)) return done({ exitCode: null, stdout: '', stderr: '', timedOut: false, error: `not an absolute path: ${file}` });
     const { execa } = await import('execa');
+    if (performance.now() >= until) return done({ exitCode: null, stdout: '', stderr: '', timedOut: true, error: `timed out after ${opts.timeoutMs} ms (before it started)` });
     const child = execa(file, [...args], {
       reject: false,
       shell: false,
@@ -47,9 +57,9 @@ export class ExecaExec implements Exec {
       } catch {
         child.kill('SIGKILL');
       }
-    }, opts.timeoutMs);
+    }, Math.max(0, until - performance.now()));
     // Never wait past the timeout plus a grace period, even if a pipe stays open.
-    const grace = new Promise<'grace'>((res) => setTimeout(() => res('grace'), opts.timeoutMs + EXEC_GRACE_MS).unref());
+    const grace = new Promise<'grace'>((res) => setTimeout(() => res('grace'), Math.max(0, until + EXEC_GRACE_MS - performance.now())).unref());
     const r = await Promise.race([child, grace]);
     clearTimeout(timer);
     if (r === 'grace') return done({ exitCode: null, stdout: '', stderr: '', timedOut: true, error: `no exit ${opts.timeoutMs + EXEC_GRACE_MS} ms after start` });

@@ -85,13 +85,13 @@ t.test('a FIFO where an attribute should be: refused at once as not a regular fi
   t.equal(mk.status, 0, 'mkfifo');
   plant(root, 'sys/fifo-link', `../${GPU}/current_link_width`);
   const h = new FsHost(root);
-  const started = performance.now();
+  // No writer ever opens these FIFOs: a read that waited for one would never answer (tap's timeout would fail the
+  // file), so an answer at all is "without waiting". No clock needed.
   for (const p of [`/${GPU}/current_link_width`, '/sys/fifo-link']) {
     t.same(await h.readText(p), { ok: false, missing: false, reason: 'not a regular file (fifo)' }, `readText ${p}`);
     t.same(await h.readBytes(p, 4), { ok: false, missing: false, reason: 'not a regular file (fifo)' }, `readBytes ${p}`);
   }
   t.match(await h.stat('/sys/fifo-link'), { ok: true, value: { kind: 'fifo' } }, 'stat still says what it is');
-  t.ok(performance.now() - started < 1000, 'answered without waiting for a writer');
   const live = new FsHost('/');
   const tmp = fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-fifo-'));
   t.teardown(() => fs.rmSync(tmp, { recursive: true, force: true }));

@@ -26,9 +26,10 @@ t.test('the reported case: a 400-character SLURM_JOB_ID', async (t) => {
 t.test('4000 seeded reasons keep their prefix, bounds and marker', async (t) => {
   const g = seeded(0x5eed);
   const text = (): string => (g.int(8) === 0 ? g.join(PIECES, 60 + g.int(400)) : g.join(PIECES, g.int(12)));
-  const t0 = performance.now();
   let bad = 0;
-  for (let i = 0; i < 4000 && bad < 5; i++) {
+  let cases = 0;
+  let longest = 0;
+  for (let i = 0; i < 4000 && bad < 5; i++, cases++) {
     const n = 1 + g.int(4);
     const findings = Array.from({ length: n }, (): Finding => ({
       check: g.pick(CHECK_IDS), code: text() as Finding['code'], status: 'fail', subject: text(), message: text(),
@@ -39,6 +40,7 @@ t.test('4000 seeded reasons keep their prefix, bounds and marker', async (t) => 
     const marker = g.pick(['a1b2', 'deadbeef', '0123456789abcdef0123456789abcdef']);
     const r = i % 2 ? buildReason(findings, job) : bandwidthReason(findings, job);
     const marked = markReason(r, marker);
+    longest = Math.max(longest, ...findings.map((f) => f.message.length + f.subject.length), job?.length ?? 0);
     const read = parseShowNode(`${IDLE_LINE.replace(' State=IDLE ', ' State=IDLE+DRAIN ')} Reason=${r} [root@2026-11-29T14:39:05]\n`, 'vm');
     const problems = [
       !r.startsWith('gdrgate: ') && 'prefix',
@@ -60,9 +62,10 @@ t.test('4000 seeded reasons keep their prefix, bounds and marker', async (t) => 
       t.fail(`case ${i}: ${problems.join(', ')}`, { reason: r, marked, job, findings });
     }
   }
-  const ms = performance.now() - t0;
   t.equal(bad, 0, 'every generated reason held');
-  t.ok(ms < 5000, `4000 cases in ${Math.round(ms)} ms`);
+  // What was covered, in counts (its speed is no test's to assert): every case, inputs far past the 255-byte cut.
+  t.equal(cases, 4000, 'all 4000 cases ran');
+  t.ok(longest > 10 * MAX_REASON_BYTES, `the longest input string ${longest} characters`);
 });
 
 t.test('markReason: any reason comes out one bounded line; a marker hasMarker cannot find is not written', async (t) => {

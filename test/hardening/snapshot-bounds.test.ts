@@ -1,5 +1,5 @@
 // A snapshot file is bounded before it costs anything: the issue's hostile shapes, a tar that is not a snapshot,
-// a gzip bomb. Each is refused by the snapshot error class in milliseconds, and every command says so with exit 2.
+// a gzip bomb. Each is refused by the snapshot error class, naming the limit it ran into, and every command says so with exit 2.
 import t, { type Test } from 'tap';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -10,21 +10,17 @@ import { cli } from '../helpers/cli.js';
 import { H200 } from '../helpers/paths.js';
 import { EMPTY_TAR, HOSTILE, realSnapshot, TRICKY, UNRELATED_TAR } from './_snapshots.js';
 
-/** Generous: the limits make these milliseconds; without them the same inputs took minutes. */
-const BUDGET_MS = 10_000;
-
 const refused = (t: Test, name: string, buf: Uint8Array, why: RegExp): void => {
-  const started = performance.now();
   let err: unknown = null;
   try {
     parseSnapshot(name, buf);
   } catch (e) {
     err = e;
   }
-  const ms = Math.round(performance.now() - started);
   t.ok(err instanceof SnapshotError, `${name}: the snapshot error class (${String(err)})`);
+  // The limit that stopped it, named: without the limits these inputs are no error at all (they took minutes to
+  // read in full), so the message is the proof of the bound; how fast is `npm run bench`'s, not a test's.
   t.match(String(err), why, `${name}: says why`);
-  t.ok(ms < BUDGET_MS, `${name}: refused in ${ms} ms`);
 };
 
 t.test("the issue's hostile shapes are refused while reading, plain or gzipped", async (t) => {

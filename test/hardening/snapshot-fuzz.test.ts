@@ -13,7 +13,8 @@ import { mulberry32 } from '../helpers/seeded.js';
 const rng = mulberry32;
 
 const SEED = 0x5eed5;
-const BUDGET_MS = 4000;
+/** A fixed number of seeded mutations, not a time budget: the same cases run on an idle and on a loaded machine. */
+const MUTATIONS = 80;
 /** Heap and buffers together, checked after every case: a snapshot of a few MB must never cost a GiB. */
 const MEMORY_BOUND = 768 * 1024 * 1024;
 const FIELDS: [offset: number, length: number][] = [[0, 100], [100, 8], [124, 12], [156, 1], [157, 100], [257, 8], [345, 155]];
@@ -89,17 +90,15 @@ async function exercise(h: SnapshotHost, tar: Uint8Array): Promise<void> {
   }
 }
 
-t.test('mutated and hostile snapshots: opened and answered, or SnapshotError; bounded in time and memory', async (t) => {
+t.test('mutated and hostile snapshots: opened and answered, or SnapshotError; bounded in memory, never hung', async (t) => {
   const { tar } = await realSnapshot();
   const heads = headers(tar);
   t.ok(heads.length > 100, `${heads.length} entries in the real snapshot`);
   const r = rng(SEED);
   const seen = { opened: 0, refused: 0 };
   let peak = 0;
-  let slowest = 0;
   const bad: string[] = [];
   const run = async (label: string, input: Uint8Array, plain = input): Promise<void> => {
-    const t0 = performance.now();
     try {
       const h = parseSnapshot(label, input);
       seen.opened++;
@@ -108,7 +107,6 @@ t.test('mutated and hostile snapshots: opened and answered, or SnapshotError; bo
       if (e instanceof SnapshotError) seen.refused++;
       else bad.push(`${label}: ${(e as Error).name}: ${(e as Error).message.slice(0, 200)}`);
     }
-    slowest = Math.max(slowest, performance.now() - t0);
     const m = process.memoryUsage();
     peak = Math.max(peak, m.heapUsed + m.arrayBuffers);
   };
@@ -120,14 +118,13 @@ t.test('mutated and hostile snapshots: opened and answered, or SnapshotError; bo
     await run(`${name} (gz)`, gzipSync(b, { level: 1 }), b);
   }
   let i = 0;
-  const mutating = performance.now();
-  for (; performance.now() - mutating < BUDGET_MS; i++) {
+  for (; i < MUTATIONS; i++) {
     const m = mutate(tar, heads, r);
     await run(`seed ${SEED} case ${i}`, r() < 0.3 ? gzipSync(m, { level: 1 }) : m, m);
   }
   t.same(bad, [], 'nothing but SnapshotError escapes');
-  t.ok(i >= 20, `${i} mutations in ${BUDGET_MS} ms (${seen.opened} opened, ${seen.refused} refused)`);
+  t.equal(i, MUTATIONS, `${i} mutations (${seen.opened} opened, ${seen.refused} refused)`);
   t.ok(seen.opened > 0 && seen.refused > 0, 'both outcomes occur: the mutations reach past the first check');
   t.ok(peak < MEMORY_BOUND, `peak heap + buffers ${Math.round(peak / 2 ** 20)} MiB`);
-  t.ok(slowest < BUDGET_MS, `slowest case ${Math.round(slowest)} ms`);
+  // No time bound per case: a hang never returns (tap's timeout fails the file); speed is `npm run bench`'s.
 });
