@@ -25,6 +25,25 @@ export interface Exec {
 /** How long past its timeout a killed command may take to hand back its pipes before we stop waiting. */
 export const EXEC_GRACE_MS = 500;
 
+/** Process groups of commands still running. The gate may end (its deadline, an error) while one runs: they die with it. */
+const live = new Set<number>();
+let reaperInstalled = false;
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Already gone.
+  }
+}
+function track(pid: number): void {
+  if (!reaperInstalled) {
+    reaperInstalled = true;
+    // 'exit' handlers run synchronously even on process.exit(): a detached child is not left behind.
+    process.once('exit', () => live.forEach(killGroup));
+  }
+  live.add(pid);
+}
+
 /** The real one, on execa. A hung child (and what it forked) is killed as a process group at the timeout. */
 export class ExecaExec implements Exec {
   async ready(): Promise<void> {
@@ -49,6 +68,8 @@ export class ExecaExec implements Exec {
       extendEnv: opts.env === undefined,
       maxBuffer: 4 * 1024 * 1024,
     });
+    const pid = child.pid;
+    if (pid) track(pid);
     let timedOut = false;
     const timer = setTimeout(() => {
       timedOut = true;
@@ -62,6 +83,8 @@ export class ExecaExec implements Exec {
     const grace = new Promise<'grace'>((res) => setTimeout(() => res('grace'), Math.max(0, until + EXEC_GRACE_MS - performance.now())).unref());
     const r = await Promise.race([child, grace]);
     clearTimeout(timer);
+    // Exited: forget it. Past the grace it was killed and something still holds a pipe: kill the group again at exit.
+    if (pid && r !== 'grace') live.delete(pid);
     if (r === 'grace') return done({ exitCode: null, stdout: '', stderr: '', timedOut: true, error: `no exit ${opts.timeoutMs + EXEC_GRACE_MS} ms after start` });
     const error = timedOut ? `timed out after ${opts.timeoutMs} ms` : r.failed && r.exitCode === undefined ? (r.shortMessage ?? 'failed') : null;
     return done({ exitCode: r.exitCode ?? null, stdout: String(r.stdout ?? ''), stderr: String(r.stderr ?? ''), timedOut, error });
