@@ -45,7 +45,7 @@ const check: Check<'pcie-aer', typeof CODES> = defineCheck({
       const against = aerHistory?.against ?? 'the reference run';
       if (g.kind === 'growth' && g.n > rate.correctableWarnAbove) {
         const fail = g.n > rate.correctableFailAbove;
-        const n = `${g.exact ? '' : '>= '}${g.n}`;
+        const n = `${g.n}${g.exact ? '' : ' or more'}`;
         out.push(f('aer-correctable', fail ? 'fail' : 'warn', d.bdf, `correctable errors +${n} in ${duration(g.seconds)} since ${against}: ${g.detail}`, `growth <= ${fail ? rate.correctableFailAbove : rate.correctableWarnAbove}`, `+${n}`));
       }
       if (out.length) return out;
