@@ -3,7 +3,7 @@
 // errors are judged by their growth since a reference run against the class's rate: absolute counts mean nothing
 // without the uptime. Reporting off (Device Control bits 0-3) makes a zero counter unknown, never "no errors".
 import { type Check, type Codes, defineCheck, finder } from './types.js';
-import { AER_DEFAULTS, correctableGrowth, deviceAer, duration, enablesText, uncorrectable } from './aer-judge.js';
+import { AER_DEFAULTS, ceNames, correctableGrowth, deviceAer, duration, enablesText, uncorrectable } from './aer-judge.js';
 
 const CODES = {
   'aer-ok': { tells: 'No uncorrectable PCIe error since boot and no correctable growth beyond the class\'s rate on this device (the message says what was judged: the kernel\'s counters, the status registers).', do: 'None.', layer: 'server' },
@@ -50,7 +50,7 @@ const check: Check<'pcie-aer', typeof CODES> = defineCheck({
       }
       if (out.length) return out;
       // Nothing wrong found: say exactly what that rests on, and what could not be judged.
-      const judged = [...u.sources, ...(g.kind === 'growth' ? [`correctable ${g.detail}`] : [])];
+      const judged = [...u.sources, ...(g.kind === 'growth' ? [`correctable ${g.detail}`] : x.cap ? [`CESta ${ceNames(x.cap.corStatus) || 'clean'}`] : [])];
       const unknownNow = [...u.unknown, ...(g.kind === 'unknown' ? [g.why] : [])];
       const growthText = g.kind === 'growth' ? '' : g.kind === 'unknown' ? '' : `; ${g.why}`;
       if (u.sources.length === 0) return [f('aer-unknown', 'skip', d.bdf, `PCIe errors unknown: ${unknownNow.join('; ')}`)];
