@@ -33,6 +33,12 @@ export function enablesText(c: Pick<DevCtl, 'corrErr' | 'nonFatalErr' | 'fatalEr
   return `CorrErr${s(c.corrErr)} NonFatalErr${s(c.nonFatalErr)} FatalErr${s(c.fatalErr)} UnsupReq${s(c.unsupReq)}`;
 }
 
+/** Enables on in `ref` and off in `now` (both as enablesText writes them), by whole flag. */
+export function lostEnables(ref: string, now: string): string[] {
+  const off = new Set(now.split(' ').filter((w) => w.endsWith('-')).map((w) => w.slice(0, -1)));
+  return ref.split(' ').filter((w) => w.endsWith('+') && off.has(w.slice(0, -1))).map((w) => w.slice(0, -1));
+}
+
 export interface DeviceAer {
   readonly devCtl: DevCtl | null;
   readonly cap: AerCap | null;

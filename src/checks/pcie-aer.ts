@@ -3,7 +3,7 @@
 // errors are judged by their growth since a reference run against the class's rate: absolute counts mean nothing
 // without the uptime. Reporting off (Device Control bits 0-3) makes a zero counter unknown, never "no errors".
 import { type Check, type Codes, defineCheck, finder } from './types.js';
-import { AER_DEFAULTS, ceNames, correctableGrowth, deviceAer, duration, enablesText, uncorrectable } from './aer-judge.js';
+import { AER_DEFAULTS, ceNames, lostEnables, correctableGrowth, deviceAer, duration, enablesText, uncorrectable } from './aer-judge.js';
 
 const CODES = {
   'aer-ok': { tells: 'No uncorrectable PCIe error since boot and no correctable growth beyond the class\'s rate on this device (the message says what was judged: the kernel\'s counters, the status registers).', do: 'None.', layer: 'server' },
@@ -36,7 +36,7 @@ const check: Check<'pcie-aer', typeof CODES> = defineCheck({
       const ref = baseline?.devices.find((b) => b.bdf === d.bdf)?.errorReporting;
       const enables = x.devCtl ? enablesText(x.devCtl) : null;
       if (ref !== undefined && enables !== null) {
-        const lost = ref.split(' ').filter((w) => w.endsWith('+') && enables.includes(`${w.slice(0, -1)}-`));
+        const lost = lostEnables(ref, enables);
         if (lost.length) out.push(f('aer-reporting-off', 'warn', d.bdf, `DevCtl ${enables} where the reference had ${ref}: those errors are not counted`, ref, enables));
       }
       const notes = u.notes.length ? `; ${u.notes.join('; ')}` : '';

@@ -1,7 +1,7 @@
 // compare A B: AER state of each device both nodes have on their GPU↔NIC paths (pcie-aer). Uncorrectable errors the
 // suspect has and the reference has not rank first; then error reporting the suspect lost, then counters the kernel
 // no longer keeps. Correctable counts are not compared: without each node's uptime they say nothing.
-import { deviceAer, enablesText, uncorrectable } from '../checks/aer-judge.js';
+import { deviceAer, enablesText, lostEnables, uncorrectable } from '../checks/aer-judge.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { diff, type Difference } from './types.js';
 
@@ -20,7 +20,7 @@ export function aer(a: Inventory, b: Inventory): Difference[] {
     if (ex && ex !== ey) out.push(diff('critical', 'aer', bdf, `uncorrectable: ${ex}`, ey ? `uncorrectable: ${ey}` : 'no uncorrectable error', 'aer-uncorrectable'));
     const [rx, ry] = [enables(x), enables(y)];
     if (rx && ry && rx !== ry) {
-      const lost = ry.split(' ').some((w) => w.endsWith('+') && rx.includes(`${w.slice(0, -1)}-`));
+      const lost = lostEnables(ry, rx).length > 0;
       out.push(diff(lost ? 'major' : 'minor', 'aer', bdf, `DevCtl ${rx}`, `DevCtl ${ry}`, lost ? 'aer-reporting-off' : 'better-than-reference'));
     }
     const kept = (d: PciDevice): boolean => d.aer.correctable.state === 'present';
