@@ -33,12 +33,16 @@ const check: Check<'pcie-aer', typeof CODES> = defineCheck({
       const x = deviceAer(d);
       const out = [];
       const u = uncorrectable(d, x);
-      const ref = baseline?.devices.find((b) => b.bdf === d.bdf)?.errorReporting;
+      const refDev = baseline?.devices.find((b) => b.bdf === d.bdf);
+      const ref = refDev?.errorReporting;
       const enables = x.devCtl ? enablesText(x.devCtl) : null;
       if (ref !== undefined && enables !== null) {
         const lost = lostEnables(ref, enables);
         if (lost.length) out.push(f('aer-reporting-off', 'warn', d.bdf, `DevCtl ${enables} where the reference had ${ref}: those errors are not counted`, ref, enables));
       }
+      // The reference's kernel kept counters for this device; this one keeps none (pci=noaer, AER handed to firmware).
+      if (refDev?.aerCounters === true && d.aer.correctable.state === 'absent')
+        out.push(f('aer-reporting-off', 'warn', d.bdf, 'no aer_dev_* counters where the reference node had them: the kernel no longer counts this device\'s errors (pci=noaer, firmware-first)', 'aer_dev_* counters', 'no counters'));
       const notes = u.notes.length ? `; ${u.notes.join('; ')}` : '';
       if (u.errors.length) out.push(f('aer-uncorrectable', 'fail', d.bdf, `uncorrectable errors since boot: ${u.errors.join('; ')}${notes}`, 'no uncorrectable error', u.actual));
       const g = correctableGrowth(d, x, inv.bootId, aerHistory ?? null, at);

@@ -91,6 +91,7 @@ export const cases = table('pcie-aer', [
   {
     name: 'invalid: no counters (a VM): a new CESta BadTLP bit since the previous Prolog is at least one error',
     previous: noCounters,
+    ref: noCounters,
     change: (n) => {
       noCounters(n);
       dev(n, P0.gpu).aer = { ceSta: BAD_TLP };
@@ -101,6 +102,7 @@ export const cases = table('pcie-aer', [
   {
     name: 'valid: no aer_dev_* files (the live H200 VM\'s GPU): judged by the status registers, counters unknown, never "0 errors"',
     change: noCounters,
+    ref: noCounters,
     subjects: [P0.gpu, P0.nic],
     bare: [ok(P0.gpu, 'none seen (counters unknown)'), ok(P0.nic, 'none seen (counters unknown)')],
     based: [ok(P0.gpu, 'none seen (counters unknown)'), ok(P0.nic, 'none seen (counters unknown)')],
@@ -113,6 +115,13 @@ export const cases = table('pcie-aer', [
     based: [{ status: 'warn', code: 'aer-reporting-off', subject: P0.gpu, expected: 'CorrErr+ NonFatalErr+ FatalErr+ UnsupReq+', actual: 'CorrErr- NonFatalErr- FatalErr+ UnsupReq-' }],
   },
   {
+    name: 'invalid with baseline: the kernel keeps no counters for GPU0 where the reference kept them (pci=noaer)',
+    change: (n) => void (dev(n, P0.gpu).aerCounters = null),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu, 'none seen (counters unknown)')],
+    based: [{ status: 'warn', code: 'aer-reporting-off', subject: P0.gpu, expected: 'aer_dev_* counters', actual: 'no counters' }],
+  },
+  {
     name: 'skip: non-root read (64-byte configs): zero counters with unknown enables and no status registers are unknown, never pass',
     change: (n) => allDevices(n).forEach((d) => (d.configBytes = 64)),
     subjects: ALL,
@@ -121,6 +130,7 @@ export const cases = table('pcie-aer', [
   },
   {
     name: 'skip: AER capability cut off (256-byte config) and no counters: unknown',
+    ref: noCounters,
     change: (n) => {
       noCounters(n);
       dev(n, P0.gpu).configBytes = 256;
