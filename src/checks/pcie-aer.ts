@@ -50,7 +50,8 @@ const check: Check<'pcie-aer', typeof CODES> = defineCheck({
       if (g.kind === 'growth' && g.n > rate.correctableWarnAbove) {
         const fail = g.n > rate.correctableFailAbove;
         const n = `${g.n}${g.exact ? '' : ' or more'}`;
-        out.push(f('aer-correctable', fail ? 'fail' : 'warn', d.bdf, `correctable errors +${n} in ${duration(g.seconds)} since ${against}: ${g.detail}`, `growth <= ${fail ? rate.correctableFailAbove : rate.correctableWarnAbove}`, `+${n}`));
+        const perHour = g.seconds ? `, ${((g.n * 3600) / g.seconds).toFixed(g.n * 3600 >= g.seconds * 10 ? 0 : 1)}/h` : '';
+        out.push(f('aer-correctable', fail ? 'fail' : 'warn', d.bdf, `correctable errors +${n} in ${duration(g.seconds)}${perHour} since ${against}: ${g.detail}`, `growth <= ${fail ? rate.correctableFailAbove : rate.correctableWarnAbove}`, `+${n}`));
       }
       if (out.length) return out;
       // Nothing wrong found: say exactly what that rests on, and what could not be judged.
