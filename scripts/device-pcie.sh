@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # What the PCIe-state checks must be held to on the live H200, read only: each NVIDIA GPU's `resource` and its parent
 # bridge's, the GPU's config space (4 KiB, as root) as an `lspci -x`-style dump for `lspci -vvv -F` here, `nvidia-smi
-# -q` (BAR1 Memory Usage: Total), the thermal class's cooling devices, and the built gate's `check --json` of the
-# new checks. Run as root after
+# -q` (BAR1 Memory Usage: Total), the thermal class's cooling devices, the AER files of each GPU and the bridges
+# above it with `lspci -vvv`'s AER lines (pcie-aer), and the built gate's `check --json` of the new checks. lspci is
+# not installed there: set LSPCI (and LD_LIBRARY_PATH) to a carried one, or /tmp/gdr/lspci/{lspci,lib} is tried.
+# Run as root after
 # `bash .device/unpack.sh` (/tmp/gdr/node runs /tmp/gdr/app/dist/cli.js). Changes no setting; writes six files under
-# $OUT, flat; the lead copies them into test/fixtures/device-h200-live/ under the same names
+# $OUT, flat (seven with pcie-aer.txt); the lead copies them into test/fixtures/device-h200-live/ under the same names
 # (test/checks/gpu-bar1.device.test.ts reads them there).
 set -u
 OUT=${OUT:-/tmp/gdrgate-device-pcie}
@@ -30,10 +32,31 @@ done
 echo "GPUs:${gpus:- none}" >> "$SUM"
 # The thermal class (pcie-throttle): each cooling device's type and states, as the gate reads them.
 for c in /sys/class/thermal/cooling_device*; do [ -e "$c/type" ] && echo "${c##*/} $(cat "$c/type") $(cat "$c/cur_state" 2>/dev/null) $(cat "$c/max_state" 2>/dev/null)"; done > "$OUT/pcie-thermal.txt" 2>&1
+# pcie-aer: every aer_* file of each GPU and of each bridge up to its root port (none on a VM's GPU: said so), Device
+# Control and the AER lines as lspci prints them, and the boot id the counters count from.
+LS=${LSPCI:-}
+[ -z "$LS" ] && [ -x /tmp/gdr/lspci/lspci ] && LS=/tmp/gdr/lspci/lspci && export LD_LIBRARY_PATH=/tmp/gdr/lspci/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ -z "$LS" ] && LS=$(command -v lspci || true)
+{ echo "boot_id $(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
+  for bdf in $gpus; do
+    real=$(readlink -f "/sys/bus/pci/devices/$bdf")
+    for dev in $(echo "${real#/sys/devices/}" | tr '/' '\n' | grep -E '^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$'); do
+      d=/sys/bus/pci/devices/$dev
+      echo "== $dev (path of $bdf)"
+      found=0
+      for f in "$d"/aer_dev_correctable "$d"/aer_dev_nonfatal "$d"/aer_dev_fatal "$d"/aer_rootport_total_err_cor "$d"/aer_rootport_total_err_nonfatal "$d"/aer_rootport_total_err_fatal; do
+        [ -e "$f" ] || continue; found=1; echo "-- ${f##*/}"; cat "$f"
+      done
+      [ "$found" = 1 ] || echo "-- no aer_* files"
+      if [ -n "$LS" ]; then echo "-- lspci -vvv -s $dev (DevCtl, AER)"; "$LS" -vvv -s "$dev" 2>&1 | grep -E 'DevCtl:|Advanced Error|UESta|UEMsk|UESvrt|CESta|CEMsk' | sed -n '1,12p'
+      else echo "-- lspci: not available (set LSPCI); pcie-config.txt has the config space for lspci -F"; fi
+    done
+  done; } > "$OUT/pcie-aer.txt" 2>&1
 if [ -x /usr/bin/nvidia-smi ]; then timeout 60 /usr/bin/nvidia-smi -q > "$OUT/pcie-nvsmi-q.txt" 2>&1; echo "nvidia-smi -q exit $?" >> "$SUM"
 else echo "nvidia-smi: not at /usr/bin/nvidia-smi" >> "$SUM"; fi
-timeout 60 "$N" "$APP/dist/cli.js" check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle --json > "$OUT/pcie-check.json" 2>> "$SUM"
-echo "gdrgate check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle exit $?" >> "$SUM"
+timeout 60 "$N" "$APP/dist/cli.js" check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle,pcie-aer --json > "$OUT/pcie-check.json" 2>> "$SUM"
+echo "gdrgate check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle,pcie-aer exit $?" >> "$SUM"
 { echo "-- nvidia-smi BAR1 Total:"; grep -A1 'BAR1 Memory Usage' "$OUT/pcie-nvsmi-q.txt" 2>/dev/null | grep Total
-  echo "-- gdrgate gpu-bar1:"; grep -E '"(subject|actual|status)"' "$OUT/pcie-check.json" | tr -d ' ' | paste -sd' ' -; } >> "$SUM"
+  echo "-- gdrgate gpu-bar1:"; grep -E '"(subject|actual|status)"' "$OUT/pcie-check.json" | tr -d ' ' | paste -sd' ' -
+  echo "-- pcie-aer files:"; grep -cE '^-- aer_' "$OUT/pcie-aer.txt"; grep -E '^-- no aer_|UESta|CESta|DevCtl' "$OUT/pcie-aer.txt" | sort | uniq -c; } >> "$SUM"
 cat "$SUM"

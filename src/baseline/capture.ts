@@ -6,6 +6,7 @@ import type { Inventory, PciDevice } from '../model/inventory.js';
 import { hex4 } from '../model/names.js';
 import { formatAcs } from '../parsers/pci-config.js';
 import { bar1Window } from '../parsers/pci-resource.js';
+import { enablesText } from '../checks/aer-judge.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { VERSION } from '../version.js';
 import { checkCaptureSize } from './limits.js';
@@ -86,6 +87,9 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
       ...(role !== 'bridge' && cfg?.extReadable ? { ats: v(cfg.ats)?.enabled ?? false } : {}),
       ...bar1Of(inv, bdf, role),
       ...(role === 'nic' && cfg && cfg.pcie.state === 'present' ? { relaxedOrdering: cfg.pcie.value.devCtl.relaxedOrdering } : {}),
+      // pcie-aer: which errors the device reports, and whether the kernel counts them at all.
+      ...(cfg && cfg.pcie.state === 'present' ? { errorReporting: enablesText(cfg.pcie.value.devCtl) } : {}),
+      ...(d.aer.correctable.state !== 'unknown' ? { aerCounters: d.aer.correctable.state === 'present' } : {}),
     };
   };
   const bridges = new Set<string>();

@@ -1,5 +1,6 @@
 // A check is one record: id, title, drain-reason label, every code it makes with its wording, its docs page, and a
 // pure function from inventory (+ baseline) to findings. The registry (index.ts) derives everything else from these.
+import type { AerHistory } from '../model/aer.js';
 import type { BaselineClass } from '../model/baseline.js';
 import { optionalPair, type CheckId, type Finding, type Layer, type Status } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
@@ -8,6 +9,10 @@ export interface CheckContext {
   readonly inv: Inventory;
   /** The node's class in the baseline; null when run without one (universal rules only). */
   readonly baseline: BaselineClass | null;
+  /** The AER counters of a reference run (pcie-aer's growth); absent: a run by hand, no growth known. */
+  readonly aerHistory?: AerHistory | null;
+  /** The judgement's time (growth rates); default now. */
+  readonly now?: Date;
 }
 
 /** The wording of one finding code (the field matrix): what the signal tells, what to do, the layer that owns it. */

@@ -1,7 +1,7 @@
 // `gdrgate prolog` and `gdrgate health`: the gate Slurm runs. The judgement is the engine's (engine/prolog.ts);
 // here: the owned drain (or health's resume), the per-job state of a passing Prolog, the report, the exit code.
 import { DEFAULTS } from '../config.js';
-import { judge, logRun, recordState, summaryLine, type GateArgs, type GateContext, type Startup } from '../engine/prolog.js';
+import { judge, logRun, recordAer, recordState, summaryLine, type GateArgs, type GateContext, type Startup } from '../engine/prolog.js';
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { log } from '../log.js';
 import { buildReport } from '../report/report.js';
@@ -37,6 +37,7 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
     else if (r.tried) action = `resume failed: ${r.why}`;
   }
   if (a.mode === 'prolog' && !a.dryRun && outcome.kind === 'healthy') await recordState(j, ctx);
+  if (a.mode === 'prolog' && !a.dryRun) await recordAer(j, ctx);
   if (decision.failedOpen) logger.error({ node, job, outcome }, 'gdrgate could not judge this node; letting the job run (fail-open)');
   const durationMs = Math.round(performance.now() - started);
   // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: say so once a run.

@@ -1,5 +1,6 @@
 // compare A B: every dimension of the GPU↔NIC path, suspect (A) against known-good (B), worst first.
 import type { Inventory } from '../model/inventory.js';
+import { aer } from './aer.js';
 import { bar1 } from './bar1.js';
 import { relaxedOrdering } from './devctl.js';
 import { throttle } from './throttle.js';
@@ -15,6 +16,7 @@ export function compareInventories(a: Inventory, b: Inventory): Difference[] {
     ...links(a, b),
     ...acs(a, b),
     ...bar1(a, b),
+    ...aer(a, b),
     ...relaxedOrdering(a, b),
     ...throttle(a, b),
     ...iommu(a, b),

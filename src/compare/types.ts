@@ -12,6 +12,7 @@ export const AREAS = [
   'link-width',
   'acs',
   'bar1',
+  'aer',
   'relaxed-ordering',
   'iommu',
   'gpudirect',

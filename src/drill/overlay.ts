@@ -36,6 +36,41 @@ function patch16(b: Uint8Array, at: number | undefined, f: (v: number) => number
   return out;
 }
 
+/** Config space with 32-bit register bits set and cleared; a blob too short to hold it is returned as it is. */
+function patch32(b: Uint8Array, at: number | undefined, set: number, clear = 0): Uint8Array {
+  if (at === undefined || at + 4 > b.length) return b;
+  const out = Uint8Array.from(b);
+  const v = new DataView(out.buffer);
+  v.setUint32(at, ((v.getUint32(at, true) | set) & ~clear) >>> 0, true);
+  return out;
+}
+
+/** Malformed TLP (fatal by the spec's default severity), Completion Timeout (non-fatal), Bad TLP (correctable). */
+const AER_BIT = { fatal: 18, nonfatal: 14, cor: 6 } as const;
+const AER_FILE = { fatal: 'aer_dev_fatal', nonfatal: 'aer_dev_nonfatal', cor: 'aer_dev_correctable' } as const;
+
+/**
+ * pcie-aer: the error recorded where the node records it. The sticky status bit in the AER capability (UESta with
+ * its severity set or cleared; CESta), so a device without counters (a VM) shows it too; and the kernel's counter
+ * file, when there is one: the bit's line and the TOTAL_ERR_* line raised by `n`.
+ */
+function aerRewrite(fault: Extract<Fault, { kind: 'pcie-aer' }>, p: string, b: Uint8Array): Uint8Array {
+  const bit = 1 << AER_BIT[fault.error];
+  if (base(p) === 'config') {
+    const at = valueOf(parsePciConfig(b).aer)?.offset;
+    if (at === undefined) return b;
+    if (fault.error === 'cor') return patch32(b, at + 0x10, bit);
+    const severed = patch32(b, at + 0x0c, fault.error === 'fatal' ? bit : 0, fault.error === 'fatal' ? 0 : bit);
+    return patch32(patch32(severed, at + 0x08, 0, bit), at + 0x04, bit);
+  }
+  if (base(p) !== AER_FILE[fault.error]) return b;
+  const lines = Buffer.from(b).toString('utf8').split('\n');
+  const bump = (l: string): string => l.replace(/(\d+)$/, (d) => String(Number(d) + fault.n));
+  // The bit's line is the one naming it in either kernel's wording; the total line always.
+  const names = { fatal: /^(MalfTLP|Malformed TLP) /, nonfatal: /^(CmpltTO|Completion Timeout) /, cor: /^(BadTLP|Bad TLP) / }[fault.error];
+  return Buffer.from(lines.map((l) => (names.test(l) || l.startsWith('TOTAL_ERR_') ? bump(l) : l)).join('\n'));
+}
+
 function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
   const text = (): string => Buffer.from(b).toString('utf8');
   switch (fault.kind) {
@@ -55,6 +90,8 @@ function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
       return patch16(b, plus(valueOf(parsePciConfig(b).pcie)?.offset, 0x08), (v) => v & ~0x0010);
     case 'pcie-throttle':
       return b; // answered by drillCooling
+    case 'pcie-aer':
+      return devOf(p) === fault.bdf ? aerRewrite(fault, p, b) : b;
     case 'gpu-bar1': {
       if (devOf(p) !== fault.bdf || base(p) !== 'resource') return b;
       // The GPUDirect window (drivers/pci/pci-sysfs.c resource_show) ends `bytes` after its start, as a BIOS gives it.

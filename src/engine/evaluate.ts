@@ -5,6 +5,7 @@ import type { Host } from '../host/host.js';
 import { openHost } from '../host/open.js';
 import { requireTrusted } from '../host/trust.js';
 import { buildInventory } from '../inventory/build.js';
+import type { AerHistory } from '../model/aer.js';
 import type { Baseline, BaselineClass } from '../model/baseline.js';
 import type { CheckId, Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
@@ -61,8 +62,8 @@ export async function readNode(i: ReadInput): Promise<NodeRead> {
 }
 
 /** The whole judgement: readNode, then the selected checks (deadline asked between them), worst first. */
-export async function evaluateNode(i: ReadInput & { readonly checks: readonly CheckId[]; readonly deadline?: Deadline | undefined }): Promise<Evaluation> {
+export async function evaluateNode(i: ReadInput & { readonly checks: readonly CheckId[]; readonly deadline?: Deadline | undefined; readonly aerHistory?: AerHistory | null }): Promise<Evaluation> {
   const read = await readNode(i);
-  const findings = sortFindings(runChecks({ inv: read.inv, baseline: read.baseline?.cls ?? null }, i.checks, i.deadline));
+  const findings = sortFindings(runChecks({ inv: read.inv, baseline: read.baseline?.cls ?? null, aerHistory: i.aerHistory ?? null }, i.checks, i.deadline));
   return { ...read, findings, outcome: outcomeOf(findings) };
 }

@@ -13,6 +13,9 @@ import { summarize } from '../report/report.js';
 import { Deadline, withDeadline } from '../runner/deadline.js';
 import { decide, toOutcome, type Decision, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { selectChecks } from '../runner/run.js';
+import { readLastAer } from '../state/aer.js';
+import { parseJobId } from '../state/names.js';
+import { aerReferenceOf } from '../checks/aer-judge.js';
 import { evaluateNode } from './evaluate.js';
 import { nodeName } from './node.js';
 
@@ -74,6 +77,8 @@ async function evaluate(cfg: Config, a: GateArgs, node: string, deadline: Deadli
     wrap: drill?.wrap,
     checks: selectChecks(cfg.checks),
     deadline,
+    // pcie-aer's growth: against the previous Prolog's counters (one small state file; missing or corrupt: none known).
+    aerHistory: readLastAer(cfg.stateDir),
   });
   const cls = ev.baseline!.cls;
   return { outcome: ev.outcome, findings: ev.findings, cls: cls.name, seen: { host: ev.host, inv: ev.inv, memlockMin: cls.memlockMin }, drill };
@@ -113,6 +118,23 @@ export async function recordState(j: Judged, ctx: GateContext): Promise<void> {
   if (!st.ok && st.level !== 'skip') (await log())[st.level]({ node: j.node, job: j.job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
 }
 
+/**
+ * pcie-aer's reference for the next Prolog and for this job's Epilog: the counters this judgement read. Written by the
+ * run whose judgement stands (the gate's own, pass or fail; the agent's only when it answers), so a judgement handed
+ * back and made again compares with the same reference. A failure is logged, never the exit code.
+ */
+export async function recordAer(j: Judged, ctx: GateContext): Promise<void> {
+  // A drill's staged counters are not the node's: they must not become the next run's reference.
+  if (!j.seen || !j.cfg || j.drill) return;
+  const stateDir = j.cfg.stateDir;
+  const ref = aerReferenceOf(j.seen.inv, new Date(), parseJobId(ctx.env.SLURM_JOB_ID));
+  try {
+    (await import('../state/aer-write.js')).writeAer(stateDir, ref);
+  } catch (e) {
+    (await log()).error({ node: j.node, job: j.job, why: (e as Error).message }, 'AER counters not recorded; the next run knows no growth');
+  }
+}
+
 /** The one JSON line per run, whoever ran it (the agent adds the Prolog's pid as `client`); `extra`: what differs. */
 export async function logRun(a: GateArgs, j: Judged, ctx: GateContext, durationMs: number, extra: { reason: string | null; action: string; agent?: string | undefined }): Promise<void> {
   const { reason, action, agent } = extra;
@@ -147,6 +169,7 @@ export async function agentProlog(config: string, ctx: GateContext, waiting: () 
   // A Prolog that gave up waiting has judged the job itself: write no state and log no run on its behalf.
   if (!waiting()) return { healthy: false, why: 'the Prolog stopped waiting' };
   await recordState(j, ctx);
+  await recordAer(j, ctx);
   const durationMs = Math.round(performance.now() - j.started);
   await logRun(a, j, ctx, durationMs, { reason: null, action: 'none' });
   return { healthy: true, line: summaryLine(a, j, durationMs, null, 'none') };

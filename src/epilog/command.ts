@@ -19,6 +19,16 @@ import { Scontrol } from '../slurm/scontrol.js';
 import { parseJobId } from '../state/names.js';
 import { nodeName } from '../engine/node.js';
 import { epilogJobState } from './job-state.js';
+import { existsSync } from 'node:fs';
+import { aerJobFile } from '../state/aer.js';
+import type { EpilogAer } from './aer.js';
+
+/** The summary line's part: ` aer=ok`, ` aer=warn:2`, ` aer=fail:1`; nothing when not judged. */
+function aerLine(r: EpilogAer | null): string {
+  if (r === null || !r.judged) return '';
+  if (r.failing.length) return ` aer=fail:${r.failing.length}`;
+  return r.findings.length ? ` aer=warn:${r.findings.length}` : ' aer=ok';
+}
 import { drainOwned, reasonFor } from '../slurm/drain.js';
 import { Deadline, withDeadline } from '../runner/deadline.js';
 
@@ -58,6 +68,18 @@ export async function runEpilog(a: EpilogArgs, env: NodeJS.ProcessEnv = process.
   const logger = await log();
   if (cfgErr) logger.error({ job, node, why: (cfgErr as Error).message, stateDir: DEFAULTS.stateDir }, 'epilog: config unreadable; cleaning the default state directory');
   let line = `gdrgate epilog node=${node}${job ? ` job=${job}` : ''}`;
+  // pcie-aer: correctable growth during the job, against what the job's Prolog recorded (only when it recorded).
+  let aer: EpilogAer | null = null;
+  // One lstat when the job's Prolog recorded nothing: the engine's modules load only when there is something to judge.
+  if (job !== null && !dryRun && cfg && existsSync(`${cfg.stateDir}/${aerJobFile(job)}`)) {
+    try {
+      aer = await (await import('./aer.js')).epilogAer(cfg, node, job);
+      if (aer.judged && aer.findings.length) logger.warn({ job, node, findings: aer.findings }, 'epilog: PCIe AER errors during the job');
+      else if (!aer.judged) logger.info({ job, node, why: aer.why }, 'epilog: AER growth not judged');
+    } catch (e) {
+      logger.error({ job, node, why: (e as Error).message }, 'epilog: AER counters could not be judged');
+    }
+  }
   if (job !== null && !dryRun) {
     const st = await epilogJobState(cfg?.stateDir ?? DEFAULTS.stateDir, job, node);
     line += stateLine(st);
@@ -70,14 +92,16 @@ export async function runEpilog(a: EpilogArgs, env: NodeJS.ProcessEnv = process.
     }
   }
 
+  line += aerLine(aer);
+  const aerFailing = aer?.judged ? aer.failing : [];
   const probes = cfg?.probes ?? null;
-  if (cfgErr === null && probes === null) return { code: exitCode('ok'), text: [line] };
+  if (cfgErr === null && probes === null && aerFailing.length === 0) return { code: exitCode('ok'), text: [line] };
   // Probing: the budget, then the gate's own deadline for the spool, the judgement and scontrol.
   const limitMs = (probes?.budgetMs ?? 0) + (cfg?.deadlineMs ?? DEFAULTS.deadlineMs);
   let outcome: Outcome = { kind: 'healthy' };
   let res: EpilogProbeResult | null = null;
   if (cfgErr) outcome = toOutcome(cfgErr);
-  else {
+  else if (probes !== null) {
     try {
       // Outside the sampling policy the epilog stops here: one small file read at most, no process spawned.
       const decision = samplingDecision(probes!.sampling, job, () => readStamp(cfg!.spool), Date.now());
@@ -93,6 +117,7 @@ export async function runEpilog(a: EpilogArgs, env: NodeJS.ProcessEnv = process.
   const failing: BwFinding[] = res?.ran ? res.findings.filter((f) => f.status === 'fail') : [];
   // decide() reads only the kind; the bandwidth findings carry their own reason.
   if (failing.length) outcome = { kind: 'unhealthy', failing: [] };
+  else if (aerFailing.length && outcome.kind === 'healthy') outcome = { kind: 'unhealthy', failing: aerFailing };
   const policy: PolicyOptions = cfg ? { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true } : { ...(await fallbackPolicy(file)), drain: true };
   const decision = decide('epilog', outcome, policy);
   let action = 'none';
@@ -111,7 +136,7 @@ export async function runEpilog(a: EpilogArgs, env: NodeJS.ProcessEnv = process.
   }
   if (decision.failedOpen) logger.error({ node, job, outcome }, 'gdrgate epilog could not judge this node; not draining (fail-open)');
   const durationMs = Math.round(performance.now() - started);
-  const probed = res === null ? 'error' : res.ran ? `ran samples=${res.samples.length}` : 'skipped';
+  const probed = probes === null && cfgErr === null ? 'none' : res === null ? 'error' : res.ran ? `ran samples=${res.samples.length}` : 'skipped';
   const counts = res?.ran ? Object.fromEntries(['pass', 'warn', 'fail', 'skip', 'error'].map((s) => [s, res.findings.filter((f) => f.status === s).length])) : {};
   logger[code === 0 ? 'info' : 'warn'](
     { mode: 'epilog', node, job, durationMs, probeMs: res?.ran ? res.durationMs : null, probes: probed, why: res?.why ?? null, result: outcome.kind, exitCode: code, reason, action, summary: counts, findings: res?.ran ? res.findings.filter((f) => f.status !== 'pass') : [] },

@@ -75,13 +75,15 @@ async function readModules(host: Host, notes: Notes): Promise<Set<string>> {
 
 export async function buildInventory(host: Host, opts: BuildOptions = {}): Promise<Inventory> {
   const notes = new Notes();
-  const [skeletons, nics, numa, kernelRelease, modules, hostname] = await Promise.all([
+  const [skeletons, nics, numa, kernelRelease, modules, hostname, bootId] = await Promise.all([
     listPci(host, notes),
     listRdma(host, notes),
     readNuma(host, notes),
     readKernel(host, notes),
     readModules(host, notes),
     optText(host, '/proc/sys/kernel/hostname', notes).then(async (h) => h ?? (await optText(host, '/etc/hostname', notes))),
+    // Which boot the AER counters count from (pcie-aer's growth); one small read.
+    optText(host, '/proc/sys/kernel/random/boot_id', notes),
   ]);
   const byBdf = new Map(skeletons.map((s) => [s.bdf, s]));
   const gpuSk = skeletons.filter(isGpu);
@@ -119,6 +121,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     memlock,
     modules,
     pcieCooling,
+    bootId,
     placement,
     notes: notes.list,
   };

@@ -5,6 +5,7 @@ import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
 import type { PciConfig, PcieCap } from '../model/pci.js';
 import { parsePciConfig, sparseConfig } from '../parsers/pci-config.js';
 import { BDF_RE, parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
+import { readAerCounters } from './aer.js';
 import { factParsed, factText, type Notes, optParsed, type Pacer, readWhy } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
@@ -114,12 +115,15 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
     pcie ? fromRegisters(pcie.linkCap, 'Link Capabilities') : link(host, d, 'max', notes),
     endpoint ? host.readLink(`${d}/iommu_group`) : null,
   ]);
+  // Root ports (port type 4) also carry aer_rootport_total_err_*; a root-bus bridge whose config cannot say may be one.
+  const rootPort = pcie ? pcie.portType === 4 : s.bridges.length === 0 && !endpoint;
+  const aer = await readAerCounters(host, d, rootPort, notes);
   const iommuGroup = iommu?.ok ? (iommu.value.split('/').pop() ?? null) : null;
   const text = localCpuList.state === 'present' ? localCpuList.value : null;
   const parsed = text === null ? null : parseCpuList(text);
   if (parsed && !parsed.ok) notes.add(`${d}/local_cpulist`, parsed.error);
   const localCpus = parsed === null ? (localCpuList.state === 'unknown' ? localCpuList : ABSENT) : parsed.ok ? present(parsed.value) : unknown(`${d}/local_cpulist: ${parsed.error}`);
-  return { ...s, vendor, device, driver, numaNode, localCpuList: text, localCpus, current, max, config: cfg, iommuGroup };
+  return { ...s, vendor, device, driver, numaNode, localCpuList: text, localCpus, current, max, config: cfg, iommuGroup, aer };
 }
 
 export function isGpu(s: PciSkeleton): boolean {

@@ -27,6 +27,18 @@ export interface BaselineDevice {
   readonly bar1?: number;
   /** NICs: Device Control Relaxed Ordering (bit 4) at capture time. */
   readonly relaxedOrdering?: boolean;
+  /** Device Control bits 0-3 at capture time, as lspci prints them ("CorrErr+ NonFatalErr+ FatalErr+ UnsupReq+"). */
+  readonly errorReporting?: string;
+  /** Whether the kernel kept AER counters (aer_dev_*) for the device at capture time. */
+  readonly aerCounters?: boolean;
+}
+
+/** pcie-aer's rate: correctable errors grown since the reference run (previous Prolog, or the job's Prolog). */
+export interface BaselineAer {
+  /** More than this warns (default 0: any growth during one job). */
+  readonly correctableWarnAbove: number;
+  /** More than this fails (default 100). */
+  readonly correctableFailAbove: number;
 }
 
 export interface BaselinePath {
@@ -67,6 +79,8 @@ export interface BaselineClass {
   readonly acsRedirectAllowed: boolean;
   /** GPUs may lower link speed at idle (power saving); true means speed must equal the baseline anyway. */
   readonly gpuSpeedStrict: boolean;
+  /** pcie-aer's correctable-error rate; absent: the defaults (warn above 0, fail above 100). */
+  readonly aer?: BaselineAer;
   readonly devices: readonly BaselineDevice[];
   readonly paths: readonly BaselinePath[];
   /** Bandwidth envelopes from `baseline capture --with-probes`; absent: the epilog records samples but judges none. */

@@ -1,4 +1,5 @@
 // The typed model of one node, gathered once per run; checks read only this.
+import type { AerCounters } from './aer.js';
 import type { Fact } from './fact.js';
 import type { PciConfig } from './pci.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
@@ -40,6 +41,8 @@ export interface PciDevice {
   readonly max: LinkEnd;
   readonly config: Fact<PciConfig>;
   readonly iommuGroup: string | null;
+  /** The kernel's AER counters (aer_dev_*, and aer_rootport_total_err_* on root ports); absent without an AER driver. */
+  readonly aer: AerCounters;
 }
 
 export interface RdmaPort {
@@ -144,6 +147,8 @@ export interface Inventory {
   readonly modules: ReadonlySet<string>;
   /** PCIe link-speed cooling devices; unknown when /sys/class/thermal could not be listed. */
   readonly pcieCooling: Fact<readonly PcieCooling[]>;
+  /** /proc/sys/kernel/random/boot_id: which boot the AER counters count from; null when unreadable. */
+  readonly bootId: string | null;
   readonly placement: Placement;
   /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
   readonly notes: readonly string[];

@@ -10,7 +10,7 @@ import type { Request } from './memo.js';
  */
 const ALLOW: readonly RegExp[] = [
   /^\/sys\/(bus\/pci\/devices|class\/(infiniband|iommu|thermal)|devices|module|kernel\/(iommu_groups|mm\/memory_peers))(\/|$)/,
-  /^\/proc\/(cmdline|modules|version|cpuinfo|driver\/nvidia\/version|sys\/kernel\/(hostname|osrelease))$/,
+  /^\/proc\/(cmdline|modules|version|cpuinfo|driver\/nvidia\/version|sys\/kernel\/(hostname|osrelease|random\/boot_id))$/,
   // This process and the ancestors the slurmd search walks: name, status and limits only (memlock.ts).
   /^\/proc\/(self|\d+)(\/(limits|status|comm))?$/,
   /^\/etc\/hostname$/,

@@ -8,6 +8,8 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { captureClass } from '../../src/baseline/capture.js';
+import { aerReferenceOf } from '../../src/checks/aer-judge.js';
+import type { CheckContext } from '../../src/checks/types.js';
 import { CATALOG } from '../../src/checks/catalog.js';
 import { CHECKS } from '../../src/checks/index.js';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -208,11 +210,15 @@ export function valid(cls: BaselineClass): BaselineClass {
   return cls;
 }
 
-export function runCheck(id: CheckId, inv: Inventory, baseline: BaselineClass | null): Finding[] {
+export function runCheck(id: CheckId, inv: Inventory, baseline: BaselineClass | null, extra: Partial<CheckContext> = {}): Finding[] {
   const c = CHECKS.find((x) => x.id === id);
   if (!c) throw new Error(`${id} not registered`);
-  return c.run({ inv, baseline });
+  return c.run({ ...extra, inv, baseline });
 }
+
+/** The previous run's time and this run's, an hour later (pcie-aer's growth). */
+export const PREVIOUS_RUN = new Date('2025-06-02T09:00:00Z');
+export const THIS_RUN = new Date('2025-06-02T10:00:00Z');
 
 /** What a case pins down of a finding; the message is free wording, everything else is data. */
 export interface Want {
@@ -235,6 +241,8 @@ export interface Case {
   readonly platform?: BaselineClass['platform'];
   /** Hand edits of the captured class, as an operator makes them. */
   readonly edit?: Partial<BaselineClass>;
+  /** The node at the previous run (pcie-aer): its counters are the reference this run's growth is judged against. */
+  readonly previous?: (n: GenNode) => void;
   /** Compare the findings about these subjects whatever their status; default: every finding that is not a pass. */
   readonly subjects?: readonly string[];
   readonly bare: readonly Want[];
@@ -261,7 +269,14 @@ export async function runCase(id: CheckId, c: Case): Promise<{ bare: Finding[]; 
   const n = structuredClone(c.from ?? HGX);
   c.change?.(n);
   const [inv, baseline] = await Promise.all([inventoryCached(n, c.patch), baselineFor(c)]);
-  return { bare: runCheck(id, inv, null), based: runCheck(id, inv, baseline) };
+  let extra: Partial<CheckContext> = {};
+  if (c.previous) {
+    const p = structuredClone(c.from ?? HGX);
+    c.previous(p);
+    const ref = aerReferenceOf(await inventoryCached(p), PREVIOUS_RUN, null);
+    extra = { aerHistory: { against: 'the previous Prolog', ref, why: '' }, now: THIS_RUN };
+  }
+  return { bare: runCheck(id, inv, null, extra), based: runCheck(id, inv, baseline, extra) };
 }
 
 /** Codes a finding list uses that the catalog lacks or leaves without wording. */

@@ -25,6 +25,8 @@ t.test('check --json on examples/h200-vm', async (t) => {
   t.match(by('pcie-link')[0], { status: 'pass', subject: '0000:00:06.0' });
   t.match(by('gpu-bar1')[0], { status: 'pass', subject: '0000:00:06.0', actual: '256 GiB', message: /resource line 2, 0x100000000000-0x103fffffffff/ });
   t.match(by('pcie-throttle')[0], { status: 'skip', code: 'throttle-unknown' });
+  // A VM: an AER capability in config space, no aer_dev_* files: judged by the status registers, counters unknown.
+  t.match(by('pcie-aer'), [{ status: 'pass', code: 'aer-ok', subject: '0000:00:06.0', actual: 'none seen (counters unknown)', message: /UESta, CESta clean.*fatal counter absent/ }]);
 });
 
 t.test('the replay equals the recorded golden report (time and duration aside)', async (t) => {

@@ -79,6 +79,18 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
     mutate: (n) => void (dev(n, '0000:16:00.0').relaxedOrdering = false),
     want: [['major', 'relaxed-ordering', '0000:16:00.0', 'RlxdOrd-', 'RlxdOrd+']],
   },
+  'AER: a fatal Malformed TLP on a GPU (counter and UESta), reporting off on an adapter, counters gone on the other GPU': {
+    mutate: (n) => {
+      Object.assign(dev(n, '0000:33:00.0'), { aerCounters: { fatal: { 18: 1 } }, aer: { ueSta: 1 << 18 } });
+      dev(n, '0000:16:00.0').errorEnables = 0x4;
+      dev(n, '0000:13:00.0').aerCounters = null;
+    },
+    want: [
+      ['critical', 'aer', '0000:33:00.0', 'uncorrectable: aer_dev_fatal 1 (MalfTLP 1); UESta MalfTLP (severity fatal)', 'no uncorrectable error'],
+      ['major', 'aer', '0000:16:00.0', 'DevCtl CorrErr- NonFatalErr- FatalErr+ UnsupReq-', 'DevCtl CorrErr+ NonFatalErr+ FatalErr+ UnsupReq+'],
+      ['minor', 'aer', '0000:13:00.0', 'no AER counters (aer_dev_* absent)', 'aer_dev_* counters'],
+    ],
+  },
   'IOMMU mode: translated (DMA-FQ) groups': {
     mutate: (n) => void (n.iommu = { units: ['dmar0', 'dmar1'], groupType: 'DMA-FQ' }),
     want: ['0000:13:00.0', '0000:33:00.0', 'mlx5_0', 'mlx5_1'].map((s): Line => ['critical', 'iommu', s, 'translated (DMA-FQ)', 'passthrough (identity)']),

@@ -14,6 +14,8 @@ import { parsePciConfig } from '../../src/parsers/pci-config.js';
 import { outcomeOf } from '../../src/runner/policy.js';
 import { runChecks, selectChecks } from '../../src/runner/run.js';
 import { buildTree } from '../gen/sysfs-tree.js';
+import { aerReferenceOf } from '../../src/checks/aer-judge.js';
+import { REPO } from '../helpers/paths.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 
 const root = mkdtempSync(path.join(tmpdir(), 'gdrgate-drill-hgx-'));
@@ -37,6 +39,8 @@ const cases: [string, string[]][] = [
   ['pcie-acs:0000:17:00.0=ReqRedir', ['pcie-acs 0000:17:00.0 ReqRedir']],
   ['pcie-acs:0000:17:01.0=EgressCtrl', ['pcie-acs 0000:17:01.0 EgressCtrl']],
   ['pcie-throttle:0000:17:00.0=2', ['pcie-throttle 0000:17:00.0 state 2']],
+  ['pcie-aer:0000:18:00.0=fatal', ['pcie-aer 0000:18:00.0 fatal 1, UESta MalfTLP']],
+  ['pcie-aer:0000:19:00.0=nonfatal', ['pcie-aer 0000:19:00.0 non-fatal 1, UESta CmpltTO']],
   ['memlock=64K', ['memlock-limit self 64 KiB']],
   ['gpudirect-mechanism=none', ['gpudirect-mechanism node none']],
 ];
@@ -55,6 +59,24 @@ t.test('gpu-bar1:0000:18:00.0=256M: the window shrinks, and the check fails agai
 t.test('pcie-relaxed-ordering:0000:19:00.0=off: DevCtl bit 4 cleared; a warning alone (GPU0 shares its switch)', async (t) => {
   const fs = runChecks({ inv: await buildInventory(over('pcie-relaxed-ordering:0000:19:00.0=off')), baseline: null }, ['pcie-relaxed-ordering']);
   t.same(fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`), ['warn ro-off 0000:19:00.0 off']);
+});
+
+t.test('pcie-aer:0000:18:00.0=cor+150: 150 more correctable errors than the previous Prolog recorded fail the gate', async (t) => {
+  const inv = await buildInventory(plain);
+  const aerHistory = { against: 'the previous Prolog', ref: aerReferenceOf(inv, new Date('2025-06-02T09:00:00Z'), null), why: '' };
+  const now = new Date('2025-06-02T10:00:00Z');
+  const staged = await buildInventory(over('pcie-aer:0000:18:00.0=cor+150'));
+  const o = outcomeOf(runChecks({ inv: staged, baseline: null, aerHistory, now }, selectChecks(undefined)));
+  t.same(o.kind === 'unhealthy' ? o.failing.map((f) => `${f.check} ${f.subject} ${f.actual ?? ''}`) : [], ['pcie-aer 0000:18:00.0 +150']);
+  t.same(outcomeOf(runChecks({ inv, baseline: null, aerHistory, now }, selectChecks(undefined))).kind, 'healthy', 'unstaged, against the same reference: healthy');
+});
+
+t.test('pcie-aer faults on a node without counters (the H200 VM\'s GPU): the status register alone fails it', async (t) => {
+  const h200 = new FsHost(path.join(REPO, 'examples/h200-vm'));
+  const f = parseFault('pcie-aer:0000:00:06.0=fatal');
+  if (!f.ok) throw new Error(f.error);
+  const fs = runChecks({ inv: await buildInventory(new DrillHost(h200, f.value)), baseline: null }, ['pcie-aer']);
+  t.same(fs.map((x) => `${x.status} ${x.code} ${x.actual ?? ''}`), ['fail aer-uncorrectable UESta MalfTLP']);
 });
 
 t.test('what the overlay answers, path by path', async (t) => {

@@ -3,7 +3,7 @@
 // BAR0 32 MiB likewise; a bridge's prefetchable window (line 15, flags 0x102201) spanning what lies below it.
 import type { GenDevice } from './sysfs-tree.js';
 
-export interface GenRegs {
+export interface GenRegs extends GenAerRegs {
   /** GPUs: the GPUDirect window (resource line 2) in GiB; 0 leaves it unassigned. Default 128 (H100 80 GB). */
   bar1GiB?: number;
   /** Device Control bit 4; default on for GPUs and NICs, off on bridges (as lspci shows on HGX nodes). */
@@ -73,4 +73,76 @@ export function resourceText(d: GenDevice, bridge: boolean): string {
     if (below.length) lines[15] = [below.reduce((a, l) => (l[0] < a ? l[0] : a), below[0]![0]), below.reduce((a, l) => (l[1] > a ? l[1] : a), 0n) | (MiB - 1n), BRIDGE_PREF64];
   }
   return lines.map(([s, e, f]) => `${hex(s)} ${hex(e)} ${hex(f)}\n`).join('');
+}
+
+/**
+ * AER (ext. cap 0x0001, PCIe Base 6.3 §7.8.4) status registers and the kernel's counters. Defaults as a healthy HGX
+ * node shows them: nothing recorded, UESvrt the spec's default (DLP SDES FCP RxOF MalfTLP UncorrIntErr fatal,
+ * 0x00462030), CEMsk AdvNonFatalErr masked (0x2000), and the three aer_dev_* files the AER port driver gives
+ * every device below a root port (aer_rootport_total_err_* on the root port too).
+ */
+export interface GenAer {
+  ueSta?: number;
+  ueMsk?: number;
+  ueSvrt?: number;
+  ceSta?: number;
+  ceMsk?: number;
+}
+
+/** Counts per status bit; `null` for the whole field: no aer_dev_* files (a VM without a root port, pci=noaer). */
+export interface GenAerCounters {
+  cor?: Readonly<Record<number, number>>;
+  nonfatal?: Readonly<Record<number, number>>;
+  fatal?: Readonly<Record<number, number>>;
+  /** Root ports: aer_rootport_total_err_{cor,nonfatal,fatal}. */
+  rootport?: { cor: number; nonfatal: number; fatal: number };
+  /** Label set: 'new' (5.x on, drivers/pci/pcie/aer.c: "RxErr") or 'old' (4.19: "Receiver Error"). */
+  labels?: 'new' | 'old';
+}
+
+export interface GenAerRegs {
+  aer?: GenAer;
+  aerCounters?: GenAerCounters | null;
+}
+
+export function writeAer(b: Buffer, at: number, d: GenAerRegs): void {
+  const a = d.aer ?? {};
+  b.writeUInt32LE((a.ueSta ?? 0) >>> 0, at + 0x04);
+  b.writeUInt32LE((a.ueMsk ?? 0) >>> 0, at + 0x08);
+  b.writeUInt32LE((a.ueSvrt ?? 0x00462030) >>> 0, at + 0x0c);
+  b.writeUInt32LE((a.ceSta ?? 0) >>> 0, at + 0x10);
+  b.writeUInt32LE((a.ceMsk ?? 0x00002000) >>> 0, at + 0x14);
+}
+
+/** aer_correctable_error_string / aer_uncorrectable_error_string, by bit, in both kernels' wording. */
+const COR: Readonly<Record<'new' | 'old', Readonly<Record<number, string>>>> = {
+  new: { 0: 'RxErr', 6: 'BadTLP', 7: 'BadDLLP', 8: 'Rollover', 12: 'Timeout', 13: 'NonFatalErr', 14: 'CorrIntErr', 15: 'HeaderOF' },
+  old: { 0: 'Receiver Error', 6: 'Bad TLP', 7: 'Bad DLLP', 8: 'RELAY_NUM Rollover', 12: 'Replay Timer Timeout', 13: 'Advisory Non-Fatal', 14: 'Corrected Internal Error', 15: 'Header Log Overflow' },
+};
+const UNCOR: Readonly<Record<'new' | 'old', Readonly<Record<number, string>>>> = {
+  new: { 0: 'Undefined', 4: 'DLP', 5: 'SDES', 12: 'TLP', 13: 'FCP', 14: 'CmpltTO', 15: 'CmpltAbrt', 16: 'UnxCmplt', 17: 'RxOF', 18: 'MalfTLP', 19: 'ECRC', 20: 'UnsupReq', 21: 'ACSViol', 22: 'UncorrIntErr', 23: 'BlockedTLP', 24: 'AtomicOpBlocked', 25: 'TLPBlockedErr', 26: 'PoisonTLPBlocked' },
+  old: { 0: 'Undefined', 4: 'Data Link Protocol', 5: 'Surprise Down Error', 12: 'Poisoned TLP', 13: 'Flow Control Protocol', 14: 'Completion Timeout', 15: 'Completer Abort', 16: 'Unexpected Completion', 17: 'Receiver Overflow', 18: 'Malformed TLP', 19: 'ECRC', 20: 'Unsupported Request', 21: 'ACS Violation', 22: 'Uncorrectable Internal Error', 23: 'MC Blocked TLP', 24: 'AtomicOp Egress Blocked', 25: 'TLP Prefix Blocked Error' },
+};
+
+/** One aer_dev_* file as aer_stats_dev_attr prints it: "%s %llu\n" per named bit, then the total line. */
+export function aerCounterText(names: Readonly<Record<number, string>>, counts: Readonly<Record<number, number>>, total: string): string {
+  const lines = Object.entries(names).map(([bit, label]) => `${label} ${counts[Number(bit)] ?? 0}\n`);
+  return `${lines.join('')}${total} ${Object.values(counts).reduce((s, n) => s + n, 0)}\n`;
+}
+
+/** The kernel's AER statistics files of one device (none when aerCounters is null). */
+export function aerFiles(d: GenAerRegs, rootPort: boolean): Record<string, string> {
+  if (d.aerCounters === null) return {};
+  const c = d.aerCounters ?? {};
+  const set = c.labels ?? 'new';
+  const out: Record<string, string> = {
+    aer_dev_correctable: aerCounterText(COR[set], c.cor ?? {}, 'TOTAL_ERR_COR'),
+    aer_dev_nonfatal: aerCounterText(UNCOR[set], c.nonfatal ?? {}, 'TOTAL_ERR_NONFATAL'),
+    aer_dev_fatal: aerCounterText(UNCOR[set], c.fatal ?? {}, 'TOTAL_ERR_FATAL'),
+  };
+  if (rootPort) {
+    const r = c.rootport ?? { cor: 0, nonfatal: 0, fatal: 0 };
+    Object.assign(out, { aer_rootport_total_err_cor: `${r.cor}\n`, aer_rootport_total_err_nonfatal: `${r.nonfatal}\n`, aer_rootport_total_err_fatal: `${r.fatal}\n` });
+  }
+  return out;
 }

@@ -2,7 +2,7 @@
 // drivers/infiniband/core/sysfs.c, fs/proc/base.c), laid out and linked like a live /sys, under a temporary root.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { type GenRegs, resourceText, writeDevCtl } from './pci-regs-gen.js';
+import { aerFiles, type GenRegs, resourceText, writeAer, writeDevCtl } from './pci-regs-gen.js';
 
 export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
 export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
@@ -135,7 +135,7 @@ export function configSpace(d: GenDevice): Buffer {
   b.writeUInt16LE(speedCode(maxSpeed), pcie + 0x30); // Link Control 2: target speed
   writeDevCtl(b, pcie, d, bridge);
   // Extended space: AER at 0x100, then ACS / ATS.
-  const ext: [id: number, size: number, fill: (at: number) => void][] = [[0x0001, 0x48, () => undefined]];
+  const ext: [id: number, size: number, fill: (at: number) => void][] = [[0x0001, 0x48, (at) => writeAer(b, at, d)]];
   // ACSCap V B R C U T (no egress control) as on Broadcom/Intel ports; ATS Capability: page-aligned request.
   if (d.acsCtl !== undefined) ext.push([0x000d, 8, (at) => b.writeUInt32LE((((d.acsCtl! & 0xffff) << 16) | 0x005f) >>> 0, at + 4)]);
   if (d.ats !== undefined) ext.push([0x000f, 8, (at) => b.writeUInt32LE(((d.ats ? 0x8000 << 16 : 0) | 0x0020) >>> 0, at + 4)]);
@@ -191,7 +191,7 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
     current_link_speed: `${speedText(l.speed)}\n`, current_link_width: `${l.width}\n`,
     max_link_speed: `${speedText(l.maxSpeed)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
     uevent: `${driver ? `DRIVER=${driver}\n` : ''}PCI_CLASS=${cls.toString(16).toUpperCase()}\nPCI_ID=${HX(vendor, 4)}:${HX(device, 4)}\nPCI_SUBSYS_ID=${HX(sv, 4)}:${HX(sd, 4)}\nPCI_SLOT_NAME=${d.bdf}\nMODALIAS=${modalias}\n`,
-    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)),
+    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'),
   };
   if (isBridge(d.kind)) busRange(d).forEach((n, i) => (attrs[i ? 'subordinate_bus_number' : 'secondary_bus_number'] = `${n}\n`));
   await writeAll(ctx.root, dir, attrs);

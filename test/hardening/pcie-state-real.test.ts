@@ -1,4 +1,4 @@
-// The PCIe-state checks (gpu-bar1, pcie-relaxed-ordering, pcie-throttle) on a real capture taken as a normal user
+// The PCIe-state checks (gpu-bar1, pcie-relaxed-ordering, pcie-throttle, pcie-aer) on a real capture taken as a normal user
 // (hwloc's 32em64t tree: 64-byte configs, a ConnectX-3, no thermal class, no NVIDIA GPU): each says it cannot tell.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
@@ -20,3 +20,9 @@ const run = (id: string) => CHECKS.find((c) => c.id === id)!.run({ inv, baseline
 t.same(run('pcie-relaxed-ordering'), ['skip ro-unreadable 0000:82:00.0'], 'mlx4_0 behind a 64-byte config: Device Control unknown');
 t.same(run('pcie-throttle'), ['skip throttle-unknown node'], 'no /sys/class/thermal in the capture: unknown');
 t.same(run('gpu-bar1'), ['skip bar1-na node'], 'no NVIDIA GPU in the capture');
+
+// pcie-aer: every path device (the ConnectX-3 and the bridges above it) unknown, never pass: 64-byte configs hide
+// both Device Control (so a zero counter proves nothing) and the AER capability.
+const aer = run('pcie-aer');
+t.ok(aer.length > 0 && aer.every((l) => l.startsWith('skip aer-unknown ')), `pcie-aer: ${aer.join('; ')}`);
+t.ok(aer.some((l) => l.endsWith(' 0000:82:00.0')), 'the adapter is among them');

@@ -108,6 +108,26 @@ function aerOf(lines: readonly string[]): { ue: number; ce: number } | null {
   return ue === null || ce === null ? null : { ue, ce };
 }
 
+/** UEMsk and UESvrt as registers (only the bits lspci names), and its DevCtl error-reporting flags as printed. */
+export function aerMasksOf(deviceText: string): { msk: number; svrt: number } | null {
+  const lines = deviceText.split('\n');
+  const reg = (name: string): number | null => {
+    const line = lines.find((l) => l.trimStart().startsWith(`${name}:`));
+    return line === undefined ? null : line.split(/\s+/).reduce((r, flag) => (flag.endsWith('+') && UE_BITS[flag.slice(0, -1)] !== undefined ? r | (1 << UE_BITS[flag.slice(0, -1)]!) : r), 0) >>> 0;
+  };
+  const [msk, svrt] = [reg('UEMsk'), reg('UESvrt')];
+  return msk === null || svrt === null ? null : { msk, svrt };
+}
+
+/** lspci's flag names for the UESta/CESta bits the decoder sets (what pcie-aer's messages name). */
+export function aerFlagsOf(deviceText: string, name: 'UESta' | 'CESta'): string[] {
+  const line = deviceText.split('\n').find((l) => l.trimStart().startsWith(`${name}:`));
+  return line === undefined ? [] : line.trim().split(/\s+/).slice(1).filter((f) => f.endsWith('+')).map((f) => f.slice(0, -1));
+}
+
+/** The bits lspci names, as a mask. */
+export const LSPCI_UE_MASK = Object.values(UE_BITS).reduce((m, b) => m | (1 << b), 0) >>> 0;
+
 /** The decoder's AER status as lspci prints it: only the bits lspci names. */
 export function aerSeen(aer: { readonly uncorStatus: number; readonly corStatus: number } | null): { ue: number; ce: number } | null {
   const mask = (bits: Readonly<Record<string, number>>): number => Object.values(bits).reduce((m, b) => m | (1 << b), 0);

@@ -298,3 +298,42 @@ t.test('formatAcs round-trips every ACSCap/ACSCtl line of the reference lspci ca
   }
   t.end();
 });
+
+// pcie-aer's inputs on generated configs (test/gen/pci-regs-gen.ts), held to lspci: UESta/CESta/UEMsk/UESvrt as
+// registers, the flag names pcie-aer's messages use, and DevCtl's four error-reporting enables.
+t.test('generated AER registers and error-reporting enables decode as lspci decodes them', async (t) => {
+  const { configSpace } = await import('../gen/sysfs-tree.js');
+  const { ceNames, enablesText, ueNames } = await import('../../src/checks/aer-judge.js');
+  const { aerFlagsOf, aerMasksOf, LSPCI_UE_MASK } = await import('./lspci-oracle.js');
+  const rows: { name: string; aer: { ueSta?: number; ueMsk?: number; ueSvrt?: number; ceSta?: number; ceMsk?: number }; errorEnables?: number }[] = [
+    { name: 'clean, spec-default severity, all enables', aer: {} },
+    { name: 'fatal MalfTLP', aer: { ueSta: 1 << 18 } },
+    { name: 'non-fatal CmpltTO, UnsupReq masked and set, AdvNonFatalErr', aer: { ueSta: (1 << 14) | (1 << 20), ueMsk: 1 << 20, ceSta: 1 << 13 } },
+    { name: 'correctable RxErr BadTLP BadDLLP Rollover Timeout', aer: { ceSta: 0x11c1 }, errorEnables: 0x4 },
+    { name: 'every named UE bit, vendor severity', aer: { ueSta: LSPCI_UE_MASK, ueSvrt: 0x000e3030 }, errorEnables: 0x9 },
+  ];
+  if (!oracle(t)) return;
+  for (const r of rows) {
+    const bytes = new Uint8Array(configSpace({ bdf: '0000:18:00.0', kind: 'gpu', aer: r.aer, ...(r.errorEnables !== undefined ? { errorEnables: r.errorEnables } : {}) }));
+    const cfg = parsePciConfig(bytes);
+    const ls = lspciDecode(bytes, '18:00.0');
+    const aer = nul(cfg.aer)!;
+    agreesWithLspci(t, cfg, ls);
+    t.same({ msk: aer.uncorMask & LSPCI_UE_MASK, svrt: aer.uncorSeverity & LSPCI_UE_MASK }, aerMasksOf(ls.text), `${r.name}: UEMsk/UESvrt`);
+    t.same(ueNames(aer.uncorStatus).split(' ').filter(Boolean), aerFlagsOf(ls.text, 'UESta'), `${r.name}: UESta names as lspci's`);
+    t.same(ceNames(aer.corStatus).split(' ').filter(Boolean), aerFlagsOf(ls.text, 'CESta'), `${r.name}: CESta names as lspci's`);
+    const dc = nul(cfg.pcie)!.devCtl;
+    t.equal(enablesText(dc), `CorrErr${ls.devCtl!.corrErr ? '+' : '-'} NonFatalErr${ls.devCtl!.nonFatalErr ? '+' : '-'} FatalErr${ls.devCtl!.fatalErr ? '+' : '-'} UnsupReq${ls.devCtl!.unsupReq ? '+' : '-'}`, `${r.name}: DevCtl enables`);
+  }
+});
+
+t.test('H200 GPU (real blob): AER registers and enables as lspci shows them live (FatalErr+ only, UESta/CESta clean)', async (t) => {
+  const { enablesText } = await import('../../src/checks/aer-judge.js');
+  const cfg = parsePciConfig(gpu);
+  t.equal(enablesText(nul(cfg.pcie)!.devCtl), 'CorrErr- NonFatalErr- FatalErr+ UnsupReq-');
+  t.same(aerSeen(nul(cfg.aer)), { ue: 0, ce: 0 });
+  const live = readFileSync(path('../fixtures/device-h200-live/raw-2026-12-01/lspci-vvv.txt'), 'utf8');
+  const dev = splitDevices(live).find((d) => d.slot.endsWith('00:06.0'));
+  if (dev?.aer) t.same(aerSeen(nul(cfg.aer)), dev.aer, 'equal to the live lspci -vvv');
+  else t.pass('the live lspci shows no AER lines for 00:06.0', { skip: 'no AER lines in the live lspci output' });
+});

@@ -87,7 +87,7 @@ async function main(): Promise<void> {
     t.equal(task('78', [], { SLURM_RLIMIT_MEMLOCK: '65536', SLURM_LOCALID: '3' }).stdout, '', 'other local tasks stay quiet');
     const e = run(['epilog', '--config', config], slurm('78', { SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' }));
     t.equal(e.code, 0, 'epilog exit 0', { stderr: e.stderr });
-    t.match(e.stdout, /^gdrgate epilog node=gpu001 job=78 view=trusted findings=job-memlock-propagated removed=true\n$/, e.stdout.trim());
+    t.match(e.stdout, /^gdrgate epilog node=gpu001 job=78 view=trusted findings=job-memlock-propagated removed=true aer=ok\n$/, e.stdout.trim());
     t.notOk(fs.existsSync(path.join(stateDir, 'job-78')), 'job-78 removed');
     const line = logLines().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gdrgate job view' && l.job === '78');
     t.match(line, { level: 40, uid: USER, state: 'trusted', memlock: { soft: 65536, source: 'propagated' }, findings: [{ code: 'job-memlock-propagated', status: 'fail' }] }, 'the admin log has it');

@@ -1,0 +1,156 @@
+// pcie-aer on the HGX tree: the kernel's counters (both label sets), the sticky status registers, correctable growth
+// against the previous run's counters, reporting enables, and what cannot be told (non-root, no counters).
+import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
+import { dev, detach, HGX, P0, table, unreadable, type Want } from './_trees.js';
+
+const PATH0 = [P0.rp, P0.up, P0.downGpu, P0.downNic, P0.gpu, P0.nic];
+const ALL = [...new Set(allDevices(HGX).filter((d) => d.kind !== 'other').map((d) => d.bdf))];
+const ok = (subject: string, actual = 'none'): Want => ({ status: 'pass', code: 'aer-ok', subject, expected: 'no uncorrectable error', actual });
+const unc = (subject: string, actual: string): Want => ({ status: 'fail', code: 'aer-uncorrectable', subject, expected: 'no uncorrectable error', actual });
+const cor = (status: 'warn' | 'fail', subject: string, limit: number, actual: string): Want => ({ status, code: 'aer-correctable', subject, expected: `growth <= ${limit}`, actual });
+const unknown = (subject: string): Want => ({ status: 'skip', code: 'aer-unknown', subject });
+const MALF_TLP = 1 << 18;
+const CMPLT_TO = 1 << 14;
+const UNSUP_REQ = 1 << 20;
+const ADV_NONFATAL = 1 << 13;
+const BAD_TLP = 1 << 6;
+/** The GPU's correctable counters: BadTLP (bit 6) at n. */
+const gpuCor = (n: number) => (g: GenNode): void => void (dev(g, P0.gpu).aerCounters = { cor: { 6: n } });
+const noCounters = (g: GenNode): void => allDevices(g).forEach((d) => (d.aerCounters = null));
+
+export const cases = table('pcie-aer', [
+  {
+    name: 'valid: healthy HGX, every counter 0 with reporting on, nothing in UESta/CESta',
+    subjects: PATH0,
+    bare: PATH0.map((b) => ok(b)),
+    based: PATH0.map((b) => ok(b)),
+  },
+  {
+    name: 'invalid: a fatal Malformed TLP on GPU0, counted by the kernel (5.x labels) and in UESta',
+    change: (n) => Object.assign(dev(n, P0.gpu), { aerCounters: { fatal: { 18: 1 } }, aer: { ueSta: MALF_TLP } }),
+    bare: [unc(P0.gpu, 'fatal 1, UESta MalfTLP')],
+    based: [unc(P0.gpu, 'fatal 1, UESta MalfTLP')],
+  },
+  {
+    name: 'invalid: the same on a 4.19 kernel ("Malformed TLP"): labels are not matched by name',
+    change: (n) => Object.assign(dev(n, P0.gpu), { aerCounters: { fatal: { 18: 2 }, labels: 'old' } }),
+    bare: [unc(P0.gpu, 'fatal 2')],
+    based: [unc(P0.gpu, 'fatal 2')],
+  },
+  {
+    name: 'invalid: firmware-first: counters stay 0, UESta holds a non-fatal Completion Timeout on mlx5_0',
+    change: (n) => void (dev(n, P0.nic).aer = { ueSta: CMPLT_TO }),
+    bare: [unc(P0.nic, 'UESta CmpltTO')],
+    based: [unc(P0.nic, 'UESta CmpltTO')],
+  },
+  {
+    name: 'invalid: the root port above GPU0 was sent a non-fatal error from below (aer_rootport_total_err_nonfatal)',
+    change: (n) => void (dev(n, P0.rp).aerCounters = { rootport: { cor: 0, nonfatal: 1, fatal: 0 } }),
+    bare: [unc(P0.rp, 'below: fatal 0, non-fatal 1')],
+    based: [unc(P0.rp, 'below: fatal 0, non-fatal 1')],
+  },
+  {
+    name: 'valid: UnsupReq masked in UEMsk, AdvNonFatalErr in CESta (as lspci shows a ConnectX-7 on the ESC8000A)',
+    change: (n) => void (dev(n, P0.nic).aer = { ueSta: UNSUP_REQ, ueMsk: UNSUP_REQ, ceSta: ADV_NONFATAL }),
+    subjects: [P0.nic],
+    bare: [ok(P0.nic)],
+    based: [ok(P0.nic)],
+  },
+  {
+    name: 'valid: an advisory non-fatal Unsupported Request (unmasked, non-fatal severity, AdvNonFatalErr+) is correctable',
+    change: (n) => void (dev(n, P0.nic).aer = { ueSta: UNSUP_REQ, ceSta: ADV_NONFATAL }),
+    subjects: [P0.nic],
+    bare: [ok(P0.nic)],
+    based: [ok(P0.nic)],
+  },
+  {
+    name: 'invalid: GPU0\'s BadTLP counter grew by 3 since the previous Prolog: warn; the class may allow it',
+    previous: gpuCor(2),
+    change: gpuCor(5),
+    edit: { aer: { correctableWarnAbove: 5, correctableFailAbove: 100 } },
+    subjects: [P0.gpu],
+    bare: [cor('warn', P0.gpu, 0, '+3')],
+    based: [ok(P0.gpu)],
+  },
+  {
+    name: 'invalid: 150 correctable errors in an hour fail by default; a class allowing 1000 only warns',
+    previous: gpuCor(0),
+    change: gpuCor(150),
+    edit: { aer: { correctableWarnAbove: 0, correctableFailAbove: 1000 } },
+    bare: [cor('fail', P0.gpu, 100, '+150')],
+    based: [cor('warn', P0.gpu, 0, '+150')],
+  },
+  {
+    name: 'valid: the counter went down since the previous Prolog (reboot, clear): the reference is reset, said so',
+    previous: gpuCor(50),
+    change: gpuCor(2),
+    subjects: [P0.gpu],
+    bare: [{ status: 'pass', code: 'aer-reset', subject: P0.gpu, expected: 'no uncorrectable error', actual: 'reference reset' }],
+    based: [{ status: 'pass', code: 'aer-reset', subject: P0.gpu, expected: 'no uncorrectable error', actual: 'reference reset' }],
+  },
+  {
+    name: 'invalid: no counters (a VM): a new CESta BadTLP bit since the previous Prolog is at least one error',
+    previous: noCounters,
+    ref: noCounters,
+    change: (n) => {
+      noCounters(n);
+      dev(n, P0.gpu).aer = { ceSta: BAD_TLP };
+    },
+    bare: [cor('warn', P0.gpu, 0, '+1 or more')],
+    based: [cor('warn', P0.gpu, 0, '+1 or more')],
+  },
+  {
+    name: 'valid: no aer_dev_* files (the live H200 VM\'s GPU): judged by the status registers, counters unknown, never "0 errors"',
+    change: noCounters,
+    ref: noCounters,
+    subjects: [P0.gpu, P0.nic],
+    bare: [ok(P0.gpu, 'none seen (counters unknown)'), ok(P0.nic, 'none seen (counters unknown)')],
+    based: [ok(P0.gpu, 'none seen (counters unknown)'), ok(P0.nic, 'none seen (counters unknown)')],
+  },
+  {
+    name: 'invalid with baseline: GPU0 reports fatal errors only (DevCtl FatalErr+), the reference reported all four',
+    change: (n) => void (dev(n, P0.gpu).errorEnables = 0x4),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu, 'none seen (counters unknown)')],
+    based: [{ status: 'warn', code: 'aer-reporting-off', subject: P0.gpu, expected: 'CorrErr+ NonFatalErr+ FatalErr+ UnsupReq+', actual: 'CorrErr- NonFatalErr- FatalErr+ UnsupReq-' }],
+  },
+  {
+    name: 'invalid with baseline: the kernel keeps no counters for GPU0 where the reference kept them (pci=noaer)',
+    change: (n) => void (dev(n, P0.gpu).aerCounters = null),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu, 'none seen (counters unknown)')],
+    based: [{ status: 'warn', code: 'aer-reporting-off', subject: P0.gpu, expected: 'aer_dev_* counters', actual: 'no counters' }],
+  },
+  {
+    name: 'skip: non-root read (64-byte configs): zero counters with unknown enables and no status registers are unknown, never pass',
+    change: (n) => allDevices(n).forEach((d) => (d.configBytes = 64)),
+    subjects: ALL,
+    bare: ALL.map(unknown),
+    based: ALL.map(unknown),
+  },
+  {
+    name: 'skip: AER capability cut off (256-byte config) and no counters: unknown',
+    ref: noCounters,
+    change: (n) => {
+      noCounters(n);
+      dev(n, P0.gpu).configBytes = 256;
+    },
+    subjects: [P0.gpu],
+    bare: [unknown(P0.gpu)],
+    based: [unknown(P0.gpu)],
+  },
+  {
+    name: 'skip: aer_dev_fatal unreadable on a non-root read of GPU0',
+    change: (n) => void (dev(n, P0.gpu).configBytes = 64),
+    patch: unreadable(`sys/bus/pci/devices/${P0.gpu}/aer_dev_fatal`),
+    subjects: [P0.gpu],
+    bare: [unknown(P0.gpu)],
+    based: [unknown(P0.gpu)],
+  },
+  {
+    name: 'skip: no GPU and no RDMA adapter (aer-na)',
+    change: (n) => allDevices(HGX).filter((d) => d.kind === 'gpu' || d.kind === 'nic').forEach((d) => detach(n, d.bdf)),
+    bare: [{ status: 'skip', code: 'aer-na', subject: 'node' }],
+    based: [{ status: 'skip', code: 'aer-na', subject: 'node' }],
+  },
+]);

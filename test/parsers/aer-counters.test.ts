@@ -1,0 +1,92 @@
+// The kernel's AER statistics files: both label sets parse by "label, trailing integer"; garbage is an error, never 0.
+import t from 'tap';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { type AerKind, parseAerCounterFile, parseAerTotal } from '../../src/parsers/aer-counters.js';
+import { aerCounterText } from '../gen/pci-regs-gen.js';
+import { seeded } from '../helpers/seeded.js';
+
+const fix = (name: string): string => readFileSync(fileURLToPath(new URL(`../fixtures/aer/${name}`, import.meta.url)), 'utf8');
+
+t.test('real kernel formats: 4.19 (ABI sample) and 5.x on (aer.c string tables)', (t) => {
+  const cases: [file: string, kind: AerKind, total: number, bits: number, nonZero: [string, number][]][] = [
+    ['abi-4.19-aer_dev_correctable.txt', 'correctable', 2, 8, [['Receiver Error', 2]]],
+    ['abi-4.19-aer_dev_fatal.txt', 'fatal', 0, 17, []],
+    ['aer.c-6.x-aer_dev_correctable.txt', 'correctable', 7, 8, [['BadTLP', 5], ['BadDLLP', 1], ['Timeout', 3]]],
+    ['aer.c-6.x-aer_dev_nonfatal.txt', 'nonfatal', 1, 18, [['CmpltTO', 1]]],
+  ];
+  for (const [file, kind, total, bits, nz] of cases) {
+    const p = parseAerCounterFile(fix(file), kind);
+    if (!t.ok(p.ok, file) || !p.ok) continue;
+    t.equal(p.value.total, total, `${file}: total`);
+    t.equal(p.value.bits.length, bits, `${file}: one entry per line before the total`);
+    t.same(p.value.bits.filter((b) => b.count > 0).map((b) => [b.label, b.count]), nz, `${file}: labels kept as written`);
+  }
+  t.end();
+});
+
+t.test('table: valid and invalid files', (t) => {
+  const rows: [name: string, text: string, kind: AerKind, want: number | RegExp][] = [
+    ['labels with spaces, digits and brackets', 'dev_cor_errs_bit[1] 4\nErr 2 5\nTOTAL_ERR_COR 9\n', 'correctable', 9],
+    ['total only (a kernel naming no bit)', 'TOTAL_ERR_FATAL 0\n', 'fatal', 0],
+    ['CRLF line ends', 'RxErr 1\r\nTOTAL_ERR_COR 1\r\n', 'correctable', 1],
+    ['no trailing newline', 'RxErr 1\nTOTAL_ERR_COR 1', 'correctable', 1],
+    ['empty file', '', 'correctable', /empty/],
+    ['whitespace only', ' \n', 'correctable', /empty/],
+    ['no total line', 'RxErr 0\nBadTLP 0\n', 'correctable', /no TOTAL_ERR_COR/],
+    ["another file's total", 'DLP 0\nTOTAL_ERR_FATAL 0\n', 'nonfatal', /TOTAL_ERR_FATAL in the nonfatal file/],
+    ['a line after the total', 'TOTAL_ERR_COR 0\nRxErr 3\n', 'correctable', /follows TOTAL_ERR_COR/],
+    ['a negative count', 'RxErr -1\nTOTAL_ERR_COR 0\n', 'correctable', /not "label count"/],
+    ['a count with a unit', 'RxErr 1k\nTOTAL_ERR_COR 1\n', 'correctable', /not "label count"/],
+    ['label without a count', 'RxErr\nTOTAL_ERR_COR 0\n', 'correctable', /not "label count"/],
+    ['a count beyond 2^53', 'RxErr 18446744073709551615\nTOTAL_ERR_COR 1\n', 'correctable', /beyond an exact count/],
+    ['a blank line inside', 'RxErr 0\n\nTOTAL_ERR_COR 0\n', 'correctable', /line 2/],
+    ['binary garbage', '\u0000\u0001\u00ff 0\nTOTAL_ERR_COR 0\n', 'correctable', /line 1/],
+  ];
+  for (const [name, text, kind, want] of rows) {
+    const p = parseAerCounterFile(text, kind);
+    if (typeof want === 'number') t.same(p.ok ? p.value.total : p.error, want, name);
+    else t.match(p.ok ? 'parsed' : p.error, want, name);
+  }
+  t.same(parseAerTotal('0\n'), { ok: true, value: 0 }, 'root port total 0');
+  t.same(parseAerTotal('12\n'), { ok: true, value: 12 }, 'root port total 12');
+  for (const bad of ['', '\n', '-1\n', '1 2\n', 'x\n', '99999999999999999999\n']) t.notOk(parseAerTotal(bad).ok, `root port total ${JSON.stringify(bad)} refused`);
+  t.end();
+});
+
+t.test('the generator writes what the parser reads, in both label sets', (t) => {
+  const sets: Record<number, string>[] = [{ 0: 'RxErr', 6: 'BadTLP' }, { 0: 'Receiver Error', 8: 'RELAY_NUM Rollover' }];
+  for (const labels of sets) {
+    const p = parseAerCounterFile(aerCounterText(labels, { 0: 3 }, 'TOTAL_ERR_COR'), 'correctable');
+    t.same(p.ok && p.value, { bits: Object.values(labels).map((label, i) => ({ label, count: i === 0 ? 3 : 0 })), total: 3 });
+  }
+  t.end();
+});
+
+t.test('fuzz (seeded): garbage never throws and never reads as 0 errors', (t) => {
+  const r = seeded(0x19ae);
+  const parts = ['RxErr', ' ', '\t', '0', '1', '9', 'TOTAL_ERR_COR', 'TOTAL_ERR_FATAL', '\n', '\r', '-', 'x', '\u0000', 'é', '99999999999999999999', ' 0\n', ''];
+  const valid = fix('aer.c-6.x-aer_dev_correctable.txt');
+  let accepted = 0;
+  for (let i = 0; i < 5000; i++) {
+    // Half pure garbage, half a real file with a few bytes changed.
+    const text = i % 2 ? r.join(parts, r.int(24)) : [...valid].map((c) => (r.int(40) === 0 ? r.pick(parts) : c)).join('');
+    let p: ReturnType<typeof parseAerCounterFile>;
+    try {
+      p = parseAerCounterFile(text, 'correctable');
+    } catch (e) {
+      t.fail(`threw on ${JSON.stringify(text)}: ${(e as Error).message}`);
+      continue;
+    }
+    if (!p.ok) continue;
+    accepted++;
+    // Accepted only when the text really ends with the total line: then the value is the one printed there.
+    const last = text.replace(/\r?\n$/, '').split('\n').at(-1)!.replace(/\r$/, '');
+    const m = /^TOTAL_ERR_COR[ \t]+(\d+)$/.exec(last);
+    if (!m || Number(m[1]) !== p.value.total) t.fail(`accepted ${JSON.stringify(text)} as total ${p.value.total}`);
+    const tp = parseAerTotal(text);
+    if (tp.ok && String(tp.value) !== text.replace(/\n$/, '').replace(/^0+(?=\d)/, '')) t.fail(`total accepted ${JSON.stringify(text)}`);
+  }
+  t.ok(accepted > 0 && accepted < 5000, `some mutated files still parse (${accepted}), most do not`);
+  t.end();
+});

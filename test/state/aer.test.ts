@@ -1,0 +1,98 @@
+// pcie-aer's reference counters in the state directory: round trip, a first run, a corrupt or planted file (never a
+// fail, never a throw), the job's record taken once, old job records pruned; and what the check makes of each.
+import t, { type Test } from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { aerReferenceOf } from '../../src/checks/aer-judge.js';
+import { AER_LAST, aerJobFile, readLastAer, takeJobAer } from '../../src/state/aer.js';
+import { pruneJobAer, writeAer } from '../../src/state/aer-write.js';
+import { dev, hgx, inventoryOf, P0, PREVIOUS_RUN, runCheck, THIS_RUN } from '../checks/_trees.js';
+
+const stateDir = (t: Test): string => {
+  const d = path.join(t.testdir(), 'run');
+  fs.mkdirSync(d, { mode: 0o711 });
+  return d;
+};
+
+const before = hgx();
+const after = hgx();
+dev(after, P0.gpu).aerCounters = { cor: { 0: 7 } };
+const [invBefore, invAfter] = await Promise.all([inventoryOf(before), inventoryOf(after)]);
+const gpuFinding = (h: ReturnType<typeof readLastAer>) => runCheck('pcie-aer', invAfter, null, { aerHistory: h, now: THIS_RUN }).filter((f) => f.subject === P0.gpu).map((f) => `${f.status} ${f.code} ${f.actual ?? ''}`);
+
+t.test('round trip: the Prolog writes, the next Prolog reads the same reference; growth is judged against it', async (t) => {
+  const dir = stateDir(t);
+  const ref = aerReferenceOf(invBefore, PREVIOUS_RUN, '41');
+  t.same(writeAer(dir, ref), [AER_LAST, 'aer-job-41.json']);
+  t.equal(fs.statSync(path.join(dir, AER_LAST)).mode & 0o777, 0o600, 'root only');
+  const h = readLastAer(dir);
+  t.same(h.ref, ref);
+  t.same(gpuFinding(h), ['warn aer-correctable +7'], 'RxErr 0 → 7 in an hour: warn');
+  const job = takeJobAer(dir, '41');
+  t.same(job.ref, ref, "the job's record");
+  t.notOk(fs.existsSync(path.join(dir, aerJobFile('41'))), 'taken once: removed');
+  t.equal(takeJobAer(dir, '41').ref, null, 'a second Epilog finds none');
+});
+
+t.test('first run, corrupt or refused file: no growth known, a pass that says so, never a fail or a throw', async (t) => {
+  const dir = stateDir(t);
+  const first = readLastAer(dir);
+  t.equal(first.ref, null);
+  t.match(first.why, /first run/);
+  t.same(gpuFinding(first), ['pass aer-ok none'], 'first run');
+  const bad: [string, string][] = [['not JSON', '{"format": "gdrgate-aer'], ['another format', '{"format":"x"}'], ['a malformed device', JSON.stringify({ format: 'gdrgate-aer-counters/1', time: PREVIOUS_RUN.toISOString(), boot: null, job: null, devices: { [P0.gpu]: { cor: -1, rootCor: null, ceSta: 0 } } })], ['an empty file', '']];
+  for (const [name, text] of bad) {
+    fs.writeFileSync(path.join(dir, AER_LAST), text, { mode: 0o600 });
+    const h = readLastAer(dir);
+    t.equal(h.ref, null, `${name}: no reference`);
+    t.match(h.why, /corrupt|not JSON/, `${name}: says why`);
+    t.same(gpuFinding(h), ['pass aer-ok none'], `${name}: a pass, growth unknown`);
+  }
+  fs.rmSync(path.join(dir, AER_LAST));
+  fs.writeFileSync(path.join(dir, 'elsewhere.json'), JSON.stringify({ format: 'gdrgate-aer-counters/1', time: PREVIOUS_RUN.toISOString(), boot: null, job: null, devices: {} }));
+  fs.symlinkSync('elsewhere.json', path.join(dir, AER_LAST));
+  const linked = readLastAer(dir);
+  t.equal(linked.ref, null, 'a link planted at aer-last.json is not followed');
+  t.match(linked.why, /refused/);
+  fs.writeFileSync(path.join(dir, 'group.json'), '{}', { mode: 0o666 });
+  fs.chmodSync(path.join(dir, 'group.json'), 0o666);
+  fs.rmSync(path.join(dir, AER_LAST));
+  fs.renameSync(path.join(dir, 'group.json'), path.join(dir, AER_LAST));
+  t.match(readLastAer(dir).why, /refused: .*writable by others/, 'a file others may write is refused');
+});
+
+t.test('writing replaces a link planted at the name, never writes through it', async (t) => {
+  const dir = stateDir(t);
+  const victim = path.join(path.dirname(dir), 'victim');
+  fs.writeFileSync(victim, 'keep');
+  fs.symlinkSync(victim, path.join(dir, AER_LAST));
+  writeAer(dir, aerReferenceOf(invBefore, PREVIOUS_RUN, null));
+  t.equal(fs.readFileSync(victim, 'utf8'), 'keep', 'the link target is untouched');
+  t.notOk(fs.lstatSync(path.join(dir, AER_LAST)).isSymbolicLink(), 'the name is now our file');
+  t.ok(readLastAer(dir).ref, 'and reads back');
+});
+
+t.test('a counter that went down, or another boot, resets the reference and says so', async (t) => {
+  const dir = stateDir(t);
+  writeAer(dir, aerReferenceOf(invAfter, PREVIOUS_RUN, null));
+  t.same(runCheck('pcie-aer', invBefore, null, { aerHistory: readLastAer(dir), now: THIS_RUN }).filter((f) => f.subject === P0.gpu).map((f) => f.code), ['aer-reset'], 'RxErr 7 → 0');
+  writeAer(dir, { ...aerReferenceOf(invBefore, PREVIOUS_RUN, null), boot: 'another-boot' });
+  const rebooted = { ...invAfter, bootId: 'this-boot' };
+  const f = runCheck('pcie-aer', rebooted, null, { aerHistory: readLastAer(dir), now: THIS_RUN }).find((x) => x.subject === P0.gpu)!;
+  t.equal(f.code, 'aer-reset', 'growth across a reboot is not growth');
+  t.match(f.message, /another boot/);
+});
+
+t.test('job records whose Epilog never came are pruned beyond the newest 64', async (t) => {
+  const dir = stateDir(t);
+  const ref = aerReferenceOf(invBefore, PREVIOUS_RUN, null);
+  for (let j = 1; j <= 70; j++) {
+    writeAer(dir, { ...ref, job: String(j) });
+    fs.utimesSync(path.join(dir, aerJobFile(String(j))), j * 1000, j * 1000);
+  }
+  t.equal(pruneJobAer(dir), 6);
+  const left = fs.readdirSync(dir).filter((n) => n.startsWith('aer-job-'));
+  t.equal(left.length, 64);
+  t.notOk(left.includes('aer-job-6.json'), 'the oldest went');
+  t.ok(left.includes('aer-job-7.json') && left.includes('aer-job-70.json'), 'the newest stay');
+});
