@@ -9,6 +9,7 @@ import { bar1Window } from '../parsers/pci-resource.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { VERSION } from '../version.js';
 import { checkCaptureSize } from './limits.js';
+import { capturePayload } from './payload.js';
 
 export interface CaptureOptions {
   readonly name: string;
@@ -117,6 +118,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     gpuSpeedStrict: false,
     devices,
     paths,
+    payload: capturePayload(inv),
     ...(o.probes?.length ? { probes: o.probes } : {}),
   };
   return { cls, warnings };

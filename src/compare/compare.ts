@@ -3,6 +3,7 @@ import type { Inventory } from '../model/inventory.js';
 import { bar1 } from './bar1.js';
 import { relaxedOrdering } from './devctl.js';
 import { throttle } from './throttle.js';
+import { payload } from './payload.js';
 import { acs, links, placement, presence, topology } from './devices.js';
 import { ats, gpudirect, iommu, memlock, modules, versions } from './node.js';
 import { sortDifferences, type Difference } from './types.js';
@@ -17,6 +18,7 @@ export function compareInventories(a: Inventory, b: Inventory): Difference[] {
     ...bar1(a, b),
     ...relaxedOrdering(a, b),
     ...throttle(a, b),
+    ...payload(a, b),
     ...iommu(a, b),
     ...gpudirect(a, b),
     ...memlock(a, b),

@@ -13,6 +13,7 @@ export const AREAS = [
   'acs',
   'bar1',
   'relaxed-ordering',
+  'payload',
   'iommu',
   'gpudirect',
   'memlock',

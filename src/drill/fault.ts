@@ -11,6 +11,7 @@ export type Fault =
   | { readonly kind: 'pcie-acs'; readonly bdf: string; readonly bit: AcsBit }
   | { readonly kind: 'pcie-relaxed-ordering'; readonly bdf: string }
   | { readonly kind: 'pcie-throttle'; readonly bdf: string; readonly state: number }
+  | { readonly kind: 'pcie-payload'; readonly bdf: string; readonly field: 'mps' | 'mrrs'; readonly bytes: number }
   | { readonly kind: 'gpu-bar1'; readonly bdf: string; readonly bytes: number }
   | { readonly kind: 'memlock'; readonly bytes: number }
   | { readonly kind: 'gpudirect-mechanism'; readonly value: 'none' };
@@ -18,7 +19,7 @@ export type Fault =
 const WIDTHS = new Set([1, 2, 4, 8, 12, 16, 32]);
 const isAcsBit = (s: string): s is AcsBit => Object.hasOwn(ACS_BITS, s);
 
-/** `pcie-link:0000:17:00.0=x8`, `pcie-acs:0000:16:02.0=ReqRedir`, `gpu-bar1:0000:18:00.0=256M`, `memlock=64K`, `gpudirect-mechanism=none`. */
+/** `pcie-link:0000:17:00.0=x8`, `pcie-acs:0000:16:02.0=ReqRedir`, `pcie-payload:0000:17:00.0=mps512`, `gpu-bar1:0000:18:00.0=256M`, `memlock=64K`, `gpudirect-mechanism=none`. */
 export function parseFault(text: string): Parsed<Fault> {
   const eq = text.lastIndexOf('=');
   if (eq < 0) return { ok: false, error: `fault ${JSON.stringify(text)}: want <check>[:<subject>]=<value>` };
@@ -46,6 +47,12 @@ export function parseFault(text: string): Parsed<Fault> {
       if (!BDF_RE.test(subject)) return bad('subject must be a port PCI address (0000:17:00.0)');
       if (!/^[1-9]\d{0,2}$/.test(value)) return bad('value must be a cooling state from 1 (one speed step down)');
       return { ok: true, value: { kind: 'pcie-throttle', bdf: subject, state: Number(value) } };
+    case 'pcie-payload': {
+      if (!BDF_RE.test(subject)) return bad('subject must be a PCI address on a GPU↔NIC path (0000:17:00.0)');
+      const m = /^(mps|mrrs)(128|256|512|1024|2048|4096)$/.exec(value);
+      if (!m) return bad('value must be mps or mrrs and a size in bytes from 128 to 4096 (mps512, mrrs256)');
+      return { ok: true, value: { kind: 'pcie-payload', bdf: subject, field: m[1] as 'mps' | 'mrrs', bytes: Number(m[2]) } };
+    }
     case 'gpu-bar1': {
       if (!BDF_RE.test(subject)) return bad('subject must be a GPU PCI address (0000:18:00.0)');
       const s = parseSize(value);
@@ -62,7 +69,7 @@ export function parseFault(text: string): Parsed<Fault> {
       if (subject || value !== 'none') return bad('the only gpudirect-mechanism fault is gpudirect-mechanism=none');
       return { ok: true, value: { kind: 'gpudirect-mechanism', value: 'none' } };
     default:
-      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, pcie-throttle, gpu-bar1, memlock, gpudirect-mechanism`);
+      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, pcie-throttle, pcie-payload, gpu-bar1, memlock, gpudirect-mechanism`);
   }
 }
 
@@ -76,6 +83,8 @@ export function formatFault(f: Fault): string {
       return `pcie-relaxed-ordering:${f.bdf}=off`;
     case 'pcie-throttle':
       return `pcie-throttle:${f.bdf}=${f.state}`;
+    case 'pcie-payload':
+      return `pcie-payload:${f.bdf}=${f.field}${f.bytes}`;
     case 'gpu-bar1':
       return `gpu-bar1:${f.bdf}=${sizeUnit(f.bytes)}`;
     case 'memlock':
