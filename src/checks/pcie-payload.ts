@@ -26,11 +26,12 @@ function nodeFinding(inv: Inventory, ref: BaselinePayload | undefined) {
   if (aspmPolicy.state === 'unknown') return f('payload-unknown', 'skip', 'node', `ASPM policy unknown (${aspmPolicy.why})`);
   const now = { bus: cmdline.value.busPolicy ?? 'default', aspm: cmdline.value.aspm ?? 'default', policy: aspmPolicy.state === 'present' ? aspmPolicy.value.active : null };
   const actual = policyText(now.bus, now.aspm, now.policy);
-  if (!ref) return f('payload-ok', 'pass', 'node', `${actual} (no reference: recorded only)`, 'no reference', actual);
+  const none = now.policy === null ? ' (no pcie_aspm policy file: a kernel without ASPM support, or a capture without it)' : '';
+  if (!ref) return f('payload-ok', 'pass', 'node', `${actual}${none}; no reference: recorded only`, 'no reference', actual);
   const want = { bus: ref.busPolicy ?? now.bus, aspm: ref.pcieAspm ?? now.aspm, policy: ref.aspmPolicy === undefined ? now.policy : ref.aspmPolicy };
   const expected = policyText(want.bus, want.aspm, want.policy);
-  if (expected !== actual) return f('payload-policy-changed', 'warn', 'node', `${actual} where the reference had ${expected}`, expected, actual);
-  return f('payload-ok', 'pass', 'node', `${actual}, as the reference`, expected, actual);
+  if (expected !== actual) return f('payload-policy-changed', 'warn', 'node', `${actual}${none} where the reference had ${expected}`, expected, actual);
+  return f('payload-ok', 'pass', 'node', `${actual}${none}, as the reference`, expected, actual);
 }
 
 const shown = (p: Pick<DevicePayload, 'mps' | 'mrrs' | 'aspm'>, l: Fact<LinkAspm>): string => `${payloadText(p)}${l.state === 'present' && linkAspmText(l.value) !== 'none' ? `; link ${linkAspmText(l.value)}` : ''}`;
@@ -49,7 +50,8 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const rd = ref?.devices.find((x) => x.bdf === d.bdf);
   if (!rd) {
     const actual = shown(p.value, link);
-    return f('payload-ok', 'pass', d.bdf, `${who}: ${actual}${cap}${ref ? ' (not in the reference)' : ''}`, upMps === null ? 'no reference' : `MaxPayload ≤ ${upMps} bytes`, actual);
+    const lk = link.state === 'unknown' ? `; link/ ASPM attributes unknown (${link.why})` : '';
+    return f('payload-ok', 'pass', d.bdf, `${who}: ${actual}${cap}${lk}${ref ? ' (not in the reference)' : ''}`, upMps === null ? 'no reference' : `MaxPayload ≤ ${upMps} bytes`, actual);
   }
   const refLink = rd.link ?? {};
   if (link.state === 'unknown' && Object.keys(refLink).length) return f('payload-unknown', 'skip', d.bdf, `${who}: ASPM link attributes unknown (${link.why})`);

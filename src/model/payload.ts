@@ -38,5 +38,5 @@ export function linkAspmText(l: LinkAspm): string {
 /** The kernel's policies in one line: `pci=pcie_bus_perf, ASPM policy default` (names as the kernel spells them). */
 export function policyText(bus: string, pcieAspm: string, aspmPolicy: string | null): string {
   const aspm = pcieAspm === 'default' ? '' : `, pcie_aspm=${pcieAspm}`;
-  return `${bus === 'default' ? 'no pci=pcie_bus_*' : `pci=${bus}`}${aspm}, ASPM policy ${aspmPolicy ?? 'none (no ASPM support)'}`;
+  return `${bus === 'default' ? 'no pci=pcie_bus_*' : `pci=${bus}`}${aspm}, ASPM policy ${aspmPolicy ?? 'none'}`;
 }
