@@ -30,7 +30,7 @@ function nodeFinding(inv: Inventory, ref: BaselinePayload | undefined) {
   if (!ref) return f('payload-ok', 'pass', 'node', `${actual}${none}; no reference: recorded only`, 'no reference', actual);
   const want = { bus: ref.busPolicy ?? now.bus, aspm: ref.pcieAspm ?? now.aspm, policy: ref.aspmPolicy === undefined ? now.policy : ref.aspmPolicy };
   const expected = policyText(want.bus, want.aspm, want.policy);
-  if (expected !== actual) return f('payload-policy-changed', 'warn', 'node', `${actual}${none} where the reference had ${expected}`, expected, actual);
+  if (expected !== actual) return f('payload-policy-changed', 'warn', 'node', `${actual}${none}: not as the reference`, expected, actual);
   return f('payload-ok', 'pass', 'node', `${actual}${none}, as the reference`, expected, actual);
 }
 
@@ -45,13 +45,13 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const upMps = up?.p.state === 'present' ? up.p.value.mps : null;
   const cap = p.value.mpsSupported === null ? '' : ` (supports ${p.value.mpsSupported})`;
   if (upMps !== null && p.value.mps > upMps)
-    return f('payload-mps-over', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${up!.b}'s ${upMps} bytes, the port above it`, `≤ ${upMps} bytes`, `${p.value.mps} bytes`);
+    return f('payload-mps-over', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${up!.b}'s ${upMps} bytes, the port above it`, `at most ${upMps} bytes`, `${p.value.mps} bytes`);
   const link = inv.payload.linkAspm.get(d.bdf) ?? { state: 'absent' };
   const rd = ref?.devices.find((x) => x.bdf === d.bdf);
   if (!rd) {
     const actual = shown(p.value, link);
     const lk = link.state === 'unknown' ? `; link/ ASPM attributes unknown (${link.why})` : '';
-    return f('payload-ok', 'pass', d.bdf, `${who}: ${actual}${cap}${lk}${ref ? ' (not in the reference)' : ''}`, upMps === null ? 'no reference' : `MaxPayload ≤ ${upMps} bytes`, actual);
+    return f('payload-ok', 'pass', d.bdf, `${who}: ${actual}${cap}${lk}${ref ? ' (not in the reference)' : ''}`, upMps === null ? 'no reference' : `MaxPayload at most ${upMps} bytes`, actual);
   }
   const refLink = rd.link ?? {};
   if (link.state === 'unknown' && Object.keys(refLink).length) return f('payload-unknown', 'skip', d.bdf, `${who}: ASPM link attributes unknown (${link.why})`);
@@ -59,7 +59,7 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const differs = rd.mps !== p.value.mps || rd.mrrs !== p.value.mrrs || rd.aspm !== p.value.aspm || LINK_ASPM_FILES.some((n) => refLink[n] !== now[n]);
   const expected = shown(rd, { state: 'present', value: refLink });
   const actual = shown(p.value, { state: 'present', value: now });
-  if (differs) return f('payload-changed', 'warn', d.bdf, `${who}: ${actual} where the reference had ${expected}`, expected, actual);
+  if (differs) return f('payload-changed', 'warn', d.bdf, `${who}: ${actual}: not as the reference`, expected, actual);
   return f('payload-ok', 'pass', d.bdf, `${who}: ${actual}${cap}, as the reference`, expected, actual);
 }
 

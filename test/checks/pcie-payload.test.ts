@@ -18,20 +18,20 @@ export const cases = table('pcie-payload', [
   {
     name: 'valid: healthy HGX, MaxPayload 256 bytes on every path device, ASPM disabled, no pci= option',
     subjects: ['node', P0.rp, P0.gpu, P0.nic],
-    bare: [pass('node', DEFAULT, 'no reference'), pass(P0.rp, RP, 'no reference'), pass(P0.gpu, GPU, 'MaxPayload ≤ 256 bytes'), pass(P0.nic, NIC, 'MaxPayload ≤ 256 bytes')],
+    bare: [pass('node', DEFAULT, 'no reference'), pass(P0.rp, RP, 'no reference'), pass(P0.gpu, GPU, 'MaxPayload at most 256 bytes'), pass(P0.nic, NIC, 'MaxPayload at most 256 bytes')],
     based: [pass('node', DEFAULT), pass(P0.rp, RP), pass(P0.gpu, GPU), pass(P0.nic, NIC)],
   },
   {
     name: 'invalid: GPU0 at MaxPayload 512 bytes below a 256-byte switch port: the spec forbids it, a fail with or without a reference',
     change: set(P0.gpu, { mps: 512, mpsSupported: 512 }),
-    bare: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: '≤ 256 bytes', actual: '512 bytes' }],
-    based: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: '≤ 256 bytes', actual: '512 bytes' }],
+    bare: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 256 bytes', actual: '512 bytes' }],
+    based: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 256 bytes', actual: '512 bytes' }],
   },
   {
     name: 'invalid: the switch port above GPU0 at 128 bytes under GPU0\'s 256 (a port reprogrammed after boot)',
     change: set(P0.downGpu, { mps: 128 }),
-    bare: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: '≤ 128 bytes', actual: '256 bytes' }],
-    based: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: '≤ 128 bytes', actual: '256 bytes' }, changed(P0.downGpu, sizes(256, 128), sizes(128, 128))],
+    bare: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }],
+    based: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }, changed(P0.downGpu, sizes(256, 128), sizes(128, 128))],
   },
   {
     name: 'valid alone, a warning against the reference: mlx5_0 reads at most 512 bytes where the reference read 4096',
@@ -43,7 +43,7 @@ export const cases = table('pcie-payload', [
     name: 'valid alone: GPU0 at 128 bytes below a 256-byte port is legal; against the reference a change',
     change: set(P0.gpu, { mps: 128 }),
     subjects: [P0.gpu],
-    bare: [pass(P0.gpu, `${sizes(128, 4096)}; link l1_aspm=0`, 'MaxPayload ≤ 256 bytes')],
+    bare: [pass(P0.gpu, `${sizes(128, 4096)}; link l1_aspm=0`, 'MaxPayload at most 256 bytes')],
     based: [changed(P0.gpu, GPU, `${sizes(128, 4096)}; link l1_aspm=0`)],
   },
   {
@@ -51,7 +51,7 @@ export const cases = table('pcie-payload', [
     change: (n) => PATH0.forEach((b) => set(b, { mps: 128 })(n)),
     ref: (n) => PATH0.forEach((b) => set(b, { mps: 128 })(n)),
     subjects: [P0.gpu],
-    bare: [pass(P0.gpu, `${sizes(128, 4096)}; link l1_aspm=0`, 'MaxPayload ≤ 128 bytes')],
+    bare: [pass(P0.gpu, `${sizes(128, 4096)}; link l1_aspm=0`, 'MaxPayload at most 128 bytes')],
     based: [pass(P0.gpu, `${sizes(128, 4096)}; link l1_aspm=0`)],
   },
   {
@@ -105,7 +105,7 @@ export const cases = table('pcie-payload', [
     name: 'skip: l1_aspm of GPU0 holds garbage where the reference showed it',
     patch: put(`sys/devices/pci0000:15/${P0.rp}/${P0.up}/${P0.downGpu}/${P0.gpu}/link/l1_aspm`, 'on\n'),
     subjects: [P0.gpu],
-    bare: [pass(P0.gpu, sizes(256, 4096), 'MaxPayload ≤ 256 bytes')],
+    bare: [pass(P0.gpu, sizes(256, 4096), 'MaxPayload at most 256 bytes')],
     based: [{ status: 'skip', code: 'payload-unknown', subject: P0.gpu }],
   },
 ]);
