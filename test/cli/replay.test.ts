@@ -25,6 +25,8 @@ t.test('check --json on examples/h200-vm', async (t) => {
   t.match(by('pcie-link')[0], { status: 'pass', subject: '0000:00:06.0' });
   t.match(by('gpu-bar1')[0], { status: 'pass', subject: '0000:00:06.0', actual: '256 GiB', message: /resource line 2, 0x100000000000-0x103fffffffff/ });
   t.match(by('pcie-throttle')[0], { status: 'skip', code: 'throttle-unknown' });
+  // The GPU sits on the VM's root bus: no port above it to exceed; lspci: MaxPayload 256 bytes, MaxReadReq 4096 bytes.
+  t.match(by('pcie-payload').find((f) => f.subject === '0000:00:06.0'), { status: 'pass', code: 'payload-ok', actual: 'MaxPayload 256 bytes, MaxReadReq 4096 bytes, ASPM Disabled' });
 });
 
 t.test('the replay equals the recorded golden report (time and duration aside)', async (t) => {
