@@ -2,11 +2,11 @@
 # What the PCIe-state checks must be held to on the live H200, read only: each NVIDIA GPU's `resource` and its parent
 # bridge's, the GPU's config space (4 KiB, as root) as an `lspci -x`-style dump for `lspci -vvv -F` here, `nvidia-smi
 # -q` (BAR1 Memory Usage: Total), the thermal class's cooling devices, the AER files of each GPU and the bridges
-# above it with `lspci -vvv`'s AER lines (pcie-aer), and the built gate's `check --json` of the new checks. lspci is
-# not installed there: set LSPCI (and LD_LIBRARY_PATH) to a carried one, or /tmp/gdr/lspci/{lspci,lib} is tried.
-# Run as root after
-# `bash .device/unpack.sh` (/tmp/gdr/node runs /tmp/gdr/app/dist/cli.js). Changes no setting; writes six files under
-# $OUT, flat (seven with pcie-aer.txt); the lead copies them into test/fixtures/device-h200-live/ under the same names
+# above it with `lspci -vvv`'s AER lines (pcie-aer), every PCI function's ASPM `link/*` attributes, the ASPM policy
+# and /proc/cmdline (pcie-payload), and the built gate's `check --json` of the new checks. lspci is not installed
+# there: set LSPCI (and LD_LIBRARY_PATH) to a carried one, or /tmp/gdr/lspci/{lspci,lib} is tried. Run as root after
+# `bash .device/unpack.sh` (/tmp/gdr/node runs /tmp/gdr/app/dist/cli.js). Changes no setting; writes eight files under
+# $OUT, flat; the lead copies them into test/fixtures/device-h200-live/ under the same names
 # (test/checks/gpu-bar1.device.test.ts reads them there).
 set -u
 OUT=${OUT:-/tmp/gdrgate-device-pcie}
@@ -52,11 +52,21 @@ LS=${LSPCI:-}
       else echo "-- lspci: not available (set LSPCI); pcie-config.txt has the config space for lspci -F"; fi
     done
   done; } > "$OUT/pcie-aer.txt" 2>&1
+# pcie-payload: each function's link/ ASPM attributes (none where the kernel manages no link above it), the policy,
+# the command line (pci=pcie_bus_*, pcie_aspm=), as the gate reads them.
+{ for d in /sys/bus/pci/devices/*; do
+    if [ -d "$d/link" ]; then for a in "$d"/link/*; do [ -f "$a" ] && echo "${d##*/} link/${a##*/} $(cat "$a" 2>&1)"; done
+    else echo "${d##*/} link/ absent"; fi
+  done
+  echo "policy $(cat /sys/module/pcie_aspm/parameters/policy 2>&1)"
+  echo "cmdline $(cat /proc/cmdline)"; } > "$OUT/pcie-aspm.txt" 2>&1
 if [ -x /usr/bin/nvidia-smi ]; then timeout 60 /usr/bin/nvidia-smi -q > "$OUT/pcie-nvsmi-q.txt" 2>&1; echo "nvidia-smi -q exit $?" >> "$SUM"
 else echo "nvidia-smi: not at /usr/bin/nvidia-smi" >> "$SUM"; fi
-timeout 60 "$N" "$APP/dist/cli.js" check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle,pcie-aer --json > "$OUT/pcie-check.json" 2>> "$SUM"
-echo "gdrgate check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle,pcie-aer exit $?" >> "$SUM"
+timeout 60 "$N" "$APP/dist/cli.js" check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle,pcie-aer,pcie-payload --json > "$OUT/pcie-check.json" 2>> "$SUM"
+echo "gdrgate check --only gpu-bar1,pcie-relaxed-ordering,pcie-throttle,pcie-aer,pcie-payload exit $?" >> "$SUM"
 { echo "-- nvidia-smi BAR1 Total:"; grep -A1 'BAR1 Memory Usage' "$OUT/pcie-nvsmi-q.txt" 2>/dev/null | grep Total
   echo "-- gdrgate gpu-bar1:"; grep -E '"(subject|actual|status)"' "$OUT/pcie-check.json" | tr -d ' ' | paste -sd' ' -
-  echo "-- pcie-aer files:"; grep -cE '^-- aer_' "$OUT/pcie-aer.txt"; grep -E '^-- no aer_|UESta|CESta|DevCtl' "$OUT/pcie-aer.txt" | sort | uniq -c; } >> "$SUM"
+  echo "-- pcie-aer files:"; grep -cE '^-- aer_' "$OUT/pcie-aer.txt"; grep -E '^-- no aer_|UESta|CESta|DevCtl' "$OUT/pcie-aer.txt" | sort | uniq -c
+  echo "-- ASPM policy, link/ attributes, pci= options:"; grep -E '^(policy|cmdline)|link/[a-z]' "$OUT/pcie-aspm.txt"
+  echo "-- lspci DevCtl/LnkCtl: run \`lspci -vvv -F pcie-config.txt | grep -E 'MaxPayload|LnkCtl:'\` here"; } >> "$SUM"
 cat "$SUM"

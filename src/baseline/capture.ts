@@ -10,6 +10,7 @@ import { enablesText } from '../checks/aer-judge.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { VERSION } from '../version.js';
 import { checkCaptureSize } from './limits.js';
+import { capturePayload } from './payload.js';
 
 export interface CaptureOptions {
   readonly name: string;
@@ -121,6 +122,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     gpuSpeedStrict: false,
     devices,
     paths,
+    payload: capturePayload(inv),
     ...(o.probes?.length ? { probes: o.probes } : {}),
   };
   return { cls, warnings };

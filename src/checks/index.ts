@@ -10,11 +10,12 @@ import pcieAcs from './pcie-acs.js';
 import pcieAer from './pcie-aer.js';
 import pcieAts from './pcie-ats.js';
 import pcieLink from './pcie-link.js';
+import pciePayload from './pcie-payload.js';
 import pcieRelaxedOrdering from './pcie-relaxed-ordering.js';
 import pcieThrottle from './pcie-throttle.js';
 import topologyDistance from './topology-distance.js';
 
-export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, pcieRelaxedOrdering, pcieThrottle, pcieAer, gpuBar1, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance, jobPlacement] as const;
+export const CHECKS = [deviceInventory, pcieLink, pcieAcs, pcieAts, pcieRelaxedOrdering, pcieThrottle, pcieAer, pciePayload, gpuBar1, iommuMode, gpudirectMechanism, memlockLimit, topologyDistance, jobPlacement] as const;
 
 export type CheckId = (typeof CHECKS)[number]['id'];
 

@@ -131,7 +131,7 @@ export async function main(argv: string[]): Promise<number> {
           'write the drill file: the next prolog/health on the node sees exactly this fault (refused unless the node is drained or reserved, or --drain/--force)',
           (z) =>
             z
-              .option('fault', { type: 'string', demandOption: true, describe: 'pcie-link:<bdf>=x8 | pcie-acs:<bridge bdf>=ReqRedir | pcie-relaxed-ordering:<nic bdf>=off | pcie-throttle:<port bdf>=2 | gpu-bar1:<gpu bdf>=256M | memlock=64K | gpudirect-mechanism=none' })
+              .option('fault', { type: 'string', demandOption: true, describe: 'pcie-link:<bdf>=x8 | pcie-acs:<bridge bdf>=ReqRedir | pcie-relaxed-ordering:<nic bdf>=off | pcie-throttle:<port bdf>=2 | pcie-payload:<bdf>=mps512 | gpu-bar1:<gpu bdf>=256M | memlock=64K | gpudirect-mechanism=none' })
               .option('minutes', { type: 'number', describe: 'expiry (default 30; fractions allowed)' })
               .option('drain', { type: 'boolean', default: false, describe: 'drain the node for the drill first (reason carries the drill marker)' })
               .option('reservation', { type: 'string', describe: 'Slurm reservation the probe jobs run in' })

@@ -4,6 +4,7 @@ import { aer } from './aer.js';
 import { bar1 } from './bar1.js';
 import { relaxedOrdering } from './devctl.js';
 import { throttle } from './throttle.js';
+import { payload } from './payload.js';
 import { acs, links, placement, presence, topology } from './devices.js';
 import { ats, gpudirect, iommu, memlock, modules, versions } from './node.js';
 import { sortDifferences, type Difference } from './types.js';
@@ -19,6 +20,7 @@ export function compareInventories(a: Inventory, b: Inventory): Difference[] {
     ...aer(a, b),
     ...relaxedOrdering(a, b),
     ...throttle(a, b),
+    ...payload(a, b),
     ...iommu(a, b),
     ...gpudirect(a, b),
     ...memlock(a, b),

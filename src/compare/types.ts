@@ -14,6 +14,7 @@ export const AREAS = [
   'bar1',
   'aer',
   'relaxed-ordering',
+  'payload',
   'iommu',
   'gpudirect',
   'memlock',

@@ -11,6 +11,7 @@ export type Fault =
   | { readonly kind: 'pcie-acs'; readonly bdf: string; readonly bit: AcsBit }
   | { readonly kind: 'pcie-relaxed-ordering'; readonly bdf: string }
   | { readonly kind: 'pcie-throttle'; readonly bdf: string; readonly state: number }
+  | { readonly kind: 'pcie-payload'; readonly bdf: string; readonly field: 'mps' | 'mrrs'; readonly bytes: number }
   | { readonly kind: 'gpu-bar1'; readonly bdf: string; readonly bytes: number }
   /** fatal / nonfatal: one uncorrectable error since boot; cor: `n` more correctable errors than the node counts. */
   | { readonly kind: 'pcie-aer'; readonly bdf: string; readonly error: 'fatal' | 'nonfatal' | 'cor'; readonly n: number }
@@ -20,7 +21,7 @@ export type Fault =
 const WIDTHS = new Set([1, 2, 4, 8, 12, 16, 32]);
 const isAcsBit = (s: string): s is AcsBit => Object.hasOwn(ACS_BITS, s);
 
-/** `pcie-link:0000:17:00.0=x8`, `pcie-aer:0000:18:00.0=fatal` (or `=nonfatal`, `=cor+150`), `pcie-acs:0000:16:02.0=ReqRedir`, `gpu-bar1:0000:18:00.0=256M`, `memlock=64K`, `gpudirect-mechanism=none`. */
+/** `pcie-link:0000:17:00.0=x8`, `pcie-aer:0000:18:00.0=fatal` (or `=nonfatal`, `=cor+150`), `pcie-acs:0000:16:02.0=ReqRedir`, `pcie-payload:0000:17:00.0=mps512`, `gpu-bar1:0000:18:00.0=256M`, `memlock=64K`, `gpudirect-mechanism=none`. */
 export function parseFault(text: string): Parsed<Fault> {
   const eq = text.lastIndexOf('=');
   if (eq < 0) return { ok: false, error: `fault ${JSON.stringify(text)}: want <check>[:<subject>]=<value>` };
@@ -55,6 +56,12 @@ export function parseFault(text: string): Parsed<Fault> {
       if (!c) return bad('value must be fatal, nonfatal or cor+N (N correctable errors more, 1 to 999999999)');
       return { ok: true, value: { kind: 'pcie-aer', bdf: subject, error: 'cor', n: Number(c[1]) } };
     }
+    case 'pcie-payload': {
+      if (!BDF_RE.test(subject)) return bad('subject must be a PCI address on a GPU↔NIC path (0000:17:00.0)');
+      const m = /^(mps|mrrs)(128|256|512|1024|2048|4096)$/.exec(value);
+      if (!m) return bad('value must be mps or mrrs and a size in bytes from 128 to 4096 (mps512, mrrs256)');
+      return { ok: true, value: { kind: 'pcie-payload', bdf: subject, field: m[1] as 'mps' | 'mrrs', bytes: Number(m[2]) } };
+    }
     case 'gpu-bar1': {
       if (!BDF_RE.test(subject)) return bad('subject must be a GPU PCI address (0000:18:00.0)');
       const s = parseSize(value);
@@ -71,7 +78,7 @@ export function parseFault(text: string): Parsed<Fault> {
       if (subject || value !== 'none') return bad('the only gpudirect-mechanism fault is gpudirect-mechanism=none');
       return { ok: true, value: { kind: 'gpudirect-mechanism', value: 'none' } };
     default:
-      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, pcie-throttle, pcie-aer, gpu-bar1, memlock, gpudirect-mechanism`);
+      return bad(`unknown check ${JSON.stringify(check)}: pcie-link, pcie-acs, pcie-relaxed-ordering, pcie-throttle, pcie-aer, pcie-payload, gpu-bar1, memlock, gpudirect-mechanism`);
   }
 }
 
@@ -87,6 +94,8 @@ export function formatFault(f: Fault): string {
       return `pcie-throttle:${f.bdf}=${f.state}`;
     case 'pcie-aer':
       return `pcie-aer:${f.bdf}=${f.error === 'cor' ? `cor+${f.n}` : f.error}`;
+    case 'pcie-payload':
+      return `pcie-payload:${f.bdf}=${f.field}${f.bytes}`;
     case 'gpu-bar1':
       return `gpu-bar1:${f.bdf}=${sizeUnit(f.bytes)}`;
     case 'memlock':

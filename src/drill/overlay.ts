@@ -92,6 +92,12 @@ function rewrite(fault: Fault, p: string, b: Uint8Array): Uint8Array {
       return b; // answered by drillCooling
     case 'pcie-aer':
       return devOf(p) === fault.bdf ? aerRewrite(fault, p, b) : b;
+    case 'pcie-payload': {
+      if (devOf(p) !== fault.bdf || base(p) !== 'config') return b;
+      // Device Control, PCIe capability +0x08: MPS bits 7:5, MRRS bits 14:12, 128 << code bytes (PCIe Base 6.3 §7.5.3.4).
+      const [shift, code] = [fault.field === 'mps' ? 5 : 12, Math.log2(fault.bytes / 128)];
+      return patch16(b, plus(valueOf(parsePciConfig(b).pcie)?.offset, 0x08), (v) => (v & ~(7 << shift)) | (code << shift));
+    }
     case 'gpu-bar1': {
       if (devOf(p) !== fault.bdf || base(p) !== 'resource') return b;
       // The GPUDirect window (drivers/pci/pci-sysfs.c resource_show) ends `bytes` after its start, as a BIOS gives it.

@@ -10,10 +10,12 @@ import { detailPci, isGpu, listPci } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
+import { readPayload } from './payload.js';
 import { readCores, readGres, readMinors } from './placement.js';
 import { ABSENT } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
-import { Notes, optText, Pacer } from './read.js';
+import { factText, Notes, optText, Pacer } from './read.js';
+import { nul } from '../model/fact.js';
 import { byNatural, byText } from '../model/order.js';
 
 export interface BuildOptions {
@@ -75,7 +77,7 @@ async function readModules(host: Host, notes: Notes): Promise<Set<string>> {
 
 export async function buildInventory(host: Host, opts: BuildOptions = {}): Promise<Inventory> {
   const notes = new Notes();
-  const [skeletons, nics, numa, kernelRelease, modules, hostname, bootId] = await Promise.all([
+  const [skeletons, nics, numa, kernelRelease, modules, hostname, bootId, cmdline] = await Promise.all([
     listPci(host, notes),
     listRdma(host, notes),
     readNuma(host, notes),
@@ -84,6 +86,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     optText(host, '/proc/sys/kernel/hostname', notes).then(async (h) => h ?? (await optText(host, '/etc/hostname', notes))),
     // Which boot the AER counters count from (pcie-aer's growth); one small read.
     optText(host, '/proc/sys/kernel/random/boot_id', notes),
+    factText(host, '/proc/cmdline', notes), // read once: the IOMMU and the payload readers both use it
   ]);
   const byBdf = new Map(skeletons.map((s) => [s.bdf, s]));
   const gpuSk = skeletons.filter(isGpu);
@@ -100,13 +103,14 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]
     .map((b) => pci.get(b)?.iommuGroup)
     .filter((g): g is string => !!g);
-  const [iommu, gpudirect, memlock, gpus, pcieCooling, placement] = await Promise.all([
-    readIommu(host, groups, notes),
+  const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([
+    readIommu(host, groups, notes, nul(cmdline)),
     readGpudirect(host, kernelRelease, modules, notes),
     readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
     readGpus(host, gpuSk.map((s) => s.bdf).sort(byText), pci, notes),
     readPcieCooling(host, notes),
     readPlacement(host, opts.gresConf ?? DEFAULT_GRES_CONF),
+    readPayload(host, pci, cmdline, notes),
   ]);
   return {
     root: host.root,
@@ -123,6 +127,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     pcieCooling,
     bootId,
     placement,
+    payload,
     notes: notes.list,
   };
 }

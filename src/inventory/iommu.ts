@@ -4,13 +4,12 @@ import type { Iommu } from '../model/inventory.js';
 import { parseIommuCmdline } from '../parsers/procfs.js';
 import { Notes, optText } from './read.js';
 
-/** Reads the type of the given groups only (those of GPUs and NICs): a big node has hundreds of groups. */
-export async function readIommu(host: Host, groups: readonly string[], notes: Notes): Promise<Iommu> {
-  const [units, all, cmdline] = await Promise.all([
-    host.list('/sys/class/iommu'),
-    host.list('/sys/kernel/iommu_groups'),
-    optText(host, '/proc/cmdline', notes),
-  ]);
+/**
+ * Reads the type of the given groups only (those of GPUs and NICs): a big node has hundreds of groups.
+ * `cmdline`: /proc/cmdline as build.ts read it once for every reader of it (null: absent or unreadable).
+ */
+export async function readIommu(host: Host, groups: readonly string[], notes: Notes, cmdline: string | null): Promise<Iommu> {
+  const [units, all] = await Promise.all([host.list('/sys/class/iommu'), host.list('/sys/kernel/iommu_groups')]);
   const wanted = [...new Set(groups)].sort();
   const types = await Promise.all(wanted.map((g) => optText(host, `/sys/kernel/iommu_groups/${g}/type`, notes)));
   const groupTypes: Record<string, string> = {};

@@ -2,6 +2,8 @@
 import type { PathClass } from './inventory.js';
 import type { Layer } from './finding.js';
 import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
+import type { LinkAspmFile } from '../parsers/aspm.js';
+import type { BusPolicy } from '../parsers/pci-cmdline.js';
 
 export type Mechanism = 'peermem' | 'dmabuf' | 'any';
 export type IommuMode = 'off' | 'passthrough' | 'translated' | 'any';
@@ -39,6 +41,29 @@ export interface BaselineAer {
   readonly correctableWarnAbove: number;
   /** More than this fails (default 100). */
   readonly correctableFailAbove: number;
+}
+
+/** One GPU↔NIC path device's payload sizes and ASPM at capture time (checks/pcie-payload.ts). */
+export interface BaselinePayloadDevice {
+  readonly bdf: string;
+  /** Device Control Max Payload Size and Max Read Request Size, bytes. */
+  readonly mps: number;
+  readonly mrrs: number;
+  /** Link Control ASPM Control as lspci prints it: Disabled, L0s Enabled, L1 Enabled, L0s L1 Enabled. */
+  readonly aspm: string;
+  /** The `link/` ASPM attributes the kernel showed; a name not here was not shown. */
+  readonly link?: Readonly<Partial<Record<LinkAspmFile, boolean>>>;
+}
+
+/** Payload sizes and ASPM of the reference node: judged against, one difference a warning (no universal values). */
+export interface BaselinePayload {
+  /** `pci=pcie_bus_*` on the reference's command line, or "default" (none given: the kernel's build default). */
+  readonly busPolicy?: BusPolicy | 'default';
+  /** `pcie_aspm=off|force`, or "default" (not given). */
+  readonly pcieAspm?: 'off' | 'force' | 'default';
+  /** The active ASPM policy (pcie_aspm.policy); null where the kernel has no ASPM support. */
+  readonly aspmPolicy?: string | null;
+  readonly devices: readonly BaselinePayloadDevice[];
 }
 
 export interface BaselinePath {
@@ -83,6 +108,8 @@ export interface BaselineClass {
   readonly aer?: BaselineAer;
   readonly devices: readonly BaselineDevice[];
   readonly paths: readonly BaselinePath[];
+  /** MPS, MRRS and ASPM of the GPU↔NIC path devices and the kernel's policies; absent in older baselines. */
+  readonly payload?: BaselinePayload;
   /** Bandwidth envelopes from `baseline capture --with-probes`; absent: the epilog records samples but judges none. */
   readonly probes?: readonly BaselineEnvelope[];
 }

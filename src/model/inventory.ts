@@ -5,6 +5,8 @@ import type { PciConfig } from './pci.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
 import type { PciResource } from '../parsers/pci-resource.js';
 import type { GresConf } from '../parsers/gres-conf.js';
+import type { AspmPolicy, LinkAspmFile } from '../parsers/aspm.js';
+import type { PciCmdline } from '../parsers/pci-cmdline.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
@@ -122,6 +124,19 @@ export interface PcieCooling {
   readonly max: number | null;
 }
 
+/** ASPM `link/` attributes of one device (drivers/pci/pcie/aspm.c): the ones the kernel shows, each on or off. */
+export type LinkAspm = Readonly<Partial<Record<LinkAspmFile, boolean>>>;
+
+/** What decides payload sizes and ASPM beyond each device's own registers (checks/pcie-payload.ts). */
+export interface PayloadPolicy {
+  /** `pci=pcie_bus_*` and `pcie_aspm=` from /proc/cmdline; unknown when it could not be read or parsed. */
+  readonly cmdline: Fact<PciCmdline>;
+  /** /sys/module/pcie_aspm/parameters/policy; absent on a kernel built without ASPM support. */
+  readonly aspmPolicy: Fact<AspmPolicy>;
+  /** Per device on a GPU↔NIC path: its `link/` ASPM attributes; an empty record when the kernel shows none. */
+  readonly linkAspm: ReadonlyMap<Bdf, Fact<LinkAspm>>;
+}
+
 /** What job placement is judged by on the node side (checks/job-placement.ts). */
 export interface Placement {
   /** The gres.conf read (the config's gresConf, default Slurm's /etc/slurm/gres.conf); absent when not there. */
@@ -150,6 +165,7 @@ export interface Inventory {
   /** /proc/sys/kernel/random/boot_id: which boot the AER counters count from; null when unreadable. */
   readonly bootId: string | null;
   readonly placement: Placement;
+  readonly payload: PayloadPolicy;
   /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
   readonly notes: readonly string[];
 }

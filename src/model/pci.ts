@@ -27,6 +27,12 @@ export interface DevCtl {
   readonly mrrs: number | null; // bits 14:12
 }
 
+/** Link Control (PCIe cap +0x10, PCIe Base 6.3 §7.5.3.7): ASPM Control bits 1:0 (1 L0s, 2 L1) and Enable Clock PM (bit 8). */
+export interface LnkCtl {
+  readonly aspm: number;
+  readonly clockPm: boolean;
+}
+
 export interface PcieCap {
   readonly offset: number;
   /** Device/Port Type, PCIe cap register bits 7:4: 0 endpoint, 1 legacy endpoint, 4 root port, 5 switch upstream, 6 switch downstream, 7 PCIe-to-PCI bridge, 8 PCI-to-PCIe bridge, 9 RC integrated endpoint, 10 RC event collector. */
@@ -34,6 +40,9 @@ export interface PcieCap {
   readonly linkCap: { readonly speed: GTs; readonly width: number };
   readonly linkStatus: { readonly speed: GTs; readonly width: number };
   readonly devCtl: DevCtl;
+  /** Device Capabilities (+0x04, §7.5.3.3) bits 2:0: Max_Payload_Size Supported in bytes; null for a reserved encoding. */
+  readonly mpsSupported: number | null;
+  readonly lnkCtl: LnkCtl;
 }
 
 export interface AcsCap {

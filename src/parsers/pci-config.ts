@@ -2,7 +2,7 @@
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { AcsBits, AcsCap, AerCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
 import { ConfigReader, hex } from './config-reader.js';
-import { decodeDevCtl } from './pci-devctl.js';
+import { decodeDevCtl, payloadSize } from './pci-devctl.js';
 
 /** Predefined header (PCI Local Bus 3.0 §6.1); all an unprivileged sysfs read returns. */
 const HEADER_BYTES = 0x40;
@@ -180,7 +180,7 @@ function walkCapabilities(cfg: ConfigReader, headerType: number, problems: strin
   return { caps, pcieAt };
 }
 
-/** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Device Control, Link Capabilities, Link Status. */
+/** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Device Capabilities/Control, Link Capabilities/Control/Status. */
 function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieCap> {
   if (!cfg.has(at, 0x14)) return cutOff('PCI Express', at, cfg, problems);
   const linkCap = cfg.u32(at + 0x0c); // §7.5.3.6
@@ -191,6 +191,8 @@ function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieC
     linkCap: { speed: speed(linkCap & 0xf), width: (linkCap >> 4) & 0x3f },
     linkStatus: { speed: speed(linkStatus & 0xf), width: (linkStatus >> 4) & 0x3f },
     devCtl: decodeDevCtl(cfg.u16(at + 0x08)), // §7.5.3.4
+    mpsSupported: payloadSize(cfg.u32(at + 0x04) & 7), // §7.5.3.3 Device Capabilities
+    lnkCtl: { aspm: cfg.u16(at + 0x10) & 3, clockPm: (cfg.u16(at + 0x10) & 0x100) !== 0 }, // §7.5.3.7 Link Control
   });
 }
 

@@ -2,8 +2,9 @@
 // Max Payload Size, Max Read Request Size. Pure; what lspci -vvv prints as DevCtl.
 import type { DevCtl } from '../model/pci.js';
 
-/** Bits 7:5 and 14:12 encode 128 << n bytes; 6 and 7 are reserved (§7.5.3.4): null, never a size. */
-const size = (code: number): number | null => (code <= 5 ? 128 << code : null);
+/** Bits 7:5 and 14:12 (and Device Capabilities 2:0) encode 128 << n bytes; 6 and 7 are reserved (§7.5.3.4): null, never a size. */
+export const payloadSize = (code: number): number | null => (code <= 5 ? 128 << code : null);
+const size = payloadSize;
 
 export function decodeDevCtl(reg: number): DevCtl {
   const bit = (n: number): boolean => (reg & (1 << n)) !== 0;

@@ -3,6 +3,7 @@ import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
 import { BDF_RE } from '../parsers/sysfs.js';
 import type { Request } from './memo.js';
+import { ASPM_POLICY } from '../inventory/payload.js';
 
 /**
  * Only these paths are ever stored (links and files; directories are structure). Anything else the inventory
@@ -28,6 +29,8 @@ export const PCI_PATH = [
   ...PCI_ALL, 'max_link_speed', 'max_link_width', 'secondary_bus_number', 'subordinate_bus_number', 'enable', 'modalias', 'uevent',
   'aer_dev_correctable', 'aer_dev_fatal', 'aer_dev_nonfatal', 'ari_enabled', 'd3cold_allowed', 'power_state', 'sriov_numvfs', 'sriov_totalvfs', 'resource',
 ];
+/** drivers/pci/pcie/aspm.c aspm_ctrl_attrs (and the LTR pair of newer kernels). */
+const LINK_ATTR_RE = /^(clkpm|l0s_aspm|l1_aspm|l1_[12]_aspm|l1_[12]_pcipm|ltr_max_(no)?snoop_lat)$/;
 export const IB_ATTRS = ['fw_ver', 'node_guid', 'sys_image_guid', 'node_type', 'hca_type', 'hw_rev', 'board_id'];
 export const IB_PORT_ATTRS = ['state', 'phys_state', 'rate', 'link_layer', 'lid', 'sm_lid', 'lid_mask_count', 'cap_mask'];
 export const MODULES = ['nvidia', 'nvidia_peermem', 'ib_uverbs', 'ib_core', 'mlx5_core', 'mlx5_ib'];
@@ -59,6 +62,8 @@ export async function extraRequests(host: Host, inv: Inventory): Promise<Request
     // The inventory already read the full config of devices on the paths; hwloc reads 256 bytes of the others.
     if (!onPath) out.push({ op: 'read', path: `${real.value}/config`, max: 256 });
     else out.push({ op: 'readLink', path: `${real.value}/driver` }, { op: 'readLink', path: `${real.value}/iommu_group` });
+    // pcie-payload: the ASPM link/ attributes the kernel shows there (LTR and PCI-PM substates too, for the engineer).
+    if (onPath) out.push({ op: 'list', path: `${real.value}/link` }, ...reads(`${real.value}/link`, await names(host, `${real.value}/link`, LINK_ATTR_RE)));
   }
   for (const n of inv.nics) {
     const dir = `/sys/class/infiniband/${n.name}`;
@@ -66,6 +71,7 @@ export async function extraRequests(host: Host, inv: Inventory): Promise<Request
     for (const p of n.ports) out.push(...reads(`${dir}/ports/${p.port}`, IB_PORT_ATTRS));
   }
   for (const m of MODULES) out.push({ op: 'read', path: `/sys/module/${m}/version` });
+  out.push({ op: 'read', path: ASPM_POLICY });
   out.push({ op: 'list', path: '/sys/kernel/mm/memory_peers' });
   for (const p of await names(host, '/sys/kernel/mm/memory_peers', /./)) out.push({ op: 'read', path: `/sys/kernel/mm/memory_peers/${p}/version` });
   out.push({ op: 'list', path: '/sys/class/iommu' }, { op: 'list', path: '/sys/kernel/iommu_groups' });

@@ -113,3 +113,25 @@ t.test('the limits are the schema maxItems and the file cap load reads with', as
   writeFileSync(big, JSON.stringify({ version: 1, classes: [{ ...cls, paths: Array.from({ length: 65537 }, () => ({ gpu: '0000:18:00.0', nic: 'mlx5_0', class: 'PIX' })) }] }));
   await t.rejects(loadBaseline(big), /\/classes\/0\/paths/, 'load refuses one path more');
 });
+
+t.test('capture records payload sizes and ASPM per path device and the kernel policies; what it cannot read it leaves out', async (t) => {
+  const dir = t.testdir({});
+  await buildTree(path.join(dir, 'root'), HGX);
+  const inv = await buildInventory(new FsHost(path.join(dir, 'root')));
+  const p = captureClass(inv, OPTS).cls.payload!;
+  t.same([p.busPolicy, p.pcieAspm, p.aspmPolicy], ['default', 'default', 'default'], 'no pci= option, policy [default] as the live kernel writes it');
+  t.same(p.devices.map((d) => d.bdf), [...inv.pci.keys()].sort(), 'every GPU, NIC and bridge on their paths');
+  t.same(p.devices.find((d) => d.bdf === '0000:18:00.0'), { bdf: '0000:18:00.0', mps: 256, mrrs: 4096, aspm: 'Disabled', link: { l1_aspm: false } }, 'GPU0 as lspci shows an H100 on HGX');
+  t.same(p.devices.find((d) => d.bdf === '0000:15:01.0'), { bdf: '0000:15:01.0', mps: 256, mrrs: 128, aspm: 'Disabled' }, 'a root port: no link/ attributes');
+  // As a normal user (64-byte configs), with /proc/cmdline gone: only the policy file is known.
+  const user = structuredClone(HGX);
+  const all = (ds: GenDevice[]): GenDevice[] => ds.flatMap((d) => [d, ...all(d.children ?? [])]);
+  for (const d of user.hostBridges.flatMap((h) => all(h.devices))) d.configBytes = 64;
+  await buildTree(path.join(dir, 'user'), user);
+  const { rm } = await import('node:fs/promises');
+  await rm(path.join(dir, 'user/proc/cmdline'));
+  t.same(captureClass(await buildInventory(new FsHost(path.join(dir, 'user'))), OPTS).cls.payload, { aspmPolicy: 'default', devices: [] });
+  const file = path.join(dir, 'b.json');
+  writeFileSync(file, JSON.stringify({ version: 1, classes: [captureClass(inv, OPTS).cls] }));
+  t.equal(cli(['baseline', 'validate', file]).code, 0, 'the schema accepts it');
+});

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { bar1Window, parseResource, type PciResource } from '../../src/parsers/pci-resource.js';
 import { fixture } from '../helpers/paths.js';
-import { haveLspci, LSPCI } from '../parsers/lspci-oracle.js';
+import { haveLspci, LSPCI, splitDevices } from '../parsers/lspci-oracle.js';
 
 const FILES = ['pcie-nvsmi-q.txt', 'pcie-resource.txt', 'pcie-check.json', 'pcie-config.txt'] as const;
 const at = (f: string): string => fixture('device-h200-live', f);
@@ -53,5 +53,23 @@ else {
       const block = text.split(/\n(?=\S)/).find((b) => b.startsWith(bdf.replace(/^0000:/, '')) || b.startsWith(bdf)) ?? '';
       t.match(block, new RegExp(`Region ${w.index}: Memory at ${w.start.toString(16)} \\(64-bit, prefetchable\\)`), `${bdf}: Region ${w.index}`);
     }
+  });
+
+  const payload = report.findings.filter((f) => f.check === 'pcie-payload');
+  t.test('pcie-payload there: each GPU\'s MaxPayload, MaxReadReq and ASPM as lspci -vvv -F decodes its config dump; the policy and command line as pcie-aspm.txt lists them', { skip: (payload.length === 0 && 'pcie-check.json predates pcie-payload: run scripts/device-pcie.sh again') || (!haveLspci() && `${LSPCI} not installed`) }, async (t) => {
+    const text = execFileSync(LSPCI, ['-vvv', '-F', at('pcie-config.txt')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const listed = splitDevices(text);
+    t.ok(listed.length > 0, 'lspci decodes the dump');
+    for (const dev of listed) {
+      const f = payload.find((x) => x.subject === dev.slot || x.subject === `0000:${dev.slot}`);
+      const want = `MaxPayload ${dev.devCtl?.mps} bytes, MaxReadReq ${dev.devCtl?.mrrs} bytes, ASPM ${dev.lnkCtl?.aspm}`;
+      t.ok(f?.actual?.startsWith(want), `${dev.slot}: the gate says ${f?.actual}; lspci ${want}`);
+    }
+    if (!existsSync(at('pcie-aspm.txt'))) return;
+    const lines = readFileSync(at('pcie-aspm.txt'), 'utf8').split('\n');
+    const active = /\[([a-z]+)\]/.exec(lines.find((l) => l.startsWith('policy ')) ?? '')?.[1] ?? 'none';
+    t.match(payload.find((f) => f.subject === 'node'), { actual: new RegExp(`ASPM policy ${active}$`) }, `node: ASPM policy ${active}`);
+    const bus = /\bpci=\S*(pcie_bus_[a-z0-9_]+)/.exec(lines.find((l) => l.startsWith('cmdline ')) ?? '')?.[1];
+    t.match(payload.find((f) => f.subject === 'node'), { actual: bus ? new RegExp(`^pci=${bus}`) : /^no pci=pcie_bus_\*/ }, `node: ${bus ?? 'no pci=pcie_bus_*'}`);
   });
 }

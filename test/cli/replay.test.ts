@@ -27,6 +27,8 @@ t.test('check --json on examples/h200-vm', async (t) => {
   t.match(by('pcie-throttle')[0], { status: 'skip', code: 'throttle-unknown' });
   // A VM: an AER capability in config space, no aer_dev_* files: judged by the status registers, counters unknown.
   t.match(by('pcie-aer'), [{ status: 'pass', code: 'aer-ok', subject: '0000:00:06.0', actual: 'none seen (counters unknown)', message: /UESta, CESta clean.*fatal counter absent/ }]);
+  // The GPU sits on the VM's root bus: no port above it to exceed; lspci: MaxPayload 256 bytes, MaxReadReq 4096 bytes.
+  t.match(by('pcie-payload').find((f) => f.subject === '0000:00:06.0'), { status: 'pass', code: 'payload-ok', actual: 'MaxPayload 256 bytes, MaxReadReq 4096 bytes, ASPM Disabled' });
 });
 
 t.test('the replay equals the recorded golden report (time and duration aside)', async (t) => {

@@ -91,6 +91,22 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
       ['minor', 'aer', '0000:13:00.0', 'no AER counters (aer_dev_* absent)', 'aer_dev_* counters'],
     ],
   },
+  'payload: a GPU at MaxPayload 512 bytes above its switch port\'s 256 (the spec forbids it)': {
+    mutate: (n) => void (dev(n, '0000:13:00.0').mps = 512),
+    want: [['critical', 'payload', '0000:13:00.0', 'MaxPayload 512 bytes above its port\'s 256', 'MaxPayload 256 bytes']],
+  },
+  'payload: an adapter reading at most 512 bytes': {
+    mutate: (n) => void (dev(n, '0000:16:00.0').mrrs = 512),
+    want: [['major', 'payload', '0000:16:00.0', 'MaxPayload 256 bytes, MaxReadReq 512 bytes', 'MaxPayload 256 bytes, MaxReadReq 4096 bytes']],
+  },
+  'payload: ASPM L1 enabled on a GPU': {
+    mutate: (n) => void (dev(n, '0000:13:00.0').aspm = 2),
+    want: [['minor', 'payload', '0000:13:00.0', 'ASPM L1 Enabled; link l1_aspm=1', 'ASPM Disabled; link l1_aspm=0']],
+  },
+  'payload: the kernel booted with pci=pcie_bus_perf': {
+    mutate: (n) => void (n.cmdline = `${n.cmdline} pci=pcie_bus_perf`),
+    want: [['major', 'payload', 'node', 'pci=pcie_bus_perf, ASPM policy default', 'no pci=pcie_bus_*, ASPM policy default']],
+  },
   'IOMMU mode: translated (DMA-FQ) groups': {
     mutate: (n) => void (n.iommu = { units: ['dmar0', 'dmar1'], groupType: 'DMA-FQ' }),
     want: ['0000:13:00.0', '0000:33:00.0', 'mlx5_0', 'mlx5_1'].map((s): Line => ['critical', 'iommu', s, 'translated (DMA-FQ)', 'passthrough (identity)']),

@@ -41,6 +41,8 @@ const cases: [string, string[]][] = [
   ['pcie-throttle:0000:17:00.0=2', ['pcie-throttle 0000:17:00.0 state 2']],
   ['pcie-aer:0000:18:00.0=fatal', ['pcie-aer 0000:18:00.0 fatal 1, UESta MalfTLP']],
   ['pcie-aer:0000:19:00.0=nonfatal', ['pcie-aer 0000:19:00.0 non-fatal 1, UESta CmpltTO']],
+  // The switch port above GPU0 at 512 bytes under its upstream port's 256: the MPS rule fails it, no baseline needed.
+  ['pcie-payload:0000:17:00.0=mps512', ['pcie-payload 0000:17:00.0 512 bytes']],
   ['memlock=64K', ['memlock-limit self 64 KiB']],
   ['gpudirect-mechanism=none', ['gpudirect-mechanism node none']],
 ];
@@ -77,6 +79,16 @@ t.test('pcie-aer faults on a node without counters (the H200 VM\'s GPU): the sta
   if (!f.ok) throw new Error(f.error);
   const fs = runChecks({ inv: await buildInventory(new DrillHost(h200, f.value)), baseline: null }, ['pcie-aer']);
   t.same(fs.map((x) => `${x.status} ${x.code} ${x.actual ?? ''}`), ['fail aer-uncorrectable UESta MalfTLP']);
+});
+
+t.test('pcie-payload:0000:19:00.0=mrrs256: MaxReadReq rewritten in Device Control; a warning against the unstaged node\'s baseline, a pass alone', async (t) => {
+  const ref = captureClass(await buildInventory(plain), { name: 'ref', match: ['*'], platform: 'bare-metal', at: '2025-06-02T08:00:00Z' }).cls;
+  const inv = await buildInventory(over('pcie-payload:0000:19:00.0=mrrs256'));
+  t.equal(nul(nul(inv.pci.get('0000:19:00.0')!.config)!.pcie)?.devCtl.mrrs, 256, 'DevCtl MaxReadReq 256 bytes');
+  t.equal(nul(nul(inv.pci.get('0000:19:00.0')!.config)!.pcie)?.devCtl.mps, 256, 'MaxPayload untouched');
+  const bad = (baseline: typeof ref | null) => runChecks({ inv, baseline }, ['pcie-payload']).filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`);
+  t.same(bad(ref), ['warn payload-changed 0000:19:00.0 MaxPayload 256 bytes, MaxReadReq 256 bytes, ASPM Disabled']);
+  t.same(bad(null), []);
 });
 
 t.test('what the overlay answers, path by path', async (t) => {

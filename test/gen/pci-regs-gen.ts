@@ -1,4 +1,5 @@
-// Test-side generator of Device Control (PCIe cap +0x08) and of sysfs `resource` (drivers/pci/pci-sysfs.c resource_show), modelled on the live H200's file:
+// Test-side generator of Device Capabilities/Control and ASPM (PCIe cap +0x04, +0x08, Link Capabilities/Control, the
+// kernel's link/ attributes and ASPM policy) and of sysfs `resource` (drivers/pci/pci-sysfs.c resource_show), modelled on the live H200's file:
 // GPU BAR0 16 MiB, BAR1 at line 2, BAR3 32 MiB at line 4, all 64-bit prefetchable (flags 0x14220c); a ConnectX's
 // BAR0 32 MiB likewise; a bridge's prefetchable window (line 15, flags 0x102201) spanning what lies below it.
 import type { GenDevice } from './sysfs-tree.js';
@@ -15,6 +16,37 @@ export interface GenRegs extends GenAerRegs {
   errorEnables?: number;
   /** Device Control bit 11 (Enable No Snoop); default on for endpoints. */
   noSnoop?: boolean;
+  /** Device Capabilities Max_Payload_Size Supported, bytes; default 256 (GPUs, as the H200), 512 (NICs and bridges, as ConnectX-7 and switch ports). */
+  mpsSupported?: number;
+  /** Link Capabilities ASPM Support (bits 11:10: 1 L0s, 2 L1); default L1, none on NICs (ConnectX-7: "ASPM not supported"). */
+  aspmSupport?: number;
+  /** Link Control ASPM Control (bits 1:0); default 0, `ASPM Disabled` as every GPU and ConnectX-7 capture shows. */
+  aspm?: number;
+  /**
+   * The `link/` ASPM attributes the kernel shows (drivers/pci/pcie/aspm.c: on a device below a downstream port, for
+   * the states the link is capable of); null: no `link/` at all. Default: `l1_aspm` on GPUs and switch upstream
+   * ports (both ends of their link support L1), 1 when `aspm` enables L1; nothing on NICs and on ports above a link.
+   */
+  linkAspm?: Partial<Record<'clkpm' | 'l0s_aspm' | 'l1_aspm' | 'l1_1_aspm' | 'l1_2_aspm', 0 | 1>> | null;
+}
+
+/** Node-wide files of the kernel's PCIe core. */
+export interface GenKernelRegs {
+  /** /sys/module/pcie_aspm/parameters/policy, as the live H200's kernel writes it; null: a kernel without ASPM support. */
+  aspmPolicy?: string | null;
+}
+
+/** Kernel path → content for the node-wide files (GenKernelRegs). */
+export function kernelFiles(n: GenKernelRegs): [string, string][] {
+  const policy = n.aspmPolicy === undefined ? '[default] performance powersave powersupersave \n' : n.aspmPolicy;
+  return policy === null ? [] : [['sys/module/pcie_aspm/parameters/policy', policy]];
+}
+
+/** A device's `link/` attribute files (see GenRegs.linkAspm), named relative to its directory. */
+export function linkFiles(d: GenDevice): Record<string, string> {
+  const def = d.kind === 'gpu' || d.kind === 'switch-up' ? { l1_aspm: ((d.aspm ?? 0) & 2 ? 1 : 0) as 0 | 1 } : null;
+  const files = d.linkAspm === undefined ? def : d.linkAspm;
+  return Object.fromEntries(Object.entries(files ?? {}).map(([k, v]) => [`link/${k}`, `${v}\n`]));
 }
 
 /**
@@ -28,6 +60,11 @@ export function writeDevCtl(b: Buffer, pcie: number, d: GenDevice, bridge: boole
   const ns = d.noSnoop ?? !bridge;
   const reg = (d.errorEnables ?? 0x000f) | (ro ? 0x10 : 0) | (code(d.mps ?? 256) << 5) | 0x100 | (ns ? 0x800 : 0) | (code(d.mrrs ?? (bridge ? 128 : 4096)) << 12);
   b.writeUInt16LE(reg, pcie + 0x08);
+  // Device Capabilities: Max_Payload_Size Supported, Role-Based Error Reporting (bit 15, as every PCIe 1.1+ device);
+  // Link Capabilities ASPM Support bits 11:10 (the caller wrote the rest); Link Control ASPM Control bits 1:0.
+  b.writeUInt32LE((code(d.mpsSupported ?? (d.kind === 'gpu' ? 256 : 512)) | 0x8000) >>> 0, pcie + 0x04);
+  b.writeUInt32LE((b.readUInt32LE(pcie + 0x0c) | ((d.aspmSupport ?? (d.kind === 'nic' ? 0 : 2)) << 10)) >>> 0, pcie + 0x0c);
+  b.writeUInt16LE((d.aspm ?? 0) & 3, pcie + 0x10);
 }
 
 const MiB = 1n << 20n;

@@ -1,7 +1,7 @@
 // Checks the sysfs/procfs generator against the real H200 capture (same bytes where the kernel fixes them) and
 // checks nesting, links, config space and RDMA class entries on a switched tree.
 import t from 'tap';
-import { promises as fsp, readFileSync } from 'node:fs';
+import { promises as fsp, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -21,7 +21,9 @@ const h200: GenNode = {
     numaNode: 0,
     devices: [{ bdf: '0000:00:06.0', kind: 'gpu', device: 0x2335, subsystem: [0x10de, 0x18bf], revision: 0xa1, speed: 32, width: 16, numaNode: -1,
       // Device Control as lspci shows the live H200 (raw-2026-12-01/lspci-vvv.txt): FatalErr+ only, NoSnoop-.
-      errorEnables: 0x4, noSnoop: false, bar1GiB: 256 }],
+      errorEnables: 0x4, noSnoop: false, bar1GiB: 256,
+      // On the VM's root bus there is no port above the GPU, so the kernel shows no link/ (raw-2026-12-01/sysfs.txt).
+      linkAspm: null }],
   }],
   numa: [{ id: 0, cpus: '0-15' }],
   driver: { version: '580.159.04', open: true, builtBy: 'nixbld@', date: '', gcc: 'gcc version 15.3.0 (GCC)' },
@@ -130,6 +132,17 @@ t.test('switched tree: config space per PCI/PCIe spec', async (t) => {
   const nic = cfg('0000:19:00.0');
   t.match(nic, { length: 64, vendorId: 0x15b3, deviceId: 0x1021, classCode: 0x020700, capsReadable: false, pcie: { state: 'unknown' }, ats: { state: 'unknown' } });
   t.equal(readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:19:00.0/config')).length, 64, 'unprivileged read: 64 bytes');
+});
+
+t.test('switched tree: ASPM as drivers/pci/pcie/aspm.c shows it (link/ below a downstream port), the policy as the live H200\'s kernel writes it', async (t) => {
+  const dir = t.testdir();
+  await buildTree(dir, switched);
+  const ls = (bdf: string): string[] | null => { const p = path.join(dir, 'sys/bus/pci/devices', bdf, 'link'); try { return readdirSync(p); } catch { return null; } };
+  t.same(['0000:15:01.0', '0000:16:00.0', '0000:17:00.0', '0000:18:00.0', '0000:19:00.0'].map(ls), [null, ['l1_aspm'], null, ['l1_aspm'], null], 'l1_aspm on the GPU and the switch upstream port; none on ports above a link, none on the ConnectX (no ASPM support)');
+  t.equal(readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:18:00.0/link/l1_aspm'), 'utf8'), '0\n');
+  t.equal(readFileSync(path.join(dir, 'sys/module/pcie_aspm/parameters/policy'), 'utf8'), readFileSync(path.join(REAL, '../../test/fixtures/device-h200-live/raw-2026-12-01/sysfs.txt'), 'utf8').split('=== aspm policy\n')[1]!.split('\n')[0] + '\n');
+  const gpu = parsePciConfig(readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:18:00.0/config')));
+  t.match(gpu.pcie, { state: 'present', value: { mpsSupported: 256, lnkCtl: { aspm: 0 }, devCtl: { mps: 256, mrrs: 4096 } } }, 'H100: DevCap MaxPayload 256, LnkCtl ASPM Disabled');
 });
 
 t.test('procfs: proprietary driver, peermem, memlock row', async (t) => {

@@ -2,7 +2,7 @@
 // drivers/infiniband/core/sysfs.c, fs/proc/base.c), laid out and linked like a live /sys, under a temporary root.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { aerFiles, type GenRegs, resourceText, writeAer, writeDevCtl } from './pci-regs-gen.js';
+import { aerFiles, type GenKernelRegs, type GenRegs, kernelFiles, linkFiles, resourceText, writeAer, writeDevCtl } from './pci-regs-gen.js';
 
 export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
 export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
@@ -33,7 +33,7 @@ export interface GenDevice extends GenRegs {
 
 export interface GenHostBridge { domainBus: string; numaNode: number; devices: GenDevice[] }
 
-export interface GenNode {
+export interface GenNode extends GenKernelRegs {
   hostBridges: GenHostBridge[];
   numa: { id: number; cpus: string }[];
   driver?: { version: string; open: boolean; builtBy?: string; date?: string; gcc?: string };
@@ -191,7 +191,7 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
     current_link_speed: `${speedText(l.speed)}\n`, current_link_width: `${l.width}\n`,
     max_link_speed: `${speedText(l.maxSpeed)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
     uevent: `${driver ? `DRIVER=${driver}\n` : ''}PCI_CLASS=${cls.toString(16).toUpperCase()}\nPCI_ID=${HX(vendor, 4)}:${HX(device, 4)}\nPCI_SUBSYS_ID=${HX(sv, 4)}:${HX(sd, 4)}\nPCI_SLOT_NAME=${d.bdf}\nMODALIAS=${modalias}\n`,
-    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'),
+    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'), ...linkFiles(d),
   };
   if (isBridge(d.kind)) busRange(d).forEach((n, i) => (attrs[i ? 'subordinate_bus_number' : 'secondary_bus_number'] = `${n}\n`));
   await writeAll(ctx.root, dir, attrs);
@@ -292,7 +292,7 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
   const mods = [...(node.peermem ? ['nvidia_peermem'] : []), ...(node.modules ?? [...(node.driver ? ['nvidia_uvm', 'nvidia_modeset', 'nvidia'] : []), ...rdma])]
     .filter((m, i, all) => all.indexOf(m) === i);
   await write(dir, 'proc/modules', modulesText(mods, node));
-  for (const m of mods) await write(dir, `sys/module/${m}/initstate`, 'live\n');
+  for (const [p, v] of [...mods.map((m) => [`sys/module/${m}/initstate`, 'live\n']), ...kernelFiles(node)]) await write(dir, p!, v!);
   if (node.driver) {
     await write(dir, 'proc/driver/nvidia/version', nvidiaVersionText(node.driver));
     for (const m of mods.filter((x) => /^nvidia(_uvm|_modeset|_peermem)?$/.test(x))) await write(dir, `sys/module/${m}/version`, `${node.driver.version}\n`);

@@ -1,4 +1,4 @@
-// The PCIe-state checks (gpu-bar1, pcie-relaxed-ordering, pcie-throttle, pcie-aer) on a real capture taken as a normal user
+// The PCIe-state checks (gpu-bar1, pcie-relaxed-ordering, pcie-throttle, pcie-aer, pcie-payload) on a real capture taken as a normal user
 // (hwloc's 32em64t tree: 64-byte configs, a ConnectX-3, no thermal class, no NVIDIA GPU): each says it cannot tell.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
@@ -26,3 +26,10 @@ t.same(run('gpu-bar1'), ['skip bar1-na node'], 'no NVIDIA GPU in the capture');
 const aer = run('pcie-aer');
 t.ok(aer.length > 0 && aer.every((l) => l.startsWith('skip aer-unknown ')), `pcie-aer: ${aer.join('; ')}`);
 t.ok(aer.some((l) => l.endsWith(' 0000:82:00.0')), 'the adapter is among them');
+// pcie-payload: mlx4_0 and every bridge above it read as a normal user: MPS, MRRS and ASPM unknown, never pass.
+const payload = CHECKS.find((c) => c.id === 'pcie-payload')!.run({ inv, baseline: null });
+const devices = payload.filter((f) => f.subject !== 'node');
+t.ok(devices.length >= 1 && devices.some((f) => f.subject === '0000:82:00.0'), `the adapter and its bridges: ${devices.map((f) => f.subject).join(', ')}`);
+t.same(devices.map((f) => `${f.status} ${f.code}`), devices.map(() => 'skip payload-unknown'), 'every path device: unknown (64-byte config)');
+t.ok(devices.every((f) => /64-byte config space/.test(f.message)), 'the reason names the 64-byte read');
+t.match(payload.find((f) => f.subject === 'node'), { status: 'skip', code: 'payload-unknown', message: /\/proc\/cmdline absent/ }, 'the capture has no /proc/cmdline: the bus policy is unknown');

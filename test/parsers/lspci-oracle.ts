@@ -19,6 +19,10 @@ export interface LspciDevice {
   readonly atsCtl: { readonly enabled: boolean; readonly stu: number } | null;
   /** DevCtl's three lines, in both lspci wordings ("CorrErr+" and older "Report errors: Correctable+"). */
   readonly devCtl: DevCtl | null;
+  /** `DevCap: MaxPayload N bytes` (Max_Payload_Size Supported). */
+  readonly devCapMps: number | null;
+  /** `LnkCtl: ASPM <what>;` (pciutils ls-caps.c) and ClockPM± on the line after it. */
+  readonly lnkCtl: { readonly aspm: string; readonly clockPm: boolean } | null;
   /** UESta and CESta as registers, from the flags lspci prints (pciutils ls-ecaps.c cap_aer). */
   readonly aer: { readonly ue: number; readonly ce: number } | null;
   /** `Capabilities: [xx] name` lines below 0x100, in lspci's walk order. */
@@ -75,6 +79,8 @@ function readDevice(lines: string[]): LspciDevice {
       ? null
       : { enabled: atsMatch[1] === '+', stu: parseInt(atsMatch[2], 16) },
     devCtl: devCtlOf(lines),
+    devCapMps: Number(/MaxPayload (\d+) bytes/.exec(field('DevCap') ?? '')?.[1] ?? NaN) || null,
+    lnkCtl: lnkCtlOf(lines),
     aer: aerOf(lines),
     stdCaps,
     extCaps,
@@ -92,6 +98,13 @@ function devCtlOf(lines: readonly string[]): DevCtl | null {
     corrErr: on('CorrErr', 'Correctable'), nonFatalErr: on('NonFatalErr', 'Non-Fatal'), fatalErr: on('FatalErr', 'Fatal'), unsupReq: on('UnsupReq', 'Unsupported'),
     relaxedOrdering: on('RlxdOrd'), extTag: on('ExtTag'), noSnoop: on('NoSnoop'), mps: size('MaxPayload'), mrrs: size('MaxReadReq'),
   };
+}
+
+function lnkCtlOf(lines: readonly string[]): { aspm: string; clockPm: boolean } | null {
+  const i = lines.findIndex((l) => /^\s+LnkCtl:/.test(l));
+  const aspm = i < 0 ? undefined : /LnkCtl:\s+ASPM ([^;]+);/.exec(lines[i]!)?.[1];
+  if (aspm === undefined) return null;
+  return { aspm, clockPm: /ClockPM\+/.test(`${lines[i]} ${lines[i + 1] ?? ''}`) };
 }
 
 /** Bit numbers of the flags lspci names (PCIe Base 6.3 §7.8.4.2 Uncorrectable, §7.8.4.5 Correctable Error Status). */

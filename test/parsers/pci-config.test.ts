@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AcsBits, PciConfig } from '../../src/model/pci.js';
 import { formatAcs, parsePciConfig, redirectBits } from '../../src/parsers/pci-config.js';
+import { aspmCtlText } from '../../src/parsers/aspm.js';
 import { aerSeen, haveLspci, hexDumpBytes, lspciDecode, reassembleExtended, splitDevices, type LspciDevice } from './lspci-oracle.js';
 
 const path = (rel: string): string => fileURLToPath(new URL(rel, import.meta.url));
@@ -37,6 +38,8 @@ function agreesWithLspci(t: Test, cfg: PciConfig, ls: LspciDevice, opts: { ext?:
   t.same(nul(cfg.pcie)?.linkStatus ?? null, ls.lnkSta, 'LnkSta speed/width');
   t.same(nul(cfg.pcie)?.linkCap ?? null, ls.lnkCap, 'LnkCap speed/width');
   t.same([nul(cfg.pcie)?.devCtl ?? null, aerSeen(nul(cfg.pcie) && nul(cfg.aer))], [ls.devCtl, ls.aer], 'DevCtl; AER UESta/CESta (lspci shows extended space only below a PCIe cap)');
+  const p = nul(cfg.pcie);
+  t.same([p?.mpsSupported ?? null, p ? { aspm: aspmCtlText(p.lnkCtl.aspm), clockPm: p.lnkCtl.clockPm } : null], [ls.devCapMps, ls.lnkCtl], 'DevCap MaxPayload; LnkCtl ASPM and ClockPM');
   t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.ctl), ls.acsCtl, 'ACSCtl');
   t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.cap), ls.acsCap, 'ACSCap');
   t.same(nul(cfg.ats) === null ? null : { enabled: nul(cfg.ats)!.enabled, stu: nul(cfg.ats)!.stu }, ls.atsCtl, 'ATSCtl');
@@ -78,7 +81,8 @@ t.test('H200 GPU 00:06.0: Gen5 x16 endpoint, no ACS, no ATS (lspci: LnkSta Speed
   t.same(cfg.capabilities.map((c) => [c.id, c.offset]), [[0x01, 0x40], [0x05, 0x48], [0x10, 0x60], [0x11, 0xb0]]);
   // lspci: DevCtl CorrErr- NonFatalErr- FatalErr+ UnsupReq- / RlxdOrd+ ExtTag+ NoSnoop- / MaxPayload 256 bytes, MaxReadReq 4096 bytes.
   const devCtl = { corrErr: false, nonFatalErr: false, fatalErr: true, unsupReq: false, relaxedOrdering: true, extTag: true, noSnoop: false, mps: 256, mrrs: 4096 };
-  t.same(nul(cfg.pcie), { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 }, devCtl });
+  // lspci: DevCap MaxPayload 256 bytes; LnkCtl ASPM Disabled, ClockPM- (LnkCap offers ASPM L1).
+  t.same(nul(cfg.pcie), { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 }, devCtl, mpsSupported: 256, lnkCtl: { aspm: 0, clockPm: false } });
   // The VMM hides some extended capabilities by zeroing their ID (lspci: "Null"); the walk goes through them.
   t.same(cfg.extCapabilities.map((c) => [c.id, c.offset]),
     [[0, 0x100], [0x18, 0x12c], [0, 0x134], [0x01, 0x1b8], [0, 0x248], [0, 0x250], [0x0b, 0x2a4], [0x04, 0x2b8], [0x03, 0x2f0]]);
@@ -106,6 +110,9 @@ t.test('n1sdp PLX 8749 `lspci -vvxxx` dumps: 256 bytes, so ACS is unreadable, no
       t.equal(nul(cfg.pcie)?.portType, 6, 'Express (v2) Downstream Port');
       t.same(nul(cfg.pcie)?.linkStatus, dev.lnkSta, `text LnkSta: ${JSON.stringify(dev.lnkSta)}`);
       t.same(nul(cfg.pcie)?.linkCap, dev.lnkCap, `text LnkCap: ${JSON.stringify(dev.lnkCap)}`);
+      // The corpus text itself: DevCtl MaxPayload 128 bytes, MaxReadReq 128 bytes; DevCap MaxPayload 256; LnkCtl ASPM Disabled.
+      t.same([nul(cfg.pcie)?.devCtl.mps, nul(cfg.pcie)?.devCtl.mrrs, nul(cfg.pcie)?.mpsSupported], [dev.devCtl?.mps, dev.devCtl?.mrrs, dev.devCapMps], 'MPS, MRRS, MPS supported as the text');
+      t.equal(aspmCtlText(nul(cfg.pcie)?.lnkCtl.aspm ?? -1), dev.lnkCtl?.aspm, 'LnkCtl ASPM as the text');
       t.not(dev.acsCtl, null, 'the text shows ACSCtl...');
       t.equal(cfg.acs.state, 'unknown', '...but it is beyond the dump: unknown, not absent');
       t.same(cfg.problems, []);
@@ -336,4 +343,29 @@ t.test('H200 GPU (real blob): AER registers and enables as lspci shows them live
   const dev = splitDevices(live).find((d) => d.slot.endsWith('00:06.0'));
   if (dev?.aer) t.same(aerSeen(nul(cfg.aer)), dev.aer, 'equal to the live lspci -vvv');
   else t.pass('the live lspci shows no AER lines for 00:06.0', { skip: 'no AER lines in the live lspci output' });
+});
+const LIVE = path('../fixtures/device-h200-live/raw-2026-12-01/');
+t.test('the live H200\'s own lspci -vvv (its pciutils 3.9.0) agrees with the decode of each function\'s config blob: MPS, MRRS, DevCap, LnkCtl', (t) => {
+  const listed = splitDevices(readFileSync(`${LIVE}lspci-vvv.txt`, 'utf8'));
+  t.ok(listed.length >= 7, `${listed.length} functions listed`);
+  for (const dev of listed) {
+    const cfg = parsePciConfig(new Uint8Array(readFileSync(`${LIVE}cfg/${dev.slot}.config`)));
+    const p = nul(cfg.pcie);
+    t.same(p && { mps: p.devCtl.mps, mrrs: p.devCtl.mrrs, cap: p.mpsSupported, lnk: { aspm: aspmCtlText(p.lnkCtl.aspm), clockPm: p.lnkCtl.clockPm } },
+      dev.devCtl && { mps: dev.devCtl.mps, mrrs: dev.devCtl.mrrs, cap: dev.devCapMps, lnk: dev.lnkCtl }, dev.slot);
+  }
+  t.end();
+});
+
+t.test('generated configs (test/gen) for each MPS, MRRS and ASPM setting decode as lspci decodes them', async (t) => {
+  const { configSpace } = await import('../gen/sysfs-tree.js');
+  const kinds = ['rootport', 'switch-up', 'switch-down', 'gpu', 'nic'] as const;
+  for (const [i, kind] of kinds.entries()) {
+    for (const [mps, mrrs, aspm, mpsSupported] of [[128, 128, 0, 256], [256, 4096, 2, 512], [512, 512, 3, 4096], [4096, 1024, 1, 1024]] as const) {
+      const bytes = new Uint8Array(configSpace({ bdf: `0000:1${i}:00.0`, kind, mps, mrrs, aspm, mpsSupported }));
+      const p = nul(parsePciConfig(bytes).pcie);
+      t.same([p?.devCtl.mps, p?.devCtl.mrrs, p?.mpsSupported, p && aspmCtlText(p.lnkCtl.aspm)], [mps, mrrs, mpsSupported, aspmCtlText(aspm)], `${kind} ${mps}/${mrrs}/${aspm}`);
+      if (oracle(t)) agreesWithLspci(t, parsePciConfig(bytes), lspciDecode(bytes));
+    }
+  }
 });

@@ -88,6 +88,9 @@ t.test('the manifest: host, version, counts, missing paths; nothing outside the 
   t.notOk(paths.some((p) => /\/(environ|cmdline|mountinfo|maps)$/.test(p) && !p.startsWith('/proc/cmdline')), 'no process environment or command lines');
   t.ok(paths.includes('/sys/bus/pci/devices/0000:18:00.0'), 'the bus link');
   t.ok(paths.some((p) => p.endsWith('/0000:18:00.0/config')), 'binary config');
+  // pcie-payload: the path devices' ASPM link/ attributes, the ASPM policy and the command line are kept.
+  t.same(paths.filter((p) => /\/link\/[a-z0-9_]+$/.test(p)).length, 16, 'l1_aspm of the 8 GPUs and the 8 switch upstream ports');
+  t.ok(paths.includes('/sys/module/pcie_aspm/parameters/policy') && paths.includes('/proc/cmdline'), 'the ASPM policy and /proc/cmdline');
 });
 
 t.test('CLI: --out - streams the archive, the default name, atomic write, bad input exits 2', async (t) => {

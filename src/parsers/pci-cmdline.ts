@@ -1,0 +1,64 @@
+// The kernel command line's PCI options that decide payload sizes and ASPM: `pci=pcie_bus_*` (drivers/pci/pci.c
+// pci_setup) and `pcie_aspm=` (drivers/pci/pcie/aspm.c). Pure.
+import type { Parsed } from './sysfs.js';
+
+/** pcie_bus_config from the command line; null: none given, the kernel's CONFIG_PCIE_BUS_* default applies. */
+export const BUS_POLICIES = ['pcie_bus_tune_off', 'pcie_bus_safe', 'pcie_bus_perf', 'pcie_bus_peer2peer'] as const;
+export type BusPolicy = (typeof BUS_POLICIES)[number];
+
+export interface PciCmdline {
+  readonly busPolicy: BusPolicy | null;
+  /** `pcie_aspm=off` (the OS leaves ASPM as firmware set it) or `force`; null when not given or another value. */
+  readonly aspm: 'off' | 'force' | null;
+}
+
+/** Longest COMMAND_LINE_SIZE of the architectures the gate runs on is 4096; a longer text is not /proc/cmdline. */
+const MAX = 64 * 1024;
+
+/**
+ * The kernel's own reading: words split at spaces, `"…"` kept together (lib/cmdline.c next_arg), nothing after
+ * a bare `--` (arguments for init). Every `pci=` is applied in turn, each of its comma-separated options too, and
+ * the options are matched by prefix as pci_setup does (strncmp): the last one given wins.
+ */
+export function parsePciCmdline(text: string): Parsed<PciCmdline> {
+  if (text.length > MAX || /[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) return { ok: false, error: 'not a kernel command line (control characters, or longer than 64 KiB)' };
+  let busPolicy: BusPolicy | null = null;
+  let aspm: PciCmdline['aspm'] = null;
+  for (const word of words(text)) {
+    if (word === '--') break;
+    const eq = word.indexOf('=');
+    if (eq < 0) continue;
+    const [key, value] = [word.slice(0, eq), word.slice(eq + 1)];
+    if (key === 'pci') {
+      for (const opt of value.split(',')) {
+        // pci_setup's order: pcie_bus_tune_off, _safe, _perf, _peer2peer, each by its own length.
+        const hit = BUS_POLICIES.find((p) => opt.startsWith(p));
+        if (hit) busPolicy = hit;
+      }
+    } else if (key === 'pcie_aspm') aspm = value === 'off' || value === 'force' ? value : aspm;
+  }
+  return { ok: true, value: { busPolicy, aspm } };
+}
+
+/** lib/cmdline.c next_arg: whitespace separates, a double quote toggles quoting and is dropped. */
+function words(text: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  let any = false;
+  for (const ch of text) {
+    if (ch === '"') {
+      quoted = !quoted;
+      any = true;
+    } else if (!quoted && /\s/.test(ch)) {
+      if (any) out.push(cur);
+      cur = '';
+      any = false;
+    } else {
+      cur += ch;
+      any = true;
+    }
+  }
+  if (any) out.push(cur);
+  return out;
+}
