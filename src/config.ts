@@ -28,11 +28,17 @@ export interface Config {
 
 export const DEFAULT_CONFIG_PATH = '/etc/gdrgate/config.json';
 
+/**
+ * deadlineMs: the whole run, with margin below Slurm's MessageTimeout (default 10 s; slurm.conf(5): a Prolog "is
+ * expected to complete execution quickly (in less time than MessageTimeout)") and far below the snippet's
+ * PrologEpilogTimeout (60 s). scontrolTimeoutMs: one call; a drain is two (show, then update), which fit inside the
+ * deadline with the judgement and the kill grace. Why these values: docs/deadline.md.
+ */
 export const DEFAULTS = {
   root: '/',
   scontrol: '/usr/bin/scontrol',
-  scontrolTimeoutMs: 5000,
-  deadlineMs: 10000,
+  scontrolTimeoutMs: 2500,
+  deadlineMs: 6000,
   onConfigError: 'open',
   onInternalError: 'open',
   stateDir: '/run/gdrgate',

@@ -4,11 +4,14 @@
 // PrologFlags; an idle broken node drained by the health check. Runs when CI is set or GDRGATE_E2E=1, as root,
 // with ip, unshare and nsenter; see test/e2e/README.md.
 import t, { type Test } from 'tap';
+import { spawn } from 'node:child_process';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DEFAULTS } from '../../src/config.js';
 import { trainGpuTo } from '../helpers/h200-link.js';
+import { renderDrill, type DrillReport } from '../../src/drill/report.js';
+import { validate } from '../helpers/schema.js';
 import { cleanEnv, gateConf, HELD, installWrapper, REPO, run, runOrSkip, secs, snapshotBuild, T0, waitFor, type Ran } from './_sandbox.js';
 
 const CLUSTER = join(REPO, 'test/e2e/cluster');
@@ -33,6 +36,18 @@ await runOrSkip(
   'it must run as root (it makes network namespaces and starts munged, slurmctld and four slurmd)',
   ' — a real 4-node Slurm from test/e2e/cluster; see test/e2e/README.md',
 );
+
+/** A program run without a shell, without blocking the event loop (the test goes on meanwhile); SIGKILL at timeoutMs. */
+function runAsync(file: string, args: readonly string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const ch = spawn(file, args, { env, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'], timeout: timeoutMs, killSignal: 'SIGKILL' });
+    let stdout = '';
+    let stderr = '';
+    ch.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
+    ch.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
+    ch.on('close', (status) => res({ status, stdout, stderr }));
+  });
+}
 
 /** Per node, keys of its gdrgate.json to replace. */
 type NodeOver = Partial<Record<NodeName, Record<string, unknown>>>;
@@ -93,7 +108,7 @@ async function e2e(): Promise<void> {
     tt.teardown(() => {
       process.off('exit', onExit);
       const r = stop();
-      if (r) tt.comment(`stop: ${r.ms} ms${r.status !== 0 ? ` (exit ${r.status}: ${r.stderr.trim()})` : ''}`);
+      if (r) tt.comment(`stop: ${r.ms} ms${r.status !== 0 ? ` (exit ${r.status}: ${r.stderr.trim()})` : ` (${r.stderr.trim().split('\n').join(' | ')})`}`);
       if (!tt.passing()) tt.comment(`kept for inspection: ${DIR} (ctl/log, nodes/*/log, nodes/*/gdrgate.log)`);
     });
     const up = run('/bin/bash', [join(CLUSTER, 'start.sh'), DIR], { env: cleanEnv({ CLUSTER_PORT: '8100', GATE_PROLOG: PROLOG, ...vars }), timeoutMs: 120_000 });
@@ -309,7 +324,9 @@ async function e2e(): Promise<void> {
     const ends = gateRuns(c, id).map((l) => Date.parse(String(l.time)) - killedAt);
     tt.comment(`6a: gate runs for job ${id} ended ${ends.join(', ')} ms after the kill (restart at +${restartedAt - killedAt} ms); job ${done.value} ${done.ms} ms after the restart`);
     tt.match(c.job(id), { JobState: 'COMPLETED', Restarts: '1', ExitCode: '0:0' }, 'the job was requeued once (its lost batch launch) and completed');
-    tt.match(readFileSync(join(c.DIR, 'ctl/log/slurmctld.log'), 'utf8'), new RegExp(`Batch JobId=${id} missing from batch node node1 .*Requeuing job`), "slurmctld's log: the batch script found missing, the job requeued");
+    const purge = new RegExp(`^\\[([^\\]]+)\\] Batch JobId=${id} missing from batch node node1 .*Requeuing job`, 'm').exec(readFileSync(join(c.DIR, 'ctl/log/slurmctld.log'), 'utf8'));
+    tt.ok(purge, "slurmctld's log: the batch script found missing, the job requeued");
+    if (purge) tt.comment(`6a: requeued ${Date.parse(purge[1]!) - restartedAt} ms after the restart (${purge[0]})`);
     await recovered(tt, c, id);
   });
 
@@ -366,11 +383,74 @@ async function e2e(): Promise<void> {
     const runs = gateRuns(c, id);
     tt.ok(runs.every((l) => Number(l.durationMs) < DEADLINE_MS), `every gate run ended within its deadline of ${DEADLINE_MS} ms (max ${Math.max(...runs.map((l) => Number(l.durationMs)))} ms)`);
   });
-  t.todo('7: gdrgate drill run on one node while another runs jobs: not done yet', () => {});
+  // ------------------------------------------------------------------ 7. a drill on one node while another runs jobs
+  await clusterCase('7: gdrgate drill run on node1 while node3 keeps running jobs: the probe is requeued to a healthy node', { CLUSTER_EXTRA_CONF: 'SchedulerParameters=nohold_on_prolog_fail' }, async (tt, c) => {
+    // The drill's config: node1's own (its stateDir is where node1's Prolog looks for the drill), with the cluster's
+    // client wrappers (scontrol, and sbatch, squeue, sinfo, scancel beside it) run from the controller's namespace.
+    const DRILL_CONF = join(c.DIR, 'drill-node1.json');
+    writeFileSync(DRILL_CONF, JSON.stringify({ ...(JSON.parse(readFileSync(join(c.DIR, 'nodes/node1/gdrgate.json'), 'utf8')) as object), scontrol: join(c.DIR, 'bin/scontrol') }, null, 2) + '\n');
+    const drillArgs = (args: readonly string[]): string[] => [CLI, 'drill', ...args, '--config', DRILL_CONF, '--node', 'node1'];
+    const s = run(process.execPath, drillArgs(['start', '--fault', 'pcie-link:0000:00:06.0=x8', '--drain', '--minutes', '5']), { env: cleanEnv({}), timeoutMs: 30_000 });
+    tt.equal(s.status, 0, `drill start --drain: ${s.stdout.trim()}`, { stderr: s.stderr });
+    const marker = /drill ([0-9a-f]{8}) armed/.exec(s.stdout)?.[1] ?? '?';
+    // node3 keeps running jobs, one after another, for as long as the drill runs.
+    let feeding = true;
+    const fed: string[] = [];
+    const feeder = (async (): Promise<void> => {
+      while (feeding) {
+        const id = c.submit(['-w', 'node3', '-J', 'busy-node3', '--wrap', '/bin/sleep 1']);
+        fed.push(id);
+        await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 30_000, 200);
+      }
+    })();
+    const d0 = performance.now();
+    const r = await runAsync(process.execPath, drillArgs(['run', '--json', '--step-seconds', '60']), cleanEnv({}), 240_000);
+    feeding = false;
+    await feeder;
+    tt.equal(r.status, 0, `drill run exits 0 (${secs(d0)})`, { stdout: r.stdout.slice(-3000), stderr: r.stderr.slice(-2000) });
+    let rep: DrillReport;
+    try {
+      rep = JSON.parse(r.stdout) as DrillReport;
+    } catch {
+      tt.fail('drill run --json printed JSON', { stdout: r.stdout.slice(-2000) });
+      return;
+    }
+    tt.same(validate('drill', rep), [], 'the report validates against schemas/drill.schema.json');
+    tt.equal(rep.ok, true, 'report: ok', { problems: rep.problems });
+    tt.match(rep.drain.reason ?? '', new RegExp(`^gdrgate: pcie-link 0000:00:06\\.0 .* drill=${marker}$`), `node1 drained by the probe's Prolog: ${rep.drain.reason}`);
+    const probe = rep.probe.job ?? '?';
+    tt.match(rep.requeue, { outcome: 'ran-elsewhere', released: true, restarts: 1, state: 'COMPLETED' }, `the requeued probe ${probe}: ${rep.requeue.why}`);
+    tt.match(rep.requeue.nodeList ?? '', /^node[234]$/, `it ran on a healthy node (${rep.requeue.nodeList}), not on node1`);
+    tt.equal(rep.requeue.batchHost, rep.requeue.nodeList, 'its batch host is that node');
+    const j = c.job(probe);
+    tt.match(j, { JobState: 'COMPLETED', Restarts: '1', NodeList: rep.requeue.nodeList ?? '?' }, 'scontrol show job says the same');
+    tt.match(runOf(c, 'node1', probe), { result: 'unhealthy', action: 'drained' }, "node1's log: drained for the probe");
+    tt.match(runOf(c, (rep.requeue.nodeList ?? 'node2') as NodeName, probe), { result: 'healthy', exitCode: 0 }, `${rep.requeue.nodeList}'s log: the probe's Prolog passed there`);
+    const text = renderDrill(rep);
+    tt.match(text, new RegExp(`drill ${marker} on node1: `), 'the text report names the drilled node');
+    tt.match(text, new RegExp(`ran on ${rep.requeue.nodeList} \\(BatchHost ${rep.requeue.batchHost}, Restarts=1\\) COMPLETED`), 'and the node the probe ran on');
+    tt.equal(rep.recovery.followUp.state, 'COMPLETED', `follow-up job ${rep.recovery.followUp.job} on node1 COMPLETED`);
+    const states = fed.map((id) => c.job(id).JobState);
+    tt.ok(fed.length >= 2 && states.every((v) => v === 'COMPLETED'), `node3 ran ${fed.length} jobs meanwhile, all COMPLETED (${[...new Set(states)].join(',')})`);
+    tt.same(NODES.map(c.state), ['idle', 'idle', 'idle', 'idle'], 'all nodes idle');
+    tt.notOk(existsSync(join(c.DIR, 'nodes/node1/gate-run/drill.json')), 'drill file gone');
+    tt.comment(text);
+  });
 
   const left = run('/usr/sbin/ip', ['netns', 'list']).stdout;
   const ours = Array.from({ length: clusters }, (_, i) => join(WORK, `c${i + 1}`)).filter((d) => existsSync(join(d, 'netns')));
   t.same(ours, [], `every cluster's namespaces deleted (${left.split('\n').filter(Boolean).length} network namespaces on the host now)`);
+  // The evidence for the default deadline (docs/deadline.md): every gate run of every cluster, passing or not.
+  const all = ours.length ? [] : Array.from({ length: clusters }, (_, i) => join(WORK, `c${i + 1}`)).flatMap((d) => NODES.flatMap((n) => {
+    const f = join(d, 'nodes', n, 'gdrgate.log');
+    return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter((l) => l.includes('"msg":"gdrgate run"')).map((l) => JSON.parse(l) as Record<string, unknown>) : [];
+  }));
+  const spread = (xs: number[]): string => {
+    const v = [...xs].sort((a, b) => a - b);
+    return v.length ? `${v.length} runs, p50 ${v[Math.floor(v.length / 2)]} ms, p95 ${v[Math.min(v.length - 1, Math.floor(v.length * 0.95))]} ms, max ${v[v.length - 1]} ms` : 'none';
+  };
+  t.comment(`gate runs, passing: ${spread(all.filter((l) => l.action === 'none').map((l) => Number(l.durationMs)))}`);
+  t.comment(`gate runs that called scontrol (drain, kept, failed): ${spread(all.filter((l) => l.action !== 'none').map((l) => Number(l.durationMs)))}`);
   if (t.passing()) rmSync(WORK, { recursive: true, force: true });
   t.comment(`cluster e2e: ${clusters} clusters started and stopped, ${secs(T0)} in all`);
 }
