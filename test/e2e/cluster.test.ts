@@ -368,7 +368,8 @@ async function e2e(): Promise<void> {
     tt.ok(c.gateLog('node1').some((l) => l.msg === 'cannot read node state; not writing a drain reason' || l.msg === 'drain failed'), "node1's log says why no reason was written");
     tt.comment(`6c: gate runs ${gateRuns(c, id).map((l) => `${String(l.node)} ${String(l.durationMs)} ms`).join(', ')}`);
     tt.equal(restart(c, 'munge').status, 0, `munged started again (${Date.now() - stoppedAt} ms after it stopped)`);
-    // slurmd's REQUEST_COMPLETE_PROLOG is retried until slurmctld takes it: node1's failure reaches it now.
+    // slurmd retries REQUEST_COMPLETE_PROLOG every 15 s (RETRY_DELAY) until it authenticates: node1's failure reaches
+    // slurmctld at the first retry after munged is back.
     const drained = await waitFor(() => c.state('node1'), (v) => /^drain/.test(v), 60_000, 250);
     tt.ok(drained.ok, `node1 drained by Slurm once munged is back (${drained.value}: ${c.reason('node1')})`);
     tt.notMatch(c.reason('node1'), /^gdrgate:/, "the reason is Slurm's own: ours could not be written");
