@@ -28,11 +28,18 @@ export interface Config {
 
 export const DEFAULT_CONFIG_PATH = '/etc/gdrgate/config.json';
 
+/**
+ * deadlineMs: the whole run, with margin below Slurm's MessageTimeout (default 10 s; slurm.conf(5): a Prolog "is
+ * expected to complete execution quickly (in less time than MessageTimeout)") and far below the snippet's
+ * PrologEpilogTimeout (60 s). scontrolTimeoutMs: one call, above the slowest failure that still answers (munge
+ * down: ~2.5 s); a drain is two (show, then update), every call cut to what is left of the deadline. Why these
+ * values: docs/deadline.md.
+ */
 export const DEFAULTS = {
   root: '/',
   scontrol: '/usr/bin/scontrol',
-  scontrolTimeoutMs: 5000,
-  deadlineMs: 10000,
+  scontrolTimeoutMs: 3000,
+  deadlineMs: 6000,
   onConfigError: 'open',
   onInternalError: 'open',
   stateDir: '/run/gdrgate',

@@ -140,7 +140,7 @@ export async function main(argv: string[]): Promise<number> {
         )
         .command(
           'run',
-          'submit a probe job, time the drain, record the job\'s fate and sinfo -R, remove the fault, resume, time back to idle, run a follow-up job; report and append to <stateDir>/drills.jsonl',
+          'submit a probe job, time the drain, record the job\'s fate and sinfo -R, follow the requeued probe to the node it runs on (cancelled when no other node can take it), remove the fault, resume, time back to idle, run a follow-up job; report (schemas/drill.schema.json) and append to <stateDir>/drills.jsonl',
           (z) => z.option('json', { type: 'boolean', default: false, describe: 'print the JSON drill report' }).option('step-seconds', { type: 'number', describe: 'longest wait for each step (default 90)' }),
           (a) => set(import('./drill.js').then((m) => m.drillRun({ config: a.config, node: a.node, json: a.json, stepSeconds: a['step-seconds'] }))),
         )

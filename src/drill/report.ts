@@ -1,6 +1,23 @@
-// What one drill measured (appended to drills.jsonl) and its text rendering.
+// What one drill measured (appended to drills.jsonl, shape: schemas/drill.schema.json) and its text rendering.
+
+/** The requeued probe job, followed while the drilled node stays drained. */
+export interface Requeue {
+  /** ran-elsewhere: it ran to its end on another node; cancelled: it could not (or not within the bound); not-followed: never requeued. */
+  readonly outcome: 'ran-elsewhere' | 'cancelled' | 'not-followed';
+  readonly why: string;
+  /** Released (when held) and unpinned from the drilled node. */
+  readonly released: boolean;
+  /** scontrol show job: where it ran, its batch host, how often it was requeued, its last state. */
+  readonly nodeList: string | null;
+  readonly batchHost: string | null;
+  readonly restarts: number | null;
+  readonly state: string | null;
+  /** From the requeue seen to the job's end (or its cancel). */
+  readonly ms: number | null;
+}
+
 export interface DrillReport {
-  readonly version: 1;
+  readonly version: 2;
   readonly marker: string;
   readonly node: string;
   readonly fault: string;
@@ -11,6 +28,7 @@ export interface DrillReport {
   readonly problems: readonly string[];
   readonly probe: { readonly job: string | null; readonly fate: string | null };
   readonly drain: { readonly drained: boolean; readonly ms: number | null; readonly reason: string | null; readonly markerInReason: boolean; readonly sinfoR: string | null };
+  readonly requeue: Requeue;
   readonly recovery: {
     readonly faultRemovedMs: number | null;
     readonly resume: string | null;
@@ -30,6 +48,8 @@ export function renderDrill(r: DrillReport): string {
     `  drain reason     ${r.drain.reason ?? '-'}${r.drain.reason && !r.drain.markerInReason ? ' (no drill marker!)' : ''}`,
     `  sinfo -R         ${r.drain.sinfoR?.replace(/\s+/g, ' ') ?? '-'}`,
     `  probe job fate   ${r.probe.fate ?? '-'}`,
+    `  requeued probe   ${r.requeue.outcome === 'ran-elsewhere' ? `ran on ${r.requeue.nodeList ?? '?'} (BatchHost ${r.requeue.batchHost ?? '?'}, Restarts=${r.requeue.restarts ?? '?'}) ${r.requeue.state ?? '-'} in ${ms(r.requeue.ms)}` : r.requeue.why}`,
+    `  nodes            drilled ${r.node}; the probe ended on ${r.requeue.nodeList ?? '-'}`,
     `  fault removed    at ${ms(r.recovery.faultRemovedMs)}`,
     `  resume           ${r.recovery.resume ?? '-'}`,
     `  resume → idle    ${ms(r.recovery.idleMs)}`,

@@ -1,4 +1,5 @@
-// `gdrgate drill run`: probe job → drain → fault removed → resume → idle → follow-up job, every step timed.
+// `gdrgate drill run`: probe job → drain → the requeued probe followed to the node it ran on (or cancelled when no
+// other node can take it) → fault removed → resume → idle → follow-up job, every step timed.
 import { appendText } from '../host/files.js';
 import type { Config } from '../config.js';
 import type { Exec } from '../host/exec.js';
@@ -7,7 +8,8 @@ import { removeDrill } from './file.js';
 import { hasMarker } from './marker.js';
 import { drillRecord } from './path.js';
 import { resumeDrillDrain } from './recheck.js';
-import type { DrillReport } from './report.js';
+import type { DrillReport, Requeue } from './report.js';
+import type { JobInfo } from '../parsers/scontrol-job.js';
 import { HELD, isDrained, isIdle, isTerminal, SlurmClients, waitFor } from './slurm.js';
 
 export interface RunLimits {
@@ -24,9 +26,10 @@ export async function runDrill(cfg: Config, exec: Exec, spec: DrillSpec, limits:
   const problems: string[] = [];
   let probe: DrillReport['probe'] = { job: null, fate: null };
   let drain: DrillReport['drain'] = { drained: false, ms: null, reason: null, markerInReason: false, sinfoR: null };
+  let requeue: Requeue = { outcome: 'not-followed', why: 'the probe job was not requeued', released: false, nodeList: null, batchHost: null, restarts: null, state: null, ms: null };
   const recovery = { faultRemovedMs: null as number | null, resume: null as string | null, idleMs: null as number | null, followUp: { job: null as string | null, state: null as string | null, ms: null as number | null } };
   const finish = (): DrillReport => {
-    const report: DrillReport = { version: 1, marker: spec.marker, node, fault: spec.fault, startedAt, ok: problems.length === 0, problems, probe, drain, recovery, totalMs: at() };
+    const report: DrillReport = { version: 2, marker: spec.marker, node, fault: spec.fault, startedAt, ok: problems.length === 0, problems, probe, drain, requeue, recovery, totalMs: at() };
     appendText(drillRecord(cfg.stateDir), JSON.stringify(report) + '\n', 0o600);
     return report;
   };
@@ -51,15 +54,23 @@ export async function runDrill(cfg: Config, exec: Exec, spec: DrillSpec, limits:
   drain = { drained: drained.ok, ms: drained.ok ? at() - submitted : null, reason: drained.value?.reason ?? null, markerInReason: hasMarker(drained.value?.reason ?? null, spec.marker), sinfoR: null };
   if (!drained.ok) problems.push(`not drained within ${limits.stepMs} ms of the probe job (state ${drained.value?.state ?? '?'})`);
   else if (!drain.markerInReason) problems.push(`drained, but not by this drill (reason: ${drain.reason ?? 'none'})`);
-  const fate = await waitFor(() => slurm.job(sub.id), (j) => (j.state === 'PENDING' && j.reason === HELD) || isTerminal(j.state) || j.state === 'GONE', drained.ok ? limits.stepMs : 1000);
-  probe = { job: sub.id, fate: `${fate.value.state}${fate.value.reason && fate.value.reason !== 'None' ? ` (${fate.value.reason})` : ''}` };
-  if (drained.ok && fate.value.reason !== HELD) problems.push(`probe job ${sub.id} not requeued held: ${probe.fate}`);
+  // Requeued: pending again with a restart counted (held, or not with SchedulerParameters=nohold_on_prolog_fail).
+  const requeued = (j: JobInfo | null): boolean => j !== null && ((j.state === 'PENDING' && j.restarts > 0) || isTerminal(j.state));
+  const fate = await waitFor(() => slurm.showJob(sub.id), requeued, drained.ok ? limits.stepMs : 1000);
+  const fj = fate.value;
+  const sq = await slurm.job(sub.id); // squeue's words for the reason (scontrol may print them with underscores)
+  probe = { job: sub.id, fate: `${sq.state}${sq.reason && sq.reason !== 'None' ? ` (${sq.reason})` : ''}` };
+  if (drained.ok && !(fj?.state === 'PENDING' && fj.restarts > 0)) problems.push(`probe job ${sub.id} not requeued: ${probe.fate}`);
   drain = { ...drain, sinfoR: await slurm.sinfoR(node) };
 
-  // 3. Recovery: fault gone, resume as `gdrgate resume` does (only our marked drain), back to idle, a job runs.
+  // 3. The requeued probe, while the fault stays: released if held, unpinned from the drilled node, followed to the
+  // node it runs on. With no other node that could take it (a one-node cluster), or none within the bound, cancelled.
+  if (drained.ok && fj?.state === 'PENDING' && fj.restarts > 0) requeue = await followRequeue(slurm, sub.id, node, fj, sq.reason === HELD, limits.stepMs, problems);
+  else await slurm.cancel(sub.id);
+
+  // 4. Recovery: fault gone, resume as `gdrgate resume` does (only our marked drain), back to idle, a job runs.
   removeDrill(cfg.stateDir);
   recovery.faultRemovedMs = at();
-  await slurm.cancel(sub.id); // the held probe would otherwise run later on its own
   if (drained.ok && drain.markerInReason) {
     const r = await resumeDrillDrain(cfg, exec, node, spec.marker);
     recovery.resume = r.why;
@@ -77,4 +88,38 @@ export async function runDrill(cfg: Config, exec: Exec, spec: DrillSpec, limits:
     if (done.value.state !== 'COMPLETED') problems.push(`follow-up job ${follow.id} ${done.value.state}`);
   } else if (follow) problems.push(`follow-up job not submitted: ${follow.why}`);
   return finish();
+}
+
+/** Lets the requeued probe run elsewhere and follows it to its end (at most `boundMs`); cancels it when it cannot. */
+async function followRequeue(slurm: SlurmClients, id: string, node: string, j: JobInfo, held: boolean, boundMs: number, problems: string[]): Promise<Requeue> {
+  const t0 = performance.now();
+  const took = (): number => Math.round(performance.now() - t0);
+  const base: Requeue = { outcome: 'cancelled', why: '', released: false, nodeList: null, batchHost: null, restarts: j.restarts, state: j.state, ms: null };
+  const cancel = async (why: string): Promise<Requeue> => {
+    const ok = await slurm.cancel(id);
+    const last = await slurm.showJob(id);
+    return { ...base, why: ok ? why : `${why}; scancel failed`, state: last?.state ?? base.state, restarts: last?.restarts ?? base.restarts, ms: took() };
+  };
+  const others = j.partition === null ? ({ ok: false, why: 'the job names no partition' } as const) : await slurm.otherNodes(j.partition, node);
+  if (!others.ok) {
+    problems.push(`requeued probe ${id}: cannot list the other nodes (${others.why})`);
+    return cancel(`cancelled: the other nodes could not be listed (${others.why})`);
+  }
+  // A one-node partition: the requeued job cannot run anywhere else. Not a problem of the drill: said, and cancelled.
+  if (others.nodes.length === 0) return cancel(`cancelled: no other node of partition ${j.partition} can take it`);
+  const moved = await slurm.moveOff(id, node, held);
+  if (!moved.ok) {
+    problems.push(`requeued probe ${id}: not released to the other nodes (${moved.why})`);
+    return cancel(`cancelled: could not release it (${moved.why})`);
+  }
+  const end = await waitFor(() => slurm.showJob(id), (v) => v !== null && isTerminal(v.state), boundMs);
+  const v = end.value;
+  if (!end.ok || v === null) {
+    problems.push(`requeued probe ${id} did not end on another node within ${boundMs} ms (${v?.state ?? 'unreadable'})`);
+    return { ...(await cancel(`cancelled: not run on another node within ${boundMs} ms`)), released: true };
+  }
+  const done: Requeue = { outcome: 'ran-elsewhere', why: `ran on ${v.nodeList ?? '?'} after ${v.restarts} requeue(s)`, released: true, nodeList: v.nodeList, batchHost: v.batchHost, restarts: v.restarts, state: v.state, ms: took() };
+  if (v.state !== 'COMPLETED') problems.push(`requeued probe ${id} ${v.state} on ${v.nodeList ?? '?'}`);
+  if (v.nodeList === node || v.batchHost === node) problems.push(`requeued probe ${id} ran on the drilled node ${node}`);
+  return done;
 }

@@ -2,7 +2,8 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Exec } from '../host/exec.js';
-import { parseShowNode, type NodeState } from '../parsers/scontrol.js';
+import { parseShowJob, type JobInfo } from '../parsers/scontrol-job.js';
+import { isDrainedOrDown, parseShowNode, type NodeState } from '../parsers/scontrol.js';
 
 export type Client = 'sbatch' | 'squeue' | 'sinfo' | 'scancel' | 'scontrol';
 
@@ -50,6 +51,35 @@ export class SlurmClients {
     const r = await this.call('squeue', ['-h', '-t', 'all', '-j', id, '-o', '%T|%r']);
     const [state = '', reason = ''] = r.out.trim().split('|');
     return { state: state || (r.ok ? 'GONE' : 'UNKNOWN'), reason };
+  }
+
+  /** `scontrol show job -o`: where the job runs or ran (NodeList, BatchHost), how often it was requeued; null: unread. */
+  async showJob(id: string): Promise<JobInfo | null> {
+    const r = await this.call('scontrol', ['show', 'job', '-o', id]);
+    const p = r.ok ? parseShowJob(r.out, id) : null;
+    return p?.ok ? p.value : null;
+  }
+
+  /** Lets a requeued job run on any other node of its partition: released when held, no longer pinned to `node`. */
+  async moveOff(id: string, node: string, held: boolean): Promise<{ ok: boolean; why: string }> {
+    if (held) {
+      const r = await this.call('scontrol', ['release', id]);
+      if (!r.ok) return r;
+    }
+    // ReqNodeList= (blank) clears the -w of the submission; ExcNodeList keeps it off the drilled node.
+    return this.call('scontrol', ['update', `jobid=${id}`, 'ReqNodeList=', `ExcNodeList=${node}`]);
+  }
+
+  /** The nodes of `partition` other than `node` that could take a job now (not drained, down or failed). */
+  async otherNodes(partition: string, node: string): Promise<{ ok: true; nodes: string[] } | { ok: false; why: string }> {
+    const r = await this.call('sinfo', ['-h', '-N', '-p', partition, '-o', '%N %T']);
+    if (!r.ok) return { ok: false, why: r.why };
+    const nodes = r.out
+      .split('\n')
+      .map((l) => l.trim().split(/\s+/))
+      .filter(([n, st]) => n && st && n !== node && !isDrainedOrDown(st.toUpperCase()) && !st.endsWith('*'))
+      .map(([n]) => n!);
+    return { ok: true, nodes: [...new Set(nodes)] };
   }
 
   async sinfoR(node: string): Promise<string> {

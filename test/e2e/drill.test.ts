@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { renderDrill, type DrillReport } from '../../src/drill/report.js';
+import { validate } from '../helpers/schema.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { gateConf, HELD, installWrapper, REPO, run, runOrSkip, sandbox, secs, slurmClients, snapshotBuild, waitFor, type Ran } from './_sandbox.js';
@@ -100,6 +101,10 @@ async function e2e(): Promise<void> {
       tt.ok(rep.drain.reason?.endsWith(` drill=${marker}`), 'the reason ends with the drill marker');
       tt.ok(Buffer.byteLength(rep.drain.reason ?? '') <= 255, 'at most 255 bytes');
       tt.match(rep.probe.fate ?? '', new RegExp(`PENDING \\(${HELD}\\)`), `probe job ${rep.probe.job}: ${rep.probe.fate}`);
+      tt.same(validate('drill', rep), [], 'the report validates against schemas/drill.schema.json');
+      // One node: the requeued probe cannot run anywhere else; the drill says so and cancels it at once.
+      tt.match(rep.requeue, { outcome: 'cancelled', released: false, restarts: 1, state: 'CANCELLED' }, `requeued probe: ${rep.requeue.why}`);
+      tt.match(rep.requeue.why, /^cancelled: no other node of partition \S+ can take it$/, 'and says why');
       tt.match(rep.drain.sinfoR ?? '', /^gdrgate: \S+/, 'sinfo -R shows our reason');
       tt.equal(rep.recovery.followUp.state, 'COMPLETED', `follow-up job ${rep.recovery.followUp.job} COMPLETED`);
       tt.equal(state(), 'idle', 'node idle at the end');

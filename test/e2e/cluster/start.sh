@@ -21,6 +21,7 @@
 #   CLUSTER_HEALTH_INTERVAL=0                   HealthCheckInterval (with GATE_HEALTH)
 #   CLUSTER_EXTRA_CONF='...'                    lines appended to slurm.conf (later keys win)
 #   CLUSTER_CRED_EXPIRE=5                       also the delay before a requeued job may restart
+#   CLUSTER_SLURMD_TIMEOUT=60                  SlurmdTimeout (see the conf's comment)
 #   CLUSTER_TIMEOUT=60                          seconds to wait for every node to be idle
 # On any failure the EXIT trap runs stop.sh DIR. Prints "ready" on stdout when every node is idle.
 set -euo pipefail
@@ -76,7 +77,15 @@ SlurmdSpoolDir=$DIR/node/spool
 SlurmdPidFile=$DIR/node/run/slurmd.pid
 SlurmdLogFile=$DIR/node/log/slurmd.log
 ReturnToService=0
-SlurmdTimeout=60
+# Slurm 22.05's bounds the fault cases (test/e2e/cluster.test.ts, 6a-6c) rely on:
+# - a slurmd back within SlurmdTimeout keeps its node and its running steps (it finds their slurmstepd in its spool
+#   and reports them when it registers); beyond that the node is DOWN and its jobs NODE_FAIL. 60 s: far above the
+#   ~1.5 s a killed slurmd is away in case 6b.
+# - slurmctld pings every SlurmdTimeout/3 s and asks every node to register every 20th ping: that registration is
+#   when a batch job whose launch died with a killed slurmctld is found missing and requeued (case 6a sets 6:
+#   41 s after the restart instead of 383 s).
+# - slurmd retries REQUEST_COMPLETE_PROLOG until slurmctld takes it (no bound needed: nothing is lost).
+SlurmdTimeout=${CLUSTER_SLURMD_TIMEOUT:-60}
 MinJobAge=600
 KillWait=5
 MailProg=/bin/true

@@ -31,10 +31,12 @@ done
 [ -n "$ctl" ] && { kill "$ctl" || true; pids="$pids $ctl"; }
 m=$(pidof_file "$DIR/ctl/run/munged.pid" munged || true); [ -n "$m" ] && { kill "$m" || true; pids="$pids $m"; }
 running() { local st; st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ -n "$st" ] && [ "$st" != Z ]; }
-for pid in $pids; do
-  for _ in $(seq 1 40); do running "$pid" || break; sleep 0.25; done
-  running "$pid" && { log "pid $pid ignored SIGTERM, SIGKILL"; kill -9 "$pid" || true; }
+# 10 s for all of them together (not each in turn), then SIGKILL for any left.
+for _ in $(seq 1 40); do
+  left=""; for pid in $pids; do running "$pid" && left="$left $pid"; done
+  [ -z "$left" ] && break; sleep 0.25
 done
+for pid in $pids; do running "$pid" && { log "pid $pid ignored SIGTERM for 10 s: SIGKILL"; kill -9 "$pid" || true; }; done
 # slurmstepd left in a node's namespace (a job step outliving its slurmd): its PID is in the step's spool name only,
 # so find processes whose network namespace is one of ours and end them (ours by construction).
 if [ -s "$DIR/netns" ]; then
