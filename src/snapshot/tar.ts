@@ -120,6 +120,11 @@ export function writeTar(entries: readonly TarEntry[]): Uint8Array {
   return out;
 }
 
+function allZero(h: Uint8Array): boolean {
+  for (let i = 0; i < h.length; i++) if (h[i] !== 0) return false;
+  return true;
+}
+
 /** Numeric field: octal text, or GNU base-256 when the high bit of the first byte is set. */
 function num(b: Uint8Array, off: number, len: number): number {
   if (b[off]! & 0x80) {
@@ -127,10 +132,19 @@ function num(b: Uint8Array, off: number, len: number): number {
     for (let i = 1; i < len; i++) v = v * 256 + b[off + i]!;
     return v;
   }
+  // Octal digits between optional spaces, ended by NUL or the field's end (read byte by byte: 4 fields a header).
+  let i = off;
+  const end = off + len;
+  while (i < end && b[i] === 0x20) i++;
+  let v = 0;
+  for (; i < end && b[i]! >= 0x30 && b[i]! <= 0x37; i++) v = v * 8 + (b[i]! - 0x30);
+  while (i < end && b[i] === 0x20) i++;
+  return i === end || b[i] === 0 ? v : badNum(b, off, len);
+}
+
+function badNum(b: Uint8Array, off: number, len: number): never {
   const s = dec.decode(b.subarray(off, off + len)).replace(/\0.*$/s, '').trim();
-  if (s === '') return 0;
-  if (!/^[0-7]+$/.test(s)) throw new TarError(`bad numeric field "${s}" at offset ${off}`);
-  return parseInt(s, 8);
+  throw new TarError(`bad numeric field "${s}" at offset ${off}`);
 }
 
 const cstr = (b: Uint8Array, off: number, len: number): string => {
@@ -173,7 +187,7 @@ export function readTar(buf: Uint8Array, maxEntries = Infinity): TarEntry[] {
   while (at < buf.length) {
     if (at + BLOCK > buf.length) throw new TarError(`truncated archive: partial header at offset ${at}`);
     const h = buf.subarray(at, at + BLOCK);
-    if (h.every((x) => x === 0)) break; // end of archive (a second zero block follows)
+    if (allZero(h)) break; // end of archive (a second zero block follows)
     if (++headers > maxEntries) throw new TarError(`more than ${maxEntries} entries`);
     const stored = num(h, 148, 8);
     let sum = 0;

@@ -19,8 +19,10 @@ const enc = new TextEncoder();
 
 /** Why an archive path or link target is beyond the snapshot's limits, or null when it is within them. */
 function overLimits(what: string, p: string): string | null {
-  const bytes = enc.encode(p).length;
+  const bytes = Buffer.byteLength(p, 'utf8');
   if (bytes > MAX_PATH_BYTES) return `${what} of ${bytes} bytes (more than ${MAX_PATH_BYTES})`;
+  // A path of fewer bytes than a component may hold, and fewer characters than the depth limit, is within both.
+  if (bytes <= MAX_NAME_BYTES && p.length < MAX_DEPTH) return null;
   const parts = p.split('/');
   if (parts.length > MAX_DEPTH) return `${what} of ${parts.length} components (more than ${MAX_DEPTH})`;
   const long = parts.find((c) => enc.encode(c).length > MAX_NAME_BYTES);
