@@ -15,18 +15,17 @@ export class TreeError extends Error {
   override readonly name = 'TreeError';
 }
 
-const enc = new TextEncoder();
 
 /** Why an archive path or link target is beyond the snapshot's limits, or null when it is within them. */
 function overLimits(what: string, p: string): string | null {
   const bytes = Buffer.byteLength(p, 'utf8');
   if (bytes > MAX_PATH_BYTES) return `${what} of ${bytes} bytes (more than ${MAX_PATH_BYTES})`;
-  // A path of fewer bytes than a component may hold, and fewer characters than the depth limit, is within both.
-  if (bytes <= MAX_NAME_BYTES && p.length < MAX_DEPTH) return null;
   const parts = p.split('/');
   if (parts.length > MAX_DEPTH) return `${what} of ${parts.length} components (more than ${MAX_DEPTH})`;
-  const long = parts.find((c) => enc.encode(c).length > MAX_NAME_BYTES);
-  return long !== undefined ? `${what} with a ${enc.encode(long).length}-byte component (more than ${MAX_NAME_BYTES})` : null;
+  // A path of fewer bytes than a component may hold has no component over it.
+  if (bytes <= MAX_NAME_BYTES) return null;
+  const long = parts.find((c) => c.length > MAX_NAME_BYTES / 3 && Buffer.byteLength(c, 'utf8') > MAX_NAME_BYTES);
+  return long !== undefined ? `${what} with a ${Buffer.byteLength(long, 'utf8')}-byte component (more than ${MAX_NAME_BYTES})` : null;
 }
 
 export class SnapTree {
@@ -53,7 +52,22 @@ export class SnapTree {
    */
   put(p: string, node: SnapNode): void {
     if (!p.startsWith('/') || p !== path.posix.normalize(p) || p === '/') throw new TreeError(`not a normal absolute path: ${p}`);
-    const parent = path.posix.dirname(p);
+    this.putNormal(p, node);
+  }
+
+  /** put() of a path already known to be normal and absolute (fromTar checked each component). */
+  private putNormal(p: string, node: SnapNode): void {
+    const slash = p.lastIndexOf('/');
+    const parent = slash === 0 ? '/' : p.slice(0, slash);
+    const base = p.slice(slash + 1);
+    // The common case of an archive: the parent came before its entries.
+    const up0 = this.nodes.get(parent);
+    if (up0?.kind === 'dir') return this.attach(p, parent, base, node);
+    this.makeParents(p, parent);
+    this.attach(p, parent, base, node);
+  }
+
+  private makeParents(p: string, parent: string): void {
     let top = parent;
     while (!this.nodes.has(top)) top = path.posix.dirname(top);
     const up = this.nodes.get(top)!;
@@ -67,12 +81,15 @@ export class SnapTree {
       this.kids.set(dir, new Set());
       top = dir;
     }
+  }
+
+  private attach(p: string, parent: string, base: string, node: SnapNode): void {
     const had = this.nodes.get(p);
     if (had?.kind === 'dir' && node.kind === 'dir') return;
     if (had?.kind === 'file' && node.kind === 'file' && had.data.length >= node.data.length) return;
     if (had && had.kind !== node.kind) throw new TreeError(`${p}: already a ${had.kind}, not a ${node.kind}`);
     this.nodes.set(p, node);
-    this.kids.get(parent)!.add(path.posix.basename(p));
+    this.kids.get(parent)!.add(base);
     if (node.kind === 'dir' && !this.kids.has(p)) this.kids.set(p, new Set());
   }
 
@@ -111,9 +128,9 @@ export class SnapTree {
       if (bad) throw new TarError(`${bad} in archive: ${e.path.slice(0, 200)}${e.path.length > 200 ? '…' : ''}`);
       if (e.path === '' || e.path.split('/').some((s) => s === '..' || s === '.' || s === '')) throw new TarError(`unsafe path in archive: ${e.path}`);
       const p = `/${e.path}`;
-      if (e.kind === 'dir') t.put(p, { kind: 'dir', mode: e.mode });
-      else if (e.kind === 'file') t.put(p, { kind: 'file', mode: e.mode, data: e.data ?? new Uint8Array(0) });
-      else if (e.kind === 'link') t.put(p, { kind: 'link', target: e.target ?? '' });
+      if (e.kind === 'dir') t.putNormal(p, { kind: 'dir', mode: e.mode });
+      else if (e.kind === 'file') t.putNormal(p, { kind: 'file', mode: e.mode, data: e.data ?? new Uint8Array(0) });
+      else if (e.kind === 'link') t.putNormal(p, { kind: 'link', target: e.target ?? '' });
       else if (e.kind === 'hardlink') {
         const src = t.get(`/${e.target ?? ''}`);
         if (src?.kind !== 'file') throw new TarError(`hard link ${e.path} to ${e.target ?? '?'}: not an earlier regular file`);
