@@ -19,12 +19,20 @@ function jitter(name: string): number {
   return (h % 1000) / 1000;
 }
 
-function strip(p: PathDistribution): string {
-  const vals = p.points.map((x) => x.p50);
+/** One scale for every path of a class: rails are compared with each other at a glance. */
+function scale(ps: readonly PathDistribution[]): [number, number] {
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const p of ps) {
+    for (const x of p.points) [lo, hi] = [Math.min(lo, x.p50), Math.max(hi, x.p50)];
+    if (p.band) [lo, hi] = [Math.min(lo, p.band.low), Math.max(hi, p.band.high)];
+  }
+  if (!Number.isFinite(lo)) return [0, 1];
+  return hi > lo ? [lo, hi] : [lo * 0.9, hi * 1.1 || 1];
+}
+
+function strip(p: PathDistribution, [lo, hi]: [number, number]): string {
   const b = p.band;
-  let lo = Math.min(...vals, ...(b ? [b.low] : []));
-  let hi = Math.max(...vals, ...(b ? [b.high] : []));
-  if (!(hi > lo)) [lo, hi] = [lo * 0.9, hi * 1.1 || 1];
   const x = (v: number): number => M + ((v - lo) / (hi - lo)) * (W - 2 * M);
   const parts: string[] = [`<svg class="strip" viewBox="0 0 ${W} ${H + 18}" width="${W}" height="${H + 18}" role="img" aria-label="${esc(`${p.probe} ${p.rail}`)}">`];
   if (b) {
@@ -36,19 +44,20 @@ function strip(p: PathDistribution): string {
     const cy = (10 + jitter(pt.node) * (H - 20)).toFixed(1);
     const cls = pt.outlier === 'low' ? 'dot low' : pt.outlier === 'high' ? 'dot high' : 'dot';
     parts.push(`<circle class="${cls}" cx="${cx}" cy="${cy}" r="${pt.outlier ? 4.5 : 2.5}" data-node="${esc(pt.node)}"><title>${esc(`${pt.node}: ${gbps(pt.p50)}${pt.z === null ? '' : `, z ${pt.z.toFixed(1)}`}`)}</title></circle>`);
-    if (pt.outlier) parts.push(`<text class="label" x="${cx}" y="${(Number(cy) - 7).toFixed(1)}">${esc(pt.node)}</text>`);
+    const anchor = Number(cx) < 60 ? 'start' : Number(cx) > W - 60 ? 'end' : 'middle';
+    if (pt.outlier) parts.push(`<text class="label" x="${cx}" y="${(Number(cy) - 7).toFixed(1)}" text-anchor="${anchor}">${esc(pt.node)}</text>`);
   }
   parts.push(`<text class="axis" x="${M}" y="${H + 14}">${esc(gbps(lo))}</text><text class="axis" x="${W - M}" y="${H + 14}" text-anchor="end">${esc(gbps(hi))}</text>`);
   parts.push('</svg>');
   return parts.join('');
 }
 
-function pathSection(p: PathDistribution): string {
+function pathSection(p: PathDistribution, range: [number, number]): string {
   const b = p.band;
   const low = p.points.filter((x) => x.outlier === 'low').map((x) => x.node);
   const head = `${esc(p.probe)} <span class="rail">${esc(p.rail)}</span> ${esc(p.direction)} · ${p.points.length} nodes${b ? ` · median ${esc(gbps(b.median))} · band from ${esc(gbps(b.low))}` : ' · too few nodes for a band'}`;
   const tail = [low.length ? `<span class="bad">below the band: ${esc(low.join(', '))}</span>` : '', p.absent.length ? `<span class="bad">no figure: ${esc(p.absent.join(', '))}</span>` : ''].filter(Boolean).join(' · ');
-  return `<figure><figcaption>${head}</figcaption>${strip(p)}${tail ? `<div class="note">${tail}</div>` : ''}</figure>`;
+  return `<figure><figcaption>${head}</figcaption>${strip(p, range)}${tail ? `<div class="note">${tail}</div>` : ''}</figure>`;
 }
 
 function flaggedRow(v: NodeVerdict): string {
@@ -60,13 +69,14 @@ function flaggedRow(v: NodeVerdict): string {
 }
 
 function classSection(c: FleetClass): string {
-  return `<section class="class"><h2>class ${esc(c.name)} <small>${c.nodes.length} nodes · majority as on ${esc(c.reference ?? '(no snapshot)')}</small></h2>${c.paths.map(pathSection).join('')}</section>`;
+  const range = scale(c.paths);
+  return `<section class="class"><h2>class ${esc(c.name)} <small>${c.nodes.length} nodes · majority as on ${esc(c.reference ?? '(no snapshot)')}</small></h2>${c.paths.map((p) => pathSection(p, range)).join('')}</section>`;
 }
 
 const CSS = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2430;background:#fafbfc}h1{font-size:20px}h2{font-size:17px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}small{color:#667}
 figure{margin:10px 0 16px}figcaption{font-weight:600;margin-bottom:2px}.rail{font-family:ui-monospace,monospace}
 .strip{background:#fff;border:1px solid #dde}.band{fill:#d8f0dc}.median{stroke:#2a7a3a;stroke-width:1.5}.dot{fill:#4a6fa5;opacity:.75}.dot.low{fill:#c62828;opacity:1}.dot.high{fill:#ef8c00;opacity:1}
-.label{font-size:10px;fill:#c62828;text-anchor:middle}.axis{font-size:10px;fill:#667}.note{font-size:13px}.bad{color:#c62828}
+.label{font-size:10px;fill:#c62828}.axis{font-size:10px;fill:#667}.note{font-size:13px}.bad{color:#c62828}
 table{border-collapse:collapse;margin:4px 0}td,th{border:1px solid #dde;padding:2px 8px;text-align:left;vertical-align:top}th{background:#eef1f5}
 .imp.critical{color:#fff;background:#c62828}.imp.major{color:#fff;background:#ef6c00}.imp.minor{background:#fff3c4}.val{font-family:ui-monospace,monospace;color:#c62828}.maj{font-family:ui-monospace,monospace;color:#2a7a3a}
 #nodes td{font-family:ui-monospace,monospace}#filter{margin:6px 0;padding:3px 6px;width:240px}.status-ok{color:#2a7a3a}.status-differs{color:#c62828}.status-missing{color:#8a5a00}`;
