@@ -187,8 +187,10 @@ export async function main(argv: string[]): Promise<number> {
               .option('platform', { choices: ['bare-metal', 'virtualized'] as const, describe: 'default: detected from /proc/cpuinfo' })
               .option('with-probes', { type: 'boolean', default: false, describe: "also run the config's bandwidth probes (probes.capture.runs times) and record their bands with the recipe" })
               .option('config', { type: 'string', describe: 'config JSON for --with-probes (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
-              .option('allow-empty', { type: 'boolean', default: false, describe: 'write the class even when the node shows no GPU and no RDMA adapter' }),
-          (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config, allowEmpty: a['allow-empty'] }))),
+              .option('allow-empty', { type: 'boolean', default: false, describe: 'write the class even when the node shows no GPU and no RDMA adapter' })
+              .option('from-fleet', { type: 'string', describe: "a fleet directory (fleet report DIR): the class from its majority, bandwidth bands from the fleet's distribution; the nodes that disagreed on stderr" })
+              .option('from-class', { type: 'string', describe: 'with --from-fleet: which class of the fleet (default the largest)' }),
+          (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config, allowEmpty: a['allow-empty'], fromFleet: a['from-fleet'], fromClass: a['from-class'] }))),
         )
         .command(
           'validate <file>',
