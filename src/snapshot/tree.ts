@@ -18,15 +18,28 @@ export class TreeError extends Error {
 
 /** Why an archive path or link target is beyond the snapshot's limits, or null when it is within them. */
 function overLimits(what: string, p: string): string | null {
-  const bytes = Buffer.byteLength(p, 'utf8');
+  // One pass over the characters: depth and the longest component, no array per path (a fleet reads millions).
+  let depth = 1;
+  let longest = 0;
+  let start = 0;
+  for (let i = 0; i < p.length; i++)
+    if (p.charCodeAt(i) === 0x2f) {
+      depth++;
+      longest = Math.max(longest, i - start);
+      start = i + 1;
+    }
+  longest = Math.max(longest, p.length - start);
+  const bytes = p.length * 3 <= MAX_PATH_BYTES ? p.length : Buffer.byteLength(p, 'utf8');
   if (bytes > MAX_PATH_BYTES) return `${what} of ${bytes} bytes (more than ${MAX_PATH_BYTES})`;
-  const parts = p.split('/');
-  if (parts.length > MAX_DEPTH) return `${what} of ${parts.length} components (more than ${MAX_DEPTH})`;
-  // A path of fewer bytes than a component may hold has no component over it.
-  if (bytes <= MAX_NAME_BYTES) return null;
-  const long = parts.find((c) => c.length > MAX_NAME_BYTES / 3 && Buffer.byteLength(c, 'utf8') > MAX_NAME_BYTES);
+  if (depth > MAX_DEPTH) return `${what} of ${depth} components (more than ${MAX_DEPTH})`;
+  // A component of n characters is at most 3n bytes (UTF-16 units to UTF-8): only a long one is measured.
+  if (longest * 3 <= MAX_NAME_BYTES) return null;
+  const long = p.split('/').find((c) => Buffer.byteLength(c, 'utf8') > MAX_NAME_BYTES);
   return long !== undefined ? `${what} with a ${Buffer.byteLength(long, 'utf8')}-byte component (more than ${MAX_NAME_BYTES})` : null;
 }
+
+/** An empty, `.` or `..` component (a leading, trailing or doubled slash included). */
+const UNSAFE = /(?:^|\/)(?:\.{1,2})?(?:\/|$)/;
 
 export class SnapTree {
   private readonly nodes = new Map<string, SnapNode>([['/', { kind: 'dir', mode: DIR_MODE }]]);
@@ -126,7 +139,7 @@ export class SnapTree {
     for (const e of readTar(buf, MAX_ENTRIES)) {
       const bad = overLimits('a path', e.path) ?? (e.kind === 'link' ? overLimits('a link target', e.target ?? '') : null);
       if (bad) throw new TarError(`${bad} in archive: ${e.path.slice(0, 200)}${e.path.length > 200 ? '…' : ''}`);
-      if (e.path === '' || e.path.split('/').some((s) => s === '..' || s === '.' || s === '')) throw new TarError(`unsafe path in archive: ${e.path}`);
+      if (UNSAFE.test(e.path)) throw new TarError(`unsafe path in archive: ${e.path}`);
       const p = `/${e.path}`;
       if (e.kind === 'dir') t.putNormal(p, { kind: 'dir', mode: e.mode });
       else if (e.kind === 'file') t.putNormal(p, { kind: 'file', mode: e.mode, data: e.data ?? new Uint8Array(0) });

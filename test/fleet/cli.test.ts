@@ -7,7 +7,8 @@ import { cli } from '../helpers/cli.js';
 import { validate } from '../helpers/schema.js';
 
 t.test('fleet report: text worst first, --json to the schema, --html written; no progress when stderr is not a terminal', async (t) => {
-  const dir = path.join(t.testdir(), 'fleet');
+  const root = t.testdir();
+  const dir = path.join(root, 'fleet');
   const plan = await generateFleet(dir, { n: 20, seed: 13 });
   const faulty = plan.filter((n) => n.fault).map((n) => n.name);
   const text = cli(['fleet', 'report', dir]);
@@ -22,7 +23,7 @@ t.test('fleet report: text worst first, --json to the schema, --html written; no
   const report = JSON.parse(json.stdout) as { summary: { flagged: number } };
   t.same(validate('fleet-report', report), []);
   t.equal(report.summary.flagged, faulty.length);
-  const html = path.join(t.testdir(), 'out.html');
+  const html = path.join(root, 'out.html');
   const h = cli(['fleet', 'report', dir, '--html', html]);
   t.equal(h.code, 1);
   t.match(readFileSync(html, 'utf8'), /^<!DOCTYPE html>/);
@@ -33,8 +34,9 @@ t.test('usage errors exit 2: no directory, --json with --html, collect not built
   const r = cli(['fleet', 'report', '/nonexistent/fleet']);
   t.equal(r.code, 2);
   t.match(r.stderr, /no such directory/);
-  t.equal(cli(['fleet', 'report', t.testdir(), '--json', '--html', 'x.html']).code, 2);
-  const c = cli(['fleet', 'collect', '--nodes', 'gpu[1-2]', '--out', t.testdir()]);
+  const root = t.testdir();
+  t.equal(cli(['fleet', 'report', root, '--json', '--html', 'x.html']).code, 2);
+  const c = cli(['fleet', 'collect', '--nodes', 'gpu[1-2]', '--out', root]);
   t.equal(c.code, 2);
   t.match(c.stderr, /not built/);
 });

@@ -9,7 +9,6 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { FsHost } from '../../src/host/fs-host.js';
 import { makeSample, sampleLine, type ProbeRecipe } from '../../src/samples/sample.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
-import { readTar, writeTar, type TarEntry } from '../../src/snapshot/tar.js';
 import { seeded } from '../helpers/seeded.js';
 import { allDevices, buildTree, type GenDevice, type GenNode } from './sysfs-tree.js';
 import { node as hgx } from './topologies/sglang30401-hgx-h100.js';
@@ -76,19 +75,26 @@ export function faultyTree(f: Fault | null): GenNode {
 
 const variantKey = (f: Fault | null): string => (f === null || f.kind === 'weak-rail' ? 'clean' : `${f.kind}-${f.rail}-${f.end ?? ''}`);
 
-/** One snapshot's tar entries per distinct tree, built once per process. */
-const variants = new Map<string, Promise<TarEntry[]>>();
+/** The host name a template snapshot carries, replaced byte for byte by each node's (names are all this long). */
+const PLACEHOLDER = 'gpu0000';
 
-async function variant(f: Fault | null): Promise<TarEntry[]> {
+/** One template archive per distinct tree, built once per process, with where its host name sits. */
+const variants = new Map<string, Promise<{ tar: Uint8Array; at: number[] }>>();
+
+async function variant(f: Fault | null): Promise<{ tar: Uint8Array; at: number[] }> {
   const key = variantKey(f);
   let v = variants.get(key);
   if (!v) {
     v = (async () => {
       const dir = await fsp.mkdtemp(path.join(tmpdir(), `gdrgate-fleet-${key}-`));
       try {
-        await buildTree(dir, { ...faultyTree(f), hostname: 'template' });
+        await buildTree(dir, { ...faultyTree(f), hostname: PLACEHOLDER });
         const snap = await buildSnapshot(new FsHost(dir), false, { commands: false, now: new Date('2026-12-01T10:00:00Z') });
-        return readTar(gunzipSync(snap.gz));
+        const tar = gunzipSync(snap.gz);
+        // The host name file and the manifest's host; a tar checksums headers only, so data can be patched in place.
+        const at: number[] = [];
+        for (let i = tar.indexOf(PLACEHOLDER); i >= 0; i = tar.indexOf(PLACEHOLDER, i + 1)) at.push(i);
+        return { tar, at };
       } finally {
         await fsp.rm(dir, { recursive: true, force: true });
       }
@@ -98,20 +104,12 @@ async function variant(f: Fault | null): Promise<TarEntry[]> {
   return v;
 }
 
-const enc = new TextEncoder();
-const dec = new TextDecoder();
-
-/** The template snapshot under this node's name: the host name file and the manifest's host. */
-function named(entries: readonly TarEntry[], name: string): Uint8Array {
-  const out = entries.map((e) => {
-    if (e.path === 'proc/sys/kernel/hostname') return { ...e, data: enc.encode(`${name}\n`) };
-    if (e.path === 'manifest.json' && e.data) {
-      const m = JSON.parse(dec.decode(e.data)) as Record<string, unknown>;
-      return { ...e, data: enc.encode(JSON.stringify({ ...m, host: name }, null, 2) + '\n') };
-    }
-    return e;
-  });
-  return gzipSync(writeTar(out), { level: 1 });
+/** The template snapshot under this node's name. */
+function named(t: { tar: Uint8Array; at: number[] }, name: string): Uint8Array {
+  if (name.length !== PLACEHOLDER.length) throw new Error(`node names are ${PLACEHOLDER.length} characters here, not ${JSON.stringify(name)}`);
+  const tar = Buffer.from(t.tar);
+  for (const i of t.at) tar.write(name, i, 'latin1');
+  return gzipSync(tar, { level: 1 });
 }
 
 /** Which nodes get which fault: round(rate·n) nodes each (at least one), distinct nodes, seeded. */
