@@ -5,6 +5,7 @@
 // impact) are those of each node against the majority.
 import { compareInventories } from '../compare/compare.js';
 import { AREAS, IMPACT_RANK, sortDifferences, type Area, type Difference, type Impact } from '../compare/types.js';
+import { factText } from '../model/fact.js';
 import type { Inventory } from '../model/inventory.js';
 import { byNatural, byText } from '../model/order.js';
 
@@ -90,10 +91,38 @@ function majorityOf(counts: Map<string, number>, refValue: string): { value: str
   return { value, count, tie: ranked.length > 1 && ranked[1]![1] === count };
 }
 
+/** A few facts read without comparing: devices, firmware, links, versions. Nodes alike here are likely alike. */
+function fingerprint(inv: Inventory): string {
+  const link = (bdf: string | null): string => {
+    const d = bdf === null ? undefined : inv.pci.get(bdf);
+    return d ? `${factText(d.current.speed)}/${factText(d.current.width)}` : '-';
+  };
+  return [
+    inv.kernelRelease ?? '',
+    inv.gpudirect.driverVersion ?? '',
+    ...inv.gpus.map((g) => `${g.bdf}:${link(g.bdf)}`),
+    ...inv.nics.map((n) => `${n.name}@${n.bdf ?? ''}:${factText(n.fwVer)}:${link(n.bdf)}`),
+  ].join('|');
+}
+
+/** The first node of the most common fingerprint: the comparison against it rarely needs a second pass. */
+function firstReference(nodes: readonly ClassNode[]): ClassNode {
+  const count = new Map<string, { n: number; first: ClassNode }>();
+  for (const x of nodes) {
+    const k = fingerprint(x.inv);
+    const c = count.get(k);
+    if (c) c.n++;
+    else count.set(k, { n: 1, first: x });
+  }
+  let best = count.values().next().value!;
+  for (const c of count.values()) if (c.n > best.n) best = c;
+  return best.first;
+}
+
 export function classFacts(input: readonly ClassNode[]): ClassFacts {
   const nodes = [...input].sort((a, b) => byNatural(a.node, b.node));
   if (nodes.length === 0) return { reference: null, facts: [], byNode: new Map() };
-  let p = pass(nodes, nodes[0]!);
+  let p = pass(nodes, firstReference(nodes));
   let t = tally(nodes, p);
   const minority = [...t].filter(([k, c]) => majorityOf(c, p.refValue.get(k)!).value !== p.refValue.get(k));
   if (minority.length) {
