@@ -63,4 +63,7 @@ t.test('baseline capture --from-fleet: the majority as a valid class with bands;
   t.equal(cli(['check', '--root', path.join(dir, `${clean.name}.tar.gz`), '--baseline', file]).code, 0, `${clean.name} passes the fleet's class`);
   const x8 = faulty.find((n) => n.fault!.kind === 'link-x8') ?? faulty.find((n) => n.fault!.kind === 'acs-redirect')!;
   t.equal(cli(['check', '--root', path.join(dir, `${x8.name}.tar.gz`), '--baseline', file]).code, 1, `${x8.name} (${x8.fault!.kind}) fails it`);
+  const grouped = JSON.parse(cli(['fleet', 'report', dir, '--baseline', file, '--json']).stdout) as { classes: { name: string; nodes: string[] }[]; summary: { flagged: number } };
+  t.same(grouped.classes.map((c) => [c.name, c.nodes.length]), [['hgx', 24]], "--baseline groups by the baseline's classes");
+  t.equal(grouped.summary.flagged, faulty.length);
 });
