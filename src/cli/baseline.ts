@@ -23,6 +23,9 @@ async function detectPlatform(host: Host): Promise<'bare-metal' | 'virtualized'>
 
 interface CaptureArgs {
   readonly root: string;
+  /** A fleet directory: the class from its majority (fleet/capture.ts) instead of one node. */
+  readonly fromFleet?: string | undefined;
+  readonly fromClass?: string | undefined;
   readonly class: string;
   readonly match?: string[] | undefined;
   readonly platform?: string | undefined;
@@ -50,6 +53,7 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
       throw new UsageError(`--match ${p}: ${(e as Error).message}`);
     }
   }
+  if (a.fromFleet !== undefined) return captureFromFleetCommand(a, a.fromFleet);
   const { host, inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
   const platform = a.platform === 'bare-metal' || a.platform === 'virtualized' ? a.platform : await detectPlatform(host);
   const probeNotes: string[] = [];
@@ -68,6 +72,26 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
   // What validate and every load would refuse is never written (limits.ts: the same numbers).
   const over = overLimits(b, Buffer.byteLength(text) + 1);
   if (over.length) throw new ConfigError(`baseline capture: the class would be ${over.join('; ')}: more than a baseline may hold (${BASELINE_LIMITS.bytes} bytes)`);
+  out(text);
+  return exitCode('ok');
+}
+
+/** Prints the class; the nodes that disagreed with the majority go to stderr, each with what it differs on. */
+async function captureFromFleetCommand(a: CaptureArgs, dir: string): Promise<number> {
+  const { runFleetReport } = await import('../fleet/report-command.js');
+  const { captureFromFleet, pickClass } = await import('../fleet/capture.js');
+  const run = await runFleetReport({ dir, baseline: null });
+  const ref = run.nodes.find((n) => n.node === pickClass(run, a.fromClass).reference);
+  const platform = a.platform === 'bare-metal' || a.platform === 'virtualized' ? a.platform : ref ? await detectPlatform((await readNode({ root: ref.file, baseline: null, node: ref.node, trust: [] })).host) : 'bare-metal';
+  const c = captureFromFleet(run, { name: a.class, fromClass: a.fromClass, match: a.match, platform, at: new Date().toISOString() });
+  for (const w of c.warnings) process.stderr.write(`gdrgate: note: ${w}\n`);
+  process.stderr.write(`gdrgate: class ${c.cls.name} from the majority of ${c.nodes} nodes (reference ${c.reference}); ${c.disagreed.length} disagreed:\n`);
+  for (const d of c.disagreed)
+    process.stderr.write(`gdrgate:   ${d.node}: ${[...d.differences.map((x) => `${x.area} ${x.subject} ${x.a} (majority ${x.b})`), ...(d.rails ? [`${d.rails} rail(s) outside the band`] : [])].join('; ')}\n`);
+  const b: Baseline = { version: 1, classes: [c.cls] };
+  const text = JSON.stringify(b, null, 2);
+  const over = overLimits(b, Buffer.byteLength(text) + 1);
+  if (over.length) throw new ConfigError(`baseline capture --from-fleet: the class would be ${over.join('; ')}: more than a baseline may hold (${BASELINE_LIMITS.bytes} bytes)`);
   out(text);
   return exitCode('ok');
 }

@@ -152,6 +152,28 @@ export async function main(argv: string[]): Promise<number> {
         )
         .demandCommand(1, 'name a drill subcommand: start, run, stop'),
     )
+    .command('fleet', 'the fleet view: every node of a class against the others (snapshots and sample spools of many nodes)', (y) =>
+      y
+        .command(
+          'report <dir>',
+          "judge a directory of node snapshots (<node>.tar.gz) and spools (<node>.samples.jsonl): each class's majority, the nodes that differ, weak rails; worst first",
+          (z) =>
+            z
+              .positional('dir', { type: 'string', demandOption: true, describe: 'directory of <node>.tar.gz snapshots and <node>.samples.jsonl spools' })
+              .option('json', { type: 'boolean', default: false, describe: 'print JSON (schemas/fleet-report.schema.json)' })
+              .option('html', { type: 'string', nargs: 1, describe: 'also write one self-contained HTML report to this file' })
+              .option('baseline', { type: 'string', describe: "group nodes by this baseline's classes (default: the whole directory is one class)" })
+              .option('prometheus', { type: 'string', describe: 'also read bandwidth figures (gdrgate_* series) from this Prometheus URL' }),
+          (a) => set(import('./fleet.js').then((m) => m.fleetReportCommand({ dir: a.dir, json: a.json, html: a.html, baseline: a.baseline, prometheus: a.prometheus }))),
+        )
+        .command(
+          'collect',
+          'run gdrgate snapshot on every node through one srun step into DIR/<node>.tar.gz',
+          (z) => z.option('nodes', { type: 'string', describe: 'Slurm host list' }).option('out', { type: 'string', describe: 'output directory (shared filesystem)' }),
+          (a) => set(import('./fleet.js').then((m) => m.fleetCollectCommand({ nodes: a.nodes, out: a.out }))),
+        )
+        .demandCommand(1, 'name a fleet subcommand: report, collect'),
+    )
     .command('baseline', 'capture or validate a baseline', (y) =>
       y
         .command(
@@ -165,8 +187,10 @@ export async function main(argv: string[]): Promise<number> {
               .option('platform', { choices: ['bare-metal', 'virtualized'] as const, describe: 'default: detected from /proc/cpuinfo' })
               .option('with-probes', { type: 'boolean', default: false, describe: "also run the config's bandwidth probes (probes.capture.runs times) and record their bands with the recipe" })
               .option('config', { type: 'string', describe: 'config JSON for --with-probes (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
-              .option('allow-empty', { type: 'boolean', default: false, describe: 'write the class even when the node shows no GPU and no RDMA adapter' }),
-          (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config, allowEmpty: a['allow-empty'] }))),
+              .option('allow-empty', { type: 'boolean', default: false, describe: 'write the class even when the node shows no GPU and no RDMA adapter' })
+              .option('from-fleet', { type: 'string', describe: "a fleet directory (fleet report DIR): the class from its majority, bandwidth bands from the fleet's distribution; the nodes that disagreed on stderr" })
+              .option('from-class', { type: 'string', describe: 'with --from-fleet: which class of the fleet (default the largest)' }),
+          (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config, allowEmpty: a['allow-empty'], fromFleet: a['from-fleet'], fromClass: a['from-class'] }))),
         )
         .command(
           'validate <file>',

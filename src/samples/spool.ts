@@ -175,8 +175,19 @@ export function spoolFiles(dir: string): string[] {
 
 /** Streams every sample to onSample in 1 MiB chunks; skips and counts torn and corrupt lines. Never throws. */
 export function readSpool(dir: string, onSample: (s: Sample) => void): ReadReport {
-  const files: string[] = [];
   const problems: string[] = [];
+  let list: string[] = [];
+  try {
+    list = spoolFiles(dir);
+  } catch (e) {
+    problems.push(`cannot list ${dir}: ${errMsg(e)}`);
+  }
+  return readSpoolFiles(list, onSample, problems);
+}
+
+/** readSpool over named spool files (copies gathered from many nodes), oldest first; the same bounds and checks. */
+export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) => void, problems: string[] = []): ReadReport {
+  const files: string[] = [];
   let samples = 0;
   let torn = 0;
   let corrupt = 0;
@@ -189,12 +200,6 @@ export function readSpool(dir: string, onSample: (s: Sample) => void): ReadRepor
       onSample(s);
     }
   };
-  let list: string[] = [];
-  try {
-    list = spoolFiles(dir);
-  } catch (e) {
-    problems.push(`cannot list ${dir}: ${errMsg(e)}`);
-  }
   const chunk = Buffer.allocUnsafe(CHUNK);
   // A rotation caught between link and unlink shows one inode under two names: read it once.
   const inodes = new Set<string>();

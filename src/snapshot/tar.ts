@@ -120,6 +120,11 @@ export function writeTar(entries: readonly TarEntry[]): Uint8Array {
   return out;
 }
 
+function allZero(h: Uint8Array): boolean {
+  for (let i = 0; i < h.length; i++) if (h[i] !== 0) return false;
+  return true;
+}
+
 /** Numeric field: octal text, or GNU base-256 when the high bit of the first byte is set. */
 function num(b: Uint8Array, off: number, len: number): number {
   if (b[off]! & 0x80) {
@@ -127,16 +132,30 @@ function num(b: Uint8Array, off: number, len: number): number {
     for (let i = 1; i < len; i++) v = v * 256 + b[off + i]!;
     return v;
   }
-  const s = dec.decode(b.subarray(off, off + len)).replace(/\0.*$/s, '').trim();
-  if (s === '') return 0;
-  if (!/^[0-7]+$/.test(s)) throw new TarError(`bad numeric field "${s}" at offset ${off}`);
-  return parseInt(s, 8);
+  // Octal digits between optional spaces, ended by NUL or the field's end (read byte by byte: 4 fields a header).
+  let i = off;
+  const end = off + len;
+  while (i < end && b[i] === 0x20) i++;
+  let v = 0;
+  for (; i < end && b[i]! >= 0x30 && b[i]! <= 0x37; i++) v = v * 8 + (b[i]! - 0x30);
+  while (i < end && b[i] === 0x20) i++;
+  return i === end || b[i] === 0 ? v : badNum(b, off, len);
 }
 
+function badNum(b: Uint8Array, off: number, len: number): never {
+  const s = dec.decode(b.subarray(off, off + len)).replace(/\0.*$/s, '').trim();
+  throw new TarError(`bad numeric field "${s}" at offset ${off}`);
+}
+
+/** NUL-terminated text of a field; ASCII (nearly every name) without a decoder call, which costs more than the name. */
 const cstr = (b: Uint8Array, off: number, len: number): string => {
-  const f = b.subarray(off, off + len);
-  const z = f.indexOf(0);
-  return dec.decode(z < 0 ? f : f.subarray(0, z));
+  let end = off;
+  let ascii = true;
+  for (const stop = off + len; end < stop && b[end] !== 0; end++) if (b[end]! >= 0x80) ascii = false;
+  if (!ascii) return dec.decode(b.subarray(off, end));
+  let s = '';
+  for (let i = off; i < end; i++) s += String.fromCharCode(b[i]!);
+  return s;
 };
 
 function parsePax(body: Uint8Array): Map<string, string> {
@@ -157,13 +176,16 @@ function parsePax(body: Uint8Array): Map<string, string> {
 /** A PAX header or GNU long name holds a path and a link target of PATH_MAX each, with room for other records. */
 const LONG_MAX = 3 * 4096;
 
-const clean = (p: string): string => p.replace(/^(\.?\/)+/, '').replace(/\/+$/, '');
+const clean = (p: string): string => (p.startsWith('.') || p.startsWith('/') || p.endsWith('/') ? p.replace(/^(\.?\/)+/, '').replace(/\/+$/, '') : p);
 
 /**
  * `maxEntries`: more entries than this (headers of any kind) is an error, found before they cost memory. A long
  * name (PAX or GNU) is limited to PATH_MAX: no reader of ours wants a longer one.
  */
-export function readTar(buf: Uint8Array, maxEntries = Infinity): TarEntry[] {
+export function readTar(input: Uint8Array, maxEntries = Infinity): TarEntry[] {
+  // A plain view: a Buffer's subarray builds a Buffer, several times dearer than a Uint8Array's, twice an entry.
+  // File data are views into the archive, as a Buffer's slice() always gave.
+  const buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
   const out: TarEntry[] = [];
   let headers = 0;
   let at = 0;
@@ -173,11 +195,12 @@ export function readTar(buf: Uint8Array, maxEntries = Infinity): TarEntry[] {
   while (at < buf.length) {
     if (at + BLOCK > buf.length) throw new TarError(`truncated archive: partial header at offset ${at}`);
     const h = buf.subarray(at, at + BLOCK);
-    if (h.every((x) => x === 0)) break; // end of archive (a second zero block follows)
+    if (allZero(h)) break; // end of archive (a second zero block follows)
     if (++headers > maxEntries) throw new TarError(`more than ${maxEntries} entries`);
     const stored = num(h, 148, 8);
-    let sum = 0;
-    for (let i = 0; i < BLOCK; i++) sum += i >= 148 && i < 156 ? 0x20 : h[i]!;
+    let sum = 8 * 0x20; // the checksum field itself counts as spaces
+    for (let i = 0; i < 148; i++) sum += h[i]!;
+    for (let i = 156; i < BLOCK; i++) sum += h[i]!;
     if (sum !== stored) throw new TarError(`bad header checksum at offset ${at}`);
     const flag = String.fromCharCode(h[156]!);
     const size = num(h, 124, 12);
@@ -197,12 +220,13 @@ export function readTar(buf: Uint8Array, maxEntries = Infinity): TarEntry[] {
       const target = pax.get('linkpath') ?? longLink ?? cstr(h, 157, 100);
       if (kind) {
         const path = clean(name);
-        const base = { path, kind, mode: num(h, 100, 8) & 0o7777, mtime: num(h, 136, 12) };
-        if (kind === 'file') out.push({ ...base, data: body.slice() });
-        else if (kind === 'link' || kind === 'hardlink') out.push({ ...base, target: kind === 'hardlink' ? clean(target) : target });
-        else if (path !== '' && path !== '.') out.push(base);
+        const mode = num(h, 100, 8) & 0o7777;
+        const mtime = num(h, 136, 12);
+        if (kind === 'file') out.push({ path, kind, mode, mtime, data: body });
+        else if (kind === 'link' || kind === 'hardlink') out.push({ path, kind, mode, mtime, target: kind === 'hardlink' ? clean(target) : target });
+        else if (path !== '' && path !== '.') out.push({ path, kind, mode, mtime });
       }
-      pax = new Map();
+      if (pax.size) pax = new Map();
       longName = longLink = null;
     }
   }

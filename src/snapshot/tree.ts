@@ -15,17 +15,31 @@ export class TreeError extends Error {
   override readonly name = 'TreeError';
 }
 
-const enc = new TextEncoder();
 
 /** Why an archive path or link target is beyond the snapshot's limits, or null when it is within them. */
 function overLimits(what: string, p: string): string | null {
-  const bytes = enc.encode(p).length;
+  // One pass over the characters: depth and the longest component, no array per path (a fleet reads millions).
+  let depth = 1;
+  let longest = 0;
+  let start = 0;
+  for (let i = 0; i < p.length; i++)
+    if (p.charCodeAt(i) === 0x2f) {
+      depth++;
+      longest = Math.max(longest, i - start);
+      start = i + 1;
+    }
+  longest = Math.max(longest, p.length - start);
+  const bytes = p.length * 3 <= MAX_PATH_BYTES ? p.length : Buffer.byteLength(p, 'utf8');
   if (bytes > MAX_PATH_BYTES) return `${what} of ${bytes} bytes (more than ${MAX_PATH_BYTES})`;
-  const parts = p.split('/');
-  if (parts.length > MAX_DEPTH) return `${what} of ${parts.length} components (more than ${MAX_DEPTH})`;
-  const long = parts.find((c) => enc.encode(c).length > MAX_NAME_BYTES);
-  return long !== undefined ? `${what} with a ${enc.encode(long).length}-byte component (more than ${MAX_NAME_BYTES})` : null;
+  if (depth > MAX_DEPTH) return `${what} of ${depth} components (more than ${MAX_DEPTH})`;
+  // A component of n characters is at most 3n bytes (UTF-16 units to UTF-8): only a long one is measured.
+  if (longest * 3 <= MAX_NAME_BYTES) return null;
+  const long = p.split('/').find((c) => Buffer.byteLength(c, 'utf8') > MAX_NAME_BYTES);
+  return long !== undefined ? `${what} with a ${Buffer.byteLength(long, 'utf8')}-byte component (more than ${MAX_NAME_BYTES})` : null;
 }
+
+/** An empty, `.` or `..` component (a leading, trailing or doubled slash included). */
+const UNSAFE = /(?:^|\/)(?:\.{1,2})?(?:\/|$)/;
 
 export class SnapTree {
   private readonly nodes = new Map<string, SnapNode>([['/', { kind: 'dir', mode: DIR_MODE }]]);
@@ -51,7 +65,22 @@ export class SnapTree {
    */
   put(p: string, node: SnapNode): void {
     if (!p.startsWith('/') || p !== path.posix.normalize(p) || p === '/') throw new TreeError(`not a normal absolute path: ${p}`);
-    const parent = path.posix.dirname(p);
+    this.putNormal(p, node);
+  }
+
+  /** put() of a path already known to be normal and absolute (fromTar checked each component). */
+  private putNormal(p: string, node: SnapNode): void {
+    const slash = p.lastIndexOf('/');
+    const parent = slash === 0 ? '/' : p.slice(0, slash);
+    const base = p.slice(slash + 1);
+    // The common case of an archive: the parent came before its entries.
+    const up0 = this.nodes.get(parent);
+    if (up0?.kind === 'dir') return this.attach(p, parent, base, node);
+    this.makeParents(p, parent);
+    this.attach(p, parent, base, node);
+  }
+
+  private makeParents(p: string, parent: string): void {
     let top = parent;
     while (!this.nodes.has(top)) top = path.posix.dirname(top);
     const up = this.nodes.get(top)!;
@@ -65,12 +94,15 @@ export class SnapTree {
       this.kids.set(dir, new Set());
       top = dir;
     }
+  }
+
+  private attach(p: string, parent: string, base: string, node: SnapNode): void {
     const had = this.nodes.get(p);
     if (had?.kind === 'dir' && node.kind === 'dir') return;
     if (had?.kind === 'file' && node.kind === 'file' && had.data.length >= node.data.length) return;
     if (had && had.kind !== node.kind) throw new TreeError(`${p}: already a ${had.kind}, not a ${node.kind}`);
     this.nodes.set(p, node);
-    this.kids.get(parent)!.add(path.posix.basename(p));
+    this.kids.get(parent)!.add(base);
     if (node.kind === 'dir' && !this.kids.has(p)) this.kids.set(p, new Set());
   }
 
@@ -107,11 +139,11 @@ export class SnapTree {
     for (const e of readTar(buf, MAX_ENTRIES)) {
       const bad = overLimits('a path', e.path) ?? (e.kind === 'link' ? overLimits('a link target', e.target ?? '') : null);
       if (bad) throw new TarError(`${bad} in archive: ${e.path.slice(0, 200)}${e.path.length > 200 ? '…' : ''}`);
-      if (e.path === '' || e.path.split('/').some((s) => s === '..' || s === '.' || s === '')) throw new TarError(`unsafe path in archive: ${e.path}`);
+      if (UNSAFE.test(e.path)) throw new TarError(`unsafe path in archive: ${e.path}`);
       const p = `/${e.path}`;
-      if (e.kind === 'dir') t.put(p, { kind: 'dir', mode: e.mode });
-      else if (e.kind === 'file') t.put(p, { kind: 'file', mode: e.mode, data: e.data ?? new Uint8Array(0) });
-      else if (e.kind === 'link') t.put(p, { kind: 'link', target: e.target ?? '' });
+      if (e.kind === 'dir') t.putNormal(p, { kind: 'dir', mode: e.mode });
+      else if (e.kind === 'file') t.putNormal(p, { kind: 'file', mode: e.mode, data: e.data ?? new Uint8Array(0) });
+      else if (e.kind === 'link') t.putNormal(p, { kind: 'link', target: e.target ?? '' });
       else if (e.kind === 'hardlink') {
         const src = t.get(`/${e.target ?? ''}`);
         if (src?.kind !== 'file') throw new TarError(`hard link ${e.path} to ${e.target ?? '?'}: not an earlier regular file`);

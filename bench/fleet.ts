@@ -1,0 +1,74 @@
+// `npm run bench`, the fleet part: `gdrgate fleet report DIR --json` on generated fleets of N = 100 and 1,000
+// 8-GPU nodes (test/gen/fleet.ts: one class, faults at known rates, five samples per rail), cached under the temp
+// directory between runs. Prints wall time, CPU time and peak RSS of the whole command, growth from 100 to 1,000
+// against N log N, and the detection: every injected fault found, no clean node flagged.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { generateFleet, type GenFleetNode } from '../test/gen/fleet.js';
+
+const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
+const CLI = path.join(REPO, 'dist/cli.js');
+const SIZES = (process.env.BENCH_FLEET ?? '100,1000').split(',').map(Number);
+const SEED = 42;
+const TIME = '/usr/bin/time';
+
+/** The generated fleet of n nodes, from the cache when a complete one is there. */
+async function fleet(n: number): Promise<{ dir: string; plan: GenFleetNode[] }> {
+  const dir = path.join(tmpdir(), `gdrgate-bench-fleet-${n}-${SEED}`);
+  const planFile = path.join(dir, 'plan.json');
+  if (existsSync(planFile)) return { dir, plan: JSON.parse(readFileSync(planFile, 'utf8')) as GenFleetNode[] };
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const t = Date.now();
+  const plan = await generateFleet(tmp, { n, seed: SEED });
+  writeFileSync(path.join(tmp, 'plan.json'), JSON.stringify(plan));
+  rmSync(dir, { recursive: true, force: true });
+  renameSync(tmp, dir);
+  process.stderr.write(`generated ${n} nodes in ${((Date.now() - t) / 1000).toFixed(1)} s (${dir})\n`);
+  return { dir, plan };
+}
+
+interface Run {
+  readonly wallS: number;
+  readonly cpuS: number;
+  readonly rssMB: number;
+  readonly report: { summary: { flagged: number }; nodes: { node: string; status: string }[] };
+}
+
+function run(dir: string): Run {
+  const hasTime = existsSync(TIME);
+  const args = ['fleet', 'report', dir, '--json'];
+  const t = process.hrtime.bigint();
+  const r = hasTime
+    ? spawnSync(TIME, ['-f', 'GDRGATE-TIME %e %U %S %M', process.execPath, CLI, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 })
+    : spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 });
+  const wall = Number(process.hrtime.bigint() - t) / 1e9;
+  if (r.status !== 0 && r.status !== 1) throw new Error(`fleet report exited ${r.status}: ${r.stderr}`);
+  const m = /GDRGATE-TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(r.stderr ?? '');
+  return { wallS: m ? Number(m[1]) : wall, cpuS: m ? Number(m[2]) + Number(m[3]) : NaN, rssMB: m ? Number(m[4]) / 1024 : NaN, report: JSON.parse(r.stdout) as Run['report'] };
+}
+
+function detection(plan: readonly GenFleetNode[], report: Run['report']): string {
+  const status = new Map(report.nodes.map((v) => [v.node, v.status]));
+  const missed = plan.filter((n) => n.fault && status.get(n.name) !== 'differs').map((n) => n.name);
+  const invented = plan.filter((n) => !n.fault && status.get(n.name) !== 'ok').map((n) => n.name);
+  const faults = plan.filter((n) => n.fault).length;
+  return `${faults - missed.length}/${faults} injected faults found${missed.length ? ` (missed ${missed.join(', ')})` : ''}, ${invented.length} clean node(s) flagged${invented.length ? ` (${invented.slice(0, 5).join(', ')})` : ''}`;
+}
+
+const results: { n: number; r: Run }[] = [];
+for (const n of SIZES) {
+  const { dir, plan } = await fleet(n);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.tar.gz')).length;
+  const r = run(dir);
+  results.push({ n, r });
+  console.log(`fleet report N=${n} (${files} snapshots + spools): wall ${r.wallS.toFixed(2)} s, CPU ${r.cpuS.toFixed(2)} s, peak RSS ${r.rssMB.toFixed(0)} MB; ${detection(plan, r.report)}`);
+}
+const [a, b] = [results[0], results[results.length - 1]];
+if (a && b && b.n > a.n) {
+  const nlogn = (b.n * Math.log(b.n)) / (a.n * Math.log(a.n));
+  console.log(`fleet report growth ${a.n} → ${b.n}: wall ×${(b.r.wallS / a.r.wallS).toFixed(1)}, CPU ×${(b.r.cpuS / a.r.cpuS).toFixed(1)} (N log N: ×${nlogn.toFixed(1)}); goal at 1,000: ≤ 10 s and ≤ 500 MB`);
+}

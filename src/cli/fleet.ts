@@ -1,0 +1,59 @@
+// `gdrgate fleet report DIR` (judge a directory of snapshots and spools) and `gdrgate fleet collect` (gather them).
+import { UsageError } from '../errors.js';
+import { writeAtomic } from '../host/files.js';
+import { progressWriter } from '../fleet/progress.js';
+import type { FleetProgress } from '../fleet/read.js';
+import type { StatsSource } from '../fleet/report-command.js';
+import { exitCode } from '../runner/exit.js';
+import { out } from './common.js';
+
+export interface FleetReportArgs {
+  readonly dir: string;
+  readonly json: boolean;
+  readonly html?: string | undefined;
+  readonly baseline?: string | undefined;
+  readonly prometheus?: string | undefined;
+}
+
+/** The extra figure sources the flags name; each is loaded only when asked for. */
+export function statsSources(a: { readonly prometheus?: string | undefined }): StatsSource[] {
+  const url = a.prometheus;
+  if (url === undefined) return [];
+  return [{ name: `prometheus ${url}`, load: () => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000 })) }];
+}
+
+/** Progress on stderr only when it is a terminal; nothing of it reaches the report. */
+function progress(): { onProgress?: (p: FleetProgress) => void; finish(): void } {
+  if (!process.stderr.isTTY) return { finish: () => undefined };
+  const w = progressWriter((s) => void process.stderr.write(s));
+  return { onProgress: (p) => w.update(p), finish: () => w.done() };
+}
+
+export async function fleetReportCommand(a: FleetReportArgs): Promise<number> {
+  if (a.json && a.html !== undefined) throw new UsageError('--json and --html: choose one');
+  const { runFleetReport } = await import('../fleet/report-command.js');
+  const p = progress();
+  let run;
+  try {
+    run = await runFleetReport({ dir: a.dir, baseline: a.baseline ?? null, sources: statsSources(a), ...(p.onProgress ? { onProgress: p.onProgress } : {}) });
+  } finally {
+    p.finish();
+  }
+  const r = run.report;
+  if (a.html !== undefined) {
+    const { renderFleetHtml } = await import('../fleet/html.js');
+    writeAtomic(a.html, renderFleetHtml(r));
+    process.stderr.write(`gdrgate: wrote ${a.html}\n`);
+  }
+  if (a.json) out(JSON.stringify(r, null, 2));
+  else {
+    const { renderFleetText } = await import('../fleet/text.js');
+    out(renderFleetText(r));
+  }
+  return exitCode(r.exitCode === 0 ? 'ok' : 'unhealthy');
+}
+
+/** Until the collector is built in: says so, exit 2. */
+export async function fleetCollectCommand(_a: { readonly nodes?: string | undefined; readonly out?: string | undefined }): Promise<number> {
+  throw new UsageError('fleet collect: not built in this version (copy snapshots and spools into a directory and run fleet report DIR)');
+}

@@ -1,0 +1,90 @@
+// `baseline capture --from-fleet DIR`: a class baseline taken from the fleet's majority instead of one node. The
+// devices and settings are those of the class's reference node (the one agreeing with the majority on every fact,
+// facts.ts), the bandwidth bands come from the distribution of node p50s across the class (robust.ts); the nodes
+// that disagreed are listed beside it, never folded in.
+import { captureClass } from '../baseline/capture.js';
+import type { Difference } from '../compare/types.js';
+import { UsageError } from '../errors.js';
+import type { BaselineClass, BaselineEnvelope } from '../model/baseline.js';
+import { OUTLIER_Z } from './robust.js';
+import { compressHostlist } from './hostlist.js';
+import type { FleetRun } from './report-command.js';
+import type { FleetClass } from './report.js';
+import { BYTES_PER } from './spool-stats.js';
+
+/** The band's warn line sits this many spreads below the median; fail at the outlier line (OUTLIER_Z). */
+export const WARN_Z = 3;
+
+export interface FleetCaptureOptions {
+  readonly name: string;
+  /** Which class of the report (default: the largest). */
+  readonly fromClass?: string | undefined;
+  readonly match?: readonly string[] | undefined;
+  readonly platform: 'bare-metal' | 'virtualized';
+  readonly at: string;
+}
+
+export interface FleetCapture {
+  readonly cls: BaselineClass;
+  readonly reference: string;
+  readonly nodes: number;
+  readonly disagreed: readonly { readonly node: string; readonly differences: readonly Difference[]; readonly rails: number }[];
+  readonly warnings: readonly string[];
+}
+
+export function pickClass(run: FleetRun, name: string | undefined): FleetClass {
+  const cs = run.report.classes.filter((c) => c.reference !== null);
+  const c = name === undefined ? [...cs].sort((a, b) => b.nodes.length - a.nodes.length)[0] : cs.find((k) => k.name === name);
+  if (!c) throw new UsageError(name === undefined ? `${run.report.dir}: no node snapshot to take a class from` : `--from-class ${name}: no such class in ${run.report.dir} (${cs.map((k) => k.name).join(', ')})`);
+  return c;
+}
+
+/** The class's bands: per path with a band and a known recipe, median and warn/fail lines in the samples' unit. */
+function envelopes(run: FleetRun, c: FleetClass, warnings: string[]): BaselineEnvelope[] {
+  const out: BaselineEnvelope[] = [];
+  for (const p of c.paths) {
+    const r = run.spools.recipes.get(p.recipeHash);
+    if (!p.band || !r) {
+      warnings.push(`${p.probe} ${p.rail}: ${!p.band ? 'too few nodes for a band' : 'no recipe (figures not from a spool)'}, no envelope`);
+      continue;
+    }
+    const per = BYTES_PER[r.unit];
+    const inUnit = (x: number): number => Math.max(0, Math.round((x / per) * 100) / 100);
+    const b = p.band;
+    out.push({
+      probe: p.probe,
+      gpu: p.gpu,
+      nic: p.nic,
+      direction: p.direction,
+      recipe: r.recipe,
+      unit: r.unit,
+      p50: inUnit(b.median),
+      samples: b.n,
+      warnBelow: inUnit(b.median - WARN_Z * b.sigma),
+      failBelow: inUnit(b.median - OUTLIER_Z * b.sigma),
+    });
+  }
+  return out;
+}
+
+export function captureFromFleet(run: FleetRun, o: FleetCaptureOptions): FleetCapture {
+  const c = pickClass(run, o.fromClass);
+  const ref = run.nodes.find((n) => n.node === c.reference)!;
+  const warnings: string[] = [];
+  const refVerdict = run.report.nodes.find((v) => v.node === ref.node);
+  if (refVerdict && refVerdict.differences.length)
+    warnings.push(`no node agrees with the majority on every fact; the closest, ${ref.node}, differs on ${refVerdict.differences.map((d) => `${d.area} ${d.subject}`).join(', ')}: edit those by hand`);
+  const probes = envelopes(run, c, warnings);
+  const captured = captureClass(ref.inv, {
+    name: o.name,
+    match: o.match?.length ? o.match : compressHostlist(c.nodes),
+    platform: o.platform,
+    at: o.at,
+    ...(probes.length ? { probes } : {}),
+  });
+  const cls: BaselineClass = { ...captured.cls, captured: { ...captured.cls.captured, host: `majority of ${c.nodes.length} nodes (as on ${ref.node})` } };
+  const disagreed = run.report.nodes
+    .filter((v) => v.class === c.name && v.status === 'differs')
+    .map((v) => ({ node: v.node, differences: v.differences, rails: v.rails.length }));
+  return { cls, reference: ref.node, nodes: c.nodes.length, disagreed, warnings: [...captured.warnings.filter((w) => !w.includes('runs at')), ...warnings] };
+}

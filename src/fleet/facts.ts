@@ -1,0 +1,178 @@
+// The class's majority for every fact `compare` extracts, and the nodes that differ from it, ranked as compare ranks
+// them. Facts come from compare itself: every node is compared with one reference node; a fact a node does not
+// differ on has the reference's value. When the reference is in the minority on some fact, the node agreeing with
+// the majority on most facts becomes the reference and the comparison is made again, so the differences (and their
+// impact) are those of each node against the majority.
+import { compareInventories } from '../compare/compare.js';
+import { AREAS, IMPACT_RANK, sortDifferences, type Area, type Difference, type Impact } from '../compare/types.js';
+import { factText } from '../model/fact.js';
+import type { Inventory } from '../model/inventory.js';
+import { byNatural, byText } from '../model/order.js';
+
+export interface ClassNode {
+  readonly node: string;
+  readonly inv: Inventory;
+}
+
+export interface Deviation {
+  readonly node: string;
+  readonly value: string;
+  readonly impact: Impact;
+  readonly response: string;
+}
+
+export interface ClassFact {
+  readonly area: Area;
+  readonly subject: string;
+  readonly majority: string;
+  /** Nodes holding the majority value. */
+  readonly agree: number;
+  /** Two values held by as many nodes each: the majority shown is the reference node's. */
+  readonly tie: boolean;
+  /** The worst impact among the deviations. */
+  readonly impact: Impact;
+  readonly deviations: readonly Deviation[];
+}
+
+export interface ClassFacts {
+  /** The node whose values are the majority's (or closest to it); null for an empty class. */
+  readonly reference: string | null;
+  /** Only facts on which some node differs, worst first. */
+  readonly facts: readonly ClassFact[];
+  /** Each differing node's differences from the majority, worst first (compare's order). */
+  readonly byNode: ReadonlyMap<string, readonly Difference[]>;
+}
+
+const factKey = (d: Difference): string => `${d.area}\u0000${d.subject}`;
+
+interface Pass {
+  readonly ref: ClassNode;
+  readonly diffs: Map<string, Map<string, Difference>>;
+  /** Per fact: the reference's value. */
+  readonly refValue: Map<string, string>;
+}
+
+function pass(nodes: readonly ClassNode[], ref: ClassNode): Pass {
+  const diffs = new Map<string, Map<string, Difference>>();
+  const refValue = new Map<string, string>();
+  for (const n of nodes) {
+    if (n === ref) continue;
+    const mine = new Map<string, Difference>();
+    for (const d of compareInventories(n.inv, ref.inv)) {
+      const k = factKey(d);
+      const had = mine.get(k);
+      // Two differences of one fact (rare: a device missing and moved): one value, the worse impact.
+      mine.set(k, had ? { ...had, a: `${had.a}; ${d.a}`, impact: IMPACT_RANK[d.impact] < IMPACT_RANK[had.impact] ? d.impact : had.impact } : d);
+      if (!refValue.has(k)) refValue.set(k, d.b);
+    }
+    if (mine.size) diffs.set(n.node, mine);
+  }
+  return { ref, diffs, refValue };
+}
+
+/** Per fact, how many nodes hold each value. */
+function tally(nodes: readonly ClassNode[], p: Pass): Map<string, Map<string, number>> {
+  const out = new Map<string, Map<string, number>>();
+  for (const [k, rv] of p.refValue) {
+    const counts = new Map<string, number>();
+    for (const n of nodes) {
+      const v = p.diffs.get(n.node)?.get(k)?.a ?? rv;
+      counts.set(v, (counts.get(v) ?? 0) + 1);
+    }
+    out.set(k, counts);
+  }
+  return out;
+}
+
+/** The most held value; on a tie the reference's, then the first in text order. */
+function majorityOf(counts: Map<string, number>, refValue: string): { value: string; count: number; tie: boolean } {
+  const ranked = [...counts].sort((x, y) => y[1] - x[1] || (x[0] === refValue ? -1 : y[0] === refValue ? 1 : byText(x[0], y[0])));
+  const [value, count] = ranked[0]!;
+  return { value, count, tie: ranked.length > 1 && ranked[1]![1] === count };
+}
+
+/** A few facts read without comparing: devices, firmware, links, versions. Nodes alike here are likely alike. */
+function fingerprint(inv: Inventory): string {
+  const link = (bdf: string | null): string => {
+    const d = bdf === null ? undefined : inv.pci.get(bdf);
+    return d ? `${factText(d.current.speed)}/${factText(d.current.width)}` : '-';
+  };
+  return [
+    inv.kernelRelease ?? '',
+    inv.gpudirect.driverVersion ?? '',
+    ...inv.gpus.map((g) => `${g.bdf}:${link(g.bdf)}`),
+    ...inv.nics.map((n) => `${n.name}@${n.bdf ?? ''}:${factText(n.fwVer)}:${link(n.bdf)}`),
+  ].join('|');
+}
+
+/** The first node of the most common fingerprint: the comparison against it rarely needs a second pass. */
+function firstReference(nodes: readonly ClassNode[]): ClassNode {
+  const count = new Map<string, { n: number; first: ClassNode }>();
+  for (const x of nodes) {
+    const k = fingerprint(x.inv);
+    const c = count.get(k);
+    if (c) c.n++;
+    else count.set(k, { n: 1, first: x });
+  }
+  let best = count.values().next().value!;
+  for (const c of count.values()) if (c.n > best.n) best = c;
+  return best.first;
+}
+
+export function classFacts(input: readonly ClassNode[]): ClassFacts {
+  const nodes = [...input].sort((a, b) => byNatural(a.node, b.node));
+  if (nodes.length === 0) return { reference: null, facts: [], byNode: new Map() };
+  let p = pass(nodes, firstReference(nodes));
+  let t = tally(nodes, p);
+  const minority = [...t].filter(([k, c]) => majorityOf(c, p.refValue.get(k)!).value !== p.refValue.get(k));
+  if (minority.length) {
+    // The node agreeing with the majority on most facts (the first such, by name) becomes the reference.
+    const major = new Map([...t].map(([k, c]) => [k, majorityOf(c, p.refValue.get(k)!).value]));
+    const agreeing = (n: ClassNode): number => [...major].filter(([k, v]) => (p.diffs.get(n.node)?.get(k)?.a ?? p.refValue.get(k)) === v).length;
+    let best = nodes[0]!;
+    let score = agreeing(best);
+    for (const n of nodes) {
+      const s = agreeing(n);
+      if (s > score) [best, score] = [n, s];
+    }
+    p = pass(nodes, best);
+    t = tally(nodes, p);
+  }
+  const facts: ClassFact[] = [];
+  const byNode = new Map<string, Difference[]>();
+  for (const [k, counts] of t) {
+    const rv = p.refValue.get(k)!;
+    const m = majorityOf(counts, rv);
+    const [area, subject] = k.split('\u0000') as [Area, string];
+    const deviations: Deviation[] = [];
+    for (const n of nodes) {
+      const d = p.diffs.get(n.node)?.get(k);
+      const value = d?.a ?? rv;
+      if (value === m.value) continue;
+      // A node holding the reference's value where the reference is still in the minority: the impact the other
+      // way round (the majority's nodes against it) is the one compare gave.
+      const other = d ?? firstDiff(p, k, m.value);
+      const impact = other?.impact ?? 'minor';
+      const response = other?.response ?? '';
+      deviations.push({ node: n.node, value, impact, response });
+      const mine = byNode.get(n.node) ?? [];
+      mine.push({ impact, area, subject, a: value, b: m.value, response });
+      byNode.set(n.node, mine);
+    }
+    if (!deviations.length) continue;
+    const impact = deviations.reduce<Impact>((w, d) => (IMPACT_RANK[d.impact] < IMPACT_RANK[w] ? d.impact : w), 'minor');
+    facts.push({ area, subject, majority: m.value, agree: m.count, tie: m.tie, impact, deviations });
+  }
+  const order = new Map<string, number>(AREAS.map((a, i) => [a, i]));
+  facts.sort((x, y) => IMPACT_RANK[x.impact] - IMPACT_RANK[y.impact] || order.get(x.area)! - order.get(y.area)! || byNatural(x.subject, y.subject));
+  const sorted = new Map([...byNode].map(([n, ds]) => [n, sortDifferences(ds)] as const));
+  return { reference: p.ref.node, facts, byNode: sorted };
+}
+
+function firstDiff(p: Pass, k: string, value: string): Difference | undefined {
+  for (const m of p.diffs.values()) {
+    const d = m.get(k);
+    if (d && d.a === value) return d;
+  }
+  return undefined;
+}

@@ -1,0 +1,51 @@
+// `gdrgate fleet report DIR`: read every node of the directory through the engine, its spools, and any extra
+// figures a source brings (Prometheus), then judge each class. The CLI parses, calls this, and prints.
+import { loadBaseline } from '../baseline/load.js';
+import type { Baseline } from '../model/baseline.js';
+import { classifier } from './classes.js';
+import { scanFleetDir } from './inputs.js';
+import { readFleet, type FleetProgress, type ReadNode } from './read.js';
+import { buildFleetReport, type FleetReport } from './report.js';
+import { spoolStats, type SpoolStats } from './spool-stats.js';
+import type { NodeMissing, NodePathStat } from './types.js';
+
+/** More bandwidth figures from elsewhere (Prometheus, a collector): merged with the spools' before judging. */
+export interface StatsSource {
+  readonly name: string;
+  load(): Promise<{ stats: NodePathStat[]; missing: NodeMissing[] }>;
+}
+
+export interface FleetArgs {
+  readonly dir: string;
+  /** Classes by the baseline's host patterns; null: the whole directory is one class. */
+  readonly baseline: string | null;
+  readonly sources?: readonly StatsSource[];
+  readonly onProgress?: (p: FleetProgress) => void;
+  readonly concurrency?: number;
+}
+
+export interface FleetRun {
+  readonly report: FleetReport;
+  /** What the judge read, for the callers that build on it (baseline capture --from-fleet). */
+  readonly nodes: readonly ReadNode[];
+  readonly baseline: Baseline | null;
+  readonly spools: SpoolStats;
+}
+
+export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
+  const baseline = a.baseline === null ? null : await loadBaseline(a.baseline);
+  const inputs = scanFleetDir(a.dir);
+  const { read, missing } = await readFleet(inputs.snapshots, { ...(a.onProgress ? { onProgress: a.onProgress } : {}), ...(a.concurrency ? { concurrency: a.concurrency } : {}) });
+  const spools = spoolStats(inputs.spools);
+  const stats: NodePathStat[] = [...spools.stats];
+  const allMissing: NodeMissing[] = [...missing];
+  const problems = [...inputs.problems, ...spools.problems];
+  for (const s of a.sources ?? []) {
+    const got = await s.load();
+    stats.push(...got.stats);
+    for (const m of got.missing) if (!allMissing.some((x) => x.node === m.node)) allMissing.push({ node: m.node, why: `${s.name}: ${m.why}` });
+  }
+  if (read.length === 0 && stats.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
+  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing: allMissing, problems });
+  return { report, nodes: read, baseline, spools };
+}

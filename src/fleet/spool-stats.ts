@@ -1,0 +1,43 @@
+// Sample spools of many nodes → per node and path the figures the fleet judges (NodePathStat, bytes per second),
+// and each recipe with its unit (a class baseline's bands need them back).
+import { readSpoolFiles } from '../samples/spool.js';
+import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
+import { StatsAccumulator } from '../samples/stats.js';
+import type { NodePathStat } from './types.js';
+
+/** Bytes per second in one unit of each (Gb/s is bits; MB/s and GB/s decimal bytes, as the tools print them). */
+export const BYTES_PER: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 1e6, 'GB/s': 1e9 };
+
+export interface SpoolStats {
+  readonly stats: NodePathStat[];
+  readonly recipes: ReadonlyMap<string, { readonly recipe: ProbeRecipe; readonly unit: BandwidthUnit }>;
+  readonly problems: readonly string[];
+}
+
+/** Each node's files (oldest first) through the spool reader; samples naming another node are left out and counted. */
+export function spoolStats(spools: ReadonlyMap<string, readonly string[]>): SpoolStats {
+  const stats: NodePathStat[] = [];
+  const recipes = new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>();
+  const problems: string[] = [];
+  for (const [node, files] of spools) {
+    const acc = new StatsAccumulator();
+    let foreign = 0;
+    const r = readSpoolFiles(files, (s) => {
+      if (s.node !== node) {
+        foreign++;
+        return;
+      }
+      if (!recipes.has(s.recipeHash)) recipes.set(s.recipeHash, { recipe: s.recipe, unit: s.unit });
+      acc.add(s);
+    });
+    problems.push(...r.problems);
+    if (r.torn + r.corrupt > 0) problems.push(`${node}: ${r.torn} torn and ${r.corrupt} corrupt spool lines skipped`);
+    if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
+    const source = `spool:${files[files.length - 1] ?? ''}`;
+    for (const k of acc.result()) {
+      const per = BYTES_PER[k.unit];
+      stats.push({ node, probe: k.key.probe, recipeHash: k.key.recipeHash, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction, p50: k.all.p50 * per, min: k.all.min * per, count: k.all.count, source });
+    }
+  }
+  return { stats, recipes, problems };
+}

@@ -1,0 +1,28 @@
+// The fleet view's inputs, whatever brought them: one node's snapshot, and per-path bandwidth figures of nodes
+// (from sample spools or from Prometheus). The loaders produce these; the judge reads only these.
+
+/** One bandwidth path of one node: a probe, its recipe, its rail; figures in bytes per second. */
+export interface NodePathStat {
+  readonly node: string;
+  /** Probe id from the config (`gdr-write-gpu0-mlx5_0`). */
+  readonly probe: string;
+  readonly recipeHash: string;
+  /** GPU PCI address, or null for a host-memory probe. */
+  readonly gpu: string | null;
+  /** RDMA device name, or null for a GPU-only probe. */
+  readonly nic: string | null;
+  readonly direction: string;
+  /** Median of the node's samples of this path, bytes per second. */
+  readonly p50: number;
+  /** Nearest-rank minimum, bytes per second, or null when the source has none. */
+  readonly min: number | null;
+  readonly count: number;
+  /** Where it came from: `spool:<file>` or `prometheus:<url>`. */
+  readonly source: string;
+}
+
+/** What a collector or a loader says of a node it could not read: listed in the report, never waited for. */
+export interface NodeMissing {
+  readonly node: string;
+  readonly why: string;
+}

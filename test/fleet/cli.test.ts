@@ -1,0 +1,69 @@
+// gdrgate fleet report and baseline capture --from-fleet as a user runs them (the built CLI) on a generated fleet.
+import t from 'tap';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { generateFleet, type GenFleetNode } from '../gen/fleet.js';
+import { cli } from '../helpers/cli.js';
+import { validate } from '../helpers/schema.js';
+
+t.test('fleet report: text worst first, --json to the schema, --html written; no progress when stderr is not a terminal', async (t) => {
+  const root = t.testdir();
+  const dir = path.join(root, 'fleet');
+  const plan = await generateFleet(dir, { n: 20, seed: 13 });
+  const faulty = plan.filter((n) => n.fault).map((n) => n.name);
+  const text = cli(['fleet', 'report', dir]);
+  t.equal(text.code, 1, 'nodes differ: exit 1');
+  t.equal(text.stderr, '', 'nothing on stderr (not a TTY: no progress)');
+  t.match(text.stdout, /^gdrgate fleet report — /);
+  const flaggedLines = text.stdout.split('\n').filter((l) => /^gpu\d{4}\s+(CRITICAL|MAJOR|MINOR)\s/.test(l)).map((l) => l.split(/\s+/)[0]);
+  t.same([...flaggedLines].sort(), [...faulty].sort(), 'exactly the faulty nodes head a line');
+  t.match(text.stdout, new RegExp(`result: ${faulty.length} of 20 nodes differ`));
+  const json = cli(['fleet', 'report', dir, '--json']);
+  t.equal(json.code, 1);
+  const report = JSON.parse(json.stdout) as { summary: { flagged: number } };
+  t.same(validate('fleet-report', report), []);
+  t.equal(report.summary.flagged, faulty.length);
+  const html = path.join(root, 'out.html');
+  const h = cli(['fleet', 'report', dir, '--html', html]);
+  t.equal(h.code, 1);
+  t.match(readFileSync(html, 'utf8'), /^<!DOCTYPE html>/);
+  t.match(h.stderr, /wrote .*out\.html/);
+});
+
+t.test('usage errors exit 2: no directory, --json with --html, collect not built', async (t) => {
+  const r = cli(['fleet', 'report', '/nonexistent/fleet']);
+  t.equal(r.code, 2);
+  t.match(r.stderr, /no such directory/);
+  const root = t.testdir();
+  t.equal(cli(['fleet', 'report', root, '--json', '--html', 'x.html']).code, 2);
+  const c = cli(['fleet', 'collect', '--nodes', 'gpu[1-2]', '--out', root]);
+  t.equal(c.code, 2);
+  t.match(c.stderr, /not built/);
+});
+
+t.test('baseline capture --from-fleet: the majority as a valid class with bands; the disagreeing nodes listed; check agrees', async (t) => {
+  const root = t.testdir();
+  const dir = path.join(root, 'fleet');
+  const plan: GenFleetNode[] = await generateFleet(dir, { n: 24, seed: 17 });
+  const faulty = plan.filter((n) => n.fault);
+  const cap = cli(['baseline', 'capture', '--from-fleet', dir, '--class', 'hgx']);
+  t.equal(cap.code, 0, cap.stderr);
+  const b = JSON.parse(cap.stdout) as { classes: { match: string[]; probes?: { failBelow: number; p50: number; unit: string }[]; devices: unknown[] }[] };
+  t.same(validate('baseline', b), [], 'validates against schemas/baseline.schema.json');
+  const cls = b.classes[0]!;
+  t.same(cls.match, ['gpu[0001-0024]']);
+  t.equal(cls.probes?.length, 8, 'one band per rail');
+  for (const p of cls.probes ?? []) t.ok(p.unit === 'Gb/s' && p.failBelow < p.p50 && p.p50 > 380 && p.p50 < 400, `band ${p.failBelow} < p50 ${p.p50} Gb/s`);
+  const listed = [...cap.stderr.matchAll(/^gdrgate: {3}(gpu\d{4}):/gm)].map((m) => m[1]);
+  t.same(listed.sort(), faulty.map((n) => n.name).sort(), 'the nodes that disagreed, and only those');
+  const file = path.join(root, 'fleet-baseline.json');
+  writeFileSync(file, cap.stdout);
+  t.equal(cli(['baseline', 'validate', file]).code, 0);
+  const clean = plan.find((n) => !n.fault)!;
+  t.equal(cli(['check', '--root', path.join(dir, `${clean.name}.tar.gz`), '--baseline', file]).code, 0, `${clean.name} passes the fleet's class`);
+  const x8 = faulty.find((n) => n.fault!.kind === 'link-x8') ?? faulty.find((n) => n.fault!.kind === 'acs-redirect')!;
+  t.equal(cli(['check', '--root', path.join(dir, `${x8.name}.tar.gz`), '--baseline', file]).code, 1, `${x8.name} (${x8.fault!.kind}) fails it`);
+  const grouped = JSON.parse(cli(['fleet', 'report', dir, '--baseline', file, '--json']).stdout) as { classes: { name: string; nodes: string[] }[]; summary: { flagged: number } };
+  t.same(grouped.classes.map((c) => [c.name, c.nodes.length]), [['hgx', 24]], "--baseline groups by the baseline's classes");
+  t.equal(grouped.summary.flagged, faulty.length);
+});

@@ -1,0 +1,30 @@
+// The majority, not the first node: a reference that is itself in the minority is replaced and the comparison made
+// again, so the differences are each node's against the majority (with compare's impact).
+import t from 'tap';
+import path from 'node:path';
+import { readNode } from '../../src/engine/evaluate.js';
+import { classFacts } from '../../src/fleet/facts.js';
+import { buildTree } from '../gen/sysfs-tree.js';
+import { faultyTree } from '../gen/fleet.js';
+
+t.test('the first node (ACS redirect, same devices and links as the rest) is not taken as the majority', async (t) => {
+  const dir = t.testdir();
+  const nodes = [];
+  for (const [name, fault] of [['a1', { kind: 'acs-redirect', rail: 2 }], ['a2', null], ['a3', null], ['a4', { kind: 'firmware', rail: 5 }]] as const) {
+    const root = path.join(dir, name);
+    await buildTree(root, { ...faultyTree(fault), hostname: name });
+    nodes.push({ node: name, inv: (await readNode({ root, baseline: null, node: name, trust: [] })).inv });
+  }
+  const f = classFacts(nodes);
+  t.equal(f.reference, 'a2', 'the first node agreeing with the majority on every fact');
+  t.same([...f.byNode.keys()].sort(), ['a1', 'a4']);
+  const acs = f.facts.find((x) => x.area === 'acs')!;
+  t.match(acs, { impact: 'critical', majority: 'ACSCtl all off', agree: 3, tie: false });
+  t.same(acs.deviations.map((d) => d.node), ['a1']);
+  t.match(f.byNode.get('a4')![0], { area: 'firmware', subject: 'mlx5_5', a: '28.40.1000', b: '28.39.1002', impact: 'major' });
+  t.equal(f.facts[0]!.area, 'acs', 'worst first');
+});
+
+t.test('an empty class has nothing to disagree on', async (t) => {
+  t.same(classFacts([]), { reference: null, facts: [], byNode: new Map() });
+});

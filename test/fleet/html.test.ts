@@ -1,0 +1,49 @@
+// The HTML fleet report in a real headless Chromium (Debian's): it loads with no console output but its own
+// ready line, shows every node, carries no external asset, and a screenshot is kept (.ci/out/fleet-report.png).
+import t from 'tap';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { renderFleetHtml } from '../../src/fleet/html.js';
+import { runFleetReport } from '../../src/fleet/report-command.js';
+import { generateFleet } from '../gen/fleet.js';
+import { chromiumPath, loadPage, screenshot } from '../helpers/chromium.js';
+import { REPO } from '../helpers/paths.js';
+
+const bin = chromiumPath();
+const READY = /^"gdrgate fleet report: (\d+) nodes", source: file:/;
+
+t.test('headless Chromium: no console errors, every node shown, outliers marked, screenshot kept', { skip: bin ? false : 'no chromium (apt-get install chromium): the HTML report is not loaded in a browser' }, async (t) => {
+  const dir = t.testdir();
+  const fleet = path.join(dir, 'fleet');
+  const plan = await generateFleet(fleet, { n: 30, seed: 9 });
+  const { report } = await runFleetReport({ dir: fleet, baseline: null });
+  const html = renderFleetHtml(report);
+  t.notMatch(html, /\b(?:src|href)\s*=\s*["']?(?:[a-z]+:)?\/\//i, 'no external asset');
+  t.notMatch(html, /<link\b|@import|url\(/i, 'no stylesheet or font fetched');
+  const file = path.join(dir, 'fleet.html');
+  writeFileSync(file, html);
+  const page = loadPage(bin!, file, path.join(dir, 'profile'));
+  t.equal(page.code, 0, 'chromium exited 0');
+  t.match(page.console[0] ?? '', READY, "the page's script ran and its console was captured");
+  t.same(page.console.filter((l) => !READY.test(l)), [], 'nothing else on the console (no error, no warning)');
+  const rows = [...page.dom.matchAll(/<tr><td>([^<]+)<\/td><td>[^<]*<\/td><td class="status-(\w+)">/g)].map((m) => [m[1]!, m[2]!]);
+  t.same(rows.map((r) => r[0]).sort(), plan.map((n) => n.name).sort(), 'every node in the node table');
+  for (const n of plan) t.equal(rows.find((r) => r[0] === n.name)?.[1], n.fault ? 'differs' : 'ok', `${n.name}: ${n.fault?.kind ?? 'clean'}`);
+  const marked = new Set([...page.dom.matchAll(/<circle class="dot low"[^>]*data-node="([^"]+)"/g)].map((m) => m[1]!));
+  const slow = plan.filter((n) => n.fault?.kind === 'weak-rail' || n.fault?.kind === 'link-x8').map((n) => n.name);
+  t.same([...marked].sort(), slow.sort(), 'the strip plots mark exactly the slow rails');
+  t.ok(page.dom.includes('class majority'), "each flagged node's differences sit beside the class majority");
+  const out = path.join(REPO, '.ci/out');
+  mkdirSync(out, { recursive: true });
+  const png = path.join(out, 'fleet-report.png');
+  t.equal(screenshot(bin!, file, png, path.join(dir, 'profile2')), 0, 'screenshot taken');
+  t.same([...readFileSync(png).subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], `${png} is a PNG`);
+});
+
+t.test('the console check would catch a failing page (the detector itself is tested)', { skip: bin ? false : 'no chromium' }, async (t) => {
+  const dir = t.testdir();
+  const file = path.join(dir, 'broken.html');
+  writeFileSync(file, '<!DOCTYPE html><html><body><script>null.f();</script></body></html>');
+  const page = loadPage(bin!, file, path.join(dir, 'profile'));
+  t.match(page.console.join('\n'), /Uncaught TypeError/);
+});
