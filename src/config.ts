@@ -11,6 +11,8 @@ export interface Config {
   readonly root: string;
   readonly scontrol: string;
   readonly scontrolTimeoutMs: number;
+  /** Absolute path of srun, for `fleet collect`. */
+  readonly srun: string;
   readonly logFile: string | undefined;
   readonly deadlineMs: number;
   readonly onConfigError: Policy;
@@ -32,6 +34,7 @@ export const DEFAULTS = {
   root: '/',
   scontrol: '/usr/bin/scontrol',
   scontrolTimeoutMs: 5000,
+  srun: '/usr/bin/srun',
   deadlineMs: 10000,
   onConfigError: 'open',
   onInternalError: 'open',
