@@ -63,7 +63,7 @@ t.test('preflight: what slurmctld says of each node, on real scontrol captures',
   t.same(p.run, [idle.name]);
   t.same(p.missing, [{ node: 'ghost1', why: 'slurmctld does not know this node' }]);
   const d = preflight([drained.name], new Map([[drained.name, drained]])).missing[0];
-  t.match(d?.why, /^slurmctld: State=\S*DRAIN\S* Reason=rack maintenance/, d?.why);
+  t.match(d?.why, /^slurmctld: State=\S*DRAIN\S* Reason=rack maintenance/, String(d?.why));
   for (const s of ['IDLE', 'MIXED', 'ALLOCATED', 'IDLE+COMPLETING', 'MIXED+PLANNED']) t.notOk(unavailable(s), s);
   for (const s of ['DOWN', 'DOWN*', 'IDLE+DRAIN', 'IDLE*', 'IDLE+NOT_RESPONDING', 'ALLOCATED+DRAIN', 'FUTURE', 'IDLE+POWERED_DOWN', 'DOWN+REBOOT_ISSUED', 'UNKNOWN']) t.ok(unavailable(s), s);
 });
