@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { expandHostlist, MAX_HOSTS } from '../../src/fleet/hostlist-expand.js';
 import { parseNodeLines, preflight, srunArgs, srunWordsFor, unavailable } from '../../src/fleet/collect-plan.js';
 import { fixture } from '../helpers/paths.js';
+import { stepFile } from '../../src/cli/snapshot.js';
 import { seeded } from '../helpers/seeded.js';
 
 t.test('hostlists expand as scontrol show hostnames prints them', async (t) => {
@@ -80,4 +81,11 @@ t.test('the srun line: one step, a task per node, bounded, no environment, each 
   t.match(srunWordsFor('node3', err), /failed on node node3: Communication/);
   t.match(srunWordsFor('node13', err), /node13: task 2: Exited with exit code 3/);
   t.equal(srunWordsFor('node1', err), null, 'node1 is not node13');
+});
+
+t.test('snapshot --out-dir: the file is named by SLURMD_NODENAME, which must be a node name', async (t) => {
+  t.equal(stepFile('/shared/fleet', { SLURMD_NODENAME: 'gpu017' }), '/shared/fleet/gpu017.tar.gz');
+  t.throws(() => stepFile('/d', {}), /only a Slurm job step has/);
+  t.throws(() => stepFile('/d', { SLURMD_NODENAME: '../etc/x' }), /SLURMD_NODENAME: node name "..\/etc\/x" has characters other than/);
+  t.throws(() => stepFile('/d', { SLURMD_NODENAME: '' }), /empty node name/);
 });
