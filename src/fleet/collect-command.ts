@@ -126,15 +126,20 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
     }
   }
 
-  // 3. Answered: a new DIR/<node>.tar.gz. The rest: srun's words about the node, else what srun did.
+  // 3. Answered: a new DIR/<node>.tar.gz. The rest: srun's words about the node, else what srun did, and what
+  // slurmctld says of it now (a slurmd that died just before the step is marked by then, or soon: the culprit).
   const answered: Answered[] = [];
   const missing = [...plan.missing];
+  const silent = plan.run.filter((n) => !fresh(n));
+  const after = silent.length ? await exec.run(t.scontrol, ['show', 'node', '-o', silent.join(',')], { timeoutMs: t.scontrolTimeoutMs }) : null;
+  const now = after && after.exitCode === 0 && !after.timedOut ? preflight(silent, parseNodeLines(after.stdout)).missing : [];
   for (const n of plan.run) {
     if (fresh(n)) answered.push({ node: n, file: files.get(n)!, bytes: lstatOrNull(files.get(n)!)?.size ?? 0 });
     else {
       const r = srun!;
       const how = r.timedOut ? `srun gave no end within the ${timeoutS} s bound` : r.error ? `srun: ${r.error}` : `srun exited ${r.exitCode}`;
-      missing.push({ node: n, why: `no snapshot written (${srunWordsFor(n, r.stderr) ?? how})` });
+      const state = now.find((m) => m.node === n);
+      missing.push({ node: n, why: `no snapshot written (${srunWordsFor(n, r.stderr) ?? how})${state ? `; ${state.why.replace(/^slurmctld:/, 'slurmctld now:')}` : ''}` });
     }
   }
   missing.sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0));

@@ -65,6 +65,13 @@ async function e2e(): Promise<void> {
   const env = cleanEnv({}, true);
   const slurm = (cmd: string, args: readonly string[]): Ran => run(join(DIR, 'bin', cmd), args, { env, timeoutMs: 20_000 });
 
+  /** The built collector, in a child (its report goes to stdout, which here is the TAP stream). */
+  const driverFor = (): string => `import(${JSON.stringify(join(WORK, 'gdrgate/dist/fleet/collect-command.js'))}).then(async (m) => { const r = await m.collectCommand(JSON.parse(process.argv[1])); process.exitCode = { ok: 0, unhealthy: 1, usage: 2, internal: 3 }[r]; })`;
+  const collect = (o: { nodes: string; timeout: number }): Ran => {
+    const opts = { ...o, out: OUT, root: join(DIR, 'node/tree'), commands: false, srun: join(DIR, 'bin/srun'), scontrol: join(DIR, 'bin/scontrol'), gdrgate: [process.execPath, CLI] };
+    return run(process.execPath, ['--input-type=module', '-e', driverFor(), JSON.stringify(opts)], { env, timeoutMs: (o.timeout + 30) * 1000, withoutNodeOptions: true });
+  };
+
   await t.test('the hostlist expander agrees with the real scontrol show hostnames', async (t) => {
     for (const list of ['node[1-4]', 'node[1-2,4],gpu[001-003]', 'gpu[8-11],login1', 'rack[1-2]-n[01-02]', 'node1,node[1-2]']) {
       const r = slurm('scontrol', ['show', 'hostnames', list]);
@@ -80,9 +87,7 @@ async function e2e(): Promise<void> {
     process.kill(pid, 'SIGTERM');
     const seen = await waitFor(() => slurm('sinfo', ['-h', '-N', '-n', 'node4', '-o', '%T']).stdout.trim(), (v) => v.endsWith('*') || /down|not_responding/i.test(v), 60_000, 500);
     t.ok(seen.ok, `slurmctld sees node4's slurmd gone: ${seen.value} (${seen.ms} ms)`);
-    const driver = `import(${JSON.stringify(join(WORK, 'gdrgate/dist/fleet/collect-command.js'))}).then(async (m) => { const r = await m.collectCommand(JSON.parse(process.argv[1])); process.exitCode = { ok: 0, unhealthy: 1, usage: 2, internal: 3 }[r]; })`;
-    const opts = { nodes: 'node[1-4]', out: OUT, timeout: 60, root: join(DIR, 'node/tree'), commands: false, srun: join(DIR, 'bin/srun'), scontrol: join(DIR, 'bin/scontrol'), gdrgate: [process.execPath, CLI] };
-    const c = run(process.execPath, ['--input-type=module', '-e', driver, JSON.stringify(opts)], { env, timeoutMs: 90_000, withoutNodeOptions: true });
+    const c = collect({ nodes: 'node[1-4]', timeout: 60 });
     t.comment(`fleet collect: ${c.ms} ms\n${c.stdout.trim()}`);
     t.equal(c.status, 1, 'exit 1: a node is missing', { stderr: c.stderr.slice(-2000) });
     const s = JSON.parse(readFileSync(join(OUT, 'gdrgate-collect.json'), 'utf8')) as Summary;
@@ -113,5 +118,18 @@ async function e2e(): Promise<void> {
     const same = run(process.execPath, [CLI, 'compare', join(OUT, 'node3.tar.gz'), join(OUT, 'node1.tar.gz')], { env, withoutNodeOptions: true, timeoutMs: 60_000 });
     t.equal(same.status, 0, 'compare node3 node1: equivalent', { stdout: same.stdout.slice(0, 1500) });
     writeFileSync(join(WORK, 'collect-stdout.txt'), c.stdout);
+  });
+
+  await t.test("a slurmd that just died (slurmctld still has it idle): the collection ends at its bound, the node listed", async (t) => {
+    const pid = Number(readFileSync(join(DIR, 'nodes/node3/run/slurmd.pid'), 'utf8').trim());
+    process.kill(pid, 'SIGKILL');
+    const c = collect({ nodes: 'node[1-3]', timeout: 10 });
+    t.comment(`fleet collect: ${c.ms} ms\n${c.stdout.trim()}\n${c.stderr.trim().split('\n').slice(-6).join('\n')}`);
+    t.ok(c.status === 1 || c.status === 3, `ended by itself, exit ${c.status} (1: some answered, 3: none)`);
+    const s = JSON.parse(readFileSync(join(OUT, 'gdrgate-collect.json'), 'utf8')) as Summary;
+    t.same([...s.answered.map((a) => a.node), ...s.missing.map((m) => m.node)].sort(), ['node1', 'node2', 'node3'], 'every node accounted for, answered or missing');
+    t.ok(s.missing.some((m) => m.node === 'node3'), `node3 missing: ${s.missing.find((m) => m.node === 'node3')?.why}`);
+    // slurmctld marks node3 within SlurmdTimeout (6 s here) plus a ping: by the end of the 10 s bound, usually.
+    t.comment(`node3's reason names slurmctld's new state: ${/slurmctld now: State=/.test(s.missing.find((m) => m.node === 'node3')?.why ?? '')}`);
   });
 }
