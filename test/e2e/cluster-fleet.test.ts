@@ -8,12 +8,18 @@ import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rm
 import { join } from 'node:path';
 import { expandHostlist } from '../../src/fleet/hostlist-expand.js';
 import { trainGpuTo } from '../helpers/h200-link.js';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { nodeTextfile, RAILS } from '../fleet/_prom-fleet.js';
 import { cleanEnv, REPO, run, runOrSkip, secs, snapshotBuild, T0, waitFor, type Ran } from './_sandbox.js';
 
 const CLUSTER = join(REPO, 'test/e2e/cluster');
 const NODES = ['node1', 'node2', 'node3', 'node4'] as const;
 const TOOLS = ['/usr/sbin/ip', '/usr/bin/unshare', '/usr/bin/nsenter'];
 const missingTools = TOOLS.filter((p) => !existsSync(p));
+const PROMETHEUS = '/usr/bin/prometheus';
+const NODE_EXPORTER = '/usr/bin/prometheus-node-exporter';
+const NET = '10.231.40';
 
 interface Summary {
   nodes: number;
@@ -59,11 +65,56 @@ async function e2e(): Promise<void> {
   });
   // Not cluster.test.ts's port and /24 (each cluster has its own namespaces anyway); a short SlurmdTimeout so that
   // slurmctld finds the stopped slurmd within seconds, as it would within a minute on a site's default.
-  const up = run('/bin/bash', [join(CLUSTER, 'start.sh'), DIR], { env: cleanEnv({ CLUSTER_PORT: '8140', CLUSTER_NET: '10.231.40', CLUSTER_EXTRA_CONF: 'SlurmdTimeout=6' }), timeoutMs: 120_000 });
+  const up = run('/bin/bash', [join(CLUSTER, 'start.sh'), DIR], { env: cleanEnv({ CLUSTER_PORT: '8140', CLUSTER_NET: NET, CLUSTER_EXTRA_CONF: 'SlurmdTimeout=6' }), timeoutMs: 120_000 });
   t.equal(up.status, 0, `start.sh: 4 nodes idle in ${up.ms} ms`, { stderr: up.stderr.slice(-3000) });
   if (up.status !== 0) return;
   const env = cleanEnv({}, true);
   const slurm = (cmd: string, args: readonly string[]): Ran => run(join(DIR, 'bin', cmd), args, { env, timeoutMs: 20_000 });
+
+  // Inside the namespaces: node_exporter on each node's own address serving that node's textfile (written by the
+  // real renderer; node2's second GPU rail slow), Prometheus in the controller's namespace scraping them.
+  await t.test('Prometheus scrapes every node inside the namespaces; loadPrometheus finds the slow rail', { skip: [PROMETHEUS, NODE_EXPORTER].some((p) => !existsSync(p)) ? 'prometheus or prometheus-node-exporter not installed' : false }, async (t) => {
+    const kids: ChildProcess[] = [];
+    const logs: string[] = [];
+    t.teardown(async () => {
+      for (const k of kids) if (k.exitCode === null && k.signalCode === null) k.kill('SIGTERM');
+      await sleep(500);
+      for (const k of kids) if (k.exitCode === null && k.signalCode === null) k.kill('SIGKILL');
+      if (!t.passing()) t.comment(logs.join('\n').slice(-3000));
+    });
+    const inNs = (ns: string, args: string[]): ChildProcess => {
+      const k = spawn(join(DIR, 'bin/in'), [ns, ...args], { env: cleanEnv({}), stdio: ['ignore', 'ignore', 'pipe'] });
+      k.stderr?.on('data', (d: Buffer) => logs.push(`[${ns}] ${d.toString().trimEnd().slice(0, 500)}`));
+      kids.push(k);
+      return k;
+    };
+    const files = NODES.map((n, i) => nodeTextfile(n, n === 'node2', 31 + i));
+    NODES.forEach((n, i) => {
+      const dir = join(DIR, 'nodes', n, 'textfile');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(join(dir, 'gdrgate.prom'), files[i]!.text);
+      inNs(n, [NODE_EXPORTER, '--collector.disable-defaults', '--collector.textfile', `--collector.textfile.directory=${dir}`, `--web.listen-address=${NET}.${11 + i}:9100`]);
+    });
+    const cfg = join(WORK, 'prometheus.yml');
+    writeFileSync(cfg, `global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [${NODES.map((_, i) => `'${NET}.${11 + i}:9100'`).join(', ')}]\n`);
+    inNs('ctl', [PROMETHEUS, `--config.file=${cfg}`, `--storage.tsdb.path=${join(WORK, 'tsdb')}`, `--web.listen-address=${NET}.1:9090`]);
+    // The loader runs where Prometheus is reachable: in the controller's namespace (nothing of it is on the host's).
+    const loader = `import(${JSON.stringify(join(WORK, 'gdrgate/dist/fleet/prometheus.js'))}).then(async (m) => { const r = await m.loadPrometheus(process.argv[1], { timeoutMs: 5000 }); process.stdout.write(JSON.stringify(r)); }).catch((e) => { process.stdout.write(JSON.stringify({ error: String(e) })); })`;
+    const ask = (): { stats?: { node: string; gpu: string | null; p50: number }[]; missing?: unknown[]; error?: string } => {
+      const r = run(join(DIR, 'bin/in'), ['ctl', process.execPath, '--input-type=module', '-e', loader, `http://${NET}.1:9090`], { env: cleanEnv({}), withoutNodeOptions: true, timeoutMs: 20_000 });
+      try {
+        return JSON.parse(r.stdout) as ReturnType<typeof ask>;
+      } catch {
+        return { error: `${r.status}: ${r.stdout.slice(0, 200)} ${r.stderr.slice(0, 300)}` };
+      }
+    };
+    const got = await waitFor(ask, (v) => v.stats?.length === NODES.length * RAILS.length, 60_000, 1000);
+    t.ok(got.ok, `every node's paths through Prometheus in ${got.ms} ms (${got.value.stats?.length ?? got.value.error})`);
+    const p50 = (n: string): number => got.value.stats?.find((s) => s.node === n && s.gpu === RAILS[2].gpu)?.p50 ?? NaN;
+    t.ok(p50('node2') < 0.6 * Math.min(p50('node1'), p50('node3'), p50('node4')), `node2's slow rail: ${(p50('node2') / 125e6).toFixed(2)} Gb/s against ${['node1', 'node3', 'node4'].map((n) => (p50(n) / 125e6).toFixed(2)).join(', ')}`);
+    t.same(got.value.missing, []);
+    t.equal(run('/usr/sbin/ip', ['-o', 'addr', 'show']).stdout.includes(`${NET}.1/`), false, "Prometheus's address is not on the host");
+  });
 
   /** The built collector, in a child (its report goes to stdout, which here is the TAP stream). */
   const driverFor = (): string => `import(${JSON.stringify(join(WORK, 'gdrgate/dist/fleet/collect-command.js'))}).then(async (m) => { const r = await m.collectCommand(JSON.parse(process.argv[1])); process.exitCode = { ok: 0, unhealthy: 1, usage: 2, internal: 3 }[r]; })`;
