@@ -2,7 +2,6 @@
 // DIR/<node>.tar.gz (DIR on the filesystem the nodes share). Nodes slurmctld cannot run a step on are listed, not
 // waited for; the step itself is bounded (--immediate, --time, and this process's own timeout on srun).
 import path from 'node:path';
-import { realpathSync } from 'node:fs';
 import { DEFAULTS, loadConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { ExecaExec, type Exec, type ExecResult } from '../host/exec.js';
@@ -52,7 +51,7 @@ async function self(): Promise<string[]> {
   const sea = await import('node:sea').then((m) => m.isSea()).catch(() => false);
   const script = process.argv[1];
   if (sea || !script) return [process.execPath];
-  return [process.execPath, realpathSync(script)];
+  return [process.execPath, path.resolve(script)];
 }
 
 const absolute = (p: string, what: string): string => {
