@@ -34,13 +34,13 @@ export const DEFAULTS = {
   root: '/',
   scontrol: '/usr/bin/scontrol',
   scontrolTimeoutMs: 5000,
-  srun: '/usr/bin/srun',
   deadlineMs: 10000,
   onConfigError: 'open',
   onInternalError: 'open',
   stateDir: '/run/gdrgate',
   spool: '/var/lib/gdrgate',
   resumeWhenHealthy: true,
+  srun: '/usr/bin/srun',
 } as const;
 
 export function configPath(flag: string | undefined): string {
