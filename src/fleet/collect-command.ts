@@ -101,7 +101,7 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
   const show = await exec.run(t.scontrol, ['show', 'node', '-o', list.hosts.join(',')], { timeoutMs: Math.min(t.scontrolTimeoutMs, timeoutS * 500) });
   let plan = { run: list.hosts, missing: [] as NodeMissing[] };
   if (show.exitCode === 0 && !show.timedOut) plan = preflight(list.hosts, parseNodeLines(show.stdout));
-  else process.stderr.write(`gdrgate: scontrol show node failed (${show.error ?? `exit ${show.exitCode}`}: ${show.stderr.trim().slice(0, 200)}); asking srun for every node\n`);
+  else process.stderr.write(`gdrgate: scontrol show node failed (${show.error?.replace(/:[\s\S]*$/, '') ?? `exit ${show.exitCode}`}: ${show.stderr.trim().slice(0, 200)}); asking srun for every node\n`);
 
   // 2. One step over the rest.
   const files = new Map(plan.run.map((n) => [n, path.join(dir, `${n}.tar.gz`)]));
@@ -136,7 +136,7 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
     if (fresh(n)) answered.push({ node: n, file: files.get(n)!, bytes: lstatOrNull(files.get(n)!)?.size ?? 0 });
     else {
       const r = srun!;
-      const how = r.timedOut ? `srun gave no end within the ${timeoutS} s bound` : r.error ? `srun: ${r.error}` : `srun exited ${r.exitCode}`;
+      const how = r.timedOut ? `srun gave no end within the ${timeoutS} s bound` : r.error ? `${t.srun}: ${r.error.replace(/:[\s\S]*$/, '')}` : `srun exited ${r.exitCode}`;
       const state = now.find((m) => m.node === n);
       missing.push({ node: n, why: `no snapshot written (${srunWordsFor(n, r.stderr) ?? how})${state ? `; ${state.why.replace(/^slurmctld:/, 'slurmctld now:')}` : ''}` });
     }
