@@ -11,6 +11,8 @@ export interface Config {
   readonly root: string;
   readonly scontrol: string;
   readonly scontrolTimeoutMs: number;
+  /** Absolute path of srun, for `fleet collect`. */
+  readonly srun: string;
   readonly logFile: string | undefined;
   readonly deadlineMs: number;
   readonly onConfigError: Policy;
@@ -45,6 +47,7 @@ export const DEFAULTS = {
   stateDir: '/run/gdrgate',
   spool: '/var/lib/gdrgate',
   resumeWhenHealthy: true,
+  srun: '/usr/bin/srun',
 } as const;
 
 export function configPath(flag: string | undefined): string {

@@ -74,8 +74,9 @@ export async function main(argv: string[]): Promise<number> {
         y
           .option('root', root)
           .option('out', { type: 'string', nargs: 1, describe: 'output file (default gdrgate-<host>-<UTC time>.tar.gz here; - for stdout)' })
+          .option('out-dir', { type: 'string', nargs: 1, describe: 'write DIR/$SLURMD_NODENAME.tar.gz (inside a Slurm step: what fleet collect runs on each node)' })
           .option('commands', { type: 'boolean', default: true, describe: 'on a live root, also save nvidia-smi, ibv_devinfo and lspci outputs (--no-commands to skip)' }),
-      (a) => set(import('./snapshot.js').then((m) => m.snapshotCommand(a))),
+      (a) => set(import('./snapshot.js').then((m) => m.snapshotCommand({ root: a.root, out: a.out, outDir: a['out-dir'], commands: a.commands }))),
     )
     .command(
       'compare <a> <b>',

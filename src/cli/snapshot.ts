@@ -8,11 +8,23 @@ import { buildSnapshot } from '../snapshot/build.js';
 import { writeStdout } from '../host/stdout.js';
 import { openHost } from '../host/open.js';
 import { out } from './common.js';
+import { badNodeName } from '../slurm/node-name.js';
 
 export interface SnapshotArgs {
   readonly root: string;
   readonly out?: string | undefined;
+  /** Write DIR/<SLURMD_NODENAME>.tar.gz: one task of `fleet collect`'s srun step on each node. */
+  readonly outDir?: string | undefined;
   readonly commands: boolean;
+}
+
+/** The file a step's task writes: named by Slurm's name of this node, which every task of the step gets. */
+export function stepFile(dir: string, env: NodeJS.ProcessEnv = process.env): string {
+  const node = env.SLURMD_NODENAME;
+  if (node === undefined) throw new UsageError('--out-dir names the file after SLURMD_NODENAME, which only a Slurm job step has (use --out FILE by hand)');
+  const bad = badNodeName(node);
+  if (bad) throw new UsageError(`--out-dir: SLURMD_NODENAME: ${bad}`);
+  return path.join(dir, `${node}.tar.gz`);
 }
 
 /** gdrgate-gpu001-20260301T101500Z.tar.gz: sortable, one per node and moment. */
@@ -31,6 +43,8 @@ function writeOut(file: string, data: Uint8Array): void {
 }
 
 export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
+  if (a.out !== undefined && a.outDir !== undefined) throw new UsageError('--out and --out-dir: choose one');
+  const stepOut = a.outDir === undefined ? undefined : stepFile(a.outDir);
   const started = performance.now();
   const now = new Date();
   const host = await openHost(a.root);
@@ -44,7 +58,7 @@ export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
     process.stderr.write(`gdrgate: snapshot of ${a.root}: ${what}\n`);
     return 0;
   }
-  const file = a.out ?? defaultName(m.host, now);
+  const file = stepOut ?? a.out ?? defaultName(m.host, now);
   writeOut(file, snap.gz);
   out(`${file}: snapshot of ${a.root}${m.host ? ` (host ${m.host})` : ''}: ${what}`);
   for (const c of m.commands) out(`  ${c.name}: ${c.status}${c.exitCode !== null ? ` ${c.exitCode}` : ''}${c.error ? ` (${c.error})` : ''}, ${c.durationMs} ms`);

@@ -1,0 +1,117 @@
+// Pure: the epilog's exported series (src/epilog/prom.ts), however they were read (Prometheus's query API, a copied
+// textfile), turned into the fleet view's per-node path figures. A node whose series disagree or carry an
+// impossible figure is listed as missing with the reason; none of its figures is used, none is made up.
+import { badNodeName } from '../slurm/node-name.js';
+import type { NodeMissing, NodePathStat } from './types.js';
+
+export const BW_METRIC = 'gdrgate_bandwidth_bytes_per_second';
+export const COUNT_METRIC = 'gdrgate_bandwidth_samples';
+
+/** One series at one instant: its metric name, labels, and value (NaN and ±Inf kept, judged here). */
+export interface Series {
+  readonly name: string;
+  readonly labels: ReadonlyMap<string, string>;
+  readonly value: number;
+  /** Where this series was read (`prometheus:<url>`, `textfile:<file>`). */
+  readonly source: string;
+}
+
+export type StatWindow = 'all' | 'recent';
+
+export interface FleetStats {
+  readonly stats: NodePathStat[];
+  readonly missing: NodeMissing[];
+}
+
+/** A series the loader cannot attribute to a node: the whole answer is refused (which node it belongs to is unknown). */
+export class SeriesError extends Error {
+  override readonly name = 'SeriesError';
+}
+
+interface Path {
+  node: string;
+  probe: string;
+  gpu: string | null;
+  nic: string | null;
+  direction: string;
+  recipeHash: string;
+  source: string;
+  p50: number[];
+  min: number[];
+  count: number[];
+}
+
+const where = (s: Series): string => {
+  const inst = s.labels.get('instance');
+  return `${s.source}${inst ? ` (instance ${inst})` : ''}`;
+};
+
+/**
+ * The node a series speaks of: `node`, or `exported_node` when the scrape config attached a target label `node`
+ * of its own (Prometheus then renames the exporter's label; the exporter's is the epilog's own name).
+ */
+export function nodeOf(s: Series): string {
+  const n = s.labels.get('exported_node') ?? s.labels.get('node');
+  if (n === undefined) throw new SeriesError(`${s.name} series from ${where(s)} has no node label`);
+  const bad = badNodeName(n);
+  if (bad) throw new SeriesError(`${s.name} series from ${where(s)}: ${bad}`);
+  return n;
+}
+
+const need = (s: Series, label: string): string => {
+  const v = s.labels.get(label);
+  if (v === undefined || v === '') throw new SeriesError(`${s.name} series of node ${nodeOf(s)} from ${where(s)} has no ${label} label`);
+  return v;
+};
+
+const pathKey = (node: string, probe: string, gpu: string, nic: string, direction: string, recipe: string): string => JSON.stringify([node, probe, gpu, nic, direction, recipe]);
+
+const pathName = (p: Path): string => `${p.probe} ${p.gpu ?? '-'}→${p.nic ?? '-'} ${p.direction} recipe ${p.recipeHash}`;
+
+/** Why one path's figures cannot be used, or null. Duplicates (two scrape jobs of one exporter) must agree. */
+function problem(p: Path, window: StatWindow): string | null {
+  const one = (xs: number[], what: string): string | null => (xs.length > 1 && xs.some((x) => !Object.is(x, xs[0])) ? `${pathName(p)}: ${xs.length} series disagree on ${what} (${xs.slice(0, 3).join(', ')})` : null);
+  const dup = one(p.p50, 'p50') ?? one(p.min, 'min') ?? one(p.count, 'samples');
+  if (dup) return dup;
+  const [p50, min, count] = [p.p50[0], p.min[0], p.count[0]];
+  if (p50 === undefined) return `${pathName(p)}: no stat="p50" series in window "${window}"`;
+  if (count === undefined) return `${pathName(p)}: no ${COUNT_METRIC} series in window "${window}"`;
+  if (!Number.isFinite(p50) || p50 < 0) return `${pathName(p)}: p50 of ${p50} bytes/s`;
+  if (!Number.isInteger(count) || count < 1) return `${pathName(p)}: ${count} samples`;
+  if (min !== undefined && (!Number.isFinite(min) || min < 0 || min > p50)) return `${pathName(p)}: min of ${min} bytes/s with p50 ${p50}`;
+  return null;
+}
+
+/** Series of other metrics, windows or stats are ignored; a bandwidth or count series without its labels is an error. */
+export function statsFromSeries(series: readonly Series[], window: StatWindow = 'all'): FleetStats {
+  const paths = new Map<string, Path>();
+  for (const s of series) {
+    if (s.name !== BW_METRIC && s.name !== COUNT_METRIC) continue;
+    if (s.labels.get('window') !== window) continue;
+    const stat = s.name === BW_METRIC ? need(s, 'stat') : 'count';
+    if (stat !== 'p50' && stat !== 'min' && stat !== 'count') continue;
+    const node = nodeOf(s);
+    const [probe, direction, recipe] = [need(s, 'probe'), need(s, 'direction'), need(s, 'recipe')];
+    const [gpu, nic] = [s.labels.get('gpu') ?? '', s.labels.get('nic') ?? ''];
+    const key = pathKey(node, probe, gpu, nic, direction, recipe);
+    let p = paths.get(key);
+    if (!p) paths.set(key, (p = { node, probe, gpu: gpu || null, nic: nic || null, direction, recipeHash: recipe, source: s.source, p50: [], min: [], count: [] }));
+    (stat === 'p50' ? p.p50 : stat === 'min' ? p.min : p.count).push(s.value);
+  }
+  const byNode = new Map<string, Path[]>();
+  for (const p of paths.values()) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p]);
+  const stats: NodePathStat[] = [];
+  const missing: NodeMissing[] = [];
+  for (const [node, ps] of byNode) {
+    const bad = ps.map((p) => problem(p, window)).filter((w): w is string => w !== null);
+    if (bad.length) {
+      missing.push({ node, why: `${bad[0]}${bad.length > 1 ? `; +${bad.length - 1} more` : ''}` });
+      continue;
+    }
+    for (const p of ps) stats.push({ node, probe: p.probe, recipeHash: p.recipeHash, gpu: p.gpu, nic: p.nic, direction: p.direction, p50: p.p50[0]!, min: p.min[0] ?? null, count: p.count[0]!, source: p.source });
+  }
+  const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+  stats.sort((a, b) => cmp(a.node, b.node) || cmp(a.probe, b.probe) || cmp(a.gpu ?? '', b.gpu ?? '') || cmp(a.nic ?? '', b.nic ?? '') || cmp(a.direction, b.direction) || cmp(a.recipeHash, b.recipeHash));
+  missing.sort((a, b) => cmp(a.node, b.node));
+  return { stats, missing };
+}
