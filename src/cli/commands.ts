@@ -170,8 +170,23 @@ export async function main(argv: string[]): Promise<number> {
         .command(
           'collect',
           'run gdrgate snapshot on every node through one srun step into DIR/<node>.tar.gz',
-          (z) => z.option('nodes', { type: 'string', describe: 'Slurm host list' }).option('out', { type: 'string', describe: 'output directory (shared filesystem)' }),
-          (a) => set(import('./fleet.js').then((m) => m.fleetCollectCommand({ nodes: a.nodes, out: a.out }))),
+          (z) =>
+            z
+              .option('nodes', { type: 'string', demandOption: true, describe: "Slurm host list (gpu[001-128],login1)" })
+              .option('out', { type: 'string', demandOption: true, describe: 'output directory on the shared filesystem: <node>.tar.gz and gdrgate-collect.json' })
+              .option('timeout', { type: 'number', describe: 'bound of the whole collection, seconds (default 120); nodes not in by then are listed as missing' })
+              .option('root', { type: 'string', describe: "each node's root for its snapshot (default /)" })
+              .option('commands', { type: 'boolean', default: true, describe: 'also run the snapshot\'s read-only commands on each node (--no-commands: sysfs/procfs only)' })
+              .option('srun', { type: 'string', describe: 'srun, absolute path (default: the config\'s srun, else /usr/bin/srun)' })
+              .option('scontrol', { type: 'string', describe: 'scontrol, absolute path (default: the config\'s, else /usr/bin/scontrol)' })
+              .option('config', { type: 'string', describe: 'gate config to take the srun and scontrol paths from' })
+              .option('json', { type: 'boolean', default: false, describe: 'print the summary as JSON' }),
+          (a) =>
+            set(
+              import('./fleet.js').then((m) =>
+                m.fleetCollectCommand({ nodes: a.nodes, out: a.out, timeout: a.timeout, root: a.root, commands: a.commands, srun: a.srun, scontrol: a.scontrol, config: a.config, json: a.json }),
+              ),
+            ),
         )
         .demandCommand(1, 'name a fleet subcommand: report, collect'),
     )

@@ -1,5 +1,6 @@
 // `gdrgate fleet report DIR` (judge a directory of snapshots and spools) and `gdrgate fleet collect` (gather them).
 import { UsageError } from '../errors.js';
+import type { CollectOptions } from '../fleet/collect-command.js';
 import { writeAtomic } from '../host/files.js';
 import { progressWriter } from '../fleet/progress.js';
 import type { FleetProgress } from '../fleet/read.js';
@@ -53,7 +54,8 @@ export async function fleetReportCommand(a: FleetReportArgs): Promise<number> {
   return exitCode(r.exitCode === 0 ? 'ok' : 'unhealthy');
 }
 
-/** Until the collector is built in: says so, exit 2. */
-export async function fleetCollectCommand(_a: { readonly nodes?: string | undefined; readonly out?: string | undefined }): Promise<number> {
-  throw new UsageError('fleet collect: not built in this version (copy snapshots and spools into a directory and run fleet report DIR)');
+/** One srun step runs `gdrgate snapshot --out-dir` on every node (src/fleet/collect-command.ts). */
+export async function fleetCollectCommand(a: CollectOptions): Promise<number> {
+  const { collectCommand } = await import('../fleet/collect-command.js');
+  return exitCode(await collectCommand(a));
 }

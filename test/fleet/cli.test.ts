@@ -30,15 +30,18 @@ t.test('fleet report: text worst first, --json to the schema, --html written; no
   t.match(h.stderr, /wrote .*out\.html/);
 });
 
-t.test('usage errors exit 2: no directory, --json with --html, collect not built', async (t) => {
+t.test('usage errors exit 2: no directory, --json with --html, a bad host list, collect without --out', async (t) => {
   const r = cli(['fleet', 'report', '/nonexistent/fleet']);
   t.equal(r.code, 2);
   t.match(r.stderr, /no such directory/);
   const root = t.testdir();
   t.equal(cli(['fleet', 'report', root, '--json', '--html', 'x.html']).code, 2);
-  const c = cli(['fleet', 'collect', '--nodes', 'gpu[1-2]', '--out', root]);
-  t.equal(c.code, 2);
-  t.match(c.stderr, /not built/);
+  const c = cli(['fleet', 'collect', '--nodes', 'gpu[2-1]', '--out', root]);
+  t.equal(c.code, 2, 'a range that runs backwards');
+  t.match(c.stderr, /--nodes: /);
+  const o = cli(['fleet', 'collect', '--nodes', 'gpu[1-2]']);
+  t.equal(o.code, 2, 'no --out');
+  t.match(o.stderr, /out/);
 });
 
 t.test('baseline capture --from-fleet: the majority as a valid class with bands; the disagreeing nodes listed; check agrees', async (t) => {
