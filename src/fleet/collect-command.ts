@@ -9,6 +9,7 @@ import { ensureSafeDir, lstatOrNull, writeAtomic } from '../host/files.js';
 import { out } from '../host/stdout.js';
 import type { Result } from '../runner/exit.js';
 import { parseNodeLines, preflight, srunArgs, srunWordsFor } from './collect-plan.js';
+import { COLLECT_SUMMARY } from './collect-summary.js';
 import { expandHostlist } from './hostlist-expand.js';
 import type { NodeMissing } from './types.js';
 
@@ -44,7 +45,7 @@ export interface CollectSummary {
   readonly srun: { readonly args: string[]; readonly exitCode: number | null; readonly timedOut: boolean; readonly durationMs: number } | null;
 }
 
-export const SUMMARY_FILE = 'gdrgate-collect.json';
+export const SUMMARY_FILE = COLLECT_SUMMARY;
 
 /** The gdrgate running now, as the nodes must start it: the single executable, or node and its script. */
 async function self(): Promise<string[]> {

@@ -3,6 +3,7 @@
 import { loadBaseline } from '../baseline/load.js';
 import type { Baseline } from '../model/baseline.js';
 import { classifier } from './classes.js';
+import { readCollectSummary } from './collect-summary.js';
 import { scanFleetDir } from './inputs.js';
 import { readFleet, type FleetProgress, type ReadNode } from './read.js';
 import { buildFleetReport, type FleetReport } from './report.js';
@@ -40,6 +41,10 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const stats: NodePathStat[] = [...spools.stats];
   const allMissing: NodeMissing[] = [...missing];
   const problems = [...inputs.problems, ...spools.problems];
+  // Nodes fleet collect asked and got no snapshot from; a snapshot copied in since counts as read.
+  const collected = await readCollectSummary(a.dir);
+  if (collected.problem) problems.push(collected.problem);
+  for (const m of collected.missing) if (!read.some((r) => r.node === m.node) && !allMissing.some((x) => x.node === m.node)) allMissing.push(m);
   for (const s of a.sources ?? []) {
     const got = await s.load();
     stats.push(...got.stats);

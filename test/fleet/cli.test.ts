@@ -70,3 +70,23 @@ t.test('baseline capture --from-fleet: the majority as a valid class with bands;
   t.same(grouped.classes.map((c) => [c.name, c.nodes.length]), [['hgx', 24]], "--baseline groups by the baseline's classes");
   t.equal(grouped.summary.flagged, faulty.length);
 });
+
+t.test('fleet report lists the nodes fleet collect got nothing from (gdrgate-collect.json); a broken summary is a problem, not a crash', async (t) => {
+  const root = t.testdir();
+  const dir = path.join(root, 'fleet');
+  await generateFleet(dir, { n: 6, seed: 5, rates: { 'link-x8': 0, 'acs-redirect': 0, firmware: 0, 'missing-nic': 0, 'weak-rail': 0 } });
+  const summary = { nodes: 8, answered: [], missing: [{ node: 'gpu0007', why: 'slurmctld: State=IDLE+NOT_RESPONDING' }, { node: 'gpu0001', why: 'no snapshot' }], srun: null };
+  writeFileSync(path.join(dir, 'gdrgate-collect.json'), JSON.stringify(summary));
+  const r = cli(['fleet', 'report', dir, '--json']);
+  const rep = JSON.parse(r.stdout) as { missing: { node: string; why: string }[] };
+  t.same(validate('fleet-report', rep), []);
+  t.same(rep.missing.map((m) => m.node), ['gpu0007'], 'the node that sent nothing; gpu0001, whose snapshot is here, counts as read');
+  t.match(rep.missing[0]!.why, /fleet collect: slurmctld: State=IDLE\+NOT_RESPONDING/);
+  t.equal(r.code, 1, 'a missing node: exit 1');
+  t.match(cli(['fleet', 'report', dir]).stdout, /gpu0007/, 'and in the text');
+  writeFileSync(path.join(dir, 'gdrgate-collect.json'), '{"missing": [{"node": "../etc"}]}');
+  const b = cli(['fleet', 'report', dir, '--json']);
+  const bad = JSON.parse(b.stdout) as { missing: unknown[]; problems: string[] };
+  t.same(bad.missing, [], 'nothing taken from a broken summary');
+  t.match(bad.problems.join('\n'), /gdrgate-collect\.json: a "missing" entry without node and why, ignored/);
+});

@@ -80,7 +80,7 @@ async function e2e(): Promise<void> {
 
   await step('healthy job: completes, node idle, the gate ran from the executable', async (t) => {
     const id = sbatch(true);
-    t.match(jobState(id), /^COMPLETED\|/);
+    t.ok((await waitFor(() => jobState(id), (v) => v.startsWith('COMPLETED|'), 60_000)).ok, `job ${id} COMPLETED (sbatch -W returns while the Epilog still runs: COMPLETING)`);
     t.equal(state(), 'idle');
     t.match(runOf(id), { result: 'healthy', exitCode: 0, startup: 'snapshot' });
   });
@@ -125,7 +125,7 @@ async function e2e(): Promise<void> {
     t.ok((await waitFor(() => existsSync(join(AGENT_DIR, 'agent.pid')), (v) => v, 10_000)).ok, 'agent up');
     wrapperConf(true);
     const id = sbatch(true);
-    t.match(jobState(id), /^COMPLETED\|/);
+    t.ok((await waitFor(() => jobState(id), (v) => v.startsWith('COMPLETED|'), 60_000)).ok, `job ${id} COMPLETED (sbatch -W returns while the Epilog still runs: COMPLETING)`);
     t.match(runOf(id), { result: 'healthy', startup: 'agent' });
     wrapperConf(false);
     agent.kill('SIGTERM');
