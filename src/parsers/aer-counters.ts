@@ -11,7 +11,33 @@ export type AerKind = 'correctable' | 'nonfatal' | 'fatal';
 export const TOTAL_LABEL: Readonly<Record<AerKind, string>> = { correctable: 'TOTAL_ERR_COR', nonfatal: 'TOTAL_ERR_NONFATAL', fatal: 'TOTAL_ERR_FATAL' };
 
 /** A label as the kernel prints one: printable ASCII, starting with a non-space, at most 64 characters. */
-const LINE = /^([\x21-\x7e][\x20-\x7e]{0,63}?)[ \t]+(\d{1,20})$/;
+const MAX_LABEL = 64;
+const MAX_DIGITS = 20;
+
+/**
+ * One "label count" line, scanned from its end: the trailing digits (1-20), the spaces and tabs before them (at
+ * least one), and the label before those (1-64 printable ASCII characters, the first not a space; it cannot end in
+ * a space or tab, those belong to the separator). The language of /^([\x21-\x7e][\x20-\x7e]{0,63}?)[ \t]+(\d{1,20})$/
+ * with the same captures, without a regular expression that backtracks on every line. null: not such a line.
+ */
+export function splitAerLine(line: string): { readonly label: string; readonly digits: string } | null {
+  let d = line.length;
+  while (d > 0 && isDigit(line.charCodeAt(d - 1))) d--;
+  const digits = line.length - d;
+  if (digits < 1 || digits > MAX_DIGITS) return null;
+  let w = d;
+  while (w > 0 && isBlank(line.charCodeAt(w - 1))) w--;
+  if (w === d || w < 1 || w > MAX_LABEL) return null;
+  const first = line.charCodeAt(0);
+  if (first < 0x21 || first > 0x7e) return null;
+  for (let i = 1; i < w; i++) {
+    const c = line.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return null;
+  }
+  return { label: line.slice(0, w), digits: line.slice(d) };
+}
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isBlank = (c: number): boolean => c === 0x20 || c === 0x09;
 /** The files hold at most 32 bit lines and the total; a longer file is not one of them. */
 const MAX_LINES = 40;
 const show = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
@@ -32,10 +58,10 @@ export function parseAerCounterFile(text: string, kind: AerKind): Parsed<AerCoun
   let total: number | null = null;
   for (const [i, raw] of lines.entries()) {
     const line = raw.replace(/\r$/, '');
-    const m = LINE.exec(line);
+    const m = splitAerLine(line);
     if (!m) return { ok: false, error: `line ${i + 1} is not "label count": ${show(line)}` };
-    const label = m[1]!;
-    const n = count(m[2]!, label);
+    const label = m.label;
+    const n = count(m.digits, label);
     if (!n.ok) return n;
     if (total !== null) return { ok: false, error: `line ${i + 1} follows ${want}: ${show(line)}` };
     if (label.startsWith('TOTAL_ERR_')) {

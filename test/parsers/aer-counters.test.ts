@@ -2,7 +2,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type AerKind, parseAerCounterFile, parseAerTotal } from '../../src/parsers/aer-counters.js';
+import { type AerKind, parseAerCounterFile, parseAerTotal, splitAerLine } from '../../src/parsers/aer-counters.js';
 import { aerCounterText } from '../gen/pci-regs-gen.js';
 import { seeded } from '../helpers/seeded.js';
 
@@ -88,5 +88,38 @@ t.test('fuzz (seeded): garbage never throws and never reads as 0 errors', (t) =>
     if (tp.ok && String(tp.value) !== text.replace(/\n$/, '').replace(/^0+(?=\d)/, '')) t.fail(`total accepted ${JSON.stringify(text)}`);
   }
   t.ok(accepted > 0 && accepted < 5000, `some mutated files still parse (${accepted}), most do not`);
+  t.end();
+});
+
+t.test('differential (seeded): the line scanner accepts exactly what the former regular expression did, same captures', (t) => {
+  // The parser's former line pattern, kept here as the reference the scanner must equal.
+  const LINE = /^([\x21-\x7e][\x20-\x7e]{0,63}?)[ \t]+(\d{1,20})$/;
+  const reference = (line: string) => {
+    const m = LINE.exec(line);
+    return m ? { label: m[1]!, digits: m[2]! } : null;
+  };
+  const r = seeded(0x19ae);
+  const parts = ['RxErr', ' ', '\t', '0', '1', '9', 'TOTAL_ERR_COR', 'TOTAL_ERR_FATAL', '\n', '\r', '-', 'x', '\u0000', 'é', '99999999999999999999', ' 0\n', ''];
+  const valid = fix('aer.c-6.x-aer_dev_correctable.txt');
+  // Labels around the 64-character limit, and digit runs around 20.
+  const long = (n: number): string => 'L'.repeat(n);
+  const edges = [long(63), long(64), long(65), `${long(62)} x`, `${long(64)} `, ' RxErr', '\tRxErr', '~', '!', 'a\tb', 'a b', `x ${'9'.repeat(20)}`, `x ${'9'.repeat(21)}`, `${long(64)}1`];
+  const lines = new Set<string>(edges.flatMap((e) => [e, `${e} 1`, `${e}\t\t7`, `${e} ${'1'.repeat(20)}`, `${e}  ${'2'.repeat(21)}`]));
+  for (let i = 0; i < 5000; i++) {
+    // The fuzzer's inputs (as the test above makes them), split as the parser splits them.
+    const text = i % 2 ? r.join(parts, r.int(24)) : [...valid].map((c) => (r.int(40) === 0 ? r.pick(parts) : c)).join('');
+    for (const l of text.replace(/\n$/, '').split('\n')) lines.add(l.replace(/\r$/, ''));
+    // And lines of printable ASCII, blanks and digits in any order, up to 90 characters.
+    lines.add(Array.from({ length: r.int(90) }, () => r.pick([' ', '\t', '0', '7', 'a', 'Z', '~', '!', '\u007f', '\u001f', long(r.int(70))])).join(''));
+  }
+  let differ = 0;
+  for (const l of lines) {
+    const want = reference(l);
+    const got = splitAerLine(l);
+    if (JSON.stringify(got) !== JSON.stringify(want) && differ++ < 10) t.fail(`${JSON.stringify(l)}: scanner ${JSON.stringify(got)}, regex ${JSON.stringify(want)}`);
+  }
+  const accepted = [...lines].filter((l) => reference(l) !== null).length;
+  t.equal(differ, 0, `${lines.size} lines, ${accepted} of them accepted, all alike`);
+  t.ok(accepted > 100 && accepted < lines.size, 'both accepted and refused lines were compared');
   t.end();
 });
