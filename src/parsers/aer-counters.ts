@@ -10,34 +10,19 @@ export type AerKind = 'correctable' | 'nonfatal' | 'fatal';
 /** The total line's label per file (aer.c: aer_stats_dev_attr(..., "ERR_COR") with "TOTAL_" prefixed). */
 export const TOTAL_LABEL: Readonly<Record<AerKind, string>> = { correctable: 'TOTAL_ERR_COR', nonfatal: 'TOTAL_ERR_NONFATAL', fatal: 'TOTAL_ERR_FATAL' };
 
-/** A label as the kernel prints one: printable ASCII, starting with a non-space, at most 64 characters. */
-const MAX_LABEL = 64;
-const MAX_DIGITS = 20;
-
 /**
- * One "label count" line, scanned from its end: the trailing digits (1-20), the spaces and tabs before them (at
- * least one), and the label before those (1-64 printable ASCII characters, the first not a space; it cannot end in
- * a space or tab, those belong to the separator). The language of /^([\x21-\x7e][\x20-\x7e]{0,63}?)[ \t]+(\d{1,20})$/
- * with the same captures, without a regular expression that backtracks on every line. null: not such a line.
+ * A "label count" line: the label printable ASCII, 1-64 characters, first and last not a space (a space or tab
+ * before the count belongs to the separator), then spaces or tabs, then 1-20 digits. A line splits one way only (the
+ * count is the trailing digits, the separator the blanks before them), so the label is written greedy: the former
+ * lazy `[\x20-\x7e]{0,63}?` accepted the same lines with the same captures (held by a differential test).
  */
-export function splitAerLine(line: string): { readonly label: string; readonly digits: string } | null {
-  let d = line.length;
-  while (d > 0 && isDigit(line.charCodeAt(d - 1))) d--;
-  const digits = line.length - d;
-  if (digits < 1 || digits > MAX_DIGITS) return null;
-  let w = d;
-  while (w > 0 && isBlank(line.charCodeAt(w - 1))) w--;
-  if (w === d || w < 1 || w > MAX_LABEL) return null;
-  const first = line.charCodeAt(0);
-  if (first < 0x21 || first > 0x7e) return null;
-  for (let i = 1; i < w; i++) {
-    const c = line.charCodeAt(i);
-    if (c < 0x20 || c > 0x7e) return null;
-  }
-  return { label: line.slice(0, w), digits: line.slice(d) };
-}
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
-const isBlank = (c: number): boolean => c === 0x20 || c === 0x09;
+const LINE = /^([\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?)[ \t]+(\d{1,20})$/;
+/**
+ * The same line, taken from a whole file in place (sticky), with its `\r` and `\n`: the common case (a well-formed
+ * file) is read without splitting it into lines, one native match per line. Anything unusual goes to the line by line
+ * reading, which alone words the errors.
+ */
+const NEXT_LINE = /([\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?)[ \t]+(\d{1,20})\r?(?:\n|$)/y;
 /** The files hold at most 32 bit lines and the total; a longer file is not one of them. */
 const MAX_LINES = 40;
 const show = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
@@ -48,8 +33,37 @@ function count(digits: string, what: string): Parsed<number> {
   return Number.isSafeInteger(n) ? { ok: true, value: n } : { ok: false, error: `${what}: ${digits} is beyond an exact count` };
 }
 
+/**
+ * A well-formed file read in place: null when anything is unusual (an empty file, too many lines, a line that is not
+ * "label count", a count beyond an exact one, a misplaced or foreign total), for byLines to say what.
+ */
+function wellFormed(text: string, kind: AerKind): AerCounterFile | null {
+  const want = TOTAL_LABEL[kind];
+  const bits: { label: string; count: number }[] = [];
+  let total: number | null = null;
+  NEXT_LINE.lastIndex = 0;
+  for (let lines = 1; NEXT_LINE.lastIndex < text.length; lines++) {
+    const m = NEXT_LINE.exec(text);
+    if (m === null || lines > MAX_LINES || total !== null) return null;
+    const label = m[1]!;
+    const n = Number(m[2]);
+    if (!Number.isSafeInteger(n)) return null;
+    if (label.startsWith('TOTAL_ERR_')) {
+      if (label !== want) return null;
+      total = n;
+    } else bits.push({ label, count: n });
+  }
+  return total === null ? null : { bits, total };
+}
+
 /** One `aer_dev_*` file. The total line must be there (every kernel since 4.19 prints it) and come last. */
 export function parseAerCounterFile(text: string, kind: AerKind): Parsed<AerCounterFile> {
+  const v = wellFormed(text, kind);
+  return v !== null ? { ok: true, value: v } : byLines(text, kind);
+}
+
+/** Line by line, naming the first thing wrong. */
+function byLines(text: string, kind: AerKind): Parsed<AerCounterFile> {
   const want = TOTAL_LABEL[kind];
   const lines = text.replace(/\n$/, '').split('\n');
   if (text.trim() === '') return { ok: false, error: `empty (no ${want} line)` };
@@ -58,10 +72,10 @@ export function parseAerCounterFile(text: string, kind: AerKind): Parsed<AerCoun
   let total: number | null = null;
   for (const [i, raw] of lines.entries()) {
     const line = raw.replace(/\r$/, '');
-    const m = splitAerLine(line);
+    const m = LINE.exec(line);
     if (!m) return { ok: false, error: `line ${i + 1} is not "label count": ${show(line)}` };
-    const label = m.label;
-    const n = count(m.digits, label);
+    const label = m[1]!;
+    const n = count(m[2]!, label);
     if (!n.ok) return n;
     if (total !== null) return { ok: false, error: `line ${i + 1} follows ${want}: ${show(line)}` };
     if (label.startsWith('TOTAL_ERR_')) {
