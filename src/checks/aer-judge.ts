@@ -55,13 +55,13 @@ export function deviceAer(d: PciDevice): DeviceAer {
   return { devCtl, cap: null, capWhy: aer.state === 'absent' ? 'no AER capability' : `AER capability ${aer.why}` };
 }
 
-/** What the next run keeps of a device: the counters as read (whatever the enables), and CESta. */
-export function aerSample(d: PciDevice): AerSample {
+/** What the next run keeps of a device: the counters as read (whatever the enables), and CESta. `x`: deviceAer(d), when the caller has it. */
+export function aerSample(d: PciDevice, x: DeviceAer = deviceAer(d)): AerSample {
   const a = d.aer;
   return {
     cor: a.correctable.state === 'present' ? a.correctable.value.total : null,
     rootCor: a.rootport.state === 'present' ? a.rootport.value.cor : null,
-    ceSta: deviceAer(d).cap?.corStatus ?? null,
+    ceSta: x.cap?.corStatus ?? null,
   };
 }
 
@@ -136,8 +136,11 @@ export type Growth =
   | { readonly kind: 'reset'; readonly why: string }
   | { readonly kind: 'growth'; readonly n: number; readonly exact: boolean; readonly detail: string; readonly seconds: number | null };
 
+/** The reference's time, parsed once per reference (every device of a run asks for it). */
+const refTimes = new WeakMap<AerReference, number>();
 const interval = (ref: AerReference, now: Date): number | null => {
-  const t = Date.parse(ref.time);
+  let t = refTimes.get(ref);
+  if (t === undefined) refTimes.set(ref, (t = Date.parse(ref.time)));
   return Number.isFinite(t) ? Math.max(0, Math.round((now.getTime() - t) / 1000)) : null;
 };
 
@@ -146,7 +149,7 @@ const interval = (ref: AerReference, now: Date): number | null => {
  * a clear) resets the reference and says so; a device the reference lacks is a first run for it.
  */
 export function correctableGrowth(d: PciDevice, x: DeviceAer, bootId: string | null, h: AerHistory | null, now: Date): Growth {
-  const cur = aerSample(d);
+  const cur = aerSample(d, x);
   const counted = cur.cor !== null && x.devCtl?.corrErr === true;
   if (!counted && cur.ceSta === null)
     return { kind: 'unknown', why: cur.cor === null ? `correctable counter ${d.aer.correctable.state === 'absent' ? 'absent' : factText(d.aer.correctable)} and CESta unreadable` : `correctable counter with ${x.devCtl ? 'CorrErr- (reporting off)' : 'reporting enables unreadable'} and CESta unreadable` };

@@ -156,6 +156,35 @@ export function writeAtomic(file: string, data: string | Uint8Array, o: WriteOpt
   }
 }
 
+/**
+ * writeAtomic under several names of one directory, as one file: written once to a fresh temporary name, then each
+ * further name made that same file by link(2) to another fresh temporary name and rename(2) onto it, the first
+ * name last. Every name shows the old file or the whole new one, never half; rename(2) replaces a link planted at a
+ * name and never writes through it; link(2) does not follow the temporary name (ours, just created O_EXCL). One
+ * directory check, one open, fchmod and write for all of them.
+ */
+export function writeAtomicNames(dir: string, names: readonly string[], data: string | Uint8Array, o: WriteOptions = {}): void {
+  const [first, ...more] = names;
+  if (first === undefined) return;
+  assertSafeDir(dir);
+  const tmp = tmpName(dir, first);
+  let alias: string | null = null;
+  try {
+    writeNew(tmp, data, o.mode ?? 0o644, o.sync ?? false);
+    for (const name of more) {
+      alias = tmpName(dir, name);
+      fs.linkSync(tmp, alias);
+      fs.renameSync(alias, path.join(dir, name));
+      alias = null;
+    }
+    fs.renameSync(tmp, path.join(dir, first));
+  } catch (e) {
+    fs.rmSync(tmp, { force: true });
+    if (alias !== null) fs.rmSync(alias, { force: true });
+    throw e;
+  }
+}
+
 /** Like writeAtomic, but link(2) never replaces: false when another writer got there first. */
 export function createOnce(dir: string, name: string, data: string | Uint8Array, mode: number): boolean {
   const tmp = tmpName(dir, name);

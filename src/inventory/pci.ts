@@ -117,7 +117,8 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   ]);
   // Root ports (port type 4) also carry aer_rootport_total_err_*; a root-bus bridge whose config cannot say may be one.
   const rootPort = pcie ? pcie.portType === 4 : s.bridges.length === 0 && !endpoint;
-  const aer = await readAerCounters(host, d, rootPort, notes);
+  // Config space walked to its end without an AER capability: the kernel shows no aer_* file (inventory/aer.ts).
+  const aer = await readAerCounters(host, d, rootPort, notes, cv !== null && cv.aer.state === 'absent');
   const iommuGroup = iommu?.ok ? (iommu.value.split('/').pop() ?? null) : null;
   const text = localCpuList.state === 'present' ? localCpuList.value : null;
   const parsed = text === null ? null : parseCpuList(text);

@@ -10,8 +10,19 @@ export type AerKind = 'correctable' | 'nonfatal' | 'fatal';
 /** The total line's label per file (aer.c: aer_stats_dev_attr(..., "ERR_COR") with "TOTAL_" prefixed). */
 export const TOTAL_LABEL: Readonly<Record<AerKind, string>> = { correctable: 'TOTAL_ERR_COR', nonfatal: 'TOTAL_ERR_NONFATAL', fatal: 'TOTAL_ERR_FATAL' };
 
-/** A label as the kernel prints one: printable ASCII, starting with a non-space, at most 64 characters. */
-const LINE = /^([\x21-\x7e][\x20-\x7e]{0,63}?)[ \t]+(\d{1,20})$/;
+/**
+ * A "label count" line: the label printable ASCII, 1-64 characters, first and last not a space (a space or tab
+ * before the count belongs to the separator), then spaces or tabs, then 1-20 digits. A line splits one way only (the
+ * count is the trailing digits, the separator the blanks before them), so the label is written greedy: the former
+ * lazy `[\x20-\x7e]{0,63}?` accepted the same lines with the same captures (held by a differential test).
+ */
+const LINE = /^([\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?)[ \t]+(\d{1,20})$/;
+/**
+ * The same line, taken from a whole file in place (sticky), with its `\r` and `\n`: the common case (a well-formed
+ * file) is read without splitting it into lines, one native match per line. Anything unusual goes to the line by line
+ * reading, which alone words the errors.
+ */
+const NEXT_LINE = /([\x21-\x7e](?:[\x20-\x7e]{0,62}[\x21-\x7e])?)[ \t]+(\d{1,20})\r?(?:\n|$)/y;
 /** The files hold at most 32 bit lines and the total; a longer file is not one of them. */
 const MAX_LINES = 40;
 const show = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
@@ -22,8 +33,37 @@ function count(digits: string, what: string): Parsed<number> {
   return Number.isSafeInteger(n) ? { ok: true, value: n } : { ok: false, error: `${what}: ${digits} is beyond an exact count` };
 }
 
+/**
+ * A well-formed file read in place: null when anything is unusual (an empty file, too many lines, a line that is not
+ * "label count", a count beyond an exact one, a misplaced or foreign total), for byLines to say what.
+ */
+function wellFormed(text: string, kind: AerKind): AerCounterFile | null {
+  const want = TOTAL_LABEL[kind];
+  const bits: { label: string; count: number }[] = [];
+  let total: number | null = null;
+  NEXT_LINE.lastIndex = 0;
+  for (let lines = 1; NEXT_LINE.lastIndex < text.length; lines++) {
+    const m = NEXT_LINE.exec(text);
+    if (m === null || lines > MAX_LINES || total !== null) return null;
+    const label = m[1]!;
+    const n = Number(m[2]);
+    if (!Number.isSafeInteger(n)) return null;
+    if (label.startsWith('TOTAL_ERR_')) {
+      if (label !== want) return null;
+      total = n;
+    } else bits.push({ label, count: n });
+  }
+  return total === null ? null : { bits, total };
+}
+
 /** One `aer_dev_*` file. The total line must be there (every kernel since 4.19 prints it) and come last. */
 export function parseAerCounterFile(text: string, kind: AerKind): Parsed<AerCounterFile> {
+  const v = wellFormed(text, kind);
+  return v !== null ? { ok: true, value: v } : byLines(text, kind);
+}
+
+/** Line by line, naming the first thing wrong. */
+function byLines(text: string, kind: AerKind): Parsed<AerCounterFile> {
   const want = TOTAL_LABEL[kind];
   const lines = text.replace(/\n$/, '').split('\n');
   if (text.trim() === '') return { ok: false, error: `empty (no ${want} line)` };

@@ -1,7 +1,7 @@
 // Writing pcie-aer's reference counters (src/state/aer.ts says where and why); loaded after the judgement only,
 // like the per-job state: store.ts brings node:crypto, which the Prolog's start must not pay for.
 import fs from 'node:fs';
-import { writeAtomic } from '../host/files.js';
+import { writeAtomicNames } from '../host/files.js';
 import type { AerReference } from '../model/aer.js';
 import { AER_FORMAT, AER_JOBS_KEPT, AER_LAST, aerJobFile, JOB_RE } from './aer.js';
 import { ensureStateDir } from './store.js';
@@ -11,7 +11,8 @@ export function writeAer(stateDir: string, ref: AerReference): string[] {
   ensureStateDir(stateDir);
   const text = JSON.stringify({ format: AER_FORMAT, ...ref }) + '\n';
   const files = [AER_LAST, ...(ref.job !== null ? [aerJobFile(ref.job)] : [])];
-  for (const name of files) writeAtomic(`${stateDir}/${name}`, text, { mode: 0o600 });
+  // Both names hold the same text: one file written, the job's name linked to it (one write per Prolog, not two).
+  writeAtomicNames(stateDir, files, text, { mode: 0o600 });
   return files;
 }
 

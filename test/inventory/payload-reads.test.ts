@@ -6,34 +6,11 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
-import type { AccessAnswer, Host, ReadResult, StatInfo } from '../../src/host/host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import { ASPM_POLICY } from '../../src/inventory/payload.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
+import { CountingHost } from '../helpers/counting-host.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
-
-/** Every Host call, by operation and path, passed through unchanged. */
-class Counting implements Host {
-  readonly root: string;
-  readonly calls: string[] = [];
-  readonly readParts?: Host['readParts'];
-  constructor(private readonly inner: Host) {
-    this.root = inner.root;
-    if (inner.readParts) this.readParts = (p, pick) => (this.calls.push(`readParts ${p}`), inner.readParts!(p, pick));
-  }
-  private note<T>(op: string, p: string, r: Promise<T>): Promise<T> {
-    this.calls.push(`${op} ${p}`);
-    return r;
-  }
-  list(p: string): Promise<ReadResult<string[]>> { return this.note('list', p, this.inner.list(p)); }
-  readText(p: string): Promise<ReadResult<string>> { return this.note('read', p, this.inner.readText(p)); }
-  readBytes(p: string, max?: number): Promise<ReadResult<Uint8Array>> { return this.note('read', p, this.inner.readBytes(p, max)); }
-  readLink(p: string): Promise<ReadResult<string>> { return this.note('readLink', p, this.inner.readLink(p)); }
-  realPath(p: string): Promise<ReadResult<string>> { return this.note('realPath', p, this.inner.realPath(p)); }
-  lstat(p: string): Promise<ReadResult<StatInfo>> { return this.note('lstat', p, this.inner.lstat(p)); }
-  stat(p: string): Promise<ReadResult<StatInfo>> { return this.note('stat', p, this.inner.stat(p)); }
-  access(p: string): Promise<AccessAnswer> { return this.note('access', p, this.inner.access(p)); }
-}
 
 const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
 const root = mkdtempSync(path.join(TMP, 'gdrgate-payload-reads-'));
@@ -41,7 +18,7 @@ t.teardown(() => rmSync(root, { recursive: true, force: true }));
 await buildTree(root, HGX);
 
 t.test('reads added by pcie-payload on the 8-GPU HGX tree', async (t) => {
-  const host = new Counting(new FsHost(root));
+  const host = new CountingHost(new FsHost(root));
   const inv = await buildInventory(host);
   const added = host.calls.filter((c) => /\/link(\/|$)/.test(c) || c.endsWith(ASPM_POLICY));
   const lists = added.filter((c) => c.startsWith('list '));

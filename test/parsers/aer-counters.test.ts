@@ -90,3 +90,60 @@ t.test('fuzz (seeded): garbage never throws and never reads as 0 errors', (t) =>
   t.ok(accepted > 0 && accepted < 5000, `some mutated files still parse (${accepted}), most do not`);
   t.end();
 });
+
+/** The parser as it was first written (a lazy label pattern, line by line): the reference the faster one must equal. */
+function reference(text: string, kind: AerKind): ReturnType<typeof parseAerCounterFile> {
+  const LINE = /^([\x21-\x7e][\x20-\x7e]{0,63}?)[ \t]+(\d{1,20})$/;
+  const want = { correctable: 'TOTAL_ERR_COR', nonfatal: 'TOTAL_ERR_NONFATAL', fatal: 'TOTAL_ERR_FATAL' }[kind];
+  const show = (s: string): string => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s);
+  const lines = text.replace(/\n$/, '').split('\n');
+  if (text.trim() === '') return { ok: false, error: `empty (no ${want} line)` };
+  if (lines.length > 40) return { ok: false, error: `${lines.length} lines: not an AER statistics file` };
+  const bits: { label: string; count: number }[] = [];
+  let total: number | null = null;
+  for (const [i, raw] of lines.entries()) {
+    const line = raw.replace(/\r$/, '');
+    const m = LINE.exec(line);
+    if (!m) return { ok: false, error: `line ${i + 1} is not "label count": ${show(line)}` };
+    const label = m[1]!;
+    const n = Number(m[2]!);
+    if (!Number.isSafeInteger(n)) return { ok: false, error: `${label}: ${m[2]!} is beyond an exact count` };
+    if (total !== null) return { ok: false, error: `line ${i + 1} follows ${want}: ${show(line)}` };
+    if (label.startsWith('TOTAL_ERR_')) {
+      if (label !== want) return { ok: false, error: `${label} in the ${kind} file (want ${want})` };
+      total = n;
+    } else bits.push({ label, count: n });
+  }
+  if (total === null) return { ok: false, error: `no ${want} line` };
+  return { ok: true, value: { bits, total } };
+}
+
+t.test('differential (seeded): the parser answers exactly as its first, lazy-pattern version did, on the fuzzer inputs and edge lines', (t) => {
+  const r = seeded(0x19ae);
+  const parts = ['RxErr', ' ', '\t', '0', '1', '9', 'TOTAL_ERR_COR', 'TOTAL_ERR_FATAL', '\n', '\r', '-', 'x', '\u0000', 'é', '99999999999999999999', ' 0\n', ''];
+  const valid = fix('aer.c-6.x-aer_dev_correctable.txt');
+  const texts = new Set<string>();
+  for (let i = 0; i < 5000; i++) texts.add(i % 2 ? r.join(parts, r.int(24)) : [...valid].map((c) => (r.int(40) === 0 ? r.pick(parts) : c)).join(''));
+  // Labels around the 64-character limit, blanks inside and at the ends, digit runs around 20, line ends, line counts.
+  const long = (n: number): string => 'L'.repeat(n);
+  const labels = [long(63), long(64), long(65), `${long(62)} x`, `${long(63)} `, ' RxErr', '\tRxErr', '~', '!', 'a\tb', 'a b', 'a 1', `x ${'9'.repeat(20)}`, `${long(64)}1`, 'TOTAL_ERR_COR', 'TOTAL_ERR_CORX', '\u007f', 'é'];
+  const counts = [' 1', '\t\t7', `  ${'1'.repeat(20)}`, ` ${'2'.repeat(21)}`, ' 9007199254740993', '', ' -1', '1'];
+  for (const l of labels) for (const c of counts) for (const end of ['\n', '\r\n', '', '\n\n', '\r\r\n']) {
+    texts.add(`${l}${c}${end}TOTAL_ERR_COR 0\n`);
+    texts.add(`RxErr 0\n${l}${c}${end}`);
+  }
+  for (const n of [38, 39, 40, 41]) texts.add(`${'RxErr 0\n'.repeat(n)}TOTAL_ERR_COR 3\n`);
+  for (let i = 0; i < 3000; i++) texts.add(Array.from({ length: r.int(60) }, () => r.pick([' ', '\t', '0', '7', 'a', 'Z', '~', '\r', '\n', '\u007f', 'TOTAL_ERR_COR ', 'TOTAL_ERR_FATAL ', long(r.int(70))])).join(''));
+  let differ = 0;
+  let accepted = 0;
+  for (const text of texts)
+    for (const kind of ['correctable', 'fatal'] as const) {
+      const want = reference(text, kind);
+      const got = parseAerCounterFile(text, kind);
+      if (want.ok) accepted++;
+      if (JSON.stringify(got) !== JSON.stringify(want) && differ++ < 10) t.fail(`${JSON.stringify(text)} (${kind}): ${JSON.stringify(got)}, first version ${JSON.stringify(want)}`);
+    }
+  t.equal(differ, 0, `${texts.size} texts, each as two kinds of file: ${accepted} accepted, every answer and error alike`);
+  t.ok(accepted > 200 && accepted < texts.size, 'accepted and refused files were both compared');
+  t.end();
+});

@@ -72,6 +72,28 @@ t.test('writing replaces a link planted at the name, never writes through it', a
   t.ok(readLastAer(dir).ref, 'and reads back');
 });
 
+t.test("a Prolog with a job writes one file under both names, each replacing a planted link, never writing through it", async (t) => {
+  const dir = stateDir(t);
+  const victims = ['victim-last', 'victim-job'].map((n) => path.join(path.dirname(dir), n));
+  for (const v of victims) fs.writeFileSync(v, 'keep');
+  fs.symlinkSync(victims[0]!, path.join(dir, AER_LAST));
+  fs.symlinkSync(victims[1]!, path.join(dir, aerJobFile('42')));
+  const ref = aerReferenceOf(invBefore, PREVIOUS_RUN, '42');
+  t.same(writeAer(dir, ref), [AER_LAST, 'aer-job-42.json']);
+  for (const v of victims) t.equal(fs.readFileSync(v, 'utf8'), 'keep', `${path.basename(v)}: the link target is untouched`);
+  const [last, job] = [AER_LAST, aerJobFile('42')].map((n) => fs.lstatSync(path.join(dir, n)));
+  t.ok(last!.isFile() && job!.isFile(), 'both names are regular files now');
+  t.equal(last!.ino, job!.ino, 'one file under two names: written once');
+  t.equal(last!.mode & 0o777, 0o600, 'root only');
+  t.same(fs.readdirSync(dir).filter((n) => n.startsWith('.')), [], 'no temporary name left');
+  t.same(readLastAer(dir).ref, ref, 'the next Prolog reads it');
+  t.same(takeJobAer(dir, '42').ref, ref, "the job's Epilog reads it and removes its name");
+  t.same(readLastAer(dir).ref, ref, "the last Prolog's counters stay after the job's name is gone");
+  writeAer(dir, aerReferenceOf(invAfter, THIS_RUN, '43'));
+  t.equal(readLastAer(dir).ref?.job, '43', 'the next Prolog replaces it');
+  t.notOk(fs.existsSync(path.join(dir, aerJobFile('42'))), 'and the taken job name stays gone');
+});
+
 t.test('a counter that went down, or another boot, resets the reference and says so', async (t) => {
   const dir = stateDir(t);
   writeAer(dir, aerReferenceOf(invAfter, PREVIOUS_RUN, null));
