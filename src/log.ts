@@ -27,7 +27,7 @@ function destination(file: string | undefined): Destination {
   let failed = false;
   if (file) {
     try {
-      // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before any
+      // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before every
       // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file or device).
       fd = openRegular(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o640, undefined, true);
     } catch (e) {

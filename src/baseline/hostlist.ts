@@ -3,7 +3,7 @@
 import { CharSet, DIGIT } from './charset.js';
 import type { Node } from './nfa.js';
 
-/** Longest bound in a bracket (a billion nodes is beyond any cluster). */
+/** Longest bound in a bracket (a billion nodes is beyond every cluster). */
 export const MAX_RANGE_DIGITS = 9;
 /** Most comma-separated parts in one bracket. */
 export const MAX_RANGE_PARTS = 64;
@@ -37,7 +37,7 @@ function fixed(lo: string, hi: string): Node {
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
 /**
- * `inner` matches RANGE_RE. Zero-padded bounds fix the width (gpu[001-064] matches gpu007, not gpu7); otherwise any
+ * `inner` matches RANGE_RE. Zero-padded bounds fix the width (gpu[001-064] matches gpu007, not gpu7); otherwise every
  * number of digits whose value is in a part (leading zeros allowed: gpu[1-16] matches gpu7 and gpu007).
  */
 export function rangeNode(inner: string, fail: (why: string) => never): Node {

@@ -8,7 +8,7 @@ import type { Inventory, PciDevice } from '../model/inventory.js';
 import type { AerCap, DevCtl } from '../model/pci.js';
 import { nonZero } from '../parsers/aer-counters.js';
 
-/** Default rate: any correctable growth during one interval warns; more than 100 fails (drivers retry, links degrade). */
+/** Default rate: a correctable count grown at all during one interval warns; more than 100 fails (drivers retry, links degrade). */
 export const AER_DEFAULTS: BaselineAer = { correctableWarnAbove: 0, correctableFailAbove: 100 };
 
 /** lspci's names (pciutils ls-ecaps.c cap_aer), PCIe Base 6.3 §7.8.4.2 and §7.8.4.5. */

@@ -35,7 +35,7 @@ const check: Check<'gpu-bar1', typeof CODES> = defineCheck({
       const at = `resource line ${w.index}, 0x${w.start.toString(16)}-0x${w.end.toString(16)}`;
       const actual = sizeText(w.size);
       if (want !== undefined && w.size < BigInt(want)) return f('bar1-small', 'fail', g.bdf, `GPUDirect window ${actual} (${at}), reference ${sizeText(BigInt(want))}`, expected, actual);
-      if (want === undefined && w.size < FLOOR) return f('bar1-small', 'warn', g.bdf, `largest 64-bit prefetchable BAR is ${actual} (${at}), below any GPU's BAR1`, `>= ${sizeText(FLOOR)}`, actual);
+      if (want === undefined && w.size < FLOOR) return f('bar1-small', 'warn', g.bdf, `largest 64-bit prefetchable BAR is ${actual} (${at}), below every GPU's BAR1`, `>= ${sizeText(FLOOR)}`, actual);
       if (g.upstream.state === 'present' && !insideWindow(w, g.upstream.value))
         return f('bar1-outside', 'fail', g.bdf, `GPUDirect window ${at} lies outside every memory window of the upstream bridge`, 'inside the bridge window', 'outside');
       // On a root bus (a VM's passthrough GPU) there is no bridge window to hold it in; unread, it is said so.

@@ -65,7 +65,7 @@ function record(job: string, env: NodeJS.ProcessEnv, node: string, view: JobView
 
 /**
  * Every step's TaskProlog writes task.json, and steps differ (each srun binds its own CPUs): an earlier step's
- * findings that this step does not repeat are kept, so the Epilog counts what any step of the job met.
+ * findings that this step does not repeat are kept, so the Epilog counts what every step of the job met.
  */
 function withEarlierSteps(stateDir: string, rec: TaskRecord): TaskRecord {
   const r = readSmall(`${stateDir}/${jobDirName(rec.job)}/${TASK_FILE}`, { max: 64 * 1024, owner: rec.uid });

@@ -1,4 +1,4 @@
-// Resume as `gdrgate resume` does (re-check without any drill overlay, then only a drain we own), for drill run/stop.
+// Resume as `gdrgate resume` does (re-check without every drill overlay, then only a drain we own), for drill run/stop.
 import { trustedFiles, type Config } from '../config.js';
 import { evaluateNode } from '../engine/evaluate.js';
 import type { Exec } from '../host/exec.js';

@@ -60,7 +60,7 @@ export class SlurmClients {
     return p?.ok ? p.value : null;
   }
 
-  /** Lets a requeued job run on any other node of its partition: released when held, no longer pinned to `node`. */
+  /** Lets a requeued job run on another node of its partition: released when held, no longer pinned to `node`. */
   async moveOff(id: string, node: string, held: boolean): Promise<{ ok: boolean; why: string }> {
     if (held) {
       const r = await this.call('scontrol', ['release', id]);

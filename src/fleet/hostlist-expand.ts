@@ -3,7 +3,7 @@
 // knows its nodes before it asks anything, and the cluster test checks this against the real scontrol.
 import { badNodeName } from '../slurm/node-name.js';
 
-/** More names than one collection may name (a step of 100,000 tasks is beyond any srun we drive). */
+/** More names than one collection may name (a step of 100,000 tasks is beyond every srun we drive). */
 export const MAX_HOSTS = 100_000;
 const MAX_BOUND_DIGITS = 9;
 

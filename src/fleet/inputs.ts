@@ -1,5 +1,5 @@
 // What a fleet directory holds: node snapshots (`<node>.tar.gz`, as `gdrgate snapshot` and `fleet collect` write
-// them) and sample spools copied by any means (`<node>.samples.jsonl`, `<node>.samples.<n>.jsonl`, or a whole spool
+// them) and sample spools copied by every means (`<node>.samples.jsonl`, `<node>.samples.<n>.jsonl`, or a whole spool
 // directory `<node>.spool/`). A name that is not a node name is listed as a problem, never read.
 import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';

@@ -4,7 +4,7 @@
 import { LABEL_NAME_RE, METRIC_NAME_RE, parsePromFloat } from './prom-value.js';
 import type { Series } from './series.js';
 
-/** More series than any fleet of ours exports for one query (1,000 nodes x 16 paths x 2 windows x 5 stats). */
+/** More series than every fleet of ours exports for one query (1,000 nodes x 16 paths x 2 windows x 5 stats). */
 export const MAX_SERIES = 1_000_000;
 /** Labels on one series: ours carry 9, node_exporter and relabelling add a few. */
 export const MAX_LABELS = 64;

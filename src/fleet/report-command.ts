@@ -1,4 +1,4 @@
-// `gdrgate fleet report DIR`: read every node of the directory through the engine, its spools, and any extra
+// `gdrgate fleet report DIR`: read every node of the directory through the engine, its spools, and every extra
 // figures a source brings (Prometheus), then judge each class. The CLI parses, calls this, and prints.
 import { loadBaseline } from '../baseline/load.js';
 import type { Baseline } from '../model/baseline.js';

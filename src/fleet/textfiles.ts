@@ -1,4 +1,4 @@
-// Bandwidth figures from node_exporter textfiles copied by any other means (one *.prom per node, as the epilog
+// Bandwidth figures from node_exporter textfiles copied by another means (one *.prom per node, as the epilog
 // writes them): the same figures loadPrometheus gives, read through a Host on the directory.
 import { openHost } from '../host/open.js';
 import { parsePromText } from './prom-text.js';

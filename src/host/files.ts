@@ -2,7 +2,7 @@
 // never through a final symbolic link (O_NOFOLLOW), never blocking on a FIFO planted in their place (O_NONBLOCK),
 // only regular files (checked with fstat on the open descriptor, so nothing can be swapped in between), sizes
 // capped on read, new files created exclusively (O_EXCL) under unpredictable temporary names, and never in a
-// directory that another user can write (they could plant any of the above, or rename our files away).
+// directory that another user can write (they could plant every of the above, or rename our files away).
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -17,7 +17,7 @@ export interface ReadRules {
   readonly max: number;
   /** Required owner uid. */
   readonly owner?: number;
-  /** Refuse group/other write (0o022) or, with `private`, any group/other bit (0o077). */
+  /** Refuse group/other write (0o022) or, with `private`, every group/other bit (0o077). */
   readonly mode?: 'no-other-write' | 'private';
   /** Read the newest `max` bytes of a longer file instead of refusing it (an append-only log). */
   readonly tail?: boolean;

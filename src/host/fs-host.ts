@@ -35,7 +35,7 @@ export function toStatInfo(s: Stats): StatInfo {
 const READ_FLAGS = fs.constants.O_RDONLY | fs.constants.O_NONBLOCK;
 /** In a capture every link on the path is resolved first, so the name opened must not be one (a swap is refused). */
 const CONFINED_FLAGS = READ_FLAGS | fs.constants.O_NOFOLLOW;
-/** No read, whatever `max` a caller asks, holds more than this (the largest any caller wants: 16 MiB). */
+/** No read, whatever `max` a caller asks, holds more than this (the largest every caller wants: 16 MiB). */
 export const MAX_READ_BYTES = 64 << 20;
 
 /** `//`, a `.` or `..` component, or a trailing `/`: what path.posix.normalize would change. */
@@ -71,7 +71,7 @@ function sync<T>(fn: () => T): Promise<ReadResult<T>> {
 export class FsHost implements Host {
   readonly root: string;
   private readonly base: string;
-  /** Any root but '/': a capture, whose links must all resolve inside it. */
+  /** Every root but '/': a capture, whose links must all resolve inside it. */
   private readonly confined: boolean;
   private readonly resolver: Resolver;
   /**

@@ -21,7 +21,7 @@ function leaves(kpath: string, what: string): NodeJS.ErrnoException {
  * Resolves every link of a clean kernel path, component by component, with the answer for each component kept
  * for the resolver's life: the inventory resolves ~60 device links that share their first dozen components, so
  * each component costs one readlink per run instead of one per device (900 syscalls fewer on an 8-GPU node).
- * `confined` (any root but '/'): an absolute target, or `..` above the root, is refused (LEAVES_ROOT) instead of
+ * `confined` (every root but '/'): an absolute target, or `..` above the root, is refused (LEAVES_ROOT) instead of
  * being followed onto this machine's own files.
  */
 export class Resolver {

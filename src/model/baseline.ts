@@ -37,7 +37,7 @@ export interface BaselineDevice {
 
 /** pcie-aer's rate: correctable errors grown since the reference run (previous Prolog, or the job's Prolog). */
 export interface BaselineAer {
-  /** More than this warns (default 0: any growth during one job). */
+  /** More than this warns (default 0: every growth during one job). */
   readonly correctableWarnAbove: number;
   /** More than this fails (default 100). */
   readonly correctableFailAbove: number;

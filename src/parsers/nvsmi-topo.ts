@@ -26,7 +26,7 @@ export interface NvsmiTopo {
 const TRAILING = ['CPU Affinity', 'NUMA Affinity', 'GPU NUMA ID'] as const;
 type Trailing = (typeof TRAILING)[number];
 
-/** Every token the legend of any driver defines, plus N/A. */
+/** Every token the legend of every driver defines, plus N/A. */
 const CELL_RE = /^(X|SYS|SOC|NODE|PHB|PXB|PIX|NV\d+|N\/A)$/;
 const GPU_RE = /^GPU\d+$/;
 const NIC_RE = /^NIC\d+$/;

@@ -45,20 +45,20 @@ function words(text: string): string[] {
   const out: string[] = [];
   let cur = '';
   let quoted = false;
-  let any = false;
+  let inToken = false;
   for (const ch of text) {
     if (ch === '"') {
       quoted = !quoted;
-      any = true;
+      inToken = true;
     } else if (!quoted && /\s/.test(ch)) {
-      if (any) out.push(cur);
+      if (inToken) out.push(cur);
       cur = '';
-      any = false;
+      inToken = false;
     } else {
       cur += ch;
-      any = true;
+      inToken = true;
     }
   }
-  if (any) out.push(cur);
+  if (inToken) out.push(cur);
   return out;
 }

@@ -96,7 +96,7 @@ const CONFIG_BYTES = 0x1000;
  * then each extended capability's header with the dword after it (ACS and ATS keep their registers there), and
  * AER's first 0x18 bytes (its status registers).
  * The rest stays zero: parsePciConfig of the result equals parsePciConfig of the whole file's first 4 KiB.
- * One read byte each at 0x100 and 0xfff tells a 256-byte (conventional PCI) from a 4 KiB config; any other
+ * One read byte each at 0x100 and 0xfff tells a 256-byte (conventional PCI) from a 4 KiB config; another
  * length (a truncated capture) is read whole, and a 64-byte (unprivileged) one is all there is.
  */
 export function sparseConfig(at: (offset: number, length: number) => Uint8Array): Uint8Array {

@@ -10,7 +10,7 @@ export interface NodeState {
 }
 
 /**
- * `node`: the node that was asked for. An answer about any other node (or about several) is refused: acting on
+ * `node`: the node that was asked for. An answer about another node (or about several) is refused: acting on
  * it would drain or resume this node on another node's state.
  */
 export function parseShowNode(text: string, node: string): Parsed<NodeState> {

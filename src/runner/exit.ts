@@ -29,7 +29,7 @@ interface StatusOnly {
 
 /**
  * gdrgate task. As TaskProlog: ok unless --fail and a finding failed (a non-zero TaskProlog fails the task); an
- * untrusted record is an error, never a fail: "could not tell" must not kill a job. Standalone: unhealthy on any
+ * untrusted record is an error, never a fail: "could not tell" must not kill a job. Standalone: unhealthy on a
  * fail or warn.
  */
 export function taskResult(findings: readonly StatusOnly[], mode: 'taskprolog' | 'standalone', failOnFinding: boolean): Result {

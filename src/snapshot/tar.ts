@@ -179,7 +179,7 @@ const LONG_MAX = 3 * 4096;
 const clean = (p: string): string => (p.startsWith('.') || p.startsWith('/') || p.endsWith('/') ? p.replace(/^(\.?\/)+/, '').replace(/\/+$/, '') : p);
 
 /**
- * `maxEntries`: more entries than this (headers of any kind) is an error, found before they cost memory. A long
+ * `maxEntries`: more entries than this (headers of every kind) is an error, found before they cost memory. A long
  * name (PAX or GNU) is limited to PATH_MAX: no reader of ours wants a longer one.
  */
 export function readTar(input: Uint8Array, maxEntries = Infinity): TarEntry[] {
