@@ -1,15 +1,16 @@
 // The drill file: written 0600 atomically; ignored when expired, not root's, writable by others, for another node, malformed.
 import t from 'tap';
-import { chmodSync, chownSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import { loadDrill, newDrill, removeDrill, writeDrill } from '../../src/drill/file.js';
 import { drillFile } from '../../src/drill/path.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const fault = { kind: 'memlock', bytes: 65536 } as const;
 const NOW = Date.parse('2026-11-29T12:00:00Z');
 const uid = process.getuid?.() ?? 0;
-const fresh = (): string => mkdtempSync(path.join(tmpdir(), 'gdrgate-drill-'));
+const fresh = (): string => scratchDir('gdrgate-drill-');
 
 t.test('written 0600, read back while valid, not after expiry', async (t) => {
   const dir = path.join(fresh(), 'state');

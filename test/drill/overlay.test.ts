@@ -1,8 +1,7 @@
 // The drill overlay over a generated HGX H100 tree: each fault makes exactly its own check fail, nothing else changes.
 import { nul } from '../../src/model/fact.js';
 import t from 'tap';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import path from 'node:path';
 import { captureClass } from '../../src/baseline/capture.js';
 import { parseFault } from '../../src/drill/fault.js';
@@ -17,8 +16,9 @@ import { buildTree } from '../gen/sysfs-tree.js';
 import { aerReferenceOf } from '../../src/checks/aer-judge.js';
 import { REPO } from '../helpers/paths.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const root = mkdtempSync(path.join(tmpdir(), 'gdrgate-drill-hgx-'));
+const root = scratchDir('gdrgate-drill-hgx-');
 await buildTree(root, HGX);
 const plain = new FsHost(root);
 
@@ -127,7 +127,7 @@ t.test('what the overlay answers, path by path', async (t) => {
 });
 
 t.test('gpudirect-mechanism=none on a node that has nvidia_peermem loaded', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-drill-peermem-'));
+  const dir = scratchDir('gdrgate-drill-peermem-');
   await buildTree(dir, { ...structuredClone(HGX), peermem: true });
   const host = new FsHost(dir);
   t.match(await host.readText('/sys/module/nvidia_peermem/version'), { ok: true }, 'arranged: peermem loaded');

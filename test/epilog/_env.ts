@@ -1,12 +1,13 @@
 // Shared by the epilog tests: a two-rail node (GPU and HCA per socket, generated sysfs), a baseline with bands, a
 // config whose probe tools are the stand-ins in test/fixtures/probe-bin, and a fake scontrol that records drains.
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import { buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { cli, type CliRun } from '../helpers/cli.js';
 import { REPO } from '../helpers/paths.js';
 import { captureBaseline, fakeScontrol } from '../helpers/fake-scontrol.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 export const PROBE_BIN = path.join(REPO, 'test/fixtures/probe-bin');
 export const bin = (name: string): string => path.join(PROBE_BIN, name);
@@ -53,7 +54,7 @@ export interface EpilogEnv {
 }
 
 export async function makeEpilogEnv(rails = 1): Promise<EpilogEnv> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-epilog-'));
+  const dir = scratchDir('gdrgate-epilog-');
   chmodSync(dir, 0o755);
   process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
   const tree = path.join(dir, 'tree');

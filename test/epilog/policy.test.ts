@@ -1,14 +1,15 @@
 // Sampling policy (every Nth job, at least T since the last probing run), the stamp, the one-prober lock, and the
 // bandwidth drain reason.
 import t from 'tap';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { PROBE_LOCK, readStamp, takeProbeLock, writeStamp } from '../../src/epilog/files.js';
 import { bw } from '../../src/epilog/finding.js';
 import { parseStamp, samplingDecision, type Stamp } from '../../src/epilog/policy.js';
 import type { SamplingPolicy } from '../../src/probes/config.js';
 import { bandwidthReason, MAX_REASON_BYTES } from '../../src/slurm/reason.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const NOW = 1_800_000_000_000;
 const pol = (p: Partial<SamplingPolicy>): SamplingPolicy => ({ everyNthJob: null, minIntervalS: null, combine: 'any', ...p });
@@ -44,7 +45,7 @@ t.test('every-Nth-job alone never reads the stamp (no I/O outside the policy)', 
 });
 
 t.test('stamp: round trip, malformed is a fresh start', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'gdrgate-stamp-'));
+  const dir = scratchDir('gdrgate-stamp-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   t.equal(readStamp(dir), null, 'none yet');
   writeStamp(dir, { ts: NOW, job: '9', cursor: 2 });
@@ -53,7 +54,7 @@ t.test('stamp: round trip, malformed is a fresh start', async (t) => {
 });
 
 t.test('probe lock: one prober; a dead owner or a stale lock is broken', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'gdrgate-lock-'));
+  const dir = scratchDir('gdrgate-lock-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const a = takeProbeLock(dir, 60_000);
   t.ok('release' in a, 'first taker gets it');

@@ -2,13 +2,14 @@
 // `prometheus`): skipped when promtool is absent outside CI, a failure when CI is set.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+
 import path from 'node:path';
 import { writeAtomic } from '../../src/host/files.js';
 import { BYTES_PER_SECOND, renderProm } from '../../src/epilog/prom.js';
 import { makeSample, type BandwidthUnit, type ProbeRecipe } from '../../src/samples/sample.js';
 import { StatsAccumulator } from '../../src/samples/stats.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find(existsSync);
 const r = (direction: string, args: string[]): ProbeRecipe => ({ tool: 'ib_write_bw', args, msgSize: 65536, iterations: 5000, durationS: null, qps: 1, numaNode: 0, direction });
@@ -54,7 +55,7 @@ t.test('promtool check metrics passes', { skip: !PROMTOOL && !process.env.CI && 
 });
 
 t.test('written atomically: replaced whole, no temp file left', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-prom-'));
+  const dir = scratchDir('gdrgate-prom-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const f = path.join(dir, 'gdrgate.prom');
   writeAtomic(f, 'old\n');

@@ -1,14 +1,15 @@
 // `gdrgate samples`: per path and recipe, whole history against the recent window, from a spool with rotated files.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+
 import path from 'node:path';
 import { makeSample, type ProbeRecipe } from '../../src/samples/sample.js';
 import { appendSamples } from '../../src/samples/spool.js';
 import { cli } from '../helpers/cli.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-samples-'));
+const dir = scratchDir('gdrgate-samples-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const recipe = (gpu: boolean): ProbeRecipe => ({
   tool: 'ib_write_bw', args: ['-d', 'mlx5_0', '-s', '65536', '-n', '5000', '-q', '1', '-F', '--report_gbits', '-p', '18515', ...(gpu ? ['--use_cuda=0'] : []), '127.0.0.1'],

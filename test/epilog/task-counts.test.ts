@@ -1,14 +1,15 @@
 // TaskProlog findings counted for the admin: appended per job, counted per code, exported to Prometheus.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import { renderProm } from '../../src/epilog/prom.js';
 import { countTaskFindings, recordTaskFindings, TASK_FINDINGS_FILE } from '../../src/epilog/task-counts.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 t.test('append per job, count per code, torn lines skipped', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-taskcount-'));
+  const dir = scratchDir('gdrgate-taskcount-');
   t.same(countTaskFindings(dir), {}, 'nothing yet');
   recordTaskFindings(dir, '41', ['job-memlock-propagated']);
   recordTaskFindings(dir, '42', ['job-memlock-propagated', 'job-uverbs-missing']);
@@ -23,7 +24,7 @@ t.test('exported as a counter that promtool accepts', async (t) => {
   const promtool = '/usr/bin/promtool';
   if (!existsSync(promtool) && process.env.CI) t.fail('promtool missing in CI');
   await t.test('promtool check metrics', { skip: existsSync(promtool) ? false : 'promtool not installed' }, async (t) => {
-    const f = path.join(mkdtempSync(path.join(tmpdir(), 'gdrgate-prom-')), 'gdrgate.prom');
+    const f = path.join(scratchDir('gdrgate-prom-'), 'gdrgate.prom');
     writeFileSync(f, text);
     t.equal(execFileSync('/bin/sh', ['-c', `${promtool} check metrics < ${f}; echo rc=$?`], { encoding: 'utf8' }).trim(), 'rc=0');
   });

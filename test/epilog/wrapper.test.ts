@@ -2,12 +2,13 @@
 // with Slurm's "Epilog error": only gdrgate's own drain, exit 1, passes through; a broken gdrgate never drains).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import path from 'node:path';
 import t from 'tap';
 import { REPO } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-epiwrap-'));
+const dir = scratchDir('gdrgate-epiwrap-');
 t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 const wrapper = path.join(dir, 'gdrgate-epilog.sh');
 fs.copyFileSync(path.join(REPO, 'slurm/epilog.sh'), wrapper);

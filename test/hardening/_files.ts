@@ -1,12 +1,13 @@
 // Shared by the files-* hardening tests (not a test): a private scratch directory, a victim file outside the
 // gate's directories whose bytes must never change, and a few real samples to append.
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import { makeSample, type Sample } from '../../src/samples/sample.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 export function scratch(): { dir: string; victim: string; intact: () => boolean; done: () => void } {
-  const base = mkdtempSync(path.join(tmpdir(), 'gdrgate-files-'));
+  const base = scratchDir('gdrgate-files-');
   const dir = path.join(base, 'spool');
   const victim = path.join(base, 'victim');
   writeFileSync(victim, 'precious\n');

@@ -2,12 +2,13 @@
 // pid (a root tool's own, a user's process, a pid reused after its Prolog died) goes back as "fallback", and
 // nothing is judged, logged or written on its behalf. The requests are written as slurm/prolog.sh writes them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync } from 'node:fs';
+
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
 import { JOB, lines, slurmdShim, startAgent, type Agent } from '../agent/_agent.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** As a Prolog asks, but for `pid`: its reply FIFO, the request line, the answer (or 'timeout'). */
 function ask(a: Agent, e: GateEnv, pid: number): string {
@@ -19,7 +20,7 @@ function ask(a: Agent, e: GateEnv, pid: number): string {
 /** A sleeping process with the job's environment, optionally under a process named slurmd, optionally as `uid`. */
 function sleeper(t: Test, e: GateEnv, underSlurmd: boolean, uid?: number): ChildProcess {
   // The shim in a directory another user may enter (the gate's test directory is root's, 0700).
-  const open = mkdtempSync(path.join(tmpdir(), 'gdrgate-shim-'));
+  const open = scratchDir('gdrgate-shim-');
   chmodSync(open, 0o755);
   const cmd = underSlurmd ? [slurmdShim(open), '/bin/sleep', '60'] : ['/bin/sleep', '60'];
   const p = spawn(cmd[0]!, cmd.slice(1), { env: JOB, stdio: 'ignore', ...(uid !== undefined ? { uid, gid: uid } : {}) });

@@ -2,13 +2,14 @@
 // in a directory root owns, neither writable by group or others. Anything else is left unread, said on stderr,
 // and the wrapper goes on with the settings written in it. Each wrapper, as slurmd runs it (no PATH, cwd /).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, chownSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import t from 'tap';
 import { REPO } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const base = mkdtempSync(path.join(tmpdir(), 'gdrgate-conf-'));
+const base = scratchDir('gdrgate-conf-');
 t.teardown(() => void spawnSync('/bin/rm', ['-rf', base]));
 // A stand-in for node + cli.js that says it ran: the .conf was read when its output shows.
 const fake = path.join(base, 'fake-cli.sh');

@@ -2,7 +2,7 @@
 // current link says, without the maximum (and without a baseline) the gate cannot tell a trained-down link: skip.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHECKS } from '../../src/checks/index.js';
@@ -10,12 +10,13 @@ import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import type { Finding } from '../../src/model/finding.js';
 import { fixture } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const HCA = '0000:82:00.0'; // mlx4_0, ConnectX-3 (15b3:1003), under root port 0000:80:02.2
 
 /** The archive extracted once (tmpfs when there is one); tests change their copy only, never the archive. */
 const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
-const dir = mkdtempSync(path.join(TMP, 'gdrgate-hca-'));
+const dir = scratchDir('gdrgate-hca-', TMP);
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 execFileSync('/bin/tar', ['xjf', fixture('sysfs-real/32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2'), '-C', dir], { timeout: 120_000 });
 const root = path.join(dir, '32em64t-2n8c+1mic');

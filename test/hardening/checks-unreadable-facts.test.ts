@@ -3,7 +3,7 @@
 // `pass` the healthy tree did not give (a pass that came from the broken fact): only skip/warn, each with a reason.
 // Bounded: a fixed number of mutations per tree (the same on an idle and a loaded machine), one tree on tmpfs at a time, each mutation undone before the next.
 import t from 'tap';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHECKS } from '../../src/checks/index.js';
@@ -14,6 +14,7 @@ import type { Finding } from '../../src/model/finding.js';
 import { allDevices, buildTree, type GenNode } from '../gen/sysfs-tree.js';
 import { captureFrom, hgx, P0 } from '../checks/_trees.js';
 import { mulberry32 } from '../helpers/seeded.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** mulberry32 (test/helpers/seeded.ts): a fixed seed makes every failure reproducible. */
 const rng = mulberry32;
@@ -73,7 +74,7 @@ for (const [label, bytes] of [['as root (4 KiB config)', 4096], ['as a normal us
     const r = rng(SEED + bytes);
     const n = hgx();
     for (const d of allDevices(n)) d.configBytes = bytes;
-    const root = mkdtempSync(path.join(TMP, 'gdrgate-fuzz-'));
+    const root = scratchDir('gdrgate-fuzz-', TMP);
     t.teardown(() => rmSync(root, { recursive: true, force: true }));
     await buildTree(root, n);
     const baseline = captureFrom(await buildInventory(new FsHost(root)));

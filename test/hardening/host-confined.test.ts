@@ -3,11 +3,12 @@
 import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
 import { cli } from '../helpers/cli.js';
 import { H200 } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** A driver version no capture here has: the report prints the one it reads. */
 const SECRET = '777.77.77';
@@ -93,7 +94,7 @@ t.test('a FIFO where an attribute should be: refused at once as not a regular fi
   }
   t.match(await h.stat('/sys/fifo-link'), { ok: true, value: { kind: 'fifo' } }, 'stat still says what it is');
   const live = new FsHost('/');
-  const tmp = fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-fifo-'));
+  const tmp = scratchDir('gdrgate-fifo-');
   t.teardown(() => fs.rmSync(tmp, { recursive: true, force: true }));
   spawnSync('mkfifo', [path.join(tmp, 'f')]);
   t.same(await live.readText(path.join(tmp, 'f')), { ok: false, missing: false, reason: 'not a regular file (fifo)' }, 'the live root refuses it too');

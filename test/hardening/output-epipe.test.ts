@@ -2,14 +2,14 @@
 // quietly with the exit code it has when its output goes to /dev/null, and no stack trace. The reader here exits
 // before the command starts, so the first write meets a closed pipe (EPIPE) whatever the machine's speed.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import path from 'node:path';
 import t from 'tap';
 import { makeSample } from '../../src/samples/sample.js';
 import { appendSamples } from '../../src/samples/spool.js';
 import { makeGateEnv } from '../helpers/gate-env.js';
 import { CLI, H200, REPO } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const q = (a: string): string => `'${a.replace(/'/g, `'\\''`)}'`;
 
@@ -21,7 +21,7 @@ function run(cmd: string[], sink: 'null' | 'closed', env: Record<string, string>
   return { code: r.stdout.trim(), stderr: r.stderr };
 }
 
-const spool = mkdtempSync(path.join(tmpdir(), 'gdrgate-epipe-'));
+const spool = scratchDir('gdrgate-epipe-');
 const recipe = { tool: 'ib_write_bw', args: ['-d', 'mlx5_0'], msgSize: 65536, iterations: 5000, durationS: null, qps: 1, numaNode: 0, direction: 'gpu->nic' } as const;
 appendSamples(
   { dir: spool },

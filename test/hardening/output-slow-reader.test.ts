@@ -3,15 +3,16 @@
 // from a Node parent that already made it non-blocking (write(2) answers EAGAIN when the 64 KiB buffer is full).
 // The old writer handed the rest to process.stdout and the exit dropped it: 64 KiB arrived, exit 0.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as hgx } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { CLI } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-slow-'));
+const dir = scratchDir('gdrgate-slow-');
 const tree = path.join(dir, 'big');
 
 /** The HGX H100 tree once per PCI domain 0000..0005: 48 GPUs and 48 NICs, reports and snapshots past 128 KiB. */

@@ -2,16 +2,17 @@
 // (hwloc's 32em64t tree: 64-byte configs, a ConnectX-3, no thermal class, no NVIDIA GPU): each says it cannot tell.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CHECKS } from '../../src/checks/index.js';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import { fixture } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
-const dir = mkdtempSync(path.join(TMP, 'gdrgate-pcie-state-'));
+const dir = scratchDir('gdrgate-pcie-state-', TMP);
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 execFileSync('/bin/tar', ['xjf', fixture('sysfs-real/32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2'), '-C', dir], { timeout: 120_000 });
 const inv = await buildInventory(new FsHost(path.join(dir, '32em64t-2n8c+1mic')));

@@ -1,7 +1,7 @@
 // A throwaway gate installation for tests: a tree, a baseline captured from it, a config, and a fake
 // scontrol that answers with real Slurm 22.05.8 output (test/fixtures/scontrol) and records every call.
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, writeFileSync } from 'node:fs';
+
 import path from 'node:path';
 import { cli, type CliRun } from './cli.js';
 import { captureBaseline, fakeScontrol, type ScontrolMode } from './fake-scontrol.js';
@@ -9,7 +9,7 @@ import { captureBaseline, fakeScontrol, type ScontrolMode } from './fake-scontro
 export type { ScontrolMode };
 import { H200 } from './paths.js';
 import { trainGpuTo } from './h200-link.js';
-
+import { scratchDir } from './scratch.js';
 
 export interface GateEnv {
   readonly dir: string;
@@ -23,7 +23,7 @@ export interface GateEnv {
 }
 
 export function makeGateEnv(mode: ScontrolMode = 'stateful'): GateEnv {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-test-'));
+  const dir = scratchDir('gdrgate-test-');
   const tree = path.join(dir, 'tree');
   cpSync(H200, tree, { recursive: true, verbatimSymlinks: true });
   const baseline = path.join(dir, 'baseline.json');

@@ -4,14 +4,15 @@
 // seeded mutations of them (broken pointers, loops, all-ones, truncations, in both capability lists).
 // It must also read far less than the whole 4 KiB.
 import t from 'tap';
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
+
 import path from 'node:path';
 import { parsePciConfig, sparseConfig } from '../../src/parsers/pci-config.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { H200, REPO } from '../helpers/paths.js';
 import { mulberry32 } from '../helpers/seeded.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** A reader over a whole blob that counts the bytes it hands out, as FsHost.readParts would read them. */
 function reader(blob: Uint8Array): { at: (o: number, n: number) => Uint8Array; bytes: () => number } {
@@ -40,7 +41,7 @@ function configs(dir: string): string[] {
   return out;
 }
 
-const tree = mkdtempSync(path.join(tmpdir(), 'gdrgate-sparse-'));
+const tree = scratchDir('gdrgate-sparse-');
 await buildTree(tree, HGX);
 const blobs = [...configs(H200), ...configs(path.join(REPO, 'test/fixtures/pci-config')), ...configs(path.join(tree, 'sys/devices'))].map((f) => ({
   name: f.startsWith(tree) ? `<hgx>${f.slice(tree.length)}` : path.relative(REPO, f),

@@ -1,8 +1,8 @@
 // Probes run for real (ExecaExec) against the stand-ins of test/fixtures/probe-bin, which print real captures, and once
 // against the real Debian /usr/bin/ib_write_bw, which fails the real way on a machine without an RDMA device.
 import t from 'tap';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, copyFileSync, existsSync, rmSync } from 'node:fs';
+
 import path from 'node:path';
 import { judge } from '../../src/epilog/judge.js';
 import { EXEC_GRACE_MS, ExecaExec } from '../../src/host/exec.js';
@@ -13,6 +13,7 @@ import { runProbes, type RunOptions } from '../../src/probes/run.js';
 import type { ProbeOutcome, ProbeSpec } from '../../src/probes/types.js';
 import { bin, twoRail } from '../epilog/_env.js';
 import { inventoryOf } from './_inv.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const inv1 = await inventoryOf(twoRail(1));
 const inv2 = await inventoryOf(twoRail(2));
@@ -64,7 +65,7 @@ t.test('a hung probe is cut at its timeout, the budget holds, the next run start
 });
 
 t.test('missing, untrusted: skipped with the reason, nothing run', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-untrusted-'));
+  const dir = scratchDir('gdrgate-untrusted-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const loose = path.join(dir, 'ib_write_bw');
   copyFileSync(bin('ib_write_bw'), loose);

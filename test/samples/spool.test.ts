@@ -1,16 +1,14 @@
 // Tests the spool: 50 concurrent writer processes lose nothing, rotation is bounded, torn lines and full disks are survived.
 import t from 'tap';
 import { execFileSync, fork } from 'node:child_process';
-import {
-  appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, statSync,
-  symlinkSync, writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { makeSample, type ProbeRecipe, type Sample } from '../../src/samples/sample.js';
 import { appendSamples, LOCK, readSpool, type SpoolOptions } from '../../src/samples/spool.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 const recipe: ProbeRecipe = {
@@ -25,7 +23,7 @@ const readAll = (dir: string): { jobs: string[]; report: ReturnType<typeof readS
   const report = readSpool(dir, (s) => jobs.push(s.job ?? ''));
   return { jobs, report };
 };
-const root = mkdtempSync(join(tmpdir(), 'gdrgate-spool-'));
+const root = scratchDir('gdrgate-spool-');
 t.teardown(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 const freshDir = (): string => {
@@ -158,7 +156,7 @@ t.test('a link at samples.jsonl (to /dev/full): refused, never written through; 
 
 const canMount = ((): string | false => {
   if (process.getuid?.() !== 0) return 'not root';
-  const probe = mkdtempSync(join(tmpdir(), 'gdrgate-mnt-'));
+  const probe = scratchDir('gdrgate-mnt-');
   try {
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', probe], { stdio: 'ignore' });
     execFileSync('umount', [probe], { stdio: 'ignore' });
@@ -171,7 +169,7 @@ const canMount = ((): string | false => {
 })();
 
 t.test('full disk on a 64 KiB tmpfs: failure reported, every acknowledged sample survives', { skip: canMount }, async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'gdrgate-full-'));
+  const dir = scratchDir('gdrgate-full-');
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', dir]);
   t.teardown(() => {
     execFileSync('umount', [dir]);

@@ -1,14 +1,14 @@
 // Shared setup of the state tests (not a test): a throwaway state dir and a minimal host record.
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import path from 'node:path';
 import type { PrologState } from '../../src/state/types.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 /** A uid that need not exist: root can chown to any number. */
 export const JOB_UID = 4242;
 
 export function tmpStateDir(): { base: string; stateDir: string } {
-  const base = mkdtempSync(path.join(tmpdir(), 'gdrgate-state-'));
+  const base = scratchDir('gdrgate-state-');
   return { base, stateDir: path.join(base, 'run') };
 }
 

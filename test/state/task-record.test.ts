@@ -12,6 +12,7 @@ import { TASK_CATALOG } from '../../src/task/catalog.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { REPO } from '../helpers/paths.js';
 import { JOB_UID } from './_state.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const schema = new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(fs.readFileSync(path.join(REPO, 'schemas/task.schema.json'), 'utf8')) as object);
 const validate = (_: 'task', data: unknown): string[] => (schema(data) ? [] : (schema.errors ?? []).map((e) => `${e.instancePath}: ${e.message}`));
@@ -39,7 +40,7 @@ t.test('only catalog codes survive the epilog; an unknown state reads as unknown
 });
 
 t.test('counted: known codes only, at most 32 per job; the metric says it is the job\'s own report', async (t) => {
-  const dir = fs.mkdtempSync(path.join('/tmp', 'gdrgate-taskrec-'));
+  const dir = scratchDir('gdrgate-taskrec-', '/tmp');
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   recordTaskFindings(dir, '1', ['job-memlock-low', 'job-forged-outage', ...Array.from({ length: 100 }, () => 'job-gpu-missing')]);
   fs.appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"job":"2","code":"job-forged-outage"}\n');

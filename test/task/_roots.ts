@@ -2,12 +2,12 @@
 // /sys/class/infiniband_verbs written by hand. /dev nodes are regular files: the task only checks that they
 // exist and that access(2) allows read-write, it never opens a device.
 import fs from 'node:fs';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+
 import path from 'node:path';
 import { statusText, writeNvidiaGpus } from '../gen/nvidia-procfs.js';
 import { allDevices, buildTree, type GenNode } from '../gen/sysfs-tree.js';
 import { node as V100 } from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
+import { scratchDirAsync } from '../helpers/scratch.js';
 
 export const HCAS = ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'];
 export const UVERBS = ['uverbs0', 'uverbs1', 'uverbs2', 'uverbs3'];
@@ -31,7 +31,7 @@ export interface JobRootOptions {
 }
 
 export async function jobRoot(o: JobRootOptions = {}, into?: string): Promise<string> {
-  const dir = into ?? (await mkdtemp(path.join(tmpdir(), 'gdrgate-jobroot-')));
+  const dir = into ?? (await scratchDirAsync('gdrgate-jobroot-'));
   const node: GenNode = { ...structuredClone(o.node ?? V100), memlockKiB: o.memlockKiB ?? 'unlimited', peermem: true };
   await buildTree(dir, node);
   const hcas = o.node ? allDevices(node).flatMap((d) => (d.ib ? [d.ib.name] : [])) : HCAS;

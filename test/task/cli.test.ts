@@ -7,6 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { reachableBuild } from '../helpers/reachable.js';
 import { jobRoot } from './_roots.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const isRoot = process.getuid?.() === 0;
 const USER = 4242; // need not exist: root can setuid to any number
@@ -38,7 +39,7 @@ if (!isRoot) t.skip('task CLI: needs root (the prolog chowns to the job uid; the
 else await main();
 
 async function main(): Promise<void> {
-  const work = fs.mkdtempSync('/tmp/gdrgate-taskcli-');
+  const work = scratchDir('gdrgate-taskcli-', '/tmp');
   fs.chmodSync(work, 0o755); // the job user must reach the config, the trees and the build
   CLI = reachableBuild(work);
   t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));

@@ -2,12 +2,13 @@
 // fails the task: only a finding under FAIL=1 may do that, never a broken tool).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { tmpdir } from 'node:os';
+
 import path from 'node:path';
 import t from 'tap';
 import { REPO } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const dir = fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-taskwrap-'));
+const dir = scratchDir('gdrgate-taskwrap-');
 const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
 fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
 fs.chmodSync(wrapper, 0o755);
