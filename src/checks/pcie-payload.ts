@@ -41,7 +41,12 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const p = devicePayload(inv, d.bdf);
   if (p.state !== 'present') return f('payload-unknown', 'skip', d.bdf, `${who}: MaxPayload/MaxReadReq/ASPM ${factText(p)}`);
   // The nearest port above with a readable MPS: each link is judged once, and an unreadable port is stepped over.
-  const up = [...d.bridges].reverse().map((b) => ({ b, p: devicePayload(inv, b) })).find((x) => x.p.state === 'present');
+  let up: { b: string; p: Fact<DevicePayload> } | undefined;
+  for (let i = d.bridges.length - 1; i >= 0 && up === undefined; i--) {
+    const b = d.bridges[i]!;
+    const bp = devicePayload(inv, b);
+    if (bp.state === 'present') up = { b, p: bp };
+  }
   const upMps = up?.p.state === 'present' ? up.p.value.mps : null;
   const cap = p.value.mpsSupported === null ? '' : ` (supports ${p.value.mpsSupported})`;
   if (upMps !== null && p.value.mps > upMps)

@@ -60,11 +60,20 @@ function isSysfs(dir: string): boolean {
 /** One buffer for every read of a run: attribute files are small, and a read must not allocate per file. */
 let scratch = Buffer.allocUnsafe(1 << 16);
 
+/**
+ * Runs one synchronous read. An error thrown inside becomes a ReadResult whose reason is its message only, so no
+ * stack is captured for it: an absent attribute, and in a capture each resolved component that is not a link
+ * (readlink's EINVAL), cost an Error each, and its stack trace was most of that cost.
+ */
 function sync<T>(fn: () => T): Promise<ReadResult<T>> {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
   try {
     return Promise.resolve({ ok: true, value: fn() });
   } catch (e) {
     return Promise.resolve(fail(e));
+  } finally {
+    Error.stackTraceLimit = limit;
   }
 }
 
@@ -100,7 +109,11 @@ export class FsHost implements Host {
    * component as it is (lstat, readlink).
    */
   private locate(kpath: string, followLast: boolean): string {
-    const k = clean(kpath);
+    return this.place(clean(kpath), followLast);
+  }
+
+  /** locate() of a path clean already. */
+  private place(k: string, followLast: boolean): string {
     if (!this.confined) return this.machine(k);
     if (followLast || k === '/') return this.machine(this.resolver.resolve(k));
     const cut = k.lastIndexOf('/');
@@ -112,9 +125,12 @@ export class FsHost implements Host {
     return sync(() => fs.readdirSync(this.locate(p, true)).sort());
   }
 
-  async readText(p: string): Promise<ReadResult<string>> {
-    const r = await this.readBytes(p);
-    return r.ok ? { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') } : r;
+  /** As readBytes(p) decoded, without the copy: the text is decoded from `scratch` itself. */
+  readText(p: string): Promise<ReadResult<string>> {
+    return sync(() => {
+      const len = this.readInto(clean(p), 1 << 20); // first: a long file replaces `scratch`
+      return scratch.toString('utf8', 0, len);
+    });
   }
 
   /**
@@ -124,26 +140,26 @@ export class FsHost implements Host {
    */
   readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
     return sync(() => {
-      const len = this.readInto(p, Math.min(max, MAX_READ_BYTES)); // first: a long file replaces `scratch`
+      const len = this.readInto(clean(p), Math.min(max, MAX_READ_BYTES)); // first: a long file replaces `scratch`
       return Uint8Array.prototype.slice.call(scratch, 0, len);
     });
   }
 
   /**
-   * Opens a file to read, and only a regular file: sysfs attributes (kernfs), /proc files and a capture's files
+   * Opens a file to read (`k` a clean kernel path), and only a regular file: sysfs attributes (kernfs), /proc files and a capture's files
    * all are. A FIFO, socket or device node opens at once (O_NONBLOCK) and is refused on its fstat, never read.
    * In a capture the directories are resolved inside the root and the name is opened O_NOFOLLOW; only when it
    * is itself a link (ELOOP) is the whole path resolved, so a plain file costs no readlink of its own.
    */
-  private open(kpath: string): number {
+  private open(k: string): number {
     let fd: number;
-    if (!this.confined) fd = fs.openSync(this.machine(clean(kpath)), READ_FLAGS);
+    if (!this.confined) fd = fs.openSync(this.machine(k), READ_FLAGS);
     else {
       try {
-        fd = fs.openSync(this.locate(kpath, false), CONFINED_FLAGS);
+        fd = fs.openSync(this.place(k, false), CONFINED_FLAGS);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'ELOOP') throw e;
-        fd = fs.openSync(this.locate(kpath, true), CONFINED_FLAGS);
+        fd = fs.openSync(this.place(k, true), CONFINED_FLAGS);
       }
     }
     try {
@@ -160,7 +176,7 @@ export class FsHost implements Host {
 
   /** One open, a pread per part `pick` asks for, one close. */
   private preadParts<T>(p: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): T {
-    const fd = this.open(p);
+    const fd = this.open(clean(p));
     try {
       return pick((offset, length) => {
         const b = Buffer.allocUnsafe(length);
@@ -172,16 +188,16 @@ export class FsHost implements Host {
   }
 
   /**
-   * Reads up to `max` bytes of `p` into `scratch` and returns how many: open, fstat (the kind only: a sysfs
+   * Reads up to `max` bytes of the clean kernel path `k` into `scratch` and returns how many: open, fstat (the kind only: a sysfs
    * attribute's size says nothing), read until end of file (or `max`), close; no buffer per file. A read that
    * returns less than it asked for is the end of a sysfs attribute (kernfs hands over the whole buffer it
    * formatted), of a binary attribute such as `config`, and of a regular file: the read of 0 that would
    * confirm it is skipped, one syscall fewer per file. /proc files are read until 0: a seq_file read may stop
    * short at a record that does not fit.
    */
-  private readInto(p: string, max: number): number {
-    const fd = this.open(p);
-    const shortIsEnd = !clean(p).startsWith('/proc/');
+  private readInto(k: string, max: number): number {
+    const fd = this.open(k);
+    const shortIsEnd = !k.startsWith('/proc/');
     try {
       let len = 0;
       for (;;) {

@@ -32,6 +32,11 @@ export class Resolver {
    * dozen attributes per directory, so the walk runs once per directory (the links it read are kept anyway).
    */
   private readonly done = new Map<string, string>();
+  /**
+   * Kernel path → why readlink failed (ENOENT, ENOTDIR, EACCES): an absent component is asked about by every path
+   * under it (/sys/kernel/mm, /dev in a capture without them), and answers the same for the resolver's life.
+   */
+  private readonly failed = new Map<string, { readonly code: string; readonly what: string }>();
 
   constructor(
     private readonly machine: (kpath: string) => string,
@@ -80,15 +85,19 @@ export class Resolver {
   private linkOf(next: string, kpath: string): string | null {
     let link = this.links.get(next);
     if (link !== undefined) return link;
-    try {
-      link = fs.readlinkSync(this.machine(next));
-    } catch (e) {
-      const err = e as NodeJS.ErrnoException;
-      // ENOENT, ENOTDIR, EACCES: worded as realpath(3) would have been.
-      if (err.code !== 'EINVAL') throw errno(err.code ?? 'EIO', `${err.message.replace(/^\w+: /, '').split(',')[0]}, realpath '${this.machine(kpath)}'`);
-      link = null; // exists and is not a link
+    let failed = this.failed.get(next);
+    if (failed === undefined) {
+      try {
+        link = fs.readlinkSync(this.machine(next));
+      } catch (e) {
+        const err = e as NodeJS.ErrnoException;
+        if (err.code === 'EINVAL') link = null; // exists and is not a link
+        else this.failed.set(next, (failed = { code: err.code ?? 'EIO', what: err.message.replace(/^\w+: /, '').split(',')[0]! }));
+      }
     }
-    this.links.set(next, link);
-    return link;
+    // ENOENT, ENOTDIR, EACCES: worded as realpath(3) would have been.
+    if (failed !== undefined) throw errno(failed.code, `${failed.what}, realpath '${this.machine(kpath)}'`);
+    this.links.set(next, link!);
+    return link!;
   }
 }

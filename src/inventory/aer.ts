@@ -8,9 +8,10 @@
 // the root-port totals likewise, by aer_rootport_total_err_cor. Config space that cannot say (not root, 256 bytes,
 // a broken list) reads the files: unknown stays unknown, never zero.
 import type { Host } from '../host/host.js';
-import type { AerCounters, AerRootTotals } from '../model/aer.js';
+import type { AerCounterFile, AerCounters, AerRootTotals } from '../model/aer.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type AerKind, parseAerCounterFile, parseAerTotal } from '../parsers/aer-counters.js';
+import type { Parsed } from '../parsers/sysfs.js';
 import { type Notes, readWhy } from './read.js';
 
 const FILES: Readonly<Record<AerKind, string>> = { correctable: 'aer_dev_correctable', nonfatal: 'aer_dev_nonfatal', fatal: 'aer_dev_fatal' };
@@ -25,11 +26,30 @@ async function text(host: Host, path: string, notes: Notes): Promise<Fact<string
   return unknown(readWhy(path, r.reason));
 }
 
+/**
+ * parseAerCounterFile, pure, memoized by text: a healthy node's path devices hold the same few texts (every count 0,
+ * one label set per kernel), so 48 devices' 144 files parse as about three. Bounded: short texts only, and the memo
+ * starts again when full, so a hostile or noisy tree costs a parse per file as before, never memory.
+ */
+const MEMO_TEXT = 2048;
+const MEMO_ENTRIES = 64;
+const parsed = new Map<string, Parsed<AerCounterFile>>();
+function parseMemo(text: string, kind: AerKind): Parsed<AerCounterFile> {
+  if (text.length > MEMO_TEXT) return parseAerCounterFile(text, kind);
+  const key = `${kind}\n${text}`;
+  let p = parsed.get(key);
+  if (p === undefined) {
+    if (parsed.size >= MEMO_ENTRIES) parsed.clear();
+    parsed.set(key, (p = parseAerCounterFile(text, kind)));
+  }
+  return p;
+}
+
 async function file(host: Host, dir: string, kind: AerKind, notes: Notes) {
   const path = `${dir}/${FILES[kind]}`;
   const t = await text(host, path, notes);
   if (t.state !== 'present') return t;
-  const p = parseAerCounterFile(t.value, kind);
+  const p = parseMemo(t.value, kind);
   if (p.ok) return present(p.value);
   notes.add(path, p.error);
   return unknown(`${path}: ${p.error}`);

@@ -106,6 +106,27 @@ for (const f of files) {
   if (r.ok && Buffer.from(r.value).equals(fs.readFileSync(f))) same++;
 }
 t.equal(same, files.length, `all ${files.length} files of the H200 capture's /sys read byte for byte`);
+let sameText = 0;
+for (const f of files) {
+  const r = await h200.readText('/' + path.relative(H200, f));
+  if (r.ok && r.value === fs.readFileSync(f, 'utf8')) sameText++;
+}
+t.equal(sameText, files.length, `and as text, each as readFileSync decodes it`);
+
+// A failed read leaves the process as it found it: no stack is kept for the errors a read turns into reasons, and
+// the limit on stack traces is the caller's again afterwards.
+const limit = Error.stackTraceLimit;
+t.match(await host.readText('/sys/nothing/here'), { ok: false, missing: true });
+t.match(await host.readText('/sys/loop-a/x'), { ok: false, missing: false });
+t.equal(Error.stackTraceLimit, limit, 'Error.stackTraceLimit unchanged by failed reads');
+t.ok((new Error('x').stack ?? '').split('\n').length > 1, 'errors thrown elsewhere still carry a stack');
+
+// An absent component is asked once per run; a second path under it is still worded with its own name.
+for (const p of ['/sys/nothing/else', '/sys/nothing/here/deeper']) {
+  const f = await fails(p);
+  t.ok(f.reason.endsWith(err(p)), `${p} after /sys/nothing/here: worded as realpath(3) for this path: ${f.reason}`);
+  t.equal(f.missing, true, `${p}: missing`);
+}
 
 // readParts exists only on a live /sys (sysfs), where each part is its own pread; a capture has none, and its
 // callers read the file whole (one read: a regular file costs the same for every byte).

@@ -79,3 +79,20 @@ t.test('config space that cannot say (a 64-byte read, not root): every file read
   t.equal(after.reads.get(gpu.bdf)!.length, 3, 'all three read');
   t.equal(after.inv.pci.get(gpu.bdf)!.aer.correctable.state, 'present');
 });
+
+// The parse of a counter file is shared by every file of the same text and kind (a healthy node's files are alike):
+// the kind is part of that, so a correctable file's text where the fatal one should be is still refused there.
+t.test('files of the same text share their parse, never across kinds', async (t) => {
+  const { inv } = await counted();
+  const [a, b] = [inv.pci.get(gpus[0]!)!, inv.pci.get(gpus[1]!)!];
+  t.equal(a.aer.correctable.state === 'present' && b.aer.correctable.state === 'present' && a.aer.correctable.value === b.aer.correctable.value, true, 'two GPUs with the same aer_dev_correctable text: one parse');
+  const fatal = path.join(root, a.sysPath, 'aer_dev_fatal');
+  const was = readFileSync(fatal);
+  writeFileSync(fatal, readFileSync(path.join(root, a.sysPath, 'aer_dev_correctable')));
+  t.teardown(() => writeFileSync(fatal, was));
+  const after = await counted();
+  const got = after.inv.pci.get(a.bdf)!.aer.fatal;
+  t.match(got, { state: 'unknown', why: /TOTAL_ERR_COR in the fatal file \(want TOTAL_ERR_FATAL\)/ }, 'the correctable text is not a fatal file');
+  t.equal(after.inv.pci.get(b.bdf)!.aer.fatal.state, 'present', 'the other GPU as before');
+  t.ok(after.inv.notes.some((n) => n.startsWith(`${fatal.slice(root.length)}: TOTAL_ERR_COR`)), 'and a note names the file');
+});
