@@ -6,7 +6,7 @@
 # environment slurmd gives a Prolog (env -i, SLURM_* only, a new job id each run). On the live / and, when
 # .device/hgx.tar.gz is there, on the bench's 8-GPU tree. Also: what one read of a GPU's config space costs
 # (4096, 256 and 64 bytes), since the gate reads it for every device on a GPU<->NIC path. Output under $OUT;
-# ROUNDS (default 3) sets how many rounds of 10 runs each; APP_TAR which packed build .device/unpack.sh unpacks.
+# ROUNDS (default 3) sets how many rounds of 10 runs each.
 set -u
 OUT=${OUT:-/tmp/gdrgate-device}
 mkdir -p "$OUT"
