@@ -13,8 +13,10 @@ mkdir -p "$OUT"
 bash .device/unpack.sh || exit 1
 N=/tmp/gdr/node
 APP=/tmp/gdr/app
-chmod -R a+rX /tmp/gdr
-W=/tmp/gdr/w && mkdir -p $W
+chmod -R a+rX /tmp/gdr/node /tmp/gdr/app
+# A fresh work directory each run: the agent refuses a directory others can enter (mode 700 wanted), so a
+# leftover one made readable by a chmod above would keep the second run's agents from starting.
+W=/tmp/gdr/w && rm -rf $W && mkdir -p $W
 cp "$APP/slurm/prolog.sh" $W/gdrgate-prolog.sh && chmod 755 $W/gdrgate-prolog.sh
 cp "$APP/slurm/prolog.sh" $W/gdrgate-agent.sh && chmod 755 $W/gdrgate-agent.sh
 # Node from a user-land snapshot holding nothing: where any snapshot-started gate's floor lies.
