@@ -190,7 +190,7 @@ async function e2e(): Promise<void> {
     const go = join(JOBS, 'case4.go');
     const script = [
       `touch ${running}`,
-      `i=0; while [ ! -e ${go} ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`,
+      `i=0; while [ ! -e ${go} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done`, // a bound for a test cut short
       `${process.execPath} ${FORGE} ${STATE}/job-$SLURM_JOB_ID/prolog.json`,
       'srun -n1 true',
     ].join('; ');

@@ -31,8 +31,8 @@ export function fakeScontrol(dir: string, mode: ScontrolMode = 'stateful'): Fake
   const calls = path.join(dir, 'scontrol.calls');
   const state = path.join(dir, 'scontrol.state');
   writeFileSync(state, readFileSync(IDLE));
-  // 600.000<pid>.. seconds: still 600 s, and no other test's sleep (600.<pid>, a pid never starts with 0) is spelt so.
-  const hangArgv = ['/bin/sleep', `600.000${process.pid}${made++}`];
+  // sleep adds its arguments: 600 s and two fractions that name this process and this stand-in.
+  const hangArgv = ['/bin/sleep', '600', `0.${process.pid}`, `0.${made++}`];
   const body: Record<ScontrolMode, string> = {
     // show: print the recorded state; update ... state=drain reason=R: rewrite the real drained line with R;
     // state=resume: back to the real idle line.
