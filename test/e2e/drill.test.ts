@@ -127,7 +127,18 @@ async function e2e(): Promise<void> {
     const marker = /drill ([0-9a-f]{8}) armed/.exec(s.stdout)?.[1] ?? '?';
     const expires = Date.now() + 30_000;
     const child = spawn(process.execPath, [CLI, 'drill', 'run', '--config', CONFIG, '--node', node], { env, stdio: 'ignore' });
-    const drained = await waitFor(reason, (v) => v.startsWith('gdrgate: memlock'), 30_000, 100);
+    // The probe's drain is seen in the gate's own log line, which stays: in sinfo it lasts only until the run, going
+    // on, cancels the probe and resumes the node, a few client calls later, which a fast machine can pass between
+    // two polls.
+    const drainLine = (): string =>
+      String(
+        readFileSync(LOG, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.msg === 'gdrgate run' && l.action === 'drained' && typeof l.reason === 'string' && l.reason.startsWith('gdrgate: memlock') && l.reason.endsWith(` drill=${marker}`))?.reason ?? '',
+      );
+    const drained = await waitFor(drainLine, (v) => v !== '', 60_000, 100);
     tt.ok(drained.ok, `the probe's prolog drained: ${drained.value}`);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));
