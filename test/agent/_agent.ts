@@ -23,8 +23,12 @@ export async function startAgent(e: GateEnv, extra: string[] = []): Promise<Agen
   const exited = new Promise<number | null>((res) => proc.on('exit', (c) => res(c)));
   const pidFile = path.join(dir, 'agent.pid');
   const mine = (): boolean => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(proc.pid);
-  for (let i = 0; i < 500 && !mine(); i++) await new Promise((r) => setTimeout(r, 20));
-  if (!mine()) throw new Error(`agent did not start: ${err}`);
+  // Polled until its pid file is there (a Node start on a loaded 2-core machine can take seconds), or it exits.
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const until = performance.now() + 60_000;
+  while (!mine() && !gone && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+  if (!mine()) throw new Error(`agent did not start${gone ? ` (exited ${proc.exitCode ?? proc.signalCode})` : ' within 60 s'}: ${err}`);
   return { proc, dir, stderr: () => err, exited };
 }
 
@@ -62,9 +66,14 @@ export function wrapper(e: GateEnv, conf: string): (env?: Record<string, string>
 }
 
 export type Line = { msg: string; startup?: string; client?: number; agent?: string; job?: string; result?: string; why?: string };
-/** Lets the test's event loop read the agent's stderr (spawnSync blocks it) until `re` shows, or 15 s pass. */
-export async function stderrShows(a: Agent, re: RegExp): Promise<string> {
-  for (let i = 0; i < 750 && !re.test(a.stderr()); i++) await new Promise((r) => setTimeout(r, 20));
+/**
+ * Lets the test's event loop read the agent's stderr (spawnSync blocks it) until `done` holds for it (or `re`
+ * shows), or 60 s pass: a bound for a loaded machine, not a speed; it returns as soon as the condition holds.
+ */
+export async function stderrShows(a: Agent, re: RegExp | ((stderr: string) => boolean)): Promise<string> {
+  const done = typeof re === 'function' ? re : (s: string) => re.test(s);
+  const until = performance.now() + 60_000;
+  while (!done(a.stderr()) && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
   return a.stderr();
 }
 export const lines = (e: GateEnv): Line[] => (existsSync(e.log) ? readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line) : []);

@@ -3,7 +3,7 @@
 // and the gate's wrapper scripts with their .conf. See test/e2e/README.md.
 import type { Test } from 'tap';
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -99,17 +99,38 @@ const portFree = (port: number): Promise<boolean> =>
     s.listen(port, '0.0.0.0', () => s.close(() => res(true)));
   });
 
-/** A free slurmctld/slurmd port pair (p, p + 1): the first from `from` up to `to` (exclusive), else a random one above 20000. */
+/**
+ * The kernel's ephemeral range (ip_local_port_range): the local ports it hands to outgoing connections and to
+ * listen(0). A daemon told to bind a port in it may find it taken between our check and its bind (another test
+ * file's connection, a Slurm client's own listening port), so the random pick stays out of it.
+ */
+function ephemeralRange(): { lo: number; hi: number } {
+  try {
+    const [lo, hi] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number);
+    if (Number.isInteger(lo) && Number.isInteger(hi)) return { lo: lo!, hi: hi! };
+  } catch {
+    /* not Linux: the usual default */
+  }
+  return { lo: 32768, hi: 60999 };
+}
+
+/**
+ * A free slurmctld/slurmd port pair (p, p + 1): the first from `from` up to `to` (exclusive), else a random one
+ * from 20000 up, below the kernel's ephemeral range (above it when that range starts too low to leave room).
+ */
 export async function freePortPair(range?: { from: number; to: number }): Promise<number> {
   if (range) {
     for (let p = range.from; p < range.to; p += 2) if ((await portFree(p)) && (await portFree(p + 1))) return p;
     throw new Error(`no free port pair in ${range.from}-${range.to - 1}`);
   }
+  const eph = ephemeralRange();
+  const [from, to] = eph.lo - 20000 >= 2000 ? [20000, eph.lo - 1] : [eph.hi + 1, 65535];
+  const pairs = Math.floor((to - from) / 2);
   for (let i = 0; i < 50; i++) {
-    const p = 20000 + 2 * Math.floor(Math.random() * 10000);
+    const p = from + 2 * Math.floor(Math.random() * pairs);
     if ((await portFree(p)) && (await portFree(p + 1))) return p;
   }
-  throw new Error('no free port pair for slurmctld/slurmd');
+  throw new Error(`no free port pair for slurmctld/slurmd in ${from}-${to}`);
 }
 
 // ---------------------------------------------------------------------------------------------- the gate

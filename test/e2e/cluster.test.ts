@@ -186,7 +186,7 @@ async function e2e(): Promise<void> {
     trainGpuTo(tree('node1'), 8);
     // Nodes 2-4 busy (one CPU each), so node1 is the only idle node when the job arrives.
     const filler = c.submit(['-N3', '-w', 'node[2-4]', '--wrap', '/bin/sleep 6']);
-    const busy = await waitFor(() => c.job(filler).JobState, (v) => v === 'RUNNING', 15_000);
+    const busy = await waitFor(() => c.job(filler).JobState, (v) => v === 'RUNNING', 30_000);
     tt.ok(busy.ok, `filler on node[2-4] running (${busy.value})`);
     const s0 = performance.now();
     const id = c.submit(['-J', 'case2', '--wrap', '/bin/hostname']);
@@ -253,14 +253,14 @@ async function e2e(): Promise<void> {
     tt.equal(c.slurm('scontrol', ['update', 'nodename=node4', 'state=drain', `reason=${HUMAN}`]).status, 0, 'a human drains node4');
     const h0 = performance.now();
     trainGpuTo(tree('node3'), 8);
-    const drained = await waitFor(() => c.reason('node3'), (v) => PCIE_REASON.test(v), 20_000);
+    const drained = await waitFor(() => c.reason('node3'), (v) => PCIE_REASON.test(v), 60_000);
     tt.ok(drained.ok, `idle node3 drained by the health check in ${secs(h0)}: ${drained.value}`);
     tt.notMatch(drained.value, /job=/, 'no job was involved');
     tt.equal(c.slurm('squeue', ['-h', '-t', 'all', '-o', '%i']).stdout.trim(), '', 'no job ever ran');
     tt.match(c.state('node3'), /^drain/, 'node3 drained');
     const f0 = performance.now();
     trainGpuTo(tree('node3'), 16);
-    const back = await waitFor(() => c.state('node3'), (v) => v === 'idle', 20_000);
+    const back = await waitFor(() => c.state('node3'), (v) => v === 'idle', 60_000);
     tt.ok(back.ok, `node3 resumed itself after the fix in ${secs(f0)} (${back.value})`);
     tt.equal(c.reason('node4'), HUMAN, "node4 keeps the human's reason, word for word");
     tt.match(c.state('node4'), /^drain/, 'node4 still drained');
@@ -278,8 +278,9 @@ async function e2e(): Promise<void> {
     tt.ok(runs.length > 0 && runs.every((l) => l.exitCode === 0 && Number(l.durationMs) < DEADLINE_MS), `every gate run for job ${id} passed within its deadline of ${DEADLINE_MS} ms (${runs.length} runs, max ${Math.max(...runs.map((l) => Number(l.durationMs)))} ms)`);
   };
   // A Prolog held at its start, so a fault can be set up while every node's Prolog is known to be running: it says
-  // so (JOBS/prolog.<node>.<job>), waits until the test releases the job (JOBS/release.<job>, at most 30 s), then
-  // runs the gate's prolog.sh (exec: its $0 is prolog.sh's, whose .conf is found beside it).
+  // so (JOBS/prolog.<node>.<job>), waits until the test releases the job (JOBS/release.<job>; 1,200 naps of 0.1 s at
+  // most, a bound for a test cut short, past PrologEpilogTimeout: 300 let a slow machine's gates start before the
+  // fault was set up), then runs the gate's prolog.sh (exec: its $0 is prolog.sh's, whose .conf is found beside it).
   const holdPrologs = (tt: Test, c: Cluster, id: string, nodes: readonly NodeName[]) =>
     waitFor(() => nodes.filter((n) => existsSync(join(JOBS, `prolog.${n}.${id}`))), (v) => v.length === nodes.length, 30_000, 100).then((h) => {
       tt.ok(h.ok, `the Prolog of job ${id} started on ${h.value.join(',') || 'no node'} and waits there`);
@@ -290,7 +291,7 @@ async function e2e(): Promise<void> {
   const HOLD_PROLOG = join(WORK, 'hold-prolog.sh');
   writeFileSync(
     HOLD_PROLOG,
-    `#!/bin/sh\n# cluster e2e: a Prolog held until the test releases its job, then the gate's own prolog.sh\n: > ${JOBS}/prolog.$SLURMD_NODENAME.$SLURM_JOB_ID\ni=0\nwhile [ ! -e ${JOBS}/release.$SLURM_JOB_ID ] && [ $i -lt 300 ]; do /bin/sleep 0.1; i=$((i + 1)); done\nexec ${PROLOG}\n`,
+    `#!/bin/sh\n# cluster e2e: a Prolog held until the test releases its job, then the gate's own prolog.sh\n: > ${JOBS}/prolog.$SLURMD_NODENAME.$SLURM_JOB_ID\ni=0\nwhile [ ! -e ${JOBS}/release.$SLURM_JOB_ID ] && [ $i -lt 1200 ]; do /bin/sleep 0.1; i=$((i + 1)); done\nexec ${PROLOG}\n`,
     { mode: 0o755 },
   );
   const HOLD = { GATE_PROLOG: HOLD_PROLOG };
@@ -308,7 +309,7 @@ async function e2e(): Promise<void> {
     // slurmctld writes its state at most every SAVE_MAX_WAIT (5 s, src/slurmctld/state_save.c): a job killed with
     // it before then is gone. Wait for a save written after the allocation (the Prologs started) that holds the job.
     const JOB_STATE = join(c.DIR, 'ctl/state/job_state');
-    const saved = await waitFor(() => existsSync(JOB_STATE) && statSync(JOB_STATE).mtimeMs > prologsFrom && readFileSync(JOB_STATE).includes(name), (v) => v, 15_000, 100);
+    const saved = await waitFor(() => existsSync(JOB_STATE) && statSync(JOB_STATE).mtimeMs > prologsFrom && readFileSync(JOB_STATE).includes(name), (v) => v, 30_000, 100);
     tt.ok(saved.ok, `the allocated job is in StateSaveLocation/job_state (${saved.ms} ms after the Prologs started)`);
     const killedAt = Date.now();
     process.kill(pidOf(c, 'ctl'), 'SIGKILL');
@@ -354,7 +355,7 @@ async function e2e(): Promise<void> {
     const munged = Number(readFileSync(join(c.DIR, 'ctl/run/munged.pid'), 'utf8').trim());
     const stoppedAt = Date.now();
     process.kill(munged, 'SIGTERM');
-    const gone = await waitFor(() => existsSync(`/proc/${munged}`), (v) => !v, 10_000, 50);
+    const gone = await waitFor(() => existsSync(`/proc/${munged}`), (v) => !v, 30_000, 50);
     tt.ok(gone.ok, `munged stopped (${gone.ms} ms)`);
     const probe = c.slurm('sinfo', ['-h']);
     tt.not(probe.status, 0, `a Slurm client cannot authenticate now (${probe.stderr.trim().split('\n')[0]})`);

@@ -120,12 +120,25 @@ async function e2e(): Promise<void> {
 
   await t.test('interrupted drill (drill run killed): no fault after expiry, drill stop cleans up', async (tt) => {
     await reset();
-    const s = drill(['start', '--fault', 'memlock=64K', '--drain', '--minutes', '0.2']);
+    // 30 s: the probe's Prolog must meet the fault before it expires (drill run's start, sbatch, slurmd's Prolog and
+    // the gate's start on a loaded machine); 12 s left that to the machine's speed.
+    const s = drill(['start', '--fault', 'memlock=64K', '--drain', '--minutes', '0.5']);
     tt.equal(s.status, 0, s.stdout.trim());
     const marker = /drill ([0-9a-f]{8}) armed/.exec(s.stdout)?.[1] ?? '?';
-    const expires = Date.now() + 12_000;
+    const expires = Date.now() + 30_000;
     const child = spawn(process.execPath, [CLI, 'drill', 'run', '--config', CONFIG, '--node', node], { env, stdio: 'ignore' });
-    const drained = await waitFor(reason, (v) => v.startsWith('gdrgate: memlock'), 30_000, 100);
+    // The probe's drain is seen in the gate's own log line, which stays: in sinfo it lasts only until the run, going
+    // on, cancels the probe and resumes the node, a few client calls later, which a fast machine can pass between
+    // two polls.
+    const drainLine = (): string =>
+      String(
+        readFileSync(LOG, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.msg === 'gdrgate run' && l.action === 'drained' && typeof l.reason === 'string' && l.reason.startsWith('gdrgate: memlock') && l.reason.endsWith(` drill=${marker}`))?.reason ?? '',
+      );
+    const drained = await waitFor(drainLine, (v) => v !== '', 60_000, 100);
     tt.ok(drained.ok, `the probe's prolog drained: ${drained.value}`);
     child.kill('SIGKILL');
     await new Promise((r) => child.once('exit', r));

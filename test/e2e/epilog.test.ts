@@ -52,7 +52,7 @@ async function e2e(): Promise<void> {
     const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e-epilog', '--wrap', 'true'], 60_000);
     if (r.status !== 0) throw new Error(`sbatch failed: ${r.stderr}`);
     const id = r.stdout.trim().split(';')[0]!;
-    const done = await waitFor(() => [flags(), epilogLine(id)] as const, ([f, l]) => !f.includes('COMPLETING') && l !== undefined, 30_000);
+    const done = await waitFor(() => [flags(), epilogLine(id)] as const, ([f, l]) => !f.includes('COMPLETING') && l !== undefined, 60_000);
     if (!done.ok) throw new Error(`job ${id}: epilog did not finish (node ${done.value[0]})`);
     return id;
   };
@@ -76,7 +76,7 @@ async function e2e(): Promise<void> {
     t.equal(reason(), 'none', 'not drained');
     await job();
     const third = await job();
-    const drained = await waitFor(reason, (r) => r.startsWith('gdrgate:'), 15_000);
+    const drained = await waitFor(reason, (r) => r.startsWith('gdrgate:'), 30_000);
     t.comment(`sinfo %E: ${drained.value}`);
     t.match(drained.value, new RegExp(`^gdrgate: bw-gpu-path mlx5_0/0000:41:00.0 p50 10.5 Gb/s over 5 \\(want >= [0-9.]+ Gb/s\\) job=${third}$`));
     const r = slurm('sinfo', ['-R', '-h', '-n', node]).stdout;

@@ -150,8 +150,8 @@ async function e2e(): Promise<void> {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
   /** The Epilog's line for job `id` written after log line `since` (job ids restart with the sandbox). */
   const viewLine = async (id: string, since: number): Promise<Record<string, unknown> | undefined> =>
-    (await waitFor(() => logLines().slice(since).find((l) => l.job === id && String(l.msg).startsWith('gdrgate job view')), (v) => v !== undefined, 15_000)).value;
-  const stateGone = async (id: string): Promise<boolean> => (await waitFor(() => existsSync(join(STATE, `job-${id}`)), (v) => !v, 15_000)).ok;
+    (await waitFor(() => logLines().slice(since).find((l) => l.job === id && String(l.msg).startsWith('gdrgate job view')), (v) => v !== undefined, 30_000)).value;
+  const stateGone = async (id: string): Promise<boolean> => (await waitFor(() => existsSync(join(STATE, `job-${id}`)), (v) => !v, 30_000)).ok;
   const memlockLine = (text: string): string => text.split('\n').find((l) => l.startsWith('Max locked memory')) ?? '';
 
   await t.test('1. ulimit -l 64 in the submitting shell, default PropagateResourceLimits: the job is told', async (tt) => {
@@ -190,7 +190,7 @@ async function e2e(): Promise<void> {
     const go = join(JOBS, 'case4.go');
     const script = [
       `touch ${running}`,
-      `i=0; while [ ! -e ${go} ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done`,
+      `i=0; while [ ! -e ${go} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done`, // a bound for a test cut short
       `${process.execPath} ${FORGE} ${STATE}/job-$SLURM_JOB_ID/prolog.json`,
       'srun -n1 true',
     ].join('; ');

@@ -19,13 +19,22 @@ const NODE_EXPORTER = '/usr/bin/prometheus-node-exporter';
 const absent = [PROMETHEUS, NODE_EXPORTER].filter((p) => !existsSync(p));
 const GB = BYTES_PER_SECOND['Gb/s'];
 
-/** A loopback port nothing listens on now (the kernel's pick; the daemon binds it a moment later). */
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((res) => s.listen(0, '127.0.0.1', res));
-  const p = (s.address() as AddressInfo).port;
-  await new Promise<void>((res) => s.close(() => res()));
-  return p;
+/**
+ * `n` distinct loopback ports nothing listens on now (the kernel's picks; the daemons bind them a moment later). All
+ * are held until the last is picked: one closed before the next listen(0) may be handed out again, and two daemons
+ * told the same port leave one of them exited and the wait below failing.
+ */
+async function freePorts(n: number): Promise<number[]> {
+  const held = await Promise.all(
+    Array.from({ length: n }, async () => {
+      const s = createServer();
+      await new Promise<void>((res) => s.listen(0, '127.0.0.1', res));
+      return s;
+    }),
+  );
+  const ports = held.map((s) => (s.address() as AddressInfo).port);
+  await Promise.all(held.map((s) => new Promise<void>((res) => s.close(() => res()))));
+  return ports;
 }
 
 async function getJson(url: string): Promise<unknown> {
@@ -61,15 +70,15 @@ t.test('three node_exporters, one Prometheus, loadPrometheus', { skip: absent.le
 
   const fleet = [nodeTextfile('gpu001', false, 21), nodeTextfile('gpu002', true, 22), nodeTextfile('gpu003', false, 23)];
   const targets: string[] = [];
-  for (const f of fleet) {
+  const [promPort, ...exporterPorts] = await freePorts(fleet.length + 1);
+  for (const [i, f] of fleet.entries()) {
     const dir = path.join(work, f.node);
     mkdirSync(dir);
     writeFileSync(path.join(dir, 'gdrgate.prom'), f.text);
-    const port = await freePort();
+    const port = exporterPorts[i]!;
     targets.push(`127.0.0.1:${port}`);
     start(`node_exporter ${f.node}`, NODE_EXPORTER, ['--collector.disable-defaults', '--collector.textfile', `--collector.textfile.directory=${dir}`, `--web.listen-address=127.0.0.1:${port}`]);
   }
-  const promPort = await freePort();
   const config = path.join(work, 'prometheus.yml');
   writeFileSync(config, `global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [${targets.map((x) => `'${x}'`).join(', ')}]\n`);
   start('prometheus', PROMETHEUS, [`--config.file=${config}`, `--storage.tsdb.path=${path.join(work, 'tsdb')}`, `--web.listen-address=127.0.0.1:${promPort}`]);

@@ -28,9 +28,9 @@ function sleeper(t: Test, e: GateEnv, underSlurmd: boolean, uid?: number): Child
   return p;
 }
 
-/** The pid of the shim's child (the sleep), once it is there. */
+/** The pid of the shim's child (the sleep), once it is there (a bash start on a loaded machine: up to 60 s). */
 async function childOf(parent: number): Promise<number> {
-  for (let i = 0; i < 250; i++) {
+  for (const until = performance.now() + 60_000; performance.now() < until; ) {
     const pid = Number(readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/)[0]);
     if (pid > 0) return pid;
     await new Promise((res) => setTimeout(res, 20));

@@ -1,7 +1,7 @@
 // Faults around the gate: scontrol that hangs, crashes or errs; a sysfs read that blocks; 50 prologs at once.
 import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
 import { trainGpuTo } from '../helpers/h200-link.js';
@@ -12,6 +12,21 @@ import { cli } from '../helpers/cli.js';
 const ownMs = (stdout: string): number => Number(/ exit=\d+ (\d+)ms/.exec(stdout)?.[1] ?? NaN);
 
 t.setTimeout(600_000);
+
+/** PIDs of live processes whose argv is exactly `argv` (a killed, unreaped child has an empty cmdline). */
+function processesWithArgv(argv: readonly string[]): number[] {
+  const want = argv.join('\0') + '\0';
+  return readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return readFileSync(`/proc/${d}/cmdline`, 'latin1') === want;
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .map(Number);
+}
 
 t.test('scontrol hangs: the prolog ends within its deadline, logs, still exits 1 (node unhealthy)', async (t) => {
   const e = makeGateEnv('hang');
@@ -26,8 +41,8 @@ t.test('scontrol hangs: the prolog ends within its deadline, logs, still exits 1
   t.ok(ms < 30_000, `ended in ${ms} ms by its own clock: deadline 3000 ms, the 600 s hang cut`);
   t.match(r.stdout, /action=kept: node state unknown/);
   t.match(readFileSync(e.log, 'utf8'), /timed out.*cannot read node state; not writing a drain reason/);
-  const left = execFileSync('/bin/sh', ['-c', `ps -eo args | grep -c "[s]leep 600" || true`], { encoding: 'utf8' }).trim();
-  t.equal(left, '0', 'the hung scontrol and its children were killed');
+  // This env's own hung sleep only (its argv is unique): another file's hung scontrol may be running meanwhile.
+  t.same(processesWithArgv(e.hangArgv), [], `the hung scontrol and its children were killed (${e.hangArgv.join(' ')})`);
 });
 
 t.test('scontrol crashes or reports an error: no reason written, exit 1', async (t) => {

@@ -14,17 +14,25 @@ export interface FakeScontrol {
   readonly calls: string;
   /** What `show` prints next. */
   readonly state: string;
+  /**
+   * The argv of the process a 'hang' scontrol becomes (a sleep of 600 s), unique to this stand-in: a test that looks
+   * for it left running finds its own, never another file's hung sleep (tap runs two files at once).
+   */
+  readonly hangArgv: readonly string[];
   drainCalls(): string[];
   /** Marks the node drained by someone else (an admin), as `scontrol show node` would then say. */
   adminDrain(reason: string): void;
 }
 
 const IDLE = fixture('scontrol/show_node_o_idle_22.05.8.txt');
+let made = 0;
 
 export function fakeScontrol(dir: string, mode: ScontrolMode = 'stateful'): FakeScontrol {
   const calls = path.join(dir, 'scontrol.calls');
   const state = path.join(dir, 'scontrol.state');
   writeFileSync(state, readFileSync(IDLE));
+  // sleep adds its arguments: 600 s and two fractions that name this process and this stand-in.
+  const hangArgv = ['/bin/sleep', '600', `0.${process.pid}`, `0.${made++}`];
   const body: Record<ScontrolMode, string> = {
     // show: print the recorded state; update ... state=drain reason=R: rewrite the real drained line with R;
     // state=resume: back to the real idle line.
@@ -35,7 +43,7 @@ export function fakeScontrol(dir: string, mode: ScontrolMode = 'stateful'): Fake
     if [ -n "$r" ]; then sed -e "s/State=IDLE /State=IDLE+DRAIN /" -e "s|\\$| Reason=$r [root@2026-11-29T14:39:05]|" "${IDLE}" > "${state}.new" && mv "${state}.new" "${state}"
     else cp "${IDLE}" "${state}"; fi ;;
 esac`,
-    hang: 'exec /bin/sleep 600',
+    hang: `exec ${hangArgv.join(' ')}`,
     crash: 'kill -SEGV $$',
     'not-found': `cat "${fixture('scontrol/show_node_o_not_found_stderr_22.05.8.txt')}" >&2; exit 1`,
   };
@@ -46,6 +54,7 @@ esac`,
     path: exe,
     calls,
     state,
+    hangArgv,
     drainCalls: () => (existsSync(calls) ? readFileSync(calls, 'utf8').split('\n').filter((l) => l.includes('state=drain')) : []),
     adminDrain: (reason) =>
       writeFileSync(state, readFileSync(IDLE, 'utf8').replace('State=IDLE ', 'State=IDLE+DRAIN ').replace(/\n?$/, ` Reason=${reason} [admin@2026-11-29T14:00:00]\n`)),

@@ -17,6 +17,8 @@ export interface GateEnv {
   readonly config: string;
   readonly log: string;
   readonly calls: string;
+  /** The argv of the fake scontrol's hung sleep in mode 'hang' (unique to this env). */
+  readonly hangArgv: readonly string[];
   writeConfig(extra?: Record<string, unknown>): void;
   prolog(args?: string[], env?: Record<string, string>): CliRun;
   drainCalls(): string[];
@@ -38,6 +40,7 @@ export function makeGateEnv(mode: ScontrolMode = 'stateful'): GateEnv {
     config,
     log,
     calls,
+    hangArgv: sc.hangArgv,
     writeConfig(extra = {}) {
       writeFileSync(config, JSON.stringify({ baseline, root: tree, scontrol: sc.path, logFile: log, stateDir: path.join(dir, 'run'), ...extra }));
     },
