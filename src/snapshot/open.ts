@@ -54,6 +54,10 @@ export class SnapshotHost implements Host {
   private walk(norm: string, followLast: boolean): Resolved {
     const kpath = norm;
     if (norm.length > MAX_PATH_BYTES) return err('ENAMETOOLONG', kpath.slice(0, 200), false);
+    // The path as a key of the tree: every component above a key is a directory of the tree (SnapTree never puts
+    // a node under a file or a link), so a hit that is not a link to follow is what the walk would reach.
+    const hit = this.tree.get(norm);
+    if (hit && (hit.kind !== 'link' || !followLast)) return { ok: true, path: norm, node: hit };
     const todo = norm.split('/').filter(Boolean).reverse();
     let cur = '/';
     let links = 0;
