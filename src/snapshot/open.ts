@@ -47,17 +47,49 @@ export class SnapshotHost implements Host {
     return r.ok && slash && r.node.kind !== 'dir' ? err('ENOTDIR', r.path, true) : r;
   }
 
-  /**
-   * Components are kept reversed on a stack (a link's are pushed, O(1) each), and the whole lookup is bounded:
-   * MAX_LINKS links (ELOOP) and a pending path of PATH_MAX/2 components (ENAMETOOLONG), as the kernel's walk is.
-   */
+  /** The walk's answer, from the tree's keys where they give it, else by walkAll. */
   private walk(norm: string, followLast: boolean): Resolved {
-    const kpath = norm;
-    if (norm.length > MAX_PATH_BYTES) return err('ENAMETOOLONG', kpath.slice(0, 200), false);
+    if (norm.length > MAX_PATH_BYTES) return err('ENAMETOOLONG', norm.slice(0, 200), false);
     // The path as a key of the tree: every component above a key is a directory of the tree (SnapTree never puts
     // a node under a file or a link), so a hit that is not a link to follow is what the walk would reach.
     const hit = this.tree.get(norm);
     if (hit && (hit.kind !== 'link' || !followLast)) return { ok: true, path: norm, node: hit };
+    // Else its directory, resolved once per host (sysfs paths go through the same few links again and again), and
+    // the last component in it: what the walk reaches when that component is not a link to follow.
+    const slash = norm.lastIndexOf('/');
+    if (slash > 0 && slash < norm.length - 1) {
+      const real = this.dir(norm.slice(0, slash));
+      if (real !== null) {
+        const base = norm.slice(slash + 1);
+        const next = real === '/' ? `/${base}` : `${real}/${base}`;
+        const n = this.tree.get(next);
+        if (n && (n.kind !== 'link' || !followLast)) return { ok: true, path: next, node: n };
+      }
+    }
+    return this.walkAll(norm, followLast, { peak: 0 });
+  }
+
+  /** Directories resolved so far (every link followed): their path in the tree; null where the walk fails. */
+  private readonly dirs = new Map<string, string | null>();
+
+  private dir(norm: string): string | null {
+    let real = this.dirs.get(norm);
+    if (real !== undefined) return real;
+    const seen = { peak: 0 };
+    const r = this.walkAll(norm, true, seen);
+    // One more pending component (the one below) must keep the walk within its bound, as the whole walk would.
+    real = r.ok && r.node.kind === 'dir' && seen.peak + 1 <= MAX_PATH_BYTES / 2 ? r.path : null;
+    this.dirs.set(norm, real);
+    return real;
+  }
+
+  /**
+   * Components are kept reversed on a stack (a link's are pushed, O(1) each), and the whole lookup is bounded:
+   * MAX_LINKS links (ELOOP) and a pending path of PATH_MAX/2 components (ENAMETOOLONG), as the kernel's walk is.
+   * `seen.peak`: the most components pending at once.
+   */
+  private walkAll(norm: string, followLast: boolean, seen: { peak: number }): Resolved {
+    const kpath = norm;
     const todo = norm.split('/').filter(Boolean).reverse();
     let cur = '/';
     let links = 0;
@@ -80,6 +112,7 @@ export class SnapshotHost implements Host {
         // A target outside the archive (absolute, or `..` past its top) is never followed onto this machine.
         if (n.target.startsWith('/')) return { ok: false, missing: false, reason: `unreadable: leaves the root: ${next} links to ${n.target} (resolving ${kpath})` };
         const parts = n.target.split('/').filter(Boolean);
+        seen.peak = Math.max(seen.peak, todo.length + parts.length);
         if (todo.length + parts.length > MAX_PATH_BYTES / 2) return err('ENAMETOOLONG', kpath, false);
         for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]!);
         continue;
