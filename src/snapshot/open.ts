@@ -20,6 +20,15 @@ const err = (code: string, p: string, missing: boolean): { ok: false; missing: b
   reason: `${code}: ${code === 'ENOENT' ? 'no such file or directory' : code === 'ENOTDIR' ? 'not a directory' : code === 'ELOOP' ? 'too many levels of symbolic links' : code === 'ENAMETOOLONG' ? 'file name too long' : code === 'EISDIR' ? 'illegal operation on a directory' : code === 'EINVAL' ? 'invalid argument' : 'permission denied'}, snapshot ${p}`,
 });
 
+/**
+ * path.posix.normalize('/' + p), without its cost where p is already normal (the inventory's paths nearly all
+ * are): absolute, no empty, `.` or `..` component (no `//`, no `/.` at all), no trailing slash.
+ */
+function normalPath(p: string): string {
+  if (p.length > 1 && p.charCodeAt(0) === 0x2f && !p.endsWith('/') && !p.includes('//') && !p.includes('/.')) return p;
+  return path.posix.normalize('/' + p);
+}
+
 export class SnapshotHost implements Host {
   /** Why each unreadable file could not be read at capture (manifest.json), so a replay gives the same reason. */
   private readonly why = new Map<string, string>();
@@ -40,7 +49,7 @@ export class SnapshotHost implements Host {
 
   /** Walks a kernel path through the archive, following links (the last one only when `followLast`). */
   private resolve(kpath: string, followLast: boolean): Resolved {
-    const norm = path.posix.normalize('/' + kpath);
+    const norm = normalPath(kpath);
     // A trailing slash (POSIX path resolution) follows a final link and wants a directory.
     const slash = norm.length > 1 && norm.endsWith('/');
     const r = this.walk(norm, followLast || slash);
