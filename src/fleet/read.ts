@@ -2,14 +2,17 @@
 // one pending longest. A snapshot that cannot be read is a missing node, listed, never fatal. From POOL_FROM nodes
 // on, the snapshots are read on every core by a pool of worker threads (read-worker.ts, dist/fleet-read-worker.js),
 // a few jobs in flight per worker, results in input order; below it, or where the worker file is not there (the
-// single executable, the sources run by a TypeScript loader), in process, a few at a time.
+// single executable, the sources run by a TypeScript loader), in process, a few at a time. Either way each node
+// comes with its digest key (digest.ts): nodes of one key compare alike, and the pool sends each key's shared part
+// once per worker, the main thread joining it with each node's own fields.
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Inventory } from '../model/inventory.js';
-import { readSnapshotNode, type ReadOne, type WorkerAnswer, type WorkerJob } from './read-one.js';
+import { joinInventory, sharedFrom, splitInventory } from './digest.js';
+import { readSnapshotNode, type WorkerAnswer, type WorkerJob } from './read-one.js';
 import type { NodeMissing } from './types.js';
 
 export interface FleetProgress {
@@ -23,7 +26,12 @@ export interface ReadNode {
   readonly node: string;
   readonly file: string;
   readonly inv: Inventory;
+  /** The digest key (digest.ts): nodes of one key hold alike everything a comparison reads. */
+  readonly key: string;
 }
+
+/** A node read, or why it could not be. */
+type Got = { readonly inv: Inventory; readonly key: string } | { readonly why: string };
 
 export interface ReadOptions {
   /** In process: snapshots opened at once (default 4: the reads are mostly CPU, a few overlap the file reads). */
@@ -80,9 +88,9 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
     }
     o.onProgress({ done, total: snapshots.length, slowest });
   };
-  const settle = (i: number, r: ReadOne): void => {
+  const settle = (i: number, r: Got): void => {
     const s = snapshots[i]!;
-    if ('inv' in r) read[i] = { node: s.node, file: s.file, inv: r.inv };
+    if ('inv' in r) read[i] = { node: s.node, file: s.file, inv: r.inv, key: r.key };
     else missing.push({ node: s.node, why: r.why });
     pending.delete(s.node);
     done++;
@@ -98,9 +106,10 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
         const i = next++;
         const s = snapshots[i]!;
         pending.set(s.node, now());
-        let r: ReadOne;
+        let r: Got;
         try {
-          r = await readSnapshotNode(s.node, s.file);
+          const one = await readSnapshotNode(s.node, s.file);
+          r = 'inv' in one ? { inv: one.inv, key: splitInventory(one.inv).key } : one;
         } catch (e) {
           pending.delete(s.node);
           throw e;
@@ -113,10 +122,14 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
   return { read: read.filter((r): r is ReadNode => r !== null), missing };
 }
 
-/** The pool: each worker kept IN_FLIGHT jobs ahead; a fault in any (not an unreadable snapshot) ends the read. */
-function inWorkers(snapshots: readonly Job[], count: number, file: string, start: (i: number) => void, settle: (i: number, r: ReadOne) => void): Promise<void> {
+/**
+ * The pool: each worker kept IN_FLIGHT jobs ahead; a fault in any (not an unreadable snapshot) ends the read. A
+ * worker sends a key's shared part before (or with) its first node of that key: its messages arrive in order.
+ */
+function inWorkers(snapshots: readonly Job[], count: number, file: string, start: (i: number) => void, settle: (i: number, r: Got) => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const workers: Worker[] = [];
+    const shared = new Map<string, Inventory>();
     let next = 0;
     let settled = 0;
     let over = false;
@@ -139,7 +152,13 @@ function inWorkers(snapshots: readonly Job[], count: number, file: string, start
       w.on('message', (m: WorkerAnswer) => {
         if (over) return;
         if ('fatal' in m) return end(new Error(`reading ${snapshots[m.i]?.file ?? '?'}: ${m.fatal}`));
-        settle(m.i, m);
+        if ('why' in m) settle(m.i, { why: m.why });
+        else {
+          if (m.shared && !shared.has(m.key)) shared.set(m.key, sharedFrom(m.shared));
+          const base = shared.get(m.key);
+          if (!base) return end(new Error(`fleet read worker: node ${snapshots[m.i]?.node ?? '?'} of a key it never sent`));
+          settle(m.i, { inv: joinInventory(base, m.own), key: m.key });
+        }
         if (++settled === snapshots.length) return end(null);
         send(w);
       });
