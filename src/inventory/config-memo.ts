@@ -1,6 +1,7 @@
 // parsePciConfig answered once per distinct config space: the devices of a fleet's nodes (and a node's alike
-// devices) hold byte-identical config spaces, and the decode is pure. Keyed by a 32-bit hash of the bytes, each hit
-// checked byte for byte against a copy kept (never a view: it would keep a whole snapshot alive). Bounded: past
+// devices) hold byte-identical config spaces, and the decode is pure. Keyed by a 32-bit hash of a quarter of the
+// bytes (4 of every 16: cheap next to the decode), each hit checked byte for byte (native compare) against a copy
+// kept (never a view: it would keep a whole snapshot alive). Bounded: past
 // MAX entries the memo starts again. The decoded config is shared between the devices it answers for (read-only).
 import type { PciConfig } from '../model/pci.js';
 import { parsePciConfig } from '../parsers/pci-config.js';
@@ -9,18 +10,15 @@ const MAX = 512;
 const memo = new Map<number, { readonly bytes: Uint8Array; readonly cfg: PciConfig }[]>();
 let size = 0;
 
-/** FNV-1a over the bytes. */
+/** FNV-1a over the first 4 bytes of every 16 (and the length). */
 function hash(b: Uint8Array): number {
-  let h = 0x811c9dc5 ^ b.length;
-  for (let i = 0; i < b.length; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  let h = Math.imul(0x811c9dc5 ^ b.length, 0x01000193);
+  for (let i = 0; i + 3 < b.length; i += 16) h = Math.imul(h ^ (b[i]! | (b[i + 1]! << 8) | (b[i + 2]! << 16) | (b[i + 3]! << 24)), 0x01000193);
   return h >>> 0;
 }
 
-function same(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
+const view = (b: Uint8Array): Buffer => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+const same = (a: Uint8Array, b: Uint8Array): boolean => a.length === b.length && view(a).equals(view(b));
 
 export function parsePciConfigOnce(bytes: Uint8Array): PciConfig {
   const h = hash(bytes);

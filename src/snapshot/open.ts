@@ -153,7 +153,8 @@ export class SnapshotHost implements Host {
 
   async readText(p: string): Promise<ReadResult<string>> {
     const r = await this.readBytes(p);
-    return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
+    // Decoded from a Buffer view of the data (Buffer.from of a Uint8Array would copy it first).
+    return r.ok ? { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') } : r;
   }
 
   async readLink(p: string): Promise<ReadResult<string>> {
