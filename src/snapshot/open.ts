@@ -73,6 +73,8 @@ export class SnapshotHost implements Host {
         const next = real === '/' ? `/${base}` : `${real}/${base}`;
         const n = this.tree.get(next);
         if (n && (n.kind !== 'link' || !followLast)) return { ok: true, path: next, node: n };
+        // Absent from a directory the walk reaches: the walk's own ENOENT, at the same path.
+        if (!n) return err('ENOENT', next, true);
       }
     }
     return this.walkAll(norm, followLast, { peak: 0 });
@@ -193,6 +195,22 @@ export class SnapshotHost implements Host {
 /** Errors of the archive itself (its format, its limits, its manifest): anything else is a bug of ours and propagates. */
 const BAD_ARCHIVE = [TarError, TreeError, SnapshotError];
 
+/** zlib's default output chunk, and the most a size hint may ask for at once. */
+const CHUNK_MIN = 16 * 1024;
+const CHUNK_MAX = 8 * 1024 * 1024;
+
+/**
+ * The output chunk to inflate into: the size the gzip trailer states (ISIZE, RFC 1952 §2.3.1; one chunk, no
+ * concatenation copy), within [CHUNK_MIN, CHUNK_MAX]. Only a hint: a trailer that lies costs more chunks, and
+ * maxOutputLength still caps what is inflated.
+ */
+function outputHint(gz: Uint8Array): number {
+  if (gz.length < 18) return CHUNK_MIN;
+  const n = gz.length;
+  const isize = (gz[n - 4]! | (gz[n - 3]! << 8) | (gz[n - 2]! << 16) | (gz[n - 1]! << 24)) >>> 0;
+  return Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, isize + 64));
+}
+
 /**
  * Decompresses when gzip (magic 1f 8b), else reads a plain tar. Caps what it inflates to (inside zlib: a gzip
  * bomb stops there), the archive's entries, depths and lengths (limits.ts), and wants a gdrgate manifest: every
@@ -202,7 +220,7 @@ export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
   let tar = buf;
   if (buf[0] === 0x1f && buf[1] === 0x8b) {
     try {
-      tar = gunzipSync(buf, { maxOutputLength: MAX_TAR_BYTES });
+      tar = gunzipSync(buf, { maxOutputLength: MAX_TAR_BYTES, chunkSize: outputHint(buf) });
     } catch (e) {
       const big = (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
       throw new SnapshotError(`${root}: ${big ? `inflates to more than ${MAX_TAR_BYTES} bytes` : `not a readable gzip stream: ${(e as Error).message}`}`, { cause: e });
