@@ -69,16 +69,25 @@ export class SnapTree {
     this.putNormal(p, node);
   }
 
+  /** The directory the last put went into, and its names: an archive lists a directory's entries together. */
+  private lastDir = '';
+  private lastKids: string[] | null = null;
+
   /** put() of a path already known to be normal and absolute (fromTar checked each component). */
   private putNormal(p: string, node: SnapNode): void {
     const slash = p.lastIndexOf('/');
-    const parent = slash === 0 ? '/' : p.slice(0, slash);
-    const base = p.slice(slash + 1);
-    // The common case of an archive: the parent came before its entries.
-    const up0 = this.nodes.get(parent);
-    if (up0?.kind === 'dir') return this.attach(p, parent, base, node);
-    this.makeParents(p, parent);
-    this.attach(p, parent, base, node);
+    let kids: string[];
+    // The same directory as the last put (compared in place, no slice): a directory stays one once it is.
+    if (this.lastKids !== null && slash === (this.lastDir.length === 1 ? 0 : this.lastDir.length) && p.startsWith(this.lastDir)) kids = this.lastKids;
+    else {
+      const parent = slash === 0 ? '/' : p.slice(0, slash);
+      // The common case of an archive: the parent came before its entries.
+      if (this.nodes.get(parent)?.kind !== 'dir') this.makeParents(p, parent);
+      kids = this.kids.get(parent)!;
+      this.lastDir = parent;
+      this.lastKids = kids;
+    }
+    this.attach(p, kids, p.slice(slash + 1), node);
   }
 
   private makeParents(p: string, parent: string): void {
@@ -97,14 +106,15 @@ export class SnapTree {
     }
   }
 
-  private attach(p: string, parent: string, base: string, node: SnapNode): void {
+  private attach(p: string, kids: string[], base: string, node: SnapNode): void {
     const had = this.nodes.get(p);
     if (had?.kind === 'dir' && node.kind === 'dir') return;
     if (had?.kind === 'file' && node.kind === 'file' && had.data.length >= node.data.length) return;
     if (had && had.kind !== node.kind) throw new TreeError(`${p}: already a ${had.kind}, not a ${node.kind}`);
     this.nodes.set(p, node);
-    if (!had) this.kids.get(parent)!.push(base);
-    if (node.kind === 'dir' && !this.kids.has(p)) this.kids.set(p, []);
+    if (had) return;
+    kids.push(base);
+    if (node.kind === 'dir') this.kids.set(p, []);
   }
 
   /** Depth first, parents before children, each directory's entries sorted: the order `tar` and a reader expect. */
