@@ -23,7 +23,8 @@ await build({ ...common, entryPoints: { gate: 'src/cli/gate.ts' }, outdir: 'dist
 
 await build({
   ...common,
-  entryPoints: { cli: 'src/cli.ts' },
+  // The fleet report's read pool starts its workers from this file (src/fleet/read.ts).
+  entryPoints: { cli: 'src/cli.ts', 'fleet-read-worker': 'src/fleet/read-worker.ts' },
   outdir: 'dist',
   splitting: true,
   chunkNames: 'chunks/[name]-[hash]',

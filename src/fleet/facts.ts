@@ -2,7 +2,8 @@
 // them. Facts come from compare itself: every node is compared with one reference node; a fact a node does not
 // differ on has the reference's value. When the reference is in the minority on some fact, the node agreeing with
 // the majority on most facts becomes the reference and the comparison is made again, so the differences (and their
-// impact) are those of each node against the majority.
+// impact) are those of each node against the majority. Nodes of one digest key (digest.ts: alike in everything
+// compare reads) are compared once per key.
 import { compareInventories } from '../compare/compare.js';
 import { AREAS, IMPACT_RANK, sortDifferences, type Area, type Difference, type Impact } from '../compare/types.js';
 import { factText } from '../model/fact.js';
@@ -12,6 +13,8 @@ import { byNatural, byText } from '../model/order.js';
 export interface ClassNode {
   readonly node: string;
   readonly inv: Inventory;
+  /** Nodes of one key hold alike everything compare and the fingerprint read (digest.ts); absent: compared alone. */
+  readonly key?: string;
 }
 
 export interface Deviation {
@@ -55,10 +58,18 @@ interface Pass {
 function pass(nodes: readonly ClassNode[], ref: ClassNode): Pass {
   const diffs = new Map<string, Map<string, Difference>>();
   const refValue = new Map<string, string>();
+  // compareInventories is pure: one call per key answers for every node of the key.
+  const byKey = new Map<string, Difference[]>();
+  const compared = (n: ClassNode): Difference[] => {
+    if (n.key === undefined) return compareInventories(n.inv, ref.inv);
+    let ds = byKey.get(n.key);
+    if (!ds) byKey.set(n.key, (ds = compareInventories(n.inv, ref.inv)));
+    return ds;
+  };
   for (const n of nodes) {
     if (n === ref) continue;
     const mine = new Map<string, Difference>();
-    for (const d of compareInventories(n.inv, ref.inv)) {
+    for (const d of compared(n)) {
       const k = factKey(d);
       const had = mine.get(k);
       // Two differences of one fact (rare: a device missing and moved): one value, the worse impact.
@@ -108,8 +119,13 @@ function fingerprint(inv: Inventory): string {
 /** The first node of the most common fingerprint: the comparison against it rarely needs a second pass. */
 function firstReference(nodes: readonly ClassNode[]): ClassNode {
   const count = new Map<string, { n: number; first: ClassNode }>();
+  const byKey = new Map<string, string>();
   for (const x of nodes) {
-    const k = fingerprint(x.inv);
+    let k = x.key === undefined ? undefined : byKey.get(x.key);
+    if (k === undefined) {
+      k = fingerprint(x.inv);
+      if (x.key !== undefined) byKey.set(x.key, k);
+    }
     const c = count.get(k);
     if (c) c.n++;
     else count.set(k, { n: 1, first: x });

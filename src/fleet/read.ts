@@ -1,8 +1,18 @@
-// Every node of a fleet directory read through the one engine (readNode), a few at a time, with progress: nodes read
-// of total and the one pending longest. A snapshot that cannot be read is a missing node, listed, never fatal.
-import { readNode } from '../engine/evaluate.js';
-import { ConfigError, UsageError } from '../errors.js';
+// Every node of a fleet directory read through the one engine (readNode), with progress: nodes read of total and the
+// one pending longest. A snapshot that cannot be read is a missing node, listed, never fatal. From POOL_FROM nodes
+// on, the snapshots are read on every core by a pool of worker threads (read-worker.ts, dist/fleet-read-worker.js),
+// a few jobs in flight per worker, results in input order; below it, or where the worker file is not there (the
+// single executable, the sources run by a TypeScript loader), in process, a few at a time. Either way each node
+// comes with its digest key (digest.ts): nodes of one key compare alike, and the pool sends each key's shared part
+// once per worker, the main thread joining it with each node's own fields.
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import type { Inventory } from '../model/inventory.js';
+import { joinInventory, sharedFrom, splitInventory } from './digest.js';
+import { readSnapshotNode, type WorkerAnswer, type WorkerJob } from './read-one.js';
 import type { NodeMissing } from './types.js';
 
 export interface FleetProgress {
@@ -16,18 +26,52 @@ export interface ReadNode {
   readonly node: string;
   readonly file: string;
   readonly inv: Inventory;
+  /** The digest key (digest.ts): nodes of one key hold alike everything a comparison reads. */
+  readonly key: string;
 }
 
+/** A node read, or why it could not be. */
+type Got = { readonly inv: Inventory; readonly key: string } | { readonly why: string };
+
 export interface ReadOptions {
-  /** Snapshots opened at once (default 4: the reads are mostly CPU, a few overlap the file reads). */
+  /** In process: snapshots opened at once (default 4: the reads are mostly CPU, a few overlap the file reads). */
   readonly concurrency?: number;
+  /** Worker threads: 0 reads in process; default one per core (at most 4) from POOL_FROM nodes on, else 0. */
+  readonly workers?: number;
+  /** The worker's file (default dist/fleet-read-worker.js beside this module's directory). */
+  readonly workerFile?: string;
   readonly onProgress?: (p: FleetProgress) => void;
   readonly now?: () => number;
 }
 
-const why = (e: unknown): string | null => (e instanceof UsageError || e instanceof ConfigError || (e as NodeJS.ErrnoException).code !== undefined ? (e as Error).message : null);
+/** Below this many snapshots the workers' start-up (about 0.1 s each) costs more than the second core gives. */
+export const POOL_FROM = 50;
+/** Jobs sent to one worker before its first answer: it never waits on the main thread between two nodes. */
+const IN_FLIGHT = 2;
 
-export async function readFleet(snapshots: readonly { readonly node: string; readonly file: string }[], o: ReadOptions = {}): Promise<{ read: ReadNode[]; missing: NodeMissing[] }> {
+/** The bundled worker; the same path from dist/chunks/ (the bundle) and from dist/fleet/ (the compiled modules). */
+export const defaultWorkerFile = (): string => fileURLToPath(new URL('../fleet-read-worker.js', import.meta.url));
+
+/** Inside the single executable a worker cannot be started from a file of the package: read in process there. */
+function inSea(): boolean {
+  try {
+    const sea = createRequire(import.meta.url)('node:sea') as { isSea?: () => boolean };
+    return sea.isSea?.() === true;
+  } catch {
+    return false;
+  }
+}
+
+function workerCount(n: number, o: ReadOptions): { count: number; file: string } {
+  const file = o.workerFile ?? defaultWorkerFile();
+  const want = o.workers ?? (n >= POOL_FROM ? Math.min(4, availableParallelism()) : 0);
+  if (want <= 0 || n === 0 || inSea() || !existsSync(file)) return { count: 0, file };
+  return { count: Math.min(want, n), file };
+}
+
+type Job = { readonly node: string; readonly file: string };
+
+export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}): Promise<{ read: ReadNode[]; missing: NodeMissing[] }> {
   const now = o.now ?? Date.now;
   const read: (ReadNode | null)[] = new Array<ReadNode | null>(snapshots.length).fill(null);
   const missing: NodeMissing[] = [];
@@ -44,27 +88,85 @@ export async function readFleet(snapshots: readonly { readonly node: string; rea
     }
     o.onProgress({ done, total: snapshots.length, slowest });
   };
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < snapshots.length) {
-      const i = next++;
-      const s = snapshots[i]!;
-      pending.set(s.node, now());
-      try {
-        const { inv } = await readNode({ root: s.file, baseline: null, node: s.node, trust: [] });
-        read[i] = { node: s.node, file: s.file, inv };
-      } catch (e) {
-        const w = why(e);
-        if (w === null) throw e;
-        missing.push({ node: s.node, why: w });
-      } finally {
-        pending.delete(s.node);
-        done++;
-        tell();
-      }
-    }
+  const settle = (i: number, r: Got): void => {
+    const s = snapshots[i]!;
+    if ('inv' in r) read[i] = { node: s.node, file: s.file, inv: r.inv, key: r.key };
+    else missing.push({ node: s.node, why: r.why });
+    pending.delete(s.node);
+    done++;
+    tell();
   };
   tell();
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 4, snapshots.length)) }, worker));
+  const pool = workerCount(snapshots.length, o);
+  if (pool.count > 0) await inWorkers(snapshots, pool.count, pool.file, (i) => pending.set(snapshots[i]!.node, now()), settle);
+  else {
+    let next = 0;
+    const one = async (): Promise<void> => {
+      while (next < snapshots.length) {
+        const i = next++;
+        const s = snapshots[i]!;
+        pending.set(s.node, now());
+        let r: Got;
+        try {
+          const one = await readSnapshotNode(s.node, s.file);
+          r = 'inv' in one ? { inv: one.inv, key: splitInventory(one.inv).key } : one;
+        } catch (e) {
+          pending.delete(s.node);
+          throw e;
+        }
+        settle(i, r);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(o.concurrency ?? 4, snapshots.length)) }, one));
+  }
   return { read: read.filter((r): r is ReadNode => r !== null), missing };
+}
+
+/**
+ * The pool: each worker kept IN_FLIGHT jobs ahead; a fault in any (not an unreadable snapshot) ends the read. A
+ * worker sends a key's shared part before (or with) its first node of that key: its messages arrive in order.
+ */
+function inWorkers(snapshots: readonly Job[], count: number, file: string, start: (i: number) => void, settle: (i: number, r: Got) => void): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const workers: Worker[] = [];
+    const shared = new Map<string, Inventory>();
+    let next = 0;
+    let settled = 0;
+    let over = false;
+    const end = (e: Error | null): void => {
+      if (over) return;
+      over = true;
+      for (const w of workers) void w.terminate();
+      if (e) reject(e);
+      else resolve();
+    };
+    const send = (w: Worker): void => {
+      if (next >= snapshots.length) return;
+      const i = next++;
+      start(i);
+      w.postMessage({ i, node: snapshots[i]!.node, file: snapshots[i]!.file } satisfies WorkerJob);
+    };
+    for (let k = 0; k < count; k++) {
+      const w = new Worker(file);
+      workers.push(w);
+      w.on('message', (m: WorkerAnswer) => {
+        if (over) return;
+        if ('fatal' in m) return end(new Error(`reading ${snapshots[m.i]?.file ?? '?'}: ${m.fatal}`));
+        if ('why' in m) settle(m.i, { why: m.why });
+        else {
+          if (m.shared && !shared.has(m.key)) shared.set(m.key, sharedFrom(m.shared));
+          const base = shared.get(m.key);
+          if (!base) return end(new Error(`fleet read worker: node ${snapshots[m.i]?.node ?? '?'} of a key it never sent`));
+          settle(m.i, { inv: joinInventory(base, m.own), key: m.key });
+        }
+        if (++settled === snapshots.length) return end(null);
+        send(w);
+      });
+      w.on('error', (e) => end(e));
+      w.on('exit', (code) => {
+        if (!over) end(new Error(`fleet read worker exited (${code}) before the read was done`));
+      });
+      for (let j = 0; j < IN_FLIGHT; j++) send(w);
+    }
+  });
 }

@@ -7,7 +7,7 @@ import { readCollectSummary } from './collect-summary.js';
 import { scanFleetDir } from './inputs.js';
 import { readFleet, type FleetProgress, type ReadNode } from './read.js';
 import { buildFleetReport, type FleetReport } from './report.js';
-import { spoolStats, type SpoolStats } from './spool-stats.js';
+import { spoolStatsInTurns, type SpoolStats } from './spool-stats.js';
 import type { NodeMissing, NodePathStat } from './types.js';
 
 /** More bandwidth figures from elsewhere (Prometheus, a collector): merged with the spools' before judging. */
@@ -36,8 +36,11 @@ export interface FleetRun {
 export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const baseline = a.baseline === null ? null : await loadBaseline(a.baseline);
   const inputs = scanFleetDir(a.dir);
-  const { read, missing } = await readFleet(inputs.snapshots, { ...(a.onProgress ? { onProgress: a.onProgress } : {}), ...(a.concurrency ? { concurrency: a.concurrency } : {}) });
-  const spools = spoolStats(inputs.spools);
+  // The spools are read on this thread while the snapshots are read (in the pool's workers, or in turns in process).
+  const [{ read, missing }, spools] = await Promise.all([
+    readFleet(inputs.snapshots, { ...(a.onProgress ? { onProgress: a.onProgress } : {}), ...(a.concurrency ? { concurrency: a.concurrency } : {}) }),
+    spoolStatsInTurns(inputs.spools),
+  ]);
   const stats: NodePathStat[] = [...spools.stats];
   const allMissing: NodeMissing[] = [...missing];
   const problems = [...inputs.problems, ...spools.problems];

@@ -14,30 +14,41 @@ export interface SpoolStats {
   readonly problems: readonly string[];
 }
 
-/** Each node's files (oldest first) through the spool reader; samples naming another node are left out and counted. */
-export function spoolStats(spools: ReadonlyMap<string, readonly string[]>): SpoolStats {
-  const stats: NodePathStat[] = [];
-  const recipes = new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>();
-  const problems: string[] = [];
+/**
+ * Each node's files (oldest first) through the spool reader; samples naming another node are left out and counted.
+ * A few nodes at a time, the event loop given a turn every `everyMs` (the read pool's answers are taken between
+ * them): the spools are read while the workers read the snapshots.
+ */
+export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly string[]>, everyMs = 4): Promise<SpoolStats> {
+  const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[] };
+  let last = performance.now();
   for (const [node, files] of spools) {
-    const acc = new StatsAccumulator();
-    let foreign = 0;
-    const r = readSpoolFiles(files, (s) => {
-      if (s.node !== node) {
-        foreign++;
-        return;
-      }
-      if (!recipes.has(s.recipeHash)) recipes.set(s.recipeHash, { recipe: s.recipe, unit: s.unit });
-      acc.add(s);
-    });
-    problems.push(...r.problems);
-    if (r.torn + r.corrupt > 0) problems.push(`${node}: ${r.torn} torn and ${r.corrupt} corrupt spool lines skipped`);
-    if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
-    const source = `spool:${files[files.length - 1] ?? ''}`;
-    for (const k of acc.result()) {
-      const per = BYTES_PER[k.unit];
-      stats.push({ node, probe: k.key.probe, recipeHash: k.key.recipeHash, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction, p50: k.all.p50 * per, min: k.all.min * per, count: k.all.count, source });
-    }
+    oneNode(node, files, out);
+    if (performance.now() - last < everyMs) continue;
+    await new Promise<void>((r) => setImmediate(r));
+    last = performance.now();
   }
-  return { stats, recipes, problems };
+  return out;
+}
+
+function oneNode(node: string, files: readonly string[], out: { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[] }): void {
+  const { stats, recipes, problems } = out;
+  const acc = new StatsAccumulator();
+  let foreign = 0;
+  const r = readSpoolFiles(files, (s) => {
+    if (s.node !== node) {
+      foreign++;
+      return;
+    }
+    if (!recipes.has(s.recipeHash)) recipes.set(s.recipeHash, { recipe: s.recipe, unit: s.unit });
+    acc.add(s);
+  });
+  problems.push(...r.problems);
+  if (r.torn + r.corrupt > 0) problems.push(`${node}: ${r.torn} torn and ${r.corrupt} corrupt spool lines skipped`);
+  if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
+  const source = `spool:${files[files.length - 1] ?? ''}`;
+  for (const k of acc.result()) {
+    const per = BYTES_PER[k.unit];
+    stats.push({ node, probe: k.key.probe, recipeHash: k.key.recipeHash, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction, p50: k.all.p50 * per, min: k.all.min * per, count: k.all.count, source });
+  }
 }

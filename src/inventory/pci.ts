@@ -3,7 +3,8 @@ import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
 import type { PciConfig, PcieCap } from '../model/pci.js';
-import { parsePciConfig, sparseConfig } from '../parsers/pci-config.js';
+import { sparseConfig } from '../parsers/pci-config.js';
+import { parsePciConfigOnce } from './config-memo.js';
 import { BDF_RE, parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
 import { readAerCounters } from './aer.js';
 import { factParsed, factText, type Notes, optParsed, type Pacer, readWhy } from './read.js';
@@ -79,7 +80,7 @@ async function config(host: Host, dir: string): Promise<Fact<PciConfig>> {
   // On a live /sys only the parts the checks look at (~44 of 1024 dwords); a capture's file is read whole.
   const r = host.readParts ? await host.readParts(`${dir}/config`, sparseConfig) : await host.readBytes(`${dir}/config`, 4096);
   if (!r.ok) return r.missing ? ABSENT : unknown(readWhy(`${dir}/config`, r.reason));
-  return present(parsePciConfig(r.value));
+  return present(parsePciConfigOnce(r.value));
 }
 
 /** The bound driver's name (the `driver` link's last part); absent when unbound. */
@@ -124,7 +125,8 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   const parsed = text === null ? null : parseCpuList(text);
   if (parsed && !parsed.ok) notes.add(`${d}/local_cpulist`, parsed.error);
   const localCpus = parsed === null ? (localCpuList.state === 'unknown' ? localCpuList : ABSENT) : parsed.ok ? present(parsed.value) : unknown(`${d}/local_cpulist: ${parsed.error}`);
-  return { ...s, vendor, device, driver, numaNode, localCpuList: text, localCpus, current, max, config: cfg, iommuGroup, aer };
+  // Written out (the skeleton's fields first, as a spread of it would give them): a spread of a skeleton costs more.
+  return { bdf: s.bdf, sysPath: s.sysPath, hostBridge: s.hostBridge, bridges: s.bridges, vendor, classCode: s.classCode, device, driver, numaNode, localCpuList: text, localCpus, current, max, config: cfg, iommuGroup, aer };
 }
 
 export function isGpu(s: PciSkeleton): boolean {

@@ -20,6 +20,15 @@ const err = (code: string, p: string, missing: boolean): { ok: false; missing: b
   reason: `${code}: ${code === 'ENOENT' ? 'no such file or directory' : code === 'ENOTDIR' ? 'not a directory' : code === 'ELOOP' ? 'too many levels of symbolic links' : code === 'ENAMETOOLONG' ? 'file name too long' : code === 'EISDIR' ? 'illegal operation on a directory' : code === 'EINVAL' ? 'invalid argument' : 'permission denied'}, snapshot ${p}`,
 });
 
+/**
+ * path.posix.normalize('/' + p), without its cost where p is already normal (the inventory's paths nearly all
+ * are): absolute, no empty, `.` or `..` component (no `//`, no `/.` at all), no trailing slash.
+ */
+function normalPath(p: string): string {
+  if (p.length > 1 && p.charCodeAt(0) === 0x2f && !p.endsWith('/') && !p.includes('//') && !p.includes('/.')) return p;
+  return path.posix.normalize('/' + p);
+}
+
 export class SnapshotHost implements Host {
   /** Why each unreadable file could not be read at capture (manifest.json), so a replay gives the same reason. */
   private readonly why = new Map<string, string>();
@@ -40,20 +49,58 @@ export class SnapshotHost implements Host {
 
   /** Walks a kernel path through the archive, following links (the last one only when `followLast`). */
   private resolve(kpath: string, followLast: boolean): Resolved {
-    const norm = path.posix.normalize('/' + kpath);
+    const norm = normalPath(kpath);
     // A trailing slash (POSIX path resolution) follows a final link and wants a directory.
     const slash = norm.length > 1 && norm.endsWith('/');
     const r = this.walk(norm, followLast || slash);
     return r.ok && slash && r.node.kind !== 'dir' ? err('ENOTDIR', r.path, true) : r;
   }
 
+  /** The walk's answer, from the tree's keys where they give it, else by walkAll. */
+  private walk(norm: string, followLast: boolean): Resolved {
+    if (norm.length > MAX_PATH_BYTES) return err('ENAMETOOLONG', norm.slice(0, 200), false);
+    // The path as a key of the tree: every component above a key is a directory of the tree (SnapTree never puts
+    // a node under a file or a link), so a hit that is not a link to follow is what the walk would reach.
+    const hit = this.tree.get(norm);
+    if (hit && (hit.kind !== 'link' || !followLast)) return { ok: true, path: norm, node: hit };
+    // Else its directory, resolved once per host (sysfs paths go through the same few links again and again), and
+    // the last component in it: what the walk reaches when that component is not a link to follow.
+    const slash = norm.lastIndexOf('/');
+    if (slash > 0 && slash < norm.length - 1) {
+      const real = this.dir(norm.slice(0, slash));
+      if (real !== null) {
+        const base = norm.slice(slash + 1);
+        const next = real === '/' ? `/${base}` : `${real}/${base}`;
+        const n = this.tree.get(next);
+        if (n && (n.kind !== 'link' || !followLast)) return { ok: true, path: next, node: n };
+        // Absent from a directory the walk reaches: the walk's own ENOENT, at the same path.
+        if (!n) return err('ENOENT', next, true);
+      }
+    }
+    return this.walkAll(norm, followLast, { peak: 0 });
+  }
+
+  /** Directories resolved so far (every link followed): their path in the tree; null where the walk fails. */
+  private readonly dirs = new Map<string, string | null>();
+
+  private dir(norm: string): string | null {
+    let real = this.dirs.get(norm);
+    if (real !== undefined) return real;
+    const seen = { peak: 0 };
+    const r = this.walkAll(norm, true, seen);
+    // One more pending component (the one below) must keep the walk within its bound, as the whole walk would.
+    real = r.ok && r.node.kind === 'dir' && seen.peak + 1 <= MAX_PATH_BYTES / 2 ? r.path : null;
+    this.dirs.set(norm, real);
+    return real;
+  }
+
   /**
    * Components are kept reversed on a stack (a link's are pushed, O(1) each), and the whole lookup is bounded:
    * MAX_LINKS links (ELOOP) and a pending path of PATH_MAX/2 components (ENAMETOOLONG), as the kernel's walk is.
+   * `seen.peak`: the most components pending at once.
    */
-  private walk(norm: string, followLast: boolean): Resolved {
+  private walkAll(norm: string, followLast: boolean, seen: { peak: number }): Resolved {
     const kpath = norm;
-    if (norm.length > MAX_PATH_BYTES) return err('ENAMETOOLONG', kpath.slice(0, 200), false);
     const todo = norm.split('/').filter(Boolean).reverse();
     let cur = '/';
     let links = 0;
@@ -76,6 +123,7 @@ export class SnapshotHost implements Host {
         // A target outside the archive (absolute, or `..` past its top) is never followed onto this machine.
         if (n.target.startsWith('/')) return { ok: false, missing: false, reason: `unreadable: leaves the root: ${next} links to ${n.target} (resolving ${kpath})` };
         const parts = n.target.split('/').filter(Boolean);
+        seen.peak = Math.max(seen.peak, todo.length + parts.length);
         if (todo.length + parts.length > MAX_PATH_BYTES / 2) return err('ENAMETOOLONG', kpath, false);
         for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]!);
         continue;
@@ -107,7 +155,8 @@ export class SnapshotHost implements Host {
 
   async readText(p: string): Promise<ReadResult<string>> {
     const r = await this.readBytes(p);
-    return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
+    // Decoded from a Buffer view of the data (Buffer.from of a Uint8Array would copy it first).
+    return r.ok ? { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') } : r;
   }
 
   async readLink(p: string): Promise<ReadResult<string>> {
@@ -146,6 +195,22 @@ export class SnapshotHost implements Host {
 /** Errors of the archive itself (its format, its limits, its manifest): anything else is a bug of ours and propagates. */
 const BAD_ARCHIVE = [TarError, TreeError, SnapshotError];
 
+/** zlib's default output chunk, and the most a size hint may ask for at once. */
+const CHUNK_MIN = 16 * 1024;
+const CHUNK_MAX = 8 * 1024 * 1024;
+
+/**
+ * The output chunk to inflate into: the size the gzip trailer states (ISIZE, RFC 1952 §2.3.1; one chunk, no
+ * concatenation copy), within [CHUNK_MIN, CHUNK_MAX]. Only a hint: a trailer that lies costs more chunks, and
+ * maxOutputLength still caps what is inflated.
+ */
+function outputHint(gz: Uint8Array): number {
+  if (gz.length < 18) return CHUNK_MIN;
+  const n = gz.length;
+  const isize = (gz[n - 4]! | (gz[n - 3]! << 8) | (gz[n - 2]! << 16) | (gz[n - 1]! << 24)) >>> 0;
+  return Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, isize + 64));
+}
+
 /**
  * Decompresses when gzip (magic 1f 8b), else reads a plain tar. Caps what it inflates to (inside zlib: a gzip
  * bomb stops there), the archive's entries, depths and lengths (limits.ts), and wants a gdrgate manifest: every
@@ -155,7 +220,7 @@ export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
   let tar = buf;
   if (buf[0] === 0x1f && buf[1] === 0x8b) {
     try {
-      tar = gunzipSync(buf, { maxOutputLength: MAX_TAR_BYTES });
+      tar = gunzipSync(buf, { maxOutputLength: MAX_TAR_BYTES, chunkSize: outputHint(buf) });
     } catch (e) {
       const big = (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
       throw new SnapshotError(`${root}: ${big ? `inflates to more than ${MAX_TAR_BYTES} bytes` : `not a readable gzip stream: ${(e as Error).message}`}`, { cause: e });

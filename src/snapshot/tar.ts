@@ -120,13 +120,38 @@ export function writeTar(entries: readonly TarEntry[]): Uint8Array {
   return out;
 }
 
-function allZero(h: Uint8Array): boolean {
-  for (let i = 0; i < h.length; i++) if (h[i] !== 0) return false;
+function allZero(b: Uint8Array, at: number): boolean {
+  for (let i = at, end = at + BLOCK; i < end; i++) if (b[i] !== 0) return false;
   return true;
 }
 
+/**
+ * The header's checksum: its bytes summed, the checksum field itself counted as spaces. With `words` (the archive
+ * as 32-bit words, where it is 4-byte aligned; every header starts at a multiple of 512), four bytes at a time:
+ * two 16-bit lanes of a word, each at most 128 × 2 × 255 < 65536 over a header.
+ */
+function headerSum(buf: Uint8Array, words: Uint32Array | null, at: number): number {
+  let sum = 8 * 0x20;
+  if (words !== null) {
+    let lo = 0;
+    let hi = 0;
+    for (let i = at >>> 2, end = i + BLOCK / 4; i < end; i++) {
+      const v = words[i]!;
+      lo += v & 0x00ff00ff;
+      hi += (v >>> 8) & 0x00ff00ff;
+    }
+    sum += (lo & 0xffff) + (lo >>> 16) + (hi & 0xffff) + (hi >>> 16);
+    for (let i = 148; i < 156; i++) sum -= buf[at + i]!;
+    return sum;
+  }
+  for (let i = 0; i < 148; i++) sum += buf[at + i]!;
+  for (let i = 156; i < BLOCK; i++) sum += buf[at + i]!;
+  return sum;
+}
+
 /** Numeric field: octal text, or GNU base-256 when the high bit of the first byte is set. */
-function num(b: Uint8Array, off: number, len: number): number {
+function num(b: Uint8Array, h: number, field: number, len: number): number {
+  const off = h + field;
   if (b[off]! & 0x80) {
     let v = b[off]! & 0x7f;
     for (let i = 1; i < len; i++) v = v * 256 + b[off + i]!;
@@ -139,24 +164,24 @@ function num(b: Uint8Array, off: number, len: number): number {
   let v = 0;
   for (; i < end && b[i]! >= 0x30 && b[i]! <= 0x37; i++) v = v * 8 + (b[i]! - 0x30);
   while (i < end && b[i] === 0x20) i++;
-  return i === end || b[i] === 0 ? v : badNum(b, off, len);
+  return i === end || b[i] === 0 ? v : badNum(b, off, field, len);
 }
 
-function badNum(b: Uint8Array, off: number, len: number): never {
+function badNum(b: Uint8Array, off: number, field: number, len: number): never {
   const s = dec.decode(b.subarray(off, off + len)).replace(/\0.*$/s, '').trim();
-  throw new TarError(`bad numeric field "${s}" at offset ${off}`);
+  throw new TarError(`bad numeric field "${s}" at offset ${field}`);
 }
 
-/** NUL-terminated text of a field; ASCII (nearly every name) without a decoder call, which costs more than the name. */
-const cstr = (b: Uint8Array, off: number, len: number): string => {
+/**
+ * NUL-terminated text of a field. ASCII (nearly every name) as one latin1 slice of the archive's Buffer view
+ * (native, no string built a character at a time); else decoded as UTF-8.
+ */
+function cstr(v: Buffer, off: number, len: number): string {
   let end = off;
   let ascii = true;
-  for (const stop = off + len; end < stop && b[end] !== 0; end++) if (b[end]! >= 0x80) ascii = false;
-  if (!ascii) return dec.decode(b.subarray(off, end));
-  let s = '';
-  for (let i = off; i < end; i++) s += String.fromCharCode(b[i]!);
-  return s;
-};
+  for (const stop = off + len; end < stop && v[end] !== 0; end++) if (v[end]! >= 0x80) ascii = false;
+  return v.toString(ascii ? 'latin1' : 'utf8', off, end);
+}
 
 function parsePax(body: Uint8Array): Map<string, string> {
   const out = new Map<string, string>();
@@ -178,57 +203,86 @@ const LONG_MAX = 3 * 4096;
 
 const clean = (p: string): string => (p.startsWith('.') || p.startsWith('/') || p.endsWith('/') ? p.replace(/^(\.?\/)+/, '').replace(/\/+$/, '') : p);
 
+/** One entry as the scanner meets it: file data as offsets into the archive (no view made unless asked for). */
+export interface TarVisit {
+  readonly path: string;
+  readonly kind: TarKind;
+  readonly mode: number;
+  readonly mtime: number;
+  /** Files: where the data lie in the archive, [start, end). */
+  readonly start: number;
+  readonly end: number;
+  /** Links and hard links: the target (a hard link's cleaned). */
+  readonly target: string;
+}
+
 /**
- * `maxEntries`: more entries than this (headers of every kind) is an error, found before they cost memory. A long
- * name (PAX or GNU) is limited to PATH_MAX: no reader of ours wants a longer one.
+ * Walks the archive's headers and calls `visit` for each entry readTar would give, in order; the visit object is
+ * reused between calls (copy what you keep). `maxEntries`: more entries than this (headers of every kind) is an
+ * error, found before they cost memory. A long name (PAX or GNU) is limited to PATH_MAX: no reader of ours wants a
+ * longer one.
  */
-export function readTar(input: Uint8Array, maxEntries = Infinity): TarEntry[] {
-  // A plain view: a Buffer's subarray builds a Buffer, several times dearer than a Uint8Array's, twice an entry.
-  // File data are views into the archive, as a Buffer's slice() always gave.
+export function scanTar(input: Uint8Array, maxEntries: number, visit: (e: TarVisit) => void): void {
   const buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  const out: TarEntry[] = [];
+  // Names are sliced from a Buffer view of the same bytes (no copy).
+  const view = Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  const words = buf.byteOffset % 4 === 0 ? new Uint32Array(buf.buffer, buf.byteOffset, buf.length >>> 2) : null;
+  const e = { path: '', kind: 'file' as TarKind, mode: 0, mtime: 0, start: 0, end: 0, target: '' };
   let headers = 0;
   let at = 0;
-  let pax = new Map<string, string>();
+  let pax: Map<string, string> | null = null;
   let longName: string | null = null;
   let longLink: string | null = null;
   while (at < buf.length) {
     if (at + BLOCK > buf.length) throw new TarError(`truncated archive: partial header at offset ${at}`);
-    const h = buf.subarray(at, at + BLOCK);
-    if (allZero(h)) break; // end of archive (a second zero block follows)
+    if (allZero(buf, at)) break; // end of archive (a second zero block follows)
     if (++headers > maxEntries) throw new TarError(`more than ${maxEntries} entries`);
-    const stored = num(h, 148, 8);
-    let sum = 8 * 0x20; // the checksum field itself counts as spaces
-    for (let i = 0; i < 148; i++) sum += h[i]!;
-    for (let i = 156; i < BLOCK; i++) sum += h[i]!;
-    if (sum !== stored) throw new TarError(`bad header checksum at offset ${at}`);
-    const flag = String.fromCharCode(h[156]!);
-    const size = num(h, 124, 12);
-    const body = buf.subarray(at + BLOCK, at + BLOCK + size);
-    if (body.length !== size) throw new TarError(`truncated archive: entry at ${at} wants ${size} bytes`);
-    at += BLOCK + size + pad(size);
+    const stored = num(buf, at, 148, 8);
+    if (headerSum(buf, words, at) !== stored) throw new TarError(`bad header checksum at offset ${at}`);
+    const flag = String.fromCharCode(buf[at + 156]!);
+    const size = num(buf, at, 124, 12);
+    const start = at + BLOCK;
+    if (start + size > buf.length) throw new TarError(`truncated archive: entry at ${at} wants ${size} bytes`);
+    const h = at;
+    at = start + size + pad(size);
     if ((flag === 'x' || flag === 'L' || flag === 'K') && size > LONG_MAX) throw new TarError(`a ${size}-byte long-name header (more than ${LONG_MAX})`);
-    if (flag === 'x') pax = parsePax(body);
+    if (flag === 'x') pax = parsePax(buf.subarray(start, start + size));
     else if (flag === 'g') continue; // global PAX header: nothing we use
-    else if (flag === 'L') longName = cstr(body, 0, body.length);
-    else if (flag === 'K') longLink = cstr(body, 0, body.length);
+    else if (flag === 'L') longName = cstr(view, start, size);
+    else if (flag === 'K') longLink = cstr(view, start, size);
     else {
-      const magic = cstr(h, 257, 6);
-      const prefix = magic === 'ustar' && h[262] === 0 ? cstr(h, 345, 155) : '';
-      const name = pax.get('path') ?? longName ?? (prefix ? `${prefix}/${cstr(h, 0, 100)}` : cstr(h, 0, 100));
+      const ustar = buf[h + 257] === 0x75 && buf[h + 258] === 0x73 && buf[h + 259] === 0x74 && buf[h + 260] === 0x61 && buf[h + 261] === 0x72 && buf[h + 262] === 0;
+      const prefix = ustar ? cstr(view, h + 345, 155) : '';
+      const name = pax?.get('path') ?? longName ?? (prefix ? `${prefix}/${cstr(view, h, 100)}` : cstr(view, h, 100));
       const kind = name.endsWith('/') && TYPE[flag] === 'file' ? 'dir' : TYPE[flag]; // pre-POSIX: a directory is a name ending in '/'
-      const target = pax.get('linkpath') ?? longLink ?? cstr(h, 157, 100);
       if (kind) {
         const path = clean(name);
-        const mode = num(h, 100, 8) & 0o7777;
-        const mtime = num(h, 136, 12);
-        if (kind === 'file') out.push({ path, kind, mode, mtime, data: body });
-        else if (kind === 'link' || kind === 'hardlink') out.push({ path, kind, mode, mtime, target: kind === 'hardlink' ? clean(target) : target });
-        else if (path !== '' && path !== '.') out.push({ path, kind, mode, mtime });
+        e.path = path;
+        e.kind = kind;
+        e.mode = num(buf, h, 100, 8) & 0o7777;
+        e.mtime = num(buf, h, 136, 12);
+        e.start = start;
+        e.end = kind === 'file' ? start + size : start;
+        e.target = kind === 'link' || kind === 'hardlink' ? (pax?.get('linkpath') ?? longLink ?? cstr(view, h + 157, 100)) : '';
+        if (kind === 'hardlink') e.target = clean(e.target);
+        if (kind === 'file' || kind === 'link' || kind === 'hardlink' || (path !== '' && path !== '.')) visit(e);
       }
-      if (pax.size) pax = new Map();
+      pax = null;
       longName = longLink = null;
     }
   }
+}
+
+/** Every entry of the archive (see scanTar); file data are views into it. */
+export function readTar(input: Uint8Array, maxEntries = Infinity): TarEntry[] {
+  // A plain view: a Buffer's subarray builds a Buffer, several times dearer than a Uint8Array's.
+  const buf = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+  const out: TarEntry[] = [];
+  scanTar(input, maxEntries, (e) => {
+    const { path, kind, mode, mtime } = e;
+    if (kind === 'file') out.push({ path, kind, mode, mtime, data: buf.subarray(e.start, e.end) });
+    else if (kind === 'link' || kind === 'hardlink') out.push({ path, kind, mode, mtime, target: e.target });
+    else out.push({ path, kind, mode, mtime });
+  });
   return out;
 }

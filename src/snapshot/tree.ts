@@ -1,7 +1,7 @@
 // The in-memory file tree of a snapshot, keyed by kernel path: what the collector fills and the snapshot Host answers from.
 import path from 'node:path';
 import { MAX_DEPTH, MAX_ENTRIES, MAX_NAME_BYTES, MAX_PATH_BYTES } from './limits.js';
-import { readTar, TarError, writeTar, type TarEntry } from './tar.js';
+import { scanTar, TarError, writeTar, type TarEntry } from './tar.js';
 
 export type SnapNode =
   | { readonly kind: 'dir'; readonly mode: number }
@@ -43,7 +43,8 @@ const UNSAFE = /(?:^|\/)(?:\.{1,2})?(?:\/|$)/;
 
 export class SnapTree {
   private readonly nodes = new Map<string, SnapNode>([['/', { kind: 'dir', mode: DIR_MODE }]]);
-  private readonly kids = new Map<string, Set<string>>([['/', new Set()]]);
+  /** Each directory's entry names, each once (a node replaced keeps its name's place): an array, cheaper than a Set. */
+  private readonly kids = new Map<string, string[]>([['/', []]]);
 
   get(p: string): SnapNode | undefined {
     return this.nodes.get(p);
@@ -51,7 +52,7 @@ export class SnapTree {
 
   /** Entry names of a directory, sorted as readdir(3) + sort() would give them. */
   children(p: string): string[] {
-    return [...(this.kids.get(p) ?? [])].sort();
+    return (this.kids.get(p) ?? []).slice().sort();
   }
 
   get size(): number {
@@ -68,16 +69,25 @@ export class SnapTree {
     this.putNormal(p, node);
   }
 
+  /** The directory the last put went into, and its names: an archive lists a directory's entries together. */
+  private lastDir = '';
+  private lastKids: string[] | null = null;
+
   /** put() of a path already known to be normal and absolute (fromTar checked each component). */
   private putNormal(p: string, node: SnapNode): void {
     const slash = p.lastIndexOf('/');
-    const parent = slash === 0 ? '/' : p.slice(0, slash);
-    const base = p.slice(slash + 1);
-    // The common case of an archive: the parent came before its entries.
-    const up0 = this.nodes.get(parent);
-    if (up0?.kind === 'dir') return this.attach(p, parent, base, node);
-    this.makeParents(p, parent);
-    this.attach(p, parent, base, node);
+    let kids: string[];
+    // The same directory as the last put (compared in place, no slice): a directory stays one once it is.
+    if (this.lastKids !== null && slash === (this.lastDir.length === 1 ? 0 : this.lastDir.length) && p.startsWith(this.lastDir)) kids = this.lastKids;
+    else {
+      const parent = slash === 0 ? '/' : p.slice(0, slash);
+      // The common case of an archive: the parent came before its entries.
+      if (this.nodes.get(parent)?.kind !== 'dir') this.makeParents(p, parent);
+      kids = this.kids.get(parent)!;
+      this.lastDir = parent;
+      this.lastKids = kids;
+    }
+    this.attach(p, kids, p.slice(slash + 1), node);
   }
 
   private makeParents(p: string, parent: string): void {
@@ -90,20 +100,21 @@ export class SnapTree {
       const end = parent.indexOf('/', at);
       const dir = end < 0 ? parent : parent.slice(0, end);
       this.nodes.set(dir, { kind: 'dir', mode: DIR_MODE });
-      this.kids.get(top)!.add(path.posix.basename(dir));
-      this.kids.set(dir, new Set());
+      this.kids.get(top)!.push(path.posix.basename(dir));
+      this.kids.set(dir, []);
       top = dir;
     }
   }
 
-  private attach(p: string, parent: string, base: string, node: SnapNode): void {
+  private attach(p: string, kids: string[], base: string, node: SnapNode): void {
     const had = this.nodes.get(p);
     if (had?.kind === 'dir' && node.kind === 'dir') return;
     if (had?.kind === 'file' && node.kind === 'file' && had.data.length >= node.data.length) return;
     if (had && had.kind !== node.kind) throw new TreeError(`${p}: already a ${had.kind}, not a ${node.kind}`);
     this.nodes.set(p, node);
-    this.kids.get(parent)!.add(base);
-    if (node.kind === 'dir' && !this.kids.has(p)) this.kids.set(p, new Set());
+    if (had) return;
+    kids.push(base);
+    if (node.kind === 'dir') this.kids.set(p, []);
   }
 
   /** Depth first, parents before children, each directory's entries sorted: the order `tar` and a reader expect. */
@@ -136,21 +147,23 @@ export class SnapTree {
    */
   static fromTar(buf: Uint8Array): SnapTree {
     const t = new SnapTree();
-    for (const e of readTar(buf, MAX_ENTRIES)) {
-      const bad = overLimits('a path', e.path) ?? (e.kind === 'link' ? overLimits('a link target', e.target ?? '') : null);
+    // File data are views into the archive; a plain Uint8Array's subarray is several times cheaper than a Buffer's.
+    const bytes = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    scanTar(buf, MAX_ENTRIES, (e) => {
+      const bad = overLimits('a path', e.path) ?? (e.kind === 'link' ? overLimits('a link target', e.target) : null);
       if (bad) throw new TarError(`${bad} in archive: ${e.path.slice(0, 200)}${e.path.length > 200 ? '…' : ''}`);
       if (UNSAFE.test(e.path)) throw new TarError(`unsafe path in archive: ${e.path}`);
       const p = `/${e.path}`;
       if (e.kind === 'dir') t.putNormal(p, { kind: 'dir', mode: e.mode });
-      else if (e.kind === 'file') t.putNormal(p, { kind: 'file', mode: e.mode, data: e.data ?? new Uint8Array(0) });
-      else if (e.kind === 'link') t.putNormal(p, { kind: 'link', target: e.target ?? '' });
+      else if (e.kind === 'file') t.putNormal(p, { kind: 'file', mode: e.mode, data: bytes.subarray(e.start, e.end) });
+      else if (e.kind === 'link') t.putNormal(p, { kind: 'link', target: e.target });
       else if (e.kind === 'hardlink') {
-        const src = t.get(`/${e.target ?? ''}`);
-        if (src?.kind !== 'file') throw new TarError(`hard link ${e.path} to ${e.target ?? '?'}: not an earlier regular file`);
+        const src = t.get(`/${e.target}`);
+        if (src?.kind !== 'file') throw new TarError(`hard link ${e.path} to ${e.target}: not an earlier regular file`);
         t.put(p, src);
       }
       if (t.size > MAX_ENTRIES) throw new TarError(`more than ${MAX_ENTRIES} entries (directories included)`);
-    }
+    });
     return t;
   }
 }

@@ -142,3 +142,22 @@ t.test('corrupt archives are errors, never partial trees', async (t) => {
   t.throws(() => readTar(buf.subarray(0, 1024 + 512 + 100)), TarError, 'truncated inside a file body');
   t.throws(() => SnapTree.fromTar(writeTar([E('../etc/passwd', 'file', { data: bytes(1) })])), /unsafe path/);
 });
+
+t.test('the checksum is the same word-wise (aligned archive) and byte-wise (unaligned): every header checked both ways', async (t) => {
+  const buf = writeTar(ENTRIES);
+  // The same archive 1 byte into a larger buffer: no 4-byte alignment, the byte-wise sum.
+  const shifted = new Uint8Array(buf.length + 1);
+  shifted.set(buf, 1);
+  const unaligned = shifted.subarray(1);
+  t.same(norm(readTar(unaligned)), norm(readTar(buf)));
+  // A flipped bit anywhere in a header but its checksum field is found both ways; in the field it is a bad number
+  // or a mismatch, an error either way.
+  for (const at of [0, 100, 147, 150, 156, 300, 511, 512 + 257]) {
+    const bad = buf.slice();
+    bad[at] = bad[at]! ^ 0x10;
+    t.throws(() => readTar(bad), TarError, `aligned, byte ${at}`);
+    const badU = new Uint8Array(bad.length + 1);
+    badU.set(bad, 1);
+    t.throws(() => readTar(badU.subarray(1)), TarError, `unaligned, byte ${at}`);
+  }
+});

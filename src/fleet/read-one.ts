@@ -1,0 +1,38 @@
+// One fleet node's snapshot read through the one engine (readNode), in process or in a read-pool worker: the
+// inventory, or why it could not be read (an unreadable snapshot is a missing node). Anything else is a fault.
+// A worker answers with the inventory split (digest.ts): the node's own fields and its key, the shared part's
+// bytes only the first time that worker meets the key.
+import { readNode } from '../engine/evaluate.js';
+import { ConfigError, UsageError } from '../errors.js';
+import type { Inventory } from '../model/inventory.js';
+import type { NodeOwn } from './digest.js';
+
+export type ReadOne = { readonly inv: Inventory } | { readonly why: string };
+
+export interface WorkerJob {
+  readonly i: number;
+  readonly node: string;
+  readonly file: string;
+}
+
+/** A node read by a worker: its key and own fields; `shared` (structured-clone bytes) the first time the worker sends the key. */
+export interface WorkerRead {
+  readonly key: string;
+  readonly own: NodeOwn;
+  readonly shared?: Uint8Array;
+}
+
+export type WorkerAnswer = { readonly i: number } & (WorkerRead | { readonly why: string } | { readonly fatal: string });
+
+const why = (e: unknown): string | null => (e instanceof UsageError || e instanceof ConfigError || (e as NodeJS.ErrnoException).code !== undefined ? (e as Error).message : null);
+
+export async function readSnapshotNode(node: string, file: string): Promise<ReadOne> {
+  try {
+    const { inv } = await readNode({ root: file, baseline: null, node, trust: [] });
+    return { inv };
+  } catch (e) {
+    const w = why(e);
+    if (w === null) throw e;
+    return { why: w };
+  }
+}
