@@ -21,6 +21,7 @@ import { parsePciConfig } from '../../src/parsers/pci-config.js';
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as HGX_NODE } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { REPO } from '../helpers/paths.js';
+import { scratchDirAsync } from '../helpers/scratch.js';
 
 /** The reference: 8x H100 + 8 ConnectX-7, bare metal, each GPU+NIC pair under one PCIe Gen5 switch. */
 export const HGX: GenNode = HGX_NODE;
@@ -170,7 +171,7 @@ export const softRoce = (name = 'rxe0'): Patch => async (root) => {
 /** Writes the tree under a fresh temporary root, reads it as the gate does, removes it. */
 export function inventoryOf(n: GenNode, patch?: Patch): Promise<Inventory> {
   return slot(async () => {
-    const dir = await fsp.mkdtemp(path.join(TMP, 'gdrgate-checks-'));
+    const dir = await scratchDirAsync('gdrgate-checks-', TMP);
     try {
       await buildTree(dir, n);
       if (patch) await patch(dir);

@@ -1,14 +1,14 @@
 // fleet collect refuses what it cannot run before it spawns anything (exit 2: UsageError), each with a clear word.
 // The real runs are in test/e2e/cluster-fleet.test.ts (srun on the 4-node cluster).
 import t from 'tap';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { collectCommand } from '../../src/fleet/collect-command.js';
 import { UsageError } from '../../src/errors.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 t.test('usage errors', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-collect-'));
+  const dir = scratchDir('gdrgate-collect-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const base = { nodes: 'node[1-2]', out: dir, srun: '/nonexistent/srun', scontrol: '/nonexistent/scontrol' };
   const cases: [string, Record<string, unknown>, RegExp][] = [
@@ -28,7 +28,7 @@ t.test('usage errors', async (t) => {
 });
 
 t.test('no Slurm here: every node missing with the reason, exit internal, the summary written', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-collect-'));
+  const dir = scratchDir('gdrgate-collect-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const { readFileSync } = await import('node:fs');
   const r = await collectCommand({ nodes: 'node[1-2]', out: dir, timeout: 5, srun: '/nonexistent/srun', scontrol: '/nonexistent/scontrol', json: false });

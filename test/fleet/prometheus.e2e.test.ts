@@ -4,15 +4,15 @@
 // must come out lower than the others, every node's paths with the figures the renderer wrote.
 import t from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadPrometheus } from '../../src/fleet/prometheus.js';
 import { BYTES_PER_SECOND } from '../../src/epilog/prom.js';
 import { REPO } from '../helpers/paths.js';
 import { nodeTextfile, RAILS } from './_prom-fleet.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const PROMETHEUS = '/usr/bin/prometheus';
 const NODE_EXPORTER = '/usr/bin/prometheus-node-exporter';
@@ -48,7 +48,7 @@ async function getJson(url: string): Promise<unknown> {
 
 t.test('three node_exporters, one Prometheus, loadPrometheus', { skip: absent.length ? `missing ${absent.join(', ')} (Debian packages prometheus, prometheus-node-exporter)` : false }, async (t) => {
   t.setTimeout(120_000);
-  const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-prom-e2e-'));
+  const work = scratchDir('gdrgate-prom-e2e-');
   const children: ChildProcess[] = [];
   const logs: string[] = [];
   const stopAll = (): void => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));

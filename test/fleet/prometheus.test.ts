@@ -3,9 +3,8 @@
 // mutations), and the HTTP client against hostile servers (silent, endless, redirecting, not JSON).
 import t, { type Test } from 'tap';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parsePromText, PromTextError } from '../../src/fleet/prom-text.js';
 import { parseQueryAnswer, PromAnswerError } from '../../src/fleet/prom-answer.js';
@@ -15,6 +14,7 @@ import { loadStatsFromTextfiles, TextfileError } from '../../src/fleet/textfiles
 import { BYTES_PER_SECOND } from '../../src/epilog/prom.js';
 import { nodeTextfile, RAILS, SLOW_GBPS, GPU_GBPS } from './_prom-fleet.js';
 import { seeded } from '../helpers/seeded.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const GB = BYTES_PER_SECOND['Gb/s'];
 const FLEET = [nodeTextfile('gpu001', false, 11), nodeTextfile('gpu002', true, 12), nodeTextfile('gpu003', false, 13)];
@@ -241,7 +241,7 @@ t.test('loadPrometheus over HTTP: the queries asked, and a clear PrometheusError
 });
 
 t.test('loadStatsFromTextfiles: the *.prom files of a directory, the same figures', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-textfiles-'));
+  const dir = scratchDir('gdrgate-textfiles-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   for (const f of FLEET) writeFileSync(path.join(dir, `${f.node}.prom`), f.text);
   writeFileSync(path.join(dir, 'README'), 'not a textfile');

@@ -2,17 +2,17 @@
 // generated fleet to the very inventories the in-process read gives, in input order, and an unreadable snapshot is
 // a missing node there as in process. Without the worker file the read falls back to the process.
 import t from 'tap';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readFleet, type FleetProgress } from '../../src/fleet/read.js';
 import { generateFleet } from '../gen/fleet.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const WORKER = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/fleet-read-worker.js');
 
 t.test('the pool reads what the process reads, in order; an unreadable snapshot is a missing node', { skip: existsSync(WORKER) ? false : 'dist/fleet-read-worker.js absent (npm run build)' }, async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-read-pool-'));
+  const dir = scratchDir('gdrgate-read-pool-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const plan = await generateFleet(dir, { n: 6, seed: 7, spools: false });
   writeFileSync(path.join(dir, 'broken.tar.gz'), 'not a gzip stream');
@@ -34,7 +34,7 @@ t.test('the pool reads what the process reads, in order; an unreadable snapshot 
 });
 
 t.test('without the worker file the read stays in process', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-read-pool-'));
+  const dir = scratchDir('gdrgate-read-pool-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const plan = await generateFleet(dir, { n: 2, seed: 3, spools: false });
   const r = await readFleet(plan.map((n) => ({ node: n.name, file: path.join(dir, `${n.name}.tar.gz`) })), { workers: 2, workerFile: path.join(dir, 'no-such-worker.js') });

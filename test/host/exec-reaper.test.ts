@@ -2,11 +2,11 @@
 // command in its own process group, so nothing else would ever kill it.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { REPO } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const alive = (pid: number): boolean => {
   try {
@@ -18,7 +18,7 @@ const alive = (pid: number): boolean => {
 };
 
 t.test('process.exit while a command runs: its process group is killed, not left behind', async (t) => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-reaper-'));
+  const dir = scratchDir('gdrgate-reaper-');
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const pidFile = path.join(dir, 'pid');
   const exec = pathToFileURL(path.join(REPO, 'dist/host/exec.js')).href;

@@ -2,12 +2,12 @@
 // trees built here: every case a sysfs or capture tree can hold, and the ones a hostile tree can.
 import t from 'tap';
 import fs from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
 import { H200 } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
 
-const root = fs.realpathSync(fs.mkdtempSync(path.join(tmpdir(), 'gdrgate-fshost-')));
+const root = fs.realpathSync(scratchDir('gdrgate-fshost-'));
 const mk = (p: string, text = ''): void => {
   fs.mkdirSync(path.dirname(path.join(root, p)), { recursive: true });
   fs.writeFileSync(path.join(root, p), text);

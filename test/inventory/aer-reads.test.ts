@@ -3,7 +3,7 @@
 // config space shows no AER capability (the kernel shows none then); one when aer_dev_correctable is absent (the
 // files come as a group); all of them when config space cannot say (not root): unknown, never "no errors".
 import t from 'tap';
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -13,9 +13,10 @@ import { parsePciConfig } from '../../src/parsers/pci-config.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { CountingHost } from '../helpers/counting-host.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
-const root = mkdtempSync(path.join(TMP, 'gdrgate-aer-reads-'));
+const root = scratchDir('gdrgate-aer-reads-', TMP);
 t.teardown(() => rmSync(root, { recursive: true, force: true }));
 await buildTree(root, HGX);
 

@@ -2,7 +2,7 @@
 // path device below a downstream port, one read per ASPM attribute the kernel shows there, the policy file; /proc/cmdline is read once for
 // it and iommu-mode together. Nothing of it is read for a device off the GPU↔NIC paths.
 import t from 'tap';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -11,9 +11,10 @@ import { ASPM_POLICY } from '../../src/inventory/payload.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { CountingHost } from '../helpers/counting-host.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
-const root = mkdtempSync(path.join(TMP, 'gdrgate-payload-reads-'));
+const root = scratchDir('gdrgate-payload-reads-', TMP);
 t.teardown(() => rmSync(root, { recursive: true, force: true }));
 await buildTree(root, HGX);
 

@@ -1,9 +1,9 @@
 // Test helper: turns config blobs into `lspci -x` dumps and back, runs the real lspci on them, reads its text.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DevCtl } from '../../src/model/pci.js';
+import { scratchDir } from '../helpers/scratch.js';
 
 export const LSPCI = '/usr/bin/lspci';
 export const haveLspci = (): boolean => existsSync(LSPCI);
@@ -171,7 +171,7 @@ export function toHexDump(bytes: Uint8Array, slot = '00:00.0'): string {
 
 /** Runs the real `lspci -F dump -vvv` on one blob and returns what it decoded. */
 export function lspciDecode(bytes: Uint8Array, slot = '00:00.0'): LspciDevice {
-  const dir = mkdtempSync(join(tmpdir(), 'gdrgate-lspci-'));
+  const dir = scratchDir('gdrgate-lspci-');
   try {
     const file = join(dir, 'dump.txt');
     writeFileSync(file, toHexDump(bytes, slot));
