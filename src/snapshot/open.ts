@@ -1,4 +1,5 @@
-// A Host over a snapshot file (tar.gz or tar) read into memory: answers as FsHost would on the unpacked tree.
+// A Host over a snapshot file (tar.gz or tar) read into memory: answers as FsHost would on the unpacked tree, but a path
+// the tree lacks is absent only where the recording found it absent (manifest `missing`); else it is unknown.
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -32,6 +33,10 @@ function normalPath(p: string): string {
 export class SnapshotHost implements Host {
   /** Why each unreadable file could not be read at capture (manifest.json), so a replay gives the same reason. */
   private readonly why = new Map<string, string>();
+  /** The manifest's `missing` list: the paths the recording Host was asked for and found absent. */
+  private readonly recordedMissing: readonly string[] = [];
+  /** Which gdrgate took the snapshot (manifest.json), named where the snapshot cannot answer. */
+  private readonly takenBy: string = 'unknown';
 
   constructor(
     readonly root: string,
@@ -40,11 +45,47 @@ export class SnapshotHost implements Host {
     const m = tree.get('/manifest.json');
     if (m?.kind !== 'file') return;
     try {
-      const { unreadable } = JSON.parse(Buffer.from(m.data).toString('utf8')) as { unreadable?: { path: string; reason: string }[] };
-      for (const u of unreadable ?? []) this.why.set(u.path, u.reason);
+      const j = JSON.parse(Buffer.from(m.data).toString('utf8')) as { unreadable?: { path: string; reason: string }[]; missing?: unknown; version?: unknown };
+      for (const u of j.unreadable ?? []) this.why.set(u.path, u.reason);
+      if (Array.isArray(j.missing)) this.recordedMissing = j.missing.filter((x): x is string => typeof x === 'string');
+      if (typeof j.version === 'string') this.takenBy = j.version;
     } catch {
-      // a manifest that does not parse only costs the original reasons
+      // a manifest that does not parse only costs the original reasons (and every absence becomes unknown)
     }
+  }
+
+  /**
+   * Where the tree stops on each path the manifest records as missing: the component of the snapshot's tree
+   * (links followed) that was absent on the node. Built once, on the first path the tree lacks: a Set, O(1) a
+   * lookup after that. `null` while it is being built.
+   */
+  private absentAt: Set<string> | null | undefined;
+  /** The component the last ENOENT of a walk stopped at (read while absentAt is built). */
+  private lastMiss: string | null = null;
+
+  private vouchedAbsent(): Set<string> | null {
+    if (this.absentAt !== undefined) return this.absentAt;
+    this.absentAt = null;
+    const at = new Set<string>();
+    for (const m of this.recordedMissing) {
+      this.lastMiss = null;
+      const r = this.walk(normalPath(m), true);
+      if (!r.ok && this.lastMiss !== null) at.add(this.lastMiss);
+    }
+    this.absentAt = at;
+    return at;
+  }
+
+  /**
+   * `next` is not in the tree (its directory is). The snapshot vouches that it was absent on the node only when
+   * the recording found it absent (manifest `missing`: the path or an ancestor); otherwise it never asked for it
+   * (a gdrgate that reads more than the one that took the snapshot) and the answer is unknown, never ENOENT.
+   */
+  private noEntry(next: string): Resolved {
+    this.lastMiss = next;
+    const at = this.vouchedAbsent();
+    if (at === null || at.has(next)) return err('ENOENT', next, true);
+    return { ok: false, missing: false, reason: `not recorded by this snapshot (taken by gdrgate ${this.takenBy}): ${next}` };
   }
 
   /** Walks a kernel path through the archive, following links (the last one only when `followLast`). */
@@ -74,7 +115,7 @@ export class SnapshotHost implements Host {
         const n = this.tree.get(next);
         if (n && (n.kind !== 'link' || !followLast)) return { ok: true, path: next, node: n };
         // Absent from a directory the walk reaches: the walk's own ENOENT, at the same path.
-        if (!n) return err('ENOENT', next, true);
+        if (!n) return this.noEntry(next);
       }
     }
     return this.walkAll(norm, followLast, { peak: 0 });
@@ -117,7 +158,7 @@ export class SnapshotHost implements Host {
       if (dir?.kind !== 'dir') return err('ENOTDIR', cur, true);
       const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
       const n = this.tree.get(next);
-      if (!n) return err('ENOENT', next, true);
+      if (!n) return this.noEntry(next);
       if (n.kind === 'link' && (todo.length > 0 || followLast)) {
         if (++links > MAX_LINKS) return err('ELOOP', kpath, false);
         // A target outside the archive (absolute, or `..` past its top) is never followed onto this machine.

@@ -18,6 +18,10 @@ class Denying extends FsHost {
   override async readBytes(p: string, max?: number): Promise<ReadResult<Uint8Array>> {
     return this.deny.includes(p) ? { ok: false, missing: false, reason: 'EACCES: permission denied' } : super.readBytes(p, max);
   }
+  // FsHost.readText reads on its own (no copy through readBytes): denied the same.
+  override async readText(p: string): Promise<ReadResult<string>> {
+    return this.deny.includes(p) ? { ok: false, missing: false, reason: 'EACCES: permission denied' } : super.readText(p);
+  }
 }
 
 t.test('a file unreadable at capture is stored unreadable: the replay notes it exactly as the original run', async (t) => {

@@ -8,7 +8,12 @@ import type { Host, ReadResult } from '../../src/host/host.js';
 import { openSnapshot, parseSnapshot } from '../../src/snapshot/open.js';
 import { SnapTree } from '../../src/snapshot/tree.js';
 
-const MANIFEST = `${JSON.stringify({ tool: 'gdrgate', kind: 'snapshot', format: 1 })}\n`;
+/**
+ * The paths of PATHS that are absent from the fixture, recorded as a recording Host finds them (build.ts): a
+ * snapshot vouches for an absence only where its manifest records one; any other path it lacks is "not recorded".
+ */
+const MISSING = ['/nonexistent', '/sys/bus/pci/devices/0000:01:00.0/nope', '/sys/class/x/dangling'];
+const MANIFEST = `${JSON.stringify({ tool: 'gdrgate', kind: 'snapshot', format: 1, version: '0.0.9', missing: MISSING })}\n`;
 
 /** A tree as a snapshot holds it: with its manifest, without which it is not one. */
 function snapTree(): SnapTree {
@@ -90,6 +95,14 @@ t.test('every call on every path answers as FsHost on the unpacked tree', async 
   for (const p of PATHS) t.same(await answers(snap, p), await answers(fs, p), p);
   t.match(await snap.readText('/sys/class/x/loop1'), { ok: false, missing: false, reason: /^ELOOP/ }, 'a loop is an error, not missing');
   t.match(await snap.list('/sys/class/x/dangling'), { ok: false, missing: true });
+  // Recorded missing through a link: the same component reached by its real path is absent too, and so is
+  // anything below it; a sibling nobody asked for is unknown.
+  const dev = '/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0';
+  t.match(await snap.stat(`${dev}/nope`), { ok: false, missing: true, reason: /^ENOENT/ }, 'the real path of a recorded absence');
+  t.match(await snap.readText(`${dev}/nope/deeper`), { ok: false, missing: true }, 'below a recorded absence');
+  t.match(await snap.readText('/sys/class/x/nowhere'), { ok: false, missing: true }, 'the dangling link target');
+  t.match(await snap.readText(`${dev}/other`), { ok: false, missing: false, reason: `not recorded by this snapshot (taken by gdrgate 0.0.9): ${dev}/other` });
+  t.match(await snap.list('/sys/bus/pci/devices/0000:01:00.0/other/x'), { ok: false, missing: false, reason: /^not recorded/ });
 });
 
 t.test('a link out of the archive is never followed (FsHost would read this machine)', async (t) => {
