@@ -47,7 +47,7 @@ const LOCAL = {
   'module-missing': 'Load the module as on the reference node (modprobe; rdma-core / MOFED / driver services) and find why it did not load at boot.',
   'module-extra': 'Confirm the extra module is intended; the reference node runs without it.',
   'better-than-reference': 'The suspect is ahead of the reference here: confirm the change is intended and recapture the reference if so.',
-  'unknown-side': 'One side could not be read (not root, or file absent): take the snapshot again as root before concluding.',
+  'unknown-side': 'One side could not tell: not root, a file absent, or a snapshot from an older gdrgate that did not record it (its notes say "not recorded"). Take the snapshot again, as root and with this gdrgate, before concluding.',
 } as const;
 
 export type ResponseKey = Code | keyof typeof LOCAL;
