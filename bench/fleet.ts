@@ -1,8 +1,10 @@
 // `npm run bench`, the fleet part: `gdrgate fleet report DIR --json` on generated fleets of N = 100 and 1,000
 // 8-GPU nodes (test/gen/fleet.ts: one class, faults at known rates, five samples per rail), cached under the temp
-// directory between runs. Prints wall time, CPU time and peak RSS of the whole command, growth from 100 to 1,000
-// against N log N, and the detection: every injected fault found, no clean node flagged.
+// directory between runs (keyed by a digest of the compiled generator and gate code). Prints wall time, CPU time
+// and peak RSS of the whole command, growth from 100 to 1,000 against N log N, and the detection: every injected
+// fault found, no clean node flagged.
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -14,9 +16,33 @@ const SIZES = (process.env.BENCH_FLEET ?? '100,1000').split(',').map(Number);
 const SEED = 42;
 const TIME = '/usr/bin/time';
 
-/** The generated fleet of n nodes, from the cache when a complete one is there. */
+/** The compiled code a generated fleet comes from (the generator, and the gate's snapshot builder it writes with). */
+const BUILT = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..');
+
+/**
+ * A digest of that code: a fleet cached by another build holds the snapshots that build wrote (fewer files, say),
+ * and would be timed as if this one had written them.
+ */
+function buildKey(): string {
+  const h = createHash('sha256');
+  const walk = (d: string): void => {
+    for (const e of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.js')) h.update(p.slice(BUILT.length)).update(readFileSync(p));
+    }
+  };
+  walk(path.join(BUILT, 'src'));
+  walk(path.join(BUILT, 'test/gen'));
+  return h.digest('hex').slice(0, 12);
+}
+const KEY = buildKey();
+
+/** The generated fleet of n nodes, from the cache when a complete one of this build is there (others removed). */
 async function fleet(n: number): Promise<{ dir: string; plan: GenFleetNode[] }> {
-  const dir = path.join(tmpdir(), `gdrgate-bench-fleet-${n}-${SEED}`);
+  const stem = `gdrgate-bench-fleet-${n}-${SEED}`;
+  const dir = path.join(tmpdir(), `${stem}-${KEY}`);
+  for (const old of readdirSync(tmpdir())) if ((old === stem || old.startsWith(`${stem}-`)) && !old.startsWith(`${stem}-${KEY}`)) rmSync(path.join(tmpdir(), old), { recursive: true, force: true });
   const planFile = path.join(dir, 'plan.json');
   if (existsSync(planFile)) return { dir, plan: JSON.parse(readFileSync(planFile, 'utf8')) as GenFleetNode[] };
   const tmp = `${dir}.tmp-${process.pid}`;
