@@ -12,6 +12,7 @@ import type { AerCounterFile, AerCounters, AerRootTotals } from '../model/aer.js
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type AerKind, parseAerCounterFile, parseAerTotal } from '../parsers/aer-counters.js';
 import type { Parsed } from '../parsers/sysfs.js';
+import { BoundedMemo } from './memo.js';
 import { type Notes, readWhy } from './read.js';
 
 const FILES: Readonly<Record<AerKind, string>> = { correctable: 'aer_dev_correctable', nonfatal: 'aer_dev_nonfatal', fatal: 'aer_dev_fatal' };
@@ -32,18 +33,9 @@ async function text(host: Host, path: string, notes: Notes): Promise<Fact<string
  * starts again when full, so a hostile or noisy tree costs a parse per file as before, never memory.
  */
 const MEMO_TEXT = 2048;
-const MEMO_ENTRIES = 64;
-const parsed = new Map<string, Parsed<AerCounterFile>>();
-function parseMemo(text: string, kind: AerKind): Parsed<AerCounterFile> {
-  if (text.length > MEMO_TEXT) return parseAerCounterFile(text, kind);
-  const key = `${kind}\n${text}`;
-  let p = parsed.get(key);
-  if (p === undefined) {
-    if (parsed.size >= MEMO_ENTRIES) parsed.clear();
-    parsed.set(key, (p = parseAerCounterFile(text, kind)));
-  }
-  return p;
-}
+const parsed = new BoundedMemo<string, Parsed<AerCounterFile>>(64);
+const parseMemo = (text: string, kind: AerKind): Parsed<AerCounterFile> =>
+  text.length > MEMO_TEXT ? parseAerCounterFile(text, kind) : parsed.get(`${kind}\n${text}`, () => parseAerCounterFile(text, kind));
 
 async function file(host: Host, dir: string, kind: AerKind, notes: Notes) {
   const path = `${dir}/${FILES[kind]}`;
