@@ -10,10 +10,20 @@
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
-# It runs as root (the TaskProlog: as the job's user): the .conf is sourced only if root owns it and its directory
-# and no one else may write either; otherwise it is left unread, said on stderr, and the settings above stand.
-trusted() { set -- $(/usr/bin/stat -L -c '%u:%a' -- "$1" "${1%/*}/" 2>/dev/null); [ $# -eq 2 ] && for m; do case "$m" in 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done; }
-case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if trusted "${0%.sh}.conf"; then . "${0%.sh}.conf"; else echo "gdrgate: not reading ${0%.sh}.conf: want it and its directory owned by root and writable by root only" >&2; fi; fi ;; esac
+# It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
+# rootonly FD PATH: the file open on FD (opened from PATH) is root's and writable by root only, and so is every
+# directory above where it really lies. /dev/fd/FD is the opened file itself, so a swap after the open changes
+# nothing; where PATH passes a link, the opened file's real path is asked (readlink) and a link may not rename it.
+# A sticky directory (/tmp) may be writable by all: nobody can rename or remove root's entry below it.
+rootonly() {
+  case "$2" in /*) ;; *) return 1 ;; esac
+  real=$2 d=$2
+  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink "/dev/fd/$1" 2>/dev/null) && [ "${real##*/}" = "${2##*/}" ] || return 1; break; }; d=${d%/*}; done
+  d=$real; set -- "/dev/fd/$1"
+  while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
+  for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
+}
+case "$0" in *.sh) if [ -r "${0%.sh}.conf" ] && exec 9<"${0%.sh}.conf"; then if rootonly 9 "${0%.sh}.conf"; then . /dev/fd/9; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; exec 9<&-; fi ;; esac
 "$NODE" "$CLI" epilog --config "$CONFIG"
 rc=$?
 [ "$rc" -eq 1 ] && exit 1

@@ -1,27 +1,12 @@
 #!/usr/bin/env node
-// gdrgate command line: runs one command and owns the exit code (the one top-level catch, cli/top.ts). The
-// Slurm gate (prolog/health with plain flags) skips yargs: every job pays for this start-up. The Slurm
-// wrappers start the gate from its startup snapshot (dist/gate.blob, cli/startup-snapshot.ts) when they can.
-import { exitCodeOf } from './cli/top.js';
-import { parseGateArgv } from './cli/fast-argv.js';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+// gdrgate's entry point, the same source for every way it is built (scripts/shapes.mjs): the modules
+// (dist/cli.js), the one-file program (dist/gdrgate.cjs) and the startup snapshot made from that file on the
+// node itself (`gdrgate startup-snapshot`). Under `node --build-snapshot` it prepares the snapshot instead of
+// running; the snapshot's main then runs the command line (src/cli/startup-snapshot.ts).
+import { startupSnapshot } from 'node:v8';
+import { runCli } from './cli/run.js';
+import { prepareSnapshot } from './cli/startup-snapshot.js';
 
-type GateModule = typeof import('./cli/gate.js');
-
-/**
- * The gate's code as one file (dist/gate.js, built unsplit by scripts/bundle.mjs): a prolog loads two files
- * instead of dozens of chunks. Running from sources (no bundle), the module itself.
- */
-async function gateModule(): Promise<GateModule> {
-  const one = new URL('./gate.js', import.meta.url);
-  return existsSync(fileURLToPath(one)) ? ((await import(one.href)) as GateModule) : import('./cli/gate.js');
-}
-
-const code = await exitCodeOf(async () => {
-  const argv = process.argv.slice(2);
-  const gate = parseGateArgv(argv);
-  return gate ? (await gateModule()).gateCommand(gate) : (await import('./cli/commands.js')).main(argv);
-});
-// Exit now: after a deadline, a blocked read may still be pending and must not keep the prolog alive.
-process.exit(code);
+if (startupSnapshot.isBuildingSnapshot()) prepareSnapshot(process.env.GDRGATE_SNAPSHOT_WARMUP);
+// Exit at once: after a deadline, a blocked read may still be pending and must not keep the prolog alive.
+else void runCli(process.argv.slice(2), 'modules').then((code) => process.exit(code));

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { PRECOMPILED } from './validators.js';
 
 export type SchemaName = 'baseline' | 'config' | 'report';
 export type Validate = (data: unknown) => string[];
@@ -18,13 +19,6 @@ export interface AjvFn {
 }
 
 const cache = new Map<SchemaName, Validate>();
-let provided: Partial<Record<SchemaName, AjvFn>> = {};
-
-/** The gate's startup snapshot bundles the precompiled validators (no file to find or import at run time). */
-export function provideValidators(fns: Partial<Record<SchemaName, AjvFn>>): void {
-  provided = fns;
-  cache.clear();
-}
 
 /** The package root (holds schemas/ and dist/), whether this code runs from src/, dist/ or a bundle chunk. */
 function packageRoot(): string {
@@ -38,7 +32,7 @@ export function schemaPath(name: SchemaName): string {
 }
 
 async function compiled(name: SchemaName): Promise<AjvFn> {
-  const given = provided[name];
+  const given = PRECOMPILED[name];
   if (given) return given;
   const pre = path.join(packageRoot(), 'dist', 'validators', `${name}.js`);
   if (existsSync(pre)) return ((await import(pathToFileURL(pre).href)) as { default: AjvFn }).default;

@@ -1,7 +1,8 @@
 // The full command surface on yargs (every command but the prolog's fast path goes through here).
 import yargs from 'yargs';
 import { UsageError } from '../errors.js';
-import { VERSION } from '../version.js';
+import { versionLine } from '../version.js';
+import { DEFAULT_BLOB } from '../startup/make.js';
 import { out } from '../host/stdout.js';
 
 const root = { type: 'string', default: '/', describe: 'read the node under this directory (a capture) instead of /' } as const;
@@ -12,7 +13,7 @@ export async function main(argv: string[]): Promise<number> {
   const set = (p: Promise<number>) => p.then((c) => void (code = c));
   const parser = yargs(argv)
     .scriptName('gdrgate')
-    .version(VERSION)
+    .version(versionLine())
     .help()
     .alias('h', 'help')
     .strict()
@@ -99,6 +100,15 @@ export async function main(argv: string[]): Promise<number> {
           .option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })
           .option('fail', { type: 'boolean', default: false, describe: 'exit 1 on a failing finding, which fails the task (default: warn only)' }),
       (a) => set(import('./task.js').then((m) => m.taskCommand({ standalone: a.standalone, root: a.root, config: a.config, fail: a.fail }))),
+    )
+    .command(
+      'startup-snapshot',
+      "make the gate's V8 startup snapshot on this node (the Slurm wrappers' fast path; the package makes it at install, the agent at its start), proven before it replaces the old one",
+      (y) =>
+        y
+          .option('out', { type: 'string', default: DEFAULT_BLOB, describe: 'where to write it (atomically, mode 0644)' })
+          .option('warm-up', { type: 'array', string: true, describe: 'trees a prolog runs on before the heap is saved (default: the bundled capture and this node)' }),
+      (a) => set(import('./startup.js').then((m) => m.startupCommand({ out: a.out, warmUp: a['warm-up'] }))),
     )
     .command(
       'epilog',

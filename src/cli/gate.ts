@@ -12,6 +12,16 @@ import { out } from './common.js';
 
 export type { GateArgs, Startup };
 
+/** The wrapper's GDRGATE_BLOB_FAILED (slurm/prolog.sh) in words: why this run did not start from the startup snapshot. */
+export function blobFailedWhy(v: string): string {
+  const why =
+    v === 'untrusted' ? 'it, or a directory above it, is not root\'s alone'
+    : v === '10' ? 'it is stale: the program changed since it was made'
+    : v === '14' ? 'this Node refused it: made by another Node build, with other V8 flags or on another CPU'
+    : `Node exited ${v} starting from it (a damaged file?)`;
+  return `the startup snapshot could not be used (${why}); the gate ran without it. Remake it as root: gdrgate startup-snapshot`;
+}
+
 export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules'): Promise<number> {
   const ctx: GateContext = { env: process.env, startup };
   const j = await judge(a, ctx);
@@ -42,7 +52,7 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
   const durationMs = Math.round(performance.now() - started);
   // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: say so once a run.
   const blobFailed = startup === 'modules' ? ctx.env.GDRGATE_BLOB_FAILED : undefined;
-  if (blobFailed) logger.warn({ node, job, blobExit: Number(blobFailed) }, 'dist/gate.blob could not be used by this Node; the gate ran without its startup snapshot. Remake it: node <gdrgate>/scripts/build-blob.mjs');
+  if (blobFailed) logger.warn({ node, job, blobExit: blobFailed }, blobFailedWhy(blobFailed));
   // The wrapper asked the agent first and got no healthy answer: why, on the run line (the agent never drains: README, Agent).
   await logRun(a, j, ctx, durationMs, { reason, action, agent: ctx.env.GDRGATE_AGENT_SAID });
   if (outcome.kind !== 'healthy' || a.dryRun) {

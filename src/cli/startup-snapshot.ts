@@ -1,45 +1,48 @@
-// The gate as a V8 startup snapshot (dist/gate.blob; scripts/startup-snapshot.mjs bundles, scripts/build-blob.mjs
-// makes the blob): `node --snapshot-blob dist/gate.blob prolog --config F` starts with every module of the gate
-// loaded, evaluated and, after a warm-up run, compiled, so a prolog pays Node's own start-up and its checks,
-// not the loading and compiling of ~1 MB of code. The Slurm wrappers use it when it is there and fall back to
-// dist/cli.js when this Node cannot load it (slurm/prolog.sh). Only the gate lives in the blob.
+// The gate as a V8 startup snapshot: `node --snapshot-blob FILE prolog --config F` starts with every module of
+// gdrgate loaded and evaluated and, after warm-up runs, the gate's code compiled, so a prolog pays Node's own
+// start-up and its checks, not the loading and compiling of ~1 MB of code. A snapshot loads only in the Node
+// build, with the V8 flags and on the CPU that made it, so it is made where it runs (`gdrgate startup-snapshot`,
+// src/snapshot-blob/make.ts) and the Slurm wrappers fall back to the plain program when it is refused.
+import { statSync } from 'node:fs';
 import { startupSnapshot } from 'node:v8';
-import { parseGateArgv } from './fast-argv.js';
 import { gateCommand } from './gate.js';
-import { exitCodeOf } from './top.js';
-import { exitCode } from '../runner/exit.js';
+import { runCli } from './run.js';
 import { setLogFile } from '../log.js';
-import { provideValidators, type AjvFn, type SchemaName } from '../schema.js';
 // Loaded by gateCommand only on a passing prolog (and then node:crypto with it): here it is in the blob.
 import '../state/prolog.js';
 
-const USAGE = 'gdrgate: the startup snapshot runs only `prolog|health [--config F] [--root D] [--baseline F] [--dry-run]`; run dist/cli.js for anything else\n';
+/** The exit code of a stale blob: above gdrgate's own 0-3, so the wrappers run the plain program instead. */
+export const STALE_EXIT = 10;
 
-/** Runs in the deserialized process: argv is [node, ...arguments] (no script path). */
-async function main(): Promise<void> {
-  const code = await exitCodeOf(async () => {
-    const gate = parseGateArgv(process.argv.slice(1));
-    if (!gate) {
-      process.stderr.write(USAGE);
-      return exitCode('usage');
-    }
-    return gateCommand(gate, undefined, 'snapshot');
-  });
-  process.exit(code);
+/** The file as it is now: device, inode, size and modification time (a replaced or rewritten file differs). */
+function identity(file: string): string {
+  try {
+    const st = statSync(file, { bigint: true });
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`;
+  } catch (e) {
+    return `unreadable: ${(e as Error).message}`;
+  }
 }
 
 /**
  * Called once, while the snapshot is built. `warmUp`: a JSON array of configs, one passing prolog each, run in turn
- * before the heap is serialized so the code a prolog runs is compiled in the blob (scripts/build-blob.mjs points
- * them at the bundled capture and a generated switched tree, throwaway state directories, SLURM_JOB_ID 1). Their
- * reports go to the builder's stdout; the logger is dropped, so the blob opens its own on first use. Nothing they
- * read stays: each run reads its node anew.
+ * before the heap is serialized so the code a prolog runs is compiled in the blob (each with a throwaway
+ * baseline and state directory). The logger is dropped, so the blob opens its own on first use. Nothing they read
+ * stays: each run reads its node anew. The deserialized process's argv is [node, ...arguments] (no script path).
  */
-export function prepareSnapshot(validators: Partial<Record<SchemaName, AjvFn>>, warmUp?: string): void {
-  provideValidators(validators);
-  startupSnapshot.setDeserializeMainFunction(() => void main());
+export function prepareSnapshot(warmUp?: string): void {
+  const program = process.argv[1] ?? '';
+  const made = identity(program);
+  startupSnapshot.setDeserializeMainFunction(() => {
+    // The program was replaced (an upgrade, a rebuild) since the blob was made of it: the blob would run old code.
+    if (identity(program) !== made) {
+      process.stderr.write(`gdrgate: the startup snapshot is stale (${program} changed since it was made); remake it: gdrgate startup-snapshot\n`);
+      process.exit(STALE_EXIT);
+    }
+    void runCli(process.argv.slice(1), 'snapshot').then((code) => process.exit(code));
+  });
   const configs = warmUp ? (JSON.parse(warmUp) as string[]) : [];
   void configs
-    .reduce<Promise<unknown>>((before, config) => before.then(() => gateCommand({ mode: 'prolog', config, dryRun: false })), Promise.resolve())
+    .reduce<Promise<unknown>>((before, config) => before.then(() => gateCommand({ mode: 'prolog', config, dryRun: true }, undefined, 'snapshot')), Promise.resolve())
     .finally(() => setLogFile(undefined));
 }

@@ -6,7 +6,6 @@
 // comes with its digest key (digest.ts): nodes of one key compare alike, and the pool sends each key's shared part
 // once per worker, the main thread joining it with each node's own fields.
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -49,23 +48,20 @@ export const POOL_FROM = 50;
 /** Jobs sent to one worker before its first answer: it never waits on the main thread between two nodes. */
 const IN_FLIGHT = 2;
 
-/** The bundled worker; the same path from dist/chunks/ (the bundle) and from dist/fleet/ (the compiled modules). */
-export const defaultWorkerFile = (): string => fileURLToPath(new URL('../fleet-read-worker.js', import.meta.url));
-
-/** Inside the single executable a worker cannot be started from a file of the package: read in process there. */
-function inSea(): boolean {
-  try {
-    const sea = createRequire(import.meta.url)('node:sea') as { isSea?: () => boolean };
-    return sea.isSea?.() === true;
-  } catch {
-    return false;
-  }
-}
+/**
+ * The bundled worker: dist/fleet-read-worker.js beside the ESM bundle (from dist/chunks/ or tsc's dist/fleet/), or
+ * fleet-read-worker.cjs beside the one-file program (dist/gdrgate.cjs, /usr/lib/gdrgate/gdrgate.cjs).
+ */
+export const defaultWorkerFile = (): string => {
+  const here = import.meta.url;
+  const candidates = [new URL('./fleet-read-worker.cjs', here), new URL('../fleet-read-worker.js', here)].map((u) => fileURLToPath(u));
+  return candidates.find((f) => existsSync(f)) ?? candidates[candidates.length - 1]!;
+};
 
 function workerCount(n: number, o: ReadOptions): { count: number; file: string } {
   const file = o.workerFile ?? defaultWorkerFile();
   const want = o.workers ?? (n >= POOL_FROM ? Math.min(4, availableParallelism()) : 0);
-  if (want <= 0 || n === 0 || inSea() || !existsSync(file)) return { count: 0, file };
+  if (want <= 0 || n === 0 || !existsSync(file)) return { count: 0, file };
   return { count: Math.min(want, n), file };
 }
 

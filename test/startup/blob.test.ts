@@ -1,9 +1,9 @@
-// The gate's startup snapshot (dist/gate.blob) as Slurm's wrapper runs it: the same verdicts, reports and drains as
-// dist/cli.js, the failure path's scontrol through dist/execa.cjs, and slurm/prolog.sh falling back to the plain
-// CLI (which says so in its log) when this Node cannot start from the blob: another Node build's (exit 14), or a
-// damaged file (a signal). Real runs of the built package on the bundled capture, with a recording scontrol.
+// The gate's startup snapshot (dist/gate.blob, made by `gdrgate startup-snapshot`) as Slurm's wrapper runs it: the
+// same verdicts, reports and drains as dist/cli.js, and slurm/prolog.sh falling back to the plain program (which
+// says why in its log) when the blob cannot be used: refused by Node (exit 14), damaged (a signal), stale (the
+// program changed since, exit 10) or not root's alone. Real runs on the bundled capture, with a recording scontrol.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
@@ -18,8 +18,8 @@ function viaBlob(blob: string, args: string[], env: Record<string, string> = JOB
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 const noMs = (s: string): string => s.replace(/ \d+ms /, ' <ms> ');
-const runs = (e: GateEnv): { startup: string; msg: string; blobExit?: number }[] =>
-  readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { startup: string; msg: string; blobExit?: number });
+const runs = (e: GateEnv): { startup: string; msg: string; blobExit?: string }[] =>
+  readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { startup: string; msg: string; blobExit?: string });
 
 t.ok(existsSync(BLOB), 'npm run build made dist/gate.blob');
 
@@ -35,7 +35,7 @@ t.test('from the blob: the same report and exit as dist/cli.js, healthy and brok
   t.same(runs(e).map((r) => r.startup), ['snapshot', 'modules', 'snapshot', 'modules'], 'the log says how each run started');
 });
 
-t.test('from the blob, a failing prolog drains through scontrol (execa loaded from beside the blob)', async (t) => {
+t.test('from the blob, a failing prolog drains through scontrol', async (t) => {
   const e = makeGateEnv();
   breakLink(e.tree);
   const r = viaBlob(BLOB, ['prolog', '--config', e.config]);
@@ -52,10 +52,14 @@ t.test('from the blob, a passing prolog writes the job state the TaskProlog read
   t.same(runs(e).filter((l) => l.msg !== 'gdrgate run'), [], 'nothing logged but the run line');
 });
 
-t.test('the blob runs the gate only: other commands are refused with a usage error', async (t) => {
-  const r = viaBlob(BLOB, ['check', '--root', '/']);
-  t.equal(r.code, 2);
-  t.match(r.stderr, /startup snapshot runs only `prolog\|health/);
+t.test('the blob is the whole program: another command, and a usage error, as dist/cli.js says them', async (t) => {
+  const e = makeGateEnv();
+  for (const args of [['check', '--root', e.tree], ['check', '--no-such-flag']]) {
+    const a = viaBlob(BLOB, args);
+    const b = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: JOB, timeout: 60_000 });
+    t.equal(a.code, b.status, `${args.join(' ')}: same exit (${b.status})`);
+    t.equal(a.stdout, b.stdout, `${args.join(' ')}: same report`);
+  }
 });
 
 t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', async (t) => {
@@ -69,11 +73,11 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
     return { code: r.status, stdout: r.stdout };
   };
   /** The last run's line, and the blob warning logged by that run (after the run before it). */
-  const last = (): { startup: string; blobExit?: number } => {
+  const last = (): { startup: string; blobExit?: string } => {
     const all = runs(e);
     const i = all.findLastIndex((l) => l.msg === 'gdrgate run');
     const prev = all.slice(0, i).findLastIndex((l) => l.msg === 'gdrgate run');
-    const warn = all.slice(prev + 1, i).find((l) => l.msg.startsWith('dist/gate.blob could not be used'));
+    const warn = all.slice(prev + 1, i).find((l) => l.msg.startsWith('the startup snapshot could not be used'));
     return { startup: all[i]!.startup, ...(warn?.blobExit !== undefined ? { blobExit: warn.blobExit } : {}) };
   };
 
@@ -85,23 +89,50 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
   t.equal(broken.code, 1, 'exit 1 from the blob passes through');
   t.equal(broken.stdout.match(/^gdrgate prolog node=/gm)?.length, 1, 'and the gate ran once, not again without the blob');
 
-  // Another Node build's blob: here, one made with another V8 configuration, which Node refuses the same way (exit 14).
+  // Another Node build's blob: here this blob with its header's Node version (offset 13, after the magic, the
+  // snapshot type and the string's length) made another's, which Node refuses as it refuses a blob made elsewhere.
   const other = path.join(e.dir, 'other.blob');
-  const made = spawnSync(process.execPath, ['--max-semi-space-size=2', '--snapshot-blob', other, '--build-snapshot', path.join(REPO, 'dist/gate-snapshot.cjs')], { encoding: 'utf8' });
-  t.equal(made.status, 0, made.stderr);
+  const bytes = readFileSync(BLOB);
+  const at = bytes.indexOf(process.versions.node, 0, 'latin1');
+  t.equal(at, 13, "the blob's header names the Node that made it");
+  bytes.write(process.versions.node.replace(/\d$/, (d) => String((Number(d) + 1) % 10)), at, 'latin1');
+  writeFileSync(other, bytes);
   t.equal(viaBlob(other, ['prolog', '--config', e.config]).code, 14, 'Node itself refuses that blob with exit 14');
   const r14 = wrap(`BLOB=${other}\n`);
   t.equal(r14.code, 1, 'the wrapper falls back: the plain CLI judges (still x8) and exits 1');
-  t.match(last(), { startup: 'modules', blobExit: 14 }, 'and logs that the blob could not be used (exit 14)');
+  t.same(last(), { startup: 'modules', blobExit: '14' }, 'and logs that the blob could not be used (exit 14)');
 
   const damaged = path.join(e.dir, 'damaged.blob');
   writeFileSync(damaged, readFileSync(BLOB).subarray(0, 1000));
   const rd = wrap(`BLOB=${damaged}\n`);
   t.equal(rd.code, 1, 'a damaged blob (Node dies on a signal): the plain CLI still judges');
   t.equal(last().startup, 'modules');
-  t.ok((last().blobExit ?? 0) > 128, `the signal's exit status is logged (${last().blobExit})`);
+  t.ok(Number(last().blobExit ?? 0) > 128, `the signal's exit status is logged (${last().blobExit})`);
+
+  // A blob of a program that changed since (an upgrade that could not remake it): stale, exit 10, never old code.
+  const program = path.join(e.dir, 'program.cjs');
+  copyFileSync(path.join(REPO, 'dist/gdrgate.cjs'), program);
+  const staleBlob = path.join(e.dir, 'stale.blob');
+  t.equal(spawnSync(process.execPath, ['--snapshot-blob', staleBlob, '--build-snapshot', program], { encoding: 'utf8' }).status, 0);
+  t.equal(wrap(`BLOB=${staleBlob}\n`).code, 1, 'a fresh blob of that program judges');
+  t.same(last(), { startup: 'snapshot' });
+  writeFileSync(program, readFileSync(program, 'utf8') + '\n// changed\n');
+  t.equal(wrap(`BLOB=${staleBlob}\n`).code, 1, 'once the program changed, the plain program judges');
+  t.same(last(), { startup: 'modules', blobExit: '10' }, 'and logs that the blob is stale (exit 10)');
+
+  // A blob another user could replace: never started, whatever it holds.
+  const open = path.join(e.dir, 'open');
+  mkdirSync(open, { mode: 0o777 });
+  chmodSync(open, 0o777);
+  copyFileSync(BLOB, path.join(open, 'gate.blob'));
+  t.equal(wrap(`BLOB=${path.join(open, 'gate.blob')}\n`).code, 1);
+  t.same(last(), { startup: 'modules', blobExit: 'untrusted' }, 'a blob in a directory anyone may write is not used');
+  const link = path.join(e.dir, 'link.blob');
+  symlinkSync(path.join(open, 'gate.blob'), link);
+  t.equal(wrap(`BLOB=${link}\n`).code, 1);
+  t.same(last(), { startup: 'modules', blobExit: 'untrusted' }, 'nor one reached through a link into such a directory');
 
   t.equal(wrap('BLOB=\n').code, 1, 'BLOB= (empty): never a blob');
-  t.match(last(), { startup: 'modules' });
+  t.same(last(), { startup: 'modules' });
   t.notOk('blobExit' in last(), 'and nothing to warn about');
 });

@@ -1,0 +1,21 @@
+// One run of the command line, whichever way the program was started: from its modules (dist/cli.js), from the
+// one-file program (dist/gdrgate.cjs, installed as /usr/lib/gdrgate/gdrgate.cjs) or from a startup snapshot made
+// of that file (the deserialized main: src/cli/startup-snapshot.ts). The Slurm gate (prolog/health with plain
+// flags) skips yargs: every job pays for this start-up.
+import { exitCodeOf } from './top.js';
+import { parseGateArgv } from './fast-argv.js';
+import { gateCommand, type Startup } from './gate.js';
+import { out } from '../host/stdout.js';
+import { versionLine } from '../version.js';
+
+export async function runCli(argv: string[], startup: Exclude<Startup, 'agent'>): Promise<number> {
+  return exitCodeOf(async () => {
+    // `version` too: under `node --snapshot-blob B`, Node itself takes `--version`.
+    if (argv.length === 1 && (argv[0] === '--version' || argv[0] === 'version')) {
+      out(versionLine());
+      return 0;
+    }
+    const gate = parseGateArgv(argv);
+    return gate ? gateCommand(gate, undefined, startup) : (await import('./commands.js')).main(argv);
+  });
+}

@@ -1,0 +1,84 @@
+// `gdrgate startup-snapshot`: makes the gate's V8 startup snapshot on this node, with this node's Node and CPU
+// (a snapshot made elsewhere may be refused: V8 checks its version, flags and, before Node 22, the CPU's
+// features). The package runs it at install and the agent at its start; the Slurm wrappers use the blob when it is
+// there and trusted, and fall back to the plain program when Node refuses it or it is stale (slurm/prolog.sh).
+// Steps: warm-up configs (a baseline captured from each warm-up tree, a throwaway state directory), the blob built
+// by `node --snapshot-blob T --build-snapshot PROGRAM` into a private directory, proven (`--version`, and a
+// warm-up prolog from the new blob passes), then written atomically where the wrappers look for it.
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { UsageError } from '../errors.js';
+import { ExecaExec, type ExecResult } from '../host/exec.js';
+import { writeAtomic, writeNew } from '../host/files.js';
+import { versionLine } from '../version.js';
+
+/** Where the package's wrappers look for it (slurm/prolog.sh BLOB=, set by scripts/package.mjs). */
+export const DEFAULT_BLOB = '/var/lib/gdrgate/gate.blob';
+/** A build runs the warm-up prologs and serializes the heap: seconds on an idle node, more on a loaded one. */
+const BUILD_TIMEOUT_MS = 120_000;
+
+export interface MakeArgs {
+  readonly out: string;
+  /** Trees (capture directories or snapshot files, or `/`) a prolog runs on before the heap is serialized. */
+  readonly warmUp: readonly string[];
+}
+
+/** The one-file program the snapshot is made of: this file itself when running from it, else dist/gdrgate.cjs. */
+export function programFile(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (here.endsWith('.cjs')) return here;
+  for (let dir = path.dirname(here), i = 0; i < 3; i++, dir = path.dirname(dir)) {
+    const f = path.join(dir, 'gdrgate.cjs');
+    if (existsSync(f)) return f;
+  }
+  throw new UsageError(`no gdrgate.cjs beside ${here}: run npm run build first`);
+}
+
+/** The bundled real capture, as the package installs it or as a checkout has it. */
+export function bundledCapture(program: string): string | null {
+  const dir = path.dirname(program);
+  const candidates = [path.join(dir, '../../share/gdrgate/examples/h200-vm.tar.gz'), path.join(dir, '../examples/h200-vm.tar.gz')];
+  return candidates.find((f) => existsSync(f)) ?? null;
+}
+
+function must(what: string, r: ExecResult): string {
+  if (r.exitCode === 0) return r.stdout;
+  const why = r.error ?? (r.timedOut ? 'timed out' : `exit ${r.exitCode}`);
+  throw new Error(`${what}: ${why}\n${r.stderr.trim().split('\n').slice(-8).join('\n')}`);
+}
+
+/** Makes, proves and installs the blob; returns what it did in one line. */
+export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
+  const program = programFile();
+  const node = process.execPath;
+  const exec = new ExecaExec();
+  const job = { SLURMD_NODENAME: 'warm-up', SLURM_JOB_ID: '1', SLURM_JOB_UID: String(process.getuid?.() ?? 0), SLURM_JOB_GID: String(process.getgid?.() ?? 0) };
+  const run = (args: string[], env: Record<string, string> = {}, timeoutMs = BUILD_TIMEOUT_MS): Promise<ExecResult> =>
+    exec.run(node, args, { timeoutMs, env: { ...process.env, ...job, ...env } });
+  // A private directory (0700): nobody can plant a link where the builder writes.
+  const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-startup-'));
+  try {
+    const configs: string[] = [];
+    for (const [i, root] of a.warmUp.entries()) {
+      const baseline = path.join(work, `warm-up-${i}.baseline.json`);
+      const captured = await run([program, 'baseline', 'capture', '--root', root, '--class', 'warm-up', '--match', '*', '--allow-empty'], {}, 60_000);
+      writeNew(baseline, must(`baseline capture --root ${root}`, captured), 0o600);
+      const config = path.join(work, `warm-up-${i}.config.json`);
+      writeNew(config, JSON.stringify({ baseline, root, scontrol: node, logFile: '/dev/null', stateDir: path.join(work, `warm-up-${i}.state`) }), 0o600);
+      configs.push(config);
+    }
+    const blob = path.join(work, 'gate.blob');
+    must('node --build-snapshot', await run(['--snapshot-blob', blob, '--build-snapshot', program], { GDRGATE_SNAPSHOT_WARMUP: JSON.stringify(configs) }));
+    // Proven before it replaces the old one: it starts on this node, and it judges as the program does.
+    const said = must('the new blob', await run(['--snapshot-blob', blob, 'version'], {}, 30_000)).trim();
+    if (said !== versionLine()) throw new Error(`the new blob says "${said}", not "${versionLine()}"`);
+    if (configs[0]) must('a prolog from the new blob', await run(['--snapshot-blob', blob, 'prolog', '--dry-run', '--config', configs[0]], {}, 30_000));
+    const bytes = readFileSync(blob);
+    writeAtomic(a.out, bytes, { mode: 0o644, sync: true });
+    return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}`;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
