@@ -1,25 +1,30 @@
 #!/usr/bin/env node
-// `npm run package` (after npm run build): the single executable, then the .deb (dpkg-deb) and the .rpm (rpmbuild)
-// from one file list, so both install the same files (DESIGN §11): /usr/sbin/gdrgate, the Slurm wrappers in
+// `npm run package` (after npm run build): for each architecture (x86-64 and arm64, the same sources and this one
+// script) a .deb (dpkg-deb) and an .rpm (rpmbuild) from one file list, so both install the same files (DESIGN §11):
+// the pinned Node (/usr/lib/gdrgate/node, scripts/runtime.mjs) and the one-file program beside it
+// (/usr/lib/gdrgate/gdrgate.cjs, scripts/shapes.mjs), /usr/sbin/gdrgate starting them, the Slurm wrappers in
 // /usr/libexec/gdrgate, /etc/gdrgate/config.json (a preserved config file), the agent's unit, tmpfiles.d for
-// /run/gdrgate, /var/lib/gdrgate, logrotate, the slurm.conf snippet, schemas and the example capture under
-// /usr/share/doc/gdrgate, and the man pages made from the CLI's own definitions (scripts/package-man.mjs).
-// Usage: node scripts/package.mjs [--release N] [--out DIR] [--exe FILE] [--no-rpm]   Writes dist/package/ by default.
+// /run/gdrgate, /var/lib/gdrgate, logrotate, the slurm.conf snippet, schemas and the example capture, and the man
+// pages made from the CLI's own definitions (scripts/package-man.mjs). No startup snapshot is shipped: the package
+// makes one on the node at install (`gdrgate startup-snapshot`), where its Node and CPU will load it.
+// Usage: node scripts/package.mjs [--arch x64|arm64|all] [--release N] [--out DIR] [--no-rpm]   Writes dist/package/.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
 import { repoRoot } from './package-lib.mjs';
+import { ARCHES, nodeBinary, stripTool } from './runtime.mjs';
 import { gdrgate8, gdrgateJson5 } from './package-man.mjs';
 
 const { values: opt } = parseArgs({
-  options: { release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, exe: { type: 'string' }, 'no-rpm': { type: 'boolean', default: false } },
+  options: { arch: { type: 'string', default: 'all' }, release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, 'no-rpm': { type: 'boolean', default: false } },
 });
 const out = path.resolve(repoRoot, opt.out);
-// --exe FILE: package that executable (already built) instead of building one into the output directory.
-const exe = opt.exe ? path.resolve(opt.exe) : path.join(out, 'gdrgate');
+const arches = opt.arch === 'all' ? Object.keys(ARCHES) : [opt.arch];
+for (const a of arches) if (!(a in ARCHES)) throw new Error(`--arch: one of ${Object.keys(ARCHES).join(', ')}, or all`);
 const { version, description } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
 const release = opt.release;
 const read = (f) => readFileSync(path.join(repoRoot, f), 'utf8');
@@ -33,7 +38,7 @@ function must(cmd, args, env = {}) {
 /** Sets `NAME=value` where the file has a `NAME=` line; a wrapper that lost one fails the build, never ships unrewritten. */
 function setVars(file, vars) {
   // Said at the top, under the shebang, for the admin who opens the installed copy.
-  let text = read(file).replace(/\n/, `\n# Installed by the gdrgate package: ${Object.keys(vars).join(', ')} set for /usr/sbin/gdrgate, which carries its own Node and startup snapshot.\n`);
+  let text = read(file).replace(/\n/, `\n# Installed by the gdrgate package: ${Object.keys(vars).join(', ')} set for the Node and program it carries in /usr/lib/gdrgate.\n`);
   for (const [k, v] of Object.entries(vars)) {
     const re = new RegExp(`^${k}=.*$`, 'm');
     if (!re.test(text)) throw new Error(`${file}: no ${k}= line to point at the installed gdrgate`);
@@ -52,26 +57,22 @@ function rewrite(file, pairs) {
   return text;
 }
 
-// The Slurm wrappers run the executable: "$NODE" "$CLI" <mode> is `/usr/sbin/gdrgate /usr/sbin/gdrgate <mode>`, which
-// the executable reads as `gdrgate <mode>`. No BLOB: the executable carries its own startup snapshot.
+// The Slurm wrappers run the carried Node on the program, from the startup snapshot the package makes on the node.
+const LIB = '/usr/lib/gdrgate';
 const SBIN = '/usr/sbin/gdrgate';
-const wrapperVars = { NODE: SBIN, CLI: SBIN };
+const BLOB = '/var/lib/gdrgate/gate.blob';
+const wrapperVars = { NODE: `${LIB}/node`, CLI: `${LIB}/gdrgate.cjs` };
 const snippetPaths = ['prolog', 'epilog', 'taskprolog', 'health'].map((w) => [`/etc/slurm/gdrgate-${w}.sh`, `/usr/libexec/gdrgate/${w}.sh`]);
 const unit = rewrite('examples/systemd/gdrgate-agent.service', [
-  // No V8 flags (NODE_OPTIONS=--max-semi-space-size=2 included): the executable's startup snapshot then refuses to load
-  // (exit 14, "built with ... different V8 configurations"); MemoryMax still bounds the agent.
-  ['# A young generation of 2 MiB semi-spaces: ~70 MiB resident instead of ~115 MiB, the same answer time (README, Agent).\n', '# /usr/sbin/gdrgate takes no V8 flags: its startup snapshot loads only with the flags it was built with.\n'],
-  ['ExecStart=/usr/bin/node --max-semi-space-size=2 /usr/lib/node_modules/gdrgate/dist/cli.js agent', `ExecStart=${SBIN} agent`],
+  ['ExecStart=/usr/bin/node --max-semi-space-size=2 /usr/lib/node_modules/gdrgate/dist/cli.js agent', `ExecStart=${LIB}/node --max-semi-space-size=2 ${LIB}/gdrgate.cjs agent`],
+  ['ExecStartPre=-/usr/bin/node /usr/lib/node_modules/gdrgate/dist/cli.js startup-snapshot --if-needed --out /usr/lib/node_modules/gdrgate/dist/gate.blob', `ExecStartPre=-${SBIN} startup-snapshot --if-needed`],
   ['Install as /etc/systemd/system/gdrgate-agent.service.', 'Enable with: systemctl enable --now gdrgate-agent'],
   ['(slurm/prolog.sh, AGENT=/run/gdrgate-agent)', '(/usr/libexec/gdrgate/prolog.sh, AGENT=/run/gdrgate-agent)'],
 ]);
 const config = read('packaging/config.json');
 const MAINTAINER = process.env.GDRGATE_MAINTAINER ?? 'gdrgate maintainers <gdrgate@example.org>';
 // Description lines for both packages (Debian and rpmlint want them under 80 columns).
-const about = [
-  ...wrap(`${description}.`),
-  ...wrap('One executable with its own Node.js: no Node, npm packages or network needed on the node.'),
-];
+const about = [...wrap(`${description}.`), ...wrap('It carries its own Node.js: no Node, npm packages or network needed on the node.')];
 function wrap(text) {
   const lines = [''];
   for (const w of text.split(' ')) lines[lines.length - 1].length + w.length < 76 ? (lines[lines.length - 1] += `${lines[lines.length - 1] ? ' ' : ''}${w}`) : lines.push(w);
@@ -80,14 +81,28 @@ function wrap(text) {
 // Dated by the last commit, so a rebuild of the same commit writes the same changelog.
 const date = new Date(Number(must('git', ['log', '-1', '--format=%ct']).trim() || 0) * 1000);
 const changelog = `gdrgate (${version}-${release}) unstable; urgency=medium\n\n  * gdrgate ${version}.\n\n -- ${MAINTAINER}  ${date.toUTCString().replace('GMT', '+0000')}\n`;
+// Why lintian's remaining tags do not apply, shipped with the .deb (lintian reads /usr/share/lintian/overrides).
+const LINTIAN_OVERRIDES = [
+  '# Node.js links its own zlib fork in; the binary is the Node.js release build, used as its upstream ships it.',
+  'gdrgate: embedded-library zlib [usr/lib/gdrgate/node]',
+  "# Node.js's release build is not PIE; relinking it is not the packager's to do.",
+  'gdrgate: hardening-no-pie [usr/lib/gdrgate/node]',
+  '# Not uploaded to Debian: no bug to close.',
+  'gdrgate: initial-upload-closes-no-bugs',
+  '',
+].join('\n');
+const SH_EXE = `#!/bin/sh\n# gdrgate: the program (${LIB}/gdrgate.cjs) on the Node.js this package carries (${LIB}/node).\nexec ${LIB}/node ${LIB}/gdrgate.cjs "$@"\n`;
 
 /** The file list both packages install: dest, mode, contents (a file to copy or a string), what it is (for FILES in gdrgate(8)). */
-function fileList() {
+function fileList(node) {
   const files = [
-    { dest: SBIN, mode: 0o755, from: exe, about: 'the gdrgate executable: Node.js and gdrgate in one file, every command' },
+    { dest: SBIN, mode: 0o755, text: SH_EXE, about: 'starts gdrgate (every command) on the Node.js the package carries' },
+    { dest: `${LIB}/node`, mode: 0o755, from: node, about: `Node.js ${process.versions.node}, the runtime gdrgate carries (Node's own release build)` },
+    { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/gdrgate.cjs'), about: 'gdrgate: every command and dependency in one file' },
+    { dest: `${LIB}/fleet-read-worker.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/fleet-read-worker.cjs'), about: "the fleet report's reader thread" },
     { dest: '/etc/gdrgate/config.json', mode: 0o644, text: config, conffile: true, about: 'the configuration (gdrgate.json(5)); kept on upgrade and removal, removed on purge' },
     { dest: '/etc/logrotate.d/gdrgate', mode: 0o644, text: read('packaging/gdrgate.logrotate'), conffile: true, about: 'rotation of /var/log/gdrgate/*.log' },
-    { dest: '/usr/libexec/gdrgate/prolog.sh', mode: 0o755, text: setVars('slurm/prolog.sh', { ...wrapperVars, BLOB: '' }), about: 'Slurm Prolog wrapper (settings: /usr/libexec/gdrgate/prolog.conf)' },
+    { dest: '/usr/libexec/gdrgate/prolog.sh', mode: 0o755, text: setVars('slurm/prolog.sh', { ...wrapperVars, BLOB }), about: 'Slurm Prolog wrapper (settings: /usr/libexec/gdrgate/prolog.conf)' },
     // The same script: it runs the health mode when called by this name.
     { dest: '/usr/libexec/gdrgate/health.sh', link: 'prolog.sh', about: 'Slurm HealthCheckProgram wrapper (settings: /usr/libexec/gdrgate/health.conf)' },
     ...['epilog', 'taskprolog'].map((w) => ({ dest: `/usr/libexec/gdrgate/${w}.sh`, mode: 0o755, text: setVars(`slurm/${w}.sh`, wrapperVars), about: `Slurm ${w === 'epilog' ? 'Epilog' : 'TaskProlog'} wrapper (settings: /usr/libexec/gdrgate/${w}.conf)` })),
@@ -100,22 +115,23 @@ function fileList() {
     { dest: '/usr/share/doc/gdrgate/changelog.Debian.gz', mode: 0o644, text: gzipSync(changelog, { level: 9 }), about: 'changes' },
   ];
   const dirs = [
-    { dest: '/var/lib/gdrgate', mode: 0o755, about: 'the epilog sample spool (config spool)' },
+    { dest: '/var/lib/gdrgate', mode: 0o755, about: 'the epilog sample spool (config spool) and the startup snapshot made on this node (gate.blob)' },
     { dest: '/var/log/gdrgate', mode: 0o755, about: 'the run log (config logFile)' },
   ];
   return { files, dirs };
 }
 
 /** Writes the tree under `root`; returns the file list with the man pages added. */
-async function stage(root) {
+async function stage(root, node, strip) {
   rmSync(root, { recursive: true, force: true });
-  const { files, dirs } = fileList();
+  const { files, dirs } = fileList(node);
   const man = [
     { dest: '/usr/share/man/man8/gdrgate.8.gz', mode: 0o644, about: 'this page' },
     { dest: '/usr/share/man/man5/gdrgate.json.5.gz', mode: 0o644, about: 'the configuration and baseline files' },
   ];
   const all = [...files, ...man];
-  man[0].text = gzipSync(await gdrgate8({ exe: [exe], version, files: [...all, ...dirs] }), { level: 9 });
+  // The pages are made by this machine's Node running the same program (the commands do not depend on the architecture).
+  man[0].text = gzipSync(await gdrgate8({ exe: [process.execPath, path.join(repoRoot, 'dist/gdrgate.cjs')], version, files: [...all, ...dirs] }), { level: 9 });
   man[1].text = gzipSync(gdrgateJson5({ version, example: config }), { level: 9 });
   for (const f of all) {
     const to = path.join(root, f.dest);
@@ -128,6 +144,8 @@ async function stage(root) {
     else writeFileSync(to, f.text);
     chmodSync(to, f.mode);
   }
+  // Node's debug symbols are 13 MiB that no node needs (binutils' strip for that architecture, where this machine has one).
+  if (strip) must(strip, ['--strip-all', path.join(root, LIB, 'node')]);
   for (const d of dirs) {
     mkdirSync(path.join(root, d.dest), { recursive: true });
     chmodSync(path.join(root, d.dest), d.mode);
@@ -135,13 +153,31 @@ async function stage(root) {
   return { files: all, dirs };
 }
 
-// Maintainer scripts, the same steps for both: /run/gdrgate now (not only at next boot), systemd told of the unit.
-const POSTINST = 'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true\n[ -d /run/systemd/system ] && systemctl daemon-reload || true\n';
-// Purge: what gdrgate itself wrote (run log, sample spool, per-job state); an admin's own files in /etc/gdrgate stay.
-const PURGE = 'rm -rf /var/lib/gdrgate /var/log/gdrgate /run/gdrgate\n';
+// Maintainer scripts, the same steps for both. After install or upgrade: /run/gdrgate now (not only at next boot),
+// systemd told of the unit, the startup snapshot made on this node (the wrappers run without it if that fails).
+const POSTINST = [
+  'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true',
+  '[ -d /run/systemd/system ] && systemctl daemon-reload || true',
+  `${SBIN} startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2`,
+  // An agent running the old code restarts itself on the change (it watches its file); one started now is new.
+  '[ -d /run/systemd/system ] && systemctl try-restart gdrgate-agent.service >/dev/null 2>&1 || true',
+  '',
+].join('\n');
+// Before removal (not upgrade): the agent stopped and disabled, the snapshot made of this program removed.
+const PRERM_REMOVE = [
+  '[ -d /run/systemd/system ] && systemctl --no-reload disable --now gdrgate-agent.service >/dev/null 2>&1 || true',
+  `rm -f ${BLOB}`,
+  '',
+].join('\n');
+// Purge: what gdrgate itself wrote (run log, sample spool, per-job state) and the unit's enablement links.
+const PURGE = [
+  'rm -rf /var/lib/gdrgate /var/log/gdrgate /run/gdrgate',
+  'rm -f /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service',
+  'if command -v deb-systemd-helper >/dev/null; then deb-systemd-helper purge gdrgate-agent.service >/dev/null || true; fi',
+  '',
+].join('\n');
 
-function deb(root, list) {
-  const arch = must('dpkg', ['--print-architecture']).trim();
+function deb(root, list, arch) {
   const DEB = path.join(root, 'DEBIAN');
   mkdirSync(DEB, { mode: 0o755 });
   const kib = Math.ceil(list.files.reduce((n, f) => n + lstatSync(path.join(root, f.dest)).size, 0) / 1024);
@@ -150,11 +186,13 @@ function deb(root, list) {
     [
       'Package: gdrgate',
       `Version: ${version}-${release}`,
-      `Architecture: ${arch}`,
+      `Architecture: ${ARCHES[arch].deb}`,
       `Maintainer: ${MAINTAINER}`,
       `Installed-Size: ${kib}`,
       'Depends: libc6 (>= 2.28), libstdc++6 (>= 10), libgcc-s1',
-      'Recommends: slurmd, logrotate',
+      // Sites run their own Slurm build: never pull Debian's in.
+      'Recommends: logrotate',
+      'Enhances: slurmd',
       'Section: admin',
       'Priority: optional',
       'Homepage: https://www.npmjs.com/package/gdrgate',
@@ -166,19 +204,21 @@ function deb(root, list) {
   writeFileSync(path.join(DEB, 'conffiles'), list.files.filter((f) => f.conffile).map((f) => `${f.dest}\n`).join(''));
   writeFileSync(path.join(DEB, 'md5sums'), list.files.filter((f) => !f.link).map((f) => `${createHash('md5').update(readFileSync(path.join(root, f.dest))).digest('hex')}  ${f.dest.slice(1)}\n`).join(''));
   writeFileSync(path.join(DEB, 'postinst'), `#!/bin/sh\nset -e\nif [ "$1" = configure ]; then\n${POSTINST}fi\n`);
+  writeFileSync(path.join(DEB, 'prerm'), `#!/bin/sh\nset -e\nif [ "$1" = remove ]; then\n${PRERM_REMOVE}fi\n`);
   writeFileSync(path.join(DEB, 'postrm'), `#!/bin/sh\nset -e\nif [ "$1" = purge ]; then\n${PURGE}fi\n[ -d /run/systemd/system ] && systemctl daemon-reload || true\n`);
-  for (const f of ['postinst', 'postrm']) chmodSync(path.join(DEB, f), 0o755);
+  for (const f of ['postinst', 'prerm', 'postrm']) chmodSync(path.join(DEB, f), 0o755);
   for (const f of ['control', 'conffiles', 'md5sums']) chmodSync(path.join(DEB, f), 0o644);
-  const file = path.join(out, `gdrgate_${version}-${release}_${arch}.deb`);
+  const file = path.join(out, `gdrgate_${version}-${release}_${ARCHES[arch].deb}.deb`);
   must('dpkg-deb', ['--build', '--root-owner-group', '-Zgzip', root, file]);
   rmSync(DEB, { recursive: true });
   return file;
 }
 
-function rpm(root, list) {
+function rpm(root, list, arch) {
   const top = path.join(out, 'rpmbuild');
   rmSync(top, { recursive: true, force: true });
   const attr = (m) => `%attr(${m.toString(8).padStart(4, '0')},root,root)`;
+  const target = ARCHES[arch].rpm;
   const spec = [
     'Name: gdrgate',
     `Version: ${version}`,
@@ -189,8 +229,9 @@ function rpm(root, list) {
     `Packager: ${MAINTAINER}`,
     'Requires: logrotate',
     'URL: https://www.npmjs.com/package/gdrgate',
-    'Recommends: slurm-slurmd',
-    // The executable is Node.js with gdrgate inside: stripping it would drop what makes it gdrgate.
+    // Sites run their own Slurm build: never pull a distribution's in.
+    'Enhances: slurm-slurmd',
+    // Node.js's release binary, as Node ships it: no debug package, no post-install rewriting of it.
     '%global debug_package %{nil}',
     '%global __os_install_post %{nil}',
     '%global _build_id_links none',
@@ -201,8 +242,13 @@ function rpm(root, list) {
     `cp -a ${root}/. %{buildroot}/`,
     '%post',
     POSTINST.trimEnd(),
+    // $1 is 0 on erase, 1 on upgrade (%systemd_preun's test, written out: not every rpmbuild has the systemd macros).
+    '%preun',
+    `if [ "$1" = 0 ]; then\n${PRERM_REMOVE}fi`,
+    // On erase the per-job state and the unit's links go; the sample spool and the log stay if they hold anything
+    // (rpm removes the directories it owns once empty).
     '%postun',
-    `if [ "$1" = 0 ]; then\n${PURGE}fi`,
+    'if [ "$1" = 0 ]; then\nrm -rf /run/gdrgate\nrm -f /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service\nfi\n[ -d /run/systemd/system ] && systemctl daemon-reload || true',
     '%files',
     ...list.dirs.map((d) => `%dir ${attr(d.mode)} ${d.dest}`),
     ...[...new Set(list.files.map((f) => path.dirname(f.dest)))].filter((d) => /\/gdrgate(\/|$)/.test(d)).sort().map((d) => `%dir ${attr(0o755)} ${d}`),
@@ -218,21 +264,34 @@ function rpm(root, list) {
   ].join('\n');
   mkdirSync(path.join(top, 'SPECS'), { recursive: true });
   writeFileSync(path.join(top, 'SPECS/gdrgate.spec'), spec);
-  must('rpmbuild', ['-bb', '--define', `_topdir ${top}`, '--target', must('uname', ['-m']).trim(), path.join(top, 'SPECS/gdrgate.spec')]);
-  const built = path.join(top, 'RPMS', must('uname', ['-m']).trim());
+  must('rpmbuild', ['-bb', '--define', `_topdir ${top}`, '--target', target, path.join(top, 'SPECS/gdrgate.spec')]);
+  const built = path.join(top, 'RPMS', target);
   const name = readdirSync(built)[0];
   copyFileSync(path.join(built, name), path.join(out, name));
   rmSync(top, { recursive: true, force: true });
   return path.join(out, name);
 }
 
-for (const f of ['dist/cli.js', 'dist/runner/policy.js', 'dist/warm-up-tree.mjs'])
+for (const f of ['dist/gdrgate.cjs', 'dist/fleet-read-worker.cjs', 'dist/runner/policy.js'])
   if (!existsSync(path.join(repoRoot, f))) throw new Error(`${f} is missing: npm run build first`);
-if (!opt.exe) must(process.execPath, [path.join(repoRoot, 'scripts/package-sea.mjs'), '--out', exe]);
-const root = path.join(out, 'root');
-const list = await stage(root);
 mkdirSync(out, { recursive: true });
-const made = [exe, deb(root, list)];
-if (!opt['no-rpm']) made.push(rpm(root, list));
-rmSync(root, { recursive: true, force: true });
-for (const f of made) console.log(`${path.relative(repoRoot, f)} ${(statSync(f).size / 2 ** 20).toFixed(1)} MiB`);
+const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-package-'));
+try {
+  for (const arch of arches) {
+    const node = nodeBinary(arch, work);
+    const strip = stripTool(arch);
+    const root = path.join(work, `root-${arch}`);
+    const list = await stage(root, node.file, strip);
+    // The lintian overrides are the .deb's alone (rpm has no such file).
+    const overrides = path.join(root, 'usr/share/lintian/overrides/gdrgate');
+    const made = [];
+    if (!opt['no-rpm']) made.push(rpm(root, list, arch));
+    mkdirSync(path.dirname(overrides), { recursive: true });
+    writeFileSync(overrides, LINTIAN_OVERRIDES);
+    list.files.push({ dest: '/usr/share/lintian/overrides/gdrgate', mode: 0o644 });
+    made.unshift(deb(root, list, arch));
+    for (const f of made) console.log(`${path.relative(repoRoot, f)} ${(statSync(f).size / 2 ** 20).toFixed(1)} MiB (Node ${node.version} ${arch}, ${node.from}${strip ? '' : ', not stripped: no strip(1) for it here'})`);
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}

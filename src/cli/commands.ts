@@ -107,8 +107,9 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .option('out', { type: 'string', default: DEFAULT_BLOB, describe: 'where to write it (atomically, mode 0644)' })
-          .option('warm-up', { type: 'array', string: true, describe: 'trees a prolog runs on before the heap is saved (default: the bundled capture and this node)' }),
-      (a) => set(import('./startup.js').then((m) => m.startupCommand({ out: a.out, warmUp: a['warm-up'] }))),
+          .option('warm-up', { type: 'array', string: true, describe: 'trees a prolog runs on before the heap is saved (default: the bundled capture and this node)' })
+          .option('if-needed', { type: 'boolean', default: false, describe: 'keep the blob there when this Node starts from it and it is of this program' }),
+      (a) => set(import('./startup.js').then((m) => m.startupCommand({ out: a.out, warmUp: a['warm-up'], ifNeeded: a['if-needed'] }))),
     )
     .command(
       'epilog',

@@ -2,10 +2,10 @@
 import { bundledCapture, makeStartupSnapshot, programFile } from '../startup/make.js';
 import { out } from './common.js';
 
-export async function startupCommand(a: { out: string; warmUp?: string[] | undefined }): Promise<number> {
+export async function startupCommand(a: { out: string; warmUp?: string[] | undefined; ifNeeded?: boolean }): Promise<number> {
   const capture = bundledCapture(programFile());
   // The bundled capture (a real H200 node) and this node itself: the code this node's prologs run is compiled in.
   const warmUp = a.warmUp ?? [...(capture ? [capture] : []), '/'];
-  out(await makeStartupSnapshot({ out: a.out, warmUp }));
+  out(await makeStartupSnapshot({ out: a.out, warmUp, ifNeeded: a.ifNeeded ?? false }));
   return 0;
 }

@@ -23,6 +23,8 @@ export interface MakeArgs {
   readonly out: string;
   /** Trees (capture directories or snapshot files, or `/`) a prolog runs on before the heap is serialized. */
   readonly warmUp: readonly string[];
+  /** Keep the blob at `out` when this Node starts from it and it is of this program (not stale). */
+  readonly ifNeeded?: boolean;
 }
 
 /** The one-file program the snapshot is made of: this file itself when running from it, else dist/gdrgate.cjs. */
@@ -57,6 +59,10 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   const job = { SLURMD_NODENAME: 'warm-up', SLURM_JOB_ID: '1', SLURM_JOB_UID: String(process.getuid?.() ?? 0), SLURM_JOB_GID: String(process.getgid?.() ?? 0) };
   const run = (args: string[], env: Record<string, string> = {}, timeoutMs = BUILD_TIMEOUT_MS): Promise<ExecResult> =>
     exec.run(node, args, { timeoutMs, env: { ...process.env, ...job, ...env } });
+  if (a.ifNeeded && existsSync(a.out)) {
+    const now = await run(['--snapshot-blob', a.out, 'version'], {}, 30_000);
+    if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
+  }
   // A private directory (0700): nobody can plant a link where the builder writes.
   const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-startup-'));
   try {
