@@ -1,15 +1,22 @@
-#!/bin/sh
+#!/bin/bash
 # Slurm TaskProlog for gdrgate (TaskProlog= in slurm.conf): runs as the job's user before every task, in the
 # job's environment, before slurmstepd applies the propagated limits. Its stdout is Slurm's TaskProlog
 # protocol: gdrgate writes only "print ..." lines, which reach the job's output.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, ROOT (the job view under another
 # directory: tests only), FAIL=1 (a finding fails the task instead of warning), overridden by a root-owned
-# file beside this script with the same name and .conf instead of .sh (e.g. /etc/slurm/gdrgate-taskprolog.conf).
+# file beside this script with the same name and .conf instead of .sh (e.g. /etc/slurm/gdrgate-taskprolog.conf),
+# STATE (the config's stateDir: where the Prolog left this job's directory, owned by the job's user; empty: judge
+# every task anew) and WAIT (seconds a task waits for another task's judgment of the same view, default 10).
+# Slurm runs it for every task of every step: the first task of a view judges (Node, ~0.2 s of CPU) and keeps its
+# answer in the job's directory; every other task with the same view (step, CPUs, memory nodes, GPUs, memlock)
+# prints that answer from bash alone. The Epilog removes the directory with the job.
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
 ROOT=
 FAIL=0
+STATE=/run/gdrgate
+WAIT=10
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly FD PATH: the file open on FD (opened from PATH) is root's and writable by root only, and so is every
 # directory above where it really lies. /dev/fd/FD is the opened file itself, so a swap after the open changes
@@ -27,8 +34,40 @@ case "$0" in *.sh) if [ -r "${0%.sh}.conf" ] && exec 9<"${0%.sh}.conf"; then if 
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail
-"$NODE" "$CLI" "$@"
-rc=$?
+judge() { "$NODE" "$CLI" "$@"; }
+# The task's view: what gdrgate task judges that may differ between tasks of a job on this node.
+cpus= mems=
+while IFS=$'\t' read -r k v; do case "$k" in Cpus_allowed_list:) cpus=$v ;; Mems_allowed_list:) mems=$v ;; esac; done </proc/self/status
+key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
+dir=$STATE/job-${SLURM_JOB_ID-}
+# The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
+if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ]; then
+  h=5381
+  for ((i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
+  answer=$dir/task.$h
+  said() { [ -f "$answer.done" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && { [ ${#lines[@]} -le 2 ] || printf '%s\n' "${lines[@]:2}"; }; }
+  if said; then
+    :
+  elif [ -e "$answer.done" ]; then
+    # An answer kept under this name for another view (a hash collision): judge, keep nothing.
+    judge "$@"
+    rc=$?
+  elif mkdir "$answer.lock" 2>/dev/null; then
+    out=$(judge "$@")
+    rc=$?
+    { printf '%s\n%s\n' "$key" "$rc"; [ -z "$out" ] || printf '%s\n' "$out"; } >"$answer" && : >"$answer.done"
+    [ -z "$out" ] || printf '%s\n' "$out"
+  else
+    # Another task of this view judges now: wait for its answer (read -t on a pipe this shell holds open: no sleep(1)).
+    exec 7<> <(:)
+    for ((w = 0, got = 1; w < WAIT * 20; w++)); do read -r -t 0.05 -u 7 _; said && got=0 && break; [ -e "$answer.done" ] && break; done
+    exec 7<&-
+    [ "$got" = 0 ] || { judge "$@"; rc=$?; }
+  fi
+else
+  judge "$@"
+  rc=$?
+fi
 # A non-zero TaskProlog fails the task: only a finding under FAIL=1 (exit 1) may do that, never a broken tool.
 [ "$rc" -eq 1 ] && [ "$FAIL" = 1 ] && exit 1
 [ "$rc" -ne 0 ] && echo "gdrgate taskprolog: gdrgate exited $rc; letting the task run" >&2

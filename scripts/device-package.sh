@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# The .deb on a real GPU node, as an admin installs it and as slurmd runs its hooks. Needs the package in
+# .device/ (gdrgate_<v>-1_amd64.deb, from npm run package) and nothing else: the node has no Node; the floor
+# `node -e 0` is the Node the package carries. Writes $OUT/package.txt (every command and what it printed) and
+# $OUT/speed.txt (ROUNDS alternating rounds, default 30: bash -c exit, node -e 0, an empty startup snapshot, the
+# program's blob saying its version, the Prolog through /usr/libexec/gdrgate/prolog.sh answered by the agent,
+# without the agent (from the blob made at install), without the blob, and the TaskProlog as the job's user:
+# a step's first task and a later one), each in the environment slurmd gives a Prolog (env -i, a slurmd
+# ancestor, a new job id each run), timed with bash's $EPOCHREALTIME (no process of its own).
+set -u
+OUT=${OUT:-/tmp/gdrgate-device}
+mkdir -p "$OUT"
+P=$OUT/package.txt
+say() { echo "\$ $*" >>"$P"; "$@" >>"$P" 2>&1; echo "(exit $?)" >>"$P"; }
+: >"$P"
+{ echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"; grep -m1 -o 'avx512[a-z]*' /proc/cpuinfo | head -1; } >>"$P"
+say dpkg -i .device/gdrgate_*_amd64.deb
+say /usr/sbin/gdrgate --version
+say ls -la /var/lib/gdrgate /usr/lib/gdrgate
+say /usr/sbin/gdrgate check --root /usr/share/gdrgate/examples/h200-vm.tar.gz
+say /usr/sbin/gdrgate check
+# A known-good baseline of this node, and a recording scontrol (the VM has no Slurm).
+W=/tmp/gdr-w && rm -rf $W && mkdir -p -m 755 $W
+printf '#!/bin/sh\necho "$*" >> %s/scontrol.calls\n' $W >/usr/local/sbin/gdrgate-test-scontrol && chmod 755 /usr/local/sbin/gdrgate-test-scontrol
+/usr/sbin/gdrgate baseline capture --class live --match '*' >/etc/gdrgate/baseline.json 2>>"$P"
+printf '{"baseline":"/etc/gdrgate/baseline.json","scontrol":"/usr/local/sbin/gdrgate-test-scontrol","logFile":"/var/log/gdrgate/gdrgate.log","stateDir":"/run/gdrgate"}\n' >/etc/gdrgate/config.json
+mkdir -p -m 755 /run/gdrgate
+L=/usr/libexec/gdrgate
+cp $L/prolog.sh $L/noagent.sh && echo 'AGENT=' >$L/noagent.conf
+cp $L/prolog.sh $L/noblob.sh && printf 'AGENT=\nBLOB=\n' >$L/noblob.conf
+chmod 644 $L/*.conf
+# slurmd starts a Prolog: a process of that name is its ancestor (the agent judges only such a Prolog).
+printf '#!/bin/bash\n"$@"\n' >$W/slurmd && chmod 755 $W/slurmd
+job=1000
+slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 $W/slurmd "$@"; }
+task() { env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 SLURM_STEP_ID=${1:-0} /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups $L/taskprolog.sh; }
+mkdir -p -m 700 /run/gdrgate-agent
+setsid /usr/lib/gdrgate/node --max-semi-space-size=2 /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
+for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
+{
+  echo "\$ slurm $L/prolog.sh (agent)"; slurm $L/prolog.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
+  echo "\$ slurm $L/noagent.sh"; slurm $L/noagent.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
+  echo "\$ task (first task of the job's step 0, as uid 65534)"; task; echo "(exit $?)"
+  echo "\$ task (a later task)"; task; echo "(exit $?)"
+  echo "\$ slurm $L/noblob.sh"; slurm $L/noblob.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
+  echo "\$ (ulimit -l 64; slurm $L/prolog.sh)"; (ulimit -l 64; slurm $L/prolog.sh); echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
+  echo "scontrol calls: $(cat $W/scontrol.calls 2>/dev/null)"
+} >>"$P" 2>&1
+printf 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n' >$W/empty.cjs
+/usr/lib/gdrgate/node --snapshot-blob $W/empty.blob --build-snapshot $W/empty.cjs
+N=/usr/lib/gdrgate/node
+# In this shell, not a subshell: slurm() moves the job id on for the next run.
+us() { local s=$EPOCHREALTIME; "$@" >/dev/null 2>&1; local e=$EPOCHREALTIME; T=$((${e/./} - ${s/./})); }
+{
+  echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
+  for k in $(seq "${ROUNDS:-30}"); do
+    us env -i /bin/bash -c 'exit 0'; echo "bash-exit $T"
+    us env -i $N -e 0; echo "node-e0 $T"
+    us env -i $N --snapshot-blob $W/empty.blob; echo "empty-snapshot $T"
+    us env -i $N --snapshot-blob /var/lib/gdrgate/gate.blob version; echo "blob-version $T"
+    us slurm $L/prolog.sh; echo "prolog-agent $T"
+    us slurm $L/noagent.sh; echo "prolog-blob $T"
+    us slurm $L/noblob.sh; echo "prolog-noblob $T"
+    slurm $L/noagent.sh >/dev/null 2>&1
+    us task 0; echo "task-first $T"
+    us task 0; echo "task-later $T"
+  done
+  echo "startup counts: $(grep -o '"startup":"[a-z]*"' /var/log/gdrgate/gdrgate.log | sort | uniq -c | tr -s ' \n' ' ')"
+} >"$OUT/speed.txt" 2>&1
+$N -e '
+const t = require("fs").readFileSync(process.argv[1], "utf8");
+const by = {}; for (const m of t.matchAll(/^(\S+) (\d+)$/gm)) (by[m[1]] ??= []).push(Number(m[2]) / 1000);
+const q = (v, p) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(v.length * p))];
+const floor = q(by["node-e0"], 0.5);
+for (const [k, v] of Object.entries(by)) console.log(`${k.padEnd(15)} p50 ${q(v, 0.5).toFixed(1).padStart(6)} ms  p10 ${q(v, 0.1).toFixed(1).padStart(6)}  p90 ${q(v, 0.9).toFixed(1).padStart(6)}  ratio to node -e 0 ${(q(v, 0.5) / floor).toFixed(2)}  n=${v.length}`);
+' "$OUT/speed.txt" >"$OUT/summary.txt"
+cat "$OUT/summary.txt" >>"$OUT/speed.txt"
+kill "$(cat /run/gdrgate-agent/agent.pid)" 2>/dev/null
+say dpkg --purge gdrgate
+say ls -la /var/lib/gdrgate /usr/lib/gdrgate /run/gdrgate-agent
+cat "$P" | tail -n 60
+cat "$OUT/summary.txt"

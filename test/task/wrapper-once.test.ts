@@ -1,0 +1,71 @@
+// slurm/taskprolog.sh judges once per job, step and view on a node: the first task runs gdrgate, the others print
+// its answer from the job's directory (bash alone); another view (CPUs, step) is judged anew; a kept answer whose
+// view differs, or a directory that is not the job user's, is never printed.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { REPO } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
+
+const dir = scratchDir('gdrgate-taskonce-');
+const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
+fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
+fs.chmodSync(wrapper, 0o755);
+const calls = path.join(dir, 'calls');
+// A stand-in for node + cli.js: counts its runs, takes a while (so tasks overlap), answers two lines and $RC.
+const fake = path.join(dir, 'fake-cli.sh');
+fs.writeFileSync(fake, `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\necho "print gdrgate: one"\necho "print gdrgate: two"\nexit "\${RC:-0}"\n`, { mode: 0o755 });
+const state = path.join(dir, 'state');
+fs.mkdirSync(path.join(state, 'job-77'), { recursive: true, mode: 0o700 });
+fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nSTATE=${state}\nWAIT=30\n`);
+
+type Ran = { code: number | null; stdout: string };
+function task(env: Record<string, string>, pre: string[] = []): Promise<Ran> {
+  const [cmd, ...args] = [...pre, wrapper];
+  const p = spawn(cmd!, args, { env: { PATH: '/usr/bin:/bin', SLURM_JOB_ID: '77', SLURM_STEP_ID: '0', ...env }, cwd: '/' });
+  let stdout = '';
+  p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+  return new Promise((resolve) => p.on('close', (code) => resolve({ code, stdout })));
+}
+const runs = (): number => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8').split('\n').filter(Boolean).length : 0);
+const ANSWER = 'print gdrgate: one\nprint gdrgate: two\n';
+
+t.test('eight tasks of one step: one judgment, the same answer for all', async (t) => {
+  const all = await Promise.all(Array.from({ length: 8 }, () => task({})));
+  t.same(all, Array.from({ length: 8 }, () => ({ code: 0, stdout: ANSWER })));
+  t.equal(runs(), 1, 'gdrgate ran once');
+  t.same(await task({}), { code: 0, stdout: ANSWER }, 'a later task of the step: the kept answer');
+  t.equal(runs(), 1);
+});
+
+t.test('another step, or other CPUs: judged anew', async (t) => {
+  t.same(await task({ SLURM_STEP_ID: '1' }), { code: 0, stdout: ANSWER });
+  t.equal(runs(), 2, 'step 1 judged');
+  t.same(await task({}, ['/usr/bin/taskset', '-c', '0']), { code: 0, stdout: ANSWER });
+  t.equal(runs(), 3, 'a task bound to CPU 0 judged');
+});
+
+t.test("the exit-code policy holds for the kept answer: FAIL=1 fails every task of the view", async (t) => {
+  const conf = path.join(dir, 'gdrgate-taskprolog.conf');
+  fs.appendFileSync(conf, 'FAIL=1\n');
+  const first = await Promise.all([task({ RC: '1', SLURM_STEP_ID: '5' }), task({ RC: '1', SLURM_STEP_ID: '5' })]);
+  t.same(first.map((r) => r.code), [1, 1]);
+  t.same(await task({ SLURM_STEP_ID: '5' }), { code: 1, stdout: ANSWER }, 'kept: still exit 1, though this run would say 0');
+  t.equal(runs(), 4);
+  fs.writeFileSync(conf, fs.readFileSync(conf, 'utf8').replace('FAIL=1\n', ''));
+});
+
+t.test('a kept answer for another view is not printed; a directory not the user\'s keeps nothing', async (t) => {
+  const kept = fs.readdirSync(path.join(state, 'job-77')).filter((f) => /^task\.\d+$/.test(f));
+  t.equal(kept.length, 4, 'one answer per view');
+  for (const f of kept) fs.writeFileSync(path.join(state, 'job-77', f), 'v1 step=9 cpus=x\n0\nprint forged\n');
+  const r = await task({});
+  t.same(r, { code: 0, stdout: ANSWER }, 'the forged answer names another view: judged again');
+  t.equal(runs(), 5);
+  fs.rmSync(path.join(state, 'job-77'), { recursive: true });
+  fs.symlinkSync(dir, path.join(state, 'job-77'));
+  t.same(await task({}), { code: 0, stdout: ANSWER });
+  t.same(await task({}), { code: 0, stdout: ANSWER });
+  t.equal(runs(), 7, 'a linked job directory: every task judged');
+});
