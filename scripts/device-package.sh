@@ -22,7 +22,7 @@ say /usr/sbin/gdrgate check
 # A known-good baseline of this node, and a recording scontrol (the VM has no Slurm).
 W=/tmp/gdr-w && rm -rf $W && mkdir -p -m 755 $W
 printf '#!/bin/sh\necho "$*" >> %s/scontrol.calls\n' $W >/usr/local/sbin/gdrgate-test-scontrol && chmod 755 /usr/local/sbin/gdrgate-test-scontrol
-/usr/sbin/gdrgate baseline capture --class live --match '*' >/etc/gdrgate/baseline.json 2>>"$P"
+/usr/sbin/gdrgate baseline capture --class live --match '*' --allow-empty >/etc/gdrgate/baseline.json 2>>"$P"
 printf '{"baseline":"/etc/gdrgate/baseline.json","scontrol":"/usr/local/sbin/gdrgate-test-scontrol","logFile":"/var/log/gdrgate/gdrgate.log","stateDir":"/run/gdrgate"}\n' >/etc/gdrgate/config.json
 mkdir -p -m 755 /run/gdrgate
 L=/usr/libexec/gdrgate
