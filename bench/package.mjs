@@ -1,8 +1,7 @@
-// `npm run bench`, second part: the prolog started from the single executable against today's blob path, in one
-// run, alternating rounds, p50. Builds both executables (scripts/package-sea.mjs: useCodeCache, useSnapshot) into
-// a temporary directory, on the HGX H100 tree of test/gen/topologies (8 GPU / 8 NIC behind PCIe switches), a
-// passing prolog that writes the job's state, with exactly the environment slurmd gives a Prolog (no PATH).
-// Also: whether the executable's own snapshot depends on the system's Node (it runs with no Node on the system).
+// `npm run bench`, second part: the prolog as the packages run it, from the startup snapshot made on this machine
+// (dist/gate.blob, `gdrgate startup-snapshot`) and from the one-file program without it (dist/gdrgate.cjs), against
+// `node -e 0`, in one run, alternating rounds, p50; on the HGX H100 tree of test/gen/topologies (8 GPU / 8 NIC
+// behind PCIe switches), a passing prolog that writes the job's state, with the environment slurmd gives a Prolog.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -32,16 +31,10 @@ try {
   const config = path.join(dir, 'config.json');
   writeFileSync(config, JSON.stringify({ baseline: path.join(dir, 'baseline.json'), root: tree, scontrol: '/bin/false', logFile: path.join(dir, 'gate.log'), stateDir: path.join(dir, 'state') }));
 
-  const exe = (mode) => {
-    const out = path.join(dir, `gdrgate-${mode}`);
-    must(node, ['scripts/package-sea.mjs', '--mode', mode, '--out', out]);
-    return out;
-  };
   const cmds = {
     'node -e 0': [node, '-e', '0'],
     'blob (node --snapshot-blob dist/gate.blob)': [node, '--snapshot-blob', path.join(repo, 'dist/gate.blob'), 'prolog', '--config', config],
-    'executable, useCodeCache': [exe('code-cache'), 'prolog', '--config', config],
-    'executable, useSnapshot': [exe('snapshot'), 'prolog', '--config', config],
+    'program (node dist/gdrgate.cjs)': [node, path.join(repo, 'dist/gdrgate.cjs'), 'prolog', '--config', config],
   };
   let job = 100;
   const env = () => ({ SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: String(++job), SLURM_JOB_UID: String(process.getuid()), SLURM_JOB_GID: String(process.getgid()), SLURM_JOB_GPUS: '0,1,2,3,4,5,6,7' });
@@ -58,10 +51,7 @@ try {
   console.log(`gdrgate bench (package): HGX H100 tree, 8 GPU / 8 NIC, passing prolog, ${ROUNDS} alternating rounds, node ${process.version}`);
   for (const [k, v] of Object.entries(ms)) console.log(`${k.padEnd(44)} p50 ${median(v).toFixed(1).padStart(6)} ms   ratio ${(median(v) / floor).toFixed(2)}`);
   const log = must('/bin/sh', ['-c', `grep -c '"startup":"snapshot"' ${config.replace('config.json', 'gate.log')} || true`]).trim();
-  console.log(`gate log lines with "startup":"snapshot": ${log} (blob and useSnapshot runs: ${2 * (ROUNDS + 3)})`);
-  // A snapshot in the executable is read by the Node inside it: with no Node on the system at all it still starts.
-  const alone = spawnSync(cmds['executable, useSnapshot'][0], ['prolog', '--config', config], { env: { ...env(), PATH: '/nonexistent' }, encoding: 'utf8' });
-  console.log(`executable (useSnapshot) with PATH=/nonexistent: exit ${alone.status}; ${alone.stdout.trim()}`);
+  console.log(`gate log lines with "startup":"snapshot": ${log} (blob runs: ${ROUNDS + 3})`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -236,7 +236,7 @@ async function e2e(): Promise<void> {
     const r = sinfoR();
     tt.comment(`sinfo -R: ${r}`);
     tt.match(r, /^gdrgate: pcie-link\s/, 'sinfo -R (20 characters) shows gdrgate: pcie-link');
-    tt.match(runLine(id), { result: 'unhealthy', exitCode: 1, action: 'drained', node, reason: why, summary: {}, startup: 'snapshot' }, 'gate log: JSON summary line for the job (drained from the blob: scontrol through dist/execa.cjs)');
+    tt.match(runLine(id), { result: 'unhealthy', exitCode: 1, action: 'drained', node, reason: why, summary: {}, startup: 'snapshot' }, 'gate log: JSON summary line for the job (drained from the blob)');
     // ours, but still broken: resume re-checks and refuses
     const res = resumeCli();
     tt.equal(res.status, 1, 'gdrgate resume refuses while the link is still x8', { stdout: res.stdout, stderr: res.stderr });

@@ -1,12 +1,12 @@
-// What the packaging tests share (not a test file): the artifacts of `npm run package` (built here when absent),
-// commands run with a bound, and which Debian tools this machine has.
+// What the packaging tests share (not a test file): the artifacts of `npm run package` for both architectures
+// (built here when absent), their trees unpacked, commands run with a bound, and which Debian tools this machine has.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, renameSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { REPO } from '../helpers/paths.js';
 
 export const OUT = path.join(REPO, 'dist/package');
-export const EXE = path.join(OUT, 'gdrgate');
 /** The GPU of the bundled H200 capture, as every artifact's copy of it must still show. */
 export const H200_GPU = /PASS\s+pcie-link\s+0000:00:06\.0\s+GPU H200 Gen5 x16 of Gen5 x16/;
 
@@ -31,14 +31,35 @@ export function missing(tools: readonly string[]): string | undefined {
   return `needs ${absent.join(', ')} (apt-get install ${absent.map((t) => (t === 'rpmbuild' ? 'rpm' : t)).join(' ')})`;
 }
 
-/** dist/package/{gdrgate, *.deb, *.rpm}, from `npm run package` now when any is missing. */
-export function artifacts(): { exe: string; deb: string; rpm: string } {
-  const find = (ext: string): string | undefined => (existsSync(OUT) ? readdirSync(OUT).find((f) => f.endsWith(ext)) : undefined);
-  if (!existsSync(EXE) || !find('.deb') || !find('.rpm')) {
-    const r = run(process.execPath, ['scripts/package.mjs'], { timeoutMs: 600_000 });
+export interface Artifacts {
+  readonly deb: string;
+  readonly rpm: string;
+  readonly debArm64: string;
+  readonly rpmArm64: string;
+}
+
+/** dist/package/*.{deb,rpm} of both architectures, from `npm run package` now when any is missing. */
+export function artifacts(): Artifacts {
+  const version = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
+  const a: Artifacts = {
+    deb: path.join(OUT, `gdrgate_${version}-1_amd64.deb`),
+    rpm: path.join(OUT, `gdrgate-${version}-1.x86_64.rpm`),
+    debArm64: path.join(OUT, `gdrgate_${version}-1_arm64.deb`),
+    rpmArm64: path.join(OUT, `gdrgate-${version}-1.aarch64.rpm`),
+  };
+  if (!Object.values(a).every((f) => existsSync(f))) {
+    const r = run(process.execPath, ['scripts/package.mjs'], { timeoutMs: 1_200_000 });
     if (r.status !== 0) throw new Error(`npm run package failed:\n${r.stdout}\n${r.stderr}`);
   }
-  return { exe: EXE, deb: path.join(OUT, find('.deb')!), rpm: path.join(OUT, find('.rpm')!) };
+  return a;
+}
+
+/** A .deb's files under a fresh directory, and the command that runs its gdrgate there: its Node on its program. */
+export function unpackDeb(deb: string, under = tmpdir()): { root: string; gdrgate: string[] } {
+  const root = mkdtempSync(path.join(under, 'gdrgate-unpacked-'));
+  const r = run('dpkg-deb', ['-x', deb, root]);
+  if (r.status !== 0) throw new Error(r.stderr);
+  return { root, gdrgate: [path.join(root, 'usr/lib/gdrgate/node'), path.join(root, 'usr/lib/gdrgate/gdrgate.cjs')] };
 }
 
 /** Paths as both package tools list them: absolute, no trailing slash, no "./" or "/" entry. */

@@ -5,7 +5,7 @@
 // Installs and purges a system package: runs when GDRGATE_INSTALL_TEST=1 (.ci/run sets it, in a step of its own), as root.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -13,7 +13,7 @@ import { slurmdShim } from '../agent/_agent.js';
 import { fakeScontrol } from '../helpers/fake-scontrol.js';
 import { trainGpuTo } from '../helpers/h200-link.js';
 import { REPO } from '../helpers/paths.js';
-import { EXE, H200_GPU, artifacts, dpkg, installScope, missing, run } from './_artifacts.js';
+import { H200_GPU, artifacts, dpkg, installScope, missing, run } from './_artifacts.js';
 
 
 const why =
@@ -39,10 +39,16 @@ async function installed(): Promise<void> {
   const tmp = mkdtempSync(path.join(tmpdir(), 'gdrgate-installed-'));
   t.teardown(() => rmSync(tmp, { recursive: true, force: true }));
   installScope((fn) => t.teardown(fn));
+  // systemd's directory of enablement links, there before the package as on a node (made here if this machine lacks it).
+  const WANTS = '/etc/systemd/system/multi-user.target.wants';
+  if (!existsSync(WANTS)) {
+    mkdirSync(WANTS, { recursive: true });
+    t.teardown(() => rmSync(WANTS, { recursive: true, force: true }));
+  }
   const before = footprint();
 
   // The previous package: this build as release 0 (same files, an older version).
-  const prev = run(process.execPath, ['scripts/package.mjs', '--exe', EXE, '--out', path.join(tmp, 'prev'), '--release', '0', '--no-rpm']);
+  const prev = run(process.execPath, ['scripts/package.mjs', '--arch', 'x64', '--out', path.join(tmp, 'prev'), '--release', '0', '--no-rpm'], { timeoutMs: 600_000 });
   t.equal(prev.status, 0, prev.stderr);
   const prevDeb = path.join(tmp, 'prev', readdirSync(path.join(tmp, 'prev')).find((f) => f.endsWith('.deb'))!);
 
@@ -55,6 +61,10 @@ async function installed(): Promise<void> {
     t.match(run('dpkg-query', ['-W', '-f', '${Version}', 'gdrgate']).stdout, /-1$/);
     t.equal(readFileSync('/etc/gdrgate/config.json', 'utf8'), edited);
     t.ok(statSync('/run/gdrgate').isDirectory(), 'tmpfiles.d made /run/gdrgate');
+    // The postinst made the startup snapshot here, of the program just installed (the old one's blob is stale).
+    t.equal(statSync('/var/lib/gdrgate/gate.blob').mode & 0o7777, 0o644, 'the startup snapshot, made at install');
+    const v = run('/usr/lib/gdrgate/node', ['--snapshot-blob', '/var/lib/gdrgate/gate.blob', 'version'], { env: {} });
+    t.equal(v.stdout, run('/usr/sbin/gdrgate', ['--version'], { env: {} }).stdout, 'it loads on this machine and is current');
     t.equal(run('/usr/sbin/gdrgate', ['baseline', 'validate', '/dev/null'], { env: {} }).status, 2, 'a usage/config error is exit 2');
   });
 
@@ -129,6 +139,8 @@ async function installed(): Promise<void> {
 
   await t.test('dpkg --purge removes everything the package installed, and nothing else', async (t) => {
     confs.forEach((c) => rmSync(c, { force: true }));
+    // The README's `systemctl enable gdrgate-agent`, as systemctl writes it: the purge takes the link too.
+    symlinkSync('/usr/lib/systemd/system/gdrgate-agent.service', `${WANTS}/gdrgate-agent.service`);
     const r = dpkg('--purge', 'gdrgate');
     t.equal(r.status, 0, r.stderr);
     t.same(footprint(), before);
