@@ -20,14 +20,18 @@ const CONF_PLACES = ['/etc/slurm/slurm.conf', '/usr/local/etc/slurm.conf', '/etc
  * login nodes is /run/slurm/conf too). The default SlurmdSpoolDir is /var/spool/slurmd; RPMs use /var/spool/slurm/d.
  */
 const CACHE_PLACES = ['/run/slurm/conf/slurm.conf', '/var/spool/slurmd/conf-cache/slurm.conf', '/var/spool/slurm/d/conf-cache/slurm.conf'];
-/** Slurm's tools by absolute path (Slurm runs nothing through PATH, nor does gdrgate). */
-const VERSION_TOOLS: readonly [string, string][] = [
-  ['/usr/bin/sinfo', '--version'],
-  ['/usr/local/bin/sinfo', '--version'],
-  ['/opt/slurm/bin/sinfo', '--version'],
+/**
+ * Slurm's tools by absolute path (Slurm runs nothing through PATH, nor does gdrgate). slurmd -V first: it answers
+ * without a config; sinfo --version reads one first (Slurm 22.05 without one tries DNS SRV and exits 1), so it is
+ * given the conf being read.
+ */
+export const VERSION_TOOLS: readonly [string, string][] = [
   ['/usr/sbin/slurmd', '-V'],
   ['/usr/local/sbin/slurmd', '-V'],
   ['/opt/slurm/sbin/slurmd', '-V'],
+  ['/usr/bin/sinfo', '--version'],
+  ['/usr/local/bin/sinfo', '--version'],
+  ['/opt/slurm/bin/sinfo', '--version'],
 ];
 const VERSION_TIMEOUT_MS = 5_000;
 
@@ -41,9 +45,8 @@ export interface SlurmConfigArgs {
 
 const isCache = (f: string): boolean => f.startsWith('/run/slurm/conf/') || f.includes('/conf-cache/');
 
-async function findConf(host: Host, named: string | undefined): Promise<{ file: string; configless: boolean }> {
+export async function findConf(host: Host, named: string | undefined, env = process.env.SLURM_CONF): Promise<{ file: string; configless: boolean }> {
   if (named) return { file: path.resolve(named), configless: isCache(path.resolve(named)) };
-  const env = process.env.SLURM_CONF;
   if (env) return { file: path.resolve(env), configless: isCache(path.resolve(env)) };
   for (const f of CONF_PLACES) if ((await host.stat(f)).ok) return { file: f, configless: false };
   for (const f of CACHE_PLACES) if ((await host.stat(f)).ok) return { file: f, configless: true };
@@ -54,14 +57,14 @@ async function findConf(host: Host, named: string | undefined): Promise<{ file: 
   );
 }
 
-async function findRelease(exec: Exec, given: string | undefined): Promise<{ release: Release; from: string; note: string | null }> {
+export async function findRelease(exec: Exec, given: string | undefined, conf: string): Promise<{ release: Release; from: string; note: string | null }> {
   if (given !== undefined) {
     const v = parseVersion(given);
     if (!v) throw new UsageError(`--slurm-version ${JSON.stringify(given)}: want a release such as 23.11 or 24.05.3`);
     return { release: v.release, from: `--slurm-version ${given}`, note: v.note };
   }
   for (const [file, flag] of VERSION_TOOLS) {
-    const r = await exec.run(file, [flag], { timeoutMs: VERSION_TIMEOUT_MS, env: { LANG: 'C' } });
+    const r = await exec.run(file, [flag], { timeoutMs: VERSION_TIMEOUT_MS, env: { LANG: 'C', SLURM_CONF: conf } });
     if (r.exitCode !== 0) continue;
     const v = parseVersion(r.stdout);
     if (v) return { release: v.release, from: `${file} ${flag}: ${r.stdout.trim()}`, note: v.note };
@@ -77,7 +80,7 @@ export async function slurmConfigCommand(a: SlurmConfigArgs, exec: Exec = new Ex
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  const { release, from, note } = await findRelease(exec, a.slurmVersion);
+  const { release, from, note } = await findRelease(exec, a.slurmVersion, file);
   const scripts = a.scripts.replace(/\/$/, '');
   const wrapperDir = a.wrapperDir ?? (configless ? '/etc/slurm' : path.posix.dirname(file));
   const plan = mergePlan({

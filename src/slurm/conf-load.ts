@@ -47,16 +47,19 @@ export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
         continue;
       }
       if (!(await read(full, depth + 1))) {
-        const why = await host.readText(full);
-        problems.push(`${inc.file}:${inc.line}: Include ${full}: ${why.ok ? 'unreadable' : why.reason} (slurmctld would not start)`);
+        problems.push(`${inc.file}:${inc.line}: Include ${full}: ${await whyNot(host, full)} (slurmctld would not start)`);
       }
     }
     return true;
   };
   const ok = await read(file, 0);
   if (!ok) {
-    const why = await host.readText(file);
-    throw new Error(`${file}: ${why.ok ? 'unreadable' : why.reason}`);
+    throw new Error(`${file}: ${await whyNot(host, file)}`);
   }
   return { files, entries, problems };
+}
+
+async function whyNot(host: Host, file: string): Promise<string> {
+  const r = await host.readText(file);
+  return r.ok ? 'unreadable' : r.missing ? 'no such file' : r.reason;
 }
