@@ -1,6 +1,6 @@
 // The chain wrappers slurm-config writes, run by /bin/sh as Slurm would (no arguments, no PATH): order, exit codes,
 // a glob in Slurm's reverse order, a path that needs quoting.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +13,7 @@ function script(file: string, log: string, code: number): string {
   return file;
 }
 
-function runChain(t: Tap.Test, hook: Hook, sites: (dir: string, log: string) => string[], ours: number): { code: number | null; ran: string[]; stdout: string } {
+function runChain(t: Test, hook: Hook, sites: (dir: string, log: string) => string[], ours: number): { code: number | null; ran: string[]; stdout: string } {
   const dir = t.testdir();
   const log = path.join(dir, 'log');
   writeFileSync(log, '');
@@ -22,9 +22,6 @@ function runChain(t: Tap.Test, hook: Hook, sites: (dir: string, log: string) => 
   chmodSync(wrapper, 0o755);
   const r = spawnSync(wrapper, [], { env: {}, encoding: 'utf8', cwd: '/', timeout: 30_000 });
   return { code: r.status, ran: readFileSync(log, 'utf8').split('\n').filter(Boolean), stdout: r.stdout };
-}
-declare namespace Tap {
-  type Test = Parameters<Parameters<typeof t.test>[1]>[0];
 }
 
 t.test('prolog: the site first, then ours, whose code is the result', async (t) => {

@@ -1,6 +1,6 @@
 // `gdrgate slurm-config` around the merge: finding the conf (configless: the cached copy, else advice), the Slurm
 // release (slurmd -V / sinfo --version as captured on Debian 12), the exact text listing and the JSON against its schema.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Exec, ExecResult } from '../../src/host/exec.js';
@@ -29,7 +29,7 @@ function debian12(calls: string[], slurmd = true): Exec {
   };
 }
 
-const root = (t: Tap.Test, files: Record<string, string>): FsHost => {
+const root = (t: Test, files: Record<string, string>): FsHost => {
   const dir = t.testdir();
   for (const [f, text] of Object.entries(files)) {
     mkdirSync(path.join(dir, path.dirname(f)), { recursive: true });
@@ -37,9 +37,6 @@ const root = (t: Tap.Test, files: Record<string, string>): FsHost => {
   }
   return new FsHost(dir);
 };
-declare namespace Tap {
-  type Test = Parameters<Parameters<typeof t.test>[1]>[0];
-}
 
 t.test('the conf: /etc/slurm/slurm.conf when there is one', async (t) => {
   t.same(await findConf(root(t, { '/etc/slurm/slurm.conf': '', '/run/slurm/conf/slurm.conf': '' }), undefined, undefined), { file: '/etc/slurm/slurm.conf', configless: false });
@@ -76,7 +73,7 @@ t.test('the release: slurmd -V first, sinfo given the conf, else the oldest assu
 const SITE = 'ClusterName=site\nInclude scripts.conf\nPrologFlags=Contain,X11\n';
 const SCRIPTS = 'Prolog=/etc/slurm/site-prolog.sh\nPrologEpilogTimeout=300\n';
 
-async function sitePlan(t: Tap.Test) {
+async function sitePlan(t: Test) {
   const host = root(t, { '/etc/slurm/slurm.conf': SITE, '/etc/slurm/scripts.conf': SCRIPTS });
   const loaded = await loadConf(host, '/etc/slurm/slurm.conf');
   const S = '/usr/libexec/gdrgate';

@@ -1,6 +1,6 @@
 // slurm-config's merge, table-driven on slurm.conf files of the shapes sites run (Include lines, an existing Prolog,
 // PrologFlags=Contain,X11, a TaskProlog, odd case and spacing, NHC), per Slurm release; exact changes and wrappers.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -13,7 +13,7 @@ const S = '/usr/libexec/gdrgate';
 const scripts = { prolog: `${S}/prolog.sh`, epilog: `${S}/epilog.sh`, taskprolog: `${S}/taskprolog.sh`, health: `${S}/health.sh` };
 
 /** The files under a fresh root, the plan for `release`, each change as one line. */
-async function plan(t: Tap.Test, files: Record<string, string>, release: Release): Promise<{ lines: string[]; plan: Plan; files: readonly string[]; problems: readonly string[] }> {
+async function plan(t: Test, files: Record<string, string>, release: Release): Promise<{ lines: string[]; plan: Plan; files: readonly string[]; problems: readonly string[] }> {
   const root = t.testdir();
   for (const [f, text] of Object.entries(files)) {
     mkdirSync(path.join(root, path.dirname(f)), { recursive: true });
@@ -23,9 +23,6 @@ async function plan(t: Tap.Test, files: Record<string, string>, release: Release
   const p = mergePlan({ entries: loaded.entries, mainFile: CONF, release, scripts, wrapperDir: '/etc/slurm' });
   const lines = p.changes.map((c) => `${c.key} ${c.action}${c.line === null ? '' : ` @${path.basename(c.file)}:${c.line}`}${c.set === null ? '' : ` ${c.set}`}`);
   return { lines, plan: p, files: loaded.files, problems: loaded.problems };
-}
-declare namespace Tap {
-  type Test = Parameters<Parameters<typeof t.test>[1]>[0];
 }
 
 const NONE = [
