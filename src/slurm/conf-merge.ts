@@ -69,6 +69,7 @@ export function mergePlan(inp: MergeInput): Plan {
     const tokens = e ? e.value.split(',').map((t) => t.trim()).filter(Boolean) : [];
     const has = (flag: string): boolean => tokens.some((t) => t.toLowerCase() === flag.toLowerCase());
     for (const t of tokens) if (!f.prologFlags.some((k) => k.toLowerCase() === t.toLowerCase())) warnings.push(`PrologFlags ${t} is not a flag Slurm ${inp.release} knows: slurmctld will refuse the file`);
+    if (has('NoHold') && (has('Contain') || has('X11'))) warnings.push('PrologFlags NoHold does not combine with Contain or X11: slurmctld refuses the file (read_config.c)');
     if (has('RunInJob') && has('Serial')) warnings.push('PrologFlags RunInJob and Serial do not combine (Slurm 24.05+ says so at start)');
     const add = [...(IMPLIES_ALLOC.some(has) || has('Alloc') ? [] : ['Alloc']), ...(has('DeferBatch') ? [] : ['DeferBatch'])];
     const implied = IMPLIES_ALLOC.filter(has);
