@@ -1,8 +1,14 @@
 // Who may be judged for: the agent answers a request only for a Slurm Prolog, a process of root's that slurmd
-// started (slurmd forks and execs the Prolog; one shell may sit between). Only root can write into the agent's
-// directory, so this is defence in depth: a root tool that names some other pid, or a pid reused after its Prolog
-// died, is not judged (its limits and environment would be another process's), and goes back as "fallback".
+// started (slurmd forks and execs the Prolog; from 24.11 through its own binary as a launcher, which execs the
+// script in place, so slurmd is still the parent; a chain wrapper or a shell may sit between). With
+// PrologFlags=RunInJob (Slurm 24.05+) the job's extern slurmstepd runs the Prolog instead (slurmstepd/mgr.c
+// _run_prolog_epilog), and slurmstepd is detached from slurmd: there the Prolog is told from the job's own processes,
+// which slurmstepd also starts, by the SLURM_SCRIPT_CONTEXT=prolog_slurmd that prep/script sets for it alone. Only
+// root can write into the agent's directory, so this is defence in depth: a root tool that names some other pid, or
+// a pid reused after its Prolog died, is not judged (its limits and environment would be another process's), and
+// goes back as "fallback".
 import type { Host } from '../host/host.js';
+import { parseEnviron } from './protocol.js';
 
 /** Hops up the parent chain: slurmd → Prolog in practice, with room for a shell or a wrapper between. */
 const MAX_HOPS = 8;
@@ -11,7 +17,7 @@ function field(status: string, name: string): string | null {
   return new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(status)?.[1] ?? null;
 }
 
-/** null when `pid` is root's (real, effective, saved and filesystem uid 0) and slurmd is among its ancestors; else why not. */
+/** null when `pid` is root's (real, effective, saved and filesystem uid 0) and a Slurm Prolog; else why not. */
 export async function notAProlog(host: Host, pid: number): Promise<string | null> {
   const own = await host.readText(`/proc/${pid}/status`);
   if (!own.ok) return `pid ${pid}: cannot read /proc/${pid}/status: ${own.reason}`;
@@ -20,9 +26,20 @@ export async function notAProlog(host: Host, pid: number): Promise<string | null
   let parent = Number(field(own.value, 'PPid') ?? 0);
   for (let hop = 0; hop < MAX_HOPS && parent > 1; hop++) {
     const comm = await host.readText(`/proc/${parent}/comm`);
-    if (comm.ok && comm.value.trim() === 'slurmd') return null;
+    const name = comm.ok ? comm.value.trim() : '';
+    if (name === 'slurmd') return null;
+    if (name === 'slurmstepd') return runInJobProlog(host, pid);
     const st = await host.readText(`/proc/${parent}/status`);
     parent = st.ok ? Number(field(st.value, 'PPid') ?? 0) : 0;
   }
-  return `pid ${pid} has no slurmd among its ancestors: not a Prolog`;
+  return `pid ${pid} has neither slurmd nor slurmstepd among its ancestors: not a Prolog`;
+}
+
+/** Under slurmstepd: a RunInJob Prolog only when its environment says so. */
+async function runInJobProlog(host: Host, pid: number): Promise<string | null> {
+  const raw = await host.readBytes(`/proc/${pid}/environ`, 1 << 20);
+  if (!raw.ok) return `pid ${pid}: cannot read /proc/${pid}/environ: ${raw.reason}`;
+  const ctx = parseEnviron(Buffer.from(raw.value)).SLURM_SCRIPT_CONTEXT;
+  if (ctx === 'prolog_slurmd') return null;
+  return `pid ${pid} runs under slurmstepd without SLURM_SCRIPT_CONTEXT=prolog_slurmd (${ctx ?? 'none'}): a job's process, not a Prolog`;
 }

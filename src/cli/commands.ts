@@ -134,6 +134,18 @@ export async function main(argv: string[]): Promise<number> {
           .option('prom', { type: 'string', describe: 'also write a node_exporter textfile here (atomically)' }),
       (a) => set(import('./samples.js').then((m) => m.samplesCommand({ config: a.config, spool: a.spool, probe: a.probe, since: a.since, window: a.window, json: a.json, prom: a.prom }))),
     )
+    .command(
+      'slurm-config',
+      "print the slurm.conf lines to change for gdrgate, merged with the site's (flags kept, scripts chained); never writes slurm.conf",
+      (y) =>
+        y
+          .option('conf', { type: 'string', nargs: 1, describe: 'slurm.conf to read (default $SLURM_CONF, /etc/slurm/slurm.conf, ..., a configless node\'s cached copy)' })
+          .option('slurm-version', { type: 'string', nargs: 1, describe: 'target Slurm release, e.g. 23.11 (default: sinfo --version / slurmd -V, else 22.05)' })
+          .option('scripts', { type: 'string', nargs: 1, default: '/usr/libexec/gdrgate', describe: "directory of gdrgate's prolog.sh, epilog.sh, taskprolog.sh, health.sh on the nodes" })
+          .option('wrapper-dir', { type: 'string', nargs: 1, describe: "where the chain wrappers go (default: the conf's directory; /etc/slurm when configless)" })
+          .option('json', { type: 'boolean', default: false, describe: 'print JSON (schemas/slurm-config.schema.json)' }),
+      (a) => set(import('./slurm-config.js').then((m) => m.slurmConfigCommand({ conf: a.conf, slurmVersion: a['slurm-version'], scripts: a.scripts, wrapperDir: a['wrapper-dir'], json: a.json }))),
+    )
     .command('drill', 'failure drills: stage one bounded fault on a node, prove drain → requeue → resume → a job runs, every step timed', (y) =>
       y
         .option('config', { type: 'string', describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' })

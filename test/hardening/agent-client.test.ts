@@ -1,4 +1,4 @@
-// The agent judges only for a Prolog: a root process with slurmd among its ancestors. A request naming any other
+// The agent judges only for a Prolog: a root process with slurmd among its ancestors (or, with RunInJob, slurmstepd). A request naming any other
 // pid (a root tool's own, a user's process, a pid reused after its Prolog died) goes back as "fallback", and
 // nothing is judged, logged or written on its behalf. The requests are written as slurm/prolog.sh writes them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -45,7 +45,7 @@ t.test('a root process that slurmd did not start: fallback, not judged', async (
   const a = await startAgent(e);
   t.teardown(() => void a.proc.kill('SIGKILL'));
   const p = sleeper(t, e, false);
-  t.equal(ask(a, e, p.pid!), `fallback pid ${p.pid} has no slurmd among its ancestors: not a Prolog`);
+  t.equal(ask(a, e, p.pid!), `fallback pid ${p.pid} has neither slurmd nor slurmstepd among its ancestors: not a Prolog`);
   t.equal(agentRuns(e), 0, 'no run logged for it');
 });
 

@@ -1,0 +1,186 @@
+// What a site's slurm.conf must change for gdrgate, merged with what is there: flags kept, scripts chained, limits
+// and timeouts only raised. Pure: entries (conf-load.ts) and the release's features (versions.ts) in, a plan out.
+// gdrgate never writes slurm.conf; the CLI (src/cli/slurm-config.ts) prints this plan.
+import type { ConfEntry } from './conf-parse.js';
+import { chainText, unchainable, type Hook } from './chain.js';
+import { features, IMPLIES_ALLOC, type Release } from './versions.js';
+
+export type Action = 'keep' | 'set' | 'add' | 'remove' | 'optional';
+
+export interface Change {
+  /** The key as Slurm documents it (PrologFlags). */
+  readonly key: string;
+  readonly action: Action;
+  /** Where the line to edit is (the last one Slurm reads for a one-value key); for `add`, the file to add it to. */
+  readonly file: string;
+  readonly line: number | null;
+  /** The lines there now, as `Key=value` (several for Prolog/Epilog from 24.05 on), and the line to write. */
+  readonly now: readonly string[];
+  readonly set: string | null;
+  readonly why: string;
+}
+
+export interface Wrapper {
+  readonly hook: Hook;
+  readonly path: string;
+  readonly text: string;
+}
+
+export interface Plan {
+  readonly changes: readonly Change[];
+  readonly wrappers: readonly Wrapper[];
+  readonly warnings: readonly string[];
+}
+
+export interface MergeInput {
+  readonly entries: readonly ConfEntry[];
+  /** The conf an `add` goes to. */
+  readonly mainFile: string;
+  readonly release: Release;
+  /** gdrgate's own wrappers (slurm/*.sh as installed): /usr/libexec/gdrgate/{prolog,epilog,taskprolog,health}.sh. */
+  readonly scripts: Readonly<Record<Hook, string>>;
+  /** Where generated chain wrappers go (the directory of the controller's slurm.conf). */
+  readonly wrapperDir: string;
+}
+
+/** The shortest bound that fits gdrgate: its Prolog deadline (deadlineMs, 6 s) and Epilog probes (budgetMs 20 s + 6 s) with margin. */
+export const TIMEOUT_S = 60;
+
+const KEY: Record<Hook, string> = { prolog: 'Prolog', epilog: 'Epilog', taskprolog: 'TaskProlog', health: 'HealthCheckProgram' };
+
+export function mergePlan(inp: MergeInput): Plan {
+  const f = features(inp.release);
+  const changes: Change[] = [];
+  const wrappers: Wrapper[] = [];
+  const warnings: string[] = [];
+  const all = (name: string): ConfEntry[] => inp.entries.filter((e) => e.name === name.toLowerCase());
+  const last = (name: string): ConfEntry | undefined => all(name).at(-1);
+  const shown = (e: ConfEntry): string => `${e.key}=${e.value}`;
+  const at = (e: ConfEntry | undefined): { file: string; line: number | null } => (e ? { file: e.file, line: e.line } : { file: inp.mainFile, line: null });
+  for (const name of ['Prolog', 'Epilog', 'PrologFlags', 'TaskProlog', 'HealthCheckProgram', 'PrologEpilogTimeout', 'PropagateResourceLimitsExcept', 'PropagateResourceLimits']) {
+    const seen = all(name);
+    if (seen.length > 1 && !(f.multiPrologLines && (name === 'Prolog' || name === 'Epilog')))
+      warnings.push(`${name} is set ${seen.length} times (${seen.map((e) => `${e.file}:${e.line}`).join(', ')}): Slurm ${inp.release} uses the last one only`);
+  }
+
+  // PrologFlags: the site's flags as written, plus Alloc (unless a flag of theirs implies it) and DeferBatch.
+  {
+    const e = last('PrologFlags');
+    const tokens = e ? e.value.split(',').map((t) => t.trim()).filter(Boolean) : [];
+    const has = (flag: string): boolean => tokens.some((t) => t.toLowerCase() === flag.toLowerCase());
+    for (const t of tokens) if (!f.prologFlags.some((k) => k.toLowerCase() === t.toLowerCase())) warnings.push(`PrologFlags ${t} is not a flag Slurm ${inp.release} knows: slurmctld will refuse the file`);
+    if (has('NoHold') && (has('Contain') || has('X11'))) warnings.push('PrologFlags NoHold does not combine with Contain or X11: slurmctld refuses the file (read_config.c)');
+    if (has('RunInJob') && has('Serial')) warnings.push('PrologFlags RunInJob and Serial do not combine (Slurm 24.05+ says so at start)');
+    const add = [...(IMPLIES_ALLOC.some(has) || has('Alloc') ? [] : ['Alloc']), ...(has('DeferBatch') ? [] : ['DeferBatch'])];
+    const implied = IMPLIES_ALLOC.filter(has);
+    const why = [
+      'the Prolog must run at allocation on every node (Alloc) and the batch script wait for every node\'s Prolog (DeferBatch)',
+      implied.length ? `; ${implied.join(', ')} already ${implied.length > 1 ? 'imply' : 'implies'} Alloc` : '',
+      tokens.length ? '; every flag the site has is kept' : '',
+    ].join('');
+    changes.push(add.length === 0 ? { key: 'PrologFlags', action: 'keep', ...at(e), now: e ? [shown(e)] : [], set: null, why } : { key: 'PrologFlags', action: e ? 'set' : 'add', ...at(e), now: e ? [shown(e)] : [], set: `${e?.key ?? 'PrologFlags'}=${[...tokens, ...add].join(',')}`, why });
+  }
+
+  // Prolog, Epilog: another line from 24.05 on; before, a chain wrapper in place of the site's one script.
+  for (const hook of ['prolog', 'epilog'] as const) chainHook(hook, f.multiPrologLines);
+  chainHook('taskprolog', false);
+  chainHook('health', false);
+
+  function chainHook(hook: Hook, multi: boolean): void {
+    const key = KEY[hook];
+    const ours = inp.scripts[hook];
+    const chain = `${inp.wrapperDir.replace(/\/$/, '')}/gdrgate-${hook}-chain.sh`;
+    const seen = multi ? all(key) : [last(key)].filter((e): e is ConfEntry => e !== undefined);
+    const values = seen.map((e) => e.value);
+    const now = seen.map(shown);
+    const e = seen.at(-1);
+    if (values.includes(ours) || values.includes(chain)) {
+      changes.push({ key, action: 'keep', ...at(e), now, set: null, why: `gdrgate's ${key} is there already${values.includes(chain) ? ' (through its chain wrapper)' : ''}` });
+      return;
+    }
+    if (hook === 'health' && !e) {
+      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: 'optional: the same gate on idle nodes between jobs (with HealthCheckInterval=300, HealthCheckNodeState=ANY); it resumes only its own drains' });
+      return;
+    }
+    if (!e) {
+      changes.push({ key, action: 'add', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: ADD_WHY[hook] });
+      return;
+    }
+    if (multi) {
+      changes.push({ key, action: 'add', file: e.file, line: e.line, now, set: `${key}=${ours}`, why: `Slurm ${inp.release} runs every ${key}= line in order (a failure stops the rest): add this line after ${e.file}:${e.line}, the site's ${key} runs first and stays as it is` });
+      return;
+    }
+    // A bare name (23.11+) is found beside the main slurm.conf (read_config.c _load_script's callers).
+    const sites = values.map((v) => (v.startsWith('/') ? v : `${dirOf(inp.mainFile)}/${v}`));
+    const bad = sites.map(unchainable).find((w) => w !== null);
+    if (bad) {
+      warnings.push(`${key}: cannot write a chain wrapper: ${bad}; chain gdrgate's ${ours} into the site's script by hand`);
+      changes.push({ key, action: 'keep', ...at(e), now, set: null, why: `not chained: ${bad}` });
+      return;
+    }
+    wrappers.push({ hook, path: chain, text: chainText(hook, sites, ours, inp.release) });
+    changes.push({ key, action: 'set', ...at(e), now, set: `${e.key}=${chain}`, why: `Slurm ${inp.release} takes one ${key}=: the wrapper ${chain} (below) runs ${sites.join(' ')} and then gdrgate's ${ours}` });
+  }
+
+  timeouts();
+  function timeouts(): void {
+    const pet = last('PrologEpilogTimeout');
+    const num = (e: ConfEntry | undefined): number | null => (e && /^\d+$/.test(e.value) ? Number(e.value) : null);
+    const why = `a hung script must not hold a node; gdrgate's Prolog ends within its deadlineMs (6 s), its Epilog within probes.budgetMs + deadlineMs (26 s); the site's scripts run within the same bound`;
+    if (!f.splitTimeouts || (!last('PrologTimeout') && !last('EpilogTimeout'))) {
+      const v = num(pet);
+      if (v !== null && v >= TIMEOUT_S) changes.push({ key: 'PrologEpilogTimeout', action: 'keep', ...at(pet), now: [shown(pet!)], set: null, why: `${v} s is enough: ${why}` });
+      else changes.push({ key: 'PrologEpilogTimeout', action: pet ? 'set' : 'add', ...at(pet), now: pet ? [shown(pet)] : [], set: `${pet?.key ?? 'PrologEpilogTimeout'}=${TIMEOUT_S}`, why: pet ? `raised to ${TIMEOUT_S} s: ${why}` : `unset means Slurm waits forever: ${why}` });
+      return;
+    }
+    // 25.05+: PrologTimeout / EpilogTimeout each override PrologEpilogTimeout for their side.
+    for (const side of ['PrologTimeout', 'EpilogTimeout'] as const) {
+      const own = last(side);
+      const eff = own ?? pet;
+      const v = num(eff);
+      if (v !== null && v >= TIMEOUT_S) changes.push({ key: side, action: 'keep', ...at(eff), now: eff ? [shown(eff)] : [], set: null, why: `${v} s is enough${own ? '' : ' (from PrologEpilogTimeout)'}: ${why}` });
+      else changes.push({ key: side, action: own ? 'set' : 'add', ...at(own), now: own ? [shown(own)] : eff ? [shown(eff)] : [], set: `${own?.key ?? side}=${TIMEOUT_S}`, why: `Slurm ${inp.release} bounds the ${side === 'PrologTimeout' ? 'Prolog' : 'Epilog'} by ${side} first: ${why}` });
+    }
+  }
+
+  limits();
+  function limits(): void {
+    const exc = last('PropagateResourceLimitsExcept');
+    const prl = last('PropagateResourceLimits');
+    const why = 'jobs otherwise get the submitting shell\'s RLIMIT_MEMLOCK (often 64 KiB on login nodes) instead of slurmd\'s; RDMA registration needs it unlimited';
+    const names = (v: string): string[] => v.split(',').map((t) => t.trim()).filter(Boolean);
+    const isMemlock = (t: string): boolean => t === 'MEMLOCK' || t === 'RLIMIT_MEMLOCK';
+    if (exc) {
+      const t = names(exc.value);
+      if (exc.value === 'ALL' || t.some(isMemlock)) changes.push({ key: 'PropagateResourceLimitsExcept', action: 'keep', ...at(exc), now: [shown(exc)], set: null, why: `MEMLOCK is not propagated already: ${why}` });
+      else changes.push({ key: 'PropagateResourceLimitsExcept', action: 'set', ...at(exc), now: [shown(exc)], set: `${exc.key}=${exc.value === 'NONE' ? 'MEMLOCK' : [...t, 'MEMLOCK'].join(',')}`, why: `MEMLOCK added to the site's list: ${why}` });
+      if (t.some((n) => isMemlock(n.toUpperCase()) && !isMemlock(n))) warnings.push(`PropagateResourceLimitsExcept: Slurm's limit names are upper case (${exc.value}): it refuses the file as written`);
+      if (prl) warnings.push(`PropagateResourceLimits (${prl.file}:${prl.line}) is ignored while PropagateResourceLimitsExcept is set`);
+      return;
+    }
+    if (prl && prl.value === 'NONE') {
+      changes.push({ key: 'PropagateResourceLimits', action: 'keep', ...at(prl), now: [shown(prl)], set: null, why: `no limit is propagated: jobs get slurmd's RLIMIT_MEMLOCK (${why.split(';')[1]!.trim()})` });
+      return;
+    }
+    if (prl && prl.value !== 'ALL') {
+      const t = names(prl.value);
+      const rest = t.filter((n) => !isMemlock(n));
+      if (rest.length === t.length) changes.push({ key: 'PropagateResourceLimits', action: 'keep', ...at(prl), now: [shown(prl)], set: null, why: `MEMLOCK is not in the site's list, so it is not propagated: ${why}` });
+      else changes.push({ key: 'PropagateResourceLimits', action: 'set', ...at(prl), now: [shown(prl)], set: `${prl.key}=${rest.length ? rest.join(',') : 'NONE'}`, why: `MEMLOCK taken out of the site's list: ${why}` });
+      return;
+    }
+    if (prl) changes.push({ key: 'PropagateResourceLimits', action: 'remove', ...at(prl), now: [shown(prl)], set: null, why: 'ALL is the default; PropagateResourceLimitsExcept below says the same but MEMLOCK' });
+    changes.push({ key: 'PropagateResourceLimitsExcept', action: 'add', file: prl?.file ?? inp.mainFile, line: null, now: [], set: 'PropagateResourceLimitsExcept=MEMLOCK', why });
+  }
+
+  return { changes, wrappers, warnings };
+}
+
+const dirOf = (file: string): string => file.slice(0, file.lastIndexOf('/')) || '/';
+
+const ADD_WHY: Record<Hook, string> = {
+  prolog: 'the gate, before every job on each allocated node: a broken GPU↔RDMA path drains the node with a "gdrgate:" reason and requeues the job',
+  epilog: 'after every job: removes gdrgate\'s per-job state and, with `probes` configured, samples bandwidth under a budget',
+  taskprolog: 'the job\'s own view (memlock, RDMA and GPU devices) before each task; warns in the job\'s output',
+  health: '',
+};
