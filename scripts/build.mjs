@@ -1,7 +1,7 @@
 // `npm run build` after tsc and the check enum: the precompiled validators for the modules shape, the bundles
 // (scripts/shapes.mjs) and the checkout's startup snapshot dist/gate.blob, made by the program itself as on a node.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +21,8 @@ for (const name of ['baseline', 'config', 'report']) {
 rmSync('dist/chunks', { recursive: true, force: true }); // chunk names carry hashes: drop stale ones
 await Promise.all(Object.values(SHAPES).map((s) => build(s)));
 chmodSync('dist/cli.js', 0o755);
+// The one-file program is started by a Node (the packages' /usr/sbin/gdrgate, the wrappers), never by itself: no #! line.
+for (const f of ['dist/gdrgate.cjs', 'dist/fleet-read-worker.cjs']) writeFileSync(f, readFileSync(f, 'utf8').replace(/^#!.*\n/, ''));
 
 // The blob, warmed up on the bundled capture and the generated DGX-1 tree, made as `gdrgate startup-snapshot` makes
 // it on a node; skipped with GDRGATE_NO_BLOB=1 (the wrappers then run the program).

@@ -158,7 +158,8 @@ async function stage(root, node, strip) {
 const POSTINST = [
   'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true',
   '[ -d /run/systemd/system ] && systemctl daemon-reload || true',
-  `${SBIN} startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2`,
+  // (by name: the maintainer scripts run with /usr/sbin on PATH, and lintian wants no path there)
+  'gdrgate startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2',
   // An agent running the old code restarts itself on the change (it watches its file); one started now is new.
   '[ -d /run/systemd/system ] && systemctl try-restart gdrgate-agent.service >/dev/null 2>&1 || true',
   '',

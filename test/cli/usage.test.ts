@@ -1,9 +1,10 @@
 // The usage: bare `gdrgate` prints it (on stderr, exit 2: nothing was asked), `-h` and `--help` print it on stdout
 // (exit 0), for the whole command line and for one command.
 import t from 'tap';
+import { VERSION } from '../../src/version.js';
 import { cli } from '../helpers/cli.js';
 
-const COMMANDS = ['check', 'topo', 'prolog', 'agent', 'resume', 'snapshot', 'compare', 'task', 'epilog', 'samples', 'drill', 'baseline'];
+const COMMANDS = ['check', 'topo', 'prolog', 'agent', 'resume', 'snapshot', 'compare', 'task', 'epilog', 'samples', 'drill', 'baseline', 'startup-snapshot', 'slurm-config'];
 const lists = (text: string): string[] => COMMANDS.filter((c) => !new RegExp(`^\\s+gdrgate ${c}\\b`, 'm').test(text));
 
 t.test('bare gdrgate: the usage and why, on stderr; exit 2', async (t) => {
@@ -34,10 +35,12 @@ t.test('gdrgate check -h: the options of check', async (t) => {
   t.match(r.stdout, /--json/);
 });
 
-t.test('gdrgate --version: the version and one newline', async (t) => {
+t.test("gdrgate --version: gdrgate's version and the runtime's, one line", async (t) => {
   const r = cli(['--version']);
   t.equal(r.code, 0);
-  t.match(r.stdout, /^\d+\.\d+\.\d+\n$/);
+  const v = process.versions;
+  t.equal(r.stdout, `gdrgate ${VERSION} (Node ${v.node}, OpenSSL ${v.openssl}, V8 ${v.v8}, linux-${process.arch})\n`);
+  t.equal(cli(['version']).stdout, r.stdout, '`gdrgate version` says the same (the startup snapshot takes no --version)');
 });
 
 t.test('a typo is still a usage error', async (t) => {

@@ -134,6 +134,7 @@ if (why) {
     'only-non-binary-in-usr-lib': "systemd's paths",
     // On erase (not upgrade) %postun removes what gdrgate itself wrote: run log, spool, per-job state.
     'dangerous-command-in-%postun': "rm -rf of gdrgate's per-job state (/run/gdrgate) on erase only",
+    'dangerous-command-in-%preun': 'rm -f of the startup snapshot the package made on this node, on erase only',
   };
   t.test('lintian and rpmlint: clean but for justified tags', async (t) => {
     const lintian = run('lintian', ['--tag-display-limit', '0', a.deb], { timeoutMs: 600_000 });
