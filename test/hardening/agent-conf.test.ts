@@ -1,8 +1,10 @@
-// The Slurm wrappers source the .conf beside them as root (the TaskProlog as the job's user): only a file root owns,
-// in a directory root owns, neither writable by group or others. Anything else is left unread, said on stderr,
-// and the wrapper goes on with the settings written in it. Each wrapper, as slurmd runs it (no PATH, cwd /).
+// The Slurm wrappers source the .conf beside them as root (the TaskProlog as the job's user): only the file they
+// opened, if root owns it and every directory above where it really lies, none writable by group or others (a
+// sticky directory may be: nobody can replace root's entry in it). A link into a directory another user controls,
+// or one that renames the file, is refused. Anything else is left unread, said on stderr, and the wrapper goes on
+// with the settings written in it. Each wrapper, as slurmd runs it (no PATH, cwd /).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 
 import path from 'node:path';
 import t from 'tap';
@@ -15,7 +17,7 @@ t.teardown(() => void spawnSync('/bin/rm', ['-rf', base]));
 const fake = path.join(base, 'fake-cli.sh');
 writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n', { mode: 0o755 });
 
-type Setup = { what: string; file?: number; dir?: number; owner?: number; read: boolean };
+type Setup = { what: string; file?: number; dir?: number; owner?: number; read: boolean; link?: { dir: number; name?: string } };
 const setups: Setup[] = [
   { what: "root's, 0644, in root's 0700 directory", read: true },
   { what: "root's, 0600, in root's 0755 directory", file: 0o600, dir: 0o755, read: true },
@@ -23,7 +25,12 @@ const setups: Setup[] = [
   { what: 'world-writable (0646)', file: 0o646, read: false },
   { what: "another user's (uid 65534)", owner: 65534, read: false },
   { what: 'in a group-writable directory (0770)', dir: 0o770, read: false },
-  { what: 'in a world-writable sticky directory (1777)', dir: 0o1777, read: false },
+  { what: 'in a world-writable sticky directory (1777)', dir: 0o1777, read: true },
+  // The .conf beside the wrapper a link to a root-owned file in a directory anyone may write (non-sticky): the file
+  // there could be swapped between a check and the source, so it is never read.
+  { what: 'a link into a world-writable directory (0777)', link: { dir: 0o777 }, read: false },
+  { what: "a link into root's 0755 directory", link: { dir: 0o755 }, read: true },
+  { what: "a link to another name in root's directory", link: { dir: 0o755, name: 'other.conf' }, read: false },
 ];
 const wrappers = ['prolog', 'epilog', 'taskprolog'];
 
@@ -37,9 +44,15 @@ for (const w of wrappers) {
       copyFileSync(path.join(REPO, `slurm/${w}.sh`), script);
       chmodSync(script, 0o755);
       const conf = path.join(dir, `gdrgate-${w}.conf`);
-      writeFileSync(conf, `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nBLOB=\nAGENT=\n`);
-      chmodSync(conf, s.file ?? 0o644);
-      if (s.owner !== undefined) chownSync(conf, s.owner, s.owner);
+      const target = s.link ? path.join(base, `${w}-${n++}-target`, s.link.name ?? `gdrgate-${w}.conf`) : conf;
+      if (s.link) mkdirSync(path.dirname(target));
+      writeFileSync(target, `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nBLOB=\nAGENT=\n`);
+      chmodSync(target, s.file ?? 0o644);
+      if (s.owner !== undefined) chownSync(target, s.owner, s.owner);
+      if (s.link) {
+        symlinkSync(target, conf);
+        chmodSync(path.dirname(target), s.link.dir);
+      }
       chmodSync(dir, s.dir ?? 0o700);
       const r = spawnSync(script, [], { encoding: 'utf8', env: { SLURM_JOB_ID: '7' }, cwd: '/', timeout: 30_000 });
       if (s.read) {
@@ -47,7 +60,7 @@ for (const w of wrappers) {
         t.notMatch(r.stderr, /not reading/, `${s.what}: nothing said`);
       } else {
         t.notMatch(r.stdout, /args:/, `${s.what}: not read`);
-        t.match(r.stderr, new RegExp(`gdrgate: not reading ${conf.replace(/[.]/g, '\\.')}: want it and its directory owned by root and writable by root only`), `${s.what}: said on stderr`);
+        t.match(r.stderr, new RegExp(`gdrgate: not reading ${conf.replace(/[.]/g, '\\.')}: want it, and every directory above where it lies, owned by root and writable by root only$`, 'm'), `${s.what}: said on stderr`);
       }
     }
   });
