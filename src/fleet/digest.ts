@@ -40,9 +40,26 @@ function sharedPart(inv: Inventory): Inventory {
   };
 }
 
+/**
+ * The shared part's canonical text: its values, never how V8 happens to hold them (v8.serialize writes a number as
+ * an integer or a double, and a string as one- or two-byte, by representation: equal parts of two nodes could get two
+ * keys). Maps, sets, byte arrays, bigints and undefined are spelled out so that different values never read alike.
+ */
+function canonical(part: Inventory): string {
+  return JSON.stringify(part, (_k, v: unknown) => {
+    if (v instanceof Map) return { '\u0000map': [...(v as Map<unknown, unknown>).entries()] };
+    if (v instanceof Set) return { '\u0000set': [...(v as Set<unknown>).values()] };
+    if (v instanceof Uint8Array) return { '\u0000bytes': Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex') };
+    if (typeof v === 'bigint') return { '\u0000bigint': v.toString() };
+    if (v === undefined) return '\u0000undefined';
+    return v;
+  });
+}
+
 export function splitInventory(inv: Inventory): Split {
-  const bytes = serialize(sharedPart(inv));
-  const key = createHash('sha256').update(bytes).digest('hex');
+  const part = sharedPart(inv);
+  const bytes = serialize(part);
+  const key = createHash('sha256').update(canonical(part)).digest('hex');
   const own: NodeOwn = { root: inv.root, hostname: inv.hostname, bootId: inv.bootId, notes: inv.notes, pids: inv.memlock.map((m) => m.pid), guids: inv.nics.map((n) => n.nodeGuid) };
   return { key, own, bytes };
 }
