@@ -13,7 +13,7 @@ import { provideValidators, type AjvFn, type SchemaName } from '../schema.js';
 // Loaded by gateCommand only on a passing prolog (and then node:crypto with it): here it is in the blob.
 import '../state/prolog.js';
 
-const USAGE = 'gdrgate: the startup snapshot runs only `prolog|health [--config F] [--root D] [--baseline F] [--dry-run]`; run dist/cli.js for anything else\n';
+const USAGE = 'gdrgate: the startup snapshot runs only `prolog|health [--config F] [--root D] [--baseline F] [--dry-run] [--outside-slurm]`; run dist/cli.js for anything else\n';
 
 /** Runs in the deserialized process: argv is [node, ...arguments] (no script path). */
 async function main(): Promise<void> {
