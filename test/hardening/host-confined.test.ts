@@ -48,14 +48,14 @@ t.test('an absolute link and a relative ../../.. link are refused by every call,
     t.match(await h.readBytes(p), LEAVES, `readBytes ${p}`);
     t.match(await h.stat(p), LEAVES, `stat ${p}`);
     t.match(await h.realPath(p), LEAVES, `realPath ${p}`);
-    t.match(await h.access(p), { access: 'unknown', why: /leaves the root/ }, `access ${p}`);
+    t.match(await h.access(p), { access: /^unknown$/, why: /leaves the root/ }, `access ${p}`);
   }
   for (const p of ['/sys/abs-dir', '/sys/rel-dir', '/sys/hop', '/sys/rel-dir/sub']) t.match(await h.list(p), LEAVES, `list ${p}`);
   t.match(await h.lstat('/sys/abs-dir/sub'), LEAVES, 'lstat through a link that leaves');
   t.match(await h.readLink('/sys/rel-dir/sub'), LEAVES, 'readLink through a link that leaves');
-  t.match(await h.lstat('/sys/abs-file'), { ok: true, value: { kind: 'link' } }, 'the link itself is in the root: lstat sees it');
+  t.match(await h.lstat('/sys/abs-file'), { ok: true, value: { kind: /^link$/ } }, 'the link itself is in the root: lstat sees it');
   t.same(await h.readLink('/sys/rel-file'), { ok: true, value: `${up}/secret.txt` }, 'and its text reads back');
-  t.match(await h.readText(`/${GPU}/vendor`), { ok: true, value: '0x10de\n' }, 'files inside the root still read');
+  t.match(await h.readText(`/${GPU}/vendor`), { ok: true, value: /^0x10de\n$/ }, 'files inside the root still read');
 });
 
 t.test('a link that climbs out and back in is refused too (it walked outside)', async (t) => {
@@ -92,7 +92,7 @@ t.test('a FIFO where an attribute should be: refused at once as not a regular fi
     t.same(await h.readText(p), { ok: false, missing: false, reason: 'not a regular file (fifo)' }, `readText ${p}`);
     t.same(await h.readBytes(p, 4), { ok: false, missing: false, reason: 'not a regular file (fifo)' }, `readBytes ${p}`);
   }
-  t.match(await h.stat('/sys/fifo-link'), { ok: true, value: { kind: 'fifo' } }, 'stat still says what it is');
+  t.match(await h.stat('/sys/fifo-link'), { ok: true, value: { kind: /^fifo$/ } }, 'stat still says what it is');
   const live = new FsHost('/');
   const tmp = scratchDir('gdrgate-fifo-');
   t.teardown(() => fs.rmSync(tmp, { recursive: true, force: true }));
@@ -105,5 +105,5 @@ t.test('access() answers through the root and inside it', async (t) => {
   const { root } = capture(t);
   const h = new FsHost(root);
   t.same(await h.access(`/${GPU}/vendor`), { access: 'rw' }, 'a writable file in the tree');
-  t.match(await h.access('/sys/none'), { access: 'unknown', why: 'ENOENT' }, 'absent: unknown, not denied');
+  t.match(await h.access('/sys/none'), { access: /^unknown$/, why: /^ENOENT$/ }, 'absent: unknown, not denied');
 });
