@@ -5,6 +5,7 @@ import { judge, logRun, recordAer, recordState, summaryLine, type GateArgs, type
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { log } from '../log.js';
 import { buildReport } from '../report/report.js';
+import { escapeControls } from '../report/escape.js';
 import { renderText } from '../report/text.js';
 import { drainOwned, reasonFor, resumeOwned } from '../slurm/drain.js';
 import { Scontrol } from '../slurm/scontrol.js';
@@ -72,8 +73,8 @@ export async function gateCommand(a: GateCliArgs, exec: Exec = new ExecaExec(), 
   if (outcome.kind !== 'healthy' || a.dryRun) {
     const report = buildReport({ command: a.mode, inv: null, root: a.root ?? cfg?.root ?? '/', findings: j.findings, outcome, decision, started, baseline: j.cls ? { file: a.baseline ?? cfg!.baseline, class: j.cls } : null });
     out(renderText(report).trimEnd());
-    if (outcome.kind === 'config-error' || outcome.kind === 'internal-error') out(`${outcome.kind}: ${outcome.message}`);
+    if (outcome.kind === 'config-error' || outcome.kind === 'internal-error') out(escapeControls(`${outcome.kind}: ${outcome.message}`));
   }
-  out(summaryLine(a, j, durationMs, reason, action));
+  out(escapeControls(summaryLine(a, j, durationMs, reason, action)));
   return decision.exitCode;
 }

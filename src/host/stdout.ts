@@ -3,6 +3,7 @@
 // nothing pending after a deadline) without cutting the output short. process.stdout is never used: on a pipe it
 // queues what the pipe cannot take yet, and an exit drops the queue (a slow reader got 64 KiB of 350).
 import { writeSync } from 'node:fs';
+import { escapeText } from '../report/escape.js';
 
 /** Longest wait for a full pipe to take a byte before the output is given up (the command then fails). */
 export const STALL_MS = 120_000;
@@ -60,7 +61,8 @@ export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_M
   return true;
 }
 
-/** The report, to stdout: `text` and one newline. */
+/** The report, to stdout: `text` and one newline, every control but its layout escaped (report/escape.ts). */
 export function out(text: string): void {
-  writeStdout(text.endsWith('\n') ? text : text + '\n');
+  const safe = escapeText(text);
+  writeStdout(safe.endsWith('\n') ? safe : safe + '\n');
 }
