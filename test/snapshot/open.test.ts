@@ -106,15 +106,18 @@ t.test('every call on every path answers as FsHost on the unpacked tree', async 
   t.match(await snap.list('/sys/bus/pci/devices/0000:01:00.0/other/x'), { ok: false, missing: false, reason: /^not recorded/ });
 });
 
-t.test('a link out of the archive is never followed (FsHost would read this machine)', async (t) => {
+t.test('a link out of the archive is never followed (FsHost would read this machine); an absolute one stays inside', async (t) => {
   const tree = snapTree();
   tree.put('/sys/a/up', { kind: 'link', target: '../../../../etc' });
   tree.put('/sys/a/abs', { kind: 'link', target: '/etc' });
+  tree.put('/sys/a/in', { kind: 'link', target: '/sys/a/up' });
   const h = parseSnapshot('mem', tree.toTar(0));
-  for (const p of ['/sys/a/up/hostname', '/sys/a/abs/hostname']) {
-    t.match(await h.readText(p), { ok: false, missing: false, reason: /^unreadable: leaves the root/ }, p);
+  for (const p of ['/sys/a/up/hostname', '/sys/a/in/hostname']) {
+    t.match(await h.readText(p), { ok: false, missing: false, reason: /^unreadable: leaves the root: a link target climbs above it / }, p);
     t.match(await h.realPath(p), { ok: false, missing: false }, p);
   }
+  const abs = await h.readText('/sys/a/abs/hostname');
+  t.match(abs, { ok: false, reason: /^not recorded by this snapshot .*: \/etc$/ }, "an absolute link: the archive's own /etc, not recorded");
   t.same(await h.readLink('/sys/a/abs'), { ok: true, value: '/etc' }, 'the link itself reads back');
 });
 
