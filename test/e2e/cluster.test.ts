@@ -89,6 +89,8 @@ async function e2e(): Promise<void> {
   writeFileSync(BASELINE, cap.stdout);
 
   let clusters = 0;
+  /** Every network namespace a cluster of this file made (start.sh's DIR/netns). */
+  const namespaces: string[] = [];
   /** A fresh cluster for one case (~1-2 s), stopped in the case's teardown (and on exit if the file is cut short). */
   const cluster = (tt: Test, vars: Record<string, string>, over: NodeOver): Cluster => {
     const DIR = join(WORK, `c${++clusters}`);
@@ -112,6 +114,8 @@ async function e2e(): Promise<void> {
       if (!tt.passing()) tt.comment(`kept for inspection: ${DIR} (ctl/log, nodes/*/log, nodes/*/gdrgate.log)`);
     });
     const up = run('/bin/bash', [join(CLUSTER, 'start.sh'), DIR], { env: cleanEnv({ CLUSTER_PORT: '8100', GATE_PROLOG: PROLOG, ...vars }), timeoutMs: 120_000 });
+    // The names start.sh gave this cluster's namespaces, kept before stop.sh removes its record: the kernel is asked at the end.
+    if (existsSync(join(DIR, 'netns'))) namespaces.push(...readFileSync(join(DIR, 'netns'), 'utf8').split('\n').filter(Boolean));
     const env = cleanEnv({});
     const slurm: Cluster['slurm'] = (cmd, args, timeoutMs = 20_000) => run(join(DIR, 'bin', cmd), args, { env, timeoutMs, cwd: JOBS });
     const sinfo = (n: NodeName, f: string): string => slurm('sinfo', ['-h', '-N', '-n', n, '-o', f]).stdout.trim();
@@ -265,6 +269,37 @@ async function e2e(): Promise<void> {
     tt.equal(c.reason('node4'), HUMAN, "node4 keeps the human's reason, word for word");
     tt.match(c.state('node4'), /^drain/, 'node4 still drained');
     tt.same(['node1', 'node2'].map((n) => c.state(n as NodeName)), ['idle', 'idle'], 'healthy nodes untouched');
+  });
+  // ------------------------------------------------------------------ 5. the agent on every node, 200 jobs
+  await clusterCase('5: gdrgate agent on every node answers the Prologs of 200 jobs, all completed', {}, async (tt, c) => {
+    const JOBS_N = 200;
+    // The Prolog asks its node's agent (AGENT= in the wrapper's .conf), under DIR/node: each node's own directory.
+    writeFileSync(PROLOG.replace(/\.sh$/, '.conf'), `${gateConf(CLI, join(c.DIR, 'node/gdrgate.json'))}AGENT=${join(c.DIR, 'node/agent')}\n`, { mode: 0o644 });
+    // Each agent in its node's namespaces (its slurmd's), as examples/systemd/gdrgate-agent.service starts it.
+    const agents = NODES.map((n) => {
+      mkdirSync(join(c.DIR, 'nodes', n, 'agent'), { mode: 0o700 });
+      const pid = readFileSync(join(c.DIR, 'nodes', n, 'run/slurmd.pid'), 'utf8').trim();
+      const args = ['-t', pid, '-n', '-m', '-u', '--', process.execPath, '--max-semi-space-size=2', CLI, 'agent', '--config', join(c.DIR, 'node/gdrgate.json'), '--dir', join(c.DIR, 'node/agent')];
+      return spawn('/usr/bin/nsenter', args, { env: cleanEnv({}), cwd: '/', stdio: 'ignore' });
+    });
+    tt.teardown(() => agents.forEach((a) => a.kill('SIGTERM')));
+    const up = await waitFor(() => NODES.filter((n) => existsSync(join(c.DIR, 'nodes', n, 'agent/agent.pid'))), (v) => v.length === NODES.length, 30_000, 100);
+    tt.same(up.value, [...NODES], `an agent listening on every node (${up.ms} ms)`);
+    const a0 = performance.now();
+    const array = c.submit([`--array=1-${JOBS_N}`, '--wrap', '/bin/true']);
+    const gone = await waitFor(() => c.slurm('squeue', ['-h', '-j', array, '-o', '%i']).stdout.trim(), (v) => v === '', 600_000, 500);
+    tt.ok(gone.ok, `the ${JOBS_N} jobs left the queue in ${secs(a0)}`);
+    // One line per array task: its own JobId (the Prolog's SLURM_JOB_ID) and its state.
+    const tasks = c.slurm('scontrol', ['show', 'job', '-o', array]).stdout.trim().split('\n').filter(Boolean).map((l) => ({ id: /(?:^| )JobId=(\d+) /.exec(l)?.[1] ?? '?', state: /(?:^| )JobState=(\S+) /.exec(l)?.[1] ?? '?' }));
+    tt.equal(tasks.length, JOBS_N, `${JOBS_N} array tasks`);
+    tt.same([...new Set(tasks.map((x) => x.state))], ['COMPLETED'], 'every one COMPLETED');
+    const runs = NODES.flatMap((n) => c.gateLog(n).filter((l) => l.msg === 'gdrgate run').map((l): Record<string, unknown> & { node: NodeName } => ({ ...l, node: n })));
+    const ids = tasks.map((x) => x.id).sort();
+    tt.same(runs.map((l) => String(l.job)).sort(), ids, 'one Prolog per job, no more, no fewer');
+    tt.same(runs.filter((l) => l.startup !== 'agent' || l.result !== 'healthy' || l.exitCode !== 0).map((l) => `${l.node} job ${String(l.job)}: ${String(l.startup)} ${String(l.result)} ${String(l.agent ?? '')}`), [], 'every Prolog answered healthy by its agent');
+    tt.ok(NODES.every((n) => runs.some((l) => l.node === n)), `the jobs spread over the nodes: ${NODES.map((n) => `${n} ${runs.filter((l) => l.node === n).length}`).join(', ')}`);
+    tt.same(NODES.map(c.state), ['idle', 'idle', 'idle', 'idle'], 'all nodes idle, none drained');
+    tt.same(agents.map((a) => a.exitCode), [null, null, null, null], 'every agent still running');
   });
   // ------------------------------------------------------------------ 6. faults (the gate never drains a healthy node)
   const restart = (c: Cluster, name: 'ctl' | 'munge' | NodeName): Ran => run('/bin/bash', [join(CLUSTER, 'daemon.sh'), c.DIR, name], { env: cleanEnv({}), timeoutMs: 30_000 });
@@ -439,9 +474,13 @@ async function e2e(): Promise<void> {
     tt.comment(text);
   });
 
-  const left = run('/usr/sbin/ip', ['netns', 'list']).stdout;
-  const ours = Array.from({ length: clusters }, (_, i) => join(WORK, `c${i + 1}`)).filter((d) => existsSync(join(d, 'netns')));
-  t.same(ours, [], `every cluster's namespaces deleted (${left.split('\n').filter(Boolean).length} network namespaces on the host now)`);
+  // The kernel's list (`ip netns list`: "name" or "name (id: N)" per line), not stop.sh's record, which it removes anyway.
+  const listed = run('/usr/sbin/ip', ['netns', 'list']);
+  t.equal(listed.status, 0, 'ip netns list', { stderr: listed.stderr });
+  const live = new Set(listed.stdout.split('\n').map((l) => l.split(' ')[0]!).filter(Boolean));
+  t.ok(namespaces.length >= 5, `${namespaces.length} namespaces made by ${clusters} clusters`);
+  const ours = namespaces.filter((n) => live.has(n));
+  t.same(ours, [], `every cluster's namespaces deleted (${live.size} network namespaces on the host now)`);
   // The evidence for the default deadline (docs/deadline.md): every gate run of every cluster, passing or not.
   const all = ours.length ? [] : Array.from({ length: clusters }, (_, i) => join(WORK, `c${i + 1}`)).flatMap((d) => NODES.flatMap((n) => {
     const f = join(d, 'nodes', n, 'gdrgate.log');
