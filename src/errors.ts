@@ -11,3 +11,7 @@ export class ConfigError extends Error {
 export class DeadlineError extends Error {
   override readonly name = 'DeadlineError';
 }
+/** The output could not be delivered whole (its reader went away): the command failed, the node did not. */
+export class OutputCut extends Error {
+  override readonly name = 'OutputCut';
+}

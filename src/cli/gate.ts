@@ -5,9 +5,11 @@ import { judge, logRun, recordAer, recordState, summaryLine, type GateArgs, type
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { log } from '../log.js';
 import { buildReport } from '../report/report.js';
+import { escapeControls } from '../report/escape.js';
 import { renderText } from '../report/text.js';
 import { drainOwned, reasonFor, resumeOwned } from '../slurm/drain.js';
 import { Scontrol } from '../slurm/scontrol.js';
+import { exitCode } from '../runner/exit.js';
 import { out } from './common.js';
 
 export type { GateArgs, Startup };
@@ -22,7 +24,30 @@ export function blobFailedWhy(v: string): string {
   return `the startup snapshot could not be used (${why}); the gate ran without it. Remake it as root: gdrgate startup-snapshot`;
 }
 
-export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules'): Promise<number> {
+/** The gate's arguments as typed: `--outside-slurm` lets a prolog run (and drain) where Slurm did not start it. */
+export interface GateCliArgs extends GateArgs {
+  readonly outsideSlurm?: boolean | undefined;
+}
+
+/**
+ * Why this prolog must not run, or null. slurmd starts the Prolog with SLURM_JOB_ID and, since 20.11,
+ * SLURM_SCRIPT_CONTEXT=prolog_slurmd (src/plugins/prep/script/prep_script_slurmd.c); a shell on the node has
+ * neither, and a prolog typed there would judge the node and could drain it. The HealthCheckProgram gets neither
+ * (slurmd.c run_script_health_check: SLURMD_NODENAME only) and runs outside any job: health stays allowed.
+ */
+export function refusedOutsideSlurm(a: GateCliArgs, env: NodeJS.ProcessEnv): string | null {
+  if (a.mode !== 'prolog' || a.dryRun || a.outsideSlurm) return null;
+  if (env.SLURM_JOB_ID || env.SLURM_SCRIPT_CONTEXT === 'prolog_slurmd') return null;
+  return 'prolog: not started by slurmd (neither SLURM_JOB_ID nor SLURM_SCRIPT_CONTEXT=prolog_slurmd is set), and a prolog may drain this node. By hand: `gdrgate check` to look, `gdrgate prolog --dry-run` to see what the gate would do, `gdrgate prolog --outside-slurm` to run it as a Prolog anyway';
+}
+
+export async function gateCommand(a: GateCliArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules'): Promise<number> {
+  const refused = refusedOutsideSlurm(a, process.env);
+  if (refused) {
+    // Said here, not thrown: the gate is bundled apart from the CLI (dist/gate.js), whose catch knows its own classes.
+    process.stderr.write(`gdrgate: ${refused}\n`);
+    return exitCode('usage');
+  }
   const ctx: GateContext = { env: process.env, startup };
   const j = await judge(a, ctx);
   const { started, node, job, cfg, outcome, decision } = j;
@@ -58,8 +83,8 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
   if (outcome.kind !== 'healthy' || a.dryRun) {
     const report = buildReport({ command: a.mode, inv: null, root: a.root ?? cfg?.root ?? '/', findings: j.findings, outcome, decision, started, baseline: j.cls ? { file: a.baseline ?? cfg!.baseline, class: j.cls } : null });
     out(renderText(report).trimEnd());
-    if (outcome.kind === 'config-error' || outcome.kind === 'internal-error') out(`${outcome.kind}: ${outcome.message}`);
+    if (outcome.kind === 'config-error' || outcome.kind === 'internal-error') out(escapeControls(`${outcome.kind}: ${outcome.message}`));
   }
-  out(summaryLine(a, j, durationMs, reason, action));
+  out(escapeControls(summaryLine(a, j, durationMs, reason, action)));
   return decision.exitCode;
 }

@@ -8,6 +8,7 @@ import { renderProm } from '../epilog/prom.js';
 import { countTaskFindings } from '../epilog/task-counts.js';
 import { PROBE_DEFAULTS } from '../probes/config.js';
 import { UsageError } from '../errors.js';
+import { escapeControls } from '../report/escape.js';
 import type { Summary, Window } from '../samples/stats.js';
 import { out } from './common.js';
 
@@ -61,7 +62,7 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
   const nums = (w: string, s: Summary | null): string[] => (s ? [w, String(s.count), fmt(s.min), fmt(s.p50), fmt(s.p95), fmt(s.p99), fmt(s.last)] : [w, '0', '-', '-', '-', '-', '-']);
   for (const s of col.stats) {
     const k = s.key;
-    lines.push([k.probe, k.nic ?? '-', k.gpu ?? '-', k.direction, k.recipeHash, s.unit, ...nums('all', s.all)]);
+    lines.push([k.probe, k.nic ?? '-', k.gpu ?? '-', k.direction, k.recipeHash, s.unit, ...nums('all', s.all)].map(escapeControls));
     lines.push(['', '', '', '', '', '', ...nums(label, s.recent)]);
   }
   const widths = head.map((_, i) => Math.max(...lines.map((l) => (l[i] ?? '').length)));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ExecaExec } from '../host/exec.js';
 import { writeAtomic } from '../host/files.js';
 import { FsHost } from '../host/fs-host.js';
-import { UsageError } from '../errors.js';
+import { OutputCut, UsageError } from '../errors.js';
 import { buildSnapshot } from '../snapshot/build.js';
 import { writeStdout } from '../host/stdout.js';
 import { openHost } from '../host/open.js';
@@ -54,7 +54,8 @@ export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
   const ms = Math.round(performance.now() - started);
   const what = `${snap.gz.length} bytes (${snap.tarBytes} uncompressed), ${m.counts.files} files, ${m.counts.links} links, ${m.counts.dirs} dirs; ${m.counts.gpus} GPU(s), ${m.counts.nics} RDMA adapter(s), ${m.counts.pathDevices} of ${m.counts.pciDevices} PCI functions in full; ${m.unreadable.length} unreadable; ${ms} ms`;
   if (a.out === '-') {
-    writeStdout(snap.gz); // all of it before the command returns and the process exits
+    // All of it before the command returns and the process exits; a reader that left early got a cut archive.
+    if (!writeStdout(snap.gz)) throw new OutputCut(`snapshot of ${a.root}: stdout closed before the end; the archive written there is cut (${snap.gz.length} bytes were due)`);
     process.stderr.write(`gdrgate: snapshot of ${a.root}: ${what}\n`);
     return 0;
   }

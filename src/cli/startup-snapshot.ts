@@ -2,7 +2,7 @@
 // gdrgate loaded and evaluated and, after warm-up runs, the gate's code compiled, so a prolog pays Node's own
 // start-up and its checks, not the loading and compiling of ~1 MB of code. A snapshot loads only in the Node
 // build, with the V8 flags and on the CPU that made it, so it is made where it runs (`gdrgate startup-snapshot`,
-// src/snapshot-blob/make.ts) and the Slurm wrappers fall back to the plain program when it is refused.
+// src/startup/make.ts) and the Slurm wrappers fall back to the plain program when it is refused.
 import { statSync } from 'node:fs';
 import { startupSnapshot } from 'node:v8';
 import { gateCommand } from './gate.js';

@@ -1,6 +1,7 @@
 // The compare result as JSON (schemas/compare.schema.json) and as the table an engineer pastes into a ticket.
 import { VERSION } from '../version.js';
 import type { Difference, Impact } from './types.js';
+import { escapeControls } from '../report/escape.js';
 
 export interface Side {
   readonly source: string;
@@ -47,5 +48,5 @@ export function renderCompare(r: CompareResult): string {
   }
   const s = r.summary;
   lines.push(r.equivalent ? 'result: equivalent (exit 0)' : `result: ${ds.length} difference(s): ${s.critical} critical, ${s.major} major, ${s.minor} minor (exit 1)`);
-  return lines.join('\n') + '\n';
+  return lines.map(escapeControls).join('\n') + '\n';
 }

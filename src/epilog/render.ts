@@ -1,6 +1,7 @@
 // Renders the epilog's bandwidth findings as text, wording from BW_CATALOG (the field matrix).
 import { entry } from '../checks/catalog.js';
 import type { BwFinding } from './finding.js';
+import { escapeControls } from '../report/escape.js';
 
 const TAG = { pass: 'PASS', warn: 'WARN', fail: 'FAIL', skip: 'SKIP', error: 'ERR ' } as const;
 
@@ -14,5 +15,5 @@ export function renderBw(findings: readonly BwFinding[]): string {
       lines.push(`     ${e.tells}`, `     -> ${e.response} [${e.layer}]`);
     }
   }
-  return lines.join('\n');
+  return lines.map(escapeControls).join('\n');
 }

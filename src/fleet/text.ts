@@ -1,6 +1,7 @@
 // The fleet report as text: the nodes that differ, worst first, each difference beside the class's majority; then
 // the facts the class disagrees on, the bandwidth distribution of every path, and the nodes that did not answer.
 import type { FleetReport, NodeVerdict, RailFinding } from './report.js';
+import { escapeControls } from '../report/escape.js';
 
 /** Bytes per second as Gb/s, the unit ib_write_bw --report_gbits and the adapters' rates use. */
 export const gbps = (bytesPerS: number): string => `${((bytesPerS * 8) / 1e9).toFixed(1)} Gb/s`;
@@ -70,5 +71,5 @@ export function renderFleetText(r: FleetReport): string {
   }
   for (const p of r.problems) out.push(`note: ${p}`);
   out.push('', r.exitCode === 0 ? `result: all ${s.nodes} nodes agree with their class (exit 0)` : `result: ${s.flagged} of ${s.nodes} nodes differ from their class, ${s.missing} missing (exit 1)`);
-  return out.join('\n') + '\n';
+  return out.map(escapeControls).join('\n') + '\n';
 }

@@ -1,4 +1,4 @@
-// realpath(3) for FsHost, walked in kernel paths so that a capture root can refuse every link that leaves it.
+// realpath(3) for FsHost, walked in kernel paths so that a capture root is a chroot: links resolve inside it.
 import fs from 'node:fs';
 
 /** Symbolic links followed in one resolution before giving up, as the kernel's path walk does (ELOOP). */
@@ -21,8 +21,9 @@ function leaves(kpath: string, what: string): NodeJS.ErrnoException {
  * Resolves every link of a clean kernel path, component by component, with the answer for each component kept
  * for the resolver's life: the inventory resolves ~60 device links that share their first dozen components, so
  * each component costs one readlink per run instead of one per device (900 syscalls fewer on an 8-GPU node).
- * `confined` (every root but '/'): an absolute target, or `..` above the root, is refused (LEAVES_ROOT) instead of
- * being followed onto this machine's own files.
+ * `confined` (every root but '/'): the root is a chroot. An absolute target starts again at the root (a live node's
+ * `/var/run -> /run` reads the capture's /run), and only `..` above the root, the one way out left, is refused
+ * (LEAVES_ROOT) instead of being followed onto this machine's own files.
  */
 export class Resolver {
   /** Kernel path → its link text, or null when it is not a link. */
@@ -73,7 +74,6 @@ export class Resolver {
         continue;
       }
       if (++followed > MAX_LINKS) throw errno('ELOOP', `too many symbolic links encountered, realpath '${this.machine(kpath)}'`);
-      if (link.startsWith('/') && this.confined) throw leaves(kpath, `${next} links to ${link}`);
       const parts = link.split('/').filter((c) => c !== '' && c !== '.');
       if (todo.length + parts.length > MAX_PATH) throw errno('ENAMETOOLONG', `file name too long, realpath '${this.machine(kpath)}'`);
       for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]!);

@@ -3,6 +3,7 @@
 // nothing pending after a deadline) without cutting the output short. process.stdout is never used: on a pipe it
 // queues what the pipe cannot take yet, and an exit drops the queue (a slow reader got 64 KiB of 350).
 import { writeSync } from 'node:fs';
+import { escapeText } from '../report/escape.js';
 
 /** Longest wait for a full pipe to take a byte before the output is given up (the command then fails). */
 export const STALL_MS = 120_000;
@@ -25,11 +26,12 @@ function sleep(ms: number): void {
  * Writes all of `data` to fd 1 before it returns. A blocking pipe waits in write(2) itself; a non-blocking one
  * (a parent that set O_NONBLOCK on the shared pipe) answers EAGAIN when full, and is retried after a nap that
  * doubles up to 50 ms, for as long as the reader takes something within `stallMs`. A reader that went away
- * (EPIPE: `gdrgate samples | head -1`) is a normal end for a command line: the rest of the output, and all
- * later output, is dropped quietly and the command ends with its own exit code.
+ * (EPIPE: `gdrgate samples | head -1`) is a normal end for a report read by a person: the rest of the output,
+ * and all later output, is dropped quietly. Returns whether all of `data` went out: a command whose output is
+ * data that must arrive whole (`snapshot --out -`) fails when it did not.
  */
-export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_MS): void {
-  if (closedIn === process.pid) return;
+export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_MS): boolean {
+  if (closedIn === process.pid) return false;
   const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
   let done = 0;
   let ms = 1;
@@ -46,7 +48,7 @@ export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_M
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'EPIPE') {
         closedIn = process.pid;
-        return;
+        return false;
       }
       if (code !== 'EAGAIN') throw e;
       if (performance.now() - since > stallMs) {
@@ -56,9 +58,11 @@ export function writeStdout(data: string | Uint8Array, stallMs: number = STALL_M
       ms = Math.min(ms * 2, MAX_NAP_MS);
     }
   }
+  return true;
 }
 
-/** The report, to stdout: `text` and one newline. */
+/** The report, to stdout: `text` and one newline, every control but its layout escaped (report/escape.ts). */
 export function out(text: string): void {
-  writeStdout(text.endsWith('\n') ? text : text + '\n');
+  const safe = escapeText(text);
+  writeStdout(safe.endsWith('\n') ? safe : safe + '\n');
 }

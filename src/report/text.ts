@@ -1,5 +1,6 @@
 // Renders a report as the table an admin reads during an incident.
 import type { Report } from './report.js';
+import { escapeControls } from './escape.js';
 
 function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);
@@ -24,5 +25,5 @@ export function renderText(r: Report, opts: { verbose?: boolean } = {}): string 
   const s = r.summary;
   lines.push(`result: ${r.result} (exit ${r.exitCode}) — ${s.fail} fail, ${s.error} error, ${s.warn} warn, ${s.pass} pass, ${s.skip} skip`);
   if (r.notes.length && opts.verbose) for (const n of r.notes) lines.push(`note: ${n}`);
-  return lines.join('\n') + '\n';
+  return lines.map(escapeControls).join('\n') + '\n';
 }

@@ -1,5 +1,6 @@
 // Renders the matrix in `nvidia-smi topo -m`'s layout: GPU rows, then NIC rows, NIC legend (PCIe classes only).
 import type { TopoMatrix } from '../topo/matrix.js';
+import { escapeControls } from './escape.js';
 
 export const LEGEND = `Legend:
 
@@ -19,8 +20,8 @@ export function renderTopo(m: TopoMatrix): string {
     const cells = labels.map((c) => m.cell(r, c));
     const isGpu = r.startsWith('GPU');
     const tail = isGpu ? [m.cpuAffinity(r), m.numaAffinity(r), 'N/A'] : ['', '', ''];
-    return [r, ...cells, ...tail].join('\t').replace(/\t+$/, '');
+    return [r, ...cells, ...tail].map(escapeControls).join('\t').replace(/\t+$/, '');
   });
-  const nicLegend = m.nics.length ? `\n\nNIC Legend:\n\n${m.nics.map((n) => `  ${n.label}: ${n.name}`).join('\n')}` : '';
+  const nicLegend = m.nics.length ? `\n\nNIC Legend:\n\n${m.nics.map((n) => escapeControls(`  ${n.label}: ${n.name}`)).join('\n')}` : '';
   return `${head}\n${rows.join('\n')}\n\n${LEGEND}${nicLegend}\n`;
 }

@@ -46,9 +46,9 @@ export class Copier {
         if (!t.ok) return null;
         if (!this.store(next, { kind: 'link', target: t.value })) return null;
         if (last && !followLast) return next;
-        // Absolute targets are not followed (FsHost would leave the root); sysfs writes relative ones.
-        if (depth >= MAX_LINKS || t.value.startsWith('/')) return null;
-        const real = await this.walk(path.posix.join(cur, t.value), true, depth + 1);
+        // An absolute target starts again at the root, the live node's or a capture's (FsHost resolves it inside).
+        if (depth >= MAX_LINKS) return null;
+        const real = await this.walk(t.value.startsWith('/') ? t.value : path.posix.join(cur, t.value), true, depth + 1);
         if (real === null) return null;
         cur = real;
       } else if (st.value.kind === 'dir') {

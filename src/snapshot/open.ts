@@ -161,9 +161,10 @@ export class SnapshotHost implements Host {
       if (!n) return this.noEntry(next);
       if (n.kind === 'link' && (todo.length > 0 || followLast)) {
         if (++links > MAX_LINKS) return err('ELOOP', kpath, false);
-        // A target outside the archive (absolute, or `..` past its top) is never followed onto this machine.
-        if (n.target.startsWith('/')) return { ok: false, missing: false, reason: `unreadable: leaves the root: ${next} links to ${n.target} (resolving ${kpath})` };
+        // The archive is a chroot: an absolute target starts again at its top (a live node's /var/run -> /run reads
+        // the snapshot's /run); only `..` past its top (above) leaves it, and is never followed onto this machine.
         const parts = n.target.split('/').filter(Boolean);
+        if (n.target.startsWith('/')) cur = '/';
         seen.peak = Math.max(seen.peak, todo.length + parts.length);
         if (todo.length + parts.length > MAX_PATH_BYTES / 2) return err('ENAMETOOLONG', kpath, false);
         for (let i = parts.length - 1; i >= 0; i--) todo.push(parts[i]!);

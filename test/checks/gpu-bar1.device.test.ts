@@ -7,6 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { bar1Window, parseResource, type PciResource } from '../../src/parsers/pci-resource.js';
 import { fixture } from '../helpers/paths.js';
 import { haveLspci, LSPCI, splitDevices } from '../parsers/lspci-oracle.js';
+import { exactly } from '../helpers/exactly.js';
 
 const FILES = ['pcie-nvsmi-q.txt', 'pcie-resource.txt', 'pcie-check.json', 'pcie-config.txt'] as const;
 const at = (f: string): string => fixture('device-h200-live', f);
@@ -34,7 +35,7 @@ else {
     t.ok(nvsmi.size > 0, 'nvidia-smi -q reports a BAR1 Total');
     for (const [bdf, bytes] of nvsmi) {
       const f = findings.find((x) => x.subject === bdf);
-      t.match(f, { status: 'pass', code: 'bar1-ok', actual: `${bytes >> 30n} GiB` }, `${bdf}: ${bytes >> 20n} MiB`);
+      t.match(f, { status: /^pass$/, code: /^bar1-ok$/, actual: exactly(`${bytes >> 30n} GiB`) }, `${bdf}: ${bytes >> 20n} MiB`);
       t.equal(bar1Window(resources.get(bdf) ?? [])?.size, bytes, `${bdf}: resource decodes to the same size`);
     }
   });
@@ -42,7 +43,7 @@ else {
   t.test('pcie-throttle there agrees with the cooling devices the script listed (pcie-thermal.txt)', { skip: !existsSync(at('pcie-thermal.txt')) && 'pcie-thermal.txt not saved' }, async (t) => {
     const ports = readFileSync(at('pcie-thermal.txt'), 'utf8').split('\n').filter((l) => / PCIe_Port_Link_Speed_/.test(l));
     const thr = report.findings.filter((f) => f.check === 'pcie-throttle');
-    if (ports.length === 0) t.match(thr, [{ status: 'pass', code: 'throttle-ok', subject: 'node' }], 'no PCIe cooling device: one pass for the node');
+    if (ports.length === 0) t.match(thr, [{ status: /^pass$/, code: /^throttle-ok$/, subject: /^node$/ }], 'no PCIe cooling device: one pass for the node');
     else t.ok(thr.every((f) => f.status !== 'skip'), 'the live kernel\'s cooling devices are read, never unknown');
   });
 

@@ -32,7 +32,7 @@ t.test('compare: suspect snapshot against reference directory, snapshot and base
     t.equal(r.code, 1, r.stderr);
     const o = JSON.parse(r.stdout) as Out;
     t.same(validate('compare', o), [], 'validates against schemas/compare.schema.json');
-    t.match(o, { equivalent: false, exitCode: 1, a: { kind: 'snapshot' }, b: { kind: b === refFile ? 'snapshot' : 'directory' } });
+    t.match(o, { equivalent: false, exitCode: 1, a: { kind: /^snapshot$/ }, b: { kind: b === refFile ? 'snapshot' : 'directory' } });
     t.same(o.differences.map((d) => [d.impact, d.area, d.subject, d.a, d.b]), want);
   }
   const text = cli(['compare', susFile, refFile]);
@@ -47,7 +47,7 @@ t.test('compare: suspect snapshot against reference directory, snapshot and base
   t.equal(vb.code, 1, vb.stderr);
   const ob = JSON.parse(vb.stdout) as Out;
   t.same(validate('compare', ob), []);
-  t.match(ob.b, { kind: 'baseline', class: 'hgx2' });
+  t.match(ob.b, { kind: /^baseline$/, class: /^hgx2$/ });
   t.same(ob.differences.map((d) => [d.impact, d.area, d.subject, d.a, d.b]), [
     ['critical', 'link-width', '0000:13:00.0', 'Gen5 x8', 'Gen5 x16'],
     ['critical', 'acs', '0000:12:01.0', 'ReqRedir', 'no redirect'],

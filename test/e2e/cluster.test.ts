@@ -89,6 +89,8 @@ async function e2e(): Promise<void> {
   writeFileSync(BASELINE, cap.stdout);
 
   let clusters = 0;
+  /** Every network namespace a cluster of this file made (start.sh's DIR/netns). */
+  const namespaces: string[] = [];
   /** A fresh cluster for one case (~1-2 s), stopped in the case's teardown (and on exit if the file is cut short). */
   const cluster = (tt: Test, vars: Record<string, string>, over: NodeOver): Cluster => {
     const DIR = join(WORK, `c${++clusters}`);
@@ -112,6 +114,8 @@ async function e2e(): Promise<void> {
       if (!tt.passing()) tt.comment(`kept for inspection: ${DIR} (ctl/log, nodes/*/log, nodes/*/gdrgate.log)`);
     });
     const up = run('/bin/bash', [join(CLUSTER, 'start.sh'), DIR], { env: cleanEnv({ CLUSTER_PORT: '8100', GATE_PROLOG: PROLOG, ...vars }), timeoutMs: 120_000 });
+    // The names start.sh gave this cluster's namespaces, kept before stop.sh removes its record: the kernel is asked at the end.
+    if (existsSync(join(DIR, 'netns'))) namespaces.push(...readFileSync(join(DIR, 'netns'), 'utf8').split('\n').filter(Boolean));
     const env = cleanEnv({});
     const slurm: Cluster['slurm'] = (cmd, args, timeoutMs = 20_000) => run(join(DIR, 'bin', cmd), args, { env, timeoutMs, cwd: JOBS });
     const sinfo = (n: NodeName, f: string): string => slurm('sinfo', ['-h', '-N', '-n', n, '-o', f]).stdout.trim();
@@ -175,8 +179,8 @@ async function e2e(): Promise<void> {
     const id = c.submit(['-N2', '-w', 'node1,node2', '--wrap', 'srun -N2 /bin/true']);
     const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 30_000);
     tt.comment(`case 1 submit to completion: ${done.ms} ms`);
-    tt.match(c.job(id), { JobState: 'COMPLETED', NodeList: 'node[1-2]', ExitCode: '0:0' }, 'the job completed on both nodes');
-    for (const n of ['node1', 'node2'] as const) tt.match(runOf(c, n, id), { result: 'healthy', exitCode: 0, startup: 'snapshot' }, `${n}: its prolog passed (its own log)`);
+    tt.match(c.job(id), { JobState: /^COMPLETED$/, NodeList: /^node\[1-2\]$/, ExitCode: /^0:0$/ }, 'the job completed on both nodes');
+    for (const n of ['node1', 'node2'] as const) tt.match(runOf(c, n, id), { result: /^healthy$/, exitCode: 0, startup: /^snapshot$/ }, `${n}: its prolog passed (its own log)`);
     tt.equal(c.gateLog('node3').length + c.gateLog('node4').length, 0, 'no prolog ran on the nodes the job did not get');
     tt.same(NODES.map(c.state), ['idle', 'idle', 'idle', 'idle'], 'all nodes idle');
   });
@@ -193,11 +197,11 @@ async function e2e(): Promise<void> {
     const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 120_000, 250); // the requeued job waits for its EligibleTime and a scheduler pass
     const ms = Math.round(performance.now() - s0);
     const j = c.job(id);
-    tt.match(j, { JobState: 'COMPLETED', Restarts: '1', ExitCode: '0:0' }, `requeued once and completed (${ms} ms from submit)`, { done });
+    tt.match(j, { JobState: /^COMPLETED$/, Restarts: /^1$/, ExitCode: /^0:0$/ }, `requeued once and completed (${ms} ms from submit)`, { done });
     tt.not(j.NodeList, 'node1', `it ran on ${j.NodeList}, not on the broken node`);
     tt.match(c.reason('node1'), PCIE_REASON, 'node1 drained with our reason');
     tt.match(c.reason('node1'), new RegExp(`job=${id}$`), "our reason names the job");
-    tt.match(runOf(c, 'node1', id), { result: 'unhealthy', action: 'drained' }, "node1's log: drained for the job");
+    tt.match(runOf(c, 'node1', id), { result: /^unhealthy$/, action: /^drained$/ }, "node1's log: drained for the job");
     tt.comment(`case 2 submit to completion: ${ms} ms`);
     tt.comment(`scontrol show job ${id}:\n${c.slurm('scontrol', ['show', 'job', id]).stdout.trimEnd()}`);
   });
@@ -226,9 +230,9 @@ async function e2e(): Promise<void> {
     tt.ok(drained.ok, `node2 drained with our reason (${drained.value})`);
     const held = await waitFor(() => c.slurm('squeue', ['-h', '-j', id, '-o', '%T|%r']).stdout.trim(), (v) => v === `PENDING|${HELD}`, 30_000);
     tt.ok(held.ok, `job requeued held: ${held.value}`);
-    tt.match(runOf(c, 'node1', id), { result: 'healthy' }, "node1's prolog passed");
+    tt.match(runOf(c, 'node1', id), { result: /^healthy$/ }, "node1's prolog passed");
     const failed = runOf(c, 'node2', id);
-    tt.match(failed, { result: 'unhealthy', action: 'drained' }, "node2's prolog drained it");
+    tt.match(failed, { result: /^unhealthy$/, action: /^drained$/ }, "node2's prolog drained it");
     const failedAt = Date.parse(String(failed?.time));
     // When the script started: the marker's mtime (the requeue may kill it a few ms later, before it could write more).
     const started = existsSync(mark) ? statSync(mark).mtimeMs : null;
@@ -265,6 +269,37 @@ async function e2e(): Promise<void> {
     tt.equal(c.reason('node4'), HUMAN, "node4 keeps the human's reason, word for word");
     tt.match(c.state('node4'), /^drain/, 'node4 still drained');
     tt.same(['node1', 'node2'].map((n) => c.state(n as NodeName)), ['idle', 'idle'], 'healthy nodes untouched');
+  });
+  // ------------------------------------------------------------------ 5. the agent on every node, 200 jobs
+  await clusterCase('5: gdrgate agent on every node answers the Prologs of 200 jobs, all completed', {}, async (tt, c) => {
+    const JOBS_N = 200;
+    // The Prolog asks its node's agent (AGENT= in the wrapper's .conf), under DIR/node: each node's own directory.
+    writeFileSync(PROLOG.replace(/\.sh$/, '.conf'), `${gateConf(CLI, join(c.DIR, 'node/gdrgate.json'))}AGENT=${join(c.DIR, 'node/agent')}\n`, { mode: 0o644 });
+    // Each agent in its node's namespaces (its slurmd's), as examples/systemd/gdrgate-agent.service starts it.
+    const agents = NODES.map((n) => {
+      mkdirSync(join(c.DIR, 'nodes', n, 'agent'), { mode: 0o700 });
+      const pid = readFileSync(join(c.DIR, 'nodes', n, 'run/slurmd.pid'), 'utf8').trim();
+      const args = ['-t', pid, '-n', '-m', '-u', '--', process.execPath, '--max-semi-space-size=2', CLI, 'agent', '--config', join(c.DIR, 'node/gdrgate.json'), '--dir', join(c.DIR, 'node/agent')];
+      return spawn('/usr/bin/nsenter', args, { env: cleanEnv({}), cwd: '/', stdio: 'ignore' });
+    });
+    tt.teardown(() => agents.forEach((a) => a.kill('SIGTERM')));
+    const up = await waitFor(() => NODES.filter((n) => existsSync(join(c.DIR, 'nodes', n, 'agent/agent.pid'))), (v) => v.length === NODES.length, 30_000, 100);
+    tt.same(up.value, [...NODES], `an agent listening on every node (${up.ms} ms)`);
+    const a0 = performance.now();
+    const array = c.submit([`--array=1-${JOBS_N}`, '--wrap', '/bin/true']);
+    const gone = await waitFor(() => c.slurm('squeue', ['-h', '-j', array, '-o', '%i']).stdout.trim(), (v) => v === '', 600_000, 500);
+    tt.ok(gone.ok, `the ${JOBS_N} jobs left the queue in ${secs(a0)}`);
+    // One line per array task: its own JobId (the Prolog's SLURM_JOB_ID) and its state.
+    const tasks = c.slurm('scontrol', ['show', 'job', '-o', array]).stdout.trim().split('\n').filter(Boolean).map((l) => ({ id: /(?:^| )JobId=(\d+) /.exec(l)?.[1] ?? '?', state: /(?:^| )JobState=(\S+) /.exec(l)?.[1] ?? '?' }));
+    tt.equal(tasks.length, JOBS_N, `${JOBS_N} array tasks`);
+    tt.same([...new Set(tasks.map((x) => x.state))], ['COMPLETED'], 'every one COMPLETED');
+    const runs = NODES.flatMap((n) => c.gateLog(n).filter((l) => l.msg === 'gdrgate run').map((l): Record<string, unknown> & { node: NodeName } => ({ ...l, node: n })));
+    const ids = tasks.map((x) => x.id).sort();
+    tt.same(runs.map((l) => String(l.job)).sort(), ids, 'one Prolog per job, no more, no fewer');
+    tt.same(runs.filter((l) => l.startup !== 'agent' || l.result !== 'healthy' || l.exitCode !== 0).map((l) => `${l.node} job ${String(l.job)}: ${String(l.startup)} ${String(l.result)} ${String(l.agent ?? '')}`), [], 'every Prolog answered healthy by its agent');
+    tt.ok(NODES.every((n) => runs.some((l) => l.node === n)), `the jobs spread over the nodes: ${NODES.map((n) => `${n} ${runs.filter((l) => l.node === n).length}`).join(', ')}`);
+    tt.same(NODES.map(c.state), ['idle', 'idle', 'idle', 'idle'], 'all nodes idle, none drained');
+    tt.same(agents.map((a) => a.exitCode), [null, null, null, null], 'every agent still running');
   });
   // ------------------------------------------------------------------ 6. faults (the gate never drains a healthy node)
   const restart = (c: Cluster, name: 'ctl' | 'munge' | NodeName): Ran => run('/bin/bash', [join(CLUSTER, 'daemon.sh'), c.DIR, name], { env: cleanEnv({}), timeoutMs: 30_000 });
@@ -324,7 +359,7 @@ async function e2e(): Promise<void> {
     const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 120_000, 500);
     const ends = gateRuns(c, id).map((l) => Date.parse(String(l.time)) - killedAt);
     tt.comment(`6a: gate runs for job ${id} ended ${ends.join(', ')} ms after the kill (restart at +${restartedAt - killedAt} ms); job ${done.value} ${done.ms} ms after the restart`);
-    tt.match(c.job(id), { JobState: 'COMPLETED', Restarts: '1', ExitCode: '0:0' }, 'the job was requeued once (its lost batch launch) and completed');
+    tt.match(c.job(id), { JobState: /^COMPLETED$/, Restarts: /^1$/, ExitCode: /^0:0$/ }, 'the job was requeued once (its lost batch launch) and completed');
     const purge = new RegExp(`^\\[([^\\]]+)\\] Batch JobId=${id} missing from batch node node1 .*Requeuing job`, 'm').exec(readFileSync(join(c.DIR, 'ctl/log/slurmctld.log'), 'utf8'));
     tt.ok(purge, "slurmctld's log: the batch script found missing, the job requeued");
     if (purge) tt.comment(`6a: requeued ${Date.parse(purge[1]!) - restartedAt} ms after the restart (${purge[0]})`);
@@ -344,7 +379,7 @@ async function e2e(): Promise<void> {
     tt.ok(back.ok, `node2 responds again (${back.value}, ${Date.now() - killedAt} ms after the kill); job ${c.job(id).JobState}`);
     const done = await waitFor(() => c.job(id).JobState ?? '', (v) => DONE.test(v), 60_000, 250);
     tt.comment(`job ${id}: ${done.value} ${Date.now() - killedAt} ms after the kill (its tasks sleep 6 s)`);
-    tt.match(c.job(id), { JobState: 'COMPLETED', ExitCode: '0:0' }, 'the job completed, its step undisturbed');
+    tt.match(c.job(id), { JobState: /^COMPLETED$/, ExitCode: /^0:0$/ }, 'the job completed, its step undisturbed');
     await recovered(tt, c, id);
   });
 
@@ -362,10 +397,10 @@ async function e2e(): Promise<void> {
     release(id);
     const ran = await waitFor(() => gateRuns(c, id).length, (v) => v === 4, 30_000, 100);
     tt.ok(ran.ok, `the four gates ended while munged was down (${ran.value} runs)`);
-    for (const n of ['node2', 'node3', 'node4'] as const) tt.match(runOf(c, n, id), { result: 'healthy', exitCode: 0, action: 'none' }, `${n}: healthy, passed without scontrol`);
+    for (const n of ['node2', 'node3', 'node4'] as const) tt.match(runOf(c, n, id), { result: /^healthy$/, exitCode: 0, action: /^none$/ }, `${n}: healthy, passed without scontrol`);
     const broken = runOf(c, 'node1', id);
     // DESIGN §5: the state could not be read, so nothing is written; exit 1 all the same: Slurm drains the node.
-    tt.match(broken, { result: 'unhealthy', exitCode: 1, action: /^(kept|drain failed): / }, `node1: unhealthy, its drain attempt failed, exit 1 (${String(broken?.action)})`);
+    tt.match(broken, { result: /^unhealthy$/, exitCode: 1, action: /^(kept|drain failed): / }, `node1: unhealthy, its drain attempt failed, exit 1 (${String(broken?.action)})`);
     tt.ok(c.gateLog('node1').some((l) => l.msg === 'cannot read node state; not writing a drain reason' || l.msg === 'drain failed'), "node1's log says why no reason was written");
     tt.comment(`6c: gate runs ${gateRuns(c, id).map((l) => `${String(l.node)} ${String(l.durationMs)} ms`).join(', ')}`);
     tt.equal(restart(c, 'munge').status, 0, `munged started again (${Date.now() - stoppedAt} ms after it stopped)`);
@@ -421,13 +456,13 @@ async function e2e(): Promise<void> {
     tt.equal(rep.ok, true, 'report: ok', { problems: rep.problems });
     tt.match(rep.drain.reason ?? '', new RegExp(`^gdrgate: pcie-link 0000:00:06\\.0 .* drill=${marker}$`), `node1 drained by the probe's Prolog: ${rep.drain.reason}`);
     const probe = rep.probe.job ?? '?';
-    tt.match(rep.requeue, { outcome: 'ran-elsewhere', released: true, restarts: 1, state: 'COMPLETED' }, `the requeued probe ${probe}: ${rep.requeue.why}`);
+    tt.match(rep.requeue, { outcome: /^ran-elsewhere$/, released: true, restarts: 1, state: /^COMPLETED$/ }, `the requeued probe ${probe}: ${rep.requeue.why}`);
     tt.match(rep.requeue.nodeList ?? '', /^node[234]$/, `it ran on a healthy node (${rep.requeue.nodeList}), not on node1`);
     tt.equal(rep.requeue.batchHost, rep.requeue.nodeList, 'its batch host is that node');
     const j = c.job(probe);
-    tt.match(j, { JobState: 'COMPLETED', Restarts: '1', NodeList: rep.requeue.nodeList ?? '?' }, 'scontrol show job says the same');
-    tt.match(runOf(c, 'node1', probe), { result: 'unhealthy', action: 'drained' }, "node1's log: drained for the probe");
-    tt.match(runOf(c, (rep.requeue.nodeList ?? 'node2') as NodeName, probe), { result: 'healthy', exitCode: 0 }, `${rep.requeue.nodeList}'s log: the probe's Prolog passed there`);
+    tt.match(j, { JobState: /^COMPLETED$/, Restarts: /^1$/, NodeList: rep.requeue.nodeList ?? '?' }, 'scontrol show job says the same');
+    tt.match(runOf(c, 'node1', probe), { result: /^unhealthy$/, action: /^drained$/ }, "node1's log: drained for the probe");
+    tt.match(runOf(c, (rep.requeue.nodeList ?? 'node2') as NodeName, probe), { result: /^healthy$/, exitCode: 0 }, `${rep.requeue.nodeList}'s log: the probe's Prolog passed there`);
     const text = renderDrill(rep);
     tt.match(text, new RegExp(`drill ${marker} on node1: `), 'the text report names the drilled node');
     tt.match(text, new RegExp(`ran on ${rep.requeue.nodeList} \\(BatchHost ${rep.requeue.batchHost}, Restarts=1\\) COMPLETED`), 'and the node the probe ran on');
@@ -439,9 +474,13 @@ async function e2e(): Promise<void> {
     tt.comment(text);
   });
 
-  const left = run('/usr/sbin/ip', ['netns', 'list']).stdout;
-  const ours = Array.from({ length: clusters }, (_, i) => join(WORK, `c${i + 1}`)).filter((d) => existsSync(join(d, 'netns')));
-  t.same(ours, [], `every cluster's namespaces deleted (${left.split('\n').filter(Boolean).length} network namespaces on the host now)`);
+  // The kernel's list (`ip netns list`: "name" or "name (id: N)" per line), not stop.sh's record, which it removes anyway.
+  const listed = run('/usr/sbin/ip', ['netns', 'list']);
+  t.equal(listed.status, 0, 'ip netns list', { stderr: listed.stderr });
+  const live = new Set(listed.stdout.split('\n').map((l) => l.split(' ')[0]!).filter(Boolean));
+  t.ok(namespaces.length >= 5, `${namespaces.length} namespaces made by ${clusters} clusters`);
+  const ours = namespaces.filter((n) => live.has(n));
+  t.same(ours, [], `every cluster's namespaces deleted (${live.size} network namespaces on the host now)`);
   // The evidence for the default deadline (docs/deadline.md): every gate run of every cluster, passing or not.
   const all = ours.length ? [] : Array.from({ length: clusters }, (_, i) => join(WORK, `c${i + 1}`)).flatMap((d) => NODES.flatMap((n) => {
     const f = join(d, 'nodes', n, 'gdrgate.log');

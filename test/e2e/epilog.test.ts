@@ -59,7 +59,7 @@ async function e2e(): Promise<void> {
 
   await t.test('healthy jobs: the epilog records samples, node stays idle', async (t) => {
     const ids = [await job(), await job(), await job()];
-    for (const id of ids) t.match(epilogLine(id), { probes: 'ran samples=3', result: 'healthy', exitCode: 0 }, `job ${id}: 3 samples, healthy`);
+    for (const id of ids) t.match(epilogLine(id), { probes: /^ran samples=3$/, result: /^healthy$/, exitCode: 0 }, `job ${id}: 3 samples, healthy`);
     t.match(flags(), /^IDLE$/, 'node IDLE');
     const s = gdrgate(['samples', '--config', CONFIG]);
     t.equal(s.status, 0);
@@ -72,7 +72,7 @@ async function e2e(): Promise<void> {
   await t.test('GPU memory degraded: one slow job does not drain, a sustained series does, with a gdrgate: bw- reason', async (t) => {
     writeConfig('gpu-slow');
     const first = await job();
-    t.match(epilogLine(first), { result: 'healthy', exitCode: 0 }, `job ${first}: one slow sample is an outlier`);
+    t.match(epilogLine(first), { result: /^healthy$/, exitCode: 0 }, `job ${first}: one slow sample is an outlier`);
     t.equal(reason(), 'none', 'not drained');
     await job();
     const third = await job();
@@ -83,7 +83,7 @@ async function e2e(): Promise<void> {
     t.comment(`sinfo -R: ${r.trimEnd()}`);
     t.match(r, /^gdrgate: bw-gpu-path\s/, 'sinfo -R (20 characters) says gdrgate: bw-gpu-path');
     t.match(flags(), /DRAIN/, `scontrol: State=${flags()}`);
-    t.match(epilogLine(third), { result: 'unhealthy', exitCode: 1, action: 'drained' });
+    t.match(epilogLine(third), { result: /^unhealthy$/, exitCode: 1, action: /^drained$/ });
     if (existsSync('/usr/bin/promtool')) t.equal(spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: readFileSync(PROM) }).status, 0, 'the textfile the epilog wrote passes promtool');
   });
 }

@@ -26,9 +26,9 @@ t.test('baseline capture --with-probes: bands with their recipes, valid against 
   const v = cli(['baseline', 'validate', e.baseline]);
   t.equal(v.code, 0, v.stdout + v.stderr);
   t.match(b.classes[0]!.probes, [
-    { probe: 'ib-write-host', nic: 'mlx5_0', gpu: null, unit: 'Gb/s', p50: 92.56, samples: 2, warnBelow: 78.68, failBelow: 64.79, recipe: { tool: 'ib_write_bw', msgSize: 65536 } },
-    { probe: 'ib-write-gpu', nic: 'mlx5_0', gpu: '0000:41:00.0', p50: 23.03, warnBelow: 19.58, failBelow: 16.12, recipe: { args: ['-d', 'mlx5_0'] } },
-    { probe: 'nvbw-h2d', gpu: '0000:41:00.0', nic: null, unit: 'GB/s', p50: 25.17 },
+    { probe: /^ib-write-host$/, nic: /^mlx5_0$/, gpu: null, unit: /^Gb\/s$/, p50: 92.56, samples: 2, warnBelow: 78.68, failBelow: 64.79, recipe: { tool: /^ib_write_bw$/, msgSize: 65536 } },
+    { probe: /^ib-write-gpu$/, nic: /^mlx5_0$/, gpu: /^0000:41:00\.0$/, p50: 23.03, warnBelow: 19.58, failBelow: 16.12, recipe: { args: [/^-d$/, /^mlx5_0$/] } },
+    { probe: /^nvbw-h2d$/, gpu: /^0000:41:00\.0$/, nic: null, unit: /^GB\/s$/, p50: 25.17 },
   ]);
   const bad = cli(['baseline', 'capture', '--root', e.tree, '--with-probes', '--config', path.join(REPO, 'nope.json')]);
   t.equal(bad.code, 2, 'no config: usage error');

@@ -78,5 +78,5 @@ t.test('an unreadable snapshot is a missing node, listed; the others are still j
 });
 
 t.test('no such directory: a usage error', async (t) => {
-  await t.rejects(runFleetReport({ dir: '/nonexistent/fleet', baseline: null }), { name: 'UsageError', message: /no such directory/ });
+  await t.rejects(runFleetReport({ dir: '/nonexistent/fleet', baseline: null }), { name: /^UsageError$/, message: /no such directory/ });
 });

@@ -19,9 +19,9 @@ t.test('the first node (ACS redirect, same devices and links as the rest) is not
   t.equal(f.reference, 'a2', 'the first node agreeing with the majority on every fact');
   t.same([...f.byNode.keys()].sort(), ['a1', 'a4']);
   const acs = f.facts.find((x) => x.area === 'acs')!;
-  t.match(acs, { impact: 'critical', majority: 'ACSCtl all off', agree: 3, tie: false });
+  t.match(acs, { impact: /^critical$/, majority: /^ACSCtl all off$/, agree: 3, tie: false });
   t.same(acs.deviations.map((d) => d.node), ['a1']);
-  t.match(f.byNode.get('a4')![0], { area: 'firmware', subject: 'mlx5_5', a: '28.40.1000', b: '28.39.1002', impact: 'major' });
+  t.match(f.byNode.get('a4')![0], { area: /^firmware$/, subject: /^mlx5_5$/, a: /^28\.40\.1000$/, b: /^28\.39\.1002$/, impact: /^major$/ });
   t.equal(f.facts[0]!.area, 'acs', 'worst first');
 });
 

@@ -122,15 +122,15 @@ t.test('switched tree: config space per PCI/PCIe spec', async (t) => {
   await buildTree(dir, switched);
   const cfg = (bdf: string) => parsePciConfig(readFileSync(path.join(dir, 'sys/bus/pci/devices', bdf, 'config')));
   const rp = cfg('0000:15:01.0');
-  t.match(rp, { headerType: 1, classCode: 0x060400, vendorId: 0x8086, pcie: { state: 'present', value: { portType: 4 } }, acs: { state: 'present', value: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: true, upstreamFwd: true, transBlk: false } } } });
+  t.match(rp, { headerType: 1, classCode: 0x060400, vendorId: 0x8086, pcie: { state: /^present$/, value: { portType: 4 } }, acs: { state: /^present$/, value: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: true, upstreamFwd: true, transBlk: false } } } });
   const raw = readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:15:01.0/config'));
   t.same([raw[0x18], raw[0x19], raw[0x1a]], [0x15, 0x16, 0x19], 'primary/secondary/subordinate bus');
-  t.match(cfg('0000:16:00.0'), { headerType: 1, pcie: { state: 'present', value: { portType: 5 } }, acs: { state: 'absent' } });
-  t.match(cfg('0000:17:00.0'), { pcie: { state: 'present', value: { portType: 6 } }, acs: { state: 'present', value: { ctl: { reqRedir: false, cmpltRedir: false } } } });
-  t.match(cfg('0000:17:01.0'), { pcie: { state: 'present', value: { portType: 6, linkCap: { speed: 32, width: 8 }, linkStatus: { speed: 16, width: 8 } } }, acs: { state: 'present', value: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: false } } } });
-  t.match(cfg('0000:18:00.0'), { headerType: 0, classCode: 0x030200, pcie: { state: 'present', value: { portType: 0, linkStatus: { speed: 32, width: 16 } } }, ats: { state: 'present', value: { enabled: false } } });
+  t.match(cfg('0000:16:00.0'), { headerType: 1, pcie: { state: /^present$/, value: { portType: 5 } }, acs: { state: /^absent$/ } });
+  t.match(cfg('0000:17:00.0'), { pcie: { state: /^present$/, value: { portType: 6 } }, acs: { state: /^present$/, value: { ctl: { reqRedir: false, cmpltRedir: false } } } });
+  t.match(cfg('0000:17:01.0'), { pcie: { state: /^present$/, value: { portType: 6, linkCap: { speed: 32, width: 8 }, linkStatus: { speed: 16, width: 8 } } }, acs: { state: /^present$/, value: { ctl: { srcValid: true, reqRedir: true, cmpltRedir: false } } } });
+  t.match(cfg('0000:18:00.0'), { headerType: 0, classCode: 0x030200, pcie: { state: /^present$/, value: { portType: 0, linkStatus: { speed: 32, width: 16 } } }, ats: { state: /^present$/, value: { enabled: false } } });
   const nic = cfg('0000:19:00.0');
-  t.match(nic, { length: 64, vendorId: 0x15b3, deviceId: 0x1021, classCode: 0x020700, capsReadable: false, pcie: { state: 'unknown' }, ats: { state: 'unknown' } });
+  t.match(nic, { length: 64, vendorId: 0x15b3, deviceId: 0x1021, classCode: 0x020700, capsReadable: false, pcie: { state: /^unknown$/ }, ats: { state: /^unknown$/ } });
   t.equal(readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:19:00.0/config')).length, 64, 'unprivileged read: 64 bytes');
 });
 
@@ -142,7 +142,7 @@ t.test('switched tree: ASPM as drivers/pci/pcie/aspm.c shows it (link/ below a d
   t.equal(readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:18:00.0/link/l1_aspm'), 'utf8'), '0\n');
   t.equal(readFileSync(path.join(dir, 'sys/module/pcie_aspm/parameters/policy'), 'utf8'), readFileSync(path.join(REAL, '../../test/fixtures/device-h200-live/raw-2026-12-01/sysfs.txt'), 'utf8').split('=== aspm policy\n')[1]!.split('\n')[0] + '\n');
   const gpu = parsePciConfig(readFileSync(path.join(dir, 'sys/bus/pci/devices/0000:18:00.0/config')));
-  t.match(gpu.pcie, { state: 'present', value: { mpsSupported: 256, lnkCtl: { aspm: 0 }, devCtl: { mps: 256, mrrs: 4096 } } }, 'H100: DevCap MaxPayload 256, LnkCtl ASPM Disabled');
+  t.match(gpu.pcie, { state: /^present$/, value: { mpsSupported: 256, lnkCtl: { aspm: 0 }, devCtl: { mps: 256, mrrs: 4096 } } }, 'H100: DevCap MaxPayload 256, LnkCtl ASPM Disabled');
 });
 
 t.test('procfs: proprietary driver, peermem, memlock row', async (t) => {

@@ -27,7 +27,7 @@ t.test('an unreadable numa_node reaches topology-distance with its path once', a
 t.test('memlock of a process whose limits file is gone: one ENOENT', async (t) => {
   const inv = await buildInventory(new FsHost(t.testdir({ proc: { self: {} } })));
   const f = CHECKS.find((c) => c.id === 'memlock-limit')!.run({ inv, baseline: null });
-  t.match(f[0], { status: 'skip', code: 'memlock-unknown' });
+  t.match(f[0], { status: /^skip$/, code: /^memlock-unknown$/ });
   const msg = f[0]?.message ?? '';
   t.notMatch(msg, doubled);
   t.equal(msg.split('proc/self/limits').length - 1, 1, `the path once: ${msg}`);

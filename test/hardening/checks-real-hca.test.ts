@@ -28,7 +28,7 @@ const run = async (host: FsHost): Promise<Finding[]> => CHECKS.find((c) => c.id 
 t.test('the capture as taken (no link attributes at all): skip with link-unknown', async (t) => {
   const inv = await buildInventory(new FsHost(root));
   t.ok(inv.nics.some((n) => n.name === 'mlx4_0' && n.bdf === HCA), 'mlx4_0 resolves to its PCI function');
-  t.match(linkOf(await run(new FsHost(root))), { status: 'skip', code: 'link-unknown' });
+  t.match(linkOf(await run(new FsHost(root))), { status: /^skip$/, code: /^link-unknown$/ });
 });
 
 t.test('current_link_* Gen3 x4, no max_link_*, 64-byte config, no baseline: skip, never "PASS … of Gen? x?"', async (t) => {
@@ -36,6 +36,6 @@ t.test('current_link_* Gen3 x4, no max_link_*, 64-byte config, no baseline: skip
   writeFileSync(path.join(DEV, 'current_link_speed'), '8 GT/s\n');
   writeFileSync(path.join(DEV, 'current_link_width'), '4\n');
   const f = linkOf(await run(new FsHost(root)));
-  t.match(f, { status: 'skip', code: 'link-max-unknown', actual: 'Gen3 x4' });
+  t.match(f, { status: /^skip$/, code: /^link-max-unknown$/, actual: /^Gen3 x4$/ });
   t.match(f?.message, /what it can do is not known/);
 });

@@ -19,10 +19,10 @@ t.test('every Host answers access(); wrappers pass it through', async (t) => {
   for (const h of [fsHost, new MemoHost(fsHost), new DrillHost(fsHost, { kind: 'memlock', bytes: 65536 })]) {
     const name = h.constructor.name;
     t.same(await h.access('/dev/infiniband/uverbs0'), { access: 'rw' }, `${name}: a 0644 file of this uid`);
-    if (!root0) t.match(await h.access('/dev/infiniband/uverbs1'), { access: 'denied', why: 'EACCES' }, `${name}: read-only`);
-    t.match(await h.access('/dev/infiniband/uverbs9'), { access: 'unknown', why: 'ENOENT' }, `${name}: absent is unknown`);
+    if (!root0) t.match(await h.access('/dev/infiniband/uverbs1'), { access: /^denied$/, why: /^EACCES$/ }, `${name}: read-only`);
+    t.match(await h.access('/dev/infiniband/uverbs9'), { access: /^unknown$/, why: /^ENOENT$/ }, `${name}: absent is unknown`);
     t.same(await accessProbe(h).rw('/dev/infiniband/uverbs0'), await h.access('/dev/infiniband/uverbs0'), `${name}: the probe asks the Host`);
   }
   const snap = parseSnapshot('h200.tar.gz', (await buildSnapshot(new FsHost(H200), false, { commands: false })).gz);
-  t.match(await snap.access('/dev/nvidia0'), { access: 'unknown', why: /snapshot/ }, 'a snapshot cannot tell');
+  t.match(await snap.access('/dev/nvidia0'), { access: /^unknown$/, why: /snapshot/ }, 'a snapshot cannot tell');
 });

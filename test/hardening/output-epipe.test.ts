@@ -1,7 +1,10 @@
-// A reader that goes away (`gdrgate samples | head -1`) is a normal end for a command line: every command ends
-// quietly with the exit code it has when its output goes to /dev/null, and no stack trace. The reader here exits
-// before the command starts, so the first write meets a closed pipe (EPIPE) whatever the machine's speed.
+// A reader that goes away (`gdrgate samples | head -1`) is a normal end for a report: every command ends quietly
+// with the exit code it has when its output goes to /dev/null, and no stack trace; but a snapshot to stdout is data
+// that must arrive whole, and a cut one fails (exit 3). The reader here exits before the command starts, so the
+// first write meets a closed pipe (EPIPE) whatever the machine's speed.
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 
 import path from 'node:path';
 import t from 'tap';
@@ -37,7 +40,6 @@ const commands: { what: string; cmd: string[]; env?: Record<string, string> }[] 
   { what: 'check', cmd: [node, CLI, 'check', '--root', H200] },
   { what: 'check --json', cmd: [node, CLI, 'check', '--root', H200, '--json'] },
   { what: 'topo', cmd: [node, CLI, 'topo', '--root', H200] },
-  { what: 'snapshot --out -', cmd: [node, CLI, 'snapshot', '--root', H200, '--out', '-'] },
   { what: 'baseline capture', cmd: [node, CLI, 'baseline', 'capture', '--root', H200] },
   { what: '--help', cmd: [node, CLI, '--help'] },
   { what: '--version', cmd: [node, CLI, '--version'] },
@@ -53,3 +55,24 @@ for (const c of commands) {
     t.notMatch(closed.stderr, /EPIPE|\n\s+at /, 'no EPIPE error, no stack trace');
   });
 }
+
+t.test('snapshot --out - into a reader that went away: a failure, said once, exit 3', async (t) => {
+  const cmd = [node, CLI, 'snapshot', '--root', H200, '--out', '-'];
+  const quiet = run(cmd, 'null');
+  t.equal(quiet.code, '0');
+  const closed = run(cmd, 'closed');
+  t.equal(closed.code, '3');
+  t.match(closed.stderr, new RegExp(`^gdrgate: snapshot of ${H200.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: stdout closed before the end; the archive written there is cut \\(\\d+ bytes were due\\)\n$`));
+});
+
+t.test('snapshot --out - | head -c 100: the reader leaves after 100 bytes; the snapshot fails', async (t) => {
+  // What a pipe's buffer (64 KiB) takes before the reader leaves is gone without the writer knowing, as for any
+  // tool: the tree gets /proc/modules padded with incompressible lines, so the archive (~300 KB) outgrows it.
+  const big = path.join(scratchDir('gdrgate-epipe-big-'), 'tree');
+  cpSync(H200, big, { recursive: true, verbatimSymlinks: true });
+  const modules = path.join(big, 'proc/modules');
+  writeFileSync(modules, randomBytes(240_000).toString('base64').replace(/.{100}/g, '$&\n') + '\n' + readFileSync(modules, 'utf8'));
+  const line = [node, CLI, 'snapshot', '--root', big, '--out', '-'].map(q).join(' ');
+  const r = spawnSync('/bin/bash', ['-c', `${line} | /usr/bin/head -c 100 | /usr/bin/wc -c; echo "\${PIPESTATUS[0]}"`], { encoding: 'utf8', timeout: 60_000 });
+  t.equal(r.stdout, '100\n3\n', '100 bytes read, exit 3');
+});

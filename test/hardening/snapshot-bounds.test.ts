@@ -67,7 +67,8 @@ t.test('within the limits, links are bounded: ELOOP, ENAMETOOLONG, never followe
   const grow = h('links that grow the pending path');
   t.match(await grow.realPath('/sys/g0'), { ok: false, missing: false, reason: /^ENAMETOOLONG/ }, 'a path that grows with each link: ENAMETOOLONG');
   const out = h('an absolute link and one that climbs out');
-  for (const p of ['/sys/abs/hostname', '/sys/up/hostname']) t.match(await out.readText(p), { ok: false, missing: false, reason: /^unreadable: leaves the root/ }, p);
+  t.match(await out.readText('/sys/up/hostname'), { ok: false, missing: false, reason: /^unreadable: leaves the root/ }, '.. past the top');
+  t.same(await out.readText('/sys/abs/hostname'), { ok: false, missing: false, reason: 'not recorded by this snapshot (taken by gdrgate unknown): /etc' }, 'an absolute link: inside the archive, as in a chroot');
   t.match(await out.readText('/sys/ok'), { ok: true });
   t.match(await out.realPath(`/sys/${'a/'.repeat(3000)}`), { ok: false, reason: /^ENAMETOOLONG/ }, 'a path asked for past PATH_MAX');
 });

@@ -93,7 +93,7 @@ t.test('files of the same text share their parse, never across kinds', async (t)
   t.teardown(() => writeFileSync(fatal, was));
   const after = await counted();
   const got = after.inv.pci.get(a.bdf)!.aer.fatal;
-  t.match(got, { state: 'unknown', why: /TOTAL_ERR_COR in the fatal file \(want TOTAL_ERR_FATAL\)/ }, 'the correctable text is not a fatal file');
+  t.match(got, { state: /^unknown$/, why: /TOTAL_ERR_COR in the fatal file \(want TOTAL_ERR_FATAL\)/ }, 'the correctable text is not a fatal file');
   t.equal(after.inv.pci.get(b.bdf)!.aer.fatal.state, 'present', 'the other GPU as before');
   t.ok(after.inv.notes.some((n) => n.startsWith(`${fatal.slice(root.length)}: TOTAL_ERR_COR`)), 'and a note names the file');
 });

@@ -27,9 +27,9 @@ t.test('pcie-payload on the snapshot of the live H200: the GPU as its own lspci 
   t.equal(r.code, 0, r.stderr);
   const fs = (JSON.parse(r.stdout) as { findings: { status: string; subject: string; actual?: string }[] }).findings;
   // lspci: DevCtl MaxPayload 256 bytes, MaxReadReq 4096 bytes; LnkCtl ASPM Disabled; on the VM's root bus, no port above.
-  t.match(fs.find((f) => f.subject === '0000:00:06.0'), { status: 'pass', actual: 'MaxPayload 256 bytes, MaxReadReq 4096 bytes, ASPM Disabled' });
+  t.match(fs.find((f) => f.subject === '0000:00:06.0'), { status: /^pass$/, actual: /^MaxPayload 256 bytes, MaxReadReq 4096 bytes, ASPM Disabled$/ });
   // The node-wide policy: this snapshot's gdrgate listed /sys/module but never read the ASPM policy file (the node
   // has one: raw-2026-12-01/pcie-aspm.txt), so the snapshot cannot tell it and the check skips, naming why; it
   // used to judge "ASPM policy none", which nothing recorded.
-  t.match(fs.find((f) => f.subject === 'node'), { status: 'skip', message: /^ASPM policy unknown \(\/sys\/module\/pcie_aspm\/parameters\/policy: not recorded by this snapshot/ }, 'the policy file was not recorded');
+  t.match(fs.find((f) => f.subject === 'node'), { status: /^skip$/, message: /^ASPM policy unknown \(\/sys\/module\/pcie_aspm\/parameters\/policy: not recorded by this snapshot/ }, 'the policy file was not recorded');
 });

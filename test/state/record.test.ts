@@ -43,7 +43,7 @@ t.test('records what the Prolog saw; the key is made once, not per Prolog', { sk
   const r = readPrologState(stateDir, { job: '500', uid: JOB_UID, node: 'gpu001' });
   t.equal(r.status, 'trusted');
   if (r.status === 'trusted')
-    t.match(r.state, { hcas: ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'], uverbs: ['uverbs0', 'uverbs1', 'uverbs2', 'uverbs3'], jobGpus: [2, 3], memlock: { who: 'self', soft: 'unlimited' }, memlockMin: 'unlimited' }, 'host view recorded');
+    t.match(r.state, { hcas: [/^mlx5_0$/, /^mlx5_1$/, /^mlx5_2$/, /^mlx5_3$/], uverbs: [/^uverbs0$/, /^uverbs1$/, /^uverbs2$/, /^uverbs3$/], jobGpus: [2, 3], memlock: { who: /^self$/, soft: /^unlimited$/ }, memlockMin: /^unlimited$/ }, 'host view recorded');
 });
 
 t.test('never throws', async (t) => {
@@ -60,6 +60,6 @@ t.test('never throws', async (t) => {
     [{ SLURM_JOB_ID: '1', SLURM_JOB_UID: 'root' }, 'warn', /is not a uid/],
   ] as const;
   for (const [env, level, re] of bad) t.match(await recordJobState({ stateDir: path.join(base, 'run'), env, node: 'n', host, inv, memlockMin: null }), { ok: false, level, why: re }, `${JSON.stringify(env)}: ${level}`);
-  t.match(await recordJobState({ stateDir: path.join(file, 'run'), env: { SLURM_JOB_ID: '1', SLURM_JOB_UID: '0' }, node: 'n', host, inv, memlockMin: null }), { ok: false, level: 'error' }, 'stateDir under a file: error');
+  t.match(await recordJobState({ stateDir: path.join(file, 'run'), env: { SLURM_JOB_ID: '1', SLURM_JOB_UID: '0' }, node: 'n', host, inv, memlockMin: null }), { ok: false, level: /^error$/ }, 'stateDir under a file: error');
   t.notOk(fs.existsSync(path.join(base, 'run')), 'nothing created for a bad id');
 });

@@ -142,17 +142,17 @@ t.test('tampering is reported, never trusted', { skip: !isRoot && 'needs root' }
 
 t.test('missing and unverifiable states', { skip: !isRoot && 'needs root' }, async (t) => {
   const { stateDir } = tmpStateDir();
-  t.match(readPrologState(stateDir, want), { status: 'missing', why: /does not exist/ }, 'no state dir at all');
+  t.match(readPrologState(stateDir, want), { status: /^missing$/, why: /does not exist/ }, 'no state dir at all');
   const file = writePrologState(stateDir, sampleState(), null);
   fs.rmSync(file);
-  t.match(readPrologState(stateDir, want), { status: 'missing' }, 'prolog.json deleted by the user');
+  t.match(readPrologState(stateDir, want), { status: /^missing$/ }, 'prolog.json deleted by the user');
   writePrologState(stateDir, sampleState(), null);
   fs.rmSync(path.join(stateDir, PUB_FILE));
-  t.match(readPrologState(stateDir, want), { status: 'unreadable', why: /cannot verify/ }, 'signing.pub missing');
+  t.match(readPrologState(stateDir, want), { status: /^unreadable$/, why: /cannot verify/ }, 'signing.pub missing');
   loadOrCreateKey(stateDir);
   t.equal(readPrologState(stateDir, want).status, 'trusted', 'signing.pub rewritten from the key on the next Prolog');
   fs.chmodSync(path.join(stateDir, PUB_FILE), 0o666);
-  t.match(readPrologState(stateDir, want), { status: 'untrusted', why: /mode 0666/ }, 'a world-writable signing.pub is not a trust anchor');
+  t.match(readPrologState(stateDir, want), { status: /^untrusted$/, why: /mode 0666/ }, 'a world-writable signing.pub is not a trust anchor');
 });
 
 t.test('signing key: created once, refused when exposed', { skip: !isRoot && 'needs root' }, async (t) => {

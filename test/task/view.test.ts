@@ -48,11 +48,11 @@ t.test('access(2) answers through the root; a denied node is reported as denied'
   const host = new FsHost(root);
   const deny: AccessProbe = { rw: async (p) => (p.endsWith('uverbs2') ? { access: 'denied', why: 'EACCES' } : { access: 'rw' }) };
   const v = await readJobView(host, deny);
-  t.match(v.uverbs.known && v.uverbs.value.find((n) => n.name === 'uverbs2'), { access: 'denied', why: 'EACCES' }, 'the probe decides');
+  t.match(v.uverbs.known && v.uverbs.value.find((n) => n.name === 'uverbs2'), { access: /^denied$/, why: /^EACCES$/ }, 'the probe decides');
   const probe = accessProbe(host);
   t.same(await probe.rw('/dev/infiniband/uverbs0'), { access: 'rw' }, 'a 0666 node in the tree');
-  t.match(await probe.rw('/dev/infiniband/uverbs9'), { access: 'unknown', why: 'ENOENT' }, 'vanished node: unknown, not denied');
+  t.match(await probe.rw('/dev/infiniband/uverbs9'), { access: /^unknown$/, why: /^ENOENT$/ }, 'vanished node: unknown, not denied');
   fs.chmodSync(path.join(root, 'dev/infiniband/uverbs0'), 0o444);
-  if (process.getuid?.() !== 0) t.match(await probe.rw('/dev/infiniband/uverbs0'), { access: 'denied' }, 'read-only node denied');
-  t.match(await accessProbe(new SnapshotHost(root, new SnapTree())).rw('/dev/x'), { access: 'unknown' }, 'a snapshot cannot answer');
+  if (process.getuid?.() !== 0) t.match(await probe.rw('/dev/infiniband/uverbs0'), { access: /^denied$/ }, 'read-only node denied');
+  t.match(await accessProbe(new SnapshotHost(root, new SnapTree())).rw('/dev/x'), { access: /^unknown$/ }, 'a snapshot cannot answer');
 });

@@ -1,0 +1,63 @@
+// The shapes of the command line's values, checked once for every command: an option that takes a value refuses
+// a missing or empty one (`check --root` would otherwise read `/`) and one given twice (yargs would hand over an
+// array); a number is plain digits in its range (`--window abc` would otherwise be NaN). A refusal is a UsageError.
+import { UsageError } from '../errors.js';
+
+/** What yargs hands a coercion: a string, an array when the option came twice, undefined when it had no value. */
+type Raw = unknown;
+
+function one(flag: string, v: Raw): string {
+  if (Array.isArray(v)) throw new UsageError(`${flag}: given ${v.length} times; give it once`);
+  if (v === undefined || v === null || v === '') throw new UsageError(`${flag}: needs a value`);
+  return String(v);
+}
+
+/** A non-empty string, once. `flag` as the user types it: `--root`, or `<dir>` for a positional. */
+export const textValue =
+  (flag: string) =>
+  (v: Raw): string =>
+    one(flag, v);
+
+/** A whole number from `min` to `max`, written as digits only (no sign, exponent, hex or blanks). */
+export const countValue =
+  (flag: string, min: number, max: number) =>
+  (v: Raw): number => {
+    const s = one(flag, v);
+    const n = /^\d{1,15}$/.test(s) ? Number(s) : NaN;
+    if (!(n >= min && n <= max)) throw new UsageError(`${flag} ${s}: want a whole number from ${min} to ${max}`);
+    return n;
+  };
+
+/** A number above 0 and at most `max`, written as digits with an optional fraction (`1.5`). */
+export const amountValue =
+  (flag: string, max: number) =>
+  (v: Raw): number => {
+    const s = one(flag, v);
+    const n = /^\d{1,15}(\.\d{1,15})?$/.test(s) ? Number(s) : NaN;
+    if (!(n > 0 && n <= max)) throw new UsageError(`${flag} ${s}: want a number above 0 and at most ${max}`);
+    return n;
+  };
+
+/** One or more non-empty strings (the option may come several times: `--only a --only b`). */
+export const listValue =
+  (flag: string) =>
+  (v: Raw): string[] => {
+    const all = (Array.isArray(v) ? v : [v]).map(String);
+    if (v === undefined || all.length === 0) throw new UsageError(`${flag}: needs a value`);
+    if (all.some((s) => s === '')) throw new UsageError(`${flag}: an empty value`);
+    return all;
+  };
+
+/** An option taking one string: `.option('root', text('--root', {...}))`. */
+export const text = <O extends { describe?: string; default?: string; demandOption?: true; nargs?: 1 }>(flag: string, o: O) =>
+  ({ ...o, type: 'string', requiresArg: true, coerce: textValue(flag) }) as const;
+/** An option taking one whole number, shown with its range. */
+export const count = (flag: string, min: number, max: number, describe: string) =>
+  ({ type: 'string', requiresArg: true, describe: `${describe} [a whole number, ${min} to ${max}]`, coerce: countValue(flag, min, max) }) as const;
+/** An option taking one positive number, shown with its range. */
+export const amount = (flag: string, max: number, describe: string) =>
+  ({ type: 'string', requiresArg: true, describe: `${describe} [a number above 0, at most ${max}]`, coerce: amountValue(flag, max) }) as const;
+/** An option taking one or more strings. */
+export const list = (flag: string, describe?: string) => ({ type: 'array', string: true, describe, coerce: listValue(flag) }) as const;
+/** A positional taking one string. */
+export const word = (name: string, describe?: string) => ({ type: 'string', demandOption: true, describe, coerce: textValue(`<${name}>`) }) as const;

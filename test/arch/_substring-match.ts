@@ -1,0 +1,71 @@
+// Finds tap assertions whose pattern compares a string as a substring: `t.match(x, 'ok')` passes for 'not ok'.
+// tcompare's match family (match, matchOnly, matchStrict, matchOnlyStrict, and throws/rejects/resolveMatch, which
+// match an error or a value the same way) tests a string pattern with indexOf. Exact values use equal/same/strictSame,
+// patterns an anchored RegExp.
+import ts from 'typescript';
+
+/** Assertions whose pattern (argument 2) is compared with tcompare's match. */
+const MATCHERS = new Set(['match', 'matchOnly', 'matchStrict', 'matchOnlyStrict', 'resolveMatch']);
+/** Assertions that take a pattern only as an object (a string there is the message): throws(fn, { message: 'x' }). */
+const ERROR_MATCHERS = new Set(['throws', 'rejects']);
+
+export interface Finding {
+  readonly line: number;
+  readonly text: string;
+  readonly why: string;
+}
+
+/** Where a string leaf hides in `e`, or null: a literal, a template, or a const of this file holding one. */
+function stringLeaf(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, seen: Set<string> = new Set()): string | null {
+  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) return stringLeaf(e.expression, consts, seen);
+  if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e) || ts.isTemplateExpression(e)) return `a string ${e.getText().slice(0, 40)}`;
+  if (ts.isIdentifier(e) && consts.has(e.text) && !seen.has(e.text)) {
+    seen.add(e.text);
+    const leaf = stringLeaf(consts.get(e.text)!, consts, seen);
+    return leaf ? `${e.text}, ${leaf}` : null;
+  }
+  if (ts.isArrayLiteralExpression(e)) {
+    for (const el of e.elements) {
+      const leaf = ts.isSpreadElement(el) ? null : stringLeaf(el, consts, seen);
+      if (leaf) return leaf;
+    }
+  }
+  if (ts.isObjectLiteralExpression(e)) {
+    for (const p of e.properties) {
+      const v = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
+      const leaf = v ? stringLeaf(v, consts, seen) : null;
+      if (leaf) return `${p.name?.getText() ?? '…'}: ${leaf}`;
+    }
+  }
+  return null;
+}
+
+/** The substring matches in one test file's source. */
+export function substringMatches(file: string, text: string): Finding[] {
+  const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const consts = new Map<string, ts.Expression>();
+  const found: Finding[] = [];
+  const visit = (n: ts.Node): void => {
+    if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer && ts.isVariableDeclarationList(n.parent) && n.parent.flags & ts.NodeFlags.Const) {
+      consts.set(n.name.text, n.initializer);
+    }
+    if (ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) && n.arguments.length >= 2) {
+      const name = n.expression.name.text;
+      const pattern = n.arguments[1]!;
+      const objectOnly = ERROR_MATCHERS.has(name);
+      if (MATCHERS.has(name) || (objectOnly && (ts.isObjectLiteralExpression(pattern) || ts.isArrayLiteralExpression(pattern)))) {
+        const leaf = stringLeaf(pattern, consts);
+        if (leaf) found.push({ line: sf.getLineAndCharacterOfPosition(n.getStart()).line + 1, text: n.getText().split('\n')[0]!.slice(0, 120), why: leaf });
+      }
+    }
+    ts.forEachChild(n, visit);
+  };
+  // Consts first (a helper may be declared below its use), then the calls.
+  const collect = (n: ts.Node): void => {
+    if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer && ts.isVariableDeclarationList(n.parent) && n.parent.flags & ts.NodeFlags.Const) consts.set(n.name.text, n.initializer);
+    ts.forEachChild(n, collect);
+  };
+  collect(sf);
+  visit(sf);
+  return found;
+}

@@ -1,0 +1,50 @@
+// No test compares a string with tap's substring match: every test file is parsed and t.match-like calls whose
+// pattern is, or holds, a string are listed (ESLint-style valid/invalid cases hold the rule itself).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { REPO } from '../helpers/paths.js';
+import { substringMatches } from './_substring-match.js';
+
+t.test('the rule: invalid', async (t) => {
+  const invalid: [string, string][] = [
+    [`t.match(r.stdout, 'healthy');`, "a string 'healthy'"],
+    ['t.match(r.stdout, `exit ${code}`);', 'a string `exit ${code}`'],
+    ["t.match(run, { result: 'healthy' });", "result: a string 'healthy'"],
+    ["tt.match(job, { JobState: /^COMPLETED$/, Restarts: '1' }, 'requeued once');", "Restarts: a string '1'"],
+    ["t.match(list, [{ kind: 'failed' }]);", "kind: a string 'failed'"],
+    ["t.match(x, { a: { b: ['ok'] } });", "a: b: a string 'ok'"],
+    ["const want = 'healthy';\nt.match(x, want);", "want, a string 'healthy'"],
+    ["const want = { result: 'healthy' } as const;\nt.match(x, want);", "want, result: a string 'healthy'"],
+    ["t.matchStrict(x, { code: 'E' });", "code: a string 'E'"],
+    ["t.matchOnly(x, { code: 'E' });", "code: a string 'E'"],
+    ["await t.rejects(p, { name: 'UsageError' });", "name: a string 'UsageError'"],
+    ["t.throws(() => f(), { message: 'bad' }, 'throws');", "message: a string 'bad'"],
+    ["await t.resolveMatch(p, 'ok');", "a string 'ok'"],
+  ];
+  for (const [src, why] of invalid) t.same(substringMatches('x.test.ts', src).map((f) => f.why), [why], src);
+});
+
+t.test('the rule: valid', async (t) => {
+  const valid = [
+    't.match(r.stdout, /^healthy$/m);',
+    "t.match(run, { result: /^healthy$/, exitCode: 0, agent: null });",
+    "t.equal(r.stdout, 'healthy\\n');",
+    "t.same(run, { result: 'healthy' });",
+    "t.hasStrict(run, { result: 'healthy' });",
+    "t.notMatch(r.stderr, 'EPIPE');",
+    "t.throws(() => f(), /bad/, 'the message names it');",
+    "'x'.match('y');",
+    "s.match(/a/);",
+    "t.match(x, { a: String, b: exactly(`${n} GiB`) });",
+  ];
+  for (const src of valid) t.same(substringMatches('x.test.ts', src), [], src);
+});
+
+t.test('the suite: no substring match anywhere under test/', async (t) => {
+  const root = path.join(REPO, 'test');
+  const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).sort();
+  t.ok(files.length > 100, `${files.length} files read`);
+  const found = files.flatMap((f) => substringMatches(f, readFileSync(path.join(root, f), 'utf8')).map((x) => `test/${f}:${x.line}: ${x.why}: ${x.text}`));
+  t.same(found, [], 'use t.equal, t.same, or an anchored RegExp (test/helpers/exactly.ts for a computed string)');
+});
