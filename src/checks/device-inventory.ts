@@ -1,5 +1,5 @@
 // device-inventory: the GPUs and RDMA adapters present, by address, model, firmware and driver, against the baseline.
-import { factText } from '../model/fact.js';
+import { factText, valueOf } from '../model/fact.js';
 import type { Finding } from '../model/finding.js';
 import { deviceName, hex4, linkText } from '../model/names.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
@@ -30,7 +30,7 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
       const d = inv.pci.get(bdf);
       return d && d.vendor !== null && d.device !== null ? `0x${hex4(d.vendor)}:0x${hex4(d.device)}` : '?';
     };
-    const drv = inv.gpudirect.driverVersion;
+    const drv = valueOf(inv.gpudirect.driver)?.version;
     for (const g of inv.gpus) {
       const d = inv.pci.get(g.bdf);
       const link = d && d.current.speed.state === 'present' ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max.speed, d.max.width)}` : '';
@@ -67,8 +67,11 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
     for (const g of inv.gpus) if (!known.has(g.bdf)) out.push(f('inventory-extra', 'warn', g.bdf, 'GPU not in the baseline', 'absent', 'present'));
     for (const n of inv.nics) if (n.bdf && !known.has(n.bdf)) out.push(f('inventory-extra', 'warn', n.name, `RDMA adapter at ${n.bdf ?? '?'} not in the baseline`, 'absent', 'present'));
     const bd = baseline.driver;
-    if (bd && (bd.version !== inv.gpudirect.driverVersion || bd.flavour !== inv.gpudirect.driverFlavour)) {
-      const got = `${inv.gpudirect.driverFlavour ?? 'none'} ${inv.gpudirect.driverVersion ?? ''}`.trim();
+    const d = inv.gpudirect.driver;
+    // A driver version that could not be read is no evidence of another one: skip with why, never a mismatch.
+    if (bd && d.state === 'unknown') out.push(f('inventory-unknown', 'skip', 'nvidia', `driver ${d.why}`, `${bd.flavour} ${bd.version}`));
+    else if (bd && (d.state === 'absent' || (d.state === 'present' && (bd.version !== d.value.version || bd.flavour !== d.value.flavour)))) {
+      const got = d.state === 'present' ? `${d.value.flavour} ${d.value.version}` : 'none';
       out.push(f('driver-mismatch', 'fail', 'nvidia', `driver ${got}`, `${bd.flavour} ${bd.version}`, got));
     }
     if (baseline.kernel && baseline.kernel !== inv.kernelRelease)

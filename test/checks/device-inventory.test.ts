@@ -75,6 +75,12 @@ export const cases = table('device-inventory', [
     based: [fail('driver-mismatch', 'nvidia', 'open 570.133.20', 'none')],
   },
   {
+    name: 'skip with baseline: /proc/driver/nvidia/version unreadable: not a driver mismatch (could not tell)',
+    patch: unreadable('proc/driver/nvidia/version'),
+    bare: [],
+    based: [{ status: 'skip', code: 'inventory-unknown', subject: 'nvidia', expected: 'open 570.133.20' }],
+  },
+  {
     name: 'invalid: GPU0 device id changed (H200 0x2335 where the class has H100 0x2330)',
     change: (n) => void (dev(n, P0.gpu).device = 0x2335),
     bare: [],
