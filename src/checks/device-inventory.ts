@@ -37,6 +37,12 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
       out.push(f('inventory-ok', 'pass', g.bdf, `GPU ${deviceName(d?.vendor ?? null, d?.device ?? null)}${link}${drv ? `, driver ${drv}` : ''}`));
     }
     for (const n of inv.nics) {
+      // Two adapters claiming one PCI function: the class listing is not one the kernel writes, and which is real cannot be told.
+      const twins = n.bdf === null ? [] : inv.nics.filter((m) => m.bdf === n.bdf && m !== n);
+      if (twins.length) {
+        out.push(f('inventory-unknown', 'skip', n.name, `RDMA adapter ${n.name} at ${n.bdf}: ${twins.map((m) => m.name).join(', ')} claims the same PCI function`));
+        continue;
+      }
       const d = n.bdf ? inv.pci.get(n.bdf) : undefined;
       const ports = n.ports.map((p) => `port ${p.port} ${p.state ?? '?'} ${p.rate ?? ''}`.trim()).join('; ');
       out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
@@ -49,6 +55,11 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
     const nics = new Map(inv.nics.map((n) => [n.bdf ?? n.name, n]));
     for (const b of baseline.devices.filter((x) => x.role !== 'bridge')) {
       const present = b.role === 'gpu' ? gpus.has(b.bdf) : nics.has(b.bdf);
+      // A function at that address whose class or vendor could not be read may well be this device: unknown, not missing.
+      if (!present && inv.unidentified.includes(b.bdf)) {
+        out.push(f('inventory-unknown', 'skip', b.bdf, `${b.role.toUpperCase()} at ${b.bdf}: what the PCI function there is could not be read (class or vendor)`, 'present'));
+        continue;
+      }
       if (!present) {
         out.push(f('inventory-missing', 'fail', b.bdf, `${b.role.toUpperCase()} ${b.name ?? ''} missing`.replace('  ', ' '), 'present', 'missing'));
         continue;

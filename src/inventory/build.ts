@@ -6,7 +6,7 @@ import { parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
-import { detailPci, isGpu, listPci } from './pci.js';
+import { detailPci, isGpu, listPci, unidentified } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
@@ -117,6 +117,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     hostname,
     kernelRelease,
     pci,
+    unidentified: skeletons.filter(unidentified).map((s) => s.bdf).sort(byText),
     gpus,
     nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,

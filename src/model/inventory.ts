@@ -155,6 +155,8 @@ export interface Inventory {
   readonly hostname: string | null;
   readonly kernelRelease: string | null;
   readonly pci: ReadonlyMap<Bdf, PciDevice>;
+  /** PCI functions whose class (or, for a display controller, vendor) could not be read: a GPU among them is unknown, never missing. */
+  readonly unidentified: readonly Bdf[];
   readonly gpus: readonly Gpu[];
   readonly nics: readonly RdmaNic[];
   readonly numa: readonly NumaNode[];
