@@ -24,7 +24,7 @@ const SEED = Number(process.env['GDRGATE_FUZZ_SEED'] ?? 20261203);
  * a reader, so one of them, drawn with the seed, stands for the rest — plus EXTRA more drawn from every file. A count,
  * not a time budget: a loaded machine runs the same cases, only slower. GDRGATE_FUZZ_EXTRA=-1 runs every file × every mutation.
  */
-const EXTRA = Number(process.env['GDRGATE_FUZZ_EXTRA'] ?? 40);
+const EXTRA = Number(process.env['GDRGATE_FUZZ_EXTRA'] ?? 20);
 const NOW = new Date('2026-12-03T10:00:00Z');
 const BEFORE = new Date('2026-12-03T09:00:00Z');
 
@@ -117,7 +117,7 @@ async function sweep(t: Test, tree: Tree): Promise<void> {
     for (const [label, baseline, healthy] of [['bare', null, tree.healthy.bare], ['based', tree.baseline, tree.healthy.based]] as const)
       for (const m of moved(healthy, run(inv, baseline, tree.ctx))) bad.push(`${c.kind} ${c.file} (${label}): ${m}`);
   }
-  t.comment(`${tree.name}: ${tree.rec.files.length} files read, ${ran} cases run (seed ${SEED})`);
+  t.comment(`${tree.name}: ${tree.rec.files.length} files read, ${ran} cases run (seed ${SEED}), cpu ${Math.round(process.cpuUsage().user / 1000)} ms so far`);
   t.strictSame(bad, [], `${tree.name}: no finding became a pass or a fail because a file broke`);
 }
 
