@@ -85,7 +85,8 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
       const got = d.state === 'present' ? `${d.value.flavour} ${d.value.version}` : 'none';
       out.push(f('driver-mismatch', 'fail', 'nvidia', `driver ${got}`, `${bd.flavour} ${bd.version}`, got));
     }
-    if (baseline.kernel && baseline.kernel !== inv.kernelRelease)
+    if (baseline.kernel && inv.kernelRelease === null) out.push(f('inventory-unknown', 'skip', 'kernel', 'kernel release could not be read (/proc/sys/kernel/osrelease, /proc/version)', baseline.kernel));
+    else if (baseline.kernel && baseline.kernel !== inv.kernelRelease)
       out.push(f('driver-mismatch', 'warn', 'kernel', `kernel ${inv.kernelRelease ?? '?'}`, baseline.kernel, inv.kernelRelease ?? 'unknown'));
     return out;
   },
