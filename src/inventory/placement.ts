@@ -49,7 +49,16 @@ export async function readMinors(host: Host): Promise<Fact<ReadonlyMap<number, s
   return present(out);
 }
 
-export const readGres = (host: Host, kpath: string): Promise<Fact<GresConf>> => readFact(host, kpath, parseGresConf);
+/** A real gres.conf is a few KiB (a line per GPU type and node group); a larger file is not parsed, and a read cut at the cap never is. */
+export const GRES_MAX_BYTES = 256 * 1024;
+
+export async function readGres(host: Host, kpath: string): Promise<Fact<GresConf>> {
+  const r = await host.readBytes(kpath, GRES_MAX_BYTES + 1);
+  if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
+  if (r.value.length > GRES_MAX_BYTES) return unknown(`${kpath}: larger than ${GRES_MAX_BYTES / 1024} KiB, not read`);
+  const p = parseGresConf(Buffer.from(r.value).toString('utf8'));
+  return p.ok ? present(p.value) : unknown(`${kpath}: ${p.error}`);
+}
 
 /** First index of sorted `xs` holding a value >= x. */
 function lowerBound(xs: readonly number[], x: number): number {

@@ -69,6 +69,12 @@ export const cases = table('job-placement', [
     ...both([{ status: 'skip', code: 'gres-unknown', subject: G0 }, { status: 'skip', code: 'gres-unknown', subject: G1 }]),
   },
   {
+    name: 'skip: a gres.conf over 256 KiB is not parsed (sizes capped before work), never judged from a cut read',
+    from: TWO,
+    patch: gres(`AutoDetect=off\n${'Name=gpu File=/dev/nvidia0 Cores=0-47\n'.repeat(7000)}`),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]),
+  },
+  {
     name: 'valid: offline CPUs (no topology directory) are not cores, the online ones still judged',
     from: TWO,
     patch: patches(gres(GOOD), remove('sys/devices/system/cpu/cpu191/topology'), remove('sys/devices/system/cpu/cpu190/topology')),
