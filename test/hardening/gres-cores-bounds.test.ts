@@ -61,7 +61,7 @@ t.test('every core of the node on 30 lines: bounded by the node (its 96 cores), 
 
 t.test('gdrgate check on ten times that file answers inside a generous wall-clock bound, measured from outside', async (t) => {
   const root = await tree(LINE.repeat(OUTSIDE_LINES));
-  const r = spawnSync(process.execPath, [CLI, 'check', '--root', root, '--only', 'job-placement', '--json'], { encoding: 'utf8', timeout: OUTSIDE_LIMIT_MS });
+  const r = spawnSync(process.execPath, [CLI, 'check', '--root', root, '--only', 'job-placement', '--json'], { encoding: 'utf8', timeout: OUTSIDE_LIMIT_MS, killSignal: 'SIGKILL' }); // the gate handles SIGTERM, which a synchronous loop never lets run
   t.equal(r.signal, null, `ended by itself within ${OUTSIDE_LIMIT_MS} ms`);
   t.equal(r.status, 1, 'exit 1: the gres.conf is wrong for this node');
   const report = JSON.parse(r.stdout) as { findings: Finding[] };
