@@ -41,8 +41,10 @@ function bar1Of(inv: Inventory, bdf: string, role: BaselineDevice['role']): { ba
 
 function mechanismOf(inv: Inventory): Mechanism {
   const g = inv.gpudirect;
-  if (g.peermemLoaded && g.dmabufPossible) return 'any';
-  return g.peermemLoaded ? 'peermem' : g.dmabufPossible ? 'dmabuf' : 'any';
+  const peermem = v(g.peermem) === true;
+  const dmabuf = v(g.dmabuf) === true;
+  if (peermem && dmabuf) return 'any';
+  return peermem ? 'peermem' : dmabuf ? 'dmabuf' : 'any';
 }
 
 function iommuOf(inv: Inventory): IommuMode {
@@ -105,7 +107,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     m.nics.filter((n) => n.bdf).map((n) => ({ gpu: g.bdf, nic: n.name, class: m.cell(g.label, n.label) as BaselineClass['paths'][number]['class'] })),
   );
   const g = inv.gpudirect;
-  if (!g.peermemLoaded && !g.dmabufPossible && inv.nics.length > 0)
+  if (v(g.peermem) !== true && v(g.dmabuf) !== true && inv.nics.length > 0)
     warnings.push('no GPUDirect mechanism (nvidia_peermem or DMA-BUF) on this node: recorded mechanism "any", which this node itself fails; is it really known-good?');
   const cls: BaselineClass = {
     name: o.name,
@@ -113,7 +115,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     platform: o.platform,
     captured: { ...(inv.hostname ? { host: inv.hostname } : {}), at: o.at, by: `gdrgate ${VERSION}` },
     ...(inv.kernelRelease ? { kernel: inv.kernelRelease } : {}),
-    ...(g.driverFlavour && g.driverVersion ? { driver: { flavour: g.driverFlavour, version: g.driverVersion } } : {}),
+    ...(g.driver.state === 'present' ? { driver: { flavour: g.driver.value.flavour, version: g.driver.value.version } } : {}),
     mechanism: mechanismOf(inv),
     memlockMin: memlockOf(inv),
     iommu: iommuOf(inv),

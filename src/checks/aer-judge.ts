@@ -79,6 +79,12 @@ export interface Uncorrectable {
   readonly sources: readonly string[];
   /** What could not be judged and why. */
   readonly unknown: readonly string[];
+  /**
+   * Counters the kernel keeps for this device that could not be read or parsed. The kernel clears the status bits
+   * of an error it handled (aer.c pci_aer_clear_*_status), so clean status registers are no evidence then: the
+   * counter was the record, and the device's uncorrectable errors are unknown.
+   */
+  readonly unreadCounters: readonly string[];
   readonly actual: string;
 }
 
@@ -87,6 +93,7 @@ export function uncorrectable(d: PciDevice, x: DeviceAer): Uncorrectable {
   const notes: string[] = [];
   const sources: string[] = [];
   const unknown: string[] = [];
+  const unreadCounters: string[] = [];
   const actual: string[] = [];
   const { nonfatal, fatal, rootport } = d.aer;
   const on = x.devCtl;
@@ -97,7 +104,11 @@ export function uncorrectable(d: PciDevice, x: DeviceAer): Uncorrectable {
       actual.push(`${what} ${f.value.total}`);
     } else if (f.state === 'present' && enabled === true) sources.push(`${what} counter`);
     else if (f.state === 'present') unknown.push(`${what} counter 0 with ${on ? `${what === 'fatal' ? 'FatalErr' : 'NonFatalErr'}- (reporting off)` : 'reporting enables unreadable'}`);
-    else unknown.push(`${what} counter ${f.state === 'absent' ? 'absent (no aer_dev_* file)' : factText(f)}`);
+    else if (f.state === 'absent') unknown.push(`${what} counter absent (no aer_dev_* file)`);
+    else {
+      unknown.push(`${what} counter ${factText(f)}`);
+      unreadCounters.push(`${what} counter ${factText(f)}`);
+    }
   }
   if (rootport.state === 'present') {
     if (rootport.value.fatal + rootport.value.nonfatal > 0) {
@@ -105,7 +116,10 @@ export function uncorrectable(d: PciDevice, x: DeviceAer): Uncorrectable {
       actual.push(`below: fatal ${rootport.value.fatal}, non-fatal ${rootport.value.nonfatal}`);
     }
     // Zero totals are no evidence by themselves: what reaches the root port depends on the enables below it.
-  } else if (rootport.state === 'unknown') unknown.push(`root port totals ${rootport.why}`);
+  } else if (rootport.state === 'unknown') {
+    unknown.push(`root port totals ${rootport.why}`);
+    unreadCounters.push(`root port totals ${rootport.why}`);
+  }
   const cap = x.cap;
   if (cap) {
     sources.push('UESta');
@@ -127,7 +141,7 @@ export function uncorrectable(d: PciDevice, x: DeviceAer): Uncorrectable {
     if (advisory) notes.push(`UESta ${ueNames(advisory)} with AdvNonFatalErr+ (advisory: handled as correctable)`);
     if (masked) notes.push(`UESta ${ueNames(masked)} masked (UEMsk): recorded, never reported`);
   } else unknown.push(`status registers: ${x.capWhy}`);
-  return { errors, notes, sources, unknown, actual: actual.join(', ') };
+  return { errors, notes, sources, unknown, unreadCounters, actual: actual.join(', ') };
 }
 
 export type Growth =

@@ -1,5 +1,5 @@
 // device-inventory: the GPUs and RDMA adapters present, by address, model, firmware and driver, against the baseline.
-import { factText } from '../model/fact.js';
+import { factText, valueOf } from '../model/fact.js';
 import type { Finding } from '../model/finding.js';
 import { deviceName, hex4, linkText } from '../model/names.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
@@ -30,13 +30,19 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
       const d = inv.pci.get(bdf);
       return d && d.vendor !== null && d.device !== null ? `0x${hex4(d.vendor)}:0x${hex4(d.device)}` : '?';
     };
-    const drv = inv.gpudirect.driverVersion;
+    const drv = valueOf(inv.gpudirect.driver)?.version;
     for (const g of inv.gpus) {
       const d = inv.pci.get(g.bdf);
       const link = d && d.current.speed.state === 'present' ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max.speed, d.max.width)}` : '';
       out.push(f('inventory-ok', 'pass', g.bdf, `GPU ${deviceName(d?.vendor ?? null, d?.device ?? null)}${link}${drv ? `, driver ${drv}` : ''}`));
     }
     for (const n of inv.nics) {
+      // Two adapters claiming one PCI function: the class listing is not one the kernel writes, and which is real cannot be told.
+      const twins = n.bdf === null ? [] : inv.nics.filter((m) => m.bdf === n.bdf && m !== n);
+      if (twins.length) {
+        out.push(f('inventory-unknown', 'skip', n.name, `RDMA adapter ${n.name} at ${n.bdf}: ${twins.map((m) => m.name).join(', ')} claims the same PCI function`));
+        continue;
+      }
       const d = n.bdf ? inv.pci.get(n.bdf) : undefined;
       const ports = n.ports.map((p) => `port ${p.port} ${p.state ?? '?'} ${p.rate ?? ''}`.trim()).join('; ');
       out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
@@ -49,6 +55,11 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
     const nics = new Map(inv.nics.map((n) => [n.bdf ?? n.name, n]));
     for (const b of baseline.devices.filter((x) => x.role !== 'bridge')) {
       const present = b.role === 'gpu' ? gpus.has(b.bdf) : nics.has(b.bdf);
+      // A function at that address whose class or vendor could not be read may well be this device: unknown, not missing.
+      if (!present && inv.unidentified.includes(b.bdf)) {
+        out.push(f('inventory-unknown', 'skip', b.bdf, `${b.role.toUpperCase()} at ${b.bdf}: what the PCI function there is could not be read (class or vendor)`, 'present'));
+        continue;
+      }
       if (!present) {
         out.push(f('inventory-missing', 'fail', b.bdf, `${b.role.toUpperCase()} ${b.name ?? ''} missing`.replace('  ', ' '), 'present', 'missing'));
         continue;
@@ -67,11 +78,15 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
     for (const g of inv.gpus) if (!known.has(g.bdf)) out.push(f('inventory-extra', 'warn', g.bdf, 'GPU not in the baseline', 'absent', 'present'));
     for (const n of inv.nics) if (n.bdf && !known.has(n.bdf)) out.push(f('inventory-extra', 'warn', n.name, `RDMA adapter at ${n.bdf ?? '?'} not in the baseline`, 'absent', 'present'));
     const bd = baseline.driver;
-    if (bd && (bd.version !== inv.gpudirect.driverVersion || bd.flavour !== inv.gpudirect.driverFlavour)) {
-      const got = `${inv.gpudirect.driverFlavour ?? 'none'} ${inv.gpudirect.driverVersion ?? ''}`.trim();
+    const d = inv.gpudirect.driver;
+    // A driver version that could not be read is no evidence of another one: skip with why, never a mismatch.
+    if (bd && d.state === 'unknown') out.push(f('inventory-unknown', 'skip', 'nvidia', `driver ${d.why}`, `${bd.flavour} ${bd.version}`));
+    else if (bd && (d.state === 'absent' || (d.state === 'present' && (bd.version !== d.value.version || bd.flavour !== d.value.flavour)))) {
+      const got = d.state === 'present' ? `${d.value.flavour} ${d.value.version}` : 'none';
       out.push(f('driver-mismatch', 'fail', 'nvidia', `driver ${got}`, `${bd.flavour} ${bd.version}`, got));
     }
-    if (baseline.kernel && baseline.kernel !== inv.kernelRelease)
+    if (baseline.kernel && inv.kernelRelease === null) out.push(f('inventory-unknown', 'skip', 'kernel', 'kernel release could not be read (/proc/sys/kernel/osrelease, /proc/version)', baseline.kernel));
+    else if (baseline.kernel && baseline.kernel !== inv.kernelRelease)
       out.push(f('driver-mismatch', 'warn', 'kernel', `kernel ${inv.kernelRelease ?? '?'}`, baseline.kernel, inv.kernelRelease ?? 'unknown'));
     return out;
   },

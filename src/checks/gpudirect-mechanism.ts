@@ -1,4 +1,5 @@
 // gpudirect-mechanism: nvidia-peermem or DMA-BUF available, as NCCL decides (net_ib.cc), and the one the class expects.
+import { factText } from '../model/fact.js';
 import type { Gpudirect } from '../model/inventory.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
 
@@ -8,20 +9,35 @@ const CODES = {
   'mechanism-missing': { tells: 'Neither nvidia-peermem nor DMA-BUF is available: NCCL silently falls back to staging through host memory.', do: 'Load nvidia_peermem (modprobe nvidia-peermem) or move to the open kernel module with a kernel >= 5.12 for DMA-BUF.', layer: 'server' },
   'mechanism-wrong': { tells: 'The mechanism the class was validated with is not the one available now.', do: 'Load the expected module or update the baseline after validating the other mechanism.', layer: 'server' },
   'mechanism-na': { tells: 'No RDMA adapter or no GPU: GPUDirect RDMA does not apply.', do: 'None.', layer: 'server' },
+  'mechanism-unknown': { tells: 'Whether the GPUDirect mechanism is available could not be told: a file it rests on (/proc/driver/nvidia/version, a peer-memory file, the kernel release) could not be read or parsed.', do: 'Run the gate as root on the node; the message names the file. Nothing is drained for it.', layer: 'scheduler' },
   'uverbs-missing': { tells: 'RDMA adapters exist but ib_uverbs is not loaded: user space cannot open them.', do: 'Load ib_uverbs (rdma-core / MOFED service).', layer: 'fabric' },
 } as const satisfies Codes;
 
 const f = finder('gpudirect-mechanism', CODES);
 
 export function describe(g: Gpudirect): string {
-  const drv = g.driverFlavour ? `${g.driverFlavour === 'open' ? 'open kernel module' : 'proprietary kernel module'} ${g.driverVersion}` : 'no NVIDIA driver';
-  const dmabuf = g.dmabufPossible ? 'DMA-BUF possible' : 'DMA-BUF not possible';
-  const peer = g.peermemLoaded ? `nvidia_peermem ${g.nvidiaPeermem ?? g.nvMem ?? g.nvMemNc ?? 'loaded'}` : 'nvidia_peermem absent';
+  const d = g.driver;
+  const drv = d.state === 'present' ? `${d.value.flavour === 'open' ? 'open kernel module' : 'proprietary kernel module'} ${d.value.version}` : d.state === 'absent' ? 'no NVIDIA driver' : `NVIDIA driver unknown (${d.why})`;
+  const dmabuf = factText(g.dmabuf, (v) => (v ? 'DMA-BUF possible' : 'DMA-BUF not possible')).replace(/^unknown/, 'DMA-BUF unknown');
+  const peer = factText(g.peermem, (v) => (v ? `nvidia_peermem ${g.nvidiaPeermem ?? g.nvMem ?? g.nvMemNc ?? 'loaded'}` : 'nvidia_peermem absent')).replace(/^unknown/, 'nvidia_peermem unknown');
   return `${drv}, kernel ${g.kernelRelease ?? '?'}: ${dmabuf}, ${peer}`;
 }
 
+/** The mechanisms available: `peermem+dmabuf`, one, `none`; one that could not be told carries a `?` (`peermem?`). */
 function available(g: Gpudirect): string {
-  return [g.peermemLoaded ? 'peermem' : '', g.dmabufPossible ? 'dmabuf' : ''].filter(Boolean).join('+') || 'none';
+  const one = (name: string, f: Gpudirect['dmabuf']): string => (f.state !== 'present' ? `${name}?` : f.value ? name : '');
+  return [one('peermem', g.peermem), one('dmabuf', g.dmabuf)].filter(Boolean).join('+') || 'none';
+}
+
+/** Whether the wanted mechanism is there: yes, no, or null when a fact it rests on is unknown (skip, never a verdict). */
+function satisfied(g: Gpudirect, want: string): boolean | null {
+  const of = (f: Gpudirect['dmabuf']): boolean | null => (f.state === 'present' ? f.value : null);
+  const peermem = of(g.peermem);
+  const dmabuf = of(g.dmabuf);
+  if (want === 'peermem') return peermem;
+  if (want === 'dmabuf') return dmabuf;
+  if (peermem === true || dmabuf === true) return true;
+  return peermem === null || dmabuf === null ? null : false;
 }
 
 const check: Check<'gpudirect-mechanism', typeof CODES> = defineCheck({
@@ -36,13 +52,14 @@ const check: Check<'gpudirect-mechanism', typeof CODES> = defineCheck({
     const have = available(g);
     if (inv.gpus.length === 0) return [f('mechanism-na', 'skip', 'node', `not applicable: no GPU; ${facts}`)];
     const want = baseline?.mechanism ?? 'any';
-    const ok = want === 'any' ? have !== 'none' : have.includes(want);
+    const ok = satisfied(g, want);
     const out = [];
     if (inv.nics.length === 0) {
-      out.push(f('mechanism-na', ok ? 'pass' : 'skip', 'node', `${facts}; no RDMA adapter, so nothing uses it yet`, want, have));
+      out.push(f('mechanism-na', ok === true ? 'pass' : 'skip', 'node', `${facts}; no RDMA adapter, so nothing uses it yet`, want, have));
       return out;
     }
-    if (!ok) out.push(f(have === 'none' ? 'mechanism-missing' : 'mechanism-wrong', 'fail', 'node', `${want === 'any' ? 'no GPUDirect mechanism' : `${want} not available`}: ${facts}`, want, have));
+    if (ok === null) out.push(f('mechanism-unknown', 'skip', 'node', `whether ${want === 'any' ? 'a GPUDirect mechanism' : want} is available could not be told: ${facts}`, want, have));
+    else if (!ok) out.push(f(have === 'none' ? 'mechanism-missing' : 'mechanism-wrong', 'fail', 'node', `${want === 'any' ? 'no GPUDirect mechanism' : `${want} not available`}: ${facts}`, want, have));
     else out.push(f('mechanism-ok', 'pass', 'node', facts, want, have));
     if (!g.ibUverbs) out.push(f('uverbs-missing', 'warn', 'ib_uverbs', 'RDMA adapters present but ib_uverbs not loaded', 'loaded', 'absent'));
     return out;

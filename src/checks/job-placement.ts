@@ -32,11 +32,20 @@ function forNode(l: GresLine, host: string | null): boolean {
   return parts.some((p) => { try { return compilePattern(p).test(host); } catch { return false; } });
 }
 
-/** CPUs of `a` not in `b`, as a cpulist ("" when none). Both merged and sorted (parseCpuList). */
-function outside(a: CpuRanges, b: CpuRanges): string {
-  const out: string[] = [];
-  for (const [x, y] of a) for (let c = x; c <= y; c++) if (!b.some(([p, q]) => c >= p && c <= q)) out.push(String(c));
-  return out.join(',');
+/** The CPUs of `a` not in `b`, as ranges; both merged and sorted (parseCpuList): work by ranges, never by CPU. */
+function minus(a: CpuRanges, b: CpuRanges): CpuRanges {
+  const out: [number, number][] = [];
+  let j = 0;
+  for (const [x0, y] of a) {
+    let x = x0;
+    while (j < b.length && b[j]![1] < x) j++;
+    for (let k = j; k < b.length && b[k]![0] <= y && x <= y; k++) {
+      if (b[k]![0] > x) out.push([x, b[k]![0] - 1]);
+      x = Math.max(x, b[k]![1] + 1);
+    }
+    if (x <= y) out.push([x, y]);
+  }
+  return out;
 }
 
 /** Sorted, adjacent and overlapping ranges joined, as the kernel prints a cpulist. */
@@ -52,30 +61,51 @@ function merge(rs: CpuRanges): CpuRanges {
 
 const cpuText = (r: CpuRanges): string => r.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',');
 
+/**
+ * A line's Cores= as OS CPUs, or the first core id this node does not have. Cores= is the site's text (any range up
+ * to 2^20): the ids are never expanded; only the node's own cores are walked, so the work is bounded by the node.
+ */
+function coreCpus(ids: CpuRanges, cores: readonly CpuRanges[]): { readonly beyond: number } | { readonly cpus: CpuRanges } {
+  const over = ids.find(([, b]) => b >= cores.length);
+  if (over) return { beyond: Math.max(over[0], cores.length) };
+  const rs: (readonly [number, number])[] = [];
+  for (const [a, b] of ids) for (let i = a; i <= b; i++) rs.push(...cores[i]!);
+  return { cpus: merge(rs) };
+}
+
+type Line = { readonly kind: 'unknown'; readonly why: string } | { readonly kind: 'beyond'; readonly id: number; readonly n: number } | { readonly kind: 'cpus'; readonly cpus: CpuRanges };
+
+/** What a line's Cores= means on this node, computed once for all its File= entries. */
+function lineCores(inv: Inventory, l: GresLine): Line | null {
+  if (l.cores === null) return null;
+  const { cores } = inv.placement;
+  if (cores.state !== 'present') return { kind: 'unknown', why: `core topology not readable (${cores.state === 'unknown' ? cores.why : 'absent'})` };
+  const r = coreCpus(l.cores, cores.value);
+  return 'beyond' in r ? { kind: 'beyond', id: r.beyond, n: cores.value.length } : { kind: 'cpus', cpus: r.cpus };
+}
+
 function judgeLine(inv: Inventory, l: GresLine, autoDetect: string | null): ReturnType<typeof f>[] {
-  const { minors, cores } = inv.placement;
+  const { minors } = inv.placement;
+  const at = `gres.conf line ${l.line}`;
+  const lc = l.files.length ? lineCores(inv, l) : null;
   return l.files.map((file) => {
     const m = /^\/dev\/nvidia(\d+)$/.exec(file);
-    const at = `gres.conf line ${l.line}`;
     if (!m) return f('gres-unknown', 'skip', file, `${at}: ${file} is not a /dev/nvidiaN node`);
     if (minors.state !== 'present') return f('gres-unknown', 'skip', file, `${at}: minors not readable (${minors.state === 'unknown' ? minors.why : 'no /proc/driver/nvidia/gpus'})`);
     const bdf = minors.value.get(Number(m[1]));
     if (bdf === undefined) return f('gres-unknown', 'skip', file, `${at}: no GPU has device minor ${m[1]}`);
-    if (l.cores === null) {
+    if (lc === null) {
       if (autoDetect && autoDetect !== 'off') return f('gres-cores-ok', 'pass', bdf, `${file}: no Cores=, AutoDetect=${autoDetect} gives Slurm the GPU's CPU affinity`);
       return f('gres-cores-none', 'warn', bdf, `${at} gives ${file} no Cores=`);
     }
     const local = inv.pci.get(bdf)?.localCpus;
     if (!local || local.state !== 'present') return f('gres-unknown', 'skip', bdf, `${file}: local_cpulist ${local?.state === 'unknown' ? local.why : 'absent'}`);
-    if (cores.state !== 'present') return f('gres-unknown', 'skip', bdf, `${at}: core topology not readable (${cores.state === 'unknown' ? cores.why : 'absent'})`);
-    const ids = l.cores.flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, i) => a + i));
-    const beyond = ids.filter((i) => i >= cores.value.length);
-    if (beyond.length) return f('gres-cores-far', 'fail', bdf, `${at}: Cores=${l.coresText} for ${file} names core ${beyond[0]}, this node has ${cores.value.length} cores`, 'cores of this node', `Cores=${l.coresText}`);
-    const cpus = merge(ids.flatMap((i) => cores.value[i]!));
+    if (lc.kind === 'unknown') return f('gres-unknown', 'skip', bdf, `${at}: ${lc.why}`);
+    if (lc.kind === 'beyond') return f('gres-cores-far', 'fail', bdf, `${at}: Cores=${l.coresText} for ${file} names core ${lc.id}, this node has ${lc.n} cores`, 'cores of this node', `Cores=${l.coresText}`);
     const links = l.links !== null ? ' (Links= not compared: NVLink is not in sysfs)' : '';
-    const far = outside(cpus, local.value);
-    const given = `Cores=${l.coresText} (CPUs ${cpuText(cpus)})`;
-    if (far) return f('gres-cores-far', 'fail', bdf, `${at}: ${file} ${given}, of which CPUs ${far} are not its local CPUs ${cpuText(local.value)}`, cpuText(local.value), given);
+    const far = minus(lc.cpus, local.value);
+    const given = `Cores=${l.coresText} (CPUs ${cpuText(lc.cpus)})`;
+    if (far.length) return f('gres-cores-far', 'fail', bdf, `${at}: ${file} ${given}, of which CPUs ${cpuText(far)} are not its local CPUs ${cpuText(local.value)}`, cpuText(local.value), given);
     return f('gres-cores-ok', 'pass', bdf, `${file} ${given} within its local CPUs ${cpuText(local.value)}${links}`, cpuText(local.value), given);
   });
 }

@@ -51,6 +51,10 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const cap = p.value.mpsSupported === null ? '' : ` (supports ${p.value.mpsSupported})`;
   if (upMps !== null && p.value.mps > upMps)
     return f('payload-mps-over', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${up!.b}'s ${upMps} bytes, the port above it`, `at most ${upMps} bytes`, `${p.value.mps} bytes`);
+  // The port right above could not be read: this link's MaxPayload was not compared, so no pass for it.
+  const parent = d.bridges[d.bridges.length - 1];
+  const pp = parent === undefined ? null : devicePayload(inv, parent);
+  if (pp !== null && pp.state === 'unknown') return f('payload-unknown', 'skip', d.bdf, `${who}: ${payloadText(p.value)}${cap}; the port above, ${parent}, could not be read (${pp.why}): MaxPayload not compared`);
   const link = inv.payload.linkAspm.get(d.bdf) ?? { state: 'absent' };
   const rd = ref?.devices.find((x) => x.bdf === d.bdf);
   if (!rd) {

@@ -1,5 +1,5 @@
 // Node-wide differences between two inventories: IOMMU, GPUDirect mechanism, modules, memlock, ATS, driver/firmware/kernel.
-import { ABSENT, factText, within } from '../model/fact.js';
+import { ABSENT, factText, valueOf, within } from '../model/fact.js';
 import type { Inventory, Limit } from '../model/inventory.js';
 import { formatBytes } from '../parsers/limits.js';
 import { diff, type Difference } from './types.js';
@@ -37,7 +37,7 @@ export function iommu(a: Inventory, b: Inventory): Difference[] {
   return out;
 }
 
-const mechanisms = (inv: Inventory): string[] => [inv.gpudirect.peermemLoaded ? 'peermem' : '', inv.gpudirect.dmabufPossible ? 'dmabuf' : ''].filter(Boolean);
+const mechanisms = (inv: Inventory): string[] => [valueOf(inv.gpudirect.peermem) ? 'peermem' : '', valueOf(inv.gpudirect.dmabuf) ? 'dmabuf' : ''].filter(Boolean);
 
 export function gpudirect(a: Inventory, b: Inventory): Difference[] {
   const out: Difference[] = [];
@@ -104,7 +104,7 @@ export function ats(a: Inventory, b: Inventory): Difference[] {
 
 export function versions(a: Inventory, b: Inventory): Difference[] {
   const out: Difference[] = [];
-  const drv = (inv: Inventory): string => (inv.gpudirect.driverFlavour ? `${inv.gpudirect.driverFlavour} ${inv.gpudirect.driverVersion ?? '?'}` : 'none');
+  const drv = (inv: Inventory): string => factText(inv.gpudirect.driver, (d) => `${d.flavour} ${d.version}`);
   if (drv(a) !== drv(b)) out.push(diff('major', 'driver', 'nvidia', drv(a), drv(b), 'driver-mismatch'));
   for (const n of b.nics) {
     const x = a.nics.find((m) => m.name === n.name);

@@ -6,7 +6,7 @@ import { parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
-import { detailPci, isGpu, listPci } from './pci.js';
+import { detailPci, isGpu, listPci, unidentified } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
@@ -58,9 +58,13 @@ async function readPlacement(host: Host, gresPath: string): Promise<Placement> {
   return { gresPath, gres, minors, cores };
 }
 
+/** utsname's release: printable, no blank, at most __NEW_UTS_LEN (64) bytes; anything else is no release. */
+const RELEASE = /^[\x21-\x7e]{1,64}$/;
+
 async function readKernel(host: Host, notes: Notes): Promise<string | null> {
   const rel = await optText(host, '/proc/sys/kernel/osrelease', notes);
-  if (rel) return rel;
+  if (rel !== null && RELEASE.test(rel)) return rel;
+  if (rel !== null) notes.add('/proc/sys/kernel/osrelease', `not a kernel release: ${JSON.stringify(rel.slice(0, 40))}`);
   const v = await optText(host, '/proc/version', notes);
   if (v === null) return null;
   const p = parseKernelRelease(v);
@@ -117,6 +121,7 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
     hostname,
     kernelRelease,
     pci,
+    unidentified: skeletons.filter(unidentified).map((s) => s.bdf).sort(byText),
     gpus,
     nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,

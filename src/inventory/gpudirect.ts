@@ -1,14 +1,17 @@
 // GPUDirect RDMA facts exactly as NCCL decides them (src/transport/net_ib.cc: ncclIbGdrSupport, ncclIbDmaBufSupport).
+// Each is present, absent or unknown: a file that could not be read never reads as "no such mechanism".
 import type { Host } from '../host/host.js';
+import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Gpudirect } from '../model/inventory.js';
-import { kernelMajorMinor, parseNvidiaVersion } from '../parsers/procfs.js';
-import { exists, Notes, optText } from './read.js';
+import { kernelMajorMinor, type NvidiaDriver, parseNvidiaVersion } from '../parsers/procfs.js';
+import { exists, factText, Notes } from './read.js';
 
 export const PEERMEM_FILES = {
   nvMem: '/sys/kernel/mm/memory_peers/nv_mem/version',
   nvMemNc: '/sys/kernel/mm/memory_peers/nv_mem_nc/version',
   nvidiaPeermem: '/sys/module/nvidia_peermem/version',
 } as const;
+const VERSION = '/proc/driver/nvidia/version';
 
 /** DMA-BUF import by RDMA drivers arrived in Linux 5.12; the NVIDIA open module exports GPU memory as DMA-BUF from R515. */
 export function dmabufPossible(flavour: 'open' | 'proprietary' | null, driver: string | null, kernel: string | null): boolean {
@@ -18,32 +21,47 @@ export function dmabufPossible(flavour: 'open' | 'proprietary' | null, driver: s
   return k !== null && (k[0] > 5 || (k[0] === 5 && k[1] >= 12)) && major >= 515;
 }
 
+/** DMA-BUF as a fact: no driver (absent) or a proprietary one is a definite no; an unread driver or kernel is unknown. */
+export function dmabufFact(driver: Fact<NvidiaDriver>, kernel: string | null): Fact<boolean> {
+  if (driver.state === 'unknown') return unknown(`DMA-BUF: ${driver.why}`);
+  if (driver.state === 'absent' || driver.value.flavour !== 'open') return present(false);
+  if (kernel === null || kernelMajorMinor(kernel) === null) return unknown('DMA-BUF: kernel release not read');
+  return present(dmabufPossible('open', driver.value.version, kernel));
+}
+
+/** Loaded when a file reads or the module is listed; unknown when neither and a file could not be read; else not loaded. */
+export function peermemFact(files: readonly Fact<string>[], listed: boolean): Fact<boolean> {
+  if (listed || files.some((f) => f.state === 'present')) return present(true);
+  const bad = files.find((f) => f.state === 'unknown');
+  return bad?.state === 'unknown' ? unknown(`nvidia_peermem: ${bad.why}`) : present(false);
+}
+
 export async function readGpudirect(host: Host, kernelRelease: string | null, modules: ReadonlySet<string>, notes: Notes): Promise<Gpudirect> {
   const [nvMem, nvMemNc, nvidiaPeermem, nvVersion, ibUverbs] = await Promise.all([
-    optText(host, PEERMEM_FILES.nvMem, notes),
-    optText(host, PEERMEM_FILES.nvMemNc, notes),
-    optText(host, PEERMEM_FILES.nvidiaPeermem, notes),
-    optText(host, '/proc/driver/nvidia/version', notes),
+    factText(host, PEERMEM_FILES.nvMem, notes),
+    factText(host, PEERMEM_FILES.nvMemNc, notes),
+    factText(host, PEERMEM_FILES.nvidiaPeermem, notes),
+    factText(host, VERSION, notes),
     exists(host, '/sys/module/ib_uverbs'),
   ]);
-  let driverFlavour: Gpudirect['driverFlavour'] = null;
-  let driverVersion: string | null = null;
-  if (nvVersion !== null) {
-    const p = parseNvidiaVersion(nvVersion);
-    if (p.ok) {
-      driverFlavour = p.value.flavour;
-      driverVersion = p.value.version;
-    } else notes.add('/proc/driver/nvidia/version', p.error);
+  let driver: Fact<NvidiaDriver> = nvVersion.state === 'present' ? unknown(`${VERSION}: not parsed`) : nvVersion.state === 'absent' ? ABSENT : nvVersion;
+  if (nvVersion.state === 'present') {
+    const p = parseNvidiaVersion(nvVersion.value);
+    if (p.ok) driver = present(p.value);
+    else {
+      notes.add(VERSION, p.error);
+      driver = unknown(`${VERSION}: ${p.error}`);
+    }
   }
+  const text = (f: Fact<string>): string | null => (f.state === 'present' ? f.value : null);
   return {
-    nvMem,
-    nvMemNc,
-    nvidiaPeermem,
-    driverFlavour,
-    driverVersion,
+    nvMem: text(nvMem),
+    nvMemNc: text(nvMemNc),
+    nvidiaPeermem: text(nvidiaPeermem),
+    driver,
     kernelRelease,
     ibUverbs: ibUverbs || modules.has('ib_uverbs'),
-    dmabufPossible: dmabufPossible(driverFlavour, driverVersion, kernelRelease),
-    peermemLoaded: nvMem !== null || nvMemNc !== null || nvidiaPeermem !== null || modules.has('nvidia_peermem'),
+    dmabuf: dmabufFact(driver, kernelRelease),
+    peermem: peermemFact([nvMem, nvMemNc, nvidiaPeermem], modules.has('nvidia_peermem')),
   };
 }

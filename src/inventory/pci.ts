@@ -124,10 +124,14 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   const text = localCpuList.state === 'present' ? localCpuList.value : null;
   const parsed = text === null ? null : parseCpuList(text);
   if (parsed && !parsed.ok) notes.add(`${d}/local_cpulist`, parsed.error);
-  const localCpus = parsed === null ? (localCpuList.state === 'unknown' ? localCpuList : ABSENT) : parsed.ok ? present(parsed.value) : unknown(`${d}/local_cpulist: ${parsed.error}`);
+  // The kernel writes at least one CPU (all of them when the device has no affinity): an empty list is not one.
+  const localCpus = parsed === null ? (localCpuList.state === 'unknown' ? localCpuList : ABSENT) : !parsed.ok ? unknown(`${d}/local_cpulist: ${parsed.error}`) : parsed.value.length ? present(parsed.value) : unknown(`${d}/local_cpulist: empty`);
   // Written out (the skeleton's fields first, as a spread of it would give them): a spread of a skeleton costs more.
   return { bdf: s.bdf, sysPath: s.sysPath, hostBridge: s.hostBridge, bridges: s.bridges, vendor, classCode: s.classCode, device, driver, numaNode, localCpuList: text, localCpus, current, max, config: cfg, iommuGroup, aer };
 }
+
+/** A function whose class could not be read, or a display controller whose vendor could not: what it is cannot be told. */
+export const unidentified = (s: PciSkeleton): boolean => s.classCode === null || (isDisplay(s.classCode) && s.vendor === null);
 
 export function isGpu(s: PciSkeleton): boolean {
   return s.vendor === 0x10de && isDisplay(s.classCode);

@@ -30,15 +30,49 @@ export async function readMinors(host: Host): Promise<Fact<ReadonlyMap<number, s
   if (ls.state !== 'present') return ls;
   const infos = await Promise.all(ls.value.map((d) => readFact(host, `${GPUS}/${d}/information`, parseGpuInformation)));
   const out = new Map<number, string>();
-  for (const i of infos) {
+  const seen = new Map<string, number>();
+  for (const [k, i] of infos.entries()) {
     // One unreadable file makes the whole map unknown: a minor missing from it would read as "no such GPU".
     if (i.state === 'unknown') return i;
-    if (i.state === 'present') out.set(i.value.minor, i.value.bdf);
+    if (i.state !== 'present') continue;
+    const { minor, bdf } = i.value;
+    // Two files claiming one minor (or one address): the module's map is not one, and which GPU /dev/nvidiaN opens cannot be told.
+    const twin = out.get(minor);
+    if (twin !== undefined) return unknown(`${GPUS}/${ls.value[k]}/information: Device Minor ${minor} also claimed by ${twin}`);
+    const other = seen.get(bdf);
+    if (other !== undefined) return unknown(`${GPUS}/${ls.value[k]}/information: Bus Location ${bdf} also claimed by minor ${other}`);
+    const dir = ls.value[k]!;
+    if (/^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i.test(dir) && dir.toLowerCase() !== bdf) return unknown(`${GPUS}/${dir}/information: Bus Location ${bdf} in another GPU's directory`);
+    out.set(minor, bdf);
+    seen.set(bdf, minor);
   }
   return present(out);
 }
 
-export const readGres = (host: Host, kpath: string): Promise<Fact<GresConf>> => readFact(host, kpath, parseGresConf);
+/** A real gres.conf is a few KiB (a line per GPU type and node group); a larger file is not parsed, and a read cut at the cap never is. */
+export const GRES_MAX_BYTES = 256 * 1024;
+
+export async function readGres(host: Host, kpath: string): Promise<Fact<GresConf>> {
+  const r = await host.readBytes(kpath, GRES_MAX_BYTES + 1);
+  if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
+  if (r.value.length > GRES_MAX_BYTES) return unknown(`${kpath}: larger than ${GRES_MAX_BYTES / 1024} KiB, not read`);
+  const p = parseGresConf(Buffer.from(r.value).toString('utf8'));
+  return p.ok ? present(p.value) : unknown(`${kpath}: ${p.error}`);
+}
+
+/** First index of sorted `xs` holding a value >= x. */
+function lowerBound(xs: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+const cpuText = (r: CpuRanges): string => r.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',');
 
 /**
  * Slurm's abstract core index → that core's OS CPUs. slurmd numbers cores in hwloc's logical order (xcpuinfo.c):
@@ -50,21 +84,30 @@ export async function readCores(host: Host): Promise<Fact<readonly CpuRanges[]>>
   const ls = await listFact(host, CPU);
   if (ls.state !== 'present') return ls.state === 'absent' ? unknown(`${CPU}: absent`) : ls;
   const ids = ls.value.filter((n) => /^cpu\d+$/.test(n)).map((n) => Number(n.slice(3))).sort((a, b) => a - b);
-  const seen = new Set<number>();
+  const done: boolean[] = new Array<boolean>(ids.length).fill(false);
   const cores: { pkg: number; cpus: CpuRanges }[] = [];
-  for (const id of ids) {
-    if (seen.has(id)) continue;
+  for (const [k, id] of ids.entries()) {
+    if (done[k]) continue;
     const dir = `${CPU}/cpu${id}/topology`;
-    let sib = await readFact(host, `${dir}/core_cpus_list`, parseCpuList);
-    if (sib.state === 'absent') sib = await readFact(host, `${dir}/thread_siblings_list`, parseCpuList);
-    // An offline CPU has no topology directory: it is not a core Slurm counts.
-    if (sib.state === 'absent') continue;
+    let name = 'core_cpus_list';
+    let sib = await readFact(host, `${dir}/${name}`, parseCpuList);
+    if (sib.state === 'absent') sib = await readFact(host, `${dir}/${(name = 'thread_siblings_list')}`, parseCpuList);
     if (sib.state === 'unknown') return sib;
+    if (sib.state === 'absent') {
+      // An offline CPU has no topology directory (drivers/base/topology.c removes it): not a core Slurm counts.
+      const d = await host.lstat(dir);
+      if (!d.ok && d.missing) continue;
+      // A topology directory without either list: which CPUs share this core cannot be told (never "no core").
+      return unknown(d.ok ? `${dir}: neither core_cpus_list nor thread_siblings_list` : `${dir}: ${d.reason}`);
+    }
+    if (!sib.value.length || !sib.value.some(([a, b]) => id >= a && id <= b)) return unknown(`${dir}/${name}: ${JSON.stringify(cpuText(sib.value))} does not hold cpu${id}`);
     const pkg = await readFact(host, `${dir}/physical_package_id`, (s) => (/^-?\d{1,6}$/.test(s.trim()) ? { ok: true, value: Number(s.trim()) } : { ok: false, error: 'not a package id' }));
     if (pkg.state !== 'present') return pkg.state === 'unknown' ? pkg : unknown(`${dir}/physical_package_id: absent`);
-    for (const [a, b] of sib.value) for (let c = a; c <= b; c++) seen.add(c);
+    // Mark the siblings by walking the sorted ids inside each range: work by CPUs listed, never by the range's width.
+    for (const [a, b] of sib.value) for (let j = lowerBound(ids, a); j < ids.length && ids[j]! <= b; j++) done[j] = true;
     cores.push({ pkg: pkg.value, cpus: sib.value });
   }
+  if (ids.length && !cores.length) return unknown(`${CPU}: no online CPU with a topology directory`);
   const first = new Map<number, number>();
   for (const c of cores) first.set(c.pkg, Math.min(first.get(c.pkg) ?? Infinity, c.cpus[0]![0]));
   cores.sort((x, y) => first.get(x.pkg)! - first.get(y.pkg)! || x.cpus[0]![0] - y.cpus[0]![0]);

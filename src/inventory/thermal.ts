@@ -4,23 +4,41 @@
 import type { Host } from '../host/host.js';
 import { type Fact, present, unknown } from '../model/fact.js';
 import type { PcieCooling } from '../model/inventory.js';
-import { factParsed, type Notes, optText, readWhy } from './read.js';
+import { factParsed, factText, type Notes, readWhy } from './read.js';
 
 const DIR = '/sys/class/thermal';
 const PREFIX = 'PCIe_Port_Link_Speed_';
 const state = (s: string) => (/^\d+$/.test(s) ? { ok: true as const, value: Number(s) } : { ok: false as const, error: `not a cooling state: ${JSON.stringify(s.slice(0, 20))}` });
 
-/** Absent: no thermal class at all in the tree (a capture without it, or a kernel without CONFIG_THERMAL): unknown. */
+const BDF = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
+
+/** A cooling device's `type` as a fact: empty, unprintable or a link-speed type without a PCI address is unknown, never "another kind of device". */
+async function coolingType(host: Host, path: string, notes: Notes): Promise<Fact<string>> {
+  const t = await factText(host, path, notes);
+  if (t.state !== 'present') return t.state === 'absent' ? unknown(`${path}: absent`) : t;
+  const v = t.value;
+  if (v === '' || !/^[\x21-\x7e]{1,64}$/.test(v) || (v.startsWith(PREFIX) && !BDF.test(v.slice(PREFIX.length)))) return unknown(`${path}: not a cooling device type: ${JSON.stringify(v.slice(0, 40))}`);
+  return t;
+}
+
+/**
+ * Absent: no thermal class at all in the tree (a capture without it, or a kernel without CONFIG_THERMAL): unknown.
+ * One cooling device whose type cannot be read makes the whole list unknown: it may be the link-speed device of a
+ * port on a path, so "none registered" could not be told.
+ */
 export async function readPcieCooling(host: Host, notes: Notes): Promise<Fact<readonly PcieCooling[]>> {
   const ls = await host.list(DIR);
   if (!ls.ok) return unknown(ls.missing ? `${DIR} absent: a kernel without thermal, or a capture without it` : readWhy(DIR, ls.reason));
   const out = await Promise.all(
-    ls.value.filter((n) => /^cooling_device\d+$/.test(n)).map(async (name): Promise<PcieCooling | null> => {
-      const type = await optText(host, `${DIR}/${name}/type`, notes);
-      if (!type?.startsWith(PREFIX)) return null;
+    ls.value.filter((n) => /^cooling_device\d+$/.test(n)).map(async (name): Promise<Fact<PcieCooling | null>> => {
+      const type = await coolingType(host, `${DIR}/${name}/type`, notes);
+      if (type.state !== 'present') return type;
+      if (!type.value.startsWith(PREFIX)) return present(null);
       const [cur, max] = await Promise.all([factParsed(host, `${DIR}/${name}/cur_state`, state, notes, 'absent'), factParsed(host, `${DIR}/${name}/max_state`, state, notes, 'absent')]);
-      return { device: name, port: type.slice(PREFIX.length), cur, max: max.state === 'present' ? max.value : null };
+      return present({ device: name, port: type.value.slice(PREFIX.length), cur, max: max.state === 'present' ? max.value : null });
     }),
   );
-  return present(out.filter((c): c is PcieCooling => c !== null));
+  const bad = out.find((c) => c.state !== 'present');
+  if (bad) return bad.state === 'unknown' ? bad : unknown(`${DIR}: a cooling device without a type`);
+  return present(out.flatMap((c) => (c.state === 'present' && c.value !== null ? [c.value] : [])));
 }

@@ -7,6 +7,7 @@ import type { PciResource } from '../parsers/pci-resource.js';
 import type { GresConf } from '../parsers/gres-conf.js';
 import type { AspmPolicy, LinkAspmFile } from '../parsers/aspm.js';
 import type { PciCmdline } from '../parsers/pci-cmdline.js';
+import type { NvidiaDriver } from '../parsers/procfs.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
@@ -85,17 +86,18 @@ export interface ProcessMemlock {
 }
 
 export interface Gpudirect {
-  /** NCCL's three peer-memory files (net_ib.cc: ncclIbGdrSupport). */
+  /** NCCL's three peer-memory files (net_ib.cc: ncclIbGdrSupport): their text, null when absent or unreadable (shown only). */
   readonly nvMem: string | null; // /sys/kernel/mm/memory_peers/nv_mem/version
   readonly nvMemNc: string | null; // /sys/kernel/mm/memory_peers/nv_mem_nc/version
   readonly nvidiaPeermem: string | null; // /sys/module/nvidia_peermem/version
-  readonly driverFlavour: 'open' | 'proprietary' | null;
-  readonly driverVersion: string | null;
+  /** /proc/driver/nvidia/version: absent without the NVIDIA module; unknown when unreadable or malformed. */
+  readonly driver: Fact<NvidiaDriver>;
   readonly kernelRelease: string | null;
   readonly ibUverbs: boolean;
-  /** DMA-BUF for RDMA: open kernel module and kernel >= 5.12 (NCCL's ncclIbDmaBufSupport precondition). */
-  readonly dmabufPossible: boolean;
-  readonly peermemLoaded: boolean;
+  /** DMA-BUF for RDMA: open kernel module and kernel >= 5.12 (NCCL's ncclIbDmaBufSupport precondition); unknown when the driver or kernel could not be read. */
+  readonly dmabuf: Fact<boolean>;
+  /** nvidia_peermem (or MOFED's nv_peer_mem) loaded: one of NCCL's files there, or the module listed; unknown when a file could not be read. */
+  readonly peermem: Fact<boolean>;
 }
 
 export interface Iommu {
@@ -153,6 +155,8 @@ export interface Inventory {
   readonly hostname: string | null;
   readonly kernelRelease: string | null;
   readonly pci: ReadonlyMap<Bdf, PciDevice>;
+  /** PCI functions whose class (or, for a display controller, vendor) could not be read: a GPU among them is unknown, never missing. */
+  readonly unidentified: readonly Bdf[];
   readonly gpus: readonly Gpu[];
   readonly nics: readonly RdmaNic[];
   readonly numa: readonly NumaNode[];

@@ -85,7 +85,12 @@ export const TASK_CATALOG = {
     remedy: "add the adapter to the container's device list (its /sys/class/infiniband entry and /dev/infiniband/uverbs node), or ask your admin why the job view hides it",
     layer: 'application',
   },
-  'job-placement-unknown': { check: 'job-placement', tells: "the job's placement could not be read", remedy: 'check that /proc and /sys are mounted in the job', layer: 'application' },
+  'job-placement-unknown': {
+    check: 'job-placement',
+    tells: "part of the job's placement could not be read or was not checked (no SLURM_JOB_GPUS, no baseline matrix): the message says which and why",
+    remedy: 'check that /proc and /sys are mounted in the job; give the node its baseline class; ask for GPUs with --gpus so Slurm sets SLURM_JOB_GPUS',
+    layer: 'application',
+  },
   'job-state-ok': { check: 'job-state', tells: "the host's record for this job verifies", remedy: 'none', layer: 'security' },
   'job-state-missing': {
     check: 'job-state',

@@ -46,8 +46,11 @@ function cpus(i: PlacementInput, g: GpuPlace): TaskFinding[] {
 const rw = (n: DevNode | undefined): boolean => n !== undefined && n.access !== 'denied';
 
 function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
-  if (i.paths === null) return [];
+  // Which adapters are next to the GPU is the baseline's matrix: without it, say that this part was not checked.
+  if (i.paths === null) return [tf('job-placement-unknown', 'skip', gpuName(g), `the adapters next to ${gpuName(g)} were not checked: no baseline class (its GPU↔NIC matrix says which they are)`)];
+  if (!i.paths.some((p) => p.gpu === g.bdf)) return [tf('job-placement-unknown', 'skip', gpuName(g), `the adapters next to ${gpuName(g)} were not checked: the baseline class's GPU↔NIC matrix has no row for ${g.bdf}`)];
   const near = nearestNics(i.paths, g.bdf);
+  // The GPU's best class is PHB or farther: no adapter is next to it, nothing a job must see.
   if (!near) return [];
   const { hcas, uverbs } = i.view;
   if (!hcas.known || !uverbs.known || i.place.verbsOf.state === 'unknown') return [tf('job-placement-unknown', 'skip', gpuName(g), !hcas.known ? hcas.why : !uverbs.known ? uverbs.why : (i.place.verbsOf as { why: string }).why)];
@@ -63,15 +66,22 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
 }
 
 export function judgePlacement(i: PlacementInput): TaskFinding[] {
-  if (!i.jobGpus?.length) return [];
+  // No SLURM_JOB_GPUS: the job asked for no GPU, or Slurm did not say which; either way nothing was judged, and that is said.
+  if (!i.jobGpus?.length) return [tf('job-placement-unknown', 'skip', 'job', `not checked: no SLURM_JOB_GPUS (the job asked for no GPU, or Slurm did not say which it has), so this job's CPUs, memory and adapters are not compared with its GPUs`)];
   const m = i.place.minors;
   if (m.state !== 'present') return [tf('job-placement-unknown', 'skip', 'job', m.state === 'unknown' ? m.why : 'no /proc/driver/nvidia/gpus: the GPUs of SLURM_JOB_GPUS cannot be mapped to PCI addresses')];
   const out: TaskFinding[] = [];
   const unmapped = i.jobGpus.filter((n) => !i.place.gpus.has(n));
   if (unmapped.length) out.push(tf('job-placement-unknown', 'skip', 'job', `no /proc/driver/nvidia/gpus/*/information has Device Minor ${unmapped.join(', ')} (SLURM_JOB_GPUS=${i.jobGpus.join(',')})`));
-  for (const g of [...i.place.gpus.values()].sort((a, b) => a.minor - b.minor)) out.push(...cpus(i, g), ...nics(i, g));
-  if (out.length) return out;
+  const gpus = [...i.place.gpus.values()].sort((a, b) => a.minor - b.minor);
+  const near = gpus.flatMap((g) => cpus(i, g));
+  const adapters = gpus.flatMap((g) => nics(i, g));
+  out.push(...near, ...adapters);
+  // A pass only for what was judged: every GPU mapped and its CPUs and memory read; adapters not checked stay skips beside it.
+  if (out.some((f) => f.status !== 'skip') || unmapped.length || near.length || gpus.length === 0) return out;
   const a = i.place.allowed.state === 'present' ? i.place.allowed.value : null;
+  if (a === null) return out;
   const gs = [...i.place.gpus.values()].map((g) => `${g.minor}=${g.bdf}`).join(', ');
-  return [tf('job-placement-ok', 'pass', 'job', `this job's CPUs ${a?.cpuList ?? '?'} and memory nodes ${a?.memList ?? '?'} are near its GPUs ${gs}`)];
+  const partly = adapters.length ? ' (the adapters next to them: see the skip lines)' : '';
+  return [tf('job-placement-ok', 'pass', 'job', `this job's CPUs ${a.cpuList} and memory nodes ${a.memList} are near its GPUs ${gs}${partly}`), ...out];
 }

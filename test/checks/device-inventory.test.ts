@@ -75,6 +75,18 @@ export const cases = table('device-inventory', [
     based: [fail('driver-mismatch', 'nvidia', 'open 570.133.20', 'none')],
   },
   {
+    name: 'skip with baseline: /proc/driver/nvidia/version unreadable: not a driver mismatch (could not tell)',
+    patch: unreadable('proc/driver/nvidia/version'),
+    bare: [],
+    based: [{ status: 'skip', code: 'inventory-unknown', subject: 'nvidia', expected: 'open 570.133.20' }],
+  },
+  {
+    name: 'skip with baseline: kernel release unreadable (osrelease and /proc/version): not a kernel change',
+    patch: patches(unreadable('proc/sys/kernel/osrelease'), unreadable('proc/version')),
+    bare: [],
+    based: [{ status: 'skip', code: 'inventory-unknown', subject: 'kernel', expected: '5.15.0-136-generic' }],
+  },
+  {
     name: 'invalid: GPU0 device id changed (H200 0x2335 where the class has H100 0x2330)',
     change: (n) => void (dev(n, P0.gpu).device = 0x2335),
     bare: [],

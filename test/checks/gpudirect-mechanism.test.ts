@@ -1,6 +1,6 @@
 // gpudirect-mechanism: nvidia-peermem or DMA-BUF (open module R515+ on Linux 5.12+), as NCCL decides (net_ib.cc).
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
-import { detach, HGX, put, table, type Want } from './_trees.js';
+import { detach, HGX, put, table, unreadable, type Want } from './_trees.js';
 
 const node = (status: Want['status'], code: string, expected?: string, actual?: string): Want =>
   ({ status, code, subject: 'node', ...(expected ? { expected } : {}), ...(actual ? { actual } : {}) });
@@ -80,6 +80,34 @@ export const cases = table('gpudirect-mechanism', [
     subjects: ['node'],
     bare: [node('pass', 'mechanism-ok', 'any', 'dmabuf')],
     based: [node('fail', 'mechanism-wrong', 'peermem', 'dmabuf')],
+  },
+  {
+    name: 'skip: /proc/driver/nvidia/version unreadable on a DMA-BUF node: never a fail (could not tell)',
+    patch: unreadable('proc/driver/nvidia/version'),
+    bare: [node('skip', 'mechanism-unknown', 'any', 'dmabuf?')],
+    based: [node('skip', 'mechanism-unknown', 'dmabuf', 'dmabuf?')],
+  },
+  {
+    name: 'skip: /proc/driver/nvidia/version garbage: the driver is unknown, not absent',
+    patch: put('proc/driver/nvidia/version', '\u0000\u00ff garbage\n'),
+    bare: [node('skip', 'mechanism-unknown', 'any', 'dmabuf?')],
+    based: [node('skip', 'mechanism-unknown', 'dmabuf', 'dmabuf?')],
+  },
+  {
+    name: 'valid: peermem loaded, driver version unreadable: peermem alone decides',
+    change: withPeermem,
+    ref: withPeermem,
+    patch: unreadable('proc/driver/nvidia/version'),
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'peermem+dmabuf?')],
+    based: [node('pass', 'mechanism-ok', 'peermem', 'peermem+dmabuf?')],
+  },
+  {
+    name: 'skip: a peer-memory file unreadable on a proprietary node: loaded or not is unknown (DMA-BUF, known impossible, still fails its class)',
+    change: proprietary,
+    patch: unreadable('sys/kernel/mm/memory_peers/nv_mem/version'),
+    bare: [node('skip', 'mechanism-unknown', 'any', 'peermem?')],
+    based: [node('fail', 'mechanism-wrong', 'dmabuf', 'peermem?')],
   },
   {
     name: 'warn: ib_uverbs not loaded while RDMA adapters are present',

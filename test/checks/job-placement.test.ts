@@ -20,6 +20,10 @@ const topology: Patch = async (root) => {
 /** The NVIDIA module's minors: `[minor of 0000:18:00.0, minor of 0000:9a:00.0]`. */
 const minors = (m: readonly [number, number]): Patch => patches(put(`proc/driver/nvidia/gpus/${G0}/information`, informationText(G0, m[0])), put(`proc/driver/nvidia/gpus/${G1}/information`, informationText(G1, m[1])));
 const gres = (text: string, m: readonly [number, number] = [0, 1]): Patch => patches(put('etc/slurm/gres.conf', text), minors(m), topology);
+/** A topology directory per CPU with its package id only: no core_cpus_list, no thread_siblings_list. */
+const packagesOnly: Patch = async (root) => {
+  for (let c = 0; c < 192; c++) await put(`sys/devices/system/cpu/cpu${c}/topology/physical_package_id`, `${c % 96 < 48 ? 0 : 1}\n`)(root);
+};
 
 const GOOD = 'AutoDetect=off\nName=gpu File=/dev/nvidia0 Cores=0-47\nName=gpu File=/dev/nvidia1 Cores=48-95 Links=-1,4\n';
 const ok = (s: string, local: string, cores: string, cpus: string): Want => ({ status: 'pass', code: 'gres-cores-ok', subject: s, expected: local, actual: `Cores=${cores} (CPUs ${cpus})` });
@@ -52,4 +56,29 @@ export const cases = table('job-placement', [
   { name: 'skip: a File= no GPU has (minor 7)', from: TWO, patch: gres('Name=gpu File=/dev/nvidia7 Cores=0-47\n'), ...both([{ status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia7' }]) },
   { name: 'skip: no /proc/driver/nvidia/gpus (module not loaded): minors unknown', from: TWO, patch: patches(gres(GOOD), remove('proc/driver/nvidia/gpus')), ...both([{ status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia0' }, { status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia1' }]) },
   { name: 'skip: no core topology in sysfs', from: TWO, patch: patches(gres(GOOD), remove('sys/devices/system/cpu')), ...both([{ status: 'skip', code: 'gres-unknown', subject: G0 }, { status: 'skip', code: 'gres-unknown', subject: G1 }]) },
+  {
+    name: 'skip: two information files claim device minor 0: which GPU /dev/nvidia0 is cannot be told, never a far binding',
+    from: TWO,
+    patch: gres(GOOD, [0, 0]),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia0' }, { status: 'skip', code: 'gres-unknown', subject: '/dev/nvidia1' }]),
+  },
+  {
+    name: 'skip: a CPU topology without core_cpus_list or thread_siblings_list: the cores are unknown, never "0 cores"',
+    from: TWO,
+    patch: patches(put('etc/slurm/gres.conf', GOOD), minors([0, 1]), packagesOnly),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: G0 }, { status: 'skip', code: 'gres-unknown', subject: G1 }]),
+  },
+  {
+    name: 'skip: a gres.conf over 256 KiB is not parsed (sizes capped before work), never judged from a cut read',
+    from: TWO,
+    patch: gres(`AutoDetect=off\n${'Name=gpu File=/dev/nvidia0 Cores=0-47\n'.repeat(7000)}`),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]),
+  },
+  {
+    name: 'valid: offline CPUs (no topology directory) are not cores, the online ones still judged',
+    from: TWO,
+    patch: patches(gres(GOOD), remove('sys/devices/system/cpu/cpu191/topology'), remove('sys/devices/system/cpu/cpu190/topology')),
+    subjects: [G0, G1],
+    ...both([ok(G0, L0, '0-47', L0), ok(G1, L1, '48-95', L1)]),
+  },
 ]);

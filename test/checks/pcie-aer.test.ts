@@ -1,7 +1,7 @@
 // pcie-aer on the HGX tree: the kernel's counters (both label sets), the sticky status registers, correctable growth
 // against the previous run's counters, reporting enables, and what cannot be told (non-root, no counters).
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
-import { dev, detach, HGX, P0, table, unreadable, type Want } from './_trees.js';
+import { dev, detach, HGX, P0, put, table, unreadable, type Want } from './_trees.js';
 
 const PATH0 = [P0.rp, P0.up, P0.downGpu, P0.downNic, P0.gpu, P0.nic];
 const ALL = [...new Set(allDevices(HGX).filter((d) => d.kind !== 'other').map((d) => d.bdf))];
@@ -135,6 +135,20 @@ export const cases = table('pcie-aer', [
       noCounters(n);
       dev(n, P0.gpu).configBytes = 256;
     },
+    subjects: [P0.gpu],
+    bare: [unknown(P0.gpu)],
+    based: [unknown(P0.gpu)],
+  },
+  {
+    name: 'skip: aer_dev_fatal counting 2^64-1 (rejected) with a clean UESta: the kernel clears what it counted, so unknown, never "no error"',
+    patch: put(`sys/bus/pci/devices/${P0.gpu}/aer_dev_fatal`, 'Undefined 0\nDLP 0\nTOTAL_ERR_FATAL 18446744073709551615\n'),
+    subjects: [P0.gpu],
+    bare: [unknown(P0.gpu)],
+    based: [unknown(P0.gpu)],
+  },
+  {
+    name: 'skip: aer_dev_nonfatal with an extra line after its total, as root: unknown, never "no error"',
+    patch: put(`sys/bus/pci/devices/${P0.gpu}/aer_dev_nonfatal`, 'Undefined 0\nDLP 0\nTOTAL_ERR_NONFATAL 0\nextra 1\n'),
     subjects: [P0.gpu],
     bare: [unknown(P0.gpu)],
     based: [unknown(P0.gpu)],

@@ -50,4 +50,16 @@ export const cases = table('pcie-throttle', [
     bare: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
     based: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
   },
+  {
+    name: 'skip: a cooling device whose type cannot be read may be a path port\'s: never "none registered"',
+    patch: patches(cooling(0, 'Processor', 0), port(1, P0.downGpu, 0), unreadable('sys/class/thermal/cooling_device1/type')),
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+  },
+  {
+    name: 'skip: a cooling device type that is empty is no type at all',
+    patch: patches(cooling(0, 'Processor', 0), port(1, P0.downGpu, 0), put('sys/class/thermal/cooling_device1/type', '\n')),
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+  },
 ]);
