@@ -1,0 +1,73 @@
+// Gathers what NCCL's topology detection reads from sysfs for this node's GPUs and RDMA adapters, through the Host,
+// and hands it to the pure builder (topo/nccl-xml.ts). Reads only files: no process, no driver call.
+import type { Host } from '../host/host.js';
+import type { Inventory } from '../model/inventory.js';
+import { buildNcclXml, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, strtol0, type XmlNode } from './nccl-xml.js';
+
+/** Linux x86 vendor numbers (arch/x86/include/asm/processor.h X86_VENDOR_*) → the CPUID string NCCL records. */
+const X86_VENDORS: Record<number, string> = { 0: 'GenuineIntel', 2: 'AuthenticAMD', 5: 'CentaurHauls', 9: 'HygonGenuine', 10: '  Shanghai  ' };
+
+/** NCCL's familyid is CPUID's family + (extended family << 4); Linux's "family" is family + extended family. */
+const ncclFamily = (linux: number): number => (linux >= 15 ? 15 + ((linux - 15) << 4) : linux);
+
+/**
+ * The CPU as NCCL's ncclTopoGetXmlFromCpu records it, from /sys/devices/system/cpu/modalias
+ * ("cpu:type:x86,ven0000fam0006mod008F:feature:…", arch/x86/kernel/cpu: print_cpu_modalias), else /proc/cpuinfo's
+ * first block. x86 only for vendor/family/model, as in NCCL; null where the node's files do not say.
+ */
+export function parseCpuIdentity(modalias: string | null, cpuinfo: string | null): NcclCpu {
+  const m = modalias ? /^cpu:type:([^,:]+)(?:,ven([0-9A-Fa-f]{4})fam([0-9A-Fa-f]{4})mod([0-9A-Fa-f]{4}))?/.exec(modalias) : null;
+  if (m) {
+    const arch = m[1] === 'x86' ? 'x86_64' : m[1] === 'aarch64' ? 'arm64' : null;
+    if (arch !== 'x86_64' || m[2] === undefined) return { arch, vendor: null, familyid: null, modelid: null };
+    return { arch, vendor: X86_VENDORS[parseInt(m[2], 16)] ?? null, familyid: ncclFamily(parseInt(m[3]!, 16)), modelid: parseInt(m[4]!, 16) };
+  }
+  const first = (cpuinfo ?? '').split('\n\n')[0] ?? '';
+  const field = (k: string): string | null => new RegExp(`^${k}\\s*:\\s*(.*)$`, 'm').exec(first)?.[1]?.trim() ?? null;
+  const vendor = field('vendor_id');
+  if (vendor !== null) {
+    const fam = field('cpu family');
+    const model = field('model');
+    const ok = fam !== null && model !== null && /^\d+$/.test(fam) && /^\d+$/.test(model);
+    return { arch: 'x86_64', vendor, familyid: ok ? ncclFamily(Number(fam)) : null, modelid: ok ? Number(model) : null };
+  }
+  return { arch: field('CPU implementer') !== null ? 'arm64' : null, vendor: null, familyid: null, modelid: null };
+}
+
+/** Numeric order of adapter names (mlx5_2 before mlx5_10), the order NCCL's IB transport lists them in practice. */
+const natural = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
+
+/** The endpoints NCCL would use: every GPU, and every RDMA adapter with an active port (NCCL's IB transport skips the others). */
+export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
+  const out: NcclEndpoint[] = [];
+  for (const g of inv.gpus) {
+    const d = inv.pci.get(g.bdf);
+    if (d) out.push({ sysPath: d.sysPath, kind: 'gpu' });
+  }
+  const nics = inv.nics.filter((n) => n.bdf !== null && inv.pci.has(n.bdf)).sort((a, b) => natural(a.name, b.name));
+  nics.forEach((n) => {
+    const port = n.ports.find((p) => p.state !== null && /^4:/.test(p.state));
+    if (!port) return;
+    out.push({ sysPath: inv.pci.get(n.bdf!)!.sysPath, kind: 'nic', net: { name: n.name, dev: out.filter((e) => e.net).length, port: port.port, rate: port.rate } });
+  });
+  return out;
+}
+
+async function readAll(host: Host, paths: readonly string[], into: Map<string, string>): Promise<void> {
+  const got = await Promise.all(paths.map(async (p) => [p, await host.readText(p)] as const));
+  for (const [p, r] of got) if (r.ok) into.set(p, r.value);
+}
+
+/** The node's NCCL topology XML tree: the files NCCL would read, read once, then built. */
+export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode> {
+  const endpoints = ncclEndpoints(inv);
+  const { pci, tops } = ncclChain(endpoints);
+  const texts = new Map<string, string>();
+  await readAll(host, [...pciFiles(pci, tops), '/sys/devices/system/cpu/modalias'], texts);
+  const nodes = new Set(tops.map((t) => strtol0(texts.get(`${t}/numa_node`) ?? '')).filter((n) => n >= 0));
+  await readAll(host, [...nodes].map((n) => `/sys/devices/system/node/node${n}/cpumap`), texts);
+  const modalias = texts.get('/sys/devices/system/cpu/modalias') ?? null;
+  const cpuinfo = modalias === null ? await host.readText('/proc/cpuinfo') : null;
+  const cpu = parseCpuIdentity(modalias, cpuinfo?.ok ? cpuinfo.value : null);
+  return buildNcclXml(texts, endpoints, cpu);
+}
