@@ -5,7 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import { diffNcclXml, expectedBecause, FROM_ELSEWHERE, parseNcclXml } from '../../src/topo/nccl-diff.js';
-import { readNcclTopo } from '../../src/topo/nccl-read.js';
+import { ncclEndpoints, prefill, readNcclTopo } from '../../src/topo/nccl-read.js';
+import { ncclChain } from '../../src/topo/nccl-xml.js';
+import * as hgx from '../gen/topologies/sglang30401-hgx-h100.js';
 import { renderNcclXml } from '../../src/topo/nccl-xml.js';
 import { buildTree, type GenNode } from '../gen/sysfs-tree.js';
 import * as ibm from '../gen/topologies/ibm-gx3d-8xh100-vsi.js';
@@ -55,5 +57,21 @@ t.test('every corpus topology file parses, and renders back to the same tree', a
     t.equal(p.value.name, 'system', `${f}: a system element`);
     const again = parseNcclXml(renderNcclXml(p.value));
     t.same(again.ok ? again.value : again.error, p.value, `${f}: same tree after rendering`);
+  }
+});
+
+t.test('what the inventory already knows is the text the kernel shows in the file', async (t) => {
+  for (const n of [ibm.node, hgx.node]) {
+    const dir = t.testdir();
+    await buildTree(dir, n);
+    const host = new FsHost(dir);
+    const inv = await buildInventory(host, { slurmdPidFiles: [] });
+    const { pci } = ncclChain(ncclEndpoints(inv));
+    const known = prefill(inv, [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))]);
+    t.ok(known.size >= pci.length * 3, `${known.size} texts known for ${pci.length} elements`);
+    for (const [file, text] of known) {
+      const r = await host.readText(file);
+      t.equal(r.ok ? r.value : r.reason, text, file);
+    }
   }
 });
