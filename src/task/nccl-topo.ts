@@ -47,15 +47,21 @@ export function devicesToCompare(state: PrologState, jobGpus: readonly string[] 
 export function decideNcclTopo(i: NcclTopoInput): NcclTopoDecision {
   const s = i.state;
   if (!s?.ncclTopo) return NONE;
-  const differ: string[] = [];
+  const moved: string[] = [];
+  const hidden: string[] = [];
+  let example = '';
   for (const bdf of devicesToCompare(s, i.jobGpus)) {
     const v = i.views.get(bdf);
-    if (v?.kind === 'moved') differ.push(`${bdf} at ${v.path} (host: ${s.ncclTopo.paths[bdf]})`);
-    else if (v?.kind === 'missing') differ.push(`${bdf} hidden`);
+    if (v?.kind === 'moved') {
+      moved.push(bdf);
+      example ||= `; ${bdf} is at ${v.path}, on the host at ${s.ncclTopo.paths[bdf]}`;
+    } else if (v?.kind === 'missing') hidden.push(bdf);
   }
+  const n = moved.length + hidden.length;
   // Nothing seen differently, or nothing that could be told apart: NCCL's own detection stands.
-  if (differ.length === 0) return NONE;
-  const what = `this job's /sys shows ${differ.length === 1 ? 'a device' : `${differ.length} devices`} of its GPU/RDMA path unlike the host (${differ.join('; ')})`;
+  if (n === 0) return NONE;
+  const parts = [...(moved.length ? [`elsewhere: ${moved.join(', ')}`] : []), ...(hidden.length ? [`hidden: ${hidden.join(', ')}`] : [])];
+  const what = `this job's /sys shows ${n === 1 ? 'a device' : `${n} devices`} of its GPU/RDMA path unlike the host (${parts.join('; ')}${example})`;
   // A later step inherits the earlier step's export: our own value is not the job's choice.
   if (i.env !== undefined && i.env !== i.path) {
     return { export: null, finding: tf('job-nccl-topo-kept', 'pass', 'NCCL_TOPO_FILE', `${what}; NCCL_TOPO_FILE is left as the job set it (${i.env})`), why: `gdrgate: ${what}; NCCL_TOPO_FILE left as the job set it` };

@@ -1,6 +1,6 @@
 // End to end: a class with ncclTopo under a real single-node Slurm (test/e2e/sandbox). The Prolog writes the node's
 // NCCL topology file into the job's state; the TaskProlog (slurm/taskprolog.sh) runs, for jobs named flat*, in a mount
-// namespace of its own (unshare --map-current-user --mount) whose /sys is a flattened tree bound over the host's,
+// namespace of its own (unshare -Urm, then the job's uid mapped back) whose /sys is a flattened tree bound over the host's,
 // and there hands the job NCCL_TOPO_FILE with its reason; a job with the host's view gets nothing, a job that set
 // NCCL_TOPO_FILE keeps its own; the Epilog logs which. Judged by the jobs' own output and the gate's log.
 // Runs when CI is set or GDRGATE_E2E=1, as root.
@@ -48,6 +48,7 @@ async function e2e(): Promise<void> {
   if (cap.status !== 0) return void t.fail('baseline capture', { stderr: cap.stderr });
   const baseline = JSON.parse(cap.stdout) as { classes: Record<string, unknown>[] };
   baseline.classes[0]!.ncclTopo = true;
+  baseline.classes[0]!.memlockMin = 8 * 1024 * 1024; // slurmd's limit here: no memlock line in the jobs' output
   writeFileSync(BASELINE, JSON.stringify(baseline, null, 2) + '\n', { mode: 0o644 });
   writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: HOST, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
 
@@ -58,13 +59,21 @@ async function e2e(): Promise<void> {
   installWrapper('prolog', PROLOG, conf);
   installWrapper('taskprolog', TASKPROLOG, `${conf}ROOT=${HOST}\n`);
   writeFileSync(EPILOG, `#!/bin/sh\n# e2e Epilog: gdrgate's per-job state cleanup\nexec ${process.execPath} ${CLI} epilog --config ${CONFIG}\n`, { mode: 0o755 });
-  // What slurm.conf's TaskProlog= runs: the unchanged wrapper, for flat* jobs inside a mount namespace (the job user's
-  // own, its uid kept) where the host tree's /sys is the flattened one.
+  // In a user namespace root's files are nobody's, so the wrapper rightly refuses its .conf there: for the namespace,
+  // slurm/taskprolog.sh with its settings written in, as the package installs it.
+  const BAKED = join(WORK, 'gdrgate-taskprolog-baked.sh');
+  let text = readFileSync(join(REPO, 'slurm/taskprolog.sh'), 'utf8');
+  for (const [k, v] of Object.entries({ NODE: process.execPath, CLI, CONFIG, ROOT: HOST })) text = text.replace(new RegExp(`^${k}=.*$`, 'm'), `${k}=${v}`);
+  writeFileSync(BAKED, text, { mode: 0o755 });
+  // What slurm.conf's TaskProlog= runs: the wrapper, for flat* jobs inside a mount namespace (the job user's own, its
+  // uid kept) where the host tree's /sys is the flattened one.
   const NS = join(WORK, 'taskprolog-ns.sh');
   writeFileSync(NS, [
     '#!/bin/sh',
     'case "$SLURM_JOB_NAME" in',
-    `  flat*) exec /usr/bin/unshare --map-current-user --mount /bin/sh -c 'mount --bind ${FLAT}/sys ${HOST}/sys && exec ${TASKPROLOG}' ;;`,
+    // mount(8) wants uid 0: the bind is made as the namespace's root, then a nested user namespace maps the job's
+    // uid and gid back, so the TaskProlog runs as the job's user (its state directory is that uid's) in that view.
+    `  flat*) exec /usr/bin/unshare -Urm /bin/sh -c "mount --bind ${FLAT}/sys ${HOST}/sys && exec /usr/bin/unshare --map-user=$(id -u) --map-group=$(id -g) ${BAKED}" ;;`,
     'esac',
     `exec ${TASKPROLOG}`,
     '',
@@ -108,7 +117,7 @@ async function e2e(): Promise<void> {
     tt.equal(await finished(id), 'COMPLETED');
     const out = output('full1');
     tt.match(out, /^topo=unset$/m, 'no NCCL_TOPO_FILE');
-    tt.notMatch(out, /^gdrgate:/m, 'and no line about it');
+    tt.notMatch(out, /NCCL_TOPO_FILE/, 'and no line about it');
     tt.match(await viewLine(id), { ncclTopo: false });
     const own = submit('flat2', probe, '--export=ALL,NCCL_TOPO_FILE=/tmp/mine.xml');
     tt.equal(await finished(own), 'COMPLETED');

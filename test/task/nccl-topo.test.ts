@@ -38,7 +38,7 @@ t.test('a flattened or partial view: exported, with the reason', async (t) => {
   t.equal(flat.export, PATH);
   t.equal(flat.finding?.code, 'job-nccl-topo-set');
   t.equal(flat.finding?.status, 'pass');
-  const why = `gdrgate: this job's /sys shows 2 devices of its GPU/RDMA path unlike the host (0000:1a:00.0 at /sys/devices/pci0000:1a/0000:1a:00.0 (host: ${HOST[G0]}); 0000:5e:00.0 hidden): NCCL_TOPO_FILE set to the host's topology (${PATH}) so that NCCL sees the node's real GPU-NIC paths`;
+  const why = `gdrgate: this job's /sys shows 2 devices of its GPU/RDMA path unlike the host (elsewhere: 0000:1a:00.0; hidden: 0000:5e:00.0; 0000:1a:00.0 is at /sys/devices/pci0000:1a/0000:1a:00.0, on the host at ${HOST[G0]}): NCCL_TOPO_FILE set to the host's topology (${PATH}) so that NCCL sees the node's real GPU-NIC paths`;
   t.equal(flat.why, why);
   t.same(ncclTopoLines(flat, oneLine, true), [`print ${why}`, `export NCCL_TOPO_FILE=${PATH}`], 'the step\'s voice: reason then export');
   t.same(ncclTopoLines(flat, oneLine, false), [`export NCCL_TOPO_FILE=${PATH}`], 'every other task: the export alone');
@@ -51,7 +51,7 @@ t.test("never over the job's own NCCL_TOPO_FILE; said when the file cannot be re
   const kept = decideNcclTopo({ ...base, views: moved, env: '/home/u/topo.xml' });
   t.equal(kept.export, null);
   t.equal(kept.finding?.code, 'job-nccl-topo-kept');
-  t.equal(kept.why, "gdrgate: this job's /sys shows a device of its GPU/RDMA path unlike the host (0000:1a:00.0 hidden); NCCL_TOPO_FILE left as the job set it");
+  t.equal(kept.why, "gdrgate: this job's /sys shows a device of its GPU/RDMA path unlike the host (hidden: 0000:1a:00.0); NCCL_TOPO_FILE left as the job set it");
   t.equal(decideNcclTopo({ ...base, views: moved, env: '' }).export, null, 'set empty is still set');
   const gone = decideNcclTopo({ ...base, views: moved, readable: false });
   t.same([gone.export, gone.finding?.code, gone.finding?.status, gone.why], [null, 'job-nccl-topo-unreachable', 'warn', null]);
