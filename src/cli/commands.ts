@@ -35,7 +35,11 @@ export async function main(argv: string[]): Promise<number> {
     .command(
       'topo',
       'print the GPU↔NIC PCIe matrix computed from sysfs, in nvidia-smi topo -m layout',
-      (y) => y.option('root', root).option('json', { ...json, describe: 'print the matrix as JSON (schemas/topo.schema.json)' }),
+      (y) =>
+        y
+          .option('root', root)
+          .option('json', { ...json, describe: 'print the matrix as JSON (schemas/topo.schema.json)' })
+          .option('nccl-xml', { type: 'boolean', default: false, describe: "print the topology in NCCL's XML format (for NCCL_TOPO_FILE)" }),
       (a) => set(import('./topo.js').then((m) => m.topoCommand(a))),
     )
     .command(

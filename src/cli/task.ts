@@ -18,7 +18,8 @@ import { accessProbe } from '../task/access.js';
 import type { TaskFinding } from '../task/finding.js';
 import { judge, resolveMin, type JudgeInput } from '../task/judge.js';
 import { jobMemlock } from '../task/memlock.js';
-import { renderStandalone, taskPrologLines } from '../task/render.js';
+import { oneLine, renderStandalone, taskPrologLines } from '../task/render.js';
+import { ncclTopoForJob, ncclTopoLines } from '../task/nccl-topo.js';
 import { exitCode, taskResult } from '../runner/exit.js';
 import { readJobView, type JobView } from '../task/view.js';
 import { openHost } from '../host/open.js';
@@ -110,10 +111,15 @@ async function taskProlog(a: TaskArgs, env: NodeJS.ProcessEnv): Promise<number> 
   const cls = await baselineClass(cfg, node);
   const min = resolveMin(state, cls?.memlockMin ?? null);
   const placement = await placementOf(host, env, state, cls);
-  const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min, placement });
-  // Every task of a step runs the TaskProlog: one voice per node and step is enough.
-  if (env.SLURM_LOCALID === undefined || env.SLURM_LOCALID === '0') {
-    const lines = taskPrologLines(findings);
+  // The host's NCCL topology for this job, when the Prolog wrote one and this job's /sys would mislead NCCL.
+  const minors = placement.place.minors.state === 'present' ? placement.place.minors.value : null;
+  const topo = await ncclTopoForJob({ host, stateDir, job, state: state.status === 'trusted' ? state.state : null, minors, env: env.NCCL_TOPO_FILE });
+  const findings = [...judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min, placement }), ...(topo.finding ? [topo.finding] : [])];
+  // Every task of a step runs the TaskProlog: one voice per node and step is enough (the export goes to every task).
+  const voice = env.SLURM_LOCALID === undefined || env.SLURM_LOCALID === '0';
+  if (!voice && topo.export) out(ncclTopoLines(topo, oneLine, false).join('\n'));
+  if (voice) {
+    const lines = [...taskPrologLines(findings), ...ncclTopoLines(topo, oneLine, true)];
     if (lines.length) out(lines.join('\n'));
     const w = writeTaskRecord(stateDir, withEarlierSteps(stateDir, record(job, env, node, view, state, findings)));
     if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);

@@ -1,12 +1,20 @@
-// `gdrgate topo`: the GPU↔NIC matrix from sysfs, in nvidia-smi topo -m's layout or as JSON.
+// `gdrgate topo`: the GPU↔NIC matrix from sysfs, in nvidia-smi topo -m's layout or as JSON; or the node in NCCL's topology XML.
 import { renderTopo } from '../report/topo-text.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { readNode } from '../engine/evaluate.js';
 import { VERSION } from '../version.js';
 import { out } from './common.js';
+import { UsageError } from '../errors.js';
 
-export async function topoCommand(a: { root: string; json: boolean }): Promise<number> {
-  const { inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
+export async function topoCommand(a: { root: string; json: boolean; ncclXml?: boolean }): Promise<number> {
+  const { host, inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
+  if (a.ncclXml) {
+    if (a.json) throw new UsageError('--nccl-xml and --json: choose one output');
+    const { readNcclTopo } = await import('../topo/nccl-read.js');
+    const { renderNcclXml } = await import('../topo/nccl-xml.js');
+    out(renderNcclXml(await readNcclTopo(host, inv)).trimEnd());
+    return 0;
+  }
   const m = topoMatrix(inv);
   if (!a.json) {
     out(renderTopo(m));

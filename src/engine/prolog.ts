@@ -43,6 +43,8 @@ export interface Seen {
   readonly host: Host;
   readonly inv: Inventory;
   readonly memlockMin: number | 'unlimited';
+  /** The class hands jobs the node's NCCL topology file (baseline ncclTopo). */
+  readonly ncclTopo?: boolean;
 }
 
 export interface Judged {
@@ -81,7 +83,7 @@ async function evaluate(cfg: Config, a: GateArgs, node: string, deadline: Deadli
     aerHistory: readLastAer(cfg.stateDir),
   });
   const cls = ev.baseline!.cls;
-  return { outcome: ev.outcome, findings: ev.findings, cls: cls.name, seen: { host: ev.host, inv: ev.inv, memlockMin: cls.memlockMin }, drill };
+  return { outcome: ev.outcome, findings: ev.findings, cls: cls.name, seen: { host: ev.host, inv: ev.inv, memlockMin: cls.memlockMin, ncclTopo: cls.ncclTopo === true }, drill };
 }
 
 /** Reads the config, gathers the node and runs the checks under the deadline: no drain, no output. */
@@ -116,6 +118,7 @@ export async function recordState(j: Judged, ctx: GateContext): Promise<void> {
     (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
   );
   if (!st.ok && st.level !== 'skip') (await log())[st.level]({ node: j.node, job: j.job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
+  if (st.ok && st.ncclTopoWhy) (await log()).warn({ node: j.node, job: j.job, why: st.ncclTopoWhy }, 'NCCL topology file not written; the job gets none');
 }
 
 /**

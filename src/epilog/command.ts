@@ -80,8 +80,11 @@ export async function runEpilog(a: EpilogArgs, env: NodeJS.ProcessEnv = process.
       logger.error({ job, node, why: (e as Error).message }, 'epilog: AER counters could not be judged');
     }
   }
+  // Whether the job ran with gdrgate's NCCL_TOPO_FILE, from its TaskProlog's record; null when there is none.
+  let ncclTopo: boolean | null = null;
   if (job !== null && !dryRun) {
     const st = await epilogJobState(cfg?.stateDir ?? DEFAULTS.stateDir, job, node);
+    ncclTopo = st.task ? st.task.findings.some((f) => f.code === 'job-nccl-topo-set') : null;
     line += stateLine(st);
     // Counted for the admin's metrics (gdrgate_task_findings_total): a site-wide misconfiguration shows as a trend.
     const codes = st.task ? st.task.findings.filter((f) => f.status !== 'pass' && f.status !== 'skip').map((f) => f.code) : [];
@@ -108,7 +111,7 @@ export async function runEpilog(a: EpilogArgs, env: NodeJS.ProcessEnv = process.
       if (!decision.probe && !dryRun) res = { ran: false, why: decision.why };
       else {
         const { epilogProbes } = await import('../epilog/run.js');
-        res = await withDeadline(epilogProbes({ cfg: cfg!, probes: probes!, node, job, dryRun, exec, decision }), new Deadline(limitMs, started));
+        res = await withDeadline(epilogProbes({ cfg: cfg!, probes: probes!, node, job, dryRun, exec, decision, ncclTopo }), new Deadline(limitMs, started));
       }
     } catch (e) {
       outcome = toOutcome(e);

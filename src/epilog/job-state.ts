@@ -10,7 +10,7 @@ export async function epilogJobState(stateDir: string, job: string, node: string
   const t = o.task;
   if (t) {
     const bad = t.state === 'untrusted' || t.findings.some((f) => f.status === 'fail' || f.status === 'error');
-    logger[bad ? 'warn' : 'info']({ job, node, uid: o.ownerUid, step: t.step, state: t.state, memlock: t.memlock, findings: t.findings.filter((f) => f.status !== 'pass') }, 'gdrgate job view');
+    logger[bad ? 'warn' : 'info']({ job, node, uid: o.ownerUid, step: t.step, state: t.state, memlock: t.memlock, ncclTopo: t.findings.some((f) => f.code === 'job-nccl-topo-set'), findings: t.findings.filter((f) => f.status !== 'pass') }, 'gdrgate job view');
   } else if (o.taskWhy) logger.info({ job, node, uid: o.ownerUid, why: o.taskWhy }, 'gdrgate job view: none recorded');
   if (o.error) logger.error({ job, node, why: o.error }, 'per-job state not removed');
   const r = o.reclaimed;

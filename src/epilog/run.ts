@@ -29,6 +29,8 @@ export interface EpilogProbeInput {
   readonly exec: Exec;
   /** The sampling policy's verdict (shouldProbe), taken before this module was even loaded. */
   readonly decision: SamplingVerdict;
+  /** Whether the job ran with gdrgate's NCCL_TOPO_FILE (its TaskProlog's record); null or absent: not known. */
+  readonly ncclTopo?: boolean | null;
 }
 
 export type EpilogProbeResult =
@@ -72,7 +74,8 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       ctx: { node: i.node, job: i.job, now: Date.now },
       untrusted: (f) => untrustedReason(f, uid),
     });
-    const samples = run.outcomes.flatMap((o) => (o.kind === 'ok' ? o.samples : []));
+    const nt = i.ncclTopo;
+    const samples = run.outcomes.flatMap((o) => (o.kind === 'ok' ? o.samples : [])).map((x) => (typeof nt === 'boolean' ? { ...x, ncclTopo: nt } : x));
     const writeErrors: string[] = [];
     let unwritten: readonly Sample[] = samples;
     if (!i.dryRun && samples.length) {

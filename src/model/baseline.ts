@@ -104,6 +104,8 @@ export interface BaselineClass {
   readonly acsRedirectAllowed: boolean;
   /** GPUs may lower link speed at idle (power saving); true means speed must equal the baseline anyway. */
   readonly gpuSpeedStrict: boolean;
+  /** Hand jobs the node's NCCL topology file when their /sys view differs from the host's (docs/nccl-topo.md); absent: off. */
+  readonly ncclTopo?: boolean;
   /** pcie-aer's correctable-error rate; absent: the defaults (warn above 0, fail above 100). */
   readonly aer?: BaselineAer;
   readonly devices: readonly BaselineDevice[];

@@ -42,6 +42,8 @@ export interface Sample {
   readonly bytes: number;
   readonly value: number;
   readonly unit: BandwidthUnit;
+  /** Whether the job this Epilog followed ran with gdrgate's NCCL_TOPO_FILE (docs/nccl-topo.md); absent: not known. */
+  readonly ncclTopo?: boolean;
 }
 
 /** JSON with object keys sorted at every depth, arrays in order: the same recipe always gives the same text. */
@@ -81,7 +83,8 @@ export function toSample(v: unknown): Sample | null {
   if (!isObj(v)) return null;
   const ok = isNum(v['ts']) && isStr(v['node']) && strOrNull(v['job']) && isStr(v['probe']) && isStr(v['recipeHash'])
     && isRecipe(v['recipe']) && strOrNull(v['gpu']) && strOrNull(v['nic']) && isStr(v['direction'])
-    && isNum(v['bytes']) && isNum(v['value']) && UNITS.includes(v['unit'] as BandwidthUnit);
+    && isNum(v['bytes']) && isNum(v['value']) && UNITS.includes(v['unit'] as BandwidthUnit)
+    && (v['ncclTopo'] === undefined || typeof v['ncclTopo'] === 'boolean');
   return ok ? (v as unknown as Sample) : null;
 }
 

@@ -30,6 +30,8 @@ export const TASK_FORMAT = 'gdrgate-task-state/1';
 export const MAX_STATE_BYTES = 64 * 1024;
 export const PROLOG_FILE = 'prolog.json';
 export const TASK_FILE = 'task.json';
+/** The node's NCCL topology (gdrgate topo --nccl-xml), written beside prolog.json when the class asks for it. */
+export const NCCL_TOPO_FILE = 'nccl-topo.xml';
 /** The device nodes both sides list: /dev/infiniband/uverbs<N> and /dev/nvidia* (nvidia0, nvidiactl, nvidia-uvm…). */
 export const UVERBS_RE = /^uverbs\d+$/;
 export const NVIDIA_RE = /^nvidia/;

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
-import { jobDirName, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
+import { jobDirName, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
 import { writeNew } from '../host/files.js';
 import { ensureStateDir, removeJobDir } from './store.js';
@@ -47,8 +47,14 @@ export function buildPrologState(i: StateInput): PrologState {
   };
 }
 
-/** Writes the signed state into a fresh job directory, then hands the directory to `uid`. */
-export function writePrologState(stateDir: string, state: PrologState, gid: number | null): string {
+/** A file written beside prolog.json (read-only, root's) before the directory is handed to the job's user. */
+export interface JobFile {
+  readonly name: string;
+  readonly data: string;
+}
+
+/** Writes the signed state (and `extra` files) into a fresh job directory, then hands the directory to `uid`. */
+export function writePrologState(stateDir: string, state: PrologState, gid: number | null, extra: readonly JobFile[] = []): string {
   ensureStateDir(stateDir);
   const key = loadOrCreateKey(stateDir);
   const dir = `${stateDir}/${jobDirName(state.job)}`;
@@ -61,6 +67,7 @@ export function writePrologState(stateDir: string, state: PrologState, gid: numb
   try {
     // Written while the directory is still root's, so the user has nothing to race against.
     writeNew(`${dir}/${PROLOG_FILE}`, JSON.stringify(env) + '\n', 0o444);
+    for (const f of extra) writeNew(`${dir}/${f.name}`, f.data, 0o444);
     fs.chownSync(dir, state.uid, gid ?? -1);
   } catch (e) {
     // A root-owned directory left behind (stateDir full) would read to the TaskProlog as the user's tampering;
@@ -83,11 +90,22 @@ export interface RecordInput {
   readonly host: Host;
   readonly inv: Inventory;
   readonly memlockMin: Bytes | null;
+  /** The class hands jobs the node's NCCL topology file (baseline ncclTopo). */
+  readonly ncclTopo?: boolean | undefined;
+}
+
+/** The NCCL topology file for the job and the host paths it names (throws when it cannot be made). */
+async function ncclTopoFile(host: Host, inv: Inventory): Promise<{ file: JobFile; paths: Record<string, string> }> {
+  const [{ readNcclTopo, ncclEndpoints }, { renderNcclXml }] = await Promise.all([import('../topo/nccl-read.js'), import('../topo/nccl-xml.js')]);
+  const xml = renderNcclXml(await readNcclTopo(host, inv));
+  const paths: Record<string, string> = {};
+  for (const e of ncclEndpoints(inv)) paths[e.sysPath.slice(e.sysPath.lastIndexOf('/') + 1)] = e.sysPath;
+  return { file: { name: NCCL_TOPO_FILE, data: xml }, paths };
 }
 
 /** `level`: nothing to record outside a job (a run by hand), a warning for a malformed id, an error otherwise. */
 export type RecordResult =
-  | { readonly ok: true; readonly file: string; readonly ms: number }
+  | { readonly ok: true; readonly file: string; readonly ms: number; readonly ncclTopoWhy?: string }
   | { readonly ok: false; readonly level: 'skip' | 'warn' | 'error'; readonly why: string };
 
 /** The gate's one call: never throws; a failure is for the log only and never changes the Prolog's exit code. */
@@ -110,8 +128,12 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
       jobGpus: parseJobGpus(i.env.SLURM_JOB_GPUS),
       now: new Date(),
     });
-    const file = writePrologState(i.stateDir, state, parseId(i.env.SLURM_JOB_GID));
-    return { ok: true, file, ms: Math.round((performance.now() - t0) * 10) / 10 };
+    // The topology file is a convenience: failing to make it leaves the job's state as it would be without it.
+    let topoWhy: string | undefined;
+    const topo = i.ncclTopo ? await ncclTopoFile(i.host, i.inv).catch((e: Error) => ((topoWhy = e.message), null)) : null;
+    const signed = topo ? { ...state, ncclTopo: { file: topo.file.name, paths: topo.paths } } : state;
+    const file = writePrologState(i.stateDir, signed, parseId(i.env.SLURM_JOB_GID), topo ? [topo.file] : []);
+    return { ok: true, file, ms: Math.round((performance.now() - t0) * 10) / 10, ...(topoWhy !== undefined ? { ncclTopoWhy: topoWhy } : {}) };
   } catch (e) {
     return { ok: false, level: 'error', why: (e as Error).message };
   }

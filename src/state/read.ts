@@ -35,6 +35,8 @@ export function asPrologState(v: unknown): PrologState | string {
   for (const k of ['hcas', 'uverbs', 'nvidia', 'gpus'] as const) if (!strs(v[k])) return bad(k);
   const jg = v.jobGpus;
   if (jg !== null && !(Array.isArray(jg) && jg.every((n) => Number.isInteger(n) && n >= 0))) return bad('jobGpus');
+  const nt = v.ncclTopo;
+  if (nt !== undefined && !(isObj(nt) && typeof nt.file === 'string' && isObj(nt.paths) && Object.values(nt.paths).every((p) => typeof p === 'string'))) return bad('ncclTopo');
   return v as unknown as PrologState;
 }
 

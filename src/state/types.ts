@@ -26,6 +26,12 @@ export interface PrologState {
   readonly gpus: readonly string[];
   /** SLURM_JOB_GPUS: node-wide GPU numbers; null when the job asked for none. */
   readonly jobGpus: readonly number[] | null;
+  /**
+   * The node's NCCL topology file in the job's directory (src/state/names.ts NCCL_TOPO_FILE) and the host's kernel
+   * path of every GPU and adapter it names (bus id → /sys/devices/...), which the TaskProlog compares with the job's
+   * view; absent when the class does not hand one (baseline ncclTopo) or it could not be written.
+   */
+  readonly ncclTopo?: { readonly file: string; readonly paths: Readonly<Record<string, string>> };
 }
 
 /** prolog.json: the payload's exact text and an Ed25519 signature over its UTF-8 bytes. */

@@ -91,6 +91,24 @@ export const TASK_CATALOG = {
     remedy: 'check that /proc and /sys are mounted in the job; give the node its baseline class; ask for GPUs with --gpus so Slurm sets SLURM_JOB_GPUS',
     layer: 'application',
   },
+  'job-nccl-topo-set': {
+    check: 'job-visibility',
+    tells: "NCCL reads the node's topology from the file gdrgate wrote as root instead of from this job's /sys",
+    remedy: 'none; set NCCL_TOPO_FILE yourself to use another file',
+    layer: 'application',
+  },
+  'job-nccl-topo-kept': {
+    check: 'job-visibility',
+    tells: 'NCCL reads the topology file the job chose; gdrgate did not replace it',
+    remedy: "unset NCCL_TOPO_FILE to let gdrgate hand the host's topology",
+    layer: 'application',
+  },
+  'job-nccl-topo-unreachable': {
+    check: 'job-visibility',
+    tells: 'NCCL builds its topology from what this job sees of /sys, and may pick the wrong adapter for a GPU',
+    remedy: "mount gdrgate's state directory into the container (or ask your admin to), or start it with the host /sys",
+    layer: 'application',
+  },
   'job-state-ok': { check: 'job-state', tells: "the host's record for this job verifies", remedy: 'none', layer: 'security' },
   'job-state-missing': {
     check: 'job-state',

@@ -45,6 +45,8 @@ export interface GenNode extends GenKernelRegs {
   /** IOMMU units in /sys/class/iommu and the type every group reports. */
   iommu?: { units: string[]; groupType: string };
   cmdline?: string; hostname?: string;
+  /** /sys/devices/system/cpu/modalias ("cpu:type:x86,ven0000fam0006mod008F:feature:…"); not written when unset. */
+  cpuModalias?: string;
 }
 
 /** Link speed encodings 1..6 (PCIe Base 6.0 §7.5.3.6) and pci_speed_string() text. */
@@ -177,7 +179,7 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
   const dir = `${parentDir}/${d.bdf}`;
   const def = DEFAULTS[d.kind];
   const { vendor = def.vendor, device = def.device, classCode: cls = def.cls } = d;
-  const [sv, sd] = isBridge(d.kind) ? [vendor, 0] : (d.subsystem ?? [vendor, 0]);
+  const [sv, sd] = d.subsystem ?? [vendor, 0];
   const numa = d.numaNode ?? hb.numaNode;
   const local = d.localCpuList ?? (numa < 0 ? ctx.allCpus : (ctx.node.numa.find((n) => n.id === numa)?.cpus ?? ctx.allCpus));
   const l = linkOf(d);
@@ -278,6 +280,7 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
     await writeAll(dir, `sys/devices/system/node/node${n.id}`, { cpulist: `${n.cpus}\n`, cpumap: `${cpuMask(n.cpus, nrCpus)}\n`, distance });
   }
   for (const f of ['online', 'possible', 'has_cpu']) await write(dir, `sys/devices/system/node/${f}`, `${idList}\n`);
+  if (node.cpuModalias !== undefined) await write(dir, 'sys/devices/system/cpu/modalias', `${node.cpuModalias}\n`);
   for (const u of node.iommu?.units ?? []) await write(dir, `sys/devices/virtual/iommu/${u}/uevent`, '');
   for (const u of node.iommu?.units ?? []) await link(dir, `sys/class/iommu/${u}`, `sys/devices/virtual/iommu/${u}`);
   const kernel = node.kernel ?? '5.15.0-91-generic';

@@ -1,0 +1,197 @@
+// NCCL's topology XML (the format NCCL_TOPO_FILE reads and NCCL_TOPO_DUMP_FILE writes) built from sysfs texts:
+// the same walk and the same attribute rules as NCCL's ncclTopoGetXmlFromSys / ncclTopoGetXmlFromCpu (src/graph/xml.cc),
+// written as pure functions over the file texts a reader gathered (topo/nccl-read.ts).
+export interface XmlNode {
+  readonly name: string;
+  readonly attrs: [key: string, value: string][];
+  readonly subs: XmlNode[];
+}
+
+/** What NCCL would have found on this node for one of its endpoints (a GPU or an RDMA adapter's PCI function). */
+export interface NcclEndpoint {
+  /** The device's kernel path (the realpath of /sys/bus/pci/devices/<bdf>). */
+  readonly sysPath: string;
+  readonly kind: 'gpu' | 'nic';
+  /** RDMA adapters: the net NCCL's IB transport names after the device, with the port it would use. */
+  readonly net?: { readonly name: string; readonly dev: number; readonly port: number; readonly rate: string | null };
+}
+
+/** CPU identity as NCCL writes it on x86 (CPUID); null where this node's files do not say (NCCL then fills it itself). */
+export interface NcclCpu {
+  readonly arch: string | null;
+  readonly vendor: string | null;
+  readonly familyid: number | null;
+  readonly modelid: number | null;
+}
+
+/** Raw file text by kernel path, as the reader found it; a path not in the map could not be read. */
+export type Texts = ReadonlyMap<string, string>;
+
+/** NCCL's checkBDFFormat: exactly "BBBB:BB:DD.F" in hex digits (a VMD domain "10000:00:02.0" is not one). */
+export const NCCL_BDF = /^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$/;
+export const PCI_ATTRS = ['class', 'vendor', 'device', 'subsystem_vendor', 'subsystem_device'] as const;
+const dirOf = (p: string): string => p.slice(0, p.lastIndexOf('/'));
+const baseOf = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
+
+/**
+ * NCCL's parent of a PCI element: it rewinds two levels of the sysfs path, so a switch (upstream port plus downstream
+ * port) is one element, and stops at a CPU as soon as a level is not a bus id. Returns the parent's path, or the
+ * path of the element whose numa_node names the CPU.
+ */
+export function ncclParent(sysPath: string): { readonly pci: string } | { readonly cpuOf: string } {
+  const up = dirOf(sysPath);
+  if (!NCCL_BDF.test(baseOf(up))) return { cpuOf: sysPath };
+  const up2 = dirOf(up);
+  return NCCL_BDF.test(baseOf(up2)) ? { pci: up2 } : { cpuOf: sysPath };
+}
+
+/** Every PCI element's path from the endpoints up (each once), and the CPU-side element of each chain. */
+export function ncclChain(endpoints: readonly NcclEndpoint[]): { readonly pci: string[]; readonly tops: string[] } {
+  const pci = new Set<string>();
+  const tops = new Set<string>();
+  for (const e of endpoints) {
+    let p = e.sysPath;
+    while (!pci.has(p)) {
+      pci.add(p);
+      const up = ncclParent(p);
+      if ('cpuOf' in up) {
+        tops.add(p);
+        break;
+      }
+      p = up.pci;
+    }
+  }
+  return { pci: [...pci], tops: [...tops] };
+}
+
+/** The files NCCL reads for the PCI elements (the device's own and its sysfs parent's max link). */
+export function pciFiles(paths: readonly string[], tops: readonly string[]): string[] {
+  const own = ['class', 'vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'max_link_speed', 'max_link_width'];
+  return [
+    ...paths.flatMap((p) => [...own.map((f) => `${p}/${f}`), `${dirOf(p)}/max_link_speed`, `${dirOf(p)}/max_link_width`]),
+    ...tops.map((p) => `${p}/numa_node`),
+  ];
+}
+
+/** ncclTopoGetStrFromSys: the file's text less its last character (the kernel's newline); '' when unreadable. */
+const sysText = (t: Texts, p: string): string => {
+  const v = t.get(p);
+  return v === undefined || v.length === 0 ? '' : v.slice(0, -1);
+};
+
+/** sscanf("%f GT/s"): the leading decimal number, or NCCL's FLT_MAX when there is none. */
+function gts(text: string): number {
+  const m = /^\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?/.exec(text);
+  return m ? Number(m[0]) : Number.MAX_VALUE;
+}
+
+/** strtol(text, NULL, 0): optional sign, 0x hex, leading-0 octal, else decimal; 0 when there are no digits. */
+export function strtol0(text: string): number {
+  const m = /^\s*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9]\d*)/.exec(text);
+  if (!m) return 0;
+  const d = m[2]!;
+  const v = /^0[xX]/.test(d) ? parseInt(d.slice(2), 16) : d.startsWith('0') ? parseInt(d, 8) || 0 : parseInt(d, 10);
+  return m[1] === '-' ? -v : v;
+}
+
+/** One `pci` element's attributes in NCCL's order; attributes whose file is empty or unreadable are left out, as NCCL does. */
+export function pciAttrs(t: Texts, p: string, kind: 'gpu' | 'nic' | 'bridge'): [string, string][] {
+  const attrs: [string, string][] = [['busid', baseOf(p).toLowerCase()]];
+  for (const f of PCI_ATTRS) {
+    const v = sysText(t, `${p}/${f}`);
+    // ncclTopoFillGpu / ncclTopoFillNet set a class before reading sysfs: "0x03" for a GPU, "0x02" for a NIC.
+    const fallback = f === 'class' && kind !== 'bridge' ? (kind === 'gpu' ? '0x03' : '0x02') : '';
+    if (v || fallback) attrs.push([f, v || fallback]);
+  }
+  // The link is the device's side and its port's (the sysfs parent's) side: the slower speed, the narrower width.
+  const dev = sysText(t, `${p}/max_link_speed`);
+  const port = sysText(t, `${dirOf(p)}/max_link_speed`);
+  attrs.push(['link_speed', gts(port) < gts(dev) ? port : dev]);
+  const w = Math.min(strtol0(sysText(t, `${p}/max_link_width`)), strtol0(sysText(t, `${dirOf(p)}/max_link_width`)));
+  attrs.push(['link_width', String(w)]);
+  return attrs;
+}
+
+/** NCCL's net speed in Mb/s from the port's `rate` ("400 Gb/sec (4X NDR)"): the same product of lane speed and width. */
+export function netSpeed(rate: string | null): number | null {
+  const m = rate === null ? null : /^\s*(\d+(?:\.\d+)?) Gb\/sec\b/.exec(rate);
+  return m ? Math.round(Number(m[1]) * 1000) : null;
+}
+
+const busidOf = (n: XmlNode): string | undefined => n.attrs.find(([k]) => k === 'busid')?.[1];
+
+/** Children of an element in NCCL's order: PCI elements sorted by bus id (strcmp, issue #820), the rest as added. */
+function insertSorted(parent: XmlNode, child: XmlNode): void {
+  const id = busidOf(child);
+  const at = id === undefined ? -1 : parent.subs.findIndex((s) => {
+    const b = busidOf(s);
+    return b !== undefined && id < b;
+  });
+  if (at < 0) parent.subs.push(child);
+  else parent.subs.splice(at, 0, child);
+}
+
+/**
+ * The whole node's topology as NCCL would detect it with every GPU and adapter in use. Elements NCCL fills from the
+ * driver (`gpu`: dev, sm, rank, gdr, nvlink; a net's latency, guid, maxconn, gdr) are left for NCCL to fill: a file
+ * that names them would override what NCCL finds at run time.
+ */
+export function buildNcclXml(t: Texts, endpoints: readonly NcclEndpoint[], cpu: NcclCpu): XmlNode {
+  const system: XmlNode = { name: 'system', attrs: [['version', '1']], subs: [] };
+  const kindOf = new Map(endpoints.map((e) => [e.sysPath, e.kind] as const));
+  const made = new Map<string, XmlNode>();
+  const cpus = new Map<string, XmlNode>();
+  const cpuFor = (top: string): XmlNode => {
+    const numa = sysText(t, `${top}/numa_node`);
+    let c = cpus.get(numa);
+    if (!c) {
+      c = { name: 'cpu', attrs: [['numaid', numa]], subs: [] };
+      // ncclTopoGetXmlFromCpu: the node's cpumap (NCCL reads node<strtoul(numaid)>; -1 has none).
+      const n = strtol0(numa);
+      const affinity = n >= 0 ? sysText(t, `/sys/devices/system/node/node${n}/cpumap`) : '';
+      if (affinity) c.attrs.push(['affinity', affinity]);
+      if (cpu.arch !== null) c.attrs.push(['arch', cpu.arch]);
+      if (cpu.vendor !== null) c.attrs.push(['vendor', cpu.vendor]);
+      if (cpu.familyid !== null && cpu.modelid !== null) c.attrs.push(['familyid', String(cpu.familyid)], ['modelid', String(cpu.modelid)]);
+      cpus.set(numa, c);
+      system.subs.push(c);
+    }
+    return c;
+  };
+  const element = (p: string): XmlNode => {
+    let e = made.get(p);
+    if (e) return e;
+    const kind = kindOf.get(p) ?? 'bridge';
+    e = { name: 'pci', attrs: pciAttrs(t, p, kind), subs: [] };
+    made.set(p, e);
+    const up = ncclParent(p);
+    insertSorted('cpuOf' in up ? cpuFor(up.cpuOf) : element(up.pci), e);
+    return e;
+  };
+  for (const ep of endpoints) {
+    const e = element(ep.sysPath);
+    if (!ep.net) continue;
+    let nic = e.subs.find((s) => s.name === 'nic');
+    if (!nic) e.subs.push((nic = { name: 'nic', attrs: [], subs: [] }));
+    const speed = netSpeed(ep.net.rate);
+    const attrs: [string, string][] = [['name', ep.net.name], ['dev', String(ep.net.dev)]];
+    if (speed !== null) attrs.push(['speed', String(speed)]);
+    attrs.push(['port', String(ep.net.port)]);
+    nic.subs.push({ name: 'net', attrs, subs: [] });
+  }
+  // CPUs in NUMA order (NCCL adds them in the order it meets them; the order carries no meaning).
+  system.subs.sort((a, b) => strtol0(a.attrs[0]![1]) - strtol0(b.attrs[0]![1]));
+  return system;
+}
+
+/** XML attribute text: the five characters that could end or break a value, escaped. */
+export const escapeAttr = (v: string): string =>
+  v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+
+/** The layout of ncclTopoDumpXmlRec: two spaces a level, leaves closed with "/>". */
+export function renderNcclXml(n: XmlNode, indent = 0): string {
+  const pad = ' '.repeat(indent);
+  const open = `${pad}<${n.name}${n.attrs.map(([k, v]) => ` ${k}="${escapeAttr(v)}"`).join('')}`;
+  if (n.subs.length === 0) return `${open}/>\n`;
+  return `${open}>\n${n.subs.map((s) => renderNcclXml(s, indent + 2)).join('')}${pad}</${n.name}>\n`;
+}

@@ -1,0 +1,91 @@
+// NCCL's topology rules as gdrgate applies them (src/graph/xml.cc ncclTopoGetXmlFromSys), case by case over file texts.
+import t from 'tap';
+import { buildNcclXml, escapeAttr, ncclParent, netSpeed, pciAttrs, renderNcclXml, strtol0, type NcclCpu } from '../../src/topo/nccl-xml.js';
+import { parseCpuIdentity } from '../../src/topo/nccl-read.js';
+import { parseNcclXml } from '../../src/topo/nccl-diff.js';
+
+const RC = '/sys/devices/pci0000:17';
+const RP = `${RC}/0000:17:01.0`;
+const USP = `${RP}/0000:18:00.0`;
+const DSP = `${USP}/0000:19:00.0`;
+const GPU = `${DSP}/0000:1a:00.0`;
+const NO_CPU: NcclCpu = { arch: null, vendor: null, familyid: null, modelid: null };
+
+t.test('the parent is two sysfs levels up; a level that is not a bus id is the CPU', async (t) => {
+  t.same(ncclParent(GPU), { pci: USP }, 'a switch downstream port gets no element');
+  t.same(ncclParent(USP), { cpuOf: USP }, 'above the root port is the host bridge: the upstream port hangs from the CPU');
+  t.same(ncclParent(RP), { cpuOf: RP }, 'a device on the root bus hangs from the CPU');
+  t.same(ncclParent('/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.0'), { cpuOf: '/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.0' }, 'a VMD domain bus id (5 hex digits) is not a bus id to NCCL');
+});
+
+t.test('link: the slower and narrower of the device and its port, from max_link_*', async (t) => {
+  const texts = (dev: [string, string] | null, port: [string, string] | null): Map<string, string> => {
+    const m = new Map<string, string>();
+    if (dev) m.set(`${GPU}/max_link_speed`, `${dev[0]}\n`).set(`${GPU}/max_link_width`, `${dev[1]}\n`);
+    if (port) m.set(`${DSP}/max_link_speed`, `${port[0]}\n`).set(`${DSP}/max_link_width`, `${port[1]}\n`);
+    return m;
+  };
+  const link = (m: Map<string, string>): string[] => pciAttrs(m, GPU, 'gpu').filter(([k]) => k.startsWith('link_')).map(([, v]) => v);
+  t.same(link(texts(['32.0 GT/s PCIe', '16'], ['16.0 GT/s PCIe', '8'])), ['16.0 GT/s PCIe', '8'], 'port slower and narrower');
+  t.same(link(texts(['8.0 GT/s PCIe', '4'], ['32.0 GT/s PCIe', '16'])), ['8.0 GT/s PCIe', '4'], 'device slower and narrower');
+  t.same(link(texts(['32.0 GT/s PCIe', '16'], null)), ['32.0 GT/s PCIe', '0'], 'no port files (root bus): own speed, width 0');
+  t.same(link(texts(['Unknown', '16'], ['16.0 GT/s PCIe', '16'])), ['16.0 GT/s PCIe', '16'], 'an Unknown speed loses to a number');
+  t.same(link(texts(null, null)), ['', '0'], 'nothing readable: NCCL writes an empty speed and width 0');
+});
+
+t.test('pci attributes: sysfs text less its newline, in NCCL order; unreadable ones left out, class defaulted for endpoints', async (t) => {
+  const m = new Map([[`${GPU}/class`, '0x030200\n'], [`${GPU}/vendor`, '0x10de\n'], [`${GPU}/subsystem_device`, '0x16c1\n']]);
+  t.same(pciAttrs(m, GPU, 'gpu').map(([k]) => k), ['busid', 'class', 'vendor', 'subsystem_device', 'link_speed', 'link_width']);
+  t.same(pciAttrs(new Map(), GPU, 'nic')[1], ['class', '0x02'], 'an adapter whose class cannot be read is a NIC to NCCL');
+  t.same(pciAttrs(new Map(), GPU, 'gpu')[1], ['class', '0x03']);
+  t.equal(pciAttrs(new Map(), USP, 'bridge')[1]![0], 'link_speed', 'a bridge gets no made-up class');
+});
+
+t.test('strtol base 0 and the net speed', async (t) => {
+  for (const [s, v] of [['16', 16], ['0x10', 16], ['010', 8], ['', 0], ['x', 0], ['-1', -1], [' 4', 4], ['08', 0]] as const) t.equal(strtol0(s), v, JSON.stringify(s));
+  for (const [r, v] of [['400 Gb/sec (4X NDR)', 400000], ['200 Gb/sec (4X HDR)', 200000], ['56 Gb/sec (4X FDR)', 56000], ['2.5 Gb/sec (1X SDR)', 2500], ['invalid', null], [null, null]] as const) {
+    t.equal(netSpeed(r), v, String(r));
+  }
+});
+
+t.test('the tree: cpus by numaid with their cpumap, children by bus id, nets under their adapter', async (t) => {
+  const NIC = `${DSP.replace('19:00.0', '19:01.0')}/0000:1b:00.0`;
+  const OTHER = '/sys/devices/pci0000:00/0000:00:06.0';
+  const m = new Map<string, string>([
+    [`${USP}/numa_node`, '1\n'], [`${OTHER}/numa_node`, '-1\n'], ['/sys/devices/system/node/node1/cpumap', 'ffff0000\n'],
+    [`${GPU}/class`, '0x030200\n'], [`${NIC}/class`, '0x020700\n'], [`${USP}/class`, '0x060400\n'],
+  ]);
+  const x = buildNcclXml(m, [
+    { sysPath: NIC, kind: 'nic', net: { name: 'mlx5_0', dev: 0, port: 1, rate: '400 Gb/sec (4X NDR)' } },
+    { sysPath: OTHER, kind: 'gpu' },
+    { sysPath: GPU, kind: 'gpu' },
+  ], { arch: 'x86_64', vendor: 'GenuineIntel', familyid: 6, modelid: 143 });
+  t.same(x.subs.map((c) => c.attrs), [
+    [['numaid', '-1'], ['arch', 'x86_64'], ['vendor', 'GenuineIntel'], ['familyid', '6'], ['modelid', '143']],
+    [['numaid', '1'], ['affinity', 'ffff0000'], ['arch', 'x86_64'], ['vendor', 'GenuineIntel'], ['familyid', '6'], ['modelid', '143']],
+  ], 'numa -1 has no cpumap: NCCL fills the affinity itself');
+  const usp = x.subs[1]!.subs[0]!;
+  t.same(usp.subs.map((s) => s.attrs[0]), [['busid', '0000:1a:00.0'], ['busid', '0000:1b:00.0']], 'sorted by bus id whatever the order met');
+  t.same(usp.subs[1]!.subs, [{ name: 'nic', attrs: [], subs: [{ name: 'net', attrs: [['name', 'mlx5_0'], ['dev', '0'], ['speed', '400000'], ['port', '1']], subs: [] }] }]);
+  t.same(usp.subs[0]!.subs, [], 'no gpu element: NCCL adds it from NVML for its own GPU');
+  const again = parseNcclXml(renderNcclXml(x));
+  t.same(again.ok ? again.value : again.error, x, 'renders to XML that reads back the same');
+  t.equal(renderNcclXml(buildNcclXml(new Map(), [], NO_CPU)), '<system version="1"/>\n');
+});
+
+t.test('attribute values are escaped', async (t) => {
+  t.equal(escapeAttr(`a&b<c>"d'`), 'a&amp;b&lt;c&gt;&quot;d&apos;');
+  const x = renderNcclXml({ name: 'net', attrs: [['name', 'x"y&z']], subs: [] });
+  t.equal(x, '<net name="x&quot;y&amp;z"/>\n');
+  const back = parseNcclXml(x);
+  t.same(back.ok ? back.value.attrs : back.error, [['name', 'x"y&z']]);
+});
+
+t.test('the CPU as NCCL records it, from the cpu modalias or /proc/cpuinfo', async (t) => {
+  t.same(parseCpuIdentity('cpu:type:x86,ven0000fam0006mod008F:feature:,0000', null), { arch: 'x86_64', vendor: 'GenuineIntel', familyid: 6, modelid: 143 });
+  // Zen 3: family 0x19 = 0xF + 0xA; NCCL adds the extended family shifted by 4 (175, as the Azure NCv4 file says).
+  t.same(parseCpuIdentity('cpu:type:x86,ven0002fam0019mod0001:feature:,0000', null), { arch: 'x86_64', vendor: 'AuthenticAMD', familyid: 175, modelid: 1 });
+  t.same(parseCpuIdentity('cpu:type:aarch64:feature:,0000,0001', null), { arch: 'arm64', vendor: null, familyid: null, modelid: null });
+  t.same(parseCpuIdentity(null, 'processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 207\n\nprocessor\t: 1\n'), { arch: 'x86_64', vendor: 'GenuineIntel', familyid: 6, modelid: 207 });
+  t.same(parseCpuIdentity(null, null), NO_CPU, 'nothing known: left for NCCL');
+});
