@@ -34,12 +34,12 @@ const PCI_LIST = '/sys/bus/pci/devices: ';
  * every device fact would read as "no device". Null when it can.
  */
 export function notThisNode(node: string, inv: Inventory): string | null {
+  const pci = inv.notes.find((n) => n.startsWith(PCI_LIST));
+  if (pci !== undefined && pci !== `${PCI_LIST}absent`) return `the snapshot's PCI device list is unknown (${pci.slice(0, 200)})`;
   const host = inv.hostname;
   if (host === null) return 'the snapshot records no host name: whose it is cannot be told';
   const short = host.split('.')[0]!;
   if (short.toLowerCase() !== node.toLowerCase()) return `the snapshot was taken on ${JSON.stringify(host.slice(0, 64))}, not on ${node}: not judged as ${node}`;
-  const pci = inv.notes.find((n) => n.startsWith(PCI_LIST));
-  if (pci !== undefined && pci !== `${PCI_LIST}absent`) return `the snapshot's PCI device list is unknown (${pci.slice(0, 200)})`;
   return null;
 }
 
