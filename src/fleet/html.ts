@@ -46,7 +46,7 @@ function strip(p: PathDistribution, [lo, hi]: [number, number]): string {
     const cls = pt.outlier === 'low' ? 'dot low' : pt.outlier === 'high' ? 'dot high' : 'dot';
     parts.push(`<circle class="${cls}" cx="${cx}" cy="${cy}" r="${pt.outlier ? 4.5 : 2.5}" data-node="${esc(pt.node)}"><title>${esc(`${pt.node}: ${gbps(pt.p50)}${pt.z === null ? '' : `, z ${pt.z.toFixed(1)}`}`)}</title></circle>`);
     const anchor = Number(cx) < 60 ? 'start' : Number(cx) > W - 60 ? 'end' : 'middle';
-    if (pt.outlier) parts.push(`<text class="label" x="${cx}" y="${(Number(cy) - 7).toFixed(1)}" text-anchor="${anchor}">${esc(pt.node)}</text>`);
+    if (pt.outlier) parts.push(`<text class="label" x="${cx}" y="${Math.max(10, Number(cy) - 7).toFixed(1)}" text-anchor="${anchor}">${esc(pt.node)}</text>`);
   }
   parts.push(`<text class="axis" x="${M}" y="${H + 14}">${esc(gbps(lo))}</text><text class="axis" x="${W - M}" y="${H + 14}" text-anchor="end">${esc(gbps(hi))}</text>`);
   parts.push('</svg>');
