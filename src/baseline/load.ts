@@ -10,7 +10,11 @@ export { readJsonFile };
 
 /** Validates and checks what a schema cannot: unique class names, compilable patterns. */
 export async function loadBaseline(file: string): Promise<Baseline> {
-  const data = await readJsonFile(file, 'baseline');
+  return checkBaseline(await readJsonFile(file, 'baseline'), file);
+}
+
+/** What loadBaseline and `baseline validate` check, on parsed data named `file`: a capture runs it before it writes. */
+export async function checkBaseline(data: unknown, file: string): Promise<Baseline> {
   const v = await validatorFor('baseline');
   const errs = v(data);
   if (errs.length) throw new ConfigError(`${file}: ${errs.slice(0, 5).join('; ')}${errs.length > 5 ? `; +${errs.length - 5} more` : ''}`);

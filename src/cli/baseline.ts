@@ -1,7 +1,7 @@
 // `gdrgate baseline capture` (from a known-good node) and `gdrgate baseline validate FILE`.
 import { captureClass } from '../baseline/capture.js';
 import { BASELINE_LIMITS, overLimits } from '../baseline/limits.js';
-import { loadBaseline } from '../baseline/load.js';
+import { checkBaseline, loadBaseline } from '../baseline/load.js';
 import { compilePattern } from '../baseline/match.js';
 import { ConfigError } from '../errors.js';
 import type { Host } from '../host/host.js';
@@ -79,9 +79,10 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
 /** Prints the class; the nodes that disagreed with the majority go to stderr, each with what it differs on. */
 async function captureFromFleetCommand(a: CaptureArgs, dir: string): Promise<number> {
   const { runFleetReport } = await import('../fleet/report-command.js');
-  const { captureFromFleet, pickClass } = await import('../fleet/capture.js');
+  const { captureFromFleet, cleanReference, pickClass } = await import('../fleet/capture.js');
   const run = await runFleetReport({ dir, baseline: null });
-  const ref = run.nodes.find((n) => n.node === pickClass(run, a.fromClass).reference);
+  const refName = cleanReference(run, pickClass(run, a.fromClass));
+  const ref = run.nodes.find((n) => n.node === refName);
   const platform = a.platform === 'bare-metal' || a.platform === 'virtualized' ? a.platform : ref ? await detectPlatform((await readNode({ root: ref.file, baseline: null, node: ref.node, trust: [] })).host) : 'bare-metal';
   const c = captureFromFleet(run, { name: a.class, fromClass: a.fromClass, match: a.match, platform, at: new Date().toISOString() });
   for (const w of c.warnings) process.stderr.write(`gdrgate: note: ${w}\n`);
@@ -92,6 +93,8 @@ async function captureFromFleetCommand(a: CaptureArgs, dir: string): Promise<num
   const text = JSON.stringify(b, null, 2);
   const over = overLimits(b, Buffer.byteLength(text) + 1);
   if (over.length) throw new ConfigError(`baseline capture --from-fleet: the class would be ${over.join('; ')}: more than a baseline may hold (${BASELINE_LIMITS.bytes} bytes)`);
+  // Only what `baseline validate` (and so every prolog) accepts is ever written: a refused class turns the gate off.
+  await checkBaseline(JSON.parse(text), 'baseline capture --from-fleet (not written)');
   out(text);
   return exitCode('ok');
 }

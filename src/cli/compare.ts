@@ -8,6 +8,8 @@ import { sortDifferences } from '../compare/types.js';
 import { FsHost } from '../host/fs-host.js';
 import type { Inventory } from '../model/inventory.js';
 import { readNode } from '../engine/evaluate.js';
+import { ConfigError } from '../errors.js';
+import { pciListUnknown } from '../inventory/pci-known.js';
 import { out } from './common.js';
 
 export interface CompareArgs {
@@ -19,6 +21,9 @@ export interface CompareArgs {
 
 async function side(root: string): Promise<{ inv: Inventory; side: Side }> {
   const { host, inv } = await readNode({ root, baseline: null, node: null, trust: [] });
+  // Without its device list every device would compare as missing: a side that cannot tell is refused, never judged.
+  const pci = pciListUnknown(inv);
+  if (pci !== null) throw new ConfigError(`${root}: its PCI device list is unknown (${pci}): nothing to compare`);
   return { inv, side: { source: root, kind: host instanceof FsHost ? 'directory' : 'snapshot', host: inv.hostname } };
 }
 

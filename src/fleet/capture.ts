@@ -6,10 +6,11 @@ import { captureClass } from '../baseline/capture.js';
 import type { Difference } from '../compare/types.js';
 import { UsageError } from '../errors.js';
 import type { BaselineClass, BaselineEnvelope } from '../model/baseline.js';
-import { OUTLIER_Z } from './robust.js';
+import { MIN_NODES } from './bandwidth.js';
+import { band, OUTLIER_Z } from './robust.js';
 import { compressHostlist } from './hostlist.js';
 import type { FleetRun } from './report-command.js';
-import type { FleetClass } from './report.js';
+import type { FleetClass, NodeVerdict } from './report.js';
 import { BYTES_PER } from './spool-stats.js';
 
 /** The band's warn line sits this many spreads below the median; fail at the outlier line (OUTLIER_Z). */
@@ -39,18 +40,22 @@ export function pickClass(run: FleetRun, name: string | undefined): FleetClass {
   return c;
 }
 
-/** The class's bands: per path with a band and a known recipe, median and warn/fail lines in the samples' unit. */
-function envelopes(run: FleetRun, c: FleetClass, warnings: string[]): BaselineEnvelope[] {
+/**
+ * The class's bands: per path with a known recipe, median and warn/fail lines in the samples' unit, drawn from the
+ * figures of the nodes that agreed with the class only (a node that differs, on a fact or a rail, is never folded in).
+ */
+function envelopes(run: FleetRun, c: FleetClass, differs: ReadonlySet<string>, warnings: string[]): BaselineEnvelope[] {
   const out: BaselineEnvelope[] = [];
   for (const p of c.paths) {
     const r = run.spools.recipes.get(p.recipeHash);
-    if (!p.band || !r) {
-      warnings.push(`${p.probe} ${p.rail}: ${!p.band ? 'too few nodes for a band' : 'no recipe (figures not from a spool)'}, no envelope`);
+    const xs = p.points.filter((x) => !differs.has(x.node)).map((x) => x.p50);
+    const b = xs.length >= MIN_NODES ? band(xs) : null;
+    if (!b || !r) {
+      warnings.push(`${p.probe} ${p.rail}: ${!b ? 'too few nodes that agree with the class for a band' : 'no recipe (figures not from a spool)'}, no envelope`);
       continue;
     }
     const per = BYTES_PER[r.unit];
     const inUnit = (x: number): number => Math.max(0, Math.round((x / per) * 100) / 100);
-    const b = p.band;
     out.push({
       probe: p.probe,
       gpu: p.gpu,
@@ -67,14 +72,29 @@ function envelopes(run: FleetRun, c: FleetClass, warnings: string[]): BaselineEn
   return out;
 }
 
+/**
+ * The node whose devices and settings the class takes: one the fleet did not flag (no difference from the majority,
+ * no rail outside its band), the facts' reference when it is one; none is an error, never a flagged node's values.
+ */
+export function cleanReference(run: FleetRun, c: FleetClass): string {
+  const verdicts = new Map<string, NodeVerdict>(run.report.nodes.filter((v) => v.class === c.name).map((v) => [v.node, v]));
+  const read = new Set(run.nodes.map((n) => n.node));
+  const agrees = (n: string): boolean => read.has(n) && verdicts.get(n)?.differences.length === 0 && verdicts.get(n)?.rails.length === 0;
+  const order = [...(c.reference === null ? [] : [c.reference]), ...c.nodes];
+  const ok = order.find((n) => agrees(n) && verdicts.get(n)?.status === 'ok') ?? order.find(agrees);
+  if (ok !== undefined) return ok;
+  const closest = c.reference === null ? undefined : verdicts.get(c.reference);
+  throw new UsageError(
+    `class ${c.name}: every node whose snapshot was read differs from the class (on a fact or a rail): no node to take the class from${closest ? `; the closest, ${closest.node}, differs on ${[...closest.differences.map((d) => `${d.area} ${d.subject}`), ...closest.rails.map((r) => `bandwidth ${r.rail}`)].join(', ')}` : ''}`,
+  );
+}
+
 export function captureFromFleet(run: FleetRun, o: FleetCaptureOptions): FleetCapture {
   const c = pickClass(run, o.fromClass);
-  const ref = run.nodes.find((n) => n.node === c.reference)!;
+  const ref = run.nodes.find((n) => n.node === cleanReference(run, c))!;
   const warnings: string[] = [];
-  const refVerdict = run.report.nodes.find((v) => v.node === ref.node);
-  if (refVerdict && refVerdict.differences.length)
-    warnings.push(`no node agrees with the majority on every fact; the closest, ${ref.node}, differs on ${refVerdict.differences.map((d) => `${d.area} ${d.subject}`).join(', ')}: edit those by hand`);
-  const probes = envelopes(run, c, warnings);
+  const differs = new Set(run.report.nodes.filter((v) => v.class === c.name && v.status === 'differs').map((v) => v.node));
+  const probes = envelopes(run, c, differs, warnings);
   const captured = captureClass(ref.inv, {
     name: o.name,
     match: o.match?.length ? o.match : compressHostlist(c.nodes),

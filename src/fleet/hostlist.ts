@@ -1,12 +1,17 @@
 // Node names back into Slurm's compact form (gpu[0001-0003,0007]): what a class's `match` can hold for a fleet.
+// Every pattern it writes is one the matcher compiles (src/baseline/match.ts): at most MAX_PATTERN_CHARS characters
+// and MAX_RANGE_PARTS parts a bracket, bounds of at most MAX_RANGE_DIGITS digits; a group past those is split
+// into several patterns (a class matches a name that any of its patterns matches).
+import { MAX_RANGE_DIGITS, MAX_RANGE_PARTS } from '../baseline/hostlist.js';
+import { MAX_PATTERN_CHARS } from '../baseline/match.js';
 import { byNatural } from '../model/order.js';
 
 const split = (name: string): { prefix: string; digits: string } | null => {
   const m = /^(.*?)(\d+)$/.exec(name);
-  return m ? { prefix: m[1]!, digits: m[2]! } : null;
+  return m && m[2]!.length <= MAX_RANGE_DIGITS ? { prefix: m[1]!, digits: m[2]! } : null;
 };
 
-/** Names with the same prefix and digit count share one bracket; consecutive numbers become ranges. */
+/** Names with the same prefix and digit count share brackets; consecutive numbers become ranges. */
 export function compressHostlist(names: readonly string[]): string[] {
   const groups = new Map<string, number[]>();
   const plain: string[] = [];
@@ -17,7 +22,9 @@ export function compressHostlist(names: readonly string[]): string[] {
       continue;
     }
     const key = `${s.prefix}\u0000${s.digits.length}`;
-    groups.set(key, [...(groups.get(key) ?? []), Number(s.digits)]);
+    const l = groups.get(key);
+    if (l) l.push(Number(s.digits));
+    else groups.set(key, [Number(s.digits)]);
   }
   const out = [...plain];
   for (const [key, nums] of groups) {
@@ -35,7 +42,22 @@ export function compressHostlist(names: readonly string[]): string[] {
       parts.push(i === j ? pad(sorted[i]!) : `${pad(sorted[i]!)}-${pad(sorted[j]!)}`);
       i = j + 1;
     }
-    out.push(`${prefix}[${parts.join(',')}]`);
+    // As many parts a bracket as the matcher takes and the pattern's length allows.
+    const room = MAX_PATTERN_CHARS - prefix.length - 2;
+    let chunk: string[] = [];
+    let len = 0;
+    const flush = (): void => {
+      if (chunk.length) out.push(chunk.length === 1 && !chunk[0]!.includes('-') ? `${prefix}${chunk[0]}` : `${prefix}[${chunk.join(',')}]`);
+      chunk = [];
+      len = 0;
+    };
+    for (const p of parts) {
+      const add = p.length + (chunk.length ? 1 : 0);
+      if (chunk.length >= MAX_RANGE_PARTS || len + add > room) flush();
+      chunk.push(p);
+      len += p.length + (chunk.length > 1 ? 1 : 0);
+    }
+    flush();
   }
   return out.sort(byNatural);
 }

@@ -1,9 +1,10 @@
-// The fleet report as one self-contained HTML file (inline CSS, SVG and script; no external asset): per path a strip
-// plot of every node's p50 with the class's band and outliers marked, each flagged node's differences beside the
-// class majority, and every node in one filterable table.
+// The fleet report as one self-contained HTML file (inline CSS, SVG and script; no external asset): first each node
+// that differs or was not judged, worst first, its differences beside the class majority with what to do; then per
+// path a strip plot of every node's p50 with the class's band and outliers marked; then every node in one
+// filterable table.
 import type { PathDistribution } from './bandwidth.js';
 import type { FleetClass, FleetReport, NodeVerdict } from './report.js';
-import { gbps } from './text.js';
+import { gbps, railResponse } from './text.js';
 
 const ESC: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => ESC[c]!);
@@ -45,7 +46,7 @@ function strip(p: PathDistribution, [lo, hi]: [number, number]): string {
     const cls = pt.outlier === 'low' ? 'dot low' : pt.outlier === 'high' ? 'dot high' : 'dot';
     parts.push(`<circle class="${cls}" cx="${cx}" cy="${cy}" r="${pt.outlier ? 4.5 : 2.5}" data-node="${esc(pt.node)}"><title>${esc(`${pt.node}: ${gbps(pt.p50)}${pt.z === null ? '' : `, z ${pt.z.toFixed(1)}`}`)}</title></circle>`);
     const anchor = Number(cx) < 60 ? 'start' : Number(cx) > W - 60 ? 'end' : 'middle';
-    if (pt.outlier) parts.push(`<text class="label" x="${cx}" y="${(Number(cy) - 7).toFixed(1)}" text-anchor="${anchor}">${esc(pt.node)}</text>`);
+    if (pt.outlier) parts.push(`<text class="label" x="${cx}" y="${Math.max(10, Number(cy) - 7).toFixed(1)}" text-anchor="${anchor}">${esc(pt.node)}</text>`);
   }
   parts.push(`<text class="axis" x="${M}" y="${H + 14}">${esc(gbps(lo))}</text><text class="axis" x="${W - M}" y="${H + 14}" text-anchor="end">${esc(gbps(hi))}</text>`);
   parts.push('</svg>');
@@ -60,17 +61,22 @@ function pathSection(p: PathDistribution, range: [number, number]): string {
   return `<figure><figcaption>${head}</figcaption>${strip(p, range)}${tail ? `<div class="note">${tail}</div>` : ''}</figure>`;
 }
 
+/** One node that differs or was not judged: each finding beside the class majority, with what to do about it. */
 function flaggedRow(v: NodeVerdict): string {
   const rows = [
-    ...v.differences.map((d) => `<tr><td class="imp ${d.impact}">${d.impact}</td><td>${esc(d.area)}</td><td>${esc(d.subject)}</td><td class="val">${esc(d.a)}</td><td class="maj">${esc(d.b)}</td></tr>`),
-    ...v.rails.map((r) => `<tr><td class="imp ${r.kind === 'absent' ? 'critical' : 'major'}">${r.kind === 'absent' ? 'critical' : 'major'}</td><td>bandwidth</td><td>${esc(`${r.probe} ${r.rail} ${r.direction}`)}</td><td class="val">${r.p50 === null ? 'no figure' : esc(gbps(r.p50))}</td><td class="maj">median ${esc(gbps(r.median))}</td></tr>`),
+    ...v.differences.map((d) => `<tr><td class="imp ${d.impact}">${d.impact}</td><td>${esc(d.area)}</td><td>${esc(d.subject)}</td><td class="val">${esc(d.a)}</td><td class="maj">${esc(d.b)}</td><td class="do">${esc(d.response)}</td></tr>`),
+    ...v.rails.map((r) => `<tr><td class="imp ${r.kind === 'absent' ? 'critical' : 'major'}">${r.kind === 'absent' ? 'critical' : 'major'}</td><td>bandwidth</td><td>${esc(`${r.probe} ${r.rail} ${r.direction}`)}</td><td class="val">${r.p50 === null ? 'no figure' : esc(gbps(r.p50))}</td><td class="maj">median ${esc(gbps(r.median))}</td><td class="do">${esc(railResponse(r))}</td></tr>`),
   ];
-  return `<section class="node" id="n-${esc(v.node)}"><h3>${esc(v.node)} <span class="imp ${v.worst ?? ''}">${esc(v.worst ?? '')}</span> <small>class ${esc(v.class)}</small></h3><table><thead><tr><th>impact</th><th>area</th><th>subject</th><th>this node</th><th>class majority</th></tr></thead><tbody>${rows.join('')}</tbody></table></section>`;
+  const table = rows.length ? `<table><thead><tr><th>impact</th><th>area</th><th>subject</th><th>this node</th><th>class majority</th><th>what to do</th></tr></thead><tbody>${rows.join('')}</tbody></table>` : '';
+  const notes = v.notes.length ? `<ul class="notes">${v.notes.map((n) => `<li>not judged: ${esc(n)}</li>`).join('')}</ul>` : '';
+  const tag = v.worst ?? v.status;
+  return `<section class="node" id="n-${esc(v.node)}"><h3>${esc(v.node)} <span class="imp ${esc(tag)}">${esc(tag)}</span> <small>class ${esc(v.class)}</small></h3>${table}${notes}</section>`;
 }
 
 function classSection(c: FleetClass): string {
   const range = scale(c.paths);
-  return `<section class="class"><h2>class ${esc(c.name)} <small>${c.nodes.length} nodes · majority as on ${esc(c.reference ?? '(no snapshot)')}</small></h2>${c.paths.map((p) => pathSection(p, range)).join('')}</section>`;
+  const unread = c.unread.length ? ` · <span class="bad">${c.unread.length} not read: ${esc(c.unread.map((m) => m.node).join(', '))}</span>` : '';
+  return `<section class="class"><h2>class ${esc(c.name)} <small>${c.nodes.length} nodes · ${c.read} snapshots read${unread} · majority as on ${esc(c.reference ?? '(no snapshot)')}</small></h2>${c.paths.map((p) => pathSection(p, range)).join('')}</section>`;
 }
 
 const CSS = `body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#1d2430;background:#fafbfc}h1{font-size:20px}h2{font-size:17px;margin-top:28px}h3{font-size:15px;margin:18px 0 6px}small{color:#667}
@@ -79,7 +85,9 @@ figure{margin:10px 0 16px}figcaption{font-weight:600;margin-bottom:2px}.rail{fon
 .label{font-size:10px;fill:#c62828}.axis{font-size:10px;fill:#667}.note{font-size:13px}.bad{color:#c62828}
 table{border-collapse:collapse;margin:4px 0}td,th{border:1px solid #dde;padding:2px 8px;text-align:left;vertical-align:top}th{background:#eef1f5}
 .imp.critical{color:#fff;background:#c62828}.imp.major{color:#fff;background:#ef6c00}.imp.minor{background:#fff3c4}.val{font-family:ui-monospace,monospace;color:#c62828}.maj{font-family:ui-monospace,monospace;color:#2a7a3a}
-#nodes td{font-family:ui-monospace,monospace}#filter{margin:6px 0;padding:3px 6px;width:240px}.status-ok{color:#2a7a3a}.status-differs{color:#c62828}.status-missing{color:#8a5a00}`;
+#nodes td{font-family:ui-monospace,monospace}#filter{margin:6px 0;padding:3px 6px;width:240px}.status-ok{color:#2a7a3a}.status-differs{color:#c62828}.status-missing,.status-unreadable,.status-incomplete{color:#8a5a00}
+.imp.incomplete,.imp.unreadable,.imp.missing{color:#fff;background:#8a5a00}.do{font-size:12px;color:#334;max-width:420px}.notes{margin:2px 0 8px;color:#8a5a00}
+.node{background:#fff;border:1px solid #dde;border-radius:4px;padding:2px 12px 8px;margin:8px 0}`;
 
 const SCRIPT = `(function(){var f=document.getElementById('filter');var rows=Array.prototype.slice.call(document.querySelectorAll('#nodes tbody tr'));
 f.addEventListener('input',function(){var q=f.value.trim().toLowerCase();rows.forEach(function(r){r.hidden=q!==''&&r.textContent.toLowerCase().indexOf(q)<0;});});
@@ -87,7 +95,7 @@ console.log('gdrgate fleet report: '+rows.length+' nodes');})();`;
 
 export function renderFleetHtml(r: FleetReport): string {
   const s = r.summary;
-  const flagged = r.nodes.filter((v) => v.status === 'differs');
+  const flagged = r.nodes.filter((v) => v.status !== 'ok');
   const all = r.nodes
     .map((v) => `<tr><td>${esc(v.node)}</td><td>${esc(v.class)}</td><td class="status-${v.status}">${v.status}</td><td>${esc(v.worst ?? '')}</td><td>${v.differences.length + v.rails.length}</td></tr>`)
     .join('');
@@ -95,11 +103,11 @@ export function renderFleetHtml(r: FleetReport): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>gdrgate fleet report — ${esc(r.dir)}</title>
 <style>${CSS}</style></head><body>
 <h1>gdrgate fleet report <small>${esc(r.dir)} · gdrgate ${esc(r.version)}</small></h1>
-<p>${s.nodes} nodes (${s.read} read, ${s.missing} missing) in ${s.classes} class(es): <b>${s.flagged} differ</b> (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor); ${s.lowRails} rail(s) below their band, ${s.absentRails} without a figure.</p>
+<p>${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es): <b>${s.flagged} differ</b> (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor); ${s.lowRails} rail(s) below their band, ${s.absentRails} without a figure.</p>
+<h2>nodes that differ from their class or were not judged, worst first</h2>
+${flagged.length ? flagged.map(flaggedRow).join('\n') : '<p>none: every node judged, every node agrees with its class</p>'}
+<h2>bandwidth per rail</h2>
 ${r.classes.map(classSection).join('\n')}
-<h2>nodes that differ from their class, worst first</h2>
-${flagged.length ? flagged.map(flaggedRow).join('\n') : '<p>none</p>'}
-${r.missing.length ? `<h2>did not answer</h2><ul>${r.missing.map((m) => `<li>${esc(m.node)}: ${esc(m.why)}</li>`).join('')}</ul>` : ''}
 <h2>every node</h2><input id="filter" type="search" placeholder="filter nodes" aria-label="filter nodes">
 <table id="nodes"><thead><tr><th>node</th><th>class</th><th>status</th><th>worst</th><th>findings</th></tr></thead><tbody>${all}</tbody></table>
 <script>${SCRIPT}</script>

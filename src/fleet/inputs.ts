@@ -7,6 +7,7 @@ import { UsageError } from '../errors.js';
 import { byNatural } from '../model/order.js';
 import { spoolFiles } from '../samples/spool.js';
 import { badNodeName } from '../slurm/node-name.js';
+import type { NodeMissing } from './types.js';
 
 /** More entries than this in one directory is not a fleet of one site's GPU nodes. */
 export const MAX_NODES = 100_000;
@@ -16,11 +17,22 @@ export interface FleetInputs {
   /** Per node, its spool files oldest first. */
   readonly spools: ReadonlyMap<string, readonly string[]>;
   readonly problems: readonly string[];
+  /** Inputs named for a node that cannot be read (a link, not a file; a spool directory that cannot be listed): the node is listed with why. */
+  readonly broken: readonly NodeMissing[];
 }
 
 const SNAPSHOT = /^(.+)\.(?:tar\.gz|tgz|tar)$/;
 const SPOOL_FILE = /^(.+)\.samples(?:\.(\d+))?\.jsonl$/;
 const SPOOL_DIR = /^(.+)\.spool$/;
+
+function kindOf(e: Dirent): string {
+  if (e.isSymbolicLink()) return 'a symbolic link';
+  if (e.isDirectory()) return 'a directory';
+  if (e.isFIFO()) return 'a FIFO';
+  if (e.isSocket()) return 'a socket';
+  if (e.isBlockDevice() || e.isCharacterDevice()) return 'a device node';
+  return e.isFile() ? 'a regular file' : 'not a regular file';
+}
 
 export function scanFleetDir(dir: string): FleetInputs {
   let entries: Dirent[];
@@ -34,6 +46,13 @@ export function scanFleetDir(dir: string): FleetInputs {
   const snapshots: { node: string; file: string }[] = [];
   const gens = new Map<string, { gen: number; file: string }[]>();
   const problems: string[] = [];
+  const broken: NodeMissing[] = [];
+  // Appended in place: a node with many spool files costs one push each, never a copy of its list so far.
+  const addGens = (node: string, xs: readonly { gen: number; file: string }[]): void => {
+    let l = gens.get(node);
+    if (!l) gens.set(node, (l = []));
+    for (const x of xs) l.push(x);
+  };
   const named = (m: RegExpExecArray | null, name: string): string | null => {
     if (!m) return null;
     const bad = badNodeName(m[1]!);
@@ -42,19 +61,30 @@ export function scanFleetDir(dir: string): FleetInputs {
   };
   for (const e of entries) {
     const file = path.join(dir, e.name);
-    if (e.isFile()) {
-      const s = named(SNAPSHOT.exec(e.name), e.name);
-      if (s !== null) {
-        snapshots.push({ node: s, file });
+    const snap = SNAPSHOT.exec(e.name);
+    const spoolFile = snap ? null : SPOOL_FILE.exec(e.name);
+    const spoolDir = snap || spoolFile ? null : SPOOL_DIR.exec(e.name);
+    const node = named(snap ?? spoolFile ?? spoolDir, e.name);
+    if (node === null) continue;
+    const what = snap ? 'snapshot' : spoolFile ? 'spool file' : 'spool directory';
+    const want = spoolDir ? e.isDirectory() : e.isFile();
+    if (!want) {
+      // A link is never followed (it could name any file of this machine, or another node's snapshot); nor is a FIFO read.
+      broken.push({ node, why: `${e.name}: the ${what} is ${kindOf(e)}, not ${spoolDir ? 'a directory' : 'a regular file'}: not read` });
+      continue;
+    }
+    if (snap) snapshots.push({ node, file });
+    // The live file is the newest (generation 0); samples.<n> are older the higher n is.
+    else if (spoolFile) addGens(node, [{ gen: spoolFile[2] === undefined ? 0 : Number(spoolFile[2]), file }]);
+    else {
+      let fs: string[];
+      try {
+        fs = spoolFiles(file);
+      } catch (err) {
+        broken.push({ node, why: `${e.name}: the spool directory cannot be listed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
         continue;
       }
-      const m = SPOOL_FILE.exec(e.name);
-      const n = named(m, e.name);
-      // The live file is the newest (generation 0); samples.<n> are older the higher n is.
-      if (n !== null) gens.set(n, [...(gens.get(n) ?? []), { gen: m![2] === undefined ? 0 : Number(m![2]), file }]);
-    } else if (e.isDirectory()) {
-      const n = named(SPOOL_DIR.exec(e.name), e.name);
-      if (n !== null) gens.set(n, [...(gens.get(n) ?? []), ...spoolFiles(file).map((f, i, all) => ({ gen: all.length - i - 1 + 0.5, file: f }))]);
+      addGens(node, fs.map((f, i, all) => ({ gen: all.length - i - 1 + 0.5, file: f })));
     }
   }
   const byNode = new Map<string, { node: string; file: string }>();
@@ -66,5 +96,5 @@ export function scanFleetDir(dir: string): FleetInputs {
   if (unique.length > MAX_NODES) throw new UsageError(`fleet directory ${dir}: ${unique.length} snapshots, more than ${MAX_NODES}`);
   const spools = new Map<string, string[]>();
   for (const [node, fs] of gens) spools.set(node, fs.sort((a, b) => b.gen - a.gen).map((f) => f.file));
-  return { snapshots: unique, spools, problems };
+  return { snapshots: unique, spools, problems, broken };
 }

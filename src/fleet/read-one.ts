@@ -4,6 +4,7 @@
 // bytes only the first time that worker meets the key.
 import { readNode } from '../engine/evaluate.js';
 import { ConfigError, UsageError } from '../errors.js';
+import { pciListUnknown } from '../inventory/pci-known.js';
 import type { Inventory } from '../model/inventory.js';
 import type { NodeOwn } from './digest.js';
 
@@ -26,9 +27,26 @@ export type WorkerAnswer = { readonly i: number } & (WorkerRead | { readonly why
 
 const why = (e: unknown): string | null => (e instanceof UsageError || e instanceof ConfigError || (e as NodeJS.ErrnoException).code !== undefined ? (e as Error).message : null);
 
+/**
+ * Why a snapshot read without error still cannot be judged as `node`: taken on another host (a copy saved under
+ * this node's name would be judged as this node), or its PCI device list is unknown (not recorded, unreadable):
+ * every device fact would read as "no device". Null when it can.
+ */
+export function notThisNode(node: string, inv: Inventory): string | null {
+  const pci = pciListUnknown(inv);
+  if (pci !== null) return `the snapshot's PCI device list is unknown (${pci})`;
+  const host = inv.hostname;
+  if (host === null) return 'the snapshot records no host name: whose it is cannot be told';
+  const short = host.split('.')[0]!;
+  if (short.toLowerCase() !== node.toLowerCase()) return `the snapshot was taken on ${JSON.stringify(host.slice(0, 64))}, not on ${node}: not judged as ${node}`;
+  return null;
+}
+
 export async function readSnapshotNode(node: string, file: string): Promise<ReadOne> {
   try {
     const { inv } = await readNode({ root: file, baseline: null, node, trust: [] });
+    const bad = notThisNode(node, inv);
+    if (bad !== null) return { why: bad };
     return { inv };
   } catch (e) {
     const w = why(e);

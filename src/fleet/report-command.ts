@@ -1,12 +1,13 @@
 // `gdrgate fleet report DIR`: read every node of the directory through the engine, its spools, and every extra
 // figures a source brings (Prometheus), then judge each class. The CLI parses, calls this, and prints.
+import { UsageError } from '../errors.js';
 import { loadBaseline } from '../baseline/load.js';
 import type { Baseline } from '../model/baseline.js';
 import { classifier } from './classes.js';
 import { readCollectSummary } from './collect-summary.js';
 import { scanFleetDir } from './inputs.js';
 import { readFleet, type FleetProgress, type ReadNode } from './read.js';
-import { buildFleetReport, type FleetReport } from './report.js';
+import { buildFleetReport, type FigureSource, type FleetReport } from './report.js';
 import { spoolStatsInTurns, type SpoolStats } from './spool-stats.js';
 import type { NodeMissing, NodePathStat } from './types.js';
 
@@ -37,23 +38,37 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const baseline = a.baseline === null ? null : await loadBaseline(a.baseline);
   const inputs = scanFleetDir(a.dir);
   // The spools are read on this thread while the snapshots are read (in the pool's workers, or in turns in process).
-  const [{ read, missing }, spools] = await Promise.all([
+  const [{ read, missing: unreadable }, spools] = await Promise.all([
     readFleet(inputs.snapshots, { ...(a.onProgress ? { onProgress: a.onProgress } : {}), ...(a.concurrency ? { concurrency: a.concurrency } : {}) }),
     spoolStatsInTurns(inputs.spools),
   ]);
   const stats: NodePathStat[] = [...spools.stats];
-  const allMissing: NodeMissing[] = [...missing];
+  const broken: NodeMissing[] = [...inputs.broken, ...unreadable, ...spools.broken];
   const problems = [...inputs.problems, ...spools.problems];
+  const sources: FigureSource[] = [];
+  if (inputs.spools.size > 0 || spools.broken.length > 0) sources.push({ name: 'the spools', nodes: new Set(spools.stats.map((s) => s.node)), error: null });
   // Nodes fleet collect asked and got no snapshot from; a snapshot copied in since counts as read.
   const collected = await readCollectSummary(a.dir);
   if (collected.problem) problems.push(collected.problem);
-  for (const m of collected.missing) if (!read.some((r) => r.node === m.node) && !allMissing.some((x) => x.node === m.node)) allMissing.push(m);
+  const readNames = new Set(read.map((r) => r.node));
+  const missing = collected.missing.filter((m) => !readNames.has(m.node));
   for (const s of a.sources ?? []) {
-    const got = await s.load();
-    stats.push(...got.stats);
-    for (const m of got.missing) if (!allMissing.some((x) => x.node === m.node)) allMissing.push({ node: m.node, why: `${s.name}: ${m.why}` });
+    // A source that cannot be read is a finding about every node's figures from it, never the end of the report.
+    let got: Awaited<ReturnType<StatsSource['load']>>;
+    try {
+      got = await s.load();
+    } catch (e) {
+      if (e instanceof UsageError) throw e;
+      const why = (e as Error).message.slice(0, 300);
+      problems.push(`${s.name}: ${why}`);
+      sources.push({ name: s.name, nodes: new Set(), error: why });
+      continue;
+    }
+    for (const x of got.stats) stats.push(x);
+    for (const m of got.missing) broken.push({ node: m.node, why: `${s.name}: ${m.why}` });
+    sources.push({ name: s.name, nodes: new Set(got.stats.map((x) => x.node)), error: null });
   }
-  if (read.length === 0 && stats.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
-  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing: allMissing, problems });
+  if (read.length === 0 && stats.length === 0 && broken.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
+  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing, broken, sources, problems });
   return { report, nodes: read, baseline, spools };
 }

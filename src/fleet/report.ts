@@ -20,15 +20,29 @@ export interface RailFinding {
   readonly z: number | null;
 }
 
+export type NodeStatus = 'ok' | 'differs' | 'incomplete' | 'unreadable' | 'missing';
+
+/** A source of bandwidth figures and the nodes it had figures for; `error`: it gave none at all (every node lacks it). */
+export interface FigureSource {
+  readonly name: string;
+  readonly nodes: ReadonlySet<string>;
+  readonly error: string | null;
+}
+
 export interface NodeVerdict {
   readonly node: string;
   readonly class: string;
-  readonly status: 'ok' | 'differs' | 'missing';
+  /**
+   * ok: judged, agrees with its class. differs: judged, differs. incomplete: judged on part of its inputs only (a
+   * source had no data for it, an input of it could not be read). unreadable: every input it has could not be
+   * read. missing: named (fleet collect, a source) with no input at all. Anything but ok makes the exit code 1.
+   */
+  readonly status: NodeStatus;
   readonly worst: Impact | null;
   /** a: this node's value, b: the class majority's. */
   readonly differences: readonly Difference[];
   readonly rails: readonly RailFinding[];
-  /** Figures only (no snapshot), or a snapshot only (no figures). */
+  /** What could not be judged and why: an input unreadable, a source without data for it, no snapshot. */
   readonly notes: readonly string[];
 }
 
@@ -36,6 +50,10 @@ export interface FleetClass {
   readonly name: string;
   readonly nodes: readonly string[];
   readonly reference: string | null;
+  /** Nodes of the class whose snapshot was read: the facts' counts are out of these. */
+  readonly read: number;
+  /** Nodes of the class without a snapshot read, and why. */
+  readonly unread: readonly NodeMissing[];
   readonly facts: readonly ClassFact[];
   readonly paths: readonly PathDistribution[];
 }
@@ -49,6 +67,8 @@ export interface FleetReport {
     readonly nodes: number;
     readonly read: number;
     readonly missing: number;
+    readonly unreadable: number;
+    readonly incomplete: number;
     readonly flagged: number;
     readonly clean: number;
     readonly classes: number;
@@ -56,9 +76,10 @@ export interface FleetReport {
     readonly lowRails: number;
     readonly absentRails: number;
   };
+  /** Nodes not judged at all (unreadable, missing), and why. */
   readonly missing: readonly NodeMissing[];
   readonly classes: readonly FleetClass[];
-  /** Flagged nodes worst first, then the missing, then the clean ones by name. */
+  /** Flagged nodes worst first, then the incomplete, the unreadable, the missing, then the clean ones by name. */
   readonly nodes: readonly NodeVerdict[];
   readonly problems: readonly string[];
   readonly exitCode: 0 | 1;
@@ -69,7 +90,12 @@ export interface ReportInput {
   readonly nodes: readonly ClassNode[];
   readonly classOf: (node: string) => string;
   readonly stats: readonly NodePathStat[];
+  /** Nodes named (fleet collect's summary) with no input in the directory. */
   readonly missing: readonly NodeMissing[];
+  /** Inputs of a node that could not be used (a snapshot unreadable or not this node's, a spool unreadable, a source's bad series); several per node allowed. */
+  readonly broken?: readonly NodeMissing[];
+  /** Every source of figures asked (the spools when the directory holds any, Prometheus): a node one lacks is not fully judged. */
+  readonly sources?: readonly FigureSource[];
   readonly problems: readonly string[];
 }
 
@@ -77,6 +103,8 @@ export interface ReportInput {
 const RAIL_IMPACT: Readonly<Record<RailFinding['kind'], Impact>> = { low: 'major', absent: 'critical' };
 
 const worstOf = (xs: readonly Impact[]): Impact | null => xs.reduce<Impact | null>((w, x) => (w === null || IMPACT_RANK[x] < IMPACT_RANK[w] ? x : w), null);
+
+const STATUS_RANK: Readonly<Record<Exclude<NodeStatus, 'differs'>, number>> = { incomplete: 3, unreadable: 4, missing: 5, ok: 6 };
 
 export function buildFleetReport(i: ReportInput): FleetReport {
   const members = new Map<string, Set<string>>();
@@ -86,45 +114,77 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     if (!s) members.set(c, (s = new Set()));
     s.add(node);
   };
+  const broken = new Map<string, string[]>();
+  for (const b of i.broken ?? []) {
+    const l = broken.get(b.node);
+    if (l) l.push(b.why);
+    else broken.set(b.node, [b.why]);
+  }
+  const named = new Map<string, string>();
+  for (const m of i.missing) if (!named.has(m.node)) named.set(m.node, m.why);
+  // Every node named anywhere is a member of its class, and gets a verdict.
   for (const n of i.nodes) add(n.node);
   for (const s of i.stats) add(s.node);
-  const missingNames = new Set(i.missing.map((m) => m.node));
+  for (const n of broken.keys()) add(n);
+  for (const n of named.keys()) add(n);
   const withSnapshot = new Set(i.nodes.map((n) => n.node));
   const withStats = new Set(i.stats.map((s) => s.node));
+  const sources = i.sources ?? [];
   const classes: FleetClass[] = [];
   const verdicts: NodeVerdict[] = [];
+  const unjudged: NodeMissing[] = [];
+  const byClass = new Map<string, ClassNode[]>();
+  for (const n of i.nodes) {
+    const c = i.classOf(n.node);
+    const l = byClass.get(c);
+    if (l) l.push(n);
+    else byClass.set(c, [n]);
+  }
   for (const [name, set] of [...members].sort((a, b) => byNatural(a[0], b[0]))) {
     const names = [...set].sort(byNatural);
-    const facts = classFacts(i.nodes.filter((n) => set.has(n.node)));
+    const facts = classFacts(byClass.get(name) ?? []);
     const paths = distributions(i.stats, names);
-    classes.push({ name, nodes: names, reference: facts.reference, facts: facts.facts, paths });
     const rails = new Map<string, RailFinding[]>();
-    const push = (node: string, r: RailFinding): void => void rails.set(node, [...(rails.get(node) ?? []), r]);
+    const push = (node: string, r: RailFinding): void => {
+      const l = rails.get(node);
+      if (l) l.push(r);
+      else rails.set(node, [r]);
+    };
     for (const p of paths) {
       if (!p.band) continue;
       const base = { probe: p.probe, rail: p.rail, direction: p.direction, recipeHash: p.recipeHash, median: p.band.median, low: p.band.low };
       for (const pt of p.points) if (pt.outlier === 'low') push(pt.node, { ...base, kind: 'low', p50: pt.p50, z: pt.z });
       for (const n of p.absent) push(n, { ...base, kind: 'absent', p50: null, z: null });
     }
+    const classRead = names.filter((n) => withSnapshot.has(n)).length;
+    const unread: NodeMissing[] = [];
     for (const node of names) {
+      const hasSnap = withSnapshot.has(node);
+      const hasStats = withStats.has(node);
+      const why = broken.get(node) ?? [];
+      const notes = [...why];
+      if (!hasSnap && why.length === 0 && classRead > 0) notes.push(named.get(node) ?? 'no snapshot: its facts are not judged');
+      for (const src of sources) {
+        if (src.error !== null) notes.push(`no data from ${src.name}: ${src.error}`);
+        else if (!src.nodes.has(node)) notes.push(`no data from ${src.name}`);
+      }
+      if (!hasSnap) unread.push({ node, why: notes[0] ?? named.get(node) ?? 'no snapshot' });
       const differences = facts.byNode.get(node) ?? [];
       const rs = rails.get(node) ?? [];
-      const notes = [
-        ...(!withSnapshot.has(node) && !missingNames.has(node) ? ['no snapshot: bandwidth figures only'] : []),
-        ...(withSnapshot.has(node) && !withStats.has(node) && i.stats.length > 0 ? ['no bandwidth figures'] : []),
-      ];
       const worst = worstOf([...differences.map((d) => d.impact), ...rs.map((r) => RAIL_IMPACT[r.kind])]);
-      verdicts.push({ node, class: name, status: worst === null ? 'ok' : 'differs', worst, differences, rails: rs, notes });
+      const status: NodeStatus = !hasSnap && !hasStats ? (why.length ? 'unreadable' : 'missing') : worst !== null ? 'differs' : notes.length ? 'incomplete' : 'ok';
+      if (status === 'unreadable' || status === 'missing') unjudged.push({ node, why: why.length ? why.join('; ') : (named.get(node) ?? 'no input') });
+      verdicts.push({ node, class: name, status, worst, differences, rails: rs, notes });
     }
+    classes.push({ name, nodes: names, reference: facts.reference, read: classRead, unread, facts: facts.facts, paths });
   }
-  for (const m of i.missing)
-    if (!verdicts.some((v) => v.node === m.node)) verdicts.push({ node: m.node, class: i.classOf(m.node), status: 'missing', worst: null, differences: [], rails: [], notes: [m.why] });
-  const rank = (v: NodeVerdict): number => (v.status === 'differs' ? IMPACT_RANK[v.worst!] : v.status === 'missing' ? 3 : 4);
+  const rank = (v: NodeVerdict): number => (v.status === 'differs' ? IMPACT_RANK[v.worst!] : STATUS_RANK[v.status]);
   verdicts.sort((a, b) => rank(a) - rank(b) || b.differences.length + b.rails.length - (a.differences.length + a.rails.length) || byNatural(a.node, b.node));
   const flagged = verdicts.filter((v) => v.status === 'differs');
   const impacts: Record<Impact, number> = { critical: 0, major: 0, minor: 0 };
   for (const v of flagged) impacts[v.worst!]++;
   const allRails = flagged.flatMap((v) => v.rails);
+  const count = (st: NodeStatus): number => verdicts.filter((v) => v.status === st).length;
   return {
     tool: 'gdrgate',
     command: 'fleet report',
@@ -133,18 +193,20 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     summary: {
       nodes: verdicts.length,
       read: i.nodes.length,
-      missing: i.missing.length,
+      missing: count('missing'),
+      unreadable: count('unreadable'),
+      incomplete: count('incomplete'),
       flagged: flagged.length,
-      clean: verdicts.filter((v) => v.status === 'ok').length,
+      clean: count('ok'),
       classes: classes.length,
       impacts,
       lowRails: allRails.filter((r) => r.kind === 'low').length,
       absentRails: allRails.filter((r) => r.kind === 'absent').length,
     },
-    missing: [...i.missing].sort((a, b) => byNatural(a.node, b.node)),
+    missing: unjudged.sort((a, b) => byNatural(a.node, b.node)),
     classes,
     nodes: verdicts,
     problems: i.problems,
-    exitCode: flagged.length > 0 || i.missing.length > 0 ? 1 : 0,
+    exitCode: verdicts.some((v) => v.status !== 'ok') ? 1 : 0,
   };
 }

@@ -99,7 +99,12 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
     (stat === 'p50' ? p.p50 : stat === 'min' ? p.min : p.count).push(s.value);
   }
   const byNode = new Map<string, Path[]>();
-  for (const p of paths.values()) byNode.set(p.node, [...(byNode.get(p.node) ?? []), p]);
+  // Appended in place: a copy per path would be quadratic in one node's paths (a hostile answer has thousands).
+  for (const p of paths.values()) {
+    const l = byNode.get(p.node);
+    if (l) l.push(p);
+    else byNode.set(p.node, [p]);
+  }
   const stats: NodePathStat[] = [];
   const missing: NodeMissing[] = [];
   for (const [node, ps] of byNode) {

@@ -3,7 +3,7 @@
 import { readSpoolFiles } from '../samples/spool.js';
 import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
 import { StatsAccumulator } from '../samples/stats.js';
-import type { NodePathStat } from './types.js';
+import type { NodeMissing, NodePathStat } from './types.js';
 
 /** Bytes per second in one unit of each (Gb/s is bits; MB/s and GB/s decimal bytes, as the tools print them). */
 export const BYTES_PER: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 1e6, 'GB/s': 1e9 };
@@ -12,6 +12,8 @@ export interface SpoolStats {
   readonly stats: NodePathStat[];
   readonly recipes: ReadonlyMap<string, { readonly recipe: ProbeRecipe; readonly unit: BandwidthUnit }>;
   readonly problems: readonly string[];
+  /** Nodes none of whose spool files could be read: listed with why, never taken for nodes without figures. */
+  readonly broken: readonly NodeMissing[];
 }
 
 /**
@@ -20,7 +22,7 @@ export interface SpoolStats {
  * them): the spools are read while the workers read the snapshots.
  */
 export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly string[]>, everyMs = 4): Promise<SpoolStats> {
-  const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[] };
+  const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[], broken: [] as NodeMissing[] };
   let last = performance.now();
   for (const [node, files] of spools) {
     oneNode(node, files, out);
@@ -31,7 +33,9 @@ export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly str
   return out;
 }
 
-function oneNode(node: string, files: readonly string[], out: { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[] }): void {
+type Out = { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[]; broken: NodeMissing[] };
+
+function oneNode(node: string, files: readonly string[], out: Out): void {
   const { stats, recipes, problems } = out;
   const acc = new StatsAccumulator();
   let foreign = 0;
@@ -43,7 +47,8 @@ function oneNode(node: string, files: readonly string[], out: { stats: NodePathS
     if (!recipes.has(s.recipeHash)) recipes.set(s.recipeHash, { recipe: s.recipe, unit: s.unit });
     acc.add(s);
   });
-  problems.push(...r.problems);
+  if (r.files.length === 0 && files.length > 0) out.broken.push({ node, why: `no spool file could be read: ${r.problems[0] ?? 'unknown'}${r.problems.length > 1 ? `; +${r.problems.length - 1} more` : ''}` });
+  else for (const p of r.problems) problems.push(p);
   if (r.torn + r.corrupt > 0) problems.push(`${node}: ${r.torn} torn and ${r.corrupt} corrupt spool lines skipped`);
   if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
   const source = `spool:${files[files.length - 1] ?? ''}`;

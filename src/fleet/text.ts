@@ -1,6 +1,6 @@
 // The fleet report as text: the nodes that differ, worst first, each difference beside the class's majority; then
 // the facts the class disagrees on, the bandwidth distribution of every path, and the nodes that did not answer.
-import type { FleetReport, NodeVerdict, RailFinding } from './report.js';
+import type { FleetClass, FleetReport, NodeVerdict, RailFinding } from './report.js';
 import { escapeControls } from '../report/escape.js';
 
 /** Bytes per second as Gb/s, the unit ib_write_bw --report_gbits and the adapters' rates use. */
@@ -10,66 +10,99 @@ const pad = (s: string, n: number): string => (s.length >= n ? s : s + ' '.repea
 /** At most `n` names, then how many more. */
 export const some = (xs: readonly string[], n = 8): string => (xs.length <= n ? xs.join(', ') : `${xs.slice(0, n).join(', ')}, +${xs.length - n} more`);
 
+/** What to do about a rail finding (a difference carries compare's own response). */
+export function railResponse(r: RailFinding): string {
+  return r.kind === 'absent'
+    ? 'no figure on a rail the class measures: check the adapter is present and up (gdrgate check on the node), then rerun the probe'
+    : 'rerun the probe on this node; if it stays below the band, check the rail (gdrgate check --only pcie-link,pcie-acs on the node) and its cable';
+}
+
+/** Columns padded to their widest cell; the last column is not padded. */
+export function table(rows: readonly (readonly string[])[], indent: string): string[] {
+  const w: number[] = [];
+  for (const r of rows) r.forEach((c, k) => (w[k] = Math.max(w[k] ?? 0, c.length)));
+  return rows.map((r) => indent + r.map((c, k) => (k === r.length - 1 ? c : pad(c, w[k]!))).join('  '));
+}
+
+/** `22/24`, or when snapshots of the class could not be read `22 of 23 read`. */
+function outOf(n: number, c: { readonly read: number; readonly nodes: readonly string[] }): string {
+  return c.read === c.nodes.length ? `${n}/${c.read}` : `${n} of ${c.read} read`;
+}
+
 function railLine(r: RailFinding): string {
   const where = `bw ${r.probe} ${r.rail} ${r.direction}`;
   if (r.kind === 'absent') return `${where}: no figure (class median ${gbps(r.median)})`;
   return `${where}: ${gbps(r.p50!)}  (class median ${gbps(r.median)}, band from ${gbps(r.low!)}, z ${r.z!.toFixed(1)})`;
 }
 
-function nodeLines(v: NodeVerdict, total: (cls: string) => number, agree: (cls: string, area: string, subject: string) => number | null, w: number): string[] {
+function nodeLines(v: NodeVerdict, share: (cls: string, area: string, subject: string) => string | null, w: number): string[] {
   const lines: string[] = [];
-  const head = `${pad(v.node, w)}  ${pad((v.worst ?? '').toUpperCase(), 8)}  `;
+  const head = `${pad(v.node, w)}  ${pad((v.worst ?? v.status).toUpperCase(), 10)}  `;
   const rest = ' '.repeat(head.length);
-  const items = [
-    ...v.differences.map((d) => {
-      const n = agree(v.class, d.area, d.subject);
-      return `${d.impact === v.worst ? '' : `(${d.impact}) `}${d.area} ${d.subject}: ${d.a}  (majority: ${d.b}${n === null ? '' : `, ${n}/${total(v.class)}`})`;
-    }),
-    ...v.rails.map(railLine),
-    ...v.notes,
-  ];
+  const items: string[] = [];
+  for (const d of v.differences) {
+    const n = share(v.class, d.area, d.subject);
+    items.push(`${d.impact === v.worst ? '' : `(${d.impact}) `}${d.area} ${d.subject}: ${d.a}  (majority: ${d.b}${n === null ? '' : `, ${n}`})`);
+    if (d.response) items.push(`  what to do: ${d.response}`);
+  }
+  for (const r of v.rails) items.push(railLine(r), `  what to do: ${railResponse(r)}`);
+  for (const x of v.notes) items.push(`not judged: ${x}`);
   items.forEach((x, i) => lines.push(`${i === 0 ? head : rest}${x}`));
   return lines;
+}
+
+/** Per class the bandwidth of every path, one aligned table. */
+function bandwidthLines(c: FleetClass): string[] {
+  const rows: string[][] = [['PROBE', 'RAIL', 'DIRECTION', 'NODES', 'MEDIAN', 'MAD', 'BAND FROM', 'BELOW']];
+  for (const p of c.paths) {
+    const b = p.band;
+    const low = p.points.filter((x) => x.outlier === 'low').map((x) => x.node);
+    const below = `${b ? (low.length ? some(low, 5) : '-') : '(too few nodes for a band)'}${p.absent.length ? `; no figure: ${some(p.absent, 5)}` : ''}`;
+    rows.push([p.probe, p.rail, p.direction, String(b ? b.n : p.points.length), b ? gbps(b.median) : '-', b ? gbps(b.mad) : '-', b ? gbps(b.low) : '-', below]);
+  }
+  const measured = new Set(c.paths.flatMap((p) => p.points.map((x) => x.node)));
+  const none = c.nodes.filter((n) => !measured.has(n));
+  return ['  bandwidth per path (node p50s):', ...table(rows, '    '), ...(none.length ? [`    no figure on any path: ${some(none)}`] : [])];
 }
 
 export function renderFleetText(r: FleetReport): string {
   const s = r.summary;
   const out = [
-    `gdrgate fleet report — ${r.dir}: ${s.nodes} nodes (${s.read} read, ${s.missing} missing) in ${s.classes} class(es); ${s.flagged} differ (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor)`,
+    `gdrgate fleet report — ${r.dir}: ${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es); ${s.flagged} differ (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor)`,
   ];
-  const classSize = new Map(r.classes.map((c) => [c.name, c.nodes.length]));
+  const byName = new Map(r.classes.map((c) => [c.name, c]));
   const agreeMap = new Map<string, number>(r.classes.flatMap((c) => c.facts.map((f): [string, number] => [`${c.name}\u0000${f.area}\u0000${f.subject}`, f.agree])));
-  const agree = (cls: string, area: string, subject: string): number | null => agreeMap.get(`${cls}\u0000${area}\u0000${subject}`) ?? null;
-  const flagged = r.nodes.filter((v) => v.status === 'differs');
-  const w = Math.max(4, ...flagged.map((v) => v.node.length));
-  if (flagged.length) {
-    out.push('', `${pad('NODE', w)}  ${pad('WORST', 8)}  DIFFERS FROM ITS CLASS`);
-    for (const v of flagged) out.push(...nodeLines(v, (c) => classSize.get(c) ?? 0, agree, w));
+  const share = (cls: string, area: string, subject: string): string | null => {
+    const n = agreeMap.get(`${cls}\u0000${area}\u0000${subject}`);
+    const c = byName.get(cls);
+    return n === undefined || !c ? null : outOf(n, c);
+  };
+  const shown = r.nodes.filter((v) => v.status !== 'ok');
+  const w = Math.max(4, ...shown.map((v) => v.node.length));
+  if (shown.length) {
+    out.push('', `${pad('NODE', w)}  ${pad('WORST', 10)}  DIFFERS FROM ITS CLASS, OR WHY IT WAS NOT JUDGED`);
+    for (const v of shown) out.push(...nodeLines(v, share, w));
   }
   for (const c of r.classes) {
-    out.push('', `class ${c.name}: ${c.nodes.length} nodes, majority as on ${c.reference ?? '(no snapshot)'}`);
+    const unread = c.unread.length ? `, ${c.unread.length} not: ${some(c.unread.map((m) => `${m.node} (${m.why})`), 4)}` : '';
+    out.push('', `class ${c.name}: ${c.nodes.length} nodes, ${c.read} snapshots read${unread}; majority as on ${c.reference ?? '(no snapshot)'}`);
     if (c.facts.length) {
       out.push('  facts the class disagrees on (majority, nodes that differ):');
-      for (const f of c.facts)
-        out.push(`  ${pad(f.impact.toUpperCase(), 8)}  ${f.area} ${f.subject}: ${f.majority} (${f.agree}/${c.nodes.length}${f.tie ? ', tie' : ''}) — ${some(f.deviations.map((d) => `${d.node}: ${d.value}`), 4)}`);
-    } else out.push('  every node agrees on every fact');
-    if (c.paths.length) {
-      const wr = Math.max(4, ...c.paths.map((p) => p.rail.length));
-      const wp = Math.max(5, ...c.paths.map((p) => p.probe.length));
-      out.push(`  bandwidth per path (node p50s): ${pad('PROBE', wp)}  ${pad('RAIL', wr)}  DIRECTION  NODES  MEDIAN       MAD       BAND FROM    BELOW`);
-      for (const p of c.paths) {
-        const b = p.band;
-        const low = p.points.filter((x) => x.outlier === 'low').map((x) => x.node);
-        const cells = b ? `${pad(String(b.n), 5)}  ${pad(gbps(b.median), 11)}  ${pad(gbps(b.mad), 8)}  ${pad(gbps(b.low), 11)}  ${low.length ? some(low, 5) : '-'}` : `${pad(String(p.points.length), 5)}  (too few nodes for a band)`;
-        out.push(`  ${' '.repeat(31)} ${pad(p.probe, wp)}  ${pad(p.rail, wr)}  ${pad(p.direction, 9)}  ${cells}${p.absent.length ? `; no figure: ${some(p.absent, 5)}` : ''}`);
-      }
-    }
+      for (const f of c.facts) out.push(`  ${pad(f.impact.toUpperCase(), 8)}  ${f.area} ${f.subject}: ${f.majority} (${outOf(f.agree, c)}${f.tie ? ', tie' : ''}) — ${some(f.deviations.map((d) => `${d.node}: ${d.value}`), 4)}`);
+    } else if (c.read > 0) out.push(`  every node read agrees on every fact`);
+    if (c.paths.length) out.push(...bandwidthLines(c));
   }
   if (r.missing.length) {
-    out.push('', `did not answer or could not be read (${r.missing.length}):`);
+    out.push('', `not judged: could not be read or did not answer (${r.missing.length}):`);
     for (const m of r.missing) out.push(`  ${m.node}: ${m.why}`);
   }
   for (const p of r.problems) out.push(`note: ${p}`);
-  out.push('', r.exitCode === 0 ? `result: all ${s.nodes} nodes agree with their class (exit 0)` : `result: ${s.flagged} of ${s.nodes} nodes differ from their class, ${s.missing} missing (exit 1)`);
+  const unjudged = s.unreadable + s.missing + s.incomplete;
+  out.push(
+    '',
+    r.exitCode === 0
+      ? `result: all ${s.nodes} nodes judged, all agree with their class (exit 0)`
+      : `result: ${s.flagged} of ${s.nodes} nodes differ from their class; ${unjudged} not fully judged (${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) (exit 1)`,
+  );
   return out.map(escapeControls).join('\n') + '\n';
 }

@@ -35,6 +35,8 @@ export interface Manifest {
   readonly counts: Readonly<Record<'files' | 'dirs' | 'links' | 'bytes' | 'requests' | 'pciDevices' | 'pathDevices' | 'gpus' | 'nics', number>>;
   /** Paths the checks asked for that do not exist on the node (optional files: peer-memory, slurmd, …). */
   readonly missing: readonly string[];
+  /** Directories whose listing was recorded (their real path): a listing not here is unknown on replay, never empty. */
+  readonly listed: readonly string[];
   readonly unreadable: readonly { readonly path: string; readonly reason: string }[];
   readonly skipped: readonly { readonly path: string; readonly reason: string }[];
   readonly dev: readonly DevNode[];
@@ -124,7 +126,10 @@ export async function buildSnapshot(src: Host, live: boolean, o: SnapshotOptions
     commands = outs.map((c) => c.record);
   } else notes.push(live ? 'commands not run (--no-commands)' : 'commands not run: not a live root (a capture keeps its own capture/ directory)');
   const counts = { files: 0, dirs: 0, links: 0, bytes: 0 };
-  for (const [, n] of tree.walk()) {
+  // capture/ (carried from a capture, or the commands' outputs) is put whole: its listings are the snapshot's own.
+  const listed = new Set(copier.listed);
+  for (const [p, n] of tree.walk()) {
+    if (n.kind === 'dir' && (p === '/capture' || p.startsWith('/capture/'))) listed.add(p);
     if (n.kind === 'file') {
       counts.files++;
       counts.bytes += n.data.length;
@@ -144,6 +149,7 @@ export async function buildSnapshot(src: Host, live: boolean, o: SnapshotOptions
     live,
     counts: { ...counts, requests: recorded.length + extras.length, pciDevices: pciList.ok ? pciList.value.length : 0, pathDevices: inv.pci.size, gpus: inv.gpus.length, nics: inv.nics.length },
     missing: missing.sort(),
+    listed: [...listed].sort(),
     unreadable: [...copier.problems.unreadable].sort().map(([path, reason]) => ({ path, reason })),
     skipped: [...copier.problems.skipped].sort().map(([path, reason]) => ({ path, reason })),
     dev,

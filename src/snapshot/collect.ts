@@ -18,6 +18,8 @@ export interface Problems {
 /** Files keep the bytes the checks read; every directory on the way gets a directory entry of its own. */
 export class Copier {
   readonly problems: Problems = { unreadable: new Map(), skipped: new Map() };
+  /** Real paths of the directories whose listing was copied (manifest `listed`). */
+  readonly listed = new Set<string>();
 
   constructor(
     private readonly host: MemoHost,
@@ -108,6 +110,7 @@ export class Copier {
     const real = await this.walk(p, true);
     const ls = await this.host.list(p);
     if (real === null || !ls.ok) return;
+    this.listed.add(real);
     await Promise.all(ls.value.map((name) => this.entry(real === '/' ? `/${name}` : `${real}/${name}`, false)));
   }
 }

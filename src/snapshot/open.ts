@@ -35,6 +35,12 @@ export class SnapshotHost implements Host {
   private readonly why = new Map<string, string>();
   /** The manifest's `missing` list: the paths the recording Host was asked for and found absent. */
   private readonly recordedMissing: readonly string[] = [];
+  /**
+   * The manifest's `listed`: directories whose listing was recorded. A listing of any other directory is unknown
+   * (the tree holds only the entries something read), and an entry absent from a listed directory is absent. null:
+   * a snapshot from before the field, whose listings are taken as they are.
+   */
+  private readonly listed: ReadonlySet<string> | null = null;
   /** Which gdrgate took the snapshot (manifest.json), named where the snapshot cannot answer. */
   private readonly takenBy: string = 'unknown';
 
@@ -45,10 +51,11 @@ export class SnapshotHost implements Host {
     const m = tree.get('/manifest.json');
     if (m?.kind !== 'file') return;
     try {
-      const j = JSON.parse(Buffer.from(m.data).toString('utf8')) as { unreadable?: { path: string; reason: string }[]; missing?: unknown; version?: unknown };
+      const j = JSON.parse(Buffer.from(m.data).toString('utf8')) as { unreadable?: { path: string; reason: string }[]; missing?: unknown; listed?: unknown; version?: unknown };
       for (const u of j.unreadable ?? []) this.why.set(u.path, u.reason);
       if (Array.isArray(j.missing)) this.recordedMissing = j.missing.filter((x): x is string => typeof x === 'string');
       if (typeof j.version === 'string') this.takenBy = j.version;
+      if (Array.isArray(j.listed)) this.listed = new Set(j.listed.filter((x): x is string => typeof x === 'string').map(normalPath));
     } catch {
       // a manifest that does not parse only costs the original reasons (and every absence becomes unknown)
     }
@@ -83,6 +90,8 @@ export class SnapshotHost implements Host {
    */
   private noEntry(next: string): Resolved {
     this.lastMiss = next;
+    // A directory whose listing was recorded vouches for what it did not hold.
+    if (this.listed !== null && this.listed.has(next.slice(0, next.lastIndexOf('/')) || '/')) return err('ENOENT', next, true);
     const at = this.vouchedAbsent();
     if (at === null || at.has(next)) return err('ENOENT', next, true);
     return { ok: false, missing: false, reason: `not recorded by this snapshot (taken by gdrgate ${this.takenBy}): ${next}` };
@@ -179,6 +188,8 @@ export class SnapshotHost implements Host {
     const r = this.resolve(p, true);
     if (!r.ok) return r;
     if (r.node.kind !== 'dir') return err('ENOTDIR', r.path, true);
+    // The tree holds the entries something read; only a recorded listing says they are all there were.
+    if (this.listed !== null && !this.listed.has(r.path)) return { ok: false, missing: false, reason: `listing not recorded by this snapshot (taken by gdrgate ${this.takenBy}): ${r.path}` };
     return { ok: true, value: this.tree.children(r.path) };
   }
 

@@ -48,7 +48,11 @@ async function e2e(): Promise<void> {
   const OUT = join(WORK, 'fleet');
   mkdirSync(OUT);
   // Each node's tree under its own directory: DIR/node/tree is that node's own copy inside its mount namespace.
-  for (const n of NODES) cpSync(join(REPO, 'examples/h200-vm'), join(DIR, 'nodes', n, 'tree'), { recursive: true, verbatimSymlinks: true });
+  // Each tree names its node, as a real node's /proc/sys/kernel/hostname does (fleet report judges a snapshot as the node it was taken on only).
+  for (const n of NODES) {
+    cpSync(join(REPO, 'examples/h200-vm'), join(DIR, 'nodes', n, 'tree'), { recursive: true, verbatimSymlinks: true });
+    writeFileSync(join(DIR, 'nodes', n, 'tree/etc/hostname'), `${n}\n`);
+  }
   trainGpuTo(join(DIR, 'nodes', 'node2', 'tree'), 8);
 
   let stopped = false;

@@ -47,3 +47,19 @@ t.test('the console check would catch a failing page (the detector itself is tes
   const page = loadPage(bin!, file, path.join(dir, 'profile'));
   t.match(page.console.join('\n'), /Uncaught TypeError/);
 });
+
+t.test('the page opens on the worst nodes and their differences with what to do; the plots come after', async (t) => {
+  const fleet = path.join(t.testdir(), 'fleet');
+  await generateFleet(fleet, { n: 12, seed: 9 });
+  const { report } = await runFleetReport({ dir: fleet, baseline: null });
+  const html = renderFleetHtml(report);
+  const worst = report.nodes[0]!;
+  t.equal(worst.status, 'differs');
+  const firstNode = html.indexOf(`<section class="node" id="n-${worst.node}">`);
+  const firstPlot = html.indexOf('<svg class="strip"');
+  t.ok(firstNode > 0 && firstPlot > 0 && firstNode < firstPlot, 'the worst node comes before the first plot');
+  t.ok(html.indexOf('<section class="node"') === firstNode, 'and it is the first node shown');
+  const d = worst.differences[0] ?? null;
+  if (d) t.ok(html.includes(`<td class="do">${d.response.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')}</td>`), 'its difference carries what to do');
+  t.equal((html.match(/<th>what to do<\/th>/g) ?? []).length, report.nodes.filter((v) => v.differences.length + v.rails.length > 0).length, 'every finding table has its what-to-do column');
+});

@@ -1,0 +1,147 @@
+// Every way a node's input can be missing or broken: the node is listed with the right state and why, the report
+// never says "all agree" about a node it did not judge, and a bad input for one node never ends the report.
+import t, { type Test } from 'tap';
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import { mkdirSync, readFileSync, symlinkSync, writeFileSync, rmSync, copyFileSync, chmodSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { statsSources } from '../../src/cli/fleet.js';
+import { parsePromText } from '../../src/fleet/prom-text.js';
+import { runFleetReport } from '../../src/fleet/report-command.js';
+import type { FleetReport, NodeVerdict } from '../../src/fleet/report.js';
+import { renderFleetText } from '../../src/fleet/text.js';
+import { writeTar } from '../../src/snapshot/tar.js';
+import { generateFleet } from '../gen/fleet.js';
+import { CLI } from '../helpers/paths.js';
+import { validate } from '../helpers/schema.js';
+import { nodeTextfile } from './_prom-fleet.js';
+
+const CLEAN = { 'link-x8': 0, 'acs-redirect': 0, firmware: 0, 'missing-nic': 0, 'weak-rail': 0 };
+
+const verdict = (r: FleetReport, node: string): NodeVerdict | undefined => r.nodes.find((v) => v.node === node);
+
+function expectState(t: Test, r: FleetReport, node: string, status: NodeVerdict['status'], why: RegExp, what: string): void {
+  const v = verdict(r, node);
+  t.equal(v?.status, status, `${what}: ${node} is ${status}`);
+  t.ok(v?.notes.some((n) => why.test(n)), `${what}: ${node} says why (${JSON.stringify(v?.notes)})`);
+}
+
+async function serve(t: Test, handler: Parameters<typeof createServer>[1]): Promise<string> {
+  const srv: Server = createServer(handler);
+  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
+  t.teardown(() => new Promise<void>((res) => { srv.closeAllConnections(); srv.close(() => res()); }));
+  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
+}
+
+/** A Prometheus answering for `nodes` only (the others' exporters down: their series gone stale). */
+async function prometheus(t: Test, nodes: readonly { node: string; slow: boolean }[]): Promise<string> {
+  const series = nodes.flatMap((n, i) => parsePromText(nodeTextfile(n.node, n.slow, 21 + i).text, `textfile:${n.node}.prom`));
+  return serve(t, (req, res) => {
+    const q = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? '';
+    res.setHeader('content-type', 'application/json');
+    const result = series.filter((s) => q.startsWith(`${s.name}{`)).map((s) => ({ metric: { __name__: s.name, ...Object.fromEntries(s.labels), instance: 'x:9100', job: 'node' }, value: [1_800_000_600, String(s.value)] }));
+    res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result } }));
+  });
+}
+
+t.test('three nodes, the slow one\'s exporter down: listed as not judged on bandwidth, exit 1, never "all agree"', async (t) => {
+  const dir = path.join(t.testdir(), 'fleet');
+  await generateFleet(dir, { n: 3, seed: 3, rates: CLEAN, spools: false });
+  const all = ['gpu0001', 'gpu0002', 'gpu0003'];
+  const full = await prometheus(t, all.map((node) => ({ node, slow: node === 'gpu0002' })));
+  const up = await runFleetReport({ dir, baseline: null, sources: statsSources({ prometheus: full }) });
+  t.equal(verdict(up.report, 'gpu0002')?.status, 'differs', 'every exporter up: the slow node is flagged');
+  const down = await prometheus(t, [{ node: 'gpu0001', slow: false }, { node: 'gpu0003', slow: false }]);
+  const r = (await runFleetReport({ dir, baseline: null, sources: statsSources({ prometheus: down }) })).report;
+  expectState(t, r, 'gpu0002', 'incomplete', /^no data from prometheus /, 'exporter down');
+  t.equal(r.exitCode, 1);
+  t.same(validate('fleet-report', JSON.parse(JSON.stringify(r))), []);
+  const text = renderFleetText(r);
+  t.notMatch(text, /agree with their class \(exit 0\)/);
+  t.match(text, /^gpu0002 +INCOMPLETE +not judged: no data from prometheus /m);
+});
+
+t.test('every broken input of a node: listed with its state and why; the other nodes still judged', async (t) => {
+  const root = t.testdir();
+  const dir = path.join(root, 'fleet');
+  await generateFleet(dir, { n: 16, seed: 9, rates: CLEAN });
+  const snap = (n: number): string => path.join(dir, `gpu${String(n).padStart(4, '0')}.tar.gz`);
+  const spool = (n: number): string => path.join(dir, `gpu${String(n).padStart(4, '0')}.samples.jsonl`);
+  const good = readFileSync(snap(16));
+  const manifest = JSON.stringify({ tool: 'gdrgate', kind: 'snapshot', format: 1, version: '0.1.0', host: 'gpu0005', missing: [] });
+  // Nodes 1-8: the snapshot broken, the spool removed (nothing of the node can be read).
+  const cases: [number, string, (f: string) => void, RegExp][] = [
+    [1, 'symlinked snapshot', (f) => (rmSync(f), symlinkSync(snap(16), f)), /symbolic link/],
+    [2, "another node's snapshot under its name", (f) => copyFileSync(snap(16), f), /taken on "gpu0016", not on gpu0002/],
+    [3, 'truncated gzip', (f) => writeFileSync(f, good.subarray(0, Math.floor(good.length / 2))), /gzip|snapshot/],
+    [4, 'garbage gzip', (f) => writeFileSync(f, Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(200, 0x5a)])), /gzip/],
+    [5, 'manifest-only snapshot', (f) => writeFileSync(f, gzipSync(writeTar([{ path: 'manifest.json', kind: 'file', mode: 0o644, mtime: 0, data: Buffer.from(manifest) }]))), /host name|PCI device list is unknown/],
+    [6, 'empty file', (f) => writeFileSync(f, ''), /./],
+    [7, 'a directory named as a snapshot', (f) => (rmSync(f), mkdirSync(f)), /is a directory, not a regular file/],
+    [8, 'a tar that is not a snapshot', (f) => writeFileSync(f, gzipSync(writeTar([{ path: 'x', kind: 'file', mode: 0o644, mtime: 0, data: Buffer.from('x') }]))), /manifest/],
+  ];
+  for (const [n, , breakIt] of cases) {
+    breakIt(snap(n));
+    rmSync(spool(n));
+  }
+  // Nodes 9-13: the snapshot fine, the spool broken: judged on facts, not on bandwidth.
+  writeFileSync(spool(9), '');
+  rmSync(spool(10));
+  symlinkSync(spool(16), spool(10));
+  rmSync(spool(11));
+  mkdirSync(path.join(dir, 'gpu0011.spool'));
+  symlinkSync(spool(16), path.join(dir, 'gpu0011.spool', 'samples.jsonl'));
+  rmSync(spool(12));
+  mkdirSync(path.join(dir, 'gpu0012.spool'));
+  writeFileSync(path.join(dir, 'gpu0012.spool', 'samples.jsonl'), readFileSync(spool(16), 'utf8').replaceAll('gpu0016', 'gpu0012'));
+  chmodSync(path.join(dir, 'gpu0012.spool'), 0o000);
+  t.teardown(() => rmSync(path.join(dir, 'gpu0012.spool'), { recursive: true, force: true }));
+  rmSync(spool(13));
+  writeFileSync(spool(13), 'garbage\n{"not":"a sample"}\n');
+  // Node 14: a spool, no snapshot. Node 20: named by fleet collect, nothing in the directory.
+  rmSync(snap(14));
+  writeFileSync(path.join(dir, 'gdrgate-collect.json'), JSON.stringify({ missing: [{ node: 'gpu0020', why: 'srun: node not responding' }] }));
+  // A Prometheus that is not one (an HTML page): every node lacks its figures; the report goes on.
+  const html = await serve(t, (_req, res) => {
+    res.setHeader('content-type', 'text/html');
+    res.end('<html>login</html>');
+  });
+  const run = await runFleetReport({ dir, baseline: null, sources: statsSources({ prometheus: html }) });
+  const r = run.report;
+  t.same(validate('fleet-report', JSON.parse(JSON.stringify(r))), []);
+  for (const [n, what, , why] of cases) expectState(t, r, `gpu${String(n).padStart(4, '0')}`, 'unreadable', why, what);
+  expectState(t, r, 'gpu0009', 'incomplete', /^no data from the spools$/, 'empty spool file');
+  expectState(t, r, 'gpu0010', 'incomplete', /symbolic link/, 'symlinked spool file');
+  expectState(t, r, 'gpu0011', 'incomplete', /no spool file could be read/, 'spool directory of links only');
+  // Root reads a directory whatever its mode: there the spool is read, and judged.
+  if (process.geteuid?.() === 0) t.equal(verdict(r, 'gpu0012')?.notes.some((x) => /spools/.test(x)), false, 'root: the spool directory is read');
+  else expectState(t, r, 'gpu0012', 'incomplete', /cannot be listed/, 'unreadable spool directory');
+  expectState(t, r, 'gpu0013', 'incomplete', /^no data from the spools$/, 'a spool of corrupt lines');
+  expectState(t, r, 'gpu0014', 'incomplete', /no snapshot/, 'a spool without a snapshot');
+  expectState(t, r, 'gpu0020', 'missing', /srun: node not responding/, 'named by fleet collect');
+  expectState(t, r, 'gpu0015', 'incomplete', /^no data from prometheus .*not application\/json/, 'a --prometheus that is not Prometheus');
+  t.ok(r.problems.some((p) => /^prometheus .*not application\/json/.test(p)), 'the source\'s failure is a problem of the report');
+  // Every node named anywhere has a verdict, none twice; the exit code says not everything was judged.
+  const names = r.nodes.map((v) => v.node).sort();
+  t.same(names, [...Array.from({ length: 16 }, (_, i) => `gpu${String(i + 1).padStart(4, '0')}`), 'gpu0020'].sort());
+  t.equal(r.summary.clean, 0, 'with no figures from the Prometheus asked for, no node is fully judged');
+  t.equal(r.exitCode, 1);
+  // The majority's counts are out of the snapshots read, and the unreadable are named with why.
+  const cls = r.classes[0]!;
+  t.equal(cls.read, 7, 'the snapshots of gpu0009-0013, gpu0015 and gpu0016 read');
+  t.same(cls.unread.map((m) => m.node).sort(), ['gpu0001', 'gpu0002', 'gpu0003', 'gpu0004', 'gpu0005', 'gpu0006', 'gpu0007', 'gpu0008', 'gpu0014', 'gpu0020']);
+  const text = renderFleetText(r);
+  t.match(text, /^class fleet: 17 nodes, 7 snapshots read, 10 not: gpu0001 \(/m);
+
+  // The CLI: exit 1, the report printed, no stack trace.
+  // Spawned without blocking: the server answering it lives in this process.
+  const c = await new Promise<{ code: number | null; stdout: string; stderr: string }>((res) => {
+    const p = execFile(process.execPath, [CLI, 'fleet', 'report', dir, '--prometheus', html], { timeout: 120_000 }, (e, stdout, stderr) => res({ code: e ? (typeof e.code === 'number' ? e.code : null) : 0, stdout, stderr }));
+    p.stdin?.end();
+  });
+  t.equal(c.code, 1, c.stderr);
+  t.notMatch(c.stderr, /internal error|\n\s+at /);
+  t.match(c.stdout, /^result: 0 of 17 nodes differ from their class; 17 not fully judged/m);
+});
