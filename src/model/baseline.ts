@@ -7,6 +7,7 @@ import type { BusPolicy } from '../parsers/pci-cmdline.js';
 
 export type Mechanism = 'peermem' | 'dmabuf' | 'any';
 export type IommuMode = 'off' | 'passthrough' | 'translated' | 'any';
+export type AcsPolicy = 'classic' | 'direct-nic' | 'virtualized';
 
 export interface BaselineLink {
   readonly speed: number | null;
@@ -102,6 +103,11 @@ export interface BaselineClass {
   readonly iommu: IommuMode;
   /** Fail when ReqRedir/CmpltRedir/EgressCtrl is set on a bridge between a GPU and a NIC. */
   readonly acsRedirectAllowed: boolean;
+  /**
+   * Which ACS rule pcie-acs applies: classic (no redirect between GPU and NIC), direct-nic (the masks NVIDIA's
+   * rdma_topo computes per port), virtualized (the kernel's isolation set kept). Absent: detected from the node.
+   */
+  readonly acsPolicy?: AcsPolicy;
   /** GPUs may lower link speed at idle (power saving); true means speed must equal the baseline anyway. */
   readonly gpuSpeedStrict: boolean;
   /** pcie-aer's correctable-error rate; absent: the defaults (warn above 0, fail above 100). */
