@@ -19,27 +19,32 @@ const available = existsSync(ORACLE) && python;
 if (!available) t.plan(0, `rdma_topo oracle not available (${existsSync(ORACLE) ? 'no python3' : `${ORACLE} absent`})`);
 
 /** What rdma_topo says of each port, or why it said nothing. */
-interface Oracle { ports: Map<string, { ok: boolean | null; mask: string | null }>; error: string | null }
+interface Oracle { ports: Map<string, { ok: boolean | null; mask: string | null }>; groups: string[]; error: string | null }
 
 function oracle(root: string): Oracle {
   const r = spawnSync('python3', [ORACLE, 'check'], { env: { PATH: process.env.PATH ?? '', RDMA_TOPO_DEVDIR: `${root}/sys/bus/pci/devices/` }, encoding: 'utf8', timeout: 60_000 });
   const ports = new Map<string, { ok: boolean | null; mask: string | null }>();
   for (const m of r.stdout.matchAll(/^(OK|FAIL)\tACS for \S+ (\S+) has (?:in)?correct values [01]+ !?= ([01x]{7})/gm)) ports.set(m[2]!, { ok: m[1] === 'OK', mask: m[3]! });
   for (const m of r.stdout.matchAll(/^FAIL\tCould not read ACS control register for \S+ (\S+)$/gm)) ports.set(m[1]!, { ok: null, mask: null });
+  // "Kernel iommu_group for DMA <dma> and GPU <gpu> are both N" / "are not equal": the DMA function's verdict.
+  const groups = [...r.stdout.matchAll(/^(OK|FAIL)\tKernel iommu_group for DMA (\S+) and GPU/gm)].map((m) => `${m[2]} ${m[1] === 'OK' ? 'pass' : 'fail'}`).sort();
   const err = /^E: (.*)$/m.exec(r.stdout)?.[1] ?? (r.status !== 0 && r.status !== 100 ? `exit ${r.status}: ${r.stderr.trim().split('\n').at(-1)}` : null);
-  return { ports, error: err };
+  return { ports, groups, error: err };
 }
 
-async function judge(n: GenNode): Promise<{ oracle: Oracle; findings: Finding[] }> {
+async function judge(n: GenNode): Promise<{ oracle: Oracle; findings: Finding[]; iommu: Finding[] }> {
   const dir = await scratchDirAsync('gdrgate-oracle-');
   try {
     await buildTree(dir, n);
-    return { oracle: oracle(dir), findings: runCheck('pcie-acs', await buildInventory(new FsHost(dir)), null) };
+    const inv = await buildInventory(new FsHost(dir));
+    return { oracle: oracle(dir), findings: runCheck('pcie-acs', inv, null), iommu: runCheck('iommu-mode', inv, null) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
+/** iommu-mode's verdicts on DMA functions (the findings about the GPU/DMA group pairs). */
+const dmaVerdicts = (fs: Finding[]): string[] => fs.filter((f) => f.code === 'iommu-group-split' || (f.code === 'iommu-ok' && f.expected?.startsWith('group of'))).map((f) => `${f.subject} ${f.status}`).sort();
 const MASKED = new Set(['acs-mask', 'acs-mask-ok']);
 const verdict = (f: Finding): string => `${f.subject} ${f.status} ${f.expected ?? ''}`;
 
@@ -76,6 +81,7 @@ const faults: [string, GenNode, string[]][] = [
   ['GB300 Data Direct: the DMA-side switch port has ReqRedir (forbidden there)', edit('gb300-cx8-dma-direct', (_, d) => void (d('0008:02:00.0').acsCtl = 0x001d)), ['0008:02:00.0']],
   ['GB300 Data Direct: SrcValid on the GPU segment\'s Grace root port', edit('gb300-cx8-dma-direct', (_, d) => void (d('0018:00:00.0').acsCtl = 0x001d)), ['0018:00:00.0']],
   ['GB300 Data Direct: the NIC\'s Grace root port with ACS off (last generation\'s bare-metal advice)', edit('gb300-cx8-dma-direct', (_, d) => void (d('0000:00:00.0').acsCtl = 0)), ['0000:00:00.0']],
+  ['GB300 Data Direct: the DMA function in an IOMMU group of its own', edit('gb300-cx8-dma-direct', (_, d) => void (d('0019:03:00.0').iommuGroup = 140)), ['0019:03:00.0']],
   ['GB300 tray on Grace root ports: a GPU root port with ACS off', edit('gb300-tray-numa', (_, d) => void (d('0009:00:00.0').acsCtl = 0)), ['0009:00:00.0']],
   ['GH200: CmpltRedir off on the NIC root port', edit('gh200-cx7', (_, d) => void (d('0000:00:00.0').acsCtl = 0x0015)), ['0000:00:00.0']],
   ['HGX B300 inline, bare metal: ReqRedir on a NIC switch port', edit('hgx-b300-cx8-inline', (_, d) => void (d('0000:16:00.0').acsCtl = 0x0004)), ['0000:16:00.0']],
@@ -87,6 +93,7 @@ for (const [name, n] of available ? trees : []) {
   t.test(`${name}: gdrgate and rdma_topo agree port by port`, async (t) => {
     const r = await judge(n);
     agree(t, r.oracle, r.findings);
+    t.strictSame(dmaVerdicts(r.iommu), r.oracle.groups, 'each DMA function: same IOMMU group verdict');
     t.strictSame(r.findings.filter((f) => f.status === 'fail').map((f) => f.subject), [], 'the generated tree is healthy');
   });
 }
@@ -95,6 +102,7 @@ for (const [name, n, failing] of available ? faults : []) {
   t.test(`${name}: agree, and the fault fails at its port`, async (t) => {
     const r = await judge(n);
     agree(t, r.oracle, r.findings);
-    t.strictSame(r.findings.filter((f) => f.status === 'fail').map((f) => f.subject).sort(), failing, 'failing ports');
+    if (!r.oracle.error) t.strictSame(dmaVerdicts(r.iommu), r.oracle.groups, 'each DMA function: same IOMMU group verdict');
+    t.strictSame([...r.findings, ...r.iommu].filter((f) => f.status === 'fail').map((f) => f.subject).sort(), failing, 'failing ports (and DMA functions)');
   });
 }
