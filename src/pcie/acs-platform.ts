@@ -35,17 +35,16 @@ class Odd extends Error {}
 const hasAcs = (d: PciDevice | undefined): boolean => d !== undefined && d.config.state !== 'absent' && (d.config.state === 'unknown' || d.config.value.acs.state !== 'absent');
 const isolated = (d: PciDevice): AcsMask => (typeOf(d) === 'vera_rp' ? MASK.isolatedVera : MASK.isolated);
 
-function need(inv: Inventory, d: PciDevice | undefined, type: string, what: string): PciDevice {
+function need(d: PciDevice | undefined, type: string, what: string): PciDevice {
   if (!d || typeOf(d) !== type) throw new Odd(`${what} is not a ${type.replace('_', ' ')}`);
-  void inv;
   return d;
 }
 
 /** DMA function → switch port → switch → Grace root port; the one GPU below that port behind a second switch. */
 function dmaComplex(inv: Inventory, dma: PciDevice, rules: Map<Bdf, PortRule>): { gpu: Bdf; dma: Bdf } {
-  const dsp = need(inv, parentOf(inv, dma), 'cx_switch', `the port above DMA function ${dma.bdf}`);
-  const usp = need(inv, parentOf(inv, dsp), 'cx_switch', `the switch above ${dsp.bdf}`);
-  const rp = need(inv, parentOf(inv, usp), 'grace_rp', `the port above ${usp.bdf}`);
+  const dsp = need(parentOf(inv, dma), 'cx_switch', `the port above DMA function ${dma.bdf}`);
+  const usp = need(parentOf(inv, dsp), 'cx_switch', `the switch above ${dsp.bdf}`);
+  const rp = need(parentOf(inv, usp), 'grace_rp', `the port above ${usp.bdf}`);
   const gpus = inv.gpus.filter((g) => inv.pci.get(g.bdf)?.bridges.includes(rp.bdf));
   if (gpus.length !== 1) throw new Odd(`${gpus.length} GPUs below Grace root port ${rp.bdf}, want 1 beside DMA function ${dma.bdf}`);
   const gpu = inv.pci.get(gpus[0]!.bdf)!;
