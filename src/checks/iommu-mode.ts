@@ -2,7 +2,7 @@
 import type { IommuMode } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
 import { acsPlatform } from '../pcie/acs-platform.js';
-import { dmaGroups, requiredDomain } from './iommu/direct-nic.js';
+import { dmaGroups, groupRules, requiredDomain } from './iommu/direct-nic.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
 
 /** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
@@ -12,6 +12,7 @@ const CODES = {
   'iommu-unknown': { tells: 'The IOMMU group type of the device could not be read.', do: 'Run the gate as root; check /sys/kernel/iommu_groups/<n>/type.', layer: 'security' },
   'iommu-translated': { tells: 'The GPU or NIC sits in a translated IOMMU domain: peer-to-peer DMA is remapped or blocked.', do: 'Use iommu=pt (or identity domains for GPU/NIC) on bare metal, as the baseline states; get security sign-off for the mode.', layer: 'security' },
   'iommu-group-split': { tells: 'On a ConnectX-8 Data Direct node the GPU and its DMA function sit in different IOMMU groups: the GPU driver refuses GPUDirect through the DMA function (unless its topology check is overridden).', do: 'Set the Grace root port\'s ACS as pcie-acs says (SrcValid off puts the whole segment in one group) and reboot; check with rdma_topo check.', layer: 'security' },
+  'iommu-group-shared': { tells: 'Functions that must be isolated share an IOMMU group (Grace root ports: each GPU and NIC its own; inline ConnectX under virtualization: NIC apart from GPU), or one has no group; on bare-metal inline ConnectX the NIC and its GPU are in different groups.', do: 'Set ACS as pcie-acs says for this platform and reboot; compare with rdma_topo check.', layer: 'security' },
   'iommu-kernel-domain': { tells: 'A Data Direct node on a kernel before 6.11 runs identity (passthrough) domains: such kernels cannot set per-port ACS at boot, and the platform then needs translated domains with DMA-BUF.', do: 'Boot a kernel of 6.11 or later (NVIDIA ships 6.14-nvidia), or drop iommu.passthrough=1 / iommu=pt so the GPU and NIC use translated domains.', layer: 'security' },
   'iommu-mode-changed': { tells: 'The IOMMU mode differs from the approved architecture of this class.', do: 'Restore the kernel command line of the reference node (iommu=, intel_iommu=, amd_iommu=).', layer: 'security' },
 } as const satisfies Codes;
@@ -55,7 +56,8 @@ const check: Check<'iommu-mode', typeof CODES> = defineCheck({
       gpuGroup !== null && gpuGroup === dmaGroup
         ? f('iommu-ok', 'pass', dma, `DMA function ${dma} shares IOMMU group ${dmaGroup} with GPU ${gpu}`, `group of ${gpu}`, `group ${dmaGroup}`)
         : f('iommu-group-split', 'fail', dma, `DMA function ${dma} is in IOMMU group ${dmaGroup ?? 'none'}, GPU ${gpu} in ${gpuGroup ?? 'none'}`, `group of ${gpu}`, `group ${dmaGroup ?? 'none'}`));
-    return [...shared, ...devs.map(({ subject, group }) => {
+    const rules = groupRules(inv, platform).map((v) => f(v.ok ? 'iommu-ok' : 'iommu-group-shared', v.ok ? 'pass' : 'fail', v.subject, v.why, v.expected, v.actual));
+    return [...shared, ...rules, ...devs.map(({ subject, group }) => {
       const type = group === null ? undefined : inv.iommu.groupTypes[group];
       const mode = group === null ? 'off' : modeOf(type);
       const got = `${mode}${type ? ` (group ${group}: ${type})` : ''}`;

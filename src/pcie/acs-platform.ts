@@ -25,6 +25,10 @@ export type AcsPlatform =
     readonly rules: ReadonlyMap<Bdf, PortRule>;
     /** DMA-based complexes: each GPU with the ConnectX DMA function that must share its IOMMU group. */
     readonly dma: readonly { readonly gpu: Bdf; readonly dma: Bdf }[];
+    /** Inline complexes: each NIC with its GPU (one IOMMU group on bare metal, two under virtualization). */
+    readonly inline: readonly { readonly nic: Bdf; readonly gpu: Bdf }[];
+    /** Grace root ports: per NUMA node, the GPUs and ConnectX NICs that must each have an IOMMU group of its own. */
+    readonly apart: readonly { readonly node: number; readonly devs: readonly Bdf[] }[];
   }
   | { readonly kind: 'unexpected'; readonly topology: DirectTopology; readonly why: string };
 
@@ -91,6 +95,8 @@ function detect(inv: Inventory): AcsPlatform {
   const devs = [...inv.pci.values()];
   const rules = new Map<Bdf, PortRule>();
   const dma: { gpu: Bdf; dma: Bdf }[] = [];
+  const inline: { nic: Bdf; gpu: Bdf }[] = [];
+  const apart: { node: number; devs: Bdf[] }[] = [];
   let topology: DirectTopology;
   let virt = false;
   const gpus = inv.gpus.map((g) => inv.pci.get(g.bdf)).filter((d): d is PciDevice => d !== undefined);
@@ -105,10 +111,13 @@ function detect(inv: Inventory): AcsPlatform {
     for (const n of new Set([...gpus, ...nics].map(node).filter((x): x is number => x !== null))) {
       if (!nics.some((d) => node(d) === n)) throw new Odd(`no ConnectX NIC on NUMA node ${n}`);
       if (!gpus.some((d) => node(d) === n)) throw new Odd(`no GPU on NUMA node ${n}`);
+      apart.push({ node: n, devs: [...nics, ...gpus].filter((d) => node(d) === n).map((d) => d.bdf).sort() });
     }
+    apart.sort((a, b) => a.node - b.node);
   } else if (devs.some((d) => typeOf(d) === 'cx_switch') && devs.some((d) => typeOf(d) === 'cx_nic') && gpus.length > 0) {
     topology = 'inline';
-    const complexes = gpus.map((g) => inlineComplex(inv, g)).sort((a, b) => (a.nic.bdf < b.nic.bdf ? -1 : 1));
+    const complexes = gpus.map((g) => ({ gpu: g.bdf, ...inlineComplex(inv, g) })).sort((a, b) => (a.nic.bdf < b.nic.bdf ? -1 : 1));
+    inline.push(...complexes.map((c) => ({ nic: c.nic.bdf, gpu: c.gpu })));
     const ats = complexes.map((c) => (c.nic.config.state === 'present' ? c.nic.config.value.ats.state : 'unknown'));
     if (ats.includes('unknown')) throw new Odd('ATS of a ConnectX NIC could not be read, so virtualization cannot be told');
     if (new Set(ats).size > 1) throw new Odd('the ConnectX NICs differ in ATS, so virtualization cannot be told');
@@ -125,7 +134,7 @@ function detect(inv: Inventory): AcsPlatform {
     if (rules.has(d.bdf) || !hasAcs(d) || !(t.endsWith('_switch') || t === 'grace_rp' || t === 'vera_rp')) continue;
     rules.set(d.bdf, { bdf: d.bdf, mask: topology === 'inline' && !virt ? MASK.off : isolated(d), role: `${t.replace('_', ' ')} off the GPU↔NIC complexes` });
   }
-  return { kind: 'direct-nic', topology, virt, rules, dma };
+  return { kind: 'direct-nic', topology, virt, rules, dma, inline, apart };
 }
 
 /** The node's ACS platform; rdma_topo's refusals become the classic rule (not this topology) or `unexpected`. */

@@ -26,8 +26,12 @@ function oracle(root: string): Oracle {
   const ports = new Map<string, { ok: boolean | null; mask: string | null }>();
   for (const m of r.stdout.matchAll(/^(OK|FAIL)\tACS for \S+ (\S+) has (?:in)?correct values [01]+ !?= ([01x]{7})/gm)) ports.set(m[2]!, { ok: m[1] === 'OK', mask: m[3]! });
   for (const m of r.stdout.matchAll(/^FAIL\tCould not read ACS control register for \S+ (\S+)$/gm)) ports.set(m[1]!, { ok: null, mask: null });
-  // "Kernel iommu_group for DMA <dma> and GPU <gpu> are both N" / "are not equal": the DMA function's verdict.
-  const groups = [...r.stdout.matchAll(/^(OK|FAIL)\tKernel iommu_group for DMA (\S+) and GPU/gm)].map((m) => `${m[2]} ${m[1] === 'OK' ? 'pass' : 'fail'}`).sort();
+  // IOMMU group verdicts: of a DMA function or an inline NIC (by its address), of a NUMA node's GPUs and NICs (by node).
+  const v = (m: RegExpMatchArray, who: string): string => `${who} ${m[1] === 'OK' ? 'pass' : 'fail'}`;
+  const groups = [
+    ...[...r.stdout.matchAll(/^(OK|FAIL)\tKernel iommu_group for (?:DMA|cx_nic) (\S+) and (?:GPU|nvgpu)/gm)].map((m) => v(m, m[2]!)),
+    ...[...r.stdout.matchAll(/^(OK|FAIL)\t(?:All kernel iommu_groups|Multiple devices share|Kernel iommu_group missing).* NUMA node (\d+)/gm)].map((m) => v(m, `numa${m[2]}`)),
+  ].sort();
   const err = /^E: (.*)$/m.exec(r.stdout)?.[1] ?? (r.status !== 0 && r.status !== 100 ? `exit ${r.status}: ${r.stderr.trim().split('\n').at(-1)}` : null);
   return { ports, groups, error: err };
 }
@@ -43,8 +47,18 @@ async function judge(n: GenNode): Promise<{ oracle: Oracle; findings: Finding[];
   }
 }
 
-/** iommu-mode's verdicts on DMA functions (the findings about the GPU/DMA group pairs). */
-const dmaVerdicts = (fs: Finding[]): string[] => fs.filter((f) => f.code === 'iommu-group-split' || (f.code === 'iommu-ok' && f.expected?.startsWith('group of'))).map((f) => `${f.subject} ${f.status}`).sort();
+/** iommu-mode's group verdicts, as rdma_topo gives them: per DMA function or inline NIC, per NUMA node (any fail fails it). */
+function dmaVerdicts(fs: Finding[]): string[] {
+  const group = fs.filter((f) => f.code.startsWith('iommu-group') || (f.code === 'iommu-ok' && /^(group of|a group)/.test(f.expected ?? '')));
+  const byNode = new Map<string, string>();
+  const out: string[] = [];
+  for (const f of group) {
+    const n = /on NUMA node (\d+)/.exec(f.message)?.[1];
+    if (n === undefined) out.push(`${f.subject} ${f.status}`);
+    else if (byNode.get(n) !== 'fail') byNode.set(n, f.status);
+  }
+  return [...out, ...[...byNode].map(([n, st]) => `numa${n} ${st}`)].sort();
+}
 const MASKED = new Set(['acs-mask', 'acs-mask-ok']);
 const verdict = (f: Finding): string => `${f.subject} ${f.status} ${f.expected ?? ''}`;
 
@@ -82,10 +96,12 @@ const faults: [string, GenNode, string[]][] = [
   ['GB300 Data Direct: SrcValid on the GPU segment\'s Grace root port', edit('gb300-cx8-dma-direct', (_, d) => void (d('0018:00:00.0').acsCtl = 0x001d)), ['0018:00:00.0']],
   ['GB300 Data Direct: the NIC\'s Grace root port with ACS off (last generation\'s bare-metal advice)', edit('gb300-cx8-dma-direct', (_, d) => void (d('0000:00:00.0').acsCtl = 0)), ['0000:00:00.0']],
   ['GB300 Data Direct: the DMA function in an IOMMU group of its own', edit('gb300-cx8-dma-direct', (_, d) => void (d('0019:03:00.0').iommuGroup = 140)), ['0019:03:00.0']],
+  ['GB300 tray on Grace root ports: two GPUs of NUMA node 1 in one IOMMU group', edit('gb300-tray-numa', (_, d) => void (d('0019:01:00.0').iommuGroup = 22)), ['0018:01:00.0', '0019:01:00.0']],
+  ['HGX B300 inline, bare metal: a NIC in an IOMMU group apart from its GPU', edit('hgx-b300-cx8-inline', (_, d) => void (d('0000:39:00.0').iommuGroup = 90)), ['0000:39:00.0']],
   ['GB300 tray on Grace root ports: a GPU root port with ACS off', edit('gb300-tray-numa', (_, d) => void (d('0009:00:00.0').acsCtl = 0)), ['0009:00:00.0']],
   ['GH200: CmpltRedir off on the NIC root port', edit('gh200-cx7', (_, d) => void (d('0000:00:00.0').acsCtl = 0x0015)), ['0000:00:00.0']],
   ['HGX B300 inline, bare metal: ReqRedir on a NIC switch port', edit('hgx-b300-cx8-inline', (_, d) => void (d('0000:16:00.0').acsCtl = 0x0004)), ['0000:16:00.0']],
-  ['HGX B300 inline with ATS on the CX8 (virtualized) but bare-metal ACS', hgxB300(true), [0x17, 0x39, 0x5f, 0x70, 0x97, 0xb9, 0xdc, 0xed].flatMap((n) => [`0000:${(n - 3).toString(16)}:01.0`, `0000:${(n - 1).toString(16)}:00.0`, `0000:${(n - 1).toString(16)}:01.0`, `0000:${(n + 2).toString(16)}:00.0`]).sort()],
+  ['HGX B300 inline with ATS on the CX8 (virtualized) but bare-metal ACS and one IOMMU group per NIC and GPU', hgxB300(true), [0x17, 0x39, 0x5f, 0x70, 0x97, 0xb9, 0xdc, 0xed].flatMap((n) => [`0000:${(n - 3).toString(16)}:01.0`, `0000:${(n - 1).toString(16)}:00.0`, `0000:${(n - 1).toString(16)}:01.0`, `0000:${(n + 2).toString(16)}:00.0`, `0000:${n.toString(16)}:00.0`]).sort()],
   ['GB300 Data Direct read without root (256-byte configs): neither can tell', edit('gb300-cx8-dma-direct', (n) => allDevices(n).forEach((d) => (d.configBytes = 256))), []],
 ];
 
@@ -93,7 +109,7 @@ for (const [name, n] of available ? trees : []) {
   t.test(`${name}: gdrgate and rdma_topo agree port by port`, async (t) => {
     const r = await judge(n);
     agree(t, r.oracle, r.findings);
-    t.strictSame(dmaVerdicts(r.iommu), r.oracle.groups, 'each DMA function: same IOMMU group verdict');
+    t.strictSame(dmaVerdicts(r.iommu), r.oracle.groups, 'same IOMMU group verdicts (DMA functions, inline NICs, NUMA nodes)');
     t.strictSame(r.findings.filter((f) => f.status === 'fail').map((f) => f.subject), [], 'the generated tree is healthy');
   });
 }
@@ -102,7 +118,7 @@ for (const [name, n, failing] of available ? faults : []) {
   t.test(`${name}: agree, and the fault fails at its port`, async (t) => {
     const r = await judge(n);
     agree(t, r.oracle, r.findings);
-    if (!r.oracle.error) t.strictSame(dmaVerdicts(r.iommu), r.oracle.groups, 'each DMA function: same IOMMU group verdict');
+    if (!r.oracle.error) t.strictSame(dmaVerdicts(r.iommu), r.oracle.groups, 'same IOMMU group verdicts (DMA functions, inline NICs, NUMA nodes)');
     t.strictSame([...r.findings, ...r.iommu].filter((f) => f.status === 'fail').map((f) => f.subject).sort(), failing, 'failing ports (and DMA functions)');
   });
 }

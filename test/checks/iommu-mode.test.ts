@@ -1,6 +1,7 @@
 // iommu-mode: the IOMMU domain type of every GPU and NIC group (identity on the HGX: intel_iommu=on iommu=pt).
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
+import { node as TRAY } from '../gen/topologies/gb300-tray-numa.js';
 import { captureFrom, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, put, remove, runCheck, softRoce, table, type Want } from './_trees.js';
 
 /** GPU i sits in IOMMU group 20+4i, its NIC in 21+4i (the HGX description). */
@@ -117,6 +118,19 @@ export const cases = table('iommu-mode', [
     subjects: [DD.gpu],
     bare: [{ status: 'pass', code: 'iommu-ok', subject: DD.gpu, expected: 'translated', actual: 'translated (group 100: DMA-FQ)' }],
     based: [{ status: 'pass', code: 'iommu-ok', subject: DD.gpu, expected: 'translated', actual: 'translated (group 100: DMA-FQ)' }],
+  },
+  {
+    name: 'invalid: GB300 tray on Grace root ports, two GPUs of NUMA node 1 share IOMMU group 22 (each needs its own)',
+    from: TRAY,
+    change: (n) => void (allDevices(n).find((d) => d.bdf === '0019:01:00.0')!.iommuGroup = 22),
+    bare: [
+      { status: 'fail', code: 'iommu-group-shared', subject: '0018:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+      { status: 'fail', code: 'iommu-group-shared', subject: '0019:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+    ],
+    based: [
+      { status: 'fail', code: 'iommu-group-shared', subject: '0018:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+      { status: 'fail', code: 'iommu-group-shared', subject: '0019:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+    ],
   },
   {
     name: 'valid: a soft-RoCE rxe0 (no PCI function, no IOMMU group) beside the HGX NICs is not judged',

@@ -28,3 +28,26 @@ export function requiredDomain(inv: Inventory, p: AcsPlatform): 'translated' | n
   const rel = releaseOf(inv.kernelRelease);
   return p.kind === 'direct-nic' && p.topology === 'dma' && rel !== null && before(rel, CONFIG_ACS_KERNEL) ? 'translated' : null;
 }
+
+export interface GroupVerdict { readonly subject: string; readonly ok: boolean; readonly why: string; readonly expected: string; readonly actual: string }
+
+/**
+ * rdma_topo's group rules beyond the DMA function: an inline NIC shares its GPU's group on bare metal (or neither has
+ * one) and has its own under virtualization; on Grace root ports every GPU and NIC of a NUMA node has its own group.
+ */
+export function groupRules(inv: Inventory, p: AcsPlatform): GroupVerdict[] {
+  if (p.kind !== 'direct-nic') return [];
+  const g = (b: string): string | null => inv.pci.get(b)?.iommuGroup ?? null;
+  const inline = p.inline.map(({ nic, gpu }): GroupVerdict => {
+    const [n, d] = [g(nic), g(gpu)];
+    const ok = p.virt ? n !== null && d !== null && n !== d : n === d;
+    const expected = p.virt ? `a group apart from ${gpu}` : `group of ${gpu}`;
+    return { subject: nic, ok, why: `NIC ${nic} in IOMMU group ${n ?? 'none'}, GPU ${gpu} in ${d ?? 'none'} (inline ConnectX, ${p.virt ? 'virtualized' : 'bare metal'})`, expected, actual: `group ${n ?? 'none'}` };
+  });
+  const apart = p.apart.flatMap(({ node, devs }) => devs.map((b): GroupVerdict => {
+    const mine = g(b);
+    const twins = devs.filter((o) => o !== b && mine !== null && g(o) === mine);
+    return { subject: b, ok: mine !== null && twins.length === 0, why: `IOMMU group ${mine ?? 'none'} on NUMA node ${node}${twins.length ? `, shared with ${twins.join(', ')}` : ''} (Grace root ports)`, expected: 'a group of its own', actual: `group ${mine ?? 'none'}` };
+  }));
+  return [...inline, ...apart];
+}
