@@ -2,7 +2,8 @@
 import type { Host } from '../host/host.js';
 import type { Gpudirect } from '../model/inventory.js';
 import { kernelMajorMinor, parseNvidiaVersion } from '../parsers/procfs.js';
-import { exists, Notes, optText } from './read.js';
+import { parseRegistryDwords } from '../parsers/nvidia-params.js';
+import { exists, factParsed, Notes, optText } from './read.js';
 
 export const PEERMEM_FILES = {
   nvMem: '/sys/kernel/mm/memory_peers/nv_mem/version',
@@ -19,12 +20,13 @@ export function dmabufPossible(flavour: 'open' | 'proprietary' | null, driver: s
 }
 
 export async function readGpudirect(host: Host, kernelRelease: string | null, modules: ReadonlySet<string>, notes: Notes): Promise<Gpudirect> {
-  const [nvMem, nvMemNc, nvidiaPeermem, nvVersion, ibUverbs] = await Promise.all([
+  const [nvMem, nvMemNc, nvidiaPeermem, nvVersion, ibUverbs, registryDwords] = await Promise.all([
     optText(host, PEERMEM_FILES.nvMem, notes),
     optText(host, PEERMEM_FILES.nvMemNc, notes),
     optText(host, PEERMEM_FILES.nvidiaPeermem, notes),
     optText(host, '/proc/driver/nvidia/version', notes),
     exists(host, '/sys/module/ib_uverbs'),
+    factParsed(host, '/proc/driver/nvidia/params', parseRegistryDwords, notes, 'absent'),
   ]);
   let driverFlavour: Gpudirect['driverFlavour'] = null;
   let driverVersion: string | null = null;
@@ -45,5 +47,6 @@ export async function readGpudirect(host: Host, kernelRelease: string | null, mo
     ibUverbs: ibUverbs || modules.has('ib_uverbs'),
     dmabufPossible: dmabufPossible(driverFlavour, driverVersion, kernelRelease),
     peermemLoaded: nvMem !== null || nvMemNc !== null || nvidiaPeermem !== null || modules.has('nvidia_peermem'),
+    registryDwords,
   };
 }

@@ -108,6 +108,8 @@ export interface BaselineClass {
    * rdma_topo computes per port), virtualized (the kernel's isolation set kept). Absent: detected from the node.
    */
   readonly acsPolicy?: AcsPolicy;
+  /** The class's jobs use GPU-initiated networking (NVSHMEM IBGDA): the driver must run with PeerMappingOverride=1. */
+  readonly gpuInitiated?: boolean;
   /** GPUs may lower link speed at idle (power saving); true means speed must equal the baseline anyway. */
   readonly gpuSpeedStrict: boolean;
   /** pcie-aer's correctable-error rate; absent: the defaults (warn above 0, fail above 100). */

@@ -96,6 +96,8 @@ export interface Gpudirect {
   /** DMA-BUF for RDMA: open kernel module and kernel >= 5.12 (NCCL's ncclIbDmaBufSupport precondition). */
   readonly dmabufPossible: boolean;
   readonly peermemLoaded: boolean;
+  /** NVreg_RegistryDwords as /proc/driver/nvidia/params shows it (PeerMappingOverride: GPU-initiated networking). */
+  readonly registryDwords: Fact<Readonly<Record<string, string>>>;
 }
 
 export interface Iommu {
