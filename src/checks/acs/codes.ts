@@ -3,7 +3,7 @@ import { type Codes, finder } from '../types.js';
 
 export const CODES = {
   'acs-ok': { tells: 'No ACS redirect on the bridges between GPU and NIC: peer traffic can stay inside the switch.', do: 'None.', layer: 'server' },
-  'acs-redirect': { tells: 'ACS redirect on a bridge between a GPU and a NIC sends every GPUDirect transfer up through the CPU root complex.', do: 'Disable ReqRedir/CmpltRedir/EgressCtrl on the switch ports (BIOS ACS option, the setpci command of the message for this boot, pci=config_acs= to keep it) on bare metal; keep only where the platform needs isolation.', layer: 'server' },
+  'acs-redirect': { tells: 'ACS redirect on a bridge between a GPU and a NIC sends every GPUDirect transfer up through the CPU root complex.', do: 'Disable ReqRedir/CmpltRedir/EgressCtrl on the switch ports (BIOS ACS option or setpci at boot) on bare metal; keep only where the platform needs isolation.', layer: 'server' },
   'acs-unreadable': { tells: 'ACS control could not be read: it is in extended config space, which only root can read, or the capability list broke before it (the message names the problem).', do: 'Run the gate as root (Slurm Prolog does).', layer: 'scheduler' },
   'acs-na': { tells: 'No bridge lies between a GPU and an RDMA adapter on this node.', do: 'None.', layer: 'server' },
   'acs-mask-ok': { tells: 'The port holds the ACS bits its platform requires (Direct NIC: the mask NVIDIA\'s rdma_topo computes; virtualized: the kernel\'s isolation set).', do: 'None.', layer: 'server' },
