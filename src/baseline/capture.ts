@@ -1,4 +1,5 @@
 // Turns the inventory of a known-good node into a baseline class a human can read and edit.
+import { acsPlatform } from '../pcie/acs-platform.js';
 import { ConfigError } from '../errors.js';
 import type { BaselineClass, BaselineDevice, BaselineEnvelope, IommuMode, Mechanism } from '../model/baseline.js';
 import { valueOf as v } from '../model/fact.js';
@@ -121,6 +122,8 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     iommu: iommuOf(inv),
     // A VM keeps isolation on (its hypervisor needs it); the virtualized class checks ATS instead.
     acsRedirectAllowed: o.platform === 'virtualized',
+    // What pcie-acs found this node to be; "virtualized" (isolation kept) is only ever set by hand.
+    acsPolicy: acsPlatform(inv).kind === 'classic' ? 'classic' : 'direct-nic',
     gpuSpeedStrict: false,
     devices,
     paths,

@@ -10,6 +10,9 @@ const CODES = {
   'mechanism-wrong': { tells: 'The mechanism the class was validated with is not the one available now.', do: 'Load the expected module or update the baseline after validating the other mechanism.', layer: 'server' },
   'mechanism-na': { tells: 'No RDMA adapter or no GPU: GPUDirect RDMA does not apply.', do: 'None.', layer: 'server' },
   'mechanism-unknown': { tells: 'Whether the GPUDirect mechanism is available could not be told: a file it rests on (/proc/driver/nvidia/version, a peer-memory file, the kernel release) could not be read or parsed.', do: 'Run the gate as root on the node; the message names the file. Nothing is drained for it.', layer: 'scheduler' },
+  'peer-mapping-ok': { tells: 'The class uses GPU-initiated networking (NVSHMEM IBGDA) and the driver runs with PeerMappingOverride=1.', do: 'None.', layer: 'server' },
+  'peer-mapping-missing': { tells: 'The class uses GPU-initiated networking (NVSHMEM IBGDA) but the driver runs without PeerMappingOverride=1: IBGDA cannot map the NIC for the GPU and falls back to a slower proxy path, or fails.', do: 'Add options nvidia NVreg_RegistryDwords="PeerMappingOverride=1;" to /etc/modprobe.d, rebuild the initramfs, reload the driver (reboot); weigh the security note of the open driver (peer mappings for unprivileged users).', layer: 'server' },
+  'peer-mapping-unknown': { tells: '/proc/driver/nvidia/params could not be read or has no RegistryDwords line, so PeerMappingOverride cannot be told.', do: 'Check that the NVIDIA driver is loaded and the gate runs as root.', layer: 'server' },
   'uverbs-missing': { tells: 'RDMA adapters exist but ib_uverbs is not loaded: user space cannot open them.', do: 'Load ib_uverbs (rdma-core / MOFED service).', layer: 'fabric' },
 } as const satisfies Codes;
 
@@ -40,6 +43,17 @@ function satisfied(g: Gpudirect, want: string): boolean | null {
   return peermem === null || dmabuf === null ? null : false;
 }
 
+/** NVSHMEM IBGDA needs the driver's PeerMappingOverride registry key (NVSHMEM install guide), shown in RegistryDwords. */
+function peerMapping(g: Gpudirect): ReturnType<typeof f> {
+  const r = g.registryDwords;
+  if (r.state !== 'present') return f('peer-mapping-unknown', 'skip', 'nvidia', `PeerMappingOverride not readable (${r.state === 'unknown' ? r.why : '/proc/driver/nvidia/params absent'})`);
+  const v = r.value.PeerMappingOverride;
+  const shown = Object.entries(r.value).map(([k, x]) => `${k}=${x}`).join(';') || 'empty';
+  return v === '1'
+    ? f('peer-mapping-ok', 'pass', 'nvidia', `RegistryDwords "${shown}"`, 'PeerMappingOverride=1', 'PeerMappingOverride=1')
+    : f('peer-mapping-missing', 'warn', 'nvidia', `GPU-initiated networking (IBGDA) class, driver RegistryDwords "${shown}"`, 'PeerMappingOverride=1', v === undefined ? 'not set' : `PeerMappingOverride=${v}`);
+}
+
 const check: Check<'gpudirect-mechanism', typeof CODES> = defineCheck({
   id: 'gpudirect-mechanism',
   title: 'GPUDirect RDMA mechanism (nvidia-peermem or DMA-BUF)',
@@ -61,6 +75,7 @@ const check: Check<'gpudirect-mechanism', typeof CODES> = defineCheck({
     if (ok === null) out.push(f('mechanism-unknown', 'skip', 'node', `whether ${want === 'any' ? 'a GPUDirect mechanism' : want} is available could not be told: ${facts}`, want, have));
     else if (!ok) out.push(f(have === 'none' ? 'mechanism-missing' : 'mechanism-wrong', 'fail', 'node', `${want === 'any' ? 'no GPUDirect mechanism' : `${want} not available`}: ${facts}`, want, have));
     else out.push(f('mechanism-ok', 'pass', 'node', facts, want, have));
+    if (baseline?.gpuInitiated) out.push(peerMapping(g));
     if (!g.ibUverbs) out.push(f('uverbs-missing', 'warn', 'ib_uverbs', 'RDMA adapters present but ib_uverbs not loaded', 'loaded', 'absent'));
     return out;
   },

@@ -1,6 +1,8 @@
 // iommu-mode: the IOMMU domain of each GPU and NIC matches the class's architecture (off/passthrough on bare metal).
 import type { IommuMode } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
+import { acsPlatform } from '../pcie/acs-platform.js';
+import { dmaGroups, groupRules, requiredDomain } from './iommu/direct-nic.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
 
 /** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
@@ -9,6 +11,9 @@ const CODES = {
   'iommu-na': { tells: 'No GPU or RDMA adapter with a PCI function, so no IOMMU domain to judge.', do: 'None.', layer: 'security' },
   'iommu-unknown': { tells: 'The IOMMU group type of the device could not be read.', do: 'Run the gate as root; check /sys/kernel/iommu_groups/<n>/type.', layer: 'security' },
   'iommu-translated': { tells: 'The GPU or NIC sits in a translated IOMMU domain: peer-to-peer DMA is remapped or blocked.', do: 'Use iommu=pt (or identity domains for GPU/NIC) on bare metal, as the baseline states; get security sign-off for the mode.', layer: 'security' },
+  'iommu-group-split': { tells: 'On a ConnectX-8 Data Direct node the GPU and its DMA function sit in different IOMMU groups: the GPU driver refuses GPUDirect through the DMA function (unless its topology check is overridden).', do: 'Set the Grace root port\'s ACS as pcie-acs says (SrcValid off puts the whole segment in one group) and reboot; check with rdma_topo check.', layer: 'security' },
+  'iommu-group-shared': { tells: 'Functions that must be isolated share an IOMMU group (Grace root ports: each GPU and NIC its own; inline ConnectX under virtualization: NIC apart from GPU), or one has no group; on bare-metal inline ConnectX the NIC and its GPU are in different groups.', do: 'Set ACS as pcie-acs says for this platform and reboot; compare with rdma_topo check.', layer: 'security' },
+  'iommu-kernel-domain': { tells: 'A Data Direct node on a kernel before 6.11 runs identity (passthrough) domains: such kernels cannot set per-port ACS at boot, and the platform then needs translated domains with DMA-BUF.', do: 'Boot a kernel of 6.11 or later (NVIDIA ships 6.14-nvidia), or drop iommu.passthrough=1 / iommu=pt so the GPU and NIC use translated domains.', layer: 'security' },
   'iommu-mode-changed': { tells: 'The IOMMU mode differs from the approved architecture of this class.', do: 'Restore the kernel command line of the reference node (iommu=, intel_iommu=, amd_iommu=).', layer: 'security' },
 } as const satisfies Codes;
 
@@ -45,11 +50,22 @@ const check: Check<'iommu-mode', typeof CODES> = defineCheck({
       const msg = `no IOMMU (no /sys/class/iommu units, no groups)${cmd ? `; ${cmd}` : ''}`;
       return [f(ok ? 'iommu-ok' : 'iommu-mode-changed', ok ? 'pass' : 'fail', 'node', msg, want ?? 'off', 'off')];
     }
-    return devs.map(({ subject, group }) => {
+    const platform = acsPlatform(inv);
+    const required = requiredDomain(inv, platform);
+    const shared = dmaGroups(inv, platform).map(({ gpu, dma, gpuGroup, dmaGroup }) =>
+      gpuGroup !== null && gpuGroup === dmaGroup
+        ? f('iommu-ok', 'pass', dma, `DMA function ${dma} shares IOMMU group ${dmaGroup} with GPU ${gpu}`, `group of ${gpu}`, `group ${dmaGroup}`)
+        : f('iommu-group-split', 'fail', dma, `DMA function ${dma} is in IOMMU group ${dmaGroup ?? 'none'}, GPU ${gpu} in ${gpuGroup ?? 'none'}`, `group of ${gpu}`, `group ${dmaGroup ?? 'none'}`));
+    const rules = groupRules(inv, platform).map((v) => f(v.ok ? 'iommu-ok' : 'iommu-group-shared', v.ok ? 'pass' : 'fail', v.subject, v.why, v.expected, v.actual));
+    return [...shared, ...rules, ...devs.map(({ subject, group }) => {
       const type = group === null ? undefined : inv.iommu.groupTypes[group];
       const mode = group === null ? 'off' : modeOf(type);
       const got = `${mode}${type ? ` (group ${group}: ${type})` : ''}`;
       if (mode === 'unknown') return f('iommu-unknown', 'skip', subject, `IOMMU group ${group} type not readable`);
+      if (required) {
+        const why = `kernel ${inv.kernelRelease} predates 6.11 on a Data Direct node${cmd ? `; ${cmd}` : ''}`;
+        return mode === required ? f('iommu-ok', 'pass', subject, `IOMMU ${got}: ${why}`, required, got) : f('iommu-kernel-domain', 'fail', subject, `IOMMU ${got}, want translated: ${why}`, required, got);
+      }
       if (want === null) {
         // Without a baseline the platform is unknown: translated mode is flagged, not failed (a VM may need it).
         return mode === 'translated'
@@ -59,7 +75,7 @@ const check: Check<'iommu-mode', typeof CODES> = defineCheck({
       const ok = want === 'any' || want === mode;
       const code = ok ? 'iommu-ok' : mode === 'translated' ? 'iommu-translated' : 'iommu-mode-changed';
       return f(code, ok ? 'pass' : 'fail', subject, `IOMMU ${got}`, want, got);
-    });
+    })];
   },
 });
 

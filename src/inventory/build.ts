@@ -6,7 +6,7 @@ import { parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
-import { detailPci, isGpu, listPci, unidentified } from './pci.js';
+import { besideConnectX, detailPci, isGpu, listPci, unidentified } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
@@ -103,8 +103,11 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   const detailed = await Promise.all(
     [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes, endpoints.has(b), pacer)),
   );
+  // Direct NIC platforms: what else hangs below a ConnectX switch on those paths (the ConnectX-8 DMA function).
+  const beside = besideConnectX(detailed, skeletons, wanted);
+  detailed.push(...(await Promise.all(beside.map((s) => detailPci(host, s, notes, s.classCode !== 0x060400, pacer)))));
   const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => byText(a.bdf, b.bdf)).map((d) => [d.bdf, d]));
-  const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? '')]
+  const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? ''), ...beside.map((s) => s.bdf)]
     .map((b) => pci.get(b)?.iommuGroup)
     .filter((g): g is string => !!g);
   const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([

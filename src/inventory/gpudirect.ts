@@ -4,7 +4,8 @@ import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Gpudirect } from '../model/inventory.js';
 import { kernelMajorMinor, type NvidiaDriver, parseNvidiaVersion } from '../parsers/procfs.js';
-import { exists, factText, Notes } from './read.js';
+import { exists, factParsed, factText, Notes } from './read.js';
+import { parseRegistryDwords } from '../parsers/nvidia-params.js';
 
 export const PEERMEM_FILES = {
   nvMem: '/sys/kernel/mm/memory_peers/nv_mem/version',
@@ -37,12 +38,13 @@ export function peermemFact(files: readonly Fact<string>[], listed: boolean): Fa
 }
 
 export async function readGpudirect(host: Host, kernelRelease: string | null, modules: ReadonlySet<string>, notes: Notes): Promise<Gpudirect> {
-  const [nvMem, nvMemNc, nvidiaPeermem, nvVersion, ibUverbs] = await Promise.all([
+  const [nvMem, nvMemNc, nvidiaPeermem, nvVersion, ibUverbs, registryDwords] = await Promise.all([
     factText(host, PEERMEM_FILES.nvMem, notes),
     factText(host, PEERMEM_FILES.nvMemNc, notes),
     factText(host, PEERMEM_FILES.nvidiaPeermem, notes),
     factText(host, VERSION, notes),
     exists(host, '/sys/module/ib_uverbs'),
+    factParsed(host, '/proc/driver/nvidia/params', parseRegistryDwords, notes, 'absent'),
   ]);
   let driver: Fact<NvidiaDriver> = nvVersion.state === 'present' ? unknown(`${VERSION}: not parsed`) : nvVersion.state === 'absent' ? ABSENT : nvVersion;
   if (nvVersion.state === 'present') {
@@ -63,5 +65,6 @@ export async function readGpudirect(host: Host, kernelRelease: string | null, mo
     ibUverbs: ibUverbs || modules.has('ib_uverbs'),
     dmabuf: dmabufFact(driver, kernelRelease),
     peermem: peermemFact([nvMem, nvMemNc, nvidiaPeermem], modules.has('nvidia_peermem')),
+    registryDwords,
   };
 }

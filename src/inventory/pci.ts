@@ -136,3 +136,14 @@ export const unidentified = (s: PciSkeleton): boolean => s.classCode === null ||
 export function isGpu(s: PciSkeleton): boolean {
   return s.vendor === 0x10de && isDisplay(s.classCode);
 }
+
+/**
+ * Functions below a ConnectX switch (vendor 0x15b3, bridge) that lies on a GPU or NIC path and that are not read yet:
+ * on a ConnectX-8 complex the DMA function and its switch port sit beside the GPU's path, never on it. None on a
+ * node without ConnectX switches, so no read more there.
+ */
+export function besideConnectX(detailed: readonly PciDevice[], all: readonly PciSkeleton[], have: ReadonlySet<Bdf>): PciSkeleton[] {
+  const cx = new Set(detailed.filter((d) => d.vendor === 0x15b3 && d.classCode === 0x060400).map((d) => d.bdf));
+  if (cx.size === 0) return [];
+  return all.filter((s) => !have.has(s.bdf) && s.bridges.some((b) => cx.has(b)));
+}

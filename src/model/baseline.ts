@@ -7,6 +7,7 @@ import type { BusPolicy } from '../parsers/pci-cmdline.js';
 
 export type Mechanism = 'peermem' | 'dmabuf' | 'any';
 export type IommuMode = 'off' | 'passthrough' | 'translated' | 'any';
+export type AcsPolicy = 'classic' | 'direct-nic' | 'virtualized';
 
 export interface BaselineLink {
   readonly speed: number | null;
@@ -102,6 +103,13 @@ export interface BaselineClass {
   readonly iommu: IommuMode;
   /** Fail when ReqRedir/CmpltRedir/EgressCtrl is set on a bridge between a GPU and a NIC. */
   readonly acsRedirectAllowed: boolean;
+  /**
+   * Which ACS rule pcie-acs applies: classic (no redirect between GPU and NIC), direct-nic (the masks NVIDIA's
+   * rdma_topo computes per port), virtualized (the kernel's isolation set kept). Absent: detected from the node.
+   */
+  readonly acsPolicy?: AcsPolicy;
+  /** The class's jobs use GPU-initiated networking (NVSHMEM IBGDA): the driver must run with PeerMappingOverride=1. */
+  readonly gpuInitiated?: boolean;
   /** GPUs may lower link speed at idle (power saving); true means speed must equal the baseline anyway. */
   readonly gpuSpeedStrict: boolean;
   /** Hand jobs the node's NCCL topology file when their /sys view differs from the host's (docs/nccl-topo.md); absent: off. */

@@ -98,6 +98,8 @@ export interface Gpudirect {
   readonly dmabuf: Fact<boolean>;
   /** nvidia_peermem (or MOFED's nv_peer_mem) loaded: one of NCCL's files there, or the module listed; unknown when a file could not be read. */
   readonly peermem: Fact<boolean>;
+  /** NVreg_RegistryDwords as /proc/driver/nvidia/params shows it (PeerMappingOverride: GPU-initiated networking). */
+  readonly registryDwords: Fact<Readonly<Record<string, string>>>;
 }
 
 export interface Iommu {

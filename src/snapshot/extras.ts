@@ -11,7 +11,7 @@ import { ASPM_POLICY } from '../inventory/payload.js';
  */
 const ALLOW: readonly RegExp[] = [
   /^\/sys\/(bus\/pci\/devices|class\/(infiniband|iommu|thermal)|devices|module|kernel\/(iommu_groups|mm\/memory_peers))(\/|$)/,
-  /^\/proc\/(cmdline|modules|version|cpuinfo|driver\/nvidia\/version|sys\/kernel\/(hostname|osrelease|random\/boot_id))$/,
+  /^\/proc\/(cmdline|modules|version|cpuinfo|driver\/nvidia\/(version|params)|sys\/kernel\/(hostname|osrelease|random\/boot_id))$/,
   // This process and the ancestors the slurmd search walks: name, status and limits only (memlock.ts).
   /^\/proc\/(self|\d+)(\/(limits|status|comm))?$/,
   /^\/etc\/hostname$/,
@@ -34,7 +34,7 @@ const LINK_ATTR_RE = /^(clkpm|l0s_aspm|l1_aspm|l1_[12]_aspm|l1_[12]_pcipm|ltr_ma
 export const IB_ATTRS = ['fw_ver', 'node_guid', 'sys_image_guid', 'node_type', 'hca_type', 'hw_rev', 'board_id'];
 export const IB_PORT_ATTRS = ['state', 'phys_state', 'rate', 'link_layer', 'lid', 'sm_lid', 'lid_mask_count', 'cap_mask'];
 export const MODULES = ['nvidia', 'nvidia_peermem', 'ib_uverbs', 'ib_core', 'mlx5_core', 'mlx5_ib'];
-export const PROC = ['/proc/cmdline', '/proc/modules', '/proc/version', '/proc/cpuinfo', '/proc/driver/nvidia/version', '/proc/self/limits', '/proc/self/status', '/proc/sys/kernel/hostname', '/proc/sys/kernel/osrelease'];
+export const PROC = ['/proc/cmdline', '/proc/modules', '/proc/version', '/proc/cpuinfo', '/proc/driver/nvidia/version', '/proc/driver/nvidia/params', '/proc/self/limits', '/proc/self/status', '/proc/sys/kernel/hostname', '/proc/sys/kernel/osrelease'];
 /**
  * hwloc (topology-linux.c, HWLOC_FSROOT) aborts its Linux discovery without CPU topology files, and places
  * PCI devices and NUMA nodes from these: the gate itself never reads them.

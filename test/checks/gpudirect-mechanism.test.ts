@@ -9,6 +9,10 @@ const withPeermem = (n: GenNode): void => {
   proprietary(n);
   n.peermem = true;
 };
+/** /proc/driver/nvidia/params as the 570 open module prints its last lines; RegistryDwords as modprobe.d set it. */
+const params = (dwords: string) => put('proc/driver/nvidia/params', `GrdmaPciTopoCheckOverride: 0\nModifyDeviceFiles: 1\nRegistryDwords: "${dwords}"\nRegistryDwordsPerDevice: ""\n`);
+const ibgda = (status: Want['status'], code: string, expected?: string, actual?: string): Want =>
+  ({ status, code, subject: 'nvidia', ...(expected ? { expected } : {}), ...(actual ? { actual } : {}) });
 const drop = (kind: 'gpu' | 'nic') => (n: GenNode): void => allDevices(HGX).filter((d) => d.kind === kind).forEach((d) => detach(n, d.bdf));
 
 export const cases = table('gpudirect-mechanism', [
@@ -136,5 +140,27 @@ export const cases = table('gpudirect-mechanism', [
     },
     bare: [node('skip', 'mechanism-na', 'any', 'none')],
     based: [node('skip', 'mechanism-na', 'dmabuf', 'none')],
+  },
+  {
+    name: 'valid with baseline: a GPU-initiated (IBGDA) class, driver loaded with PeerMappingOverride=1',
+    patch: params('PeerMappingOverride=1;'),
+    edit: { gpuInitiated: true },
+    subjects: ['nvidia'],
+    bare: [],
+    based: [ibgda('pass', 'peer-mapping-ok', 'PeerMappingOverride=1', 'PeerMappingOverride=1')],
+  },
+  {
+    name: 'warn with baseline: a GPU-initiated (IBGDA) class, RegistryDwords empty (PeerMappingOverride missing)',
+    patch: params(''),
+    edit: { gpuInitiated: true },
+    bare: [],
+    based: [ibgda('warn', 'peer-mapping-missing', 'PeerMappingOverride=1', 'not set')],
+  },
+  {
+    name: 'skip with baseline: a GPU-initiated class, /proc/driver/nvidia/params without a RegistryDwords line',
+    patch: put('proc/driver/nvidia/params', 'ModifyDeviceFiles: 1\n'),
+    edit: { gpuInitiated: true },
+    bare: [],
+    based: [ibgda('skip', 'peer-mapping-unknown')],
   },
 ]);

@@ -1,5 +1,7 @@
 // iommu-mode: the IOMMU domain type of every GPU and NIC group (identity on the HGX: intel_iommu=on iommu=pt).
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
+import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
+import { node as TRAY } from '../gen/topologies/gb300-tray-numa.js';
 import { captureFrom, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, put, remove, runCheck, softRoce, table, type Want } from './_trees.js';
 
 /** GPU i sits in IOMMU group 20+4i, its NIC in 21+4i (the HGX description). */
@@ -12,6 +14,10 @@ const noIommu = (n: GenNode): void => {
   for (const d of allDevices(n)) delete d.iommuGroup;
 };
 const groupType = (type: string) => (n: GenNode): void => void (n.iommu!.groupType = type);
+/** GB300 Data Direct: GPU 0009:06:00.0 and DMA function 0009:03:00.0 share group 100 (the segment's). */
+const DD = { gpu: '0009:06:00.0', dma: '0009:03:00.0' } as const;
+const shared: Want = { status: 'pass', code: 'iommu-ok', subject: DD.dma, expected: `group of ${DD.gpu}`, actual: 'group 100' };
+const oldKernel = (n: GenNode): void => void Object.assign(n, { kernel: '6.8.0-1014-nvidia-64k', procVersion: undefined });
 const gpu0 = (status: Want['status'], code: string, expected: string, type: string): Want => ({ status, code, subject: P0.gpu, expected, actual: got(20, type) });
 
 export const cases = table('iommu-mode', [
@@ -79,6 +85,52 @@ export const cases = table('iommu-mode', [
     subjects: [P0.gpu],
     bare: [{ status: 'skip', code: 'iommu-unknown', subject: P0.gpu }],
     based: [{ status: 'skip', code: 'iommu-unknown', subject: P0.gpu }],
+  },
+  {
+    name: 'valid: GB300 Data Direct, the DMA function shares the GPU\'s IOMMU group (Linux 6.14, identity domains)',
+    from: GB300,
+    subjects: [DD.dma],
+    bare: [shared],
+    based: [shared],
+  },
+  {
+    name: 'invalid: GB300 Data Direct, the DMA function in an IOMMU group of its own',
+    from: GB300,
+    change: (n) => void (allDevices(n).find((d) => d.bdf === DD.dma)!.iommuGroup = 140),
+    subjects: [DD.dma],
+    bare: [{ status: 'fail', code: 'iommu-group-split', subject: DD.dma, expected: `group of ${DD.gpu}`, actual: 'group 140' }],
+    based: [{ status: 'fail', code: 'iommu-group-split', subject: DD.dma, expected: `group of ${DD.gpu}`, actual: 'group 140' }],
+  },
+  {
+    name: 'invalid: GB300 Data Direct on Linux 6.8 with passthrough (iommu.passthrough=1): translated domains required',
+    from: GB300,
+    change: oldKernel,
+    ref: oldKernel,
+    subjects: [DD.gpu],
+    bare: [{ status: 'fail', code: 'iommu-kernel-domain', subject: DD.gpu, expected: 'translated', actual: 'passthrough (group 100: identity)' }],
+    based: [{ status: 'fail', code: 'iommu-kernel-domain', subject: DD.gpu, expected: 'translated', actual: 'passthrough (group 100: identity)' }],
+  },
+  {
+    name: 'valid: GB300 Data Direct on Linux 6.8 with translated domains (DMA-FQ)',
+    from: GB300,
+    change: (n) => Object.assign(n, { kernel: '6.8.0-1014-nvidia-64k', procVersion: undefined, iommu: { ...n.iommu!, groupType: 'DMA-FQ' }, cmdline: 'BOOT_IMAGE=/boot/vmlinuz-6.8.0-1014-nvidia-64k ro' }),
+    ref: (n) => Object.assign(n, { kernel: '6.8.0-1014-nvidia-64k', procVersion: undefined, iommu: { ...n.iommu!, groupType: 'DMA-FQ' } }),
+    subjects: [DD.gpu],
+    bare: [{ status: 'pass', code: 'iommu-ok', subject: DD.gpu, expected: 'translated', actual: 'translated (group 100: DMA-FQ)' }],
+    based: [{ status: 'pass', code: 'iommu-ok', subject: DD.gpu, expected: 'translated', actual: 'translated (group 100: DMA-FQ)' }],
+  },
+  {
+    name: 'invalid: GB300 tray on Grace root ports, two GPUs of NUMA node 1 share IOMMU group 22 (each needs its own)',
+    from: TRAY,
+    change: (n) => void (allDevices(n).find((d) => d.bdf === '0019:01:00.0')!.iommuGroup = 22),
+    bare: [
+      { status: 'fail', code: 'iommu-group-shared', subject: '0018:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+      { status: 'fail', code: 'iommu-group-shared', subject: '0019:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+    ],
+    based: [
+      { status: 'fail', code: 'iommu-group-shared', subject: '0018:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+      { status: 'fail', code: 'iommu-group-shared', subject: '0019:01:00.0', expected: 'a group of its own', actual: 'group 22' },
+    ],
   },
   {
     name: 'valid: a soft-RoCE rxe0 (no PCI function, no IOMMU group) beside the HGX NICs is not judged',

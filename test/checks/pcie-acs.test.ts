@@ -2,6 +2,8 @@
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
+import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
+import { node as B300 } from '../gen/topologies/hgx-b300-cx8-inline.js';
 import { acsCap, dev, detach, extLoop, HGX, P0, parentOf, table, type Want } from './_trees.js';
 
 const DOWN = allDevices(HGX).filter((d) => d.kind === 'switch-down').map((d) => d.bdf);
@@ -11,6 +13,9 @@ const redirect = (subject: string, actual: string): Want => ({ status: 'fail', c
 const clean = (subject: string): Want => ({ status: 'pass', code: 'acs-ok', subject, expected: 'no redirect', actual: 'no redirect' });
 const unreadable = (subject: string): Want => ({ status: 'skip', code: 'acs-unreadable', subject });
 const na: Want = { status: 'skip', code: 'acs-na', subject: 'node' };
+const masked = (subject: string, expected: string, actual: string, ok: boolean): Want => ({ status: ok ? 'pass' : 'fail', code: ok ? 'acs-mask-ok' : 'acs-mask', subject, expected, actual });
+/** GB300 Data Direct complex of GPU 0009:06:00.0: Grace root port, DMA-side and GPU-side switch ports. */
+const DD = { rp: '0009:00:00.0', dmaPort: '0009:02:00.0', gpuPort: '0009:02:01.0', dma: '0009:03:00.0' } as const;
 
 /** Each NIC leaves its switch for a second root port of the same host bridge: GPU↔NIC is PHB, through the root complex. */
 function nicsOnOwnRootPorts(n: GenNode): void {
@@ -107,6 +112,55 @@ export const cases = table('pcie-acs', [
     change: nicsOnOwnRootPorts,
     bare: [na],
     based: [na],
+  },
+  {
+    name: 'valid: GB300 Data Direct complex, each port holds the mask rdma_topo computes',
+    from: GB300,
+    subjects: [DD.rp, DD.dmaPort, DD.gpuPort],
+    bare: [masked(DD.rp, 'xx111x0', '0011100', true), masked(DD.dmaPort, 'xx110x1', '0011001', true), masked(DD.gpuPort, 'xx101x1', '0010101', true)],
+    based: [masked(DD.rp, 'xx111x0', '0011100', true), masked(DD.dmaPort, 'xx110x1', '0011001', true), masked(DD.gpuPort, 'xx101x1', '0010101', true)],
+  },
+  {
+    name: 'invalid: GB300 Data Direct, the GPU-side switch port lost ReqRedir (the classic rule would pass it)',
+    from: GB300,
+    change: setAcs(DD.gpuPort, 0x0011),
+    bare: [masked(DD.gpuPort, 'xx101x1', '0010001', false)],
+    based: [masked(DD.gpuPort, 'xx101x1', '0010001', false)],
+  },
+  {
+    name: 'invalid: GB300 Data Direct, the NIC\'s Grace root port with ACS off (the previous generation\'s bare-metal advice)',
+    from: GB300,
+    change: setAcs('0000:00:00.0', 0),
+    bare: [masked('0000:00:00.0', 'xx111x1', '0000000', false)],
+    based: [masked('0000:00:00.0', 'xx111x1', '0000000', false)],
+  },
+  {
+    name: 'skip: GB300 Data Direct with a second function below a GPU segment\'s root port: no mask can be told',
+    from: GB300,
+    change: (n) => dev(n, DD.dmaPort).children!.push({ bdf: '0009:03:00.1', kind: 'other', vendor: 0x15b3, device: 0x2100 }),
+    bare: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' }],
+    based: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' }],
+  },
+  {
+    name: 'invalid with baseline: the class says Direct NIC (acsPolicy), the node is an HGX H100 with no Direct NIC topology',
+    edit: { acsPolicy: 'direct-nic' },
+    subjects: ['node'],
+    bare: [],
+    based: [{ status: 'fail', code: 'acs-platform-mismatch', subject: 'node', expected: 'direct-nic', actual: 'classic' }],
+  },
+  {
+    name: 'valid: HGX B300 with ConnectX-8 inline on bare metal, no ACS bit on the complex\'s ports',
+    from: B300,
+    subjects: ['0000:14:01.0', '0000:16:00.0', '0000:16:01.0'],
+    bare: ['0000:14:01.0', '0000:16:00.0', '0000:16:01.0'].map((b) => masked(b, 'xx000x0', '0000000', true)),
+    based: ['0000:14:01.0', '0000:16:00.0', '0000:16:01.0'].map((b) => masked(b, 'xx000x0', '0000000', true)),
+  },
+  {
+    name: 'invalid with baseline: a class set to virtualized by hand keeps isolation: ACSCtl 0 on the HGX H100 switch ports fails',
+    edit: { acsPolicy: 'virtualized' },
+    subjects: [P0.downGpu, P0.downNic],
+    bare: [clean(P0.downGpu), clean(P0.downNic)],
+    based: [masked(P0.downGpu, 'xx111x1', '0000000', false), masked(P0.downNic, 'xx111x1', '0000000', false)],
   },
   {
     name: 'valid: DGX-1 (PLX switches with NIC + 2 GPUs, ACSCtl 0)',

@@ -3,6 +3,7 @@
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { aerFiles, type GenKernelRegs, type GenRegs, kernelFiles, linkFiles, resourceText, writeAer, writeDevCtl } from './pci-regs-gen.js';
+import { type GenVpd, vpdBytes } from './vpd-gen.js';
 
 export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
 export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
@@ -14,10 +15,8 @@ export interface GenDevice extends GenRegs {
   subsystem?: [vendor: number, device: number];
   /** GT/s and lanes, current and max (max defaults to current). */
   speed?: number; width?: number; maxSpeed?: number; maxWidth?: number;
-  /** 16-bit ACS Control register; bridges only (root ports, switch downstream ports). */
-  acsCtl?: number;
-  /** ATS capability present, enabled or not (endpoints). */
-  ats?: boolean;
+  /** 16-bit ACS Control register; bridges only (root ports, switch downstream ports). */ acsCtl?: number;
+  /** ATS capability present, enabled or not (endpoints). */ ats?: boolean;
   /** Defaults to the host bridge's node; -1 = firmware gave none. */
   numaNode?: number;
   /** Defaults to the node's CPUs (all CPUs for -1), as cpumask_of_pcibus gives. */
@@ -29,6 +28,7 @@ export interface GenDevice extends GenRegs {
   iommuGroup?: number;
   /** 4096 as root reads it; 256 for conventional space only; 64 for an unprivileged read. */
   configBytes?: 64 | 256 | 4096;
+  /** The `vpd` file (ConnectX functions: board name, serial, the V3 UUID tying a DMA function to its PF). */ vpd?: GenVpd;
 }
 
 export interface GenHostBridge { domainBus: string; numaNode: number; devices: GenDevice[] }
@@ -193,7 +193,7 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
     current_link_speed: `${speedText(l.speed)}\n`, current_link_width: `${l.width}\n`,
     max_link_speed: `${speedText(l.maxSpeed)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
     uevent: `${driver ? `DRIVER=${driver}\n` : ''}PCI_CLASS=${cls.toString(16).toUpperCase()}\nPCI_ID=${HX(vendor, 4)}:${HX(device, 4)}\nPCI_SUBSYS_ID=${HX(sv, 4)}:${HX(sd, 4)}\nPCI_SLOT_NAME=${d.bdf}\nMODALIAS=${modalias}\n`,
-    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'), ...linkFiles(d),
+    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'), ...linkFiles(d), ...(d.vpd ? { vpd: vpdBytes(d.vpd) } : {}),
   };
   if (isBridge(d.kind)) busRange(d).forEach((n, i) => (attrs[i ? 'subordinate_bus_number' : 'secondary_bus_number'] = `${n}\n`));
   await writeAll(ctx.root, dir, attrs);

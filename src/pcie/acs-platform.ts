@@ -1,0 +1,150 @@
+// Which ACS each port of a Direct NIC platform must have: the three topologies NVIDIA's rdma_topo (rdma-core
+// kernel-boot/) knows (a ConnectX-8 Data Direct function beside a GPU under nested ConnectX switches on a Grace root
+// port; a ConnectX switch carrying GPU and NIC inline; GPUs and NICs alone on Grace/Vera root ports), judged from
+// the inventory. Anything else is the classic platform (no redirect between GPU and NIC).
+import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
+import { type AcsMask, acsMask, MASK } from './acs-mask.js';
+import { childrenOf, parentOf, typeOf, under } from './pci-kind.js';
+
+export type DirectTopology = 'dma' | 'inline' | 'numa';
+
+export interface PortRule {
+  readonly bdf: Bdf;
+  readonly mask: AcsMask;
+  /** What the port is to the platform ("switch port toward the GPU of 0009:06:00.0"). */
+  readonly role: string;
+}
+
+export type AcsPlatform =
+  | { readonly kind: 'classic'; readonly note: string | null }
+  | {
+    readonly kind: 'direct-nic';
+    readonly topology: DirectTopology;
+    /** Inline complexes only: the NICs expose ATS, so the node is set up for virtual machines. */
+    readonly virt: boolean;
+    readonly rules: ReadonlyMap<Bdf, PortRule>;
+    /** DMA-based complexes: each GPU with the ConnectX DMA function that must share its IOMMU group. */
+    readonly dma: readonly { readonly gpu: Bdf; readonly dma: Bdf }[];
+    /** Inline complexes: each NIC with its GPU (one IOMMU group on bare metal, two under virtualization). */
+    readonly inline: readonly { readonly nic: Bdf; readonly gpu: Bdf }[];
+    /** Grace root ports: per NUMA node, the GPUs and ConnectX NICs that must each have an IOMMU group of its own. */
+    readonly apart: readonly { readonly node: number; readonly devs: readonly Bdf[] }[];
+  }
+  | { readonly kind: 'unexpected'; readonly topology: DirectTopology; readonly why: string };
+
+/** rdma_topo's two ways of giving up: not this topology at all (classic), or this topology built oddly (skip). */
+class NotThis extends Error {}
+class Odd extends Error {}
+
+const hasAcs = (d: PciDevice | undefined): boolean => d !== undefined && d.config.state !== 'absent' && (d.config.state === 'unknown' || d.config.value.acs.state !== 'absent');
+const isolated = (d: PciDevice): AcsMask => (typeOf(d) === 'vera_rp' ? MASK.isolatedVera : MASK.isolated);
+
+function need(d: PciDevice | undefined, type: string, what: string): PciDevice {
+  if (!d || typeOf(d) !== type) throw new Odd(`${what} is not a ${type.replace('_', ' ')}`);
+  return d;
+}
+
+/** DMA function → switch port → switch → Grace root port; the one GPU below that port behind a second switch. */
+function dmaComplex(inv: Inventory, dma: PciDevice, rules: Map<Bdf, PortRule>): { gpu: Bdf; dma: Bdf } {
+  const dsp = need(parentOf(inv, dma), 'cx_switch', `the port above DMA function ${dma.bdf}`);
+  const usp = need(parentOf(inv, dsp), 'cx_switch', `the switch above ${dsp.bdf}`);
+  const rp = need(parentOf(inv, usp), 'grace_rp', `the port above ${usp.bdf}`);
+  const gpus = inv.gpus.filter((g) => inv.pci.get(g.bdf)?.bridges.includes(rp.bdf));
+  if (gpus.length !== 1) throw new Odd(`${gpus.length} GPUs below Grace root port ${rp.bdf}, want 1 beside DMA function ${dma.bdf}`);
+  const gpu = inv.pci.get(gpus[0]!.bdf)!;
+  const chain = [...gpu.bridges].reverse().map((b) => inv.pci.get(b));
+  if (chain.length < 4 || chain.slice(0, 3).some((d) => !d || typeOf(d) !== 'cx_switch') || chain[3] !== usp) throw new NotThis(`GPU ${gpu.bdf} is not below ${usp.bdf} behind a second ConnectX switch`);
+  const [dsp2, usp2, dsp1] = chain as [PciDevice, PciDevice, PciDevice];
+  const expected = new Set([dma.bdf, dsp.bdf, usp.bdf, gpu.bdf, dsp2.bdf, usp2.bdf, dsp1.bdf]);
+  const below = under(inv, rp.bdf).map((d) => d.bdf);
+  if (below.length !== expected.size || below.some((b) => !expected.has(b))) throw new Odd(`unexpected PCI functions below Grace root port ${rp.bdf}`);
+  for (const p of [dsp, dsp1, rp]) if (!hasAcs(p)) throw new Odd(`${p.bdf} has no ACS capability`);
+  rules.set(dsp.bdf, { bdf: dsp.bdf, mask: acsMask('xx110x1'), role: `switch port toward DMA function ${dma.bdf}` });
+  rules.set(dsp1.bdf, { bdf: dsp1.bdf, mask: acsMask('xx101x1'), role: `switch port toward GPU ${gpu.bdf}` });
+  rules.set(rp.bdf, { bdf: rp.bdf, mask: acsMask('xx111x0'), role: `Grace root port of GPU ${gpu.bdf} and DMA function ${dma.bdf}` });
+  return { gpu: gpu.bdf, dma: dma.bdf };
+}
+
+/** GPU → switch → switch → switch port → shared ConnectX switch, with a ConnectX NIC on another of its ports. */
+function inlineComplex(inv: Inventory, gpu: PciDevice): { nic: PciDevice; ports: [nicDsp: PciDevice, gpuDsp: PciDevice, rp: PciDevice] } {
+  const chain = [...gpu.bridges].reverse().map((b) => inv.pci.get(b));
+  if (chain.length < 4 || chain.slice(0, 4).some((d) => !d || typeOf(d) !== 'cx_switch')) throw new NotThis(`GPU ${gpu.bdf} is not below nested ConnectX switches`);
+  const usp1 = chain[3]!;
+  const rp = inv.pci.get(gpu.bridges[0]!);
+  if (!rp || typeOf(rp) !== 'generic_rp') throw new Odd(`no generic root port above ${usp1.bdf}`);
+  const nic = under(inv, usp1.bdf).find((d) => typeOf(d) === 'cx_nic');
+  if (!nic) throw new Odd(`GPU ${gpu.bdf} has no ConnectX NIC beside it`);
+  let nicDsp: PciDevice | null = null;
+  let gpuDsp: PciDevice | null = null;
+  for (const dsp of childrenOf(inv, usp1.bdf)) {
+    const types = under(inv, dsp.bdf).map(typeOf);
+    if (types.includes('cx_nic')) {
+      if (nicDsp) throw new NotThis(`several ConnectX NIC ports under ${usp1.bdf}`);
+      nicDsp = dsp;
+    } else if (types.includes('nvgpu')) {
+      if (gpuDsp) throw new NotThis(`several GPU ports under ${usp1.bdf}`);
+      gpuDsp = dsp;
+    }
+  }
+  if (!nicDsp || !gpuDsp) throw new Odd(`${nicDsp ? 'GPU' : 'NIC'} port of ${usp1.bdf} not found`);
+  for (const p of [nicDsp, gpuDsp, rp]) if (!hasAcs(p)) throw new Odd(`${p.bdf} has no ACS capability`);
+  return { nic, ports: [nicDsp, gpuDsp, rp] };
+}
+
+function detect(inv: Inventory): AcsPlatform {
+  const devs = [...inv.pci.values()];
+  const rules = new Map<Bdf, PortRule>();
+  const dma: { gpu: Bdf; dma: Bdf }[] = [];
+  const inline: { nic: Bdf; gpu: Bdf }[] = [];
+  const apart: { node: number; devs: Bdf[] }[] = [];
+  let topology: DirectTopology;
+  let virt = false;
+  const gpus = inv.gpus.map((g) => inv.pci.get(g.bdf)).filter((d): d is PciDevice => d !== undefined);
+  if (devs.some((d) => typeOf(d) === 'cx_dma')) {
+    topology = 'dma';
+    for (const d of devs.filter((x) => typeOf(x) === 'cx_dma')) dma.push(dmaComplex(inv, d, rules));
+  } else if (gpus.some((g) => ['grace_rp', 'vera_rp'].includes(typeOf(parentOf(inv, g))))) {
+    topology = 'numa';
+    // Every NUMA node holding a GPU or ConnectX NIC holds both (rdma_topo pairs them per node).
+    const nics = devs.filter((d) => typeOf(d) === 'cx_nic');
+    const node = (d: PciDevice): number | null => (d.numaNode.state === 'present' && d.numaNode.value >= 0 ? d.numaNode.value : null);
+    for (const n of new Set([...gpus, ...nics].map(node).filter((x): x is number => x !== null))) {
+      if (!nics.some((d) => node(d) === n)) throw new Odd(`no ConnectX NIC on NUMA node ${n}`);
+      if (!gpus.some((d) => node(d) === n)) throw new Odd(`no GPU on NUMA node ${n}`);
+      apart.push({ node: n, devs: [...nics, ...gpus].filter((d) => node(d) === n).map((d) => d.bdf).sort() });
+    }
+    apart.sort((a, b) => a.node - b.node);
+  } else if (devs.some((d) => typeOf(d) === 'cx_switch') && devs.some((d) => typeOf(d) === 'cx_nic') && gpus.length > 0) {
+    topology = 'inline';
+    const complexes = gpus.map((g) => ({ gpu: g.bdf, ...inlineComplex(inv, g) })).sort((a, b) => (a.nic.bdf < b.nic.bdf ? -1 : 1));
+    inline.push(...complexes.map((c) => ({ nic: c.nic.bdf, gpu: c.gpu })));
+    const ats = complexes.map((c) => (c.nic.config.state === 'present' ? c.nic.config.value.ats.state : 'unknown'));
+    if (ats.includes('unknown')) throw new Odd('ATS of a ConnectX NIC could not be read, so virtualization cannot be told');
+    if (new Set(ats).size > 1) throw new Odd('the ConnectX NICs differ in ATS, so virtualization cannot be told');
+    virt = ats[0] === 'present';
+    for (const { nic, ports: [nicDsp, gpuDsp, rp] } of complexes) {
+      rules.set(nicDsp.bdf, { bdf: nicDsp.bdf, mask: virt ? acsMask('1x111x1') : MASK.off, role: `switch port toward NIC ${nic.bdf}` });
+      rules.set(gpuDsp.bdf, { bdf: gpuDsp.bdf, mask: virt ? isolated(gpuDsp) : MASK.off, role: `switch port toward the GPU beside NIC ${nic.bdf}` });
+      rules.set(rp.bdf, { bdf: rp.bdf, mask: virt ? isolated(rp) : MASK.off, role: `root port of NIC ${nic.bdf} and its GPU` });
+    }
+  } else return { kind: 'classic', note: null };
+  // Every other ConnectX/BlueField switch port and Grace/Vera root port: the kernel's isolation, except on a bare-metal inline node.
+  for (const d of devs) {
+    const t = typeOf(d);
+    if (rules.has(d.bdf) || !hasAcs(d) || !(t.endsWith('_switch') || t === 'grace_rp' || t === 'vera_rp')) continue;
+    rules.set(d.bdf, { bdf: d.bdf, mask: topology === 'inline' && !virt ? MASK.off : isolated(d), role: `${t.replace('_', ' ')} off the GPU↔NIC complexes` });
+  }
+  return { kind: 'direct-nic', topology, virt, rules, dma, inline, apart };
+}
+
+/** The node's ACS platform; rdma_topo's refusals become the classic rule (not this topology) or `unexpected`. */
+export function acsPlatform(inv: Inventory): AcsPlatform {
+  try {
+    return detect(inv);
+  } catch (e) {
+    const topology: DirectTopology = [...inv.pci.values()].some((d) => typeOf(d) === 'cx_dma') ? 'dma' : 'inline';
+    if (e instanceof NotThis) return { kind: 'classic', note: `not a Direct NIC topology (${e.message}): the classic rule` };
+    if (e instanceof Odd) return { kind: 'unexpected', topology, why: e.message };
+    throw e;
+  }
+}
