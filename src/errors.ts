@@ -11,3 +11,7 @@ export class ConfigError extends Error {
 export class DeadlineError extends Error {
   override readonly name = 'DeadlineError';
 }
+/** The node holds more of something than the gate reads within its deadline (inventory/limits.ts): could not tell. */
+export class LimitError extends Error {
+  override readonly name = 'LimitError';
+}

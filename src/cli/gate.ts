@@ -21,7 +21,7 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
     path: cfg?.scontrol ?? DEFAULTS.scontrol,
     timeoutMs: cfg?.scontrolTimeoutMs ?? DEFAULTS.scontrolTimeoutMs,
     // scontrol shares the run's hard deadline (it is NHC's most reported hang); kill grace included.
-    deadline: started + (cfg?.deadlineMs ?? DEFAULTS.deadlineMs) - EXEC_GRACE_MS,
+    deadline: (j.deadlineAt ?? started + (cfg?.deadlineMs ?? DEFAULTS.deadlineMs)) - EXEC_GRACE_MS,
   });
   let action = 'none';
   let reason: string | null = null;

@@ -10,7 +10,7 @@ import { log, setLogFile } from '../log.js';
 import type { Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import { summarize } from '../report/report.js';
-import { Deadline, withDeadline } from '../runner/deadline.js';
+import { Deadline, runOrigin, withDeadline } from '../runner/deadline.js';
 import { decide, toOutcome, type Decision, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { selectChecks } from '../runner/run.js';
 import { readLastAer } from '../state/aer.js';
@@ -47,6 +47,8 @@ export interface Seen {
 
 export interface Judged {
   readonly started: number;
+  /** performance.now() by which the whole run must end (its Deadline's `at`), or null when no config said. */
+  readonly deadlineAt: number | null;
   readonly node: string;
   readonly job: string | undefined;
   readonly cfg: Config | null;
@@ -93,17 +95,21 @@ export async function judge(a: GateArgs, ctx: GateContext): Promise<Judged> {
   let cfg: Config | null = null;
   let policy: PolicyOptions | undefined;
   let work: Work = { outcome: { kind: 'healthy' }, findings: [], cls: null, seen: null, drill: null };
+  let deadlineAt: number | null = null;
   try {
     cfg = await loadTrustedConfig(file);
     setLogFile(cfg.logFile);
     policy = { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true };
-    const deadline = new Deadline(cfg.deadlineMs, started);
+    // The deadline is the whole run's as slurmd sees it (DESIGN §9): from the wrapper's start, else this process's
+    // (Node's start included). The agent judges for a Prolog already running: from the question's arrival.
+    const deadline = new Deadline(cfg.deadlineMs, ctx.startup === 'agent' ? started : runOrigin(ctx.env));
+    deadlineAt = deadline.at;
     work = await withDeadline(evaluate(cfg, a, node, deadline, ctx.selfPid), deadline);
   } catch (e) {
     policy ??= { ...(await fallbackPolicy(file)), drain: true };
     work = { ...work, outcome: toOutcome(e) };
   }
-  return { started, node, job, cfg, policy, ...work, decision: decide(a.mode, work.outcome, policy) };
+  return { started, deadlineAt, node, job, cfg, policy, ...work, decision: decide(a.mode, work.outcome, policy) };
 }
 
 /** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */
