@@ -37,7 +37,8 @@ export async function gateCommand(a: GateArgs, exec: Exec = new ExecaExec(), sta
     else if (r.tried) action = `resume failed: ${r.why}`;
   }
   if (a.mode === 'prolog' && !a.dryRun && outcome.kind === 'healthy') await recordState(j, ctx);
-  if (a.mode === 'prolog' && !a.dryRun) await recordAer(j, ctx);
+  // Prolog and health both move pcie-aer's reference (the health check judged growth up to now, as a Prolog does).
+  if (!a.dryRun) await recordAer(j, ctx, a.mode);
   if (decision.failedOpen) logger.error({ node, job, outcome }, 'gdrgate could not judge this node; letting the job run (fail-open)');
   const durationMs = Math.round(performance.now() - started);
   // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: say so once a run.

@@ -79,7 +79,7 @@ async function evaluate(cfg: Config, a: GateArgs, node: string, deadline: Deadli
     wrap: drill?.wrap,
     checks: selectChecks(cfg.checks),
     deadline,
-    // pcie-aer's growth: against the previous Prolog's counters (one small state file; missing or corrupt: none known).
+    // pcie-aer's growth: against the previous run's counters (one small state file; missing or corrupt: none known).
     aerHistory: readLastAer(cfg.stateDir),
   });
   const cls = ev.baseline!.cls;
@@ -125,15 +125,17 @@ export async function recordState(j: Judged, ctx: GateContext): Promise<void> {
 }
 
 /**
- * pcie-aer's reference for the next Prolog and for this job's Epilog: the counters this judgement read. Written by the
- * run whose judgement stands (the gate's own, pass or fail; the agent's only when it answers), so a judgement handed
- * back and made again compares with the same reference. A failure is logged, never the exit code.
+ * pcie-aer's reference (docs/limits-and-state.md, "AER reference"): the counters this judgement read become the one
+ * the next run compares with, so every correctable error is judged once. Written by the run whose judgement stands:
+ * the gate's own Prolog and health check, pass or fail (a drain judged the growth up to now; the next run judges only
+ * what comes after); the agent's only when it answers. A Prolog's also goes under the job's name, for its Epilog.
+ * Never a drill's staged counters, never a dry run's. A failure is logged, never the exit code.
  */
-export async function recordAer(j: Judged, ctx: GateContext): Promise<void> {
+export async function recordAer(j: Judged, ctx: GateContext, mode: GateArgs['mode'] = 'prolog'): Promise<void> {
   // A drill's staged counters are not the node's: they must not become the next run's reference.
   if (!j.seen || !j.cfg || j.drill) return;
   const stateDir = j.cfg.stateDir;
-  const ref = aerReferenceOf(j.seen.inv, new Date(), parseJobId(ctx.env.SLURM_JOB_ID));
+  const ref = aerReferenceOf(j.seen.inv, new Date(), mode === 'prolog' ? parseJobId(ctx.env.SLURM_JOB_ID) : null);
   try {
     (await import('../state/aer-write.js')).writeAer(stateDir, ref);
   } catch (e) {
