@@ -15,3 +15,8 @@ export class DeadlineError extends Error {
 export class OutputCut extends Error {
   override readonly name = 'OutputCut';
 }
+
+/** The node holds more of something than the gate reads within its deadline (inventory/limits.ts): could not tell. */
+export class LimitError extends Error {
+  override readonly name = 'LimitError';
+}

@@ -56,7 +56,7 @@ export async function gateCommand(a: GateCliArgs, exec: Exec = new ExecaExec(), 
     path: cfg?.scontrol ?? DEFAULTS.scontrol,
     timeoutMs: cfg?.scontrolTimeoutMs ?? DEFAULTS.scontrolTimeoutMs,
     // scontrol shares the run's hard deadline (it is NHC's most reported hang); kill grace included.
-    deadline: started + (cfg?.deadlineMs ?? DEFAULTS.deadlineMs) - EXEC_GRACE_MS,
+    deadline: (j.deadlineAt ?? started + (cfg?.deadlineMs ?? DEFAULTS.deadlineMs)) - EXEC_GRACE_MS,
   });
   let action = 'none';
   let reason: string | null = null;
@@ -72,7 +72,8 @@ export async function gateCommand(a: GateCliArgs, exec: Exec = new ExecaExec(), 
     else if (r.tried) action = `resume failed: ${r.why}`;
   }
   if (a.mode === 'prolog' && !a.dryRun && outcome.kind === 'healthy') await recordState(j, ctx);
-  if (a.mode === 'prolog' && !a.dryRun) await recordAer(j, ctx);
+  // Prolog and health both move pcie-aer's reference (the health check judged growth up to now, as a Prolog does).
+  if (!a.dryRun) await recordAer(j, ctx, a.mode);
   if (decision.failedOpen) logger.error({ node, job, outcome }, 'gdrgate could not judge this node; letting the job run (fail-open)');
   const durationMs = Math.round(performance.now() - started);
   // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: say so once a run.

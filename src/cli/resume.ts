@@ -4,10 +4,14 @@ import { evaluateNode } from '../engine/evaluate.js';
 import { nodeName } from '../engine/node.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
 import { requireTrusted } from '../host/trust.js';
+import { log } from '../log.js';
+import type { Inventory } from '../model/inventory.js';
 import { exitCode } from '../runner/exit.js';
 import { selectChecks } from '../runner/run.js';
 import { resumeOwned } from '../slurm/drain.js';
 import { Scontrol } from '../slurm/scontrol.js';
+import { readLastAer } from '../state/aer.js';
+import { aerReferenceOf } from '../checks/aer-judge.js';
 import { out } from './common.js';
 
 export async function resumeCommand(a: { config?: string | undefined; force: boolean; node?: string | undefined }, exec: Exec = new ExecaExec()): Promise<number> {
@@ -17,9 +21,25 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   const trust = trustedFiles(cfg);
   requireTrusted(trust);
   const scontrol = new Scontrol(exec, { path: cfg.scontrol, timeoutMs: cfg.scontrolTimeoutMs });
-  // --force skips the re-check; it never overrides a reason that is not ours.
-  const recheck = async () => (await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: selectChecks(cfg.checks) })).outcome;
+  // --force skips the re-check; it never overrides a reason that is not ours. The re-check judges pcie-aer's growth
+  // against the last run's counters, as the gate would: a link still erroring since the drain is not resumed.
+  let seen: Inventory | null = null;
+  const recheck = async () => {
+    const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: selectChecks(cfg.checks), aerHistory: readLastAer(cfg.stateDir) });
+    seen = ev.inv;
+    return ev.outcome;
+  };
   const r = await resumeOwned(scontrol, node, { recheck: a.force ? undefined : recheck });
+  // A resume accepts what the counters say now: the next run judges only the errors after it (docs/limits-and-state.md).
+  if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen);
   out(`${node}: ${r.why}`);
   return exitCode(r.result);
+}
+
+async function recordResumeAer(stateDir: string, node: string, inv: Inventory): Promise<void> {
+  try {
+    (await import('../state/aer-write.js')).writeAer(stateDir, aerReferenceOf(inv, new Date(), null));
+  } catch (e) {
+    (await log()).error({ node, why: (e as Error).message }, 'AER counters not recorded at resume; the next run judges from the one before');
+  }
 }

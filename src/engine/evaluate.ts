@@ -11,7 +11,7 @@ import type { CheckId, Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import type { Deadline } from '../runner/deadline.js';
 import { outcomeOf, type Outcome } from '../runner/policy.js';
-import { runChecks, sortFindings } from '../runner/run.js';
+import { runChecksPaced, sortFindings } from '../runner/run.js';
 
 export interface ReadInput {
   /** A directory or a snapshot file; '/' on a live node. */
@@ -29,6 +29,8 @@ export interface ReadInput {
   readonly selfPid?: number | undefined;
   /** A Host over the opened one (gdrgate drill's overlay), before anything is read. */
   readonly wrap?: ((h: Host) => Host) | undefined;
+  /** The run's deadline: every read asks it (a read past it throws), so work the race abandoned stops. */
+  readonly deadline?: Deadline | undefined;
 }
 
 export interface NodeRead {
@@ -49,7 +51,7 @@ export async function readNode(i: ReadInput): Promise<NodeRead> {
   const host = i.wrap ? i.wrap(opened) : opened;
   const file = i.baseline;
   const pid = i.root === '/' ? i.selfPid : undefined;
-  const gathering = buildInventory(host, { ...(i.pidFiles ? { slurmdPidFiles: i.pidFiles } : {}), ...(i.gresConf ? { gresConf: i.gresConf } : {}), ...(pid !== undefined ? { selfPid: pid } : {}) });
+  const gathering = buildInventory(host, { ...(i.pidFiles ? { slurmdPidFiles: i.pidFiles } : {}), ...(i.gresConf ? { gresConf: i.gresConf } : {}), ...(pid !== undefined ? { selfPid: pid } : {}), ...(i.deadline ? { deadline: i.deadline } : {}) });
   // The node name is known up front (Slurm's); only a capture without one waits for the inventory's host name.
   if (file === null) return { host, inv: await gathering, baseline: null };
   if (i.node !== null) {
@@ -61,9 +63,9 @@ export async function readNode(i: ReadInput): Promise<NodeRead> {
   return { host, inv, baseline: { file, doc: sel.baseline, cls: sel.cls } };
 }
 
-/** The whole judgement: readNode, then the selected checks (deadline asked between them), worst first. */
-export async function evaluateNode(i: ReadInput & { readonly checks: readonly CheckId[]; readonly deadline?: Deadline | undefined; readonly aerHistory?: AerHistory | null }): Promise<Evaluation> {
+/** The whole judgement: readNode, then the selected checks (a turn of the event loop and the deadline between them), worst first. */
+export async function evaluateNode(i: ReadInput & { readonly checks: readonly CheckId[]; readonly aerHistory?: AerHistory | null }): Promise<Evaluation> {
   const read = await readNode(i);
-  const findings = sortFindings(runChecks({ inv: read.inv, baseline: read.baseline?.cls ?? null, aerHistory: i.aerHistory ?? null }, i.checks, i.deadline));
+  const findings = sortFindings(await runChecksPaced({ inv: read.inv, baseline: read.baseline?.cls ?? null, aerHistory: i.aerHistory ?? null }, i.checks, i.deadline));
   return { ...read, findings, outcome: outcomeOf(findings) };
 }

@@ -10,7 +10,7 @@ import { log, setLogFile } from '../log.js';
 import type { Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import { summarize } from '../report/report.js';
-import { Deadline, withDeadline } from '../runner/deadline.js';
+import { Deadline, runOrigin, withDeadline } from '../runner/deadline.js';
 import { decide, toOutcome, type Decision, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { selectChecks } from '../runner/run.js';
 import { readLastAer } from '../state/aer.js';
@@ -49,6 +49,8 @@ export interface Seen {
 
 export interface Judged {
   readonly started: number;
+  /** performance.now() by which the whole run must end (its Deadline's `at`), or null when no config said. */
+  readonly deadlineAt: number | null;
   readonly node: string;
   readonly job: string | undefined;
   readonly cfg: Config | null;
@@ -79,7 +81,7 @@ async function evaluate(cfg: Config, a: GateArgs, node: string, deadline: Deadli
     wrap: drill?.wrap,
     checks: selectChecks(cfg.checks),
     deadline,
-    // pcie-aer's growth: against the previous Prolog's counters (one small state file; missing or corrupt: none known).
+    // pcie-aer's growth: against the previous run's counters (one small state file; missing or corrupt: none known).
     aerHistory: readLastAer(cfg.stateDir),
   });
   const cls = ev.baseline!.cls;
@@ -95,17 +97,21 @@ export async function judge(a: GateArgs, ctx: GateContext): Promise<Judged> {
   let cfg: Config | null = null;
   let policy: PolicyOptions | undefined;
   let work: Work = { outcome: { kind: 'healthy' }, findings: [], cls: null, seen: null, drill: null };
+  let deadlineAt: number | null = null;
   try {
     cfg = await loadTrustedConfig(file);
     setLogFile(cfg.logFile);
     policy = { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true };
-    const deadline = new Deadline(cfg.deadlineMs, started);
+    // The deadline is the whole run's as slurmd sees it (DESIGN §9): from the wrapper's start, else this process's
+    // (Node's start included). The agent judges for a Prolog already running: from the question's arrival.
+    const deadline = new Deadline(cfg.deadlineMs, ctx.startup === 'agent' ? started : runOrigin(ctx.env));
+    deadlineAt = deadline.at;
     work = await withDeadline(evaluate(cfg, a, node, deadline, ctx.selfPid), deadline);
   } catch (e) {
     policy ??= { ...(await fallbackPolicy(file)), drain: true };
     work = { ...work, outcome: toOutcome(e) };
   }
-  return { started, node, job, cfg, policy, ...work, decision: decide(a.mode, work.outcome, policy) };
+  return { started, deadlineAt, node, job, cfg, policy, ...work, decision: decide(a.mode, work.outcome, policy) };
 }
 
 /** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */
@@ -122,15 +128,17 @@ export async function recordState(j: Judged, ctx: GateContext): Promise<void> {
 }
 
 /**
- * pcie-aer's reference for the next Prolog and for this job's Epilog: the counters this judgement read. Written by the
- * run whose judgement stands (the gate's own, pass or fail; the agent's only when it answers), so a judgement handed
- * back and made again compares with the same reference. A failure is logged, never the exit code.
+ * pcie-aer's reference (docs/limits-and-state.md, "AER reference"): the counters this judgement read become the one
+ * the next run compares with, so every correctable error is judged once. Written by the run whose judgement stands:
+ * the gate's own Prolog and health check, pass or fail (a drain judged the growth up to now; the next run judges only
+ * what comes after); the agent's only when it answers. A Prolog's also goes under the job's name, for its Epilog.
+ * Never a drill's staged counters, never a dry run's. A failure is logged, never the exit code.
  */
-export async function recordAer(j: Judged, ctx: GateContext): Promise<void> {
+export async function recordAer(j: Judged, ctx: GateContext, mode: GateArgs['mode'] = 'prolog'): Promise<void> {
   // A drill's staged counters are not the node's: they must not become the next run's reference.
   if (!j.seen || !j.cfg || j.drill) return;
   const stateDir = j.cfg.stateDir;
-  const ref = aerReferenceOf(j.seen.inv, new Date(), parseJobId(ctx.env.SLURM_JOB_ID));
+  const ref = aerReferenceOf(j.seen.inv, new Date(), mode === 'prolog' ? parseJobId(ctx.env.SLURM_JOB_ID) : null);
   try {
     (await import('../state/aer-write.js')).writeAer(stateDir, ref);
   } catch (e) {

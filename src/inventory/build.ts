@@ -1,5 +1,7 @@
 // Gathers the node once per run into the typed Inventory that every check reads.
 import type { Host } from '../host/host.js';
+import { pacedHost } from '../host/paced.js';
+import { requireListingWithin, requireWithin } from './limits.js';
 import type { Bdf, Inventory, NumaNode, PciDevice } from '../model/inventory.js';
 import { parseKernelRelease, parseModules } from '../parsers/procfs.js';
 import { parseCpuList } from '../parsers/sysfs.js';
@@ -25,6 +27,8 @@ export interface BuildOptions {
   readonly selfPid?: number;
   /** Slurm's gres.conf (the config's gresConf). */
   readonly gresConf?: string;
+  /** The run's deadline: asked before every read, which throws once it has passed (inventory/read.ts Pacer). */
+  readonly deadline?: { check(where: string): void };
 }
 
 /** Slurm looks for gres.conf beside slurm.conf: /etc/slurm in the Debian and RPM packages. */
@@ -79,8 +83,11 @@ async function readModules(host: Host, notes: Notes): Promise<Set<string>> {
   return out;
 }
 
-export async function buildInventory(host: Host, opts: BuildOptions = {}): Promise<Inventory> {
+export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promise<Inventory> {
   const notes = new Notes();
+  // Every read paced and under the deadline; every listing the reads grow with capped before its entries are read.
+  const pacer = new Pacer(10, opts.deadline);
+  const host = pacedHost(raw, pacer, requireListingWithin);
   const [skeletons, nics, numa, kernelRelease, modules, hostname, bootId, cmdline] = await Promise.all([
     listPci(host, notes),
     listRdma(host, notes),
@@ -94,12 +101,12 @@ export async function buildInventory(host: Host, opts: BuildOptions = {}): Promi
   ]);
   const byBdf = new Map(skeletons.map((s) => [s.bdf, s]));
   const gpuSk = skeletons.filter(isGpu);
+  requireWithin('paths', gpuSk.length * nics.length);
   const wanted = new Set<Bdf>();
   for (const s of gpuSk) wanted.add(s.bdf);
   for (const n of nics) if (n.bdf) wanted.add(n.bdf);
   const endpoints = new Set(wanted);
   for (const b of endpoints) for (const br of byBdf.get(b)?.bridges ?? []) wanted.add(br);
-  const pacer = new Pacer();
   const detailed = await Promise.all(
     [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes, endpoints.has(b), pacer)),
   );

@@ -5,16 +5,23 @@ import type { Parsed } from '../parsers/sysfs.js';
 
 /**
  * One per run: gives the event loop a turn (setImmediate) once `everyMs` of synchronous reads have passed since
- * the last, so a timer (the run's deadline) can fire during a long inventory without a turn per device.
+ * the last, so a timer (the run's deadline) can fire during a long inventory without a turn per device. With a
+ * deadline, every turn asks it first: once it has passed the read throws (DeadlineError), so work abandoned by
+ * the deadline's race stops at its next read instead of running on to the end of a large tree.
  */
 export class Pacer {
   private last = performance.now();
-  constructor(private readonly everyMs = 10) {}
+  constructor(
+    private readonly everyMs = 10,
+    private readonly deadline?: { check(where: string): void },
+  ) {}
 
   async turn(): Promise<void> {
+    this.deadline?.check('while reading the node');
     if (performance.now() - this.last < this.everyMs) return;
     await new Promise<void>((r) => setImmediate(r));
     this.last = performance.now();
+    this.deadline?.check('while reading the node');
   }
 }
 

@@ -21,13 +21,33 @@ export function runChecks(ctx: CheckContext, ids: readonly CheckId[], deadline?:
   const out: Finding[] = [];
   for (const c of CHECKS.filter((x) => ids.includes(x.id))) {
     deadline?.check(`before check ${c.id}`);
-    try {
-      out.push(...c.run(ctx));
-    } catch (e) {
-      out.push({ check: c.id, code: 'internal-error', status: 'error', subject: 'check', message: `check threw: ${(e as Error).message}` });
-    }
+    out.push(...runOne(c, ctx));
   }
   return out;
+}
+
+/**
+ * runChecks for a run under a deadline: a turn of the event loop before each check, so that the deadline's timer
+ * can fire between checks (no check's work outlives the inventory's limits, inventory/limits.ts), and the deadline
+ * asked after it. Without a deadline, as runChecks.
+ */
+export async function runChecksPaced(ctx: CheckContext, ids: readonly CheckId[], deadline?: Deadline): Promise<Finding[]> {
+  if (!deadline) return runChecks(ctx, ids);
+  const out: Finding[] = [];
+  for (const c of CHECKS.filter((x) => ids.includes(x.id))) {
+    await new Promise<void>((r) => setImmediate(r));
+    deadline.check(`before check ${c.id}`);
+    out.push(...runOne(c, ctx));
+  }
+  return out;
+}
+
+function runOne(c: (typeof CHECKS)[number], ctx: CheckContext): readonly Finding[] {
+  try {
+    return c.run(ctx);
+  } catch (e) {
+    return [{ check: c.id, code: 'internal-error', status: 'error', subject: 'check', message: `check threw: ${(e as Error).message}` }];
+  }
 }
 
 /** Stable order: worst status first, then check order, then subject. */

@@ -1,5 +1,5 @@
-// pcie-aer's reference counters in the gate's state directory (root's, 0711): `aer-last.json`, the last Prolog's,
-// which the next Prolog compares with; `aer-job-<id>.json`, a job's Prolog's, which that job's Epilog compares with
+// pcie-aer's reference counters in the gate's state directory (root's, 0711): `aer-last.json`, the last judging
+// run's (Prolog, health, Epilog, resume: docs/limits-and-state.md), which the next run compares with; `aer-job-<id>.json`, a job's Prolog's, which that job's Epilog compares with
 // and removes. Written the gate's one way (src/host/files.ts: temporary file and rename, never through a link), read
 // only when root's and not writable by others. A missing, refused or corrupt file is "no growth known", never a
 // failure and never a throw.
@@ -17,7 +17,8 @@ export const AER_JOBS_KEPT = 64;
 export const JOB_RE = /^aer-job-[1-9][0-9]{0,9}\.json$/;
 
 export const aerJobFile = (job: string): string => `aer-${jobDirName(job)}.json`;
-export const PREVIOUS_PROLOG = 'the previous Prolog';
+/** aer-last.json is the last judging run's: a Prolog's, a health check's, an Epilog's or a resume's. */
+export const PREVIOUS_PROLOG = 'the previous run';
 export const JOB_PROLOG = "the job's Prolog";
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -52,9 +53,20 @@ function read(file: string, against: string): AerHistory {
   return typeof ref === 'string' ? { against, ref: null, why: `${file}: ${ref} (corrupt: starting again)` } : { against, ref, why: '' };
 }
 
-/** The last Prolog's counters, for this Prolog (and health) to judge growth against. */
+/** The last judging run's counters, for this Prolog, health check or resume to judge growth against. */
 export function readLastAer(stateDir: string): AerHistory {
   return read(`${stateDir}/${AER_LAST}`, PREVIOUS_PROLOG);
+}
+
+/**
+ * Of two references, the one to judge growth from: the newer, when both are of this boot and the newer is readable.
+ * The Epilog holds its job's Prolog's and the node's last: a health check or another job's Prolog that ran during the
+ * job has judged the growth up to its own time, and judging from the job's Prolog again would count it twice.
+ */
+export function newerReference(job: AerHistory, last: AerHistory): AerHistory {
+  if (!job.ref || !last.ref) return job;
+  if (job.ref.boot !== last.ref.boot) return job;
+  return Date.parse(last.ref.time) > Date.parse(job.ref.time) ? last : job;
 }
 
 /** This job's Prolog's counters, for its Epilog; the file is removed once read (the Epilog is its only reader). */

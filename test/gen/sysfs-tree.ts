@@ -1,6 +1,6 @@
 // Test-side generator: writes the sysfs/procfs subset a kernel exposes for a declared PCIe tree (drivers/pci/pci-sysfs.c,
 // drivers/infiniband/core/sysfs.c, fs/proc/base.c), laid out and linked like a live /sys, under a temporary root.
-import { promises as fsp } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { aerFiles, type GenKernelRegs, type GenRegs, kernelFiles, linkFiles, resourceText, writeAer, writeDevCtl } from './pci-regs-gen.js';
 import { type GenVpd, vpdBytes } from './vpd-gen.js';
@@ -155,9 +155,18 @@ function linkOf(d: GenDevice): { speed: number; width: number; maxSpeed: number;
   return { speed, width, maxSpeed: d.maxSpeed ?? speed, maxWidth: d.maxWidth ?? width };
 }
 
+// Synchronous and with the directories made remembered: a tree of thousands of functions (topologies/hgx-h100-sriov.ts)
+// is ~100,000 entries, which awaited one by one through the thread pool took a minute on a loaded machine.
+const madeDirs = new Set<string>();
+function mkdirOnce(dir: string): void {
+  if (madeDirs.has(dir)) return;
+  mkdirSync(dir, { recursive: true });
+  madeDirs.add(dir);
+}
+
 async function write(root: string, p: string, data: string | Buffer): Promise<void> {
-  await fsp.mkdir(path.join(root, path.posix.dirname(p)), { recursive: true });
-  await fsp.writeFile(path.join(root, p), data);
+  mkdirOnce(path.join(root, path.posix.dirname(p)));
+  writeFileSync(path.join(root, p), data);
 }
 
 async function writeAll(root: string, dir: string, files: Record<string, string | Buffer>): Promise<void> {
@@ -165,10 +174,10 @@ async function writeAll(root: string, dir: string, files: Record<string, string 
 }
 
 async function link(root: string, p: string, target: string): Promise<void> {
-  await fsp.mkdir(path.join(root, path.posix.dirname(p)), { recursive: true });
+  mkdirOnce(path.join(root, path.posix.dirname(p)));
   // Relative, as kernfs_get_target_path() writes it: up to the common ancestor of the target's parent, then down.
   const up = path.posix.relative(path.posix.dirname(p), path.posix.dirname(target));
-  await fsp.symlink(`${up ? `${up}/` : ''}${path.posix.basename(target)}`, path.join(root, p));
+  symlinkSync(`${up ? `${up}/` : ''}${path.posix.basename(target)}`, path.join(root, p));
 }
 
 interface Ctx { root: string; node: GenNode; nrCpus: number; allCpus: string }
@@ -265,6 +274,7 @@ export function allDevices(node: GenNode): GenDevice[] {
 }
 
 export async function buildTree(dir: string, node: GenNode): Promise<void> {
+  madeDirs.clear(); // a test may have removed what an earlier build made
   const allCpus = node.numa.map((n) => n.cpus).join(',');
   const nrCpus = Math.max(0, ...node.numa.flatMap((n) => cpus(n.cpus))) + 1;
   const ctx: Ctx = { root: dir, node, nrCpus, allCpus };
