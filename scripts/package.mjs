@@ -214,6 +214,8 @@ function deb(root, list, arch) {
   return file;
 }
 
+// A directory and those above it still named gdrgate (/usr/share/gdrgate): rpm -e removes only the ones it owns.
+const ours = (dir) => (/\/gdrgate(\/|$)/.test(dir) ? [dir, ...ours(path.dirname(dir))] : []);
 function rpm(root, list, arch) {
   const top = path.join(out, 'rpmbuild');
   rmSync(top, { recursive: true, force: true });
@@ -251,7 +253,7 @@ function rpm(root, list, arch) {
     'if [ "$1" = 0 ]; then\nrm -rf /run/gdrgate\nrm -f /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service\nfi\n[ -d /run/systemd/system ] && systemctl daemon-reload || true',
     '%files',
     ...list.dirs.map((d) => `%dir ${attr(d.mode)} ${d.dest}`),
-    ...[...new Set(list.files.map((f) => path.dirname(f.dest)))].filter((d) => /\/gdrgate(\/|$)/.test(d)).sort().map((d) => `%dir ${attr(0o755)} ${d}`),
+    ...[...new Set(list.files.flatMap((f) => ours(path.dirname(f.dest))))].filter((d) => !list.dirs.some((x) => x.dest === d)).sort().map((d) => `%dir ${attr(0o755)} ${d}`),
     ...list.files.map((f) => {
       if (f.link) return f.dest;
       const doc = f.dest.startsWith('/usr/share/doc/') && !f.dest.includes('/schemas/') ? '%doc ' : '';
