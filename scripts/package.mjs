@@ -98,7 +98,8 @@ function fileList(node) {
   const files = [
     { dest: SBIN, mode: 0o755, text: SH_EXE, about: 'starts gdrgate (every command) on the Node.js the package carries' },
     { dest: `${LIB}/node`, mode: 0o755, from: node, about: `Node.js ${process.versions.node}, the runtime gdrgate carries (Node's own release build)` },
-    { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/gdrgate.cjs'), about: 'gdrgate: every command and dependency in one file' },
+    // Run only by /usr/sbin/gdrgate with the Node beside it: no "#!/usr/bin/env node" (rpmlint: non-executable-script).
+    { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, text: read('dist/gdrgate.cjs').replace(/^#!.*/, '// gdrgate: run by /usr/sbin/gdrgate'), about: 'gdrgate: every command and dependency in one file' },
     { dest: `${LIB}/fleet-read-worker.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/fleet-read-worker.cjs'), about: "the fleet report's reader thread" },
     { dest: '/etc/gdrgate/config.json', mode: 0o644, text: config, conffile: true, about: 'the configuration (gdrgate.json(5)); kept on upgrade and removal, removed on purge' },
     { dest: '/etc/logrotate.d/gdrgate', mode: 0o644, text: read('packaging/gdrgate.logrotate'), conffile: true, about: 'rotation of /var/log/gdrgate/*.log' },
@@ -153,12 +154,12 @@ async function stage(root, node, strip) {
   return { files: all, dirs };
 }
 
-// Maintainer scripts, the same steps for both. After install or upgrade: /run/gdrgate now (not only at next boot),
-// systemd told of the unit, the startup snapshot made on this node (the wrappers run without it if that fails).
+// Maintainer scripts, the same for both (commands by name: dpkg and rpm put /usr/sbin on their PATH). After install or
+// upgrade: /run/gdrgate now, systemd told of the unit, the startup snapshot made on this node (else run without it).
 const POSTINST = [
   'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true',
   '[ -d /run/systemd/system ] && systemctl daemon-reload || true',
-  `${SBIN} startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2`,
+  `gdrgate startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2`,
   // An agent running the old code restarts itself on the change (it watches its file); one started now is new.
   '[ -d /run/systemd/system ] && systemctl try-restart gdrgate-agent.service >/dev/null 2>&1 || true',
   '',
