@@ -98,7 +98,8 @@ function fileList(node) {
   const files = [
     { dest: SBIN, mode: 0o755, text: SH_EXE, about: 'starts gdrgate (every command) on the Node.js the package carries' },
     { dest: `${LIB}/node`, mode: 0o755, from: node, about: `Node.js ${process.versions.node}, the runtime gdrgate carries (Node's own release build)` },
-    { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/gdrgate.cjs'), about: 'gdrgate: every command and dependency in one file' },
+    // Run only by /usr/sbin/gdrgate with the Node beside it: no "#!/usr/bin/env node" (rpmlint: non-executable-script).
+    { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, text: read('dist/gdrgate.cjs').replace(/^#!.*/, '// gdrgate: run by /usr/sbin/gdrgate'), about: 'gdrgate: every command and dependency in one file' },
     { dest: `${LIB}/fleet-read-worker.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/fleet-read-worker.cjs'), about: "the fleet report's reader thread" },
     { dest: '/etc/gdrgate/config.json', mode: 0o644, text: config, conffile: true, about: 'the configuration (gdrgate.json(5)); kept on upgrade and removal, removed on purge' },
     { dest: '/etc/logrotate.d/gdrgate', mode: 0o644, text: read('packaging/gdrgate.logrotate'), conffile: true, about: 'rotation of /var/log/gdrgate/*.log' },
@@ -153,8 +154,8 @@ async function stage(root, node, strip) {
   return { files: all, dirs };
 }
 
-// Maintainer scripts, the same steps for both. After install or upgrade: /run/gdrgate now (not only at next boot),
-// systemd told of the unit, the startup snapshot made on this node (the wrappers run without it if that fails).
+// Maintainer scripts, the same for both (commands by name: dpkg and rpm put /usr/sbin on their PATH). After install or
+// upgrade: /run/gdrgate now, systemd told of the unit, the startup snapshot made on this node (else run without it).
 const POSTINST = [
   'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true',
   '[ -d /run/systemd/system ] && systemctl daemon-reload || true',
@@ -215,6 +216,8 @@ function deb(root, list, arch) {
   return file;
 }
 
+// A directory and those above it still named gdrgate (/usr/share/gdrgate): rpm -e removes only the ones it owns.
+const ours = (dir) => (/\/gdrgate(\/|$)/.test(dir) ? [dir, ...ours(path.dirname(dir))] : []);
 function rpm(root, list, arch) {
   const top = path.join(out, 'rpmbuild');
   rmSync(top, { recursive: true, force: true });
@@ -252,7 +255,7 @@ function rpm(root, list, arch) {
     'if [ "$1" = 0 ]; then\nrm -rf /run/gdrgate\nrm -f /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service\nfi\n[ -d /run/systemd/system ] && systemctl daemon-reload || true',
     '%files',
     ...list.dirs.map((d) => `%dir ${attr(d.mode)} ${d.dest}`),
-    ...[...new Set(list.files.map((f) => path.dirname(f.dest)))].filter((d) => /\/gdrgate(\/|$)/.test(d)).sort().map((d) => `%dir ${attr(0o755)} ${d}`),
+    ...[...new Set(list.files.flatMap((f) => ours(path.dirname(f.dest))))].filter((d) => !list.dirs.some((x) => x.dest === d)).sort().map((d) => `%dir ${attr(0o755)} ${d}`),
     ...list.files.map((f) => {
       if (f.link) return f.dest;
       const doc = f.dest.startsWith('/usr/share/doc/') && !f.dest.includes('/schemas/') ? '%doc ' : '';
