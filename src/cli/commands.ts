@@ -112,8 +112,8 @@ export async function main(argv: string[]): Promise<number> {
       "make the gate's V8 startup snapshot on this node (the Slurm wrappers' fast path; the package makes it at install, the agent at its start), proven before it replaces the old one",
       (y) =>
         y
-          .option('out', { type: 'string', default: DEFAULT_BLOB, describe: 'where to write it (atomically, mode 0644)' })
-          .option('warm-up', { type: 'array', string: true, describe: 'trees a prolog runs on before the heap is saved (default: the bundled capture and this node)' })
+          .option('out', text('--out', { default: DEFAULT_BLOB, describe: 'where to write it (atomically, mode 0644)' }))
+          .option('warm-up', list('--warm-up', 'trees a prolog runs on before the heap is saved (default: the bundled capture and this node)'))
           .option('if-needed', { type: 'boolean', default: false, describe: 'keep the blob there when this Node starts from it and it is of this program' }),
       (a) => set(import('./startup.js').then((m) => m.startupCommand({ out: a.out, warmUp: a['warm-up'], ifNeeded: a['if-needed'] }))),
     )
@@ -145,10 +145,10 @@ export async function main(argv: string[]): Promise<number> {
       "print the slurm.conf lines to change for gdrgate, merged with the site's (flags kept, scripts chained); never writes slurm.conf",
       (y) =>
         y
-          .option('conf', { type: 'string', nargs: 1, describe: 'slurm.conf to read (default $SLURM_CONF, /etc/slurm/slurm.conf, ..., a configless node\'s cached copy)' })
-          .option('slurm-version', { type: 'string', nargs: 1, describe: 'target Slurm release, e.g. 23.11 (default: sinfo --version / slurmd -V, else 22.05)' })
-          .option('scripts', { type: 'string', nargs: 1, default: '/usr/libexec/gdrgate', describe: "directory of gdrgate's prolog.sh, epilog.sh, taskprolog.sh, health.sh on the nodes" })
-          .option('wrapper-dir', { type: 'string', nargs: 1, describe: "where the chain wrappers go (default: the conf's directory; /etc/slurm when configless)" })
+          .option('conf', text('--conf', { describe: 'slurm.conf to read (default $SLURM_CONF, /etc/slurm/slurm.conf, ..., a configless node\'s cached copy)' }))
+          .option('slurm-version', text('--slurm-version', { describe: 'target Slurm release, e.g. 23.11 (default: sinfo --version / slurmd -V, else 22.05)' }))
+          .option('scripts', text('--scripts', { default: '/usr/libexec/gdrgate', describe: "directory of gdrgate's prolog.sh, epilog.sh, taskprolog.sh, health.sh on the nodes" }))
+          .option('wrapper-dir', text('--wrapper-dir', { describe: "where the chain wrappers go (default: the conf's directory; /etc/slurm when configless)" }))
           .option('json', { type: 'boolean', default: false, describe: 'print JSON (schemas/slurm-config.schema.json)' }),
       (a) => set(import('./slurm-config.js').then((m) => m.slurmConfigCommand({ conf: a.conf, slurmVersion: a['slurm-version'], scripts: a.scripts, wrapperDir: a['wrapper-dir'], json: a.json }))),
     )

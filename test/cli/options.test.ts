@@ -90,7 +90,7 @@ t.test('every option of every command is built by src/cli/options.ts, or is a bo
   t.ok(opts.length >= 50, `found ${opts.length} options`);
   t.same(
     [...new Set(opts.map((o) => o.command.join(' ')))].sort(),
-    ['agent', 'baseline capture', 'baseline validate', 'check', 'compare', 'drill', 'drill run', 'drill start', 'epilog', 'fleet collect', 'fleet report', 'prolog', 'resume', 'samples', 'snapshot', 'task', 'topo'],
+    ['agent', 'baseline capture', 'baseline validate', 'check', 'compare', 'drill', 'drill run', 'drill start', 'epilog', 'fleet collect', 'fleet report', 'prolog', 'resume', 'samples', 'slurm-config', 'snapshot', 'startup-snapshot', 'task', 'topo'],
   );
 });
 
