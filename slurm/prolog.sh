@@ -1,4 +1,7 @@
 #!/bin/bash
+# When slurmd started this script: the gate's deadline counts from here, Node's start included (src/runner/deadline.ts).
+GDRGATE_T0=$EPOCHREALTIME
+export GDRGATE_T0
 # Slurm Prolog (and HealthCheckProgram, as health.sh) for gdrgate.
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
