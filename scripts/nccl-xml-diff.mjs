@@ -4,7 +4,7 @@
 // Prints each difference, marked "expected" (the dump holds what the PCI tree does not say, with why) or "DIFF".
 // Exit 0: no DIFF line; 1: at least one; 2: a file missing or unreadable as XML.
 import { readFileSync } from 'node:fs';
-import { diffNcclXml, expectedBecause, gpuBusIds, parseNcclXml, renderDiff } from '../dist/topo/nccl-diff.js';
+import { diffNcclXml, expectedBecause, gpuBusIds, parseNcclXml, pciLessNets, renderDiff } from '../dist/topo/nccl-diff.js';
 
 const [a, b] = process.argv.slice(2);
 if (!a || !b) {
@@ -28,10 +28,11 @@ const read = (f) => {
 };
 const [ours, dump] = [read(a), read(b)];
 const gpus = gpuBusIds(dump);
+const pciLess = pciLessNets(dump);
 let real = 0;
 const diffs = diffNcclXml(ours, dump);
 for (const d of diffs) {
-  const why = expectedBecause(d, gpus);
+  const why = expectedBecause(d, gpus, pciLess);
   if (why === null) real++;
   process.stdout.write(`${why === null ? 'DIFF    ' : 'expected'} ${renderDiff([d], { a: 'gdrgate', b: 'nccl' })}${why ? ` (${why})` : ''}\n`);
 }

@@ -127,7 +127,8 @@ export const FROM_ELSEWHERE: Readonly<Record<string, { readonly attrs: readonly 
 export const GPU_NVML_ATTRS = ['vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'link_speed', 'link_width'] as const;
 
 /** Why a difference is expected (the dump has what the PCI tree does not say), or null when it is a real one. */
-export function expectedBecause(d: Difference, gpuBusIds: ReadonlySet<string>): string | null {
+export function expectedBecause(d: Difference, gpuBusIds: ReadonlySet<string>, pciLess: ReadonlySet<string> = new Set()): string | null {
+  if (d.kind === 'only-in-b' && pciLess.has(d.element)) return PCI_LESS_NET;
   const e = FROM_ELSEWHERE[d.name];
   if (d.kind === 'only-in-b' && e?.attrs === 'all') return e.why;
   if (d.kind === 'attr' && d.a === null && e && e.attrs !== 'all' && e.attrs.includes(d.attr)) return e.why;
@@ -136,6 +137,18 @@ export function expectedBecause(d: Difference, gpuBusIds: ReadonlySet<string>): 
     return 'a GPU attribute NCCL 2.30+ reads from NVML';
   }
   return null;
+}
+
+const PCI_LESS_NET =
+  'a network NCCL uses with no PCI device behind it in the tree (its socket transport over an Ethernet interface when no RDMA adapter is there): not an RDMA adapter, which is all gdrgate lists';
+
+/** The keys of the nic elements hung straight under a cpu (no pci parent), and of their net elements. */
+export function pciLessNets(root: XmlNode): Set<string> {
+  const flat = flatten(root);
+  const out = new Set<string>();
+  for (const [k, e] of flat) if (e.name === 'nic' && flat.get(e.parent)?.name === 'cpu') out.add(k);
+  for (const [k, e] of flat) if (e.name === 'net' && out.has(e.parent)) out.add(k);
+  return out;
 }
 
 /** The bus ids of the GPUs in a tree (pci elements with a display class). */
