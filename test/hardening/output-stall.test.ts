@@ -10,7 +10,10 @@ import { REPO } from '../helpers/paths.js';
 const WRITER = path.join(REPO, 'dist/host/stdout.js');
 
 function stalled(stallMs: number, bytes: number, readAfterMs: number | null): Promise<{ code: number | null; stderr: string; got: number; ms: number }> {
-  const script = `import(${JSON.stringify(WRITER)}).then((m) => { try { m.writeStdout(Buffer.alloc(${bytes}, 120), ${stallMs}); } catch (e) { process.stderr.write(e.constructor.name + ': ' + e.message); process.exit(3); } });`;
+  // The writer touches its own process.stdout first, as the middle process does: libuv then makes the shared pipe
+  // non-blocking. (Under Node 24, libuv hands a spawned child its stdio in blocking mode, which undoes the middle
+  // process's setting for everyone sharing that pipe.)
+  const script = `process.stdout; import(${JSON.stringify(WRITER)}).then((m) => { try { m.writeStdout(Buffer.alloc(${bytes}, 120), ${stallMs}); } catch (e) { process.stderr.write(e.constructor.name + ': ' + e.message); process.exit(3); } });`;
   return new Promise((res) => {
     const t0 = performance.now();
     // The middle process touches its process.stdout (libuv makes the pipe non-blocking) and hands it on.
