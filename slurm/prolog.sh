@@ -15,19 +15,20 @@ BLOB=default
 AGENT=/run/gdrgate-agent
 AGENT_TIMEOUT=1
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
-# rootonly FD PATH: the file open on FD (opened from PATH) is root's and writable by root only, and so is every
-# directory above where it really lies. /dev/fd/FD is the opened file itself, so a swap after the open changes
-# nothing; where PATH passes a link, the opened file's real path is asked (readlink) and a link may not rename it.
-# A sticky directory (/tmp) may be writable by all: nobody can rename or remove root's entry below it.
+# rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
+# not rename the file) and succeeds when that file and every directory above it are root's and writable by root
+# only (a sticky directory such as /tmp may be writable by all: nobody can replace root's entry in it). Then only
+# root can change what $real names, so it is $real that is sourced or started, never PATH. (No /dev/fd: a TaskProlog
+# started by slurmstepd after a change of user may not open its own /proc/self/fd.)
 rootonly() {
-  case "$2" in /*) ;; *) return 1 ;; esac
-  real=$2 d=$2
-  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink "/dev/fd/$1" 2>/dev/null) && [ "${real##*/}" = "${2##*/}" ] || return 1; break; }; d=${d%/*}; done
-  d=$real; set -- "/dev/fd/$1"
+  case "$1" in /*) ;; *) return 1 ;; esac
+  real=$1 d=$1
+  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink -f -- "$1" 2>/dev/null) && [ "${real##*/}" = "${1##*/}" ] || return 1; break; }; d=${d%/*}; done
+  d=$real; set -- "$real"
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
-case "$0" in *.sh) if [ -r "${0%.sh}.conf" ] && exec 9<"${0%.sh}.conf"; then if rootonly 9 "${0%.sh}.conf"; then . /dev/fd/9; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; exec 9<&-; fi ;; esac
+case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if rootonly "${0%.sh}.conf"; then . "$real"; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; fi ;; esac
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 MODE=prolog
 case "$0" in *health*) MODE=health ;; esac
@@ -62,20 +63,19 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
   fi
 fi
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
-# and compiled, when the blob is there and root's alone; Node reads it through the descriptor checked here. Its
-# exit codes are gdrgate's own (0-3); any other means nothing was judged: Node refused the blob (14: made by
-# another Node build or on another CPU; a signal: a damaged file) or it is stale (10: the program changed since).
-# Then the plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED).
-if [ -n "$BLOB" ] && [ -r "$BLOB" ] && exec 8<"$BLOB"; then
-  if rootonly 8 "$BLOB"; then
-    "$NODE" --snapshot-blob /dev/fd/8 "$MODE" --config "$CONFIG"
+# and compiled, when the blob is there and root's alone (started from where it really lies). Its exit codes are
+# gdrgate's own (0-3); any other means nothing was judged: Node refused the blob (14: made by another Node build or
+# on another CPU; a signal: a damaged file) or it is stale (10: the program changed since it was made). Then the
+# plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED).
+if [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
+  if rootonly "$BLOB"; then
+    "$NODE" --snapshot-blob "$real" "$MODE" --config "$CONFIG"
     rc=$?
     [ "$rc" -le 3 ] && exit "$rc"
     GDRGATE_BLOB_FAILED=$rc
   else
     GDRGATE_BLOB_FAILED=untrusted
   fi
-  exec 8<&-
   export GDRGATE_BLOB_FAILED
 fi
 exec "$NODE" "$CLI" "$MODE" --config "$CONFIG"

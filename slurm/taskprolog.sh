@@ -18,19 +18,20 @@ FAIL=0
 STATE=/run/gdrgate
 WAIT=10
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
-# rootonly FD PATH: the file open on FD (opened from PATH) is root's and writable by root only, and so is every
-# directory above where it really lies. /dev/fd/FD is the opened file itself, so a swap after the open changes
-# nothing; where PATH passes a link, the opened file's real path is asked (readlink) and a link may not rename it.
-# A sticky directory (/tmp) may be writable by all: nobody can rename or remove root's entry below it.
+# rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
+# not rename the file) and succeeds when that file and every directory above it are root's and writable by root
+# only (a sticky directory such as /tmp may be writable by all: nobody can replace root's entry in it). Then only
+# root can change what $real names, so it is $real that is sourced or started, never PATH. (No /dev/fd: a TaskProlog
+# started by slurmstepd after a change of user may not open its own /proc/self/fd.)
 rootonly() {
-  case "$2" in /*) ;; *) return 1 ;; esac
-  real=$2 d=$2
-  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink "/dev/fd/$1" 2>/dev/null) && [ "${real##*/}" = "${2##*/}" ] || return 1; break; }; d=${d%/*}; done
-  d=$real; set -- "/dev/fd/$1"
+  case "$1" in /*) ;; *) return 1 ;; esac
+  real=$1 d=$1
+  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink -f -- "$1" 2>/dev/null) && [ "${real##*/}" = "${1##*/}" ] || return 1; break; }; d=${d%/*}; done
+  d=$real; set -- "$real"
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
-case "$0" in *.sh) if [ -r "${0%.sh}.conf" ] && exec 9<"${0%.sh}.conf"; then if rootonly 9 "${0%.sh}.conf"; then . /dev/fd/9; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; exec 9<&-; fi ;; esac
+case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if rootonly "${0%.sh}.conf"; then . "$real"; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; fi ;; esac
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail
