@@ -148,7 +148,7 @@ export function snapshotBuild(work: string): string {
 }
 
 /** What slurm/*.sh read from the .conf beside them. */
-export const gateConf = (cli: string, config: string): string => `NODE=${process.execPath}\nCLI=${cli}\nCONFIG=${config}\n`;
+export const gateConf = (cli: string, config: string, node: string = process.execPath): string => `NODE=${node}\nCLI=${cli}\nCONFIG=${config}\n`;
 
 /** slurm/<script>.sh unchanged at `dst` (mode 0755), and when `conf` is given, dst's .conf beside it. */
 export function installWrapper(script: 'prolog' | 'epilog' | 'taskprolog', dst: string, conf?: string): void {

@@ -7,7 +7,7 @@
 import t from 'tap';
 import { existsSync, mkdirSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { reachableBuild } from '../helpers/reachable.js';
+import { reachableBuild, reachableNode } from '../helpers/reachable.js';
 import { jobRoot } from '../task/_roots.js';
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as V100 } from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
@@ -37,6 +37,8 @@ async function e2e(): Promise<void> {
   const sb = sandbox(t, { prefix: '/tmp/gdrgate-nccltopo-e2e-', port: await freePortPair({ from: 8020, to: 8090 }), forJobs: true, inspect: () => `job outputs in ${JOBS}` });
   const { WORK, DIR, CONF, CONFIG, BASELINE, LOG, port } = sb;
   const CLI = reachableBuild(WORK);
+  // A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home).
+  const NODE = reachableNode(CLI);
   const STATE = join(WORK, 'run');
   const JOBS = join(WORK, 'jobs');
   mkdirSync(JOBS, { mode: 0o1777 });
@@ -44,7 +46,7 @@ async function e2e(): Promise<void> {
   const HOST = await jobRoot({ minors: [] }, join(WORK, 'tree'));
   const FLAT = await jobRoot({ node: flattened(V100), minors: [] }, join(WORK, 'tree-flat'));
 
-  const cap = run(process.execPath, [CLI, 'baseline', 'capture', '--root', HOST, '--class', 'sandbox', '--match', '*'], { timeoutMs: 30_000 });
+  const cap = run(NODE, [CLI, 'baseline', 'capture', '--root', HOST, '--class', 'sandbox', '--match', '*'], { timeoutMs: 30_000 });
   if (cap.status !== 0) return void t.fail('baseline capture', { stderr: cap.stderr });
   const baseline = JSON.parse(cap.stdout) as { classes: Record<string, unknown>[] };
   baseline.classes[0]!.ncclTopo = true;
@@ -55,15 +57,15 @@ async function e2e(): Promise<void> {
   const PROLOG = join(WORK, 'gdrgate-prolog.sh');
   const TASKPROLOG = join(WORK, 'gdrgate-taskprolog.sh');
   const EPILOG = join(WORK, 'gdrgate-epilog.sh');
-  const conf = gateConf(CLI, CONFIG);
+  const conf = gateConf(CLI, CONFIG, NODE);
   installWrapper('prolog', PROLOG, conf);
   installWrapper('taskprolog', TASKPROLOG, `${conf}ROOT=${HOST}\n`);
-  writeFileSync(EPILOG, `#!/bin/sh\n# e2e Epilog: gdrgate's per-job state cleanup\nexec ${process.execPath} ${CLI} epilog --config ${CONFIG}\n`, { mode: 0o755 });
+  writeFileSync(EPILOG, `#!/bin/sh\n# e2e Epilog: gdrgate's per-job state cleanup\nexec ${NODE} ${CLI} epilog --config ${CONFIG}\n`, { mode: 0o755 });
   // In a user namespace root's files are nobody's, so the wrapper rightly refuses its .conf there: for the namespace,
   // slurm/taskprolog.sh with its settings written in, as the package installs it.
   const BAKED = join(WORK, 'gdrgate-taskprolog-baked.sh');
   let text = readFileSync(join(REPO, 'slurm/taskprolog.sh'), 'utf8');
-  for (const [k, v] of Object.entries({ NODE: process.execPath, CLI, CONFIG, ROOT: HOST })) text = text.replace(new RegExp(`^${k}=.*$`, 'm'), `${k}=${v}`);
+  for (const [k, v] of Object.entries({ NODE: NODE, CLI, CONFIG, ROOT: HOST })) text = text.replace(new RegExp(`^${k}=.*$`, 'm'), `${k}=${v}`);
   writeFileSync(BAKED, text, { mode: 0o755 });
   // What slurm.conf's TaskProlog= runs: the wrapper, for flat* jobs inside a mount namespace (the job user's own, its
   // uid kept) where the host tree's /sys is the flattened one.

@@ -10,7 +10,7 @@
 import t from 'tap';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { reachableBuild } from '../helpers/reachable.js';
+import { reachableBuild, reachableNode } from '../helpers/reachable.js';
 import { jobRoot } from '../task/_roots.js';
 import { twoSocket } from '../gen/topologies/two-socket-2gpu-2nic.js';
 import { parseCpuList } from '../../src/parsers/sysfs.js';
@@ -64,6 +64,8 @@ async function e2e(): Promise<void> {
   const { WORK, DIR, CONF, CONFIG, BASELINE, LOG, port } = sb; // WORK 0755: munged (munge user) and the job user must reach into it
   // The TaskProlog runs the CLI as the job user, who cannot traverse a checkout under a 0700 home: a copy in WORK.
   const CLI = reachableBuild(WORK);
+  // A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home).
+  const NODE = reachableNode(CLI);
   const STATE = join(WORK, 'run');
   const JOBS = join(WORK, 'jobs');
   mkdirSync(JOBS, { mode: 0o1777 });
@@ -76,7 +78,7 @@ async function e2e(): Promise<void> {
   for (const tree of [HOST, HIDDEN]) liveProcSelf(tree);
 
   // Baseline of the host tree, memlockMin = slurmd's 8 MiB (root cannot raise it here).
-  const gdr = (args: string[]): Ran => run(process.execPath, [CLI, ...args], { timeoutMs: 30_000 });
+  const gdr = (args: string[]): Ran => run(NODE, [CLI, ...args], { timeoutMs: 30_000 });
   const cap = gdr(['baseline', 'capture', '--root', HOST, '--class', 'sandbox', '--match', '*']);
   if (cap.status !== 0) return void t.fail('baseline capture', { stderr: cap.stderr });
   const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
@@ -88,7 +90,7 @@ async function e2e(): Promise<void> {
   const PROLOG = join(WORK, 'gdrgate-prolog.sh');
   const TASKPROLOG = join(WORK, 'gdrgate-taskprolog.sh');
   const EPILOG = join(WORK, 'gdrgate-epilog.sh');
-  const conf = gateConf(CLI, CONFIG);
+  const conf = gateConf(CLI, CONFIG, NODE);
   installWrapper('prolog', PROLOG, conf);
   installWrapper('taskprolog', TASKPROLOG);
   const taskConf = (extra = ''): void => {
@@ -96,7 +98,7 @@ async function e2e(): Promise<void> {
     renameSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), join(WORK, 'gdrgate-taskprolog.conf'));
   };
   taskConf();
-  writeFileSync(EPILOG, `#!/bin/sh\n# e2e Epilog: gdrgate's per-job state cleanup\nexec ${process.execPath} ${CLI} epilog --config ${CONFIG}\n`, { mode: 0o755 });
+  writeFileSync(EPILOG, `#!/bin/sh\n# e2e Epilog: gdrgate's per-job state cleanup\nexec ${NODE} ${CLI} epilog --config ${CONFIG}\n`, { mode: 0o755 });
 
   // Case 4's job forges its own record: the payload changed and re-signed with a key of its own.
   const FORGE = join(WORK, 'forge.mjs');
@@ -191,7 +193,7 @@ async function e2e(): Promise<void> {
     const script = [
       `touch ${running}`,
       `i=0; while [ ! -e ${go} ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i+1)); done`, // a bound for a test cut short
-      `${process.execPath} ${FORGE} ${STATE}/job-$SLURM_JOB_ID/prolog.json`,
+      `${NODE} ${FORGE} ${STATE}/job-$SLURM_JOB_ID/prolog.json`,
       'srun -n1 true',
     ].join('; ');
     const since = logLines().length;
@@ -266,7 +268,7 @@ async function e2e(): Promise<void> {
     tt.equal(re.status, 0, 'sandbox restarted with 2 GRES GPUs and task/affinity', { stderr: re.stderr.slice(-2000) });
     const step = (cpu: number): string => `srun -n1 -c${cpus.length} --cpu-bind=map_cpu:${cpu} grep Cpus_allowed_list /proc/self/status`;
     const bind = (from: string, to: string): string => `mount --bind ${PLACE}/${from} ${PLACE}/${to}`;
-    const container = `unshare -Urm sh -c '${bind('sys/class/ib-view', 'sys/class/infiniband')} && ${bind('dev/ib-view', 'dev/infiniband')} && exec ${process.execPath} ${CLI} task --standalone --config ${CONFIG}'`;
+    const container = `unshare -Urm sh -c '${bind('sys/class/ib-view', 'sys/class/infiniband')} && ${bind('dev/ib-view', 'dev/infiniband')} && exec ${NODE} ${CLI} task --standalone --config ${CONFIG}'`;
     const script = [`echo "== gpus $SLURM_JOB_GPUS"`, `echo "== far"`, step(far), `echo "== near"`, step(near), `echo "== container"`, container, 'true'].join('; ');
     const since = logLines().length;
     const id = submit('case5', script, undefined, `--gres=gpu:1 -c ${cpus.length}`);

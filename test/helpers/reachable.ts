@@ -1,7 +1,7 @@
 // What a test runs as another uid must lie where that uid can reach it: a clone under a 0700 directory (root's
 // home on Debian) cannot be traversed by the job user. A copy of the build (dist, schemas, package.json and the
 // production dependencies it loads from node_modules) under a directory of the test's, world-readable.
-import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { REPO } from './paths.js';
 
@@ -28,7 +28,9 @@ function productionPackages(): string[] {
     seen.add(dir);
     for (const d of depsOf(dir)) todo.push([dir, d]);
   }
-  return [...seen].map((d) => path.relative(REPO, d));
+  // Node itself (node-linux-<arch>, an optional dependency for the project's own runtime) is not what the build
+  // loads: reachableNode gives the other uid a Node of its own.
+  return [...seen].map((d) => path.relative(REPO, d)).filter((d) => !/(^|[\\/])node-linux-[^\\/]+$/.test(d));
 }
 
 /** Directories 0755, files 0644 (0755 when executable by their owner): a umask-077 clone reads 0600. */
@@ -48,4 +50,35 @@ export function reachableBuild(dir: string): string {
   for (const p of ['dist', 'schemas', 'package.json', ...productionPackages()]) cpSync(path.join(REPO, p), path.join(pkg, p), { recursive: true, verbatimSymlinks: true });
   openUp(pkg);
   return path.join(pkg, 'dist/cli.js');
+}
+
+/** Whether any user can reach `file`: every directory above it can be entered by others. */
+function reachable(file: string): boolean {
+  for (let d = path.dirname(file); ; d = path.dirname(d)) {
+    if ((statSync(d).mode & 0o001) === 0) return false;
+    if (d === path.dirname(d)) return true;
+  }
+}
+
+/**
+ * A Node the other uid can start, for the build `reachableBuild` returned `cli` of: this process's Node when anyone
+ * can reach it, else that same binary linked (or copied, across file systems) into the reachable build's bin/.
+ * The project's Node lives in node_modules, inside the clone: under a 0700 home only root reaches it.
+ */
+export function reachableNode(cli: string): string {
+  const real = realpathSync(process.execPath);
+  if (reachable(real)) return real;
+  const bin = path.join(path.dirname(path.dirname(cli)), 'bin');
+  const node = path.join(bin, 'node');
+  mkdirSync(bin, { recursive: true, mode: 0o755 });
+  chmodSync(bin, 0o755);
+  if (!existsSync(node)) {
+    try {
+      linkSync(real, node);
+    } catch {
+      copyFileSync(real, node);
+    }
+  }
+  chmodSync(node, 0o755);
+  return node;
 }

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { reachableBuild } from '../helpers/reachable.js';
+import { reachableBuild, reachableNode } from '../helpers/reachable.js';
 import { jobRoot } from './_roots.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -14,6 +14,8 @@ const USER = 4242; // need not exist: root can setuid to any number
 const MiB8 = 8 * 1024 * 1024;
 /** The build as copied under the test's directory: the job user cannot traverse a checkout under a 0700 home. */
 let CLI = '';
+/** A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home). */
+let NODE = process.execPath;
 
 interface Ran {
   code: number | null;
@@ -25,7 +27,7 @@ interface Ran {
  * node_modules) back into every child's environment, and the job user cannot load it from a 0700 home.
  */
 function run(args: string[], env: Record<string, string>, uid?: number): Ran {
-  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, CLI, ...args], {
+  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', NODE, CLI, ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     timeout: 60_000,
@@ -42,6 +44,7 @@ async function main(): Promise<void> {
   const work = scratchDir('gdrgate-taskcli-', '/tmp');
   fs.chmodSync(work, 0o755); // the job user must reach the config, the trees and the build
   CLI = reachableBuild(work);
+  NODE = reachableNode(CLI);
   t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
   const tree = await jobRoot({}, path.join(work, 'tree'));
   const hidden = await jobRoot({ uverbs: null }, path.join(work, 'tree-hidden'));

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { reachableBuild } from '../helpers/reachable.js';
+import { reachableBuild, reachableNode } from '../helpers/reachable.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as V100 } from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
@@ -14,6 +14,8 @@ import { jobRoot } from './_roots.js';
 const isRoot = process.getuid?.() === 0;
 const USER = 4243;
 let CLI = '';
+/** A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home). */
+let NODE = process.execPath;
 
 interface Ran {
   code: number | null;
@@ -22,7 +24,7 @@ interface Ran {
 }
 /** Through env(1) -u NODE_OPTIONS, as test/task/cli.test.ts does (the job user cannot load tap's import hook). */
 function run(args: string[], env: Record<string, string>, uid?: number): Ran {
-  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', process.execPath, CLI, ...args], {
+  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', NODE, CLI, ...args], {
     encoding: 'utf8',
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
     timeout: 60_000,
@@ -45,6 +47,7 @@ async function main(): Promise<void> {
   const work = scratchDir('gdrgate-nccltopo-', '/tmp');
   fs.chmodSync(work, 0o755);
   CLI = reachableBuild(work);
+  NODE = reachableNode(CLI);
   t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
   const tree = await jobRoot({ minors: [] }, path.join(work, 'tree'));
   const flat = await jobRoot({ node: flattened(V100), minors: [] }, path.join(work, 'flat'));
