@@ -98,8 +98,8 @@ function fileList(node) {
   const files = [
     { dest: SBIN, mode: 0o755, text: SH_EXE, about: 'starts gdrgate (every command) on the Node.js the package carries' },
     { dest: `${LIB}/node`, mode: 0o755, from: node, about: `Node.js ${process.versions.node}, the runtime gdrgate carries (Node's own release build)` },
-    // Run only by /usr/sbin/gdrgate with the Node beside it: no "#!/usr/bin/env node" (rpmlint: non-executable-script).
-    { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, text: read('dist/gdrgate.cjs').replace(/^#!.*/, '// gdrgate: run by /usr/sbin/gdrgate'), about: 'gdrgate: every command and dependency in one file' },
+    // Run only by /usr/sbin/gdrgate with the Node beside it: scripts/build.mjs leaves it no #! line (rpmlint: non-executable-script).
+    { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/gdrgate.cjs'), about: 'gdrgate: every command and dependency in one file' },
     { dest: `${LIB}/fleet-read-worker.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/fleet-read-worker.cjs'), about: "the fleet report's reader thread" },
     { dest: '/etc/gdrgate/config.json', mode: 0o644, text: config, conffile: true, about: 'the configuration (gdrgate.json(5)); kept on upgrade and removal, removed on purge' },
     { dest: '/etc/logrotate.d/gdrgate', mode: 0o644, text: read('packaging/gdrgate.logrotate'), conffile: true, about: 'rotation of /var/log/gdrgate/*.log' },

@@ -44,7 +44,7 @@ export function refusedOutsideSlurm(a: GateCliArgs, env: NodeJS.ProcessEnv): str
 export async function gateCommand(a: GateCliArgs, exec: Exec = new ExecaExec(), startup: Startup = 'modules'): Promise<number> {
   const refused = refusedOutsideSlurm(a, process.env);
   if (refused) {
-    // Said here, not thrown: the gate is bundled apart from the CLI (dist/gate.js), whose catch knows its own classes.
+    // Said here and answered with the usage exit code, before anything is read.
     process.stderr.write(`gdrgate: ${refused}\n`);
     return exitCode('usage');
   }

@@ -26,7 +26,7 @@ export interface CollectOptions {
   /** Config JSON for the srun and scontrol paths; absent: the defaults (a login node may have no gate config). */
   readonly config?: string | undefined;
   readonly json?: boolean | undefined;
-  /** The gdrgate the nodes run, absolute (a node binary and its script, or the single executable); default: this one. */
+  /** The gdrgate the nodes run, absolute (a node binary and its script, or /usr/sbin/gdrgate); default: this one. */
   readonly gdrgate?: readonly string[] | undefined;
   /** The command runner (default: execa). */
   readonly exec?: Exec;
@@ -47,12 +47,10 @@ export interface CollectSummary {
 
 export const SUMMARY_FILE = COLLECT_SUMMARY;
 
-/** The gdrgate running now, as the nodes must start it: the single executable, or node and its script. */
+/** The gdrgate running now, as the nodes must start it: its node and its script (the package's gdrgate.cjs, or dist/cli.js). */
 async function self(): Promise<string[]> {
-  const sea = await import('node:sea').then((m) => m.isSea()).catch(() => false);
   const script = process.argv[1];
-  if (sea || !script) return [process.execPath];
-  return [process.execPath, path.resolve(script)];
+  return script ? [process.execPath, path.resolve(script)] : [process.execPath];
 }
 
 const absolute = (p: string, what: string): string => {

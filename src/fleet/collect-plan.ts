@@ -49,7 +49,7 @@ export function preflight(nodes: readonly string[], states: ReadonlyMap<string, 
 export interface SrunPlan {
   readonly nodes: readonly string[];
   readonly timeoutS: number;
-  /** The gdrgate that runs on every node: the node binary and script, or the single executable. */
+  /** The gdrgate that runs on every node: the node binary and script, or /usr/sbin/gdrgate. */
   readonly self: readonly string[];
   readonly outDir: string;
   readonly root: string;

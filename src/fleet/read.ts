@@ -2,7 +2,7 @@
 // one pending longest. A snapshot that cannot be read is a missing node, listed, never fatal. From POOL_FROM nodes
 // on, the snapshots are read on every core by a pool of worker threads (read-worker.ts, dist/fleet-read-worker.js),
 // a few jobs in flight per worker, results in input order; below it, or where the worker file is not there (the
-// single executable, the sources run by a TypeScript loader), in process, a few at a time. Either way each node
+// sources run by a TypeScript loader), in process, a few at a time. Either way each node
 // comes with its digest key (digest.ts): nodes of one key compare alike, and the pool sends each key's shared part
 // once per worker, the main thread joining it with each node's own fields.
 import { existsSync } from 'node:fs';
