@@ -1,7 +1,7 @@
 // What the packaging tests share (not a test file): the artifacts of `npm run package` for both architectures
 // (built here when absent), their trees unpacked, commands run with a bound, and which Debian tools this machine has.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, renameSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { REPO } from '../helpers/paths.js';
@@ -48,8 +48,14 @@ export function artifacts(): Artifacts {
     rpmArm64: path.join(OUT, `gdrgate-${version}-1.aarch64.rpm`),
   };
   if (!Object.values(a).every((f) => existsSync(f))) {
-    const r = run(process.execPath, ['scripts/package.mjs'], { timeoutMs: 1_200_000 });
+    // Built into a directory of this process's, then renamed in: two test files that both find them missing (tap
+    // runs two at once) each see a whole package, never one the other is still writing.
+    const own = mkdtempSync(path.join(tmpdir(), 'gdrgate-package-'));
+    const r = run(process.execPath, ['scripts/package.mjs', '--out', own], { timeoutMs: 1_200_000 });
     if (r.status !== 0) throw new Error(`npm run package failed:\n${r.stdout}\n${r.stderr}`);
+    mkdirSync(OUT, { recursive: true });
+    for (const f of Object.values(a)) copyFileSync(path.join(own, path.basename(f)), `${f}.${process.pid}`), renameSync(`${f}.${process.pid}`, f);
+    rmSync(own, { recursive: true, force: true });
   }
   return a;
 }
