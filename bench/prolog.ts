@@ -8,7 +8,7 @@
 // and `gdrgate check --json`. The agent's own cost is printed beside: CPU per answered Prolog and resident memory. Prints medians, the prolog/floor ratio,
 // peak RSS and spawns on the pass path; then the epilog's sample spool on 1M samples (bench/samples.mjs).
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildTree, type GenDevice, type GenNode } from '../test/gen/sysfs-tree.js';
@@ -36,11 +36,19 @@ function agentCpuMs(pid: number): number {
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/**
+ * GNU time, started through a link named slurmd: the process that starts every timed command is then "slurmd" to
+ * the kernel (a process's name is the name it was executed by), as slurmd itself is the parent of a real Prolog,
+ * and the agent, which judges only for a process with slurmd among its ancestors, answers. Floors and Prologs alike
+ * run under it, with no process between it and them.
+ */
+let TIME = '/usr/bin/time';
+
 /** Runs `cmd` with exactly `env` (nothing inherited: slurmd gives a Prolog only SLURM_* variables, not even PATH). */
 function timed(cmd: string[], env: NodeJS.ProcessEnv): { ms: number; rssKiB: number; code: number | null } {
   const t0 = process.hrtime.bigint();
   // GNU time reports the child's peak RSS (%M, KiB) on stderr's last line.
-  const r = spawnSync('/usr/bin/time', ['-f', '%M', ...cmd], { encoding: 'utf8', env });
+  const r = spawnSync(TIME, ['-f', '%M', ...cmd], { encoding: 'utf8', env });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
   const rss = Number(r.stderr.trim().split('\n').pop());
   return { ms, rssKiB: rss, code: r.status };
@@ -80,10 +88,9 @@ async function main(): Promise<void> {
     text = text.replace(re, `${k}=${v}`);
   }
   writeFileSync(baked, text, { mode: 0o755 });
-  // slurmd starts a Prolog: a process of that name is its ancestor (the agent judges only such a Prolog). A bash that
-  // runs the wrapper stands in for it, for both wrapper rows alike.
-  const slurmd = path.join(dir, 'slurmd');
-  writeFileSync(slurmd, '#!/bin/bash\n"$@"\n', { mode: 0o755 });
+  // slurmd starts a Prolog: a process of that name is its parent (the agent judges only such a Prolog): TIME above.
+  TIME = path.join(dir, 'slurmd');
+  symlinkSync('/usr/bin/time', TIME);
   const agent = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
   for (let i = 0; i < 500 && !existsSync(path.join(agentDir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 20));
   if (!existsSync(path.join(agentDir, 'agent.pid'))) throw new Error('gdrgate agent did not start');
@@ -99,9 +106,9 @@ async function main(): Promise<void> {
     'node -e 0': [node, '-e', '0'],
     'empty snapshot': [node, '--snapshot-blob', empty],
     'gate.blob start': [node, '--snapshot-blob', path.join(REPO, 'dist/gate.blob'), 'start-only'],
-    'prolog, agent': [slurmd, wrappers[0]!],
-    'agent, no .conf': [slurmd, baked],
-    'prolog (Slurm)': [slurmd, wrappers[1]!],
+    'prolog, agent': [wrappers[0]!],
+    'agent, no .conf': [baked],
+    'prolog (Slurm)': [wrappers[1]!],
     'prolog, no blob': [node, CLI, 'prolog', '--config', config],
     'check --json': [node, CLI, 'check', '--json', '--root', tree],
   };

@@ -8,6 +8,12 @@
 # a step's first task and a later one), each in the environment slurmd gives a Prolog (env -i, a slurmd
 # ancestor, a new job id each run), timed with bash's $EPOCHREALTIME (no process of its own).
 set -u
+# slurmd forks and execs a Prolog: the Prolog's parent is named slurmd (the agent judges only for such a process).
+# This script runs as a copy of bash named slurmd, so that every command it times is started as slurmd starts a
+# Prolog, with no process between: the floors (bash -c exit, node -e 0) alike.
+if [ "$(cat /proc/$$/comm)" != slurmd ]; then
+  mkdir -p -m 755 /tmp/gdr-slurmd && cp /bin/bash /tmp/gdr-slurmd/slurmd && exec /tmp/gdr-slurmd/slurmd "$0" "$@"
+fi
 OUT=${OUT:-/tmp/gdrgate-device}
 mkdir -p "$OUT"
 P=$OUT/package.txt
@@ -29,10 +35,8 @@ L=/usr/libexec/gdrgate
 cp $L/prolog.sh $L/noagent.sh && echo 'AGENT=' >$L/noagent.conf
 cp $L/prolog.sh $L/noblob.sh && printf 'AGENT=\nBLOB=\n' >$L/noblob.conf
 chmod 644 $L/*.conf
-# slurmd starts a Prolog: a process of that name is its ancestor (the agent judges only such a Prolog).
-printf '#!/bin/bash\n"$@"\n' >$W/slurmd && chmod 755 $W/slurmd
 job=1000
-slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 $W/slurmd "$@"; }
+slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$@"; }
 task() { env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 SLURM_STEP_ID=${1:-0} /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups $L/taskprolog.sh; }
 mkdir -p -m 700 /run/gdrgate-agent
 setsid /usr/lib/gdrgate/node --max-semi-space-size=2 /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &

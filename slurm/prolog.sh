@@ -35,21 +35,21 @@ case "$0" in *health*) MODE=health ;; esac
 # The agent (gdrgate agent: resident, reads the node anew for every request), asked first when one runs. It answers
 # only "ok" (healthy: its summary line is printed, exit 0) and never drains. Anything else, or no answer within
 # AGENT_TIMEOUT seconds, and the gate runs in this process below: it judges again, drains if it must, and logs what
-# the agent said. Every step is bounded: built-ins only but one mkfifo, <> opens a FIFO without blocking, read -t
-# bounds the wait. The request is written by a background copy of this shell: a printf into the request FIFO blocks
-# once its 64 KiB are full (an agent alive but not reading: stopped, or stuck in a slow request, with the requests of
-# ~1,000 timed-out Prologs left in it). That copy is killed when the wait ends; a line under PIPE_BUF is written
-# whole or not at all, and the agent drops a line whose reply FIFO is gone (src/agent/serve.ts).
+# the agent said. Every step is bounded and nothing is executed: the reply comes through a pipe this shell holds open
+# for reading and writing on descriptor 87 (a process substitution of `:`, which exits at once; no file to make or
+# remove), which the agent, root as this Prolog is, opens as /proc/$$/fd/87; read -t bounds the wait. The request is
+# written by a background copy of this shell: a printf into the request FIFO blocks once its 64 KiB are full (an
+# agent alive but not reading: stopped, or stuck in a slow request, with the requests of ~1,000 timed-out Prologs
+# left in it). That copy is killed when the wait ends; a line under PIPE_BUF is written whole or not at all, and the
+# agent drops a line whose Prolog no longer holds its pipe (src/agent/serve.ts).
 if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
-  reply="$AGENT/reply.$$"
-  if /usr/bin/mkfifo -m 600 "$reply" 2>/dev/null && exec 3<>"$reply"; then
-    printf 'v1 prolog %s %s\n' "$$" "$CONFIG" 1<>"$AGENT/requests" &
+  if exec 87<> <(:); then
+    printf 'v2 prolog %s 87 %s\n' "$$" "$CONFIG" 1<>"$AGENT/requests" &
     writer=$!
-    read -r -t "$AGENT_TIMEOUT" -u 3 verdict answer
+    read -r -t "$AGENT_TIMEOUT" -u 87 verdict answer
     said=$?
-    exec 3<&-
-    # The agent removes the reply FIFO when it answers; after a timeout this Prolog does.
-    [ "$said" -eq 0 ] || /bin/rm -f "$reply"
+    # Closed before anything else: from here on the agent sees no pipe, and drops this request.
+    exec 87<&-
     # wait: reaps it now (SIGKILL ends a write blocked on a pipe at once), and keeps bash's "Killed" off stderr.
     kill -KILL "$writer" 2>/dev/null
     wait "$writer" 2>/dev/null

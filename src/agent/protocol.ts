@@ -1,6 +1,7 @@
 // The agent's wire format, pure. A Prolog (slurm/prolog.sh) writes one line into the agent's request FIFO:
-//   v1 prolog <pid> <config>
-// and reads one line back from the FIFO it made, <dir>/reply.<pid>:
+//   v2 prolog <pid> <fd> <config>
+// and reads one line back from a pipe it holds open on descriptor <fd>, which the agent (root, as the Prolog is)
+// opens as /proc/<pid>/fd/<fd>: no file to make or remove, so the Prolog spawns no mkfifo.
 //   ok <summary line>            the node is healthy; the Prolog prints the line and exits 0
 //   fallback <why>               anything else; the Prolog runs the gate itself, which judges again and may drain
 // A line is at most PIPE_BUF bytes, so concurrent Prologs' writes into the one FIFO never interleave.
@@ -8,10 +9,16 @@
 export const PIPE_BUF = 4096;
 export const REQUEST_FIFO = 'requests';
 export const PID_FILE = 'agent.pid';
-export const replyFifo = (pid: number): string => `reply.${pid}`;
+/** The descriptors a Prolog may name: above the shell's own 0-2 and below what bash keeps for itself (255). */
+export const MIN_REPLY_FD = 3;
+export const MAX_REPLY_FD = 254;
+/** Where the agent opens a Prolog's reply pipe. */
+export const replyPath = (pid: number, fd: number): string => `/proc/${pid}/fd/${fd}`;
 
 export interface Request {
   readonly pid: number;
+  /** The Prolog's descriptor holding its reply pipe. */
+  readonly fd: number;
   readonly config: string;
 }
 
@@ -21,13 +28,16 @@ export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok
 export function parseRequest(line: string): Parsed<Request> {
   if (line.length >= PIPE_BUF) return { ok: false, error: `request of ${line.length} bytes (at most ${PIPE_BUF - 1})` };
   const parts = line.split(' ');
-  if (parts[0] !== 'v1') return { ok: false, error: `unknown protocol ${JSON.stringify(parts[0] ?? '')} (want v1)` };
+  if (parts[0] === 'v1') return { ok: false, error: 'protocol v1 (a reply FIFO) is not answered any more: that Prolog wrapper is older than this agent; it judges itself after its timeout' };
+  if (parts[0] !== 'v2') return { ok: false, error: `unknown protocol ${JSON.stringify(parts[0] ?? '')} (want v2)` };
   if (parts[1] !== 'prolog') return { ok: false, error: `unknown request ${JSON.stringify(parts[1] ?? '')} (the agent answers prolog only)` };
-  if (parts.length !== 4) return { ok: false, error: `want "v1 prolog <pid> <config>", got ${parts.length} fields` };
-  const [, , pidText, config] = parts as [string, string, string, string];
+  if (parts.length !== 5) return { ok: false, error: `want "v2 prolog <pid> <fd> <config>", got ${parts.length} fields` };
+  const [, , pidText, fdText, config] = parts as [string, string, string, string, string];
   if (!/^[1-9]\d{0,9}$/.test(pidText) || Number(pidText) > 2 ** 31 - 1) return { ok: false, error: `pid ${JSON.stringify(pidText)} is not a process id` };
+  if (!/^[1-9]\d{0,2}$/.test(fdText) || Number(fdText) < MIN_REPLY_FD || Number(fdText) > MAX_REPLY_FD)
+    return { ok: false, error: `fd ${JSON.stringify(fdText)} is not a descriptor from ${MIN_REPLY_FD} to ${MAX_REPLY_FD}` };
   if (!config.startsWith('/') || /[\x00-\x1f\x7f]/.test(config)) return { ok: false, error: `config ${JSON.stringify(config)} is not an absolute path` };
-  return { ok: true, value: { pid: Number(pidText), config } };
+  return { ok: true, value: { pid: Number(pidText), fd: Number(fdText), config } };
 }
 
 /** The reply line, newline included, one line whatever `text` holds, and short enough for one atomic write. */

@@ -14,12 +14,12 @@ import { FsHost } from '../host/fs-host.js';
 import { untrustedReason } from '../host/trust.js';
 import { replaceAtomically } from '../state/store.js';
 import { notAProlog } from './client.js';
-import { formatReply, parseEnviron, parseRequest, PID_FILE, replyFifo, REQUEST_FIFO, type Request } from './protocol.js';
+import { formatReply, parseEnviron, parseRequest, PID_FILE, replyPath, REQUEST_FIFO, type Request } from './protocol.js';
 
 const MKFIFO = '/usr/bin/mkfifo';
 
 export interface AgentOptions {
-  /** The directory holding the request FIFO, the pid file and the Prologs' reply FIFOs (mode 0700). */
+  /** The directory holding the request FIFO and the pid file (mode 0700). */
   readonly dir: string;
   /** The config this agent answers for; a request naming another gets "fallback". */
   readonly config: string;
@@ -55,32 +55,29 @@ async function makeFifo(file: string, exec: Exec): Promise<void> {
   if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
 }
 
-/** The Prolog's reply FIFO is still there: it removes it when it stops waiting (slurm/prolog.sh). */
-function waiting(dir: string, pid: number): boolean {
+/** The Prolog still waits: its reply descriptor is a pipe (it closes it when it stops waiting, slurm/prolog.sh). */
+function waiting(req: Request): boolean {
   try {
-    return fs.lstatSync(path.join(dir, replyFifo(pid))).isFIFO();
+    return fs.readlinkSync(replyPath(req.pid, req.fd)).startsWith('pipe:');
   } catch {
     return false;
   }
 }
 
-/** Writes one reply into the Prolog's FIFO; false when the Prolog is no longer reading (it timed out and went on). */
-function reply(dir: string, pid: number, line: string): boolean {
-  const file = path.join(dir, replyFifo(pid));
+/** Writes one reply into the Prolog's pipe; false when the Prolog is no longer reading (it timed out and went on). */
+function reply(req: Request, line: string): boolean {
   let fd: number;
   try {
-    const st = fs.lstatSync(file);
-    if (!st.isFIFO() || st.uid !== (process.getuid?.() ?? 0)) return false;
-    // Non-blocking: a FIFO nobody reads makes open fail with ENXIO instead of waiting.
-    fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+    if (!waiting(req)) return false;
+    // Non-blocking: the Prolog holds its pipe open for reading and writing, so the open never waits, and a write
+    // under PIPE_BUF into an empty pipe is whole.
+    fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
   } catch {
-    fs.rmSync(file, { force: true });
     return false;
   }
   try {
-    fs.rmSync(file, { force: true });
-    fs.writeSync(fd, line);
-    return true;
+    // Between the look and the open the Prolog may have gone on: only ever a pipe is written.
+    return fs.fstatSync(fd).isFIFO() && fs.writeSync(fd, line) === Buffer.byteLength(line);
   } catch {
     return false;
   } finally {
@@ -96,7 +93,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const fifo = path.join(dir, REQUEST_FIFO);
   const pidFile = path.join(dir, PID_FILE);
   const watched = new Map(o.watch.map((f) => [f, identity(f)]));
-  // Reply FIFOs of Prologs killed while they waited on an earlier agent: nobody reads them now.
+  // Reply FIFOs that Prolog wrappers of protocol v1 (before the reply pipe) left behind: nobody reads them now.
   for (const f of fs.readdirSync(dir)) if (f.startsWith('reply.')) fs.rmSync(path.join(dir, f), { force: true });
   await makeFifo(fifo, exec);
   const fifoIno = fs.statSync(fifo).ino;
@@ -142,7 +139,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
-      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(dir, req.pid));
+      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(req));
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {
@@ -178,13 +175,13 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
             (await log()).warn({ why: req.error }, 'gdrgate agent: request ignored');
             return;
           }
-          // Its Prolog timed out and went on (it removes its reply FIFO): judging now would be for nobody.
-          if (!waiting(dir, req.value.pid)) {
+          // Its Prolog timed out and went on (it closed its reply pipe): judging now would be for nobody.
+          if (!waiting(req.value)) {
             dropped++;
             return;
           }
           const text = await answer(req.value);
-          if (!reply(dir, req.value.pid, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
+          if (!reply(req.value, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
         })
         .catch((e: Error) => void log().then((l) => l.error({ why: e.message }, 'gdrgate agent: request failed; its Prolog judges itself after its timeout')))
         .then(settle)

@@ -23,7 +23,7 @@ t.test('a healthy node: the agent answers, the Prolog prints its line and exits 
   t.type(lastRun(e).client, 'number', "with the Prolog's pid");
   t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')), "the job's state for the TaskProlog, from the Prolog's SLURM_* variables");
   t.same(e.drainCalls(), [], 'no scontrol');
-  t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'no reply FIFO left behind');
+  t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'no file besides the FIFO and the pid file');
   // Nothing is kept between requests: the next job is judged and recorded anew.
   t.equal(run({ ...JOB, SLURM_JOB_ID: '43' }).code, 0);
   t.match(lastRun(e), { startup: /^agent$/, job: /^43$/ });
@@ -69,7 +69,7 @@ t.test('a stopped agent: the Prolog waits AGENT_TIMEOUT, then judges itself; the
   t.equal(r.code, 0);
   t.ok(r.ms >= 300, `waited the timeout (${r.ms.toFixed(0)} ms)`);
   t.match(lastRun(e), { startup: /^snapshot$/, agent: /^no answer within 0\.3s$/ });
-  t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'the Prolog removed its reply FIFO');
+  t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'nothing left behind by the Prolog');
   a.proc.kill('SIGCONT');
   t.match(await stderrShows(a, /stopped waiting/), /the Prolog stopped waiting before the answer/, 'the late answer finds nobody and says so');
   t.same(lines(e).filter((l) => l.msg === 'gdrgate run' && l.job === '42').map((l) => l.startup), ['snapshot'], 'and the agent logged no run (nor wrote state) for a job the Prolog judged itself');
@@ -121,7 +121,7 @@ t.test('a dead agent (killed, its files left): the Prolog does not wait', async 
   t.ok(r.ms < 30_000, `no 30 s wait: its pid is not alive (${r.ms.toFixed(0)} ms)`);
   t.match(lastRun(e), { startup: /^snapshot$/ });
   t.notOk('agent' in lastRun(e), 'nothing was asked');
-  // A Prolog killed while it waited leaves its reply FIFO; the next agent clears it, and answers.
+  // A Prolog wrapper of protocol v1 killed while it waited left its reply FIFO; the next agent clears it, and answers.
   const left = spawnSync('/usr/bin/mkfifo', [path.join(a.dir, 'reply.999999')]);
   t.equal(left.status, 0);
   const b = await startAgent(e);
@@ -152,7 +152,7 @@ t.test('a malformed request is logged and ignored; the agent keeps serving', asy
   const a = await startAgent(e);
   t.teardown(() => void a.proc.kill('SIGKILL'));
   // Root could write anything into the FIFO: a line from another tool, or half a line.
-  const w = spawnSync('/bin/bash', ['-c', `printf 'hello\\nv1 prolog 12\\n' 1<>${a.dir}/requests`]);
+  const w = spawnSync('/bin/bash', ['-c', `printf 'hello\\nv2 prolog 12\\nv1 prolog 12 /c\\n' 1<>${a.dir}/requests`]);
   t.equal(w.status, 0);
   t.equal(wrapper(e, `AGENT=${a.dir}\n`)().code, 0);
   t.match(lastRun(e), { startup: /^agent$/ });

@@ -1,26 +1,37 @@
 // The agent's wire format (src/agent/protocol.ts): what slurm/prolog.sh writes, what the agent answers, and what it
 // keeps of a Prolog's environment. The environ is a real one: this process's children get it from the kernel.
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import t from 'tap';
 import { formatReply, parseEnviron, parseRequest, PIPE_BUF } from '../../src/agent/protocol.js';
 
 t.test('a request as slurm/prolog.sh writes it', async (t) => {
-  t.same(parseRequest('v1 prolog 4242 /etc/gdrgate/config.json'), { ok: true, value: { pid: 4242, config: '/etc/gdrgate/config.json' } });
+  // The wrapper's own printf, run by bash with a pid and a config path: the line the agent reads.
+  const wrapper = readFileSync(new URL('../../slurm/prolog.sh', import.meta.url), 'utf8');
+  const printf = /^ +(printf '[^']*' "\$\$" "\$CONFIG") 1<>"\$AGENT\/requests" &$/m.exec(wrapper);
+  t.ok(printf, 'slurm/prolog.sh writes its request with one printf');
+  const line = spawnSync('/bin/bash', ['-c', `CONFIG=/etc/gdrgate/config.json; ${(printf?.[1] ?? "").replace('"$$"', '4242')}`], { encoding: 'utf8' }).stdout;
+  t.equal(line, 'v2 prolog 4242 87 /etc/gdrgate/config.json\n');
+  t.same(parseRequest(line.trimEnd()), { ok: true, value: { pid: 4242, fd: 87, config: '/etc/gdrgate/config.json' } });
 });
 
 t.test('requests the agent refuses, each with its reason', async (t) => {
   const bad: [string, RegExp][] = [
-    ['v2 prolog 1 /c', /unknown protocol "v2"/],
-    ['v1 health 1 /c', /answers prolog only/],
-    ['v1 prolog 1', /got 3 fields/],
-    ['v1 prolog 1 /a b', /got 5 fields/],
-    ['v1 prolog 0 /c', /not a process id/],
-    ['v1 prolog -3 /c', /not a process id/],
-    ['v1 prolog 99999999999 /c', /not a process id/],
-    ['v1 prolog 12 relative.json', /not an absolute path/],
-    ['v1 prolog 12 /c\tx', /not an absolute path/],
+    ['v3 prolog 1 87 /c', /^unknown protocol "v3" \(want v2\)$/],
+    ['v1 prolog 1 /c', /^protocol v1 \(a reply FIFO\) is not answered any more/],
+    ['v2 health 1 87 /c', /answers prolog only/],
+    ['v2 prolog 1 87', /got 4 fields$/],
+    ['v2 prolog 1 87 /a b', /got 6 fields$/],
+    ['v2 prolog 0 87 /c', /not a process id/],
+    ['v2 prolog -3 87 /c', /not a process id/],
+    ['v2 prolog 99999999999 87 /c', /not a process id/],
+    ['v2 prolog 12 2 /c', /^fd "2" is not a descriptor from 3 to 254$/],
+    ['v2 prolog 12 255 /c', /^fd "255" is not a descriptor from 3 to 254$/],
+    ['v2 prolog 12 087 /c', /^fd "087" is not a descriptor/],
+    ['v2 prolog 12 87 relative.json', /not an absolute path/],
+    ['v2 prolog 12 87 /c\tx', /not an absolute path/],
     ['', /unknown protocol ""/],
-    [`v1 prolog 12 /${'a'.repeat(PIPE_BUF)}`, /at most 4095/],
+    [`v2 prolog 12 87 /${'a'.repeat(PIPE_BUF)}`, /at most 4095/],
   ];
   for (const [line, why] of bad) {
     const r = parseRequest(line);

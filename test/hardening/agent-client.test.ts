@@ -10,10 +10,9 @@ import { makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
 import { JOB, lines, slurmdShim, startAgent, type Agent } from '../agent/_agent.js';
 import { scratchDir } from '../helpers/scratch.js';
 
-/** As a Prolog asks, but for `pid`: its reply FIFO, the request line, the answer (or 'timeout'). */
+/** As a Prolog asks, but for `pid`: the request line naming its reply pipe (descriptor 87), the answer read from that pipe (or 'timeout'). */
 function ask(a: Agent, e: GateEnv, pid: number): string {
-  const reply = path.join(a.dir, `reply.${pid}`);
-  const script = `/usr/bin/mkfifo -m 600 '${reply}' && exec 3<>'${reply}' && printf 'v1 prolog %s %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests' && { read -r -t 20 -u 3 v rest && echo "$v $rest" || echo timeout; }; /bin/rm -f '${reply}'`;
+  const script = `exec 3<>/proc/${pid}/fd/87 && printf 'v2 prolog %s 87 %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests' && { read -r -t 20 -u 3 v rest && echo "$v $rest" || echo timeout; }`;
   return spawnSync('/bin/bash', ['-c', script], { encoding: 'utf8', timeout: 30_000 }).stdout.trim();
 }
 
@@ -22,7 +21,9 @@ function sleeper(t: Test, e: GateEnv, underSlurmd: boolean, uid?: number): Child
   // The shim in a directory another user may enter (the gate's test directory is root's, 0700).
   const open = scratchDir('gdrgate-shim-');
   chmodSync(open, 0o755);
-  const cmd = underSlurmd ? [slurmdShim(open), '/bin/sleep', '60'] : ['/bin/sleep', '60'];
+  // Holding a pipe on descriptor 87, as a waiting Prolog does (slurm/prolog.sh), then sleeping in the same process.
+  const holder = ['/bin/bash', '-c', 'exec 87<> <(:); exec /bin/sleep 60'];
+  const cmd = underSlurmd ? [slurmdShim(open), ...holder] : holder;
   const p = spawn(cmd[0]!, cmd.slice(1), { env: JOB, stdio: 'ignore', ...(uid !== undefined ? { uid, gid: uid } : {}) });
   t.teardown(() => void p.kill('SIGKILL'));
   return p;

@@ -57,8 +57,8 @@ t.test('a stopped agent and a full request FIFO: each Prolog judges in process w
   const a = await startAgent(e);
   t.teardown(() => void a.proc.kill('SIGKILL'));
   a.proc.kill('SIGSTOP');
-  // The test's own pid: alive and root's, as a reused pid would be, but it has no reply FIFO.
-  const stale = `v1 prolog ${process.pid} ${e.config}\n`;
+  // The test's own pid: alive and root's, as a reused pid would be, but it holds no reply pipe on descriptor 87.
+  const stale = `v2 prolog ${process.pid} 87 ${e.config}\n`;
   const lines = fill(path.join(a.dir, 'requests'), stale);
   t.ok(lines * stale.length > 60_000, `the FIFO is full: ${lines} stale requests, ${lines * stale.length} bytes`);
 
