@@ -1,9 +1,9 @@
 // One run of the command line, whichever way the program was started: from its modules (dist/cli.js), from the
 // one-file program (dist/gdrgate.cjs, installed as /usr/lib/gdrgate/gdrgate.cjs) or from a startup snapshot made
 // of that file (the deserialized main: src/cli/startup-snapshot.ts). The Slurm gate (prolog/health with plain
-// flags) skips yargs: every job pays for this start-up.
+// flags) and the TaskProlog skip yargs: every job, and every task, pays for this start-up.
 import { exitCodeOf } from './top.js';
-import { parseGateArgv } from './fast-argv.js';
+import { parseGateArgv, parseTaskArgv } from './fast-argv.js';
 import { gateCommand, type Startup } from './gate.js';
 import { out } from '../host/stdout.js';
 import { versionLine } from '../version.js';
@@ -16,6 +16,10 @@ export async function runCli(argv: string[], startup: Exclude<Startup, 'agent'>)
       return 0;
     }
     const gate = parseGateArgv(argv);
-    return gate ? gateCommand(gate, undefined, startup) : (await import('./commands.js')).main(argv);
+    if (gate) return gateCommand(gate, undefined, startup);
+    // The TaskProlog, for every task of every step: as the gate, without yargs.
+    const task = parseTaskArgv(argv);
+    if (task) return (await import('./task.js')).taskCommand(task);
+    return (await import('./commands.js')).main(argv);
   });
 }
