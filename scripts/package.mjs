@@ -106,7 +106,7 @@ function fileList(node) {
     { dest: '/usr/libexec/gdrgate/prolog.sh', mode: 0o755, text: setVars('slurm/prolog.sh', { ...wrapperVars, BLOB }), about: 'Slurm Prolog wrapper (settings: /usr/libexec/gdrgate/prolog.conf)' },
     // The same script: it runs the health mode when called by this name.
     { dest: '/usr/libexec/gdrgate/health.sh', link: 'prolog.sh', about: 'Slurm HealthCheckProgram wrapper (settings: /usr/libexec/gdrgate/health.conf)' },
-    ...['epilog', 'taskprolog'].map((w) => ({ dest: `/usr/libexec/gdrgate/${w}.sh`, mode: 0o755, text: setVars(`slurm/${w}.sh`, wrapperVars), about: `Slurm ${w === 'epilog' ? 'Epilog' : 'TaskProlog'} wrapper (settings: /usr/libexec/gdrgate/${w}.conf)` })),
+    ...['epilog', 'taskprolog'].map((w) => ({ dest: `/usr/libexec/gdrgate/${w}.sh`, mode: 0o755, text: setVars(`slurm/${w}.sh`, w === 'taskprolog' ? { ...wrapperVars, BLOB } : wrapperVars), about: `Slurm ${w === 'epilog' ? 'Epilog' : 'TaskProlog'} wrapper (settings: /usr/libexec/gdrgate/${w}.conf)` })),
     { dest: '/usr/lib/systemd/system/gdrgate-agent.service', mode: 0o644, text: unit, about: 'the resident agent the Prolog asks first (systemctl enable --now gdrgate-agent)' },
     { dest: '/usr/lib/tmpfiles.d/gdrgate.conf', mode: 0o644, text: read('packaging/gdrgate.tmpfiles'), about: 'creates /run/gdrgate, the per-job state directory, at boot' },
     { dest: '/usr/share/doc/gdrgate/slurm.conf.snippet', mode: 0o644, text: rewrite('slurm/slurm.conf.snippet', snippetPaths), about: 'the lines to add to slurm.conf' },

@@ -2,7 +2,8 @@
 # Slurm TaskProlog for gdrgate (TaskProlog= in slurm.conf): runs as the job's user before every task, in the
 # job's environment, before slurmstepd applies the propagated limits. Its stdout is Slurm's TaskProlog
 # protocol: gdrgate writes only "print ..." lines, which reach the job's output.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, ROOT (the job view under another
+# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
+# beside CLI; empty: never use one), CONFIG, ROOT (the job view under another
 # directory: tests only), FAIL=1 (a finding fails the task instead of warning), overridden by a root-owned
 # file beside this script with the same name and .conf instead of .sh (e.g. /etc/slurm/gdrgate-taskprolog.conf),
 # STATE (the config's stateDir: where the Prolog left this job's directory, owned by the job's user; empty: judge
@@ -12,6 +13,7 @@
 # prints that answer from bash alone. The Epilog removes the directory with the job.
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
+BLOB=default
 CONFIG=/etc/gdrgate/config.json
 ROOT=
 FAIL=0
@@ -35,7 +37,22 @@ case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if rootonly "${0%.sh}.conf"; 
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail
-judge() { "$NODE" "$CLI" "$@"; }
+[ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
+# A judgment starts Node: from the node's startup snapshot (made on this node, root's alone, as slurm/prolog.sh uses
+# it), else the plain program. An exit above gdrgate's own 0-3 means the blob judged nothing (14: refused; 10:
+# stale; a signal: damaged): its output is dropped and the plain program answers instead.
+judge() {
+  local said
+  if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
+    said=$("$NODE" --snapshot-blob "$real" "$@")
+    rc=$?
+    if [ "$rc" -le 3 ]; then
+      [ -z "$said" ] || printf '%s\n' "$said"
+      return "$rc"
+    fi
+  fi
+  "$NODE" "$CLI" "$@"
+}
 # The task's view: what gdrgate task judges that may differ between tasks of a job on this node.
 cpus= mems=
 while IFS=$'\t' read -r k v; do case "$k" in Cpus_allowed_list:) cpus=$v ;; Mems_allowed_list:) mems=$v ;; esac; done </proc/self/status
