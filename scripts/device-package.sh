@@ -70,6 +70,8 @@ us() { local s=$EPOCHREALTIME; "$@" >/dev/null 2>&1; local e=$EPOCHREALTIME; T=$
     us task 0; echo "task-later $T"
   done
   echo "startup counts: $(grep -o '"startup":"[a-z]*"' /var/log/gdrgate/gdrgate.log | sort | uniq -c | tr -s ' \n' ' ')"
+  # The agent's own part of each answered Prolog (from reading the request to writing the answer), in whole ms.
+  echo "agent durationMs: $(grep '"startup":"agent"' /var/log/gdrgate/gdrgate.log | grep -o '"durationMs":[0-9]*' | cut -d: -f2 | sort -n | uniq -c | tr -s ' \n' ' ')"
 } >"$OUT/speed.txt" 2>&1
 $N -e '
 const t = require("fs").readFileSync(process.argv[1], "utf8");
