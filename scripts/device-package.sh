@@ -2,8 +2,8 @@
 # The .deb on a real GPU node, as an admin installs it and as slurmd runs its hooks. Needs the package in
 # .device/ (gdrgate_<v>-1_amd64.deb, from npm run package) and nothing else: the node has no Node; the floor
 # `node -e 0` is the Node the package carries. Writes $OUT/package.txt (every command and what it printed) and
-# $OUT/speed.txt (ROUNDS alternating rounds, default 30: bash -c exit, node -e 0, an empty startup snapshot, the
-# program's blob saying its version, the Prolog through /usr/libexec/gdrgate/prolog.sh answered by the agent,
+# $OUT/speed.txt (for each row ROUNDS rounds, default 30, alternating with bash -c exit and node -e 0: an empty
+# startup snapshot, the program's blob saying its version, the Prolog through /usr/libexec/gdrgate/prolog.sh answered by the agent,
 # without the agent (from the blob made at install), without the blob, and the TaskProlog as the job's user:
 # a step's first task and a later one), each in the environment slurmd gives a Prolog (env -i, a slurmd
 # ancestor, a new job id each run), timed with bash's $EPOCHREALTIME (no process of its own).
@@ -55,30 +55,43 @@ printf 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});
 N=/usr/lib/gdrgate/node
 # In this shell, not a subshell: slurm() moves the job id on for the next run.
 us() { local s=$EPOCHREALTIME; "$@" >/dev/null 2>&1; local e=$EPOCHREALTIME; T=$((${e/./} - ${s/./})); }
-{
-  echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
+# One phase a row: ROUNDS rounds of bash -c exit, node -e 0 and the row, alternating, so that each row is set
+# against the floors measured beside it and not slowed by the other rows' large processes (a Node of ~50 MB
+# between two agent answers evicts what the agent and bash had in the CPU's caches).
+row() {
+  local name=$1
+  shift
+  echo "phase $name"
   for k in $(seq "${ROUNDS:-30}"); do
     us env -i /bin/bash -c 'exit 0'; echo "bash-exit $T"
     us env -i $N -e 0; echo "node-e0 $T"
-    us env -i $N --snapshot-blob $W/empty.blob; echo "empty-snapshot $T"
-    us env -i $N --snapshot-blob /var/lib/gdrgate/gate.blob version; echo "blob-version $T"
-    us slurm $L/prolog.sh; echo "prolog-agent $T"
-    us slurm $L/noagent.sh; echo "prolog-blob $T"
-    us slurm $L/noblob.sh; echo "prolog-noblob $T"
-    slurm $L/noagent.sh >/dev/null 2>&1
-    us task 0; echo "task-first $T"
-    us task 0; echo "task-later $T"
+    "$@"
   done
+}
+one() { us "$@"; echo "$ROW $T"; }
+tasks() { slurm $L/noagent.sh >/dev/null 2>&1; us task 0; echo "task-first $T"; us task 0; echo "task-later $T"; }
+{
+  echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
+  ROW=empty-snapshot; row $ROW one env -i $N --snapshot-blob $W/empty.blob
+  ROW=blob-version; row $ROW one env -i $N --snapshot-blob /var/lib/gdrgate/gate.blob version
+  ROW=prolog-agent; row $ROW one slurm $L/prolog.sh
+  ROW=prolog-blob; row $ROW one slurm $L/noagent.sh
+  ROW=prolog-noblob; row $ROW one slurm $L/noblob.sh
+  row task tasks
   echo "startup counts: $(grep -o '"startup":"[a-z]*"' /var/log/gdrgate/gdrgate.log | sort | uniq -c | tr -s ' \n' ' ')"
   # The agent's own part of each answered Prolog (from reading the request to writing the answer), in whole ms.
   echo "agent durationMs: $(grep '"startup":"agent"' /var/log/gdrgate/gdrgate.log | grep -o '"durationMs":[0-9]*' | cut -d: -f2 | sort -n | uniq -c | tr -s ' \n' ' ')"
 } >"$OUT/speed.txt" 2>&1
+# Per phase: each row's median against the median of the floors of its own phase.
 $N -e '
 const t = require("fs").readFileSync(process.argv[1], "utf8");
-const by = {}; for (const m of t.matchAll(/^(\S+) (\d+)$/gm)) (by[m[1]] ??= []).push(Number(m[2]) / 1000);
 const q = (v, p) => [...v].sort((a, b) => a - b)[Math.min(v.length - 1, Math.floor(v.length * p))];
-const floor = q(by["node-e0"], 0.5);
-for (const [k, v] of Object.entries(by)) console.log(`${k.padEnd(15)} p50 ${q(v, 0.5).toFixed(1).padStart(6)} ms  p10 ${q(v, 0.1).toFixed(1).padStart(6)}  p90 ${q(v, 0.9).toFixed(1).padStart(6)}  ratio to node -e 0 ${(q(v, 0.5) / floor).toFixed(2)}  n=${v.length}`);
+for (const part of t.split(/^phase /m).slice(1)) {
+  const by = {}; for (const m of part.matchAll(/^(\S+) (\d+)$/gm)) (by[m[1]] ??= []).push(Number(m[2]) / 1000);
+  const node = q(by["node-e0"], 0.5), bash = q(by["bash-exit"], 0.5);
+  for (const [k, v] of Object.entries(by)) if (k !== "node-e0" && k !== "bash-exit")
+    console.log(`${k.padEnd(15)} p50 ${q(v, 0.5).toFixed(1).padStart(6)} ms  p10 ${q(v, 0.1).toFixed(1).padStart(6)}  p90 ${q(v, 0.9).toFixed(1).padStart(6)}  ratio to node -e 0 ${(q(v, 0.5) / node).toFixed(2)}  (node -e 0 ${node.toFixed(1)} ms, bash -c exit ${bash.toFixed(1)} ms beside it)  n=${v.length}`);
+}
 ' "$OUT/speed.txt" >"$OUT/summary.txt"
 cat "$OUT/summary.txt" >>"$OUT/speed.txt"
 kill "$(cat /run/gdrgate-agent/agent.pid)" 2>/dev/null
