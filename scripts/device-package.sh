@@ -8,18 +8,10 @@
 # a step's first task and a later one), each in the environment slurmd gives a Prolog (env -i, a slurmd
 # ancestor, a new job id each run), timed with bash's $EPOCHREALTIME (no process of its own).
 set -u
-# slurmd forks and execs a Prolog: the Prolog's parent is named slurmd (the agent judges only for such a process).
-# This script runs as a copy of bash named slurmd, so that every command it times is started as slurmd starts a
-# Prolog, with no process between: the floors (bash -c exit, node -e 0) alike.
-if [ "$(cat /proc/$$/comm)" != slurmd ]; then
-  mkdir -p -m 755 /tmp/gdr-slurmd && cp /bin/bash /tmp/gdr-slurmd/slurmd && exec /tmp/gdr-slurmd/slurmd "$0" "$@"
-fi
-OUT=${OUT:-/tmp/gdrgate-device}
-mkdir -p "$OUT"
-P=$OUT/package.txt
+. "${0%/*}/device-lib.sh"
+as_slurmd "$0" "$@"
+begin package.txt
 say() { echo "\$ $*" >>"$P"; "$@" >>"$P" 2>&1; echo "(exit $?)" >>"$P"; }
-: >"$P"
-{ echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"; grep -m1 -o 'avx512[a-z]*' /proc/cpuinfo | head -1; } >>"$P"
 say dpkg -i .device/gdrgate_*_amd64.deb
 say /usr/sbin/gdrgate --version
 say ls -la /var/lib/gdrgate /usr/lib/gdrgate
@@ -27,10 +19,7 @@ say /usr/sbin/gdrgate check --root /usr/share/gdrgate/examples/h200-vm.tar.gz
 say /usr/sbin/gdrgate check
 # A known-good baseline of this node, and a recording scontrol (the VM has no Slurm).
 W=/tmp/gdr-w && rm -rf $W && mkdir -p -m 755 $W
-printf '#!/bin/sh\necho "$*" >> %s/scontrol.calls\n' $W >/usr/local/sbin/gdrgate-test-scontrol && chmod 755 /usr/local/sbin/gdrgate-test-scontrol
-/usr/sbin/gdrgate baseline capture --class live --match '*' --allow-empty >/etc/gdrgate/baseline.json 2>>"$P"
-printf '{"baseline":"/etc/gdrgate/baseline.json","scontrol":"/usr/local/sbin/gdrgate-test-scontrol","logFile":"/var/log/gdrgate/gdrgate.log","stateDir":"/run/gdrgate"}\n' >/etc/gdrgate/config.json
-mkdir -p -m 755 /run/gdrgate
+live_gate "$W" "$P"
 L=/usr/libexec/gdrgate
 cp $L/prolog.sh $L/noagent.sh && echo 'AGENT=' >$L/noagent.conf
 cp $L/prolog.sh $L/noblob.sh && printf 'AGENT=\nBLOB=\n' >$L/noblob.conf
@@ -53,8 +42,6 @@ for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t
 printf 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n' >$W/empty.cjs
 /usr/lib/gdrgate/node --snapshot-blob $W/empty.blob --build-snapshot $W/empty.cjs
 N=/usr/lib/gdrgate/node
-# In this shell, not a subshell: slurm() moves the job id on for the next run.
-us() { local s=$EPOCHREALTIME; "$@" >/dev/null 2>&1; local e=$EPOCHREALTIME; T=$((${e/./} - ${s/./})); }
 # One phase a row: ROUNDS rounds of bash -c exit, node -e 0 and the row, alternating, so that each row is set
 # against the floors measured beside it and not slowed by the other rows' large processes (a Node of ~50 MB
 # between two agent answers evicts what the agent and bash had in the CPU's caches).

@@ -4,30 +4,20 @@
 # from the blob and one from the plain program, and of a first TaskProlog; and times the wrapper's own steps
 # (bash's start, mkfifo, the writer's fork) with $EPOCHREALTIME. Read the profiles with bench/profile-top.mjs DIR.
 set -u
-# As scripts/device-package.sh: run as a bash named slurmd, the parent of every Prolog it starts.
-if [ "$(cat /proc/$$/comm)" != slurmd ]; then
-  mkdir -p -m 755 /tmp/gdr-slurmd && cp /bin/bash /tmp/gdr-slurmd/slurmd && exec /tmp/gdr-slurmd/slurmd "$0" "$@"
-fi
-OUT=${OUT:-/tmp/gdrgate-profile}
-mkdir -p "$OUT"
-P=$OUT/profile.txt
-: >"$P"
-{ echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"; } >>"$P"
+. "${0%/*}/device-lib.sh"
+as_slurmd "$0" "$@"
+begin profile.txt
 dpkg -i .device/gdrgate_*_amd64.deb >>"$P" 2>&1
 N=/usr/lib/gdrgate/node
 G=/usr/lib/gdrgate/gdrgate.cjs
 L=/usr/libexec/gdrgate
 W=/tmp/gdr-p && rm -rf $W && mkdir -p -m 755 $W
-printf '#!/bin/sh\necho "$*" >> %s/scontrol.calls\n' $W >/usr/local/sbin/gdrgate-test-scontrol && chmod 755 /usr/local/sbin/gdrgate-test-scontrol
-/usr/sbin/gdrgate baseline capture --class live --match '*' --allow-empty >/etc/gdrgate/baseline.json 2>>"$P"
-printf '{"baseline":"/etc/gdrgate/baseline.json","scontrol":"/usr/local/sbin/gdrgate-test-scontrol","logFile":"/var/log/gdrgate/gdrgate.log","stateDir":"/run/gdrgate"}\n' >/etc/gdrgate/config.json
-mkdir -p -m 755 /run/gdrgate
+live_gate "$W" "$P"
 job=2000
 slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$@"; }
 mkdir -p -m 700 /run/gdrgate-agent
 setsid $N --cpu-prof --cpu-prof-dir=$OUT/agent --cpu-prof-interval 50 --max-semi-space-size=2 $G agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
 for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
-us() { local s=$EPOCHREALTIME; "$@" >/dev/null 2>&1; local e=$EPOCHREALTIME; T=$((${e/./} - ${s/./})); }
 for k in $(seq 5); do slurm $L/prolog.sh >/dev/null 2>&1; done
 a0=$(grep -c '"startup":"agent"' /var/log/gdrgate/gdrgate.log)
 for k in $(seq "${ROUNDS:-200}"); do us slurm $L/prolog.sh; echo "prolog-agent $T"; done >>"$OUT/times.txt"
