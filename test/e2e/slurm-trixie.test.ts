@@ -242,4 +242,29 @@ async function e2e(): Promise<void> {
     const health = gateRuns().filter((l) => l.mode === 'health');
     t.same(health.at(-1) && { result: health.at(-1)!.result, exitCode: health.at(-1)!.exitCode }, { result: 'unhealthy', exitCode: 1 });
   });
+
+  await t.test('PrologFlags=RunInJob: the extern slurmstepd runs both Prologs; the agent answers gdrgate’s', async (t) => {
+    gateConfig('config.json', 'healthy');
+    gateConfig('health.json', 'healthy');
+    // The health check runs on undrained idle nodes only (NONDRAINED_IDLE): the admin resumes the mended node.
+    t.equal(inside('/usr/bin/scontrol', ['update', 'nodename=trixie', 'state=resume']).status, 0, 'mended, resumed by hand');
+    t.ok((await waitFor(state, (s) => s === 'idle', 60_000)).ok, 'idle');
+    // The agent, resident in the root's namespaces (it ends with them), named in the Prolog's settings.
+    spawn('/usr/bin/env', ['-i', 'PATH=/usr/bin:/bin', '/usr/bin/nsenter', '-t', pid1, '-m', '-u', '-p', '-r', '-w', '/opt/gdrgate/bin/node', '/opt/gdrgate/dist/cli.js', 'agent', '--config', '/etc/gdrgate/config.json', '--dir', '/run/gdrgate-agent'], { stdio: 'ignore', detached: true }).unref();
+    writeFileSync(join(R, 'etc/gdrgate/prolog.conf'), settings('/etc/gdrgate/config.json').replace('AGENT=\n', 'AGENT=/run/gdrgate-agent\nAGENT_TIMEOUT=20\n'));
+    const file = join(R, 'etc/slurm/slurm.conf');
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^PrologFlags=Contain,DeferBatch$/m, 'PrologFlags=Contain,DeferBatch,RunInJob'));
+    t.equal(inside('/usr/bin/scontrol', ['reconfigure']).status, 0, 'scontrol reconfigure');
+    t.ok((await waitFor(state, (s) => s === 'idle', 60_000)).ok, 'idle');
+    // (/run is the namespace's own tmpfs: asked from inside.)
+    t.ok((await waitFor(() => inside('/usr/bin/test', ['-p', '/run/gdrgate-agent/requests']).status, (v) => v === 0, 60_000)).ok, 'the agent runs');
+    const flags = inside('/usr/bin/scontrol', ['show', 'config']);
+    t.equal(/^PrologFlags\s+=\s+(.*)$/m.exec(flags.stdout)?.[1], 'Alloc,Contain,RunInJob,DeferBatch', 'scontrol show config', { stderr: flags.stderr });
+    const job = inside('/usr/bin/sbatch', ['-W', '--parsable', '-o', '/dev/null', '--wrap', 'true'], 120_000);
+    t.equal(job.status, 0, 'sbatch -W: completed', { stderr: job.stderr });
+    const id = job.stdout.trim();
+    t.same(readFileSync(join(R, 'var/log/e2e/site-prolog.ran'), 'utf8').trim().split('\n').at(-1), `${id} prolog_slurmd slurmstepd`, 'the site’s Prolog ran under the extern slurmstepd');
+    const gate = gateRuns().find((l) => l.job === id);
+    t.same(gate && { mode: gate.mode, result: gate.result, exitCode: gate.exitCode, startup: gate.startup }, { mode: 'prolog', result: 'healthy', exitCode: 0, startup: 'agent' }, 'judged by the agent: no Node started in the job’s cgroup');
+  });
 }
