@@ -4,7 +4,9 @@
 // wrappers' settings lie in /etc/gdrgate/<name>.conf (nothing beside the scripts). Cases: slurm-config against the
 // site's slurm.conf (a Prolog of its own, PrologFlags=Contain) and the real slurmd -V, its lines applied and taken by
 // `scontrol reconfigure`; a job through both Prolog= lines; an x8 tree drains the node with gdrgate's reason; a
-// HealthCheckProgram run drains an idle node. Runs when CI or GDRGATE_E2E=1, as root; see test/e2e/README.md.
+// HealthCheckProgram run drains an idle node; under PrologFlags=RunInJob the agent answers the Prolog.
+// GDRGATE_SLURM_SUITE=sid runs sid's Slurm instead, from a root cached by hand. Runs when CI or GDRGATE_E2E=1, as root;
+// see test/e2e/README.md.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -12,7 +14,15 @@ import { join } from 'node:path';
 import { trainGpuTo } from '../helpers/h200-link.js';
 import { REPO, cleanEnv, freePortPair, run, runOrSkip, secs, waitFor } from './_sandbox.js';
 
-const CACHE = process.env.GDRGATE_TRIXIE_ROOT ?? '/var/cache/gdrgate-test/slurm-trixie.tar';
+/** The Debian suite whose Slurm runs (CI: trixie); another one's root must be cached already (docs/slurm-versions.md). */
+const SUITE = process.env.GDRGATE_SLURM_SUITE ?? 'trixie';
+const CACHE = `/var/cache/gdrgate-test/slurm-${SUITE}.tar`;
+/** What slurm-config finds in each suite: the release it plans for, and the version `slurmd -V` prints. */
+const EXPECT: Record<string, { release: string; version: RegExp }> = {
+  trixie: { release: '24.11', version: /^24\.11\.\d+$/ },
+  // 26.05, newer than gdrgate knows: planned as 25.11, with a warning.
+  sid: { release: '25.11', version: /^26\.05\.\d+$/ },
+};
 const HERE = join(REPO, 'test/e2e/trixie');
 const LIBEXEC = '/opt/gdrgate/libexec';
 const TOOLS = ['/usr/bin/unshare', '/usr/bin/nsenter', '/usr/sbin/chroot', '/bin/tar'];
@@ -50,6 +60,7 @@ function apply(root: string, p: Plan): void {
 /** The cached root, made when missing; null when it cannot be (no mmdebstrap, no network), with why. */
 function cachedRoot(): { ok: true } | { ok: false; why: string } {
   if (existsSync(CACHE)) return { ok: true };
+  if (SUITE !== 'trixie') return { ok: false, why: `no ${CACHE}: make it by hand (docs/slurm-versions.md)` };
   if (!existsSync('/usr/bin/mmdebstrap')) return { ok: false, why: `no ${CACHE} and no mmdebstrap to make it (apt-get install mmdebstrap)` };
   const r = run('/bin/sh', [join(HERE, 'make-root.sh'), 'trixie', CACHE], { timeoutMs: 960_000 });
   if (r.status === 0 && existsSync(CACHE)) return { ok: true };
@@ -182,11 +193,14 @@ async function e2e(): Promise<void> {
   const blob = inside('/opt/gdrgate/bin/node', ['/opt/gdrgate/dist/cli.js', 'startup-snapshot', '--out', '/opt/gdrgate/dist/gate.blob'], 180_000);
   if (blob.status !== 0) return void t.fail('gdrgate startup-snapshot in the root', { stderr: blob.stderr });
 
-  await t.test('slurm-config for 24.11: a second Prolog= line, no wrapper; slurmctld takes it', async (t) => {
+  const want = EXPECT[SUITE];
+  if (!want) return void t.fail(`no expectations for the suite ${SUITE}`);
+  await t.test(`slurm-config plans for ${want.release}: a second Prolog= line, no wrapper; slurmctld takes it`, async (t) => {
     const printed = inside('/opt/gdrgate/bin/node', ['/opt/gdrgate/dist/cli.js', 'slurm-config', '--scripts', LIBEXEC, '--wrapper-dir', '/etc/slurm', '--json'], 60_000);
     t.equal(printed.status, 0, 'slurm-config', { stderr: printed.stderr });
     const plan = JSON.parse(printed.stdout) as Plan;
-    t.same(plan.slurm, { release: '24.11', from: '/usr/sbin/slurmd -V: slurm-wlm 24.11.5' });
+    t.equal(plan.slurm.release, want.release);
+    t.match(/^\/usr\/sbin\/slurmd -V: slurm-wlm (\S+)$/.exec(plan.slurm.from)?.[1], want.version, `found by the real slurmd -V (${plan.slurm.from})`);
     t.same(
       plan.changes.map((c) => `${c.key} ${c.action}${c.line === null ? '' : `@${c.line}`}${c.set ? ` ${c.set}` : ''}`),
       [
@@ -199,7 +213,7 @@ async function e2e(): Promise<void> {
         'PropagateResourceLimitsExcept add PropagateResourceLimitsExcept=MEMLOCK',
       ],
     );
-    t.same(plan.wrappers, [], 'no chain wrapper: 24.11 runs several Prolog= lines itself');
+    t.same(plan.wrappers, [], 'no chain wrapper: from 24.05 Slurm runs several Prolog= lines itself');
     apply(R, plan);
     t.equal(inside('/usr/bin/scontrol', ['reconfigure']).status, 0, 'scontrol reconfigure');
     t.ok((await waitFor(state, (s) => s === 'idle', 60_000)).ok, 'idle again');
@@ -214,7 +228,7 @@ async function e2e(): Promise<void> {
     const job = inside('/usr/bin/sbatch', ['-W', '--parsable', '-o', '/dev/null', '--wrap', 'true'], 120_000);
     t.equal(job.status, 0, 'sbatch -W: completed', { stderr: job.stderr });
     const id = job.stdout.trim();
-    t.same(readFileSync(join(R, 'var/log/e2e/site-prolog.ran'), 'utf8').trim().split('\n').at(-1), `${id} prolog_slurmd slurmd`, 'the site’s Prolog ran, its parent slurmd (24.11’s launcher execs it in place)');
+    t.same(readFileSync(join(R, 'var/log/e2e/site-prolog.ran'), 'utf8').trim().split('\n').at(-1), `${id} prolog_slurmd slurmd`, 'the site’s Prolog ran, its parent slurmd (from 24.11 slurmd’s launcher execs it in place)');
     const gate = gateRuns().find((l) => l.job === id);
     t.same(gate && { mode: gate.mode, result: gate.result, exitCode: gate.exitCode, startup: gate.startup }, { mode: 'prolog', result: 'healthy', exitCode: 0, startup: 'snapshot' });
     t.equal(state(), 'idle');
