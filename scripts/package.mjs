@@ -103,10 +103,10 @@ function fileList(node) {
     { dest: `${LIB}/fleet-read-worker.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/fleet-read-worker.cjs'), about: "the fleet report's reader thread" },
     { dest: '/etc/gdrgate/config.json', mode: 0o644, text: config, conffile: true, about: 'the configuration (gdrgate.json(5)); kept on upgrade and removal, removed on purge' },
     { dest: '/etc/logrotate.d/gdrgate', mode: 0o644, text: read('packaging/gdrgate.logrotate'), conffile: true, about: 'rotation of /var/log/gdrgate/*.log' },
-    { dest: '/usr/libexec/gdrgate/prolog.sh', mode: 0o755, text: setVars('slurm/prolog.sh', { ...wrapperVars, BLOB }), about: 'Slurm Prolog wrapper (settings: /usr/libexec/gdrgate/prolog.conf)' },
+    { dest: '/usr/libexec/gdrgate/prolog.sh', mode: 0o755, text: setVars('slurm/prolog.sh', { ...wrapperVars, BLOB }), about: 'Slurm Prolog wrapper (settings: /etc/gdrgate/prolog.conf, then /usr/libexec/gdrgate/prolog.conf)' },
     // The same script: it runs the health mode when called by this name.
-    { dest: '/usr/libexec/gdrgate/health.sh', link: 'prolog.sh', about: 'Slurm HealthCheckProgram wrapper (settings: /usr/libexec/gdrgate/health.conf)' },
-    ...['epilog', 'taskprolog'].map((w) => ({ dest: `/usr/libexec/gdrgate/${w}.sh`, mode: 0o755, text: setVars(`slurm/${w}.sh`, w === 'taskprolog' ? { ...wrapperVars, BLOB } : wrapperVars), about: `Slurm ${w === 'epilog' ? 'Epilog' : 'TaskProlog'} wrapper (settings: /usr/libexec/gdrgate/${w}.conf)` })),
+    { dest: '/usr/libexec/gdrgate/health.sh', link: 'prolog.sh', about: 'Slurm HealthCheckProgram wrapper (settings: /etc/gdrgate/health.conf, then /usr/libexec/gdrgate/health.conf)' },
+    ...['epilog', 'taskprolog'].map((w) => ({ dest: `/usr/libexec/gdrgate/${w}.sh`, mode: 0o755, text: setVars(`slurm/${w}.sh`, w === 'taskprolog' ? { ...wrapperVars, BLOB } : wrapperVars), about: `Slurm ${w === 'epilog' ? 'Epilog' : 'TaskProlog'} wrapper (settings: /etc/gdrgate/${w}.conf, then /usr/libexec/gdrgate/${w}.conf)` })),
     { dest: '/usr/lib/systemd/system/gdrgate-agent.service', mode: 0o644, text: unit, about: 'the resident agent the Prolog asks first (systemctl enable --now gdrgate-agent)' },
     { dest: '/usr/lib/tmpfiles.d/gdrgate.conf', mode: 0o644, text: read('packaging/gdrgate.tmpfiles'), about: 'creates /run/gdrgate, the per-job state directory, at boot' },
     { dest: '/usr/share/doc/gdrgate/slurm.conf.snippet', mode: 0o644, text: rewrite('slurm/slurm.conf.snippet', snippetPaths), about: 'the lines to add to slurm.conf' },

@@ -5,8 +5,9 @@
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # A non-zero Epilog makes Slurm drain the node with "Epilog error": only gdrgate's exit 1 (the node now
 # carries gdrgate's own "gdrgate: bw-..." reason) passes through; a broken gdrgate never drains by itself.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, overridden by a file beside
-# this script with the same name and .conf instead of .sh (e.g. /etc/slurm/gdrgate-epilog.conf).
+# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, overridden by /etc/gdrgate/NAME.conf and then
+# by a file beside this script, NAME being this script's name less .sh (e.g. /etc/gdrgate/gdrgate-epilog.conf,
+# /etc/slurm/gdrgate-epilog.conf).
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
@@ -24,7 +25,17 @@ rootonly() {
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
-case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if rootonly "${0%.sh}.conf"; then . "$real"; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; fi ;; esac
+# The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
+# which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
+# SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
+# (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
+gdrgate_read=
+for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
+  case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
+  [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
+  gdrgate_read=$gdrgate_conf
+  if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
+done
 "$NODE" "$CLI" epilog --config "$CONFIG"
 rc=$?
 [ "$rc" -eq 1 ] && exit 1

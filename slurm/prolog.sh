@@ -6,8 +6,8 @@ export GDRGATE_T0
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
 # beside CLI; empty: never use one), AGENT (the directory of a running `gdrgate agent`; empty: never ask one) and
-# AGENT_TIMEOUT (seconds), overridden by a file beside this script with the same name and .conf instead
-# of .sh (e.g. /etc/slurm/gdrgate-prolog.conf).
+# AGENT_TIMEOUT (seconds), overridden by /etc/gdrgate/NAME.conf and then by a file beside this script, NAME being
+# this script's name less .sh (e.g. /etc/gdrgate/gdrgate-prolog.conf, /etc/slurm/gdrgate-prolog.conf).
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
@@ -28,10 +28,31 @@ rootonly() {
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
-case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if rootonly "${0%.sh}.conf"; then . "$real"; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; fi ;; esac
+# The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
+# which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
+# SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
+# (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
+gdrgate_read=
+for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
+  case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
+  [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
+  gdrgate_read=$gdrgate_conf
+  if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
+done
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
+# Which hook this is. slurmd says so for a Prolog: SLURM_SCRIPT_CONTEXT=prolog_slurmd (prep/script, every release
+# 22.05-26.05, also from the job's extern slurmstepd under PrologFlags=RunInJob), whatever the script is named (a
+# prolog.d/50-gpu-health.sh is a Prolog). It sets no context for a HealthCheckProgram: slurmd starts it itself
+# with SLURMD_NODENAME alone (26.05 adds SLURM_NODE_IS_HEALTHY), never a SLURM_JOB_ID (slurmd.c
+# run_script_health_check). Anything else (by hand, a wrapper between, another context): the script's name.
 MODE=prolog
 case "$0" in *health*) MODE=health ;; esac
+if [ "${SLURM_SCRIPT_CONTEXT-}" = prolog_slurmd ]; then
+  MODE=prolog
+elif [ -z "${SLURM_SCRIPT_CONTEXT+set}${SLURM_JOB_ID+set}" ] && [ -n "${SLURMD_NODENAME-}" ] &&
+  read -r parent 2>/dev/null </proc/$PPID/comm && [ "$parent" = slurmd ]; then
+  MODE=health
+fi
 # The agent (gdrgate agent: resident, reads the node anew for every request), asked first when one runs. It answers
 # only "ok" (healthy: its summary line is printed, exit 0) and never drains. Anything else, or no answer within
 # AGENT_TIMEOUT seconds, and the gate runs in this process below: it judges again, drains if it must, and logs what
@@ -78,4 +99,16 @@ if [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
   fi
   export GDRGATE_BLOB_FAILED
 fi
-exec "$NODE" "$CLI" "$MODE" --config "$CONFIG"
+# The plain program, as a child (not exec'd): its exit codes are gdrgate's own (0-3, the policy for a broken config
+# or an internal error already applied). Any other means it ended without a verdict: killed by a signal (128+N; the
+# OOM killer's SIGKILL: under PrologFlags=RunInJob, 24.05+, this Prolog runs inside the job's cgroup, so Node's
+# memory counts against the job's limit) or not started at all (126, 127). A non-zero Prolog drains the node
+# ("Prolog error"), and a broken tool must not drain: the Prolog fails open and says why (slurmd's log). (Started
+# in the background and waited for: bash's own "Killed" notice goes with wait's stderr, not to slurmd's log.)
+"$NODE" "$CLI" "$MODE" --config "$CONFIG" &
+wait $! 2>/dev/null
+rc=$?
+[ "$rc" -le 3 ] && exit "$rc"
+if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; else why="exit $rc"; fi
+echo "gdrgate $MODE: $NODE ended without a verdict ($why); not failing the $MODE" >&2
+exit 0

@@ -4,8 +4,9 @@
 # protocol: gdrgate writes only "print ..." lines, which reach the job's output.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
 # beside CLI; empty: never use one), CONFIG, ROOT (the job view under another
-# directory: tests only), FAIL=1 (a finding fails the task instead of warning), overridden by a root-owned
-# file beside this script with the same name and .conf instead of .sh (e.g. /etc/slurm/gdrgate-taskprolog.conf),
+# directory: tests only), FAIL=1 (a finding fails the task instead of warning), overridden by root-owned files:
+# /etc/gdrgate/NAME.conf, then one beside this script, NAME being its name less .sh (e.g.
+# /etc/gdrgate/gdrgate-taskprolog.conf, /etc/slurm/gdrgate-taskprolog.conf),
 # STATE (the config's stateDir: where the Prolog left this job's directory, owned by the job's user; empty: judge
 # every task anew) and WAIT (seconds a task waits for another task's judgment of the same view, default 10).
 # Slurm runs it for every task of every step: the first task of a view judges (Node, ~0.2 s of CPU) and keeps its
@@ -33,7 +34,17 @@ rootonly() {
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
-case "$0" in *.sh) if [ -r "${0%.sh}.conf" ]; then if rootonly "${0%.sh}.conf"; then . "$real"; else echo "gdrgate: not reading ${0%.sh}.conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi; fi ;; esac
+# The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
+# which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
+# SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
+# (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
+gdrgate_read=
+for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
+  case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
+  [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
+  gdrgate_read=$gdrgate_conf
+  if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
+done
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail

@@ -50,6 +50,16 @@ t.test('PrologFlags=RunInJob (24.05+): the extern slurmstepd runs the Prolog; ju
   t.equal(await notAProlog(host, 500), 'pid 500 runs under slurmstepd without SLURM_SCRIPT_CONTEXT=prolog_slurmd (prolog_task): a job\'s process, not a Prolog');
 });
 
+t.test('under slurmd, another script context (an Epilog: epilog_slurmd, every release) is refused; none is judged', async (t) => {
+  const host = procTree(t.testdir(), [
+    { pid: 100, ppid: 1, comm: 'slurmd' },
+    { pid: 300, ppid: 100, comm: 'epilog.sh', env: { SLURM_JOB_ID: '42', SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' } },
+    { pid: 400, ppid: 100, comm: 'prolog.sh', env: { SLURM_JOB_ID: '42' } },
+  ]);
+  t.equal(await notAProlog(host, 300), 'pid 300 runs under slurmd as SLURM_SCRIPT_CONTEXT=epilog_slurmd: not a Prolog');
+  t.equal(await notAProlog(host, 400), null);
+});
+
 t.test('refused: not root, no Slurm daemon above', async (t) => {
   const host = procTree(t.testdir(), [
     { pid: 100, ppid: 1, comm: 'slurmd' },

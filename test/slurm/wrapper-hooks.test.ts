@@ -1,0 +1,109 @@
+// slurm/*.sh across Slurm releases: settings from /etc/gdrgate/NAME.conf (configless), the hook told by SLURM_SCRIPT_CONTEXT, a killed fallback Node failing open.
+// The wrappers run for real, as slurmd starts them (no PATH, cwd /); what they start is a stand-in for node + cli.js
+// that prints its arguments and exits as told, so what is checked is the wrapper's own choice. The fixed settings
+// directory /etc/gdrgate is this machine's: each copy names a private one instead (the one literal replaced).
+import { spawnSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { slurmdShim } from '../agent/_agent.js';
+import { REPO } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
+
+type Script = 'prolog' | 'epilog' | 'taskprolog';
+const FIXED = '"/etc/gdrgate/${0##*/}"';
+
+if (process.getuid?.() !== 0) {
+  t.skip('wrapper hooks: the wrappers read only root-owned settings files, so this runs as root', () => {});
+} else {
+  const dir = scratchDir('gdrgate-wraphooks-');
+  const etc = path.join(dir, 'etc-gdrgate');
+  mkdirSync(etc, { mode: 0o755 });
+  // The stand-in for node + cli.js (run as `/bin/sh FAKE args`): prints its arguments, exits $RC, or dies by SIGKILL.
+  const fake = path.join(dir, 'fake-cli.sh');
+  writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ "${RC-}" = kill ] && kill -KILL $$\nexit "${RC:-0}"\n', { mode: 0o755 });
+  const base = `NODE=/bin/sh\nCLI=${fake}\nBLOB=\nAGENT=\n`;
+
+  /** slurm/<script>.sh copied to `dst`, its fixed settings directory made `etc`; throws unless the literal is there once (`fixed`). */
+  const install = (script: Script, dst: string, fixed = true): string => {
+    const text = readFileSync(path.join(REPO, `slurm/${script}.sh`), 'utf8');
+    const n = text.split(FIXED).length - 1;
+    if (fixed && n !== 1) throw new Error(`slurm/${script}.sh names ${FIXED} ${n} times, want 1`);
+    mkdirSync(path.dirname(dst), { recursive: true, mode: 0o755 });
+    writeFileSync(dst, text.replace(FIXED, `"${etc}/\${0##*/}"`), { mode: 0o755 });
+    chmodSync(dst, 0o755);
+    return dst;
+  };
+  const conf = (file: string, text: string, mode = 0o644): void => {
+    writeFileSync(file, text);
+    chmodSync(file, mode);
+  };
+  const run = (file: string, env: Record<string, string>, under?: string) => {
+    const [cmd, args] = under ? [under, [file]] : [file, []];
+    const r = spawnSync(cmd, args, { encoding: 'utf8', env, cwd: '/', timeout: 60_000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  const PROLOG_ENV = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' };
+
+  t.test('configless: a script with no .conf beside it reads /etc/gdrgate/NAME.conf', async (t) => {
+    const want: Record<Script, string> = { prolog: 'args: prolog --config /etc/fixed.json\n', epilog: 'args: epilog --config /etc/fixed.json\n', taskprolog: 'args: task --config /etc/fixed.json\n' };
+    for (const s of ['prolog', 'epilog', 'taskprolog'] as const) {
+      // Where slurmd keeps a configless node's scripts: SlurmdSpoolDir/conf-cache, without the .conf.
+      const file = install(s, path.join(dir, 'spool/conf-cache', `gdrgate-${s}.sh`));
+      conf(path.join(etc, `gdrgate-${s}.conf`), `${base}CONFIG=/etc/fixed.json\n`);
+      const r = run(file, PROLOG_ENV);
+      t.same({ code: r.code, stdout: r.stdout, stderr: r.stderr }, { code: 0, stdout: want[s], stderr: '' }, s);
+    }
+  });
+
+  t.test('both: the fixed file first, the one beside the script wins', async (t) => {
+    const file = install('prolog', path.join(dir, 'beside/gdrgate-prolog.sh'));
+    conf(path.join(etc, 'gdrgate-prolog.conf'), `${base}CONFIG=/etc/fixed.json\n`);
+    conf(path.join(dir, 'beside/gdrgate-prolog.conf'), 'CONFIG=/etc/beside.json\n');
+    t.equal(run(file, PROLOG_ENV).stdout, 'args: prolog --config /etc/beside.json\n');
+  });
+
+  t.test('the fixed file under the same trust check: one others may write is not read, and said so', async (t) => {
+    const file = install('epilog', path.join(dir, 'untrusted/gdrgate-epilog.sh'));
+    const fixed = path.join(etc, 'gdrgate-epilog.conf');
+    conf(path.join(dir, 'untrusted/gdrgate-epilog.conf'), `${base}CONFIG=/etc/beside.json\n`);
+    conf(fixed, 'CONFIG=/etc/fixed.json\n', 0o666);
+    const r = run(file, PROLOG_ENV);
+    t.equal(r.stdout, 'args: epilog --config /etc/beside.json\n');
+    t.equal(r.stderr, `gdrgate: not reading ${fixed}: want it, and every directory above where it lies, owned by root and writable by root only\n`);
+  });
+
+  t.test("a TaskProlog's environment (the job's) cannot make it skip a settings file", async (t) => {
+    const file = install('taskprolog', path.join(dir, 'job/gdrgate-taskprolog.sh'));
+    conf(path.join(etc, 'gdrgate-taskprolog.conf'), `${base}CONFIG=/etc/fixed.json\nFAIL=1\n`);
+    const fixed = path.join(etc, 'gdrgate-taskprolog.conf');
+    const r = run(file, { SLURM_JOB_ID: '42', SLURM_SCRIPT_CONTEXT: 'prolog_task', gdrgate_read: fixed, gdrgate_conf: fixed });
+    t.equal(r.stdout, 'args: task --config /etc/fixed.json --fail\n');
+  });
+
+  t.test('the hook from SLURM_SCRIPT_CONTEXT before the name', async (t) => {
+    const named = install('prolog', path.join(dir, 'prolog.d/50-gpu-health.sh'), false);
+    conf(path.join(dir, 'prolog.d/50-gpu-health.conf'), base);
+    t.equal(run(named, PROLOG_ENV).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'a Prolog named *health* (a glob Prolog=prolog.d/*) is a Prolog');
+    t.equal(run(named, { SLURMD_NODENAME: 'vm' }).stdout, 'args: health --config /etc/gdrgate/config.json\n', 'by hand: the name');
+
+    const plain = install('prolog', path.join(dir, 'hc/gate.sh'), false);
+    conf(path.join(dir, 'hc/gate.conf'), base);
+    const slurmd = slurmdShim(dir);
+    t.equal(run(plain, { SLURMD_NODENAME: 'vm' }, slurmd).stdout, 'args: health --config /etc/gdrgate/config.json\n', 'HealthCheckProgram=…/gate.sh: slurmd starts it with SLURMD_NODENAME alone');
+    t.equal(run(plain, { SLURMD_NODENAME: 'vm', SLURM_NODE_IS_HEALTHY: 'yes' }, slurmd).stdout, 'args: health --config /etc/gdrgate/config.json\n', "26.05's health environment");
+    t.equal(run(plain, { SLURMD_NODENAME: 'vm' }).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'the same environment typed in a shell: the name (the CLI then refuses a prolog outside Slurm)');
+    t.equal(run(plain, PROLOG_ENV, slurmd).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'a Prolog under slurmd');
+    t.equal(run(plain, { SLURMD_NODENAME: 'vm', SLURM_SCRIPT_CONTEXT: 'epilog_slurmd', SLURM_JOB_ID: '42' }, slurmd).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'another context: the name');
+  });
+
+  t.test('the fallback gate killed (the OOM killer in a RunInJob job cgroup): the Prolog fails open, says why', async (t) => {
+    const file = install('prolog', path.join(dir, 'oom/gate-oom.sh'), false);
+    conf(path.join(dir, 'oom/gate-oom.conf'), base);
+    const killed = run(file, { ...PROLOG_ENV, RC: 'kill' });
+    t.same(killed, { code: 0, stdout: 'args: prolog --config /etc/gdrgate/config.json\n', stderr: 'gdrgate prolog: /bin/sh ended without a verdict (killed by signal 9); not failing the prolog\n' });
+    const missing = run(file, { ...PROLOG_ENV, RC: '127' });
+    t.same({ code: missing.code, stderr: missing.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (exit 127); not failing the prolog\n' });
+    for (const rc of [0, 1, 2, 3]) t.equal(run(file, { ...PROLOG_ENV, RC: String(rc) }).code, rc, `gdrgate's own exit ${rc} passes through`);
+  });
+}
