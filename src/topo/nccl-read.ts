@@ -2,7 +2,7 @@
 // and hands it to the pure builder (topo/nccl-xml.ts). Reads only files: no process, no driver call.
 import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
-import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, strtol0, type XmlNode } from './nccl-xml.js';
+import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
 
 /** Linux x86 vendor numbers (arch/x86/include/asm/processor.h X86_VENDOR_*) → the CPUID string NCCL records. */
 const X86_VENDORS: Record<number, string> = { 0: 'GenuineIntel', 2: 'AuthenticAMD', 5: 'CentaurHauls', 9: 'HygonGenuine', 10: '  Shanghai  ' };
@@ -59,10 +59,14 @@ export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
 }
 
 /** Reads the PCI attribute files not known yet; a host bridge's directory (pci0000:00) has none, so none is tried. */
-async function readAll(host: Host, paths: readonly string[], into: Map<string, string>): Promise<void> {
-  const todo = paths.filter((p) => !into.has(p) && NCCL_BDF.test(p.slice(0, p.lastIndexOf('/')).split('/').pop() ?? ''));
-  const got = await Promise.all(todo.map(async (p) => [p, await host.readText(p)] as const));
-  for (const [p, r] of got) if (r.ok) into.set(p, r.value);
+async function readAll(host: Host, files: ReadonlyMap<string, readonly string[]>, into: Map<string, Map<string, string>>): Promise<void> {
+  const todo: [dir: string, file: string][] = [];
+  for (const [dir, names] of files) {
+    const have = into.get(dir);
+    for (const f of names) if (!have?.has(f) && NCCL_BDF.test(dir.slice(dir.lastIndexOf('/') + 1))) todo.push([dir, f]);
+  }
+  const got = await Promise.all(todo.map(async ([dir, f]) => [dir, f, await host.readText(`${dir}/${f}`)] as const));
+  for (const [dir, f, r] of got) if (r.ok) setText(into, dir, f, r.value);
 }
 
 /**
@@ -82,46 +86,42 @@ export function speedStyleOf(text: string, gts: number): SpeedStyle | null {
   return (Object.keys(SPEED_TEXT) as SpeedStyle[]).find((k) => SPEED_TEXT[k](gts) === t) ?? null;
 }
 
+const byPathOf = (inv: Inventory): Map<string, PciDevice> => new Map([...inv.pci.values()].map((d) => [d.sysPath, d]));
+
 /**
  * The attribute texts the inventory already holds, as the kernel prints them (pci-sysfs.c: class "0x%06x", vendor,
  * device and subsystem ids "0x%04x", max_link_* from Link Capabilities in `speeds`' style, numa_node "%d"): the gate
  * read them once, so only the rest is read again. A value the inventory does not know (a width of 0, an unreadable
  * field, a numa_node of -1, a speed when the kernel's style is not known) is left to be read from its file.
  */
-export function prefill(inv: Inventory, dirs: Iterable<string>, speeds: SpeedStyle | null = 'pci_speed_string'): Map<string, string> {
-  const byPath = new Map<string, PciDevice>();
-  for (const d of inv.pci.values()) byPath.set(d.sysPath, d);
-  const texts = new Map<string, string>();
+export function prefill(inv: Inventory, dirs: Iterable<string>, speeds: SpeedStyle | null = 'pci_speed_string', byPath = byPathOf(inv)): Map<string, Map<string, string>> {
+  const texts = new Map<string, Map<string, string>>();
   for (const p of dirs) {
     const d = byPath.get(p);
-    if (!d) continue;
-    if (d.classCode !== null) texts.set(`${p}/class`, hex(d.classCode, 6));
-    if (d.vendor !== null) texts.set(`${p}/vendor`, hex(d.vendor, 4));
-    if (d.device !== null) texts.set(`${p}/device`, hex(d.device, 4));
+    if (!d || texts.has(p)) continue;
+    const m = new Map<string, string>();
+    texts.set(p, m);
+    if (d.classCode !== null) m.set('class', hex(d.classCode, 6));
+    if (d.vendor !== null) m.set('vendor', hex(d.vendor, 4));
+    if (d.device !== null) m.set('device', hex(d.device, 4));
     const sub = d.config.state === 'present' ? d.config.value.subsystem : null;
     if (sub?.state === 'present' || sub?.state === 'absent') {
       const [v, dv] = sub.state === 'present' ? [sub.value.vendor, sub.value.device] : [0, 0];
-      texts.set(`${p}/subsystem_vendor`, hex(v, 4));
-      texts.set(`${p}/subsystem_device`, hex(dv, 4));
+      m.set('subsystem_vendor', hex(v, 4)).set('subsystem_device', hex(dv, 4));
     }
-    if (speeds !== null && d.max.speed.state === 'present') texts.set(`${p}/max_link_speed`, `${SPEED_TEXT[speeds](d.max.speed.value)}\n`);
-    if (d.max.width.state === 'present') texts.set(`${p}/max_link_width`, `${d.max.width.value}\n`);
-    if (d.numaNode.state === 'present') texts.set(`${p}/numa_node`, `${d.numaNode.value}\n`);
+    if (speeds !== null && d.max.speed.state === 'present') m.set('max_link_speed', `${SPEED_TEXT[speeds](d.max.speed.value)}\n`);
+    if (d.max.width.state === 'present') m.set('max_link_width', `${d.max.width.value}\n`);
+    if (d.numaNode.state === 'present') m.set('numa_node', `${d.numaNode.value}\n`);
   }
   return texts;
 }
 
-/** The kernel's speed style, from one max_link_speed file NCCL reads anyway (kept in `into`); null when none says. */
-async function learnSpeedStyle(host: Host, inv: Inventory, dirs: readonly string[], into: Map<string, string>): Promise<SpeedStyle | null> {
-  const byPath = new Map<string, PciDevice>();
-  for (const d of inv.pci.values()) byPath.set(d.sysPath, d);
+/** The kernel's speed style, from one max_link_speed file NCCL reads anyway (its text returned); null when none says. */
+async function learnSpeedStyle(host: Host, byPath: ReadonlyMap<string, PciDevice>, dirs: readonly string[]): Promise<{ style: SpeedStyle | null; dir?: string; text?: string }> {
   const d = dirs.map((p) => byPath.get(p)).find((x) => x?.max.speed.state === 'present');
-  if (!d || d.max.speed.state !== 'present') return null;
-  const file = `${d.sysPath}/max_link_speed`;
-  const r = await host.readText(file);
-  if (!r.ok) return null;
-  into.set(file, r.value);
-  return speedStyleOf(r.value, d.max.speed.value);
+  if (!d || d.max.speed.state !== 'present') return { style: null };
+  const r = await host.readText(`${d.sysPath}/max_link_speed`);
+  return r.ok ? { style: speedStyleOf(r.value, d.max.speed.value), dir: d.sysPath, text: r.value } : { style: null };
 }
 
 /** The node's NCCL topology XML tree: the files NCCL would read, read once, then built. */
@@ -129,16 +129,17 @@ export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode>
   const endpoints = ncclEndpoints(inv);
   const { pci, tops } = ncclChain(endpoints);
   const dirs = [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))];
-  const sample = new Map<string, string>();
-  const texts = prefill(inv, dirs, await learnSpeedStyle(host, inv, dirs, sample));
-  for (const [k, v] of sample) texts.set(k, v);
+  const byPath = byPathOf(inv);
+  const sample = await learnSpeedStyle(host, byPath, dirs);
+  const texts = prefill(inv, dirs, sample.style, byPath);
+  if (sample.dir !== undefined && sample.text !== undefined) setText(texts, sample.dir, 'max_link_speed', sample.text);
   await readAll(host, pciFiles(pci, tops), texts);
   const ma = await host.readText('/sys/devices/system/cpu/modalias');
-  const nodes = new Set(tops.map((t) => strtol0(texts.get(`${t}/numa_node`) ?? '')).filter((n) => n >= 0));
+  const nodes = new Set(tops.map((t) => strtol0(texts.get(t)?.get('numa_node') ?? '')).filter((n) => n >= 0));
   await Promise.all([...nodes].map(async (n) => {
-    const p = `/sys/devices/system/node/node${n}/cpumap`;
-    const r = await host.readText(p);
-    if (r.ok) texts.set(p, r.value);
+    const dir = `/sys/devices/system/node/node${n}`;
+    const r = await host.readText(`${dir}/cpumap`);
+    if (r.ok) setText(texts, dir, 'cpumap', r.value);
   }));
   const modalias = ma.ok ? ma.value : null;
   const cpuinfo = modalias === null ? await host.readText('/proc/cpuinfo') : null;

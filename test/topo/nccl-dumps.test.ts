@@ -86,8 +86,9 @@ t.test('what the inventory already knows is the text the kernel shows in the fil
     const r = await host.readText(`${sample.sysPath}/max_link_speed`);
     t.equal(r.ok && sample.max.speed.state === 'present' ? speedStyleOf(r.value, sample.max.speed.value) : null, style, `${n.hostname ?? 'gpu001'}: ${style}`);
     const known = prefill(inv, [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))], style);
-    t.ok(known.size >= pci.length * 6, `${known.size} texts known for ${pci.length} elements`);
-    for (const [file, text] of known) {
+    const files = [...known].flatMap(([dir, m]) => [...m].map(([name, text]) => [`${dir}/${name}`, text] as const));
+    t.ok(files.length >= pci.length * 6, `${files.length} texts known for ${pci.length} elements`);
+    for (const [file, text] of files) {
       const got = await host.readText(file);
       t.equal(got.ok ? got.value : got.reason, text, file);
     }
