@@ -65,19 +65,24 @@ async function main(): Promise<void> {
   const stateDir = path.join(stateRoot, 'state-inproc');
   const uid = String(process.getuid!());
   const rec: [number[], number[]] = [[], []];
+  const cpu: [number[], number[]] = [[], []]; // CPU time: on a loaded machine the wall time is mostly waiting for a core
   let job = 1000;
   for (let i = 0; i < ROUNDS * 10 + WARM; i++) {
     for (const k of [0, 1] as const) {
       const env = { SLURM_JOB_ID: String(++job), SLURM_JOB_UID: uid, SLURM_JOB_GID: String(process.getgid!()), SLURM_JOB_GPUS: '0,1,2,3,4,5,6,7' };
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       const r = await recordJobState({ stateDir, env, node: 'gpu001', host, inv, memlockMin: 'unlimited', ncclTopo: k === 1 });
       const took = performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      if (i >= WARM) cpu[k].push((c.user + c.system) / 1000);
       if (!r.ok || r.ncclTopoWhy !== undefined) throw new Error(`recordJobState: ${r.ok ? r.ncclTopoWhy : r.why}`);
       if (i >= WARM) rec[k].push(took);
       rmSync(path.join(stateDir, jobDirName(String(job))), { recursive: true, force: true });
     }
   }
   line(`  2. per-job state (recordJobState), ncclTopo off: p50 ${f(median(rec[0]))} ms, min ${f(Math.min(...rec[0]))} ms; on: p50 ${f(median(rec[1]))} ms, min ${f(Math.min(...rec[1]))} ms; added: p50 ${f(median(rec[1]) - median(rec[0]))} ms, min ${f(Math.min(...rec[1]) - Math.min(...rec[0]))} ms`);
+  line(`     its CPU time, off: p50 ${f(median(cpu[0]))} ms; on: p50 ${f(median(cpu[1]))} ms; added: p50 ${f(median(cpu[1]) - median(cpu[0]))} ms, min ${f(Math.min(...cpu[1]) - Math.min(...cpu[0]))} ms`);
 
   // 3. The Prolog as Slurm starts it, on and off alternating.
   const cap = spawnSync(process.execPath, [CLI, 'baseline', 'capture', '--root', tree, '--class', 'hgx', '--match', '*'], { encoding: 'utf8' });

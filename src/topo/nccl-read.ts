@@ -4,6 +4,9 @@ import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
 
+// The Prolog loads this module alone (one chunk in the checkout's bundle), so it hands on the renderer too.
+export { renderNcclXml } from './nccl-xml.js';
+
 /** Linux x86 vendor numbers (arch/x86/include/asm/processor.h X86_VENDOR_*) → the CPUID string NCCL records. */
 const X86_VENDORS: Record<number, string> = { 0: 'GenuineIntel', 2: 'AuthenticAMD', 5: 'CentaurHauls', 9: 'HygonGenuine', 10: '  Shanghai  ' };
 

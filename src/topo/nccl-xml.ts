@@ -38,6 +38,7 @@ export function textsFrom(entries: Iterable<readonly [string, string]>): Map<str
   return out;
 }
 
+/** Records one file's text under its directory. */
 export function setText(t: Map<string, Map<string, string>>, dir: string, file: string, text: string): void {
   let d = t.get(dir);
   if (!d) t.set(dir, (d = new Map()));
