@@ -67,6 +67,12 @@ export interface AerCap {
   readonly corMask: number; // +0x14
 }
 
+/** Subsystem vendor and device IDs (what sysfs subsystem_vendor/subsystem_device print). */
+export interface PciSubsystem {
+  readonly vendor: number;
+  readonly device: number;
+}
+
 export interface PciConfig {
   /** Bytes present in the blob: 64 for an unprivileged read, 256 for conventional PCI, 4096 for PCIe as root. */
   readonly length: number;
@@ -87,6 +93,8 @@ export interface PciConfig {
   readonly acs: Fact<AcsCap>;
   readonly ats: Fact<AtsCap>;
   readonly aer: Fact<AerCap>;
+  /** Absent: a bridge without the Subsystem ID capability (the kernel shows 0x0000); see parsers/pci-subsystem.ts. */
+  readonly subsystem: Fact<PciSubsystem>;
   /** Structural problems met while walking (capability loop, pointer past the end); the walk stops there. */
   readonly problems: readonly string[];
 }

@@ -3,6 +3,7 @@ import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { AcsBits, AcsCap, AerCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
 import { ConfigReader, hex } from './config-reader.js';
 import { decodeDevCtl, payloadSize } from './pci-devctl.js';
+import { CAP_ID_SSVID, decodeSubsystem } from './pci-subsystem.js';
 
 /** Predefined header (PCI Local Bus 3.0 §6.1); all an unprivileged sysfs read returns. */
 const HEADER_BYTES = 0x40;
@@ -58,6 +59,7 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
     acs: unknown(why),
     ats: unknown(why),
     aer: unknown(why),
+    subsystem: decodeSubsystem(cfg, header.headerType, null),
   });
   if (bytes.length < HEADER_BYTES) {
     problems.push(`config blob is ${bytes.length} bytes, shorter than the ${HEADER_BYTES}-byte header`);
@@ -66,7 +68,7 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
   // An all-ones Vendor ID is what a read returns when no function answers (§7.5.1.1.1).
   if (header.vendorId === 0xffff) {
     problems.push('vendor ID reads 0xffff: no function answered the configuration read');
-    return { ...unreadable(problems[0]!), problems };
+    return { ...unreadable(problems[0]!), subsystem: unknown(problems[0]!), problems };
   }
   // A 64-byte blob means "not readable", never "no capability": the list lies beyond it.
   if (bytes.length === HEADER_BYTES) return { ...unreadable(`${HEADER_BYTES}-byte config space: capabilities need a read as root`), problems };
@@ -82,7 +84,7 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
     ...header,
     capsReadable: true,
     ...{ extReadable, capabilities: std.caps, extCapabilities: ext.caps },
-    ...{ pcie, acs: ext.acs, ats: ext.ats, aer: ext.aer, problems },
+    ...{ pcie, acs: ext.acs, ats: ext.ats, aer: ext.aer, subsystem: decodeSubsystem(cfg, header.headerType, std.caps, stdBroken), problems },
   };
 }
 
@@ -115,6 +117,7 @@ export function sparseConfig(at: (offset: number, length: number) => Uint8Array)
       const part = at(off, 4);
       out.set(part, off);
       if (part[0] === CAP_ID_PCIE) out.set(at(off, 0x14), off);
+      if (part[0] === CAP_ID_SSVID) out.set(at(off, 8), off);
       if (part[0] === 0xff) break;
       off = (part[1] ?? 0) & ~3;
     }

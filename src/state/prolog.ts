@@ -96,7 +96,7 @@ export interface RecordInput {
 
 /** The NCCL topology file for the job and the host paths it names (throws when it cannot be made). */
 async function ncclTopoFile(host: Host, inv: Inventory): Promise<{ file: JobFile; paths: Record<string, string> }> {
-  const [{ readNcclTopo, ncclEndpoints }, { renderNcclXml }] = await Promise.all([import('../topo/nccl-read.js'), import('../topo/nccl-xml.js')]);
+  const { readNcclTopo, ncclEndpoints, renderNcclXml } = await import('../topo/nccl-read.js');
   const xml = renderNcclXml(await readNcclTopo(host, inv));
   const paths: Record<string, string> = {};
   for (const e of ncclEndpoints(inv)) paths[e.sysPath.slice(e.sysPath.lastIndexOf('/') + 1)] = e.sysPath;

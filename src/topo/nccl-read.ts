@@ -2,7 +2,10 @@
 // and hands it to the pure builder (topo/nccl-xml.ts). Reads only files: no process, no driver call.
 import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
-import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, strtol0, type XmlNode } from './nccl-xml.js';
+import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
+
+// The Prolog loads this module alone (one chunk in the checkout's bundle), so it hands on the renderer too.
+export { renderNcclXml } from './nccl-xml.js';
 
 /** Linux x86 vendor numbers (arch/x86/include/asm/processor.h X86_VENDOR_*) → the CPUID string NCCL records. */
 const X86_VENDORS: Record<number, string> = { 0: 'GenuineIntel', 2: 'AuthenticAMD', 5: 'CentaurHauls', 9: 'HygonGenuine', 10: '  Shanghai  ' };
@@ -35,7 +38,12 @@ export function parseCpuIdentity(modalias: string | null, cpuinfo: string | null
 }
 
 /** Numeric order of adapter names (mlx5_2 before mlx5_10), the order NCCL's IB transport lists them in practice. */
-const natural = (a: string, b: string): number => a.localeCompare(b, 'en', { numeric: true });
+const numericKey = (s: string): string => s.replace(/\d+/g, (d) => d.padStart(10, '0'));
+// Digit runs compared as numbers, the rest by code unit (no ICU collator: a Prolog would load one for this alone).
+const natural = (a: string, b: string): number => {
+  const [x, y] = [numericKey(a), numericKey(b)];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
 /** The endpoints NCCL would use: every GPU, and every RDMA adapter with an active port (NCCL's IB transport skips the others). */
 export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
@@ -54,49 +62,87 @@ export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
 }
 
 /** Reads the PCI attribute files not known yet; a host bridge's directory (pci0000:00) has none, so none is tried. */
-async function readAll(host: Host, paths: readonly string[], into: Map<string, string>): Promise<void> {
-  const todo = paths.filter((p) => !into.has(p) && NCCL_BDF.test(p.slice(0, p.lastIndexOf('/')).split('/').pop() ?? ''));
-  const got = await Promise.all(todo.map(async (p) => [p, await host.readText(p)] as const));
-  for (const [p, r] of got) if (r.ok) into.set(p, r.value);
+async function readAll(host: Host, files: ReadonlyMap<string, readonly string[]>, into: Map<string, Map<string, string>>): Promise<void> {
+  const todo: [dir: string, file: string][] = [];
+  for (const [dir, names] of files) {
+    const have = into.get(dir);
+    for (const f of names) if (!have?.has(f) && NCCL_BDF.test(dir.slice(dir.lastIndexOf('/') + 1))) todo.push([dir, f]);
+  }
+  const got = await Promise.all(todo.map(async ([dir, f]) => [dir, f, await host.readText(`${dir}/${f}`)] as const));
+  for (const [dir, f, r] of got) if (r.ok) setText(into, dir, f, r.value);
 }
 
-/** pci_speed_string() (drivers/pci/probe.c): the text max_link_speed shows for a speed. */
-const speedText = (gts: number): string => `${gts === 2.5 ? '2.5' : gts.toFixed(1)} GT/s PCIe`;
+/**
+ * How this kernel prints a link speed in max_link_speed: pci_speed_string() ("16.0 GT/s PCIe", drivers/pci/probe.c)
+ * or, before it, pci-sysfs.c's own table ("16 GT/s"). NCCL copies the text as it is.
+ */
+export type SpeedStyle = 'pci_speed_string' | 'legacy';
+const SPEED_TEXT: Record<SpeedStyle, (gts: number) => string> = {
+  pci_speed_string: (gts) => `${gts === 2.5 ? '2.5' : gts.toFixed(1)} GT/s PCIe`,
+  legacy: (gts) => `${gts} GT/s`,
+};
 const hex = (n: number, w: number): string => `0x${n.toString(16).padStart(w, '0')}\n`;
 
+/** Which style `text` (a max_link_speed file holding `gts`) is in; null for neither (then every file is read). */
+export function speedStyleOf(text: string, gts: number): SpeedStyle | null {
+  const t = text.endsWith('\n') ? text.slice(0, -1) : text;
+  return (Object.keys(SPEED_TEXT) as SpeedStyle[]).find((k) => SPEED_TEXT[k](gts) === t) ?? null;
+}
+
+const byPathOf = (inv: Inventory): Map<string, PciDevice> => new Map([...inv.pci.values()].map((d) => [d.sysPath, d]));
+
 /**
- * The attribute texts the inventory already holds, as the kernel prints them (pci-sysfs.c: class "0x%06x", vendor
- * and device "0x%04x", max_link_* from Link Capabilities): the gate read them once, so only the rest is read again.
- * A value the inventory does not know (a width of 0, an unreadable field) is left to be read from its file.
+ * The attribute texts the inventory already holds, as the kernel prints them (pci-sysfs.c: class "0x%06x", vendor,
+ * device and subsystem ids "0x%04x", max_link_* from Link Capabilities in `speeds`' style, numa_node "%d"): the gate
+ * read them once, so only the rest is read again. A value the inventory does not know (a width of 0, an unreadable
+ * field, a numa_node of -1, a speed when the kernel's style is not known) is left to be read from its file.
  */
-export function prefill(inv: Inventory, dirs: Iterable<string>): Map<string, string> {
-  const byPath = new Map<string, PciDevice>();
-  for (const d of inv.pci.values()) byPath.set(d.sysPath, d);
-  const texts = new Map<string, string>();
+export function prefill(inv: Inventory, dirs: Iterable<string>, speeds: SpeedStyle | null = 'pci_speed_string', byPath = byPathOf(inv)): Map<string, Map<string, string>> {
+  const texts = new Map<string, Map<string, string>>();
   for (const p of dirs) {
     const d = byPath.get(p);
-    if (!d) continue;
-    if (d.classCode !== null) texts.set(`${p}/class`, hex(d.classCode, 6));
-    if (d.vendor !== null) texts.set(`${p}/vendor`, hex(d.vendor, 4));
-    if (d.device !== null) texts.set(`${p}/device`, hex(d.device, 4));
-    if (d.max.speed.state === 'present') texts.set(`${p}/max_link_speed`, `${speedText(d.max.speed.value)}\n`);
-    if (d.max.width.state === 'present') texts.set(`${p}/max_link_width`, `${d.max.width.value}\n`);
+    if (!d || texts.has(p)) continue;
+    const m = new Map<string, string>();
+    texts.set(p, m);
+    if (d.classCode !== null) m.set('class', hex(d.classCode, 6));
+    if (d.vendor !== null) m.set('vendor', hex(d.vendor, 4));
+    if (d.device !== null) m.set('device', hex(d.device, 4));
+    const sub = d.config.state === 'present' ? d.config.value.subsystem : null;
+    if (sub?.state === 'present' || sub?.state === 'absent') {
+      const [v, dv] = sub.state === 'present' ? [sub.value.vendor, sub.value.device] : [0, 0];
+      m.set('subsystem_vendor', hex(v, 4)).set('subsystem_device', hex(dv, 4));
+    }
+    if (speeds !== null && d.max.speed.state === 'present') m.set('max_link_speed', `${SPEED_TEXT[speeds](d.max.speed.value)}\n`);
+    if (d.max.width.state === 'present') m.set('max_link_width', `${d.max.width.value}\n`);
+    if (d.numaNode.state === 'present') m.set('numa_node', `${d.numaNode.value}\n`);
   }
   return texts;
+}
+
+/** The kernel's speed style, from one max_link_speed file NCCL reads anyway (its text returned); null when none says. */
+async function learnSpeedStyle(host: Host, byPath: ReadonlyMap<string, PciDevice>, dirs: readonly string[]): Promise<{ style: SpeedStyle | null; dir?: string; text?: string }> {
+  const d = dirs.map((p) => byPath.get(p)).find((x) => x?.max.speed.state === 'present');
+  if (!d || d.max.speed.state !== 'present') return { style: null };
+  const r = await host.readText(`${d.sysPath}/max_link_speed`);
+  return r.ok ? { style: speedStyleOf(r.value, d.max.speed.value), dir: d.sysPath, text: r.value } : { style: null };
 }
 
 /** The node's NCCL topology XML tree: the files NCCL would read, read once, then built. */
 export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode> {
   const endpoints = ncclEndpoints(inv);
   const { pci, tops } = ncclChain(endpoints);
-  const texts = prefill(inv, [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))]);
+  const dirs = [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))];
+  const byPath = byPathOf(inv);
+  const sample = await learnSpeedStyle(host, byPath, dirs);
+  const texts = prefill(inv, dirs, sample.style, byPath);
+  if (sample.dir !== undefined && sample.text !== undefined) setText(texts, sample.dir, 'max_link_speed', sample.text);
   await readAll(host, pciFiles(pci, tops), texts);
   const ma = await host.readText('/sys/devices/system/cpu/modalias');
-  const nodes = new Set(tops.map((t) => strtol0(texts.get(`${t}/numa_node`) ?? '')).filter((n) => n >= 0));
+  const nodes = new Set(tops.map((t) => strtol0(texts.get(t)?.get('numa_node') ?? '')).filter((n) => n >= 0));
   await Promise.all([...nodes].map(async (n) => {
-    const p = `/sys/devices/system/node/node${n}/cpumap`;
-    const r = await host.readText(p);
-    if (r.ok) texts.set(p, r.value);
+    const dir = `/sys/devices/system/node/node${n}`;
+    const r = await host.readText(`${dir}/cpumap`);
+    if (r.ok) setText(texts, dir, 'cpumap', r.value);
   }));
   const modalias = ma.ok ? ma.value : null;
   const cpuinfo = modalias === null ? await host.readText('/proc/cpuinfo') : null;

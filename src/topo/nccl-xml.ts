@@ -24,8 +24,26 @@ export interface NcclCpu {
   readonly modelid: number | null;
 }
 
-/** Raw file text by kernel path, as the reader found it; a path not in the map could not be read. */
-export type Texts = ReadonlyMap<string, string>;
+/**
+ * Raw file text as the reader found it, by the file's directory, then its name (`/sys/devices/…/0000:18:00.0` →
+ * `class` → "0x030200\n"); a file not there could not be read. Two levels, so that a lookup hashes names the walk
+ * already holds instead of a new path string each time.
+ */
+export type Texts = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/** Texts from (kernel path, text) pairs. */
+export function textsFrom(entries: Iterable<readonly [string, string]>): Map<string, Map<string, string>> {
+  const out = new Map<string, Map<string, string>>();
+  for (const [p, v] of entries) setText(out, dirOf(p), baseOf(p), v);
+  return out;
+}
+
+/** Records one file's text under its directory. */
+export function setText(t: Map<string, Map<string, string>>, dir: string, file: string, text: string): void {
+  let d = t.get(dir);
+  if (!d) t.set(dir, (d = new Map()));
+  d.set(file, text);
+}
 
 /** NCCL's checkBDFFormat: exactly "BBBB:BB:DD.F" in hex digits (a VMD domain "10000:00:02.0" is not one). */
 export const NCCL_BDF = /^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-9a-fA-F]$/;
@@ -64,18 +82,27 @@ export function ncclChain(endpoints: readonly NcclEndpoint[]): { readonly pci: s
   return { pci: [...pci], tops: [...tops] };
 }
 
-/** The files NCCL reads for the PCI elements (the device's own and its sysfs parent's max link). */
-export function pciFiles(paths: readonly string[], tops: readonly string[]): string[] {
-  const own = ['class', 'vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'max_link_speed', 'max_link_width'];
-  return [
-    ...paths.flatMap((p) => [...own.map((f) => `${p}/${f}`), `${dirOf(p)}/max_link_speed`, `${dirOf(p)}/max_link_width`]),
-    ...tops.map((p) => `${p}/numa_node`),
-  ];
+const OWN_FILES = ['class', 'vendor', 'device', 'subsystem_vendor', 'subsystem_device', 'max_link_speed', 'max_link_width'] as const;
+const PORT_FILES = ['max_link_speed', 'max_link_width'] as const;
+
+/** The files NCCL reads for the PCI elements (the device's own and its sysfs parent's max link), by directory. */
+export function pciFiles(paths: readonly string[], tops: readonly string[]): Map<string, readonly string[]> {
+  const out = new Map<string, readonly string[]>();
+  const add = (dir: string, files: readonly string[]): void => {
+    const had = out.get(dir);
+    out.set(dir, had ? [...new Set([...had, ...files])] : files);
+  };
+  for (const p of paths) {
+    add(p, OWN_FILES);
+    add(dirOf(p), PORT_FILES);
+  }
+  for (const p of tops) add(p, ['numa_node']);
+  return out;
 }
 
 /** ncclTopoGetStrFromSys: the file's text less its last character (the kernel's newline); '' when unreadable. */
-const sysText = (t: Texts, p: string): string => {
-  const v = t.get(p);
+const sysText = (t: Texts, dir: string, file: string): string => {
+  const v = t.get(dir)?.get(file);
   return v === undefined || v.length === 0 ? '' : v.slice(0, -1);
 };
 
@@ -98,16 +125,17 @@ export function strtol0(text: string): number {
 export function pciAttrs(t: Texts, p: string, kind: 'gpu' | 'nic' | 'bridge'): [string, string][] {
   const attrs: [string, string][] = [['busid', baseOf(p).toLowerCase()]];
   for (const f of PCI_ATTRS) {
-    const v = sysText(t, `${p}/${f}`);
+    const v = sysText(t, p, f);
     // ncclTopoFillGpu / ncclTopoFillNet set a class before reading sysfs: "0x03" for a GPU, "0x02" for a NIC.
     const fallback = f === 'class' && kind !== 'bridge' ? (kind === 'gpu' ? '0x03' : '0x02') : '';
     if (v || fallback) attrs.push([f, v || fallback]);
   }
   // The link is the device's side and its port's (the sysfs parent's) side: the slower speed, the narrower width.
-  const dev = sysText(t, `${p}/max_link_speed`);
-  const port = sysText(t, `${dirOf(p)}/max_link_speed`);
+  const up = dirOf(p);
+  const dev = sysText(t, p, 'max_link_speed');
+  const port = sysText(t, up, 'max_link_speed');
   attrs.push(['link_speed', gts(port) < gts(dev) ? port : dev]);
-  const w = Math.min(strtol0(sysText(t, `${p}/max_link_width`)), strtol0(sysText(t, `${dirOf(p)}/max_link_width`)));
+  const w = Math.min(strtol0(sysText(t, p, 'max_link_width')), strtol0(sysText(t, up, 'max_link_width')));
   attrs.push(['link_width', String(w)]);
   return attrs;
 }
@@ -142,13 +170,13 @@ export function buildNcclXml(t: Texts, endpoints: readonly NcclEndpoint[], cpu: 
   const made = new Map<string, XmlNode>();
   const cpus = new Map<string, XmlNode>();
   const cpuFor = (top: string): XmlNode => {
-    const numa = sysText(t, `${top}/numa_node`);
+    const numa = sysText(t, top, 'numa_node');
     let c = cpus.get(numa);
     if (!c) {
       c = { name: 'cpu', attrs: [['numaid', numa]], subs: [] };
       // ncclTopoGetXmlFromCpu: the node's cpumap (NCCL reads node<strtoul(numaid)>; -1 has none).
       const n = strtol0(numa);
-      const affinity = n >= 0 ? sysText(t, `/sys/devices/system/node/node${n}/cpumap`) : '';
+      const affinity = n >= 0 ? sysText(t, `/sys/devices/system/node/node${n}`, 'cpumap') : '';
       if (affinity) c.attrs.push(['affinity', affinity]);
       if (cpu.arch !== null) c.attrs.push(['arch', cpu.arch]);
       if (cpu.vendor !== null) c.attrs.push(['vendor', cpu.vendor]);

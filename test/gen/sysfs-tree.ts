@@ -47,6 +47,7 @@ export interface GenNode extends GenKernelRegs {
   cmdline?: string; hostname?: string;
   /** /sys/devices/system/cpu/modalias ("cpu:type:x86,ven0000fam0006mod008F:feature:…"); not written when unset. */
   cpuModalias?: string;
+  /** `*_link_speed` as kernels before pci_speed_string() printed it ("16 GT/s", not "16.0 GT/s PCIe"). */ legacyLinkSpeedText?: boolean;
 }
 
 /** Link speed encodings 1..6 (PCIe Base 6.0 §7.5.3.6) and pci_speed_string() text. */
@@ -64,7 +65,7 @@ const BDF_RE = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/;
 const isBridge = (k: GenKind): boolean => k === 'rootport' || k === 'switch-up' || k === 'switch-down';
 const hx = (n: number, w: number): string => n.toString(16).padStart(w, '0');
 
-export const speedText = (gts: number): string => `${gts === 2.5 ? '2.5' : gts.toFixed(1)} GT/s PCIe`;
+export const speedText = (gts: number, legacy = false): string => (legacy ? `${gts} GT/s` : `${gts === 2.5 ? '2.5' : gts.toFixed(1)} GT/s PCIe`);
 
 function speedCode(gts: number): number {
   const i = SPEEDS.indexOf(gts);
@@ -127,7 +128,10 @@ export function configSpace(d: GenDevice): Buffer {
   b.writeUInt16LE(0x6005, 0x48);
   const pcie = 0x60;
   const slot = d.kind === 'rootport' || d.kind === 'switch-down';
-  b.writeUInt32LE(((0x0002 | (PORT_TYPE[d.kind] << 4) | (slot ? 0x0100 : 0)) << 16 | 0x0010) >>> 0, pcie);
+  // Bridges: PCIe cap → 0xa0 Subsystem ID capability (0x0d), where the kernel takes a bridge's subsystem_* from.
+  b.writeUInt32LE(((0x0002 | (PORT_TYPE[d.kind] << 4) | (slot ? 0x0100 : 0)) << 16 | (bridge ? 0xa010 : 0x0010)) >>> 0, pcie);
+  if (bridge) b.writeUInt32LE(((((d.subsystem?.[1] ?? 0) << 16) | (d.subsystem?.[0] ?? vendor)) >>> 0), 0xa4);
+  if (bridge) b.writeUInt16LE(0x000d, 0xa0);
   const { speed, width, maxSpeed, maxWidth } = linkOf(d);
   const dllla = bridge && d.kind !== 'switch-up';
   const port = bridge ? busOf(d.bdf, 3) : 0; // Port Number: the port's device number
@@ -199,8 +203,8 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
     vendor: `0x${hx(vendor, 4)}\n`, device: `0x${hx(device, 4)}\n`, class: `0x${hx(cls, 6)}\n`,
     subsystem_vendor: `0x${hx(sv, 4)}\n`, subsystem_device: `0x${hx(sd, 4)}\n`, revision: `0x${hx(d.revision ?? 0xa1, 2)}\n`,
     numa_node: `${numa}\n`, local_cpulist: `${local}\n`, local_cpus: `${cpuMask(local, ctx.nrCpus)}\n`, enable: '1\n',
-    current_link_speed: `${speedText(l.speed)}\n`, current_link_width: `${l.width}\n`,
-    max_link_speed: `${speedText(l.maxSpeed)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
+    current_link_speed: `${speedText(l.speed, ctx.node.legacyLinkSpeedText)}\n`, current_link_width: `${l.width}\n`,
+    max_link_speed: `${speedText(l.maxSpeed, ctx.node.legacyLinkSpeedText)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
     uevent: `${driver ? `DRIVER=${driver}\n` : ''}PCI_CLASS=${cls.toString(16).toUpperCase()}\nPCI_ID=${HX(vendor, 4)}:${HX(device, 4)}\nPCI_SUBSYS_ID=${HX(sv, 4)}:${HX(sd, 4)}\nPCI_SLOT_NAME=${d.bdf}\nMODALIAS=${modalias}\n`,
     config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'), ...linkFiles(d), ...(d.vpd ? { vpd: vpdBytes(d.vpd) } : {}),
   };

@@ -1,6 +1,6 @@
 // NCCL's topology rules as gdrgate applies them (src/graph/xml.cc ncclTopoGetXmlFromSys), case by case over file texts.
 import t from 'tap';
-import { buildNcclXml, escapeAttr, ncclParent, netSpeed, pciAttrs, renderNcclXml, strtol0, type NcclCpu } from '../../src/topo/nccl-xml.js';
+import { buildNcclXml, escapeAttr, ncclParent, netSpeed, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts } from '../../src/topo/nccl-xml.js';
 import { parseCpuIdentity } from '../../src/topo/nccl-read.js';
 import { parseNcclXml } from '../../src/topo/nccl-diff.js';
 
@@ -19,13 +19,13 @@ t.test('the parent is two sysfs levels up; a level that is not a bus id is the C
 });
 
 t.test('link: the slower and narrower of the device and its port, from max_link_*', async (t) => {
-  const texts = (dev: [string, string] | null, port: [string, string] | null): Map<string, string> => {
-    const m = new Map<string, string>();
-    if (dev) m.set(`${GPU}/max_link_speed`, `${dev[0]}\n`).set(`${GPU}/max_link_width`, `${dev[1]}\n`);
-    if (port) m.set(`${DSP}/max_link_speed`, `${port[0]}\n`).set(`${DSP}/max_link_width`, `${port[1]}\n`);
-    return m;
+  const texts = (dev: [string, string] | null, port: [string, string] | null): Texts => {
+    const m: [string, string][] = [];
+    if (dev) m.push([`${GPU}/max_link_speed`, `${dev[0]}\n`], [`${GPU}/max_link_width`, `${dev[1]}\n`]);
+    if (port) m.push([`${DSP}/max_link_speed`, `${port[0]}\n`], [`${DSP}/max_link_width`, `${port[1]}\n`]);
+    return textsFrom(m);
   };
-  const link = (m: Map<string, string>): string[] => pciAttrs(m, GPU, 'gpu').filter(([k]) => k.startsWith('link_')).map(([, v]) => v);
+  const link = (m: Texts): string[] => pciAttrs(m, GPU, 'gpu').filter(([k]) => k.startsWith('link_')).map(([, v]) => v);
   t.same(link(texts(['32.0 GT/s PCIe', '16'], ['16.0 GT/s PCIe', '8'])), ['16.0 GT/s PCIe', '8'], 'port slower and narrower');
   t.same(link(texts(['8.0 GT/s PCIe', '4'], ['32.0 GT/s PCIe', '16'])), ['8.0 GT/s PCIe', '4'], 'device slower and narrower');
   t.same(link(texts(['32.0 GT/s PCIe', '16'], null)), ['32.0 GT/s PCIe', '0'], 'no port files (root bus): own speed, width 0');
@@ -34,7 +34,7 @@ t.test('link: the slower and narrower of the device and its port, from max_link_
 });
 
 t.test('pci attributes: sysfs text less its newline, in NCCL order; unreadable ones left out, class defaulted for endpoints', async (t) => {
-  const m = new Map([[`${GPU}/class`, '0x030200\n'], [`${GPU}/vendor`, '0x10de\n'], [`${GPU}/subsystem_device`, '0x16c1\n']]);
+  const m = textsFrom([[`${GPU}/class`, '0x030200\n'], [`${GPU}/vendor`, '0x10de\n'], [`${GPU}/subsystem_device`, '0x16c1\n']]);
   t.same(pciAttrs(m, GPU, 'gpu').map(([k]) => k), ['busid', 'class', 'vendor', 'subsystem_device', 'link_speed', 'link_width']);
   t.same(pciAttrs(new Map(), GPU, 'nic')[1], ['class', '0x02'], 'an adapter whose class cannot be read is a NIC to NCCL');
   t.same(pciAttrs(new Map(), GPU, 'gpu')[1], ['class', '0x03']);
@@ -51,7 +51,7 @@ t.test('strtol base 0 and the net speed', async (t) => {
 t.test('the tree: cpus by numaid with their cpumap, children by bus id, nets under their adapter', async (t) => {
   const NIC = `${DSP.replace('19:00.0', '19:01.0')}/0000:1b:00.0`;
   const OTHER = '/sys/devices/pci0000:00/0000:00:06.0';
-  const m = new Map<string, string>([
+  const m = textsFrom([
     [`${USP}/numa_node`, '1\n'], [`${OTHER}/numa_node`, '-1\n'], ['/sys/devices/system/node/node1/cpumap', 'ffff0000\n'],
     [`${GPU}/class`, '0x030200\n'], [`${NIC}/class`, '0x020700\n'], [`${USP}/class`, '0x060400\n'],
   ]);
