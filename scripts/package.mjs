@@ -18,6 +18,7 @@ import { gzipSync } from 'node:zlib';
 import { repoRoot } from './package-lib.mjs';
 import { ARCHES, nodeBinary, stripTool } from './runtime.mjs';
 import { gdrgate8, gdrgateJson5 } from './package-man.mjs';
+import { BLOB, LINTIAN_OVERRIDES, POSTINST, PRERM_REMOVE, PURGE } from './package-maint.mjs';
 
 const { values: opt } = parseArgs({
   options: { arch: { type: 'string', default: 'all' }, release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, 'no-rpm': { type: 'boolean', default: false } },
@@ -60,7 +61,6 @@ function rewrite(file, pairs) {
 // The Slurm wrappers run the carried Node on the program, from the startup snapshot the package makes on the node.
 const LIB = '/usr/lib/gdrgate';
 const SBIN = '/usr/sbin/gdrgate';
-const BLOB = '/var/lib/gdrgate/gate.blob';
 const wrapperVars = { NODE: `${LIB}/node`, CLI: `${LIB}/gdrgate.cjs` };
 const snippetPaths = ['prolog', 'epilog', 'taskprolog', 'health'].map((w) => [`/etc/slurm/gdrgate-${w}.sh`, `/usr/libexec/gdrgate/${w}.sh`]);
 const unit = rewrite('examples/systemd/gdrgate-agent.service', [
@@ -81,16 +81,6 @@ function wrap(text) {
 // Dated by the last commit, so a rebuild of the same commit writes the same changelog.
 const date = new Date(Number(must('git', ['log', '-1', '--format=%ct']).trim() || 0) * 1000);
 const changelog = `gdrgate (${version}-${release}) unstable; urgency=medium\n\n  * gdrgate ${version}.\n\n -- ${MAINTAINER}  ${date.toUTCString().replace('GMT', '+0000')}\n`;
-// Why lintian's remaining tags do not apply, shipped with the .deb (lintian reads /usr/share/lintian/overrides).
-const LINTIAN_OVERRIDES = [
-  '# Node.js links its own zlib fork in; the binary is the Node.js release build, used as its upstream ships it.',
-  'gdrgate: embedded-library zlib [usr/lib/gdrgate/node]',
-  "# Node.js's release build is not PIE; relinking it is not the packager's to do.",
-  'gdrgate: hardening-no-pie [usr/lib/gdrgate/node]',
-  '# Not uploaded to Debian: no bug to close.',
-  'gdrgate: initial-upload-closes-no-bugs',
-  '',
-].join('\n');
 const SH_EXE = `#!/bin/sh\n# gdrgate: the program (${LIB}/gdrgate.cjs) on the Node.js this package carries (${LIB}/node).\nexec ${LIB}/node ${LIB}/gdrgate.cjs "$@"\n`;
 
 /** The file list both packages install: dest, mode, contents (a file to copy or a string), what it is (for FILES in gdrgate(8)). */
@@ -154,30 +144,6 @@ async function stage(root, node, strip) {
   return { files: all, dirs };
 }
 
-// Maintainer scripts, the same for both (commands by name: dpkg and rpm put /usr/sbin on their PATH). After install or
-// upgrade: /run/gdrgate now, systemd told of the unit, the startup snapshot made on this node (else run without it).
-const POSTINST = [
-  'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true',
-  '[ -d /run/systemd/system ] && systemctl daemon-reload || true',
-  // (by name: the maintainer scripts run with /usr/sbin on PATH, and lintian wants no path there)
-  'gdrgate startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2',
-  // An agent running the old code restarts itself on the change (it watches its file); one started now is new.
-  '[ -d /run/systemd/system ] && systemctl try-restart gdrgate-agent.service >/dev/null 2>&1 || true',
-  '',
-].join('\n');
-// Before removal (not upgrade): the agent stopped and disabled, the snapshot made of this program removed.
-const PRERM_REMOVE = [
-  '[ -d /run/systemd/system ] && systemctl --no-reload disable --now gdrgate-agent.service >/dev/null 2>&1 || true',
-  `rm -f ${BLOB}`,
-  '',
-].join('\n');
-// Purge: what gdrgate itself wrote (run log, sample spool, per-job state) and the unit's enablement links.
-const PURGE = [
-  'rm -rf /var/lib/gdrgate /var/log/gdrgate /run/gdrgate',
-  'rm -f /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service',
-  'if command -v deb-systemd-helper >/dev/null; then deb-systemd-helper purge gdrgate-agent.service >/dev/null || true; fi',
-  '',
-].join('\n');
 
 function deb(root, list, arch) {
   const DEB = path.join(root, 'DEBIAN');

@@ -1,3 +1,4 @@
+// Host patterns of baseline classes (NHC globs, Slurm ranges, /regex/, negation and lists) and their errors.
 import t from 'tap';
 import { compilePattern, matchesAll } from '../../src/baseline/match.js';
 

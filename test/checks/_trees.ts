@@ -1,7 +1,6 @@
 // Shared setup of the check tables (not a test): the healthy HGX H100 tree, one-change variants of it, a baseline
 // captured from the reference node, and a runner that compares one check's findings with the expected ones, with and
 // without the baseline (ESLint RuleTester style: each case names one fault and the exact findings it must give).
-import { nul } from '../../src/model/fact.js';
 import fs, { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,10 +16,10 @@ import { buildInventory } from '../../src/inventory/build.js';
 import type { BaselineClass } from '../../src/model/baseline.js';
 import type { CheckId, Finding, Status } from '../../src/model/finding.js';
 import type { Inventory } from '../../src/model/inventory.js';
-import { parsePciConfig } from '../../src/parsers/pci-config.js';
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as HGX_NODE } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { REPO } from '../helpers/paths.js';
+import type { Patch } from './_patches.js';
 import { scratchDirAsync } from '../helpers/scratch.js';
 
 /** The reference: 8x H100 + 8 ConnectX-7, bare metal, each GPU+NIC pair under one PCIe Gen5 switch. */
@@ -63,65 +62,7 @@ export function train(n: GenNode, bdf: string, cur: { speed?: number; width?: nu
   }
 }
 
-/** A change made on the written tree, for what a GenNode cannot say (an "Unknown" speed, one group's type). */
-export type Patch = (root: string) => Promise<void>;
-export const put = (kpath: string, text: string): Patch => async (root) => {
-  await fsp.mkdir(path.join(root, path.posix.dirname(kpath)), { recursive: true });
-  await fsp.writeFile(path.join(root, kpath), text);
-};
-export const remove = (kpath: string): Patch => (root) => fsp.rm(path.join(root, kpath), { recursive: true, force: true });
-export const patches = (...ps: Patch[]): Patch => async (root) => {
-  for (const p of ps) await p(root);
-};
-
-/** Sets bits of a bridge's ACS Capability register (+4), as a switch that implements Egress Control reports it. */
-export const acsCap = (bdf: string, bits: number): Patch => async (root) => {
-  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
-  const b = await fsp.readFile(file);
-  const acs = nul(parsePciConfig(b).acs);
-  if (!acs) throw new Error(`${bdf} has no ACS capability`);
-  b.writeUInt16LE(b.readUInt16LE(acs.offset + 4) | bits, acs.offset + 4);
-  await fsp.writeFile(file, b);
-};
-
-/** The first extended capability (0x100) points back at itself: the walk stops there with a problem, before ACS/ATS. */
-export const extLoop = (bdf: string): Patch => async (root) => {
-  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
-  const b = await fsp.readFile(file);
-  b.writeUInt32LE(((b.readUInt32LE(0x100) & 0x000fffff) | (0x100 << 20)) >>> 0, 0x100);
-  await fsp.writeFile(file, b);
-};
-
-/** A file no read can return text from (root reads through any mode bits, so a directory stands in: EISDIR). */
-export const unreadable = (kpath: string): Patch => async (root) => {
-  await fsp.rm(path.join(root, kpath), { recursive: true, force: true });
-  await fsp.mkdir(path.join(root, kpath), { recursive: true });
-};
-
-/**
- * Current Link Speed reads a reserved value (0), as Link Status does when the link is down: the kernel's
- * current_link_speed then says "Unknown" (pcie_link_speed[0], drivers/pci/pci-sysfs.c). Both are written.
- */
-export const linkSpeedUnknown = (bdf: string): Patch => async (root) => {
-  await put(`sys/bus/pci/devices/${bdf}/current_link_speed`, 'Unknown\n')(root);
-  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
-  const b = await fsp.readFile(file);
-  const pcie = nul(parsePciConfig(b).pcie);
-  if (!pcie) throw new Error(`${bdf} has no PCIe capability`);
-  b.writeUInt16LE(b.readUInt16LE(pcie.offset + 0x12) & ~0x000f, pcie.offset + 0x12);
-  await fsp.writeFile(file, b);
-};
-
-/**
- * A function in D3cold (or fallen off the bus): every configuration read answers all ones, and the kernel's link
- * attributes decode those ones (speed "Unknown", width 63: drivers/pci/pci-sysfs.c).
- */
-export const d3cold = (bdf: string): Patch => async (root) => {
-  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
-  await fsp.writeFile(file, Buffer.alloc((await fsp.readFile(file)).length, 0xff));
-  await put(`sys/bus/pci/devices/${bdf}/current_link_speed`, 'Unknown\n')(root);
-  await put(`sys/bus/pci/devices/${bdf}/current_link_width`, '63\n')(root);
-};
+export * from './_patches.js';
 
 /**
  * The generator, with its awaited fs.promises calls made synchronously: ~1,500 tiny writes per HGX tree cost a fifth
@@ -155,18 +96,6 @@ async function slot<T>(fn: () => Promise<T>): Promise<T> {
     waiting.shift()?.();
   }
 }
-
-/**
- * A soft-RoCE device (rdma link add rxe0 type rxe netdev eth0) on a kernel where it has no parent device: it lives in
- * /sys/devices/virtual/infiniband and has no `device` link, so it has no PCI function (drivers/infiniband/sw/rxe).
- */
-export const softRoce = (name = 'rxe0'): Patch => async (root) => {
-  const dir = `sys/devices/virtual/infiniband/${name}`;
-  for (const [f, v] of Object.entries({ node_guid: '5054:00ff:fe12:3456', node_type: '1: CA', node_desc: 'rxe', 'ports/1/state': '4: ACTIVE',
-    'ports/1/phys_state': '5: LinkUp', 'ports/1/rate': '100 Gb/sec (4X EDR)', 'ports/1/link_layer': 'Ethernet' })) await put(`${dir}/${f}`, `${v}\n`)(root);
-  await fsp.mkdir(path.join(root, 'sys/class/infiniband'), { recursive: true });
-  await fsp.symlink(`../../devices/virtual/infiniband/${name}`, path.join(root, 'sys/class/infiniband', name));
-};
 
 /** Writes the tree under a fresh temporary root, reads it as the gate does, removes it. */
 export function inventoryOf(n: GenNode, patch?: Patch): Promise<Inventory> {

@@ -16,9 +16,9 @@ import { buildTree } from '../gen/sysfs-tree.js';
 import { aerReferenceOf } from '../../src/checks/aer-judge.js';
 import { REPO } from '../helpers/paths.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
-const root = scratchDir('gdrgate-drill-hgx-');
+const root = scratchDir('gdrgate-drill-hgx-', TREE_TMP);
 await buildTree(root, HGX);
 const plain = new FsHost(root);
 

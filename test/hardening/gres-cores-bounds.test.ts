@@ -11,7 +11,7 @@ import { informationText } from '../gen/nvidia-procfs.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { GPUS, node as TWO } from '../gen/topologies/two-socket-2gpu-2nic.js';
 import { CLI } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
 const LINE = 'Name=gpu File=/dev/nvidia0 Cores=0-1048575\n';
 const LINES = Math.ceil(1300 / LINE.length); // 30 lines, 1,320 bytes
@@ -29,7 +29,7 @@ function put(root: string, kpath: string, text: string): void {
 
 /** The two-socket tree with its core topology (2 × 48 cores × 2 threads), the module's minors and the gres.conf. */
 async function tree(gres: string): Promise<string> {
-  const root = scratchDir('gdrgate-gres-');
+  const root = scratchDir('gdrgate-gres-', TREE_TMP);
   await buildTree(root, structuredClone(TWO));
   for (let c = 0; c < 192; c++) {
     const core = c % 96;

@@ -14,7 +14,7 @@ import { captureFrom, hgx, P0 } from '../checks/_trees.js';
 import { writeNvidiaGpus } from '../gen/nvidia-procfs.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { H200 } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 import { mulberry32 } from '../helpers/seeded.js';
 import { type Case, MUTATIONS, MutatingHost, record, type Recorded, shapeOf } from './_mutate.js';
 
@@ -58,7 +58,7 @@ function put(root: string, kpath: string, text: string): void {
 
 /** The HGX tree with what job-placement and pcie-throttle read: NVIDIA procfs, the core topology, a right gres.conf, cooling devices. */
 async function hgxTree(): Promise<string> {
-  const root = scratchDir('gdrgate-broken-');
+  const root = scratchDir('gdrgate-broken-', TREE_TMP);
   const n = hgx();
   await buildTree(root, n);
   await writeNvidiaGpus(root, n);

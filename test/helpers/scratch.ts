@@ -1,10 +1,16 @@
 // Throwaway directories for tests, removed when the test's process exits (tap runs each test file as a process of
 // its own), so that a run of the suite leaves nothing in the temp directory. GDRGATE_KEEP_SCRATCH=1 keeps them, to
 // look at after a failure.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+
+/**
+ * Where a generated sysfs tree (data only: nothing there is executed) is written: tmpfs when there is one. Writing an
+ * 8-GPU tree's ~1,500 files takes about 1.2 s of CPU on a disk with discard, 0.07 s on tmpfs.
+ */
+export const TREE_TMP = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
 
 const made: string[] = [];
 

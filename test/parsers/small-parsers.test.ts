@@ -1,3 +1,4 @@
+// The small parsers (sysfs attributes, /proc limits, modules, cmdline, the NVIDIA version, scontrol show node) on real captures.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -12,7 +12,7 @@ import { buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { H200, REPO } from '../helpers/paths.js';
 import { mulberry32 } from '../helpers/seeded.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
 /** A reader over a whole blob that counts the bytes it hands out, as FsHost.readParts would read them. */
 function reader(blob: Uint8Array): { at: (o: number, n: number) => Uint8Array; bytes: () => number } {
@@ -41,7 +41,7 @@ function configs(dir: string): string[] {
   return out;
 }
 
-const tree = scratchDir('gdrgate-sparse-');
+const tree = scratchDir('gdrgate-sparse-', TREE_TMP);
 await buildTree(tree, HGX);
 const blobs = [...configs(H200), ...configs(path.join(REPO, 'test/fixtures/pci-config')), ...configs(path.join(tree, 'sys/devices'))].map((f) => ({
   name: f.startsWith(tree) ? `<hgx>${f.slice(tree.length)}` : path.relative(REPO, f),

@@ -1,3 +1,4 @@
+// The exit-code and drain policy: every mode × outcome × fail-open/closed, and how findings make an outcome.
 import t from 'tap';
 import { decide, outcomeOf, type Mode, type Outcome } from '../../src/runner/policy.js';
 import type { Finding } from '../../src/model/finding.js';

@@ -1,3 +1,4 @@
+// The drain reason (format, 20-character head, 255 bytes, sanitised) and drain/resume ownership of reasons.
 import t from 'tap';
 import { buildReason, MAX_REASON_BYTES, sanitize } from '../../src/slurm/reason.js';
 import { drainAction, resumeAction } from '../../src/slurm/ownership.js';

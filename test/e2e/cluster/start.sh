@@ -77,7 +77,7 @@ SlurmdSpoolDir=$DIR/node/spool
 SlurmdPidFile=$DIR/node/run/slurmd.pid
 SlurmdLogFile=$DIR/node/log/slurmd.log
 ReturnToService=0
-# Slurm 22.05's bounds the fault cases (test/e2e/cluster.test.ts, 6a-6c) rely on:
+# Slurm 22.05's bounds the fault cases (test/e2e/cluster-faults.test.ts, 6a-6c) rely on:
 # - a slurmd back within SlurmdTimeout keeps its node and its running steps (it finds their slurmstepd in its spool
 #   and reports them when it registers); beyond that the node is DOWN and its jobs NODE_FAIL. 60 s: far above the
 #   ~1.5 s a killed slurmd is away in case 6b.

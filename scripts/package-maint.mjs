@@ -1,0 +1,41 @@
+// The package's maintainer scripts (postinst, prerm, postrm; the same for the .deb and the .rpm) and the lintian
+// overrides shipped with the .deb: text that scripts/package.mjs writes into both packages.
+
+/** The startup snapshot the postinst makes on the node and removal takes away. */
+export const BLOB = '/var/lib/gdrgate/gate.blob';
+
+// Why lintian's remaining tags do not apply, shipped with the .deb (lintian reads /usr/share/lintian/overrides).
+export const LINTIAN_OVERRIDES = [
+  '# Node.js links its own zlib fork in; the binary is the Node.js release build, used as its upstream ships it.',
+  'gdrgate: embedded-library zlib [usr/lib/gdrgate/node]',
+  "# Node.js's release build is not PIE; relinking it is not the packager's to do.",
+  'gdrgate: hardening-no-pie [usr/lib/gdrgate/node]',
+  '# Not uploaded to Debian: no bug to close.',
+  'gdrgate: initial-upload-closes-no-bugs',
+  '',
+].join('\n');
+
+// Maintainer scripts, the same for both (commands by name: dpkg and rpm put /usr/sbin on their PATH). After install or
+// upgrade: /run/gdrgate now, systemd told of the unit, the startup snapshot made on this node (else run without it).
+export const POSTINST = [
+  'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true',
+  '[ -d /run/systemd/system ] && systemctl daemon-reload || true',
+  // (by name: the maintainer scripts run with /usr/sbin on PATH, and lintian wants no path there)
+  'gdrgate startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2',
+  // An agent running the old code restarts itself on the change (it watches its file); one started now is new.
+  '[ -d /run/systemd/system ] && systemctl try-restart gdrgate-agent.service >/dev/null 2>&1 || true',
+  '',
+].join('\n');
+// Before removal (not upgrade): the agent stopped and disabled, the snapshot made of this program removed.
+export const PRERM_REMOVE = [
+  '[ -d /run/systemd/system ] && systemctl --no-reload disable --now gdrgate-agent.service >/dev/null 2>&1 || true',
+  `rm -f ${BLOB}`,
+  '',
+].join('\n');
+// Purge: what gdrgate itself wrote (run log, sample spool, per-job state) and the unit's enablement links.
+export const PURGE = [
+  'rm -rf /var/lib/gdrgate /var/log/gdrgate /run/gdrgate',
+  'rm -f /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service',
+  'if command -v deb-systemd-helper >/dev/null; then deb-systemd-helper purge gdrgate-agent.service >/dev/null || true; fi',
+  '',
+].join('\n');
