@@ -24,6 +24,8 @@ export type Startup = 'snapshot' | 'modules' | 'agent';
 interface ModeRules {
   /** Root's files only (a hook that may drain: host/trust.ts), or what this user can read, defaults when none. */
   readonly config: 'trusted' | 'optional';
+  /** May drain the node (the TaskProlog runs as the job's user and never does). */
+  readonly drains: boolean;
   /** Resumes a drain of ours when judged healthy (the HealthCheckProgram; config resumeWhenHealthy). */
   readonly resumes: boolean;
   /** Non-zero only after our own drain: any other non-zero Epilog drains with Slurm's bare "Epilog error". */
@@ -42,10 +44,11 @@ const none = (): number => 0;
 const GATE_LOG = { msg: 'gdrgate run', levelByExit: false, gate: true, failOpenMsg: 'gdrgate could not judge this node; letting the job run (fail-open)' } as const;
 
 export const MODES: Readonly<Record<HookMode, ModeRules>> = {
-  prolog: { config: 'trusted', resumes: false, exitOnlyAfterOwnDrain: false, origin: 'run', budgetMs: none, log: GATE_LOG, summary: true },
-  health: { config: 'trusted', resumes: true, exitOnlyAfterOwnDrain: false, origin: 'run', budgetMs: none, log: GATE_LOG, summary: true },
+  prolog: { config: 'trusted', drains: true, resumes: false, exitOnlyAfterOwnDrain: false, origin: 'run', budgetMs: none, log: GATE_LOG, summary: true },
+  health: { config: 'trusted', drains: true, resumes: true, exitOnlyAfterOwnDrain: false, origin: 'run', budgetMs: none, log: GATE_LOG, summary: true },
   epilog: {
     config: 'trusted',
+    drains: true,
     resumes: false,
     exitOnlyAfterOwnDrain: true,
     origin: 'now',
@@ -53,7 +56,7 @@ export const MODES: Readonly<Record<HookMode, ModeRules>> = {
     log: { msg: 'gdrgate epilog', levelByExit: true, gate: false, failOpenMsg: 'gdrgate epilog could not judge this node; not draining (fail-open)' },
     summary: true,
   },
-  task: { config: 'optional', resumes: false, exitOnlyAfterOwnDrain: false, origin: 'now', budgetMs: none, log: null, summary: false },
+  task: { config: 'optional', drains: false, resumes: false, exitOnlyAfterOwnDrain: false, origin: 'now', budgetMs: none, log: null, summary: false },
 };
 
 /** What every hook knows before it judges. `cfg` is null when the config could not be read (its outcome is then a config error). */
@@ -210,7 +213,8 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
     j = { outcome: toOutcome(e), findings: [], work: null };
   }
   if (err !== null) j = { ...j, outcome: toOutcome(err) };
-  const policy: PolicyOptions = cfg ? { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true } : rules.config === 'trusted' ? { ...(await fallbackPolicy(file)), drain: true } : { onConfigError: 'open', onInternalError: 'open', drain: false };
+  const drain = rules.drains;
+  const policy: PolicyOptions = cfg ? { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain } : rules.config === 'trusted' ? { ...(await fallbackPolicy(file)), drain } : { onConfigError: DEFAULTS.onConfigError, onInternalError: DEFAULTS.onInternalError, drain };
   const decision = decide(spec.mode, j.outcome, policy);
   const back = spec.handBack?.(run, j, decision) ?? null;
   if (back !== null) return { handedBack: true, why: back };
