@@ -64,10 +64,9 @@ export function buildReason(failing: readonly AnyFinding[], job: string | undefi
   return formatReason(head, failing.length, job);
 }
 
-/** Bandwidth reasons are labelled by their code, so `sinfo -R` shows `gdrgate: bw-gpu-path`. */
-export function bandwidthReason(failing: readonly { code: string; subject: string; actual?: string; message: string; expected?: string }[], job: string | undefined): string {
-  const f = failing[0];
-  return formatReason(f ? { label: f.code, subject: f.subject, actual: f.actual ?? f.message, expected: f.expected } : null, failing.length, job);
+/** The reason for the Epilog's failing bandwidth findings (labelled by their code: `gdrgate: bw-gpu-path`); buildReason's. */
+export function bandwidthReason(failing: readonly Omit<AnyFinding, 'check' | 'status'>[], job: string | undefined): string {
+  return buildReason(failing.map((f) => ({ ...f, check: 'bandwidth', status: 'fail' })), job);
 }
 
 export function isOurs(reason: string | null): boolean {
