@@ -23,6 +23,23 @@ export interface Wording {
 }
 export type Codes = Readonly<Record<string, Wording>>;
 
+/** Where a judgement is made: on the node (a check, the gate itself), inside the job (gdrgate task), from probes (the Epilog). */
+export type Source = 'node' | 'job' | 'probe';
+
+/**
+ * A judgement that is not a node check, as a record: its id (the `check` its findings carry), its source and its
+ * worded codes. A node check is a record too (`Check`, source node); the one catalog (catalog.ts) holds them all.
+ */
+export interface JudgementRecord<Id extends string = string, C extends Codes = Codes> {
+  readonly id: Id;
+  readonly source: Source;
+  readonly codes: C;
+}
+
+export function defineRecord<const Id extends string, C extends Codes>(r: JudgementRecord<Id, C>): JudgementRecord<Id, C> {
+  return r;
+}
+
 export interface Check<Id extends string = string, C extends Codes = Codes> {
   readonly id: Id;
   readonly title: string;

@@ -55,7 +55,7 @@ export type ResponseKey = Code | keyof typeof LOCAL;
 const isLocal = (key: ResponseKey): key is keyof typeof LOCAL => key in LOCAL;
 
 export function response(key: ResponseKey): string {
-  return isLocal(key) ? LOCAL[key] : entry(key).response;
+  return isLocal(key) ? LOCAL[key] : entry(key).do;
 }
 
 export function diff(impact: Impact, area: Area, subject: string, a: string, b: string, key: ResponseKey): Difference {

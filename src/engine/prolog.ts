@@ -1,23 +1,25 @@
-// The Slurm gate's judgement (prolog and health), shared by the gate's own process (cli/gate.ts) and the agent
-// (agent/serve.ts): config (trusted), the node through the engine under the hard deadline, the policy's decision.
-// No drain, no output here: those are the caller's.
+// The Slurm gate's judge and record (prolog and health), for the hook life cycle (engine/hook.ts) that both the
+// gate's own process (cli/gate.ts) and the agent (agent/serve.ts) run: the node through the engine under the hard
+// deadline; a passing Prolog's per-job state and pcie-aer's reference.
 import { existsSync } from 'node:fs';
-import { configPath, fallbackPolicy, loadTrustedConfig, trustedFiles, type Config } from '../config.js';
+import { trustedFiles, type Config } from '../config.js';
 import type { ActiveDrill } from '../drill/hook.js';
 import { drillFile } from '../drill/path.js';
 import type { Host } from '../host/host.js';
-import { log, setLogFile } from '../log.js';
+import { log } from '../log.js';
 import type { Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
-import { summarize } from '../report/report.js';
-import { Deadline, runOrigin, withDeadline } from '../runner/deadline.js';
-import { decide, toOutcome, type Decision, type Outcome, type PolicyOptions } from '../runner/policy.js';
+import { buildReport } from '../report/report.js';
+import { renderText } from '../report/text.js';
+import { withDeadline } from '../runner/deadline.js';
 import { selectChecks } from '../runner/run.js';
 import { readLastAer } from '../state/aer.js';
 import { parseJobId } from '../state/names.js';
 import { aerReferenceOf } from '../checks/aer-judge.js';
 import { evaluateNode } from './evaluate.js';
-import { nodeName } from './node.js';
+import { runHook, type ActingHook, type HookRun, type HookSpec, type Judgement, type Startup } from './hook.js';
+
+export type { Startup };
 
 export interface GateArgs {
   readonly mode: 'prolog' | 'health';
@@ -26,9 +28,6 @@ export interface GateArgs {
   readonly baseline?: string | undefined;
   readonly dryRun: boolean;
 }
-
-/** How this run started: from dist/gate.blob (the Slurm wrappers' fast path), by loading modules, or in the agent. */
-export type Startup = 'snapshot' | 'modules' | 'agent';
 
 /** Whom the gate judges for: this process, or (gdrgate agent) the Prolog that asked, by its environment and pid. */
 export interface GateContext {
@@ -47,84 +46,49 @@ export interface Seen {
   readonly ncclTopo?: boolean;
 }
 
-export interface Judged {
-  readonly started: number;
-  /** performance.now() by which the whole run must end (its Deadline's `at`), or null when no config said. */
-  readonly deadlineAt: number | null;
-  readonly node: string;
-  readonly job: string | undefined;
-  readonly cfg: Config | null;
-  readonly policy: PolicyOptions;
-  readonly outcome: Outcome;
-  readonly findings: readonly Finding[];
-  readonly cls: string | null;
-  readonly seen: Seen | null;
-  /** gdrgate drill: the staged fault the Host answered with; its marker ends the drain reason. */
+/** What the gate's record and report need of its judgement. */
+export interface GateWork {
+  readonly seen: Seen;
+  /** The baseline class the node was judged by. */
+  readonly cls: string;
+  /** gdrgate drill: the staged fault the Host answered with (its marker ends the drain reason); never recorded. */
   readonly drill: ActiveDrill | null;
-  readonly decision: Decision;
 }
 
-type Work = Pick<Judged, 'outcome' | 'findings' | 'cls' | 'seen' | 'drill'>;
+type GateJudgement = Judgement<GateWork, Finding>;
 
-async function evaluate(cfg: Config, a: GateArgs, node: string, deadline: Deadline, selfPid: number | undefined): Promise<Work> {
+async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJudgement> {
   const baseline = a.baseline ?? cfg.baseline;
   // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
-  const drill = existsSync(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, node) : null;
+  const drill = existsSync(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, run.node) : null;
   const ev = await evaluateNode({
     root: a.root ?? cfg.root,
     baseline,
-    node,
+    node: run.node,
     trust: trustedFiles(cfg, baseline),
     pidFiles: cfg.slurmdPidFiles,
     gresConf: cfg.gresConf,
-    selfPid,
+    selfPid: run.selfPid,
     wrap: drill?.wrap,
     checks: selectChecks(cfg.checks),
-    deadline,
+    deadline: run.deadline,
     // pcie-aer's growth: against the previous run's counters (one small state file; missing or corrupt: none known).
     aerHistory: readLastAer(cfg.stateDir),
   });
   const cls = ev.baseline!.cls;
-  return { outcome: ev.outcome, findings: ev.findings, cls: cls.name, seen: { host: ev.host, inv: ev.inv, memlockMin: cls.memlockMin, ncclTopo: cls.ncclTopo === true }, drill };
-}
-
-/** Reads the config, gathers the node and runs the checks under the deadline: no drain, no output. */
-export async function judge(a: GateArgs, ctx: GateContext): Promise<Judged> {
-  const started = performance.now();
-  const node = nodeName(ctx.env);
-  const job = ctx.env.SLURM_JOB_ID;
-  const file = configPath(a.config);
-  let cfg: Config | null = null;
-  let policy: PolicyOptions | undefined;
-  let work: Work = { outcome: { kind: 'healthy' }, findings: [], cls: null, seen: null, drill: null };
-  let deadlineAt: number | null = null;
-  try {
-    cfg = await loadTrustedConfig(file);
-    setLogFile(cfg.logFile);
-    policy = { onConfigError: cfg.onConfigError, onInternalError: cfg.onInternalError, drain: true };
-    // The deadline is the whole run's as slurmd sees it (DESIGN §9): from the wrapper's start, else this process's
-    // (Node's start included). The agent judges for a Prolog already running: from the question's arrival.
-    const deadline = new Deadline(cfg.deadlineMs, ctx.startup === 'agent' ? started : runOrigin(ctx.env));
-    deadlineAt = deadline.at;
-    work = await withDeadline(evaluate(cfg, a, node, deadline, ctx.selfPid), deadline);
-  } catch (e) {
-    policy ??= { ...(await fallbackPolicy(file)), drain: true };
-    work = { ...work, outcome: toOutcome(e) };
-  }
-  return { started, deadlineAt, node, job, cfg, policy, ...work, decision: decide(a.mode, work.outcome, policy) };
+  const seen: Seen = { host: ev.host, inv: ev.inv, memlockMin: cls.memlockMin, ncclTopo: cls.ncclTopo === true };
+  return { outcome: ev.outcome, findings: ev.findings, work: { seen, cls: cls.name, drill }, ...(drill ? { markReason: (r: string) => drill.mark(r) } : {}) };
 }
 
 /** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */
-export async function recordState(j: Judged, ctx: GateContext): Promise<void> {
-  if (!j.seen || !j.cfg) return;
-  const stateDir = j.cfg.stateDir;
-  const seen = j.seen;
+async function recordState(run: HookRun, cfg: Config, seen: Seen): Promise<void> {
   const st = await import('../state/prolog.js').then(
-    (m) => m.recordJobState({ stateDir, env: ctx.env, node: j.node, ...seen }),
+    (m) => m.recordJobState({ stateDir: cfg.stateDir, env: run.env, node: run.node, ...seen }),
     (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
   );
-  if (!st.ok && st.level !== 'skip') (await log())[st.level]({ node: j.node, job: j.job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
-  if (st.ok && st.ncclTopoWhy) (await log()).warn({ node: j.node, job: j.job, why: st.ncclTopoWhy }, 'NCCL topology file not written; the job gets none');
+  const job = run.job ?? undefined;
+  if (!st.ok && st.level !== 'skip') (await log())[st.level]({ node: run.node, job, why: st.why }, 'per-job state not written; the TaskProlog will report it missing');
+  if (st.ok && st.ncclTopoWhy) (await log()).warn({ node: run.node, job, why: st.ncclTopoWhy }, 'NCCL topology file not written; the job gets none');
 }
 
 /**
@@ -134,54 +98,75 @@ export async function recordState(j: Judged, ctx: GateContext): Promise<void> {
  * what comes after); the agent's only when it answers. A Prolog's also goes under the job's name, for its Epilog.
  * Never a drill's staged counters, never a dry run's. A failure is logged, never the exit code.
  */
-export async function recordAer(j: Judged, ctx: GateContext, mode: GateArgs['mode'] = 'prolog'): Promise<void> {
+async function recordAer(run: HookRun, cfg: Config, w: GateWork): Promise<void> {
   // A drill's staged counters are not the node's: they must not become the next run's reference.
-  if (!j.seen || !j.cfg || j.drill) return;
-  const stateDir = j.cfg.stateDir;
-  const ref = aerReferenceOf(j.seen.inv, new Date(), mode === 'prolog' ? parseJobId(ctx.env.SLURM_JOB_ID) : null);
+  if (w.drill) return;
+  const ref = aerReferenceOf(w.seen.inv, new Date(), run.mode === 'prolog' ? parseJobId(run.env.SLURM_JOB_ID) : null);
   try {
-    (await import('../state/aer-write.js')).writeAer(stateDir, ref);
+    (await import('../state/aer-write.js')).writeAer(cfg.stateDir, ref);
   } catch (e) {
-    (await log()).error({ node: j.node, job: j.job, why: (e as Error).message }, 'AER counters not recorded; the next run knows no growth');
+    (await log()).error({ node: run.node, job: run.job ?? undefined, why: (e as Error).message }, 'AER counters not recorded; the next run knows no growth');
   }
 }
 
-/** The one JSON line per run, whoever ran it (the agent adds the Prolog's pid as `client`); `extra`: what differs. */
-export async function logRun(a: GateArgs, j: Judged, ctx: GateContext, durationMs: number, extra: { reason: string | null; action: string; agent?: string | undefined }): Promise<void> {
-  const { reason, action, agent } = extra;
-  const client = ctx.selfPid !== undefined ? { client: ctx.selfPid } : {};
-  (await log()).info(
-    { mode: a.mode, node: j.node, job: j.job, durationMs, startup: ctx.startup, ...(agent ? { agent } : {}), ...client, result: j.outcome.kind, exitCode: j.decision.exitCode, failedOpen: j.decision.failedOpen, reason, action, summary: summarize(j.findings) },
-    'gdrgate run',
-  );
+/** The wrapper's GDRGATE_BLOB_FAILED (slurm/prolog.sh) in words: why this run did not start from the startup snapshot. */
+export function blobFailedWhy(v: string): string {
+  const why =
+    v === 'untrusted' ? 'it, or a directory above it, is not root\'s alone'
+    : v === '10' ? 'it is stale: the program changed since it was made'
+    : v === '14' ? 'this Node refused it: made by another Node build, with other V8 flags or on another CPU'
+    : `Node exited ${v} starting from it (a damaged file?)`;
+  return `the startup snapshot could not be used (${why}); the gate ran without it. Remake it as root: gdrgate startup-snapshot`;
 }
 
-export function summaryLine(a: GateArgs, j: Judged, durationMs: number, reason: string | null, action: string): string {
-  return `gdrgate ${a.mode} node=${j.node}${j.job ? ` job=${j.job}` : ''} result=${j.outcome.kind} exit=${j.decision.exitCode} ${durationMs}ms${reason ? ` reason="${reason}"` : ''} action=${action}`;
+/**
+ * The Slurm gate as a hook: prolog or health, in its own process or (ctx.startup 'agent') in the agent. Judges the
+ * node under the deadline (nothing to judge without a config: the config error is the outcome); records a passing
+ * Prolog's job state and, unless a dry run, pcie-aer's reference; reports when the node is not healthy or on a dry run.
+ */
+export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Finding> {
+  return {
+    mode: a.mode,
+    env: ctx.env,
+    config: a.config,
+    dryRun: a.dryRun,
+    startup: ctx.startup,
+    selfPid: ctx.selfPid,
+    judge: async (run) => (run.cfg ? withDeadline(evaluate(run, run.cfg, a), run.deadline) : { outcome: { kind: 'healthy' }, findings: [], work: null }),
+    record: async (run, j) => {
+      if (run.cfg && j.work && !run.dryRun) {
+        if (run.mode === 'prolog' && j.outcome.kind === 'healthy') await recordState(run, run.cfg, j.work.seen);
+        // Prolog and health both move pcie-aer's reference (the health check judged growth up to now, as a Prolog does).
+        await recordAer(run, run.cfg, j.work);
+      }
+      // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: said once a run.
+      const blobFailed = run.startup === 'modules' ? run.env.GDRGATE_BLOB_FAILED : undefined;
+      if (blobFailed) (await log()).warn({ node: run.node, job: run.job ?? undefined, blobExit: blobFailed }, blobFailedWhy(blobFailed));
+    },
+    render: (run, j, decision) => {
+      if (j.outcome.kind === 'healthy' && !run.dryRun) return [];
+      const baseline = j.work ? { file: a.baseline ?? run.cfg!.baseline, class: j.work.cls } : null;
+      return [renderText(buildReport({ command: a.mode, inv: null, root: a.root ?? run.cfg?.root ?? '/', findings: j.findings, outcome: j.outcome, decision, started: run.started, baseline })).trimEnd()];
+    },
+  };
 }
 
 export type AgentAnswer = { readonly healthy: true; readonly line: string } | { readonly healthy: false; readonly why: string };
 
 /**
- * The agent's half of a Prolog (gdrgate agent): the same judgement as the gate's, for the Prolog described by `ctx`;
+ * The agent's half of a Prolog (gdrgate agent): the same hook as the gate's, for the Prolog described by `ctx`;
  * `waiting()` says whether that Prolog still waits for the answer.
  * Only a healthy node is answered here (job state written, run logged, the summary line returned). Anything else,
  * fail-open included, is handed back: the Prolog then runs the gate in its own process, which judges again and is the
  * only one that drains.
  */
 export async function agentProlog(config: string, ctx: GateContext, waiting: () => boolean): Promise<AgentAnswer> {
-  const a: GateArgs = { mode: 'prolog', config, dryRun: false };
-  const j = await judge(a, ctx);
-  const o = j.outcome;
-  if (o.kind !== 'healthy' || j.decision.drain || j.decision.exitCode !== 0) {
-    const why = o.kind === 'unhealthy' ? `unhealthy: ${o.failing.length} failing finding(s)` : o.kind === 'healthy' ? 'not a plain pass' : `${o.kind}: ${o.message}`;
-    return { healthy: false, why };
-  }
-  // A Prolog that gave up waiting has judged the job itself: write no state and log no run on its behalf.
-  if (!waiting()) return { healthy: false, why: 'the Prolog stopped waiting' };
-  await recordState(j, ctx);
-  await recordAer(j, ctx);
-  const durationMs = Math.round(performance.now() - j.started);
-  await logRun(a, j, ctx, durationMs, { reason: null, action: 'none' });
-  return { healthy: true, line: summaryLine(a, j, durationMs, null, 'none') };
+  const handBack: NonNullable<HookSpec<GateWork, Finding>['handBack']> = (_run, j, d) => {
+    const o = j.outcome;
+    if (o.kind !== 'healthy' || d.drain || d.exitCode !== 0) return o.kind === 'unhealthy' ? `unhealthy: ${o.failing.length} failing finding(s)` : o.kind === 'healthy' ? 'not a plain pass' : `${o.kind}: ${o.message}`;
+    // A Prolog that gave up waiting has judged the job itself: write no state and log no run on its behalf.
+    return waiting() ? null : 'the Prolog stopped waiting';
+  };
+  const r = await runHook({ ...gateHook({ mode: 'prolog', config, dryRun: false }, ctx), handBack });
+  return r.handedBack ? { healthy: false, why: r.why } : { healthy: true, line: r.summary! };
 }

@@ -5,7 +5,8 @@ import type { ProbeOutcome } from '../probes/types.js';
 import { subjectOf } from '../probes/types.js';
 import { recipeHash } from '../samples/sample.js';
 import type { KeyStats, StatsKey } from '../samples/stats.js';
-import { bw, sortBw, type BwFinding } from './finding.js';
+import { sortFindings } from '../checks/catalog.js';
+import { bw, type BwFinding } from './finding.js';
 
 type Level = 'pass' | 'warn' | 'fail';
 interface Verdict {
@@ -72,7 +73,7 @@ export function judge(i: JudgeInput): BwFinding[] {
     if (v.key.probe === 'ib-write-host' && bad(v) && bad(other) && fresh.has(keyId(other.key))) continue;
     out.push(...render(v, other));
   }
-  return sortBw(out);
+  return sortFindings(out);
 }
 
 function subjectOfKey(k: { gpu: string | null; nic: string | null }): string {

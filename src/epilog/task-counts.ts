@@ -5,7 +5,7 @@
 // acts on them.
 import path from 'node:path';
 import { appendText, ensureSafeDir, readSmall } from '../host/files.js';
-import { TASK_CATALOG } from '../task/catalog.js';
+import { isTaskCode } from '../task/records.js';
 
 export const TASK_FINDINGS_FILE = 'task-findings.jsonl';
 /** Only the newest part is counted: a bounded read, whatever the file has grown to. */
@@ -13,7 +13,7 @@ const MAX_READ = 4 * 1024 * 1024;
 /** One job's task.json holds at most 32 findings (src/state/epilog.ts); more lines per job are not the TaskProlog's. */
 const MAX_PER_JOB = 32;
 
-const known = (code: unknown): code is string => typeof code === 'string' && Object.hasOwn(TASK_CATALOG, code);
+const known = (code: unknown): code is string => isTaskCode(code);
 
 export function recordTaskFindings(spoolDir: string, job: string, codes: readonly string[], now = Date.now()): void {
   const ours = codes.filter(known).slice(0, MAX_PER_JOB);

@@ -24,6 +24,9 @@ export interface FindingOf<Source extends string, Code extends string> {
   readonly actual?: string;
 }
 
+/** Any finding, whatever its source: what an outcome holds and a drain reason is made of. */
+export type AnyFinding = FindingOf<string, string>;
+
 /** A finding of a node check, or of the gate itself (its configuration, its own failure). */
 export type Finding = FindingOf<CheckId | 'config' | 'internal', FindingCode>;
 

@@ -64,7 +64,7 @@ export function buildReport(i: ReportInput): Report {
     findings: i.findings.map((f) => {
       const e = entry(f.code);
       const owner = i.ownership?.[e.layer];
-      return { ...f, layer: e.layer, ...(owner ? { owner } : {}), tells: e.tells, response: e.response };
+      return { ...f, layer: e.layer, ...(owner ? { owner } : {}), tells: e.tells, response: e.do };
     }),
     notes: i.inv?.notes ?? [],
   };

@@ -1,6 +1,6 @@
 // The one function that turns an outcome into an exit code and a drain decision (DESIGN §6).
 import { ConfigError, UsageError } from '../errors.js';
-import type { Finding } from '../model/finding.js';
+import type { AnyFinding } from '../model/finding.js';
 import { exitCode, type ExitCode, type Result } from './exit.js';
 
 export type Mode = 'check' | 'prolog' | 'epilog' | 'health' | 'task' | 'resume';
@@ -8,7 +8,7 @@ export type Policy = 'open' | 'closed';
 
 export type Outcome =
   | { readonly kind: 'healthy' }
-  | { readonly kind: 'unhealthy'; readonly failing: readonly Finding[] }
+  | { readonly kind: 'unhealthy'; readonly failing: readonly AnyFinding[] }
   | { readonly kind: 'config-error'; readonly message: string }
   | { readonly kind: 'internal-error'; readonly message: string };
 
@@ -50,7 +50,7 @@ export function toOutcome(e: unknown): Outcome {
   return { kind: 'internal-error', message: e instanceof Error ? e.message : String(e) };
 }
 
-export function outcomeOf(findings: readonly Finding[]): Outcome {
+export function outcomeOf(findings: readonly AnyFinding[]): Outcome {
   const failing = findings.filter((f) => f.status === 'fail');
   if (failing.length) return { kind: 'unhealthy', failing };
   const errors = findings.filter((f) => f.status === 'error');

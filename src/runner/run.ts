@@ -1,8 +1,7 @@
 // Runs the selected checks over one inventory; a check that throws becomes an `error` finding, never a crash.
 import { CHECK_IDS, CHECKS } from '../checks/index.js';
 import type { CheckContext } from '../checks/types.js';
-import { STATUS_RANK, type CheckId, type Finding } from '../model/finding.js';
-import { byText } from '../model/order.js';
+import type { CheckId, Finding } from '../model/finding.js';
 import { UsageError } from '../errors.js';
 import type { Deadline } from './deadline.js';
 
@@ -50,13 +49,5 @@ function runOne(c: (typeof CHECKS)[number], ctx: CheckContext): readonly Finding
   }
 }
 
-/** Stable order: worst status first, then check order, then subject. */
-export function sortFindings(fs: readonly Finding[]): Finding[] {
-  const order = new Map<string, number>(CHECK_IDS.map((id, i) => [id, i]));
-  return [...fs].sort(
-    (a, b) =>
-      STATUS_RANK[a.status] - STATUS_RANK[b.status] ||
-      (order.get(a.check) ?? -1) - (order.get(b.check) ?? -1) ||
-      byText(a.subject, b.subject),
-  );
-}
+/** The one order of findings (checks/catalog.ts), kept here for the engine's callers. */
+export { sortFindings } from '../checks/catalog.js';

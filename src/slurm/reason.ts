@@ -1,6 +1,6 @@
 // The drain reason we own: `gdrgate: <check> <subject> <actual> (want <expected>)[; +N more] job=<id>`, <= 255 bytes.
 import { REASON_LABELS } from '../checks/index.js';
-import type { Finding } from '../model/finding.js';
+import type { AnyFinding } from '../model/finding.js';
 
 export const PREFIX = 'gdrgate:';
 export const MAX_REASON_BYTES = 255;
@@ -53,16 +53,20 @@ export function formatReason(head: ReasonHead | null, count: number, job: string
   return cut(body.trimEnd(), MAX_REASON_BYTES - tail.length) + tail;
 }
 
-export function buildReason(failing: readonly Finding[], job: string | undefined): string {
+/** A check's findings are labelled by its record's reasonLabel; the epilog's bandwidth findings by their code. */
+function labelOf(f: AnyFinding): string {
+  return f.check === 'bandwidth' ? f.code : ((LABEL as Readonly<Record<string, string>>)[f.check] ?? 'check');
+}
+
+export function buildReason(failing: readonly AnyFinding[], job: string | undefined): string {
   const first = failing[0];
-  const head = first ? { label: LABEL[first.check] ?? 'check', subject: first.subject, actual: first.actual ?? first.message, expected: first.expected } : null;
+  const head = first ? { label: labelOf(first), subject: first.subject, actual: first.actual ?? first.message, expected: first.expected } : null;
   return formatReason(head, failing.length, job);
 }
 
-/** Bandwidth reasons are labelled by their code, so `sinfo -R` shows `gdrgate: bw-gpu-path`. */
-export function bandwidthReason(failing: readonly { code: string; subject: string; actual?: string; message: string; expected?: string }[], job: string | undefined): string {
-  const f = failing[0];
-  return formatReason(f ? { label: f.code, subject: f.subject, actual: f.actual ?? f.message, expected: f.expected } : null, failing.length, job);
+/** The reason for the Epilog's failing bandwidth findings (labelled by their code: `gdrgate: bw-gpu-path`); buildReason's. */
+export function bandwidthReason(failing: readonly Omit<AnyFinding, 'check' | 'status'>[], job: string | undefined): string {
+  return buildReason(failing.map((f) => ({ ...f, check: 'bandwidth', status: 'fail' })), job);
 }
 
 export function isOurs(reason: string | null): boolean {

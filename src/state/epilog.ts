@@ -3,7 +3,7 @@
 // writes), and remove the directory. The record is the job's own unverified report: it is logged and its
 // catalog codes counted (gdrgate_task_findings_total), and nothing is ever decided on it (no drain, no exit code).
 import type { Status } from '../model/finding.js';
-import { TASK_CATALOG } from '../task/catalog.js';
+import { isTaskCode } from '../task/records.js';
 import { jobDirName, MAX_STATE_BYTES, TASK_FILE, TASK_FORMAT } from './names.js';
 import { lstatOrNull, readSmall } from '../host/files.js';
 import { lockDir, reclaimStale, removeJobDir, type Reclaimed } from './store.js';
@@ -47,7 +47,7 @@ export function summarizeTaskRecord(raw: unknown, job: string): TaskSummary | st
     if (!isObj(f)) return [];
     const status = STATUSES.find((s) => s === f.status);
     // Only codes the TaskProlog can emit: anything else would be a metric series of the job's own making.
-    const code = typeof f.code === 'string' && Object.hasOwn(TASK_CATALOG, f.code) ? f.code : null;
+    const code = isTaskCode(f.code) ? f.code : null;
     if (!status || !code) return [];
     return [{ code, status, subject: clean(f.subject, 128) ?? '', message: clean(f.message, 300) ?? '' }];
   });

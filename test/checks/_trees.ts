@@ -211,8 +211,8 @@ export async function runCase(id: CheckId, c: Case): Promise<{ bare: Finding[]; 
 
 /** Codes a finding list uses that the catalog lacks or leaves without wording. */
 export function catalogGaps(fs: readonly { readonly code: string }[]): string[] {
-  const table = CATALOG as Record<string, { tells: string; response: string } | undefined>;
-  return [...new Set(fs.map((f) => f.code))].filter((code) => !table[code]?.tells || !table[code]?.response);
+  const table = CATALOG as Record<string, { tells: string; do: string } | undefined>;
+  return [...new Set(fs.map((f) => f.code))].filter((code) => !table[code]?.tells || !table[code]?.do);
 }
 
 const COLLECT = Symbol.for('gdrgate.test.checks.collect-only');

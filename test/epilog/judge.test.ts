@@ -1,7 +1,7 @@
 // The bandwidth judgement, table-driven: windows and bands, one outlier never fails, the GPU↔NIC diagnosis, and every
-// BW_CATALOG code made by a case and worded (the epilog's counterpart of test/checks/registry.test.ts).
+// bandwidth code made by a case and worded (the epilog's counterpart of test/checks/registry.test.ts).
 import t from 'tap';
-import { BW_CATALOG, type BwCode } from '../../src/checks/catalog.js';
+import { BANDWIDTH, type BwCode } from '../../src/epilog/bandwidth.js';
 import { judge } from '../../src/epilog/judge.js';
 import type { BaselineEnvelope } from '../../src/model/baseline.js';
 import type { ProbeOutcome, ProbeSpec } from '../../src/probes/types.js';
@@ -94,8 +94,8 @@ t.test('a bw-gpu-path finding says what it saw and what it wanted', async (t) =>
   t.match(f!.message, /while host memory on mlx5_0 is healthy \(p50 92\.5 Gb\/s\)/);
 });
 
-t.test('every BW_CATALOG code is made by a case above and worded', async (t) => {
+t.test('every bandwidth code is made by a case above and worded', async (t) => {
   const made = new Set(cases.flatMap((c) => run(c).map((f) => f.code)));
-  t.strictSame(Object.keys(BW_CATALOG).filter((k) => !made.has(k as BwCode)), [], 'codes no case makes');
-  for (const [k, e] of Object.entries(BW_CATALOG)) t.ok(e.tells.length > 20 && e.response.length > 3, `${k} worded`);
+  t.strictSame(Object.keys(BANDWIDTH.codes).filter((k) => !made.has(k as BwCode)), [], 'codes no case makes');
+  for (const [k, e] of Object.entries(BANDWIDTH.codes)) t.ok(e.tells.length > 20 && e.do.length > 3, `${k} worded`);
 });

@@ -8,7 +8,7 @@ import { countTaskFindings, recordTaskFindings, TASK_FINDINGS_FILE } from '../..
 import { summarizeTaskRecord } from '../../src/state/epilog.js';
 import { TASK_FORMAT } from '../../src/state/names.js';
 import type { TaskRecord } from '../../src/state/types.js';
-import { TASK_CATALOG } from '../../src/task/catalog.js';
+import { TASK_CHECK_OF } from '../../src/task/records.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { REPO } from '../helpers/paths.js';
 import { JOB_UID } from './_state.js';
@@ -24,7 +24,7 @@ const rec = (findings: TaskRecord['findings'], over: Partial<TaskRecord> = {}): 
 const f = (code: string, status: TaskRecord['findings'][number]['status'] = 'fail') => ({ code, status, subject: 'job', message: 'memlock is 64 KiB in this job' });
 
 t.test('the schema holds every record a TaskProlog writes, and refuses what it never writes', async (t) => {
-  const codes = Object.keys(TASK_CATALOG);
+  const codes = Object.keys(TASK_CHECK_OF);
   t.strictSame(validate('task', rec(codes.map((c) => f(c, 'warn')).slice(0, 32))), [], 'every catalog code');
   t.strictSame(validate('task', rec([], { memlock: null, step: null, state: 'missing' })), []);
   t.not(validate('task', rec([f('job-memlock-low')], { state: 'rooted' as TaskRecord['state'] })).length, 0, 'an unknown state');

@@ -3,7 +3,7 @@ import t from 'tap';
 import type { Status } from '../../src/model/finding.js';
 import type { StateRead } from '../../src/state/read.js';
 import type { PrologState } from '../../src/state/types.js';
-import type { TaskCode } from '../../src/task/catalog.js';
+import type { TaskCode } from '../../src/task/records.js';
 import { judge, resolveMin, type MemlockMin } from '../../src/task/judge.js';
 import { jobMemlock, parseRlimitEnv } from '../../src/task/memlock.js';
 import type { DevNode, JobView } from '../../src/task/view.js';

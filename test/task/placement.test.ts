@@ -8,7 +8,7 @@ import { FsHost } from '../../src/host/fs-host.js';
 import type { BaselinePath } from '../../src/model/baseline.js';
 import type { Status } from '../../src/model/finding.js';
 import { accessProbe } from '../../src/task/access.js';
-import type { TaskCode } from '../../src/task/catalog.js';
+import type { TaskCode } from '../../src/task/records.js';
 import { judgePlacement, nearestNics } from '../../src/task/placement-judge.js';
 import { readPlacement } from '../../src/task/placement.js';
 import { readJobView } from '../../src/task/view.js';

@@ -1,6 +1,6 @@
 // TaskProlog protocol on stdout: only `print <text>` lines, each one line; and the exit code policy.
 import t from 'tap';
-import { TASK_CATALOG, type TaskCode } from '../../src/task/catalog.js';
+import { TASK_CHECK_OF, type TaskCode } from '../../src/task/records.js';
 import { tf } from '../../src/task/finding.js';
 import { renderStandalone, taskPrologLines } from '../../src/task/render.js';
 import { exitCode, taskResult } from '../../src/runner/exit.js';
@@ -33,7 +33,7 @@ t.test('only print lines, one per finding worth attention, never a second protoc
 });
 
 t.test('every catalog entry renders', async (t) => {
-  for (const code of Object.keys(TASK_CATALOG) as TaskCode[]) {
+  for (const code of Object.keys(TASK_CHECK_OF) as TaskCode[]) {
     const [line] = taskPrologLines([tf(code, 'fail', 's', 'm')]);
     t.match(line, /^print gdrgate: m: \S/, code);
   }

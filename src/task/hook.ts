@@ -1,0 +1,146 @@
+// gdrgate task as a hook (engine/hook.ts runs its life cycle): as Slurm's TaskProlog, the job's own view of memlock,
+// devices and placement against the Prolog's signed record for this job, its protocol lines, and the task record the
+// Epilog reads; with --standalone, a report for a person inside a container. Never drains: it runs as the job's user.
+import { loadBaselineFor } from '../baseline/load.js';
+import { DEFAULTS, type Config } from '../config.js';
+import type { ActingHook, HookRun, Judgement } from '../engine/hook.js';
+import { readSmall } from '../host/files.js';
+import type { Host } from '../host/host.js';
+import { openHost } from '../host/open.js';
+import type { BaselineClass } from '../model/baseline.js';
+import { formatBytes } from '../parsers/limits.js';
+import { taskResult } from '../runner/exit.js';
+import type { Outcome } from '../runner/policy.js';
+import { summarizeTaskRecord } from '../state/epilog.js';
+import { jobDirName, TASK_FILE, TASK_FORMAT } from '../state/names.js';
+import { parseJobGpus } from '../state/prolog.js';
+import { readPrologState, writeTaskRecord, type StateRead } from '../state/read.js';
+import type { TaskRecord } from '../state/types.js';
+import { accessProbe } from './access.js';
+import type { TaskFinding } from './finding.js';
+import { judge, resolveMin, type JudgeInput } from './judge.js';
+import { jobMemlock } from './memlock.js';
+import { ncclTopoForJob, ncclTopoLines } from './nccl-topo.js';
+import { readPlacement } from './placement.js';
+import { oneLine, renderStandalone, taskPrologLines } from './render.js';
+import { readJobView, type JobView } from './view.js';
+
+export interface TaskArgs {
+  readonly standalone: boolean;
+  readonly root?: string | undefined;
+  readonly config?: string | undefined;
+  readonly fail: boolean;
+}
+
+/** The node's class in the baseline, when this user can read it and a class matches. */
+async function baselineClass(cfg: Config | null, node: string): Promise<BaselineClass | null> {
+  if (!cfg) return null;
+  return loadBaselineFor(cfg.baseline, node).then((b) => b.cls, () => null);
+}
+
+/** Where the job landed: its GPUs from the signed record when trusted (else the environment), and the class's matrix. */
+async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null): Promise<NonNullable<JudgeInput['placement']>> {
+  const jobGpus = state?.status === 'trusted' ? state.state.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS);
+  return { place: await readPlacement(host, jobGpus), jobGpus, paths: cls?.paths ?? null };
+}
+
+function taskRecord(job: string, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {
+  const jm = view.self.known ? jobMemlock(view.self.value, env.SLURM_RLIMIT_MEMLOCK) : null;
+  return {
+    format: TASK_FORMAT,
+    job,
+    step: env.SLURM_STEP_ID ?? 'batch',
+    uid: process.getuid?.() ?? -1,
+    node,
+    time: new Date().toISOString(),
+    state: state.status,
+    memlock: jm?.ok ? { soft: jm.value.soft, hard: jm.value.hard, source: jm.value.source } : null,
+    findings: findings.map((f) => ({ code: f.code, status: f.status, subject: f.subject, message: f.message })),
+  };
+}
+
+/**
+ * Every step's TaskProlog writes task.json, and steps differ (each srun binds its own CPUs): an earlier step's
+ * findings that this step does not repeat are kept, so the Epilog counts what every step of the job met.
+ */
+function withEarlierSteps(stateDir: string, rec: TaskRecord): TaskRecord {
+  const r = readSmall(`${stateDir}/${jobDirName(rec.job)}/${TASK_FILE}`, { max: 64 * 1024, owner: rec.uid });
+  if (!r.ok) return rec;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(r.value.toString('utf8'));
+  } catch {
+    return rec;
+  }
+  const old = summarizeTaskRecord(raw, rec.job);
+  if (typeof old === 'string') return rec;
+  const key = (f: { code: string; subject: string }): string => `${f.code}\0${f.subject}`;
+  const have = new Set(rec.findings.map(key));
+  const kept = old.findings.filter((f) => f.status !== 'pass' && !have.has(key(f)));
+  return { ...rec, findings: [...rec.findings, ...kept].slice(0, 32) };
+}
+
+/** The verdict exitCode() reads (runner/exit.ts taskResult), as an outcome: its findings, the ones that made it. */
+function outcomeOf(findings: readonly TaskFinding[], mode: 'taskprolog' | 'standalone', fail: boolean): Outcome {
+  if (taskResult(findings, mode, fail) === 'ok') return { kind: 'healthy' };
+  return { kind: 'unhealthy', failing: findings.filter((f) => f.status === 'fail' || (mode === 'standalone' && f.status === 'warn')) };
+}
+
+type Work = { readonly view: JobView; readonly state: StateRead; readonly lines: readonly string[]; readonly voice: boolean };
+
+async function judgeTaskProlog(run: HookRun, a: TaskArgs, job: string): Promise<Judgement<Work, TaskFinding>> {
+  const { env, cfg, node } = run;
+  const uid = process.getuid?.() ?? -1;
+  const stateDir = cfg?.stateDir ?? DEFAULTS.stateDir;
+  const host = await openHost(a.root ?? cfg?.root ?? '/');
+  const [view, state] = await Promise.all([readJobView(host, accessProbe(host)), Promise.resolve(readPrologState(stateDir, { job, uid, node }))]);
+  const cls = await baselineClass(cfg, node);
+  const min = resolveMin(state, cls?.memlockMin ?? null);
+  const placement = await placementOf(host, env, state, cls);
+  // The host's NCCL topology for this job, when the Prolog wrote one and this job's /sys would mislead NCCL.
+  const minors = placement.place.minors.state === 'present' ? placement.place.minors.value : null;
+  const topo = await ncclTopoForJob({ host, stateDir, job, state: state.status === 'trusted' ? state.state : null, minors, env: env.NCCL_TOPO_FILE });
+  const findings = [...judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min, placement }), ...(topo.finding ? [topo.finding] : [])];
+  // Every task of a step runs the TaskProlog: one voice per node and step is enough (the export goes to every task).
+  const voice = env.SLURM_LOCALID === undefined || env.SLURM_LOCALID === '0';
+  const lines = voice ? [...taskPrologLines(findings), ...ncclTopoLines(topo, oneLine, true)] : topo.export ? ncclTopoLines(topo, oneLine, false) : [];
+  return { outcome: outcomeOf(findings, 'taskprolog', a.fail), findings, work: { view, state, lines, voice } };
+}
+
+/** The TaskProlog: its protocol lines (`print`, `export`) are its report; the task record is what it keeps. */
+export function taskPrologHook(a: TaskArgs, env: NodeJS.ProcessEnv, job: string): ActingHook<Work, TaskFinding> {
+  return {
+    mode: 'task',
+    env,
+    config: a.config,
+    job,
+    judge: (run) => judgeTaskProlog(run, a, job),
+    record: async (run, j) => {
+      if (!j.work?.voice) return;
+      const stateDir = run.cfg?.stateDir ?? DEFAULTS.stateDir;
+      const { view, state } = j.work;
+      const w = writeTaskRecord(stateDir, withEarlierSteps(stateDir, taskRecord(job, env, run.node, view, state, j.findings)));
+      if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);
+    },
+    render: (_run, j) => (j.work?.lines.length ? [j.work.lines.join('\n')] : []),
+  };
+}
+
+/** `gdrgate task --standalone`: the job's view judged on its own, for a person (the layout of `gdrgate check`). */
+export function standaloneHook(a: TaskArgs, env: NodeJS.ProcessEnv): ActingHook<{ readonly root: string; readonly min: { readonly value: string; readonly from: string } }, TaskFinding> {
+  return {
+    mode: 'task',
+    env,
+    config: a.config,
+    judge: async (run) => {
+      const root = a.root ?? run.cfg?.root ?? '/';
+      const host = await openHost(root);
+      const [view, cls] = await Promise.all([readJobView(host, accessProbe(host)), baselineClass(run.cfg, run.node)]);
+      const min = resolveMin(null, cls?.memlockMin ?? null);
+      const placement = await placementOf(host, env, null, cls);
+      const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state: null, min, placement });
+      return { outcome: outcomeOf(findings, 'standalone', true), findings, work: { root, min: { value: formatBytes(min.value), from: min.from } } };
+    },
+    render: (run, j, d) => (j.work ? [renderStandalone(j.findings, { root: j.work.root, host: run.node, min: j.work.min }, d.exitCode)] : []),
+  };
+}
