@@ -60,7 +60,7 @@ export async function main(argv: string[]): Promise<number> {
       (y) =>
         y
           .option('config', text('--config', { describe: 'config JSON the Prolog names (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' }))
-          .option('dir', text('--dir', { default: '/run/gdrgate-agent', describe: 'directory for the request FIFO, pid file and reply FIFOs (made 0700 if absent)' }))
+          .option('dir', text('--dir', { default: '/run/gdrgate-agent', describe: 'directory for the request FIFO and the pid file (made 0700 if absent)' }))
           .option('watch', list('--watch', 'more files whose change on disk makes the agent exit (its own code is always watched)')),
       (a) => set(import('./agent.js').then((m) => m.agentCommand({ config: a.config, dir: a.dir, watch: a.watch }))),
     )
