@@ -57,7 +57,7 @@ function iommuOf(inv: Inventory): IommuMode {
 
 function memlockOf(inv: Inventory): number | 'unlimited' {
   let lo: number | 'unlimited' = 'unlimited';
-  for (const p of inv.memlock) if (p.limit.known && p.limit.value.soft !== 'unlimited') lo = lo === 'unlimited' ? p.limit.value.soft : Math.min(lo, p.limit.value.soft);
+  for (const p of inv.memlock) if (p.limit.state === 'present' && p.limit.value.soft !== 'unlimited') lo = lo === 'unlimited' ? p.limit.value.soft : Math.min(lo, p.limit.value.soft);
   return lo;
 }
 
@@ -84,7 +84,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
       bdf,
       role,
       ...extra,
-      ...(d.vendor !== null && d.device !== null ? { vendor: `0x${hex4(d.vendor)}`, device: `0x${hex4(d.device)}` } : {}),
+      ...(d.vendor.state === 'present' && d.device.state === 'present' ? { vendor: `0x${hex4(d.vendor.value)}`, device: `0x${hex4(d.device.value)}` } : {}),
       link,
       numaNode: v(d.numaNode) ?? null,
       ...(role === 'bridge' && acs ? { acsCtl: formatAcs(acs.ctl) } : {}),
@@ -114,8 +114,8 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     name: o.name,
     match: o.match,
     platform: o.platform,
-    captured: { ...(inv.hostname ? { host: inv.hostname } : {}), at: o.at, by: `gdrgate ${VERSION}` },
-    ...(inv.kernelRelease ? { kernel: inv.kernelRelease } : {}),
+    captured: { ...(v(inv.hostname) ? { host: v(inv.hostname)! } : {}), at: o.at, by: `gdrgate ${VERSION}` },
+    ...(v(inv.kernelRelease) ? { kernel: v(inv.kernelRelease)! } : {}),
     ...(g.driver.state === 'present' ? { driver: { flavour: g.driver.value.flavour, version: g.driver.value.version } } : {}),
     mechanism: mechanismOf(inv),
     memlockMin: memlockOf(inv),

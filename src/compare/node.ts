@@ -1,5 +1,5 @@
 // Node-wide differences between two inventories: IOMMU, GPUDirect mechanism, modules, memlock, ATS, driver/firmware/kernel.
-import { ABSENT, factText, valueOf, within } from '../model/fact.js';
+import { ABSENT, factText, valueOf, within, nul } from '../model/fact.js';
 import type { Inventory, Limit } from '../model/inventory.js';
 import { formatBytes } from '../parsers/limits.js';
 import { diff, type Difference } from './types.js';
@@ -11,7 +11,7 @@ export const PATH_MODULES = ['nvidia', 'nvidia_uvm', 'ib_core', 'mlx5_core', 'ml
 function iommuModes(inv: Inventory): Map<string, string> {
   const out = new Map<string, string>();
   const mode = (bdf: string): string => {
-    const g = inv.pci.get(bdf)?.iommuGroup ?? null;
+    const g = nul(inv.pci.get(bdf)?.iommuGroup ?? ABSENT);
     if (g === null) return inv.iommu.units.length ? 'no group' : 'off';
     const t = inv.iommu.groupTypes[g];
     if (t === undefined) return 'unknown';
@@ -74,9 +74,8 @@ export function memlock(a: Inventory, b: Inventory): Difference[] {
   for (const y of b.memlock) {
     const x = a.memlock.find((p) => p.who === y.who);
     if (!x) continue;
-    if (!x.limit.known || !y.limit.known) {
-      if (x.limit.known !== y.limit.known)
-        out.push(diff('minor', 'memlock', y.who, x.limit.known ? limitText(x.limit.value) : 'not readable', y.limit.known ? limitText(y.limit.value) : 'not readable', 'memlock-unknown'));
+    if (x.limit.state !== 'present' || y.limit.state !== 'present') {
+      if (x.limit.state !== y.limit.state) out.push(diff('minor', 'memlock', y.who, x.limit.state === 'present' ? limitText(x.limit.value) : 'not readable', y.limit.state === 'present' ? limitText(y.limit.value) : 'not readable', 'memlock-unknown'));
       continue;
     }
     const [la, lb] = [x.limit.value, y.limit.value];
@@ -114,6 +113,7 @@ export function versions(a: Inventory, b: Inventory): Difference[] {
     const unread = x.fwVer.state === 'unknown' || n.fwVer.state === 'unknown';
     out.push(diff(unread ? 'minor' : 'major', 'firmware', n.name, fa, fb, unread ? 'unknown-side' : 'firmware-mismatch'));
   }
-  if (a.kernelRelease !== b.kernelRelease) out.push(diff('minor', 'kernel', 'node', a.kernelRelease ?? 'unknown', b.kernelRelease ?? 'unknown', 'driver-mismatch'));
+  const [ka, kb] = [nul(a.kernelRelease) ?? 'unknown', nul(b.kernelRelease) ?? 'unknown'];
+  if (ka !== kb) out.push(diff('minor', 'kernel', 'node', ka, kb, 'driver-mismatch'));
   return out;
 }

@@ -6,7 +6,7 @@
 // compare reads) are compared once per key.
 import { compareInventories } from '../compare/compare.js';
 import { AREAS, IMPACT_RANK, sortDifferences, type Area, type Difference, type Impact } from '../compare/types.js';
-import { factText, valueOf } from '../model/fact.js';
+import { factText, valueOf, nul } from '../model/fact.js';
 import type { Inventory } from '../model/inventory.js';
 import { byNatural, byText } from '../model/order.js';
 
@@ -109,7 +109,7 @@ function fingerprint(inv: Inventory): string {
     return d ? `${factText(d.current.speed)}/${factText(d.current.width)}` : '-';
   };
   return [
-    inv.kernelRelease ?? '',
+    nul(inv.kernelRelease) ?? '',
     valueOf(inv.gpudirect.driver)?.version ?? '',
     ...inv.gpus.map((g) => `${g.bdf}:${link(g.bdf)}`),
     ...inv.nics.map((n) => `${n.name}@${n.bdf ?? ''}:${factText(n.fwVer)}:${link(n.bdf)}`),
