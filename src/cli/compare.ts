@@ -5,7 +5,7 @@ import { loadBaseline, selectClass } from '../baseline/load.js';
 import { diffAgainstBaseline } from '../compare/baseline.js';
 import { compareInventories } from '../compare/compare.js';
 import { buildResult, renderCompare, type Side } from '../compare/render.js';
-import { sortDifferences } from '../compare/types.js';
+import { sortDifferences } from '../compare/order.js';
 import { FsHost } from '../host/fs-host.js';
 import type { Inventory } from '../model/inventory.js';
 import { readNode } from '../engine/evaluate.js';

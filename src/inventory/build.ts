@@ -13,6 +13,7 @@ import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
 import { readPayload } from './payload.js';
+import { readAreas } from '../areas/index.js';
 import { readCores, readGres, readMinors } from './placement.js';
 import { ABSENT } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
@@ -126,6 +127,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     readPlacement(host, opts.gresConf ?? DEFAULT_GRES_CONF),
     readPayload(host, pci, cmdline, notes),
   ]);
+  const areas = await readAreas(host, { gpus: gpus.map((g) => g.bdf), pci, notes });
   return {
     root: host.root,
     hostname,
@@ -143,6 +145,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     bootId,
     placement,
     payload,
+    areas,
     notes: notes.list,
   };
 }

@@ -1,5 +1,6 @@
 // The typed model of one node, gathered once per run; checks read only this.
 import type { AerCounters } from './aer.js';
+import type { AreaFacts } from '../areas/index.js';
 import type { Fact, Readable } from './fact.js';
 import type { PciConfig } from './pci.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
@@ -172,6 +173,8 @@ export interface Inventory {
   readonly bootId: Fact<string>;
   readonly placement: Placement;
   readonly payload: PayloadPolicy;
+  /** What the area records that read their own files found (areas/index.ts), by the record's id. */
+  readonly areas: AreaFacts;
   /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
   readonly notes: readonly string[];
 }
