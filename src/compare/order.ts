@@ -10,9 +10,10 @@ let order: readonly Area[] | null = null;
 export function compareAreas(): readonly Area[] {
   if (order) return order;
   const out: Area[] = [...BASE_AREAS];
+  // Only a record with its own dimension has a place to say; the others compare under base areas.
   for (const r of RECORDS) {
-    if ((BASE_AREAS as readonly string[]).includes(r.id) || out.includes(r.id)) continue;
-    const at = r.sortAfter === undefined ? -1 : (out as readonly string[]).indexOf(r.sortAfter);
+    if (r.sortAfter === undefined || out.includes(r.id)) continue;
+    const at = (out as readonly string[]).indexOf(r.sortAfter);
     out.splice(at < 0 ? out.length : at + 1, 0, r.id);
   }
   return (order = out);
