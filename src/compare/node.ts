@@ -1,5 +1,5 @@
 // Node-wide differences between two inventories: IOMMU, GPUDirect mechanism, modules, memlock, ATS, driver/firmware/kernel.
-import { ABSENT, factText, valueOf, within, nul } from '../model/fact.js';
+import { ABSENT, factText, nul, valueOf, whyUnknown, within } from '../model/fact.js';
 import type { Inventory, Limit } from '../model/inventory.js';
 import { formatBytes } from '../parsers/limits.js';
 import { diff, type Difference } from './types.js';
@@ -39,11 +39,17 @@ export function iommu(a: Inventory, b: Inventory): Difference[] {
 
 const mechanisms = (inv: Inventory): string[] => [valueOf(inv.gpudirect.peermem) ? 'peermem' : '', valueOf(inv.gpudirect.dmabuf) ? 'dmabuf' : ''].filter(Boolean);
 
+/** Why a node's mechanisms could not be told (a peer-memory file or the driver unreadable), or null. */
+const mechanismsUnknown = (inv: Inventory): string | null => whyUnknown(inv.gpudirect.peermem, inv.gpudirect.dmabuf);
+
 export function gpudirect(a: Inventory, b: Inventory): Difference[] {
   const out: Difference[] = [];
   const [xa, xb] = [mechanisms(a), mechanisms(b)];
-  const [ta, tb] = [xa.join('+') || 'none', xb.join('+') || 'none'];
-  if (ta !== tb) {
+  const [ua, ub] = [mechanismsUnknown(a), mechanismsUnknown(b)];
+  const [ta, tb] = [ua === null ? xa.join('+') || 'none' : `unknown (${ua})`, ub === null ? xb.join('+') || 'none' : `unknown (${ub})`];
+  // A side that could not tell is never "no mechanism": said, minor, and not judged.
+  if (ta !== tb && (ua !== null || ub !== null)) out.push(diff('minor', 'gpudirect', 'mechanism', ta, tb, 'unknown-side'));
+  else if (ta !== tb) {
     const lost = xb.some((m) => !xa.includes(m));
     const impact = xa.length === 0 ? 'critical' : lost ? 'major' : 'minor';
     out.push(diff(impact, 'gpudirect', 'mechanism', ta, tb, xa.length === 0 ? 'mechanism-missing' : lost ? 'mechanism-wrong' : 'better-than-reference'));
@@ -104,7 +110,8 @@ export function ats(a: Inventory, b: Inventory): Difference[] {
 export function versions(a: Inventory, b: Inventory): Difference[] {
   const out: Difference[] = [];
   const drv = (inv: Inventory): string => factText(inv.gpudirect.driver, (d) => `${d.flavour} ${d.version}`);
-  if (drv(a) !== drv(b)) out.push(diff('major', 'driver', 'nvidia', drv(a), drv(b), 'driver-mismatch'));
+  const unreadDriver = a.gpudirect.driver.state === 'unknown' || b.gpudirect.driver.state === 'unknown';
+  if (drv(a) !== drv(b)) out.push(unreadDriver ? diff('minor', 'driver', 'nvidia', drv(a), drv(b), 'unknown-side') : diff('major', 'driver', 'nvidia', drv(a), drv(b), 'driver-mismatch'));
   for (const n of b.nics) {
     const x = a.nics.find((m) => m.name === n.name);
     if (!x) continue;
