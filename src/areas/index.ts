@@ -2,6 +2,7 @@
 // inventory's `areas`, compare, the fleet's majority, the drill grammar and `drill start --help` derive from it.
 import type { Host } from '../host/host.js';
 import gpuBar1 from './gpu-bar1.js';
+import gpuRebar from './gpu-rebar/index.js';
 import gpudirectMechanism from './gpudirect-mechanism.js';
 import memlock from './memlock.js';
 import pcieAcs from './pcie-acs.js';
@@ -12,7 +13,7 @@ import pcieRelaxedOrdering from './pcie-relaxed-ordering.js';
 import pcieThrottle from './pcie-throttle.js';
 import type { AreaInput, FactsOf, FaultOf } from './types.js';
 
-export const AREAS = [pcieLink, pcieAcs, pcieRelaxedOrdering, pcieThrottle, pcieAer, pciePayload, gpuBar1, memlock, gpudirectMechanism] as const;
+export const AREAS = [pcieLink, pcieAcs, pcieRelaxedOrdering, pcieThrottle, pcieAer, pciePayload, gpuBar1, gpuRebar, memlock, gpudirectMechanism] as const;
 
 type Record_ = (typeof AREAS)[number];
 export type AreaId = Record_['id'];

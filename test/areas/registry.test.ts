@@ -9,7 +9,8 @@ import { FsHost } from '../../src/host/fs-host.js';
 import type { AccessAnswer, Host, ReadResult, StatInfo } from '../../src/host/host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import type { Inventory } from '../../src/model/inventory.js';
-import { buildTree } from '../gen/sysfs-tree.js';
+import { allDevices, buildTree } from '../gen/sysfs-tree.js';
+import { sizesMiB } from '../gen/rebar-gen.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -67,6 +68,15 @@ const CASES: Readonly<Record<AreaId, AreaCase>> = {
     unreadable: /\/0000:18:00\.0\/resource$/,
     unknown: ['minor bar1 0000:18:00.0: not readable / 128 GiB'],
   },
+  'gpu-rebar': {
+    fault: 'gpu-rebar:0000:18:00.0=max256M',
+    // The cap cuts the window too, as a firmware with Resizable BAR capped leaves it: gpu-bar1 sees that part.
+    compare: ['critical bar1 0000:18:00.0: 256 MiB / 128 GiB', 'major gpu-rebar 0000:18:00.0: BAR2 64 MiB–256 MiB / BAR2 64 MiB–128 GiB'],
+    unreadable: /\/0000:18:00\.0\/resource2_resize$/,
+    unknown: [
+      'minor gpu-rebar 0000:18:00.0: unknown (/sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0/resource2_resize: EACCES: permission denied (made unreadable by the test)) / BAR2 64 MiB–128 GiB',
+    ],
+  },
   memlock: {
     fault: 'memlock=64K',
     compare: ['critical memlock self: 64 KiB / unlimited'],
@@ -120,8 +130,11 @@ class Unreadable implements Host {
 
 const show = (d: Difference): string => `${d.impact} ${d.area} ${d.subject}: ${d.a} / ${d.b}`;
 
+// Every GPU with a resizable GPUDirect window (resource line 2 in the generator): 64 MiB to its 128 GiB.
+const node = structuredClone(HGX);
+for (const d of allDevices(node)) if (d.kind === 'gpu') d.rebar = { 2: sizesMiB(64, 128 * 1024) };
 const root = scratchDir('gdrgate-areas-');
-await buildTree(root, HGX);
+await buildTree(root, node);
 const plain = new FsHost(root);
 const healthy: Inventory = await buildInventory(plain);
 
