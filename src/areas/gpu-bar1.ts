@@ -1,6 +1,7 @@
 // The GPUDirect window (gpu-bar1): the GPU's largest 64-bit prefetchable BAR in sysfs `resource`, read by the shared
 // inventory pass. A drill cuts the window to a size.
 import { bar1 } from '../compare/bar1.js';
+import { valueOf } from '../model/fact.js';
 import { parseSize } from '../parsers/limits.js';
 import { bar1Window, parseResource, shrinkResource } from '../parsers/pci-resource.js';
 import { base, devOf, text } from './stage.js';
@@ -18,6 +19,11 @@ export default defineArea<'gpu-bar1', Bar1Fault>({
   id: 'gpu-bar1',
   title: "each GPU's GPUDirect window (BAR1) in sysfs resource",
   compare: bar1,
+  captureDevice(inv, d, role) {
+    const rs = role === 'gpu' ? valueOf(inv.gpus.find((g) => g.bdf === d.bdf)?.resource ?? { state: 'absent' }) : undefined;
+    const w = rs && bar1Window(rs);
+    return w ? { bar1: Number(w.size) } : {};
+  },
   fault: {
     syntax: 'gpu-bar1:<gpu bdf>=256M',
     subject: 'a GPU PCI address (0000:18:00.0)',

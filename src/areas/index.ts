@@ -25,6 +25,6 @@ export type AreaFacts = { readonly [R in Record_ as [FactsOf<R>] extends [never]
 
 /** Every record that reads its own files, read in parallel after the shared pass. */
 export async function readAreas(host: Host, input: AreaInput): Promise<AreaFacts> {
-  const entries = await Promise.all(AREAS.flatMap((a) => ('read' in a && a.read ? [a.read(host, input).then((v) => [a.id, v] as const)] : [])));
+  const entries = await Promise.all(AREAS.flatMap((a) => (a.read ? [a.read(host, input).then((v) => [a.id, v] as const)] : [])));
   return Object.fromEntries(entries) as unknown as AreaFacts;
 }

@@ -2,7 +2,7 @@
 // redirect or egress bit in one bridge's ACS Control.
 import { acs } from '../compare/devices.js';
 import { valueOf } from '../model/fact.js';
-import { parsePciConfig } from '../parsers/pci-config.js';
+import { formatAcs, parsePciConfig } from '../parsers/pci-config.js';
 import { base, devOf, patch16, plus } from './stage.js';
 import { defineArea } from './types.js';
 
@@ -17,6 +17,10 @@ export default defineArea<'pcie-acs', AcsFault>({
   id: 'pcie-acs',
   title: 'ACS control of each bridge between a GPU and an RDMA adapter (P2P redirect)',
   compare: acs,
+  captureDevice(_inv, d, role) {
+    const acs = role === 'bridge' ? valueOf(valueOf(d.config)?.acs ?? { state: 'absent' }) : undefined;
+    return acs ? { acsCtl: formatAcs(acs.ctl) } : {};
+  },
   fault: {
     syntax: 'pcie-acs:<bridge bdf>=ReqRedir',
     subject: 'a bridge PCI address (0000:16:02.0)',

@@ -1,5 +1,6 @@
 // PCIe errors (pcie-aer): the kernel's aer_* counters and the AER status registers, read by the shared inventory pass.
 // A drill records one error where the node records it.
+import { enablesText } from '../checks/aer-judge.js';
 import { aer } from '../compare/aer.js';
 import { valueOf } from '../model/fact.js';
 import { parsePciConfig } from '../parsers/pci-config.js';
@@ -38,6 +39,11 @@ export default defineArea<'pcie-aer', AerFault>({
   id: 'pcie-aer',
   title: 'PCIe errors the kernel counts (aer_dev_*) and the AER status registers',
   compare: aer,
+  // Which errors the device reports, and whether the kernel counts them at all.
+  captureDevice(_inv, d) {
+    const pcie = valueOf(valueOf(d.config)?.pcie ?? { state: 'absent' });
+    return { ...(pcie ? { errorReporting: enablesText(pcie.devCtl) } : {}), ...(d.aer.correctable.state !== 'unknown' ? { aerCounters: d.aer.correctable.state === 'present' } : {}) };
+  },
   fault: {
     syntax: 'pcie-aer:<bdf>=fatal|nonfatal|cor+N',
     subject: 'a PCI address on a GPU↔NIC path (0000:18:00.0)',

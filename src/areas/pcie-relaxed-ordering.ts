@@ -12,6 +12,10 @@ export default defineArea<'pcie-relaxed-ordering', RelaxedOrderingFault>({
   id: 'pcie-relaxed-ordering',
   title: 'Relaxed Ordering enabled in each RDMA adapter\'s Device Control',
   compare: relaxedOrdering,
+  captureDevice(_inv, d, role) {
+    const pcie = role === 'nic' ? valueOf(valueOf(d.config)?.pcie ?? { state: 'absent' }) : undefined;
+    return pcie ? { relaxedOrdering: pcie.devCtl.relaxedOrdering } : {};
+  },
   fault: {
     syntax: 'pcie-relaxed-ordering:<nic bdf>=off',
     subject: 'an RDMA adapter PCI address (0000:19:00.0)',

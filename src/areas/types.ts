@@ -5,6 +5,7 @@
 import type { Difference } from '../compare/types.js';
 import type { Host } from '../host/host.js';
 import type { Notes } from '../inventory/read.js';
+import type { BaselineDevice } from '../model/baseline.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 import type { Parsed } from '../parsers/sysfs.js';
 
@@ -58,6 +59,8 @@ export interface Area<Id extends string = string, F extends { readonly kind: Id 
   readonly read?: (host: Host, node: AreaInput) => Promise<T>;
   /** Suspect (a) against reference (b): every difference on this family. */
   compare(a: Inventory, b: Inventory): Difference[];
+  /** What `baseline capture` keeps of the family in a device's record (baseline/capture.ts); none: nothing there. */
+  readonly captureDevice?: (inv: Inventory, d: PciDevice, role: BaselineDevice['role']) => Partial<BaselineDevice>;
   readonly fault: FaultSpec<F>;
 }
 
