@@ -5,9 +5,7 @@ import type { BaselineClass, BaselineDevice, BaselineEnvelope, IommuMode, Mechan
 import { valueOf as v } from '../model/fact.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { hex4 } from '../model/names.js';
-import { formatAcs } from '../parsers/pci-config.js';
-import { bar1Window } from '../parsers/pci-resource.js';
-import { enablesText } from '../checks/aer-judge.js';
+import { AREAS } from '../areas/index.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { VERSION } from '../version.js';
 import { checkCaptureSize } from './limits.js';
@@ -33,11 +31,11 @@ export function linkCapability(inv: Inventory, d: PciDevice): { speed: number | 
   return { speed: min(v(d.max.speed), parent && v(parent.max.speed)) ?? v(d.current.speed) ?? null, width: min(v(d.max.width), parent && v(parent.max.width)) ?? v(d.current.width) ?? null };
 }
 
-/** The GPUDirect window's size in bytes, when `resource` was read and holds one. */
-function bar1Of(inv: Inventory, bdf: string, role: BaselineDevice['role']): { bar1?: number } {
-  const rs = role === 'gpu' ? v(inv.gpus.find((g) => g.bdf === bdf)?.resource ?? { state: 'absent' }) : undefined;
-  const w = rs && bar1Window(rs);
-  return w ? { bar1: Number(w.size) } : {};
+/** A device record's keys in the order a class is written: what each area record adds lands in its place. */
+const DEVICE_KEYS: readonly (keyof BaselineDevice)[] = ['bdf', 'role', 'name', 'fwVer', 'vendor', 'device', 'link', 'numaNode', 'acsCtl', 'ats', 'bar1', 'relaxedOrdering', 'errorReporting', 'aerCounters'];
+function inOrder(d: BaselineDevice): BaselineDevice {
+  const rest = (Object.keys(d) as (keyof BaselineDevice)[]).filter((k) => !DEVICE_KEYS.includes(k));
+  return Object.fromEntries([...DEVICE_KEYS, ...rest].filter((k) => d[k] !== undefined).map((k) => [k, d[k]])) as unknown as BaselineDevice;
 }
 
 function mechanismOf(inv: Inventory): Mechanism {
@@ -57,7 +55,7 @@ function iommuOf(inv: Inventory): IommuMode {
 
 function memlockOf(inv: Inventory): number | 'unlimited' {
   let lo: number | 'unlimited' = 'unlimited';
-  for (const p of inv.memlock) if (p.limit.known && p.limit.value.soft !== 'unlimited') lo = lo === 'unlimited' ? p.limit.value.soft : Math.min(lo, p.limit.value.soft);
+  for (const p of inv.memlock) if (p.limit.state === 'present' && p.limit.value.soft !== 'unlimited') lo = lo === 'unlimited' ? p.limit.value.soft : Math.min(lo, p.limit.value.soft);
   return lo;
 }
 
@@ -79,22 +77,17 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     if ((cur.speed !== null || cur.width !== null) && (cur.speed !== link.speed || cur.width !== link.width))
       warnings.push(`${bdf}: runs at ${cur.speed} GT/s x${cur.width} now; the baseline records what the link can do (${link.speed} GT/s x${link.width})`);
     const cfg = v(d.config);
-    const acs = cfg && v(cfg.acs);
-    return {
+    return inOrder({
       bdf,
       role,
       ...extra,
-      ...(d.vendor !== null && d.device !== null ? { vendor: `0x${hex4(d.vendor)}`, device: `0x${hex4(d.device)}` } : {}),
+      ...(d.vendor.state === 'present' && d.device.state === 'present' ? { vendor: `0x${hex4(d.vendor.value)}`, device: `0x${hex4(d.device.value)}` } : {}),
       link,
       numaNode: v(d.numaNode) ?? null,
-      ...(role === 'bridge' && acs ? { acsCtl: formatAcs(acs.ctl) } : {}),
       ...(role !== 'bridge' && cfg?.extReadable ? { ats: v(cfg.ats)?.enabled ?? false } : {}),
-      ...bar1Of(inv, bdf, role),
-      ...(role === 'nic' && cfg && cfg.pcie.state === 'present' ? { relaxedOrdering: cfg.pcie.value.devCtl.relaxedOrdering } : {}),
-      // pcie-aer: which errors the device reports, and whether the kernel counts them at all.
-      ...(cfg && cfg.pcie.state === 'present' ? { errorReporting: enablesText(cfg.pcie.value.devCtl) } : {}),
-      ...(d.aer.correctable.state !== 'unknown' ? { aerCounters: d.aer.correctable.state === 'present' } : {}),
-    };
+      // What each area record keeps of its family (ACS control, BAR1, Relaxed Ordering, error reporting).
+      ...AREAS.reduce<Partial<BaselineDevice>>((kept, a) => ({ ...kept, ...a.captureDevice?.(inv, d, role) }), {}),
+    });
   };
   const bridges = new Set<string>();
   for (const g of m.gpus) for (const n of m.nics) for (const b of m.path(g.label, n.label)?.peerBridges ?? []) bridges.add(b);
@@ -114,8 +107,8 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     name: o.name,
     match: o.match,
     platform: o.platform,
-    captured: { ...(inv.hostname ? { host: inv.hostname } : {}), at: o.at, by: `gdrgate ${VERSION}` },
-    ...(inv.kernelRelease ? { kernel: inv.kernelRelease } : {}),
+    captured: { ...(v(inv.hostname) ? { host: v(inv.hostname)! } : {}), at: o.at, by: `gdrgate ${VERSION}` },
+    ...(v(inv.kernelRelease) ? { kernel: v(inv.kernelRelease)! } : {}),
     ...(g.driver.state === 'present' ? { driver: { flavour: g.driver.value.flavour, version: g.driver.value.version } } : {}),
     mechanism: mechanismOf(inv),
     memlockMin: memlockOf(inv),

@@ -3,7 +3,7 @@
 // of the correctable counters since a reference run (the previous Prolog, or the job's Prolog in the Epilog).
 import type { AerHistory, AerReference, AerSample } from '../model/aer.js';
 import type { BaselineAer } from '../model/baseline.js';
-import { factText } from '../model/fact.js';
+import { factText, nul } from '../model/fact.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import type { AerCap, DevCtl } from '../model/pci.js';
 import { nonZero } from '../parsers/aer-counters.js';
@@ -67,7 +67,7 @@ export function aerSample(d: PciDevice, x: DeviceAer = deviceAer(d)): AerSample 
 
 /** The reference a run records: every device of the GPU↔NIC paths. */
 export function aerReferenceOf(inv: Inventory, time: Date, job: string | null): AerReference {
-  return { time: time.toISOString(), boot: inv.bootId, job, devices: Object.fromEntries([...inv.pci.values()].map((d) => [d.bdf, aerSample(d)])) };
+  return { time: time.toISOString(), boot: nul(inv.bootId), job, devices: Object.fromEntries([...inv.pci.values()].map((d) => [d.bdf, aerSample(d)])) };
 }
 
 export interface Uncorrectable {

@@ -1,5 +1,5 @@
 // device-inventory: the GPUs and RDMA adapters present, by address, model, firmware and driver, against the baseline.
-import { factText, valueOf } from '../model/fact.js';
+import { factText, valueOf, ABSENT, nul } from '../model/fact.js';
 import type { Finding } from '../model/finding.js';
 import { deviceName, hex4, linkText } from '../model/names.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
@@ -28,13 +28,13 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
     const out: Finding[] = [];
     const idOf = (bdf: string) => {
       const d = inv.pci.get(bdf);
-      return d && d.vendor !== null && d.device !== null ? `0x${hex4(d.vendor)}:0x${hex4(d.device)}` : '?';
+      return d && d.vendor.state === 'present' && d.device.state === 'present' ? `0x${hex4(d.vendor.value)}:0x${hex4(d.device.value)}` : '?';
     };
     const drv = valueOf(inv.gpudirect.driver)?.version;
     for (const g of inv.gpus) {
       const d = inv.pci.get(g.bdf);
       const link = d && d.current.speed.state === 'present' ? `, ${linkText(d.current.speed, d.current.width)} of ${linkText(d.max.speed, d.max.width)}` : '';
-      out.push(f('inventory-ok', 'pass', g.bdf, `GPU ${deviceName(d?.vendor ?? null, d?.device ?? null)}${link}${drv ? `, driver ${drv}` : ''}`));
+      out.push(f('inventory-ok', 'pass', g.bdf, `GPU ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))}${link}${drv ? `, driver ${drv}` : ''}`));
     }
     for (const n of inv.nics) {
       // Two adapters claiming one PCI function: the class listing is not one the kernel writes, and which is real cannot be told.
@@ -44,8 +44,8 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
         continue;
       }
       const d = n.bdf ? inv.pci.get(n.bdf) : undefined;
-      const ports = n.ports.map((p) => `port ${p.port} ${p.state ?? '?'} ${p.rate ?? ''}`.trim()).join('; ');
-      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(d?.vendor ?? null, d?.device ?? null)} at ${n.bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
+      const ports = n.ports.map((p) => `port ${p.port} ${nul(p.state) ?? '?'} ${nul(p.rate) ?? ''}`.trim()).join('; ');
+      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))} at ${n.bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
     }
     if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
     if (inv.nics.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no RDMA adapter (/sys/class/infiniband absent or empty)'));
@@ -85,9 +85,9 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
       const got = d.state === 'present' ? `${d.value.flavour} ${d.value.version}` : 'none';
       out.push(f('driver-mismatch', 'fail', 'nvidia', `driver ${got}`, `${bd.flavour} ${bd.version}`, got));
     }
-    if (baseline.kernel && inv.kernelRelease === null) out.push(f('inventory-unknown', 'skip', 'kernel', 'kernel release could not be read (/proc/sys/kernel/osrelease, /proc/version)', baseline.kernel));
-    else if (baseline.kernel && baseline.kernel !== inv.kernelRelease)
-      out.push(f('driver-mismatch', 'warn', 'kernel', `kernel ${inv.kernelRelease ?? '?'}`, baseline.kernel, inv.kernelRelease ?? 'unknown'));
+    const rel = inv.kernelRelease;
+    if (baseline.kernel && rel.state !== 'present') out.push(f('inventory-unknown', 'skip', 'kernel', 'kernel release could not be read (/proc/sys/kernel/osrelease, /proc/version)', baseline.kernel));
+    else if (baseline.kernel && rel.state === 'present' && baseline.kernel !== rel.value) out.push(f('driver-mismatch', 'warn', 'kernel', `kernel ${rel.value}`, baseline.kernel, rel.value));
     return out;
   },
 });

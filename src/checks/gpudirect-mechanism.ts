@@ -1,5 +1,5 @@
 // gpudirect-mechanism: nvidia-peermem or DMA-BUF available, as NCCL decides (net_ib.cc), and the one the class expects.
-import { factText } from '../model/fact.js';
+import { factText, nul } from '../model/fact.js';
 import type { Gpudirect } from '../model/inventory.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
 
@@ -22,8 +22,8 @@ export function describe(g: Gpudirect): string {
   const d = g.driver;
   const drv = d.state === 'present' ? `${d.value.flavour === 'open' ? 'open kernel module' : 'proprietary kernel module'} ${d.value.version}` : d.state === 'absent' ? 'no NVIDIA driver' : `NVIDIA driver unknown (${d.why})`;
   const dmabuf = factText(g.dmabuf, (v) => (v ? 'DMA-BUF possible' : 'DMA-BUF not possible')).replace(/^unknown/, 'DMA-BUF unknown');
-  const peer = factText(g.peermem, (v) => (v ? `nvidia_peermem ${g.nvidiaPeermem ?? g.nvMem ?? g.nvMemNc ?? 'loaded'}` : 'nvidia_peermem absent')).replace(/^unknown/, 'nvidia_peermem unknown');
-  return `${drv}, kernel ${g.kernelRelease ?? '?'}: ${dmabuf}, ${peer}`;
+  const peer = factText(g.peermem, (v) => (v ? `nvidia_peermem ${nul(g.nvidiaPeermem) ?? nul(g.nvMem) ?? nul(g.nvMemNc) ?? 'loaded'}` : 'nvidia_peermem absent')).replace(/^unknown/, 'nvidia_peermem unknown');
+  return `${drv}, kernel ${nul(g.kernelRelease) ?? '?'}: ${dmabuf}, ${peer}`;
 }
 
 /** The mechanisms available: `peermem+dmabuf`, one, `none`; one that could not be told carries a `?` (`peermem?`). */

@@ -1,4 +1,5 @@
 // iommu-mode: the IOMMU domain of each GPU and NIC matches the class's architecture (off/passthrough on bare metal).
+import { ABSENT, nul } from '../model/fact.js';
 import type { IommuMode } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
 import { acsPlatform } from '../pcie/acs-platform.js';
@@ -28,9 +29,9 @@ function modeOf(type: string | undefined): IommuMode | 'unknown' {
 }
 
 function subjects(inv: Inventory): { subject: string; group: string | null }[] {
-  const gpu = inv.gpus.map((g) => ({ subject: g.bdf, group: inv.pci.get(g.bdf)?.iommuGroup ?? null }));
+  const gpu = inv.gpus.map((g) => ({ subject: g.bdf, group: nul(inv.pci.get(g.bdf)?.iommuGroup ?? ABSENT) }));
   // A software RDMA device (rxe, siw) has no PCI function and no IOMMU domain of its own: not judged here.
-  const nic = inv.nics.flatMap((n) => (n.bdf ? [{ subject: n.bdf, group: inv.pci.get(n.bdf)?.iommuGroup ?? null }] : []));
+  const nic = inv.nics.flatMap((n) => (n.bdf ? [{ subject: n.bdf, group: nul(inv.pci.get(n.bdf)?.iommuGroup ?? ABSENT) }] : []));
   return [...gpu, ...nic];
 }
 
@@ -63,7 +64,7 @@ const check: Check<'iommu-mode', typeof CODES> = defineCheck({
       const got = `${mode}${type ? ` (group ${group}: ${type})` : ''}`;
       if (mode === 'unknown') return f('iommu-unknown', 'skip', subject, `IOMMU group ${group} type not readable`);
       if (required) {
-        const why = `kernel ${inv.kernelRelease} predates 6.11 on a Data Direct node${cmd ? `; ${cmd}` : ''}`;
+        const why = `kernel ${nul(inv.kernelRelease) ?? '?'} predates 6.11 on a Data Direct node${cmd ? `; ${cmd}` : ''}`;
         return mode === required ? f('iommu-ok', 'pass', subject, `IOMMU ${got}: ${why}`, required, got) : f('iommu-kernel-domain', 'fail', subject, `IOMMU ${got}, want translated: ${why}`, required, got);
       }
       if (want === null) {

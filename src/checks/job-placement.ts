@@ -2,6 +2,7 @@
 // jobs it places "near" a GPU (--gres-flags=enforce-binding) to the far socket. Cores= are Slurm's abstract core ids
 // (man gres.conf), so they are mapped to OS CPUs through the core topology first. The job's own placement (its CPU
 // mask, memory nodes, visible adapters) is judged inside the job by `gdrgate task` (src/task/placement-judge.ts).
+import { nul } from '../model/fact.js';
 import { compilePattern } from '../baseline/match.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
 import type { GresLine } from '../parsers/gres-conf.js';
@@ -119,7 +120,7 @@ const check: Check<'job-placement', typeof CODES> = defineCheck({
   run({ inv }) {
     const { gres, gresPath } = inv.placement;
     if (gres.state === 'unknown') return [f('gres-unknown', 'skip', gresPath, `gres.conf not usable: ${gres.why}`)];
-    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => l.name === 'gpu' && forNode(l, inv.hostname)) : [];
+    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => l.name === 'gpu' && forNode(l, nul(inv.hostname))) : [];
     if (!lines.length) return [f('gres-na', 'skip', 'node', gres.state === 'absent' ? `no ${gresPath}` : `${gresPath} has no GPU line for this node`)];
     return lines.flatMap((l) => judgeLine(inv, l, gres.state === 'present' ? gres.value.autoDetect : null));
   },

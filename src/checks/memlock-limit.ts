@@ -25,7 +25,7 @@ const check: Check<'memlock-limit', typeof CODES> = defineCheck({
     const want = `>= ${formatBytes(min)}`;
     return inv.memlock.map((p) => {
       const subject = p.pid !== null ? `${p.who}[${p.pid}]` : p.who;
-      if (!p.limit.known) return f('memlock-unknown', 'skip', subject, `memlock not readable: ${p.limit.why}`);
+      if (p.limit.state === 'unknown') return f('memlock-unknown', 'skip', subject, `memlock not readable: ${p.limit.why}`);
       const { soft, hard } = p.limit.value;
       const got = soft === hard ? formatBytes(soft) : `${formatBytes(soft)} (hard ${formatBytes(hard)})`;
       // The soft limit is what registration meets; a low hard limit caps what a job can raise it to.

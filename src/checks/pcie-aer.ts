@@ -2,6 +2,7 @@
 // capability's sticky status registers, PCIe Base 6.3 §7.8.4). Uncorrectable errors since boot fail; correctable
 // errors are judged by their growth since a reference run against the class's rate: absolute counts mean nothing
 // without the uptime. Reporting off (Device Control bits 0-3) makes a zero counter unknown, never "no errors".
+import { nul } from '../model/fact.js';
 import { type Check, type Codes, defineCheck, finder } from './types.js';
 import { AER_DEFAULTS, ceNames, lostEnables, correctableGrowth, deviceAer, duration, enablesText, uncorrectable } from './aer-judge.js';
 
@@ -46,7 +47,7 @@ const check: Check<'pcie-aer', typeof CODES> = defineCheck({
         out.push(f('aer-reporting-off', 'warn', d.bdf, 'no aer_dev_* counters where the reference node had them: the kernel no longer counts this device\'s errors (pci=noaer, firmware-first)', 'aer_dev_* counters', 'no counters'));
       const notes = u.notes.length ? `; ${u.notes.join('; ')}` : '';
       if (u.errors.length) out.push(f('aer-uncorrectable', 'fail', d.bdf, `uncorrectable errors since boot: ${u.errors.join('; ')}${notes}`, 'no uncorrectable error', u.actual));
-      const g = correctableGrowth(d, x, inv.bootId, aerHistory ?? null, at);
+      const g = correctableGrowth(d, x, nul(inv.bootId), aerHistory ?? null, at);
       const against = aerHistory?.against ?? 'the reference run';
       if (g.kind === 'growth' && g.n > rate.correctableWarnAbove) {
         const fail = g.n > rate.correctableFailAbove;

@@ -1,5 +1,5 @@
 // pcie-link: every GPU, NIC and switch uplink on their paths trained to the speed/width it can (or the baseline says).
-import { type Fact, present, unknown, whyUnknown } from '../model/fact.js';
+import { type Fact, present, unknown, whyUnknown, nul } from '../model/fact.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 import { deviceName, linkText } from '../model/names.js';
 import { portType } from '../topo/classify.js';
@@ -62,7 +62,7 @@ const check: Check<'pcie-link', typeof CODES> = defineCheck({
     const ends = linkEnds(inv);
     if (ends.length === 0) return [f('link-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
     for (const { dev, parent } of ends) {
-      const what = isGpu.has(dev.bdf) ? `GPU ${deviceName(dev.vendor, dev.device)}` : isNic.has(dev.bdf) ? `NIC ${isNic.get(dev.bdf)}` : 'switch uplink';
+      const what = isGpu.has(dev.bdf) ? `GPU ${deviceName(nul(dev.vendor), nul(dev.device))}` : isNic.has(dev.bdf) ? `NIC ${isNic.get(dev.bdf)}` : 'switch uplink';
       const { speed, width } = dev.current;
       if (speed.state !== 'present' || width.state !== 'present') {
         const why = whyUnknown(speed, width) ?? 'no current_link_* and no Link Status';

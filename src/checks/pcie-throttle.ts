@@ -29,7 +29,7 @@ const check: Check<'pcie-throttle', typeof CODES> = defineCheck({
     }
     return onPath.map((c) => {
       if (c.cur.state !== 'present') return f('throttle-unknown', 'skip', c.port, `${c.device} cur_state ${factText(c.cur)}`);
-      const of = c.max === null ? '' : ` of ${c.max}`;
+      const of = c.max.state === 'present' ? ` of ${c.max.value}` : '';
       if (c.cur.value > 0) return f('throttle-on', 'fail', c.port, `${c.device} (PCIe_Port_Link_Speed_${c.port}) at state ${c.cur.value}${of}: link speed lowered by the kernel`, 'state 0', `state ${c.cur.value}`);
       return f('throttle-ok', 'pass', c.port, `${c.device} at state 0${of}`, 'state 0', 'state 0');
     });

@@ -1,4 +1,5 @@
 // `gdrgate baseline capture` (from a known-good node) and `gdrgate baseline validate FILE`.
+import { nul } from '../model/fact.js';
 import { captureClass } from '../baseline/capture.js';
 import { BASELINE_LIMITS, overLimits } from '../baseline/limits.js';
 import { checkBaseline, loadBaseline } from '../baseline/load.js';
@@ -39,7 +40,7 @@ async function probeBands(a: CaptureArgs, inv: Inventory, warnings: string[]): P
   const cfg = await loadConfig(configPath(a.config));
   if (cfg.probes === null) throw new UsageError(`--with-probes: ${configPath(a.config)} has no "probes" section`);
   const { captureEnvelopes } = await import('../epilog/envelope.js');
-  const r = await captureEnvelopes(inv, cfg.probes, new ExecaExec(), inv.hostname ?? hostname());
+  const r = await captureEnvelopes(inv, cfg.probes, new ExecaExec(), nul(inv.hostname) ?? hostname());
   warnings.push(...r.warnings);
   return r.envelopes;
 }
@@ -60,7 +61,7 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
   const probes = a.withProbes ? await probeBands(a, inv, probeNotes) : undefined;
   const { cls, warnings } = captureClass(inv, {
     name: a.class,
-    match: a.match?.length ? a.match : [inv.hostname ?? '*'],
+    match: a.match?.length ? a.match : [nul(inv.hostname) ?? '*'],
     platform,
     at: new Date().toISOString(),
     ...(probes ? { probes } : {}),

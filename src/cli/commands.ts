@@ -5,6 +5,7 @@ import { versionLine } from '../version.js';
 import { DEFAULT_BLOB } from '../startup/make.js';
 import { out } from '../host/stdout.js';
 import { amount, count, list, text, word } from './options.js';
+import { faultHelp } from '../drill/fault.js';
 
 const root = text('--root', { default: '/', describe: 'read the node under this directory (a capture) instead of /' });
 const json = { type: 'boolean', default: false, describe: 'print the JSON report (schemas/report.schema.json)' } as const;
@@ -161,7 +162,7 @@ export async function main(argv: string[]): Promise<number> {
           'write the drill file: the next prolog/health on the node sees exactly this fault (refused unless the node is drained or reserved, or --drain/--force)',
           (z) =>
             z
-              .option('fault', text('--fault', { demandOption: true, describe: 'pcie-link:<bdf>=x8 | pcie-acs:<bridge bdf>=ReqRedir | pcie-relaxed-ordering:<nic bdf>=off | pcie-throttle:<port bdf>=2 | pcie-payload:<bdf>=mps512 | gpu-bar1:<gpu bdf>=256M | memlock=64K | gpudirect-mechanism=none' }))
+              .option('fault', text('--fault', { demandOption: true, describe: faultHelp() }))
               .option('minutes', amount('--minutes', 24 * 60, 'expiry (default 30; fractions allowed)'))
               .option('drain', { type: 'boolean', default: false, describe: 'drain the node for the drill first (reason carries the drill marker)' })
               .option('reservation', text('--reservation', { describe: 'Slurm reservation the probe jobs run in' }))

@@ -1,10 +1,11 @@
 // `gdrgate compare A B`: suspect (snapshot or directory) against known-good (snapshot, directory or baseline JSON).
+import { nul } from '../model/fact.js';
 import { promises as fsp } from 'node:fs';
 import { loadBaseline, selectClass } from '../baseline/load.js';
 import { diffAgainstBaseline } from '../compare/baseline.js';
 import { compareInventories } from '../compare/compare.js';
 import { buildResult, renderCompare, type Side } from '../compare/render.js';
-import { sortDifferences } from '../compare/types.js';
+import { sortDifferences } from '../compare/order.js';
 import { FsHost } from '../host/fs-host.js';
 import type { Inventory } from '../model/inventory.js';
 import { readNode } from '../engine/evaluate.js';
@@ -24,7 +25,7 @@ async function side(root: string): Promise<{ inv: Inventory; side: Side }> {
   // Without its device list every device would compare as missing: a side that cannot tell is refused, never judged.
   const pci = pciListUnknown(inv);
   if (pci !== null) throw new ConfigError(`${root}: its PCI device list is unknown (${pci}): nothing to compare`);
-  return { inv, side: { source: root, kind: host instanceof FsHost ? 'directory' : 'snapshot', host: inv.hostname } };
+  return { inv, side: { source: root, kind: host instanceof FsHost ? 'directory' : 'snapshot', host: nul(inv.hostname) } };
 }
 
 /** A baseline is a JSON file: the first non-blank byte is `{` (a tar or gzip stream never starts so). */
@@ -45,7 +46,7 @@ export async function compareCommand(a: CompareArgs): Promise<number> {
   let result;
   if (await isJson(a.b)) {
     const baseline = await loadBaseline(a.b);
-    const node = a.node ?? A.inv.hostname ?? '';
+    const node = a.node ?? nul(A.inv.hostname) ?? '';
     const cls = selectClass(baseline, node, a.b);
     const host = cls.captured?.host ?? null;
     result = buildResult(A.side, { source: a.b, kind: 'baseline', host, class: cls.name }, sortDifferences(diffAgainstBaseline(A.inv, cls)));

@@ -1,29 +1,19 @@
-// compare A B: every dimension of the GPU↔NIC path, suspect (A) against known-good (B), worst first.
+// compare A B: every dimension of the GPU↔NIC path, suspect (A) against known-good (B), worst first: each area
+// record's (areas/index.ts), then the dimensions no record owns yet (devices, topology, IOMMU, ATS, modules, versions).
 import type { Inventory } from '../model/inventory.js';
-import { aer } from './aer.js';
-import { bar1 } from './bar1.js';
-import { relaxedOrdering } from './devctl.js';
-import { throttle } from './throttle.js';
-import { payload } from './payload.js';
-import { acs, links, placement, presence, topology } from './devices.js';
-import { ats, gpudirect, iommu, memlock, modules, versions } from './node.js';
-import { sortDifferences, type Difference } from './types.js';
+import { AREAS } from '../areas/index.js';
+import { placement, presence, topology } from './devices.js';
+import { ats, iommu, modules, versions } from './node.js';
+import { sortDifferences } from './order.js';
+import type { Difference } from './types.js';
 
 export function compareInventories(a: Inventory, b: Inventory): Difference[] {
   return sortDifferences([
     ...presence(a, b),
     ...placement(a, b),
     ...topology(a, b),
-    ...links(a, b),
-    ...acs(a, b),
-    ...bar1(a, b),
-    ...aer(a, b),
-    ...relaxedOrdering(a, b),
-    ...throttle(a, b),
-    ...payload(a, b),
+    ...AREAS.flatMap((r) => r.compare(a, b)),
     ...iommu(a, b),
-    ...gpudirect(a, b),
-    ...memlock(a, b),
     ...ats(a, b),
     ...modules(a, b),
     ...versions(a, b),

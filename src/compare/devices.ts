@@ -1,5 +1,5 @@
 // PCIe differences between two inventories: devices present and placed, GPU↔NIC classes, link training, ACS per bridge.
-import { factText, valueOf, within } from '../model/fact.js';
+import { factText, valueOf, within, ABSENT, nul } from '../model/fact.js';
 import type { Inventory, PathClass, PciDevice } from '../model/inventory.js';
 import { deviceName, linkText } from '../model/names.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
@@ -11,8 +11,8 @@ const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 
 const what = (inv: Inventory, bdf: string): string => {
   const d = inv.pci.get(bdf);
   const nic = inv.nics.find((n) => n.bdf === bdf);
-  if (inv.gpus.some((g) => g.bdf === bdf)) return `GPU ${deviceName(d?.vendor ?? null, d?.device ?? null)}`;
-  return nic ? `${nic.name} ${deviceName(d?.vendor ?? null, d?.device ?? null)}` : 'bridge';
+  if (inv.gpus.some((g) => g.bdf === bdf)) return `GPU ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))}`;
+  return nic ? `${nic.name} ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))}` : 'bridge';
 };
 
 /** GPUs by address; NICs by address, then by name (a NIC at a new address under its old name has moved). */
@@ -50,7 +50,7 @@ export function placement(a: Inventory, b: Inventory): Difference[] {
     const x = a.pci.get(bdf);
     const y = b.pci.get(bdf);
     if (!x || !y || !endpoints(a).includes(bdf)) continue;
-    if (x.vendor !== y.vendor || x.device !== y.device) out.push(diff('major', 'device', bdf, what(a, bdf), what(b, bdf), 'inventory-mismatch'));
+    if (nul(x.vendor) !== nul(y.vendor) || nul(x.device) !== nul(y.device)) out.push(diff('major', 'device', bdf, what(a, bdf), what(b, bdf), 'inventory-mismatch'));
     if (x.hostBridge !== y.hostBridge) out.push(diff('critical', 'root-complex', bdf, x.hostBridge, y.hostBridge, 'topology-changed'));
     const [na, nb] = [x.numaNode, y.numaNode];
     if (na.state === 'unknown' || nb.state === 'unknown') {

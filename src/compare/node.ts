@@ -1,5 +1,5 @@
 // Node-wide differences between two inventories: IOMMU, GPUDirect mechanism, modules, memlock, ATS, driver/firmware/kernel.
-import { ABSENT, factText, valueOf, within } from '../model/fact.js';
+import { ABSENT, factText, nul, valueOf, whyUnknown, within } from '../model/fact.js';
 import type { Inventory, Limit } from '../model/inventory.js';
 import { formatBytes } from '../parsers/limits.js';
 import { diff, type Difference } from './types.js';
@@ -11,7 +11,7 @@ export const PATH_MODULES = ['nvidia', 'nvidia_uvm', 'ib_core', 'mlx5_core', 'ml
 function iommuModes(inv: Inventory): Map<string, string> {
   const out = new Map<string, string>();
   const mode = (bdf: string): string => {
-    const g = inv.pci.get(bdf)?.iommuGroup ?? null;
+    const g = nul(inv.pci.get(bdf)?.iommuGroup ?? ABSENT);
     if (g === null) return inv.iommu.units.length ? 'no group' : 'off';
     const t = inv.iommu.groupTypes[g];
     if (t === undefined) return 'unknown';
@@ -39,11 +39,17 @@ export function iommu(a: Inventory, b: Inventory): Difference[] {
 
 const mechanisms = (inv: Inventory): string[] => [valueOf(inv.gpudirect.peermem) ? 'peermem' : '', valueOf(inv.gpudirect.dmabuf) ? 'dmabuf' : ''].filter(Boolean);
 
+/** Why a node's mechanisms could not be told (a peer-memory file or the driver unreadable), or null. */
+const mechanismsUnknown = (inv: Inventory): string | null => whyUnknown(inv.gpudirect.peermem, inv.gpudirect.dmabuf);
+
 export function gpudirect(a: Inventory, b: Inventory): Difference[] {
   const out: Difference[] = [];
   const [xa, xb] = [mechanisms(a), mechanisms(b)];
-  const [ta, tb] = [xa.join('+') || 'none', xb.join('+') || 'none'];
-  if (ta !== tb) {
+  const [ua, ub] = [mechanismsUnknown(a), mechanismsUnknown(b)];
+  const [ta, tb] = [ua === null ? xa.join('+') || 'none' : `unknown (${ua})`, ub === null ? xb.join('+') || 'none' : `unknown (${ub})`];
+  // A side that could not tell is never "no mechanism": said, minor, and not judged.
+  if (ta !== tb && (ua !== null || ub !== null)) out.push(diff('minor', 'gpudirect', 'mechanism', ta, tb, 'unknown-side'));
+  else if (ta !== tb) {
     const lost = xb.some((m) => !xa.includes(m));
     const impact = xa.length === 0 ? 'critical' : lost ? 'major' : 'minor';
     out.push(diff(impact, 'gpudirect', 'mechanism', ta, tb, xa.length === 0 ? 'mechanism-missing' : lost ? 'mechanism-wrong' : 'better-than-reference'));
@@ -74,9 +80,8 @@ export function memlock(a: Inventory, b: Inventory): Difference[] {
   for (const y of b.memlock) {
     const x = a.memlock.find((p) => p.who === y.who);
     if (!x) continue;
-    if (!x.limit.known || !y.limit.known) {
-      if (x.limit.known !== y.limit.known)
-        out.push(diff('minor', 'memlock', y.who, x.limit.known ? limitText(x.limit.value) : 'not readable', y.limit.known ? limitText(y.limit.value) : 'not readable', 'memlock-unknown'));
+    if (x.limit.state !== 'present' || y.limit.state !== 'present') {
+      if (x.limit.state !== y.limit.state) out.push(diff('minor', 'memlock', y.who, x.limit.state === 'present' ? limitText(x.limit.value) : 'not readable', y.limit.state === 'present' ? limitText(y.limit.value) : 'not readable', 'memlock-unknown'));
       continue;
     }
     const [la, lb] = [x.limit.value, y.limit.value];
@@ -105,7 +110,8 @@ export function ats(a: Inventory, b: Inventory): Difference[] {
 export function versions(a: Inventory, b: Inventory): Difference[] {
   const out: Difference[] = [];
   const drv = (inv: Inventory): string => factText(inv.gpudirect.driver, (d) => `${d.flavour} ${d.version}`);
-  if (drv(a) !== drv(b)) out.push(diff('major', 'driver', 'nvidia', drv(a), drv(b), 'driver-mismatch'));
+  const unreadDriver = a.gpudirect.driver.state === 'unknown' || b.gpudirect.driver.state === 'unknown';
+  if (drv(a) !== drv(b)) out.push(unreadDriver ? diff('minor', 'driver', 'nvidia', drv(a), drv(b), 'unknown-side') : diff('major', 'driver', 'nvidia', drv(a), drv(b), 'driver-mismatch'));
   for (const n of b.nics) {
     const x = a.nics.find((m) => m.name === n.name);
     if (!x) continue;
@@ -114,6 +120,7 @@ export function versions(a: Inventory, b: Inventory): Difference[] {
     const unread = x.fwVer.state === 'unknown' || n.fwVer.state === 'unknown';
     out.push(diff(unread ? 'minor' : 'major', 'firmware', n.name, fa, fb, unread ? 'unknown-side' : 'firmware-mismatch'));
   }
-  if (a.kernelRelease !== b.kernelRelease) out.push(diff('minor', 'kernel', 'node', a.kernelRelease ?? 'unknown', b.kernelRelease ?? 'unknown', 'driver-mismatch'));
+  const [ka, kb] = [nul(a.kernelRelease) ?? 'unknown', nul(b.kernelRelease) ?? 'unknown'];
+  if (ka !== kb) out.push(diff('minor', 'kernel', 'node', ka, kb, 'driver-mismatch'));
   return out;
 }

@@ -1,11 +1,11 @@
 // A difference between a suspect node (A) and a known-good one (B), its impact on the GPU↔NIC path, and the response.
 import { entry, type Code } from '../checks/catalog.js';
-import { byNatural, byText } from '../model/order.js';
+import type { AreaId } from '../areas/index.js';
 
 export type Impact = 'critical' | 'major' | 'minor';
 
 /** Areas in the order they bear on the GPU↔NIC path: a missing device first, a kernel string last. */
-export const AREAS = [
+export const BASE_AREAS = [
   'device',
   'root-complex',
   'topology',
@@ -26,7 +26,8 @@ export const AREAS = [
   'firmware',
   'kernel',
 ] as const;
-export type Area = (typeof AREAS)[number];
+/** A base area, or an area record's own id (areas/index.ts): an area that brings a new dimension compares under its id. */
+export type Area = (typeof BASE_AREAS)[number] | AreaId;
 
 export interface Difference {
   readonly impact: Impact;
@@ -60,16 +61,4 @@ export function response(key: ResponseKey): string {
 
 export function diff(impact: Impact, area: Area, subject: string, a: string, b: string, key: ResponseKey): Difference {
   return { impact, area, subject, a, b, response: response(key) };
-}
-
-/** Worst first, then by area along the path, then subject: the order an incident is worked in. */
-export function sortDifferences(ds: readonly Difference[]): Difference[] {
-  const order = new Map<string, number>(AREAS.map((a, i) => [a, i]));
-  return [...ds].sort(
-    (x, y) =>
-      IMPACT_RANK[x.impact] - IMPACT_RANK[y.impact] ||
-      order.get(x.area)! - order.get(y.area)! ||
-      byNatural(x.subject, y.subject) ||
-      byText(x.a, y.a),
-  );
 }

@@ -1,5 +1,6 @@
 // The one pipeline every command judges a node with (DESIGN §2, Engine): trust the files → open the Host → gather
 // the inventory → select the class → run the checks → the outcome. Commands differ only in what they do with it.
+import { nul } from '../model/fact.js';
 import { loadBaselineFor } from '../baseline/load.js';
 import type { Host } from '../host/host.js';
 import { openHost } from '../host/open.js';
@@ -59,7 +60,7 @@ export async function readNode(i: ReadInput): Promise<NodeRead> {
     return { host, inv, baseline: { file, doc: sel.baseline, cls: sel.cls } };
   }
   const inv = await gathering;
-  const sel = await loadBaselineFor(file, inv.hostname ?? '');
+  const sel = await loadBaselineFor(file, nul(inv.hostname) ?? '');
   return { host, inv, baseline: { file, doc: sel.baseline, cls: sel.cls } };
 }
 

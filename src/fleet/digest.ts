@@ -5,19 +5,20 @@
 // worker sends the shared part once per key instead of once per node. join() gives back the very inventory split.
 // One key means one value everywhere in the shared part; the converse need not hold (the bytes say how V8 holds a
 // number as well as its value): two alike nodes under two keys cost a second comparison, never a wrong one.
+import { ABSENT, type Fact } from '../model/fact.js';
 import { createHash } from 'node:crypto';
 import { deserialize, serialize } from 'node:v8';
 import type { Inventory } from '../model/inventory.js';
 
 export interface NodeOwn {
   readonly root: string;
-  readonly hostname: string | null;
-  readonly bootId: string | null;
+  readonly hostname: Fact<string>;
+  readonly bootId: Fact<string>;
   readonly notes: readonly string[];
   /** memlock[k].pid */
   readonly pids: readonly (number | null)[];
   /** nics[k].nodeGuid */
-  readonly guids: readonly (string | null)[];
+  readonly guids: readonly Fact<string>[];
 }
 
 export interface Split {
@@ -32,11 +33,11 @@ function sharedPart(inv: Inventory): Inventory {
   return {
     ...inv,
     root: '',
-    hostname: null,
-    bootId: null,
+    hostname: ABSENT,
+    bootId: ABSENT,
     notes: [],
     memlock: inv.memlock.map((m) => ({ ...m, pid: null })),
-    nics: inv.nics.map((n) => ({ ...n, nodeGuid: null })),
+    nics: inv.nics.map((n) => ({ ...n, nodeGuid: ABSENT })),
   };
 }
 
@@ -79,6 +80,6 @@ export function joinInventory(shared: Inventory, own: NodeOwn): Inventory {
     bootId: own.bootId,
     notes: own.notes,
     memlock: shared.memlock.map((m, k) => ({ ...m, pid: own.pids[k] ?? null })),
-    nics: shared.nics.map((n, k) => ({ ...n, nodeGuid: own.guids[k] ?? null })),
+    nics: shared.nics.map((n, k) => ({ ...n, nodeGuid: own.guids[k] ?? ABSENT })),
   };
 }

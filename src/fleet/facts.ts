@@ -5,8 +5,9 @@
 // impact) are those of each node against the majority. Nodes of one digest key (digest.ts: alike in everything
 // compare reads) are compared once per key.
 import { compareInventories } from '../compare/compare.js';
-import { AREAS, IMPACT_RANK, sortDifferences, type Area, type Difference, type Impact } from '../compare/types.js';
-import { factText, valueOf } from '../model/fact.js';
+import { compareAreas, sortDifferences } from '../compare/order.js';
+import { IMPACT_RANK, type Area, type Difference, type Impact } from '../compare/types.js';
+import { factText, valueOf, nul } from '../model/fact.js';
 import type { Inventory } from '../model/inventory.js';
 import { byNatural, byText } from '../model/order.js';
 
@@ -109,7 +110,7 @@ function fingerprint(inv: Inventory): string {
     return d ? `${factText(d.current.speed)}/${factText(d.current.width)}` : '-';
   };
   return [
-    inv.kernelRelease ?? '',
+    nul(inv.kernelRelease) ?? '',
     valueOf(inv.gpudirect.driver)?.version ?? '',
     ...inv.gpus.map((g) => `${g.bdf}:${link(g.bdf)}`),
     ...inv.nics.map((n) => `${n.name}@${n.bdf ?? ''}:${factText(n.fwVer)}:${link(n.bdf)}`),
@@ -179,7 +180,7 @@ export function classFacts(input: readonly ClassNode[]): ClassFacts {
     const impact = deviations.reduce<Impact>((w, d) => (IMPACT_RANK[d.impact] < IMPACT_RANK[w] ? d.impact : w), 'minor');
     facts.push({ area, subject, majority: m.value, agree: m.count, tie: m.tie, impact, deviations });
   }
-  const order = new Map<string, number>(AREAS.map((a, i) => [a, i]));
+  const order = new Map<string, number>(compareAreas().map((a, i) => [a, i]));
   facts.sort((x, y) => IMPACT_RANK[x.impact] - IMPACT_RANK[y.impact] || order.get(x.area)! - order.get(y.area)! || byNatural(x.subject, y.subject));
   const sorted = new Map([...byNode].map(([n, ds]) => [n, sortDifferences(ds)] as const));
   return { reference: p.ref.node, facts, byNode: sorted };

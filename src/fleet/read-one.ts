@@ -2,6 +2,7 @@
 // inventory, or why it could not be read (an unreadable snapshot is a missing node). Anything else is a fault.
 // A worker answers with the inventory split (digest.ts): the node's own fields and its key, the shared part's
 // bytes only the first time that worker meets the key.
+import { nul } from '../model/fact.js';
 import { readNode } from '../engine/evaluate.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { pciListUnknown } from '../inventory/pci-known.js';
@@ -35,7 +36,7 @@ const why = (e: unknown): string | null => (e instanceof UsageError || e instanc
 export function notThisNode(node: string, inv: Inventory): string | null {
   const pci = pciListUnknown(inv);
   if (pci !== null) return `the snapshot's PCI device list is unknown (${pci})`;
-  const host = inv.hostname;
+  const host = nul(inv.hostname);
   if (host === null) return 'the snapshot records no host name: whose it is cannot be told';
   const short = host.split('.')[0]!;
   if (short.toLowerCase() !== node.toLowerCase()) return `the snapshot was taken on ${JSON.stringify(host.slice(0, 64))}, not on ${node}: not judged as ${node}`;

@@ -13,11 +13,12 @@ import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
 import { readPayload } from './payload.js';
+import { readAreas } from '../areas/index.js';
 import { readCores, readGres, readMinors } from './placement.js';
 import { ABSENT } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
-import { factText, Notes, optText, Pacer } from './read.js';
-import { nul } from '../model/fact.js';
+import { factText, Notes, Pacer } from './read.js';
+import { type Fact, nul, present, unknown, valueOf } from '../model/fact.js';
 import { byNatural, byText } from '../model/order.js';
 
 export interface BuildOptions {
@@ -40,10 +41,10 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
   const ls = await host.list('/sys/devices/system/node');
   if (!ls.ok) return [];
   const ids = ls.value.filter((n) => /^node\d+$/.test(n)).map((n) => Number(n.slice(4)));
-  const lists = await Promise.all(ids.map((id) => optText(host, `/sys/devices/system/node/node${id}/cpulist`, notes)));
+  const lists = await Promise.all(ids.map((id) => factText(host, `/sys/devices/system/node/node${id}/cpulist`, notes)));
   return ids
     .map((id, i) => {
-      const cpuList = lists[i] ?? '';
+      const cpuList = valueOf(lists[i]!) ?? '';
       const p = parseCpuList(cpuList);
       if (!p.ok) notes.add(`/sys/devices/system/node/node${id}/cpulist`, p.error);
       return { id, cpuList, cpus: p.ok ? p.value : [] };
@@ -65,19 +66,19 @@ async function readPlacement(host: Host, gresPath: string): Promise<Placement> {
 /** utsname's release: printable, no blank, at most __NEW_UTS_LEN (64) bytes; anything else is no release. */
 const RELEASE = /^[\x21-\x7e]{1,64}$/;
 
-async function readKernel(host: Host, notes: Notes): Promise<string | null> {
-  const rel = await optText(host, '/proc/sys/kernel/osrelease', notes);
-  if (rel !== null && RELEASE.test(rel)) return rel;
-  if (rel !== null) notes.add('/proc/sys/kernel/osrelease', `not a kernel release: ${JSON.stringify(rel.slice(0, 40))}`);
-  const v = await optText(host, '/proc/version', notes);
-  if (v === null) return null;
-  const p = parseKernelRelease(v);
-  return p.ok ? p.value : null;
+async function readKernel(host: Host, notes: Notes): Promise<Fact<string>> {
+  const rel = await factText(host, '/proc/sys/kernel/osrelease', notes);
+  if (rel.state === 'present' && RELEASE.test(rel.value)) return rel;
+  if (rel.state === 'present') notes.add('/proc/sys/kernel/osrelease', `not a kernel release: ${JSON.stringify(rel.value.slice(0, 40))}`);
+  const v = await factText(host, '/proc/version', notes);
+  if (v.state !== 'present') return v.state === 'absent' && rel.state === 'unknown' ? rel : v;
+  const p = parseKernelRelease(v.value);
+  return p.ok ? present(p.value) : unknown(`/proc/version: ${p.error}`);
 }
 
 async function readModules(host: Host, notes: Notes): Promise<Set<string>> {
-  const [procMods, sysMods] = await Promise.all([optText(host, '/proc/modules', notes), host.list('/sys/module')]);
-  const out = procMods === null ? new Set<string>() : parseModules(procMods);
+  const [procMods, sysMods] = await Promise.all([factText(host, '/proc/modules', notes), host.list('/sys/module')]);
+  const out = procMods.state === 'present' ? parseModules(procMods.value) : new Set<string>();
   // Built-in modules appear only under /sys/module (e.g. mlx5_core on some kernels).
   if (sysMods.ok) for (const m of sysMods.value) out.add(m);
   return out;
@@ -94,9 +95,9 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     readNuma(host, notes),
     readKernel(host, notes),
     readModules(host, notes),
-    optText(host, '/proc/sys/kernel/hostname', notes).then(async (h) => h ?? (await optText(host, '/etc/hostname', notes))),
+    factText(host, '/proc/sys/kernel/hostname', notes).then(async (h) => (h.state === 'present' ? h : await factText(host, '/etc/hostname', notes))),
     // Which boot the AER counters count from (pcie-aer's growth); one small read.
-    optText(host, '/proc/sys/kernel/random/boot_id', notes),
+    factText(host, '/proc/sys/kernel/random/boot_id', notes),
     factText(host, '/proc/cmdline', notes), // read once: the IOMMU and the payload readers both use it
   ]);
   const byBdf = new Map(skeletons.map((s) => [s.bdf, s]));
@@ -112,10 +113,10 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
   );
   // Direct NIC platforms: what else hangs below a ConnectX switch on those paths (the ConnectX-8 DMA function).
   const beside = besideConnectX(detailed, skeletons, wanted);
-  detailed.push(...(await Promise.all(beside.map((s) => detailPci(host, s, notes, s.classCode !== 0x060400, pacer)))));
+  detailed.push(...(await Promise.all(beside.map((s) => detailPci(host, s, notes, valueOf(s.classCode) !== 0x060400, pacer)))));
   const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => byText(a.bdf, b.bdf)).map((d) => [d.bdf, d]));
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? ''), ...beside.map((s) => s.bdf)]
-    .map((b) => pci.get(b)?.iommuGroup)
+    .map((b) => valueOf(pci.get(b)?.iommuGroup ?? ABSENT))
     .filter((g): g is string => !!g);
   const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([
     readIommu(host, groups, notes, nul(cmdline)),
@@ -126,6 +127,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     readPlacement(host, opts.gresConf ?? DEFAULT_GRES_CONF),
     readPayload(host, pci, cmdline, notes),
   ]);
+  const areas = await readAreas(host, { gpus: gpus.map((g) => g.bdf), pci, notes });
   return {
     root: host.root,
     hostname,
@@ -143,6 +145,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     bootId,
     placement,
     payload,
+    areas,
     notes: notes.list,
   };
 }

@@ -23,11 +23,11 @@ export function dmabufPossible(flavour: 'open' | 'proprietary' | null, driver: s
 }
 
 /** DMA-BUF as a fact: no driver (absent) or a proprietary one is a definite no; an unread driver or kernel is unknown. */
-export function dmabufFact(driver: Fact<NvidiaDriver>, kernel: string | null): Fact<boolean> {
+export function dmabufFact(driver: Fact<NvidiaDriver>, kernel: Fact<string>): Fact<boolean> {
   if (driver.state === 'unknown') return unknown(`DMA-BUF: ${driver.why}`);
   if (driver.state === 'absent' || driver.value.flavour !== 'open') return present(false);
-  if (kernel === null || kernelMajorMinor(kernel) === null) return unknown('DMA-BUF: kernel release not read');
-  return present(dmabufPossible('open', driver.value.version, kernel));
+  if (kernel.state !== 'present' || kernelMajorMinor(kernel.value) === null) return unknown('DMA-BUF: kernel release not read');
+  return present(dmabufPossible('open', driver.value.version, kernel.value));
 }
 
 /** Loaded when a file reads or the module is listed; unknown when neither and a file could not be read; else not loaded. */
@@ -37,7 +37,7 @@ export function peermemFact(files: readonly Fact<string>[], listed: boolean): Fa
   return bad?.state === 'unknown' ? unknown(`nvidia_peermem: ${bad.why}`) : present(false);
 }
 
-export async function readGpudirect(host: Host, kernelRelease: string | null, modules: ReadonlySet<string>, notes: Notes): Promise<Gpudirect> {
+export async function readGpudirect(host: Host, kernelRelease: Fact<string>, modules: ReadonlySet<string>, notes: Notes): Promise<Gpudirect> {
   const [nvMem, nvMemNc, nvidiaPeermem, nvVersion, ibUverbs, registryDwords] = await Promise.all([
     factText(host, PEERMEM_FILES.nvMem, notes),
     factText(host, PEERMEM_FILES.nvMemNc, notes),
@@ -55,11 +55,10 @@ export async function readGpudirect(host: Host, kernelRelease: string | null, mo
       driver = unknown(`${VERSION}: ${p.error}`);
     }
   }
-  const text = (f: Fact<string>): string | null => (f.state === 'present' ? f.value : null);
   return {
-    nvMem: text(nvMem),
-    nvMemNc: text(nvMemNc),
-    nvidiaPeermem: text(nvidiaPeermem),
+    nvMem,
+    nvMemNc,
+    nvidiaPeermem,
     driver,
     kernelRelease,
     ibUverbs: ibUverbs || modules.has('ib_uverbs'),

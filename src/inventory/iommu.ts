@@ -2,7 +2,8 @@
 import type { Host } from '../host/host.js';
 import type { Iommu } from '../model/inventory.js';
 import { parseIommuCmdline } from '../parsers/procfs.js';
-import { Notes, optText } from './read.js';
+import { factText, Notes } from './read.js';
+import { valueOf } from '../model/fact.js';
 
 /**
  * Reads the type of the given groups only (those of GPUs and NICs): a big node has hundreds of groups.
@@ -11,7 +12,7 @@ import { Notes, optText } from './read.js';
 export async function readIommu(host: Host, groups: readonly string[], notes: Notes, cmdline: string | null): Promise<Iommu> {
   const [units, all] = await Promise.all([host.list('/sys/class/iommu'), host.list('/sys/kernel/iommu_groups')]);
   const wanted = [...new Set(groups)].sort();
-  const types = await Promise.all(wanted.map((g) => optText(host, `/sys/kernel/iommu_groups/${g}/type`, notes)));
+  const types = await Promise.all(wanted.map(async (g) => valueOf(await factText(host, `/sys/kernel/iommu_groups/${g}/type`, notes))));
   const groupTypes: Record<string, string> = {};
   wanted.forEach((g, i) => {
     const t = types[i];

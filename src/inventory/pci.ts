@@ -1,13 +1,13 @@
 // PCI devices from /sys/bus/pci/devices: parent chain from the sysfs realpath (as NCCL's topology does), links, config.
 import type { Host } from '../host/host.js';
-import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
+import { ABSENT, type Fact, present, unknown, valueOf } from '../model/fact.js';
 import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
 import type { PciConfig, PcieCap } from '../model/pci.js';
 import { sparseConfig } from '../parsers/pci-config.js';
 import { parsePciConfigOnce } from './config-memo.js';
 import { BDF_RE, parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
 import { readAerCounters } from './aer.js';
-import { factParsed, factText, type Notes, optParsed, type Pacer, readWhy } from './read.js';
+import { factLinkBase, factParsed, factText, type Notes, type Pacer, readWhy } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
 const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
@@ -17,13 +17,13 @@ export interface PciSkeleton {
   readonly sysPath: string;
   readonly hostBridge: string;
   readonly bridges: readonly Bdf[];
-  /** Read in phase 1 for display controllers only (GPU candidates); null for the others until phase 2. */
-  readonly vendor: number | null;
-  readonly classCode: number | null;
+  /** Read in phase 1 for display controllers only (GPU candidates); absent (not read) for the others until phase 2. */
+  readonly vendor: Fact<number>;
+  readonly classCode: Fact<number>;
 }
 
 /** A display controller (VGA 0x0300, 3D 0x0302): only these can be GPUs, and only their vendor is needed now. */
-const isDisplay = (classCode: number | null): boolean => classCode !== null && (classCode >> 8 === 0x0300 || classCode >> 8 === 0x0302);
+const isDisplay = (classCode: Fact<number>): boolean => classCode.state === 'present' && (classCode.value >> 8 === 0x0300 || classCode.value >> 8 === 0x0302);
 
 /**
  * Phase 1, every device: where it sits and what it is (realpath, class; vendor for display controllers, to
@@ -45,8 +45,8 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
       const segs = real.value.split('/');
       const hb = segs.findIndex((s) => HOST_BRIDGE_RE.test(s));
       const chain = segs.slice(hb + 1).filter((s) => BDF_RE.test(s));
-      const classCode = await optParsed(host, `${real.value}/class`, parseHex, notes);
-      const vendor = isDisplay(classCode) ? await optParsed(host, `${real.value}/vendor`, parseHex, notes) : null;
+      const classCode = await factParsed(host, `${real.value}/class`, parseHex, notes, 'absent');
+      const vendor = isDisplay(classCode) ? await factParsed(host, `${real.value}/vendor`, parseHex, notes, 'absent') : ABSENT;
       return {
         bdf,
         sysPath: real.value,
@@ -83,13 +83,6 @@ async function config(host: Host, dir: string): Promise<Fact<PciConfig>> {
   return present(parsePciConfigOnce(r.value));
 }
 
-/** The bound driver's name (the `driver` link's last part); absent when unbound. */
-async function driverOf(host: Host, path: string): Promise<Fact<string>> {
-  const r = await host.readLink(path);
-  if (r.ok) return present(r.value.split('/').pop() ?? '');
-  return r.missing ? ABSENT : unknown(readWhy(path, r.reason));
-}
-
 /**
  * Phase 2, only the devices that matter (GPUs, RDMA NICs, bridges on their paths): everything else. A bridge
  * (`endpoint` false) is judged by its config space, link and NUMA node only: its driver, local CPUs and IOMMU
@@ -107,34 +100,33 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   const header = cv && cv.length >= 0x40 && cv.vendorId !== 0xffff ? cv : null;
   const pcie = cv && cv.pcie.state === 'present' ? cv.pcie.value : null;
   const [vendor, device, driver, numaNode, localCpuList, current, max, iommu] = await Promise.all([
-    isDisplay(s.classCode) ? s.vendor : header ? header.vendorId : optParsed(host, `${d}/vendor`, parseHex, notes),
-    header ? header.deviceId : optParsed(host, `${d}/device`, parseHex, notes),
-    endpoint ? driverOf(host, `${d}/driver`) : ABSENT,
+    isDisplay(s.classCode) ? s.vendor : header ? present(header.vendorId) : factParsed(host, `${d}/vendor`, parseHex, notes, 'absent'),
+    header ? present(header.deviceId) : factParsed(host, `${d}/device`, parseHex, notes, 'absent'),
+    endpoint ? factLinkBase(host, `${d}/driver`) : ABSENT, // the bound driver's name; absent when unbound
     factParsed(host, `${d}/numa_node`, parseNumaNode, notes, 'absent'),
     endpoint ? factText(host, `${d}/local_cpulist`, notes) : ABSENT,
     pcie ? fromRegisters(pcie.linkStatus, 'Link Status') : link(host, d, 'current', notes),
     pcie ? fromRegisters(pcie.linkCap, 'Link Capabilities') : link(host, d, 'max', notes),
-    endpoint ? host.readLink(`${d}/iommu_group`) : null,
+    endpoint ? factLinkBase(host, `${d}/iommu_group`) : ABSENT,
   ]);
   // Root ports (port type 4) also carry aer_rootport_total_err_*; a root-bus bridge whose config cannot say may be one.
   const rootPort = pcie ? pcie.portType === 4 : s.bridges.length === 0 && !endpoint;
   // Config space walked to its end without an AER capability: the kernel shows no aer_* file (inventory/aer.ts).
   const aer = await readAerCounters(host, d, rootPort, notes, cv !== null && cv.aer.state === 'absent');
-  const iommuGroup = iommu?.ok ? (iommu.value.split('/').pop() ?? null) : null;
   const text = localCpuList.state === 'present' ? localCpuList.value : null;
   const parsed = text === null ? null : parseCpuList(text);
   if (parsed && !parsed.ok) notes.add(`${d}/local_cpulist`, parsed.error);
   // The kernel writes at least one CPU (all of them when the device has no affinity): an empty list is not one.
   const localCpus = parsed === null ? (localCpuList.state === 'unknown' ? localCpuList : ABSENT) : !parsed.ok ? unknown(`${d}/local_cpulist: ${parsed.error}`) : parsed.value.length ? present(parsed.value) : unknown(`${d}/local_cpulist: empty`);
   // Written out (the skeleton's fields first, as a spread of it would give them): a spread of a skeleton costs more.
-  return { bdf: s.bdf, sysPath: s.sysPath, hostBridge: s.hostBridge, bridges: s.bridges, vendor, classCode: s.classCode, device, driver, numaNode, localCpuList: text, localCpus, current, max, config: cfg, iommuGroup, aer };
+  return { bdf: s.bdf, sysPath: s.sysPath, hostBridge: s.hostBridge, bridges: s.bridges, vendor, classCode: s.classCode, device, driver, numaNode, localCpuList, localCpus, current, max, config: cfg, iommuGroup: iommu, aer };
 }
 
 /** A function whose class could not be read, or a display controller whose vendor could not: what it is cannot be told. */
-export const unidentified = (s: PciSkeleton): boolean => s.classCode === null || (isDisplay(s.classCode) && s.vendor === null);
+export const unidentified = (s: PciSkeleton): boolean => s.classCode.state !== 'present' || (isDisplay(s.classCode) && s.vendor.state !== 'present');
 
 export function isGpu(s: PciSkeleton): boolean {
-  return s.vendor === 0x10de && isDisplay(s.classCode);
+  return valueOf(s.vendor) === 0x10de && isDisplay(s.classCode);
 }
 
 /**
@@ -143,7 +135,7 @@ export function isGpu(s: PciSkeleton): boolean {
  * node without ConnectX switches, so no read more there.
  */
 export function besideConnectX(detailed: readonly PciDevice[], all: readonly PciSkeleton[], have: ReadonlySet<Bdf>): PciSkeleton[] {
-  const cx = new Set(detailed.filter((d) => d.vendor === 0x15b3 && d.classCode === 0x060400).map((d) => d.bdf));
+  const cx = new Set(detailed.filter((d) => valueOf(d.vendor) === 0x15b3 && valueOf(d.classCode) === 0x060400).map((d) => d.bdf));
   if (cx.size === 0) return [];
   return all.filter((s) => !have.has(s.bdf) && s.bridges.some((b) => cx.has(b)));
 }

@@ -2,16 +2,14 @@
 import type { Host } from '../host/host.js';
 import type { RdmaNic, RdmaPort } from '../model/inventory.js';
 import { BDF_RE, parseFwVer } from '../parsers/sysfs.js';
-import { factParsed, Notes, optText } from './read.js';
+import { factParsed, factText, Notes } from './read.js';
 
 const CLASS = '/sys/class/infiniband';
 
 async function port(host: Host, dir: string, n: number, notes: Notes): Promise<RdmaPort> {
   const p = `${dir}/ports/${n}`;
-  const [state, physState, rate, linkLayer] = await Promise.all(
-    ['state', 'phys_state', 'rate', 'link_layer'].map((a) => optText(host, `${p}/${a}`, notes)),
-  );
-  return { port: n, state: state ?? null, physState: physState ?? null, rate: rate ?? null, linkLayer: linkLayer ?? null };
+  const [state, physState, rate, linkLayer] = await Promise.all(['state', 'phys_state', 'rate', 'link_layer'].map((a) => factText(host, `${p}/${a}`, notes)));
+  return { port: n, state: state!, physState: physState!, rate: rate!, linkLayer: linkLayer! };
 }
 
 export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
@@ -30,7 +28,7 @@ export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
       const [fwVer, nodeGuid, portList] = await Promise.all([
         // An empty or garbled fw_ver (a FIFO, a driver that wrote nothing) says nothing about the firmware: unknown.
         factParsed(host, `${dir}/fw_ver`, parseFwVer, notes, 'absent'),
-        optText(host, `${dir}/node_guid`, notes),
+        factText(host, `${dir}/node_guid`, notes),
         Promise.all(nums.map((n) => port(host, dir, n, notes))),
       ]);
       return { name, bdf: BDF_RE.test(bdf) ? bdf : null, fwVer, nodeGuid, ports: portList };

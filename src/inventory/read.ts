@@ -1,4 +1,4 @@
-// Small helpers that turn Host reads into optional values: missing → null, unreadable → null plus a note.
+// Small helpers that turn Host reads into facts: missing → absent, unreadable or malformed → unknown plus a note.
 import type { Host, ReadResult } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Parsed } from '../parsers/sysfs.js';
@@ -32,33 +32,11 @@ export class Notes {
   }
 }
 
-/** Text of an optional attribute, trimmed; null when absent; a note when present but unreadable. */
-export async function optText(host: Host, path: string, notes: Notes): Promise<string | null> {
-  const r = await host.readText(path);
-  return unwrap(r, path, notes)?.trim() ?? null;
-}
-
-export function unwrap<T>(r: ReadResult<T>, path: string, notes: Notes): T | null {
-  if (r.ok) return r.value;
-  if (!r.missing) notes.add(path, r.reason);
-  return null;
-}
-
-/** Parse an optional attribute; malformed content is a note, never a silent default. */
-export async function optParsed<T>(host: Host, path: string, parse: (s: string) => Parsed<T>, notes: Notes): Promise<T | null> {
-  const s = await optText(host, path, notes);
-  if (s === null) return null;
-  const p = parse(s);
-  if (!p.ok) {
-    notes.add(path, p.error);
-    return null;
-  }
-  return p.value;
-}
-
-export async function linkBase(host: Host, path: string): Promise<string | null> {
+/** The last part of a link's target (`iommu_group` → `17`): missing is absent, unreadable unknown. */
+export async function factLinkBase(host: Host, path: string): Promise<Fact<string>> {
   const r = await host.readLink(path);
-  return r.ok ? (r.value.split('/').pop() ?? null) : null;
+  if (r.ok) return present(r.value.split('/').pop() ?? '');
+  return r.missing ? ABSENT : unknown(readWhy(path, r.reason));
 }
 
 export async function exists(host: Host, path: string): Promise<boolean> {

@@ -14,7 +14,7 @@ export async function readGpus(host: Host, gpus: readonly Bdf[], pci: ReadonlyMa
       const d = pci.get(bdf);
       const parent = d ? pci.get(d.bridges[d.bridges.length - 1] ?? '') : undefined;
       const [resource, upstream] = await Promise.all([d ? read(host, d.sysPath, notes) : ABSENT, parent ? read(host, parent.sysPath, notes) : (ABSENT as Fact<never>)]);
-      return { bdf, device: d?.device ?? null, resource, upstream };
+      return { bdf, device: d?.device ?? ABSENT, resource, upstream };
     }),
   );
 }

@@ -35,7 +35,7 @@ export async function readPcieCooling(host: Host, notes: Notes): Promise<Fact<re
       if (type.state !== 'present') return type;
       if (!type.value.startsWith(PREFIX)) return present(null);
       const [cur, max] = await Promise.all([factParsed(host, `${DIR}/${name}/cur_state`, state, notes, 'absent'), factParsed(host, `${DIR}/${name}/max_state`, state, notes, 'absent')]);
-      return present({ device: name, port: type.value.slice(PREFIX.length), cur, max: max.state === 'present' ? max.value : null });
+      return present({ device: name, port: type.value.slice(PREFIX.length), cur, max });
     }),
   );
   const bad = out.find((c) => c.state !== 'present');

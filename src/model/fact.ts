@@ -5,9 +5,15 @@ export type Fact<T> =
   | { readonly state: 'absent' }
   | { readonly state: 'unknown'; readonly why: string };
 
-export const present = <T>(value: T): Fact<T> => ({ state: 'present', value });
+/** A fact that cannot be absent (a limit every process has, a listing where no directory means an empty list). */
+export type Readable<T> = Exclude<Fact<T>, { readonly state: 'absent' }>;
+
+export type Present<T> = Extract<Fact<T>, { readonly state: 'present' }>;
+export type Unknown = Extract<Fact<never>, { readonly state: 'unknown' }>;
+
+export const present = <T>(value: T): Present<T> => ({ state: 'present', value });
 export const ABSENT: Fact<never> = { state: 'absent' };
-export const unknown = (why: string): Fact<never> => ({ state: 'unknown', why });
+export const unknown = (why: string): Unknown => ({ state: 'unknown', why });
 
 /** The value when present; undefined when absent or unknown (for display and for code that only reads what is there). */
 export function valueOf<T>(f: Fact<T>): T | undefined {

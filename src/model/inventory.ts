@@ -1,6 +1,7 @@
 // The typed model of one node, gathered once per run; checks read only this.
 import type { AerCounters } from './aer.js';
-import type { Fact } from './fact.js';
+import type { AreaFacts } from '../areas/index.js';
+import type { Fact, Readable } from './fact.js';
 import type { PciConfig } from './pci.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
 import type { PciResource } from '../parsers/pci-resource.js';
@@ -11,9 +12,6 @@ import type { NvidiaDriver } from '../parsers/procfs.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
-
-/** A value read from the node, or why it could not be read (never silently 0). */
-export type Known<T> = { readonly known: true; readonly value: T } | { readonly known: false; readonly why: string };
 
 export interface LinkEnd {
   /** GT/s, from Link Status/Capabilities as root, else sysfs `*_link_speed` ("32.0 GT/s PCIe"; "Unknown" is unknown). */
@@ -30,30 +28,32 @@ export interface PciDevice {
   readonly hostBridge: string;
   /** PCI bridges from the root down to the device's parent (root port first). */
   readonly bridges: readonly Bdf[];
-  readonly vendor: number | null;
-  readonly device: number | null;
-  readonly classCode: number | null;
+  /** IDs and class (config space as root, else sysfs `vendor`, `device`, `class`); unknown when unreadable or garbage. */
+  readonly vendor: Fact<number>;
+  readonly device: Fact<number>;
+  readonly classCode: Fact<number>;
   /** Bound driver (`nvidia`, `mlx5_core`); GPUs and NICs only: absent for the bridges on their paths (not read). */
   readonly driver: Fact<string>;
   /** sysfs numa_node; absent when -1 (no affinity reported) or no file; unknown when unreadable or garbage. */
   readonly numaNode: Fact<number>;
   /** GPUs and NICs only, like driver and iommuGroup: the text as the kernel wrote it (shown), and parsed once. */
-  readonly localCpuList: string | null;
+  readonly localCpuList: Fact<string>;
   readonly localCpus: Fact<CpuRanges>;
   readonly current: LinkEnd;
   readonly max: LinkEnd;
   readonly config: Fact<PciConfig>;
-  readonly iommuGroup: string | null;
+  /** The `iommu_group` link's last part; absent without one (no IOMMU) or on a bridge (not read). */
+  readonly iommuGroup: Fact<string>;
   /** The kernel's AER counters (aer_dev_*, and aer_rootport_total_err_* on root ports); absent without an AER driver. */
   readonly aer: AerCounters;
 }
 
 export interface RdmaPort {
   readonly port: number;
-  readonly state: string | null; // "4: ACTIVE"
-  readonly physState: string | null; // "5: LinkUp"
-  readonly rate: string | null; // "400 Gb/sec (4X NDR)"
-  readonly linkLayer: string | null; // InfiniBand | Ethernet
+  readonly state: Fact<string>; // "4: ACTIVE"
+  readonly physState: Fact<string>; // "5: LinkUp"
+  readonly rate: Fact<string>; // "400 Gb/sec (4X NDR)"
+  readonly linkLayer: Fact<string>; // InfiniBand | Ethernet
 }
 
 export interface RdmaNic {
@@ -61,13 +61,13 @@ export interface RdmaNic {
   readonly bdf: Bdf | null;
   /** `fw_ver`; an empty or unreadable file is unknown, never a version. */
   readonly fwVer: Fact<string>;
-  readonly nodeGuid: string | null;
+  readonly nodeGuid: Fact<string>;
   readonly ports: readonly RdmaPort[];
 }
 
 export interface Gpu {
   readonly bdf: Bdf;
-  readonly device: number | null;
+  readonly device: Fact<number>;
   /** sysfs `resource` (BARs, ROM, …): where the GPUDirect window (BAR1) is read from. */
   readonly resource: Fact<readonly PciResource[]>;
   /** The parent bridge's `resource` (its windows); absent when the GPU sits on a root bus. */
@@ -82,17 +82,18 @@ export interface Limit {
 export interface ProcessMemlock {
   readonly who: string; // "self", "slurmd", "job"
   readonly pid: number | null;
-  readonly limit: Known<Limit>;
+  /** Never absent: a process whose limits file cannot be read is unknown. */
+  readonly limit: Readable<Limit>;
 }
 
 export interface Gpudirect {
-  /** NCCL's three peer-memory files (net_ib.cc: ncclIbGdrSupport): their text, null when absent or unreadable (shown only). */
-  readonly nvMem: string | null; // /sys/kernel/mm/memory_peers/nv_mem/version
-  readonly nvMemNc: string | null; // /sys/kernel/mm/memory_peers/nv_mem_nc/version
-  readonly nvidiaPeermem: string | null; // /sys/module/nvidia_peermem/version
+  /** NCCL's three peer-memory files (net_ib.cc: ncclIbGdrSupport): their text (shown only). */
+  readonly nvMem: Fact<string>; // /sys/kernel/mm/memory_peers/nv_mem/version
+  readonly nvMemNc: Fact<string>; // /sys/kernel/mm/memory_peers/nv_mem_nc/version
+  readonly nvidiaPeermem: Fact<string>; // /sys/module/nvidia_peermem/version
   /** /proc/driver/nvidia/version: absent without the NVIDIA module; unknown when unreadable or malformed. */
   readonly driver: Fact<NvidiaDriver>;
-  readonly kernelRelease: string | null;
+  readonly kernelRelease: Fact<string>;
   readonly ibUverbs: boolean;
   /** DMA-BUF for RDMA: open kernel module and kernel >= 5.12 (NCCL's ncclIbDmaBufSupport precondition); unknown when the driver or kernel could not be read. */
   readonly dmabuf: Fact<boolean>;
@@ -125,7 +126,7 @@ export interface PcieCooling {
   readonly port: Bdf;
   /** 0: full speed; n > 0: the kernel lowered the port's speed n steps. */
   readonly cur: Fact<number>;
-  readonly max: number | null;
+  readonly max: Fact<number>;
 }
 
 /** ASPM `link/` attributes of one device (drivers/pci/pcie/aspm.c): the ones the kernel shows, each on or off. */
@@ -154,8 +155,8 @@ export interface Placement {
 
 export interface Inventory {
   readonly root: string;
-  readonly hostname: string | null;
-  readonly kernelRelease: string | null;
+  readonly hostname: Fact<string>;
+  readonly kernelRelease: Fact<string>;
   readonly pci: ReadonlyMap<Bdf, PciDevice>;
   /** PCI functions whose class (or, for a display controller, vendor) could not be read: a GPU among them is unknown, never missing. */
   readonly unidentified: readonly Bdf[];
@@ -168,10 +169,12 @@ export interface Inventory {
   readonly modules: ReadonlySet<string>;
   /** PCIe link-speed cooling devices; unknown when /sys/class/thermal could not be listed. */
   readonly pcieCooling: Fact<readonly PcieCooling[]>;
-  /** /proc/sys/kernel/random/boot_id: which boot the AER counters count from; null when unreadable. */
-  readonly bootId: string | null;
+  /** /proc/sys/kernel/random/boot_id: which boot the AER counters count from. */
+  readonly bootId: Fact<string>;
   readonly placement: Placement;
   readonly payload: PayloadPolicy;
+  /** What the area records that read their own files found (areas/index.ts), by the record's id. */
+  readonly areas: AreaFacts;
   /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
   readonly notes: readonly string[];
 }

@@ -1,5 +1,6 @@
 // What a PCI function is to the Direct NIC rules (rdma_topo's device table: vendor, device and class), and tree walks
 // over the inventory's functions (parent = the last bridge of the sysfs path).
+import { nul } from '../model/fact.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 
 export type PciKind = 'grace_rp' | 'vera_rp' | 'cx_nic' | 'bf3_nic' | 'cx_dma' | 'cx_switch' | 'bf3_switch' | 'nvgpu' | 'generic_rp' | 'bridge' | 'other';
@@ -17,10 +18,11 @@ const BY_ID: readonly [vendor: number, device: number, kind: PciKind][] = [
 
 export function typeOf(d: PciDevice | undefined): PciKind {
   if (!d) return 'other';
-  const hit = BY_ID.find(([v, id]) => v === d.vendor && id === d.device);
+  const [vendor, device, classCode] = [nul(d.vendor), nul(d.device), nul(d.classCode)];
+  const hit = BY_ID.find(([v, id]) => v === vendor && id === device);
   if (hit) return hit[2];
-  if (d.vendor === NVIDIA && d.classCode !== null && d.classCode >> 16 === 0x03) return 'nvgpu';
-  if (d.classCode === 0x060400) return d.bridges.length === 0 ? 'generic_rp' : 'bridge';
+  if (vendor === NVIDIA && classCode !== null && classCode >> 16 === 0x03) return 'nvgpu';
+  if (classCode === 0x060400) return d.bridges.length === 0 ? 'generic_rp' : 'bridge';
   return 'other';
 }
 

@@ -1,4 +1,5 @@
 // The report object: what `--json` prints (schemas/report.schema.json) and what the text reporter renders.
+import { nul } from '../model/fact.js';
 import { entry } from '../checks/catalog.js';
 import type { Finding, Layer, Status } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
@@ -54,7 +55,7 @@ export function buildReport(i: ReportInput): Report {
     version: VERSION,
     command: i.command,
     root: i.root,
-    host: i.inv?.hostname ?? null,
+    host: i.inv ? nul(i.inv.hostname) : null,
     time: new Date().toISOString(),
     durationMs: Math.round(performance.now() - i.started),
     result: i.outcome.kind,

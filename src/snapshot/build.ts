@@ -1,4 +1,5 @@
 // Builds a snapshot through a Host: what the inventory read, the documented extras, /dev, ticket commands, a manifest.
+import { nul } from '../model/fact.js';
 import { gzipSync } from 'node:zlib';
 import type { Exec } from '../host/exec.js';
 import type { Host } from '../host/host.js';
@@ -142,7 +143,7 @@ export async function buildSnapshot(src: Host, live: boolean, o: SnapshotOptions
     kind: 'snapshot',
     format: 1,
     version: VERSION,
-    host: inv.hostname,
+    host: nul(inv.hostname),
     time: now.toISOString(),
     uid: o.uid ?? null,
     root: src.root,

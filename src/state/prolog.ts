@@ -37,7 +37,7 @@ export function buildPrologState(i: StateInput): PrologState {
     uid: i.uid,
     node: i.node,
     time: i.now.toISOString(),
-    memlock: ml?.limit.known ? { who: ml.who, soft: ml.limit.value.soft, hard: ml.limit.value.hard } : null,
+    memlock: ml?.limit.state === 'present' ? { who: ml.who, soft: ml.limit.value.soft, hard: ml.limit.value.hard } : null,
     memlockMin: i.memlockMin,
     hcas: i.inv.nics.map((n) => n.name),
     uverbs: i.devInfiniband.filter((n) => UVERBS_RE.test(n)).sort(),

@@ -45,7 +45,7 @@ async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead 
 }
 
 function taskRecord(job: string, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {
-  const jm = view.self.known ? jobMemlock(view.self.value, env.SLURM_RLIMIT_MEMLOCK) : null;
+  const jm = view.self.state === 'present' ? jobMemlock(view.self.value, env.SLURM_RLIMIT_MEMLOCK) : null;
   return {
     format: TASK_FORMAT,
     job,

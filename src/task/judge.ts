@@ -35,7 +35,7 @@ export function resolveMin(state: StateRead | null, baselineMin: Bytes | null): 
 }
 
 function memlock(i: JudgeInput): TaskFinding {
-  if (!i.view.self.known) return tf('job-memlock-unknown', 'skip', 'job', `memlock not readable: ${i.view.self.why}`);
+  if (i.view.self.state === 'unknown') return tf('job-memlock-unknown', 'skip', 'job', `memlock not readable: ${i.view.self.why}`);
   const jm = jobMemlock(i.view.self.value, i.rlimitMemlock);
   if (!jm.ok) return tf('job-memlock-unknown', 'skip', 'job', jm.error);
   const { soft, hard, source } = jm.value;
@@ -58,19 +58,19 @@ function denied(nodes: readonly DevNode[], dir: string, code: 'job-uverbs-denied
 
 function againstHost(v: JobView, s: PrologState): TaskFinding[] {
   const out: TaskFinding[] = [];
-  if (v.hcas.known) {
+  if (v.hcas.state === 'present') {
     const seen = new Set(v.hcas.value);
     const miss = s.hcas.filter((h) => !seen.has(h));
     if (miss.length) out.push(tf('job-hca-missing', 'fail', '/sys/class/infiniband', `this job sees ${s.hcas.length - miss.length} of the ${s.hcas.length} RDMA adapters of the host (missing ${list(miss)})`, list(s.hcas), list(v.hcas.value)));
   }
-  if (v.uverbs.known) {
+  if (v.uverbs.state === 'present') {
     const seen = new Set(v.uverbs.value.map((n) => n.name));
     const miss = s.uverbs.filter((u) => !seen.has(u));
     if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - miss.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(miss.map((u) => `/dev/infiniband/${u}`))})`, list(s.uverbs), list([...seen])));
     out.push(...denied(v.uverbs.value.filter((n) => s.uverbs.includes(n.name)), '/dev/infiniband', 'job-uverbs-denied'));
   }
   const gpus = s.jobGpus ?? [];
-  if (gpus.length && v.nvidia.known) {
+  if (gpus.length && v.nvidia.state === 'present') {
     // The job's GPUs by their node-wide numbers (SLURM_JOB_GPUS, not the renumbered CUDA_VISIBLE_DEVICES), plus the control nodes CUDA opens.
     const want = [...gpus.map((g) => `nvidia${g}`), 'nvidiactl', 'nvidia-uvm'].filter((n) => s.nvidia.includes(n));
     const seen = new Set(v.nvidia.value.map((n) => n.name));
@@ -84,24 +84,24 @@ function againstHost(v: JobView, s: PrologState): TaskFinding[] {
 /** Without the host's record: the job's view must at least agree with itself. */
 function selfConsistent(v: JobView, standalone: boolean): TaskFinding[] {
   const out: TaskFinding[] = [];
-  if (v.verbsClass.known && v.uverbs.known) {
+  if (v.verbsClass.state === 'present' && v.uverbs.state === 'present') {
     const seen = new Set(v.uverbs.value.map((n) => n.name));
     const miss = v.verbsClass.value.filter((u) => !seen.has(u));
     if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `the kernel has verbs devices ${list(miss)} (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them`, list(v.verbsClass.value), list([...seen])));
   }
-  if (v.uverbs.known) out.push(...denied(v.uverbs.value, '/dev/infiniband', 'job-uverbs-denied'));
-  if (v.nvidia.known) out.push(...denied(v.nvidia.value, '/dev', 'job-gpu-denied'));
-  if (standalone && v.hcas.known && v.hcas.value.length === 0) out.push(tf('job-no-rdma', 'warn', '/sys/class/infiniband', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)'));
+  if (v.uverbs.state === 'present') out.push(...denied(v.uverbs.value, '/dev/infiniband', 'job-uverbs-denied'));
+  if (v.nvidia.state === 'present') out.push(...denied(v.nvidia.value, '/dev', 'job-gpu-denied'));
+  if (standalone && v.hcas.state === 'present' && v.hcas.value.length === 0) out.push(tf('job-no-rdma', 'warn', '/sys/class/infiniband', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)'));
   return out;
 }
 
 function visibility(i: JudgeInput): TaskFinding[] {
   const v = i.view;
-  const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.known ? [] : [tf('job-view-unknown', 'skip', 'job', k.why)]));
+  const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.state === 'unknown' ? [tf('job-view-unknown', 'skip', 'job', k.why)] : []));
   const trusted = i.state?.status === 'trusted' ? i.state.state : null;
   const found = trusted ? againstHost(v, trusted) : selfConsistent(v, i.state === null);
   if (found.length) return [...found, ...unknown];
-  const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.known ? String(k.value.length) : '?');
+  const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.state === 'present' ? String(k.value.length) : '?');
   return [tf('job-visibility-ok', 'pass', 'job', `this job sees ${n(v.hcas)} RDMA adapters, ${n(v.uverbs)} verbs devices, ${n(v.nvidia)} NVIDIA device nodes`), ...unknown];
 }
 

@@ -53,7 +53,7 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   // The GPU's best class is PHB or farther: no adapter is next to it, nothing a job must see.
   if (!near) return [];
   const { hcas, uverbs } = i.view;
-  if (!hcas.known || !uverbs.known || i.place.verbsOf.state === 'unknown') return [tf('job-placement-unknown', 'skip', gpuName(g), !hcas.known ? hcas.why : !uverbs.known ? uverbs.why : (i.place.verbsOf as { why: string }).why)];
+  if (hcas.state === 'unknown' || uverbs.state === 'unknown' || i.place.verbsOf.state === 'unknown') return [tf('job-placement-unknown', 'skip', gpuName(g), hcas.state === 'unknown' ? hcas.why : uverbs.state === 'unknown' ? uverbs.why : (i.place.verbsOf as { why: string }).why)];
   const verbsOf = i.place.verbsOf.state === 'present' ? i.place.verbsOf.value : new Map<string, string>();
   const missing = near.nics.filter((n) => {
     if (!hcas.value.includes(n)) return true;

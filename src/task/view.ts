@@ -1,7 +1,8 @@
 // The job's view, read once through the Host: its own memlock, the RDMA adapters and verbs nodes it can
 // see, the NVIDIA device nodes, and whether it may open each one.
 import type { Host, StatInfo } from '../host/host.js';
-import type { Known, Limit } from '../model/inventory.js';
+import { present, type Readable, unknown } from '../model/fact.js';
+import type { Limit } from '../model/inventory.js';
 import { parseMemlock } from '../parsers/limits.js';
 import { NVIDIA_RE, UVERBS_RE } from '../state/names.js';
 import type { Access, AccessProbe } from './access.js';
@@ -15,26 +16,26 @@ export interface DevNode {
 
 export interface JobView {
   /** /proc/self/limits "Max locked memory". */
-  readonly self: Known<Limit>;
+  readonly self: Readable<Limit>;
   /** /sys/class/infiniband entries; an absent directory is an empty list. */
-  readonly hcas: Known<readonly string[]>;
+  readonly hcas: Readable<readonly string[]>;
   /** /sys/class/infiniband_verbs uverbs<N> entries: the verbs nodes the kernel made for the visible adapters. */
-  readonly verbsClass: Known<readonly string[]>;
+  readonly verbsClass: Readable<readonly string[]>;
   /** /dev/infiniband/uverbs<N>. */
-  readonly uverbs: Known<readonly DevNode[]>;
+  readonly uverbs: Readable<readonly DevNode[]>;
   /** /dev/nvidia* (directories such as nvidia-caps left out). */
-  readonly nvidia: Known<readonly DevNode[]>;
+  readonly nvidia: Readable<readonly DevNode[]>;
 }
 
-async function names(host: Host, kpath: string, re?: RegExp): Promise<Known<readonly string[]>> {
+async function names(host: Host, kpath: string, re?: RegExp): Promise<Readable<readonly string[]>> {
   const r = await host.list(kpath);
-  if (r.ok) return { known: true, value: re ? r.value.filter((n) => re.test(n)) : r.value };
-  return r.missing ? { known: true, value: [] } : { known: false, why: `${kpath}: ${r.reason}` };
+  if (r.ok) return present(re ? r.value.filter((n) => re.test(n)) : r.value);
+  return r.missing ? present([]) : unknown(`${kpath}: ${r.reason}`);
 }
 
-async function nodes(host: Host, probe: AccessProbe, dir: string, re: RegExp): Promise<Known<readonly DevNode[]>> {
+async function nodes(host: Host, probe: AccessProbe, dir: string, re: RegExp): Promise<Readable<readonly DevNode[]>> {
   const ls = await names(host, dir, re);
-  if (!ls.known) return ls;
+  if (ls.state === 'unknown') return ls;
   const all = await Promise.all(
     ls.value.map(async (name): Promise<DevNode | null> => {
       const p = `${dir}/${name}`;
@@ -44,14 +45,14 @@ async function nodes(host: Host, probe: AccessProbe, dir: string, re: RegExp): P
       return { name, kind: st.ok ? st.value.kind : null, access: a.access, ...(a.why ? { why: a.why } : {}) };
     }),
   );
-  return { known: true, value: all.filter((n): n is DevNode => n !== null) };
+  return present(all.filter((n): n is DevNode => n !== null));
 }
 
 export async function readJobView(host: Host, probe: AccessProbe): Promise<JobView> {
-  const limits = host.readText('/proc/self/limits').then((r): Known<Limit> => {
-    if (!r.ok) return { known: false, why: `/proc/self/limits: ${r.reason}` };
+  const limits = host.readText('/proc/self/limits').then((r): Readable<Limit> => {
+    if (!r.ok) return unknown(`/proc/self/limits: ${r.reason}`);
     const p = parseMemlock(r.value);
-    return p.ok ? { known: true, value: p.value } : { known: false, why: `/proc/self/limits: ${p.error}` };
+    return p.ok ? present(p.value) : unknown(`/proc/self/limits: ${p.error}`);
   });
   const [self, hcas, verbsClass, uverbs, nvidia] = await Promise.all([
     limits,

@@ -1,4 +1,5 @@
 // The GPU/NIC matrix of `nvidia-smi topo -m`, computed from the inventory (PCIe classes only; NVLink is not in sysfs).
+import { ABSENT, nul } from '../model/fact.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { classify, numaAffinity, type PathInfo } from './classify.js';
 
@@ -41,7 +42,7 @@ function buildMatrix(inv: Inventory): TopoMatrix {
     nics,
     path,
     cell: (a, b) => (a === b ? 'X' : (path(a, b)?.cls ?? '?')),
-    cpuAffinity: (label) => dev.get(label)?.localCpuList ?? 'N/A',
+    cpuAffinity: (label) => nul(dev.get(label)?.localCpuList ?? ABSENT) ?? 'N/A',
     numaAffinity: (label) => {
       const d = dev.get(label);
       const nodes = d ? numaAffinity(inv, d) : [];

@@ -1,5 +1,6 @@
 // Gathers what NCCL's topology detection reads from sysfs for this node's GPUs and RDMA adapters, through the Host,
 // and hands it to the pure builder (topo/nccl-xml.ts). Reads only files: no process, no driver call.
+import { nul } from '../model/fact.js';
 import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
@@ -54,9 +55,9 @@ export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
   }
   const nics = inv.nics.filter((n) => n.bdf !== null && inv.pci.has(n.bdf)).sort((a, b) => natural(a.name, b.name));
   nics.forEach((n) => {
-    const port = n.ports.find((p) => p.state !== null && /^4:/.test(p.state));
+    const port = n.ports.find((p) => p.state.state === 'present' && /^4:/.test(p.state.value));
     if (!port) return;
-    out.push({ sysPath: inv.pci.get(n.bdf!)!.sysPath, kind: 'nic', net: { name: n.name, dev: out.filter((e) => e.net).length, port: port.port, rate: port.rate } });
+    out.push({ sysPath: inv.pci.get(n.bdf!)!.sysPath, kind: 'nic', net: { name: n.name, dev: out.filter((e) => e.net).length, port: port.port, rate: nul(port.rate) } });
   });
   return out;
 }
@@ -104,9 +105,9 @@ export function prefill(inv: Inventory, dirs: Iterable<string>, speeds: SpeedSty
     if (!d || texts.has(p)) continue;
     const m = new Map<string, string>();
     texts.set(p, m);
-    if (d.classCode !== null) m.set('class', hex(d.classCode, 6));
-    if (d.vendor !== null) m.set('vendor', hex(d.vendor, 4));
-    if (d.device !== null) m.set('device', hex(d.device, 4));
+    if (d.classCode.state === 'present') m.set('class', hex(d.classCode.value, 6));
+    if (d.vendor.state === 'present') m.set('vendor', hex(d.vendor.value, 4));
+    if (d.device.state === 'present') m.set('device', hex(d.device.value, 4));
     const sub = d.config.state === 'present' ? d.config.value.subsystem : null;
     if (sub?.state === 'present' || sub?.state === 'absent') {
       const [v, dv] = sub.state === 'present' ? [sub.value.vendor, sub.value.device] : [0, 0];

@@ -4,6 +4,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { aerFiles, type GenKernelRegs, type GenRegs, kernelFiles, linkFiles, resourceText } from './pci-regs-gen.js';
 import { type GenVpd, vpdBytes } from './vpd-gen.js';
+import { type GenRebar, rebarFiles } from './rebar-gen.js';
 import { busOf, busRange, configSpace, DEFAULTS, hx, isBridge, linkOf } from './config-space.js';
 
 export { configSpace } from './config-space.js';
@@ -11,7 +12,7 @@ export { configSpace } from './config-space.js';
 export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
 export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
 
-export interface GenDevice extends GenRegs {
+export interface GenDevice extends GenRegs, GenRebar {
   bdf: string;
   kind: GenKind;
   vendor?: number; device?: number; classCode?: number; revision?: number;
@@ -122,7 +123,7 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
     current_link_speed: `${speedText(l.speed, ctx.node.legacyLinkSpeedText)}\n`, current_link_width: `${l.width}\n`,
     max_link_speed: `${speedText(l.maxSpeed, ctx.node.legacyLinkSpeedText)}\n`, max_link_width: `${l.maxWidth}\n`, modalias: `${modalias}\n`,
     uevent: `${driver ? `DRIVER=${driver}\n` : ''}PCI_CLASS=${cls.toString(16).toUpperCase()}\nPCI_ID=${HX(vendor, 4)}:${HX(device, 4)}\nPCI_SUBSYS_ID=${HX(sv, 4)}:${HX(sd, 4)}\nPCI_SLOT_NAME=${d.bdf}\nMODALIAS=${modalias}\n`,
-    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'), ...linkFiles(d), ...(d.vpd ? { vpd: vpdBytes(d.vpd) } : {}),
+    config: configSpace(d), resource: resourceText(d, isBridge(d.kind)), ...aerFiles(d, d.kind === 'rootport'), ...linkFiles(d), ...rebarFiles(d), ...(d.vpd ? { vpd: vpdBytes(d.vpd) } : {}),
   };
   if (isBridge(d.kind)) busRange(d).forEach((n, i) => (attrs[i ? 'subordinate_bus_number' : 'secondary_bus_number'] = `${n}\n`));
   await writeAll(ctx.root, dir, attrs);

@@ -19,8 +19,8 @@ t.test("a client's /proc/<pid>: its memlock, not this process's", async (t) => {
   const mine = await readMemlock(host, new Notes(), []);
   t.equal(mine[0]!.pid, null, '/proc/self: no pid in the subject');
   const my = mine[0]!.limit;
-  if (!my.known) throw new Error(`own memlock unreadable: ${my.why}`);
+  if (my.state !== 'present') throw new Error(`own memlock unreadable: ${my.why}`);
   t.not(my.value.soft, 48 * 1024, "this process's own soft limit is another");
   const theirs = await readMemlock(host, new Notes(), [], child.pid!);
-  t.same(theirs[0], { who: 'self', pid: child.pid, limit: { known: true, value: { soft: 48 * 1024, hard: my.value.hard } } }, 'the soft limit it set, the hard limit it inherited');
+  t.same(theirs[0], { who: 'self', pid: child.pid, limit: { state: 'present', value: { soft: 48 * 1024, hard: my.value.hard } } }, 'the soft limit it set, the hard limit it inherited');
 });

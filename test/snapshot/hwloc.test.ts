@@ -1,4 +1,5 @@
 // hwloc (HWLOC_FSROOT) on an unpacked snapshot sees the same PCI devices, bridges and NUMA placement as the inventory.
+import { valueOf } from '../../src/model/fact.js';
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -83,7 +84,7 @@ t.test('hwloc on an unpacked snapshot agrees with the inventory on PCI devices, 
     const d = inv.pci.get(bdf)!;
     if (!t.ok(o, `hwloc has ${bdf}`) || !o) continue;
     t.equal(o.attrs.type, 'PCIDev', `${bdf} is a PCI device`);
-    t.equal(parseInt(o.attrs.pci_type!.slice(0, 4), 16), d.classCode! >> 8, `${bdf} class`);
+    t.equal(parseInt(o.attrs.pci_type!.slice(0, 4), 16), valueOf(d.classCode)! >> 8, `${bdf} class`);
     t.same(numaNodes(o), [numaOf(inv, d)], `${bdf} NUMA node ${numaOf(inv, d)}`);
     const up: string[] = [];
     for (let p = o.parent; p && p.attrs.type === 'Bridge'; p = p.parent) if (p.attrs.pci_busid) up.unshift(p.attrs.pci_busid);

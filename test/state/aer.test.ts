@@ -1,5 +1,6 @@
 // pcie-aer's reference counters in the state directory: round trip, a first run, a corrupt or planted file (never a
 // fail, never a throw), the job's record taken once, old job records pruned; and what the check makes of each.
+import { present } from '../../src/model/fact.js';
 import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -99,7 +100,7 @@ t.test('a counter that went down, or another boot, resets the reference and says
   writeAer(dir, aerReferenceOf(invAfter, PREVIOUS_RUN, null));
   t.same(runCheck('pcie-aer', invBefore, null, { aerHistory: readLastAer(dir), now: THIS_RUN }).filter((f) => f.subject === P0.gpu).map((f) => f.code), ['aer-reset'], 'RxErr 7 → 0');
   writeAer(dir, { ...aerReferenceOf(invBefore, PREVIOUS_RUN, null), boot: 'another-boot' });
-  const rebooted = { ...invAfter, bootId: 'this-boot' };
+  const rebooted = { ...invAfter, bootId: present('this-boot') };
   const f = runCheck('pcie-aer', rebooted, null, { aerHistory: readLastAer(dir), now: THIS_RUN }).find((x) => x.subject === P0.gpu)!;
   t.equal(f.code, 'aer-reset', 'growth across a reboot is not growth');
   t.match(f.message, /another boot/);

@@ -10,13 +10,13 @@ import type { DevNode, JobView } from '../../src/task/view.js';
 
 const MiB8 = 8 * 1024 * 1024;
 const dev = (names: string[], denied: string[] = []): JobView['uverbs'] => ({
-  known: true,
+  state: 'present',
   value: names.map((name): DevNode => (denied.includes(name) ? { name, kind: 'char', access: 'denied', why: 'EACCES' } : { name, kind: 'char', access: 'rw' })),
 });
 const healthyView = (over: Partial<JobView> = {}): JobView => ({
-  self: { known: true, value: { soft: MiB8, hard: MiB8 } },
-  hcas: { known: true, value: ['mlx5_0', 'mlx5_1'] },
-  verbsClass: { known: true, value: ['uverbs0', 'uverbs1'] },
+  self: { state: 'present', value: { soft: MiB8, hard: MiB8 } },
+  hcas: { state: 'present', value: ['mlx5_0', 'mlx5_1'] },
+  verbsClass: { state: 'present', value: ['uverbs0', 'uverbs1'] },
   uverbs: dev(['uverbs0', 'uverbs1']),
   nvidia: dev(['nvidia-uvm', 'nvidia0', 'nvidia1', 'nvidiactl']),
   ...over,
@@ -43,11 +43,11 @@ const cases: Case[] = [
   { name: 'invalid: srun --propagate=MEMLOCK (value prefixed with U)', env: 'U65536', state: host(), want: [['fail', 'job-memlock-propagated', /64 KiB/]] },
   { name: 'valid: unlimited propagated above the hard limit keeps slurmd limit', env: '18446744073709551615', state: host(), want: [] },
   { name: 'valid: propagated value equal to the minimum', env: String(MiB8), state: host(), want: [] },
-  { name: 'invalid: slurmd itself low (no propagation)', view: { self: { known: true, value: { soft: 65536, hard: 65536 } } }, state: host(), want: [['fail', 'job-memlock-low', /64 KiB/]] },
-  { name: 'invalid: low hard limit', view: { self: { known: true, value: { soft: MiB8, hard: 1024 * 1024 } } }, env: undefined, state: host(), want: [['fail', 'job-memlock-low', /8 MiB \(hard 1 MiB\)/]] },
+  { name: 'invalid: slurmd itself low (no propagation)', view: { self: { state: 'present', value: { soft: 65536, hard: 65536 } } }, state: host(), want: [['fail', 'job-memlock-low', /64 KiB/]] },
+  { name: 'invalid: low hard limit', view: { self: { state: 'present', value: { soft: MiB8, hard: 1024 * 1024 } } }, env: undefined, state: host(), want: [['fail', 'job-memlock-low', /8 MiB \(hard 1 MiB\)/]] },
   { name: 'skip: malformed SLURM_RLIMIT_MEMLOCK', env: '64k', state: host(), want: [['skip', 'job-memlock-unknown', /not a number/]] },
-  { name: 'skip: /proc/self/limits unreadable', view: { self: { known: false, why: 'EACCES' } }, state: host(), want: [['skip', 'job-memlock-unknown']] },
-  { name: 'invalid: container hides /sys/class/infiniband', view: { hcas: { known: true, value: [] } }, state: host(), want: [['fail', 'job-hca-missing', /sees 0 of the 2 RDMA adapters of the host \(missing mlx5_0, mlx5_1\)/]] },
+  { name: 'skip: /proc/self/limits unreadable', view: { self: { state: 'unknown', why: 'EACCES' } }, state: host(), want: [['skip', 'job-memlock-unknown']] },
+  { name: 'invalid: container hides /sys/class/infiniband', view: { hcas: { state: 'present', value: [] } }, state: host(), want: [['fail', 'job-hca-missing', /sees 0 of the 2 RDMA adapters of the host \(missing mlx5_0, mlx5_1\)/]] },
   { name: 'invalid: no /dev/infiniband in the job', view: { uverbs: dev([]) }, state: host(), want: [['fail', 'job-uverbs-missing', /sees 0 of the 2 verbs devices.*\/dev\/infiniband\/uverbs0, \/dev\/infiniband\/uverbs1/]] },
   { name: 'invalid: one uverbs node fewer than the host', view: { uverbs: dev(['uverbs0']) }, state: host(), want: [['fail', 'job-uverbs-missing', /sees 1 of the 2/]] },
   { name: 'invalid: uverbs node not writable by the user', view: { uverbs: dev(['uverbs0', 'uverbs1'], ['uverbs1']) }, state: host(), want: [['fail', 'job-uverbs-denied', /cannot open \/dev\/infiniband\/uverbs1 read-write \(EACCES\)/]] },
@@ -58,9 +58,9 @@ const cases: Case[] = [
   { name: 'error: untrusted record, then self-consistency only', view: { uverbs: dev([]) }, state: { status: 'untrusted', why: 'signature does not verify' }, want: [['fail', 'job-uverbs-missing', /kernel has verbs devices uverbs0, uverbs1/], ['error', 'job-state-untrusted', /untrusted: signature does not verify/]] },
   { name: 'skip: no record (Prolog not installed)', state: { status: 'missing', why: 'no dir' }, want: [['skip', 'job-state-missing']] },
   { name: 'skip: record unreadable', state: { status: 'unreadable', why: 'EACCES' }, want: [['skip', 'job-state-unreadable']] },
-  { name: 'standalone: no RDMA adapter at all', view: { hcas: { known: true, value: [] }, verbsClass: { known: true, value: [] }, uverbs: dev([]) }, state: null, want: [['warn', 'job-no-rdma']] },
+  { name: 'standalone: no RDMA adapter at all', view: { hcas: { state: 'present', value: [] }, verbsClass: { state: 'present', value: [] }, uverbs: dev([]) }, state: null, want: [['warn', 'job-no-rdma']] },
   { name: 'standalone: sysfs shows verbs devices, /dev does not', view: { uverbs: dev([]) }, state: null, want: [['fail', 'job-uverbs-missing']] },
-  { name: 'standalone: unknown parts are skips, never passes', view: { hcas: { known: false, why: '/sys/class/infiniband: EIO' } }, state: null, want: [['skip', 'job-view-unknown', /EIO/]] },
+  { name: 'standalone: unknown parts are skips, never passes', view: { hcas: { state: 'unknown', why: '/sys/class/infiniband: EIO' } }, state: null, want: [['skip', 'job-view-unknown', /EIO/]] },
 ];
 
 for (const c of cases) {

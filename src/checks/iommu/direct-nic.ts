@@ -1,6 +1,7 @@
 // iommu-mode on a ConnectX-8 Data Direct platform: the GPU and its DMA function share one IOMMU group (rdma_topo's
 // check; the GPU driver otherwise needs NVreg_GrdmaPciTopoCheckOverride), and before Linux 6.11 (no
 // pci=config_acs=, no per-port ACS at boot) the platform runs translated domains for ACS with DMA-BUF.
+import { ABSENT, nul } from '../../model/fact.js';
 import type { Inventory } from '../../model/inventory.js';
 import type { AcsPlatform } from '../../pcie/acs-platform.js';
 
@@ -20,12 +21,12 @@ export interface GroupPair { readonly gpu: string; readonly dma: string; readonl
 /** The GPU / DMA function pairs of the platform with their groups; empty off a Data Direct node. */
 export function dmaGroups(inv: Inventory, p: AcsPlatform): GroupPair[] {
   if (p.kind !== 'direct-nic') return [];
-  return p.dma.map(({ gpu, dma }) => ({ gpu, dma, gpuGroup: inv.pci.get(gpu)?.iommuGroup ?? null, dmaGroup: inv.pci.get(dma)?.iommuGroup ?? null }));
+  return p.dma.map(({ gpu, dma }) => ({ gpu, dma, gpuGroup: nul(inv.pci.get(gpu)?.iommuGroup ?? ABSENT), dmaGroup: nul(inv.pci.get(dma)?.iommuGroup ?? ABSENT) }));
 }
 
 /** "translated" where the Data Direct platform's kernel predates per-port ACS at boot; null where any mode will do. */
 export function requiredDomain(inv: Inventory, p: AcsPlatform): 'translated' | null {
-  const rel = releaseOf(inv.kernelRelease);
+  const rel = releaseOf(nul(inv.kernelRelease));
   return p.kind === 'direct-nic' && p.topology === 'dma' && rel !== null && before(rel, CONFIG_ACS_KERNEL) ? 'translated' : null;
 }
 
@@ -37,7 +38,7 @@ export interface GroupVerdict { readonly subject: string; readonly ok: boolean; 
  */
 export function groupRules(inv: Inventory, p: AcsPlatform): GroupVerdict[] {
   if (p.kind !== 'direct-nic') return [];
-  const g = (b: string): string | null => inv.pci.get(b)?.iommuGroup ?? null;
+  const g = (b: string): string | null => nul(inv.pci.get(b)?.iommuGroup ?? ABSENT);
   const inline = p.inline.map(({ nic, gpu }): GroupVerdict => {
     const [n, d] = [g(nic), g(gpu)];
     const ok = p.virt ? n !== null && d !== null && n !== d : n === d;
