@@ -12,15 +12,9 @@ import { factLinkBase, factParsed, factText, type Notes, type Pacer, readWhy } f
 const DEV = '/sys/bus/pci/devices';
 const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
 
-export interface PciSkeleton {
-  readonly bdf: Bdf;
-  readonly sysPath: string;
-  readonly hostBridge: string;
-  readonly bridges: readonly Bdf[];
-  /** Read in phase 1 for display controllers only (GPU candidates); absent (not read) for the others until phase 2. */
-  readonly vendor: Fact<number>;
-  readonly classCode: Fact<number>;
-}
+// What phase 1 reads of a device: where it is, and for display controllers only (GPU candidates) its vendor and
+// class; absent (not read) for the others until phase 2.
+export type PciSkeleton = Pick<PciDevice, 'bdf' | 'sysPath' | 'hostBridge' | 'bridges' | 'vendor' | 'classCode'>;
 
 /** A display controller (VGA 0x0300, 3D 0x0302): only these can be GPUs, and only their vendor is needed now. */
 const isDisplay = (classCode: Fact<number>): boolean => classCode.state === 'present' && (classCode.value >> 8 === 0x0300 || classCode.value >> 8 === 0x0302);
