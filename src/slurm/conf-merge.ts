@@ -3,7 +3,7 @@
 // gdrgate never writes slurm.conf; the CLI (src/cli/slurm-config.ts) prints this plan.
 import type { ConfEntry } from './conf-parse.js';
 import { chainText, unchainable, type Hook } from './chain.js';
-import { features, IMPLIES_ALLOC, type Release } from './versions.js';
+import { features, type Release } from './versions.js';
 
 export type Action = 'keep' | 'set' | 'add' | 'remove' | 'optional';
 
@@ -71,8 +71,8 @@ export function mergePlan(inp: MergeInput): Plan {
     for (const t of tokens) if (!f.prologFlags.some((k) => k.toLowerCase() === t.toLowerCase())) warnings.push(`PrologFlags ${t} is not a flag Slurm ${inp.release} knows: slurmctld will refuse the file`);
     if (has('NoHold') && (has('Contain') || has('X11'))) warnings.push('PrologFlags NoHold does not combine with Contain or X11: slurmctld refuses the file (read_config.c)');
     if (has('RunInJob') && has('Serial')) warnings.push('PrologFlags RunInJob and Serial do not combine (Slurm 24.05+ says so at start)');
-    const add = [...(IMPLIES_ALLOC.some(has) || has('Alloc') ? [] : ['Alloc']), ...(has('DeferBatch') ? [] : ['DeferBatch'])];
-    const implied = IMPLIES_ALLOC.filter(has);
+    const add = [...(f.impliesAlloc.some(has) || has('Alloc') ? [] : ['Alloc']), ...(has('DeferBatch') ? [] : ['DeferBatch'])];
+    const implied = f.impliesAlloc.filter(has);
     const why = [
       'the Prolog must run at allocation on every node (Alloc) and the batch script wait for every node\'s Prolog (DeferBatch)',
       implied.length ? `; ${implied.join(', ')} already ${implied.length > 1 ? 'imply' : 'implies'} Alloc` : '',

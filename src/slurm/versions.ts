@@ -2,7 +2,7 @@
 // where): one table, so the merge (conf-merge.ts) asks "does this release ..." and never compares numbers itself.
 
 /** The releases gdrgate knows, oldest first; the oldest is also what an unknown site is assumed to run. */
-export const RELEASES = ['22.05', '23.02', '23.11', '24.05', '24.11', '25.05', '25.11'] as const;
+export const RELEASES = ['22.05', '23.02', '23.11', '24.05', '24.11', '25.05', '25.11', '26.05'] as const;
 export type Release = (typeof RELEASES)[number];
 export const OLDEST: Release = '22.05';
 
@@ -17,6 +17,12 @@ export interface Features {
   readonly relativePrologEpilog: boolean;
   /** The same for TaskProlog= (25.11). */
   readonly relativeTaskProlog: boolean;
+  /**
+   * PrologFlags that set Alloc themselves (prolog_str2flags: Contain, X11, RunInJob, ForceRequeueOnFail; NoHold in
+   * _validate_and_set_defaults; DeferBatch too from 26.05): with one of these the site's Prolog already runs at
+   * allocation.
+   */
+  readonly impliesAlloc: readonly string[];
 }
 
 const BASE_FLAGS = ['Alloc', 'Contain', 'DeferBatch', 'NoHold', 'Serial', 'X11'];
@@ -29,14 +35,12 @@ export function features(r: Release): Features {
     splitTimeouts: at('25.05'),
     relativePrologEpilog: at('23.11'),
     relativeTaskProlog: at('25.11'),
+    impliesAlloc: [...IMPLIES_ALLOC, ...(at('26.05') ? ['DeferBatch'] : [])],
   };
 }
 
-/**
- * Flags that set Alloc themselves (prolog_str2flags: Contain, X11, RunInJob, ForceRequeueOnFail; NoHold in
- * _validate_and_set_defaults). With one of these the site's Prolog already runs at allocation.
- */
-export const IMPLIES_ALLOC = ['Contain', 'X11', 'RunInJob', 'ForceRequeueOnFail', 'NoHold'];
+/** The flags that set Alloc in every release (features().impliesAlloc adds a release's own). */
+const IMPLIES_ALLOC = ['Contain', 'X11', 'RunInJob', 'ForceRequeueOnFail', 'NoHold'];
 
 /** `slurm 22.05.8`, `slurm-wlm 23.11.4`, `slurm 25.05.0-0rc1` → its release; null when it names none. */
 export function parseVersion(text: string): { release: Release; exact: string; note: string | null } | null {

@@ -20,8 +20,7 @@ const CACHE = `/var/cache/gdrgate-test/slurm-${SUITE}.tar`;
 /** What slurm-config finds in each suite: the release it plans for, and the version `slurmd -V` prints. */
 const EXPECT: Record<string, { release: string; version: RegExp }> = {
   trixie: { release: '24.11', version: /^24\.11\.\d+$/ },
-  // 26.05, newer than gdrgate knows: planned as 25.11, with a warning.
-  sid: { release: '25.11', version: /^26\.05\.\d+$/ },
+  sid: { release: '26.05', version: /^26\.05\.\d+$/ },
 };
 const HERE = join(REPO, 'test/e2e/trixie');
 const LIBEXEC = '/opt/gdrgate/libexec';

@@ -66,7 +66,8 @@ t.test('the release: slurmd -V first, sinfo given the conf, else the oldest assu
   t.equal(r.from, 'assumed: no sinfo or slurmd answered its version (give --slurm-version); 22.05 is the oldest release gdrgate supports');
   t.equal(none.length, 6, 'every tool tried once');
   t.same(await findRelease(debian12([]), '24.11.3', '/c'), { release: '24.11', from: '--slurm-version 24.11.3', note: null });
-  t.same((await findRelease(debian12([]), '26.05', '/c')).note, 'Slurm 26.05 is newer than the releases gdrgate knows (22.05-25.11): treated as 25.11');
+  t.same(await findRelease(debian12([]), '26.05.5', '/c'), { release: '26.05', from: '--slurm-version 26.05.5', note: null });
+  t.same((await findRelease(debian12([]), '26.11', '/c')).note, 'Slurm 26.11 is newer than the releases gdrgate knows (22.05-26.05): treated as 26.05');
   await t.rejects(findRelease(debian12([]), 'latest', '/c'), { name: /^UsageError$/ });
 });
 
