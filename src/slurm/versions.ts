@@ -19,8 +19,9 @@ export interface Features {
   readonly relativeTaskProlog: boolean;
   /**
    * PrologFlags that set Alloc themselves (prolog_str2flags: Contain, X11, RunInJob, ForceRequeueOnFail; NoHold in
-   * _validate_and_set_defaults; DeferBatch too from 26.05): with one of these the site's Prolog already runs at
-   * allocation.
+   * _validate_and_set_defaults): with one of these the site's Prolog already runs at allocation. 26.05's DeferBatch
+   * sets it too (its CHANGELOG), but Alloc is still written beside it there: explicit, harmless, and one plan that
+   * holds whatever the release.
    */
   readonly impliesAlloc: readonly string[];
 }
@@ -35,7 +36,7 @@ export function features(r: Release): Features {
     splitTimeouts: at('25.05'),
     relativePrologEpilog: at('23.11'),
     relativeTaskProlog: at('25.11'),
-    impliesAlloc: [...IMPLIES_ALLOC, ...(at('26.05') ? ['DeferBatch'] : [])],
+    impliesAlloc: IMPLIES_ALLOC,
   };
 }
 

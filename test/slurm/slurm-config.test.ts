@@ -103,14 +103,8 @@ const cases: { name: string; release: Release; files: Record<string, string>; wa
     want: [...NONE.slice(0, 5), 'PrologTimeout keep @slurm.conf:1', 'EpilogTimeout set @slurm.conf:2 EpilogTimeout=60', 'PropagateResourceLimits set @slurm.conf:3 PropagateResourceLimits=CORE'],
   },
   {
-    name: '26.05: DeferBatch sets Alloc itself, so Alloc is not added',
+    name: 'DeferBatch alone: Alloc is written beside it (26.05 would imply it; explicit holds in every release)',
     release: '26.05',
-    files: { [CONF]: 'PrologFlags=DeferBatch\n' },
-    want: ['PrologFlags keep @slurm.conf:1', ...NONE.slice(1)],
-  },
-  {
-    name: 'DeferBatch alone before 26.05: Alloc is added',
-    release: '25.11',
     files: { [CONF]: 'PrologFlags=DeferBatch\n' },
     want: ['PrologFlags set @slurm.conf:1 PrologFlags=DeferBatch,Alloc', ...NONE.slice(1)],
   },
