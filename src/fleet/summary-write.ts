@@ -6,10 +6,10 @@ import { readNode } from '../engine/evaluate.js';
 import { writeAtomic } from '../host/files.js';
 import { buildSummary, summaryName } from './summary.js';
 
-/** Writes the summary of `node`'s snapshot `file` (whose bytes are `gz`); returns its path. */
-export async function writeSummary(node: string, file: string, gz: Uint8Array): Promise<string> {
+/** Writes the summary of `node`'s snapshot `file` (whose bytes are `gz`); returns its path. `sync`: fsync it (default, as the snapshot). */
+export async function writeSummary(node: string, file: string, gz: Uint8Array, o: { readonly sync?: boolean } = {}): Promise<string> {
   const { inv } = await readNode({ root: file, baseline: null, node, trust: [] });
   const out = path.join(path.dirname(file), summaryName(node));
-  writeAtomic(out, JSON.stringify(buildSummary(node, file, gz, inv)) + '\n', { mode: 0o644, sync: true });
+  writeAtomic(out, JSON.stringify(buildSummary(node, file, gz, inv)) + '\n', { mode: 0o644, sync: o.sync ?? true });
   return out;
 }

@@ -14,7 +14,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeSummary } from '../../src/fleet/summary-write.js';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
-import { readTar, writeTar, type TarEntry } from '../../src/snapshot/tar.js';
+import { readTar, scanTar, writeTar, type TarEntry } from '../../src/snapshot/tar.js';
 import { seeded, type Seeded } from '../helpers/seeded.js';
 import { faultyTree, PLACEHOLDER, plan, spoolText, variantKey, type Fault, type FleetOptions, type GenFleetNode } from './fleet.js';
 import { aerFiles } from './pci-regs-gen.js';
@@ -28,6 +28,8 @@ export interface RealFleetOptions extends FleetOptions {
 interface Template {
   readonly model: GenNode;
   readonly entries: readonly TarEntry[];
+  /** Each entry as the gate's tar writer writes it (headers and padded data): a node's archive is these, a few replaced. */
+  readonly chunks: readonly Uint8Array[];
   /** Entry index by path. */
   readonly at: ReadonlyMap<string, number>;
   /** Per device: the directory its files are under in the archive. */
@@ -73,7 +75,7 @@ async function template(f: Fault | null): Promise<Template> {
           return cfg !== undefined && cfg.length === 4096 && Buffer.from(cfg).equals(configSpace(d));
         });
         if (full.length < 24) throw new Error(`fleet-real: only ${full.length} devices recorded in full in the ${key} snapshot`);
-        return { model, entries, at, dirOf, guidOf, named, full };
+        return { model, entries, chunks: entries.map(entryBytes), at, dirOf, guidOf, named, full };
       } finally {
         await fsp.rm(dir, { recursive: true, force: true });
       }
@@ -81,6 +83,21 @@ async function template(f: Fault | null): Promise<Template> {
     templates.set(key, t);
   }
   return t;
+}
+
+/** One entry as writeTar writes it, without the end-of-archive blocks: its headers, then its data padded to 512. */
+function entryBytes(e: TarEntry): Uint8Array {
+  const tar = writeTar([e]);
+  let end = -1;
+  scanTar(tar, 4, (v) => void (v.kind === 'file' && (end = Math.ceil(v.end / 512) * 512)));
+  if (end < 0) for (end = 0; tar.subarray(end, end + 512).some((b) => b !== 0); end += 512);
+  return tar.subarray(0, end);
+}
+
+/** The archive of these entries' bytes: writeTar's own trailer (two zero blocks, then zeros to a 10 KiB record). */
+function archive(chunks: readonly Uint8Array[]): Buffer {
+  const body = chunks.reduce((n, c) => n + c.length, 0) + 1024;
+  return Buffer.concat([...chunks, Buffer.alloc(Math.ceil(body / 10240) * 10240 - body + 1024)]);
 }
 
 /** PCIe cap (ID 0x10) offset in a config space, walking the list from 0x34. */
@@ -122,14 +139,14 @@ export async function realSnapshot(f: Fault | null, name: string, i: number, see
     const g = (0x00a4_0000 + i * 16 + k).toString(16).padStart(8, '0');
     files.set(file, Buffer.from(`b83f:d203:${g.slice(0, 4)}:${g.slice(4)}\n`));
   });
-  const entries = t.entries.slice();
+  const chunks = t.chunks.slice();
   for (const [p, data] of files) {
     const k = t.at.get(p);
     if (k === undefined) throw new Error(`fleet-real: ${p} is not in the snapshot`);
-    entries[k] = { ...entries[k]!, data };
+    chunks[k] = entryBytes({ ...t.entries[k]!, data });
   }
-  for (const k of t.named) entries[k] = { ...entries[k]!, data: Buffer.from(Buffer.from(entries[k]!.data!).toString('latin1').replaceAll(PLACEHOLDER, name), 'latin1') };
-  return gzipSync(writeTar(entries), { level: 1 });
+  for (const k of t.named) chunks[k] = entryBytes({ ...t.entries[k]!, data: Buffer.from(Buffer.from(t.entries[k]!.data!).toString('latin1').replaceAll(PLACEHOLDER, name), 'latin1') });
+  return gzipSync(archive(chunks), { level: 1 });
 }
 
 /** Writes `<node>.tar.gz`, `<node>.samples.jsonl` and (with `summaries`) `<node>.summary.json` per node; returns the plan. */
@@ -140,7 +157,7 @@ export async function generateRealFleet(dir: string, o: RealFleetOptions): Promi
     const file = path.join(dir, `${node.name}.tar.gz`);
     const gz = await realSnapshot(node.fault, node.name, i, o.seed);
     await fsp.writeFile(file, gz);
-    if (o.summaries) await writeSummary(node.name, file, gz);
+    if (o.summaries) await writeSummary(node.name, file, gz, { sync: false });
     if (o.spools !== false) await fsp.writeFile(path.join(dir, `${node.name}.samples.jsonl`), spoolText(node, o.seed, o.samples ?? 5));
   }
   return nodes;
