@@ -52,7 +52,7 @@ async function fleet(n: number): Promise<{ dir: string; plan: GenFleetNode[] }> 
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
   const t = Date.now();
-  const plan = await generateRealFleet(tmp, { n, seed: SEED, summaries: true });
+  const plan = await generateRealFleet(tmp, { n, seed: SEED, summaries: true, verifyEvery: 50 });
   writeFileSync(path.join(tmp, 'plan.json'), JSON.stringify(plan));
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);

@@ -5,13 +5,16 @@
 // Status CorrErr), and its own link history (Link Status bandwidth-management bits set by a retrain on some ports).
 // None of that is a fault: the fleet report must flag none of it. Each distinct tree is built and snapshotted
 // once; every node is that snapshot with its files rewritten by the generator's own writers (configSpace,
-// aerFiles), packed again with the gate's tar writer. `summaries`: each node's summary written as the node-side
-// code writes it (src/fleet/summary-write.ts), from that node's snapshot.
+// aerFiles), packed again with the gate's tar writer. `summaries`: each node's summary as the node-side code writes
+// it (src/fleet/summary-write.ts) from that node's snapshot. Nothing a node has of its own is a compared fact, so
+// its summary is its tree's first node's with its name, host and digest: `verifyEvery` (default 1, every node)
+// says how often the summary is also computed from the node's own snapshot, and a difference is an error.
 import { promises as fsp } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeSummary } from '../../src/fleet/summary-write.js';
+import { sha256, summaryName, type NodeSummary } from '../../src/fleet/summary.js';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { readTar, scanTar, writeTar, type TarEntry } from '../../src/snapshot/tar.js';
@@ -23,6 +26,8 @@ import { allDevices, buildTree, configSpace, type GenDevice, type GenNode } from
 export interface RealFleetOptions extends FleetOptions {
   /** Write each node's summary beside its snapshot (default false). */
   readonly summaries?: boolean;
+  /** Compute every n-th node's summary from its snapshot (the others derived from their tree's first); default 1. */
+  readonly verifyEvery?: number;
 }
 
 interface Template {
@@ -153,11 +158,23 @@ export async function realSnapshot(f: Fault | null, name: string, i: number, see
 export async function generateRealFleet(dir: string, o: RealFleetOptions): Promise<GenFleetNode[]> {
   const nodes = plan(o);
   await fsp.mkdir(dir, { recursive: true });
+  const firsts = new Map<string, NodeSummary>();
+  const every = Math.max(1, o.verifyEvery ?? 1);
   for (const [i, node] of nodes.entries()) {
     const file = path.join(dir, `${node.name}.tar.gz`);
     const gz = await realSnapshot(node.fault, node.name, i, o.seed);
     await fsp.writeFile(file, gz);
-    if (o.summaries) await writeSummary(node.name, file, gz, { sync: false });
+    if (o.summaries) {
+      const tree = variantKey(node.fault);
+      const first = firsts.get(tree);
+      const derived = first ? JSON.stringify({ ...first, node: node.name, hostname: node.name, snapshot: { file: path.basename(file), bytes: gz.length, sha256: sha256(gz) } }) + '\n' : null;
+      if (derived === null || i % every === 0) {
+        const out = await writeSummary(node.name, file, gz, { sync: false });
+        const text = await fsp.readFile(out, 'utf8');
+        if (derived === null) firsts.set(tree, JSON.parse(text) as NodeSummary);
+        else if (text !== derived) throw new Error(`fleet-real: ${node.name}'s summary from its snapshot is not its tree's first node's (a node's own file became a compared fact)`);
+      } else await fsp.writeFile(path.join(dir, summaryName(node.name)), derived);
+    }
     if (o.spools !== false) await fsp.writeFile(path.join(dir, `${node.name}.samples.jsonl`), spoolText(node, o.seed, o.samples ?? 5));
   }
   return nodes;
