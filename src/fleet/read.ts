@@ -50,8 +50,10 @@ export interface ReadOptions {
 
 /** Below this many snapshots the workers' start-up (about 0.1 s each) costs more than the second core gives. */
 export const POOL_FROM = 50;
-/** Jobs sent to one worker before its first answer: it never waits on the main thread between two nodes. */
+/** Batches sent to one worker before its first answer: it never waits on the main thread between two batches. */
 const IN_FLIGHT = 2;
+/** Nodes per message: a node read from its summary costs about as much as a message each way, so they go in batches. */
+const BATCH = 16;
 
 /**
  * The bundled worker: dist/fleet-read-worker.js beside the ESM bundle (from dist/chunks/ or tsc's dist/fleet/), or
@@ -130,8 +132,8 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
 }
 
 /**
- * The pool: each worker kept IN_FLIGHT jobs ahead; a fault in any (not an unreadable snapshot) ends the read. A
- * worker sends a key's view with its first node of that key: its messages arrive in order.
+ * The pool: each worker kept IN_FLIGHT batches of BATCH nodes ahead; a fault in any (not an unreadable snapshot) ends
+ * the read. A worker sends a key's view with its first node of that key: its answers arrive in order.
  */
 function inWorkers(snapshots: readonly Job[], count: number, file: string, start: (i: number) => void, settle: (i: number, r: Got) => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {
@@ -148,25 +150,29 @@ function inWorkers(snapshots: readonly Job[], count: number, file: string, start
       else resolve();
     };
     const send = (w: Worker): void => {
-      if (next >= snapshots.length) return;
-      const i = next++;
-      start(i);
-      w.postMessage({ i, node: snapshots[i]!.node, file: snapshots[i]!.file, summary: snapshots[i]!.summary ?? null } satisfies WorkerJob);
+      const batch: WorkerJob[] = [];
+      for (; next < snapshots.length && batch.length < BATCH; next++) {
+        start(next);
+        batch.push({ i: next, node: snapshots[next]!.node, file: snapshots[next]!.file, summary: snapshots[next]!.summary ?? null });
+      }
+      if (batch.length) w.postMessage(batch);
     };
     for (let k = 0; k < count; k++) {
       const w = new Worker(file);
       workers.push(w);
-      w.on('message', (m: WorkerAnswer) => {
-        if (over) return;
-        if ('fatal' in m) return end(new Error(`reading ${snapshots[m.i]?.file ?? '?'}: ${m.fatal}`));
-        if ('why' in m) settle(m.i, { why: m.why });
-        else {
-          if (m.view && !shared.has(m.key)) shared.set(m.key, m.view);
-          const view = shared.get(m.key);
-          if (!view) return end(new Error(`fleet read worker: node ${snapshots[m.i]?.node ?? '?'} of a key it never sent`));
-          settle(m.i, { view, key: m.key, source: m.source, note: m.note });
+      w.on('message', (answers: WorkerAnswer[]) => {
+        for (const m of answers) {
+          if (over) return;
+          if ('fatal' in m) return end(new Error(`reading ${snapshots[m.i]?.file ?? '?'}: ${m.fatal}`));
+          if ('why' in m) settle(m.i, { why: m.why });
+          else {
+            if (m.view && !shared.has(m.key)) shared.set(m.key, m.view);
+            const view = shared.get(m.key);
+            if (!view) return end(new Error(`fleet read worker: node ${snapshots[m.i]?.node ?? '?'} of a key it never sent`));
+            settle(m.i, { view, key: m.key, source: m.source, note: m.note });
+          }
+          if (++settled === snapshots.length) return end(null);
         }
-        if (++settled === snapshots.length) return end(null);
         send(w);
       });
       w.on('error', (e) => end(e));

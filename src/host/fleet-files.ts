@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import { errno, openRegular, type FileResult } from './files.js';
 
 const CHUNK = 256 * 1024;
+/** One read buffer for every digest taken on this thread (a fleet report hashes one snapshot per node). */
+let chunk: Buffer | null = null;
 const msg = (e: unknown): string => (e as Error).message;
 
 function failed<T>(file: string, e: unknown): FileResult<T> {
@@ -46,7 +48,7 @@ export function sha256File(file: string, max: number): FileResult<{ readonly sha
   }
   try {
     const h = createHash('sha256');
-    const buf = Buffer.allocUnsafe(CHUNK);
+    const buf = (chunk ??= Buffer.allocUnsafe(CHUNK));
     let total = 0;
     for (let r = fs.readSync(fd, buf, 0, CHUNK, null); r > 0; r = fs.readSync(fd, buf, 0, CHUNK, null)) {
       total += r;
