@@ -12,7 +12,7 @@ import { validatorSource } from './validators.mjs';
 // The modules shape: dist/validators/*.js beside tsc's output (the generated ESM still calls require() for ajv's
 // run-time helpers: give it one).
 mkdirSync('dist/validators', { recursive: true });
-for (const name of ['baseline', 'config', 'report']) {
+for (const name of ['baseline', 'config', 'report', 'fleet-summary']) {
   const code = validatorSource(name, { esm: true }).replace(/^"use strict";/, '');
   const head = code.includes('require(') ? "import { createRequire } from 'node:module';const require = createRequire(import.meta.url);\n" : '';
   writeFileSync(`dist/validators/${name}.js`, head + code);

@@ -14,14 +14,16 @@ import { validatorSource } from './validators.mjs';
 
 const NODE_TARGET = 'node24';
 
-/** `src/validators.ts` replaced by the three schemas' precompiled validators (ajv standalone): no file to load. */
+/** `src/validators.ts` replaced by the schemas' precompiled validators (ajv standalone): no file to load. */
 const validators = {
   name: 'validators',
   setup(b) {
     b.onResolve({ filter: /^\.\/validators\.js$/ }, (a) => (/[\\/]src[\\/]schema\.ts$/.test(a.importer) ? { path: 'precompiled', namespace: 'gdrgate-validators' } : undefined));
     b.onResolve({ filter: /^gdrgate-validator:/ }, (a) => ({ path: a.path.slice('gdrgate-validator:'.length), namespace: 'gdrgate-validator' }));
     b.onLoad({ filter: /.*/, namespace: 'gdrgate-validators' }, () => ({
-      contents: ['baseline', 'config', 'report'].map((n) => `import ${n} from 'gdrgate-validator:${n}';`).join('\n') + '\nexport const PRECOMPILED = { baseline, config, report };\n',
+      contents:
+        ['baseline', 'config', 'report', 'fleet-summary'].map((n, i) => `import v${i} from 'gdrgate-validator:${n}';`).join('\n') +
+        "\nexport const PRECOMPILED = { baseline: v0, config: v1, report: v2, 'fleet-summary': v3 };\n",
       loader: 'js',
     }));
     b.onLoad({ filter: /.*/, namespace: 'gdrgate-validator' }, (a) => ({ contents: validatorSource(a.path, { esm: false }), loader: 'js', resolveDir: process.cwd() }));

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { PRECOMPILED } from './validators.js';
 
-export type SchemaName = 'baseline' | 'config' | 'report';
+export type SchemaName = 'baseline' | 'config' | 'report' | 'fleet-summary';
 export type Validate = (data: unknown) => string[];
 
 interface AjvError {

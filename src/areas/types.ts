@@ -3,6 +3,7 @@
 // The registry (index.ts) lists them; the inventory's `areas`, compare, the fleet's majority, the drill grammar and
 // `drill start --help` derive from that list.
 import type { Difference } from '../compare/types.js';
+import type { CompareView } from '../compare/view.js';
 import type { Host } from '../host/host.js';
 import type { Notes } from '../inventory/read.js';
 import type { BaselineDevice } from '../model/baseline.js';
@@ -57,8 +58,13 @@ export interface Area<Id extends string = string, F extends { readonly kind: Id 
   readonly sortAfter?: string;
   /** Reads the family into `inv.areas[id]`; none: read by the shared inventory pass (config space, links, limits). */
   readonly read?: (host: Host, node: AreaInput) => Promise<T>;
-  /** Suspect (a) against reference (b): every difference on this family. */
-  compare(a: Inventory, b: Inventory): Difference[];
+  /**
+   * What compare needs of the family from one node, as JSON values (in `CompareView.areas[id]`): a node's summary
+   * carries it, so the fleet compares without the snapshot. None: the family's part is among the view's shared fields.
+   */
+  readonly view?: (inv: Inventory) => unknown;
+  /** Suspect (a) against reference (b), each as its compare view: every difference on this family. */
+  compare(a: CompareView, b: CompareView): Difference[];
   /** What `baseline capture` keeps of the family in a device's record (baseline/capture.ts); none: nothing there. */
   readonly captureDevice?: (inv: Inventory, d: PciDevice, role: BaselineDevice['role']) => Partial<BaselineDevice>;
   readonly fault: FaultSpec<F>;

@@ -85,7 +85,7 @@ async function captureFromFleetCommand(a: CaptureArgs, dir: string): Promise<num
   const refName = cleanReference(run, pickClass(run, a.fromClass));
   const ref = run.nodes.find((n) => n.node === refName);
   const platform = a.platform === 'bare-metal' || a.platform === 'virtualized' ? a.platform : ref ? await detectPlatform((await readNode({ root: ref.file, baseline: null, node: ref.node, trust: [] })).host) : 'bare-metal';
-  const c = captureFromFleet(run, { name: a.class, fromClass: a.fromClass, match: a.match, platform, at: new Date().toISOString() });
+  const c = await captureFromFleet(run, { name: a.class, fromClass: a.fromClass, match: a.match, platform, at: new Date().toISOString() });
   for (const w of c.warnings) process.stderr.write(`gdrgate: note: ${w}\n`);
   process.stderr.write(`gdrgate: class ${c.cls.name} from the majority of ${c.nodes} nodes (reference ${c.reference}); ${c.disagreed.length} disagreed:\n`);
   for (const d of c.disagreed)

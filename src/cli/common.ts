@@ -1,2 +1,2 @@
 // The report, to stdout, whole: src/host/stdout.ts writes it.
-export { out } from '../host/stdout.js';
+export { out, outPieces } from '../host/stdout.js';

@@ -18,13 +18,18 @@ export interface SnapshotArgs {
   readonly commands: boolean;
 }
 
-/** The file a step's task writes: named by Slurm's name of this node, which every task of the step gets. */
-export function stepFile(dir: string, env: NodeJS.ProcessEnv = process.env): string {
+/** The node a step's task runs on: Slurm's name of it, which every task of the step gets. */
+export function stepNode(env: NodeJS.ProcessEnv = process.env): string {
   const node = env.SLURMD_NODENAME;
   if (node === undefined) throw new UsageError('--out-dir names the file after SLURMD_NODENAME, which only a Slurm job step has (use --out FILE by hand)');
   const bad = badNodeName(node);
   if (bad) throw new UsageError(`--out-dir: SLURMD_NODENAME: ${bad}`);
-  return path.join(dir, `${node}.tar.gz`);
+  return node;
+}
+
+/** The file a step's task writes: named by Slurm's name of this node. */
+export function stepFile(dir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(dir, `${stepNode(env)}.tar.gz`);
 }
 
 /** gdrgate-gpu001-20260301T101500Z.tar.gz: sortable, one per node and moment. */
@@ -62,6 +67,15 @@ export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
   const file = stepOut ?? a.out ?? defaultName(m.host, now);
   writeOut(file, snap.gz);
   out(`${file}: snapshot of ${a.root}${m.host ? ` (host ${m.host})` : ''}: ${what}`);
+  if (stepOut !== undefined) {
+    // The summary fleet report reads instead of the snapshot; without it (or stale) the report reads the snapshot.
+    try {
+      const { writeSummary } = await import('../fleet/summary-write.js');
+      out(`${await writeSummary(stepNode(), stepOut, snap.gz)}: summary of that snapshot for fleet report`);
+    } catch (e) {
+      process.stderr.write(`gdrgate: snapshot ${stepOut}: no summary written (fleet report will read the snapshot): ${(e as Error).message}\n`);
+    }
+  }
   for (const c of m.commands) out(`  ${c.name}: ${c.status}${c.exitCode !== null ? ` ${c.exitCode}` : ''}${c.error ? ` (${c.error})` : ''}, ${c.durationMs} ms`);
   return 0;
 }

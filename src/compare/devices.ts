@@ -1,14 +1,16 @@
-// PCIe differences between two inventories: devices present and placed, GPU↔NIC classes, link training, ACS per bridge.
-import { factText, valueOf, within, ABSENT, nul } from '../model/fact.js';
+// PCIe differences between two nodes' views: devices present and placed, GPU↔NIC classes, link training, ACS per bridge.
+import { ABSENT, nul, within } from '../model/fact.js';
 import type { Inventory, PathClass, PciDevice } from '../model/inventory.js';
-import { deviceName, linkText } from '../model/names.js';
+import { deviceName } from '../model/names.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
-import { topoMatrix } from '../topo/matrix.js';
 import { diff, type Difference } from './types.js';
+import { devicesOf } from './by-bdf.js';
+import type { CompareView } from './view.js';
 
 const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
-const what = (inv: Inventory, bdf: string): string => {
+/** How a device is named in a difference: `GPU H100 SXM5`, `mlx5_0 ConnectX-7`, or `bridge`. */
+export const what = (inv: Inventory, bdf: string): string => {
   const d = inv.pci.get(bdf);
   const nic = inv.nics.find((n) => n.bdf === bdf);
   if (inv.gpus.some((g) => g.bdf === bdf)) return `GPU ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))}`;
@@ -16,12 +18,13 @@ const what = (inv: Inventory, bdf: string): string => {
 };
 
 /** GPUs by address; NICs by address, then by name (a NIC at a new address under its old name has moved). */
-export function presence(a: Inventory, b: Inventory): Difference[] {
+export function presence(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
   const ga = new Set(a.gpus.map((g) => g.bdf));
   const gb = new Set(b.gpus.map((g) => g.bdf));
-  for (const g of gb) if (!ga.has(g)) out.push(diff('critical', 'device', g, 'missing', what(b, g), 'inventory-missing'));
-  for (const g of ga) if (!gb.has(g)) out.push(diff('major', 'device', g, what(a, g), 'absent', 'inventory-extra'));
+  const whatOf = (v: CompareView, bdf: string): string => v.gpus.find((g) => g.bdf === bdf)!.what;
+  for (const g of gb) if (!ga.has(g)) out.push(diff('critical', 'device', g, 'missing', whatOf(b, g), 'inventory-missing'));
+  for (const g of ga) if (!gb.has(g)) out.push(diff('major', 'device', g, whatOf(a, g), 'absent', 'inventory-extra'));
   const nb = new Map(b.nics.map((n) => [n.bdf ?? n.name, n]));
   const na = new Map(a.nics.map((n) => [n.bdf ?? n.name, n]));
   const moved = new Set<string>();
@@ -35,78 +38,81 @@ export function presence(a: Inventory, b: Inventory): Difference[] {
     if (byName) {
       moved.add(byName.bdf ?? byName.name);
       out.push(diff('critical', 'device', n.name, byName.bdf ?? '?', n.bdf ?? '?', 'topology-changed'));
-    } else out.push(diff('critical', 'device', n.name, 'missing', `${what(b, n.bdf ?? '')} at ${n.bdf ?? '?'}`, 'inventory-missing'));
+    } else out.push(diff('critical', 'device', n.name, 'missing', `${n.what} at ${n.bdf ?? '?'}`, 'inventory-missing'));
   }
-  for (const [key, n] of na) if (!nb.has(key) && !moved.has(key)) out.push(diff('major', 'device', n.name, `${what(a, n.bdf ?? '')} at ${n.bdf ?? '?'}`, 'absent', 'inventory-extra'));
+  for (const [key, n] of na) if (!nb.has(key) && !moved.has(key)) out.push(diff('major', 'device', n.name, `${n.what} at ${n.bdf ?? '?'}`, 'absent', 'inventory-extra'));
   return out;
 }
 
-const endpoints = (inv: Inventory): string[] => [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
+const endpoints = (v: CompareView): string[] => [...v.gpus.map((g) => g.bdf), ...v.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
 
 /** Model, root complex and NUMA node of each GPU and NIC present on both. */
-export function placement(a: Inventory, b: Inventory): Difference[] {
+export function placement(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
+  const [pa, pb] = [devicesOf(a), devicesOf(b)];
+  const ends = new Set(endpoints(a));
   for (const bdf of endpoints(b)) {
-    const x = a.pci.get(bdf);
-    const y = b.pci.get(bdf);
-    if (!x || !y || !endpoints(a).includes(bdf)) continue;
-    if (nul(x.vendor) !== nul(y.vendor) || nul(x.device) !== nul(y.device)) out.push(diff('major', 'device', bdf, what(a, bdf), what(b, bdf), 'inventory-mismatch'));
+    const x = pa.get(bdf);
+    const y = pb.get(bdf);
+    if (!x || !y || !ends.has(bdf)) continue;
+    if (x.vendor !== y.vendor || x.device !== y.device) out.push(diff('major', 'device', bdf, x.what, y.what, 'inventory-mismatch'));
     if (x.hostBridge !== y.hostBridge) out.push(diff('critical', 'root-complex', bdf, x.hostBridge, y.hostBridge, 'topology-changed'));
-    const [na, nb] = [x.numaNode, y.numaNode];
+    const [na, nb] = [x.numa, y.numa];
     if (na.state === 'unknown' || nb.state === 'unknown') {
-      if (na.state !== nb.state) out.push(diff('minor', 'numa', bdf, `node ${factText(na)}`, `node ${factText(nb)}`, 'unknown-side'));
-    } else if (valueOf(na) !== valueOf(nb)) out.push(diff('major', 'numa', bdf, `node ${factText(na)}`, `node ${factText(nb)}`, 'topology-numa-changed'));
+      if (na.state !== nb.state) out.push(diff('minor', 'numa', bdf, `node ${na.text}`, `node ${nb.text}`, 'unknown-side'));
+    } else if (na.value !== nb.value) out.push(diff('major', 'numa', bdf, `node ${na.text}`, `node ${nb.text}`, 'topology-numa-changed'));
   }
   return out;
 }
 
 /** nvidia-smi's class of every GPU↔NIC pair present on both (GPU by address, NIC by name). */
-export function topology(a: Inventory, b: Inventory): Difference[] {
-  const ma = topoMatrix(a);
-  const mb = topoMatrix(b);
+export function topology(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
-  for (const g of mb.gpus) {
-    const ga = ma.gpus.find((x) => x.bdf === g.bdf);
-    for (const n of mb.nics) {
-      const nA = ma.nics.find((x) => x.name === n.name);
-      if (!ga || !nA) continue;
-      const ca = ma.cell(ga.label, nA.label) as PathClass;
-      const cb = mb.cell(g.label, n.label) as PathClass;
-      if (ca === cb) continue;
+  b.topo.gpus.forEach((g, gi) => {
+    const ga = a.topo.gpus.indexOf(g);
+    b.topo.nics.forEach((n, ni) => {
+      const na = a.topo.nics.indexOf(n);
+      if (ga < 0 || na < 0) return;
+      const ca = a.topo.cells[ga]![na] as PathClass;
+      const cb = b.topo.cells[gi]![ni] as PathClass;
+      if (ca === cb) return;
       const farther = RANK[ca] > RANK[cb];
-      out.push(diff(farther ? 'critical' : 'major', 'topology', `${g.bdf}-${n.name}`, ca, cb, farther && ca === 'SYS' ? 'topology-remote-nic' : 'topology-changed'));
-    }
-  }
+      out.push(diff(farther ? 'critical' : 'major', 'topology', `${g}-${n}`, ca, cb, farther && ca === 'SYS' ? 'topology-remote-nic' : 'topology-changed'));
+    });
+  });
   return out;
 }
 
 /** Current link of every device on the paths of both nodes (GPUs, NICs, bridges), by address. */
-export function links(a: Inventory, b: Inventory): Difference[] {
+export function links(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
   const gpus = new Set(b.gpus.map((g) => g.bdf));
-  for (const [bdf, y] of b.pci) {
-    const x = a.pci.get(bdf);
+  const pa = devicesOf(a);
+  for (const y of b.pci) {
+    const x = pa.get(y.bdf);
     if (!x) continue;
-    const [ca, cb] = [x.current, y.current];
-    const ta = linkText(ca.speed, ca.width);
-    const tb = linkText(cb.speed, cb.width);
     // Only what both sides read is compared; an unknown side is no difference in link training.
-    const [wa, wb, sa, sb] = [valueOf(ca.width), valueOf(cb.width), valueOf(ca.speed), valueOf(cb.speed)];
-    if (wa !== undefined && wb !== undefined && wa !== wb) {
+    const [wa, wb, sa, sb] = [x.width, y.width, x.speed, y.speed];
+    if (wa !== null && wb !== null && wa !== wb) {
       const low = wa < wb;
-      out.push(diff(low ? 'critical' : 'minor', 'link-width', bdf, ta, tb, low ? 'link-width-low' : 'better-than-reference'));
+      out.push(diff(low ? 'critical' : 'minor', 'link-width', y.bdf, x.link, y.link, low ? 'link-width-low' : 'better-than-reference'));
     }
-    if (sa !== undefined && sb !== undefined && sa !== sb) {
+    if (sa !== null && sb !== null && sa !== sb) {
       const low = sa < sb;
       // A GPU at idle may drop its link speed (power saving): the pcie-link check calls that a warning.
-      const idle = low && gpus.has(bdf);
-      out.push(diff(low && !idle ? 'major' : 'minor', 'link-speed', bdf, ta, tb, idle ? 'link-speed-idle' : low ? 'link-speed-low' : 'better-than-reference'));
+      const idle = low && gpus.has(y.bdf);
+      out.push(diff(low && !idle ? 'major' : 'minor', 'link-speed', y.bdf, x.link, y.link, idle ? 'link-speed-idle' : low ? 'link-speed-low' : 'better-than-reference'));
     }
   }
   return out;
 }
 
-function acsText(d: PciDevice): { text: string; redirect: string[] } | null {
+export interface AcsView {
+  readonly text: string;
+  readonly redirect: readonly string[];
+}
+
+export function acsText(d: PciDevice): AcsView | null {
   const acs = within(d.config, (c) => c.acs, 'config space absent');
   if (acs.state === 'unknown') return null;
   if (acs.state === 'absent') return { text: 'no ACS capability', redirect: [] };
@@ -116,18 +122,15 @@ function acsText(d: PciDevice): { text: string; redirect: string[] } | null {
 }
 
 /** ACS control of every bridge a GPU↔NIC peer transfer crosses on either node, present on both. */
-export function acs(a: Inventory, b: Inventory): Difference[] {
-  const bridges = new Set<string>();
-  for (const inv of [a, b]) {
-    const m = topoMatrix(inv);
-    for (const g of m.gpus) for (const n of m.nics) for (const br of m.path(g.label, n.label)?.peerBridges ?? []) bridges.add(br);
-  }
+export function acs(a: CompareView, b: CompareView): Difference[] {
+  const bridges = new Set([...a.peerBridges, ...b.peerBridges]);
+  const [pa, pb] = [devicesOf(a), devicesOf(b)];
   const out: Difference[] = [];
   for (const bdf of bridges) {
-    const x = a.pci.get(bdf);
-    const y = b.pci.get(bdf);
+    const x = pa.get(bdf);
+    const y = pb.get(bdf);
     if (!x || !y) continue;
-    const [sa, sb] = [acsText(x), acsText(y)];
+    const [sa, sb] = [x.acs, y.acs];
     if (!sa || !sb) {
       if (sa || sb) out.push(diff('minor', 'acs', bdf, sa?.text ?? 'not readable', sb?.text ?? 'not readable', 'acs-unreadable'));
       continue;

@@ -3,32 +3,47 @@ import { type Fact, nul } from '../model/fact.js';
 import type { Inventory, LinkAspm } from '../model/inventory.js';
 import { devicePayload, linkAspmText, policyText } from '../model/payload.js';
 import { diff, type Difference } from './types.js';
+import { devicesOf } from './by-bdf.js';
+import type { CompareView } from './view.js';
 
-const policies = (inv: Inventory): string | null => {
+/** One device's sizes and ASPM as read, with its port's MaxPayload (null when unread); or why not readable. */
+export type PayloadView =
+  | { readonly state: 'present'; readonly mps: number; readonly mrrs: number; readonly aspm: string; readonly parentMps: number | null }
+  | { readonly state: 'absent' | 'unknown' };
+
+export const policies = (inv: Inventory): string | null => {
   const { cmdline, aspmPolicy } = inv.payload;
   if (cmdline.state !== 'present' || aspmPolicy.state === 'unknown') return null;
   return policyText(cmdline.value.busPolicy ?? 'default', cmdline.value.aspm ?? 'default', nul(aspmPolicy)?.active ?? null);
 };
-const link = (l: Fact<LinkAspm> | undefined): string => (l?.state === 'unknown' ? 'unknown' : linkAspmText(nul(l ?? { state: 'absent' }) ?? {}));
+export const linkOf = (l: Fact<LinkAspm> | undefined): string => (l?.state === 'unknown' ? 'unknown' : linkAspmText(nul(l ?? { state: 'absent' }) ?? {}));
 
-export function payload(a: Inventory, b: Inventory): Difference[] {
+export function payloadOf(inv: Inventory, bdf: string): PayloadView {
+  const x = devicePayload(inv, bdf);
+  if (x.state !== 'present') return { state: x.state };
+  const parent = nul(devicePayload(inv, inv.pci.get(bdf)?.bridges.at(-1) ?? ''));
+  return { state: 'present', mps: x.value.mps, mrrs: x.value.mrrs, aspm: x.value.aspm, parentMps: parent ? parent.mps : null };
+}
+
+export function payload(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
-  const [pa, pb] = [policies(a), policies(b)];
+  const [pa, pb] = [a.payloadPolicy, b.payloadPolicy];
   if (pa !== pb) out.push(pa && pb ? diff('major', 'payload', 'node', pa, pb, 'payload-policy-changed') : diff('minor', 'payload', 'node', pa ?? 'not readable', pb ?? 'not readable', 'unknown-side'));
-  for (const bdf of a.pci.keys()) {
-    if (!b.pci.has(bdf)) continue;
-    const [x, y] = [devicePayload(a, bdf), devicePayload(b, bdf)];
+  const db = devicesOf(b);
+  for (const dx of a.pci) {
+    const dy = db.get(dx.bdf);
+    if (!dy) continue;
+    const [x, y] = [dx.payload, dy.payload];
     if (x.state !== 'present' || y.state !== 'present') {
-      if (x.state !== y.state) out.push(diff('minor', 'payload', bdf, x.state === 'present' ? `MaxPayload ${x.value.mps} bytes` : 'not readable', y.state === 'present' ? `MaxPayload ${y.value.mps} bytes` : 'not readable', 'unknown-side'));
+      if (x.state !== y.state) out.push(diff('minor', 'payload', dx.bdf, x.state === 'present' ? `MaxPayload ${x.mps} bytes` : 'not readable', y.state === 'present' ? `MaxPayload ${y.mps} bytes` : 'not readable', 'unknown-side'));
       continue;
     }
     // The suspect's MPS above its parent's is the one spec violation: worst first, whatever the reference had.
-    const parent = nul(devicePayload(a, a.pci.get(bdf)!.bridges.at(-1) ?? ''));
-    if (parent && x.value.mps > parent.mps) out.push(diff('critical', 'payload', bdf, `MaxPayload ${x.value.mps} bytes above its port's ${parent.mps}`, `MaxPayload ${y.value.mps} bytes`, 'payload-mps-over'));
-    else if (x.value.mps !== y.value.mps || x.value.mrrs !== y.value.mrrs)
-      out.push(diff('major', 'payload', bdf, `MaxPayload ${x.value.mps} bytes, MaxReadReq ${x.value.mrrs} bytes`, `MaxPayload ${y.value.mps} bytes, MaxReadReq ${y.value.mrrs} bytes`, 'payload-changed'));
-    const [la, lb] = [`ASPM ${x.value.aspm}; link ${link(a.payload.linkAspm.get(bdf))}`, `ASPM ${y.value.aspm}; link ${link(b.payload.linkAspm.get(bdf))}`];
-    if (la !== lb) out.push(diff('minor', 'payload', bdf, la, lb, 'payload-changed'));
+    if (x.parentMps !== null && x.mps > x.parentMps) out.push(diff('critical', 'payload', dx.bdf, `MaxPayload ${x.mps} bytes above its port's ${x.parentMps}`, `MaxPayload ${y.mps} bytes`, 'payload-mps-over'));
+    else if (x.mps !== y.mps || x.mrrs !== y.mrrs)
+      out.push(diff('major', 'payload', dx.bdf, `MaxPayload ${x.mps} bytes, MaxReadReq ${x.mrrs} bytes`, `MaxPayload ${y.mps} bytes, MaxReadReq ${y.mrrs} bytes`, 'payload-changed'));
+    const [la, lb] = [`ASPM ${x.aspm}; link ${dx.linkAspm}`, `ASPM ${y.aspm}; link ${dy.linkAspm}`];
+    if (la !== lb) out.push(diff('minor', 'payload', dx.bdf, la, lb, 'payload-changed'));
   }
   return out;
 }

@@ -1,16 +1,19 @@
 // compare A B: ports the kernel's PCIe link-speed cooling devices slow on the suspect and not on the reference.
 import type { Inventory } from '../model/inventory.js';
 import { diff, type Difference } from './types.js';
+import { devicesOf } from './by-bdf.js';
+import type { CompareView } from './view.js';
 
-const states = (inv: Inventory): Map<string, number> =>
+export const coolingStates = (inv: Inventory): Map<string, number> =>
   new Map(inv.pcieCooling.state === 'present' ? inv.pcieCooling.value.flatMap((c) => (c.cur.state === 'present' ? [[c.port, c.cur.value] as const] : [])) : []);
 
-export function throttle(a: Inventory, b: Inventory): Difference[] {
-  const [sa, sb] = [states(a), states(b)];
+export function throttle(a: CompareView, b: CompareView): Difference[] {
+  const sb = new Map(b.cooling);
+  const pa = devicesOf(a);
   const out: Difference[] = [];
-  for (const [port, s] of sa) {
+  for (const [port, s] of a.cooling) {
     const ref = sb.get(port) ?? 0;
-    if (s > ref && a.pci.has(port)) out.push(diff('critical', 'link-speed', port, `throttled, state ${s}`, ref ? `state ${ref}` : 'not throttled', 'throttle-on'));
+    if (s > ref && pa.has(port)) out.push(diff('critical', 'link-speed', port, `throttled, state ${s}`, ref ? `state ${ref}` : 'not throttled', 'throttle-on'));
   }
   return out;
 }

@@ -9,6 +9,7 @@ import type { BaselineClass, BaselineEnvelope } from '../model/baseline.js';
 import { MIN_NODES } from './bandwidth.js';
 import { band, OUTLIER_Z } from './robust.js';
 import { compressHostlist } from './hostlist.js';
+import { readSnapshotNode } from './read-one.js';
 import type { FleetRun } from './report-command.js';
 import type { FleetClass, NodeVerdict } from './report.js';
 import { BYTES_PER } from './spool-stats.js';
@@ -89,13 +90,16 @@ export function cleanReference(run: FleetRun, c: FleetClass): string {
   );
 }
 
-export function captureFromFleet(run: FleetRun, o: FleetCaptureOptions): FleetCapture {
+export async function captureFromFleet(run: FleetRun, o: FleetCaptureOptions): Promise<FleetCapture> {
   const c = pickClass(run, o.fromClass);
   const ref = run.nodes.find((n) => n.node === cleanReference(run, c))!;
+  // The report compared views (a summary's or the snapshot's); the class is taken from the snapshot itself.
+  const got = await readSnapshotNode(ref.node, ref.file);
+  if ('why' in got) throw new UsageError(`class ${c.name}: the reference node ${ref.node}'s snapshot cannot be read now: ${got.why}`);
   const warnings: string[] = [];
   const differs = new Set(run.report.nodes.filter((v) => v.class === c.name && v.status === 'differs').map((v) => v.node));
   const probes = envelopes(run, c, differs, warnings);
-  const captured = captureClass(ref.inv, {
+  const captured = captureClass(got.inv, {
     name: o.name,
     match: o.match?.length ? o.match : compressHostlist(c.nodes),
     platform: o.platform,

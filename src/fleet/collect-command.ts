@@ -1,5 +1,6 @@
 // `gdrgate fleet collect --nodes LIST --out DIR`: one srun step runs `gdrgate snapshot` on every named node into
-// DIR/<node>.tar.gz (DIR on the filesystem the nodes share). Nodes slurmctld cannot run a step on are listed, not
+// DIR/<node>.tar.gz (DIR on the filesystem the nodes share), each node writing beside it the summary fleet report
+// reads instead (DIR/<node>.summary.json, summary.ts). Nodes slurmctld cannot run a step on are listed, not
 // waited for; the step itself is bounded (--immediate, --time, and this process's own timeout on srun).
 import path from 'node:path';
 import { DEFAULTS, loadConfig } from '../config.js';
@@ -11,6 +12,7 @@ import type { Result } from '../runner/exit.js';
 import { parseNodeLines, preflight, srunArgs, srunWordsFor } from './collect-plan.js';
 import { COLLECT_SUMMARY } from './collect-summary.js';
 import { expandHostlist } from './hostlist-expand.js';
+import { summaryName } from './summary.js';
 import type { NodeMissing } from './types.js';
 
 export interface CollectOptions {
@@ -36,6 +38,8 @@ export interface Answered {
   readonly node: string;
   readonly file: string;
   readonly bytes: number;
+  /** The summary the node wrote in this step; null when it wrote none (fleet report then reads the snapshot). */
+  readonly summary: string | null;
 }
 
 export interface CollectSummary {
@@ -105,6 +109,8 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
   // 2. One step over the rest.
   const files = new Map(plan.run.map((n) => [n, path.join(dir, `${n}.tar.gz`)]));
   const before = new Map([...files].map(([n, f]) => [n, identity(f)]));
+  const summaries = new Map(plan.run.map((n) => [n, path.join(dir, summaryName(n))]));
+  const summaryBefore = new Map([...summaries].map(([n, f]) => [n, identity(f)]));
   const fresh = (n: string): boolean => {
     const now = identity(files.get(n)!);
     return now !== null && now !== before.get(n);
@@ -132,7 +138,10 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
   const after = silent.length ? await exec.run(t.scontrol, ['show', 'node', '-o', silent.join(',')], { timeoutMs: t.scontrolTimeoutMs }) : null;
   const now = after && after.exitCode === 0 && !after.timedOut ? preflight(silent, parseNodeLines(after.stdout)).missing : [];
   for (const n of plan.run) {
-    if (fresh(n)) answered.push({ node: n, file: files.get(n)!, bytes: lstatOrNull(files.get(n)!)?.size ?? 0 });
+    if (fresh(n)) {
+      const sum = identity(summaries.get(n)!);
+      answered.push({ node: n, file: files.get(n)!, bytes: lstatOrNull(files.get(n)!)?.size ?? 0, summary: sum !== null && sum !== summaryBefore.get(n) ? summaries.get(n)! : null });
+    }
     else {
       const r = srun!;
       const how = r.timedOut ? `srun gave no end within the ${timeoutS} s bound` : r.error ? `${t.srun}: ${r.error.replace(/:[\s\S]*$/, '')}` : `srun exited ${r.exitCode}`;
@@ -150,7 +159,7 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
   writeAtomic(path.join(dir, SUMMARY_FILE), JSON.stringify(summary, null, 2) + '\n');
   if (o.json) out(JSON.stringify(summary, null, 2));
   else {
-    out(`${dir}: ${answered.length} of ${list.hosts.length} nodes answered${srun ? ` (srun ${srun.timedOut ? 'stopped at the bound' : `exit ${srun.exitCode}`}, ${(srun.durationMs / 1000).toFixed(1)} s)` : ''}`);
+    out(`${dir}: ${answered.length} of ${list.hosts.length} nodes answered${srun ? ` (srun ${srun.timedOut ? 'stopped at the bound' : `exit ${srun.exitCode}`}, ${(srun.durationMs / 1000).toFixed(1)} s)` : ''}; ${answered.filter((x) => x.summary !== null).length} wrote a summary`);
     for (const m of missing) out(`  missing ${m.node}: ${m.why}`);
   }
   if (srun && srun.exitCode !== 0 && srun.stderr.trim()) process.stderr.write(`gdrgate: srun said:\n${srun.stderr.trim().split('\n').slice(-20).join('\n')}\n`);

@@ -2,18 +2,17 @@
 // them. Facts come from compare itself: every node is compared with one reference node; a fact a node does not
 // differ on has the reference's value. When the reference is in the minority on some fact, the node agreeing with
 // the majority on most facts becomes the reference and the comparison is made again, so the differences (and their
-// impact) are those of each node against the majority. Nodes of one digest key (digest.ts: alike in everything
-// compare reads) are compared once per key.
-import { compareInventories } from '../compare/compare.js';
+// impact) are those of each node against the majority. Each node comes as its compare view (compare/view.ts, from
+// its summary or its snapshot); nodes of one view key (digest.ts) are compared once per key.
+import { compareViews } from '../compare/compare.js';
 import { compareAreas, sortDifferences } from '../compare/order.js';
 import { IMPACT_RANK, type Area, type Difference, type Impact } from '../compare/types.js';
-import { factText, valueOf, nul } from '../model/fact.js';
-import type { Inventory } from '../model/inventory.js';
+import type { CompareView } from '../compare/view.js';
 import { byNatural, byText } from '../model/order.js';
 
 export interface ClassNode {
   readonly node: string;
-  readonly inv: Inventory;
+  readonly view: CompareView;
   /** Nodes of one key hold alike everything compare and the fingerprint read (digest.ts); absent: compared alone. */
   readonly key?: string;
 }
@@ -59,12 +58,12 @@ interface Pass {
 function pass(nodes: readonly ClassNode[], ref: ClassNode): Pass {
   const diffs = new Map<string, Map<string, Difference>>();
   const refValue = new Map<string, string>();
-  // compareInventories is pure: one call per key answers for every node of the key.
+  // compareViews is pure: one call per key answers for every node of the key.
   const byKey = new Map<string, Difference[]>();
   const compared = (n: ClassNode): Difference[] => {
-    if (n.key === undefined) return compareInventories(n.inv, ref.inv);
+    if (n.key === undefined) return compareViews(n.view, ref.view);
     let ds = byKey.get(n.key);
-    if (!ds) byKey.set(n.key, (ds = compareInventories(n.inv, ref.inv)));
+    if (!ds) byKey.set(n.key, (ds = compareViews(n.view, ref.view)));
     return ds;
   };
   for (const n of nodes) {
@@ -103,30 +102,11 @@ function majorityOf(counts: Map<string, number>, refValue: string): { value: str
   return { value, count, tie: ranked.length > 1 && ranked[1]![1] === count };
 }
 
-/** A few facts read without comparing: devices, firmware, links, versions. Nodes alike here are likely alike. */
-function fingerprint(inv: Inventory): string {
-  const link = (bdf: string | null): string => {
-    const d = bdf === null ? undefined : inv.pci.get(bdf);
-    return d ? `${factText(d.current.speed)}/${factText(d.current.width)}` : '-';
-  };
-  return [
-    nul(inv.kernelRelease) ?? '',
-    valueOf(inv.gpudirect.driver)?.version ?? '',
-    ...inv.gpus.map((g) => `${g.bdf}:${link(g.bdf)}`),
-    ...inv.nics.map((n) => `${n.name}@${n.bdf ?? ''}:${factText(n.fwVer)}:${link(n.bdf)}`),
-  ].join('|');
-}
-
 /** The first node of the most common fingerprint: the comparison against it rarely needs a second pass. */
 function firstReference(nodes: readonly ClassNode[]): ClassNode {
   const count = new Map<string, { n: number; first: ClassNode }>();
-  const byKey = new Map<string, string>();
   for (const x of nodes) {
-    let k = x.key === undefined ? undefined : byKey.get(x.key);
-    if (k === undefined) {
-      k = fingerprint(x.inv);
-      if (x.key !== undefined) byKey.set(x.key, k);
-    }
+    const k = x.view.fingerprint;
     const c = count.get(k);
     if (c) c.n++;
     else count.set(k, { n: 1, first: x });

@@ -4,7 +4,7 @@
 // filterable table.
 import type { PathDistribution } from './bandwidth.js';
 import type { FleetClass, FleetReport, NodeVerdict } from './report.js';
-import { gbps, railResponse } from './text.js';
+import { gbps, railResponse, sourceLines } from './text.js';
 
 const ESC: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 export const esc = (s: string): string => s.replace(/[&<>"']/g, (c) => ESC[c]!);
@@ -103,7 +103,8 @@ export function renderFleetHtml(r: FleetReport): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>gdrgate fleet report — ${esc(r.dir)}</title>
 <style>${CSS}</style></head><body>
 <h1>gdrgate fleet report <small>${esc(r.dir)} · gdrgate ${esc(r.version)}</small></h1>
-<p>${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es): <b>${s.flagged} differ</b> (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor); ${s.lowRails} rail(s) below their band, ${s.absentRails} without a figure.</p>
+<p>${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es): <b>${s.flagged} differ</b> (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor); ${s.lowRails} rail(s) below their band, ${s.absentRails} without a figure.</p>${sourceLines(r).length ? `
+<p class="sources">${sourceLines(r).map(esc).join('<br>')}</p>` : ''}
 <h2>nodes that differ from their class or were not judged, worst first</h2>
 ${flagged.length ? flagged.map(flaggedRow).join('\n') : '<p>none: every node judged, every node agrees with its class</p>'}
 <h2>bandwidth per rail</h2>

@@ -1,5 +1,5 @@
 // What a fleet directory holds: node snapshots (`<node>.tar.gz`, as `gdrgate snapshot` and `fleet collect` write
-// them) and sample spools copied by every means (`<node>.samples.jsonl`, `<node>.samples.<n>.jsonl`, or a whole spool
+// them), the summaries the nodes wrote beside them (`<node>.summary.json`, summary.ts), and sample spools copied by every means (`<node>.samples.jsonl`, `<node>.samples.<n>.jsonl`, or a whole spool
 // directory `<node>.spool/`). A name that is not a node name is listed as a problem, never read.
 import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +13,8 @@ import type { NodeMissing } from './types.js';
 export const MAX_NODES = 100_000;
 
 export interface FleetInputs {
-  readonly snapshots: readonly { readonly node: string; readonly file: string }[];
+  /** With the node's summary file when there is one (used only if it holds: read-one.ts). */
+  readonly snapshots: readonly { readonly node: string; readonly file: string; readonly summary: string | null }[];
   /** Per node, its spool files oldest first. */
   readonly spools: ReadonlyMap<string, readonly string[]>;
   readonly problems: readonly string[];
@@ -24,6 +25,7 @@ export interface FleetInputs {
 const SNAPSHOT = /^(.+)\.(?:tar\.gz|tgz|tar)$/;
 const SPOOL_FILE = /^(.+)\.samples(?:\.(\d+))?\.jsonl$/;
 const SPOOL_DIR = /^(.+)\.spool$/;
+const SUMMARY = /^(.+)\.summary\.json$/;
 
 function kindOf(e: Dirent): string {
   if (e.isSymbolicLink()) return 'a symbolic link';
@@ -47,6 +49,7 @@ export function scanFleetDir(dir: string): FleetInputs {
   const gens = new Map<string, { gen: number; file: string }[]>();
   const problems: string[] = [];
   const broken: NodeMissing[] = [];
+  const summaries = new Map<string, string>();
   // Appended in place: a node with many spool files costs one push each, never a copy of its list so far.
   const addGens = (node: string, xs: readonly { gen: number; file: string }[]): void => {
     let l = gens.get(node);
@@ -61,6 +64,13 @@ export function scanFleetDir(dir: string): FleetInputs {
   };
   for (const e of entries) {
     const file = path.join(dir, e.name);
+    const sum = SUMMARY.exec(e.name);
+    if (sum) {
+      // Whatever it is (a link, a FIFO), the read refuses it and the node falls back to its snapshot, saying why.
+      const node = named(sum, e.name);
+      if (node !== null) summaries.set(node, file);
+      continue;
+    }
     const snap = SNAPSHOT.exec(e.name);
     const spoolFile = snap ? null : SPOOL_FILE.exec(e.name);
     const spoolDir = snap || spoolFile ? null : SPOOL_DIR.exec(e.name);
@@ -92,7 +102,8 @@ export function scanFleetDir(dir: string): FleetInputs {
     if (byNode.has(s.node)) problems.push(`${path.basename(s.file)}: a second snapshot of ${s.node}, skipped`);
     else byNode.set(s.node, s);
   }
-  const unique = [...byNode.values()].sort((a, b) => byNatural(a.node, b.node));
+  const unique = [...byNode.values()].sort((a, b) => byNatural(a.node, b.node)).map((s) => ({ ...s, summary: summaries.get(s.node) ?? null }));
+  for (const [node, file] of summaries) if (!byNode.has(node)) broken.push({ node, why: `${path.basename(file)}: not used: no snapshot of ${node} was read to check it against` });
   if (unique.length > MAX_NODES) throw new UsageError(`fleet directory ${dir}: ${unique.length} snapshots, more than ${MAX_NODES}`);
   const spools = new Map<string, string[]>();
   for (const [node, fs] of gens) spools.set(node, fs.sort((a, b) => b.gen - a.gen).map((f) => f.file));

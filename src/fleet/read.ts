@@ -1,17 +1,17 @@
-// Every node of a fleet directory read through the one engine (readNode), with progress: nodes read of total and the
-// one pending longest. A snapshot that cannot be read is a missing node, listed, never fatal. From POOL_FROM nodes
-// on, the snapshots are read on every core by a pool of worker threads (read-worker.ts, dist/fleet-read-worker.js),
-// a few jobs in flight per worker, results in input order; below it, or where the worker file is not there (the
-// sources run by a TypeScript loader), in process, a few at a time. Either way each node
-// comes with its digest key (digest.ts): nodes of one key compare alike, and the pool sends each key's shared part
-// once per worker, the main thread joining it with each node's own fields.
+// Every node of a fleet directory read for the judge (read-one.ts: its summary when that holds, else its snapshot
+// through the one engine), with progress: nodes read of total and the one pending longest. A node that cannot be
+// read is a missing node, listed, never fatal. From POOL_FROM nodes on, the nodes are read on every core by a pool
+// of worker threads (read-worker.ts, dist/fleet-read-worker.js), a few jobs in flight per worker, results in input
+// order; below it, or where the worker file is not there (the sources run by a TypeScript loader), in process, a
+// few at a time. Either way each node comes with its view key (digest.ts): nodes of one key compare alike and share
+// one view object, so memory grows with the distinct views, not with the nodes.
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import type { Inventory } from '../model/inventory.js';
-import { joinInventory, sharedFrom, splitInventory } from './digest.js';
-import { readSnapshotNode, type WorkerAnswer, type WorkerJob } from './read-one.js';
+import type { CompareView } from '../compare/view.js';
+import { viewKey } from './digest.js';
+import { readFleetNode, type FactSource, type WorkerAnswer, type WorkerJob } from './read-one.js';
 import type { NodeMissing } from './types.js';
 
 export interface FleetProgress {
@@ -23,14 +23,19 @@ export interface FleetProgress {
 
 export interface ReadNode {
   readonly node: string;
+  /** Its snapshot. */
   readonly file: string;
-  readonly inv: Inventory;
-  /** The digest key (digest.ts): nodes of one key hold alike everything a comparison reads. */
+  /** What a comparison reads of the node; one object for every node of its key. */
+  readonly view: CompareView;
+  /** The view key (digest.ts): nodes of one key hold alike everything a comparison reads. */
   readonly key: string;
+  readonly source: FactSource;
+  /** Why its summary was not used, when it had one. */
+  readonly note: string | null;
 }
 
 /** A node read, or why it could not be. */
-type Got = { readonly inv: Inventory; readonly key: string } | { readonly why: string };
+type Got = { readonly view: CompareView; readonly key: string; readonly source: FactSource; readonly note: string | null } | { readonly why: string };
 
 export interface ReadOptions {
   /** In process: snapshots opened at once (default 4: the reads are mostly CPU, a few overlap the file reads). */
@@ -45,8 +50,10 @@ export interface ReadOptions {
 
 /** Below this many snapshots the workers' start-up (about 0.1 s each) costs more than the second core gives. */
 export const POOL_FROM = 50;
-/** Jobs sent to one worker before its first answer: it never waits on the main thread between two nodes. */
+/** Batches sent to one worker before its first answer: it never waits on the main thread between two batches. */
 const IN_FLIGHT = 2;
+/** Nodes per message: a node read from its summary costs about as much as a message each way, so they go in batches. */
+const BATCH = 16;
 
 /**
  * The bundled worker: dist/fleet-read-worker.js beside the ESM bundle (from dist/chunks/ or tsc's dist/fleet/), or
@@ -65,7 +72,7 @@ function workerCount(n: number, o: ReadOptions): { count: number; file: string }
   return { count: Math.min(want, n), file };
 }
 
-type Job = { readonly node: string; readonly file: string };
+type Job = { readonly node: string; readonly file: string; readonly summary?: string | null };
 
 export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}): Promise<{ read: ReadNode[]; missing: NodeMissing[] }> {
   const now = o.now ?? Date.now;
@@ -84,9 +91,15 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
     }
     o.onProgress({ done, total: snapshots.length, slowest });
   };
+  // One view object per key, whichever way the node was read.
+  const views = new Map<string, CompareView>();
   const settle = (i: number, r: Got): void => {
     const s = snapshots[i]!;
-    if ('inv' in r) read[i] = { node: s.node, file: s.file, inv: r.inv, key: r.key };
+    if ('view' in r) {
+      let view = views.get(r.key);
+      if (!view) views.set(r.key, (view = r.view));
+      read[i] = { node: s.node, file: s.file, view, key: r.key, source: r.source, note: r.note };
+    }
     else missing.push({ node: s.node, why: r.why });
     pending.delete(s.node);
     done++;
@@ -104,8 +117,8 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
         pending.set(s.node, now());
         let r: Got;
         try {
-          const one = await readSnapshotNode(s.node, s.file);
-          r = 'inv' in one ? { inv: one.inv, key: splitInventory(one.inv).key } : one;
+          const one = await readFleetNode(s.node, s.file, s.summary ?? null);
+          r = 'view' in one ? { ...one, key: viewKey(one.view) } : one;
         } catch (e) {
           pending.delete(s.node);
           throw e;
@@ -119,13 +132,13 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
 }
 
 /**
- * The pool: each worker kept IN_FLIGHT jobs ahead; a fault in any (not an unreadable snapshot) ends the read. A
- * worker sends a key's shared part before (or with) its first node of that key: its messages arrive in order.
+ * The pool: each worker kept IN_FLIGHT batches of BATCH nodes ahead; a fault in any (not an unreadable snapshot) ends
+ * the read. A worker sends a key's view with its first node of that key: its answers arrive in order.
  */
 function inWorkers(snapshots: readonly Job[], count: number, file: string, start: (i: number) => void, settle: (i: number, r: Got) => void): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const workers: Worker[] = [];
-    const shared = new Map<string, Inventory>();
+    const shared = new Map<string, CompareView>();
     let next = 0;
     let settled = 0;
     let over = false;
@@ -137,25 +150,29 @@ function inWorkers(snapshots: readonly Job[], count: number, file: string, start
       else resolve();
     };
     const send = (w: Worker): void => {
-      if (next >= snapshots.length) return;
-      const i = next++;
-      start(i);
-      w.postMessage({ i, node: snapshots[i]!.node, file: snapshots[i]!.file } satisfies WorkerJob);
+      const batch: WorkerJob[] = [];
+      for (; next < snapshots.length && batch.length < BATCH; next++) {
+        start(next);
+        batch.push({ i: next, node: snapshots[next]!.node, file: snapshots[next]!.file, summary: snapshots[next]!.summary ?? null });
+      }
+      if (batch.length) w.postMessage(batch);
     };
     for (let k = 0; k < count; k++) {
       const w = new Worker(file);
       workers.push(w);
-      w.on('message', (m: WorkerAnswer) => {
-        if (over) return;
-        if ('fatal' in m) return end(new Error(`reading ${snapshots[m.i]?.file ?? '?'}: ${m.fatal}`));
-        if ('why' in m) settle(m.i, { why: m.why });
-        else {
-          if (m.shared && !shared.has(m.key)) shared.set(m.key, sharedFrom(m.shared));
-          const base = shared.get(m.key);
-          if (!base) return end(new Error(`fleet read worker: node ${snapshots[m.i]?.node ?? '?'} of a key it never sent`));
-          settle(m.i, { inv: joinInventory(base, m.own), key: m.key });
+      w.on('message', (answers: WorkerAnswer[]) => {
+        for (const m of answers) {
+          if (over) return;
+          if ('fatal' in m) return end(new Error(`reading ${snapshots[m.i]?.file ?? '?'}: ${m.fatal}`));
+          if ('why' in m) settle(m.i, { why: m.why });
+          else {
+            if (m.view && !shared.has(m.key)) shared.set(m.key, m.view);
+            const view = shared.get(m.key);
+            if (!view) return end(new Error(`fleet read worker: node ${snapshots[m.i]?.node ?? '?'} of a key it never sent`));
+            settle(m.i, { view, key: m.key, source: m.source, note: m.note });
+          }
+          if (++settled === snapshots.length) return end(null);
         }
-        if (++settled === snapshots.length) return end(null);
         send(w);
       });
       w.on('error', (e) => end(e));

@@ -5,6 +5,7 @@ import { byNatural } from '../model/order.js';
 import { VERSION } from '../version.js';
 import { distributions, type PathDistribution } from './bandwidth.js';
 import { classFacts, type ClassFact, type ClassNode } from './facts.js';
+import type { FactSource } from './read-one.js';
 import type { NodeMissing, NodePathStat } from './types.js';
 
 export interface RailFinding {
@@ -44,6 +45,10 @@ export interface NodeVerdict {
   readonly rails: readonly RailFinding[];
   /** What could not be judged and why: an input unreadable, a source without data for it, no snapshot. */
   readonly notes: readonly string[];
+  /** Where its facts were judged from: the summary the node wrote beside its snapshot, or the snapshot; null: none read. */
+  readonly source: FactSource | null;
+  /** Why the node's summary was not used (stale, unreadable, invalid), when it had one: it was judged from its snapshot. */
+  readonly sourceNote: string | null;
 }
 
 export interface FleetClass {
@@ -75,6 +80,9 @@ export interface FleetReport {
     readonly impacts: Readonly<Record<Impact, number>>;
     readonly lowRails: number;
     readonly absentRails: number;
+    /** Nodes whose facts came from their summary, and from their snapshot (no summary, or one not used). */
+    readonly fromSummary: number;
+    readonly fromSnapshot: number;
   };
   /** Nodes not judged at all (unreadable, missing), and why. */
   readonly missing: readonly NodeMissing[];
@@ -85,9 +93,12 @@ export interface FleetReport {
   readonly exitCode: 0 | 1;
 }
 
+/** A node read: its view, and where it came from (read.ts ReadNode). */
+export type ReportNode = ClassNode & { readonly source?: FactSource; readonly note?: string | null };
+
 export interface ReportInput {
   readonly dir: string;
-  readonly nodes: readonly ClassNode[];
+  readonly nodes: readonly ReportNode[];
   readonly classOf: (node: string) => string;
   readonly stats: readonly NodePathStat[];
   /** Nodes named (fleet collect's summary) with no input in the directory. */
@@ -127,7 +138,8 @@ export function buildFleetReport(i: ReportInput): FleetReport {
   for (const s of i.stats) add(s.node);
   for (const n of broken.keys()) add(n);
   for (const n of named.keys()) add(n);
-  const withSnapshot = new Set(i.nodes.map((n) => n.node));
+  const readBy = new Map(i.nodes.map((n) => [n.node, n]));
+  const withSnapshot = new Set(readBy.keys());
   const withStats = new Set(i.stats.map((s) => s.node));
   const sources = i.sources ?? [];
   const classes: FleetClass[] = [];
@@ -174,7 +186,8 @@ export function buildFleetReport(i: ReportInput): FleetReport {
       const worst = worstOf([...differences.map((d) => d.impact), ...rs.map((r) => RAIL_IMPACT[r.kind])]);
       const status: NodeStatus = !hasSnap && !hasStats ? (why.length ? 'unreadable' : 'missing') : worst !== null ? 'differs' : notes.length ? 'incomplete' : 'ok';
       if (status === 'unreadable' || status === 'missing') unjudged.push({ node, why: why.length ? why.join('; ') : (named.get(node) ?? 'no input') });
-      verdicts.push({ node, class: name, status, worst, differences, rails: rs, notes });
+      const r = readBy.get(node);
+      verdicts.push({ node, class: name, status, worst, differences, rails: rs, notes, source: r ? (r.source ?? 'snapshot') : null, sourceNote: r?.note ?? null });
     }
     classes.push({ name, nodes: names, reference: facts.reference, read: classRead, unread, facts: facts.facts, paths });
   }
@@ -202,6 +215,8 @@ export function buildFleetReport(i: ReportInput): FleetReport {
       impacts,
       lowRails: allRails.filter((r) => r.kind === 'low').length,
       absentRails: allRails.filter((r) => r.kind === 'absent').length,
+      fromSummary: verdicts.filter((v) => v.source === 'summary').length,
+      fromSnapshot: verdicts.filter((v) => v.source === 'snapshot').length,
     },
     missing: unjudged.sort((a, b) => byNatural(a.node, b.node)),
     classes,

@@ -1,6 +1,6 @@
 // Sample spools of many nodes → per node and path the figures the fleet judges (NodePathStat, bytes per second),
 // and each recipe with its unit (a class baseline's bands need them back).
-import { readSpoolFiles } from '../samples/spool.js';
+import { readSpoolFiles, SPOOL_READ_BYTES } from '../samples/spool.js';
 import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
 import { StatsAccumulator } from '../samples/stats.js';
 import type { NodeMissing, NodePathStat } from './types.js';
@@ -24,8 +24,10 @@ export interface SpoolStats {
 export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly string[]>, everyMs = 4): Promise<SpoolStats> {
   const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[], broken: [] as NodeMissing[] };
   let last = performance.now();
+  // One read buffer for all the nodes (a fresh megabyte per node was a tenth of the time at 10,000 nodes).
+  const buffer = Buffer.allocUnsafe(SPOOL_READ_BYTES);
   for (const [node, files] of spools) {
-    oneNode(node, files, out);
+    oneNode(node, files, out, buffer);
     if (performance.now() - last < everyMs) continue;
     await new Promise<void>((r) => setImmediate(r));
     last = performance.now();
@@ -35,7 +37,7 @@ export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly str
 
 type Out = { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[]; broken: NodeMissing[] };
 
-function oneNode(node: string, files: readonly string[], out: Out): void {
+function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffer): void {
   const { stats, recipes, problems } = out;
   const acc = new StatsAccumulator();
   let foreign = 0;
@@ -46,7 +48,7 @@ function oneNode(node: string, files: readonly string[], out: Out): void {
     }
     if (!recipes.has(s.recipeHash)) recipes.set(s.recipeHash, { recipe: s.recipe, unit: s.unit });
     acc.add(s);
-  });
+  }, [], buffer);
   if (r.files.length === 0 && files.length > 0) out.broken.push({ node, why: `no spool file could be read: ${r.problems[0] ?? 'unknown'}${r.problems.length > 1 ? `; +${r.problems.length - 1} more` : ''}` });
   else for (const p of r.problems) problems.push(p);
   if (r.torn + r.corrupt > 0) problems.push(`${node}: ${r.torn} torn and ${r.corrupt} corrupt spool lines skipped`);

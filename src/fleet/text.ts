@@ -65,11 +65,24 @@ function bandwidthLines(c: FleetClass): string[] {
   return ['  bandwidth per path (node p50s):', ...table(rows, '    '), ...(none.length ? [`    no figure on any path: ${some(none)}`] : [])];
 }
 
+/** Where the facts came from: the nodes' summaries, their snapshots, and each node whose summary was not used. */
+export function sourceLines(r: FleetReport): string[] {
+  const s = r.summary;
+  if (s.fromSummary + s.fromSnapshot === 0) return [];
+  const stale = r.nodes.filter((v) => v.sourceNote !== null);
+  return [
+    `facts judged from ${s.fromSummary} node summaries and ${s.fromSnapshot} snapshots${stale.length ? `; ${stale.length} summary(ies) not used:` : ''}`,
+    ...stale.slice(0, 20).map((v) => `  ${v.node}: ${v.sourceNote!}`),
+    ...(stale.length > 20 ? [`  +${stale.length - 20} more (--json lists every node's source)`] : []),
+  ];
+}
+
 export function renderFleetText(r: FleetReport): string {
   const s = r.summary;
   const out = [
     `gdrgate fleet report — ${r.dir}: ${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es); ${s.flagged} differ (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor)`,
   ];
+  out.push(...sourceLines(r));
   const byName = new Map(r.classes.map((c) => [c.name, c]));
   const agreeMap = new Map<string, number>(r.classes.flatMap((c) => c.facts.map((f): [string, number] => [`${c.name}\u0000${f.area}\u0000${f.subject}`, f.agree])));
   const share = (cls: string, area: string, subject: string): string | null => {

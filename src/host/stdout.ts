@@ -66,3 +66,14 @@ export function out(text: string): void {
   const safe = escapeText(text);
   writeStdout(safe.endsWith('\n') ? safe : safe + '\n');
 }
+
+/** A long report given in pieces (report/json-pieces.ts), each escaped and written as it comes, then one newline. */
+export function outPieces(pieces: Iterable<string>): void {
+  let last = '';
+  for (const p of pieces) {
+    if (!p) continue;
+    if (!writeStdout(escapeText(p))) return;
+    last = p;
+  }
+  if (!last.endsWith('\n')) writeStdout('\n');
+}

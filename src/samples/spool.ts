@@ -41,6 +41,8 @@ export const LOCK = 'samples.lock';
 // with another on a local filesystem (ext4, xfs, tmpfs; not NFS); lines stay under PIPE_BUF for systems that promise less.
 export const MAX_LINE_BYTES = 4096;
 const CHUNK = 1 << 20;
+/** The read buffer readSpoolFiles may be given. */
+export const SPOOL_READ_BYTES = CHUNK;
 /** A spool file larger than this was not written by the rotating appender (16 MiB files): not read, whatever it holds. */
 export const MAX_READ_BYTES = 64 << 20;
 
@@ -185,8 +187,11 @@ export function readSpool(dir: string, onSample: (s: Sample) => void): ReadRepor
   return readSpoolFiles(list, onSample, problems);
 }
 
-/** readSpool over named spool files (copies gathered from many nodes), oldest first; the same bounds and checks. */
-export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) => void, problems: string[] = []): ReadReport {
+/**
+ * readSpool over named spool files (copies gathered from many nodes), oldest first; the same bounds and checks.
+ * `buffer`: a read buffer of at least SPOOL_READ_BYTES (a caller reading thousands of spools makes one); default new.
+ */
+export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) => void, problems: string[] = [], buffer?: Buffer): ReadReport {
   const files: string[] = [];
   let samples = 0;
   let torn = 0;
@@ -200,7 +205,7 @@ export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) =>
       onSample(s);
     }
   };
-  const chunk = Buffer.allocUnsafe(CHUNK);
+  const chunk = buffer !== undefined && buffer.length >= CHUNK ? buffer.subarray(0, CHUNK) : Buffer.allocUnsafe(CHUNK);
   // A rotation caught between link and unlink shows one inode under two names: read it once.
   const inodes = new Set<string>();
   for (const path of list) {

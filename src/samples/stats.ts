@@ -41,17 +41,21 @@ export interface Window {
  * Nearest-rank percentile of an ascending array: the value at 1-based rank ceil(p/100 · n), so p50 of [1,2,3,4] is 2
  * and every result is a value that was actually measured. null for an empty array or p outside (0, 100].
  */
-export function nearestRank(sorted: Float64Array, p: number): number | null {
+export function nearestRank(sorted: ArrayLike<number>, p: number): number | null {
   if (sorted.length === 0 || !(p > 0 && p <= 100)) return null;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
   return sorted[rank - 1] ?? null;
 }
 
-export function summarize(values: Float64Array, ts: Float64Array): Summary | null {
+/** Below this many values a plain array is sorted: a typed array costs more to make than a few values to sort. */
+const TYPED_FROM = 64;
+
+export function summarize(values: ArrayLike<number>, ts: ArrayLike<number>): Summary | null {
   if (values.length === 0) return null;
   let lastI = 0;
   for (let i = 1; i < ts.length; i++) if ((ts[i] ?? 0) >= (ts[lastI] ?? 0)) lastI = i;
-  const sorted = Float64Array.from(values).sort();
+  // Samples are finite (sample.ts): both sorts order them alike.
+  const sorted = values.length >= TYPED_FROM ? Float64Array.from(values).sort() : Array.from(values).sort((a, b) => a - b);
   return {
     count: values.length,
     min: sorted[0] ?? 0,
@@ -63,20 +67,21 @@ export function summarize(values: Float64Array, ts: Float64Array): Summary | nul
   };
 }
 
-/** Growable column of doubles: 8 bytes per sample, so 1M samples cost 16 MB for value + ts. */
+/**
+ * A column of doubles: a plain array (V8 keeps it as packed doubles, 8 bytes a sample, so 1M samples cost 16 MB for
+ * value + ts). Not a typed array: a fleet report holds two per path of every node (160,000 for 10,000 nodes of 8
+ * rails), most with a few samples, and each typed array (and each view of one) costs far more to make than those.
+ */
 class Column {
-  data = new Float64Array(64);
-  length = 0;
-  push(v: number): void {
-    if (this.length === this.data.length) {
-      const next = new Float64Array(this.data.length * 2);
-      next.set(this.data);
-      this.data = next;
-    }
-    this.data[this.length++] = v;
+  readonly data: number[] = [];
+  get length(): number {
+    return this.data.length;
   }
-  view(): Float64Array {
-    return this.data.subarray(0, this.length);
+  push(v: number): void {
+    this.data.push(v);
+  }
+  view(): readonly number[] {
+    return this.data;
   }
 }
 
@@ -135,8 +140,8 @@ function windowed(x: Series, w: Window): Summary | null {
     const idx = Array.from({ length: values.length }, (_, i) => i).sort((a, b) => (ts[a] ?? 0) - (ts[b] ?? 0) || a - b);
     const v = values;
     const t = ts;
-    values = Float64Array.from(idx, (i) => v[i] ?? 0);
-    ts = Float64Array.from(idx, (i) => t[i] ?? 0);
+    values = idx.map((i) => v[i] ?? 0);
+    ts = idx.map((i) => t[i] ?? 0);
   }
   let start = 0;
   if (w.sinceTs !== undefined) {
@@ -149,5 +154,5 @@ function windowed(x: Series, w: Window): Summary | null {
     }
   }
   if (w.lastN !== undefined) start = Math.max(start, ts.length - Math.max(0, Math.floor(w.lastN)));
-  return summarize(values.subarray(start), ts.subarray(start));
+  return summarize(values.slice(start), ts.slice(start));
 }

@@ -1,4 +1,5 @@
 // gpu-rebar, the family added through an area record only: its resize-mask parser, its fault grammar, its reads (absent, present, unknown), and the fleet's majority picking it up.
+import { compareView } from '../../src/compare/view.js';
 import t from 'tap';
 import { formatResizeMask, parseResizeMask } from '../../src/areas/gpu-rebar/parse.js';
 import { formatFault, parseFault } from '../../src/drill/fault.js';
@@ -55,9 +56,9 @@ t.test("the fleet's majority: three nodes, one capped by the drill's fault, is t
   if (!f.ok) throw new Error(f.error);
   const capped = await buildInventory(new DrillHost(new FsHost(root), f.value));
   const facts = classFacts([
-    { node: 'gpu001', inv },
-    { node: 'gpu002', inv: capped },
-    { node: 'gpu003', inv },
+    { node: 'gpu001', view: compareView(inv) },
+    { node: 'gpu002', view: compareView(capped) },
+    { node: 'gpu003', view: compareView(inv) },
   ]);
   const rebar = facts.facts.filter((x) => x.area === 'gpu-rebar');
   t.same(

@@ -1,7 +1,8 @@
 // `gdrgate fleet collect` through a real srun on the real 4-node Slurm of test/e2e/cluster (its own cluster, its own
 // addresses, started and stopped with the same scripts as cluster.test.ts): every node snapshots its own tree into
-// one shared directory; node2's GPU link trained to x8; node4's slurmd stopped, so slurmctld has it not responding:
-// it is listed missing, and the step runs on the others without waiting for it. Runs when CI is set or
+// one shared directory, and writes beside it the summary fleet report reads instead; node2's GPU link trained to
+// x8; node4's slurmd stopped, so slurmctld has it not responding: it is listed missing, and the step runs on the
+// others without waiting for it. The report says which source each node was judged from. Runs when CI is set or
 // GDRGATE_E2E=1, as root, with ip, unshare and nsenter; locally under `flock /tmp/gdrgate-cluster.lock`.
 import t from 'tap';
 import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ const NET = '10.231.40';
 
 interface Summary {
   nodes: number;
-  answered: { node: string; file: string; bytes: number }[];
+  answered: { node: string; file: string; bytes: number; summary: string | null }[];
   missing: { node: string; why: string }[];
   srun: { args: string[]; exitCode: number | null; timedOut: boolean; durationMs: number } | null;
 }
@@ -155,17 +156,30 @@ async function e2e(): Promise<void> {
     t.match(c.stdout, /missing node4: slurmctld: State=/);
     for (const n of ['node1', 'node2', 'node3']) t.ok(existsSync(join(OUT, `${n}.tar.gz`)), `${n}.tar.gz arrived`);
     t.notOk(existsSync(join(OUT, 'node4.tar.gz')), 'no node4.tar.gz');
+    t.same(s.answered.map((a) => a.summary), ['node1', 'node2', 'node3'].map((n) => join(OUT, `${n}.summary.json`)), 'each node wrote its summary in the step');
+    t.match(c.stdout, /3 of 4 nodes answered .*; 3 wrote a summary/);
     const acct = slurm('sacct', ['-n', '-X', '-o', 'JobName,NNodes']).stdout;
     t.comment(`sacct: ${acct.trim() || '(no accounting in this cluster)'}`);
 
-    // The judge, when it is in this tree; else compare the x8 node's snapshot with a healthy one.
-    if (existsSync(join(WORK, 'gdrgate/dist/fleet/report-command.js'))) {
-      // FLEET REPORT ASSERTION (active once src/fleet/report-command.ts is merged)
-      const r = run(process.execPath, [CLI, 'fleet', 'report', OUT], { env, withoutNodeOptions: true, timeoutMs: 60_000 });
-      t.match(r.stdout, /node2/, `fleet report names node2 (exit ${r.status})`, { stderr: r.stderr.slice(-2000) });
-      t.match(r.stdout, /0000:00:06\.0/, "... and the x8 GPU's link");
-      t.match(r.stdout, /node4/, '... and lists node4 as missing');
-    } else t.comment('fleet report not in this tree yet: compare instead');
+    // The judge, from the summaries the nodes wrote: each node's source said; node2's x8 link found from its summary.
+    type Verdict = { node: string; status: string; source: string | null; sourceNote: string | null; differences: { area: string; subject: string }[] };
+    const report = (): { nodes: Verdict[]; summary: { fromSummary: number; fromSnapshot: number } } => {
+      const r = run(process.execPath, [CLI, 'fleet', 'report', OUT, '--json'], { env, withoutNodeOptions: true, timeoutMs: 60_000 });
+      t.equal(r.status, 1, 'fleet report: exit 1 (node2 differs, node4 missing)', { stderr: r.stderr.slice(-2000) });
+      return JSON.parse(r.stdout) as ReturnType<typeof report>;
+    };
+    const byNode = (vs: readonly Verdict[]): Map<string, Verdict> => new Map(vs.map((v) => [v.node, v]));
+    const first = byNode(report().nodes);
+    t.same(['node1', 'node2', 'node3', 'node4'].map((n) => first.get(n)?.source), ['summary', 'summary', 'summary', null], 'node1-3 judged from their summaries; node4 from nothing');
+    t.same(['node1', 'node2', 'node3', 'node4'].map((n) => first.get(n)?.status), ['ok', 'differs', 'ok', 'missing']);
+    t.ok(first.get('node2')?.differences.some((d) => d.area === 'link-width' && d.subject === '0000:00:06.0'), "node2: the x8 GPU's link, from its summary");
+    // node3's snapshot taken again by hand since: its summary is stale, node3 is judged from its snapshot, and said so.
+    const again = run(process.execPath, [CLI, 'snapshot', '--root', join(DIR, 'nodes/node3/tree'), '--no-commands', '--out', join(OUT, 'node3.tar.gz')], { env, withoutNodeOptions: true, timeoutMs: 60_000 });
+    t.equal(again.status, 0, 'node3 snapshotted again by hand', { stderr: again.stderr.slice(-1000) });
+    const second = byNode(report().nodes);
+    t.same(['node1', 'node2', 'node3'].map((n) => second.get(n)?.source), ['summary', 'summary', 'snapshot'], 'node3 now from its snapshot');
+    t.match(second.get('node3')?.sourceNote ?? '', /^summary not used: its digest is not that of the snapshot beside it \(the snapshot changed since\); judged from the snapshot$/, "node3: why its summary was not used");
+    t.equal(second.get('node3')?.status, 'ok', 'node3 still judged, clean');
     const bad = run(process.execPath, [CLI, 'compare', join(OUT, 'node2.tar.gz'), join(OUT, 'node1.tar.gz')], { env, withoutNodeOptions: true, timeoutMs: 60_000 });
     t.comment(bad.stdout.split('\n').slice(0, 12).join('\n'));
     t.match(bad.stdout, /0000:00:06\.0/, "compare node2 node1: the x8 GPU's link differs");

@@ -44,7 +44,7 @@ t.test('from a fleet whose first node has a weak rail: the reference is a clean 
   writeFileSync(spool, lines.map((s) => JSON.stringify(s.nic === 'mlx5_0' ? { ...s, value: Math.round(s.value * 70) / 100 } : s)).join('\n') + '\n');
   const run = await runFleetReport({ dir, baseline: null });
   t.equal(run.report.nodes.find((v) => v.node === 'gpu0001')?.status, 'differs', 'the fleet flags gpu0001');
-  const c = captureFromFleet(run, { name: 'hgx', platform: 'bare-metal', at: '2026-12-03T00:00:00Z' });
+  const c = await captureFromFleet(run, { name: 'hgx', platform: 'bare-metal', at: '2026-12-03T00:00:00Z' });
   t.equal(c.reference, 'gpu0002', 'the first node the fleet did not flag');
   t.same(c.cls.probes?.map((p) => p.samples), [7, 7, 7, 7, 7, 7, 7, 7], 'every band from the 7 nodes that agreed, gpu0001 left out of all');
   await checkBaseline({ version: 1, classes: [c.cls] }, 'captured');

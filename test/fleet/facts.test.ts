@@ -3,6 +3,7 @@
 import t from 'tap';
 import path from 'node:path';
 import { readNode } from '../../src/engine/evaluate.js';
+import { compareView } from '../../src/compare/view.js';
 import { classFacts } from '../../src/fleet/facts.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { faultyTree } from '../gen/fleet.js';
@@ -13,7 +14,7 @@ t.test('the first node (ACS redirect, same devices and links as the rest) is not
   for (const [name, fault] of [['a1', { kind: 'acs-redirect', rail: 2 }], ['a2', null], ['a3', null], ['a4', { kind: 'firmware', rail: 5 }]] as const) {
     const root = path.join(dir, name);
     await buildTree(root, { ...faultyTree(fault), hostname: name });
-    nodes.push({ node: name, inv: (await readNode({ root, baseline: null, node: name, trust: [] })).inv });
+    nodes.push({ node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) });
   }
   const f = classFacts(nodes);
   t.equal(f.reference, 'a2', 'the first node agreeing with the majority on every fact');

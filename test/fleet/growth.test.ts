@@ -1,8 +1,13 @@
 // How the fleet report's work grows with its input, counted (array elements visited), not timed: a Prometheus
-// answer's series and a node's spool files at n and 4n may cost at most what N log N allows, never N².
+// answer's series, a node's spool files, and a fleet read from its nodes' summaries and judged, at n and 4n, may
+// cost at most what N log N allows, never N².
 import t from 'tap';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { buildFleetReport } from '../../src/fleet/report.js';
+import { readFleet } from '../../src/fleet/read.js';
+import { sha256, type NodeSummary } from '../../src/fleet/summary.js';
+import { generateRealFleet } from '../gen/fleet-real.js';
 import { parseQueryAnswer } from '../../src/fleet/prom-answer.js';
 import { scanFleetDir } from '../../src/fleet/inputs.js';
 import { statsFromSeries } from '../../src/fleet/series.js';
@@ -46,4 +51,43 @@ t.test("one node's spool files in the fleet directory: scanning and reading them
   const n = 1500;
   const [a, b] = [await visits(n), await visits(4 * n)];
   t.ok(b / a <= nLogNBound(n), `4x the files: ${(b / a).toFixed(2)}x the work (N log N allows ${nLogNBound(n).toFixed(2)}x)`);
+});
+
+t.test('a fleet read from its summaries and judged: the work grows no faster than N log N', async (t) => {
+  // The views of a small realistic fleet (every fault kind among them), given to n nodes in turn: each node its own
+  // snapshot bytes and a summary of them, as a node writes it.
+  const seed = path.join(t.testdir(), 'seed');
+  const plan = await generateRealFleet(seed, { n: 12, seed: 3, summaries: true, spools: false });
+  // Without spools a weak rail is a clean tree: the others differ from the majority.
+  const faulty = plan.map((p) => p.fault !== null && p.fault.kind !== 'weak-rail');
+  const views = readdirSync(seed)
+    .filter((f) => f.endsWith('.summary.json'))
+    .sort()
+    .map((f) => (JSON.parse(readFileSync(path.join(seed, f), 'utf8')) as NodeSummary).view);
+  const fleet = (n: number): string => {
+    const dir = path.join(t.testdir(), `fleet-${n}`);
+    mkdirSync(dir);
+    for (let i = 0; i < n; i++) {
+      const node = `gpu${String(i + 1).padStart(5, '0')}`;
+      const snap = Buffer.from(`the snapshot of ${node}`);
+      writeFileSync(path.join(dir, `${node}.tar.gz`), snap);
+      const s: NodeSummary = { format: 'gdrgate-node-summary/1', node, gdrgate: 'test', snapshot: { file: `${node}.tar.gz`, bytes: snap.length, sha256: sha256(snap) }, hostname: node, pciUnknown: null, view: views[i % views.length]! };
+      writeFileSync(path.join(dir, `${node}.summary.json`), JSON.stringify(s));
+    }
+    return dir;
+  };
+  const visits = async (n: number): Promise<number> => {
+    const dir = fleet(n);
+    const r = await countVisits(async () => {
+      const inputs = scanFleetDir(dir);
+      const { read, missing } = await readFleet(inputs.snapshots, { workers: 0 });
+      return buildFleetReport({ dir, nodes: read, classOf: () => 'hgx', stats: [], missing: [], broken: missing, problems: [] });
+    });
+    t.equal(r.value.summary.fromSummary, n, `${n} nodes judged from their summaries`);
+    t.equal(r.value.summary.flagged, Array.from({ length: n }, (_, i) => faulty[i % 12]).filter(Boolean).length, 'the nodes given a faulty tree\'s view, and no other, flagged');
+    return r.visits;
+  };
+  const n = 150;
+  const [a, b] = [await visits(n), await visits(4 * n)];
+  t.ok(b / a <= nLogNBound(n), `4x the nodes: ${(b / a).toFixed(2)}x the work (N log N allows ${nLogNBound(n).toFixed(2)}x)`);
 });

@@ -1,5 +1,5 @@
 // The read pool (src/fleet/read.ts): worker threads started from the bundled dist/fleet-read-worker.js read a
-// generated fleet to the very inventories the in-process read gives, in input order, and an unreadable snapshot is
+// generated fleet to the very views the in-process read gives, in input order, and an unreadable snapshot is
 // a missing node there as in process. Without the worker file the read falls back to the process.
 import t from 'tap';
 import { existsSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,8 +25,11 @@ t.test('the pool reads what the process reads, in order; an unreadable snapshot 
   const seen: FleetProgress[] = [];
   const pooled = await readFleet(jobs, { workers: 2, workerFile: WORKER, onProgress: (p) => void seen.push(p) });
   t.same(pooled.read.map((r) => r.node), plan.map((n) => n.name), 'every generated node read, in input order');
-  t.same(pooled.read.map((r) => r.inv), inProcess.read.map((r) => r.inv), 'the same inventories as in process');
-  t.ok(pooled.read[0]!.inv.pci instanceof Map, 'maps come back as maps');
+  t.same(pooled.read.map((r) => r.view), inProcess.read.map((r) => r.view), 'the same views as in process');
+  t.same(pooled.read.map((r) => r.key), inProcess.read.map((r) => r.key), 'under the same keys');
+  const clean = plan.flatMap((n, i) => (!n.fault || n.fault.kind === 'weak-rail' ? [i] : []));
+  t.equal(clean.length, 2, 'two nodes of the clean tree (no fault, and a weak rail)');
+  t.equal(pooled.read[clean[1]!]!.view, pooled.read[clean[0]!]!.view, 'alike nodes share one view object');
   const missing = (ms: readonly { node: string; why: string }[]): string[] => ms.map((m) => `${m.node}: ${m.why}`).sort();
   t.same(missing(pooled.missing), missing(inProcess.missing), 'the same missing nodes, for the same reasons');
   t.same(pooled.missing.map((m) => m.node).sort(), ['broken', 'gone']);

@@ -73,10 +73,10 @@ export function faultyTree(f: Fault | null): GenNode {
   return n;
 }
 
-const variantKey = (f: Fault | null): string => (f === null || f.kind === 'weak-rail' ? 'clean' : `${f.kind}-${f.rail}-${f.end ?? ''}`);
+export const variantKey = (f: Fault | null): string => (f === null || f.kind === 'weak-rail' ? 'clean' : `${f.kind}-${f.rail}-${f.end ?? ''}`);
 
 /** The host name a template snapshot carries, replaced byte for byte by each node's (names are all this long). */
-const PLACEHOLDER = 'gpu0000';
+export const PLACEHOLDER = 'gpu0000';
 
 /** One template archive per distinct tree, built once per process, with where its host name sits. */
 const variants = new Map<string, Promise<{ tar: Uint8Array; at: number[] }>>();
@@ -137,7 +137,7 @@ function railFactor(f: Fault | null, rail: number): number | null {
   return 1;
 }
 
-function spoolText(node: GenFleetNode, seed: number, perPath: number): string {
+export function spoolText(node: GenFleetNode, seed: number, perPath: number): string {
   const r = seeded((seed ^ (Number(node.name.slice(3)) * 2654435761)) >>> 0 || 1);
   const lines: string[] = [];
   const t0 = Date.parse('2026-11-30T00:00:00Z');

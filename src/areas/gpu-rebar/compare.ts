@@ -3,6 +3,7 @@
 import { type Difference, type Impact, response } from '../../compare/types.js';
 import { type Fact, factText } from '../../model/fact.js';
 import type { Inventory } from '../../model/inventory.js';
+import type { CompareView } from '../../compare/view.js';
 import { sizeText } from '../../parsers/pci-resource.js';
 import { type RebarBar, sizeBytes } from './parse.js';
 
@@ -15,20 +16,35 @@ const largest = (bars: readonly RebarBar[]): number => Math.max(-1, ...bars.flat
 const text = (f: Fact<readonly RebarBar[]>): string =>
   factText(f, (bars) => bars.map((b) => `BAR${b.bar} ${b.sizes.length ? `${sizeText(sizeBytes(b.sizes[0]!))}–${sizeText(sizeBytes(b.sizes[b.sizes.length - 1]!))}` : 'no size'}`).join('; '));
 
-export function compareRebar(a: Inventory, b: Inventory): Difference[] {
+/** One GPU's sizes as compare reads them (JSON, so a node's summary carries it). */
+interface RebarView {
+  readonly text: string;
+  readonly unknown: boolean;
+  /** The largest size offered (log2 MiB), -1 when none or not read. */
+  readonly largest: number;
+}
+type RebarViews = Readonly<Record<string, RebarView>>;
+
+/** Each GPU's sizes, by address. */
+export function viewRebar(inv: Inventory): RebarViews {
+  const f = inv.areas['gpu-rebar'];
+  const out: Record<string, RebarView> = {};
+  for (const g of inv.gpus) {
+    const x = f[g.bdf];
+    if (x) out[g.bdf] = { text: text(x), unknown: x.state === 'unknown', largest: x.state === 'present' ? largest(x.value) : -1 };
+  }
+  return out;
+}
+
+export function compareRebar(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
-  const [fa, fb] = [a.areas['gpu-rebar'], b.areas['gpu-rebar']];
+  const [fa, fb] = [(a.areas['gpu-rebar'] ?? {}) as RebarViews, (b.areas['gpu-rebar'] ?? {}) as RebarViews];
   for (const g of b.gpus) {
     const [x, y] = [fa[g.bdf], fb[g.bdf]];
-    if (!x || !y) continue;
-    const [ta, tb] = [text(x), text(y)];
-    if (ta === tb) continue;
-    const d = (impact: Impact, why: string): Difference => ({ impact, area: 'gpu-rebar', subject: g.bdf, a: ta, b: tb, response: why });
-    if (x.state === 'unknown' || y.state === 'unknown') out.push(d('minor', response('unknown-side')));
-    else {
-      const [la, lb] = [x.state === 'present' ? largest(x.value) : -1, y.state === 'present' ? largest(y.value) : -1];
-      out.push(la < lb ? d('major', SMALLER) : d('minor', OTHER));
-    }
+    if (!x || !y || x.text === y.text) continue;
+    const d = (impact: Impact, why: string): Difference => ({ impact, area: 'gpu-rebar', subject: g.bdf, a: x.text, b: y.text, response: why });
+    if (x.unknown || y.unknown) out.push(d('minor', response('unknown-side')));
+    else out.push(x.largest < y.largest ? d('major', SMALLER) : d('minor', OTHER));
   }
   return out;
 }

@@ -1,0 +1,145 @@
+// What `compare` reads of one node, extracted once per node as plain JSON values: every comparison is made between
+// two views, so compare A B, the fleet judge reading snapshots, and the fleet judge reading the summaries the nodes
+// wrote (fleet/summary.ts) give the same differences by construction. Texts are those compare shows.
+import { aerEnablesText, aerErrorsText } from './aer.js';
+import { bar1View, type Bar1View } from './bar1.js';
+import { roOf } from './devctl.js';
+import { acsText, what, type AcsView } from './devices.js';
+import { atsState, driverText, iommuCmdline, iommuModes, limitText, mechanisms, mechanismsUnknown, PATH_MODULES } from './node.js';
+import { linkOf, payloadOf, policies, type PayloadView } from './payload.js';
+import { coolingStates } from './throttle.js';
+import { factText, nul, valueOf } from '../model/fact.js';
+import type { Inventory } from '../model/inventory.js';
+import { AREAS } from '../areas/index.js';
+import { linkText } from '../model/names.js';
+import { topoMatrix } from '../topo/matrix.js';
+
+/** Bump when a field's meaning changes: a view of another version is not compared (a summary of it is stale). */
+export const VIEW_VERSION = 2;
+
+export interface DeviceView {
+  readonly bdf: string;
+  /** `GPU H100 SXM5`, `mlx5_0 ConnectX-7`, or `bridge`. */
+  readonly what: string;
+  readonly vendor: number | null;
+  readonly device: number | null;
+  readonly hostBridge: string;
+  readonly numa: { readonly state: 'present' | 'absent' | 'unknown'; readonly value: number | null; readonly text: string };
+  /** Current link: `Gen5 x16`, and its parts when read. */
+  readonly link: string;
+  readonly width: number | null;
+  readonly speed: number | null;
+  readonly acs: AcsView | null;
+  /** Uncorrectable errors as pcie-aer words them; empty when none. */
+  readonly aerErrors: string;
+  readonly aerEnables: string | null;
+  /** State of the kernel's aer_dev_* counters (present, absent, unknown). */
+  readonly aerCounters: string;
+  /** Device Control Relaxed Ordering; null when not readable. */
+  readonly ro: boolean | null;
+  readonly payload: PayloadView;
+  readonly linkAspm: string;
+  /** ATS: enabled, disabled, `no ATS capability`, or null when not readable. */
+  readonly ats: string | null;
+}
+
+export interface CompareView {
+  readonly version: typeof VIEW_VERSION;
+  /** Every PCI device of the inventory, in its order. */
+  readonly pci: readonly DeviceView[];
+  readonly gpus: readonly { readonly bdf: string; readonly what: string; readonly bar1: Bar1View }[];
+  readonly nics: readonly { readonly name: string; readonly bdf: string | null; readonly what: string; readonly fw: string; readonly fwUnknown: boolean }[];
+  /** nvidia-smi's class of each GPU (by address) and NIC (by name), in the matrix's order. */
+  readonly topo: { readonly gpus: readonly string[]; readonly nics: readonly string[]; readonly cells: readonly (readonly string[])[] };
+  /** Bridges a GPU↔NIC peer transfer crosses, in first-met order. */
+  readonly peerBridges: readonly string[];
+  /** Ports a PCIe link-speed cooling device holds at a known state. */
+  readonly cooling: readonly (readonly [string, number])[];
+  readonly payloadPolicy: string | null;
+  readonly iommuModes: readonly (readonly [string, string])[];
+  readonly iommuCmdline: string;
+  readonly mechanisms: readonly string[];
+  /** Why the mechanisms could not be told (a peer-memory file or the driver unreadable); null when they could. */
+  readonly mechanismsUnknown: string | null;
+  readonly ibUverbs: boolean;
+  /** The path modules (node.ts PATH_MODULES) loaded. */
+  readonly modules: readonly string[];
+  readonly memlock: readonly { readonly who: string; readonly known: boolean; readonly text: string; readonly soft: number | 'unlimited' | null; readonly hard: number | 'unlimited' | null }[];
+  readonly driver: string;
+  /** The driver's version could not be read (a difference on it is then a could-not-tell, not a mismatch). */
+  readonly driverUnknown: boolean;
+  readonly kernel: string | null;
+  /** Each area record's own part (areas/types.ts `view`), by its id; JSON values only. */
+  readonly areas: Readonly<Record<string, unknown>>;
+  /** A few facts read without comparing (devices, firmware, links, versions): views alike here are likely alike. */
+  readonly fingerprint: string;
+}
+
+function fingerprint(inv: Inventory): string {
+  const link = (bdf: string | null): string => {
+    const d = bdf === null ? undefined : inv.pci.get(bdf);
+    return d ? `${factText(d.current.speed)}/${factText(d.current.width)}` : '-';
+  };
+  return [
+    nul(inv.kernelRelease) ?? '',
+    valueOf(inv.gpudirect.driver)?.version ?? '',
+    ...inv.gpus.map((g) => `${g.bdf}:${link(g.bdf)}`),
+    ...inv.nics.map((n) => `${n.name}@${n.bdf ?? ''}:${factText(n.fwVer)}:${link(n.bdf)}`),
+  ].join('|');
+}
+
+export function compareView(inv: Inventory): CompareView {
+  const m = topoMatrix(inv);
+  const peer = new Set<string>();
+  for (const g of m.gpus) for (const n of m.nics) for (const br of m.path(g.label, n.label)?.peerBridges ?? []) peer.add(br);
+  const pci: DeviceView[] = [];
+  for (const [bdf, d] of inv.pci) {
+    pci.push({
+      bdf,
+      what: what(inv, bdf),
+      vendor: nul(d.vendor),
+      device: nul(d.device),
+      hostBridge: d.hostBridge,
+      numa: { state: d.numaNode.state, value: valueOf(d.numaNode) ?? null, text: factText(d.numaNode) },
+      link: linkText(d.current.speed, d.current.width),
+      width: valueOf(d.current.width) ?? null,
+      speed: valueOf(d.current.speed) ?? null,
+      acs: acsText(d),
+      aerErrors: aerErrorsText(d),
+      aerEnables: aerEnablesText(d),
+      aerCounters: d.aer.correctable.state,
+      ro: roOf(inv, bdf),
+      payload: payloadOf(inv, bdf),
+      linkAspm: linkOf(inv.payload.linkAspm.get(bdf)),
+      ats: atsState(inv, bdf),
+    });
+  }
+  return {
+    version: VIEW_VERSION,
+    pci,
+    gpus: inv.gpus.map((g) => ({ bdf: g.bdf, what: what(inv, g.bdf), bar1: bar1View(inv, g.bdf) })),
+    nics: inv.nics.map((n) => ({ name: n.name, bdf: n.bdf, what: what(inv, n.bdf ?? ''), fw: factText(n.fwVer), fwUnknown: n.fwVer.state === 'unknown' })),
+    topo: { gpus: m.gpus.map((g) => g.bdf), nics: m.nics.map((n) => n.name), cells: m.gpus.map((g) => m.nics.map((n) => m.cell(g.label, n.label))) },
+    peerBridges: [...peer],
+    cooling: [...coolingStates(inv)],
+    payloadPolicy: policies(inv),
+    iommuModes: [...iommuModes(inv)],
+    iommuCmdline: iommuCmdline(inv),
+    mechanisms: mechanisms(inv),
+    mechanismsUnknown: mechanismsUnknown(inv),
+    ibUverbs: inv.gpudirect.ibUverbs,
+    modules: PATH_MODULES.filter((x) => inv.modules.has(x)),
+    memlock: inv.memlock.map((p) => ({
+      who: p.who,
+      known: p.limit.state === 'present',
+      text: p.limit.state === 'present' ? limitText(p.limit.value) : 'not readable',
+      soft: p.limit.state === 'present' ? p.limit.value.soft : null,
+      hard: p.limit.state === 'present' ? p.limit.value.hard : null,
+    })),
+    driver: driverText(inv),
+    driverUnknown: inv.gpudirect.driver.state === 'unknown',
+    kernel: nul(inv.kernelRelease),
+    areas: Object.fromEntries(AREAS.flatMap((r) => (r.view ? [[r.id, r.view(inv)]] : []))),
+    fingerprint: fingerprint(inv),
+  };
+}
