@@ -5,6 +5,7 @@
 import t from 'tap';
 import { copyFileSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { VIEW_VERSION } from '../../src/compare/view.js';
 import { runFleetReport } from '../../src/fleet/report-command.js';
 import type { FleetReport } from '../../src/fleet/report.js';
 import { sha256 } from '../../src/fleet/summary.js';
@@ -58,7 +59,7 @@ t.test('every way a summary can be stale or broken: that node read from its snap
   copyFileSync(sum(5), sum(4));
   rmSync(sum(5));
   symlinkSync(sum(6), sum(5));
-  edit(6, (s) => void ((s.view as Record<string, unknown>).version = 2));
+  edit(6, (s) => void ((s.view as Record<string, unknown>).version = VIEW_VERSION + 1));
   writeFileSync(sum(7), readFileSync(sum(7), 'utf8') + ' '.repeat(1024 * 1024));
   rmSync(sum(8));
   // 9: a summary that says something its snapshot does not, under the snapshot's digest: read first, and trusted.
