@@ -10,10 +10,14 @@ import { makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
 import { JOB, lines, slurmdShim, startAgent, type Agent } from '../agent/_agent.js';
 import { scratchDir } from '../helpers/scratch.js';
 
-/** As a Prolog asks, but for `pid`: the request line naming its reply pipe (descriptor 87), the answer read from that pipe (or 'timeout'). */
+/**
+ * As a Prolog asks, but for `pid`: the request line naming its reply pipe (descriptor 87), the answer read from that
+ * pipe (or 'timeout'). The process opens its pipe first thing, but a loaded machine may not have run that far yet:
+ * the script waits for it (up to 60 s) before it asks.
+ */
 function ask(a: Agent, e: GateEnv, pid: number): string {
-  const script = `exec 3<>/proc/${pid}/fd/87 && printf 'v2 prolog %s 87 %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests' && { read -r -t 20 -u 3 v rest && echo "$v $rest" || echo timeout; }`;
-  return spawnSync('/bin/bash', ['-c', script], { encoding: 'utf8', timeout: 30_000 }).stdout.trim();
+  const script = `for i in $(seq 600); do [ -e /proc/${pid}/fd/87 ] && break; read -r -t 0.1 _ <> <(:); done; exec 3<>/proc/${pid}/fd/87 && printf 'v2 prolog %s 87 %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests' && { read -r -t 20 -u 3 v rest && echo "$v $rest" || echo timeout; }`;
+  return spawnSync('/bin/bash', ['-c', script], { encoding: 'utf8', timeout: 90_000 }).stdout.trim();
 }
 
 /** A sleeping process with the job's environment, optionally under a process named slurmd, optionally as `uid`. */
