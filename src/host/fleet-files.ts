@@ -15,8 +15,8 @@ function failed<T>(file: string, e: unknown): FileResult<T> {
   return { ok: false, kind: errno(e) === 'EUNSAFE' ? 'unsafe' : 'io', why: errno(e) === 'EUNSAFE' ? msg(e) : `${file}: ${msg(e)}` };
 }
 
-/** The whole file when it holds at most `max` bytes (the size checked on the open descriptor, then on what came). */
-export function readCapped(file: string, max: number): FileResult<Buffer> {
+/** `use` on the file opened read-only as a regular file (no link, no FIFO), closed after; any error a FileResult. */
+function withFile<T>(file: string, use: (fd: number) => FileResult<T>): FileResult<T> {
   let fd: number;
   try {
     fd = openRegular(file, fs.constants.O_RDONLY);
@@ -24,13 +24,7 @@ export function readCapped(file: string, max: number): FileResult<Buffer> {
     return failed(file, e);
   }
   try {
-    const size = fs.fstatSync(fd).size;
-    if (size > max) return { ok: false, kind: 'unsafe', why: `${file} is ${size} bytes, more than ${max}` };
-    const buf = Buffer.allocUnsafe(size + 1);
-    let n = 0;
-    for (let r = 1; r > 0 && n < buf.length; n += r) r = fs.readSync(fd, buf, n, buf.length - n, null);
-    if (n > size) return { ok: false, kind: 'unsafe', why: `${file} grew while it was read` };
-    return { ok: true, value: buf.subarray(0, n) };
+    return use(fd);
   } catch (e) {
     return failed(file, e);
   } finally {
@@ -38,15 +32,22 @@ export function readCapped(file: string, max: number): FileResult<Buffer> {
   }
 }
 
+/** The whole file when it holds at most `max` bytes (the size checked on the open descriptor, then on what came). */
+export function readCapped(file: string, max: number): FileResult<Buffer> {
+  return withFile(file, (fd) => {
+    const size = fs.fstatSync(fd).size;
+    if (size > max) return { ok: false, kind: 'unsafe', why: `${file} is ${size} bytes, more than ${max}` };
+    const buf = Buffer.allocUnsafe(size + 1);
+    let n = 0;
+    for (let r = 1; r > 0 && n < buf.length; n += r) r = fs.readSync(fd, buf, n, buf.length - n, null);
+    if (n > size) return { ok: false, kind: 'unsafe', why: `${file} grew while it was read` };
+    return { ok: true, value: buf.subarray(0, n) };
+  });
+}
+
 /** SHA-256 (hex) and length of the file's bytes, at most `max` of them. */
 export function sha256File(file: string, max: number): FileResult<{ readonly sha256: string; readonly bytes: number }> {
-  let fd: number;
-  try {
-    fd = openRegular(file, fs.constants.O_RDONLY);
-  } catch (e) {
-    return failed(file, e);
-  }
-  try {
+  return withFile(file, (fd) => {
     const h = createHash('sha256');
     const buf = (chunk ??= Buffer.allocUnsafe(CHUNK));
     let total = 0;
@@ -56,9 +57,5 @@ export function sha256File(file: string, max: number): FileResult<{ readonly sha
       h.update(buf.subarray(0, r));
     }
     return { ok: true, value: { sha256: h.digest('hex'), bytes: total } };
-  } catch (e) {
-    return failed(file, e);
-  } finally {
-    fs.closeSync(fd);
-  }
+  });
 }
