@@ -28,7 +28,7 @@ interface ModeRules {
   readonly drains: boolean;
   /** Resumes a drain of ours when judged healthy (the HealthCheckProgram; config resumeWhenHealthy). */
   readonly resumes: boolean;
-  /** Non-zero only after our own drain: any other non-zero Epilog drains with Slurm's bare "Epilog error". */
+  /** Non-zero only after our own drain: Slurm drains on every other non-zero Epilog, with its bare "Epilog error". */
   readonly exitOnlyAfterOwnDrain: boolean;
   /** The deadline counts from the wrapper's start (runOrigin: as slurmd sees the run), or from this run's. */
   readonly origin: 'run' | 'now';
