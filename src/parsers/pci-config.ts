@@ -93,31 +93,41 @@ const CONFIG_BYTES = 0x1000;
 
 /**
  * The bytes of a config blob that parsePciConfig looks at, read part by part through `at(offset, length)`
- * (fewer bytes back at the end of the file), following the capability lists as parsePciConfig does: the
- * 64-byte header, each standard capability's first dword (the PCI Express capability's first 0x14 bytes),
- * then each extended capability's header with the dword after it (ACS and ATS keep their registers there), and
- * AER's first 0x18 bytes (its status registers).
+ * (fewer bytes back at the end of the file), following the capability lists as parsePciConfig does. On a live
+ * node every aligned dword is one configuration access by the kernel (drivers/pci/pci-sysfs.c pci_read_config),
+ * which a VM traps (~20 µs each on the live H200), so no register is read that the parser does not use, and none
+ * twice: of the header its first 16 bytes (IDs, Status, class, header type), the Subsystem IDs of a type 0 header
+ * and the capability pointer; each standard capability's first dword (the PCI Express capability's next 0x10
+ * bytes, the Subsystem ID capability's next dword); each extended capability's header (ACS's and ATS's next
+ * dword, AER's status registers).
  * The rest stays zero: parsePciConfig of the result equals parsePciConfig of the whole file's first 4 KiB.
- * One read byte each at 0x100 and 0xfff tells a 256-byte (conventional PCI) from a 4 KiB config; another
- * length (a truncated capture) is read whole, and a 64-byte (unprivileged) one is all there is.
+ * One read byte each at 0x40, 0x100 and 0xfff tells an unprivileged (64-byte), a conventional (256-byte) and a
+ * PCIe (4 KiB) config apart; another length (a truncated capture) is read whole.
  */
 export function sparseConfig(at: (offset: number, length: number) => Uint8Array): Uint8Array {
-  const head = at(0, HEADER_BYTES);
-  if (head.length < HEADER_BYTES || at(HEADER_BYTES, 1).length === 0) return head;
+  if (at(HEADER_BYTES, 1).length === 0) return at(0, HEADER_BYTES); // 64 bytes or fewer: all there is
   const ext = at(EXT_START, 1).length === 1;
   if (at(ext ? CONFIG_BYTES - 1 : EXT_START - 1, 1).length === 0) return at(0, CONFIG_BYTES);
   const out = new Uint8Array(ext ? CONFIG_BYTES : EXT_START);
-  out.set(head);
-  const hdr = new ConfigReader(head);
+  const put = (offset: number, length: number): Uint8Array => {
+    const part = at(offset, length);
+    out.set(part, offset);
+    return part;
+  };
+  put(0, 0x10);
+  const headerType = out[0x0e]! & 0x7f;
+  if (headerType === 0) put(0x2c, 4); // Subsystem Vendor ID and Subsystem ID (pci-subsystem.ts)
+  const pointer = headerType === 2 ? 0x14 : 0x34;
+  put(pointer, 1);
+  const hdr = new ConfigReader(out);
   if ((hdr.u16(0x06) & 0x10) !== 0) {
     const seen = new Set<number>();
-    let off = hdr.u8((hdr.u8(0x0e) & 0x7f) === 2 ? 0x14 : 0x34) & ~3;
+    let off = hdr.u8(pointer) & ~3;
     while (off >= HEADER_BYTES && off < EXT_START && !seen.has(off) && seen.size < MAX_CAPS) {
       seen.add(off);
-      const part = at(off, 4);
-      out.set(part, off);
-      if (part[0] === CAP_ID_PCIE) out.set(at(off, 0x14), off);
-      if (part[0] === CAP_ID_SSVID) out.set(at(off, 8), off);
+      const part = put(off, 4);
+      if (part[0] === CAP_ID_PCIE) put(off + 4, 0x10);
+      if (part[0] === CAP_ID_SSVID) put(off + 4, 4);
       if (part[0] === 0xff) break;
       off = (part[1] ?? 0) & ~3;
     }
@@ -126,11 +136,13 @@ export function sparseConfig(at: (offset: number, length: number) => Uint8Array)
   const seen = new Set<number>();
   for (let off = EXT_START; off >= EXT_START && !seen.has(off) && seen.size < MAX_EXT_CAPS; ) {
     seen.add(off);
-    const part = at(off, 8);
-    out.set(part, off);
-    if ((part[0] ?? 0) === EXT_ID_AER && (part[1] ?? 0) === 0) out.set(at(off, AER_BYTES), off);
+    const part = put(off, 4);
+    if (part.length < 4) break;
     const word = new ConfigReader(part).u32(0);
-    if (part.length < 4 || word === 0 || word === 0xffffffff) break;
+    const id = word & 0xffff;
+    if (id === EXT_ID_ACS || id === EXT_ID_ATS) put(off + 4, 4);
+    if (id === EXT_ID_AER) put(off + 4, AER_BYTES - 4);
+    if (word === 0 || word === 0xffffffff) break;
     off = (word >>> 20) & 0xffc;
   }
   return out;

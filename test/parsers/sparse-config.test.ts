@@ -2,7 +2,7 @@
 // each extended capability's header and the dword after it) and must parse exactly as the whole blob does:
 // on every real blob we have, on the generated 8-GPU tree's bridges, GPUs and NICs, and on thousands of
 // seeded mutations of them (broken pointers, loops, all-ones, truncations, in both capability lists).
-// It must also read far less than the whole 4 KiB.
+// It must also read far less than the whole 4 KiB, counted as the kernel counts configuration accesses.
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 
@@ -14,16 +14,33 @@ import { H200, REPO } from '../helpers/paths.js';
 import { mulberry32 } from '../helpers/seeded.js';
 import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
-/** A reader over a whole blob that counts the bytes it hands out, as FsHost.readParts would read them. */
-function reader(blob: Uint8Array): { at: (o: number, n: number) => Uint8Array; bytes: () => number } {
+/**
+ * The configuration accesses the kernel makes for one read of sysfs `config` (drivers/pci/pci-sysfs.c
+ * pci_read_config): a byte to reach an even offset, a word to reach a dword, dwords, then a word and a byte.
+ */
+export function accesses(offset: number, length: number): number {
+  let n = 0;
+  if (offset & 1 && length > 0) (n++, offset++, length--);
+  if (offset & 3 && length > 2) (n++, offset += 2, length -= 2);
+  for (; length > 3; length -= 4) n++;
+  if (length >= 2) (n++, length -= 2);
+  if (length > 0) n++;
+  return n;
+}
+
+/** A reader over a whole blob that counts the bytes it hands out and the accesses, as FsHost.readParts would read them. */
+function reader(blob: Uint8Array): { at: (o: number, n: number) => Uint8Array; bytes: () => number; accesses: () => number } {
   let bytes = 0;
+  let count = 0;
   return {
     at: (o, n) => {
       const part = blob.subarray(o, o + n);
       bytes += part.length;
+      count += accesses(o, part.length);
       return part;
     },
     bytes: () => bytes,
+    accesses: () => count,
   };
 }
 const whole = (blob: Uint8Array): Uint8Array => blob.subarray(0, 4096);
@@ -65,6 +82,29 @@ t.test('a 4 KiB blob with extended capabilities is read in parts: a few hundred 
     const ssvid = parsePciConfig(blob).capabilities.filter((c) => c.id === 0x0d).length; // Subsystem ID: 8 more (the ids)
     t.ok(r.bytes() <= 64 + 3 + 4 * std + 0x14 + 8 * caps + 0x18 * aer + 8 * ssvid, `${name}: ${r.bytes()} bytes for ${std} standard and ${caps} extended capabilities`);
   }
+});
+
+t.test('every register the parser uses is read once: the probes, 6 dwords of header, a dword a capability and the registers behind', async (t) => {
+  const big = blobs.filter((b) => b.blob.length === 4096 && parsePciConfig(b.blob).extCapabilities.length > 0);
+  for (const { name, blob } of big) {
+    const r = reader(blob);
+    sparseConfig(r.at);
+    const p = parsePciConfig(blob);
+    const has = (id: number): number => p.extCapabilities.filter((c) => c.id === id).length;
+    const header = p.headerType === 0 ? 6 : 5; // 0x00-0x0f, the Subsystem IDs of a type 0 header, the pointer
+    const std = p.capabilities.length + (p.pcie.state === 'present' ? 4 : 0) + p.capabilities.filter((c) => c.id === 0x0d).length;
+    const ext = p.extCapabilities.length + has(0x000d) + has(0x000f) + 5 * has(0x0001);
+    t.equal(r.accesses(), 3 + header + std + ext, `${name}: ${r.accesses()} configuration accesses`);
+  }
+});
+
+t.test('the access count follows the kernel: byte, word, dwords, word, byte', async (t) => {
+  t.equal(accesses(0, 64), 16);
+  t.equal(accesses(0x100, 1), 1);
+  t.equal(accesses(0xfff, 1), 1);
+  t.equal(accesses(1, 8), 4, 'byte at 1, word at 2, dword at 4, byte at 8');
+  t.equal(accesses(2, 4), 2, 'word at 2, word at 4');
+  t.equal(accesses(0x34, 1), 1);
 });
 
 t.test('short blobs (unprivileged 64 bytes, conventional 256, truncated) are read as they are', async (t) => {
