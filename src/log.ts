@@ -17,24 +17,28 @@ export function setLogFile(file: string | undefined): void {
 }
 
 interface Destination {
+  /** Opens `file` anew (stderr when undefined): a log file rotated since the last open is followed. */
+  open(file: string | undefined): void;
   write(msg: string): void;
   close(): void;
 }
 
 /** A synchronous destination that swallows its own write errors (a prolog exits right after its last line). */
-function destination(file: string | undefined): Destination {
+function destination(): Destination {
   let fd = 2;
   let failed = false;
-  if (file) {
-    try {
-      // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before every
-      // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file or device).
-      fd = openRegular(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o640, undefined, true);
-    } catch (e) {
-      fs.writeSync(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
-    }
-  }
   return {
+    open(file: string | undefined): void {
+      failed = false;
+      if (!file) return;
+      try {
+        // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before every
+        // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file or device).
+        fd = openRegular(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o640, undefined, true);
+      } catch (e) {
+        fs.writeSync(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
+      }
+    },
     write(msg: string): void {
       try {
         fs.writeSync(fd, msg);
@@ -67,11 +71,25 @@ function destination(file: string | undefined): Destination {
   };
 }
 
+/**
+ * One logger per target, kept: the agent sets the config's log file for each Prolog and stderr after it, and making
+ * a pino logger each time cost more than the line it wrote. Its file is still opened anew each time (setLogFile).
+ */
+const made = new Map<string, { readonly logger: Logger; readonly dest: Destination }>();
+
 export async function log(): Promise<Logger> {
   if (!logger) {
-    const pino = (await import('pino')).default;
-    dest = destination(target);
-    logger = pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, dest);
+    let m = made.get(target ?? '');
+    if (!m) {
+      const pino = (await import('pino')).default;
+      const d = destination();
+      m = { dest: d, logger: pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, d) };
+      if (made.size >= 4) made.clear(); // a process logs to one or two targets; a long list would be a leak
+      made.set(target ?? '', m);
+    }
+    m.dest.open(target);
+    dest = m.dest;
+    logger = m.logger;
   }
   return logger;
 }

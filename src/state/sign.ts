@@ -21,10 +21,21 @@ export function loadOrCreateKey(stateDir: string): KeyObject {
     r = readSmall(file, { max: MAX_KEY_BYTES, owner, mode: 'private' });
   }
   if (!r.ok) throw new Error(`signing key: ${r.why}`);
-  const key = createPrivateKey(r.value);
+  const key = parsed(r.value);
   if (key.asymmetricKeyType !== 'ed25519') throw new Error(`signing key: ${file} is not an Ed25519 key`);
   publishPublicKey(stateDir, key, owner);
   return key;
+}
+
+/**
+ * The key object of the PEM text just read: the agent signs a state per Prolog, and parsing the same text again
+ * was a fifth of that (createPrivateKey, ~0.2 ms on the live H200). The file is still opened, checked and read
+ * every time; only identical text reuses the object made from it.
+ */
+let last: { readonly pem: Buffer; readonly key: KeyObject } | null = null;
+function parsed(pem: Buffer): KeyObject {
+  if (!last?.pem.equals(pem)) last = { pem: Buffer.from(pem), key: createPrivateKey(pem) };
+  return last.key;
 }
 
 function publicPem(key: KeyObject): string {
