@@ -123,7 +123,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   };
 
   const live = new FsHost('/');
-  const answer = async (req: Request): Promise<string> => {
+  /** The reply for `req`; null when the answer was delivered already (healthy: the agent's run delivers it itself). */
+  const answer = async (req: Request): Promise<string | null> => {
     if (stopping) return formatReply('fallback', 'the agent is stopping');
     if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
     const changed = [...watched].find(([f, id]) => identity(f) !== id);
@@ -139,13 +140,15 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
-      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(req));
+      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(req), (line) => reply(req, formatReply('ok', line)));
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {
       setLogFile(undefined); // reopened by the next request: a rotated log file is followed
     }
-    return a.healthy ? formatReply('ok', a.line) : formatReply('fallback', a.why);
+    if (!a.healthy) return formatReply('fallback', a.why);
+    if (!a.delivered) (await log()).warn({ client: req.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
+    return null;
   };
 
   let queue = Promise.resolve();
@@ -181,7 +184,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
             return;
           }
           const text = await answer(req.value);
-          if (!reply(req.value, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
+          if (text !== null && !reply(req.value, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
         })
         .catch((e: Error) => void log().then((l) => l.error({ why: e.message }, 'gdrgate agent: request failed; its Prolog judges itself after its timeout')))
         .then(settle)

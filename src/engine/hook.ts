@@ -121,6 +121,14 @@ export interface HookSpec<W, F extends AnyFinding = AnyFinding> {
   render?(run: HookRun, j: Judgement<W, F>, d: Decision): readonly string[];
   /** A verdict this run does not act on, handed back to the caller untouched (the agent answers only healthy). */
   handBack?(run: HookRun, j: Judgement<W, F>, d: Decision): string | null;
+  /**
+   * The agent's answer: the summary line, given as soon as the run is decided and `record`ed, before `later` and
+   * the run's log line, which nobody waits for. False: nobody took it (the Prolog stopped waiting and judges
+   * itself), and `later` and the log line are left to that run.
+   */
+  deliver?(summary: string): boolean;
+  /** What the hook keeps that nothing at the job's start reads (pcie-aer's reference): after `record` and `deliver`. */
+  later?(run: HookRun, j: Judgement<W, F>, acted: Omit<Acted, 'durationMs'>): Promise<void>;
 }
 
 /** A hook that acts on every verdict (all but the agent's). */
@@ -135,6 +143,8 @@ export interface HookDone<W, F extends AnyFinding = AnyFinding> {
   readonly summary: string | null;
   readonly judgement: Judgement<W, F>;
   readonly acted: Acted;
+  /** False when `deliver` found nobody to take the answer. */
+  readonly delivered: boolean;
 }
 
 export type HookResult<W, F extends AnyFinding = AnyFinding> = HookDone<W, F> | { readonly handedBack: true; readonly why: string };
@@ -221,36 +231,44 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
   const { reason, action, code } = await act(run, rules, j, decision);
   const acted0 = { decision, code, reason, action };
   await spec.record?.(run, j, acted0);
-  const logger = rules.log ? await log() : null;
   const { node, job } = run;
-  if (decision.failedOpen && rules.log) logger!.error({ node, job, outcome: j.outcome }, rules.log.failOpenMsg);
   const durationMs = Math.round(performance.now() - started);
-  if (rules.log && !j.brief) {
-    const l = rules.log;
-    // The wrapper asked the agent first and got no healthy answer: why, on the run line (the agent never drains).
-    const agentSaid = startup !== 'agent' ? spec.env.GDRGATE_AGENT_SAID : undefined;
-    const fields = {
-      mode: spec.mode,
-      node,
-      job,
-      durationMs,
-      // How the gate started (the agent adds the Prolog's pid as `client`; the wrapper, the agent's answer as `agent`).
-      ...(l.gate ? { startup, ...(agentSaid ? { agent: agentSaid } : {}), ...(run.selfPid !== undefined ? { client: run.selfPid } : {}) } : {}),
-      ...j.logged?.head,
-      result: j.outcome.kind,
-      exitCode: code,
-      ...(l.gate ? { failedOpen: decision.failedOpen } : {}),
-      reason,
-      action,
-      summary: j.logged?.summary ?? counts(j.findings),
-      ...j.logged?.tail,
-    };
-    logger![l.levelByExit && code !== 0 ? 'warn' : 'info'](fields, l.msg);
-  }
-  const report = [...(spec.render?.(run, j, decision) ?? [])];
-  if (!j.brief && (j.outcome.kind === 'config-error' || j.outcome.kind === 'internal-error')) report.push(escapeControls(`${j.outcome.kind}: ${j.outcome.message}`));
   const head = `gdrgate ${spec.mode} node=${node}${job ? ` job=${job}` : ''}${j.detail ?? ''}`;
   const tail = j.brief ? '' : ` result=${j.outcome.kind} exit=${code} ${durationMs}ms${reason ? ` reason="${reason}"` : ''} action=${action}`;
   const summary = rules.summary ? escapeControls(head + tail) : null;
-  return { handedBack: false, code, report, summary, judgement: j, acted: { ...acted0, durationMs } };
+  const delivered = spec.deliver && summary !== null ? spec.deliver(summary) : true;
+  if (delivered) {
+    await spec.later?.(run, j, acted0);
+    if (rules.log) await logRun(run, rules.log, spec.env, j, decision, { code, reason, action, durationMs });
+  }
+  const report = [...(spec.render?.(run, j, decision) ?? [])];
+  if (!j.brief && (j.outcome.kind === 'config-error' || j.outcome.kind === 'internal-error')) report.push(escapeControls(`${j.outcome.kind}: ${j.outcome.message}`));
+  return { handedBack: false, code, report, summary, judgement: j, acted: { ...acted0, durationMs }, delivered };
+}
+
+/** The run's one log line (and, failed open, the error line before it). */
+async function logRun(run: HookRun, l: NonNullable<ModeRules['log']>, env: NodeJS.ProcessEnv, j: Judgement<unknown, AnyFinding>, decision: Decision, a: Omit<Acted, 'decision'>): Promise<void> {
+  const logger = await log();
+  const { node, job, startup } = run;
+  if (decision.failedOpen) logger.error({ node, job, outcome: j.outcome }, l.failOpenMsg);
+  if (j.brief) return;
+  // The wrapper asked the agent first and got no healthy answer: why, on the run line (the agent never drains).
+  const agentSaid = startup !== 'agent' ? env.GDRGATE_AGENT_SAID : undefined;
+  const fields = {
+    mode: run.mode,
+    node,
+    job,
+    durationMs: a.durationMs,
+    // How the gate started (the agent adds the Prolog's pid as `client`; the wrapper, the agent's answer as `agent`).
+    ...(l.gate ? { startup, ...(agentSaid ? { agent: agentSaid } : {}), ...(run.selfPid !== undefined ? { client: run.selfPid } : {}) } : {}),
+    ...j.logged?.head,
+    result: j.outcome.kind,
+    exitCode: a.code,
+    ...(l.gate ? { failedOpen: decision.failedOpen } : {}),
+    reason: a.reason,
+    action: a.action,
+    summary: j.logged?.summary ?? counts(j.findings),
+    ...j.logged?.tail,
+  };
+  logger[l.levelByExit && a.code !== 0 ? 'warn' : 'info'](fields, l.msg);
 }

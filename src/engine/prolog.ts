@@ -134,11 +134,12 @@ export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Fi
     selfPid: ctx.selfPid,
     judge: async (run) => (run.cfg ? withDeadline(evaluate(run, run.cfg, a), run.deadline) : { outcome: { kind: 'healthy' }, findings: [], work: null }),
     record: async (run, j) => {
-      if (run.cfg && j.work && !run.dryRun) {
-        if (run.mode === 'prolog' && j.outcome.kind === 'healthy') await recordState(run, run.cfg, j.work.seen);
-        // Prolog and health both move pcie-aer's reference (the health check judged growth up to now, as a Prolog does).
-        await recordAer(run, run.cfg, j.work);
-      }
+      // The job's state first: the job's TaskProlog reads it, so it is written before the agent answers.
+      if (run.cfg && j.work && !run.dryRun && run.mode === 'prolog' && j.outcome.kind === 'healthy') await recordState(run, run.cfg, j.work.seen);
+    },
+    later: async (run, j) => {
+      // Prolog and health both move pcie-aer's reference (the health check judged growth up to now, as a Prolog does).
+      if (run.cfg && j.work && !run.dryRun) await recordAer(run, run.cfg, j.work);
       // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: said once a run.
       const blobFailed = run.startup === 'modules' ? run.env.GDRGATE_BLOB_FAILED : undefined;
       if (blobFailed) (await log()).warn({ node: run.node, job: run.job ?? undefined, blobExit: blobFailed }, blobFailedWhy(blobFailed));
@@ -151,22 +152,22 @@ export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Fi
   };
 }
 
-export type AgentAnswer = { readonly healthy: true; readonly line: string } | { readonly healthy: false; readonly why: string };
+export type AgentAnswer = { readonly healthy: true; readonly delivered: boolean } | { readonly healthy: false; readonly why: string };
 
 /**
  * The agent's half of a Prolog (gdrgate agent): the same hook as the gate's, for the Prolog described by `ctx`;
- * `waiting()` says whether that Prolog still waits for the answer.
- * Only a healthy node is answered here (job state written, run logged, the summary line returned). Anything else,
- * fail-open included, is handed back: the Prolog then runs the gate in its own process, which judges again and is the
- * only one that drains.
+ * `waiting()` says whether that Prolog still waits for the answer, `deliver` hands it the summary line.
+ * Only a healthy node is answered here: the job's state written, the line delivered, then pcie-aer's reference
+ * and the run's log line, which nobody waits for. Anything else, fail-open included, is handed back: the Prolog
+ * then runs the gate in its own process, which judges again and is the only one that drains.
  */
-export async function agentProlog(config: string, ctx: GateContext, waiting: () => boolean): Promise<AgentAnswer> {
+export async function agentProlog(config: string, ctx: GateContext, waiting: () => boolean, deliver: (line: string) => boolean): Promise<AgentAnswer> {
   const handBack: NonNullable<HookSpec<GateWork, Finding>['handBack']> = (_run, j, d) => {
     const o = j.outcome;
     if (o.kind !== 'healthy' || d.drain || d.exitCode !== 0) return o.kind === 'unhealthy' ? `unhealthy: ${o.failing.length} failing finding(s)` : o.kind === 'healthy' ? 'not a plain pass' : `${o.kind}: ${o.message}`;
     // A Prolog that gave up waiting has judged the job itself: write no state and log no run on its behalf.
     return waiting() ? null : 'the Prolog stopped waiting';
   };
-  const r = await runHook({ ...gateHook({ mode: 'prolog', config, dryRun: false }, ctx), handBack });
-  return r.handedBack ? { healthy: false, why: r.why } : { healthy: true, line: r.summary! };
+  const r = await runHook({ ...gateHook({ mode: 'prolog', config, dryRun: false }, ctx), handBack, deliver });
+  return r.handedBack ? { healthy: false, why: r.why } : { healthy: true, delivered: r.delivered };
 }

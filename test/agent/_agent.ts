@@ -78,3 +78,22 @@ export async function stderrShows(a: Agent, re: RegExp | ((stderr: string) => bo
 }
 export const lines = (e: GateEnv): Line[] => (existsSync(e.log) ? readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Line) : []);
 export const lastRun = (e: GateEnv): Line => lines(e).filter((l) => l.msg === 'gdrgate run').at(-1)!;
+
+/**
+ * The agent's run lines for `jobs`, once all are there: the agent writes a run line after its answer (the Prolog may
+ * have exited before), so they are waited for, up to 60 s (a bound for a loaded machine, not a speed: it returns as
+ * soon as they are there). A line still being appended is read again on the next turn.
+ */
+export async function agentRuns(e: GateEnv, ...jobs: string[]): Promise<Line[]> {
+  const want = jobs.length ? jobs : ['42'];
+  const read = (): Line[] => {
+    try {
+      return lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent');
+    } catch {
+      return [];
+    }
+  };
+  const until = performance.now() + 60_000;
+  while (!want.every((j) => read().some((l) => l.job === j)) && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
+  return read();
+}

@@ -8,7 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
 import { CLI, REPO } from '../helpers/paths.js';
-import { JOB, lastRun, lines, slurmdShim, startAgent, stderrShows, wrapper } from './_agent.js';
+import { agentRuns, JOB, lastRun, lines, slurmdShim, startAgent, stderrShows, wrapper } from './_agent.js';
 import { exactly } from '../helpers/exactly.js';
 
 t.test('a healthy node: the agent answers, the Prolog prints its line and exits 0', async (t) => {
@@ -19,14 +19,15 @@ t.test('a healthy node: the agent answers, the Prolog prints its line and exits 
   const r = run();
   t.equal(r.code, 0);
   t.match(r.stdout, /^gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none\n$/);
-  t.match(lastRun(e), { startup: /^agent$/, job: /^42$/, result: /^healthy$/ }, 'logged by the agent');
-  t.type(lastRun(e).client, 'number', "with the Prolog's pid");
+  const logged = (await agentRuns(e, '42')).at(-1);
+  t.match(logged, { startup: /^agent$/, job: /^42$/, result: /^healthy$/ }, 'logged by the agent');
+  t.type(logged?.client, 'number', "with the Prolog's pid");
   t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')), "the job's state for the TaskProlog, from the Prolog's SLURM_* variables");
   t.same(e.drainCalls(), [], 'no scontrol');
   t.same(readdirSync(a.dir).sort(), ['agent.pid', 'requests'], 'no file besides the FIFO and the pid file');
   // Nothing is kept between requests: the next job is judged and recorded anew.
   t.equal(run({ ...JOB, SLURM_JOB_ID: '43' }).code, 0);
-  t.match(lastRun(e), { startup: /^agent$/, job: /^43$/ });
+  t.match((await agentRuns(e, '43')).at(-1), { startup: /^agent$/, job: /^43$/ });
   a.proc.kill('SIGTERM');
   t.equal(await a.exited, 0, 'SIGTERM: exit 0');
   t.same(readdirSync(a.dir), [], 'and its FIFO and pid file are gone');
@@ -77,7 +78,7 @@ t.test('a stopped agent: the Prolog waits AGENT_TIMEOUT, then judges itself; the
   // loaded machine's answer may take.
   const patient = wrapper(e, `AGENT=${a.dir}\n`);
   t.equal(patient({ ...JOB, SLURM_JOB_ID: '44' }).code, 0);
-  t.match(lastRun(e), { startup: /^agent$/, job: /^44$/ }, 'and the next Prolog is answered');
+  t.match((await agentRuns(e, '44')).at(-1), { startup: /^agent$/, job: /^44$/ }, 'and the next Prolog is answered');
 });
 
 t.test('eight Prologs at once: one FIFO, no torn request, each answered with its own job', async (t) => {
@@ -103,7 +104,7 @@ t.test('eight Prologs at once: one FIFO, no torn request, each answered with its
   );
   t.same(runs.map((r) => r.code), jobs.map(() => 0), 'all exit 0');
   t.same(runs.map((r) => /job=(\d+)/.exec(r.out)?.[1]), jobs, 'each printed its own job');
-  const byAgent = lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').map((l) => l.job).sort();
+  const byAgent = (await agentRuns(e, ...jobs)).map((l) => l.job).sort();
   t.same(byAgent, jobs, 'all eight answered by the agent');
   t.same(jobs.filter((j) => !existsSync(path.join(e.dir, 'run', `job-${j}`, 'prolog.json'))), [], 'eight job states');
 });
@@ -128,7 +129,7 @@ t.test('a dead agent (killed, its files left): the Prolog does not wait', async 
   t.teardown(() => void b.proc.kill('SIGKILL'));
   t.same(readdirSync(b.dir).sort(), ['agent.pid', 'requests'], 'a new agent: its own FIFO and pid file, nothing else');
   t.equal(wrapper(e, `AGENT=${b.dir}\n`)().code, 0);
-  t.match(lastRun(e), { startup: /^agent$/ });
+  t.equal((await agentRuns(e, '42')).length, 1, 'answered by the new agent');
 });
 
 t.test('its code changed on disk: the agent answers fallback once and exits for its service manager', async (t) => {
@@ -139,7 +140,7 @@ t.test('its code changed on disk: the agent answers fallback once and exits for 
   t.teardown(() => void a.proc.kill('SIGKILL'));
   const run = wrapper(e, `AGENT=${a.dir}\n`);
   t.equal(run().code, 0);
-  t.match(lastRun(e), { startup: /^agent$/ });
+  t.equal((await agentRuns(e, '42')).length, 1, 'answered by the agent');
   writeFileSync(marker, 'v2, longer');
   t.equal(run().code, 0, 'judged in the Prolog');
   t.match(lastRun(e), { startup: /^snapshot$/, agent: /^fallback: gdrgate changed on disk since the agent started \(.*code-marker\)/ });
@@ -155,7 +156,7 @@ t.test('a malformed request is logged and ignored; the agent keeps serving', asy
   const w = spawnSync('/bin/bash', ['-c', `printf 'hello\\nv2 prolog 12\\nv1 prolog 12 /c\\n' 1<>${a.dir}/requests`]);
   t.equal(w.status, 0);
   t.equal(wrapper(e, `AGENT=${a.dir}\n`)().code, 0);
-  t.match(lastRun(e), { startup: /^agent$/ });
+  t.equal((await agentRuns(e, '42')).length, 1, 'answered by the agent');
   t.match(await stderrShows(a, /got 3 fields/), /unknown protocol \\"hello\\"[\s\S]*got 3 fields/);
 });
 

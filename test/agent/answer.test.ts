@@ -1,5 +1,6 @@
 // agentProlog, the agent's half of a Prolog, called directly on the bundled capture: it answers only a plain
-// pass, and writes state and a run line only while the Prolog still waits for it.
+// pass, writes state and a run line only while the Prolog still waits for it, and delivers the answer once the
+// job's state is written, before pcie-aer's reference and the run line.
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -13,8 +14,20 @@ t.afterEach(() => setLogFile(undefined));
 
 t.test('healthy, and the Prolog waits: the summary line, the job state, one run line', async (t) => {
   const e = makeGateEnv();
-  const a = await agentProlog(e.config, { env, startup: 'agent', selfPid: process.pid }, () => true);
-  t.match(a, { healthy: true, line: /^gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/ });
+  const lines: string[] = [];
+  const atDelivery: Record<string, boolean> = {};
+  const deliver = (line: string): boolean => {
+    lines.push(line);
+    atDelivery.state = existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json'));
+    atDelivery.aer = existsSync(path.join(e.dir, 'run', 'aer-last.json'));
+    atDelivery.runLine = runLines(e.log).length > 0;
+    return true;
+  };
+  const a = await agentProlog(e.config, { env, startup: 'agent', selfPid: process.pid }, () => true, deliver);
+  t.same(a, { healthy: true, delivered: true });
+  t.equal(lines.length, 1, 'delivered once');
+  t.ok(/^gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/.test(lines[0]!), lines[0]!);
+  t.same(atDelivery, { state: true, aer: false, runLine: false }, "the job's state before the answer; the AER reference and the run line after it");
   t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')));
   // pcie-aer: the agent records the counters it judged, as the gate's own Prolog does (one recordAer).
   const last = JSON.parse(readFileSync(path.join(e.dir, 'run', 'aer-last.json'), 'utf8')) as { job: string; devices: Record<string, unknown> };
@@ -24,9 +37,18 @@ t.test('healthy, and the Prolog waits: the summary line, the job state, one run 
   t.match(JSON.parse(runLines(e.log)[0]!), { startup: /^agent$/, client: process.pid, job: /^42$/, result: /^healthy$/ });
 });
 
+t.test('healthy, but the answer finds nobody: no AER reference, no run line (the Prolog judges and records itself)', async (t) => {
+  const e = makeGateEnv();
+  const a = await agentProlog(e.config, { env, startup: 'agent' }, () => true, () => false);
+  t.same(a, { healthy: true, delivered: false });
+  t.notOk(existsSync(path.join(e.dir, 'run', 'aer-last.json')), 'no AER reference');
+  setLogFile(undefined);
+  t.same(runLines(e.log), [], 'no run line');
+});
+
 t.test('healthy, but the Prolog stopped waiting: nothing written on its behalf', async (t) => {
   const e = makeGateEnv();
-  const a = await agentProlog(e.config, { env, startup: 'agent' }, () => false);
+  const a = await agentProlog(e.config, { env, startup: 'agent' }, () => false, () => t.fail('nothing to deliver'));
   t.same(a, { healthy: false, why: 'the Prolog stopped waiting' });
   t.notOk(existsSync(path.join(e.dir, 'run', 'job-42')), 'no job state');
   t.same(runLines(e.log), [], 'no run line');
@@ -36,7 +58,7 @@ t.test('unhealthy: handed back with the count, no drain, no state, no run line',
   const e = makeGateEnv();
   breakLink(e.tree);
   let asked = false;
-  const a = await agentProlog(e.config, { env, startup: 'agent' }, () => (asked = true));
+  const a = await agentProlog(e.config, { env, startup: 'agent' }, () => (asked = true), () => t.fail('nothing to deliver'));
   t.same(a, { healthy: false, why: 'unhealthy: 1 failing finding(s)' });
   t.notOk(asked, 'the Prolog is not even asked whether it waits');
   t.same(e.drainCalls(), []);
@@ -47,6 +69,6 @@ t.test('unhealthy: handed back with the count, no drain, no state, no run line',
 
 t.test('a config error, even fail-open: handed back, so the Prolog logs and applies its policy', async (t) => {
   const e = makeGateEnv();
-  const a = await agentProlog(path.join(e.dir, 'missing.json'), { env, startup: 'agent' }, () => true);
+  const a = await agentProlog(path.join(e.dir, 'missing.json'), { env, startup: 'agent' }, () => true, () => t.fail('nothing to deliver'));
   t.match(a, { healthy: false, why: /^config-error: / });
 });

@@ -7,7 +7,7 @@ import { chmodSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
-import { JOB, lines, slurmdShim, startAgent, type Agent } from '../agent/_agent.js';
+import { agentRuns, JOB, lines, slurmdShim, startAgent, type Agent } from '../agent/_agent.js';
 import { scratchDir } from '../helpers/scratch.js';
 
 /**
@@ -43,7 +43,7 @@ async function childOf(parent: number): Promise<number> {
   throw new Error(`no child of ${parent}`);
 }
 
-const agentRuns = (e: GateEnv): number => lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').length;
+const agentRunCount = (e: GateEnv): number => lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').length;
 
 t.test('a root process that slurmd did not start: fallback, not judged', async (t) => {
   const e = makeGateEnv();
@@ -51,7 +51,7 @@ t.test('a root process that slurmd did not start: fallback, not judged', async (
   t.teardown(() => void a.proc.kill('SIGKILL'));
   const p = sleeper(t, e, false);
   t.equal(ask(a, e, p.pid!), `fallback pid ${p.pid} has neither slurmd nor slurmstepd among its ancestors: not a Prolog`);
-  t.equal(agentRuns(e), 0, 'no run logged for it');
+  t.equal(agentRunCount(e), 0, 'no run logged for it');
 });
 
 t.test("a user's process under slurmd: fallback, not judged", async (t) => {
@@ -61,7 +61,7 @@ t.test("a user's process under slurmd: fallback, not judged", async (t) => {
   const shim = sleeper(t, e, true, 65534);
   const pid = await childOf(shim.pid!);
   t.match(ask(a, e, pid), new RegExp(`^fallback pid ${pid} is not root's \\(Uid: 65534 65534 65534 65534\\): not a Prolog$`));
-  t.equal(agentRuns(e), 0, 'no run logged for it');
+  t.equal(agentRunCount(e), 0, 'no run logged for it');
 });
 
 t.test('a root process under slurmd, as a Prolog is: judged and answered', async (t) => {
@@ -71,5 +71,5 @@ t.test('a root process under slurmd, as a Prolog is: judged and answered', async
   const shim = sleeper(t, e, true);
   const pid = await childOf(shim.pid!);
   t.match(ask(a, e, pid), /^ok gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/);
-  t.equal(agentRuns(e), 1);
+  t.equal((await agentRuns(e, '42')).length, 1, 'one run logged, after the answer');
 });

@@ -12,7 +12,7 @@ import { closeSync, constants, openSync, readdirSync, readFileSync, writeFileSyn
 import path from 'node:path';
 import t from 'tap';
 import { makeGateEnv } from '../helpers/gate-env.js';
-import { JOB, lastRun, slurmdShim, startAgent, stderrShows, installWrapper } from '../agent/_agent.js';
+import { agentRuns, JOB, lastRun, slurmdShim, startAgent, stderrShows, installWrapper } from '../agent/_agent.js';
 
 const TIMEOUT_S = 0.2;
 // A shell, a kill and a wait on a loaded 2-core machine (the gate itself runs after the stamp). What the margin tells
@@ -95,5 +95,5 @@ t.test('a stopped agent and a full request FIFO: each Prolog judges in process w
   t.equal(said.reduce((x, y) => x + y, 0), lines, `all ${lines} dropped, said in ${said.length} line(s)`);
   const next = spawnSync(slurmd, [installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=20\n`)], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: '2001' }, cwd: '/', timeout: 60_000 });
   t.equal(next.status, 0);
-  t.match(lastRun(e), { job: /^2001$/, startup: /^agent$/ }, 'the next Prolog is answered by the agent');
+  t.match((await agentRuns(e, '2001')).at(-1), { job: /^2001$/, startup: /^agent$/ }, 'the next Prolog is answered by the agent');
 });
