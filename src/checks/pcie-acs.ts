@@ -1,10 +1,10 @@
 // pcie-acs: the ACS control word of each port a GPU↔NIC transfer crosses, by the node's platform: classic (no
 // redirect), Direct NIC (the masks NVIDIA's rdma_topo computes, port by port), virtualized (isolation kept).
+import type { Finding } from '../model/finding.js';
 import { acsPlatform } from '../pcie/acs-platform.js';
 import { classicFindings } from './acs/classic.js';
 import { f } from './acs/codes.js';
 import { maskFindings } from './acs/direct-nic.js';
-import type { Finding } from '../model/finding.js';
 import { defineCheck } from './types.js';
 import WORDING from './pcie-acs.json' with { type: 'json' };
 

@@ -1,5 +1,6 @@
-// A check is one record: id, title, drain-reason label, every code it makes with its wording, its docs page, and a
-// pure function from inventory (+ baseline) to findings. The registry (index.ts) derives everything else from these.
+// A check is one record: id, title, drain-reason label, every code it makes with its wording, its docs page (all but
+// the id from its wording file, wording.ts), and a pure function from inventory (+ baseline) to findings. The
+// registry (index.ts) derives everything else from these.
 import type { AerHistory } from '../model/aer.js';
 import type { BaselineClass } from '../model/baseline.js';
 import { optionalPair, type CheckId, type Finding, type Layer, type Status } from '../model/finding.js';
