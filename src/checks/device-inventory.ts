@@ -2,29 +2,13 @@
 import { factText, valueOf, ABSENT, nul } from '../model/fact.js';
 import type { Finding } from '../model/finding.js';
 import { deviceName, hex4, linkText } from '../model/names.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './device-inventory.json' with { type: 'json' };
 
-/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
-const CODES = {
-  'inventory-ok': { tells: 'Device present as expected.', do: 'None.', layer: 'server' },
-  'inventory-missing': { tells: 'A GPU or RDMA adapter of the baseline is not on the PCI bus: failed, unseated, or hidden by firmware.', do: 'Reseat or replace the device; check BMC/SEL for PCIe errors; compare lspci -tv with the reference node.', layer: 'server' },
-  'inventory-extra': { tells: 'A device the baseline does not know: a changed build or a wrong baseline class.', do: 'Confirm the hardware change and recapture the baseline for this class.', layer: 'server' },
-  'inventory-unknown': { tells: 'The vendor/device id at this address could not be read, so the model cannot be compared with the baseline.', do: 'Read it by hand (lspci -n -s <bdf>) as root; check the function answers configuration reads.', layer: 'server' },
-  'inventory-mismatch': { tells: 'The device at this address is a different model than the baseline.', do: 'Check the bill of materials of the node; recapture if the change was intended.', layer: 'server' },
-  'firmware-unknown': { tells: 'The adapter\'s firmware version could not be read (fw_ver missing, empty or unreadable), so it cannot be compared with the approved set.', do: 'Read it by hand (cat /sys/class/infiniband/<hca>/fw_ver, mlxfwmanager --query); check the driver exposes fw_ver.', layer: 'fabric' },
-  'firmware-mismatch': { tells: 'Adapter firmware differs from the approved set; behaviour (PCIe, ATS, RDMA) can differ.', do: 'Flash the approved firmware (mlxfwmanager) or approve the new set fleet-wide.', layer: 'fabric' },
-  'driver-mismatch': { tells: 'GPU driver or kernel differs from the approved set.', do: 'Reimage or roll the node to the approved driver/kernel set.', layer: 'server' },
-} as const satisfies Codes;
+const f = finder('device-inventory', WORDING.codes);
 
-const f = finder('device-inventory', CODES);
-
-const check: Check<'device-inventory', typeof CODES> = defineCheck({
-  id: 'device-inventory',
-  title: 'GPUs and RDMA adapters present',
-  reasonLabel: 'inventory',
-  codes: CODES,
-  docs: 'docs/checks/device-inventory.md',
-  run({ inv, baseline }) {
+export default defineCheck('device-inventory', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const out: Finding[] = [];
     const idOf = (bdf: string) => {
       const d = inv.pci.get(bdf);
@@ -91,5 +75,3 @@ const check: Check<'device-inventory', typeof CODES> = defineCheck({
     return out;
   },
 });
-
-export default check;

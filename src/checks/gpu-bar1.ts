@@ -2,29 +2,17 @@
 // as large as on the reference node and lies inside its upstream bridge's window.
 import { factText } from '../model/fact.js';
 import { bar1Window, insideWindow, sizeText } from '../parsers/pci-resource.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './gpu-bar1.json' with { type: 'json' };
 
-const CODES = {
-  'bar1-ok': { tells: 'The GPU exposes its GPUDirect window (the largest 64-bit prefetchable BAR) at the reference size, inside its bridge window.', do: 'None.', layer: 'server' },
-  'bar1-small': { tells: 'The GPUDirect window is smaller than on the reference node: the BIOS lost Resizable BAR or "Above 4G decoding", so RDMA can map only part of GPU memory (nvidia_p2p_get_pages fails beyond it).', do: 'Enable Above 4G decoding and Resizable BAR (or the vendor\'s large-BAR option) in the BIOS; compare `nvidia-smi -q` "BAR1 Memory Usage" with the reference node.', layer: 'server' },
-  'bar1-none': { tells: 'The GPU has no assigned 64-bit prefetchable BAR: there is no window for GPUDirect RDMA at all (the BIOS or kernel could not place it).', do: 'Look in dmesg for "BAR … no space" or "failed to assign"; enable Above 4G decoding in the BIOS, or boot with pci=realloc.', layer: 'server' },
-  'bar1-outside': { tells: 'The GPU\'s window is not inside its upstream bridge\'s memory windows: the kernel\'s resource tree and the hardware disagree, and peer writes through the bridge will not be routed.', do: 'Look in dmesg for resource conflicts on the bridge; reboot with the BIOS defaults, then pci=realloc.', layer: 'server' },
-  'bar1-unreadable': { tells: 'The GPU\'s `resource` file could not be read or parsed (a capture without it, or a kernel that writes another format).', do: 'Capture again with gdrgate snapshot on the node; the message names the file.', layer: 'scheduler' },
-  'bar1-na': { tells: 'No NVIDIA GPU on this node.', do: 'None.', layer: 'server' },
-} as const satisfies Codes;
-
-const f = finder('gpu-bar1', CODES);
+const f = finder('gpu-bar1', WORDING.codes);
 
 /** The 32-bit-era default BAR1 (256 MiB): no NVIDIA GPU ships a smaller one, so less is a lost window, not a model. */
 const FLOOR = 256n << 20n;
 
-const check: Check<'gpu-bar1', typeof CODES> = defineCheck({
-  id: 'gpu-bar1',
-  title: "The GPU's BAR1 window (GPUDirect RDMA aperture)",
-  reasonLabel: 'gpu-bar1',
-  codes: CODES,
-  docs: 'docs/checks/gpu-bar1.md',
-  run({ inv, baseline }) {
+export default defineCheck('gpu-bar1', WORDING, {
+  run({ inv, baseline }): Finding[] {
     if (inv.gpus.length === 0) return [f('bar1-na', 'skip', 'node', 'not applicable: no NVIDIA GPU')];
     return inv.gpus.map((g) => {
       const want = baseline?.devices.find((d) => d.bdf === g.bdf && d.role === 'gpu')?.bar1;
@@ -44,5 +32,3 @@ const check: Check<'gpu-bar1', typeof CODES> = defineCheck({
     });
   },
 });
-
-export default check;

@@ -1,22 +1,11 @@
 // gpudirect-mechanism: nvidia-peermem or DMA-BUF available, as NCCL decides (net_ib.cc), and the one the class expects.
 import { factText, nul } from '../model/fact.js';
 import type { Gpudirect } from '../model/inventory.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './gpudirect-mechanism.json' with { type: 'json' };
 
-/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
-const CODES = {
-  'mechanism-ok': { tells: 'A GPUDirect RDMA mechanism is available.', do: 'None.', layer: 'server' },
-  'mechanism-missing': { tells: 'Neither nvidia-peermem nor DMA-BUF is available: NCCL silently falls back to staging through host memory.', do: 'Load nvidia_peermem (modprobe nvidia-peermem) or move to the open kernel module with a kernel >= 5.12 for DMA-BUF.', layer: 'server' },
-  'mechanism-wrong': { tells: 'The mechanism the class was validated with is not the one available now.', do: 'Load the expected module or update the baseline after validating the other mechanism.', layer: 'server' },
-  'mechanism-na': { tells: 'No RDMA adapter or no GPU: GPUDirect RDMA does not apply.', do: 'None.', layer: 'server' },
-  'mechanism-unknown': { tells: 'Whether the GPUDirect mechanism is available could not be told: a file it rests on (/proc/driver/nvidia/version, a peer-memory file, the kernel release) could not be read or parsed.', do: 'Run the gate as root on the node; the message names the file. Nothing is drained for it.', layer: 'scheduler' },
-  'peer-mapping-ok': { tells: 'The class uses GPU-initiated networking (NVSHMEM IBGDA) and the driver runs with PeerMappingOverride=1.', do: 'None.', layer: 'server' },
-  'peer-mapping-missing': { tells: 'The class uses GPU-initiated networking (NVSHMEM IBGDA) but the driver runs without PeerMappingOverride=1: IBGDA cannot map the NIC for the GPU and falls back to a slower proxy path, or fails.', do: 'Add options nvidia NVreg_RegistryDwords="PeerMappingOverride=1;" to /etc/modprobe.d, rebuild the initramfs, reload the driver (reboot); weigh the security note of the open driver (peer mappings for unprivileged users).', layer: 'server' },
-  'peer-mapping-unknown': { tells: '/proc/driver/nvidia/params could not be read or has no RegistryDwords line, so PeerMappingOverride cannot be told.', do: 'Check that the NVIDIA driver is loaded and the gate runs as root.', layer: 'server' },
-  'uverbs-missing': { tells: 'RDMA adapters exist but ib_uverbs is not loaded: user space cannot open them.', do: 'Load ib_uverbs (rdma-core / MOFED service).', layer: 'fabric' },
-} as const satisfies Codes;
-
-const f = finder('gpudirect-mechanism', CODES);
+const f = finder('gpudirect-mechanism', WORDING.codes);
 
 export function describe(g: Gpudirect): string {
   const d = g.driver;
@@ -54,13 +43,8 @@ function peerMapping(g: Gpudirect): ReturnType<typeof f> {
     : f('peer-mapping-missing', 'warn', 'nvidia', `GPU-initiated networking (IBGDA) class, driver RegistryDwords "${shown}"`, 'PeerMappingOverride=1', v === undefined ? 'not set' : `PeerMappingOverride=${v}`);
 }
 
-const check: Check<'gpudirect-mechanism', typeof CODES> = defineCheck({
-  id: 'gpudirect-mechanism',
-  title: 'GPUDirect RDMA mechanism (nvidia-peermem or DMA-BUF)',
-  reasonLabel: 'gpudirect',
-  codes: CODES,
-  docs: 'docs/checks/gpudirect-mechanism.md',
-  run({ inv, baseline }) {
+export default defineCheck('gpudirect-mechanism', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const g = inv.gpudirect;
     const facts = describe(g);
     const have = available(g);
@@ -80,5 +64,3 @@ const check: Check<'gpudirect-mechanism', typeof CODES> = defineCheck({
     return out;
   },
 });
-
-export default check;

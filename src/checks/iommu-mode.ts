@@ -3,22 +3,12 @@ import { ABSENT, nul } from '../model/fact.js';
 import type { IommuMode } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
 import { acsPlatform } from '../pcie/acs-platform.js';
+import type { Finding } from '../model/finding.js';
 import { dmaGroups, groupRules, requiredDomain } from './iommu/direct-nic.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './iommu-mode.json' with { type: 'json' };
 
-/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
-const CODES = {
-  'iommu-ok': { tells: 'IOMMU mode matches the design for GPU/NIC peer traffic.', do: 'None.', layer: 'security' },
-  'iommu-na': { tells: 'No GPU or RDMA adapter with a PCI function, so no IOMMU domain to judge.', do: 'None.', layer: 'security' },
-  'iommu-unknown': { tells: 'The IOMMU group type of the device could not be read.', do: 'Run the gate as root; check /sys/kernel/iommu_groups/<n>/type.', layer: 'security' },
-  'iommu-translated': { tells: 'The GPU or NIC sits in a translated IOMMU domain: peer-to-peer DMA is remapped or blocked.', do: 'Use iommu=pt (or identity domains for GPU/NIC) on bare metal, as the baseline states; get security sign-off for the mode.', layer: 'security' },
-  'iommu-group-split': { tells: 'On a ConnectX-8 Data Direct node the GPU and its DMA function sit in different IOMMU groups: the GPU driver refuses GPUDirect through the DMA function (unless its topology check is overridden).', do: 'Set the Grace root port\'s ACS as pcie-acs says (SrcValid off puts the whole segment in one group) and reboot; check with rdma_topo check.', layer: 'security' },
-  'iommu-group-shared': { tells: 'Functions that must be isolated share an IOMMU group (Grace root ports: each GPU and NIC its own; inline ConnectX under virtualization: NIC apart from GPU), or one has no group; on bare-metal inline ConnectX the NIC and its GPU are in different groups.', do: 'Set ACS as pcie-acs says for this platform and reboot; compare with rdma_topo check.', layer: 'security' },
-  'iommu-kernel-domain': { tells: 'A Data Direct node on a kernel before 6.11 runs identity (passthrough) domains: such kernels cannot set per-port ACS at boot, and the platform then needs translated domains with DMA-BUF.', do: 'Boot a kernel of 6.11 or later (NVIDIA ships 6.14-nvidia), or drop iommu.passthrough=1 / iommu=pt so the GPU and NIC use translated domains.', layer: 'security' },
-  'iommu-mode-changed': { tells: 'The IOMMU mode differs from the approved architecture of this class.', do: 'Restore the kernel command line of the reference node (iommu=, intel_iommu=, amd_iommu=).', layer: 'security' },
-} as const satisfies Codes;
-
-const f = finder('iommu-mode', CODES);
+const f = finder('iommu-mode', WORDING.codes);
 
 /** Group type → mode: identity is passthrough; DMA and DMA-FQ translate every access (drivers/iommu/iommu.c). */
 function modeOf(type: string | undefined): IommuMode | 'unknown' {
@@ -35,13 +25,8 @@ function subjects(inv: Inventory): { subject: string; group: string | null }[] {
   return [...gpu, ...nic];
 }
 
-const check: Check<'iommu-mode', typeof CODES> = defineCheck({
-  id: 'iommu-mode',
-  title: 'IOMMU mode for GPUs and RDMA adapters',
-  reasonLabel: 'iommu-mode',
-  codes: CODES,
-  docs: 'docs/checks/iommu-mode.md',
-  run({ inv, baseline }) {
+export default defineCheck('iommu-mode', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const want = baseline?.iommu ?? null;
     const cmd = Object.entries(inv.iommu.cmdline).map(([k, v]) => `${k}=${v}`).join(' ');
     const devs = subjects(inv);
@@ -79,5 +64,3 @@ const check: Check<'iommu-mode', typeof CODES> = defineCheck({
     })];
   },
 });
-
-export default check;

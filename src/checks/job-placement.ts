@@ -7,23 +7,13 @@ import { compilePattern } from '../baseline/match.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
 import type { GresLine } from '../parsers/gres-conf.js';
 import type { Inventory } from '../model/inventory.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './job-placement.json' with { type: 'json' };
 
-const CODES = {
-  'gres-cores-ok': { tells: "gres.conf binds this GPU's jobs to its own local CPUs.", do: 'None.', layer: 'scheduler' },
-  'gres-cores-far': { tells: "gres.conf gives this GPU cores that are not its local CPUs: jobs bound by Slurm to \"the GPU's cores\" run on the far socket (about half the GPU↔host and GPUDirect bandwidth).", do: "Fix Cores= for this GPU in gres.conf: Slurm's core ids of the GPU's NUMA node (slurmd -C, lstopo's logical core ids), or AutoDetect=nvml.", layer: 'scheduler' },
-  // A GPU line with nothing to bind by (no Cores=, no AutoDetect), or no GPU line at all.
-  'gres-cores-none': { tells: 'gres.conf gives this GPU no Cores= and nothing detects them: --gres-flags=enforce-binding cannot bind jobs near it.', do: 'Add Cores= for the GPU (its NUMA node’s cores) or AutoDetect=nvml to gres.conf.', layer: 'scheduler' },
-  'gres-na': { tells: 'No gres.conf GPU line applies to this node: Slurm does not bind jobs by GPU here.', do: 'None, or set gresConf in the config when gres.conf is not in /etc/slurm.', layer: 'scheduler' },
-  // Could not tell: gres.conf unusable, minors or core topology unreadable, a File= no GPU has.
-  'gres-unknown': {
-    tells: 'gres.conf or what it must be compared with could not be read (the message says which).',
-    do: 'Run the gate as root on the node; check gres.conf parses (slurmd -G) and the NVIDIA module is loaded.',
-    layer: 'scheduler',
-  },
-} as const satisfies Codes;
-
-const f = finder('job-placement', CODES);
+// gres-cores-none: a GPU line with nothing to bind by (no Cores=, no AutoDetect), or no GPU line at all. gres-unknown:
+// could not tell (gres.conf unusable, minors or core topology unreadable, a File= no GPU has).
+const f = finder('job-placement', WORDING.codes);
 
 /** Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node. */
 function forNode(l: GresLine, host: string | null): boolean {
@@ -111,13 +101,8 @@ function judgeLine(inv: Inventory, l: GresLine, autoDetect: string | null): Retu
   });
 }
 
-const check: Check<'job-placement', typeof CODES> = defineCheck({
-  id: 'job-placement',
-  title: "GPUs' cores in gres.conf against their local CPUs (the job's own placement: gdrgate task)",
-  reasonLabel: 'placement',
-  codes: CODES,
-  docs: 'docs/checks/job-placement.md',
-  run({ inv }) {
+export default defineCheck('job-placement', WORDING, {
+  run({ inv }): Finding[] {
     const { gres, gresPath } = inv.placement;
     if (gres.state === 'unknown') return [f('gres-unknown', 'skip', gresPath, `gres.conf not usable: ${gres.why}`)];
     const lines = gres.state === 'present' ? gres.value.lines.filter((l) => l.name === 'gpu' && forNode(l, nul(inv.hostname))) : [];
@@ -125,5 +110,3 @@ const check: Check<'job-placement', typeof CODES> = defineCheck({
     return lines.flatMap((l) => judgeLine(inv, l, gres.state === 'present' ? gres.value.autoDetect : null));
   },
 });
-
-export default check;

@@ -1,26 +1,16 @@
 // memlock-limit: RLIMIT_MEMLOCK of this process and slurmd at or above the class minimum (unlimited by default).
 import { formatBytes } from '../parsers/limits.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './memlock-limit.json' with { type: 'json' };
 
-/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
-const CODES = {
-  'memlock-ok': { tells: 'Locked-memory limit is high enough to register RDMA buffers.', do: 'None.', layer: 'scheduler' },
-  'memlock-low': { tells: 'RLIMIT_MEMLOCK too low: RDMA memory registration fails or NCCL falls back to slow paths.', do: 'Set LimitMEMLOCK=infinity for slurmd and PropagateResourceLimitsExcept=MEMLOCK in slurm.conf; check /etc/security/limits.conf.', layer: 'scheduler' },
-  'memlock-unknown': { tells: 'The locked-memory limit could not be read.', do: 'Run on the node with access to /proc.', layer: 'scheduler' },
-} as const satisfies Codes;
-
-const f = finder('memlock-limit', CODES);
+const f = finder('memlock-limit', WORDING.codes);
 
 const atLeast = (v: number | 'unlimited', min: number | 'unlimited'): boolean =>
   v === 'unlimited' || (min !== 'unlimited' && v >= min);
 
-const check: Check<'memlock-limit', typeof CODES> = defineCheck({
-  id: 'memlock-limit',
-  title: 'Locked-memory limit (RLIMIT_MEMLOCK)',
-  reasonLabel: 'memlock',
-  codes: CODES,
-  docs: 'docs/checks/memlock-limit.md',
-  run({ inv, baseline }) {
+export default defineCheck('memlock-limit', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const min = baseline?.memlockMin ?? 'unlimited';
     const want = `>= ${formatBytes(min)}`;
     return inv.memlock.map((p) => {
@@ -34,5 +24,3 @@ const check: Check<'memlock-limit', typeof CODES> = defineCheck({
     });
   },
 });
-
-export default check;

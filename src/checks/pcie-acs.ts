@@ -1,20 +1,17 @@
 // pcie-acs: the ACS control word of each port a GPU↔NIC transfer crosses, by the node's platform: classic (no
 // redirect), Direct NIC (the masks NVIDIA's rdma_topo computes, port by port), virtualized (isolation kept).
+import type { Finding } from '../model/finding.js';
 import { acsPlatform } from '../pcie/acs-platform.js';
 import { classicFindings } from './acs/classic.js';
-import { CODES, f } from './acs/codes.js';
+import { f } from './acs/codes.js';
 import { maskFindings } from './acs/direct-nic.js';
-import { type Check, defineCheck } from './types.js';
+import { defineCheck } from './types.js';
+import WORDING from './pcie-acs.json' with { type: 'json' };
 
 const TOPOLOGY = { dma: 'ConnectX-8 Data Direct', inline: 'ConnectX switch inline', numa: 'Grace root ports' } as const;
 
-const check: Check<'pcie-acs', typeof CODES> = defineCheck({
-  id: 'pcie-acs',
-  title: 'ACS on the ports between GPUs and RDMA adapters, by platform',
-  reasonLabel: 'pcie-acs',
-  codes: CODES,
-  docs: 'docs/checks/pcie-acs.md',
-  run({ inv, baseline }) {
+export default defineCheck('pcie-acs', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const platform = acsPlatform(inv);
     // The class may name the policy (baseline capture records what it detected); otherwise the node says.
     const policy = baseline?.acsPolicy ?? (platform.kind === 'classic' ? 'classic' : 'direct-nic');
@@ -28,5 +25,3 @@ const check: Check<'pcie-acs', typeof CODES> = defineCheck({
     return maskFindings(inv, platform.rules, label);
   },
 });
-
-export default check;

@@ -3,28 +3,15 @@
 // errors are judged by their growth since a reference run against the class's rate: absolute counts mean nothing
 // without the uptime. Reporting off (Device Control bits 0-3) makes a zero counter unknown, never "no errors".
 import { nul } from '../model/fact.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './pcie-aer.json' with { type: 'json' };
 import { AER_DEFAULTS, ceNames, lostEnables, correctableGrowth, deviceAer, duration, enablesText, uncorrectable } from './aer-judge.js';
 
-const CODES = {
-  'aer-ok': { tells: 'No uncorrectable PCIe error since boot and no correctable growth beyond the class\'s rate on this device (the message says what was judged: the kernel\'s counters, the status registers).', do: 'None.', layer: 'server' },
-  'aer-uncorrectable': { tells: 'A fatal or non-fatal (uncorrectable) PCIe error was recorded on this device since boot: a lost or poisoned transaction on a GPU↔NIC path, often followed by a reset, a GPU fallen off the bus (Xid 79) or RDMA timeouts.', do: 'Drain and read dmesg (AER lines name the device and the TLP header); reseat or replace the card, riser or cable; the status bits stay set until cleared or power-cycled.', layer: 'server' },
-  'aer-correctable': { tells: 'Correctable PCIe errors grew since the reference run (the previous Prolog, or the job\'s Prolog): every one is a replayed transfer, and a growing count marks a degrading link before it fails.', do: 'Watch the rate over the next jobs; above the class\'s threshold, reseat or replace the card, riser or retimer; compare the link width and speed with pcie-link.', layer: 'server' },
-  'aer-reset': { tells: 'The correctable counters went down, or the node booted, since the reference run: the reference starts again from here.', do: 'None (a reboot, a driver reload or a cleared status register); growth is judged from the next run.', layer: 'server' },
-  'aer-reporting-off': { tells: 'Error reporting (Device Control CorrErr/NonFatalErr/FatalErr/UnsupReq) is off where the reference node had it on: the kernel\'s counters for those errors stay 0 whatever happens.', do: 'Find what turned it off (a BIOS setting, firmware-first handling, pci=noaer, setpci at boot); compare lspci DevCtl with the reference node.', layer: 'server' },
-  'aer-unknown': { tells: 'Whether this device had PCIe errors could not be told: no counters the kernel keeps with reporting on, and no readable AER status registers (config space beyond 64 bytes needs root).', do: 'Run the gate as root (Slurm Prolog does); on a VM the status registers are what there is.', layer: 'scheduler' },
-  'aer-na': { tells: 'No GPU or RDMA adapter, so no GPU↔NIC path to judge.', do: 'None.', layer: 'server' },
-} as const satisfies Codes;
+const f = finder('pcie-aer', WORDING.codes);
 
-const f = finder('pcie-aer', CODES);
-
-const check: Check<'pcie-aer', typeof CODES> = defineCheck({
-  id: 'pcie-aer',
-  title: 'AER errors on the GPU↔NIC paths',
-  reasonLabel: 'pcie-aer',
-  codes: CODES,
-  docs: 'docs/checks/pcie-aer.md',
-  run({ inv, baseline, aerHistory, now }) {
+export default defineCheck('pcie-aer', WORDING, {
+  run({ inv, baseline, aerHistory, now }): Finding[] {
     // inv.pci holds exactly the GPUs, the NICs and the bridges on their paths.
     const devices = [...inv.pci.values()];
     if (devices.length === 0) return [f('aer-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter with a PCI function')];
@@ -69,5 +56,3 @@ const check: Check<'pcie-aer', typeof CODES> = defineCheck({
     });
   },
 });
-
-export default check;

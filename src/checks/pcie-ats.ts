@@ -1,24 +1,13 @@
 // pcie-ats: ATS state of each GPU and NIC; on a virtualized class, enabled wherever the reference node had it.
 import { ABSENT, within } from '../model/fact.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './pcie-ats.json' with { type: 'json' };
 
-/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
-const CODES = {
-  'ats-unreadable': { tells: 'ATS could not be read: it is in extended config space, which only root can read, or the capability list broke before it (the message names the problem).', do: 'Run the gate as root (Slurm Prolog does).', layer: 'scheduler' },
-  'ats-na': { tells: 'No GPU or RDMA adapter to check ATS on.', do: 'None.', layer: 'server' },
-  'ats-ok': { tells: 'Address Translation Services enabled as expected.', do: 'None.', layer: 'server' },
-  'ats-off': { tells: 'ATS is off on a device where the virtualized design relies on it, so peer traffic is translated by the IOMMU on every access.', do: 'Enable ATS in the hypervisor/device assignment and the adapter firmware (ATS_ENABLED) as the reference node has it.', layer: 'server' },
-} as const satisfies Codes;
+const f = finder('pcie-ats', WORDING.codes);
 
-const f = finder('pcie-ats', CODES);
-
-const check: Check<'pcie-ats', typeof CODES> = defineCheck({
-  id: 'pcie-ats',
-  title: 'ATS on GPUs and NICs (enforced on virtualized classes)',
-  reasonLabel: 'pcie-ats',
-  codes: CODES,
-  docs: 'docs/checks/pcie-ats.md',
-  run({ inv, baseline }) {
+export default defineCheck('pcie-ats', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const enforce = baseline?.platform === 'virtualized';
     const subjects = [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
     if (subjects.length === 0) return [f('ats-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
@@ -33,5 +22,3 @@ const check: Check<'pcie-ats', typeof CODES> = defineCheck({
     });
   },
 });
-
-export default check;

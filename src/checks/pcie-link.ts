@@ -3,20 +3,11 @@ import { type Fact, present, unknown, whyUnknown, nul } from '../model/fact.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 import { deviceName, linkText } from '../model/names.js';
 import { portType } from '../topo/classify.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './pcie-link.json' with { type: 'json' };
 
-/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
-const CODES = {
-  'link-ok': { tells: 'The link trained to the expected speed and width.', do: 'None.', layer: 'server' },
-  'link-width-low': { tells: 'The link trained narrower than it can: bandwidth is cut by the same factor for every transfer through it.', do: 'Reseat the device or riser, check the slot and cable, look for AER errors; drain until fixed.', layer: 'server' },
-  'link-speed-low': { tells: 'The link runs at a lower generation than it can: signal integrity, a retimer, or a BIOS limit.', do: 'Check BIOS PCIe speed settings, retimers and AER counters; reseat; compare with the reference node.', layer: 'server' },
-  'link-speed-idle': { tells: 'A GPU link below its top speed may be the GPU saving power at idle (it retrains under load).', do: 'Confirm under load (nvidia-smi -q, Link Gen Current) before acting; set gpuSpeedStrict in the baseline to fail instead.', layer: 'server' },
-  'link-na': { tells: 'No GPU or RDMA adapter link to check.', do: 'None.', layer: 'server' },
-  'link-max-unknown': { tells: 'The link\'s current state was read but not what it can do (no max_link_*, no Link Capabilities, no baseline): whether it trained down cannot be told.', do: 'Run the gate as root (config space holds Link Capabilities), or judge against a baseline captured on the reference node.', layer: 'server' },
-  'link-unknown': { tells: 'Link speed/width could not be read.', do: 'Run as root on the node; check the device is bound.', layer: 'server' },
-} as const satisfies Codes;
-
-const f = finder('pcie-link', CODES);
+const f = finder('pcie-link', WORDING.codes);
 
 /** Devices at the lower end of a physical link: GPUs, NICs and switch upstream ports (not switch-internal downstream ports). */
 function linkEnds(inv: Inventory): { dev: PciDevice; parent: PciDevice | undefined }[] {
@@ -49,13 +40,8 @@ function capability(mine: Fact<number>, parent: Fact<number> | undefined, what: 
 
 const fromBaseline = (v: number | null, what: string): Fact<number> => (v === null ? unknown(`the baseline records no link ${what}`) : present(v));
 
-const check: Check<'pcie-link', typeof CODES> = defineCheck({
-  id: 'pcie-link',
-  title: 'PCIe link speed and width',
-  reasonLabel: 'pcie-link',
-  codes: CODES,
-  docs: 'docs/checks/pcie-link.md',
-  run({ inv, baseline }) {
+export default defineCheck('pcie-link', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const isGpu = new Set(inv.gpus.map((g) => g.bdf));
     const isNic = new Map(inv.nics.map((n) => [n.bdf, n.name]));
     const out = [];
@@ -90,5 +76,3 @@ const check: Check<'pcie-link', typeof CODES> = defineCheck({
     return out;
   },
 });
-
-export default check;

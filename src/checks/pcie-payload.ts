@@ -8,17 +8,11 @@ import { factText, type Fact } from '../model/fact.js';
 import type { Inventory, LinkAspm, PciDevice } from '../model/inventory.js';
 import { devicePayload, type DevicePayload, linkAspmText, payloadText, policyText } from '../model/payload.js';
 import { LINK_ASPM_FILES } from '../parsers/aspm.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './pcie-payload.json' with { type: 'json' };
 
-const CODES = {
-  'payload-ok': { tells: 'Payload sizes and ASPM are as on the reference node (or, without one, as read), and no device\'s MPS exceeds the port above it.', do: 'None.', layer: 'server' },
-  'payload-mps-over': { tells: 'A device\'s Max Payload Size is above the MPS of a port upstream on its path (the spec forbids it): its larger TLPs are Malformed TLPs at that port, seen as AER fatal errors, dropped transfers or a hung GPU↔NIC path.', do: 'Boot with the reference node\'s pci=pcie_bus_* option (pcie_bus_safe makes every MPS the path\'s lowest), or find what rewrote Device Control (setpci at boot, a driver, a hot-plug without the kernel\'s MPS configuration).', layer: 'server' },
-  'payload-changed': { tells: 'Max Payload Size, Max Read Request Size or ASPM of a GPU↔NIC path device differs from the reference node: DMA efficiency or latency differ (smaller payloads and reads cost bandwidth; ASPM L0s/L1 adds exit latency).', do: 'Compare the reference node\'s pci= and pcie_aspm= kernel options, BIOS PCIe settings (MPS, MRRS, ASPM) and driver parameters with this node\'s.', layer: 'server' },
-  'payload-policy-changed': { tells: 'The kernel\'s pci=pcie_bus_* option, pcie_aspm= option or ASPM policy differs from the reference node: the kernel sets payload sizes or ASPM differently at boot.', do: 'Boot with the reference node\'s kernel command line, or set /sys/module/pcie_aspm/parameters/policy as the reference has it.', layer: 'server' },
-  'payload-unknown': { tells: 'Payload sizes or ASPM could not be read (config space beyond the 64-byte header needs root, no PCI Express capability, or a kernel file unreadable).', do: 'Run the gate as root (Slurm Prolog does); the message names what was missing.', layer: 'scheduler' },
-} as const satisfies Codes;
-
-const f = finder('pcie-payload', CODES);
+const f = finder('pcie-payload', WORDING.codes);
 
 function nodeFinding(inv: Inventory, ref: BaselinePayload | undefined) {
   const { cmdline, aspmPolicy } = inv.payload;
@@ -72,16 +66,9 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   return f('payload-ok', 'pass', d.bdf, `${who}: ${actual}${cap}, as the reference`, expected, actual);
 }
 
-const check: Check<'pcie-payload', typeof CODES> = defineCheck({
-  id: 'pcie-payload',
-  title: 'Payload and read-request sizes, ASPM',
-  reasonLabel: 'pcie-mps',
-  codes: CODES,
-  docs: 'docs/checks/pcie-payload.md',
-  run({ inv, baseline }) {
+export default defineCheck('pcie-payload', WORDING, {
+  run({ inv, baseline }): Finding[] {
     // inv.pci holds exactly the GPUs, the NICs and the bridges on their paths up to the root ports.
     return [nodeFinding(inv, baseline?.payload), ...[...inv.pci.values()].map((d) => deviceFinding(inv, d, baseline?.payload))];
   },
 });
-
-export default check;

@@ -4,26 +4,16 @@
 // (mlx5e_mkey_set_relaxed_ordering), and NCCL uses it by default (NCCL_IB_PCI_RELAXED_ORDERING).
 import { ABSENT, factText, present, within } from '../model/fact.js';
 import { topoMatrix } from '../topo/matrix.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './pcie-relaxed-ordering.json' with { type: 'json' };
 
-const CODES = {
-  'ro-ok': { tells: 'Relaxed Ordering is as the reference had it (or on) on this RDMA adapter.', do: 'None.', layer: 'server' },
-  'ro-off': { tells: 'Relaxed Ordering is off on an RDMA adapter that GPUDirect traffic uses: mlx5 then issues strictly ordered reads, which cost a large share of GPU↔NIC bandwidth on several CPU families (UCX PR #10955: ~16 vs > 40 GB/s on Emerald Rapids).', do: 'Find why the kernel cleared it (a root port quirked no-relaxed-ordering in drivers/pci/quirks.c, or setpci at boot); compare with the reference node\'s lspci DevCtl.', layer: 'server' },
-  'ro-unreadable': { tells: 'Device Control could not be read (config space beyond the 64-byte header needs root, or the capability list broke).', do: 'Run the gate as root (Slurm Prolog does).', layer: 'scheduler' },
-  'ro-na': { tells: 'No RDMA adapter with a PCI function on this node.', do: 'None.', layer: 'server' },
-} as const satisfies Codes;
-
-const f = finder('pcie-relaxed-ordering', CODES);
+const f = finder('pcie-relaxed-ordering', WORDING.codes);
 /** GPU↔NIC classes whose peer traffic stays below a switch, where the adapter's read ordering decides bandwidth. */
 const NEAR = new Set(['PIX', 'PXB']);
 
-const check: Check<'pcie-relaxed-ordering', typeof CODES> = defineCheck({
-  id: 'pcie-relaxed-ordering',
-  title: 'Relaxed Ordering on the RDMA adapters',
-  reasonLabel: 'pcie-ro',
-  codes: CODES,
-  docs: 'docs/checks/pcie-relaxed-ordering.md',
-  run({ inv, baseline }) {
+export default defineCheck('pcie-relaxed-ordering', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const m = topoMatrix(inv);
     const nics = m.nics.filter((n) => n.bdf !== null);
     if (nics.length === 0) return [f('ro-na', 'skip', 'node', 'not applicable: no RDMA adapter with a PCI function')];
@@ -47,5 +37,3 @@ const check: Check<'pcie-relaxed-ordering', typeof CODES> = defineCheck({
     });
   },
 });
-
-export default check;

@@ -2,23 +2,14 @@
 // (drivers/thermal/pcie_cooling.c: cooling device `PCIe_Port_Link_Speed_<BDF>`, cur_state > 0). The same kernels
 // clear the link-bandwidth-change status bits themselves (drivers/pci/pcie/bwctrl.c), so those are not read.
 import { factText } from '../model/fact.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import type { Finding } from '../model/finding.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './pcie-throttle.json' with { type: 'json' };
 
-const CODES = {
-  'throttle-ok': { tells: 'No port on a GPU↔NIC path is slowed by the kernel\'s PCIe link-speed cooling device.', do: 'None.', layer: 'server' },
-  'throttle-on': { tells: 'The kernel holds a port on a GPU↔NIC path below its top link speed (a thermal zone bound to its PCIe link-speed cooling device asked for it): every transfer through that port is slower.', do: 'Find the thermal zone and trip point bound to the cooling device (/sys/class/thermal/thermal_zone*/cdev*), fix the cooling; the state returns to 0 when the zone cools.', layer: 'server' },
-  'throttle-unknown': { tells: 'Whether the kernel throttles PCIe links could not be read (no /sys/class/thermal in this tree, or a cooling device\'s state unreadable).', do: 'Capture again with gdrgate snapshot on the node; the message names the file.', layer: 'scheduler' },
-} as const satisfies Codes;
+const f = finder('pcie-throttle', WORDING.codes);
 
-const f = finder('pcie-throttle', CODES);
-
-const check: Check<'pcie-throttle', typeof CODES> = defineCheck({
-  id: 'pcie-throttle',
-  title: 'Links the kernel itself throttled',
-  reasonLabel: 'pcie-thrott',
-  codes: CODES,
-  docs: 'docs/checks/pcie-throttle.md',
-  run({ inv }) {
+export default defineCheck('pcie-throttle', WORDING, {
+  run({ inv }): Finding[] {
     const all = inv.pcieCooling;
     if (all.state !== 'present') return [f('throttle-unknown', 'skip', 'node', `PCIe cooling devices ${factText(all)}`)];
     // inv.pci holds exactly the GPUs, the NICs and the bridges on their paths.
@@ -35,5 +26,3 @@ const check: Check<'pcie-throttle', typeof CODES> = defineCheck({
     });
   },
 });
-
-export default check;

@@ -2,29 +2,14 @@
 import type { Finding } from '../model/finding.js';
 import type { PathClass } from '../model/inventory.js';
 import { topoMatrix } from '../topo/matrix.js';
-import { type Check, type Codes, defineCheck, finder } from './types.js';
+import { defineCheck, finder } from './types.js';
+import WORDING from './topology-distance.json' with { type: 'json' };
 
-/** Every code this check makes: what it tells, what to do, the layer that owns it (the field matrix). */
-const CODES = {
-  'topology-ok': { tells: 'GPU↔NIC placement matches the reference.', do: 'None.', layer: 'server' },
-  'topology-changed': { tells: 'A GPU↔NIC pair is farther apart than on the reference node (a device moved slot, switch or socket).', do: 'Compare lspci -tv with the reference node; check risers and slot population against the build sheet.', layer: 'server' },
-  'topology-remote-nic': { tells: "A GPU's nearest RDMA adapter is across the CPU interconnect: every GPUDirect transfer crosses sockets.", do: 'Check the rail mapping and NIC placement; set NCCL_IB_HCA / topology file if this is by design.', layer: 'server' },
-  'topology-numa-changed': { tells: 'A device reports a different NUMA node than on the reference node.', do: 'Check BIOS NUMA/SNC settings against the reference node.', layer: 'server' },
-  'topology-unknown': { tells: 'The GPU↔NIC path could not be computed (an RDMA device with no PCI function, or an unreadable tree).', do: 'Check that the RDMA adapter is a PCI device bound to its driver (ls -l /sys/class/infiniband/*/device).', layer: 'server' },
-  'topology-numa-unknown': { tells: 'The NUMA node of a device could not be read (numa_node unreadable or malformed), so its placement cannot be compared.', do: 'Check /sys/bus/pci/devices/<bdf>/numa_node on the node; compare with the reference node.', layer: 'server' },
-  'topology-na': { tells: 'No GPU↔NIC pair to place.', do: 'None.', layer: 'server' },
-} as const satisfies Codes;
-
-const f = finder('topology-distance', CODES);
+const f = finder('topology-distance', WORDING.codes);
 const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
-const check: Check<'topology-distance', typeof CODES> = defineCheck({
-  id: 'topology-distance',
-  title: 'GPU↔NIC placement (PIX/PXB/PHB/NODE/SYS)',
-  reasonLabel: 'topology',
-  codes: CODES,
-  docs: 'docs/checks/topology-distance.md',
-  run({ inv, baseline }) {
+export default defineCheck('topology-distance', WORDING, {
+  run({ inv, baseline }): Finding[] {
     const m = topoMatrix(inv);
     if (m.gpus.length === 0 || m.nics.length === 0) return [f('topology-na', 'skip', 'node', `not applicable: ${m.gpus.length} GPU(s), ${m.nics.length} RDMA adapter(s)`)];
     const out: Finding[] = [];
@@ -70,5 +55,3 @@ const check: Check<'topology-distance', typeof CODES> = defineCheck({
     return out;
   },
 });
-
-export default check;

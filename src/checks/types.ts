@@ -1,9 +1,11 @@
-// A check is one record: id, title, drain-reason label, every code it makes with its wording, its docs page, and a
-// pure function from inventory (+ baseline) to findings. The registry (index.ts) derives everything else from these.
+// A check is one record: id, title, drain-reason label, every code it makes with its wording, its docs page (all but
+// the id from its wording file, wording.ts), and a pure function from inventory (+ baseline) to findings. The
+// registry (index.ts) derives everything else from these.
 import type { AerHistory } from '../model/aer.js';
 import type { BaselineClass } from '../model/baseline.js';
 import { optionalPair, type CheckId, type Finding, type Layer, type Status } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
+import { checkWording, type RawCheckWording, type RawCodes, type Worded } from './wording.js';
 
 export interface CheckContext {
   readonly inv: Inventory;
@@ -51,14 +53,19 @@ export interface Check<Id extends string = string, C extends Codes = Codes> {
   run(ctx: CheckContext): Finding[];
 }
 
-export function defineCheck<const Id extends string, C extends Codes>(c: Check<Id, C>): Check<Id, C> {
-  return c;
+/**
+ * A check from its id (a literal, so CheckId stays a union of literals), its wording file (src/checks/<id>.json,
+ * checked here, once, as it loads) and its behaviour.
+ */
+export function defineCheck<const Id extends string, C extends RawCodes>(id: Id, wording: RawCheckWording<C>, behaviour: Pick<Check, 'run'>): Check<Id, Worded<C>> {
+  const w = checkWording(`src/checks/${id}.json`, wording);
+  return { id, title: w.title, reasonLabel: w.reasonLabel, codes: w.codes, docs: w.docs, run: behaviour.run };
 }
 
-/** Builds findings for one check so every call site stays one line; the code must be one of the check's own. */
-export type Finder<C extends Codes> = (code: keyof C & string, status: Status, subject: string, message: string, expected?: string, actual?: string) => Finding;
+/** Builds findings for one check so every call site stays one line; the code must be one of its wording file's keys. */
+export type Finder<C extends object> = (code: keyof C & string, status: Status, subject: string, message: string, expected?: string, actual?: string) => Finding;
 
-export function finder<C extends Codes>(check: CheckId, _codes: C): Finder<C> {
+export function finder<C extends object>(check: CheckId, _codes: C): Finder<C> {
   return (code, status, subject, message, expected, actual) => ({
     check,
     // A check's codes are part of Code by construction (catalog.ts derives Code from the registry's records).
