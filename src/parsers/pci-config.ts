@@ -92,30 +92,21 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
 const CONFIG_BYTES = 0x1000;
 
 /**
- * The bytes of a config blob that parsePciConfig looks at, read part by part through `at(offset, length)`
- * (fewer bytes back at the end of the file), following the capability lists as parsePciConfig does. On a live
- * node every aligned dword is one configuration access by the kernel (drivers/pci/pci-sysfs.c pci_read_config),
- * which a VM traps (~20 µs each on the live H200), so no register is read that the parser does not use, and none
- * twice: of the header its first 16 bytes (IDs, Status, class, header type), the Subsystem IDs of a type 0 header
- * and the capability pointer; each standard capability's first dword (the PCI Express capability's next 0x10
- * bytes, the Subsystem ID capability's next dword); each extended capability's header (ACS's and ATS's next
- * dword, AER's status registers).
- * The rest stays zero: parsePciConfig of the result equals parsePciConfig of the whole file's first 4 KiB.
- * One read byte each at 0x40, 0x100 and 0xfff tells an unprivileged (64-byte), a conventional (256-byte) and a
- * PCIe (4 KiB) config apart; another length (a truncated capture) is read whole.
+ * The bytes of a config blob that parsePciConfig looks at, read part by part through `at(offset, length)` (fewer
+ * bytes back at the end of the file), each register once: on a live node every dword is one configuration access
+ * (drivers/pci/pci-sysfs.c pci_read_config), ~30 µs each where a VM traps it. Of the header: 0x00-0x0f, a type 0
+ * header's Subsystem IDs, the capability pointer; each capability's first dword, and the registers behind it that
+ * the parser reads (PCI Express, Subsystem ID, ACS, ATS, AER). The rest stays zero: the result parses as the whole
+ * file's first 4 KiB. A byte each at 0x40, 0x100 and 0xfff tells a 64-byte (unprivileged), a 256-byte and a 4 KiB
+ * config apart; another length (a truncated capture) is read whole.
  */
 export function sparseConfig(at: (offset: number, length: number) => Uint8Array): Uint8Array {
   if (at(HEADER_BYTES, 1).length === 0) return at(0, HEADER_BYTES); // 64 bytes or fewer: all there is
   const ext = at(EXT_START, 1).length === 1;
   if (at(ext ? CONFIG_BYTES - 1 : EXT_START - 1, 1).length === 0) return at(0, CONFIG_BYTES);
   const out = new Uint8Array(ext ? CONFIG_BYTES : EXT_START);
-  const put = (offset: number, length: number): Uint8Array => {
-    const part = at(offset, length);
-    out.set(part, offset);
-    return part;
-  };
-  put(0, 0x10);
-  const headerType = out[0x0e]! & 0x7f;
+  const put = (offset: number, length: number): Uint8Array => { const part = at(offset, length); out.set(part, offset); return part; };
+  const headerType = put(0, 0x10)[0x0e]! & 0x7f;
   if (headerType === 0) put(0x2c, 4); // Subsystem Vendor ID and Subsystem ID (pci-subsystem.ts)
   const pointer = headerType === 2 ? 0x14 : 0x34;
   put(pointer, 1);
@@ -137,8 +128,7 @@ export function sparseConfig(at: (offset: number, length: number) => Uint8Array)
   for (let off = EXT_START; off >= EXT_START && !seen.has(off) && seen.size < MAX_EXT_CAPS; ) {
     seen.add(off);
     const part = put(off, 4);
-    if (part.length < 4) break;
-    const word = new ConfigReader(part).u32(0);
+    const word = part.length < 4 ? 0 : new ConfigReader(part).u32(0);
     const id = word & 0xffff;
     if (id === EXT_ID_ACS || id === EXT_ID_ATS) put(off + 4, 4);
     if (id === EXT_ID_AER) put(off + 4, AER_BYTES - 4);
