@@ -7,21 +7,25 @@
 // /run/gdrgate, /var/lib/gdrgate, logrotate, the slurm.conf snippet, schemas and the example capture, and the man
 // pages made from the CLI's own definitions (scripts/package-man.mjs). No startup snapshot is shipped: the package
 // makes one on the node at install (`gdrgate startup-snapshot`), where its Node and CPU will load it.
-// Usage: node scripts/package.mjs [--arch x64|arm64|all] [--release N] [--out DIR] [--no-rpm]   Writes dist/package/.
-import { spawnSync } from 'node:child_process';
+// The architectures are built at once (two cores: each one's gzip is one process). The output directory gets
+// inputs.sha256, the hash of everything the packages are made from (scripts/package-lib.mjs); --if-changed builds
+// nothing when it still matches, so the packaging tests reuse one build per set of sources.
+// Usage: node scripts/package.mjs [--arch x64|arm64|all] [--release N] [--out DIR] [--no-rpm] [--if-changed]
+// Writes dist/package/.
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
-import { repoRoot } from './package-lib.mjs';
+import { inputsKey, repoRoot } from './package-lib.mjs';
 import { ARCHES, nodeBinary, stripTool } from './runtime.mjs';
 import { gdrgate8, gdrgateJson5 } from './package-man.mjs';
 import { BLOB, LINTIAN_OVERRIDES, POSTINST, PRERM_REMOVE, PURGE } from './package-maint.mjs';
 
 const { values: opt } = parseArgs({
-  options: { arch: { type: 'string', default: 'all' }, release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, 'no-rpm': { type: 'boolean', default: false } },
+  options: { arch: { type: 'string', default: 'all' }, release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, 'no-rpm': { type: 'boolean', default: false }, 'if-changed': { type: 'boolean', default: false } },
 });
 const out = path.resolve(repoRoot, opt.out);
 const arches = opt.arch === 'all' ? Object.keys(ARCHES) : [opt.arch];
@@ -34,6 +38,18 @@ function must(cmd, args, env = {}) {
   const r = spawnSync(cmd, args, { cwd: repoRoot, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 600_000, maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}\n${r.stdout}\n${r.stderr}`);
   return r.stdout;
+}
+
+/** must, without blocking: the other architecture's build goes on meanwhile. */
+function mustAsync(cmd, args) {
+  return new Promise((resolve, reject) => {
+    const c = spawn(cmd, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], timeout: 600_000 });
+    let text = '';
+    c.stdout.on('data', (d) => (text += d));
+    c.stderr.on('data', (d) => (text += d));
+    c.on('error', reject);
+    c.on('close', (code, signal) => (code === 0 ? resolve(text) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code ?? signal}\n${text}`))));
+  });
 }
 
 /** Sets `NAME=value` where the file has a `NAME=` line; a wrapper that lost one fails the build, never ships unrewritten. */
@@ -112,6 +128,7 @@ function fileList(node) {
   return { files, dirs };
 }
 
+let pages;
 /** Writes the tree under `root`; returns the file list with the man pages added. */
 async function stage(root, node, strip) {
   rmSync(root, { recursive: true, force: true });
@@ -121,8 +138,10 @@ async function stage(root, node, strip) {
     { dest: '/usr/share/man/man5/gdrgate.json.5.gz', mode: 0o644, about: 'the configuration and baseline files' },
   ];
   const all = [...files, ...man];
-  // The pages are made by this machine's Node running the same program (the commands do not depend on the architecture).
-  man[0].text = gzipSync(await gdrgate8({ exe: [process.execPath, path.join(repoRoot, 'dist/gdrgate.cjs')], version, files: [...all, ...dirs] }), { level: 9 });
+  // The pages are made by this machine's Node running the same program (the commands do not depend on the
+  // architecture, nor does the file list): made once for all architectures.
+  pages ??= gdrgate8({ exe: [process.execPath, path.join(repoRoot, 'dist/gdrgate.cjs')], version, files: [...all, ...dirs] });
+  man[0].text = gzipSync(await pages, { level: 9 });
   man[1].text = gzipSync(gdrgateJson5({ version, example: config }), { level: 9 });
   for (const f of all) {
     const to = path.join(root, f.dest);
@@ -136,7 +155,7 @@ async function stage(root, node, strip) {
     chmodSync(to, f.mode);
   }
   // Node's debug symbols are 13 MiB that no node needs (binutils' strip for that architecture, where this machine has one).
-  if (strip) must(strip, ['--strip-all', path.join(root, LIB, 'node')]);
+  if (strip) await mustAsync(strip, ['--strip-all', path.join(root, LIB, 'node')]);
   for (const d of dirs) {
     mkdirSync(path.join(root, d.dest), { recursive: true });
     chmodSync(path.join(root, d.dest), d.mode);
@@ -145,7 +164,7 @@ async function stage(root, node, strip) {
 }
 
 
-function deb(root, list, arch) {
+async function deb(root, list, arch) {
   const DEB = path.join(root, 'DEBIAN');
   mkdirSync(DEB, { mode: 0o755 });
   const kib = Math.ceil(list.files.reduce((n, f) => n + lstatSync(path.join(root, f.dest)).size, 0) / 1024);
@@ -177,15 +196,15 @@ function deb(root, list, arch) {
   for (const f of ['postinst', 'prerm', 'postrm']) chmodSync(path.join(DEB, f), 0o755);
   for (const f of ['control', 'conffiles', 'md5sums']) chmodSync(path.join(DEB, f), 0o644);
   const file = path.join(out, `gdrgate_${version}-${release}_${ARCHES[arch].deb}.deb`);
-  must('dpkg-deb', ['--build', '--root-owner-group', '-Zgzip', root, file]);
+  await mustAsync('dpkg-deb', ['--build', '--root-owner-group', '-Zgzip', root, file]);
   rmSync(DEB, { recursive: true });
   return file;
 }
 
 // A directory and those above it still named gdrgate (/usr/share/gdrgate): rpm -e removes only the ones it owns.
 const ours = (dir) => (/\/gdrgate(\/|$)/.test(dir) ? [dir, ...ours(path.dirname(dir))] : []);
-function rpm(root, list, arch) {
-  const top = path.join(out, 'rpmbuild');
+async function rpm(root, list, arch) {
+  const top = path.join(out, `rpmbuild-${arch}`);
   rmSync(top, { recursive: true, force: true });
   const attr = (m) => `%attr(${m.toString(8).padStart(4, '0')},root,root)`;
   const target = ARCHES[arch].rpm;
@@ -234,7 +253,7 @@ function rpm(root, list, arch) {
   ].join('\n');
   mkdirSync(path.join(top, 'SPECS'), { recursive: true });
   writeFileSync(path.join(top, 'SPECS/gdrgate.spec'), spec);
-  must('rpmbuild', ['-bb', '--define', `_topdir ${top}`, '--target', target, path.join(top, 'SPECS/gdrgate.spec')]);
+  await mustAsync('rpmbuild', ['-bb', '--define', `_topdir ${top}`, '--target', target, path.join(top, 'SPECS/gdrgate.spec')]);
   const built = path.join(top, 'RPMS', target);
   const name = readdirSync(built)[0];
   copyFileSync(path.join(built, name), path.join(out, name));
@@ -245,23 +264,36 @@ function rpm(root, list, arch) {
 for (const f of ['dist/gdrgate.cjs', 'dist/fleet-read-worker.cjs', 'dist/runner/policy.js'])
   if (!existsSync(path.join(repoRoot, f))) throw new Error(`${f} is missing: npm run build first`);
 mkdirSync(out, { recursive: true });
+// The stamp: the inputs' hash, then the files made from them (a build that did not finish leaves none).
+const stamp = path.join(out, 'inputs.sha256');
+const key = inputsKey({ arches, release, rpm: !opt['no-rpm'], maintainer: MAINTAINER, strip: arches.map(stripTool) });
+const [was, ...made] = existsSync(stamp) ? readFileSync(stamp, 'utf8').trim().split('\n') : [];
+if (opt['if-changed'] && was === key && made.length && made.every((f) => existsSync(path.join(out, f)))) {
+  console.log(`${path.relative(repoRoot, out) || '.'}: ${made.join(', ')} already made from these sources (${key.slice(0, 12)})`);
+  process.exit(0);
+}
+rmSync(stamp, { force: true });
 const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-package-'));
 try {
-  for (const arch of arches) {
-    const node = nodeBinary(arch, work);
-    const strip = stripTool(arch);
-    const root = path.join(work, `root-${arch}`);
-    const list = await stage(root, node.file, strip);
-    // The lintian overrides are the .deb's alone (rpm has no such file).
-    const overrides = path.join(root, 'usr/share/lintian/overrides/gdrgate');
-    const made = [];
-    if (!opt['no-rpm']) made.push(rpm(root, list, arch));
-    mkdirSync(path.dirname(overrides), { recursive: true });
-    writeFileSync(overrides, LINTIAN_OVERRIDES);
-    list.files.push({ dest: '/usr/share/lintian/overrides/gdrgate', mode: 0o644 });
-    made.unshift(deb(root, list, arch));
-    for (const f of made) console.log(`${path.relative(repoRoot, f)} ${(statSync(f).size / 2 ** 20).toFixed(1)} MiB (Node ${node.version} ${arch}, ${node.from}${strip ? '' : ', not stripped: no strip(1) for it here'})`);
-  }
+  const lines = await Promise.all(
+    arches.map(async (arch) => {
+      const node = nodeBinary(arch, work);
+      const strip = stripTool(arch);
+      const root = path.join(work, `root-${arch}`);
+      const list = await stage(root, node.file, strip);
+      // The lintian overrides are the .deb's alone (rpm has no such file).
+      const overrides = path.join(root, 'usr/share/lintian/overrides/gdrgate');
+      const files = [];
+      if (!opt['no-rpm']) files.push(await rpm(root, list, arch));
+      mkdirSync(path.dirname(overrides), { recursive: true });
+      writeFileSync(overrides, LINTIAN_OVERRIDES);
+      list.files.push({ dest: '/usr/share/lintian/overrides/gdrgate', mode: 0o644 });
+      files.unshift(await deb(root, list, arch));
+      return files.map((f) => ({ f, line: `${path.relative(repoRoot, f)} ${(statSync(f).size / 2 ** 20).toFixed(1)} MiB (Node ${node.version} ${arch}, ${node.from}${strip ? '' : ', not stripped: no strip(1) for it here'})` }));
+    }),
+  );
+  for (const { line } of lines.flat()) console.log(line);
+  writeFileSync(stamp, [key, ...lines.flat().map(({ f }) => path.basename(f))].join('\n') + '\n');
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

@@ -10,7 +10,7 @@ import { buildInventory } from '../../src/inventory/build.js';
 import { sizesMiB } from '../gen/rebar-gen.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
 t.test('resourceN_resize: "%016llx\\n", bit n = 2^n MiB', async (t) => {
   // 64 MiB (bit 6) to 128 GiB (bit 17): what a GPU offering its whole 128 GiB window shows.
@@ -39,7 +39,7 @@ t.test('the fault grammar: max and a power-of-two size', async (t) => {
 const GPU = '0000:18:00.0';
 const node = structuredClone(HGX);
 for (const d of allDevices(node)) if (d.kind === 'gpu' && d.bdf !== '0000:db:00.0') d.rebar = { 2: sizesMiB(64, 128 * 1024) };
-const root = scratchDir('gdrgate-rebar-');
+const root = scratchDir('gdrgate-rebar-', TREE_TMP);
 await buildTree(root, node);
 const inv = await buildInventory(new FsHost(root));
 

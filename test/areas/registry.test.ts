@@ -12,7 +12,7 @@ import type { Inventory } from '../../src/model/inventory.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { sizesMiB } from '../gen/rebar-gen.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
 interface AreaCase {
   /** A fault of the family, staged by the drill on the generated HGX H100 node. */
@@ -133,7 +133,7 @@ const show = (d: Difference): string => `${d.impact} ${d.area} ${d.subject}: ${d
 // Every GPU with a resizable GPUDirect window (resource line 2 in the generator): 64 MiB to its 128 GiB.
 const node = structuredClone(HGX);
 for (const d of allDevices(node)) if (d.kind === 'gpu') d.rebar = { 2: sizesMiB(64, 128 * 1024) };
-const root = scratchDir('gdrgate-areas-');
+const root = scratchDir('gdrgate-areas-', TREE_TMP);
 await buildTree(root, node);
 const plain = new FsHost(root);
 const healthy: Inventory = await buildInventory(plain);

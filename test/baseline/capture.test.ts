@@ -15,6 +15,7 @@ import { buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { cli } from '../helpers/cli.js';
 import { REPO } from '../helpers/paths.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 /** The HGX node with every GPU and ConnectX turned into a plain function: PCIe as it was, nothing to judge. */
 function noDevices(): GenNode {
@@ -73,7 +74,7 @@ function repeated(inv: Inventory, gpus: number, nics: number): Inventory {
 }
 
 t.test('capture refuses, before building it, a class larger than load accepts (the same numbers)', async (t) => {
-  const dir = t.testdir({});
+  const dir = await scratchDirAsync('gdrgate-capture-', TREE_TMP);
   await buildTree(path.join(dir, 'hgx'), HGX);
   const inv = await buildInventory(new FsHost(path.join(dir, 'hgx')));
   t.equal(inv.gpus.length, 8);
@@ -115,7 +116,7 @@ t.test('the limits are the schema maxItems and the file cap load reads with', as
 });
 
 t.test('capture records payload sizes and ASPM per path device and the kernel policies; what it cannot read it leaves out', async (t) => {
-  const dir = t.testdir({});
+  const dir = await scratchDirAsync('gdrgate-capture-', TREE_TMP);
   await buildTree(path.join(dir, 'root'), HGX);
   const inv = await buildInventory(new FsHost(path.join(dir, 'root')));
   const p = captureClass(inv, OPTS).cls.payload!;

@@ -10,7 +10,7 @@ import type { Finding } from '../../src/model/finding.js';
 import { allDevices, buildTree, type GenNode } from '../gen/sysfs-tree.js';
 import { hgxB300 } from '../gen/topologies/hgx-b300-cx8-inline.js';
 import { REPO } from '../helpers/paths.js';
-import { scratchDirAsync } from '../helpers/scratch.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 import { runCheck } from './_trees.js';
 
 const ORACLE = path.join(REPO, '../shared/oracles/rdma_topo/rdma_topo');
@@ -37,7 +37,7 @@ function oracle(root: string): Oracle {
 }
 
 async function judge(n: GenNode): Promise<{ oracle: Oracle; findings: Finding[]; iommu: Finding[] }> {
-  const dir = await scratchDirAsync('gdrgate-oracle-');
+  const dir = await scratchDirAsync('gdrgate-oracle-', TREE_TMP);
   try {
     await buildTree(dir, n);
     const inv = await buildInventory(new FsHost(dir));

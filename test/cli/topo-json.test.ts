@@ -6,6 +6,7 @@ import * as paddle from '../gen/topologies/paddle-8xp40-plx-cascade.js';
 import { cli } from '../helpers/cli.js';
 import { H200 } from '../helpers/paths.js';
 import { validate } from '../helpers/schema.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
 t.test('--help names the schema the output follows', async (t) => {
   const r = cli(['topo', '--help']);
@@ -17,8 +18,8 @@ const roots: { name: string; root: (dir: () => string) => Promise<string> }[] = 
   { name: 'the bundled H200 capture', root: async () => H200 },
   ...([hgx, paddle] as { source: string; node: GenNode }[]).map((g) => ({
     name: g.source,
-    root: async (testdir: () => string) => {
-      const dir = testdir();
+    root: async (mkdir: () => string) => {
+      const dir = mkdir();
       await buildTree(dir, g.node);
       return dir;
     },
@@ -27,7 +28,7 @@ const roots: { name: string; root: (dir: () => string) => Promise<string> }[] = 
 
 for (const r of roots) {
   t.test(`topo --json validates: ${r.name}`, async (t) => {
-    const root = await r.root(() => t.testdir());
+    const root = await r.root(() => scratchDir('gdrgate-topojson-', TREE_TMP));
     const run = cli(['topo', '--root', root, '--json']);
     t.equal(run.code, 0, run.stderr);
     const data = JSON.parse(run.stdout) as { command: string; gpus: unknown[] };

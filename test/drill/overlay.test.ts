@@ -127,7 +127,7 @@ t.test('what the overlay answers, path by path', async (t) => {
 });
 
 t.test('gpudirect-mechanism=none on a node that has nvidia_peermem loaded', async (t) => {
-  const dir = scratchDir('gdrgate-drill-peermem-');
+  const dir = scratchDir('gdrgate-drill-peermem-', TREE_TMP);
   await buildTree(dir, { ...structuredClone(HGX), peermem: true });
   const host = new FsHost(dir);
   t.match(await host.readText('/sys/module/nvidia_peermem/version'), { ok: true }, 'arranged: peermem loaded');

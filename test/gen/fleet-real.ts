@@ -10,7 +10,7 @@
 // its summary is its tree's first node's with its name, host and digest: `verifyEvery` (default 1, every node)
 // says how often the summary is also computed from the node's own snapshot, and a difference is an error.
 import { promises as fsp } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { TREE_TMP } from '../helpers/scratch.js';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { writeSummary } from '../../src/fleet/summary-write.js';
@@ -54,7 +54,7 @@ async function template(f: Fault | null): Promise<Template> {
   let t = templates.get(key);
   if (!t) {
     t = (async () => {
-      const dir = await fsp.mkdtemp(path.join(tmpdir(), `gdrgate-realfleet-${key}-`));
+      const dir = await fsp.mkdtemp(path.join(TREE_TMP, `gdrgate-realfleet-${key}-`));
       try {
         const model = { ...faultyTree(f), hostname: PLACEHOLDER };
         await buildTree(dir, model);

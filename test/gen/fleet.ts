@@ -3,7 +3,7 @@
 // Each distinct tree (the clean one, and one per fault and target) is built and snapshotted once; every node is
 // that snapshot with its own host name, so 1,000 nodes cost a few dozen trees.
 import { promises as fsp } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { TREE_TMP } from '../helpers/scratch.js';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { FsHost } from '../../src/host/fs-host.js';
@@ -86,7 +86,7 @@ async function variant(f: Fault | null): Promise<{ tar: Uint8Array; at: number[]
   let v = variants.get(key);
   if (!v) {
     v = (async () => {
-      const dir = await fsp.mkdtemp(path.join(tmpdir(), `gdrgate-fleet-${key}-`));
+      const dir = await fsp.mkdtemp(path.join(TREE_TMP, `gdrgate-fleet-${key}-`));
       try {
         await buildTree(dir, { ...faultyTree(f), hostname: PLACEHOLDER });
         const snap = await buildSnapshot(new FsHost(dir), false, { commands: false, now: new Date('2026-12-01T10:00:00Z') });

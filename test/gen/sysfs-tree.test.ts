@@ -9,6 +9,7 @@ import { parsePciConfig } from '../../src/parsers/pci-config.js';
 import { parseMemlock } from '../../src/parsers/limits.js';
 import { parseKernelRelease, parseModules, parseNvidiaVersion } from '../../src/parsers/procfs.js';
 import { buildTree, type GenNode } from './sysfs-tree.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 const REAL = fileURLToPath(new URL('../../examples/h200-vm/', import.meta.url));
 const GPU_DIR = 'sys/devices/pci0000:00/0000:00:06.0';
@@ -33,7 +34,7 @@ const h200: GenNode = {
 };
 
 t.test('H200 VM rebuilt: attribute bytes equal the capture', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-gentree-', TREE_TMP);
   await buildTree(dir, h200);
   const gen = (p: string): Buffer => readFileSync(path.join(dir, p));
   const same = [
@@ -53,7 +54,7 @@ t.test('H200 VM rebuilt: attribute bytes equal the capture', async (t) => {
 });
 
 t.test('H200 VM rebuilt: config space decodes like the captured blob', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-gentree-', TREE_TMP);
   await buildTree(dir, h200);
   const g = parsePciConfig(readFileSync(path.join(dir, GPU_DIR, 'config')));
   const r = parsePciConfig(real(`${GPU_DIR}/config`));
@@ -88,7 +89,7 @@ const switched: GenNode = {
 };
 
 t.test('switched tree: nesting, relative links, realpath', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-gentree-', TREE_TMP);
   await buildTree(dir, switched);
   const gpu = 'sys/devices/pci0000:15/0000:15:01.0/0000:16:00.0/0000:17:00.0/0000:18:00.0';
   const link = (p: string): Promise<string> => fsp.readlink(path.join(dir, p));
@@ -118,7 +119,7 @@ t.test('switched tree: nesting, relative links, realpath', async (t) => {
 });
 
 t.test('switched tree: config space per PCI/PCIe spec', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-gentree-', TREE_TMP);
   await buildTree(dir, switched);
   const cfg = (bdf: string) => parsePciConfig(readFileSync(path.join(dir, 'sys/bus/pci/devices', bdf, 'config')));
   const rp = cfg('0000:15:01.0');
@@ -135,7 +136,7 @@ t.test('switched tree: config space per PCI/PCIe spec', async (t) => {
 });
 
 t.test('switched tree: ASPM as drivers/pci/pcie/aspm.c shows it (link/ below a downstream port), the policy as the live H200\'s kernel writes it', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-gentree-', TREE_TMP);
   await buildTree(dir, switched);
   const ls = (bdf: string): string[] | null => { const p = path.join(dir, 'sys/bus/pci/devices', bdf, 'link'); try { return readdirSync(p); } catch { return null; } };
   t.same(['0000:15:01.0', '0000:16:00.0', '0000:17:00.0', '0000:18:00.0', '0000:19:00.0'].map(ls), [null, ['l1_aspm'], null, ['l1_aspm'], null], 'l1_aspm on the GPU and the switch upstream port; none on ports above a link, none on the ConnectX (no ASPM support)');
@@ -146,7 +147,7 @@ t.test('switched tree: ASPM as drivers/pci/pcie/aspm.c shows it (link/ below a d
 });
 
 t.test('procfs: proprietary driver, peermem, memlock row', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-gentree-', TREE_TMP);
   await buildTree(dir, switched);
   const rd = (p: string): string => readFileSync(path.join(dir, p), 'utf8');
   t.match(rd('proc/driver/nvidia/version'), /^NVRM version: NVIDIA UNIX x86_64 Kernel Module {2}535\.129\.03 {2}Thu Oct 19 18:56:32 UTC 2023\nGCC version: {2}gcc version/);

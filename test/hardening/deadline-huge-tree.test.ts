@@ -7,7 +7,7 @@ import { buildTree } from '../gen/sysfs-tree.js';
 import { sriovNode } from '../gen/topologies/hgx-h100-sriov.js';
 import { fakeScontrol } from '../helpers/fake-scontrol.js';
 import { CLI, H200 } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 import { INVENTORY_LIMITS } from '../../src/inventory/limits.js';
 
 /**
@@ -43,7 +43,7 @@ function prolog(dir: string, tree: string, deadlineMs: number): { run: Run; drai
 
 t.test('2,088 PCI functions (HGX H100, ConnectX-7 SR-IOV at its limit), deadline 300 ms: cut at the deadline, fail-open', async (t) => {
   const dir = scratchDir('gdrgate-huge-');
-  const tree = path.join(dir, 'tree');
+  const tree = path.join(scratchDir('gdrgate-huge-tree-', TREE_TMP), 'tree');
   await buildTree(tree, sriovNode(127));
   capture(dir, tree);
   const deadlineMs = 300;
@@ -57,7 +57,7 @@ t.test('2,088 PCI functions (HGX H100, ConnectX-7 SR-IOV at its limit), deadline
 
 t.test(`more PCI functions than the ${INVENTORY_LIMITS.pciFunctions} read: refused before the per-function reads, fail-open, the count said`, async (t) => {
   const dir = scratchDir('gdrgate-huge-');
-  const tree = path.join(dir, 'tree');
+  const tree = path.join(scratchDir('gdrgate-huge-tree-', TREE_TMP), 'tree');
   cpSync(H200, tree, { recursive: true, verbatimSymlinks: true });
   capture(dir, tree);
   // The captured H200 plus functions on a second PCI domain (as a sysfs bus listing holds them: links into /sys/devices).

@@ -11,10 +11,10 @@ import t, { type Test } from 'tap';
 import { buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as hgx } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { CLI } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 
 const dir = scratchDir('gdrgate-slow-');
-const tree = path.join(dir, 'big');
+const tree = path.join(scratchDir('gdrgate-slow-tree-', TREE_TMP), 'big');
 
 /** The HGX H100 tree once per PCI domain 0000..0005: 48 GPUs and 48 NICs, reports and snapshots past 128 KiB. */
 function copyInDomain(d: GenDevice, k: number): GenDevice {

@@ -1,5 +1,11 @@
 // Lets Node run the TypeScript sources and tests itself (tap's node-arg --experimental-transform-types, in place of
 // ts-node): a relative import of `x.js` that does not exist loads `x.ts` beside it, as tsc's NodeNext resolution maps it.
-import { register } from 'node:module';
+// And Node's compile cache (its TypeScript transform and V8's code cache, keyed by each file's contents and the Node
+// version) in node_modules/.cache, shared by every test file's process and the CLIs they start: each would otherwise
+// transform and compile the same sources anew. NODE_COMPILE_CACHE set elsewhere wins; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+import { enableCompileCache, register } from 'node:module';
+import { fileURLToPath } from 'node:url';
 
+process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL('../../node_modules/.cache/gdrgate-node-compile', import.meta.url));
+enableCompileCache(process.env.NODE_COMPILE_CACHE);
 register(new URL('./ts-resolve-hooks.mjs', import.meta.url));

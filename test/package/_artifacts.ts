@@ -1,7 +1,8 @@
 // What the packaging tests share (not a test file): the artifacts of `npm run package` for both architectures
-// (built here when absent), their trees unpacked, commands run with a bound, and which Debian tools this machine has.
+// (built here, once per set of sources), their trees unpacked, commands run with a bound, and which Debian tools
+// this machine has.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { REPO } from '../helpers/paths.js';
@@ -38,7 +39,7 @@ export interface Artifacts {
   readonly rpmArm64: string;
 }
 
-/** dist/package/*.{deb,rpm} of both architectures, from `npm run package` now when any is missing. */
+/** dist/package/*.{deb,rpm} of both architectures, made now unless they were made from these very sources. */
 export function artifacts(): Artifacts {
   const version = (JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
   const a: Artifacts = {
@@ -47,17 +48,53 @@ export function artifacts(): Artifacts {
     debArm64: path.join(OUT, `gdrgate_${version}-1_arm64.deb`),
     rpmArm64: path.join(OUT, `gdrgate-${version}-1.aarch64.rpm`),
   };
-  if (!Object.values(a).every((f) => existsSync(f))) {
-    // Built into a directory of this process's, then renamed in: two test files that both find them missing (tap
-    // runs two at once) each see a whole package, never one the other is still writing.
-    const own = mkdtempSync(path.join(tmpdir(), 'gdrgate-package-'));
-    const r = run(process.execPath, ['scripts/package.mjs', '--out', own], { timeoutMs: 1_200_000 });
+  // One build for every packaging test of a run: tap runs two files at once, so the first takes the lock and builds
+  // (scripts/package.mjs --if-changed: nothing when dist/package/inputs.sha256 still matches the sources, as after
+  // `npm run package`), the other waits and then finds them made.
+  withLock(path.join(OUT, '.lock'), () => {
+    const r = run(process.execPath, ['scripts/package.mjs', '--if-changed'], { timeoutMs: 1_200_000 });
     if (r.status !== 0) throw new Error(`npm run package failed:\n${r.stdout}\n${r.stderr}`);
-    mkdirSync(OUT, { recursive: true });
-    for (const f of Object.values(a)) copyFileSync(path.join(own, path.basename(f)), `${f}.${process.pid}`), renameSync(`${f}.${process.pid}`, f);
-    rmSync(own, { recursive: true, force: true });
-  }
+  });
   return a;
+}
+
+const sleep = (ms: number): void => void Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+/** `fn` while holding `dir` (mkdir is atomic); a lock whose process is gone is taken over. */
+function withLock(dir: string, fn: () => void): void {
+  mkdirSync(path.dirname(dir), { recursive: true });
+  for (;;) {
+    try {
+      mkdirSync(dir);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      if (!held(dir)) rmSync(dir, { recursive: true, force: true });
+      else sleep(500);
+    }
+  }
+  try {
+    writeFileSync(path.join(dir, 'pid'), String(process.pid));
+    fn();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Whether the lock's process still runs (a lock without its pid yet counts as held for a minute). */
+function held(dir: string): boolean {
+  try {
+    process.kill(Number(readFileSync(path.join(dir, 'pid'), 'utf8')), 0);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'EPERM') return true;
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return false;
+    try {
+      return Date.now() - statSync(dir).mtimeMs < 60_000;
+    } catch {
+      return true; // gone meanwhile: try again
+    }
+  }
 }
 
 /** A .deb's files under a fresh directory, and the command that runs its gdrgate there: its Node on its program. */

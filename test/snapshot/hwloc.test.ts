@@ -10,6 +10,7 @@ import { buildInventory } from '../../src/inventory/build.js';
 import { numaOf } from '../../src/topo/classify.js';
 import { cli } from '../helpers/cli.js';
 import { writeCpuTopology } from './cpu-tree.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 const LSTOPO = 'lstopo-no-graphics';
 const have = spawnSync(LSTOPO, ['--version'], { encoding: 'utf8' }).status === 0;
@@ -60,7 +61,7 @@ const node: GenNode = {
 };
 
 t.test('hwloc on an unpacked snapshot agrees with the inventory on PCI devices, bridges and NUMA placement', { skip: !have && `${LSTOPO} not installed (apt-get install -y hwloc-nox); CI fails instead` }, async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-hwloc-', TREE_TMP);
   const root = path.join(dir, 'node');
   await buildTree(root, node);
   await writeCpuTopology(root, node);

@@ -10,6 +10,7 @@ import { cli } from '../helpers/cli.js';
 import { CLI, H200 } from '../helpers/paths.js';
 import { validate } from '../helpers/schema.js';
 import { readTar } from '../../src/snapshot/tar.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 const strip = (s: string): unknown => {
   const o = JSON.parse(s) as Record<string, unknown>;
@@ -40,7 +41,7 @@ function sameReport(t: Test, args: string[], orig: string, ...replays: string[])
 }
 
 t.test('the bundled H200 capture: check --json replays identically from the file and from tar xzf', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-replay-', TREE_TMP);
   const s = snap(t, H200, dir, 'h200.tar.gz');
   sameReport(t, ['check'], H200, s.file, s.unpacked);
   sameReport(t, ['topo'], H200, s.file, s.unpacked);
@@ -54,7 +55,7 @@ t.test('the bundled H200 capture: check --json replays identically from the file
 });
 
 t.test('an 8-GPU/8-NIC HGX tree: check, topo and baseline capture replay identically; a few hundred KB at most', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-replay-', TREE_TMP);
   const root = path.join(dir, 'hgx');
   await buildTree(root, hgx);
   const s = snap(t, root, dir, 'hgx.tar.gz');
@@ -75,7 +76,7 @@ t.test('an 8-GPU/8-NIC HGX tree: check, topo and baseline capture replay identic
 });
 
 t.test('the manifest: host, version, counts, missing paths; nothing outside the allowlist', async (t) => {
-  const dir = t.testdir();
+  const dir = await scratchDirAsync('gdrgate-replay-', TREE_TMP);
   const root = path.join(dir, 'hgx');
   await buildTree(root, hgx);
   const s = snap(t, root, dir, 'm.tar.gz');

@@ -6,6 +6,7 @@ import { decideNcclTopo, type DeviceView, ncclTopoLines, readDeviceViews } from 
 import type { PrologState } from '../../src/state/types.js';
 import { allDevices, buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as V100 } from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 const G0 = '0000:1a:00.0';
 const G1 = '0000:1b:00.0';
@@ -65,7 +66,7 @@ function flattened(n: GenNode): GenNode {
 }
 
 t.test('the job view read from trees: the host tree is the same, a flattened one moved, a missing device hidden', async (t) => {
-  const host = t.testdir();
+  const host = await scratchDirAsync('gdrgate-jobview-', TREE_TMP);
   await buildTree(host, V100);
   const hostHost = new FsHost(host);
   const ends = allDevices(V100).filter((d) => d.kind === 'gpu' || d.kind === 'nic').map((d) => d.bdf);
@@ -78,7 +79,7 @@ t.test('the job view read from trees: the host tree is the same, a flattened one
   const st: PrologState = { ...state(), gpus, ncclTopo: { file: 'nccl-topo.xml', paths } };
   const full = await readDeviceViews(hostHost, st, null);
   t.same([...full.values()].map((v) => v.kind), ends.map(() => 'same'));
-  const flat = t.testdir();
+  const flat = await scratchDirAsync('gdrgate-jobview-', TREE_TMP);
   await buildTree(flat, flattened(V100));
   const fv = await readDeviceViews(new FsHost(flat), st, null);
   t.same([...fv.entries()].map(([b, v]) => [b, v.kind === 'moved' ? v.path : v.kind]).sort(), ends.map((b) => [b, `/sys/devices/pci${b.slice(0, 7)}/${b}`]).sort());

@@ -13,6 +13,7 @@ import { buildTree, type GenNode } from '../gen/sysfs-tree.js';
 import * as ibm from '../gen/topologies/ibm-gx3d-8xh100-vsi.js';
 import * as nebius from '../gen/topologies/nebius-h100-vm.js';
 import * as simai from '../gen/topologies/simai-hgx-8xa100-cx6dx-bond.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 /**
  * What a dump holds that does not come from the PCI tree, so gdrgate leaves it out and NCCL fills it at run time
@@ -43,7 +44,7 @@ const DUMPS: { source: string; node: GenNode; aside: string[]; gpus: number; nvl
 
 for (const { source, node, aside, gpus, nvlinks } of DUMPS) {
   t.test(source, async (t) => {
-    const dir = t.testdir();
+    const dir = await scratchDirAsync('gdrgate-ncclxml-', TREE_TMP);
     await buildTree(dir, node);
     const host = new FsHost(dir);
     const ours = renderNcclXml(await readNcclTopo(host, await buildInventory(host, { slurmdPidFiles: [] })));
@@ -77,7 +78,7 @@ t.test('every corpus topology file parses, and renders back to the same tree', a
 t.test('what the inventory already knows is the text the kernel shows in the file', async (t) => {
   // The SimAI tree is a kernel before pci_speed_string ("16 GT/s"): the style is learned from one file, not assumed.
   for (const [n, style] of [[ibm.node, 'pci_speed_string'], [hgx.node, 'pci_speed_string'], [simai.node, 'legacy'], [nebius.node, 'pci_speed_string']] as const) {
-    const dir = t.testdir();
+    const dir = await scratchDirAsync('gdrgate-ncclxml-', TREE_TMP);
     await buildTree(dir, n);
     const host = new FsHost(dir);
     const inv = await buildInventory(host, { slurmdPidFiles: [] });

@@ -12,12 +12,13 @@ import * as dgx1 from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import * as paddle from '../gen/topologies/paddle-8xp40-plx-cascade.js';
 import * as hgx from '../gen/topologies/sglang30401-hgx-h100.js';
 import * as v100 from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
+import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 const TOPOLOGIES: { source: string; node: GenNode }[] = [hgx, paddle, v100, dgx1];
 
 for (const { source, node } of TOPOLOGIES) {
   t.test(source, async (t) => {
-    const dir = t.testdir();
+    const dir = await scratchDirAsync('gdrgate-rebuild-', TREE_TMP);
     await buildTree(dir, node);
     const inv = await buildInventory(new FsHost(dir), { slurmdPidFiles: [] });
     t.same(inv.notes, [], 'the rebuilt tree reads without notes');
