@@ -8,7 +8,7 @@ import { formatReply, parseEnviron, parseRequest, PIPE_BUF } from '../../src/age
 t.test('a request as slurm/prolog.sh writes it', async (t) => {
   // The wrapper's own printf, run by bash with a pid and a config path: the line the agent reads.
   const wrapper = readFileSync(new URL('../../slurm/prolog.sh', import.meta.url), 'utf8');
-  const printf = /^ +(printf '[^']*' "\$\$" "\$CONFIG") 1<>"\$AGENT\/requests" &$/m.exec(wrapper);
+  const printf = /^ +(printf '[^']*' "\$\$" "\$CONFIG") >"\$AGENT\/requests"$/m.exec(wrapper);
   t.ok(printf, 'slurm/prolog.sh writes its request with one printf');
   const line = spawnSync('/bin/bash', ['-c', `CONFIG=/etc/gdrgate/config.json; ${(printf?.[1] ?? "").replace('"$$"', '4242')}`], { encoding: 'utf8' }).stdout;
   t.equal(line, 'v2 prolog 4242 87 /etc/gdrgate/config.json\n');

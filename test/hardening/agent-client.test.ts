@@ -2,12 +2,12 @@
 // pid (a root tool's own, a user's process, a pid reused after its Prolog died) goes back as "fallback", and
 // nothing is judged, logged or written on its behalf. The requests are written as slurm/prolog.sh writes them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chmodSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
 
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
-import { agentRuns, JOB, lines, slurmdShim, startAgent, type Agent } from '../agent/_agent.js';
+import { agentRuns, JOB, lines, slurmdShim, startAgent, stderrShows, type Agent } from '../agent/_agent.js';
 import { scratchDir } from '../helpers/scratch.js';
 
 /**
@@ -20,13 +20,13 @@ function ask(a: Agent, e: GateEnv, pid: number): string {
   return spawnSync('/bin/bash', ['-c', script], { encoding: 'utf8', timeout: 90_000 }).stdout.trim();
 }
 
-/** A sleeping process with the job's environment, optionally under a process named slurmd, optionally as `uid`. */
-function sleeper(t: Test, e: GateEnv, underSlurmd: boolean, uid?: number): ChildProcess {
+/** A sleeping process with the job's environment, optionally under a process named slurmd, optionally as `uid`, holding its reply pipe unless `holds` is false. */
+function sleeper(t: Test, e: GateEnv, underSlurmd: boolean, uid?: number, holds = true): ChildProcess {
   // The shim in a directory another user may enter (the gate's test directory is root's, 0700).
   const open = scratchDir('gdrgate-shim-');
   chmodSync(open, 0o755);
   // Holding a pipe on descriptor 87, as a waiting Prolog does (slurm/prolog.sh), then sleeping in the same process.
-  const holder = ['/bin/bash', '-c', 'exec 87<> <(:); exec /bin/sleep 60'];
+  const holder = ['/bin/bash', '-c', holds ? 'exec 87<> <(:); exec /bin/sleep 60' : 'exec /bin/sleep 60'];
   const cmd = underSlurmd ? [slurmdShim(open), ...holder] : holder;
   const p = spawn(cmd[0]!, cmd.slice(1), { env: JOB, stdio: 'ignore', ...(uid !== undefined ? { uid, gid: uid } : {}) });
   t.teardown(() => void p.kill('SIGKILL'));
@@ -72,4 +72,18 @@ t.test('a root process under slurmd, as a Prolog is: judged and answered', async
   const pid = await childOf(shim.pid!);
   t.match(ask(a, e, pid), /^ok gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/);
   t.equal((await agentRuns(e, '42')).length, 1, 'one run logged, after the answer');
+});
+
+t.test('a live Prolog that never holds the pipe its request names: dropped once the grace ends, nothing judged', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const shim = sleeper(t, e, true, undefined, false);
+  const pid = await childOf(shim.pid!);
+  const w = spawnSync('/bin/bash', ['-c', `printf 'v2 prolog %s 87 %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests'`]);
+  t.equal(w.status, 0);
+  t.match(await stderrShows(a, /dropped 1 request/), /dropped 1 request\(s\): the Prolog stopped waiting before the answer/);
+  t.ok(existsSync(`/proc/${pid}`), 'the process was alive all along: the agent gave up on its pipe, not on it');
+  t.equal(agentRunCount(e), 0, 'no run logged for it');
+  t.same(e.drainCalls(), []);
 });
