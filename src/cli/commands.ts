@@ -1,5 +1,5 @@
 // The full command surface on yargs (every command but the prolog's fast path goes through here).
-import yargs, { type Argv } from 'yargs';
+import yargs, { type ArgumentsCamelCase, type Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { versionLine } from '../version.js';
 import { DEFAULT_BLOB } from '../startup/make.js';
@@ -13,9 +13,19 @@ const json = flag('print the JSON report (schemas/report.schema.json)');
 const config = text('--config', { describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' });
 const node = text('--node', { describe: 'node name (default: SLURMD_NODENAME, then hostname)' });
 
+/** One subcommand of a group, its name kept for the group's refusal. */
+interface Sub<T> {
+  readonly name: string;
+  readonly add: (g: Argv<T>) => Argv<T>;
+}
+/** yargs' four arguments of a subcommand, its builder starting from the group's options (`T`). */
+type SubOf<T> = <U>(command: string, describe: string, builder: (z: Argv<T>) => Argv<U>, handler: (a: ArgumentsCamelCase<U>) => Promise<void>) => Sub<T>;
+
 /** A command made of subcommands (`drill start|run|stop`): one of them must be named, and the refusal lists them. */
-const group = <T>(y: Argv<T>, what: string, subs: readonly string[], add: (g: Argv<T>) => Argv<T>): Argv<T> =>
-  add(y).demandCommand(1, `name a ${what} subcommand: ${subs.join(', ')}`);
+function group<T>(y: Argv<T>, what: string, subs: (sub: SubOf<T>) => readonly Sub<T>[]): Argv<T> {
+  const list = subs((command, describe, builder, handler) => ({ name: command.split(' ')[0]!, add: (g) => g.command(command, describe, builder, handler) }));
+  return list.reduce((g, s) => s.add(g), y).demandCommand(1, `name a ${what} subcommand: ${list.map((s) => s.name).join(', ')}`);
+}
 
 export async function main(argv: string[]): Promise<number> {
   let code = 0;
@@ -165,8 +175,8 @@ export async function main(argv: string[]): Promise<number> {
       (a) => set(import('./slurm-config.js').then((m) => m.slurmConfigCommand({ conf: a.conf, slurmVersion: a['slurm-version'], scripts: a.scripts, wrapperDir: a['wrapper-dir'], json: a.json }))),
     )
     .command('drill', 'failure drills: stage one bounded fault on a node, prove drain → requeue → resume → a job runs, every step timed', (y) =>
-      group(y.option('config', config).option('node', node), 'drill', ['start', 'run', 'stop'], (g) =>
-        g.command(
+      group(y.option('config', config).option('node', node), 'drill', (sub) => [
+        sub(
           'start',
           'write the drill file: the next prolog/health on the node sees exactly this fault (refused unless the node is drained or reserved, or --drain/--force)',
           (z) =>
@@ -177,24 +187,24 @@ export async function main(argv: string[]): Promise<number> {
               .option('reservation', text('--reservation', { describe: 'Slurm reservation the probe jobs run in' }))
               .option('force', flag('arm on a node that is neither drained nor reserved, or over an active drill')),
           (a) => set(import('./drill.js').then((m) => m.drillStart({ config: a.config, node: a.node, fault: a.fault, minutes: a.minutes, force: a.force, drain: a.drain, reservation: a.reservation }))),
-        )
-        .command(
+        ),
+        sub(
           'run',
           'submit a probe job, time the drain, record the job\'s fate and sinfo -R, follow the requeued probe to the node it runs on (cancelled when no other node can take it), remove the fault, resume, time back to idle, run a follow-up job; report (schemas/drill.schema.json) and append to <stateDir>/drills.jsonl',
           (z) => z.option('json', flag('print the JSON drill report')).option('step-seconds', amount('--step-seconds', 3600, 'longest wait for each step (default 90)')),
           (a) => set(import('./drill.js').then((m) => m.drillRun({ config: a.config, node: a.node, json: a.json, stepSeconds: a['step-seconds'] }))),
-        )
-        .command(
+        ),
+        sub(
           'stop',
           'remove the drill file and resume the node only if its drain reason carries a drill marker',
           (z) => z,
           (a) => set(import('./drill.js').then((m) => m.drillStop({ config: a.config, node: a.node }))),
         ),
-      ),
+      ]),
     )
     .command('fleet', 'the fleet view: every node of a class against the others (snapshots and sample spools of many nodes)', (y) =>
-      group(y, 'fleet', ['report', 'collect'], (g) =>
-        g.command(
+      group(y, 'fleet', (sub) => [
+        sub(
           'report <dir>',
           "judge a directory of node snapshots (<node>.tar.gz) and spools (<node>.samples.jsonl): each class's majority, the nodes that differ, weak rails; worst first",
           (z) =>
@@ -202,8 +212,8 @@ export async function main(argv: string[]): Promise<number> {
               .positional('dir', word('dir', 'directory of <node>.tar.gz snapshots and <node>.samples.jsonl spools'))
               .options(FLEET_REPORT_FLAGS),
           (a) => set(import('./fleet.js').then((m) => m.fleetReportCommand(a))),
-        )
-        .command(
+        ),
+        sub(
           'collect',
           'run gdrgate snapshot on every node through one srun step into DIR/<node>.tar.gz',
           (z) =>
@@ -219,11 +229,11 @@ export async function main(argv: string[]): Promise<number> {
               .option('json', flag('print the summary as JSON')),
           (a) => set(import('./fleet.js').then((m) => m.fleetCollectCommand(a))),
         ),
-      ),
+      ]),
     )
     .command('baseline', 'capture or validate a baseline', (y) =>
-      group(y, 'baseline', ['capture', 'validate'], (g) =>
-        g.command(
+      group(y, 'baseline', (sub) => [
+        sub(
           'capture',
           'print a baseline class captured from this known-good node (or --root)',
           (z) =>
@@ -238,14 +248,14 @@ export async function main(argv: string[]): Promise<number> {
               .option('from-fleet', text('--from-fleet', { describe: "a fleet directory (fleet report DIR): the class from its majority, bandwidth bands from the fleet's distribution; the nodes that disagreed on stderr" }))
               .option('from-class', text('--from-class', { describe: 'with --from-fleet: which class of the fleet (default the largest)' })),
           (a) => set(import('./baseline.js').then((m) => m.captureCommand({ root: a.root, class: a.class, match: a.match, platform: a.platform, withProbes: a['with-probes'], config: a.config, allowEmpty: a['allow-empty'], fromFleet: a['from-fleet'], fromClass: a['from-class'] }))),
-        )
-        .command(
+        ),
+        sub(
           'validate <file>',
           'validate a baseline file against the schema',
           (z) => z.positional('file', word('file', 'the baseline JSON')),
           (a) => set(import('./baseline.js').then((m) => m.validateCommand({ file: a.file }))),
         ),
-      ),
+      ]),
     )
     .fail((msg, err) => {
       // yargs's own refusals (unknown or missing arguments, a coercion of options.ts) are the user's to fix; a
