@@ -8,6 +8,8 @@ import { response } from '../../src/compare/types.js';
 import { compareView } from '../../src/compare/view.js';
 import type { Finding } from '../../src/model/finding.js';
 import { CHECKS } from '../../src/checks/index.js';
+import { buildSummary } from '../../src/fleet/summary.js';
+import { validate } from '../helpers/schema.js';
 import { baselineOf, hgx, inventoryCached, inventoryOf, P0, type Patch, patches, put, softRoce } from '../checks/_trees.js';
 
 /** The adapter's own directory under its PCI function, where the kernel puts the `device` link. */
@@ -82,4 +84,12 @@ t.test('compare: an adapter whose link could not be read is a could-not-tell (mi
   t.same(presence(bad, good).map((d) => [d.impact, d.subject, d.b, d.response]), [['minor', 'mlx5_0', P0.nic, response('unknown-side')]], 'suspect unreadable');
   t.same(presence(good, bad).map((d) => [d.impact, d.subject, d.a, d.response]), [['minor', 'mlx5_0', P0.nic, response('unknown-side')]], 'reference unreadable');
   t.same(presence(good, good), [], 'alike');
+});
+
+t.test('the node summary carries the reason; one without it (healthy, or written before the field) still validates', async (t) => {
+  const bad = buildSummary('gpu001', 'gpu001.tar.gz', new Uint8Array([1]), await inventoryOf(hgx(), deviceLoop('mlx5_0')));
+  const good = buildSummary('gpu002', 'gpu002.tar.gz', new Uint8Array([2]), await inventoryCached(hgx()));
+  t.same(validate('fleet-summary', JSON.parse(JSON.stringify(bad))), [], 'with nics[].bdfUnknown');
+  t.same(validate('fleet-summary', JSON.parse(JSON.stringify(good))), [], 'without it');
+  t.same(good.view.nics.filter((n) => 'bdfUnknown' in n), [], 'only an unreadable link adds the field');
 });
