@@ -93,3 +93,11 @@ t.test('the node summary carries the reason; one without it (healthy, or written
   t.same(validate('fleet-summary', JSON.parse(JSON.stringify(good))), [], 'without it');
   t.same(good.view.nics.filter((n) => 'bdfUnknown' in n), [], 'only an unreadable link adds the field');
 });
+
+t.test('without a baseline, a GPU whose nearest adapter may be the unplaced one is topology-unknown, never placed against another', async (t) => {
+  const inv = await inventoryOf(hgx(), deviceLoop('mlx5_0'));
+  const found = CHECKS.find((c) => c.id === 'topology-distance')!.run({ inv, baseline: null });
+  const gpu0 = found.find((f) => f.subject === P0.gpu);
+  t.same([gpu0?.code, gpu0?.status], ['topology-unknown', 'skip'], `GPU ${P0.gpu}: its PIX adapter mlx5_0 cannot be placed`);
+  t.ok(found.some((f) => f.code === 'topology-ok' && f.status === 'pass' && f.actual === 'PIX'), 'a GPU with a placed PIX adapter is still judged');
+});
