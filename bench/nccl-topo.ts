@@ -18,8 +18,9 @@ import { jobDirName } from '../src/state/names.js';
 import { recordJobState } from '../src/state/prolog.js';
 import { readNcclTopo } from '../src/topo/nccl-read.js';
 import { renderNcclXml } from '../src/topo/nccl-xml.js';
-import { buildTree, type GenDevice, type GenNode } from '../test/gen/sysfs-tree.js';
+import { buildTree } from '../test/gen/sysfs-tree.js';
 import { node as hgx } from '../test/gen/topologies/sglang30401-hgx-h100.js';
+import { withOthers } from './hgx-others.js';
 
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const CLI = path.join(REPO, 'dist/cli.js');
@@ -30,14 +31,6 @@ const median = (xs: number[]): number => sorted(xs)[Math.floor(xs.length / 2)]!;
 const p95 = (xs: number[]): number => sorted(xs)[Math.floor(xs.length * 0.95)]!;
 const f = (x: number): string => x.toFixed(2);
 const line = (s: string): boolean => process.stdout.write(`${s}\n`);
-
-function withOthers(n: GenNode): GenNode {
-  const other = (bus: number, cls: number, vendor: number, device: number): GenDevice =>
-    ({ bdf: `0000:${bus.toString(16).padStart(2, '0')}:00.0`, kind: 'other', classCode: cls, vendor, device, speed: 16 }) as GenDevice;
-  const extra = [0x05, 0x06, 0x07, 0x08].map((b) => other(b, 0x068000, 0x10de, 0x22a3));
-  const nvme = [0x60, 0x61, 0x62, 0x63, 0xe0, 0xe1, 0xe2, 0xe3].map((b) => other(b, 0x010802, 0x144d, 0xa824));
-  return { ...n, hostBridges: [...n.hostBridges, ...[...extra, ...nvme].map((d, i) => ({ domainBus: `0000:${d.bdf.slice(5, 7)}`, numaNode: i % 2, devices: [d] }))] };
-}
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-bench-nccl-'));

@@ -11,21 +11,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildTree, type GenDevice, type GenNode } from '../test/gen/sysfs-tree.js';
+import { buildTree } from '../test/gen/sysfs-tree.js';
 import { node as hgx } from '../test/gen/topologies/sglang30401-hgx-h100.js';
+import { withOthers } from './hgx-others.js';
 
 const REPO = path.resolve(path.dirname(new URL(import.meta.url).pathname), '../..');
 const CLI = path.join(REPO, 'dist/cli.js');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 30);
-
-function withOthers(n: GenNode): GenNode {
-  // 4 NVSwitches (class 0x068000) and 8 NVMe (0x010802) on their own host bridges, as on a DGX/HGX H100.
-  const other = (bus: number, cls: number, vendor: number, device: number): GenDevice =>
-    ({ bdf: `0000:${bus.toString(16).padStart(2, '0')}:00.0`, kind: 'other', classCode: cls, vendor, device, speed: 16 }) as GenDevice;
-  const extra = [0x05, 0x06, 0x07, 0x08].map((b) => other(b, 0x068000, 0x10de, 0x22a3));
-  const nvme = [0x60, 0x61, 0x62, 0x63, 0xe0, 0xe1, 0xe2, 0xe3].map((b) => other(b, 0x010802, 0x144d, 0xa824));
-  return { ...n, hostBridges: [...n.hostBridges, ...[...extra, ...nvme].map((d, i) => ({ domainBus: `0000:${d.bdf.slice(5, 7)}`, numaNode: i % 2, devices: [d] }))] };
-}
 
 /** utime + stime of a process so far, in ms (/proc/<pid>/stat fields 14 and 15, in clock ticks of 10 ms). */
 function agentCpuMs(pid: number): number {

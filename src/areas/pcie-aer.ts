@@ -4,7 +4,7 @@ import { enablesText } from '../checks/aer-judge.js';
 import { aer } from '../compare/aer.js';
 import { valueOf } from '../model/fact.js';
 import { parsePciConfig } from '../parsers/pci-config.js';
-import { base, devOf, patch32, text } from './stage.js';
+import { base, capOf, devOf, patch32, text } from './stage.js';
 import { defineArea } from './types.js';
 
 /** fatal / nonfatal: one uncorrectable error since boot; cor: `n` more correctable errors than the node counts. */
@@ -41,7 +41,7 @@ export default defineArea<'pcie-aer', AerFault>({
   compare: aer,
   // Which errors the device reports, and whether the kernel counts them at all.
   captureDevice(_inv, d) {
-    const pcie = valueOf(valueOf(d.config)?.pcie ?? { state: 'absent' });
+    const pcie = capOf(d, 'pcie');
     return { ...(pcie ? { errorReporting: enablesText(pcie.devCtl) } : {}), ...(d.aer.correctable.state !== 'unknown' ? { aerCounters: d.aer.correctable.state === 'present' } : {}) };
   },
   fault: {

@@ -1,9 +1,7 @@
 // Payload sizes and ASPM on the GPU↔NIC paths (pcie-payload): MPS/MRRS in Device Control (shared inventory pass) and
 // the kernel's policy. A drill sets one device's MPS or MRRS.
 import { payload } from '../compare/payload.js';
-import { valueOf } from '../model/fact.js';
-import { parsePciConfig } from '../parsers/pci-config.js';
-import { base, devOf, patch16, plus } from './stage.js';
+import { capRegister16 } from './stage.js';
 import { defineArea } from './types.js';
 
 export type PayloadFault = { readonly kind: 'pcie-payload'; readonly bdf: string; readonly field: 'mps' | 'mrrs'; readonly bytes: number };
@@ -22,12 +20,11 @@ export default defineArea<'pcie-payload', PayloadFault>({
     },
     format: (f) => `pcie-payload:${f.bdf}=${f.field}${f.bytes}`,
     stage: {
-      rewrite(f, p, b) {
-        if (devOf(p) !== f.bdf || base(p) !== 'config') return b;
-        // Device Control, PCIe capability +0x08: MPS bits 7:5, MRRS bits 14:12, 128 << code bytes (PCIe Base 6.3 §7.5.3.4).
+      // Device Control, PCIe capability +0x08: MPS bits 7:5, MRRS bits 14:12, 128 << code bytes (PCIe Base 6.3 §7.5.3.4).
+      rewrite: capRegister16('pcie', 0x08, (f, v) => {
         const [shift, code] = [f.field === 'mps' ? 5 : 12, Math.log2(f.bytes / 128)];
-        return patch16(b, plus(valueOf(parsePciConfig(b).pcie)?.offset, 0x08), (v) => (v & ~(7 << shift)) | (code << shift));
-      },
+        return (v & ~(7 << shift)) | (code << shift);
+      }),
     },
   },
 });

@@ -66,8 +66,10 @@ function memlockOf(inv: Inventory): number | 'unlimited' {
 export function captureClass(inv: Inventory, o: CaptureOptions): { cls: BaselineClass; warnings: string[] } {
   if (inv.gpus.length === 0 && inv.nics.length === 0 && !o.allowEmpty)
     throw new ConfigError('no GPU and no RDMA adapter on this node: its class would expect no devices, and a node judged against it checks nothing (--allow-empty writes it anyway)');
-  checkCaptureSize(inv.gpus.length, inv.nics.filter((n) => n.bdf).length, inv.gpus.length + inv.nics.length);
+  const pciNics = inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [{ n, bdf: n.bdf.value }] : []));
+  checkCaptureSize(inv.gpus.length, pciNics.length, inv.gpus.length + inv.nics.length);
   const warnings: string[] = [];
+  for (const n of inv.nics) if (n.bdf.state === 'unknown') warnings.push(`${n.name}: not in the class, its PCI function could not be read (${n.bdf.why})`);
   const m = topoMatrix(inv);
   const dev = (bdf: string, role: BaselineDevice['role'], extra: Partial<BaselineDevice> = {}): BaselineDevice | null => {
     const d = inv.pci.get(bdf);
@@ -93,7 +95,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
   for (const g of m.gpus) for (const n of m.nics) for (const b of m.path(g.label, n.label)?.peerBridges ?? []) bridges.add(b);
   const devices = [
     ...inv.gpus.map((g) => dev(g.bdf, 'gpu')),
-    ...inv.nics.filter((n) => n.bdf).map((n) => dev(n.bdf!, 'nic', { name: n.name, ...(v(n.fwVer) ? { fwVer: v(n.fwVer)! } : {}) })),
+    ...pciNics.map(({ n, bdf }) => dev(bdf, 'nic', { name: n.name, ...(v(n.fwVer) ? { fwVer: v(n.fwVer)! } : {}) })),
     ...[...bridges].sort().map((b) => dev(b, 'bridge')),
   ].filter((d): d is BaselineDevice => d !== null);
   checkCaptureSize(0, 0, devices.length); // the bridges on the paths count too

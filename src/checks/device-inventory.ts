@@ -22,24 +22,35 @@ export default defineCheck('device-inventory', WORDING, {
     }
     for (const n of inv.nics) {
       // Two adapters claiming one PCI function: the class listing is not one the kernel writes, and which is real cannot be told.
-      const twins = n.bdf === null ? [] : inv.nics.filter((m) => m.bdf === n.bdf && m !== n);
+      const bdf = valueOf(n.bdf);
+      const twins = bdf === undefined ? [] : inv.nics.filter((m) => valueOf(m.bdf) === bdf && m !== n);
       if (twins.length) {
-        out.push(f('inventory-unknown', 'skip', n.name, `RDMA adapter ${n.name} at ${n.bdf}: ${twins.map((m) => m.name).join(', ')} claims the same PCI function`));
+        out.push(f('inventory-unknown', 'skip', n.name, `RDMA adapter ${n.name} at ${bdf}: ${twins.map((m) => m.name).join(', ')} claims the same PCI function`));
         continue;
       }
-      const d = n.bdf ? inv.pci.get(n.bdf) : undefined;
+      // An unreadable `device` link says nothing of where the adapter is: never a device present, missing or extra.
+      if (n.bdf.state === 'unknown') {
+        out.push(f('inventory-unknown', 'skip', n.name, `RDMA adapter ${n.name}: its PCI function could not be read (${n.bdf.why})`));
+        continue;
+      }
+      const d = bdf ? inv.pci.get(bdf) : undefined;
       const ports = n.ports.map((p) => `port ${p.port} ${nul(p.state) ?? '?'} ${nul(p.rate) ?? ''}`.trim()).join('; ');
-      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))} at ${n.bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
+      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))} at ${bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
     }
     if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
     if (inv.nics.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no RDMA adapter (/sys/class/infiniband absent or empty)'));
     if (!baseline) return out;
 
     const gpus = new Set(inv.gpus.map((g) => g.bdf));
-    const nics = new Map(inv.nics.map((n) => [n.bdf ?? n.name, n]));
+    const nics = new Map(inv.nics.map((n) => [valueOf(n.bdf) ?? n.name, n]));
+    const unread = inv.nics.filter((n) => n.bdf.state === 'unknown').map((n) => n.name);
     for (const b of baseline.devices.filter((x) => x.role !== 'bridge')) {
       const present = b.role === 'gpu' ? gpus.has(b.bdf) : nics.has(b.bdf);
       // A function at that address whose class or vendor could not be read may well be this device: unknown, not missing.
+      if (!present && b.role === 'nic' && unread.length) {
+        out.push(f('inventory-unknown', 'skip', b.bdf, `NIC at ${b.bdf}: may be ${unread.join(', ')}, whose PCI function could not be read`, 'present'));
+        continue;
+      }
       if (!present && inv.unidentified.includes(b.bdf)) {
         out.push(f('inventory-unknown', 'skip', b.bdf, `${b.role.toUpperCase()} at ${b.bdf}: what the PCI function there is could not be read (class or vendor)`, 'present'));
         continue;
@@ -60,7 +71,7 @@ export default defineCheck('device-inventory', WORDING, {
     }
     const known = new Set(baseline.devices.map((d) => d.bdf));
     for (const g of inv.gpus) if (!known.has(g.bdf)) out.push(f('inventory-extra', 'warn', g.bdf, 'GPU not in the baseline', 'absent', 'present'));
-    for (const n of inv.nics) if (n.bdf && !known.has(n.bdf)) out.push(f('inventory-extra', 'warn', n.name, `RDMA adapter at ${n.bdf ?? '?'} not in the baseline`, 'absent', 'present'));
+    for (const n of inv.nics) if (n.bdf.state === 'present' && !known.has(n.bdf.value)) out.push(f('inventory-extra', 'warn', n.name, `RDMA adapter at ${n.bdf.value} not in the baseline`, 'absent', 'present'));
     const bd = baseline.driver;
     const d = inv.gpudirect.driver;
     // A driver version that could not be read is no evidence of another one: skip with why, never a mismatch.

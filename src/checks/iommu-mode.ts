@@ -21,7 +21,7 @@ function modeOf(type: string | undefined): IommuMode | 'unknown' {
 function subjects(inv: Inventory): { subject: string; group: string | null }[] {
   const gpu = inv.gpus.map((g) => ({ subject: g.bdf, group: nul(inv.pci.get(g.bdf)?.iommuGroup ?? ABSENT) }));
   // A software RDMA device (rxe, siw) has no PCI function and no IOMMU domain of its own: not judged here.
-  const nic = inv.nics.flatMap((n) => (n.bdf ? [{ subject: n.bdf, group: nul(inv.pci.get(n.bdf)?.iommuGroup ?? ABSENT) }] : []));
+  const nic = inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [{ subject: n.bdf.value, group: nul(inv.pci.get(n.bdf.value)?.iommuGroup ?? ABSENT) }] : []));
   return [...gpu, ...nic];
 }
 

@@ -9,7 +9,7 @@ const f = finder('pcie-ats', WORDING.codes);
 export default defineCheck('pcie-ats', WORDING, {
   run({ inv, baseline }): Finding[] {
     const enforce = baseline?.platform === 'virtualized';
-    const subjects = [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
+    const subjects = [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [n.bdf.value] : []))];
     if (subjects.length === 0) return [f('ats-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
     return subjects.map((bdf) => {
       const ats = within(inv.pci.get(bdf)?.config ?? ABSENT, (c) => c.ats, 'config space absent');

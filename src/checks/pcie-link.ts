@@ -1,5 +1,5 @@
 // pcie-link: every GPU, NIC and switch uplink on their paths trained to the speed/width it can (or the baseline says).
-import { type Fact, present, unknown, whyUnknown, nul } from '../model/fact.js';
+import { type Fact, present, unknown, whyUnknown, nul, valueOf } from '../model/fact.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 import { deviceName, linkText } from '../model/names.js';
 import { portType } from '../topo/classify.js';
@@ -13,7 +13,7 @@ const f = finder('pcie-link', WORDING.codes);
 function linkEnds(inv: Inventory): { dev: PciDevice; parent: PciDevice | undefined }[] {
   const ends = new Set<Bdf>();
   for (const g of inv.gpus) ends.add(g.bdf);
-  for (const n of inv.nics) if (n.bdf) ends.add(n.bdf);
+  for (const n of inv.nics) if (n.bdf.state === 'present') ends.add(n.bdf.value);
   for (const b of [...ends]) {
     const chain = inv.pci.get(b)?.bridges ?? [];
     chain.forEach((br, i) => {
@@ -43,7 +43,7 @@ const fromBaseline = (v: number | null, what: string): Fact<number> => (v === nu
 export default defineCheck('pcie-link', WORDING, {
   run({ inv, baseline }): Finding[] {
     const isGpu = new Set(inv.gpus.map((g) => g.bdf));
-    const isNic = new Map(inv.nics.map((n) => [n.bdf, n.name]));
+    const isNic = new Map(inv.nics.map((n) => [valueOf(n.bdf), n.name]));
     const out = [];
     const ends = linkEnds(inv);
     if (ends.length === 0) return [f('link-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];

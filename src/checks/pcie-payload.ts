@@ -4,7 +4,7 @@
 // judged against the reference only: no universal value. The one rule: a device's MPS must not exceed the MPS of
 // the port above it (§7.5.3.4; a TLP larger than the receiver's MPS is a Malformed TLP, §2.2.2).
 import type { BaselinePayload } from '../model/baseline.js';
-import { factText, type Fact } from '../model/fact.js';
+import { factText, type Fact, valueOf } from '../model/fact.js';
 import type { Inventory, LinkAspm, PciDevice } from '../model/inventory.js';
 import { devicePayload, type DevicePayload, linkAspmText, payloadText, policyText } from '../model/payload.js';
 import { LINK_ASPM_FILES } from '../parsers/aspm.js';
@@ -31,7 +31,7 @@ function nodeFinding(inv: Inventory, ref: BaselinePayload | undefined) {
 const shown = (p: Pick<DevicePayload, 'mps' | 'mrrs' | 'aspm'>, l: Fact<LinkAspm>): string => `${payloadText(p)}${l.state === 'present' && linkAspmText(l.value) !== 'none' ? `; link ${linkAspmText(l.value)}` : ''}`;
 
 function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | undefined) {
-  const who = inv.nics.find((n) => n.bdf === d.bdf)?.name ?? (inv.gpus.some((g) => g.bdf === d.bdf) ? 'GPU' : 'bridge');
+  const who = inv.nics.find((n) => valueOf(n.bdf) === d.bdf)?.name ?? (inv.gpus.some((g) => g.bdf === d.bdf) ? 'GPU' : 'bridge');
   const p = devicePayload(inv, d.bdf);
   if (p.state !== 'present') return f('payload-unknown', 'skip', d.bdf, `${who}: MaxPayload/MaxReadReq/ASPM ${factText(p)}`);
   // The nearest port above with a readable MPS: each link is judged once, and an unreadable port is stepped over.

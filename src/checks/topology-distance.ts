@@ -21,6 +21,12 @@ export default defineCheck('topology-distance', WORDING, {
           out.push(f('topology-unknown', 'skip', g.bdf, 'no RDMA adapter with a PCI function to place against (software RDMA only?)'));
           continue;
         }
+        // An adapter whose PCI function could not be read may be nearer than any placed one (only PIX is nearest for sure).
+        const unplaced = inv.nics.filter((n) => n.bdf.state === 'unknown').map((n) => n.name);
+        if (best.c !== 'PIX' && unplaced.length) {
+          out.push(f('topology-unknown', 'skip', g.bdf, `nearest RDMA adapter not known: ${unplaced.join(', ')} could not be placed (PCI function unreadable)`));
+          continue;
+        }
         const s = best.c === 'SYS' ? 'warn' : 'pass';
         out.push(f(s === 'warn' ? 'topology-remote-nic' : 'topology-ok', s, g.bdf, `nearest RDMA adapter ${best.n.name}: ${best.c}`, 'not SYS', best.c));
       }

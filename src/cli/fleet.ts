@@ -7,14 +7,7 @@ import type { FleetProgress } from '../fleet/read.js';
 import type { StatsSource } from '../fleet/report-command.js';
 import { exitCode } from '../runner/exit.js';
 import { out, outPieces } from './common.js';
-
-export interface FleetReportArgs {
-  readonly dir: string;
-  readonly json: boolean;
-  readonly html?: string | undefined;
-  readonly baseline?: string | undefined;
-  readonly prometheus?: string | undefined;
-}
+import type { FleetReportArgs } from './fleet-flags.js';
 
 /** The extra figure sources the flags name; each is loaded only when asked for. */
 export function statsSources(a: { readonly prometheus?: string | undefined }): StatsSource[] {

@@ -49,8 +49,13 @@ export const listValue =
   };
 
 /** An option taking one string: `.option('root', text('--root', {...}))`. */
-export const text = <O extends { describe?: string; default?: string; demandOption?: true; nargs?: 1 }>(flag: string, o: O) =>
+type TextOptions = { describe?: string; default?: string; demandOption?: true; nargs?: 1 };
+export const text = <O extends TextOptions>(flag: string, o: O) =>
   ({ ...o, type: 'string', requiresArg: true, coerce: textValue(flag) }) as const;
+/** Options taking one string each, by name: the flag a refusal quotes is `--<name>`, so the name is written once. */
+export function texts<D extends Record<string, TextOptions>>(d: D): { [K in keyof D & string]: ReturnType<typeof text<D[K]>> } {
+  return Object.fromEntries(Object.entries(d).map(([name, o]) => [name, text(`--${name}`, o)])) as { [K in keyof D & string]: ReturnType<typeof text<D[K]>> };
+}
 /** An option taking one whole number, shown with its range. */
 export const count = (flag: string, min: number, max: number, describe: string) =>
   ({ type: 'string', requiresArg: true, describe: `${describe} [a whole number, ${min} to ${max}]`, coerce: countValue(flag, min, max) }) as const;
@@ -59,5 +64,7 @@ export const amount = (flag: string, max: number, describe: string) =>
   ({ type: 'string', requiresArg: true, describe: `${describe} [a number above 0, at most ${max}]`, coerce: amountValue(flag, max) }) as const;
 /** An option taking one or more strings. */
 export const list = (flag: string, describe?: string) => ({ type: 'array', string: true, describe, coerce: listValue(flag) }) as const;
+/** A switch, off unless given (`on`: on unless `--no-<name>`). */
+export const flag = (describe: string, on = false) => ({ type: 'boolean', default: on, describe }) as const;
 /** A positional taking one string. */
 export const word = (name: string, describe?: string) => ({ type: 'string', demandOption: true, describe, coerce: textValue(`<${name}>`) }) as const;

@@ -1,18 +1,18 @@
 // PCIe differences between two nodes' views: devices present and placed, GPU↔NIC classes, link training, ACS per bridge.
-import { ABSENT, nul, within } from '../model/fact.js';
+import { ABSENT, nul, valueOf, within } from '../model/fact.js';
 import type { Inventory, PathClass, PciDevice } from '../model/inventory.js';
 import { deviceName } from '../model/names.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
 import { diff, type Difference } from './types.js';
 import { devicesOf } from './by-bdf.js';
-import type { CompareView } from './view.js';
+import type { CompareView, NicView } from './view.js';
 
 const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
 /** How a device is named in a difference: `GPU H100 SXM5`, `mlx5_0 ConnectX-7`, or `bridge`. */
 export const what = (inv: Inventory, bdf: string): string => {
   const d = inv.pci.get(bdf);
-  const nic = inv.nics.find((n) => n.bdf === bdf);
+  const nic = inv.nics.find((n) => valueOf(n.bdf) === bdf);
   if (inv.gpus.some((g) => g.bdf === bdf)) return `GPU ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))}`;
   return nic ? `${nic.name} ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))}` : 'bridge';
 };
@@ -27,6 +27,8 @@ export function presence(a: CompareView, b: CompareView): Difference[] {
   for (const g of ga) if (!gb.has(g)) out.push(diff('major', 'device', g, whatOf(a, g), 'absent', 'inventory-extra'));
   const nb = new Map(b.nics.map((n) => [n.bdf ?? n.name, n]));
   const na = new Map(a.nics.map((n) => [n.bdf ?? n.name, n]));
+  // An adapter whose `device` link could not be read may sit anywhere: what hangs on it is a could-not-tell, not a verdict.
+  const unreadA = a.nics.filter((n) => n.bdfUnknown !== undefined).map((n) => n.name);
   const moved = new Set<string>();
   for (const [key, n] of nb) {
     const same = na.get(key);
@@ -35,14 +37,23 @@ export function presence(a: CompareView, b: CompareView): Difference[] {
       continue;
     }
     const byName = a.nics.find((x) => x.name === n.name && !nb.has(x.bdf ?? x.name));
-    if (byName) {
-      moved.add(byName.bdf ?? byName.name);
-      out.push(diff('critical', 'device', n.name, byName.bdf ?? '?', n.bdf ?? '?', 'topology-changed'));
-    } else out.push(diff('critical', 'device', n.name, 'missing', `${n.what} at ${n.bdf ?? '?'}`, 'inventory-missing'));
+    if (byName) moved.add(byName.bdf ?? byName.name);
+    const why = byName?.bdfUnknown ?? n.bdfUnknown;
+    if (byName && why !== undefined) out.push(diff('minor', 'device', n.name, at(byName), at(n), 'unknown-side'));
+    else if (byName) out.push(diff('critical', 'device', n.name, byName.bdf ?? '?', n.bdf ?? '?', 'topology-changed'));
+    else if (unreadA.length) out.push(diff('minor', 'device', n.name, `not found; ${unreadA.join(', ')} could not be placed`, `${n.what} at ${at(n)}`, 'unknown-side'));
+    else out.push(diff('critical', 'device', n.name, 'missing', `${n.what} at ${n.bdf ?? '?'}`, 'inventory-missing'));
   }
-  for (const [key, n] of na) if (!nb.has(key) && !moved.has(key)) out.push(diff('major', 'device', n.name, `${n.what} at ${n.bdf ?? '?'}`, 'absent', 'inventory-extra'));
+  for (const [key, n] of na) {
+    if (nb.has(key) || moved.has(key)) continue;
+    if (n.bdfUnknown !== undefined) out.push(diff('minor', 'device', n.name, `${n.what} at ${at(n)}`, 'absent', 'unknown-side'));
+    else out.push(diff('major', 'device', n.name, `${n.what} at ${n.bdf ?? '?'}`, 'absent', 'inventory-extra'));
+  }
   return out;
 }
+
+/** Where a NIC is, as a difference shows it: its address, `unknown (why)` when its link could not be read, or `?`. */
+const at = (n: NicView): string => n.bdf ?? (n.bdfUnknown !== undefined ? `unknown (${n.bdfUnknown})` : '?');
 
 const endpoints = (v: CompareView): string[] => [...v.gpus.map((g) => g.bdf), ...v.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
 

@@ -20,7 +20,7 @@ export function iommuModes(inv: Inventory): Map<string, string> {
     return t === 'identity' ? 'passthrough (identity)' : t === 'DMA' || t === 'DMA-FQ' ? `translated (${t})` : t;
   };
   for (const g of inv.gpus) out.set(g.bdf, mode(g.bdf));
-  for (const n of inv.nics) if (n.bdf) out.set(n.name, mode(n.bdf));
+  for (const n of inv.nics) if (n.bdf.state === 'present') out.set(n.name, mode(n.bdf.value));
   return out;
 }
 

@@ -9,7 +9,7 @@ import { atsState, driverText, iommuCmdline, iommuModes, limitText, mechanisms, 
 import { linkOf, payloadOf, policies, type PayloadView } from './payload.js';
 import { coolingStates } from './throttle.js';
 import { factText, nul, valueOf } from '../model/fact.js';
-import type { Inventory } from '../model/inventory.js';
+import type { Inventory, RdmaNic } from '../model/inventory.js';
 import { AREAS } from '../areas/index.js';
 import { linkText } from '../model/names.js';
 import { topoMatrix } from '../topo/matrix.js';
@@ -43,12 +43,23 @@ export interface DeviceView {
   readonly ats: string | null;
 }
 
+export interface NicView {
+  readonly name: string;
+  /** Its PCI function; null when it has none (soft RDMA) or its `device` link could not be read (then `bdfUnknown`). */
+  readonly bdf: string | null;
+  /** Why the `device` link could not be read; absent when it was (and in summaries written before it was recorded). */
+  readonly bdfUnknown?: string;
+  readonly what: string;
+  readonly fw: string;
+  readonly fwUnknown: boolean;
+}
+
 export interface CompareView {
   readonly version: typeof VIEW_VERSION;
   /** Every PCI device of the inventory, in its order. */
   readonly pci: readonly DeviceView[];
   readonly gpus: readonly { readonly bdf: string; readonly what: string; readonly bar1: Bar1View }[];
-  readonly nics: readonly { readonly name: string; readonly bdf: string | null; readonly what: string; readonly fw: string; readonly fwUnknown: boolean }[];
+  readonly nics: readonly NicView[];
   /** nvidia-smi's class of each GPU (by address) and NIC (by name), in the matrix's order. */
   readonly topo: { readonly gpus: readonly string[]; readonly nics: readonly string[]; readonly cells: readonly (readonly string[])[] };
   /** Bridges a GPU↔NIC peer transfer crosses, in first-met order. */
@@ -75,6 +86,11 @@ export interface CompareView {
   readonly fingerprint: string;
 }
 
+function nicView(inv: Inventory, n: RdmaNic): NicView {
+  const bdf = valueOf(n.bdf) ?? null;
+  return { name: n.name, bdf, ...(n.bdf.state === 'unknown' ? { bdfUnknown: n.bdf.why } : {}), what: what(inv, bdf ?? ''), fw: factText(n.fwVer), fwUnknown: n.fwVer.state === 'unknown' };
+}
+
 function fingerprint(inv: Inventory): string {
   const link = (bdf: string | null): string => {
     const d = bdf === null ? undefined : inv.pci.get(bdf);
@@ -84,7 +100,7 @@ function fingerprint(inv: Inventory): string {
     nul(inv.kernelRelease) ?? '',
     valueOf(inv.gpudirect.driver)?.version ?? '',
     ...inv.gpus.map((g) => `${g.bdf}:${link(g.bdf)}`),
-    ...inv.nics.map((n) => `${n.name}@${n.bdf ?? ''}:${factText(n.fwVer)}:${link(n.bdf)}`),
+    ...inv.nics.map((n) => `${n.name}@${n.bdf.state === 'unknown' ? '?' : (valueOf(n.bdf) ?? '')}:${factText(n.fwVer)}:${link(valueOf(n.bdf) ?? null)}`),
   ].join('|');
 }
 
@@ -118,7 +134,7 @@ export function compareView(inv: Inventory): CompareView {
     version: VIEW_VERSION,
     pci,
     gpus: inv.gpus.map((g) => ({ bdf: g.bdf, what: what(inv, g.bdf), bar1: bar1View(inv, g.bdf) })),
-    nics: inv.nics.map((n) => ({ name: n.name, bdf: n.bdf, what: what(inv, n.bdf ?? ''), fw: factText(n.fwVer), fwUnknown: n.fwVer.state === 'unknown' })),
+    nics: inv.nics.map((n) => nicView(inv, n)),
     topo: { gpus: m.gpus.map((g) => g.bdf), nics: m.nics.map((n) => n.name), cells: m.gpus.map((g) => m.nics.map((n) => m.cell(g.label, n.label))) },
     peerBridges: [...peer],
     cooling: [...coolingStates(inv)],

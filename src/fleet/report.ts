@@ -63,27 +63,19 @@ export interface FleetClass {
   readonly paths: readonly PathDistribution[];
 }
 
+/**
+ * What the summary counts: nodes named and read; nodes by verdict (flagged: differs, clean: ok); classes; rails low
+ * or absent on flagged nodes; nodes whose facts came from their summary, and from their snapshot (no summary, or one
+ * not used).
+ */
+export type SummaryCount = 'nodes' | 'read' | 'missing' | 'unreadable' | 'incomplete' | 'flagged' | 'clean' | 'classes' | 'lowRails' | 'absentRails' | 'fromSummary' | 'fromSnapshot';
+
 export interface FleetReport {
   readonly tool: 'gdrgate';
   readonly command: 'fleet report';
   readonly version: string;
   readonly dir: string;
-  readonly summary: {
-    readonly nodes: number;
-    readonly read: number;
-    readonly missing: number;
-    readonly unreadable: number;
-    readonly incomplete: number;
-    readonly flagged: number;
-    readonly clean: number;
-    readonly classes: number;
-    readonly impacts: Readonly<Record<Impact, number>>;
-    readonly lowRails: number;
-    readonly absentRails: number;
-    /** Nodes whose facts came from their summary, and from their snapshot (no summary, or one not used). */
-    readonly fromSummary: number;
-    readonly fromSnapshot: number;
-  };
+  readonly summary: Readonly<Record<SummaryCount, number>> & { readonly impacts: Readonly<Record<Impact, number>> };
   /** Nodes not judged at all (unreadable, missing), and why. */
   readonly missing: readonly NodeMissing[];
   readonly classes: readonly FleetClass[];

@@ -105,7 +105,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
   requireWithin('paths', gpuSk.length * nics.length);
   const wanted = new Set<Bdf>();
   for (const s of gpuSk) wanted.add(s.bdf);
-  for (const n of nics) if (n.bdf) wanted.add(n.bdf);
+  for (const n of nics) if (n.bdf.state === 'present') wanted.add(n.bdf.value);
   const endpoints = new Set(wanted);
   for (const b of endpoints) for (const br of byBdf.get(b)?.bridges ?? []) wanted.add(br);
   const detailed = await Promise.all(
@@ -115,7 +115,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
   const beside = besideConnectX(detailed, skeletons, wanted);
   detailed.push(...(await Promise.all(beside.map((s) => detailPci(host, s, notes, valueOf(s.classCode) !== 0x060400, pacer)))));
   const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => byText(a.bdf, b.bdf)).map((d) => [d.bdf, d]));
-  const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => n.bdf ?? ''), ...beside.map((s) => s.bdf)]
+  const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => valueOf(n.bdf) ?? ''), ...beside.map((s) => s.bdf)]
     .map((b) => valueOf(pci.get(b)?.iommuGroup ?? ABSENT))
     .filter((g): g is string => !!g);
   const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([

@@ -6,7 +6,7 @@ import { parseMemlock } from '../parsers/limits.js';
 import { factText, Notes } from './read.js';
 import { present, unknown, valueOf } from '../model/fact.js';
 
-async function limitOf(host: Host, who: string, pid: number | null, path: string, notes: Notes): Promise<ProcessMemlock> {
+async function limitOf(host: Host, who: string, pid: ProcessMemlock['pid'], path: string, notes: Notes): Promise<ProcessMemlock> {
   const r = await host.readText(path);
   if (!r.ok) return { who, pid, limit: unknown(r.reason) };
   const p = parseMemlock(r.value);
@@ -37,7 +37,7 @@ async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[],
 /** `pid`: the process the gate judges for (the agent's client, a Prolog); null: this process, /proc/self. */
 export async function readMemlock(host: Host, notes: Notes, pidFiles: readonly string[], pid: number | null = null): Promise<ProcessMemlock[]> {
   const selfProc = pid === null ? '/proc/self' : `/proc/${pid}`;
-  const self = limitOf(host, 'self', pid, `${selfProc}/limits`, notes);
+  const self = limitOf(host, 'self', pid ?? 'self', `${selfProc}/limits`, notes);
   const slurmd = await findSlurmd(host, notes, pidFiles, selfProc);
   const out = [await self];
   if (slurmd !== null) out.push(await limitOf(host, 'slurmd', slurmd, `/proc/${slurmd}/limits`, notes));

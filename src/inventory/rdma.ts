@@ -1,8 +1,9 @@
 // RDMA adapters from /sys/class/infiniband (drivers/infiniband/core/sysfs.c): PCI function, firmware, ports.
 import type { Host } from '../host/host.js';
-import type { RdmaNic, RdmaPort } from '../model/inventory.js';
+import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
+import type { Bdf, RdmaNic, RdmaPort } from '../model/inventory.js';
 import { BDF_RE, parseFwVer } from '../parsers/sysfs.js';
-import { factParsed, factText, Notes } from './read.js';
+import { factParsed, factText, Notes, readWhy } from './read.js';
 
 const CLASS = '/sys/class/infiniband';
 
@@ -10,6 +11,22 @@ async function port(host: Host, dir: string, n: number, notes: Notes): Promise<R
   const p = `${dir}/ports/${n}`;
   const [state, physState, rate, linkLayer] = await Promise.all(['state', 'phys_state', 'rate', 'link_layer'].map((a) => factText(host, `${p}/${a}`, notes)));
   return { port: n, state: state!, physState: physState!, rate: rate!, linkLayer: linkLayer! };
+}
+
+/**
+ * The PCI function a `device` link resolves to. No link, or one to a device that is not a PCI function (siw on the
+ * loopback takes the netdev itself as its parent: drivers/infiniband/sw/siw/siw_main.c siw_device_create), is absent;
+ * a link that cannot be resolved is unknown: the adapter may well sit on a PCI function, which one cannot be told.
+ */
+async function pciFunction(host: Host, link: string, notes: Notes): Promise<Fact<Bdf>> {
+  const r = await host.realPath(link);
+  if (!r.ok) {
+    if (r.missing) return ABSENT;
+    notes.add(link, r.reason);
+    return unknown(readWhy(link, r.reason));
+  }
+  const last = r.value.slice(r.value.lastIndexOf('/') + 1);
+  return BDF_RE.test(last) ? present(last) : ABSENT;
 }
 
 export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
@@ -21,8 +38,7 @@ export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
   return Promise.all(
     ls.value.map(async (name): Promise<RdmaNic> => {
       const dir = `${CLASS}/${name}`;
-      const dev = await host.realPath(`${dir}/device`);
-      const bdf = dev.ok ? (dev.value.split('/').pop() ?? '') : '';
+      const bdf = await pciFunction(host, `${dir}/device`, notes);
       const ports = await host.list(`${dir}/ports`);
       const nums = ports.ok ? ports.value.filter((p) => /^\d+$/.test(p)).map(Number).sort((a, b) => a - b) : [];
       const [fwVer, nodeGuid, portList] = await Promise.all([
@@ -31,7 +47,7 @@ export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
         factText(host, `${dir}/node_guid`, notes),
         Promise.all(nums.map((n) => port(host, dir, n, notes))),
       ]);
-      return { name, bdf: BDF_RE.test(bdf) ? bdf : null, fwVer, nodeGuid, ports: portList };
+      return { name, bdf, fwVer, nodeGuid, ports: portList };
     }),
   );
 }

@@ -58,7 +58,12 @@ export interface RdmaPort {
 
 export interface RdmaNic {
   readonly name: string; // mlx5_0
-  readonly bdf: Bdf | null;
+  /**
+   * The PCI function `/sys/class/infiniband/<name>/device` resolves to. Absent: no `device` link, or one to a device that
+   * is not a PCI function (soft RoCE rxe; siw on the loopback takes the netdev itself as parent, drivers/infiniband/sw/siw
+   * siw_device_create). Unknown: the link could not be resolved (permission, a loop, a link leaving the root).
+   */
+  readonly bdf: Fact<Bdf>;
   /** `fw_ver`; an empty or unreadable file is unknown, never a version. */
   readonly fwVer: Fact<string>;
   readonly nodeGuid: Fact<string>;
@@ -81,7 +86,12 @@ export interface Limit {
 
 export interface ProcessMemlock {
   readonly who: string; // "self", "slurmd", "job"
-  readonly pid: number | null;
+  /**
+   * Which process, a key rather than a fact judged: `self` is /proc/self, the gate's own process, whose number is never
+   * read; a number is the agent's client (given by its request) or slurmd, listed only once found by walking /proc, so
+   * an entry's number is never missing or unreadable.
+   */
+  readonly pid: number | 'self';
   /** Never absent: a process whose limits file cannot be read is unknown. */
   readonly limit: Readable<Limit>;
 }

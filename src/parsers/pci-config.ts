@@ -2,7 +2,7 @@
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { AcsBits, AcsCap, AerCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
 import { ConfigReader, hex } from './config-reader.js';
-import { decodeDevCtl, payloadSize } from './pci-devctl.js';
+import { decodeDevCtl, flags, payloadSize } from './pci-devctl.js';
 import { CAP_ID_SSVID, decodeSubsystem } from './pci-subsystem.js';
 
 /** Predefined header (PCI Local Bus 3.0 §6.1); all an unprivileged sysfs read returns. */
@@ -281,18 +281,9 @@ function readAer(cfg: ConfigReader, at: number, problems: string[]): Fact<AerCap
   return present({ offset: at, uncorStatus: r(0x04), uncorMask: r(0x08), uncorSeverity: r(0x0c), corStatus: r(0x10), corMask: r(0x14) });
 }
 
-function acsBits(reg: number): AcsBits {
-  const bit = (n: number): boolean => (reg & (1 << n)) !== 0;
-  return {
-    srcValid: bit(0),
-    transBlk: bit(1),
-    reqRedir: bit(2),
-    cmpltRedir: bit(3),
-    upstreamFwd: bit(4),
-    egressCtrl: bit(5),
-    directTrans: bit(6),
-  };
-}
+/** ACS Capability and Control share one layout (§7.7.11.2, §7.7.11.3): V B R C U E T, bits 0 to 6. */
+const ACS_BITS: Readonly<Record<keyof AcsBits, number>> = { srcValid: 0, transBlk: 1, reqRedir: 2, cmpltRedir: 3, upstreamFwd: 4, egressCtrl: 5, directTrans: 6 };
+const acsBits = (reg: number): AcsBits => flags(reg, ACS_BITS);
 
 function speed(code: number): GTs {
   return SPEEDS[code - 1] ?? null;

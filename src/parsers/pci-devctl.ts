@@ -6,19 +6,26 @@ import type { DevCtl } from '../model/pci.js';
 export const payloadSize = (code: number): number | null => (code <= 5 ? 128 << code : null);
 const size = payloadSize;
 
+/** A register's one-bit fields, each named with its bit number: the table is the register's layout, said once. */
+export function flags<K extends string>(reg: number, bits: Readonly<Record<K, number>>): Record<K, boolean> {
+  const out = {} as Record<K, boolean>;
+  for (const k of Object.keys(bits) as K[]) out[k] = (reg & (1 << bits[k])) !== 0;
+  return out;
+}
+
+/** Device Control's enables (§7.5.3.4): error reporting 3:0, Relaxed Ordering 4, Extended Tag 8, No Snoop 11. */
+const DEVCTL_BITS: Readonly<Record<Exclude<keyof DevCtl, 'mps' | 'mrrs'>, number>> = {
+  corrErr: 0,
+  nonFatalErr: 1,
+  fatalErr: 2,
+  unsupReq: 3,
+  relaxedOrdering: 4,
+  extTag: 8,
+  noSnoop: 11,
+};
+
 export function decodeDevCtl(reg: number): DevCtl {
-  const bit = (n: number): boolean => (reg & (1 << n)) !== 0;
-  return {
-    corrErr: bit(0),
-    nonFatalErr: bit(1),
-    fatalErr: bit(2),
-    unsupReq: bit(3),
-    relaxedOrdering: bit(4),
-    extTag: bit(8),
-    noSnoop: bit(11),
-    mps: size((reg >> 5) & 7),
-    mrrs: size((reg >> 12) & 7),
-  };
+  return { ...flags(reg, DEVCTL_BITS), mps: size((reg >> 5) & 7), mrrs: size((reg >> 12) & 7) };
 }
 
 /** `RlxdOrd+ MaxPayload 256 bytes, MaxReadReq 4096 bytes`: the part of lspci's DevCtl a report needs. */

@@ -31,8 +31,9 @@ function ibWriteSpecs(inv: Inventory, c: ProbesConfig, tool: string): ProbeSpec[
   const near = nearestGpus(inv);
   const units: ProbeSpec[][] = [];
   for (const nic of inv.nics) {
-    if (nic.bdf === null || (s.hcas !== null && !s.hcas.includes(nic.name))) continue;
-    const numaNode = c.tools.numactl !== null ? (valueOf(inv.pci.get(nic.bdf)?.numaNode ?? ABSENT) ?? null) : null;
+    const bdf = valueOf(nic.bdf);
+    if (bdf === undefined || (s.hcas !== null && !s.hcas.includes(nic.name))) continue;
+    const numaNode = c.tools.numactl !== null ? (valueOf(inv.pci.get(bdf)?.numaNode ?? ABSENT) ?? null) : null;
     const numactl = c.tools.numactl !== null && numaNode !== null ? { path: c.tools.numactl, node: numaNode } : null;
     const base = [
       '-d', nic.name, '-s', String(s.msgSize),

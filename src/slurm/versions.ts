@@ -6,17 +6,25 @@ export const RELEASES = ['22.05', '23.02', '23.11', '24.05', '24.11', '25.05', '
 export type Release = (typeof RELEASES)[number];
 export const OLDEST: Release = '22.05';
 
-export interface Features {
-  /** Prolog= and Epilog= may be given on several lines, run one after another (read_config.c: S_P_ARRAY, 24.05). */
-  readonly multiPrologLines: boolean;
-  /** PrologFlags the release accepts (read_config.c prolog_str2flags); any other fails slurmctld's start. */
+/** What a release turned on, with the first release that has it: each switch of `features()` said once. */
+const SINCE = {
+  /** Prolog= and Epilog= may be given on several lines, run one after another (read_config.c: S_P_ARRAY). */
+  multiPrologLines: '24.05',
+  /** PrologTimeout= and EpilogTimeout=, each overriding PrologEpilogTimeout for its side. */
+  splitTimeouts: '25.05',
+  /** Prolog=/Epilog= may be a bare name, found beside slurm.conf and shipped to configless nodes. */
+  relativePrologEpilog: '23.11',
+  /** The same for TaskProlog=. */
+  relativeTaskProlog: '25.11',
+} as const satisfies Record<string, Release>;
+
+/** PrologFlags every release accepts (read_config.c prolog_str2flags), then those a release added, with it. */
+const BASE_FLAGS = ['Alloc', 'Contain', 'DeferBatch', 'NoHold', 'Serial', 'X11'];
+const FLAGS_SINCE = { ForceRequeueOnFail: '23.02', RunInJob: '24.05' } as const satisfies Record<string, Release>;
+
+export type Features = { readonly [K in keyof typeof SINCE]: boolean } & {
+  /** PrologFlags the release accepts; any other fails slurmctld's start. */
   readonly prologFlags: readonly string[];
-  /** PrologTimeout= and EpilogTimeout=, each overriding PrologEpilogTimeout for its side (25.05). */
-  readonly splitTimeouts: boolean;
-  /** Prolog=/Epilog= may be a bare name, found beside slurm.conf and shipped to configless nodes (23.11). */
-  readonly relativePrologEpilog: boolean;
-  /** The same for TaskProlog= (25.11). */
-  readonly relativeTaskProlog: boolean;
   /**
    * PrologFlags that set Alloc themselves (prolog_str2flags: Contain, X11, RunInJob, ForceRequeueOnFail; NoHold in
    * _validate_and_set_defaults): with one of these the site's Prolog already runs at allocation. 26.05's DeferBatch
@@ -24,20 +32,13 @@ export interface Features {
    * holds whatever the release.
    */
   readonly impliesAlloc: readonly string[];
-}
-
-const BASE_FLAGS = ['Alloc', 'Contain', 'DeferBatch', 'NoHold', 'Serial', 'X11'];
+};
 
 export function features(r: Release): Features {
   const at = (min: Release): boolean => RELEASES.indexOf(r) >= RELEASES.indexOf(min);
-  return {
-    multiPrologLines: at('24.05'),
-    prologFlags: [...BASE_FLAGS, ...(at('23.02') ? ['ForceRequeueOnFail'] : []), ...(at('24.05') ? ['RunInJob'] : [])],
-    splitTimeouts: at('25.05'),
-    relativePrologEpilog: at('23.11'),
-    relativeTaskProlog: at('25.11'),
-    impliesAlloc: IMPLIES_ALLOC,
-  };
+  const switches = Object.fromEntries(Object.entries(SINCE).map(([k, min]) => [k, at(min)])) as { [K in keyof typeof SINCE]: boolean };
+  const flags = (Object.keys(FLAGS_SINCE) as (keyof typeof FLAGS_SINCE)[]).filter((k) => at(FLAGS_SINCE[k]));
+  return { ...switches, prologFlags: [...BASE_FLAGS, ...flags], impliesAlloc: IMPLIES_ALLOC };
 }
 
 /** The flags that set Alloc in every release (features().impliesAlloc adds a release's own). */

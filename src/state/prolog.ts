@@ -16,17 +16,13 @@ export function parseJobGpus(s: string | undefined): number[] | null {
   return s.split(',').map(Number);
 }
 
-export interface StateInput {
-  readonly job: string;
-  readonly uid: number;
-  readonly node: string;
+/** The record's own fields as they are, and what the rest of it is made from. */
+export type StateInput = Pick<PrologState, 'job' | 'uid' | 'node' | 'memlockMin' | 'jobGpus'> & {
   readonly inv: Inventory;
-  readonly memlockMin: Bytes | null;
   readonly devInfiniband: readonly string[];
   readonly dev: readonly string[];
-  readonly jobGpus: readonly number[] | null;
   readonly now: Date;
-}
+};
 
 /** Pure: the record from the inventory the gate already gathered. */
 export function buildPrologState(i: StateInput): PrologState {

@@ -1,10 +1,11 @@
 // The GPU/NIC matrix of `nvidia-smi topo -m`, computed from the inventory (PCIe classes only; NVLink is not in sysfs).
-import { ABSENT, nul } from '../model/fact.js';
+import { ABSENT, nul, valueOf } from '../model/fact.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { classify, numaAffinity, type PathInfo } from './classify.js';
 
 export interface TopoMatrix {
   readonly gpus: readonly { readonly label: string; readonly bdf: string }[];
+  /** `bdf`: null when the adapter has no PCI function or its `device` link could not be read (its cells are then `?`). */
   readonly nics: readonly { readonly label: string; readonly name: string; readonly bdf: string | null }[];
   cell(a: string, b: string): string;
   path(a: string, b: string): PathInfo | null;
@@ -23,7 +24,7 @@ export function topoMatrix(inv: Inventory): TopoMatrix {
 
 function buildMatrix(inv: Inventory): TopoMatrix {
   const gpus = inv.gpus.map((g, i) => ({ label: `GPU${i}`, bdf: g.bdf }));
-  const nics = inv.nics.map((n, i) => ({ label: `NIC${i}`, name: n.name, bdf: n.bdf }));
+  const nics = inv.nics.map((n, i) => ({ label: `NIC${i}`, name: n.name, bdf: valueOf(n.bdf) ?? null }));
   const dev = new Map<string, PciDevice | undefined>();
   for (const g of gpus) dev.set(g.label, inv.pci.get(g.bdf));
   for (const n of nics) dev.set(n.label, n.bdf ? inv.pci.get(n.bdf) : undefined);

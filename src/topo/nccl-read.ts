@@ -1,6 +1,6 @@
 // Gathers what NCCL's topology detection reads from sysfs for this node's GPUs and RDMA adapters, through the Host,
 // and hands it to the pure builder (topo/nccl-xml.ts). Reads only files: no process, no driver call.
-import { nul } from '../model/fact.js';
+import { nul, valueOf } from '../model/fact.js';
 import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
@@ -53,11 +53,14 @@ export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
     const d = inv.pci.get(g.bdf);
     if (d) out.push({ sysPath: d.sysPath, kind: 'gpu' });
   }
-  const nics = inv.nics.filter((n) => n.bdf !== null && inv.pci.has(n.bdf)).sort((a, b) => natural(a.name, b.name));
-  nics.forEach((n) => {
+  const nics = inv.nics.flatMap((n) => {
+    const d = inv.pci.get(valueOf(n.bdf) ?? '');
+    return d ? [{ n, d }] : [];
+  });
+  nics.sort((a, b) => natural(a.n.name, b.n.name)).forEach(({ n, d }) => {
     const port = n.ports.find((p) => p.state.state === 'present' && /^4:/.test(p.state.value));
     if (!port) return;
-    out.push({ sysPath: inv.pci.get(n.bdf!)!.sysPath, kind: 'nic', net: { name: n.name, dev: out.filter((e) => e.net).length, port: port.port, rate: nul(port.rate) } });
+    out.push({ sysPath: d.sysPath, kind: 'nic', net: { name: n.name, dev: out.filter((e) => e.net).length, port: port.port, rate: nul(port.rate) } });
   });
   return out;
 }

@@ -21,8 +21,11 @@ interface Opt {
 }
 
 const FILE = path.join(REPO, 'src/cli/commands.ts');
-const source = ts.createSourceFile(FILE, readFileSync(FILE, 'utf8'), ts.ScriptTarget.Latest, true);
+const parse = (file: string): ts.SourceFile => ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+const source = parse(FILE);
 const consts = new Map<string, ts.Expression>();
+/** Flag tables commands.ts imports from modules of their own (`.options(FLEET_REPORT_FLAGS)`). */
+const TABLES = ['src/cli/fleet-flags.ts'];
 
 const callName = (n: ts.Node): string | null =>
   ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) ? n.expression.name.text : ts.isCallExpression(n) && ts.isIdentifier(n.expression) ? n.expression.text : null;
@@ -32,7 +35,8 @@ const literal = (n: ts.Node | undefined): string | null => (n && (ts.isStringLit
 function commandOf(n: ts.Node): string[] {
   const names: string[] = [];
   for (let p: ts.Node | undefined = n.parent, child: ts.Node = n; p; child = p, p = p.parent) {
-    if (callName(p) === 'command' && ts.isCallExpression(p) && p.arguments.includes(child as ts.Expression)) {
+    // `.command(name, …)`, or `sub(name, …)` inside a group of subcommands.
+    if ((callName(p) === 'command' || callName(p) === 'sub') && ts.isCallExpression(p) && p.arguments.includes(child as ts.Expression)) {
       const first = p.arguments[0]!;
       const name = literal(first) ?? (ts.isArrayLiteralExpression(first) ? literal(first.elements[0]) : null);
       if (name) names.unshift(name.split(' ')[0]!);
@@ -44,6 +48,7 @@ function commandOf(n: ts.Node): string[] {
 function kindOf(e: ts.Expression): { kind: Kind; demanded: boolean; args: string[] } | null {
   if (ts.isIdentifier(e) && consts.has(e.text)) return kindOf(consts.get(e.text)!);
   const fn = callName(e);
+  if (fn === 'flag') return { kind: 'boolean', demanded: false, args: [] };
   if (fn && ts.isCallExpression(e) && ['text', 'list', 'count', 'amount', 'word'].includes(fn)) {
     const obj = e.arguments.find(ts.isObjectLiteralExpression);
     const demanded = fn === 'word' || (obj?.properties.some((p) => p.name?.getText() === 'demandOption') ?? false);
@@ -63,9 +68,31 @@ function kindOf(e: ts.Expression): { kind: Kind; demanded: boolean; args: string
 
 const opts: Opt[] = [];
 const unshaped: string[] = [];
+const keep = (n: ts.Node): void => {
+  if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer) consts.set(n.name.text, n.initializer);
+  ts.forEachChild(n, keep);
+};
+for (const f of TABLES) keep(parse(path.join(REPO, f)));
+/** A table of options by name: `{ json: flag(…), html: text('--html', …) }`, or `texts({ conf: { describe } })` (each a text option). */
+function table(n: ts.CallExpression, e: ts.Expression): void {
+  const at = n.getStart();
+  if (ts.isIdentifier(e) && consts.has(e.text)) return table(n, consts.get(e.text)!);
+  if (ts.isAsExpression(e)) return table(n, e.expression);
+  const texts = callName(e) === 'texts' && ts.isCallExpression(e) ? e.arguments[0] : undefined;
+  const obj = texts ?? e;
+  if (!ts.isObjectLiteralExpression(obj)) return void unshaped.push(`${commandOf(n).join(' ')} .options(${e.getText().slice(0, 40)})`);
+  for (const p of obj.properties.filter(ts.isPropertyAssignment)) {
+    const name = literal(p.name) ?? p.name.getText();
+    const demanded = ts.isObjectLiteralExpression(p.initializer) && p.initializer.properties.some((q) => q.name?.getText() === 'demandOption');
+    const k = texts ? { kind: 'text' as const, demanded, args: [] } : kindOf(p.initializer);
+    if (!k) unshaped.push(`${commandOf(n).join(' ')} --${name}`);
+    else opts.push({ command: commandOf(n), name, ...k, at });
+  }
+}
 (function walk(n: ts.Node): void {
   if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer) consts.set(n.name.text, n.initializer);
   const fn = callName(n);
+  if (fn === 'options' && ts.isCallExpression(n) && n.arguments.length === 1) table(n, n.arguments[0]!);
   if ((fn === 'option' || fn === 'positional') && ts.isCallExpression(n) && n.arguments.length === 2) {
     const name = literal(n.arguments[0])!;
     const k = kindOf(n.arguments[1]!);

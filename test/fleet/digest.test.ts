@@ -23,7 +23,7 @@ function otherOwn(inv: Inventory): Inventory {
     hostname: present(`${nul(inv.hostname) ?? 'x'}-other`),
     bootId: present('00000000-1111-2222-3333-444444444444'),
     notes: [...inv.notes, '/proc/x: a note of this node only'],
-    memlock: inv.memlock.map((m, i) => ({ ...m, pid: m.pid === null ? 4242 + i : null })),
+    memlock: inv.memlock.map((m, i) => ({ ...m, pid: m.pid === 'self' ? 4242 + i : 'self' })),
     nics: inv.nics.map((n, i) => ({ ...n, nodeGuid: n.nodeGuid.state === 'present' ? ABSENT : present(`0000:0000:0000:000${i}`) })),
   };
 }

@@ -15,6 +15,8 @@ export interface Recorded {
   readonly files: readonly string[];
   /** Every directory it listed. */
   readonly lists: readonly string[];
+  /** Every link it resolved or read (`device`, `driver`, `iommu_group`, a device's directory): these can only be unreadable. */
+  readonly links: readonly string[];
   readonly inv: Inventory;
 }
 
@@ -25,7 +27,8 @@ export async function record(src: Host, opts: BuildOptions = {}): Promise<Record
   host.recording = false;
   const files = [...new Set(host.requests.filter((r) => r.op === 'read').map((r) => r.path))];
   const lists = [...new Set(host.requests.filter((r) => r.op === 'list').map((r) => r.path))];
-  return { host, files, lists, inv };
+  const links = [...new Set(host.requests.filter((r) => r.op === 'realPath' || r.op === 'readLink').map((r) => r.path))];
+  return { host, files, lists, links, inv };
 }
 
 const BDF = /^([0-9a-f]{4}:[0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/;
@@ -136,12 +139,19 @@ export class MutatingHost implements Host {
     return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
   }
 
+  /** A link of the case that cannot be followed: a loop, as FsHost words ELOOP. */
+  private brokenLink(p: string): ReadResult<string> | null {
+    return p === this.c.file && this.c.kind === 'unreadable' ? { ok: false, missing: false, reason: `ELOOP: too many symbolic links encountered, '${p}'` } : null;
+  }
+
   readLink(p: string): Promise<ReadResult<string>> {
-    return this.base.readLink(this.map(p));
+    const broken = this.brokenLink(p);
+    return broken ? Promise.resolve(broken) : this.base.readLink(this.map(p));
   }
 
   realPath(p: string): Promise<ReadResult<string>> {
-    return this.base.realPath(this.map(p));
+    const broken = this.brokenLink(p);
+    return broken ? Promise.resolve(broken) : this.base.realPath(this.map(p));
   }
 
   lstat(p: string): Promise<ReadResult<StatInfo>> {

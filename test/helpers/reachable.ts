@@ -2,6 +2,7 @@
 // home on Debian) cannot be traversed by the job user. A copy of the build (dist, schemas, package.json and the
 // production dependencies it loads from node_modules) under a directory of the test's, world-readable.
 import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { REPO } from './paths.js';
 
@@ -81,4 +82,26 @@ export function reachableNode(cli: string): string {
   }
   chmodSync(node, 0o755);
   return node;
+}
+
+export interface Ran {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * The reachable build (`cli`, with a reachable `node`) as Slurm starts a hook: cwd /, only PATH and `env`, as `uid` when
+ * given. Through env(1) -u NODE_OPTIONS: tap's processinfo puts its NODE_OPTIONS (an --import from the checkout's
+ * node_modules) back into every child's environment, and the job user cannot load it from a 0700 home.
+ */
+export function runBuilt(node: string, cli: string, args: readonly string[], env: Record<string, string>, uid?: number): Ran {
+  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', node, cli, ...args], {
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    timeout: 60_000,
+    cwd: '/',
+    ...(uid !== undefined ? { uid, gid: uid } : {}),
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }

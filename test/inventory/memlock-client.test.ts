@@ -17,7 +17,7 @@ t.test("a client's /proc/<pid>: its memlock, not this process's", async (t) => {
   }
   const host = new FsHost('/');
   const mine = await readMemlock(host, new Notes(), []);
-  t.equal(mine[0]!.pid, null, '/proc/self: no pid in the subject');
+  t.equal(mine[0]!.pid, 'self', '/proc/self: no pid in the subject');
   const my = mine[0]!.limit;
   if (my.state !== 'present') throw new Error(`own memlock unreadable: ${my.why}`);
   t.not(my.value.soft, 48 * 1024, "this process's own soft limit is another");

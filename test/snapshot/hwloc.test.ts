@@ -80,7 +80,7 @@ t.test('hwloc on an unpacked snapshot agrees with the inventory on PCI devices, 
   const listed = await new FsHost(unpacked).list('/sys/bus/pci/devices');
   t.same([...byBdf.keys()].sort(), listed.ok ? listed.value : [], 'hwloc sees every PCI function of the snapshot, the NVMe drive included');
   t.same(numaNodes(byBdf.get('0000:e1:00.0')!), [1], 'the NVMe drive sits on socket 1');
-  for (const bdf of [...inv.gpus.map((g) => g.bdf), ...inv.nics.map((n) => n.bdf!)]) {
+  for (const bdf of [...inv.gpus.map((g) => g.bdf), ...inv.nics.map((n) => valueOf(n.bdf)!)]) {
     const o = byBdf.get(bdf);
     const d = inv.pci.get(bdf)!;
     if (!t.ok(o, `hwloc has ${bdf}`) || !o) continue;
@@ -92,8 +92,8 @@ t.test('hwloc on an unpacked snapshot agrees with the inventory on PCI devices, 
     t.same(up, d.bridges, `${bdf} parent bridges ${d.bridges.join(' > ')}`);
   }
   for (const n of inv.nics) {
-    const os = byBdf.get(n.bdf!)?.kids.find((k) => k.attrs.type === 'OSDev');
-    t.equal(os?.attrs.name, n.name, `${n.bdf} is ${n.name} for hwloc too`);
+    const os = byBdf.get(valueOf(n.bdf)!)?.kids.find((k) => k.attrs.type === 'OSDev');
+    t.equal(os?.attrs.name, n.name, `${valueOf(n.bdf)} is ${n.name} for hwloc too`);
   }
   t.equal(new Set(inv.gpus.map((g) => numaOf(inv, inv.pci.get(g.bdf)!))).size, 2, 'two sockets carry GPUs');
 });

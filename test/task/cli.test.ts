@@ -1,11 +1,10 @@
 // The built CLI end to end without Slurm: `gdrgate prolog` records the job's state, `gdrgate task` (as the
 // job's user, with Slurm's TaskProlog environment) prints TaskProlog lines and leaves task.json, `gdrgate
 // epilog` logs it and removes the directory. Fixture roots from test/gen + hand-written /dev.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { reachableBuild, reachableNode } from '../helpers/reachable.js';
+import { reachableBuild, reachableNode, runBuilt, type Ran } from '../helpers/reachable.js';
 import { jobRoot } from './_roots.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -17,25 +16,8 @@ let CLI = '';
 /** A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home). */
 let NODE = process.execPath;
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-/**
- * Through env(1) -u NODE_OPTIONS: tap's processinfo puts its NODE_OPTIONS (an --import from the checkout's
- * node_modules) back into every child's environment, and the job user cannot load it from a 0700 home.
- */
-function run(args: string[], env: Record<string, string>, uid?: number): Ran {
-  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', NODE, CLI, ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    timeout: 60_000,
-    cwd: '/',
-    ...(uid !== undefined ? { uid, gid: uid } : {}),
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** The reachable build as Slurm starts it (test/helpers/reachable.ts runBuilt). */
+const run = (args: string[], env: Record<string, string>, uid?: number): Ran => runBuilt(NODE, CLI, args, env, uid);
 
 if (!isRoot) t.skip('task CLI: needs root (the prolog chowns to the job uid; the task runs as that uid)', () => {});
 else await main();

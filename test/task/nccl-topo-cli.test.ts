@@ -1,11 +1,10 @@
 // The built CLI end to end without Slurm: a class with ncclTopo makes the Prolog write the node's NCCL topology file,
 // the TaskProlog exports NCCL_TOPO_FILE to a job whose /sys is flattened and not to one with the host's view, and the
 // Epilog records which it was.
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { reachableBuild, reachableNode } from '../helpers/reachable.js';
+import { reachableBuild, reachableNode, runBuilt, type Ran } from '../helpers/reachable.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as V100 } from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
@@ -17,22 +16,8 @@ let CLI = '';
 /** A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home). */
 let NODE = process.execPath;
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-/** Through env(1) -u NODE_OPTIONS, as test/task/cli.test.ts does (the job user cannot load tap's import hook). */
-function run(args: string[], env: Record<string, string>, uid?: number): Ran {
-  const r = spawnSync('/usr/bin/env', ['-u', 'NODE_OPTIONS', NODE, CLI, ...args], {
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
-    timeout: 60_000,
-    cwd: '/',
-    ...(uid !== undefined ? { uid, gid: uid } : {}),
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** The reachable build as Slurm starts it (test/helpers/reachable.ts runBuilt). */
+const run = (args: string[], env: Record<string, string>, uid?: number): Ran => runBuilt(NODE, CLI, args, env, uid);
 
 /** The same GPUs and adapters, each alone on a root bus of its own: a container's flattened /sys. */
 function flattened(n: GenNode): GenNode {

@@ -1,0 +1,14 @@
+// The flags of `fleet report`, declared once: yargs reads the table (commands.ts), the command's argument type
+// (cli/fleet.ts) derives from it. A module of its own, light, so that the command line's parser loads no fleet code.
+import type { InferredOptionTypes } from 'yargs';
+import { flag, text } from './options.js';
+
+export const FLEET_REPORT_FLAGS = {
+  json: flag('print JSON (schemas/fleet-report.schema.json)'),
+  html: text('--html', { describe: 'also write one self-contained HTML report to this file' }),
+  baseline: text('--baseline', { describe: "group nodes by this baseline's classes (default: the whole directory is one class)" }),
+  prometheus: text('--prometheus', { describe: 'also read bandwidth figures (gdrgate_* series) from this Prometheus URL' }),
+} as const;
+
+/** `fleet report <dir>` as yargs hands it over: the directory and the flags above. */
+export type FleetReportArgs = { readonly dir: string } & Readonly<InferredOptionTypes<typeof FLEET_REPORT_FLAGS>>;
