@@ -6,12 +6,13 @@ import { DEFAULT_BLOB } from '../startup/make.js';
 import { out } from '../host/stdout.js';
 import { amount, count, flag, list, text, texts, word } from './options.js';
 import { faultHelp } from '../drill/fault.js';
-import { FLEET_REPORT_FLAGS } from './fleet-flags.js';
+import { fleetReportArgs } from './fleet-flags.js';
 
 const root = text('--root', { default: '/', describe: 'read the node under this directory (a capture) instead of /' });
 const json = flag('print the JSON report (schemas/report.schema.json)');
 const config = text('--config', { describe: 'config JSON (default $GDRGATE_CONFIG, then /etc/gdrgate/config.json)' });
 const node = text('--node', { describe: 'node name (default: SLURMD_NODENAME, then hostname)' });
+const REPORT = "judge a directory of node snapshots (<node>.tar.gz) and spools (<node>.samples.jsonl): each class's majority, the nodes that differ, weak rails; worst first";
 
 /** One subcommand of a group, its name kept for the group's refusal. */
 interface Sub<T> {
@@ -204,15 +205,7 @@ export async function main(argv: string[]): Promise<number> {
     )
     .command('fleet', 'the fleet view: every node of a class against the others (snapshots and sample spools of many nodes)', (y) =>
       group(y, 'fleet', (sub) => [
-        sub(
-          'report <dir>',
-          "judge a directory of node snapshots (<node>.tar.gz) and spools (<node>.samples.jsonl): each class's majority, the nodes that differ, weak rails; worst first",
-          (z) =>
-            z
-              .positional('dir', word('dir', 'directory of <node>.tar.gz snapshots and <node>.samples.jsonl spools'))
-              .options(FLEET_REPORT_FLAGS),
-          (a) => set(import('./fleet.js').then((m) => m.fleetReportCommand(a))),
-        ),
+        sub('report <dir>', REPORT, fleetReportArgs, (a) => set(import('./fleet.js').then((m) => m.fleetReportCommand(a)))),
         sub(
           'collect',
           'run gdrgate snapshot on every node through one srun step into DIR/<node>.tar.gz',

@@ -1,7 +1,8 @@
-// The flags of `fleet report`, declared once: yargs reads the table (commands.ts), the command's argument type
-// (cli/fleet.ts) derives from it. A module of its own, light, so that the command line's parser loads no fleet code.
-import type { InferredOptionTypes } from 'yargs';
-import { flag, text } from './options.js';
+// The arguments of `fleet report`, declared once: yargs reads them (fleetReportArgs, in commands.ts), the command's
+// argument type (cli/fleet.ts) derives from them. A module of its own, light, so that the command line's parser
+// loads no fleet code.
+import type { Argv, InferredOptionTypes } from 'yargs';
+import { flag, text, word } from './options.js';
 
 export const FLEET_REPORT_FLAGS = {
   json: flag('print JSON (schemas/fleet-report.schema.json)'),
@@ -12,3 +13,7 @@ export const FLEET_REPORT_FLAGS = {
 
 /** `fleet report <dir>` as yargs hands it over: the directory and the flags above. */
 export type FleetReportArgs = { readonly dir: string } & Readonly<InferredOptionTypes<typeof FLEET_REPORT_FLAGS>>;
+
+/** `fleet report`'s builder: its directory and its flags. */
+export const fleetReportArgs = <T>(z: Argv<T>) =>
+  z.positional('dir', word('dir', 'directory of <node>.tar.gz snapshots and <node>.samples.jsonl spools')).options(FLEET_REPORT_FLAGS);

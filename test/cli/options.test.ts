@@ -24,8 +24,10 @@ const FILE = path.join(REPO, 'src/cli/commands.ts');
 const parse = (file: string): ts.SourceFile => ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
 const source = parse(FILE);
 const consts = new Map<string, ts.Expression>();
-/** Flag tables commands.ts imports from modules of their own (`.options(FLEET_REPORT_FLAGS)`). */
+/** Flag tables and builders commands.ts imports from modules of their own (`.options(FLEET_REPORT_FLAGS)`, `fleetReportArgs`). */
 const TABLES = ['src/cli/fleet-flags.ts'];
+/** The command path of the builder being walked when it lies in another module (its nodes have no `sub(…)` above them). */
+let builderOf: string[] | null = null;
 
 const callName = (n: ts.Node): string | null =>
   ts.isCallExpression(n) && ts.isPropertyAccessExpression(n.expression) ? n.expression.name.text : ts.isCallExpression(n) && ts.isIdentifier(n.expression) ? n.expression.text : null;
@@ -33,6 +35,7 @@ const literal = (n: ts.Node | undefined): string | null => (n && (ts.isStringLit
 
 /** The command path of a node: the first word of each `.command(name, ...)` whose arguments hold it. */
 function commandOf(n: ts.Node): string[] {
+  if (builderOf) return builderOf;
   const names: string[] = [];
   for (let p: ts.Node | undefined = n.parent, child: ts.Node = n; p; child = p, p = p.parent) {
     // `.command(name, …)`, or `sub(name, …)` inside a group of subcommands.
@@ -92,6 +95,15 @@ function table(n: ts.CallExpression, e: ts.Expression): void {
 (function walk(n: ts.Node): void {
   if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer) consts.set(n.name.text, n.initializer);
   const fn = callName(n);
+  // A builder named by its identifier (`sub('report <dir>', …, fleetReportArgs, …)`): its options belong to that command.
+  if ((fn === 'sub' || fn === 'command') && ts.isCallExpression(n) && !builderOf)
+    for (const a of n.arguments.filter(ts.isIdentifier)) {
+      const f = consts.get(a.text);
+      if (!f || !ts.isArrowFunction(f)) continue;
+      builderOf = commandOf(a);
+      walk(f.body);
+      builderOf = null;
+    }
   if (fn === 'options' && ts.isCallExpression(n) && n.arguments.length === 1) table(n, n.arguments[0]!);
   if ((fn === 'option' || fn === 'positional') && ts.isCallExpression(n) && n.arguments.length === 2) {
     const name = literal(n.arguments[0])!;
