@@ -52,7 +52,7 @@ export default defineCheck('device-inventory', WORDING, {
         continue;
       }
       if (!present && inv.unidentified.includes(b.bdf)) {
-        out.push(f('inventory-unknown', 'skip', b.bdf, `${b.role.toUpperCase()} at ${b.bdf}: what the PCI function there is could not be read (class or vendor)`, 'present'));
+        out.push(f('inventory-unknown', 'skip', b.bdf, `${b.role.toUpperCase()} at ${b.bdf}: what the PCI function there is could not be read (its sysfs link, class or vendor)`, 'present'));
         continue;
       }
       if (!present) {

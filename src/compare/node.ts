@@ -13,7 +13,9 @@ export const PATH_MODULES = ['nvidia', 'nvidia_uvm', 'ib_core', 'mlx5_core', 'ml
 export function iommuModes(inv: Inventory): Map<string, string> {
   const out = new Map<string, string>();
   const mode = (bdf: string): string => {
-    const g = nul(inv.pci.get(bdf)?.iommuGroup ?? ABSENT);
+    const f = inv.pci.get(bdf)?.iommuGroup ?? ABSENT;
+    if (f.state === 'unknown') return 'unknown';
+    const g = nul(f);
     if (g === null) return inv.iommu.units.length ? 'no group' : 'off';
     const t = inv.iommu.groupTypes[g];
     if (t === undefined) return 'unknown';

@@ -33,8 +33,12 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
     ls.value.filter((n) => BDF_RE.test(n)).map(async (bdf): Promise<PciSkeleton | null> => {
       const real = await host.realPath(`${DEV}/${bdf}`);
       if (!real.ok) {
-        notes.add(`${DEV}/${bdf}`, real.reason); // dangling link or device gone since listing
-        return null;
+        notes.add(`${DEV}/${bdf}`, real.reason);
+        // A dangling link is a device gone since the listing; one that cannot be resolved (EACCES, EIO, a loop) is a
+        // function there that cannot be told: unidentified, so a GPU or NIC of the baseline there is unknown, not missing.
+        if (real.missing) return null;
+        const why = `${DEV}/${bdf}: ${real.reason}`;
+        return { bdf, sysPath: `${DEV}/${bdf}`, hostBridge: 'unknown', bridges: [], vendor: ABSENT, classCode: unknown(why) };
       }
       const segs = real.value.split('/');
       const hb = segs.findIndex((s) => HOST_BRIDGE_RE.test(s));

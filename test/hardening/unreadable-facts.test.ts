@@ -78,20 +78,13 @@ async function hgxTree(): Promise<string> {
   return root;
 }
 
-/**
- * Links whose unreadable answer still turns into a verdict, left out until fixed (the correctness issue): a PCI
- * function's directory (/sys/bus/pci/devices/<bdf>) drops the device, so device-inventory calls it missing; an
- * `iommu_group` link reads as no group, so iommu-mode calls the IOMMU off.
- */
-const LINKS_OPEN: readonly RegExp[] = [/^\/sys\/bus\/pci\/devices\/[^/]+$/, /\/iommu_group$/];
-
 /** One case per (shape, mutation), then EXTRA drawn from every (file, mutation); all from the seed. A link has one mutation: unreadable. */
 function cases(files: readonly string[], links: readonly string[], seed: number): Case[] {
   const r = mulberry32(seed);
   const byShape = new Map<string, string[]>();
   for (const f of files) byShape.set(shapeOf(f), [...(byShape.get(shapeOf(f)) ?? []), f]);
   const linkShapes = new Map<string, string[]>();
-  for (const l of links.filter((x) => !LINKS_OPEN.some((re) => re.test(x)))) linkShapes.set(shapeOf(l), [...(linkShapes.get(shapeOf(l)) ?? []), l]);
+  for (const l of links) linkShapes.set(shapeOf(l), [...(linkShapes.get(shapeOf(l)) ?? []), l]);
   const out: Case[] = [];
   const all = EXTRA < 0;
   for (const group of linkShapes.values()) {

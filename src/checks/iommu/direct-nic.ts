@@ -1,7 +1,7 @@
 // iommu-mode on a ConnectX-8 Data Direct platform: the GPU and its DMA function share one IOMMU group (rdma_topo's
 // check; the GPU driver otherwise needs NVreg_GrdmaPciTopoCheckOverride), and before Linux 6.11 (no
 // pci=config_acs=, no per-port ACS at boot) the platform runs translated domains for ACS with DMA-BUF.
-import { ABSENT, nul } from '../../model/fact.js';
+import { ABSENT, nul, type Fact } from '../../model/fact.js';
 import type { Inventory } from '../../model/inventory.js';
 import type { AcsPlatform } from '../../pcie/acs-platform.js';
 
@@ -16,12 +16,24 @@ export function releaseOf(rel: string | null): [number, number] | null {
 
 export const before = (r: readonly [number, number], than: readonly [number, number]): boolean => r[0] < than[0] || (r[0] === than[0] && r[1] < than[1]);
 
-export interface GroupPair { readonly gpu: string; readonly dma: string; readonly gpuGroup: string | null; readonly dmaGroup: string | null }
+/** A device's IOMMU group: absent without one (no IOMMU, or not read on a bridge), unknown when its link could not be read. */
+export const groupOf = (inv: Inventory, bdf: string): Fact<string> => inv.pci.get(bdf)?.iommuGroup ?? ABSENT;
+
+/** Why a judgement over these groups cannot be made: the first that could not be read; null when all could. */
+export function unreadGroup(inv: Inventory, bdfs: readonly string[]): string | null {
+  for (const b of bdfs) {
+    const g = groupOf(inv, b);
+    if (g.state === 'unknown') return `the IOMMU group of ${b} could not be read (${g.why})`;
+  }
+  return null;
+}
+
+export interface GroupPair { readonly gpu: string; readonly dma: string; readonly gpuGroup: string | null; readonly dmaGroup: string | null; readonly unknown: string | null }
 
 /** The GPU / DMA function pairs of the platform with their groups; empty off a Data Direct node. */
 export function dmaGroups(inv: Inventory, p: AcsPlatform): GroupPair[] {
   if (p.kind !== 'direct-nic') return [];
-  return p.dma.map(({ gpu, dma }) => ({ gpu, dma, gpuGroup: nul(inv.pci.get(gpu)?.iommuGroup ?? ABSENT), dmaGroup: nul(inv.pci.get(dma)?.iommuGroup ?? ABSENT) }));
+  return p.dma.map(({ gpu, dma }) => ({ gpu, dma, gpuGroup: nul(groupOf(inv, gpu)), dmaGroup: nul(groupOf(inv, dma)), unknown: unreadGroup(inv, [gpu, dma]) }));
 }
 
 /** "translated" where the Data Direct platform's kernel predates per-port ACS at boot; null where any mode will do. */
@@ -30,7 +42,8 @@ export function requiredDomain(inv: Inventory, p: AcsPlatform): 'translated' | n
   return p.kind === 'direct-nic' && p.topology === 'dma' && rel !== null && before(rel, CONFIG_ACS_KERNEL) ? 'translated' : null;
 }
 
-export interface GroupVerdict { readonly subject: string; readonly ok: boolean; readonly why: string; readonly expected: string; readonly actual: string }
+/** `unknown`: a group it needs could not be read, so `ok` says nothing (a skip, never a verdict). */
+export interface GroupVerdict { readonly subject: string; readonly ok: boolean; readonly why: string; readonly expected: string; readonly actual: string; readonly unknown: string | null }
 
 /**
  * rdma_topo's group rules beyond the DMA function: an inline NIC shares its GPU's group on bare metal (or neither has
@@ -38,17 +51,17 @@ export interface GroupVerdict { readonly subject: string; readonly ok: boolean; 
  */
 export function groupRules(inv: Inventory, p: AcsPlatform): GroupVerdict[] {
   if (p.kind !== 'direct-nic') return [];
-  const g = (b: string): string | null => nul(inv.pci.get(b)?.iommuGroup ?? ABSENT);
+  const g = (b: string): string | null => nul(groupOf(inv, b));
   const inline = p.inline.map(({ nic, gpu }): GroupVerdict => {
     const [n, d] = [g(nic), g(gpu)];
     const ok = p.virt ? n !== null && d !== null && n !== d : n === d;
     const expected = p.virt ? `a group apart from ${gpu}` : `group of ${gpu}`;
-    return { subject: nic, ok, why: `NIC ${nic} in IOMMU group ${n ?? 'none'}, GPU ${gpu} in ${d ?? 'none'} (inline ConnectX, ${p.virt ? 'virtualized' : 'bare metal'})`, expected, actual: `group ${n ?? 'none'}` };
+    return { subject: nic, ok, why: `NIC ${nic} in IOMMU group ${n ?? 'none'}, GPU ${gpu} in ${d ?? 'none'} (inline ConnectX, ${p.virt ? 'virtualized' : 'bare metal'})`, expected, actual: `group ${n ?? 'none'}`, unknown: unreadGroup(inv, [nic, gpu]) };
   });
   const apart = p.apart.flatMap(({ node, devs }) => devs.map((b): GroupVerdict => {
     const mine = g(b);
     const twins = devs.filter((o) => o !== b && mine !== null && g(o) === mine);
-    return { subject: b, ok: mine !== null && twins.length === 0, why: `IOMMU group ${mine ?? 'none'} on NUMA node ${node}${twins.length ? `, shared with ${twins.join(', ')}` : ''} (Grace root ports)`, expected: 'a group of its own', actual: `group ${mine ?? 'none'}` };
+    return { subject: b, ok: mine !== null && twins.length === 0, why: `IOMMU group ${mine ?? 'none'} on NUMA node ${node}${twins.length ? `, shared with ${twins.join(', ')}` : ''} (Grace root ports)`, expected: 'a group of its own', actual: `group ${mine ?? 'none'}`, unknown: unreadGroup(inv, devs) };
   }));
   return [...inline, ...apart];
 }
