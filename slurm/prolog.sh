@@ -59,15 +59,15 @@ fi
 # the agent said. Every step is bounded and nothing is executed: the reply comes through a pipe this shell holds open
 # for reading and writing on descriptor 87 (a process substitution: no file to make or remove), which the agent, root
 # as this Prolog is, opens as /proc/$$/fd/87; read -t bounds the wait. The request is written by that substitution's
-# own process (one fork, not two), once this shell holds the pipe or after a few hundred looks (the agent gives a live
-# Prolog 50 ms to hold it). Only that process waits where a write could block: opening the request FIFO while no agent
-# holds it (one that died since the check above), a printf once its 64 KiB are full (an agent alive but not reading:
-# stopped, or stuck in a slow request, with the requests of ~1,000 timed-out Prologs in it). It is killed when the
-# wait ends; a line under PIPE_BUF is written whole or not at all, and the agent drops a line whose Prolog no longer
-# holds its pipe (src/agent/serve.ts). (Not `1<>`, which would not block: bash 5.2 opens it on descriptor 0 there.)
+# own process (one fork, not two), once this shell holds the pipe (the agent drops a request whose Prolog holds none;
+# it looks 100,000 times at most, a few tenths of a second, then writes anyway). Only that process waits where a write
+# could block: opening the request FIFO while no agent holds it (one that died since the check above), a printf once
+# its 64 KiB are full (an agent alive but not reading: stopped, or stuck in a slow request, with the requests of
+# ~1,000 timed-out Prologs in it). It is killed when the wait ends; a line under PIPE_BUF is written whole or not at
+# all. (Not `1<>`, which would not block: bash 5.2 opens it on descriptor 0 inside a process substitution.)
 if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
   if exec 87<> <(
-    for ((i = 0; i < 500; i++)); do [ -p "/proc/$$/fd/87" ] && break; done
+    for ((i = 0; i < 100000; i++)); do [ -p "/proc/$$/fd/87" ] && break; done
     printf 'v2 prolog %s 87 %s\n' "$$" "$CONFIG" >"$AGENT/requests"
   ); then
     writer=$!

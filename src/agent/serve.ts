@@ -64,23 +64,6 @@ function waiting(req: Request): boolean {
   }
 }
 
-/** How long a live Prolog may take to hold the pipe its request names (the request can arrive first: slurm/prolog.sh). */
-const HOLD_GRACE_MS = 50;
-
-/**
- * Whether the Prolog waits for its answer, for a request just read: the wrapper's request is written by the process
- * that makes its reply pipe, which may run before the wrapper opens that pipe; a Prolog that is alive but holds no
- * pipe yet is looked at again every millisecond for HOLD_GRACE_MS. One that is gone is not waited for.
- */
-async function willWait(req: Request): Promise<boolean> {
-  const until = performance.now() + HOLD_GRACE_MS;
-  while (!waiting(req)) {
-    if (performance.now() >= until || !fs.existsSync(`/proc/${req.pid}`)) return false;
-    await new Promise((r) => setTimeout(r, 1));
-  }
-  return true;
-}
-
 /** Writes one reply into the Prolog's pipe; false when the Prolog is no longer reading (it timed out and went on). */
 function reply(req: Request, line: string): boolean {
   let fd: number;
@@ -196,7 +179,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
             return;
           }
           // Its Prolog timed out and went on (it closed its reply pipe): judging now would be for nobody.
-          if (!(await willWait(req.value))) {
+          if (!waiting(req.value)) {
             dropped++;
             return;
           }

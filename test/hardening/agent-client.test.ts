@@ -74,7 +74,7 @@ t.test('a root process under slurmd, as a Prolog is: judged and answered', async
   t.equal((await agentRuns(e, '42')).length, 1, 'one run logged, after the answer');
 });
 
-t.test('a live Prolog that never holds the pipe its request names: dropped once the grace ends, nothing judged', async (t) => {
+t.test('a live process that holds no pipe where its request says: dropped, nothing judged', async (t) => {
   const e = makeGateEnv();
   const a = await startAgent(e);
   t.teardown(() => void a.proc.kill('SIGKILL'));
@@ -83,7 +83,7 @@ t.test('a live Prolog that never holds the pipe its request names: dropped once 
   const w = spawnSync('/bin/bash', ['-c', `printf 'v2 prolog %s 87 %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests'`]);
   t.equal(w.status, 0);
   t.match(await stderrShows(a, /dropped 1 request/), /dropped 1 request\(s\): the Prolog stopped waiting before the answer/);
-  t.ok(existsSync(`/proc/${pid}`), 'the process was alive all along: the agent gave up on its pipe, not on it');
+  t.ok(existsSync(`/proc/${pid}`), 'the process was alive all along: the request is dropped for its pipe, not for its pid');
   t.equal(agentRunCount(e), 0, 'no run logged for it');
   t.same(e.drainCalls(), []);
 });
