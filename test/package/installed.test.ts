@@ -133,7 +133,16 @@ async function installed(): Promise<void> {
     setConf(`AGENT=${dir}\nAGENT_TIMEOUT=30\n`);
     const r = sh('/usr/libexec/gdrgate/prolog.sh', job(15));
     t.equal(r.status, 0, r.stderr);
-    t.match(lastRun(), { mode: /^prolog$/, startup: /^agent$/ });
+    // The agent writes its run line after its answer (the Prolog may exit first): waited for, 60 s at most.
+    const answered = (): boolean => {
+      try {
+        return lastRun().startup === 'agent';
+      } catch {
+        return false; // a line still being appended
+      }
+    };
+    for (const until = performance.now() + 60_000; !answered() && performance.now() < until; ) await sleep(20);
+    t.match(lastRun(), { mode: /^prolog$/, startup: /^agent$/, job: /^15$/ });
     agent.kill('SIGTERM');
   });
 
