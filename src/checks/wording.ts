@@ -1,7 +1,7 @@
 // Wording is data: each record's codes (and a check's title, reason label and page) live in a JSON file beside its
 // code (src/checks/<id>.json, src/task/records.json, src/epilog/bandwidth.json, schemas/wording.schema.json) and are
 // checked once where they are loaded. A JSON import keeps its keys as literal types, so a code a record does not
-// word still fails tsc; but it types `layer` as any string, and that is what is checked here, naming file and code.
+// word still fails tsc; but it types `layer` as a plain string, and that is what is checked here, naming file and code.
 import type { Layer } from '../model/finding.js';
 import type { Wording } from './types.js';
 

@@ -82,7 +82,8 @@ t.test('a live process that holds no pipe where its request says: dropped, nothi
   const pid = await childOf(shim.pid!);
   const w = spawnSync('/bin/bash', ['-c', `printf 'v2 prolog %s 87 %s\\n' ${pid} '${e.config}' 1<>'${a.dir}/requests'`]);
   t.equal(w.status, 0);
-  t.match(await stderrShows(a, /dropped 1 request/), /dropped 1 request\(s\): the Prolog stopped waiting before the answer/);
+  const said = (await stderrShows(a, /dropped 1 request/)).split('\n').filter((l) => l.includes('dropped')).map((l) => (JSON.parse(l) as { msg: string; dropped: number }));
+  t.same(said, [{ ...said[0], dropped: 1, msg: 'gdrgate agent: dropped 1 request(s): the Prolog stopped waiting before the answer' }], 'one line, for that one request');
   t.ok(existsSync(`/proc/${pid}`), 'the process was alive all along: the request is dropped for its pipe, not for its pid');
   t.equal(agentRunCount(e), 0, 'no run logged for it');
   t.same(e.drainCalls(), []);
