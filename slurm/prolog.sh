@@ -56,35 +56,51 @@ fi
 # The agent (gdrgate agent: resident, reads the node anew for every request), asked first when one runs. It answers
 # only "ok" (healthy: its summary line is printed, exit 0) and never drains. Anything else, or no answer within
 # AGENT_TIMEOUT seconds, and the gate runs in this process below: it judges again, drains if it must, and logs what
-# the agent said. Every step is bounded and nothing is executed: the reply comes through a pipe this shell holds open
-# for reading and writing on descriptor 87 (a process substitution: no file to make or remove), which the agent, root
-# as this Prolog is, opens as /proc/$$/fd/87; read -t bounds the wait. The request is written by that substitution's
-# own process (one fork, not two), once this shell holds the pipe (the agent drops a request whose Prolog holds none;
-# it looks 100,000 times at most, a few tenths of a second, then writes anyway). Only that process waits where a write
-# could block: opening the request FIFO while no agent holds it (one that died since the check above), a printf once
-# its 64 KiB are full (an agent alive but not reading: stopped, or stuck in a slow request, with the requests of
-# ~1,000 timed-out Prologs in it). It is killed when the wait ends; a line under PIPE_BUF is written whole or not at
-# all. (Not `1<>`, which would not block: bash 5.2 opens it on descriptor 0 inside a process substitution.)
+# the agent said. Nothing is executed and nothing forked (bash 5.1+): the reply comes through a pipe this shell holds
+# open for reading and writing on descriptor 87, which the agent, root as this Prolog is, opens as /proc/$$/fd/87, and
+# read -t bounds the wait. The pipe is a here-string's, which bash 5.1+ makes a pipe (no file to make or remove; its
+# one newline is read off first), reopened read-write so that it never reads as ended; an older bash gets it from a
+# process substitution (one fork). The request FIFO is opened read-write too, which never blocks, not even with no
+# agent holding it (one that died since the check above: the line is then dropped with the last descriptor). A write
+# could block only on a full FIFO, and the line is written only into an empty one: while the FIFO holds unread lines
+# (an agent alive but not reading: stopped, or stuck in a slow request), this Prolog waits for it to empty within
+# AGENT_TIMEOUT, and gives up without writing. The agent empties it in microseconds, so a busy node's Prologs wait
+# their turn, and no FIFO ever fills: a stopped agent holds at most one line per Prolog that found it empty.
 if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
-  if exec 87<> <(
-    for ((i = 0; i < 100000; i++)); do [ -p "/proc/$$/fd/87" ] && break; done
-    printf 'v2 prolog %s 87 %s\n' "$$" "$CONFIG" >"$AGENT/requests"
-  ); then
-    writer=$!
-    read -r -t "$AGENT_TIMEOUT" -u 87 verdict answer
-    said=$?
-    # Closed before anything else: from here on the agent sees no pipe, and drops this request.
-    exec 87<&-
-    # wait: reaps it now (SIGKILL ends a write blocked on a pipe at once), and keeps bash's "Killed" off stderr.
-    kill -KILL "$writer" 2>/dev/null
-    wait "$writer" 2>/dev/null
-    if [ "$said" -eq 0 ]; then
-      [ "$verdict" = ok ] && { printf '%s\n' "$answer"; exit 0; }
-      GDRGATE_AGENT_SAID="$verdict: $answer"
+  # AGENT_TIMEOUT in hundredths of a second (a malformed one: 1 s), for the wait on an unread FIFO.
+  case "$AGENT_TIMEOUT" in [0-9]* | .[0-9]*) ;; *) AGENT_TIMEOUT=1 ;; esac
+  case "$AGENT_TIMEOUT" in *[!0-9.]* | *.*.*) AGENT_TIMEOUT=1 ;; esac
+  s=${AGENT_TIMEOUT%%.*} f=${AGENT_TIMEOUT#"${AGENT_TIMEOUT%%.*}"}
+  f=${f#.}00
+  cs=$((10#${s:-0} * 100 + 10#${f:0:2}))
+  if [ "${BASH_VERSINFO[0]}" -gt 5 ] || { [ "${BASH_VERSINFO[0]}" -eq 5 ] && [ "${BASH_VERSINFO[1]}" -ge 1 ]; }; then
+    exec 87<<<'' && exec 87<>"/proc/$$/fd/87" && read -r -u 87 _
+  else
+    exec 87<> <(:)
+  fi 2>/dev/null
+  if [ -p "/proc/$$/fd/87" ] && exec 88<>"$AGENT/requests"; then
+    for ((w = 0; w < cs; w++)); do read -r -t 0 -u 88 || break; read -r -t 0.01 -u 87 _; done
+    if [ "$w" -lt "$cs" ] || [ "$cs" -eq 0 ]; then
+      printf 'v2 prolog %s 87 %s\n' "$$" "$CONFIG" >&88
+      exec 88>&-
+      ((w = cs - w > 0 ? cs - w : 1))
+      read -r -t "$((w / 100)).$((w / 10 % 10))$((w % 10))" -u 87 verdict answer
+      said=$?
+      # Closed before anything else: from here on the agent sees no pipe, and drops this request.
+      exec 87<&-
+      if [ "$said" -eq 0 ]; then
+        [ "$verdict" = ok ] && { printf '%s\n' "$answer"; exit 0; }
+        GDRGATE_AGENT_SAID="$verdict: $answer"
+      else
+        GDRGATE_AGENT_SAID="no answer within ${AGENT_TIMEOUT}s"
+      fi
     else
-      GDRGATE_AGENT_SAID="no answer within ${AGENT_TIMEOUT}s"
+      exec 88>&- 87<&-
+      GDRGATE_AGENT_SAID="its requests stayed unread for ${AGENT_TIMEOUT}s"
     fi
     export GDRGATE_AGENT_SAID
+  else
+    exec 87<&- 2>/dev/null
   fi
 fi
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded

@@ -8,7 +8,7 @@ import { formatReply, parseEnviron, parseRequest, PIPE_BUF } from '../../src/age
 t.test('a request as slurm/prolog.sh writes it', async (t) => {
   // The wrapper's own printf, run by bash with a pid and a config path: the line the agent reads.
   const wrapper = readFileSync(new URL('../../slurm/prolog.sh', import.meta.url), 'utf8');
-  const printf = /^ +(printf '[^']*' "\$\$" "\$CONFIG") >"\$AGENT\/requests"$/m.exec(wrapper);
+  const printf = /^ +(printf '[^']*' "\$\$" "\$CONFIG") >&88$/m.exec(wrapper);
   t.ok(printf, 'slurm/prolog.sh writes its request with one printf');
   const line = spawnSync('/bin/bash', ['-c', `CONFIG=/etc/gdrgate/config.json; ${(printf?.[1] ?? "").replace('"$$"', '4242')}`], { encoding: 'utf8' }).stdout;
   t.equal(line, 'v2 prolog 4242 87 /etc/gdrgate/config.json\n');
@@ -56,4 +56,14 @@ t.test("a Prolog's environment, read back the way the agent reads /proc/<pid>/en
   t.equal(r.status, 0);
   t.same(parseEnviron(r.stdout), { SLURM_JOB_ID: '42', SLURMD_NODENAME: 'gpu001', SLURM_JOB_GPUS: '0,1' }, 'only SLURM_* and SLURMD_*');
   t.same(parseEnviron(Buffer.from('SLURM_A=1=2\0=x\0SLURM_B\0\0')), { SLURM_A: '1=2' }, 'a value keeps its "="; entries without a name or value are dropped');
+});
+
+t.test("AGENT_TIMEOUT in hundredths of a second, as slurm/prolog.sh reckons the wait on an unread FIFO", async (t) => {
+  // The wrapper's own lines, from its first `case "$AGENT_TIMEOUT"` to its `cs=`, run by bash for each setting.
+  const wrapper = readFileSync(new URL('../../slurm/prolog.sh', import.meta.url), 'utf8');
+  const m = /^( +case "\$AGENT_TIMEOUT" in [^\n]*\n[\s\S]*?\n +cs=[^\n]*)$/m.exec(wrapper);
+  t.ok(m, 'slurm/prolog.sh reckons cs from AGENT_TIMEOUT');
+  const cs = (v: string): string => spawnSync('/bin/bash', ['-c', `AGENT_TIMEOUT=$1\n${m?.[1] ?? ''}\necho "$AGENT_TIMEOUT $cs"`, 'x', v], { encoding: 'utf8' }).stdout.trim();
+  const seen = ['1', '0.3', '.5', '60', '1.234', '0', '2.', '007', 'abc', '1.2.3', '', '-1', '1e3', ' 1'].map((v) => `${JSON.stringify(v)} -> ${cs(v)}`);
+  t.same(seen, ['"1" -> 1 100', '"0.3" -> 0.3 30', '".5" -> .5 50', '"60" -> 60 6000', '"1.234" -> 1.234 123', '"0" -> 0 0', '"2." -> 2. 200', '"007" -> 007 700', '"abc" -> 1 100', '"1.2.3" -> 1 100', '"" -> 1 100', '"-1" -> 1 100', '"1e3" -> 1 100', '" 1" -> 1 100']);
 });

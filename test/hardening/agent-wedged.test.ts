@@ -1,14 +1,13 @@
-// A wedged agent must not wedge the Prolog. The agent is alive (kill -0 passes) but stopped (SIGSTOP); its request
-// FIFO is full. Every Prolog still reaches its own gate within AGENT_TIMEOUT plus a margin and judges in process;
-// when the agent runs again it drops the stale requests at once and answers the next Prolog.
+// A wedged agent must not wedge the Prolog. The agent is alive (kill -0 passes) but stopped (SIGSTOP). Every Prolog
+// still reaches its own gate within AGENT_TIMEOUT plus a margin and judges in process; when the agent runs again it
+// drops the stale requests at once and answers the next Prolog.
 //
-// The full FIFO is made directly: stale request lines (as a Prolog writes them, naming a pid whose reply FIFO is
-// gone) until the kernel takes no more. That is the state ~1,000 Prologs leave behind when each times out on a
-// stopped agent after its line went in: 64 KiB of ~65-byte lines; from there on, Prologs 1,001 to 2,000 (and every
-// later one) meet a full FIFO, which is what the Prologs below meet. Running 2,000 real Prologs, each with its own
-// gate after the timeout, would take many minutes on a CI machine for no other state.
+// slurm/prolog.sh writes its request only into an empty FIFO, so a stopped agent holds one line for every Prolog
+// that found it empty, and the first test shows that this is one line in all. The second makes the worst case
+// directly, a FIFO full of stale lines (as ~1,000 Prologs of the earlier wrapper, whose lines went in whatever was
+// there, left it): a Prolog that wrote into it would block for good, so each must give up without writing.
 import { spawnSync } from 'node:child_process';
-import { closeSync, constants, openSync, readdirSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, readFileSync, readSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { makeGateEnv } from '../helpers/gate-env.js';
@@ -52,6 +51,39 @@ function runningScripts(script: string): number[] {
     .map(Number);
 }
 
+t.test('a stopped agent: one Prolog leaves its line, the others write none, and each judges in process', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  a.proc.kill('SIGSTOP');
+  const script = installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=${TIMEOUT_S}\n`);
+  const slurmd = slurmdShim(e.dir);
+  const said: string[] = [];
+  for (const job of ['3001', '3002', '3003', '3004']) {
+    const r = spawnSync(slurmd, [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', timeout: 30_000 });
+    t.equal(r.status, 0, `Prolog of job ${job}: exit 0`);
+    const run = lastRun(e);
+    said.push(`${run.job} ${run.startup} ${run.agent}`);
+  }
+  t.same(said, ['3001 snapshot no answer within 0.2s', ...['3002', '3003', '3004'].map((j) => `${j} snapshot its requests stayed unread for 0.2s`)]);
+  // What the stopped agent would find: read here (and so taken away from it), as it would read it.
+  const fd = openSync(path.join(a.dir, 'requests'), constants.O_RDONLY | constants.O_NONBLOCK);
+  const buf = Buffer.alloc(1 << 16);
+  let got = '';
+  try {
+    for (let n; (n = readSync(fd, buf)) > 0; ) got += buf.toString('utf8', 0, n);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+  } finally {
+    closeSync(fd);
+  }
+  t.equal(got.split('\n').filter(Boolean).length, 1, `one request in the FIFO: ${JSON.stringify(got)}`);
+  a.proc.kill('SIGCONT');
+  const next = spawnSync(slurmd, [installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=20\n`)], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: '3005' }, cwd: '/', timeout: 60_000 });
+  t.equal(next.status, 0);
+  t.match((await agentRuns(e, '3005')).at(-1), { job: /^3005$/, startup: /^agent$/ }, 'the agent runs again and answers the next Prolog');
+});
+
 t.test('a stopped agent and a full request FIFO: each Prolog judges in process within AGENT_TIMEOUT', async (t) => {
   const e = makeGateEnv();
   const a = await startAgent(e);
@@ -80,7 +112,7 @@ t.test('a stopped agent and a full request FIFO: each Prolog judges in process w
     const stamp = Number(readFileSync(stamps, 'utf8').trim().split('\n').at(-1));
     if (stamp - start > TIMEOUT_S + MARGIN_S) late.push(`Prolog ${i + 1}: ${(stamp - start).toFixed(2)} s`);
     const run = lastRun(e);
-    if (run.job !== job || run.startup !== 'snapshot' || run.agent !== `no answer within ${TIMEOUT_S}s`) t.fail(`Prolog ${i + 1} did not judge in process: ${JSON.stringify(run)}`);
+    if (run.job !== job || run.startup !== 'snapshot' || run.agent !== `its requests stayed unread for ${TIMEOUT_S}s`) t.fail(`Prolog ${i + 1} did not judge in process: ${JSON.stringify(run)}`);
   }
   t.same(late, [], `all ${PROLOGS} reached their own gate within ${TIMEOUT_S} s + ${MARGIN_S} s`);
   t.same(runningScripts(script), [], 'no request writer left behind');
