@@ -71,10 +71,16 @@ key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${
 dir=$STATE/job-${SLURM_JOB_ID-}
 # The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
 if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ]; then
+  voice=0
+  [ -z "${SLURM_LOCALID-}" ] || [ "${SLURM_LOCALID-}" = 0 ] && voice=1
   h=5381
   for ((i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
   answer=$dir/task.$h
-  said() { [ -f "$answer.done" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && { [ ${#lines[@]} -le 2 ] || printf '%s\n' "${lines[@]:2}"; }; }
+  # The kept answer is the view's whole answer, judged as its first local task (SLURM_LOCALID=0), which speaks for the
+  # node: its print lines and the task record. Every task prints its export lines; only local task 0 the print lines,
+  # whichever task judged (else a warning would reach the job once per task, or never when task 3 judged first).
+  tell() { local l; for l in "$@"; do { [ "$voice" = 1 ] || [ "${l#export }" != "$l" ]; } && printf '%s\n' "$l"; done; return 0; }
+  said() { [ -f "$answer.done" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && tell "${lines[@]:2}"; }
   if said; then
     :
   elif [ -e "$answer.done" ]; then
@@ -82,10 +88,10 @@ if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" 
     judge "$@"
     rc=$?
   elif mkdir "$answer.lock" 2>/dev/null; then
-    out=$(judge "$@")
+    out=$(SLURM_LOCALID=0 judge "$@")
     rc=$?
     { printf '%s\n%s\n' "$key" "$rc"; [ -z "$out" ] || printf '%s\n' "$out"; } >"$answer" && : >"$answer.done"
-    [ -z "$out" ] || printf '%s\n' "$out"
+    [ -z "$out" ] || { mapfile -t lines <<<"$out"; tell "${lines[@]}"; }
   else
     # Another task of this view judges now: wait for its answer (read -t on a pipe this shell holds open: no sleep(1)).
     exec 7<> <(:)

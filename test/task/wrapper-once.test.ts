@@ -13,9 +13,14 @@ const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
 fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
 fs.chmodSync(wrapper, 0o755);
 const calls = path.join(dir, 'calls');
-// A stand-in for node + cli.js: counts its runs, takes a while (so tasks overlap), answers two lines and $RC.
+// A stand-in for node + cli.js: counts its runs, takes a while (so tasks overlap), answers two print lines (as gdrgate
+// task does, only as local task 0 or outside a step: src/task/hook.ts voice), an export line when EXPORT is set, and $RC.
 const fake = path.join(dir, 'fake-cli.sh');
-fs.writeFileSync(fake, `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\necho "print gdrgate: one"\necho "print gdrgate: two"\nexit "\${RC:-0}"\n`, { mode: 0o755 });
+fs.writeFileSync(
+  fake,
+  `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\nif [ -z "$SLURM_LOCALID" ] || [ "$SLURM_LOCALID" = 0 ]; then echo "print gdrgate: one"; echo "print gdrgate: two"; fi\n[ -z "$EXPORT" ] || echo "export NCCL_TOPO_FILE=/x"\nexit "\${RC:-0}"\n`,
+  { mode: 0o755 },
+);
 const state = path.join(dir, 'state');
 fs.mkdirSync(path.join(state, 'job-77'), { recursive: true, mode: 0o700 });
 fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nSTATE=${state}\nWAIT=30\n`);
@@ -68,4 +73,15 @@ t.test('a kept answer for another view is not printed; a directory not the user\
   t.same(await task({}), { code: 0, stdout: ANSWER });
   t.same(await task({}), { code: 0, stdout: ANSWER });
   t.equal(runs(), 7, 'a linked job directory: every task judged');
+});
+
+t.test('whichever local task judges, local task 0 prints the print lines and every task the export lines', async (t) => {
+  fs.mkdirSync(path.join(state, 'job-78'), { mode: 0o700 });
+  const before = runs();
+  const as = (localid: string): Promise<Ran> => task({ SLURM_JOB_ID: '78', SLURM_STEP_ID: '0', SLURM_LOCALID: localid, EXPORT: '1' });
+  const EXPORT = 'export NCCL_TOPO_FILE=/x\n';
+  t.same(await as('3'), { code: 0, stdout: EXPORT }, 'task 3 judges: its export line only');
+  t.same(await as('0'), { code: 0, stdout: ANSWER + EXPORT }, 'task 0, from the kept answer: the print lines too');
+  t.same(await as('5'), { code: 0, stdout: EXPORT }, 'task 5: its export line only');
+  t.equal(runs() - before, 1, 'judged once');
 });
