@@ -2,8 +2,8 @@
 # Two Prolog wrappers against one agent, on a GPU node: installs .device/gdrgate_*_amd64.deb (unless INSTALLED=1),
 # starts its agent, and runs ROUNDS (default 60) rounds of bash -c exit, node -e 0, the installed
 # /usr/libexec/gdrgate/prolog.sh ("new") and an older wrapper ($OLD_WRAPPER, default .device/old/prolog.sh, its
-# settings set from the installed one's) in turn, each as slurmd runs a Prolog (env -i, a slurmd parent, a new job
-# id). Writes $OUT/wrapper-ab.txt: p10/p50/p90 of each, and how many Prologs the agent answered.
+# settings set from the installed one's) in turn (each first after node -e 0 every other round), each as slurmd runs a Prolog (env -i, a slurmd parent, a new job
+# id); FLOORS=0 leaves the floors out after the first round. Writes $OUT/wrapper-ab.txt: p10/p50/p90 of each, and how many Prologs the agent answered.
 set -u
 . "${0%/*}/device-lib.sh"
 as_slurmd "$0" "$@"
@@ -28,10 +28,19 @@ for k in $(seq 10); do slurm $L/prolog.sh >/dev/null 2>&1; slurm $L/oldwrap.sh >
 a0=$(grep -c '"startup":"agent"' /var/log/gdrgate/gdrgate.log)
 s0=$(grep -c '"startup"' /var/log/gdrgate/gdrgate.log)
 for k in $(seq "${ROUNDS:-60}"); do
-  us env -i /bin/bash -c 'exit 0'; echo "bash-exit $T"
-  us env -i $N -e 0; echo "node-e0 $T"
-  us slurm $L/prolog.sh; echo "new $T"
-  us slurm $L/oldwrap.sh; echo "old $T"
+  # FLOORS=0: the two wrappers back to back, no floor between (only the wrappers' own difference is left).
+  if [ "${FLOORS:-1}" = 1 ] || [ "$k" = 1 ]; then
+    us env -i /bin/bash -c 'exit 0'; echo "bash-exit $T"
+    us env -i $N -e 0; echo "node-e0 $T"
+  fi
+  # Each in turn first after node -e 0 (the first one after it pays for the vCPUs that went idle meanwhile).
+  if ((k % 2)); then
+    us slurm $L/prolog.sh; echo "new $T"
+    us slurm $L/oldwrap.sh; echo "old $T"
+  else
+    us slurm $L/oldwrap.sh; echo "old $T"
+    us slurm $L/prolog.sh; echo "new $T"
+  fi
 done >"$W/times.txt"
 sleep 1
 echo "Prologs: $(($(grep -c '"startup"' /var/log/gdrgate/gdrgate.log) - s0)), answered by the agent: $(($(grep -c '"startup":"agent"' /var/log/gdrgate/gdrgate.log) - a0))" >>"$P"
