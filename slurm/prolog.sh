@@ -79,8 +79,10 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
     exec 87<> <(:)
   fi 2>/dev/null
   if [ -p "/proc/$$/fd/87" ] && exec 88<>"$AGENT/requests"; then
-    for ((w = 0; w < cs; w++)); do read -r -t 0 -u 88 || break; read -r -t 0.01 -u 87 _; done
-    if [ "$w" -lt "$cs" ] || [ "$cs" -eq 0 ]; then
+    # Looked at once more after the last wait, and always once (an AGENT_TIMEOUT under 0.01 s too): never a blind write.
+    empty=
+    for ((w = 0; w <= cs; w++)); do read -r -t 0 -u 88 || { empty=1; break; }; ((w < cs)) && read -r -t 0.01 -u 87 _; done
+    if [ -n "$empty" ]; then
       printf 'v2 prolog %s 87 %s\n' "$$" "$CONFIG" >&88
       exec 88>&-
       ((w = cs - w > 0 ? cs - w : 1))
