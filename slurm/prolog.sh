@@ -80,8 +80,11 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
   fi 2>/dev/null
   if [ -p "/proc/$$/fd/87" ] && exec 88<>"$AGENT/requests"; then
     # Looked at once more after the last wait, and always once (an AGENT_TIMEOUT under 0.01 s too): never a blind write.
-    empty=
-    for ((w = 0; w <= cs; w++)); do read -r -t 0 -u 88 || { empty=1; break; }; ((w < cs)) && read -r -t 0.01 -u 87 _; done
+    # Only a FIFO: an agent restarting may have removed its old one since the look above, and then `<>` made a plain
+    # file, which reads as ever ready (and would take the line).
+    empty= fifo=
+    [ -p "/proc/$$/fd/88" ] && fifo=1 &&
+      for ((w = 0; w <= cs; w++)); do read -r -t 0 -u 88 || { empty=1; break; }; ((w < cs)) && read -r -t 0.01 -u 87 _; done
     if [ -n "$empty" ]; then
       printf 'v2 prolog %s 87 %s\n' "$$" "$CONFIG" >&88
       exec 88>&-
@@ -99,6 +102,7 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
     else
       exec 88>&- 87<&-
       GDRGATE_AGENT_SAID="its requests stayed unread for ${AGENT_TIMEOUT}s"
+      [ -n "$fifo" ] || GDRGATE_AGENT_SAID="$AGENT/requests is not a FIFO"
     fi
     export GDRGATE_AGENT_SAID
   else

@@ -1,0 +1,24 @@
+// An agent restarting between the Prolog's look at its FIFO and the open (the old FIFO removed, the new one not yet made): the Prolog judges itself at once.
+//
+// slurm/prolog.sh looks for the FIFO and the agent's pid, then opens the FIFO read-write, and bash's `<>` makes the
+// file when it is not there: a regular file, which reads as ever ready, so the Prolog took it for a FIFO holding
+// unread lines and waited its whole AGENT_TIMEOUT for it to empty. The step between the look and the open is made
+// here by the wrapper's .conf, which wraps `kill` (its last look, kill -0 on the agent's pid) to remove the FIFO as
+// a stopping agent does.
+import { spawnSync } from 'node:child_process';
+import t from 'tap';
+import { makeGateEnv } from '../helpers/gate-env.js';
+import { JOB, installWrapper, lastRun, slurmdShim, startAgent } from '../agent/_agent.js';
+
+t.test('the FIFO gone between the look and the open: no wait, the gate in process says why', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const gone = `kill() { [ "$1" = -0 ] && /bin/rm -f -- "$AGENT/requests"; builtin kill "$@"; }\n`;
+  // Long enough that a wait for it is told from none by this test's own 30 s bound, not by a clock.
+  const script = installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=60\n${gone}`);
+  const r = spawnSync(slurmdShim(e.dir), [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: '6001' }, cwd: '/', timeout: 30_000 });
+  t.equal(r.status, 0, `exit 0 (${r.signal ?? 'no signal'}: a Prolog that waited its AGENT_TIMEOUT is killed by this test's 30 s bound)`);
+  t.same([lastRun(e)?.job, lastRun(e)?.startup, lastRun(e)?.agent], ['6001', 'snapshot', `${a.dir}/requests is not a FIFO`]);
+  t.equal(r.stderr, '', 'nothing on stderr');
+});
