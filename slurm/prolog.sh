@@ -39,6 +39,9 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   gdrgate_read=$gdrgate_conf
   if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
 done
+# A .conf holds settings: shell options it sets are undone (under set -e, a read -t that times out would end this
+# Prolog with 142, and a non-zero Prolog drains the node).
+set +euo pipefail
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # Which hook this is. slurmd says so for a Prolog: SLURM_SCRIPT_CONTEXT=prolog_slurmd (prep/script, every release
 # 22.05-26.05, also from the job's extern slurmstepd under PrologFlags=RunInJob), whatever the script is named (a

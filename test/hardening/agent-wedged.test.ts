@@ -147,3 +147,20 @@ t.test('AGENT_TIMEOUT under a hundredth (0, 0.001): a stopped agent and a full F
     t.same([lastRun(e)?.job, lastRun(e)?.startup, lastRun(e)?.agent], [job, 'snapshot', `its requests stayed unread for ${timeout}s`]);
   }
 });
+
+// A .conf is sourced: a `set -e` in it made the first timed-out read (the wait, or the answer's) end the Prolog with
+// 142, a Prolog error that drains the node.
+t.test("a .conf's set -e: a stopped agent still costs a Prolog its AGENT_TIMEOUT and no drain", async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  a.proc.kill('SIGSTOP');
+  const script = installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=${TIMEOUT_S}\nset -euo pipefail\n`);
+  const slurmd = slurmdShim(e.dir);
+  const said: string[] = [];
+  for (const job of ['4101', '4102']) {
+    const r = spawnSync(slurmd, [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', timeout: 30_000 });
+    said.push(`${r.status} ${JSON.stringify(r.stderr)} ${lastRun(e)?.job} ${lastRun(e)?.startup} ${lastRun(e)?.agent}`);
+  }
+  t.same(said, [`0 "" 4101 snapshot no answer within ${TIMEOUT_S}s`, `0 "" 4102 snapshot its requests stayed unread for ${TIMEOUT_S}s`]);
+});
