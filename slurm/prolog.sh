@@ -40,8 +40,8 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
 done
 # A .conf holds settings: shell options it sets are undone (under set -e, a read -t that times out would end this
-# Prolog with 142, and a non-zero Prolog drains the node).
-set +euo pipefail
+# Prolog with 142; in POSIX mode, a failed open of exec would end it with 1; a non-zero Prolog drains the node).
+set +eu +o pipefail +o posix
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # Which hook this is. slurmd says so for a Prolog: SLURM_SCRIPT_CONTEXT=prolog_slurmd (prep/script, every release
 # 22.05-26.05, also from the job's extern slurmstepd under PrologFlags=RunInJob), whatever the script is named (a
@@ -81,7 +81,8 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
   else
     exec 87<> <(:)
   fi 2>/dev/null
-  if [ -p "/proc/$$/fd/87" ] && exec 88<>"$AGENT/requests"; then
+  # (The open fails when the agent's directory went since the look above: bash's error kept off stderr.)
+  if [ -p "/proc/$$/fd/87" ] && { exec 88<>"$AGENT/requests"; } 2>/dev/null; then
     # Looked at once more after the last wait, and always once (an AGENT_TIMEOUT under 0.01 s too): never a blind write.
     # Only a FIFO: an agent restarting may have removed its old one since the look above, and then `<>` made a plain
     # file, which reads as ever ready (and would take the line).
@@ -109,6 +110,7 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
     fi
     export GDRGATE_AGENT_SAID
   else
+    [ -p "/proc/$$/fd/87" ] && GDRGATE_AGENT_SAID="cannot open $AGENT/requests" && export GDRGATE_AGENT_SAID
     exec 87<&- 2>/dev/null
   fi
 fi

@@ -22,3 +22,16 @@ t.test('the FIFO gone between the look and the open: no wait, the gate in proces
   t.same([lastRun(e)?.job, lastRun(e)?.startup, lastRun(e)?.agent], ['6001', 'snapshot', `${a.dir}/requests is not a FIFO`]);
   t.equal(r.stderr, '', 'nothing on stderr');
 });
+
+// A .conf's `set -o posix` made a failed redirection of exec end the shell: the agent's directory gone between the
+// look and the open (a stopped service's RuntimeDirectory is removed) ended the Prolog with 1, a Prolog error.
+t.test("the agent's directory gone between the look and the open, under a .conf's set -o posix: the gate in process", async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const gone = `set -o posix\nkill() { [ "$1" = -0 ] && /bin/rm -rf -- "$AGENT"; builtin kill "$@"; }\n`;
+  const script = installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=60\n${gone}`);
+  const r = spawnSync(slurmdShim(e.dir), [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: '6002' }, cwd: '/', timeout: 30_000 });
+  t.same([r.status, r.stderr], [0, ''], 'exit 0, nothing on stderr');
+  t.same([lastRun(e)?.job, lastRun(e)?.startup, lastRun(e)?.agent], ['6002', 'snapshot', `cannot open ${a.dir}/requests`]);
+});
