@@ -75,6 +75,9 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
   case "$AGENT_TIMEOUT" in *[!0-9.]* | *.*.*) AGENT_TIMEOUT=1 ;; esac
   s=${AGENT_TIMEOUT%%.*} f=${AGENT_TIMEOUT#"${AGENT_TIMEOUT%%.*}"}
   f=${f#.}00
+  # At most 999999 s (11 days: as good as forever), so that the count stays within bash's 64-bit arithmetic.
+  while [ "${s#0}" != "$s" ]; do s=${s#0}; done
+  [ "${#s}" -gt 6 ] && s=999999
   cs=$((10#${s:-0} * 100 + 10#${f:0:2}))
   if [ "${BASH_VERSINFO[0]}" -gt 5 ] || { [ "${BASH_VERSINFO[0]}" -eq 5 ] && [ "${BASH_VERSINFO[1]}" -ge 1 ]; }; then
     exec 87<<<'' && exec 87<>"/proc/$$/fd/87" && read -r -u 87 _
