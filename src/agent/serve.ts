@@ -49,10 +49,17 @@ const identity = (f: string): string => {
   }
 };
 
+/**
+ * Made under another name and renamed over `file`, which replaces whatever is there at once: an old agent's FIFO (it
+ * may hold requests nobody will answer), or a plain file that a Prolog's open made while no FIFO was there (bash's
+ * `<>` creates). Removed first and made there, such a file could come between the removal and the mkfifo.
+ */
 async function makeFifo(file: string, exec: Exec): Promise<void> {
-  fs.rmSync(file, { force: true }); // an old agent's FIFO may hold requests nobody will answer
-  const r = await exec.run(MKFIFO, ['-m', '600', file], { timeoutMs: 5000 });
-  if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
+  const made = `${file}.new`;
+  fs.rmSync(made, { force: true });
+  const r = await exec.run(MKFIFO, ['-m', '600', made], { timeoutMs: 5000 });
+  if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${made}: ${r.error ?? r.stderr.trim()}`);
+  fs.renameSync(made, file);
 }
 
 /** The inode of the pipe the Prolog's reply descriptor holds now; null when it holds none. */

@@ -6,7 +6,11 @@
 // here by the wrapper's .conf, which wraps `kill` (its last look, kill -0 on the agent's pid) to remove the FIFO as
 // a stopping agent does.
 import { spawnSync } from 'node:child_process';
+import { lstatSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import t from 'tap';
+import { ExecaExec, type Exec } from '../../src/host/exec.js';
+import { serveAgent } from '../../src/agent/serve.js';
 import { makeGateEnv } from '../helpers/gate-env.js';
 import { JOB, installWrapper, lastRun, slurmdShim, startAgent } from '../agent/_agent.js';
 
@@ -34,4 +38,34 @@ t.test("the agent's directory gone between the look and the open, under a .conf'
   const r = spawnSync(slurmdShim(e.dir), [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: '6002' }, cwd: '/', timeout: 30_000 });
   t.same([r.status, r.stderr], [0, ''], 'exit 0, nothing on stderr');
   t.same([lastRun(e)?.job, lastRun(e)?.startup, lastRun(e)?.agent], ['6002', 'snapshot', `cannot open ${a.dir}/requests`]);
+});
+
+// The other side of the same step: a Prolog's open (`<>` makes a plain file) between a starting agent's removal of
+// the old FIFO and its mkfifo made the mkfifo fail (File exists), and the agent did not start.
+t.test("a plain file made at the FIFO's name while the agent makes its FIFO: the agent starts with its FIFO there", async (t) => {
+  const e = makeGateEnv();
+  const dir = path.join(e.dir, 'agent');
+  const real = new ExecaExec();
+  const exec: Exec = {
+    run: async (file, args, opts) => {
+      writeFileSync(path.join(dir, 'requests'), ''); // a Prolog's `exec 88<>` just now
+      return real.run(file, args, opts);
+    },
+  };
+  const served = serveAgent({ dir, config: e.config, watch: [] }, exec);
+  let started = false;
+  await Promise.race([served.then(() => undefined), (async () => {
+    for (let i = 0; i < 3000 && !started; i++) {
+      try {
+        started = lstatSync(path.join(dir, 'agent.pid')).isFile();
+      } catch {
+        /* not yet */
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  })()]);
+  t.equal(started, true, 'the agent started');
+  t.equal(lstatSync(path.join(dir, 'requests')).isFIFO(), true, 'its FIFO is there');
+  process.emit('SIGTERM');
+  t.equal(await served, 0);
 });
