@@ -44,7 +44,7 @@ function bake(e: GateEnv, agent: string, name: string, edit: (text: string) => s
 
 t.test('answered by the agent: the wrapper forks nothing; judged in process: the same count sees the gate start', async (t) => {
   const probe = spawnSync(STRACE, ['-f', '-qq', '-o', '/dev/null', '/bin/true']);
-  if (probe.error || probe.status !== 0) return t.skip(`strace cannot trace here: ${probe.error?.message ?? probe.stderr.toString().trim()}`);
+  if (probe.error || probe.status !== 0) return void t.skip(`strace cannot trace here: ${probe.error?.message ?? probe.stderr.toString().trim()}`, () => undefined);
   const e = makeGateEnv();
   const a = await startAgent(e);
   t.teardown(() => void a.proc.kill('SIGKILL'));
