@@ -39,6 +39,9 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   gdrgate_read=$gdrgate_conf
   if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
 done
+# A .conf holds settings: shell options it sets are undone (under set -e, a read -t that times out would end this
+# Prolog with 142; in POSIX mode, a failed open of exec would end it with 1; a non-zero Prolog drains the node).
+set +eu +o pipefail +o posix
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # Which hook this is. slurmd says so for a Prolog: SLURM_SCRIPT_CONTEXT=prolog_slurmd (prep/script, every release
 # 22.05-26.05, also from the job's extern slurmstepd under PrologFlags=RunInJob), whatever the script is named (a
@@ -72,15 +75,26 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
   case "$AGENT_TIMEOUT" in *[!0-9.]* | *.*.*) AGENT_TIMEOUT=1 ;; esac
   s=${AGENT_TIMEOUT%%.*} f=${AGENT_TIMEOUT#"${AGENT_TIMEOUT%%.*}"}
   f=${f#.}00
+  # At most 999999 s (11 days: as good as forever), so that the count stays within bash's 64-bit arithmetic.
+  while [ "${s#0}" != "$s" ]; do s=${s#0}; done
+  [ "${#s}" -gt 6 ] && s=999999
   cs=$((10#${s:-0} * 100 + 10#${f:0:2}))
   if [ "${BASH_VERSINFO[0]}" -gt 5 ] || { [ "${BASH_VERSINFO[0]}" -eq 5 ] && [ "${BASH_VERSINFO[1]}" -ge 1 ]; }; then
     exec 87<<<'' && exec 87<>"/proc/$$/fd/87" && read -r -u 87 _
   else
-    exec 87<> <(:)
+    exec 87<&-
   fi 2>/dev/null
-  if [ -p "/proc/$$/fd/87" ] && exec 88<>"$AGENT/requests"; then
-    for ((w = 0; w < cs; w++)); do read -r -t 0 -u 88 || break; read -r -t 0.01 -u 87 _; done
-    if [ "$w" -lt "$cs" ] || [ "$cs" -eq 0 ]; then
+  # No pipe from the here-string (a bash before 5.1, or one told to behave as one: BASH_COMPAT=50 makes it a file).
+  [ -p "/proc/$$/fd/87" ] || { exec 87<> <(:); } 2>/dev/null
+  # (The open fails when the agent's directory went since the look above: bash's error kept off stderr.)
+  if [ -p "/proc/$$/fd/87" ] && { exec 88<>"$AGENT/requests"; } 2>/dev/null; then
+    # Looked at once more after the last wait, and always once (an AGENT_TIMEOUT under 0.01 s too): never a blind write.
+    # Only a FIFO: an agent restarting may have removed its old one since the look above, and then `<>` made a plain
+    # file, which reads as ever ready (and would take the line).
+    empty= fifo=
+    [ -p "/proc/$$/fd/88" ] && fifo=1 &&
+      for ((w = 0; w <= cs; w++)); do read -r -t 0 -u 88 || { empty=1; break; }; ((w < cs)) && read -r -t 0.01 -u 87 _; done
+    if [ -n "$empty" ]; then
       printf 'v2 prolog %s 87 %s\n' "$$" "$CONFIG" >&88
       exec 88>&-
       ((w = cs - w > 0 ? cs - w : 1))
@@ -97,9 +111,11 @@ if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "
     else
       exec 88>&- 87<&-
       GDRGATE_AGENT_SAID="its requests stayed unread for ${AGENT_TIMEOUT}s"
+      [ -n "$fifo" ] || GDRGATE_AGENT_SAID="$AGENT/requests is not a FIFO"
     fi
     export GDRGATE_AGENT_SAID
   else
+    [ -p "/proc/$$/fd/87" ] && GDRGATE_AGENT_SAID="cannot open $AGENT/requests" && export GDRGATE_AGENT_SAID
     exec 87<&- 2>/dev/null
   fi
 fi

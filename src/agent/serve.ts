@@ -49,26 +49,46 @@ const identity = (f: string): string => {
   }
 };
 
+/**
+ * Made under another name and renamed over `file`, which replaces whatever is there at once: an old agent's FIFO (it
+ * may hold requests nobody will answer), or a plain file that a Prolog's open made while no FIFO was there (bash's
+ * `<>` creates). Removed first and made there, such a file could come between the removal and the mkfifo.
+ */
 async function makeFifo(file: string, exec: Exec): Promise<void> {
-  fs.rmSync(file, { force: true }); // an old agent's FIFO may hold requests nobody will answer
-  const r = await exec.run(MKFIFO, ['-m', '600', file], { timeoutMs: 5000 });
-  if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
+  const made = `${file}.new`;
+  fs.rmSync(made, { force: true });
+  const r = await exec.run(MKFIFO, ['-m', '600', made], { timeoutMs: 5000 });
+  if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${made}: ${r.error ?? r.stderr.trim()}`);
+  fs.renameSync(made, file);
 }
 
-/** The Prolog still waits: its reply descriptor is a pipe (it closes it when it stops waiting, slurm/prolog.sh). */
-function waiting(req: Request): boolean {
+/** The inode of the pipe the Prolog's reply descriptor holds now; null when it holds none. */
+function pipeOf(req: Request): number | null {
   try {
-    return fs.readlinkSync(replyPath(req.pid, req.fd)).startsWith('pipe:');
+    const m = /^pipe:\[(\d+)\]$/.exec(fs.readlinkSync(replyPath(req.pid, req.fd)));
+    return m ? Number(m[1]) : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
+/**
+ * A request and the pipe its Prolog held when the agent took it. The Prolog still waits while that same pipe is
+ * there (it closes it when it stops waiting, slurm/prolog.sh): a pipe of another process that got the pid since, a
+ * later Prolog's, is not the one that asked, and never gets this answer.
+ */
+interface Asked {
+  readonly req: Request;
+  readonly pipe: number;
+}
+const waiting = (a: Asked): boolean => pipeOf(a.req) === a.pipe;
+
 /** Writes one reply into the Prolog's pipe; false when the Prolog is no longer reading (it timed out and went on). */
-function reply(req: Request, line: string): boolean {
+function reply(a: Asked, line: string): boolean {
+  const req = a.req;
   let fd: number;
   try {
-    if (!waiting(req)) return false;
+    if (!waiting(a)) return false;
     // Non-blocking: the Prolog holds its pipe open for reading and writing, so the open never waits, and a write
     // under PIPE_BUF into an empty pipe is whole.
     fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
@@ -76,8 +96,9 @@ function reply(req: Request, line: string): boolean {
     return false;
   }
   try {
-    // Between the look and the open the Prolog may have gone on: only ever a pipe is written.
-    return fs.fstatSync(fd).isFIFO() && fs.writeSync(fd, line) === Buffer.byteLength(line);
+    // Between the look and the open the Prolog may have gone on: only ever that same pipe is written.
+    const st = fs.fstatSync(fd);
+    return st.isFIFO() && st.ino === a.pipe && fs.writeSync(fd, line) === Buffer.byteLength(line);
   } catch {
     return false;
   } finally {
@@ -124,7 +145,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
 
   const live = new FsHost('/');
   /** The reply for `req`; null when the answer was delivered already (healthy: the agent's run delivers it itself). */
-  const answer = async (req: Request): Promise<string | null> => {
+  const answer = async (asked: Asked): Promise<string | null> => {
+    const req = asked.req;
     if (stopping) return formatReply('fallback', 'the agent is stopping');
     if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
     const changed = [...watched].find(([f, id]) => identity(f) !== id);
@@ -140,7 +162,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
-      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(req), (line) => reply(req, formatReply('ok', line)));
+      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(asked), (line) => reply(asked, formatReply('ok', line)));
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {
@@ -179,12 +201,14 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
             return;
           }
           // Its Prolog timed out and went on (it closed its reply pipe): judging now would be for nobody.
-          if (!waiting(req.value)) {
+          const pipe = pipeOf(req.value);
+          if (pipe === null) {
             dropped++;
             return;
           }
-          const text = await answer(req.value);
-          if (text !== null && !reply(req.value, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
+          const asked = { req: req.value, pipe };
+          const text = await answer(asked);
+          if (text !== null && !reply(asked, text)) (await log()).warn({ client: req.value.pid }, 'gdrgate agent: the Prolog stopped waiting before the answer');
         })
         .catch((e: Error) => void log().then((l) => l.error({ why: e.message }, 'gdrgate agent: request failed; its Prolog judges itself after its timeout')))
         .then(settle)

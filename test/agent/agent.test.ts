@@ -34,6 +34,28 @@ t.test('a healthy node: the agent answers, the Prolog prints its line and exits 
   t.match(a.stderr(), /gdrgate agent listening[\s\S]*gdrgate agent stopped/, "the agent's own lines go to stderr");
 });
 
+// A here-string is a pipe in bash 5.1+ unless the shell is told to behave as an older one (BASH_COMPAT=50, as a
+// site's .conf may set): then it is a file, and the Prolog took no reply pipe and silently never asked the agent.
+t.test('a here-string that is no pipe (BASH_COMPAT=50 in the .conf): the Prolog still asks the agent', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const r = wrapper(e, `AGENT=${a.dir}\nBASH_COMPAT=50\n`)({ ...JOB, SLURM_JOB_ID: '8001' });
+  t.same([r.code, r.stdout.replace(/ \d+ms /, ' ')], [0, 'gdrgate prolog node=vm job=8001 result=healthy exit=0 action=none\n']);
+  t.same((await agentRuns(e, '8001')).map((l) => l.job), ['8001'], 'answered by the agent');
+});
+
+// AGENT_TIMEOUT in hundredths is bash arithmetic, 64 bits: 99999999999999999 s wrapped to a negative count, and the
+// Prolog gave up at once ("its requests stayed unread") without asking. An absurdly long timeout is a long one.
+t.test('an AGENT_TIMEOUT past 64-bit hundredths: the Prolog still asks the agent', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const r = wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=99999999999999999\n`)({ ...JOB, SLURM_JOB_ID: '8101' });
+  t.same([r.code, r.stdout.replace(/ \d+ms /, ' ')], [0, 'gdrgate prolog node=vm job=8101 result=healthy exit=0 action=none\n']);
+  t.same((await agentRuns(e, '8101')).map((l) => l.job), ['8101'], 'answered by the agent');
+});
+
 t.test('a broken node: the agent hands it back, the gate in the Prolog judges and drains', async (t) => {
   const e = makeGateEnv();
   const a = await startAgent(e);

@@ -129,3 +129,38 @@ t.test('a stopped agent and a full request FIFO: each Prolog judges in process w
   t.equal(next.status, 0);
   t.match((await agentRuns(e, '2001')).at(-1), { job: /^2001$/, startup: /^agent$/ }, 'the next Prolog is answered by the agent');
 });
+
+// An AGENT_TIMEOUT under a hundredth made no wait at all, and the line was written without a look: into a full FIFO.
+t.test('AGENT_TIMEOUT under a hundredth (0, 0.001): a stopped agent and a full FIFO still never take a write', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  a.proc.kill('SIGSTOP');
+  fill(path.join(a.dir, 'requests'), `v2 prolog ${process.pid} 87 ${e.config}\n`);
+  const slurmd = slurmdShim(e.dir);
+  for (const [job, timeout] of [['4001', '0'], ['4002', '0.001']] as const) {
+    const script = installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=${timeout}\n`);
+    // A wrapper blocked in its write outlives the killed slurmd (it holds the FIFO's read end itself): ended here.
+    t.teardown(() => runningScripts(script).forEach((pid) => process.kill(pid, 'SIGKILL')));
+    const r = spawnSync(slurmd, [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', timeout: 30_000 });
+    t.equal(r.status, 0, `AGENT_TIMEOUT=${timeout}: exit 0 (a blocked request write is killed by this test's timeout: ${r.signal ?? 'none'})`);
+    t.same([lastRun(e)?.job, lastRun(e)?.startup, lastRun(e)?.agent], [job, 'snapshot', `its requests stayed unread for ${timeout}s`]);
+  }
+});
+
+// A .conf is sourced: a `set -e` in it made the first timed-out read (the wait, or the answer's) end the Prolog with
+// 142, a Prolog error that drains the node.
+t.test("a .conf's set -e: a stopped agent still costs a Prolog its AGENT_TIMEOUT and no drain", async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  a.proc.kill('SIGSTOP');
+  const script = installWrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=${TIMEOUT_S}\nset -euo pipefail\n`);
+  const slurmd = slurmdShim(e.dir);
+  const said: string[] = [];
+  for (const job of ['4101', '4102']) {
+    const r = spawnSync(slurmd, [script], { encoding: 'utf8', env: { ...JOB, SLURM_JOB_ID: job }, cwd: '/', timeout: 30_000 });
+    said.push(`${r.status} ${JSON.stringify(r.stderr)} ${lastRun(e)?.job} ${lastRun(e)?.startup} ${lastRun(e)?.agent}`);
+  }
+  t.same(said, [`0 "" 4101 snapshot no answer within ${TIMEOUT_S}s`, `0 "" 4102 snapshot its requests stayed unread for ${TIMEOUT_S}s`]);
+});
