@@ -69,7 +69,12 @@ fi
 # (an agent alive but not reading: stopped, or stuck in a slow request), this Prolog waits for it to empty within
 # AGENT_TIMEOUT, and gives up without writing. The agent empties it in microseconds, so a busy node's Prologs wait
 # their turn, and no FIFO ever fills: a stopped agent holds at most one line per Prolog that found it empty.
-if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
+# A request is one line of fields split at spaces: a CONFIG with a space or a control character in it cannot be
+# asked for (the agent would ignore the line and the Prolog wait its whole AGENT_TIMEOUT), so it is not asked.
+if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ "${CONFIG//[[:space:][:cntrl:]]/}" != "$CONFIG" ]; then
+  GDRGATE_AGENT_SAID="not asked: CONFIG has a space or a control character"
+  export GDRGATE_AGENT_SAID
+elif [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
   # AGENT_TIMEOUT in hundredths of a second (a malformed one: 1 s), for the wait on an unread FIFO.
   case "$AGENT_TIMEOUT" in [0-9]* | .[0-9]*) ;; *) AGENT_TIMEOUT=1 ;; esac
   case "$AGENT_TIMEOUT" in *[!0-9.]* | *.*.*) AGENT_TIMEOUT=1 ;; esac

@@ -82,6 +82,18 @@ t.test('the agent answers only for its own config', async (t) => {
   t.match(lastRun(e), { startup: /^snapshot$/, agent: exactly(`fallback: the agent answers for ${e.config}, not ${other}`) });
 });
 
+t.test('a CONFIG with a space cannot be asked for (a request is split at spaces): not asked, no wait', async (t) => {
+  const e = makeGateEnv();
+  const a = await startAgent(e);
+  t.teardown(() => void a.proc.kill('SIGKILL'));
+  const spaced = path.join(e.dir, 'with space.json');
+  copyFileSync(e.config, spaced);
+  const r = wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=30\nCONFIG='${spaced}'\n`)();
+  t.equal(r.code, 0, 'healthy, judged in the Prolog');
+  t.ok(r.ms < 30_000, `no 30 s wait for an answer that cannot come (${r.ms.toFixed(0)} ms)`);
+  t.match(lastRun(e), { startup: /^snapshot$/, agent: exactly('not asked: CONFIG has a space or a control character') });
+});
+
 t.test('a stopped agent: the Prolog waits AGENT_TIMEOUT, then judges itself; the agent recovers', async (t) => {
   const e = makeGateEnv();
   const a = await startAgent(e);
