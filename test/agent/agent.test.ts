@@ -34,27 +34,23 @@ t.test('a healthy node: the agent answers, the Prolog prints its line and exits 
   t.match(a.stderr(), /gdrgate agent listening[\s\S]*gdrgate agent stopped/, "the agent's own lines go to stderr");
 });
 
-// A here-string is a pipe in bash 5.1+ unless the shell is told to behave as an older one (BASH_COMPAT=50, as a
-// site's .conf may set): then it is a file, and the Prolog took no reply pipe and silently never asked the agent.
-t.test('a here-string that is no pipe (BASH_COMPAT=50 in the .conf): the Prolog still asks the agent', async (t) => {
-  const e = makeGateEnv();
-  const a = await startAgent(e);
-  t.teardown(() => void a.proc.kill('SIGKILL'));
-  const r = wrapper(e, `AGENT=${a.dir}\nBASH_COMPAT=50\n`)({ ...JOB, SLURM_JOB_ID: '8001' });
-  t.same([r.code, r.stdout.replace(/ \d+ms /, ' ')], [0, 'gdrgate prolog node=vm job=8001 result=healthy exit=0 action=none\n']);
-  t.same((await agentRuns(e, '8001')).map((l) => l.job), ['8001'], 'answered by the agent');
-});
-
-// AGENT_TIMEOUT in hundredths is bash arithmetic, 64 bits: 99999999999999999 s wrapped to a negative count, and the
-// Prolog gave up at once ("its requests stayed unread") without asking. An absurdly long timeout is a long one.
-t.test('an AGENT_TIMEOUT past 64-bit hundredths: the Prolog still asks the agent', async (t) => {
-  const e = makeGateEnv();
-  const a = await startAgent(e);
-  t.teardown(() => void a.proc.kill('SIGKILL'));
-  const r = wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=99999999999999999\n`)({ ...JOB, SLURM_JOB_ID: '8101' });
-  t.same([r.code, r.stdout.replace(/ \d+ms /, ' ')], [0, 'gdrgate prolog node=vm job=8101 result=healthy exit=0 action=none\n']);
-  t.same((await agentRuns(e, '8101')).map((l) => l.job), ['8101'], 'answered by the agent');
-});
+// Settings a site's .conf may hold that once kept the Prolog from asking at all. BASH_COMPAT=50: a here-string is then a
+// file, not the pipe it is in bash 5.1+, and the Prolog took no reply pipe. AGENT_TIMEOUT=99999999999999999: in
+// hundredths, bash's 64-bit arithmetic wrapped it to a negative count, and the Prolog gave up at once ("its requests
+// stayed unread") without asking. Each must still be answered by the agent.
+for (const [what, conf, job] of [
+  ['a here-string that is no pipe (BASH_COMPAT=50 in the .conf)', 'BASH_COMPAT=50', '8001'],
+  ['an AGENT_TIMEOUT past 64-bit hundredths', 'AGENT_TIMEOUT=99999999999999999', '8101'],
+] as const) {
+  t.test(`${what}: the Prolog still asks the agent`, async (t) => {
+    const e = makeGateEnv();
+    const a = await startAgent(e);
+    t.teardown(() => void a.proc.kill('SIGKILL'));
+    const r = wrapper(e, `AGENT=${a.dir}\n${conf}\n`)({ ...JOB, SLURM_JOB_ID: job });
+    t.same([r.code, r.stdout.replace(/ \d+ms /, ' ')], [0, `gdrgate prolog node=vm job=${job} result=healthy exit=0 action=none\n`]);
+    t.same((await agentRuns(e, job)).map((l) => l.job), [job], 'answered by the agent');
+  });
+}
 
 t.test('a broken node: the agent hands it back, the gate in the Prolog judges and drains', async (t) => {
   const e = makeGateEnv();
@@ -71,28 +67,24 @@ t.test('a broken node: the agent hands it back, the gate in the Prolog judges an
   t.equal(lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').length, 1, 'the agent logged only the healthy run');
 });
 
-t.test('the agent answers only for its own config', async (t) => {
-  const e = makeGateEnv();
-  const a = await startAgent(e);
-  t.teardown(() => void a.proc.kill('SIGKILL'));
-  const other = path.join(e.dir, 'other.json');
-  copyFileSync(e.config, other);
-  const run = wrapper(e, `AGENT=${a.dir}\nCONFIG=${other}\n`);
-  t.equal(run().code, 0, 'healthy, judged in the Prolog');
-  t.match(lastRun(e), { startup: /^snapshot$/, agent: exactly(`fallback: the agent answers for ${e.config}, not ${other}`) });
-});
-
-t.test('a CONFIG with a space cannot be asked for (a request is split at spaces): not asked, no wait', async (t) => {
-  const e = makeGateEnv();
-  const a = await startAgent(e);
-  t.teardown(() => void a.proc.kill('SIGKILL'));
-  const spaced = path.join(e.dir, 'with space.json');
-  copyFileSync(e.config, spaced);
-  const r = wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=30\nCONFIG='${spaced}'\n`)();
-  t.equal(r.code, 0, 'healthy, judged in the Prolog');
-  t.ok(r.ms < 30_000, `no 30 s wait for an answer that cannot come (${r.ms.toFixed(0)} ms)`);
-  t.match(lastRun(e), { startup: /^snapshot$/, agent: exactly('not asked: CONFIG has a space or a control character') });
-});
+// The same config under another path: the agent answers only for its own; and a path with a space cannot be asked for
+// at all (a request is split at spaces: the agent would ignore the line, the Prolog wait its AGENT_TIMEOUT).
+for (const [name, said] of [
+  ['other.json', (e: { config: string }, other: string) => `fallback: the agent answers for ${e.config}, not ${other}`],
+  ['with space.json', () => 'not asked: CONFIG has a space or a control character'],
+] as const) {
+  t.test(`CONFIG=.../${name}: judged in the Prolog, with no wait for an answer`, async (t) => {
+    const e = makeGateEnv();
+    const a = await startAgent(e);
+    t.teardown(() => void a.proc.kill('SIGKILL'));
+    const other = path.join(e.dir, name);
+    copyFileSync(e.config, other);
+    const r = wrapper(e, `AGENT=${a.dir}\nAGENT_TIMEOUT=30\nCONFIG='${other}'\n`)();
+    t.equal(r.code, 0, 'healthy, judged in the Prolog');
+    t.ok(r.ms < 30_000, `no 30 s wait (${r.ms.toFixed(0)} ms)`);
+    t.match(lastRun(e), { startup: /^snapshot$/, agent: exactly(said(e, other)) });
+  });
+}
 
 t.test('a stopped agent: the Prolog waits AGENT_TIMEOUT, then judges itself; the agent recovers', async (t) => {
   const e = makeGateEnv();
