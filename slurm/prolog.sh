@@ -84,13 +84,10 @@ elif [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f
   while [ "${s#0}" != "$s" ]; do s=${s#0}; done
   [ "${#s}" -gt 6 ] && s=999999
   cs=$((10#${s:-0} * 100 + 10#${f:0:2}))
-  if [ "${BASH_VERSINFO[0]}" -gt 5 ] || { [ "${BASH_VERSINFO[0]}" -eq 5 ] && [ "${BASH_VERSINFO[1]}" -ge 1 ]; }; then
-    exec 87<<<'' && exec 87<>"/proc/$$/fd/87" && read -r -u 87 _
-  else
-    exec 87<&-
-  fi 2>/dev/null
-  # No pipe from the here-string (a bash before 5.1, or one told to behave as one: BASH_COMPAT=50 makes it a file).
-  [ -p "/proc/$$/fd/87" ] || { exec 87<> <(:); } 2>/dev/null
+  # The here-string's pipe, its newline read off; where it is no pipe (a bash before 5.1, or one told to behave as
+  # one: BASH_COMPAT=50 makes it a file), a process substitution's.
+  { exec 87<<<'' && exec 87<>"/proc/$$/fd/87" && [ -p "/proc/$$/fd/87" ] && read -r -u 87 _; } 2>/dev/null ||
+    { exec 87<> <(:); } 2>/dev/null
   # (The open fails when the agent's directory went since the look above: bash's error kept off stderr.)
   if [ -p "/proc/$$/fd/87" ] && { exec 88<>"$AGENT/requests"; } 2>/dev/null; then
     # Looked at once more after the last wait, and always once (an AGENT_TIMEOUT under 0.01 s too): never a blind write.
