@@ -36,6 +36,9 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   gdrgate_read=$gdrgate_conf
   if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
 done
+# A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
+# this Epilog with its status, which drains the node). (sh: no pipefail or posix mode to undo.)
+set +eu
 "$NODE" "$CLI" epilog --config "$CONFIG"
 rc=$?
 [ "$rc" -eq 1 ] && exit 1

@@ -45,6 +45,9 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   gdrgate_read=$gdrgate_conf
   if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
 done
+# A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
+# this script with its status, which fails the task or drains the node; in POSIX mode, a failed exec's open would too).
+set +eu +o pipefail +o posix
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail

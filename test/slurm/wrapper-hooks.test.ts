@@ -106,4 +106,19 @@ if (process.getuid?.() !== 0) {
     t.same({ code: missing.code, stderr: missing.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (exit 127); not failing the prolog\n' });
     for (const rc of [0, 1, 2, 3]) t.equal(run(file, { ...PROLOG_ENV, RC: String(rc) }).code, rc, `gdrgate's own exit ${rc} passes through`);
   });
+  t.test("a .conf's shell options (set -eu; bash: pipefail, posix) do not reach the wrapper: a killed gate still fails open", async (t) => {
+    const said: Record<Script, { code: number | null; stdout: string }> = {} as Record<Script, { code: number | null; stdout: string }>;
+    for (const s of ['prolog', 'epilog', 'taskprolog'] as const) {
+      const file = install(s, path.join(dir, `opts/opts-${s}.sh`));
+      // epilog.sh is sh: set -e and -u only (sh knows no pipefail or posix mode to set).
+      conf(path.join(dir, `opts/opts-${s}.conf`), `${s === 'epilog' ? 'set -eu' : 'set -euo pipefail\nset -o posix'}\n${base}`);
+      const r = run(file, { ...PROLOG_ENV, RC: 'kill' });
+      said[s] = { code: r.code, stdout: r.stdout };
+    }
+    t.same(said, {
+      prolog: { code: 0, stdout: 'args: prolog --config /etc/gdrgate/config.json\n' },
+      epilog: { code: 0, stdout: 'args: epilog --config /etc/gdrgate/config.json\n' },
+      taskprolog: { code: 0, stdout: 'args: task --config /etc/gdrgate/config.json\n' },
+    });
+  });
 }
