@@ -23,10 +23,11 @@ live_gate "$W" "$P"
 L=/usr/libexec/gdrgate
 cp $L/prolog.sh $L/noagent.sh && echo 'AGENT=' >$L/noagent.conf
 cp $L/prolog.sh $L/noblob.sh && printf 'AGENT=\nBLOB=\n' >$L/noblob.conf
+cp $L/taskprolog.sh $L/tasknoagent.sh && echo 'AGENT=' >$L/tasknoagent.conf
 chmod 644 $L/*.conf
 job=1000
 slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$@"; }
-task() { env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 SLURM_STEP_ID=${1:-0} /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups $L/taskprolog.sh; }
+task() { env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 SLURM_STEP_ID=${1:-0} /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups $L/${2:-taskprolog}.sh; }
 mkdir -p -m 700 /run/gdrgate-agent
 setsid /usr/lib/gdrgate/node --max-semi-space-size=2 /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
 for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
@@ -35,6 +36,10 @@ for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t
   echo "\$ slurm $L/noagent.sh"; slurm $L/noagent.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ task (first task of the job's step 0, as uid 65534)"; task; echo "(exit $?)"
   echo "\$ task (a later task)"; task; echo "(exit $?)"
+  echo "\$ task 2 (step 2's first task, traced: each line's time)"; job=$job PS4='+ $EPOCHREALTIME ' bash -c 'env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_STEP_ID=2 PS4="$PS4" /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups /bin/bash -x '$L'/taskprolog.sh 2>&1 | grep -v "printf -v c\|h=\|(( i\|for ((i" | awk "{print}"'; echo "(exit $?)"
+  echo "\$ tail -n 3 $W/agent.err"; tail -n 3 $W/agent.err
+  echo "\$ task 1 tasknoagent (step 1's first task, AGENT= : gdrgate judges)"; task 1 tasknoagent; echo "(exit $?)"
+  echo "\$ ls -la /run/gdrgate/job-$job; cat task.json"; ls -la /run/gdrgate/job-$job; cat /run/gdrgate/job-$job/task.json
   echo "\$ slurm $L/noblob.sh"; slurm $L/noblob.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ (ulimit -l 64; slurm $L/prolog.sh)"; (ulimit -l 64; slurm $L/prolog.sh); echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "scontrol calls: $(cat $W/scontrol.calls 2>/dev/null)"
@@ -56,7 +61,7 @@ row() {
   done
 }
 one() { us "$@"; echo "$ROW $T"; }
-tasks() { slurm $L/noagent.sh >/dev/null 2>&1; us task 0; echo "task-first $T"; us task 0; echo "task-later $T"; }
+tasks() { slurm $L/noagent.sh >/dev/null 2>&1; us task 0; echo "task-first $T"; us task 0; echo "task-later $T"; us task 1 tasknoagent; echo "task-first-noagent $T"; }
 {
   echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
   ROW=empty-snapshot; row $ROW one env -i $N --snapshot-blob $W/empty.blob

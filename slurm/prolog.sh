@@ -118,7 +118,7 @@ elif [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f
     export GDRGATE_AGENT_SAID
   else
     [ -p "/proc/$$/fd/87" ] && GDRGATE_AGENT_SAID="cannot open $AGENT/requests" && export GDRGATE_AGENT_SAID
-    exec 87<&- 2>/dev/null
+    { exec 87<&-; } 2>/dev/null
   fi
 fi
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded

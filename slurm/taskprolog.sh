@@ -8,7 +8,8 @@
 # /etc/gdrgate/NAME.conf, then one beside this script, NAME being its name less .sh (e.g.
 # /etc/gdrgate/gdrgate-taskprolog.conf, /etc/slurm/gdrgate-taskprolog.conf),
 # STATE (the config's stateDir: where the Prolog left this job's directory, owned by the job's user; empty: judge
-# every task anew) and WAIT (seconds a task waits for another task's judgment of the same view, default 10).
+# every task anew), WAIT (seconds a task waits for another task's judgment of the same view, default 10), AGENT (1: ask
+# a running `gdrgate agent` to judge the view this script read; empty: never) and AGENT_TIMEOUT (seconds, default 1).
 # Slurm runs it for every task of every step: the first task of a view judges (Node, ~0.2 s of CPU) and keeps its
 # answer in the job's directory; every other task with the same view (step, CPUs, memory nodes, GPUs, memlock)
 # prints that answer from bash alone. The Epilog removes the directory with the job.
@@ -20,6 +21,8 @@ ROOT=
 FAIL=0
 STATE=/run/gdrgate
 WAIT=10
+AGENT=1
+AGENT_TIMEOUT=1
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
 # not rename the file) and succeeds when that file and every directory above it are root's and writable by root
@@ -67,6 +70,138 @@ judge() {
   fi
   "$NODE" "$CLI" "$@"
 }
+# The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of
+# the job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's
+# directory, asks through the agent's FIFO in STATE (any user may write there; only the job's user can enter the job's
+# directory, and the answer comes back only into this process's pipe, with the nonce of the facts: src/agent/task.ts),
+# and prints what the agent says gdrgate would have said. Anything it cannot read as gdrgate would (an error it cannot
+# name, a name with a newline), no agent, or no answer within AGENT_TIMEOUT: gdrgate judges as before.
+# F: the facts, a line each (src/task/facts.ts). absent PATH: PATH is not there (ENOENT, ENOTDIR), as opposed to
+# unreachable (EACCES) or a link that resolves nowhere.
+absent() {
+  local d=$1
+  [ -L "$d" ] && return 1
+  while d=${d%/*}; [ -n "$d" ]; do if [ -e "$d" ]; then [ ! -d "$d" ] || [ -x "$d" ]; return; fi; done
+  return 0
+}
+f_list() {
+  local p=$ROOT$1 e
+  local -a n
+  if [ -d "$p" ]; then
+    [ -r "$p" ] && [ -x "$p" ] || { F+=("list	$1	?"); return 1; }
+    n=("$p"/*)
+    F+=("list	$1	${#n[@]}")
+    for e in "${n[@]}"; do F+=("	${e##*/}"); done
+    names=("${n[@]##*/}")
+  else
+    names=()
+    absent "$p" && F+=("list	$1	-") || F+=("list	$1	?")
+  fi
+}
+f_text() {
+  local p=$ROOT$1 l
+  local -a L
+  if [ -f "$p" ] && [ -r "$p" ] && mapfile -t L <"$p" 2>/dev/null; then
+    F+=("text	$1	${#L[@]}")
+    for l in "${L[@]}"; do F+=("	$l"); done
+  else
+    absent "$p" && F+=("text	$1	-") || F+=("text	$1	?")
+  fi
+}
+f_node() {
+  local p=$ROOT$1 k=other
+  if [ -d "$p" ]; then k=dir; elif [ -c "$p" ]; then k=char; elif [ -b "$p" ]; then k=block; elif [ -f "$p" ]; then k=file
+  elif [ -p "$p" ]; then k=fifo; elif [ -S "$p" ]; then k=socket; elif [ ! -e "$p" ]; then absent "$p" && k=- || k='?'; fi
+  F+=("kind	$1	$k")
+  [ "$k" = dir ] || { [ -r "$p" ] && [ -w "$p" ] && F+=("access	$1	rw") || F+=("access	$1	?"); }
+}
+f_real() {
+  local p=$ROOT$1 r
+  if cd -P -- "$p" 2>/dev/null; then
+    r=$PWD
+    cd -- "$here" 2>/dev/null || cd /
+    if [ -z "$ROOT" ]; then F+=("real	$1	$r"); elif [ "${r#"$proot"/}" != "$r" ]; then F+=("real	$1	/${r#"$proot"/}"); else F+=("real	$1	?"); fi
+  else
+    absent "$p" && F+=("real	$1	-") || F+=("real	$1	?")
+  fi
+}
+f_readable() { [ -f "$1" ] && [ -r "$1" ] && F+=("readable	$1	1") || F+=("readable	$1	0"); }
+# Sets out and rc from the agent's answer, writes the task record it sends (as this user), and succeeds; else fails.
+ask() {
+  local -a F=() names=() L
+  local here=$PWD proot= nonce d g v e c b k n i l kind said=1 w cs seen=
+  shopt -s nullglob dotglob
+  [ -n "${SRANDOM-}" ] && [ "${CONFIG//[[:space:][:cntrl:]]/}" = "$CONFIG" ] && [ -p "$STATE/tasks" ] || return 1
+  case "$AGENT_TIMEOUT" in [0-9] | [0-9].[0-9]* | [0-9][0-9] | [0-9][0-9].[0-9]*) ;; *) AGENT_TIMEOUT=1 ;; esac
+  [ -z "$ROOT" ] || { cd -P -- "$ROOT" 2>/dev/null && proot=$PWD && cd -- "$here" 2>/dev/null; } || return 1
+  printf -v nonce '%08x%08x%08x%08x' "$SRANDOM" "$SRANDOM" "$SRANDOM" "$SRANDOM"
+  F=("gdrgate-task-facts 1 $nonce $$ $EUID $FAIL" "root	${ROOT:-/}")
+  for v in SLURM_JOB_ID SLURM_STEP_ID SLURM_LOCALID SLURM_JOB_GPUS SLURM_RLIMIT_MEMLOCK SLURMD_NODENAME NCCL_TOPO_FILE GDRGATE_CONFIG; do
+    if [ "$v" = SLURM_LOCALID ]; then F+=("env	$v	0"); elif [ -n "${!v+x}" ]; then F+=("env	$v	${!v}"); else F+=("env	$v"); fi
+  done
+  f_text /proc/self/limits
+  f_text /proc/self/status
+  f_list /sys/class/infiniband
+  f_list /sys/class/infiniband_verbs
+  for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_text "/sys/class/infiniband_verbs/$n/ibdev"; done
+  f_list /dev/infiniband
+  for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_node "/dev/infiniband/$n"; done
+  f_list /dev
+  for n in "${names[@]}"; do [ "${n#nvidia}" != "$n" ] && f_node "/dev/$n"; done
+  f_list /proc/driver/nvidia/gpus
+  for g in "${names[@]}"; do
+    f_text "/proc/driver/nvidia/gpus/$g/information"
+    g=${g,,}
+    f_text "/sys/bus/pci/devices/$g/local_cpulist"
+    f_text "/sys/bus/pci/devices/$g/numa_node"
+  done
+  # The host's NCCL topology names devices by PCI address: where each lies in this job's /sys.
+  if mapfile -t L <"$dir/prolog.json" 2>/dev/null && [[ ${L[*]} == *ncclTopo* ]]; then
+    l=${L[*]}
+    while [[ $l =~ ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(.*) ]]; do
+      [[ " ${seen-} " == *" ${BASH_REMATCH[1]} "* ]] || { seen="${seen-} ${BASH_REMATCH[1]}"; f_real "/sys/bus/pci/devices/${BASH_REMATCH[1]}"; }
+      l=${BASH_REMATCH[2]}
+    done
+  fi
+  f_readable "$CONFIG"
+  # The baseline the config names (a hint only: a path read wrongly here is a fact the agent does not use).
+  if mapfile -t L <"$CONFIG" 2>/dev/null; then
+    c=${L[*]}
+    while [[ $c =~ \"baseline\"[[:space:]]*:[[:space:]]*\"([^\"\\]*)\"(.*) ]]; do f_readable "${BASH_REMATCH[1]}"; c=${BASH_REMATCH[2]}; done
+  fi
+  for b in "$dir"/prolog.json "$dir"/nccl-topo.xml "$dir"/task.json "$STATE"/signing.pub; do f_readable "$b"; done
+  F+=(end)
+  l=${F[*]}
+  [[ $l == *$'\n'* ]] && return 1
+  printf '%s\n' "${F[@]}" >"$answer.facts" || return 1
+  # The reply pipe and the request, as slurm/prolog.sh asks: nothing forked on bash 5.1+.
+  { exec 87<<<'' && exec 87<>"/proc/$$/fd/87" && [ -p "/proc/$$/fd/87" ] && read -r -u 87 _; } 2>/dev/null || return 1
+  if { exec 88<>"$STATE/tasks"; } 2>/dev/null && [ -p "/proc/$$/fd/88" ]; then
+    # Only into an empty FIFO, looked at for up to 50 ms: a FIFO that keeps a line (no agent reads it) is left alone.
+    for ((w = 0; w < 5; w++)); do read -r -t 0 -u 88 || { said=0; break; }; read -r -t 0.01 -u 87 _; done
+    [ "$said" = 0 ] && printf 'v1 task %s %s 87 %s %s %s\n' "$SLURM_JOB_ID" "$$" "$h" "$nonce" "$CONFIG" >&88
+  fi
+  { exec 88>&-; } 2>/dev/null
+  [ "$said" = 0 ] && read -r -t "$AGENT_TIMEOUT" -u 87 kind v l && [ "$v" = "$nonce" ] || { exec 87<&-; return 1; }
+  # The agent's "fallback" says why it did not judge: gdrgate judges, and slurmd's log has the reason.
+  [ "$kind" = ok ] || { exec 87<&-; [ "$kind" != fallback ] || printf 'gdrgate taskprolog: the agent did not judge: %s\n' "$l" >&2; return 1; }
+  # "<rc> <lines> <bytes>", then the bytes read in one counted read (bytes: in the C locale).
+  rc=${l%% *} l=${l#* } n=${l%% *} c=${l#* }
+  [[ $rc =~ ^[0-9]{1,3}$ && $n =~ ^[0-9]{1,4}$ && $c =~ ^[0-9]{1,6}$ ]] || { exec 87<&-; return 1; }
+  local LC_ALL=C
+  IFS= read -r -N "$c" -t "$AGENT_TIMEOUT" -u 87 l && [ "${#l}" = "$c" ] || { exec 87<&-; return 1; }
+  exec 87<&-
+  L=()
+  for ((i = 0; i < n; i++)); do [[ $l == *$'\n'* ]] || return 1; L+=("${l%%$'\n'*}"); l=${l#*$'\n'}; done
+  k=${l%%$'\n'*} l=${l#*$'\n'}
+  [ "$l" = "end $nonce"$'\n' ] || return 1
+  # The task record, as `gdrgate task` leaves it: private to the job's user.
+  [ "$k" = - ] || { umask 077 && printf '%s\n' "$k" >"$dir/task.json"; } 2>/dev/null
+  out=
+  [ "$n" = 0 ] || printf -v out '%s\n' "${L[@]}"
+  out=${out%$'\n'}
+  return 0
+}
 # The task's view: what gdrgate task judges that may differ between tasks of a job on this node.
 cpus= mems=
 while IFS=$'\t' read -r k v; do case "$k" in Cpus_allowed_list:) cpus=$v ;; Mems_allowed_list:) mems=$v ;; esac; done </proc/self/status
@@ -91,8 +226,12 @@ if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" 
     judge "$@"
     rc=$?
   elif mkdir "$answer.lock" 2>/dev/null; then
-    out=$(SLURM_LOCALID=0 judge "$@")
-    rc=$?
+    if [ "$AGENT" = 1 ] && ask; then
+      :
+    else
+      out=$(SLURM_LOCALID=0 judge "$@")
+      rc=$?
+    fi
     { printf '%s\n%s\n' "$key" "$rc"; [ -z "$out" ] || printf '%s\n' "$out"; } >"$answer" && : >"$answer.done"
     [ -z "$out" ] || { mapfile -t lines <<<"$out"; tell "${lines[@]}"; }
   else

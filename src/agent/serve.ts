@@ -15,6 +15,9 @@ import { untrustedReason } from '../host/trust.js';
 import { replaceAtomically } from '../state/store.js';
 import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, replyPath, REQUEST_FIFO, type Request } from './protocol.js';
+import { answerTask, formatTaskReply, parseTaskRequest, TASK_FIFO } from './task.js';
+import { loadConfig } from '../config.js';
+import { ensureStateDir } from '../state/store.js';
 
 const MKFIFO = '/usr/bin/mkfifo';
 
@@ -54,16 +57,16 @@ const identity = (f: string): string => {
  * may hold requests nobody will answer), or a plain file that a Prolog's open made while no FIFO was there (bash's
  * `<>` creates). Removed first and made there, such a file could come between the removal and the mkfifo.
  */
-async function makeFifo(file: string, exec: Exec): Promise<void> {
+async function makeFifo(file: string, exec: Exec, mode = '600'): Promise<void> {
   const made = `${file}.new`;
   fs.rmSync(made, { force: true });
-  const r = await exec.run(MKFIFO, ['-m', '600', made], { timeoutMs: 5000 });
+  const r = await exec.run(MKFIFO, ['-m', mode, made], { timeoutMs: 5000 });
   if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${made}: ${r.error ?? r.stderr.trim()}`);
   fs.renameSync(made, file);
 }
 
 /** The inode of the pipe the Prolog's reply descriptor holds now; null when it holds none. */
-function pipeOf(req: Request): number | null {
+function pipeOf(req: Pick<Request, 'pid' | 'fd'>): number | null {
   try {
     const m = /^pipe:\[(\d+)\]$/.exec(fs.readlinkSync(replyPath(req.pid, req.fd)));
     return m ? Number(m[1]) : null;
@@ -77,11 +80,11 @@ function pipeOf(req: Request): number | null {
  * there (it closes it when it stops waiting, slurm/prolog.sh): a pipe of another process that got the pid since, a
  * later Prolog's, is not the one that asked, and never gets this answer.
  */
-interface Asked {
-  readonly req: Request;
+interface Asked<R extends Pick<Request, 'pid' | 'fd'> = Request> {
+  readonly req: R;
   readonly pipe: number;
 }
-const waiting = (a: Asked): boolean => pipeOf(a.req) === a.pipe;
+const waiting = (a: Asked<Pick<Request, 'pid' | 'fd'>>): boolean => pipeOf(a.req) === a.pipe;
 
 /** Writes one reply into the Prolog's pipe; false when the Prolog is no longer reading (it timed out and went on). */
 function reply(a: Asked, line: string): boolean {
@@ -106,6 +109,40 @@ function reply(a: Asked, line: string): boolean {
   }
 }
 
+/**
+ * A TaskProlog's answer, which may be longer than PIPE_BUF: written into that same pipe as the TaskProlog reads it,
+ * for at most `ms`; false when it did not all go.
+ */
+async function replyAll(a: Asked<Pick<Request, 'pid' | 'fd'>>, text: string, ms = 2000): Promise<boolean> {
+  const req = a.req;
+  let fd: number;
+  try {
+    if (!waiting(a)) return false;
+    fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    return false;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFIFO() || st.ino !== a.pipe) return false;
+    const buf = Buffer.from(text);
+    const until = performance.now() + ms;
+    for (let at = 0; at < buf.length; ) {
+      try {
+        at += fs.writeSync(fd, buf, at);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || performance.now() > until) return false;
+        await new Promise((r) => setTimeout(r, 2));
+      }
+    }
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
 /** Runs until SIGTERM/SIGINT (exit 0) or until its code changes on disk (exit 0, after answering "fallback"). */
 export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()): Promise<number> {
   const dir = path.resolve(o.dir);
@@ -120,6 +157,18 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const fifoIno = fs.statSync(fifo).ino;
   // O_RDWR: the agent is always a writer too, so the FIFO never reports end-of-file between Prologs.
   const fd = fs.openSync(fifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+  // The TaskProlog's FIFO: in the state directory, where the jobs' directories are, writable by every user (a
+  // TaskProlog runs as the job's user; agent/task.ts says why that is safe). None when the config cannot be read.
+  const stateDir = await loadConfig(config).then((c) => c.stateDir, () => null);
+  let tasksFd: number | null = null;
+  let tasksIno: number | null = null;
+  const tasksFifo = stateDir === null ? null : path.join(stateDir, TASK_FIFO);
+  if (tasksFifo !== null && stateDir !== null) {
+    ensureStateDir(stateDir);
+    await makeFifo(tasksFifo, exec, '666');
+    tasksIno = fs.statSync(tasksFifo).ino;
+    tasksFd = fs.openSync(tasksFifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+  }
   replaceAtomically(dir, PID_FILE, `${process.pid}\n`, 0o600);
   // The agent's own lines go to stderr (its service's journal); each answered Prolog's run line to the config's log file.
   setLogFile(undefined);
@@ -134,6 +183,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     // Remove only what is still ours: a newer agent may already have made its own FIFO and pid file.
     try {
       if (fs.statSync(fifo).ino === fifoIno) fs.rmSync(fifo, { force: true });
+      if (tasksFifo !== null && fs.statSync(tasksFifo).ino === tasksIno) fs.rmSync(tasksFifo, { force: true });
       if (fs.readFileSync(pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(pidFile, { force: true });
     } catch {
       /* already gone */
@@ -216,8 +266,38 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     }
   });
   input.on('error', (e: Error) => void stop(`request FIFO: ${e.message}`, 1));
+  // TaskProlog requests: any user may write here, so a line is parsed strictly, judged only from the job's
+  // directory, and answered only into the job's user's process (agent/task.ts).
+  const tasks = tasksFd === null ? null : new net.Socket({ fd: tasksFd, readable: true, writable: false });
+  let tpartial = '';
+  tasks?.setEncoding('utf8');
+  tasks?.on('data', (chunk: string) => {
+    const lines = (tpartial + chunk).split('\n');
+    tpartial = lines.pop()!;
+    if (tpartial.length > 8192) tpartial = '';
+    for (const line of lines) {
+      if (!line) continue;
+      const req = parseTaskRequest(line);
+      if (!req.ok) continue;
+      queue = queue
+        .then(async () => {
+          const pipe = pipeOf(req.value);
+          if (pipe === null || stopping) return;
+          const asked = { req: req.value, pipe };
+          const t0 = performance.now();
+          const a = await answerTask(req.value, config, live).catch((e: Error) => ({ ok: false as const, why: `the agent could not judge: ${e.message}` }));
+          const sent = await replyAll(asked, formatTaskReply(req.value.nonce, a));
+          // One line per view judged (a step's first task): whether the agent answered, or why gdrgate judges instead.
+          const ms = Math.round((performance.now() - t0) * 10) / 10;
+          (await log())[sent ? 'info' : 'warn']({ client: req.value.pid, job: req.value.job, ms, ...(a.ok ? { exitCode: a.code } : { why: a.why }) }, sent ? (a.ok ? 'gdrgate agent: TaskProlog answered' : 'gdrgate agent: TaskProlog left to gdrgate') : 'gdrgate agent: the TaskProlog stopped waiting before the answer');
+        })
+        .catch(() => undefined);
+    }
+  });
+  tasks?.on('error', () => undefined);
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void stop(sig, 0));
   const exit = await finished;
   input.destroy();
+  tasks?.destroy();
   return exit;
 }

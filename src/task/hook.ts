@@ -25,6 +25,28 @@ import { readPlacement } from './placement.js';
 import { oneLine, renderStandalone, taskPrologLines } from './render.js';
 import { readJobView, type JobView } from './view.js';
 
+/**
+ * Where the job's view comes from: this process (as the job's user, `gdrgate task`), or the facts the TaskProlog
+ * read with bash alone, judged by the agent (agent/task.ts, task/facts.ts). Everything `gdrgate task` reads as the
+ * job's user goes through it.
+ */
+export interface TaskView {
+  readonly host: Host;
+  /** The job's user. */
+  readonly uid: number;
+  /** Whether the job's user can read `path` whole (the host's NCCL topology file). */
+  readable(path: string): boolean;
+  /** The node's class in the baseline, as the job's user can read it. */
+  baseline(cfg: Config | null, node: string): Promise<BaselineClass | null>;
+  /** Where the task record goes (default: written into the job's directory as this user). */
+  keep?(stateDir: string, rec: TaskRecord): { ok: true } | { ok: false; why: string };
+}
+
+/** The job's view as this process sees it. */
+export async function ownView(root: string): Promise<TaskView> {
+  return { host: await openHost(root), uid: process.getuid?.() ?? -1, readable: (p) => readSmall(p, { max: 4 * 1024 * 1024 }).ok, baseline: baselineClass };
+}
+
 export interface TaskArgs {
   readonly standalone: boolean;
   readonly root?: string | undefined;
@@ -33,7 +55,7 @@ export interface TaskArgs {
 }
 
 /** The node's class in the baseline, when this user can read it and a class matches. */
-async function baselineClass(cfg: Config | null, node: string): Promise<BaselineClass | null> {
+export async function baselineClass(cfg: Config | null, node: string): Promise<BaselineClass | null> {
   if (!cfg) return null;
   return loadBaselineFor(cfg.baseline, node).then((b) => b.cls, () => null);
 }
@@ -44,13 +66,13 @@ async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead 
   return { place: await readPlacement(host, jobGpus), jobGpus, paths: cls?.paths ?? null };
 }
 
-function taskRecord(job: string, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {
+function taskRecord(job: string, uid: number, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {
   const jm = view.self.state === 'present' ? jobMemlock(view.self.value, env.SLURM_RLIMIT_MEMLOCK) : null;
   return {
     format: TASK_FORMAT,
     job,
     step: env.SLURM_STEP_ID ?? 'batch',
-    uid: process.getuid?.() ?? -1,
+    uid,
     node,
     time: new Date().toISOString(),
     state: state.status,
@@ -86,40 +108,47 @@ function outcomeOf(findings: readonly TaskFinding[], mode: 'taskprolog' | 'stand
   return { kind: 'unhealthy', failing: findings.filter((f) => f.status === 'fail' || (mode === 'standalone' && f.status === 'warn')) };
 }
 
-type Work = { readonly view: JobView; readonly state: StateRead; readonly lines: readonly string[]; readonly voice: boolean };
+type Work = {
+  readonly view: JobView;
+  readonly state: StateRead;
+  readonly lines: readonly string[];
+  readonly voice: boolean;
+  readonly uid: number;
+  readonly keep: NonNullable<TaskView['keep']>;
+};
 
-async function judgeTaskProlog(run: HookRun, a: TaskArgs, job: string): Promise<Judgement<Work, TaskFinding>> {
+async function judgeTaskProlog(run: HookRun, a: TaskArgs, job: string, from: TaskView | null): Promise<Judgement<Work, TaskFinding>> {
   const { env, cfg, node } = run;
-  const uid = process.getuid?.() ?? -1;
+  const tv = from ?? (await ownView(a.root ?? cfg?.root ?? '/'));
+  const { host, uid } = tv;
   const stateDir = cfg?.stateDir ?? DEFAULTS.stateDir;
-  const host = await openHost(a.root ?? cfg?.root ?? '/');
   const [view, state] = await Promise.all([readJobView(host, accessProbe(host)), Promise.resolve(readPrologState(stateDir, { job, uid, node }))]);
-  const cls = await baselineClass(cfg, node);
+  const cls = await tv.baseline(cfg, node);
   const min = resolveMin(state, cls?.memlockMin ?? null);
   const placement = await placementOf(host, env, state, cls);
   // The host's NCCL topology for this job, when the Prolog wrote one and this job's /sys would mislead NCCL.
   const minors = placement.place.minors.state === 'present' ? placement.place.minors.value : null;
-  const topo = await ncclTopoForJob({ host, stateDir, job, state: state.status === 'trusted' ? state.state : null, minors, env: env.NCCL_TOPO_FILE });
+  const topo = await ncclTopoForJob({ host, stateDir, job, state: state.status === 'trusted' ? state.state : null, minors, env: env.NCCL_TOPO_FILE, readable: (p) => tv.readable(p) });
   const findings = [...judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min, placement }), ...(topo.finding ? [topo.finding] : [])];
   // Every task of a step runs the TaskProlog: one voice per node and step is enough (the export goes to every task).
   const voice = env.SLURM_LOCALID === undefined || env.SLURM_LOCALID === '0';
   const lines = voice ? [...taskPrologLines(findings), ...ncclTopoLines(topo, oneLine, true)] : topo.export ? ncclTopoLines(topo, oneLine, false) : [];
-  return { outcome: outcomeOf(findings, 'taskprolog', a.fail), findings, work: { view, state, lines, voice } };
+  return { outcome: outcomeOf(findings, 'taskprolog', a.fail), findings, work: { view, state, lines, voice, uid, keep: tv.keep ?? writeTaskRecord } };
 }
 
 /** The TaskProlog: its protocol lines (`print`, `export`) are its report; the task record is what it keeps. */
-export function taskPrologHook(a: TaskArgs, env: NodeJS.ProcessEnv, job: string): ActingHook<Work, TaskFinding> {
+export function taskPrologHook(a: TaskArgs, env: NodeJS.ProcessEnv, job: string, from: TaskView | null = null): ActingHook<Work, TaskFinding> {
   return {
     mode: 'task',
     env,
     config: a.config,
     job,
-    judge: (run) => judgeTaskProlog(run, a, job),
+    judge: (run) => judgeTaskProlog(run, a, job, from),
     record: async (run, j) => {
       if (!j.work?.voice) return;
       const stateDir = run.cfg?.stateDir ?? DEFAULTS.stateDir;
-      const { view, state } = j.work;
-      const w = writeTaskRecord(stateDir, withEarlierSteps(stateDir, taskRecord(job, env, run.node, view, state, j.findings)));
+      const { view, state, uid, keep } = j.work;
+      const w = keep(stateDir, withEarlierSteps(stateDir, taskRecord(job, uid, env, run.node, view, state, j.findings)));
       if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);
     },
     render: (_run, j) => (j.work?.lines.length ? [j.work.lines.join('\n')] : []),

@@ -3,7 +3,6 @@
 // host does (a container's flattened or partial /sys, from which NCCL would build a wrong tree), and the job did not
 // set NCCL_TOPO_FILE itself. Pure decision, plus the few reads it needs.
 import type { Host } from '../host/host.js';
-import { readSmall } from '../host/files.js';
 import { jobDirName } from '../state/names.js';
 import type { PrologState } from '../state/types.js';
 import { tf, type TaskFinding } from './finding.js';
@@ -99,12 +98,14 @@ export async function ncclTopoForJob(i: {
   readonly state: PrologState | null;
   readonly minors: ReadonlyMap<number, string> | null;
   readonly env: string | undefined;
+  /** Whether the job's user can read the file whole. */
+  readonly readable: (path: string) => boolean;
 }): Promise<NcclTopoDecision> {
   const s = i.state;
   if (!s?.ncclTopo) return NONE;
   const path = `${i.stateDir}/${jobDirName(i.job)}/${s.ncclTopo.file}`;
   const jobGpus = s.jobGpus && i.minors ? s.jobGpus.flatMap((m) => i.minors!.get(m) ?? []) : null;
   const views = await readDeviceViews(i.host, s, jobGpus && jobGpus.length ? jobGpus : null);
-  const readable = readSmall(path, { max: 4 * 1024 * 1024 }).ok;
+  const readable = i.readable(path);
   return decideNcclTopo({ state: s, path, jobGpus: jobGpus && jobGpus.length ? jobGpus : null, views, readable, env: i.env });
 }

@@ -1,0 +1,109 @@
+// The agent answers a TaskProlog (slurm/taskprolog.sh): the job's user asks, root answers. The TaskProlog reads the
+// job's view with bash alone (task/facts.ts) into a file in the job's directory, which only the job's user and root
+// can enter, and writes one line into the agent's task FIFO (world-writable: any user may ask):
+//   v1 task <job> <pid> <fd> <view> <nonce> <config>
+// The agent judges with the code `gdrgate task` runs, over those facts and nothing the user could aim elsewhere: it
+// reads only the job's directory (the facts file, owned by the job's user, opened without following a link; the
+// signed prolog.json; task.json), never a path the facts name. It answers into /proc/<pid>/fd/<fd> only when that
+// process is the job's user's (all four uids) and holds a pipe there, and the answer carries the nonce, which only
+// the job's user could read from the facts file. A user can therefore ask only about their own job and be answered
+// only in their own process: what the answer says is what `gdrgate task` would say to them from the same reads.
+// Anything the facts do not answer, or any doubt, and the agent says "fallback": the TaskProlog runs gdrgate itself.
+import { DEFAULTS, loadConfig } from '../config.js';
+import { runHook } from '../engine/hook.js';
+import { lstatOrNull, readSmall } from '../host/files.js';
+import type { Host } from '../host/host.js';
+import { jobDirName, parseJobId } from '../state/names.js';
+import type { TaskRecord } from '../state/types.js';
+import { factEnv, FactHost, MAX_FACTS_BYTES, NotGathered, parseFacts } from '../task/facts.js';
+import { baselineClass, taskPrologHook } from '../task/hook.js';
+import { MAX_REPLY_FD, MIN_REPLY_FD, PIPE_BUF, type Parsed } from './protocol.js';
+
+export const TASK_FIFO = 'tasks';
+
+export interface TaskRequest {
+  readonly job: string;
+  readonly pid: number;
+  readonly fd: number;
+  /** The view's name in the job's directory: the facts are task.<view>.facts. */
+  readonly view: string;
+  readonly nonce: string;
+  readonly config: string;
+}
+
+export function parseTaskRequest(line: string): Parsed<TaskRequest> {
+  if (line.length >= PIPE_BUF) return { ok: false, error: `request of ${line.length} bytes` };
+  const p = line.split(' ');
+  if (p.length !== 8 || p[0] !== 'v1' || p[1] !== 'task') return { ok: false, error: 'want "v1 task <job> <pid> <fd> <view> <nonce> <config>"' };
+  const [, , job, pid, fd, view, nonce, config] = p as [string, string, string, string, string, string, string, string];
+  if (parseJobId(job) === null) return { ok: false, error: `job ${JSON.stringify(job.slice(0, 40))} is not a job id` };
+  if (!/^[1-9]\d{0,9}$/.test(pid) || Number(pid) > 2 ** 31 - 1) return { ok: false, error: 'not a process id' };
+  if (!/^[1-9]\d{0,2}$/.test(fd) || Number(fd) < MIN_REPLY_FD || Number(fd) > MAX_REPLY_FD) return { ok: false, error: 'not a reply descriptor' };
+  if (!/^\d{1,10}$/.test(view)) return { ok: false, error: 'not a view name' };
+  if (!/^[0-9a-f]{8,64}$/.test(nonce)) return { ok: false, error: 'not a nonce' };
+  if (!config.startsWith('/') || /[\x00-\x20\x7f]/.test(config)) return { ok: false, error: 'config is not an absolute path' };
+  return { ok: true, value: { job, pid: Number(pid), fd: Number(fd), view, nonce, config } };
+}
+
+/** What goes back: the TaskProlog's own output and exit code, and the task record it writes as the job's user. */
+export type TaskAnswer = { readonly ok: true; readonly code: number; readonly lines: readonly string[]; readonly record: TaskRecord | null } | { readonly ok: false; readonly why: string };
+
+/**
+ * `ok <nonce> <code> <lines> <bytes>`, then that many bytes: the lines, the record (or -) and `end <nonce>`, a line
+ * each. bash reads a pipe a byte a syscall when it reads lines, and a counted read (`read -N`) in one.
+ */
+export function formatTaskReply(nonce: string, a: TaskAnswer): string {
+  if (!a.ok) return `fallback ${nonce} ${a.why.replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, 500)}\n`;
+  const body = [...a.lines, a.record ? JSON.stringify(a.record) : '-', `end ${nonce}`].join('\n') + '\n';
+  return `ok ${nonce} ${a.code} ${a.lines.length} ${Buffer.byteLength(body)}\n${body}`;
+}
+
+const uidsOf = (status: string): string[] => /^Uid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/) ?? [];
+
+/** Judges one request; `live` reads this machine's /proc (the asking process). */
+export async function answerTask(req: TaskRequest, agentConfig: string, live: Host): Promise<TaskAnswer> {
+  if (req.config !== agentConfig) return { ok: false, why: `the agent answers for ${agentConfig}, not ${req.config}` };
+  const cfg = await loadConfig(agentConfig).catch(() => null);
+  if (!cfg) return { ok: false, why: `cannot read ${agentConfig}` };
+  const stateDir = cfg.stateDir ?? DEFAULTS.stateDir;
+  const dir = `${stateDir}/${jobDirName(req.job)}`;
+  const st = lstatOrNull(dir);
+  if (!st?.isDirectory()) return { ok: false, why: `${dir} is not a directory` };
+  const uid = st.uid;
+  if (uid === 0) return { ok: false, why: `${dir} is root's: the Prolog has not handed it to the job's user` };
+  // The asking process must be the job's user's: the answer goes into its descriptor.
+  const status = await live.readText(`/proc/${req.pid}/status`);
+  const uids = status.ok ? uidsOf(status.value) : [];
+  if (uids.length !== 4 || uids.some((u) => u !== String(uid))) return { ok: false, why: `pid ${req.pid} is not the job's user's (uid ${uid})` };
+  const raw = readSmall(`${dir}/task.${req.view}.facts`, { max: MAX_FACTS_BYTES, owner: uid });
+  if (!raw.ok) return { ok: false, why: raw.why };
+  const facts = parseFacts(raw.value.toString('utf8'));
+  if (!facts.ok) return { ok: false, why: `task.${req.view}.facts: ${facts.error}` };
+  const f = facts.value;
+  if (f.nonce !== req.nonce || f.pid !== req.pid || f.uid !== uid) return { ok: false, why: `task.${req.view}.facts is not this request's` };
+  const root = f.root === '/' ? (cfg.root ?? '/') : f.root;
+  if (root !== f.root) return { ok: false, why: `the facts were read under ${f.root}, the config's root is ${root}` };
+  const host = new FactHost(root, f);
+  const env = factEnv(f, host);
+  let record: TaskRecord | null = null;
+  const keep = (_dir: string, rec: TaskRecord): { ok: true } => ((record = rec), { ok: true });
+  try {
+    // The config and the prolog.json the TaskProlog would read: as the job's user, or not at all.
+    for (const p of [agentConfig, `${dir}/prolog.json`]) if (!host.readable(p)) return { ok: false, why: `the job's user cannot read ${p}` };
+    const r = await runHook(
+      taskPrologHook({ standalone: false, root: f.root === '/' ? undefined : f.root, config: agentConfig, fail: f.fail }, env, req.job, {
+        host,
+        uid,
+        readable: (p) => host.readable(p),
+        baseline: (c, node) => (c && host.readable(c.baseline) ? baselineClass(c, node) : Promise.resolve(null)),
+        keep,
+      }),
+    );
+    // A question the facts did not answer, even one the code that asked caught: not the answer gdrgate would give.
+    if (host.untold !== null) return { ok: false, why: `not among the TaskProlog's facts: ${host.untold}` };
+    const lines = r.report.flatMap((t) => t.split('\n')).filter((l) => l !== '');
+    return { ok: true, code: r.code, lines, record };
+  } catch (e) {
+    return { ok: false, why: e instanceof NotGathered ? e.message : `the agent could not judge: ${(e as Error).message}` };
+  }
+}
