@@ -36,8 +36,10 @@ for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t
   echo "\$ slurm $L/noagent.sh"; slurm $L/noagent.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ task (first task of the job's step 0, as uid 65534)"; task; echo "(exit $?)"
   echo "\$ task (a later task)"; task; echo "(exit $?)"
-  echo "\$ task 2 (step 2's first task, traced: each line's time)"; job=$job PS4='+ $EPOCHREALTIME ' bash -c 'env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_STEP_ID=2 PS4="$PS4" /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups /bin/bash -x '$L'/taskprolog.sh 2>&1 | grep -v "printf -v c\|h=\|(( i\|for ((i" | awk "{print}"'; echo "(exit $?)"
-  echo "\$ tail -n 3 $W/agent.err"; tail -n 3 $W/agent.err
+  echo "\$ grep TaskProlog $W/agent.err"; grep TaskProlog $W/agent.err
+  # One first task traced, each line stamped (trace-task.txt: where its time goes).
+  sed '2i PS4='"'"'+ $EPOCHREALTIME '"'"'; exec 5>>/tmp/gdr-trace; BASH_XTRACEFD=5; set -x' $L/taskprolog.sh >$L/tasktrace.sh && chmod 755 $L/tasktrace.sh && rm -f /tmp/gdr-trace
+  task 0 taskprolog >/dev/null; task 7 tasktrace; echo "traced (exit $?)"; cp /tmp/gdr-trace "$OUT/trace-task.txt"
   echo "\$ task 1 tasknoagent (step 1's first task, AGENT= : gdrgate judges)"; task 1 tasknoagent; echo "(exit $?)"
   echo "\$ ls -la /run/gdrgate/job-$job; cat task.json"; ls -la /run/gdrgate/job-$job; cat /run/gdrgate/job-$job/task.json
   echo "\$ slurm $L/noblob.sh"; slurm $L/noblob.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
@@ -73,6 +75,9 @@ tasks() { slurm $L/noagent.sh >/dev/null 2>&1; us task 0; echo "task-first $T"; 
   echo "startup counts: $(grep -o '"startup":"[a-z]*"' /var/log/gdrgate/gdrgate.log | sort | uniq -c | tr -s ' \n' ' ')"
   # The agent's own part of each answered Prolog (from reading the request to writing the answer), in whole ms.
   echo "agent durationMs: $(grep '"startup":"agent"' /var/log/gdrgate/gdrgate.log | grep -o '"durationMs":[0-9]*' | cut -d: -f2 | sort -n | uniq -c | tr -s ' \n' ' ')"
+  # The agent's part of each TaskProlog it answered (from taking the request to the last byte of the answer).
+  echo "agent TaskProlog ms: $(grep 'TaskProlog answered' $W/agent.err | grep -o '"ms":[0-9.]*' | cut -d: -f2 | sort -n | awk '{a[NR] = $1} END {print "n=" NR, "p50=" a[int(NR / 2) + 1], "p90=" a[int(NR * 0.9) + 1]}')"
+  echo "agent TaskProlog left to gdrgate: $(grep -c 'TaskProlog left to gdrgate' $W/agent.err)"
 } >"$OUT/speed.txt" 2>&1
 # Per phase: each row's median against the median of the floors of its own phase.
 $N -e '
