@@ -90,9 +90,8 @@ f_list() {
   if [ -d "$p" ]; then
     [ -r "$p" ] && [ -x "$p" ] || { F+=("list	$1	?"); return 1; }
     n=("$p"/*)
-    F+=("list	$1	${#n[@]}")
-    for e in "${n[@]}"; do F+=("	${e##*/}"); done
     names=("${n[@]##*/}")
+    F+=("list	$1	${#n[@]}" "${names[@]/#/	}")
   else
     names=()
     absent "$p" && F+=("list	$1	-") || F+=("list	$1	?")
@@ -102,8 +101,7 @@ f_text() {
   local p=$ROOT$1 l
   local -a L
   if [ -f "$p" ] && [ -r "$p" ] && mapfile -t L <"$p" 2>/dev/null; then
-    F+=("text	$1	${#L[@]}")
-    for l in "${L[@]}"; do F+=("	$l"); done
+    F+=("text	$1	${#L[@]}" "${L[@]/#/	}")
   else
     absent "$p" && F+=("text	$1	-") || F+=("text	$1	?")
   fi
@@ -147,7 +145,7 @@ ask() {
   f_list /dev/infiniband
   for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_node "/dev/infiniband/$n"; done
   f_list /dev
-  for n in "${names[@]}"; do [ "${n#nvidia}" != "$n" ] && f_node "/dev/$n"; done
+  for n in "$ROOT/dev"/nvidia*; do f_node "/dev/${n##*/}"; done
   f_list /proc/driver/nvidia/gpus
   for g in "${names[@]}"; do
     f_text "/proc/driver/nvidia/gpus/$g/information"
@@ -167,7 +165,8 @@ ask() {
   # The baseline the config names (a hint only: a path read wrongly here is a fact the agent does not use).
   if mapfile -t L <"$CONFIG" 2>/dev/null; then
     c=${L[*]}
-    while [[ $c =~ \"baseline\"[[:space:]]*:[[:space:]]*\"([^\"\\]*)\"(.*) ]]; do f_readable "${BASH_REMATCH[1]}"; c=${BASH_REMATCH[2]}; done
+    b=${c#*\"baseline\"}
+    [ "$b" != "$c" ] && b=${b#*\"} && f_readable "${b%%\"*}"
   fi
   for b in "$dir"/prolog.json "$dir"/nccl-topo.xml "$dir"/task.json "$STATE"/signing.pub; do f_readable "$b"; done
   F+=(end)
@@ -203,16 +202,24 @@ ask() {
   return 0
 }
 # The task's view: what gdrgate task judges that may differ between tasks of a job on this node.
+# (/proc/self/status read whole: `read` line by line reads a file in blocks and seeks back after each line, and each
+# seek back makes the kernel format the whole file again.)
 cpus= mems=
-while IFS=$'\t' read -r k v; do case "$k" in Cpus_allowed_list:) cpus=$v ;; Mems_allowed_list:) mems=$v ;; esac; done </proc/self/status
+mapfile -t status </proc/self/status
+for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
 dir=$STATE/job-${SLURM_JOB_ID-}
 # The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
 if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ]; then
   voice=0
   [ -z "${SLURM_LOCALID-}" ] || [ "${SLURM_LOCALID-}" = 0 ] && voice=1
-  h=5381
-  for ((i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
+  # The view's file name: its key with every character but [A-Za-z0-9.,=-] made _ (one expansion); a key too long for
+  # a file name, hashed (a character at a time). Two views of one name are told apart by the key the file begins with.
+  h=${key//[^A-Za-z0-9.,=-]/_}
+  if [ "${#h}" -gt 200 ]; then
+    h=5381
+    for ((i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
+  fi
   answer=$dir/task.$h
   # The kept answer is the view's whole answer, judged as its first local task (SLURM_LOCALID=0), which speaks for the
   # node: its print lines and the task record. Every task prints its export lines; only local task 0 the print lines,
@@ -225,7 +232,9 @@ if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" 
     # An answer kept under this name for another view (a hash collision): judge, keep nothing.
     judge "$@"
     rc=$?
-  elif mkdir "$answer.lock" 2>/dev/null; then
+  elif { set -C && : >"$answer.lock"; } 2>/dev/null; then
+    # (A lock made with noclobber: created only where no file was, as O_EXCL creates; mkdir would be a process.)
+    set +C
     if [ "$AGENT" = 1 ] && ask; then
       :
     else
@@ -235,6 +244,7 @@ if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" 
     { printf '%s\n%s\n' "$key" "$rc"; [ -z "$out" ] || printf '%s\n' "$out"; } >"$answer" && : >"$answer.done"
     [ -z "$out" ] || { mapfile -t lines <<<"$out"; tell "${lines[@]}"; }
   else
+    set +C
     # Another task of this view judges now: wait for its answer (read -t on a pipe this shell holds open: no sleep(1)).
     exec 7<> <(:)
     for ((w = 0, got = 1; w < WAIT * 20; w++)); do read -r -t 0.05 -u 7 _; said && got=0 && break; [ -e "$answer.done" ] && break; done

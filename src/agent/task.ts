@@ -39,7 +39,7 @@ export function parseTaskRequest(line: string): Parsed<TaskRequest> {
   if (parseJobId(job) === null) return { ok: false, error: `job ${JSON.stringify(job.slice(0, 40))} is not a job id` };
   if (!/^[1-9]\d{0,9}$/.test(pid) || Number(pid) > 2 ** 31 - 1) return { ok: false, error: 'not a process id' };
   if (!/^[1-9]\d{0,2}$/.test(fd) || Number(fd) < MIN_REPLY_FD || Number(fd) > MAX_REPLY_FD) return { ok: false, error: 'not a reply descriptor' };
-  if (!/^\d{1,10}$/.test(view)) return { ok: false, error: 'not a view name' };
+  if (!/^[A-Za-z0-9.,=_-]{1,200}$/.test(view) || view.includes('..')) return { ok: false, error: 'not a view name' };
   if (!/^[0-9a-f]{8,64}$/.test(nonce)) return { ok: false, error: 'not a nonce' };
   if (!config.startsWith('/') || /[\x00-\x20\x7f]/.test(config)) return { ok: false, error: 'config is not an absolute path' };
   return { ok: true, value: { job, pid: Number(pid), fd: Number(fd), view, nonce, config } };

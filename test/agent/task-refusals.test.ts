@@ -22,6 +22,7 @@ t.test('request lines', async (t) => {
     [`v1 task 77 0 87 42 ${NONCE} /c`]: 'not a process id',
     [`v1 task 77 1 2 42 ${NONCE} /c`]: 'not a reply descriptor',
     [`v1 task 77 1 87 4/2 ${NONCE} /c`]: 'not a view name',
+    [`v1 task 77 1 87 a..b ${NONCE} /c`]: 'not a view name',
     'v1 task 77 1 87 42 XYZ /c': 'not a nonce',
     [`v1 task 77 1 87 42 ${NONCE} c`]: 'config is not an absolute path',
   };

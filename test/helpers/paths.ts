@@ -2,7 +2,9 @@
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+/** The repo root, also from the benchmarks' compiled copy of this file (.bench/test/helpers: npm run bench). */
+const here = path.resolve(fileURLToPath(new URL('../..', import.meta.url)));
+export const REPO = path.basename(here) === '.bench' ? path.dirname(here) : here;
 export const H200 = path.join(REPO, 'examples/h200-vm');
 export const CLI = path.join(REPO, 'dist/cli.js');
 export const fixture = (...p: string[]): string => path.join(REPO, 'test/fixtures', ...p);
