@@ -14,7 +14,8 @@ import { FsHost } from '../host/fs-host.js';
 import { untrustedReason } from '../host/trust.js';
 import { replaceAtomically } from '../state/store.js';
 import { notAProlog } from './client.js';
-import { formatReply, parseEnviron, parseRequest, PID_FILE, replyPath, REQUEST_FIFO, type Request } from './protocol.js';
+import { formatReply, parseEnviron, parseRequest, PID_FILE, REQUEST_FIFO } from './protocol.js';
+import { pipeOf, reply, replyAll, waiting, type Asked } from './reply.js';
 import { answerTask, formatTaskReply, parseTaskRequest, TASK_FIFO } from './task.js';
 import { loadConfig } from '../config.js';
 import { ensureStateDir } from '../state/store.js';
@@ -63,84 +64,6 @@ async function makeFifo(file: string, exec: Exec, mode = '600'): Promise<void> {
   const r = await exec.run(MKFIFO, ['-m', mode, made], { timeoutMs: 5000 });
   if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${made}: ${r.error ?? r.stderr.trim()}`);
   fs.renameSync(made, file);
-}
-
-/** The inode of the pipe the Prolog's reply descriptor holds now; null when it holds none. */
-function pipeOf(req: Pick<Request, 'pid' | 'fd'>): number | null {
-  try {
-    const m = /^pipe:\[(\d+)\]$/.exec(fs.readlinkSync(replyPath(req.pid, req.fd)));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * A request and the pipe its Prolog held when the agent took it. The Prolog still waits while that same pipe is
- * there (it closes it when it stops waiting, slurm/prolog.sh): a pipe of another process that got the pid since, a
- * later Prolog's, is not the one that asked, and never gets this answer.
- */
-interface Asked<R extends Pick<Request, 'pid' | 'fd'> = Request> {
-  readonly req: R;
-  readonly pipe: number;
-}
-const waiting = (a: Asked<Pick<Request, 'pid' | 'fd'>>): boolean => pipeOf(a.req) === a.pipe;
-
-/** Writes one reply into the Prolog's pipe; false when the Prolog is no longer reading (it timed out and went on). */
-function reply(a: Asked, line: string): boolean {
-  const req = a.req;
-  let fd: number;
-  try {
-    if (!waiting(a)) return false;
-    // Non-blocking: the Prolog holds its pipe open for reading and writing, so the open never waits, and a write
-    // under PIPE_BUF into an empty pipe is whole.
-    fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    // Between the look and the open the Prolog may have gone on: only ever that same pipe is written.
-    const st = fs.fstatSync(fd);
-    return st.isFIFO() && st.ino === a.pipe && fs.writeSync(fd, line) === Buffer.byteLength(line);
-  } catch {
-    return false;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/**
- * A TaskProlog's answer, which may be longer than PIPE_BUF: written into that same pipe as the TaskProlog reads it,
- * for at most `ms`; false when it did not all go.
- */
-async function replyAll(a: Asked<Pick<Request, 'pid' | 'fd'>>, text: string, ms = 2000): Promise<boolean> {
-  const req = a.req;
-  let fd: number;
-  try {
-    if (!waiting(a)) return false;
-    fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFIFO() || st.ino !== a.pipe) return false;
-    const buf = Buffer.from(text);
-    const until = performance.now() + ms;
-    for (let at = 0; at < buf.length; ) {
-      try {
-        at += fs.writeSync(fd, buf, at);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || performance.now() > until) return false;
-        await new Promise((r) => setTimeout(r, 2));
-      }
-    }
-    return true;
-  } catch {
-    return false;
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** Runs until SIGTERM/SIGINT (exit 0) or until its code changes on disk (exit 0, after answering "fallback"). */

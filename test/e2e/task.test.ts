@@ -8,7 +8,8 @@
 // adapter (a user+mount namespace from unshare) names it.
 // Runs when CI is set or GDRGATE_E2E=1, as root.
 import t from 'tap';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { reachableBuild, reachableNode } from '../helpers/reachable.js';
 import { jobRoot } from '../task/_roots.js';
@@ -93,31 +94,19 @@ async function e2e(): Promise<void> {
   const conf = gateConf(CLI, CONFIG, NODE);
   installWrapper('prolog', PROLOG, conf);
   installWrapper('taskprolog', TASKPROLOG);
+  // STATE as the config's (the kept answers, and the agent's FIFO, are there); ROOT as the config's root, where the
+  // agent judges the view the wrapper read (a view read under another root is left to gdrgate).
   const taskConf = (extra = ''): void => {
-    writeFileSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), conf + extra, { mode: 0o644 });
+    writeFileSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), `${conf}STATE=${STATE}\nROOT=${HOST}\n${extra}`, { mode: 0o644 });
     renameSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), join(WORK, 'gdrgate-taskprolog.conf'));
   };
   taskConf();
   writeFileSync(EPILOG, `#!/bin/sh\n# e2e Epilog: gdrgate's per-job state cleanup\nexec ${NODE} ${CLI} epilog --config ${CONFIG}\n`, { mode: 0o755 });
 
-  // Case 4's job forges its own record: the payload changed and re-signed with a key of its own.
+  // Case 4's job forges its own record (test/e2e/forge.mjs: the payload changed and re-signed with a key of its own).
   const FORGE = join(WORK, 'forge.mjs');
-  writeFileSync(
-    FORGE,
-    [
-      "import { generateKeyPairSync, sign } from 'node:crypto';",
-      "import { readFileSync, renameSync, writeFileSync } from 'node:fs';",
-      'const file = process.argv[2];',
-      "const env = JSON.parse(readFileSync(file, 'utf8'));",
-      "const payload = JSON.stringify({ ...JSON.parse(env.payload), memlockMin: 0, hcas: [] });",
-      "const signature = sign(null, Buffer.from(payload), generateKeyPairSync('ed25519').privateKey).toString('base64');",
-      "writeFileSync(file + '.forged', JSON.stringify({ ...env, payload, signature }));",
-      "renameSync(file + '.forged', file);",
-      "console.log('forged ' + file);",
-      '',
-    ].join('\n'),
-    { mode: 0o644 },
-  );
+  copyFileSync(join(REPO, 'test/e2e/forge.mjs'), FORGE);
+  chmodSync(FORGE, 0o644);
 
   const start = (extra: string[], vars: Record<string, string> = {}): Ran =>
     sb.start({
@@ -132,6 +121,14 @@ async function e2e(): Promise<void> {
   const up = start([]);
   if (up.status !== 0) return void t.fail('start.sh brought the sandbox up', { status: up.status, stderr: up.stderr.slice(-3000) });
   t.comment(`sandbox up in ${secs(t1)} on port ${port}: ${DIR}`);
+  // gdrgate agent, as its service runs it: it judges each step's first TaskProlog from the view the wrapper read.
+  const agent = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', NODE, CLI, 'agent', '--config', CONFIG, '--dir', join(WORK, 'agent')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let agentSaid = '';
+  agent.stderr!.on('data', (d: Buffer) => (agentSaid += d.toString()));
+  t.teardown(() => void agent.kill('SIGTERM'));
+  if (!(await waitFor(() => existsSync(join(STATE, 'tasks')), (v) => v, 60_000)).ok) return void t.fail('gdrgate agent made no task FIFO', { stderr: agentSaid });
+  /** The agent's lines for job `id` since `from` (job ids restart with the sandbox): per TaskProlog judged, or left to gdrgate. */
+  const byAgent = (id: string, from: number, what: 'answered' | 'left to gdrgate'): number => agentSaid.slice(from).split('\n').filter((l) => l.includes(`"job":"${id}"`) && l.includes(`TaskProlog ${what}`)).length;
 
   const clientEnv = cleanEnv({ SLURM_CONF: CONF });
   /** sbatch as the job user, from a shell with `ulimit -l KiB` when given. */
@@ -157,7 +154,7 @@ async function e2e(): Promise<void> {
   const memlockLine = (text: string): string => text.split('\n').find((l) => l.startsWith('Max locked memory')) ?? '';
 
   await t.test('1. ulimit -l 64 in the submitting shell, default PropagateResourceLimits: the job is told', async (tt) => {
-    const since = logLines().length;
+    const [since, from] = [logLines().length, agentSaid.length];
     const id = submit('case1', 'grep "Max locked memory" /proc/self/limits', 64);
     tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED (warn only: the job still runs)`);
     const out = output('case1');
@@ -166,6 +163,7 @@ async function e2e(): Promise<void> {
     const lines = gdrLines(out);
     tt.equal(lines.length, 1, 'one gdrgate line in the job output');
     tt.match(lines[0], /^gdrgate: memlock is 64 KiB in this job \(need >= 8 MiB\): RDMA registration will fail .*PropagateResourceLimitsExcept=MEMLOCK/, 'says 64 KiB and what to ask for');
+    tt.same([byAgent(id, from, 'answered'), byAgent(id, from, 'left to gdrgate')], [1, 0], 'the agent judged the batch step\'s view: no Node started in the job');
     tt.match(await viewLine(id, since), { level: 40, uid, state: /^trusted$/, memlock: { soft: 65536, source: /^propagated$/ }, findings: [{ code: /^job-memlock-propagated$/, status: /^fail$/ }] }, 'the admin log (Epilog) has the finding');
     tt.ok(await stateGone(id), 'Epilog removed the job state');
   });
@@ -173,7 +171,7 @@ async function e2e(): Promise<void> {
   await t.test('3. a job view without /dev/infiniband: visibility finding', async (tt) => {
     taskConf(`ROOT=${HIDDEN}\n`);
     try {
-      const since = logLines().length;
+      const [since, from] = [logLines().length, agentSaid.length];
       const id = submit('case3', 'true');
       tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED`);
       const out = output('case3');
@@ -182,6 +180,7 @@ async function e2e(): Promise<void> {
       tt.equal(lines.length, 1, 'one gdrgate line');
       tt.match(lines[0], /^gdrgate: this job sees 0 of the 4 verbs devices of the host \(missing \/dev\/infiniband\/uverbs0, \/dev\/infiniband\/uverbs1, \/dev\/infiniband\/uverbs2, \/dev\/infiniband\/uverbs3\): user-space verbs cannot open those adapters/, 'names the missing uverbs nodes');
       tt.match(await viewLine(id, since), { findings: [{ code: /^job-uverbs-missing$/ }] }, 'admin log');
+      tt.equal(byAgent(id, from, 'answered'), 1, 'judged by the agent');
     } finally {
       taskConf();
     }
@@ -264,13 +263,14 @@ async function e2e(): Promise<void> {
     bl.classes[0]!.memlockMin = MiB8;
     writeFileSync(BASELINE, JSON.stringify(bl, null, 2) + '\n', { mode: 0o644 });
     writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: PLACE, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
+    taskConf(`ROOT=${PLACE}\n`);
     const re = start(['PropagateResourceLimitsExcept=MEMLOCK', 'TaskPlugin=task/affinity'], { SANDBOX_GPUS: '2' });
     tt.equal(re.status, 0, 'sandbox restarted with 2 GRES GPUs and task/affinity', { stderr: re.stderr.slice(-2000) });
     const step = (cpu: number): string => `srun -n1 -c${cpus.length} --cpu-bind=map_cpu:${cpu} grep Cpus_allowed_list /proc/self/status`;
     const bind = (from: string, to: string): string => `mount --bind ${PLACE}/${from} ${PLACE}/${to}`;
     const container = `unshare -Urm sh -c '${bind('sys/class/ib-view', 'sys/class/infiniband')} && ${bind('dev/ib-view', 'dev/infiniband')} && exec ${NODE} ${CLI} task --standalone --config ${CONFIG}'`;
     const script = [`echo "== gpus $SLURM_JOB_GPUS"`, `echo "== far"`, step(far), `echo "== near"`, step(near), `echo "== container"`, container, 'true'].join('; ');
-    const since = logLines().length;
+    const [since, from] = [logLines().length, agentSaid.length];
     const id = submit('case5', script, undefined, `--gres=gpu:1 -c ${cpus.length}`);
     tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED`);
     const out = output('case5');
@@ -291,6 +291,7 @@ async function e2e(): Promise<void> {
     const lines = logLines().slice(since).filter((l) => l.job === id && String(l.msg).startsWith('gdrgate job view'));
     // The near step ran last: its TaskProlog kept the far step's finding in task.json, which the Epilog counts.
     tt.ok(lines.some((l) => JSON.stringify(l.findings).includes('job-cpus-far')), "the Epilog logged the far step's finding for the counts");
+    tt.same([byAgent(id, from, 'answered'), byAgent(id, from, 'left to gdrgate')], [3, 0], 'the agent judged the batch step and both bound steps');
     tt.ok(await stateGone(id), 'Epilog removed the job state');
   });
   umountAll();
