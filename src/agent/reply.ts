@@ -27,22 +27,35 @@ export interface Asked<R extends Where = Request> {
 }
 export const waiting = (a: Asked<Where>): boolean => pipeOf(a.req) === a.pipe;
 
-/** Writes one reply into the Prolog's pipe; false when the Prolog is no longer reading (it timed out and went on). */
-export function reply(a: Asked, line: string): boolean {
-  const req = a.req;
+/**
+ * That same pipe opened for writing, or null: it is no longer there (the wrapper timed out and went on), or another
+ * is there since. Non-blocking: the wrapper holds its pipe open for reading and writing, so the open never waits.
+ */
+function openPipe(a: Asked<Where>): number | null {
   let fd: number;
   try {
-    if (!waiting(a)) return false;
-    // Non-blocking: the Prolog holds its pipe open for reading and writing, so the open never waits, and a write
-    // under PIPE_BUF into an empty pipe is whole.
-    fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    if (!waiting(a)) return null;
+    fd = fs.openSync(replyPath(a.req.pid, a.req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
   } catch {
-    return false;
+    return null;
   }
   try {
-    // Between the look and the open the Prolog may have gone on: only ever that same pipe is written.
+    // Between the look and the open the wrapper may have gone on: only ever that same pipe is written.
     const st = fs.fstatSync(fd);
-    return st.isFIFO() && st.ino === a.pipe && fs.writeSync(fd, line) === Buffer.byteLength(line);
+    if (st.isFIFO() && st.ino === a.pipe) return fd;
+  } catch {
+    /* closed below */
+  }
+  fs.closeSync(fd);
+  return null;
+}
+
+/** Writes one reply into the Prolog's pipe (a write under PIPE_BUF into an empty pipe is whole); false when it did not go. */
+export function reply(a: Asked, line: string): boolean {
+  const fd = openPipe(a);
+  if (fd === null) return false;
+  try {
+    return fs.writeSync(fd, line) === Buffer.byteLength(line);
   } catch {
     return false;
   } finally {
@@ -55,17 +68,9 @@ export function reply(a: Asked, line: string): boolean {
  * for at most `ms`; false when it did not all go.
  */
 export async function replyAll(a: Asked<Where>, text: string, ms = 2000): Promise<boolean> {
-  const req = a.req;
-  let fd: number;
+  const fd = openPipe(a);
+  if (fd === null) return false;
   try {
-    if (!waiting(a)) return false;
-    fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFIFO() || st.ino !== a.pipe) return false;
     const buf = Buffer.from(text);
     const until = performance.now() + ms;
     for (let at = 0; at < buf.length; ) {
@@ -77,8 +82,6 @@ export async function replyAll(a: Asked<Where>, text: string, ms = 2000): Promis
       }
     }
     return true;
-  } catch {
-    return false;
   } finally {
     fs.closeSync(fd);
   }
