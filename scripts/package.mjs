@@ -84,6 +84,7 @@ const unit = rewrite('examples/systemd/gdrgate-agent.service', [
   ['ExecStartPre=-/usr/bin/node /usr/lib/node_modules/gdrgate/dist/cli.js startup-snapshot --if-needed --out /usr/lib/node_modules/gdrgate/dist/gate.blob', `ExecStartPre=-${SBIN} startup-snapshot --if-needed`],
   ['Install as /etc/systemd/system/gdrgate-agent.service.', 'Enable with: systemctl enable --now gdrgate-agent'],
   ['(slurm/prolog.sh, AGENT=/run/gdrgate-agent)', '(/usr/libexec/gdrgate/prolog.sh, AGENT=/run/gdrgate-agent)'],
+  ['the view slurm/taskprolog.sh read', 'the view /usr/libexec/gdrgate/taskprolog.sh read'],
 ]);
 const config = read('packaging/config.json');
 const MAINTAINER = process.env.GDRGATE_MAINTAINER ?? 'gdrgate maintainers <gdrgate@example.org>';
