@@ -15,7 +15,8 @@ import { untrustedReason } from '../host/trust.js';
 import { replaceAtomically } from '../state/store.js';
 import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, replyPath, REQUEST_FIFO, type Request } from './protocol.js';
-import { answerTask, formatTaskReply, parseTaskRequest, TASK_FIFO } from './task.js';
+import { TASK_FIFO } from './task.js';
+import { pipeOf, serveTasks, waiting, type Asked } from './task-serve.js';
 import { loadConfig } from '../config.js';
 import { ensureStateDir } from '../state/store.js';
 
@@ -65,27 +66,6 @@ async function makeFifo(file: string, exec: Exec, mode = '600'): Promise<void> {
   fs.renameSync(made, file);
 }
 
-/** The inode of the pipe the Prolog's reply descriptor holds now; null when it holds none. */
-function pipeOf(req: Pick<Request, 'pid' | 'fd'>): number | null {
-  try {
-    const m = /^pipe:\[(\d+)\]$/.exec(fs.readlinkSync(replyPath(req.pid, req.fd)));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * A request and the pipe its Prolog held when the agent took it. The Prolog still waits while that same pipe is
- * there (it closes it when it stops waiting, slurm/prolog.sh): a pipe of another process that got the pid since, a
- * later Prolog's, is not the one that asked, and never gets this answer.
- */
-interface Asked<R extends Pick<Request, 'pid' | 'fd'> = Request> {
-  readonly req: R;
-  readonly pipe: number;
-}
-const waiting = (a: Asked<Pick<Request, 'pid' | 'fd'>>): boolean => pipeOf(a.req) === a.pipe;
-
 /** Writes one reply into the Prolog's pipe; false when the Prolog is no longer reading (it timed out and went on). */
 function reply(a: Asked, line: string): boolean {
   const req = a.req;
@@ -102,40 +82,6 @@ function reply(a: Asked, line: string): boolean {
     // Between the look and the open the Prolog may have gone on: only ever that same pipe is written.
     const st = fs.fstatSync(fd);
     return st.isFIFO() && st.ino === a.pipe && fs.writeSync(fd, line) === Buffer.byteLength(line);
-  } catch {
-    return false;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/**
- * A TaskProlog's answer, which may be longer than PIPE_BUF: written into that same pipe as the TaskProlog reads it,
- * for at most `ms`; false when it did not all go.
- */
-async function replyAll(a: Asked<Pick<Request, 'pid' | 'fd'>>, text: string, ms = 2000): Promise<boolean> {
-  const req = a.req;
-  let fd: number;
-  try {
-    if (!waiting(a)) return false;
-    fd = fs.openSync(replyPath(req.pid, req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
-  } catch {
-    return false;
-  }
-  try {
-    const st = fs.fstatSync(fd);
-    if (!st.isFIFO() || st.ino !== a.pipe) return false;
-    const buf = Buffer.from(text);
-    const until = performance.now() + ms;
-    for (let at = 0; at < buf.length; ) {
-      try {
-        at += fs.writeSync(fd, buf, at);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EAGAIN' || performance.now() > until) return false;
-        await new Promise((r) => setTimeout(r, 2));
-      }
-    }
-    return true;
   } catch {
     return false;
   } finally {
@@ -266,35 +212,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     }
   });
   input.on('error', (e: Error) => void stop(`request FIFO: ${e.message}`, 1));
-  // TaskProlog requests: any user may write here, so a line is parsed strictly, judged only from the job's
-  // directory, and answered only into the job's user's process (agent/task.ts).
-  const tasks = tasksFd === null ? null : new net.Socket({ fd: tasksFd, readable: true, writable: false });
-  let tpartial = '';
-  tasks?.setEncoding('utf8');
-  tasks?.on('data', (chunk: string) => {
-    const lines = (tpartial + chunk).split('\n');
-    tpartial = lines.pop()!;
-    if (tpartial.length > 8192) tpartial = '';
-    for (const line of lines) {
-      if (!line) continue;
-      const req = parseTaskRequest(line);
-      if (!req.ok) continue;
-      queue = queue
-        .then(async () => {
-          const pipe = pipeOf(req.value);
-          if (pipe === null || stopping) return;
-          const asked = { req: req.value, pipe };
-          const t0 = performance.now();
-          const a = await answerTask(req.value, config, live).catch((e: Error) => ({ ok: false as const, why: `the agent could not judge: ${e.message}` }));
-          const sent = await replyAll(asked, formatTaskReply(req.value.nonce, a));
-          // One line per view judged (a step's first task): whether the agent answered, or why gdrgate judges instead.
-          const ms = Math.round((performance.now() - t0) * 10) / 10;
-          (await log())[sent ? 'info' : 'warn']({ client: req.value.pid, job: req.value.job, ms, ...(a.ok ? { exitCode: a.code } : { why: a.why }) }, sent ? (a.ok ? 'gdrgate agent: TaskProlog answered' : 'gdrgate agent: TaskProlog left to gdrgate') : 'gdrgate agent: the TaskProlog stopped waiting before the answer');
-        })
-        .catch(() => undefined);
-    }
-  });
-  tasks?.on('error', () => undefined);
+  // TaskProlog requests: in a queue of their own (task-serve.ts).
+  const tasks = tasksFd === null ? null : serveTasks(tasksFd, { config, live, stopping: () => stopping });
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void stop(sig, 0));
   const exit = await finished;
   input.destroy();

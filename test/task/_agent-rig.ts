@@ -33,6 +33,10 @@ export interface Rig {
   readonly config: string;
   readonly wrapper: string;
   readonly agent: ChildProcess;
+  /** The agent's directory, the build's cli.js, and the Node the wrappers start (counted by runs()). */
+  readonly agentDir: string;
+  readonly cli: string;
+  readonly node: string;
   agentErr(): string;
   /** The Prolog for `job` (as slurmd runs it, root): it hands the job's directory to USER. */
   prolog(job: string, gpus?: string | null): number;
@@ -128,7 +132,7 @@ export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
     agent.kill('SIGTERM');
     fs.rmSync(work, { recursive: true, force: true });
   };
-  return { work, tree, stateDir, config, wrapper, agent, agentErr: () => agentErr, prolog, conf, task, runs, both, close };
+  return { work, tree, stateDir, config, wrapper, agent, agentDir: path.join(work, 'agent'), cli: CLI, node: counted, agentErr: () => agentErr, prolog, conf, task, runs, both, close };
 }
 
 /** What must match between the two answers: stdout and the exit code (stderr differs: the agent's path says less). */
