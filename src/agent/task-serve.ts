@@ -8,7 +8,7 @@ import net from 'node:net';
 import type { Host } from '../host/host.js';
 import { log } from '../log.js';
 import { replyPath, type Request } from './protocol.js';
-import { answerTask, formatTaskReply, parseTaskRequest } from './task.js';
+import { answerTask, formatTaskReply, parseTaskRequest, type TaskAnswer } from './task.js';
 
 /** A step's first tasks on one node ask at once (one per view): 8 GPUs' worth, twice. */
 export const MAX_TASKS_PENDING = 16;
@@ -98,7 +98,11 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
           if (pipe === null || o.stopping()) return;
           const asked = { req: req.value, pipe };
           const t0 = performance.now();
-          const a = await answerTask(req.value, o.config, o.live).catch((e: Error) => ({ ok: false as const, why: `the agent could not judge: ${e.message}` }));
+          const a = await answerTask(req.value, o.config, o.live).catch((e: Error): TaskAnswer => ({ ok: false, why: `the agent could not judge: ${e.message}` }));
+          if (!a.ok && a.silent) {
+            (await log()).warn({ client: req.value.pid, job: req.value.job, why: a.why }, 'gdrgate agent: TaskProlog request not answered');
+            return;
+          }
           const sent = await replyAll(asked, formatTaskReply(req.value.nonce, a));
           // One line per view judged (a step's first task): whether the agent answered, or why gdrgate judges instead.
           const ms = Math.round((performance.now() - t0) * 10) / 10;

@@ -36,10 +36,11 @@ async function main(): Promise<void> {
   t.equal(prolog('800'), 0, 'before the flood: the agent answers the Prolog (no Node started)', { agent: rig.agentErr() });
   t.equal(await task('800'), 0, 'before the flood: the agent answers the TaskProlog');
 
-  // The attacker: processes of USER's, each holding a pipe at fd 87 filled to the brim, asking `k` times to be answered there.
+  // The attacker: processes of USER's, each holding a pipe at fd 87 filled to the brim, with facts of its own in its
+  // job's directory (so that the agent answers it), asking `k` times to be answered there.
   const flood = async (procs: number, k: number): Promise<void> => {
     const ps = Array.from({ length: procs }, () =>
-      spawn('/bin/bash', ['-c', `exec 87<<<'' && exec 87<>/proc/$$/fd/87 && read -r -u 87 _ && head -c 65536 /dev/zero >&87 && for ((i = 0; i < $3; i++)); do printf 'v1 task 1 %s 87 1 0123456789abcdef %s\\n' $$ "$1"; done >"$2" && echo flooded && exec sleep 300`, 'flood', rig.config, path.join(rig.stateDir, 'tasks'), String(k)], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] }),
+      spawn('/bin/bash', ['-c', `exec 87<<<'' && exec 87<>/proc/$$/fd/87 && read -r -u 87 _ && head -c 65536 /dev/zero >&87 && printf 'gdrgate-task-facts 1 0123456789abcdef %s %s 0\\nroot\\t%s\\nend\\n' $$ $EUID "$4" >"$5/task.$$.facts" && for ((i = 0; i < $3; i++)); do printf 'v1 task 800 %s 87 %s 0123456789abcdef %s\\n' $$ $$ "$1"; done >"$2" && echo flooded && exec sleep 300`, 'flood', rig.config, path.join(rig.stateDir, 'tasks'), String(k), rig.tree, path.join(rig.stateDir, 'job-800')], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] }),
     );
     t.teardown(() => ps.forEach((p) => p.kill('SIGKILL')));
     await Promise.all(ps.map((p) => new Promise<void>((res) => p.stdout!.once('data', () => res()))));
