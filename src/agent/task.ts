@@ -12,7 +12,7 @@
 // a request the facts do not prove (another nonce, pid or user) gets no answer at all: its pipe may be anyone's.
 import { DEFAULTS, loadConfig } from '../config.js';
 import { runHook } from '../engine/hook.js';
-import { lstatOrNull, readSmall } from '../host/files.js';
+import { lstatOrNull, modeAllowsRead, readSmall, type Ids } from '../host/files.js';
 import type { Host } from '../host/host.js';
 import { jobDirName, parseJobId } from '../state/names.js';
 import type { TaskRecord } from '../state/types.js';
@@ -64,6 +64,11 @@ export function formatTaskReply(nonce: string, a: TaskAnswer): string {
 }
 
 const uidsOf = (status: string): string[] => /^Uid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/) ?? [];
+/** The ids access(2) uses: the filesystem uid and gid (the fourth of each), and the supplementary groups. */
+function idsOf(status: string, uid: number): Ids {
+  const field = (k: string): number[] => (new RegExp(`^${k}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').split(/\s+/).filter(Boolean).map(Number);
+  return { uid, gids: [...field('Gid').slice(3, 4), ...field('Groups')] };
+}
 
 /** Judges one request; `live` reads this machine's /proc (the asking process). */
 export async function answerTask(req: TaskRequest, agentConfig: string, live: Host): Promise<TaskAnswer> {
@@ -96,14 +101,17 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   let record: TaskRecord | null = null;
   const keep = (_dir: string, rec: TaskRecord): { ok: true } => ((record = rec), { ok: true });
   try {
-    // The config and the prolog.json the TaskProlog would read: as the job's user, or not at all.
-    for (const p of [agentConfig, `${dir}/prolog.json`]) if (!host.readable(p)) return { ok: false, why: `the job's user cannot read ${p}` };
+    // What the agent reads as root for the job's user, the user must be able to read: the facts say so (the user's
+    // word: a "no" is taken), and so must the mode bits (a "yes" is checked: the facts are the user's to write).
+    const ids = idsOf(status.ok ? status.value : '', uid);
+    const userReads = (p: string): boolean => host.readable(p) && modeAllowsRead(p, ids);
+    for (const p of [agentConfig, `${dir}/prolog.json`, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: `the job's user cannot read ${p}` };
     const r = await runHook(
       taskPrologHook({ standalone: false, root: f.root === '/' ? undefined : f.root, config: agentConfig, fail: f.fail }, env, req.job, {
         host,
         uid,
         readable: (p) => host.readable(p),
-        baseline: (c, node) => (c && host.readable(c.baseline) ? baselineClass(c, node) : Promise.resolve(null)),
+        baseline: (c, node) => (!c || !host.readable(c.baseline) ? Promise.resolve(null) : modeAllowsRead(c.baseline, ids) ? baselineClass(c, node) : host.tell(`the baseline ${c.baseline}: readable, say the facts; not by its mode`)),
         keep,
       }),
     );
