@@ -104,7 +104,7 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
     // What the agent reads as root for the job's user, the user must be able to read: the facts say so (the user's
     // word: a "no" is taken), and so must the mode bits (a "yes" is checked: the facts are the user's to write).
     const ids = idsOf(status.ok ? status.value : '', uid);
-    const userReads = (p: string): boolean => host.readable(p) && modeAllowsRead(p, ids);
+    const userReads = (p: string): boolean => host.readable(p) && modeAllowsRead(p, ids, { nofollow: p.startsWith(`${dir}/`) });
     for (const p of [agentConfig, `${dir}/prolog.json`, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: `the job's user cannot read ${p}` };
     const r = await runHook(
       taskPrologHook({ standalone: false, root: f.root === '/' ? undefined : f.root, config: agentConfig, fail: f.fail }, env, req.job, {

@@ -54,5 +54,10 @@ async function main(): Promise<void> {
         fs.chmodSync(file, 0o644);
       }
     }
+    // A link the user put in place of prolog.json is not followed by the agent (it could lead to a hung mount).
+    const record = path.join(dir, 'prolog.json');
+    fs.renameSync(record, `${record}.real`);
+    fs.symlinkSync('prolog.json.real', record);
+    t.same(await ask(), { ok: false, why: `the job's user cannot read ${record}` }, 'prolog.json a link: not judged');
   });
 }
