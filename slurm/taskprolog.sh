@@ -136,7 +136,14 @@ f_real() {
     absent "$p" && F+=("real	$1	-") || F+=("real	$1	?")
   fi
 }
-f_readable() { [ -f "$1" ] && [ -r "$1" ] && F+=("readable	$1	1") || F+=("readable	$1	0"); }
+# In the job's directory, which its user may change, gdrgate opens without following a link (a link is unreadable to
+# it) and reads at most 4 MiB: a link there is 0, and a file of the user's own (its size unknown to bash) untold.
+f_readable() {
+  if [ "${1%/*}" = "$dir" ] && [ -L "$1" ]; then F+=("readable	$1	0")
+  elif [ "${1%/*}" = "$dir" ] && [ -O "$1" ]; then F+=("readable	$1	?")
+  elif [ -f "$1" ] && [ -r "$1" ]; then F+=("readable	$1	1")
+  else F+=("readable	$1	0"); fi
+}
 # Sets out and rc from the agent's answer, writes the task record it sends (as this user), and succeeds; else fails.
 ask() {
   local -a F=() names=() L
