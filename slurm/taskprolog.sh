@@ -51,6 +51,11 @@ done
 # A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
 # this script with its status, which fails the task or drains the node; in POSIX mode, a failed exec's open would too).
 set +eu +o pipefail +o posix
+# And the ones that change what the agent's reads below see (bash takes SHELLOPTS from the job's environment:
+# noglob turned every listing into one "*", noclobber kept an earlier step's task record): as bash starts.
+set +fC
+shopt -u failglob nocaseglob nocasematch
+IFS=$' \t\n'
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail
@@ -80,7 +85,8 @@ judge() {
 # unreachable (EACCES) or a link that resolves nowhere.
 absent() {
   local d=$1
-  [ -L "$d" ] && return 1
+  # There (a directory where a file should be, a FIFO, a file this user may not read), or a link: not absent.
+  [ -L "$d" ] || [ -e "$d" ] && return 1
   while d=${d%/*}; [ -n "$d" ]; do if [ -e "$d" ]; then [ ! -d "$d" ] || [ -x "$d" ]; return; fi; done
   return 0
 }
@@ -98,10 +104,15 @@ f_list() {
   fi
 }
 f_text() {
-  local p=$ROOT$1 l
+  local p=$ROOT$1 l t
   local -a L
-  if [ -f "$p" ] && [ -r "$p" ] && mapfile -t L <"$p" 2>/dev/null; then
+  # Read whole up to a NUL: one there (bash cannot hold it; Node reads it) or a last line without its newline (the
+  # format has none): could not be told.
+  if [ -f "$p" ] && [ -r "$p" ] && ! IFS= read -r -d '' t <"$p" 2>/dev/null && { [ -z "$t" ] || [ "${t: -1}" = $'\n' ]; }; then
+    while [ -n "$t" ]; do L+=("${t%%$'\n'*}"); t=${t#*$'\n'}; done
     F+=("text	$1	${#L[@]}" "${L[@]/#/	}")
+  elif [ -f "$p" ] && [ -r "$p" ]; then
+    F+=("text	$1	?")
   else
     absent "$p" && F+=("text	$1	-") || F+=("text	$1	?")
   fi
@@ -123,7 +134,14 @@ f_real() {
     absent "$p" && F+=("real	$1	-") || F+=("real	$1	?")
   fi
 }
-f_readable() { [ -f "$1" ] && [ -r "$1" ] && F+=("readable	$1	1") || F+=("readable	$1	0"); }
+# In the job's directory, which its user may change, gdrgate opens without following a link (a link is unreadable to
+# it) and reads at most 4 MiB: a link there is 0, and a file of the user's own (its size unknown to bash) untold.
+f_readable() {
+  if [ "${1%/*}" = "$dir" ] && [ -L "$1" ]; then F+=("readable	$1	0")
+  elif [ "${1%/*}" = "$dir" ] && [ -O "$1" ]; then F+=("readable	$1	?")
+  elif [ -f "$1" ] && [ -r "$1" ]; then F+=("readable	$1	1")
+  else F+=("readable	$1	0"); fi
+}
 # Sets out and rc from the agent's answer, writes the task record it sends (as this user), and succeeds; else fails.
 ask() {
   local -a F=() names=() L

@@ -15,8 +15,9 @@ import { untrustedReason } from '../host/trust.js';
 import { replaceAtomically } from '../state/store.js';
 import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, REQUEST_FIFO } from './protocol.js';
-import { pipeOf, reply, replyAll, waiting, type Asked } from './reply.js';
-import { answerTask, formatTaskReply, parseTaskRequest, TASK_FIFO } from './task.js';
+import { pipeOf, reply, waiting, type Asked } from './reply.js';
+import { TASK_FIFO } from './task.js';
+import { serveTasks } from './task-serve.js';
 import { loadConfig } from '../config.js';
 import { ensureStateDir } from '../state/store.js';
 
@@ -189,35 +190,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     }
   });
   input.on('error', (e: Error) => void stop(`request FIFO: ${e.message}`, 1));
-  // TaskProlog requests: any user may write here, so a line is parsed strictly, judged only from the job's
-  // directory, and answered only into the job's user's process (agent/task.ts).
-  const tasks = tasksFd === null ? null : new net.Socket({ fd: tasksFd, readable: true, writable: false });
-  let tpartial = '';
-  tasks?.setEncoding('utf8');
-  tasks?.on('data', (chunk: string) => {
-    const lines = (tpartial + chunk).split('\n');
-    tpartial = lines.pop()!;
-    if (tpartial.length > 8192) tpartial = '';
-    for (const line of lines) {
-      if (!line) continue;
-      const req = parseTaskRequest(line);
-      if (!req.ok) continue;
-      queue = queue
-        .then(async () => {
-          const pipe = pipeOf(req.value);
-          if (pipe === null || stopping) return;
-          const asked = { req: req.value, pipe };
-          const t0 = performance.now();
-          const a = await answerTask(req.value, config, live).catch((e: Error) => ({ ok: false as const, why: `the agent could not judge: ${e.message}` }));
-          const sent = await replyAll(asked, formatTaskReply(req.value.nonce, a));
-          // One line per view judged (a step's first task): whether the agent answered, or why gdrgate judges instead.
-          const ms = Math.round((performance.now() - t0) * 10) / 10;
-          (await log())[sent ? 'info' : 'warn']({ client: req.value.pid, job: req.value.job, ms, ...(a.ok ? { exitCode: a.code } : { why: a.why }) }, sent ? (a.ok ? 'gdrgate agent: TaskProlog answered' : 'gdrgate agent: TaskProlog left to gdrgate') : 'gdrgate agent: the TaskProlog stopped waiting before the answer');
-        })
-        .catch(() => undefined);
-    }
-  });
-  tasks?.on('error', () => undefined);
+  // TaskProlog requests: in a queue of their own (task-serve.ts).
+  const tasks = tasksFd === null ? null : serveTasks(tasksFd, { config, live, stopping: () => stopping });
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void stop(sig, 0));
   const exit = await finished;
   input.destroy();

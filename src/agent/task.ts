@@ -8,10 +8,11 @@
 // process is the job's user's (all four uids) and holds a pipe there, and the answer carries the nonce, which only
 // the job's user could read from the facts file. A user can therefore ask only about their own job and be answered
 // only in their own process: what the answer says is what `gdrgate task` would say to them from the same reads.
-// Anything the facts do not answer, or any doubt, and the agent says "fallback": the TaskProlog runs gdrgate itself.
+// Anything the facts do not answer, or any doubt, and the agent says "fallback": the TaskProlog runs gdrgate itself;
+// a request the facts do not prove (another nonce, pid or user) gets no answer at all: its pipe may be anyone's.
 import { DEFAULTS, loadConfig } from '../config.js';
 import { runHook } from '../engine/hook.js';
-import { lstatOrNull, readSmall } from '../host/files.js';
+import { lstatOrNull, modeAllowsRead, readSmall, type Ids } from '../host/files.js';
 import type { Host } from '../host/host.js';
 import { jobDirName, parseJobId } from '../state/names.js';
 import type { TaskRecord } from '../state/types.js';
@@ -45,8 +46,12 @@ export function parseTaskRequest(line: string): Parsed<TaskRequest> {
   return { ok: true, value: { job, pid: Number(pid), fd: Number(fd), view, nonce, config } };
 }
 
-/** What goes back: the TaskProlog's own output and exit code, and the task record it writes as the job's user. */
-export type TaskAnswer = { readonly ok: true; readonly code: number; readonly lines: readonly string[]; readonly record: TaskRecord | null } | { readonly ok: false; readonly why: string };
+/**
+ * What goes back: the TaskProlog's own output and exit code, and the task record it writes as the job's user; or why
+ * the agent did not judge. `silent`: the request is not proven to come from the process it names, so nothing is
+ * written there (its pipe may be anyone's: a root daemon's, another job's); a TaskProlog that did ask times out.
+ */
+export type TaskAnswer = { readonly ok: true; readonly code: number; readonly lines: readonly string[]; readonly record: TaskRecord | null } | { readonly ok: false; readonly why: string; readonly silent?: true };
 
 /**
  * `ok <nonce> <code> <lines> <bytes>`, then that many bytes: the lines, the record (or -) and `end <nonce>`, a line
@@ -59,28 +64,36 @@ export function formatTaskReply(nonce: string, a: TaskAnswer): string {
 }
 
 const uidsOf = (status: string): string[] => /^Uid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/) ?? [];
+/** The ids access(2) uses: the filesystem uid and gid (the fourth of each), and the supplementary groups. */
+function idsOf(status: string, uid: number): Ids {
+  const field = (k: string): number[] => (new RegExp(`^${k}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').split(/\s+/).filter(Boolean).map(Number);
+  return { uid, gids: [...field('Gid').slice(3, 4), ...field('Groups')] };
+}
 
 /** Judges one request; `live` reads this machine's /proc (the asking process). */
 export async function answerTask(req: TaskRequest, agentConfig: string, live: Host): Promise<TaskAnswer> {
-  if (req.config !== agentConfig) return { ok: false, why: `the agent answers for ${agentConfig}, not ${req.config}` };
+  // Until the facts prove who asked, a refusal is silent: the request names a process, and anyone can write one.
+  const quiet = (why: string): TaskAnswer => ({ ok: false, why, silent: true });
   const cfg = await loadConfig(agentConfig).catch(() => null);
-  if (!cfg) return { ok: false, why: `cannot read ${agentConfig}` };
+  if (!cfg) return quiet(`cannot read ${agentConfig}`);
   const stateDir = cfg.stateDir ?? DEFAULTS.stateDir;
   const dir = `${stateDir}/${jobDirName(req.job)}`;
   const st = lstatOrNull(dir);
-  if (!st?.isDirectory()) return { ok: false, why: `${dir} is not a directory` };
+  if (!st?.isDirectory()) return quiet(`${dir} is not a directory`);
   const uid = st.uid;
-  if (uid === 0) return { ok: false, why: `${dir} is root's: the Prolog has not handed it to the job's user` };
+  if (uid === 0) return quiet(`${dir} is root's: the Prolog has not handed it to the job's user`);
   // The asking process must be the job's user's: the answer goes into its descriptor.
   const status = await live.readText(`/proc/${req.pid}/status`);
   const uids = status.ok ? uidsOf(status.value) : [];
-  if (uids.length !== 4 || uids.some((u) => u !== String(uid))) return { ok: false, why: `pid ${req.pid} is not the job's user's (uid ${uid})` };
+  if (uids.length !== 4 || uids.some((u) => u !== String(uid))) return quiet(`pid ${req.pid} is not the job's user's (uid ${uid})`);
   const raw = readSmall(`${dir}/task.${req.view}.facts`, { max: MAX_FACTS_BYTES, owner: uid });
-  if (!raw.ok) return { ok: false, why: raw.why };
+  if (!raw.ok) return quiet(raw.why);
   const facts = parseFacts(raw.value.toString('utf8'));
-  if (!facts.ok) return { ok: false, why: `task.${req.view}.facts: ${facts.error}` };
+  if (!facts.ok) return quiet(`task.${req.view}.facts: ${facts.error}`);
   const f = facts.value;
-  if (f.nonce !== req.nonce || f.pid !== req.pid || f.uid !== uid) return { ok: false, why: `task.${req.view}.facts is not this request's` };
+  // The nonce only the job's user could read: from here on the process named is the one that asked.
+  if (f.nonce !== req.nonce || f.pid !== req.pid || f.uid !== uid) return quiet(`task.${req.view}.facts is not this request's`);
+  if (req.config !== agentConfig) return { ok: false, why: `the agent answers for ${agentConfig}, not ${req.config}` };
   const root = f.root === '/' ? (cfg.root ?? '/') : f.root;
   if (root !== f.root) return { ok: false, why: `the facts were read under ${f.root}, the config's root is ${root}` };
   const host = new FactHost(root, f);
@@ -88,14 +101,17 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   let record: TaskRecord | null = null;
   const keep = (_dir: string, rec: TaskRecord): { ok: true } => ((record = rec), { ok: true });
   try {
-    // The config and the prolog.json the TaskProlog would read: as the job's user, or not at all.
-    for (const p of [agentConfig, `${dir}/prolog.json`]) if (!host.readable(p)) return { ok: false, why: `the job's user cannot read ${p}` };
+    // What the agent reads as root for the job's user, the user must be able to read: the facts say so (the user's
+    // word: a "no" is taken), and so must the mode bits (a "yes" is checked: the facts are the user's to write).
+    const ids = idsOf(status.ok ? status.value : '', uid);
+    const userReads = (p: string): boolean => host.readable(p) && modeAllowsRead(p, ids, { nofollow: p.startsWith(`${dir}/`) });
+    for (const p of [agentConfig, `${dir}/prolog.json`, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: `the job's user cannot read ${p}` };
     const r = await runHook(
       taskPrologHook({ standalone: false, root: f.root === '/' ? undefined : f.root, config: agentConfig, fail: f.fail }, env, req.job, {
         host,
         uid,
         readable: (p) => host.readable(p),
-        baseline: (c, node) => (c && host.readable(c.baseline) ? baselineClass(c, node) : Promise.resolve(null)),
+        baseline: (c, node) => (!c || !host.readable(c.baseline) ? Promise.resolve(null) : modeAllowsRead(c.baseline, ids) ? baselineClass(c, node) : host.tell(`the baseline ${c.baseline}: readable, say the facts; not by its mode`)),
         keep,
       }),
     );

@@ -1,0 +1,139 @@
+// The TaskProlog's agent path under test (not a test): a reachable build, a generated job root, a captured baseline,
+// a running `gdrgate agent`, the Prolog that hands the job's directory to USER, and slurm/taskprolog.sh run as USER
+// with its answer asked of the agent or of gdrgate, so that one view's two answers can be compared.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { reachableBuild, reachableNode } from '../helpers/reachable.js';
+import { scratchDir } from '../helpers/scratch.js';
+import { REPO } from '../helpers/paths.js';
+import { jobRoot } from './_roots.js';
+
+export const USER = 4245;
+
+export interface Ran {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface Both {
+  readonly viaAgent: Ran;
+  readonly viaNode: Ran;
+  /** Nodes the agent's run started: 0 when the agent answered. */
+  readonly agentRuns: number;
+  readonly agentRecord: unknown;
+  readonly nodeRecord: unknown;
+}
+
+export interface Rig {
+  readonly work: string;
+  readonly tree: string;
+  readonly stateDir: string;
+  readonly config: string;
+  readonly wrapper: string;
+  readonly agent: ChildProcess;
+  /** The agent's directory, the build's cli.js, and the Node the wrappers start (counted by runs()). */
+  readonly agentDir: string;
+  readonly cli: string;
+  readonly node: string;
+  agentErr(): string;
+  /** The Prolog for `job` (as slurmd runs it, root): it hands the job's directory to USER. */
+  prolog(job: string, gpus?: string | null): number;
+  /** The TaskProlog's .conf: `extra` lines appended (after the rig's own). */
+  conf(agent: boolean, extra?: string): void;
+  /** The TaskProlog as USER, `env` its environment (besides PATH and SLURMD_NODENAME); `timeoutMs`: killed after. */
+  task(env: Record<string, string>, timeoutMs?: number): Promise<Ran & { ms: number }>;
+  /** Nodes started so far by the wrapper. */
+  runs(): number;
+  /** `job`'s view answered by the agent, then by gdrgate (the kept answers removed in between). */
+  both(job: string, env: Record<string, string>, extra?: string): Promise<Both>;
+  close(): void;
+}
+
+export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
+  const work = scratchDir('gdrgate-taskrig-', '/tmp');
+  fs.chmodSync(work, 0o755);
+  const CLI = reachableBuild(work);
+  const NODE = reachableNode(CLI);
+  const calls = path.join(work, 'node-calls');
+  const counted = path.join(work, 'node');
+  fs.writeFileSync(counted, `#!/bin/sh\necho run >> ${calls}\nexec ${NODE} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(calls, '');
+  fs.chmodSync(calls, 0o666);
+  const tree = await jobRoot({ minors: o.gpus === false ? undefined : [], status: { cpus: '0-7', mems: '0' } }, path.join(work, 'tree'));
+  const stateDir = path.join(work, 'run');
+  const scontrol = path.join(work, 'scontrol');
+  fs.writeFileSync(scontrol, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+  const cap = spawnSync(NODE, [CLI, 'baseline', 'capture', '--root', tree, '--class', 't', '--match', '*'], { encoding: 'utf8' });
+  if (cap.status !== 0) throw new Error(`baseline capture: ${cap.stderr}`);
+  const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
+  baseline.classes[0]!.memlockMin = 8 * 1024 * 1024;
+  const bfile = path.join(work, 'baseline.json');
+  fs.writeFileSync(bfile, JSON.stringify(baseline), { mode: 0o644 });
+  const config = path.join(work, 'config.json');
+  fs.writeFileSync(config, JSON.stringify({ baseline: bfile, root: tree, scontrol, stateDir }), { mode: 0o644 });
+  const wrapper = path.join(work, 'gdrgate-taskprolog.sh');
+  fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
+  fs.chmodSync(wrapper, 0o755);
+  const conf = (agent: boolean, extra = ''): void =>
+    fs.writeFileSync(path.join(work, 'gdrgate-taskprolog.conf'), `NODE=${counted}\nCLI=${CLI}\nBLOB=\nCONFIG=${config}\nROOT=${tree}\nSTATE=${stateDir}\nAGENT=${agent ? 1 : ''}\nAGENT_TIMEOUT=30\n${extra}\n`, { mode: 0o644 });
+  const agent = spawn(NODE, [CLI, 'agent', '--config', config, '--dir', path.join(work, 'agent')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let agentErr = '';
+  agent.stderr!.on('data', (d: Buffer) => (agentErr += d.toString()));
+  for (const until = performance.now() + 60_000; !fs.existsSync(path.join(stateDir, 'tasks')) && performance.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+  if (!fs.existsSync(path.join(stateDir, 'tasks'))) throw new Error(`the agent made no task FIFO: ${agentErr}`);
+
+  const prolog = (job: string, gpus: string | null = null): number =>
+    spawnSync(NODE, [CLI, 'prolog', '--config', config], {
+      env: { SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', ...(gpus === null ? {} : { SLURM_JOB_GPUS: gpus }) },
+    }).status ?? -1;
+  const task = (env: Record<string, string>, timeoutMs = 120_000): Promise<Ran & { ms: number }> =>
+    new Promise((res) => {
+      const t0 = performance.now();
+      // (tap's process accounting would otherwise follow the job user's Node through NODE_OPTIONS.)
+      const p = spawn('/usr/bin/env', ['-u', 'NODE_OPTIONS', wrapper], { env: { PATH: '/usr/bin:/bin', SLURMD_NODENAME: 'gpu001', ...env }, cwd: '/', uid: USER, gid: USER, detached: true });
+      let stdout = '';
+      let stderr = '';
+      const kill = setTimeout(() => {
+        try {
+          process.kill(-p.pid!, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }, timeoutMs);
+      p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      p.on('close', (code) => (clearTimeout(kill), res({ code, stdout, stderr, ms: performance.now() - t0 })));
+    });
+  const runs = (): number => fs.readFileSync(calls, 'utf8').split('\n').filter(Boolean).length;
+  const record = (dir: string): unknown => {
+    const f = path.join(dir, 'task.json');
+    if (!fs.existsSync(f)) return null;
+    return { ...(JSON.parse(fs.readFileSync(f, 'utf8')) as Record<string, unknown>), time: 'T' };
+  };
+  const clean = (dir: string): void => {
+    for (const f of fs.readdirSync(dir)) if (f.startsWith('task.')) fs.rmSync(path.join(dir, f), { recursive: true, force: true });
+  };
+  const both = async (job: string, env: Record<string, string>, extra = ''): Promise<Both> => {
+    const dir = path.join(stateDir, `job-${job}`);
+    clean(dir);
+    conf(true, extra);
+    const before = runs();
+    const viaAgent = await task({ SLURM_JOB_ID: job, ...env });
+    const agentRuns = runs() - before;
+    const agentRecord = record(dir);
+    clean(dir);
+    conf(false, extra);
+    const viaNode = await task({ SLURM_JOB_ID: job, ...env });
+    return { viaAgent, viaNode, agentRuns, agentRecord, nodeRecord: record(dir) };
+  };
+  const close = (): void => {
+    agent.kill('SIGTERM');
+    fs.rmSync(work, { recursive: true, force: true });
+  };
+  return { work, tree, stateDir, config, wrapper, agent, agentDir: path.join(work, 'agent'), cli: CLI, node: counted, agentErr: () => agentErr, prolog, conf, task, runs, both, close };
+}
+
+/** What must match between the two answers: stdout and the exit code (stderr differs: the agent's path says less). */
+export const said = (r: Ran): { code: number | null; stdout: string } => ({ code: r.code, stdout: r.stdout });
