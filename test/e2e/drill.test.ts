@@ -107,7 +107,7 @@ async function e2e(): Promise<void> {
       tt.match(rep.requeue.why, /^cancelled: no other node of partition \S+ can take it$/, 'and says why');
       tt.match(rep.drain.sinfoR ?? '', /^gdrgate: \S+/, 'sinfo -R shows our reason');
       tt.equal(rep.recovery.followUp.state, 'COMPLETED', `follow-up job ${rep.recovery.followUp.job} COMPLETED`);
-      tt.equal(state(), 'idle', 'node idle at the end');
+      tt.equal((await waitFor(state, (s) => s !== 'completing', 60_000)).value, 'idle', 'node idle at the end (once the follow-up job stops COMPLETING)');
       tt.notOk(existsSync(join(STATE, 'drill.json')), 'drill file gone');
       const rec = readFileSync(join(STATE, 'drills.jsonl'), 'utf8').trim().split('\n').pop() ?? '';
       tt.match(rec, new RegExp(`"marker":"${marker}"`), 'appended to drills.jsonl');

@@ -151,7 +151,7 @@ async function e2e(): Promise<void> {
     t.same(gate && { mode: gate.mode, result: gate.result, exitCode: gate.exitCode }, { mode: 'prolog', result: 'healthy', exitCode: 0 }, "gdrgate's Prolog ran after the site's, healthy");
     t.same(view.value && { step: view.value.step, state: view.value.state }, { step: 'batch', state: 'trusted' }, "gdrgate's TaskProlog ran after the site's (its signed record), and gdrgate's Epilog read it");
     t.equal(existsSync(join(WORK, 'run', `job-${id}`)), false, "gdrgate's Epilog removed the job's state");
-    t.equal(state(), 'idle', 'the node is idle again');
+    t.equal((await waitFor(state, (s) => s !== 'completing', 60_000)).value, 'idle', 'the node is idle again (once the job stops COMPLETING)');
     t.comment(`wrapper files: ${p.wrappers.map((w) => w.path).join(', ')} in ${dirname(CONF)}`);
   });
 }

@@ -117,7 +117,7 @@ async function e2e(): Promise<void> {
     tt.equal(rel.status, 0, `scontrol release ${id}`, { stderr: rel.stderr });
     const done = await waitDone(id, 60_000);
     tt.equal(done.value, 'COMPLETED', `job ${id} COMPLETED (after ${done.ms} ms)`);
-    tt.equal(state(), 'idle', 'node idle');
+    tt.equal((await waitFor(state, (s) => s !== 'completing', 60_000)).value, 'idle', 'node idle (once the job stops COMPLETING)');
   });
 
   await brokenToolCases(ctx);
