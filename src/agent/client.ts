@@ -9,29 +9,27 @@
 // a pid reused after its Prolog died, is not judged (its limits and environment would be another process's), and
 // goes back as "fallback".
 import type { Host } from '../host/host.js';
+import { statusField, statusWords } from '../parsers/proc-status.js';
 import { parseEnviron } from './protocol.js';
 
 /** Hops up the parent chain: slurmd → Prolog in practice, with room for a shell or a wrapper between. */
 const MAX_HOPS = 8;
 
-function field(status: string, name: string): string | null {
-  return new RegExp(`^${name}:\\s+(.*)$`, 'm').exec(status)?.[1] ?? null;
-}
 
 /** null when `pid` is root's (real, effective, saved and filesystem uid 0) and a Slurm Prolog; else why not. */
 export async function notAProlog(host: Host, pid: number): Promise<string | null> {
   const own = await host.readText(`/proc/${pid}/status`);
   if (!own.ok) return `pid ${pid}: cannot read /proc/${pid}/status: ${own.reason}`;
-  const uids = field(own.value, 'Uid')?.split(/\s+/) ?? [];
+  const uids = statusWords(own.value, 'Uid');
   if (uids.length !== 4 || uids.some((u) => u !== '0')) return `pid ${pid} is not root's (Uid: ${uids.join(' ') || 'unknown'}): not a Prolog`;
-  let parent = Number(field(own.value, 'PPid') ?? 0);
+  let parent = Number(statusField(own.value, 'PPid') ?? 0);
   for (let hop = 0; hop < MAX_HOPS && parent > 1; hop++) {
     const comm = await host.readText(`/proc/${parent}/comm`);
     const name = comm.ok ? comm.value.trim() : '';
     if (name === 'slurmd') return slurmdChild(host, pid);
     if (name === 'slurmstepd') return runInJobProlog(host, pid);
     const st = await host.readText(`/proc/${parent}/status`);
-    parent = st.ok ? Number(field(st.value, 'PPid') ?? 0) : 0;
+    parent = st.ok ? Number(statusField(st.value, 'PPid') ?? 0) : 0;
   }
   return `pid ${pid} has neither slurmd nor slurmstepd among its ancestors: not a Prolog`;
 }

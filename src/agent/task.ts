@@ -1,6 +1,6 @@
 // The agent answers a TaskProlog (slurm/taskprolog.sh): the job's user asks, root answers. The TaskProlog reads the
 // job's view with bash alone (task/facts.ts) into a file in the job's directory, which only the job's user and root
-// can enter, and writes one line into the agent's task FIFO (world-writable: any user may ask):
+// can enter, and writes one line into the agent's task FIFO (world-writable: every user may ask):
 //   v1 task <job> <pid> <fd> <view> <nonce> <config>
 // The agent judges with the code `gdrgate task` runs, over those facts and nothing the user could aim elsewhere: it
 // reads only the job's directory (the facts file, owned by the job's user, opened without following a link; the
@@ -16,6 +16,7 @@ import { lstatOrNull, modeAllowsRead, readSmall, type Ids } from '../host/files.
 import type { Host } from '../host/host.js';
 import { jobDirName, parseJobId } from '../state/names.js';
 import type { TaskRecord } from '../state/types.js';
+import { statusWords } from '../parsers/proc-status.js';
 import { factEnv, FactHost, MAX_FACTS_BYTES, NotGathered, parseFacts } from '../task/facts.js';
 import { baselineClass, taskPrologHook } from '../task/hook.js';
 import { MAX_REPLY_FD, MIN_REPLY_FD, PIPE_BUF, type Parsed } from './protocol.js';
@@ -63,11 +64,9 @@ export function formatTaskReply(nonce: string, a: TaskAnswer): string {
   return `ok ${nonce} ${a.code} ${a.lines.length} ${Buffer.byteLength(body)}\n${body}`;
 }
 
-const uidsOf = (status: string): string[] => /^Uid:\s+(.*)$/m.exec(status)?.[1]?.split(/\s+/) ?? [];
 /** The ids access(2) uses: the filesystem uid and gid (the fourth of each), and the supplementary groups. */
 function idsOf(status: string, uid: number): Ids {
-  const field = (k: string): number[] => (new RegExp(`^${k}:[ \\t]*(.*)$`, 'm').exec(status)?.[1] ?? '').split(/\s+/).filter(Boolean).map(Number);
-  return { uid, gids: [...field('Gid').slice(3, 4), ...field('Groups')] };
+  return { uid, gids: [...statusWords(status, 'Gid').slice(3, 4), ...statusWords(status, 'Groups')].map(Number) };
 }
 
 /** Judges one request; `live` reads this machine's /proc (the asking process). */
@@ -84,7 +83,7 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   if (uid === 0) return quiet(`${dir} is root's: the Prolog has not handed it to the job's user`);
   // The asking process must be the job's user's: the answer goes into its descriptor.
   const status = await live.readText(`/proc/${req.pid}/status`);
-  const uids = status.ok ? uidsOf(status.value) : [];
+  const uids = status.ok ? statusWords(status.value, 'Uid') : [];
   if (uids.length !== 4 || uids.some((u) => u !== String(uid))) return quiet(`pid ${req.pid} is not the job's user's (uid ${uid})`);
   const raw = readSmall(`${dir}/task.${req.view}.facts`, { max: MAX_FACTS_BYTES, owner: uid });
   if (!raw.ok) return quiet(raw.why);

@@ -9,14 +9,18 @@ export interface Allowed {
   readonly memList: string;
 }
 
-function line(text: string, key: string): string | null {
+/** One `Key:\tvalue` line of /proc/<pid>/status, trimmed; null when there is none. */
+export function statusField(text: string, key: string): string | null {
   const m = new RegExp(`^${key}:[ \\t]*(.*)$`, 'm').exec(text);
   return m ? m[1]!.trim() : null;
 }
 
+/** A field of numbers ("Uid:\t1000\t1000\t1000\t1000", "Groups:\t4 27"), as written; [] when there is none. */
+export const statusWords = (text: string, key: string): string[] => (statusField(text, key) ?? '').split(/\s+/).filter(Boolean);
+
 export function parseAllowed(text: string): Parsed<Allowed> {
-  const cpuList = line(text, 'Cpus_allowed_list');
-  const memList = line(text, 'Mems_allowed_list');
+  const cpuList = statusField(text, 'Cpus_allowed_list');
+  const memList = statusField(text, 'Mems_allowed_list');
   if (cpuList === null) return { ok: false, error: 'no Cpus_allowed_list line' };
   if (memList === null) return { ok: false, error: 'no Mems_allowed_list line' };
   const cpus = parseCpuList(cpuList);
