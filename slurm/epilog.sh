@@ -11,6 +11,7 @@
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
+LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
 # not rename the file) and succeeds when that file and every directory above it are root's and writable by root
@@ -25,6 +26,20 @@ rootonly() {
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
+# say PRIORITY MESSAGE: MESSAGE on stderr and, through LOGGER (tag gdrgate; empty: never), in the system log. What
+# a wrapper says when it does not fail would otherwise reach nobody: slurmd logs a Prolog's or Epilog's output only
+# when it fails (at SlurmdDebug=debug2 otherwise), and slurmstepd reads a TaskProlog's stderr with its stdout,
+# keeping only export/print/unset lines (run_command, 22.05 to 26.05). Only on those paths: a process or two.
+say() {
+  printf '%s\n' "$2" >&2
+  [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
+  if [ -x /usr/bin/timeout ]; then
+    /usr/bin/timeout 2 "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
+  else
+    "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
+  fi </dev/null >/dev/null 2>&1
+  return 0
+}
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
 # which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
 # SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
@@ -34,7 +49,7 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
   gdrgate_read=$gdrgate_conf
-  if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
+  if rootonly "$gdrgate_conf"; then . "$real"; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
 done
 # A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
 # this Epilog with its status, which drains the node). (sh: no pipefail or posix mode to undo.)
@@ -42,5 +57,5 @@ set +eu
 "$NODE" "$CLI" epilog --config "$CONFIG"
 rc=$?
 [ "$rc" -eq 1 ] && exit 1
-[ "$rc" -ne 0 ] && echo "gdrgate epilog: gdrgate exited $rc; not failing the Epilog" >&2
+[ "$rc" -ne 0 ] && say daemon.err "gdrgate epilog: gdrgate exited $rc; not failing the Epilog"
 exit 0

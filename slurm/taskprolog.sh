@@ -23,6 +23,7 @@ STATE=/run/gdrgate
 WAIT=10
 AGENT=1
 AGENT_TIMEOUT=1
+LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
 # not rename the file) and succeeds when that file and every directory above it are root's and writable by root
@@ -37,16 +38,33 @@ rootonly() {
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
+# say PRIORITY MESSAGE: MESSAGE on stderr and, through LOGGER (tag gdrgate; empty: never), in the system log. What
+# a wrapper says when it does not fail would otherwise reach nobody: slurmd logs a Prolog's or Epilog's output only
+# when it fails (at SlurmdDebug=debug2 otherwise), and slurmstepd reads a TaskProlog's stderr with its stdout,
+# keeping only export/print/unset lines (run_command, 22.05 to 26.05). Only on those paths: a process or two.
+say() {
+  printf '%s\n' "$2" >&2
+  [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
+  if [ -x /usr/bin/timeout ]; then
+    /usr/bin/timeout 2 "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
+  else
+    "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
+  fi </dev/null >/dev/null 2>&1
+  return 0
+}
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
 # which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
 # SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
 # (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
-gdrgate_read=
+gdrgate_read= kept=
 for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
   gdrgate_read=$gdrgate_conf
-  if rootonly "$gdrgate_conf"; then . "$real"; else echo "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only" >&2; fi
+  if rootonly "$gdrgate_conf"; then . "$real"; continue; fi
+  # Into the system log once per step and node (its local task 0), not once per task.
+  m="gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"
+  if [ "${SLURM_LOCALID:-0}" = 0 ]; then say user.warning "$m"; else printf '%s\n' "$m" >&2; fi
 done
 # A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
 # this script with its status, which fails the task or drains the node; in POSIX mode, a failed exec's open would too).
@@ -200,7 +218,8 @@ ask() {
   fi
   { exec 88>&-; } 2>/dev/null
   [ "$said" = 0 ] && read -r -t "$AGENT_TIMEOUT" -u 87 kind v l && [ "$v" = "$nonce" ] || { exec 87<&-; return 1; }
-  # The agent's "fallback" says why it did not judge: gdrgate judges, and slurmd's log has the reason.
+  # The agent's "fallback" says why it did not judge: gdrgate judges, and the agent's log has the reason (stderr, here,
+  # is read by slurmstepd with the protocol lines and dropped).
   [ "$kind" = ok ] || { exec 87<&-; [ "$kind" != fallback ] || printf 'gdrgate taskprolog: the agent did not judge: %s\n' "$l" >&2; return 1; }
   # "<rc> <lines> <bytes>", then the bytes read in one counted read (bytes: in the C locale).
   rc=${l%% *} l=${l#* } n=${l%% *} c=${l#* }
@@ -243,7 +262,7 @@ if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" 
   # node: its print lines and the task record. Every task prints its export lines; only local task 0 the print lines,
   # whichever task judged (else a warning would reach the job once per task, or never when task 3 judged first).
   tell() { local l; for l in "$@"; do { [ "$voice" = 1 ] || [ "${l#export }" != "$l" ]; } && printf '%s\n' "$l"; done; return 0; }
-  said() { [ -f "$answer.done" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && tell "${lines[@]:2}"; }
+  said() { [ -f "$answer.done" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && kept=1 && tell "${lines[@]:2}"; }
   if said; then
     :
   elif [ -e "$answer.done" ]; then
@@ -275,5 +294,6 @@ else
 fi
 # A non-zero TaskProlog fails the task: only a finding under FAIL=1 (exit 1) may do that, never a broken tool.
 [ "$rc" -eq 1 ] && [ "$FAIL" = 1 ] && exit 1
-[ "$rc" -ne 0 ] && echo "gdrgate taskprolog: gdrgate exited $rc; letting the task run" >&2
+# Said by the task that judged (a kept answer's tasks say nothing: one line per view, not per task).
+[ "$rc" -ne 0 ] && [ -z "$kept" ] && say user.err "gdrgate taskprolog: gdrgate exited $rc; letting the task run"
 exit 0

@@ -1,9 +1,9 @@
-// slurm/*.sh across Slurm releases: settings from /etc/gdrgate/NAME.conf (configless), the hook told by SLURM_SCRIPT_CONTEXT, a killed fallback Node failing open.
+// slurm/*.sh across Slurm releases: settings from /etc/gdrgate/NAME.conf (configless), the hook told by SLURM_SCRIPT_CONTEXT, a killed fallback Node failing open and saying so in the system log.
 // The wrappers run for real, as slurmd starts them (no PATH, cwd /); what they start is a stand-in for node + cli.js
 // that prints its arguments and exits as told, so what is checked is the wrapper's own choice. The fixed settings
 // directory /etc/gdrgate is this machine's: each copy names a private one instead (the one literal replaced).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { slurmdShim } from '../agent/_agent.js';
@@ -120,5 +120,68 @@ if (process.getuid?.() !== 0) {
       epilog: { code: 0, stdout: 'args: epilog --config /etc/gdrgate/config.json\n' },
       taskprolog: { code: 0, stdout: 'args: task --config /etc/gdrgate/config.json\n' },
     });
+  });
+
+  // slurmd logs a Prolog's or Epilog's output only when it fails, and slurmstepd drops a TaskProlog's stderr: what a
+  // wrapper says while not failing goes to the system log too, through LOGGER (here a stand-in that keeps its argv).
+  t.test('what a wrapper says when it does not fail reaches the system log, once, and a hung logger does not hold it', async (t) => {
+    const said = path.join(dir, 'syslog/said');
+    const logger = path.join(dir, 'syslog/logger');
+    mkdirSync(path.dirname(said), { recursive: true, mode: 0o755 });
+    writeFileSync(logger, `#!/bin/sh\n[ "\${HANG-}" = 1 ] && exec /bin/sleep 30\nprintf '%s|' "$@" >>${said}\necho >>${said}\n`, { mode: 0o755 });
+    const lines = (): string[] => (existsSync(said) ? readFileSync(said, 'utf8').split('\n').filter(Boolean) : []);
+    const reset = (): void => writeFileSync(said, '');
+    const conf2 = `${base}LOGGER=${logger}\n`;
+    const at = (s: Script): string => {
+      const file = install(s, path.join(dir, `syslog/${s}/gdrgate-${s}.sh`), false);
+      conf(path.join(dir, `syslog/${s}/gdrgate-${s}.conf`), conf2);
+      return file;
+    };
+    reset();
+    t.equal(run(at('prolog'), { ...PROLOG_ENV, RC: 'kill' }).code, 0);
+    t.same(lines(), ['-t|gdrgate|-p|daemon.err|--|gdrgate prolog: /bin/sh ended without a verdict (killed by signal 9); not failing the prolog (job 42)|']);
+    reset();
+    t.equal(run(at('epilog'), { ...PROLOG_ENV, RC: '3' }).code, 0);
+    t.same(lines(), ['-t|gdrgate|-p|daemon.err|--|gdrgate epilog: gdrgate exited 3; not failing the Epilog (job 42)|']);
+    // The TaskProlog: said by the task that judged; the view's later tasks print the kept answer and say nothing.
+    const state = path.join(dir, 'syslog/state');
+    mkdirSync(path.join(state, 'job-42'), { recursive: true, mode: 0o700 });
+    const task = at('taskprolog');
+    conf(path.join(dir, 'syslog/taskprolog/gdrgate-taskprolog.conf'), `${conf2}STATE=${state}\n`);
+    reset();
+    const env = { SLURM_JOB_ID: '42', SLURM_STEP_ID: '0', SLURM_SCRIPT_CONTEXT: 'prolog_task', RC: '3' };
+    const first = run(task, { ...env, SLURM_LOCALID: '0' });
+    const later = run(task, { ...env, SLURM_LOCALID: '1' });
+    t.same([first.code, later.code], [0, 0]);
+    t.same(lines(), ['-t|gdrgate|-p|user.err|--|gdrgate taskprolog: gdrgate exited 3; letting the task run (job 42)|']);
+    // Nothing said on a passing run; nothing at all with LOGGER empty.
+    reset();
+    t.equal(run(at('prolog'), { ...PROLOG_ENV, RC: '0' }).code, 0);
+    conf(path.join(dir, 'syslog/prolog/gdrgate-prolog.conf'), `${base}LOGGER=\n`);
+    t.equal(run(path.join(dir, 'syslog/prolog/gdrgate-prolog.sh'), { ...PROLOG_ENV, RC: 'kill' }).code, 0);
+    t.same(lines(), []);
+    // A logger that never returns (a wedged journal): the Prolog still ends, failing open (timeout 2 s).
+    conf(path.join(dir, 'syslog/prolog/gdrgate-prolog.conf'), conf2);
+    const hung = run(path.join(dir, 'syslog/prolog/gdrgate-prolog.sh'), { ...PROLOG_ENV, RC: 'kill', HANG: '1' });
+    t.same({ code: hung.code, stderr: hung.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (killed by signal 9); not failing the prolog\n' });
+  });
+
+  t.test('an untrusted settings file is said in the system log too (the TaskProlog: by local task 0 only)', async (t) => {
+    const said = path.join(dir, 'syslog2/said');
+    const logger = path.join(dir, 'syslog2/logger');
+    mkdirSync(path.dirname(said), { recursive: true, mode: 0o755 });
+    writeFileSync(logger, `#!/bin/sh\nprintf '%s|' "$@" >>${said}\necho >>${said}\n`, { mode: 0o755 });
+    const fixed = path.join(etc, 'gdrgate-taskprolog.conf');
+    conf(fixed, `${base}LOGGER=${logger}\n`, 0o666);
+    const file = install('taskprolog', path.join(dir, 'syslog2/gdrgate-taskprolog.sh'));
+    // The script's own default LOGGER is /usr/bin/logger: point it at the stand-in in the file itself.
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^LOGGER=.*$/m, `LOGGER=${logger}`));
+    conf(path.join(dir, 'syslog2/gdrgate-taskprolog.conf'), base);
+    const env = { SLURM_JOB_ID: '42', SLURM_SCRIPT_CONTEXT: 'prolog_task' };
+    run(file, { ...env, SLURM_LOCALID: '0' });
+    run(file, { ...env, SLURM_LOCALID: '3' });
+    const why = `gdrgate: not reading ${fixed}: want it, and every directory above where it lies, owned by root and writable by root only`;
+    t.same(readFileSync(said, 'utf8').split('\n').filter(Boolean), [`-t|gdrgate|-p|user.warning|--|${why} (job 42)|`]);
+    conf(fixed, `${base}CONFIG=/etc/fixed.json\nFAIL=1\n`);
   });
 }
