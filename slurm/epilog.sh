@@ -1,4 +1,4 @@
-#!/bin/sh
+#!/bin/bash
 # Slurm Epilog for gdrgate (Epilog= in slurm.conf): removes the job's per-job state and, when the config has
 # `probes`, runs the bandwidth probes its sampling policy selects (the node stays COMPLETING meanwhile: the
 # probes have a budget, default 20 s).
@@ -33,11 +33,9 @@ rootonly() {
 say() {
   printf '%s\n' "$2" >&2
   [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
-  if [ -x /usr/bin/timeout ]; then
-    /usr/bin/timeout 2 "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
-  else
-    "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
-  fi </dev/null >/dev/null 2>&1
+  local t=()
+  [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
+  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1
   return 0
 }
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
@@ -52,10 +50,27 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   if rootonly "$gdrgate_conf"; then . "$real"; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
 done
 # A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
-# this Epilog with its status, which drains the node). (sh: no pipefail or posix mode to undo.)
-set +eu
+# this Epilog with its status, which drains the node).
+set +eu +o pipefail +o posix
+# gdrgate's exit code is its verdict only when gdrgate says so, in a pipe of this script's (GDRGATE_VERDICT_FD,
+# src/host/verdict.ts): Node's own exit 1 (an exception before or outside gdrgate's code: the program missing,
+# unreadable or cut short) is no drain of gdrgate's, and would drain the node with Slurm's "Epilog error". (bash, not
+# sh, for this: a here-string's pipe opened read-write, and read -t 0 to look into it.)
+vfd=
+unset GDRGATE_VERDICT_FD
+{ exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
+  { exec 86<> <(:); } 2>/dev/null
+[ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
 "$NODE" "$CLI" epilog --config "$CONFIG"
 rc=$?
-[ "$rc" -eq 1 ] && exit 1
-[ "$rc" -ne 0 ] && say daemon.err "gdrgate epilog: gdrgate exited $rc; not failing the Epilog"
+v=
+[ -z "$vfd" ] && v=$rc
+[ -n "$vfd" ] && read -r -t 0 -u 86 && read -r -u 86 v
+if [ "$v" = "$rc" ]; then
+  [ "$rc" -eq 1 ] && exit 1
+  [ "$rc" -ne 0 ] && say daemon.err "gdrgate epilog: gdrgate exited $rc; not failing the Epilog"
+  exit 0
+fi
+if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; elif [ "$rc" -le 3 ]; then why="exit $rc, not written by gdrgate"; else why="exit $rc"; fi
+say daemon.err "gdrgate epilog: $NODE ended without a verdict ($why); not failing the Epilog"
 exit 0

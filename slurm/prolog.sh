@@ -36,11 +36,9 @@ rootonly() {
 say() {
   printf '%s\n' "$2" >&2
   [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
-  if [ -x /usr/bin/timeout ]; then
-    /usr/bin/timeout 2 "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
-  else
-    "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
-  fi </dev/null >/dev/null 2>&1
+  local t=()
+  [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
+  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1
   return 0
 }
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
@@ -136,6 +134,17 @@ elif [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f
     { exec 87<&-; } 2>/dev/null
   fi
 fi
+# gdrgate's exit code (0-3) is its verdict only when gdrgate says so: it writes the code into a pipe of this script's
+# (GDRGATE_VERDICT_FD, src/host/verdict.ts) as it ends. Node's own exit 1 (an exception before or outside gdrgate's
+# code: the program missing, unreadable or cut short) or 0 (an empty program) is no verdict, and a 1 here drains the
+# node. The pipe: a here-string's, opened read-write (nothing forked on bash 5.1+; older bash: a process substitution).
+vfd=
+unset GDRGATE_VERDICT_FD
+{ exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
+  { exec 86<> <(:); } 2>/dev/null
+[ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
+# verdict RC: whether gdrgate wrote RC (0-3) as its verdict; without the pipe, whether RC is 0-3 (as before it).
+verdict() { local v=; [ "$1" -le 3 ] || return 1; [ -n "$vfd" ] || return 0; read -r -t 0 -u 86 && read -r -u 86 v; [ "$v" = "$1" ]; }
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
 # and compiled, when the blob is there and root's alone (started from where it really lies). Its exit codes are
 # gdrgate's own (0-3); any other means nothing was judged: Node refused the blob (14: made by another Node build or
@@ -145,15 +154,15 @@ if [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
   if rootonly "$BLOB"; then
     "$NODE" --snapshot-blob "$real" "$MODE" --config "$CONFIG"
     rc=$?
-    [ "$rc" -le 3 ] && exit "$rc"
+    verdict "$rc" && exit "$rc"
     GDRGATE_BLOB_FAILED=$rc
   else
     GDRGATE_BLOB_FAILED=untrusted
   fi
   export GDRGATE_BLOB_FAILED
 fi
-# The plain program, as a child (not exec'd): its exit codes are gdrgate's own (0-3, the policy for a broken config
-# or an internal error already applied). Any other means it ended without a verdict: killed by a signal (128+N; the
+# The plain program, as a child (not exec'd): its verdict is gdrgate's own (0-3, the policy for a broken config or an
+# internal error already applied). Anything else means it ended without a verdict: killed by a signal (128+N; the
 # OOM killer's SIGKILL: under PrologFlags=RunInJob, 24.05+, this Prolog runs inside the job's cgroup, so Node's
 # memory counts against the job's limit) or not started at all (126, 127). A non-zero Prolog drains the node
 # ("Prolog error"), and a broken tool must not drain: the Prolog fails open and says why (say: the system log). (Started
@@ -161,7 +170,7 @@ fi
 "$NODE" "$CLI" "$MODE" --config "$CONFIG" &
 wait $! 2>/dev/null
 rc=$?
-[ "$rc" -le 3 ] && exit "$rc"
-if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; else why="exit $rc"; fi
+verdict "$rc" && exit "$rc"
+if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; elif [ "$rc" -le 3 ]; then why="exit $rc, not written by gdrgate"; else why="exit $rc"; fi
 say daemon.err "gdrgate $MODE: $NODE ended without a verdict ($why); not failing the $MODE"
 exit 0

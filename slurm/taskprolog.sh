@@ -1,18 +1,13 @@
 #!/bin/bash
-# Slurm TaskProlog for gdrgate (TaskProlog= in slurm.conf): runs as the job's user before every task, in the
-# job's environment, before slurmstepd applies the propagated limits. Its stdout is Slurm's TaskProlog
-# protocol: gdrgate writes only "print ..." lines, which reach the job's output.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
-# beside CLI; empty: never use one), CONFIG, ROOT (the job view under another
-# directory: tests only), FAIL=1 (a finding fails the task instead of warning), overridden by root-owned files:
-# /etc/gdrgate/NAME.conf, then one beside this script, NAME being its name less .sh (e.g.
-# /etc/gdrgate/gdrgate-taskprolog.conf, /etc/slurm/gdrgate-taskprolog.conf),
-# STATE (the config's stateDir: where the Prolog left this job's directory, owned by the job's user; empty: judge
-# every task anew), WAIT (seconds a task waits for another task's judgment of the same view, default 10), AGENT (1: ask
-# a running `gdrgate agent` to judge the view this script read; empty: never) and AGENT_TIMEOUT (seconds, default 1).
-# Slurm runs it for every task of every step: the first task of a view judges (Node, ~0.2 s of CPU) and keeps its
-# answer in the job's directory; every other task with the same view (step, CPUs, memory nodes, GPUs, memlock)
-# prints that answer from bash alone. The Epilog removes the directory with the job.
+# Slurm TaskProlog for gdrgate (TaskProlog= in slurm.conf): runs as the job's user before every task, in the job's
+# environment, before slurmstepd applies the propagated limits. Its stdout is Slurm's TaskProlog protocol: gdrgate
+# writes only "print ..." and "export ..." lines. Settings (docs/slurm-wrappers.md), overridden by root-owned
+# /etc/gdrgate/NAME.conf, then NAME.conf beside this script (NAME: its name less .sh): NODE, CLI, BLOB (the node's
+# startup snapshot, default gate.blob beside CLI; empty: none), CONFIG, ROOT (tests only), FAIL=1 (a finding fails the
+# task), STATE (the config's stateDir; empty: judge every task anew), WAIT (seconds a task waits for another's
+# judgment), AGENT (1: ask a running `gdrgate agent`; empty: never), AGENT_TIMEOUT (seconds), LOGGER (below).
+# The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's
+# directory; every other task of that view prints it from bash alone. The Epilog removes the directory with the job.
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 BLOB=default
@@ -38,25 +33,22 @@ rootonly() {
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
   for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
-# say PRIORITY MESSAGE: MESSAGE on stderr and, through LOGGER (tag gdrgate; empty: never), in the system log. What
-# a wrapper says when it does not fail would otherwise reach nobody: slurmd logs a Prolog's or Epilog's output only
-# when it fails (at SlurmdDebug=debug2 otherwise), and slurmstepd reads a TaskProlog's stderr with its stdout,
-# keeping only export/print/unset lines (run_command, 22.05 to 26.05). Only on those paths: a process or two.
+# say PRIORITY MESSAGE: on stderr (slurmstepd reads it with stdout and keeps only export/print/unset lines) and,
+# through LOGGER (tag gdrgate; empty: never), in the system log (docs/slurm-wrappers.md). Never on a passing task.
 say() {
   printf '%s\n' "$2" >&2
   [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
-  if [ -x /usr/bin/timeout ]; then
-    /usr/bin/timeout 2 "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
-  else
-    "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}"
-  fi </dev/null >/dev/null 2>&1
+  local t=()
+  [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
+  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1
   return 0
 }
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
 # which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
 # SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
 # (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
-gdrgate_read= kept=
+gdrgate_read= kept= vfd=
+unset GDRGATE_VERDICT_FD
 for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
@@ -79,20 +71,28 @@ set -- task --config "$CONFIG"
 [ "$FAIL" = 1 ] && set -- "$@" --fail
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # A judgment starts Node: from the node's startup snapshot (made on this node, root's alone, as slurm/prolog.sh uses
-# it), else the plain program. An exit above gdrgate's own 0-3 means the blob judged nothing (14: refused; 10:
-# stale; a signal: damaged): its output is dropped and the plain program answers instead.
+# it), else the plain program. An exit code is gdrgate's verdict only when gdrgate writes it into this script's pipe
+# (GDRGATE_VERDICT_FD, src/host/verdict.ts): else the blob judged nothing (14: refused; 10: stale; a signal: damaged;
+# Node's own 1) and the plain program answers; the plain program without a verdict is 125 (the end says so).
 judge() {
   local said
+  if [ -z "$vfd" ]; then
+    { exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
+      { exec 86<> <(:); } 2>/dev/null
+    [ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
+  fi
   if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
     said=$("$NODE" --snapshot-blob "$real" "$@")
     rc=$?
-    if [ "$rc" -le 3 ]; then
-      [ -z "$said" ] || printf '%s\n' "$said"
-      return "$rc"
-    fi
+    verdict "$rc" && { [ -z "$said" ] || printf '%s\n' "$said"; return "$rc"; }
   fi
   "$NODE" "$CLI" "$@"
+  rc=$?
+  verdict "$rc" || rc=125
+  return "$rc"
 }
+# verdict RC: whether gdrgate wrote RC (0-3) as its verdict; without the pipe, whether RC is 0-3 (as before it).
+verdict() { local v=; [ "$1" -le 3 ] || return 1; [ -n "$vfd" ] || return 0; read -r -t 0 -u 86 && read -r -u 86 v; [ "$v" = "$1" ]; }
 # The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of
 # the job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's
 # directory, asks through the agent's FIFO in STATE (any user may write there; only the job's user can enter the job's
@@ -218,8 +218,7 @@ ask() {
   fi
   { exec 88>&-; } 2>/dev/null
   [ "$said" = 0 ] && read -r -t "$AGENT_TIMEOUT" -u 87 kind v l && [ "$v" = "$nonce" ] || { exec 87<&-; return 1; }
-  # The agent's "fallback" says why it did not judge: gdrgate judges, and the agent's log has the reason (stderr, here,
-  # is read by slurmstepd with the protocol lines and dropped).
+  # The agent's "fallback" says why it did not judge: gdrgate judges, and the agent's log has the reason.
   [ "$kind" = ok ] || { exec 87<&-; [ "$kind" != fallback ] || printf 'gdrgate taskprolog: the agent did not judge: %s\n' "$l" >&2; return 1; }
   # "<rc> <lines> <bytes>", then the bytes read in one counted read (bytes: in the C locale).
   rc=${l%% *} l=${l#* } n=${l%% *} c=${l#* }
@@ -238,9 +237,8 @@ ask() {
   out=${out%$'\n'}
   return 0
 }
-# The task's view: what gdrgate task judges that may differ between tasks of a job on this node.
-# (/proc/self/status read whole: `read` line by line reads a file in blocks and seeks back after each line, and each
-# seek back makes the kernel format the whole file again.)
+# The task's view: what gdrgate task judges that may differ between tasks of a job on this node. (/proc/self/status
+# read whole: `read` line by line seeks back after each line, and each seek makes the kernel format it again.)
 cpus= mems=
 mapfile -t status </proc/self/status
 for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
@@ -295,5 +293,6 @@ fi
 # A non-zero TaskProlog fails the task: only a finding under FAIL=1 (exit 1) may do that, never a broken tool.
 [ "$rc" -eq 1 ] && [ "$FAIL" = 1 ] && exit 1
 # Said by the task that judged (a kept answer's tasks say nothing: one line per view, not per task).
-[ "$rc" -ne 0 ] && [ -z "$kept" ] && say user.err "gdrgate taskprolog: gdrgate exited $rc; letting the task run"
+[ "$rc" -eq 125 ] && [ -z "$kept" ] && say user.err "gdrgate taskprolog: $NODE ended without a verdict (an exit gdrgate did not write); letting the task run"
+[ "$rc" -ne 0 ] && [ "$rc" -ne 125 ] && [ -z "$kept" ] && say user.err "gdrgate taskprolog: gdrgate exited $rc; letting the task run"
 exit 0

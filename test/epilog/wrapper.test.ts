@@ -13,14 +13,15 @@ t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 const wrapper = path.join(dir, 'gdrgate-epilog.sh');
 fs.copyFileSync(path.join(REPO, 'slurm/epilog.sh'), wrapper);
 fs.chmodSync(wrapper, 0o755);
-// A stand-in for node + cli.js: prints its arguments and exits with $RC.
+// A stand-in for node + cli.js: prints its arguments, writes $RC into the wrapper's verdict pipe as gdrgate does
+// (src/host/verdict.ts; not with NOVERDICT=1: Node's own exit) and exits with $RC.
 const fake = path.join(dir, 'fake-cli.sh');
-fs.writeFileSync(fake, '#!/bin/sh\necho "args: $*"\nexit "${RC:-0}"\n', { mode: 0o755 });
+fs.writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n', { mode: 0o755 });
 
-function run(rc: number): { code: number | null; stdout: string; stderr: string } {
-  fs.writeFileSync(path.join(dir, 'gdrgate-epilog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\n`);
+function run(rc: number, noVerdict = false): { code: number | null; stdout: string; stderr: string } {
+  fs.writeFileSync(path.join(dir, 'gdrgate-epilog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nLOGGER=\n`);
   // As slurmd runs it: no PATH, cwd elsewhere.
-  const r = spawnSync(wrapper, [], { encoding: 'utf8', env: { RC: String(rc), SLURM_JOB_ID: '7' }, cwd: '/' });
+  const r = spawnSync(wrapper, [], { encoding: 'utf8', env: { RC: String(rc), SLURM_JOB_ID: '7', ...(noVerdict ? { NOVERDICT: '1' } : {}) }, cwd: '/' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -31,9 +32,14 @@ t.test('arguments from the .conf, no PATH needed', async (t) => {
 t.test('exit codes', async (t) => {
   t.equal(run(0).code, 0, '0 → 0');
   t.equal(run(1).code, 1, 'gdrgate drained the node itself → 1');
-  for (const rc of [2, 3, 134]) {
+  for (const rc of [2, 3]) {
     const r = run(rc);
-    t.equal(r.code, 0, `gdrgate exit ${rc} (usage, internal, crash) → 0`);
-    t.match(r.stderr, new RegExp(`gdrgate exited ${rc}; not failing the Epilog`));
+    t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `gdrgate epilog: gdrgate exited ${rc}; not failing the Epilog\n` }, `gdrgate exit ${rc} (usage, internal) → 0`);
+  }
+  // Exits gdrgate did not write: a crash (a signal), and Node's own 1 (the program missing or cut short), which would
+  // drain the node with Slurm's "Epilog error".
+  for (const [rc, why] of [[134, 'killed by signal 6'], [1, 'exit 1, not written by gdrgate']] as const) {
+    const r = run(rc, true);
+    t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `gdrgate epilog: /bin/sh ended without a verdict (${why}); not failing the Epilog\n` }, `${why} → 0`);
   }
 });

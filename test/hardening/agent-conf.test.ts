@@ -15,7 +15,7 @@ const base = scratchDir('gdrgate-conf-');
 t.teardown(() => void spawnSync('/bin/rm', ['-rf', base]));
 // A stand-in for node + cli.js that says it ran: the .conf was read when its output shows.
 const fake = path.join(base, 'fake-cli.sh');
-writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n', { mode: 0o755 });
+writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || echo 0 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\n', { mode: 0o755 });
 
 type Setup = { what: string; file?: number; dir?: number; owner?: number; read: boolean; link?: { dir: number; name?: string } };
 const setups: Setup[] = [

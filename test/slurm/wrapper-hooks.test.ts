@@ -19,9 +19,11 @@ if (process.getuid?.() !== 0) {
   const dir = scratchDir('gdrgate-wraphooks-');
   const etc = path.join(dir, 'etc-gdrgate');
   mkdirSync(etc, { mode: 0o755 });
-  // The stand-in for node + cli.js (run as `/bin/sh FAKE args`): prints its arguments, exits $RC, or dies by SIGKILL.
+  // The stand-in for node + cli.js (run as `/bin/sh FAKE args`): prints its arguments, writes $RC into the wrapper's
+  // verdict pipe as gdrgate does (src/host/verdict.ts; not with NOVERDICT=1, as Node's own exit) and exits $RC, or
+  // dies by SIGKILL.
   const fake = path.join(dir, 'fake-cli.sh');
-  writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ "${RC-}" = kill ] && kill -KILL $$\nexit "${RC:-0}"\n', { mode: 0o755 });
+  writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ "${RC-}" = kill ] && kill -KILL $$\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n', { mode: 0o755 });
   const base = `NODE=/bin/sh\nCLI=${fake}\nBLOB=\nAGENT=\n`;
 
   /** slurm/<script>.sh copied to `dst`, its fixed settings directory made `etc`; throws unless the literal is there once (`fixed`). */
@@ -105,13 +107,18 @@ if (process.getuid?.() !== 0) {
     const missing = run(file, { ...PROLOG_ENV, RC: '127' });
     t.same({ code: missing.code, stderr: missing.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (exit 127); not failing the prolog\n' });
     for (const rc of [0, 1, 2, 3]) t.equal(run(file, { ...PROLOG_ENV, RC: String(rc) }).code, rc, `gdrgate's own exit ${rc} passes through`);
+    // Node's own exit 1 (the program missing, unreadable or cut short: an exception before gdrgate's code) or 0 (an
+    // empty program) is no verdict: a 1 would drain the node with Slurm's "Prolog error".
+    for (const rc of [1, 0]) {
+      const r = run(file, { ...PROLOG_ENV, RC: String(rc), NOVERDICT: '1' });
+      t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `gdrgate prolog: /bin/sh ended without a verdict (exit ${rc}, not written by gdrgate); not failing the prolog\n` });
+    }
   });
   t.test("a .conf's shell options (set -eu; bash: pipefail, posix) do not reach the wrapper: a killed gate still fails open", async (t) => {
     const said: Record<Script, { code: number | null; stdout: string }> = {} as Record<Script, { code: number | null; stdout: string }>;
     for (const s of ['prolog', 'epilog', 'taskprolog'] as const) {
       const file = install(s, path.join(dir, `opts/opts-${s}.sh`));
-      // epilog.sh is sh: set -e and -u only (sh knows no pipefail or posix mode to set).
-      conf(path.join(dir, `opts/opts-${s}.conf`), `${s === 'epilog' ? 'set -eu' : 'set -euo pipefail\nset -o posix'}\n${base}`);
+      conf(path.join(dir, `opts/opts-${s}.conf`), `set -euo pipefail\nset -o posix\n${base}`);
       const r = run(file, { ...PROLOG_ENV, RC: 'kill' });
       said[s] = { code: r.code, stdout: r.stdout };
     }
@@ -183,5 +190,30 @@ if (process.getuid?.() !== 0) {
     const why = `gdrgate: not reading ${fixed}: want it, and every directory above where it lies, owned by root and writable by root only`;
     t.same(readFileSync(said, 'utf8').split('\n').filter(Boolean), [`-t|gdrgate|-p|user.warning|--|${why} (job 42)|`]);
     conf(fixed, `${base}CONFIG=/etc/fixed.json\nFAIL=1\n`);
+  });
+
+  // The real Node, with a program that never reaches gdrgate's code: what each exit is, and that the Prolog fails open.
+  t.test("Node's own exits are no verdict: a missing, cut or empty program fails open, said; the real program's verdict passes", async (t) => {
+    const where = path.join(dir, 'realnode');
+    mkdirSync(where, { recursive: true, mode: 0o755 });
+    const program = readFileSync(path.join(REPO, 'dist/gdrgate.cjs'), 'utf8');
+    writeFileSync(path.join(where, 'cut.cjs'), program.slice(0, Math.floor(program.length / 2)));
+    writeFileSync(path.join(where, 'empty.cjs'), '');
+    const file = install('prolog', path.join(where, 'gdrgate-prolog.sh'), false);
+    const said = (cli: string) => {
+      conf(path.join(where, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${cli}\nBLOB=\nAGENT=\nLOGGER=\nCONFIG=${path.join(where, 'none.json')}\n`);
+      const r = run(file, PROLOG_ENV);
+      return { code: r.code, last: r.stderr.trimEnd().split('\n').pop(), stdout: r.stdout, stderr: r.stderr };
+    };
+    const none = (why: string) => ({ code: 0, last: `gdrgate prolog: ${process.execPath} ended without a verdict (${why}); not failing the prolog` });
+    const brief = (r: ReturnType<typeof said>) => ({ code: r.code, last: r.last });
+    t.same(brief(said(path.join(where, 'missing.cjs'))), none('exit 1, not written by gdrgate'), 'a missing program: Node exits 1');
+    t.same(brief(said(path.join(where, 'cut.cjs'))), none('exit 1, not written by gdrgate'), 'a program cut short: a SyntaxError, exit 1');
+    t.same(brief(said(path.join(where, 'empty.cjs'))), none('exit 0, not written by gdrgate'), 'an empty program: exit 0, nothing judged');
+    // The real program, its config missing: gdrgate's own verdict (a config error is no drain: exit 0), written.
+    const real = said(path.join(REPO, 'dist/gdrgate.cjs'));
+    t.equal(real.code, 0);
+    t.match(real.stdout.trimEnd().split('\n').pop(), /^gdrgate prolog node=vm job=42 result=config-error exit=0 \d+ms action=none$/);
+    t.equal(real.stderr.includes('ended without a verdict'), false, 'the real program wrote its verdict');
   });
 }

@@ -18,7 +18,7 @@ const calls = path.join(dir, 'calls');
 const fake = path.join(dir, 'fake-cli.sh');
 fs.writeFileSync(
   fake,
-  `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\nif [ -z "$SLURM_LOCALID" ] || [ "$SLURM_LOCALID" = 0 ]; then echo "print gdrgate: one"; echo "print gdrgate: two"; fi\n[ -z "$EXPORT" ] || echo "export NCCL_TOPO_FILE=/x"\nexit "\${RC:-0}"\n`,
+  `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\nif [ -z "$SLURM_LOCALID" ] || [ "$SLURM_LOCALID" = 0 ]; then echo "print gdrgate: one"; echo "print gdrgate: two"; fi\n[ -z "$EXPORT" ] || echo "export NCCL_TOPO_FILE=/x"\n[ -z "\${GDRGATE_VERDICT_FD-}" ] || echo "\${RC:-0}" >"/proc/self/fd/\$GDRGATE_VERDICT_FD"\nexit "\${RC:-0}"\n`,
   { mode: 0o755 },
 );
 const state = path.join(dir, 'state');

@@ -12,13 +12,15 @@ const dir = scratchDir('gdrgate-taskwrap-');
 const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
 fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
 fs.chmodSync(wrapper, 0o755);
-// A stand-in for node + cli.js: prints its arguments as a TaskProlog line and exits with $RC.
+// A stand-in for node + cli.js: prints its arguments as a TaskProlog line, writes $RC into the wrapper's verdict pipe
+// as gdrgate does (src/host/verdict.ts; not with NOVERDICT=1: Node's own exit) and exits with $RC.
 const fake = path.join(dir, 'fake-cli.sh');
-fs.writeFileSync(fake, '#!/bin/sh\necho "print args: $*"\nexit "${RC:-0}"\n', { mode: 0o755 });
+fs.writeFileSync(fake, '#!/bin/sh\necho "print args: $*"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n', { mode: 0o755 });
 
-function run(conf: string, rc: number): { code: number | null; stdout: string; stderr: string } {
-  fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\n${conf}`);
-  const r = spawnSync(wrapper, [], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', RC: String(rc) }, cwd: '/' });
+function run(conf: string, rc: number, noVerdict = false): { code: number | null; stdout: string; stderr: string } {
+  fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nLOGGER=\n${conf}`);
+  const env = { PATH: '/usr/bin:/bin', RC: String(rc), ...(noVerdict ? { NOVERDICT: '1' } : {}) };
+  const r = spawnSync(wrapper, [], { encoding: 'utf8', env, cwd: '/' });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -31,9 +33,13 @@ t.test('exit codes', async (t) => {
   t.equal(run('', 0).code, 0, '0 → 0');
   t.equal(run('', 1).code, 0, 'a finding without FAIL=1 → 0');
   t.equal(run('FAIL=1\n', 1).code, 1, 'a finding with FAIL=1 → 1 (the task fails)');
-  for (const rc of [2, 3, 134]) {
+  for (const rc of [2, 3]) {
     const r = run('FAIL=1\n', rc);
-    t.equal(r.code, 0, `gdrgate exit ${rc} (usage, internal, crash) → 0 even with FAIL=1`);
-    t.match(r.stderr, new RegExp(`gdrgate exited ${rc}; letting the task run`));
+    t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `gdrgate taskprolog: gdrgate exited ${rc}; letting the task run\n` }, `gdrgate exit ${rc} (usage, internal) → 0 even with FAIL=1`);
+  }
+  // Exits gdrgate did not write (a crash; Node's own 1 for a program missing or cut short) fail no task.
+  for (const rc of [134, 1]) {
+    const r = run('FAIL=1\n', rc, true);
+    t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: 'gdrgate taskprolog: /bin/sh ended without a verdict (an exit gdrgate did not write); letting the task run\n' }, `exit ${rc} without a verdict → 0 even with FAIL=1`);
   }
 });

@@ -1,0 +1,30 @@
+// The Slurm wrappers' verdict pipe. slurm/*.sh pass GDRGATE_VERDICT_FD, a pipe of their own, and gdrgate writes its
+// exit code there as it ends: an exit code it did not write is not its verdict. Node exits 1 for an exception thrown
+// before or outside gdrgate's code (a program missing, unreadable or cut short) and 0 for an empty program, and a
+// Prolog's 1 drains the node, so the wrappers fail open, and say so, on any exit the gate did not write.
+import { closeSync, fstatSync, writeSync } from 'node:fs';
+
+/** The descriptor the wrappers name: a number from 3 to 1023 (never stdin, stdout or stderr), else none. */
+export function verdictFd(value: string | undefined): number | null {
+  if (value === undefined || !/^[1-9][0-9]{0,3}$/.test(value)) return null;
+  const fd = Number(value);
+  return fd >= 3 && fd <= 1023 ? fd : null;
+}
+
+/**
+ * Writes `code` and a newline into the wrappers' pipe, when there is one (a pipe or a socket: a descriptor that is
+ * anything else, a file or a terminal, is left alone), and closes it: written once, by the run that decided. Never
+ * throws: the exit code still stands.
+ */
+export function tellVerdict(code: number, env: NodeJS.ProcessEnv = process.env): void {
+  const fd = verdictFd(env.GDRGATE_VERDICT_FD);
+  if (fd === null) return;
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFIFO() && !st.isSocket()) return;
+    writeSync(fd, `${code}\n`);
+    closeSync(fd);
+  } catch {
+    // Closed, or not ours: the wrapper then reads no verdict and fails open, saying so.
+  }
+}
