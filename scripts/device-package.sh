@@ -45,6 +45,12 @@ for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t
   echo "\$ slurm $L/noblob.sh"; slurm $L/noblob.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ (ulimit -l 64; slurm $L/prolog.sh)"; (ulimit -l 64; slurm $L/prolog.sh); echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "scontrol calls: $(cat $W/scontrol.calls 2>/dev/null)"
+  # A program that never reaches gdrgate's code (Node's own exit 1, which used to drain the node): the Prolog fails
+  # open, and the system log says so (slurmd logs a Prolog's output only when it fails).
+  cp $L/prolog.sh $L/broken.sh && printf 'AGENT=\nBLOB=\nCLI=/nonexistent/gdrgate.cjs\n' >$L/broken.conf && chmod 644 $L/broken.conf
+  echo "\$ slurm $L/broken.sh (CLI=/nonexistent/gdrgate.cjs; last line of its stderr)"; slurm $L/broken.sh 2>&1 | tail -n 1; echo "(exit ${PIPESTATUS[0]})"
+  echo "\$ journalctl -t gdrgate -n 2 --no-pager"; journalctl -t gdrgate -n 2 --no-pager 2>&1 || tail -n 2 /var/log/syslog 2>&1
+  rm -f $L/broken.sh $L/broken.conf
 } >>"$P" 2>&1
 printf 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n' >$W/empty.cjs
 /usr/lib/gdrgate/node --snapshot-blob $W/empty.blob --build-snapshot $W/empty.cjs
