@@ -1,0 +1,41 @@
+// slurm/*.sh each carry their own copies of rootonly() and say(): nothing may be sourced before its trust is checked,
+// and that check is rootonly itself (and sourcing a shared file would cost each Prolog a /usr/bin/stat). The copies
+// must stay one text: a fix to one wrapper's trust check or system-log line that missed another would be a hole.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { REPO } from '../helpers/paths.js';
+
+const WRAPPERS = ['prolog', 'epilog', 'taskprolog'] as const;
+
+/** The text of `name() { … }` in a script: from its line to the first line that is `}` alone, with the comment above. */
+function fn(script: string, name: string): string | null {
+  const lines = script.split('\n');
+  const start = lines.findIndex((l) => l === `${name}() {`);
+  if (start < 0) return null;
+  const end = lines.findIndex((l, i) => i > start && l === '}');
+  let head = start;
+  while (head > 0 && lines[head - 1]!.startsWith('# ')) head--;
+  return end < 0 ? null : lines.slice(head, end + 1).join('\n');
+}
+
+const text = Object.fromEntries(WRAPPERS.map((w) => [w, readFileSync(path.join(REPO, `slurm/${w}.sh`), 'utf8')])) as Record<(typeof WRAPPERS)[number], string>;
+
+for (const name of ['rootonly', 'say']) {
+  t.test(`${name}(): one text in every wrapper`, async (t) => {
+    const found = WRAPPERS.map((w) => fn(text[w], name));
+    t.equal(found.filter((f) => f === null).length, 0, `every wrapper defines ${name}()`);
+    // say()'s comment differs where a wrapper's reader differs (the TaskProlog's stderr is slurmstepd's): the body must not.
+    const body = (f: string | null): string => (f ?? '').split('\n').filter((l) => !l.startsWith('# ')).join('\n');
+    t.same(WRAPPERS.map((w, i) => [w, body(found[i]!)]), WRAPPERS.map((w) => [w, body(found[0]!)]));
+  });
+}
+
+t.test('each wrapper is bash (the verdict pipe and say() use bash alone) and sets LOGGER before it reads a .conf', async (t) => {
+  for (const w of WRAPPERS) {
+    t.equal(text[w].split('\n')[0], '#!/bin/bash', `${w}.sh`);
+    const logger = text[w].indexOf('\nLOGGER=/usr/bin/logger\n');
+    const conf = text[w].indexOf('for gdrgate_conf in');
+    t.ok(logger > 0 && logger < conf, `${w}.sh: LOGGER=/usr/bin/logger before the settings files`);
+  }
+});
