@@ -73,13 +73,14 @@ set -- task --config "$CONFIG"
 # A judgment starts Node: from the node's startup snapshot (made on this node, root's alone, as slurm/prolog.sh uses
 # it), else the plain program. An exit code is gdrgate's verdict only when gdrgate writes it into this script's pipe
 # (GDRGATE_VERDICT_FD, src/host/verdict.ts): else the blob judged nothing (14: refused; 10: stale; a signal: damaged;
-# Node's own 1) and the plain program answers; the plain program without a verdict is 125 (the end says so).
+# Node's own 1) and the plain program answers; the plain program without a verdict is 125 (the end says so). The pipe
+# is this process's own ($BASHPID: the first task of a view judges in a command substitution, whose $$ is its parent's).
 judge() {
   local said
   if [ -z "$vfd" ]; then
-    { exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
+    { exec 86<<<'' && exec 86<>"/proc/$BASHPID/fd/86" && [ -p "/proc/$BASHPID/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
       { exec 86<> <(:); } 2>/dev/null
-    [ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
+    [ -p "/proc/$BASHPID/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
   fi
   if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
     said=$("$NODE" --snapshot-blob "$real" "$@")
