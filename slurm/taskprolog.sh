@@ -92,8 +92,8 @@ judge() {
   verdict "$rc" || rc=125
   return "$rc"
 }
-# verdict RC: whether gdrgate wrote RC (0-3) as its verdict; without the pipe, whether RC is 0-3 (as before it).
-verdict() { local v=; [ "$1" -le 3 ] || return 1; [ -n "$vfd" ] || return 0; read -r -t 0 -u 86 && read -r -u 86 v; [ "$v" = "$1" ]; }
+# verdict RC: whether RC (0-3) is the last line gdrgate wrote, the pipe emptied (as slurm/prolog.sh; no pipe: 0-3).
+verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of
 # the job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's
 # directory, asks through the agent's FIFO in STATE (any user may write there; only the job's user can enter the job's

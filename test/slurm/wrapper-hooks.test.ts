@@ -114,6 +114,29 @@ if (process.getuid?.() !== 0) {
       t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `gdrgate prolog: /bin/sh ended without a verdict (exit ${rc}, not written by gdrgate); not failing the prolog\n` });
     }
   });
+  // The blob's run ends after writing its verdict (the OOM killer between the write and the exit): its line is no
+  // verdict of the plain program's, which runs next. Left in the pipe, it was read first, and a real exit 1 failed open.
+  t.test("a blob's run killed after its write: the plain program's own verdict stands", async (t) => {
+    const where = path.join(dir, 'blobkill');
+    const file = install('prolog', path.join(where, 'gate-blob.sh'), false);
+    const node = path.join(where, 'node');
+    writeFileSync(node, `#!/bin/sh\n[ "$1" = --snapshot-blob ] || exec /bin/sh "$@"\necho "$BLOB_RC" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nkill -KILL $$\n`, { mode: 0o755 });
+    writeFileSync(path.join(where, 'gate.blob'), 'blob\n', { mode: 0o644 });
+    conf(path.join(where, 'gate-blob.conf'), `${base}NODE=${node}\nBLOB=${path.join(where, 'gate.blob')}\nLOGGER=\n`);
+    const said = (blob: number, rc: number) => {
+      const r = run(file, { ...PROLOG_ENV, BLOB_RC: String(blob), RC: String(rc) });
+      return { code: r.code, stdout: r.stdout, said: r.stderr.includes('without a verdict') };
+    };
+    const plain = (code: number) => ({ code, stdout: 'args: prolog --config /etc/gdrgate/config.json\n', said: false });
+    t.same(said(0, 1), plain(1), 'the blob wrote 0, the plain program drains: 1');
+    t.same(said(1, 0), plain(0), 'the blob wrote 1, the plain program passes: 0, and nothing said');
+    // A line begun and never ended (no writer of gdrgate's) holds the Prolog at most a second, never for ever.
+    const partial = path.join(where, 'partial.sh');
+    writeFileSync(partial, '#!/bin/sh\nprintf 1 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 1\n', { mode: 0o755 });
+    conf(path.join(where, 'gate-blob.conf'), `${base}CLI=${partial}\nLOGGER=\n`);
+    const r = run(file, PROLOG_ENV);
+    t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (exit 1, not written by gdrgate); not failing the prolog\n' }, 'a line never ended');
+  });
   t.test("a .conf's shell options (set -eu; bash: pipefail, posix) do not reach the wrapper: a killed gate still fails open", async (t) => {
     const said: Record<Script, { code: number | null; stdout: string }> = {} as Record<Script, { code: number | null; stdout: string }>;
     for (const s of ['prolog', 'epilog', 'taskprolog'] as const) {
