@@ -116,7 +116,7 @@ if (process.getuid?.() !== 0) {
   });
   // The blob's run ends after writing its verdict (the OOM killer between the write and the exit): its line is no
   // verdict of the plain program's, which runs next. Left in the pipe, it was read first, and a real exit 1 failed open.
-  t.test("a blob's run killed after its write: the plain program's own verdict stands", async (t) => {
+  t.test("the verdict is gdrgate's last line: not a killed blob's, not a child's before it, and a line never ended holds nothing", async (t) => {
     const where = path.join(dir, 'blobkill');
     const file = install('prolog', path.join(where, 'gate-blob.sh'), false);
     const node = path.join(where, 'node');
@@ -130,6 +130,11 @@ if (process.getuid?.() !== 0) {
     const plain = (code: number) => ({ code, stdout: 'args: prolog --config /etc/gdrgate/config.json\n', said: false });
     t.same(said(0, 1), plain(1), 'the blob wrote 0, the plain program drains: 1');
     t.same(said(1, 0), plain(0), 'the blob wrote 1, the plain program passes: 0, and nothing said');
+    // gdrgate's children (scontrol) inherit the pipe and its name: a line one wrote before gdrgate's own is not the verdict.
+    const child = path.join(where, 'child.sh');
+    writeFileSync(child, '#!/bin/sh\necho 0 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\necho 1 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 1\n', { mode: 0o755 });
+    conf(path.join(where, 'gate-blob.conf'), `${base}CLI=${child}\nLOGGER=\n`);
+    t.same(run(file, PROLOG_ENV), { code: 1, stdout: '', stderr: '' }, "a child's 0, then gdrgate's 1: 1");
     // A line begun and never ended (no writer of gdrgate's) holds the Prolog at most a second, never for ever.
     const partial = path.join(where, 'partial.sh');
     writeFileSync(partial, '#!/bin/sh\nprintf 1 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 1\n', { mode: 0o755 });
