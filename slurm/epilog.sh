@@ -35,8 +35,8 @@ say() {
   [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
   local t=()
   [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
-  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1
-  return 0
+  # (|| :, never its status: a .conf's set -e still holds while the settings are read.)
+  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1 || :
 }
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
 # which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into

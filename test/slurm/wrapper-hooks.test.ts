@@ -220,6 +220,22 @@ if (process.getuid?.() !== 0) {
     conf(fixed, `${base}CONFIG=/etc/fixed.json\nFAIL=1\n`);
   });
 
+  // A logger that fails (no /dev/log: exit 1) or hangs (a wedged journal: timeout's 124) while a .conf's set -e still
+  // holds (the settings loop: the fixed file read, the one beside refused): said, never the wrapper's status.
+  t.test("a failing logger under a .conf's set -e does not end the wrapper: the node is not drained for it", async (t) => {
+    const logger = path.join(dir, 'seterr/logger');
+    mkdirSync(path.dirname(logger), { recursive: true, mode: 0o755 });
+    writeFileSync(logger, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const codes: Record<string, number | null> = {};
+    for (const s of ['prolog', 'epilog', 'taskprolog'] as const) {
+      const file = install(s, path.join(dir, `seterr/seterr-${s}.sh`));
+      conf(path.join(etc, `seterr-${s}.conf`), `set -e\n${base}LOGGER=${logger}\n`);
+      conf(path.join(dir, `seterr/seterr-${s}.conf`), 'CONFIG=/etc/beside.json\n', 0o666);
+      codes[s] = run(file, { ...PROLOG_ENV, RC: '0' }).code;
+    }
+    t.same(codes, { prolog: 0, epilog: 0, taskprolog: 0 });
+  });
+
   // The real Node, with a program that never reaches gdrgate's code: what each exit is, and that the Prolog fails open.
   t.test("Node's own exits are no verdict: a missing, cut or empty program fails open, said; the real program's verdict passes", async (t) => {
     const where = path.join(dir, 'realnode');
