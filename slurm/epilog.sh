@@ -35,8 +35,8 @@ say() {
   [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
   local t=()
   [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
-  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1
-  return 0
+  # (|| :, never its status: a .conf's set -e still holds while the settings are read.)
+  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1 || :
 }
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
 # which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
@@ -61,12 +61,12 @@ unset GDRGATE_VERDICT_FD
 { exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
   { exec 86<> <(:); } 2>/dev/null
 [ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
+# verdict RC: whether RC (0-3) is the pipe's last line, gdrgate's verdict (no pipe: whether RC is 0-3, as before it);
+# a line begun and never ended (a stray writer's) is waited for at most 1 s, never for ever.
+verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 "$NODE" "$CLI" epilog --config "$CONFIG"
 rc=$?
-v=
-[ -z "$vfd" ] && v=$rc
-[ -n "$vfd" ] && read -r -t 0 -u 86 && read -r -u 86 v
-if [ "$v" = "$rc" ]; then
+if verdict "$rc"; then
   [ "$rc" -eq 1 ] && exit 1
   [ "$rc" -ne 0 ] && say daemon.err "gdrgate epilog: gdrgate exited $rc; not failing the Epilog"
   exit 0

@@ -38,8 +38,8 @@ say() {
   [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
   local t=()
   [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
-  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1
-  return 0
+  # (|| :, never its status: a .conf's set -e still holds while the settings are read.)
+  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1 || :
 }
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
 # which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
@@ -143,8 +143,10 @@ unset GDRGATE_VERDICT_FD
 { exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
   { exec 86<> <(:); } 2>/dev/null
 [ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
-# verdict RC: whether gdrgate wrote RC (0-3) as its verdict; without the pipe, whether RC is 0-3 (as before it).
-verdict() { local v=; [ "$1" -le 3 ] || return 1; [ -n "$vfd" ] || return 0; read -r -t 0 -u 86 && read -r -u 86 v; [ "$v" = "$1" ]; }
+# verdict RC: whether RC (0-3) is the pipe's last line, gdrgate's verdict (without the pipe: whether RC is 0-3, as
+# before it). It empties the pipe, so a blob's line (one killed after its write) is never the plain program's verdict,
+# and it waits at most 1 s for a line begun (a stray writer's): never for ever.
+verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
 # and compiled, when the blob is there and root's alone (started from where it really lies). Its exit codes are
 # gdrgate's own (0-3); any other means nothing was judged: Node refused the blob (14: made by another Node build or

@@ -40,8 +40,7 @@ say() {
   [ -n "$LOGGER" ] && [ -x "$LOGGER" ] || return 0
   local t=()
   [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
-  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1
-  return 0
+  "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1 || :
 }
 # The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
 # which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
@@ -73,13 +72,14 @@ set -- task --config "$CONFIG"
 # A judgment starts Node: from the node's startup snapshot (made on this node, root's alone, as slurm/prolog.sh uses
 # it), else the plain program. An exit code is gdrgate's verdict only when gdrgate writes it into this script's pipe
 # (GDRGATE_VERDICT_FD, src/host/verdict.ts): else the blob judged nothing (14: refused; 10: stale; a signal: damaged;
-# Node's own 1) and the plain program answers; the plain program without a verdict is 125 (the end says so).
+# Node's own 1) and the plain program answers; the plain program without a verdict is 125 (the end says so). The pipe
+# is this process's own ($BASHPID: the first task of a view judges in a command substitution, whose $$ is its parent's).
 judge() {
   local said
   if [ -z "$vfd" ]; then
-    { exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
+    { exec 86<<<'' && exec 86<>"/proc/$BASHPID/fd/86" && [ -p "/proc/$BASHPID/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
       { exec 86<> <(:); } 2>/dev/null
-    [ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
+    [ -p "/proc/$BASHPID/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
   fi
   if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
     said=$("$NODE" --snapshot-blob "$real" "$@")
@@ -91,8 +91,8 @@ judge() {
   verdict "$rc" || rc=125
   return "$rc"
 }
-# verdict RC: whether gdrgate wrote RC (0-3) as its verdict; without the pipe, whether RC is 0-3 (as before it).
-verdict() { local v=; [ "$1" -le 3 ] || return 1; [ -n "$vfd" ] || return 0; read -r -t 0 -u 86 && read -r -u 86 v; [ "$v" = "$1" ]; }
+# verdict RC: whether RC (0-3) is the last line gdrgate wrote, the pipe emptied (as slurm/prolog.sh; no pipe: 0-3).
+verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of
 # the job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's
 # directory, asks through the agent's FIFO in STATE (any user may write there; only the job's user can enter the job's

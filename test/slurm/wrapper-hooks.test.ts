@@ -114,6 +114,34 @@ if (process.getuid?.() !== 0) {
       t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `gdrgate prolog: /bin/sh ended without a verdict (exit ${rc}, not written by gdrgate); not failing the prolog\n` });
     }
   });
+  // The blob's run ends after writing its verdict (the OOM killer between the write and the exit): its line is no
+  // verdict of the plain program's, which runs next. Left in the pipe, it was read first, and a real exit 1 failed open.
+  t.test("the verdict is gdrgate's last line: not a killed blob's, not a child's before it, and a line never ended holds nothing", async (t) => {
+    const where = path.join(dir, 'blobkill');
+    const file = install('prolog', path.join(where, 'gate-blob.sh'), false);
+    const node = path.join(where, 'node');
+    writeFileSync(node, `#!/bin/sh\n[ "$1" = --snapshot-blob ] || exec /bin/sh "$@"\necho "$BLOB_RC" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nkill -KILL $$\n`, { mode: 0o755 });
+    writeFileSync(path.join(where, 'gate.blob'), 'blob\n', { mode: 0o644 });
+    conf(path.join(where, 'gate-blob.conf'), `${base}NODE=${node}\nBLOB=${path.join(where, 'gate.blob')}\nLOGGER=\n`);
+    const said = (blob: number, rc: number) => {
+      const r = run(file, { ...PROLOG_ENV, BLOB_RC: String(blob), RC: String(rc) });
+      return { code: r.code, stdout: r.stdout, said: r.stderr.includes('without a verdict') };
+    };
+    const plain = (code: number) => ({ code, stdout: 'args: prolog --config /etc/gdrgate/config.json\n', said: false });
+    t.same(said(0, 1), plain(1), 'the blob wrote 0, the plain program drains: 1');
+    t.same(said(1, 0), plain(0), 'the blob wrote 1, the plain program passes: 0, and nothing said');
+    // gdrgate's children (scontrol) inherit the pipe and its name: a line one wrote before gdrgate's own is not the verdict.
+    const child = path.join(where, 'child.sh');
+    writeFileSync(child, '#!/bin/sh\necho 0 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\necho 1 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 1\n', { mode: 0o755 });
+    conf(path.join(where, 'gate-blob.conf'), `${base}CLI=${child}\nLOGGER=\n`);
+    t.same(run(file, PROLOG_ENV), { code: 1, stdout: '', stderr: '' }, "a child's 0, then gdrgate's 1: 1");
+    // A line begun and never ended (no writer of gdrgate's) holds the Prolog at most a second, never for ever.
+    const partial = path.join(where, 'partial.sh');
+    writeFileSync(partial, '#!/bin/sh\nprintf 1 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 1\n', { mode: 0o755 });
+    conf(path.join(where, 'gate-blob.conf'), `${base}CLI=${partial}\nLOGGER=\n`);
+    const r = run(file, PROLOG_ENV);
+    t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (exit 1, not written by gdrgate); not failing the prolog\n' }, 'a line never ended');
+  });
   t.test("a .conf's shell options (set -eu; bash: pipefail, posix) do not reach the wrapper: a killed gate still fails open", async (t) => {
     const said: Record<Script, { code: number | null; stdout: string }> = {} as Record<Script, { code: number | null; stdout: string }>;
     for (const s of ['prolog', 'epilog', 'taskprolog'] as const) {
@@ -190,6 +218,22 @@ if (process.getuid?.() !== 0) {
     const why = `gdrgate: not reading ${fixed}: want it, and every directory above where it lies, owned by root and writable by root only`;
     t.same(readFileSync(said, 'utf8').split('\n').filter(Boolean), [`-t|gdrgate|-p|user.warning|--|${why} (job 42)|`]);
     conf(fixed, `${base}CONFIG=/etc/fixed.json\nFAIL=1\n`);
+  });
+
+  // A logger that fails (no /dev/log: exit 1) or hangs (a wedged journal: timeout's 124) while a .conf's set -e still
+  // holds (the settings loop: the fixed file read, the one beside refused): said, never the wrapper's status.
+  t.test("a failing logger under a .conf's set -e does not end the wrapper: the node is not drained for it", async (t) => {
+    const logger = path.join(dir, 'seterr/logger');
+    mkdirSync(path.dirname(logger), { recursive: true, mode: 0o755 });
+    writeFileSync(logger, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+    const codes: Record<string, number | null> = {};
+    for (const s of ['prolog', 'epilog', 'taskprolog'] as const) {
+      const file = install(s, path.join(dir, `seterr/seterr-${s}.sh`));
+      conf(path.join(etc, `seterr-${s}.conf`), `set -e\n${base}LOGGER=${logger}\n`);
+      conf(path.join(dir, `seterr/seterr-${s}.conf`), 'CONFIG=/etc/beside.json\n', 0o666);
+      codes[s] = run(file, { ...PROLOG_ENV, RC: '0' }).code;
+    }
+    t.same(codes, { prolog: 0, epilog: 0, taskprolog: 0 });
   });
 
   // The real Node, with a program that never reaches gdrgate's code: what each exit is, and that the Prolog fails open.

@@ -43,3 +43,20 @@ t.test('exit codes', async (t) => {
     t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: 'gdrgate taskprolog: /bin/sh ended without a verdict (an exit gdrgate did not write); letting the task run\n' }, `exit ${rc} without a verdict → 0 even with FAIL=1`);
   }
 });
+
+// The first task of a view with the job's directory (the path every task takes under Slurm) judges in a command
+// substitution: its pipe must be that subshell's own, so a verdict there is one too.
+t.test("the first task of a view (judged in a subshell, the answer kept): Node's own exit is no verdict there either", async (t) => {
+  const state = path.join(dir, 'state');
+  const said = (rc: number, noVerdict: boolean): { code: number | null; stderr: string } => {
+    fs.rmSync(state, { recursive: true, force: true });
+    fs.mkdirSync(path.join(state, 'job-7'), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nLOGGER=\nBLOB=\nAGENT=\nFAIL=1\nSTATE=${state}\n`);
+    const env = { PATH: '/usr/bin:/bin', RC: String(rc), SLURM_JOB_ID: '7', SLURM_STEP_ID: '0', SLURM_LOCALID: '0', ...(noVerdict ? { NOVERDICT: '1' } : {}) };
+    const r = spawnSync(wrapper, [], { encoding: 'utf8', env, cwd: '/' });
+    return { code: r.status, stderr: r.stderr };
+  };
+  t.same(said(1, false), { code: 1, stderr: '' }, "gdrgate's finding under FAIL=1 fails the task");
+  t.same(said(1, true), { code: 0, stderr: 'gdrgate taskprolog: /bin/sh ended without a verdict (an exit gdrgate did not write); letting the task run\n' }, "Node's own exit 1 fails no task");
+  t.same(said(0, true), { code: 0, stderr: 'gdrgate taskprolog: /bin/sh ended without a verdict (an exit gdrgate did not write); letting the task run\n' }, "Node's own exit 0 (an empty program) is said");
+});
