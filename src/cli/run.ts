@@ -6,11 +6,12 @@ import { exitCodeOf } from './top.js';
 import { parseGateArgv, parseTaskArgv } from './fast-argv.js';
 import { gateCommand, type Startup } from './gate.js';
 import { out } from '../host/stdout.js';
-import { tellVerdict } from '../host/verdict.js';
+import { takeVerdictFd, tellVerdict } from '../host/verdict.js';
 import { versionLine } from '../version.js';
 
 /** Runs the command line and returns its exit code, told to the Slurm wrappers' verdict pipe (src/host/verdict.ts). */
 export async function runCli(argv: string[], startup: Exclude<Startup, 'agent'>): Promise<number> {
+  const verdictFd = takeVerdictFd();
   const code = await exitCodeOf(async () => {
     // `version` too: under `node --snapshot-blob B`, Node itself takes `--version`.
     if (argv.length === 1 && (argv[0] === '--version' || argv[0] === 'version')) {
@@ -24,6 +25,6 @@ export async function runCli(argv: string[], startup: Exclude<Startup, 'agent'>)
     if (task) return (await import('./task.js')).taskCommand(task);
     return (await import('./commands.js')).main(argv);
   });
-  tellVerdict(code);
+  tellVerdict(code, verdictFd);
   return code;
 }

@@ -12,12 +12,21 @@ export function verdictFd(value: string | undefined): number | null {
 }
 
 /**
- * Writes `code` and a newline into the wrappers' pipe, when there is one (a pipe or a socket: a descriptor that is
- * anything else, a file or a terminal, is left alone), and closes it: written once, by the run that decided. Never
- * throws: the exit code still stands.
+ * The wrappers' descriptor, taken out of `env` (process.env: gdrgate's children, scontrol and the probes, never see
+ * the variable, so no child that runs gdrgate again tells a verdict of its own into the wrapper's pipe).
  */
-export function tellVerdict(code: number, env: NodeJS.ProcessEnv = process.env): void {
+export function takeVerdictFd(env: NodeJS.ProcessEnv = process.env): number | null {
   const fd = verdictFd(env.GDRGATE_VERDICT_FD);
+  delete env.GDRGATE_VERDICT_FD;
+  return fd;
+}
+
+/**
+ * Writes `code` and a newline into the wrappers' pipe `fd` (takeVerdictFd), when there is one (a pipe or a socket: a
+ * descriptor that is anything else, a file or a terminal, is left alone), and closes it: written once, by the run
+ * that decided. Never throws: the exit code still stands.
+ */
+export function tellVerdict(code: number, fd: number | null): void {
   if (fd === null) return;
   try {
     const st = fstatSync(fd);
