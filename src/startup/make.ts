@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { UsageError } from '../errors.js';
 import { ExecaExec, type ExecResult } from '../host/exec.js';
 import { writeAtomic, writeNew } from '../host/files.js';
+import { untrustedReason } from '../host/trust.js';
 import { versionLine } from '../version.js';
 
 /** Where the package's wrappers look for it (slurm/prolog.sh BLOB=, set by scripts/package.mjs). */
@@ -59,9 +60,15 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   const job = { SLURMD_NODENAME: 'warm-up', SLURM_JOB_ID: '1', SLURM_JOB_UID: String(process.getuid?.() ?? 0), SLURM_JOB_GID: String(process.getgid?.() ?? 0) };
   const run = (args: string[], env: Record<string, string> = {}, timeoutMs = BUILD_TIMEOUT_MS): Promise<ExecResult> =>
     exec.run(node, args, { timeoutMs, env: { ...process.env, ...job, ...env } });
+  // A blob is code: one that someone other than this user (root, on a node) could change is never started, here as
+  // in the wrappers (slurm/prolog.sh's rootonly), which would pass it over on every run. It is remade instead.
+  let notUsed = '';
   if (a.ifNeeded && existsSync(a.out)) {
-    const now = await run(['--snapshot-blob', a.out, 'version'], {}, 30_000);
-    if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
+    const untrusted = untrustedReason(a.out, process.getuid?.() ?? 0);
+    if (untrusted === null) {
+      const now = await run(['--snapshot-blob', a.out, 'version'], {}, 30_000);
+      if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
+    } else notUsed = `; the one there was not used: ${untrusted}`;
   }
   // A private directory (0700): nobody can plant a link where the builder writes.
   const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-startup-'));
@@ -83,7 +90,7 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
     if (configs[0]) must('a prolog from the new blob', await run(['--snapshot-blob', blob, 'prolog', '--dry-run', '--config', configs[0]], {}, 30_000));
     const bytes = readFileSync(blob);
     writeAtomic(a.out, bytes, { mode: 0o644, sync: true });
-    return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}`;
+    return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}${notUsed}`;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
