@@ -17,6 +17,17 @@ import { versionLine } from '../version.js';
 
 /** Where the package's wrappers look for it (slurm/prolog.sh BLOB=, set by scripts/package.mjs). */
 export const DEFAULT_BLOB = '/var/lib/gdrgate/gate.blob';
+/** The program the package installs (scripts/package.mjs), whose blob is DEFAULT_BLOB. */
+const INSTALLED_PROGRAM = '/usr/lib/gdrgate/gdrgate.cjs';
+
+/**
+ * Where the wrappers that run `program` look for its blob: DEFAULT_BLOB for the installed program, gate.blob beside
+ * any other (a checkout's wrappers: BLOB=default, beside CLI). So a checkout's `startup-snapshot` run as root on a
+ * node never puts its own program where the package's wrappers would start it.
+ */
+export function defaultBlob(program: string): string {
+  return program === INSTALLED_PROGRAM ? DEFAULT_BLOB : path.join(path.dirname(program), 'gate.blob');
+}
 /** A build runs the warm-up prologs and serializes the heap: seconds on an idle node, more on a loaded one. */
 const BUILD_TIMEOUT_MS = 120_000;
 
