@@ -104,7 +104,7 @@ const SH_EXE = `#!/bin/sh\n# gdrgate: the program (${LIB}/gdrgate.cjs) on the No
 function fileList(node) {
   const files = [
     { dest: SBIN, mode: 0o755, text: SH_EXE, about: 'starts gdrgate (every command) on the Node.js the package carries' },
-    { dest: `${LIB}/node`, mode: 0o755, from: node, about: `Node.js ${process.versions.node}, the runtime gdrgate carries (Node's own release build)` },
+    { dest: `${LIB}/node`, mode: 0o755, from: node.file, about: `Node.js ${node.version}, the runtime gdrgate carries (Node's own release build)` },
     // Run only by /usr/sbin/gdrgate with the Node beside it: scripts/build.mjs leaves it no #! line (rpmlint: non-executable-script).
     { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/gdrgate.cjs'), about: 'gdrgate: every command and dependency in one file' },
     { dest: `${LIB}/fleet-read-worker.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/fleet-read-worker.cjs'), about: "the fleet report's reader thread" },
@@ -129,7 +129,7 @@ function fileList(node) {
   return { files, dirs };
 }
 
-let pages;
+const pages = {}; // gdrgate(8) by the carried Node's version (named in FILES), whichever Node runs this script
 /** Writes the tree under `root`; returns the file list with the man pages added. */
 async function stage(root, node, strip) {
   rmSync(root, { recursive: true, force: true });
@@ -140,9 +140,9 @@ async function stage(root, node, strip) {
   ];
   const all = [...files, ...man];
   // The pages are made by this machine's Node running the same program (the commands do not depend on the
-  // architecture, nor does the file list): made once for all architectures.
-  pages ??= gdrgate8({ exe: [process.execPath, path.join(repoRoot, 'dist/gdrgate.cjs')], version, files: [...all, ...dirs] });
-  man[0].text = gzipSync(await pages, { level: 9 });
+  // architecture; FILES names the carried Node's version): made once for all architectures whose Node is the same.
+  pages[node.version] ??= gdrgate8({ exe: [process.execPath, path.join(repoRoot, 'dist/gdrgate.cjs')], version, files: [...all, ...dirs] });
+  man[0].text = gzipSync(await pages[node.version], { level: 9 });
   man[1].text = gzipSync(gdrgateJson5({ version, example: config }), { level: 9 });
   for (const f of all) {
     const to = path.join(root, f.dest);
@@ -281,7 +281,7 @@ try {
       const node = nodeBinary(arch, work);
       const strip = stripTool(arch);
       const root = path.join(work, `root-${arch}`);
-      const list = await stage(root, node.file, strip);
+      const list = await stage(root, node, strip);
       // The lintian overrides are the .deb's alone (rpm has no such file).
       const overrides = path.join(root, 'usr/share/lintian/overrides/gdrgate');
       const files = [];

@@ -2,7 +2,6 @@
 import yargs, { type ArgumentsCamelCase, type Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { versionLine } from '../version.js';
-import { DEFAULT_BLOB } from '../startup/make.js';
 import { out } from '../host/stdout.js';
 import { amount, count, flag, list, text, texts, word } from './options.js';
 import { faultHelp } from '../drill/fault.js';
@@ -131,7 +130,7 @@ export async function main(argv: string[]): Promise<number> {
       "make the gate's V8 startup snapshot on this node (the Slurm wrappers' fast path; the package makes it at install, the agent at its start), proven before it replaces the old one",
       (y) =>
         y
-          .option('out', text('--out', { default: DEFAULT_BLOB, describe: 'where to write it (atomically, mode 0644)' }))
+          .option('out', text('--out', { describe: 'where to write it (atomically, mode 0644; default: /var/lib/gdrgate/gate.blob for the installed program, gate.blob beside any other)' }))
           .option('warm-up', list('--warm-up', 'trees a prolog runs on before the heap is saved (default: the bundled capture and this node)'))
           .option('if-needed', flag('keep the blob there when this Node starts from it and it is of this program')),
       (a) => set(import('./startup.js').then((m) => m.startupCommand({ out: a.out, warmUp: a['warm-up'], ifNeeded: a['if-needed'] }))),

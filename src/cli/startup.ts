@@ -1,11 +1,12 @@
 // `gdrgate startup-snapshot`: the gate's startup snapshot made on this node (src/startup/make.ts).
-import { bundledCapture, makeStartupSnapshot, programFile } from '../startup/make.js';
+import { bundledCapture, defaultBlob, makeStartupSnapshot, programFile } from '../startup/make.js';
 import { out } from './common.js';
 
-export async function startupCommand(a: { out: string; warmUp?: string[] | undefined; ifNeeded?: boolean }): Promise<number> {
-  const capture = bundledCapture(programFile());
+export async function startupCommand(a: { out?: string | undefined; warmUp?: string[] | undefined; ifNeeded?: boolean }): Promise<number> {
+  const program = programFile();
+  const capture = bundledCapture(program);
   // The bundled capture (a real H200 node) and this node itself: the code this node's prologs run is compiled in.
   const warmUp = a.warmUp ?? [...(capture ? [capture] : []), '/'];
-  out(await makeStartupSnapshot({ out: a.out, warmUp, ifNeeded: a.ifNeeded ?? false }));
+  out(await makeStartupSnapshot({ out: a.out ?? defaultBlob(program), warmUp, ifNeeded: a.ifNeeded ?? false }));
   return 0;
 }

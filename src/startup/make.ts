@@ -12,10 +12,22 @@ import { fileURLToPath } from 'node:url';
 import { UsageError } from '../errors.js';
 import { ExecaExec, type ExecResult } from '../host/exec.js';
 import { writeAtomic, writeNew } from '../host/files.js';
+import { untrustedReason } from '../host/trust.js';
 import { versionLine } from '../version.js';
 
 /** Where the package's wrappers look for it (slurm/prolog.sh BLOB=, set by scripts/package.mjs). */
 export const DEFAULT_BLOB = '/var/lib/gdrgate/gate.blob';
+/** The program the package installs (scripts/package.mjs), whose blob is DEFAULT_BLOB. */
+const INSTALLED_PROGRAM = '/usr/lib/gdrgate/gdrgate.cjs';
+
+/**
+ * Where the wrappers that run `program` look for its blob: DEFAULT_BLOB for the installed program, gate.blob beside
+ * any other (a checkout's wrappers: BLOB=default, beside CLI). So a checkout's `startup-snapshot` run as root on a
+ * node never puts its own program where the package's wrappers would start it.
+ */
+export function defaultBlob(program: string): string {
+  return program === INSTALLED_PROGRAM ? DEFAULT_BLOB : path.join(path.dirname(program), 'gate.blob');
+}
 /** A build runs the warm-up prologs and serializes the heap: seconds on an idle node, more on a loaded one. */
 const BUILD_TIMEOUT_MS = 120_000;
 
@@ -59,9 +71,15 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   const job = { SLURMD_NODENAME: 'warm-up', SLURM_JOB_ID: '1', SLURM_JOB_UID: String(process.getuid?.() ?? 0), SLURM_JOB_GID: String(process.getgid?.() ?? 0) };
   const run = (args: string[], env: Record<string, string> = {}, timeoutMs = BUILD_TIMEOUT_MS): Promise<ExecResult> =>
     exec.run(node, args, { timeoutMs, env: { ...process.env, ...job, ...env } });
+  // A blob is code: one that someone other than this user (root, on a node) could change is never started, here as
+  // in the wrappers (slurm/prolog.sh's rootonly), which would pass it over on every run. It is remade instead.
+  let notUsed = '';
   if (a.ifNeeded && existsSync(a.out)) {
-    const now = await run(['--snapshot-blob', a.out, 'version'], {}, 30_000);
-    if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
+    const untrusted = untrustedReason(a.out, process.getuid?.() ?? 0);
+    if (untrusted === null) {
+      const now = await run(['--snapshot-blob', a.out, 'version'], {}, 30_000);
+      if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
+    } else notUsed = `; the one there was not used: ${untrusted}`;
   }
   // A private directory (0700): nobody can plant a link where the builder writes.
   const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-startup-'));
@@ -83,7 +101,7 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
     if (configs[0]) must('a prolog from the new blob', await run(['--snapshot-blob', blob, 'prolog', '--dry-run', '--config', configs[0]], {}, 30_000));
     const bytes = readFileSync(blob);
     writeAtomic(a.out, bytes, { mode: 0o644, sync: true });
-    return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}`;
+    return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}${notUsed}`;
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
