@@ -1,4 +1,4 @@
-// slurm/*.sh each carry their own copies of rootonly() and say(): nothing may be sourced before its trust is checked,
+// slurm/*.sh each carry their own copies of rootonly(), say() and verdict(): nothing may be sourced before its trust is checked,
 // and that check is rootonly itself (and sourcing a shared file would cost each Prolog a /usr/bin/stat). The copies
 // must stay one text: a fix to one wrapper's trust check or system-log line that missed another would be a hole.
 import { readFileSync } from 'node:fs';
@@ -30,6 +30,13 @@ for (const name of ['rootonly', 'say']) {
     t.same(WRAPPERS.map((w, i) => [w, body(found[i]!)]), WRAPPERS.map((w) => [w, body(found[0]!)]));
   });
 }
+
+t.test("verdict(): one line in every wrapper (an exit code is gdrgate's verdict only when it wrote it)", async (t) => {
+  const line = (w: (typeof WRAPPERS)[number]): string[] => text[w].split('\n').filter((l) => l.startsWith('verdict() {'));
+  const found = WRAPPERS.map((w) => [w, line(w)]);
+  t.same(found, WRAPPERS.map((w) => [w, line('prolog')]));
+  t.equal(line('prolog').length, 1);
+});
 
 t.test('each wrapper is bash (the verdict pipe and say() use bash alone) and sets LOGGER before it reads a .conf', async (t) => {
   for (const w of WRAPPERS) {
