@@ -1,6 +1,6 @@
 // The single-node sandbox's cases where a tool breaks (not a test file: test/e2e/slurm.test.ts runs them, in order,
 // after its own): a malformed baseline (fail-open, then closed), a hung scontrol, the agent handing a failing node
-// back, and slurmctld killed (the last case: nothing runs after it).
+// back, the program missing (Node's own exit 1), and slurmctld killed (the last case: nothing runs after it).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,6 +93,24 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
     } finally {
       installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG));
       agent.kill('SIGTERM');
+    }
+  });
+
+  await timed("6c. the program missing (Node's own exit 1, before any gdrgate code): the Prolog fails open, no drain", async (tt) => {
+    writeConfig();
+    // A wrong CLI= (a failed upgrade, a typo in the .conf): Node exits 1 with MODULE_NOT_FOUND, which gdrgate never
+    // wrote into the wrapper's verdict pipe. Before the pipe, that 1 went to slurmd, which drained with "Prolog error".
+    installWrapper('prolog', WRAPPER, gateConf(join(WORK, 'missing/gdrgate.cjs'), CONFIG) + 'AGENT=\n');
+    try {
+      const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
+      tt.equal(r.status, 0, 'sbatch -W exits 0', { stderr: r.stderr });
+      const id = r.stdout.trim().split(';')[0]!;
+      tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
+      tt.notMatch(state(), /drain|down/, 'node not drained');
+      tt.equal(reason(), 'none', 'no reason');
+      tt.equal(runLine(id), undefined, 'the gate never ran: no run line for the job');
+    } finally {
+      installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG));
     }
   });
 
