@@ -8,16 +8,11 @@ import { gateConf, HELD, installWrapper, run, secs, waitFor } from './_sandbox.j
 import { ownMs, processesWithArgv, type GateSandbox } from './_slurm-gate.js';
 
 export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
-  const { node, WORK, DIR, CONF, CONFIG, LOG, BAD_BASELINE, WRAPPER, HANG, HANG_RAN, SLEEP_ARGV, CLI, X8, slurm, state, reason, sinfoR, submit, writeConfig, logLines, runLine, waitHeld, waitDone, timed } = ctx;
+  const { node, WORK, DIR, CONF, CONFIG, LOG, BAD_BASELINE, WRAPPER, HANG, HANG_RAN, SLEEP_ARGV, CLI, X8, slurm, state, reason, sinfoR, submit, writeConfig, logLines, runLine, waitHeld, waitDone, completes, timed } = ctx;
 
   await timed('5. malformed baseline: fail-open by default, drain with onConfigError closed', async (tt) => {
     writeConfig({ baseline: BAD_BASELINE });
-    const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
-    tt.equal(r.status, 0, 'default policy: sbatch -W completes', { stderr: r.stderr });
-    const id = r.stdout.trim().split(';')[0]!;
-    tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
-    tt.notMatch(state(), /drain|down/, 'node not drained');
-    tt.equal(reason(), 'none', 'no reason');
+    const id = await completes(tt); // the default policy
     const errs = logLines().filter((l) => l.job === id && typeof l.level === 'number' && l.level >= 50);
     tt.ok(errs.length > 0, 'gate log: an error line for the job', { lines: logLines().filter((l) => l.job === id) });
     tt.match(runLine(id), { result: /^config-error$/, failedOpen: true, exitCode: 0 }, 'gate log: config-error, failed open');
@@ -102,12 +97,7 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
     // wrote into the wrapper's verdict pipe. Before the pipe, that 1 went to slurmd, which drained with "Prolog error".
     installWrapper('prolog', WRAPPER, gateConf(join(WORK, 'missing/gdrgate.cjs'), CONFIG) + 'AGENT=\n');
     try {
-      const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
-      tt.equal(r.status, 0, 'sbatch -W exits 0', { stderr: r.stderr });
-      const id = r.stdout.trim().split(';')[0]!;
-      tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
-      tt.notMatch(state(), /drain|down/, 'node not drained');
-      tt.equal(reason(), 'none', 'no reason');
+      const id = await completes(tt);
       tt.equal(runLine(id), undefined, 'the gate never ran: no run line for the job');
     } finally {
       installWrapper('prolog', WRAPPER, gateConf(CLI, CONFIG));

@@ -142,6 +142,16 @@ export async function startGateSandbox(t: Test) {
   /** Held and done with its launch: squeue shows the reason while the job is still COMPLETING, so wait for PENDING too. */
   const waitHeld = (id: string, timeoutMs = 30_000) => waitFor(() => jobField(id, '%T|%r'), (v) => v === `PENDING|${HELD}`, timeoutMs);
   const waitDone = (id: string, timeoutMs = 30_000) => waitFor(() => jobField(id, '%T'), (v) => /^(COMPLETED|FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY)$/.test(v), timeoutMs);
+  /** `sbatch -W --wrap true`: it exits 0, the job COMPLETED, the node neither drained nor given a reason. Its id. */
+  const completes = async (tt: Test): Promise<string> => {
+    const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
+    tt.equal(r.status, 0, 'sbatch -W exits 0', { stderr: r.stderr });
+    const id = r.stdout.trim().split(';')[0]!;
+    tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
+    tt.notMatch(state(), /drain|down/, 'node not drained');
+    tt.equal(reason(), 'none', 'no reason');
+    return id;
+  };
 
   /** Back to a clean start between cases: no jobs, healthy tree, node undrained and plain idle. */
   const reset = async (): Promise<void> => {
@@ -197,7 +207,7 @@ export async function startGateSandbox(t: Test) {
     });
   };
 
-  return { t, node, port, WORK, DIR, CONF, CONFIG, BASELINE, LOG, BAD_BASELINE, WRAPPER, SHIM, SHIM_CALLED, SHIM_GO, HANG, HANG_RAN, SLEEP_ARGV, CLI, HEALTHY, X8, slurm, state, reason, nodeFlags, waitIdle, sinfoR, showNode, jobField, submit, gdrgate, resumeCli, writeConfig, logLines, runLine, waitHeld, waitDone, timed };
+  return { t, node, port, WORK, DIR, CONF, CONFIG, BASELINE, LOG, BAD_BASELINE, WRAPPER, SHIM, SHIM_CALLED, SHIM_GO, HANG, HANG_RAN, SLEEP_ARGV, CLI, HEALTHY, X8, slurm, state, reason, nodeFlags, waitIdle, sinfoR, showNode, jobField, submit, gdrgate, resumeCli, writeConfig, logLines, runLine, waitHeld, waitDone, completes, timed };
 }
 
 export type GateSandbox = NonNullable<Awaited<ReturnType<typeof startGateSandbox>>>;

@@ -15,15 +15,10 @@ await runOrSkip(t, 'slurm', e2e, 'it must run as root (it starts munged, slurmct
 async function e2e(): Promise<void> {
   const ctx = await startGateSandbox(t);
   if (!ctx) return;
-  const { node, SHIM, SHIM_CALLED, SHIM_GO, HEALTHY, X8, slurm, state, reason, sinfoR, showNode, jobField, submit, resumeCli, writeConfig, runLine, waitHeld, waitDone, waitIdle, timed } = ctx;
+  const { node, SHIM, SHIM_CALLED, SHIM_GO, HEALTHY, X8, slurm, state, reason, sinfoR, showNode, jobField, submit, resumeCli, writeConfig, runLine, waitHeld, waitDone, waitIdle, completes, timed } = ctx;
 
   await timed('1. healthy tree: sbatch -W completes, srun runs, node stays idle', async (tt) => {
-    const r = slurm('sbatch', ['-W', '--parsable', '-o', '/dev/null', '-J', 'e2e', '--wrap', 'true'], 60_000);
-    tt.equal(r.status, 0, 'sbatch -W exits 0', { stderr: r.stderr });
-    const id = r.stdout.trim().split(';')[0]!;
-    tt.equal((await waitDone(id)).value, 'COMPLETED', `job ${id} COMPLETED`);
-    tt.notMatch(state(), /drain|down/, 'node not drained');
-    tt.equal(reason(), 'none', 'no reason');
+    const id = await completes(tt);
     const s = slurm('srun', ['-N1', '/bin/true'], 60_000);
     tt.equal(s.status, 0, 'srun -N1 /bin/true exits 0', { stderr: s.stderr });
     tt.ok((await waitIdle()).ok, 'node idle');

@@ -38,6 +38,15 @@ t.test("verdict(): one line in every wrapper (an exit code is gdrgate's verdict 
   t.equal(line('prolog').length, 1);
 });
 
+t.test("the verdict pipe's opening: one text in prolog.sh and epilog.sh (taskprolog.sh opens it in judge(), by $BASHPID)", async (t) => {
+  const opening = (w: (typeof WRAPPERS)[number]): string | null => {
+    const m = /\nvfd=\nunset GDRGATE_VERDICT_FD\n[\s\S]*?&& export GDRGATE_VERDICT_FD\n/.exec(text[w]);
+    return m ? m[0] : null;
+  };
+  t.not(opening('prolog'), null, 'prolog.sh opens it');
+  t.equal(opening('epilog'), opening('prolog'));
+});
+
 t.test('each wrapper is bash (the verdict pipe and say() use bash alone) and sets LOGGER before it reads a .conf', async (t) => {
   for (const w of WRAPPERS) {
     t.equal(text[w].split('\n')[0], '#!/bin/bash', `${w}.sh`);
