@@ -47,6 +47,15 @@ t.test("the verdict pipe's opening: one text in prolog.sh and epilog.sh (taskpro
   t.equal(opening('epilog'), opening('prolog'));
 });
 
+// slurmd shows a passing Prolog's or Epilog's output to nobody: a line a wrapper writes to stderr goes through say(),
+// which puts it in the system log too. The TaskProlog's two exceptions: the agent's reason (the agent logs it) and a
+// settings file's, said by local task 0 only.
+t.test('no wrapper writes to stderr but through say()', async (t) => {
+  const direct = (w: (typeof WRAPPERS)[number]): string[] =>
+    text[w].split('\n').filter((l) => l.includes('>&2') && l !== `  printf '%s\\n' "$2" >&2`);
+  t.same(WRAPPERS.map((w) => [w, direct(w).length]), [['prolog', 0], ['epilog', 0], ['taskprolog', 2]]);
+});
+
 t.test('each wrapper is bash (the verdict pipe and say() use bash alone) and sets LOGGER before it reads a .conf', async (t) => {
   for (const w of WRAPPERS) {
     t.equal(text[w].split('\n')[0], '#!/bin/bash', `${w}.sh`);
