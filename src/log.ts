@@ -74,16 +74,18 @@ function destination(): Destination {
 /**
  * One logger per target, kept: the agent sets the config's log file for each Prolog and stderr after it, and making
  * a pino logger each time cost more than the line it wrote. Its file is still opened anew each time (setLogFile).
+ * Kept for one process only: a startup snapshot carries the heap of the process that made it, whose warm-up runs
+ * logged, and every line of a Prolog started from that blob would carry the builder's pid.
  */
-const made = new Map<string, { readonly logger: Logger; readonly dest: Destination }>();
+const made = new Map<string, { readonly logger: Logger; readonly dest: Destination; readonly pid: number }>();
 
 export async function log(): Promise<Logger> {
   if (!logger) {
     let m = made.get(target ?? '');
-    if (!m) {
+    if (!m || m.pid !== process.pid) {
       const pino = (await import('pino')).default;
       const d = destination();
-      m = { dest: d, logger: pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, d) };
+      m = { dest: d, pid: process.pid, logger: pino({ base: { tool: 'gdrgate', pid: process.pid }, timestamp: pino.stdTimeFunctions.isoTime }, d) };
       if (made.size >= 4) made.clear(); // a process logs to one or two targets; a long list would be a leak
       made.set(target ?? '', m);
     }
