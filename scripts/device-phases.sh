@@ -4,7 +4,7 @@
 # (the Node the package carries), Node from an empty startup snapshot made here, the package's blob saying its
 # version, and a passing Prolog from that blob on the live node (the config live_gate writes), in the environment
 # slurmd gives a Prolog. Uses the node's perf, else .device/perf.tar.xz (scripts/pack-perf.sh). Writes
-# $OUT/phases.txt and the recordings' text in $OUT/phases/; purges the package after.
+# $OUT/phases.txt and the recordings' text in $OUT/phases.tar.xz; purges the package after.
 set -u
 . "${0%/*}/device-lib.sh"
 begin phases.txt
@@ -42,6 +42,7 @@ fi
   echo "Prologs from the blob: $(grep -c '"startup":"snapshot"' /var/log/gdrgate/gdrgate.log), healthy: $(grep -c '"result":"healthy"' /var/log/gdrgate/gdrgate.log)"
   echo "their durationMs: $(grep -o '"durationMs":[0-9]*' /var/log/gdrgate/gdrgate.log | cut -d: -f2 | sort -n | tr '\n' ' ')"
   (cd "$OUT/phases" && $N "$OLDPWD/bench/perf-phases.mjs" node-e0 empty-snapshot blob-version prolog-blob)
+  tar -C "$OUT" -cJf "$OUT/phases.tar.xz" phases && rm -rf "$OUT/phases"
   dpkg --purge gdrgate >/dev/null 2>&1; echo "dpkg --purge: exit $?"
 } >>"$P" 2>&1
 cat "$P"
