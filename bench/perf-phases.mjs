@@ -12,9 +12,9 @@ import path from 'node:path';
 /** Outermost first: a stack is in the first phase one of its frames names. */
 const PHASES = [
   ['exec (kernel)', /bprm_execve|load_elf_binary|begin_new_exec/],
-  ['dynamic loader', /\b_dl_start\b|_dl_relocate_object|\bdl_main\b|\b_dl_init\b|_dl_start_user/],
   ['exit', /__run_exit_handlers|\bexit\b|do_exit|do_group_exit|FreeEnvironment|Isolate::Dispose|DisposePlatform|TearDown/],
-  ['per-process init (V8, OpenSSL, ICU)', /InitializeOncePerProcess/],
+  // Also by its parts, for a Node whose InitializeOncePerProcess is not in its symbols (the package's stripped one).
+  ['per-process init (V8, OpenSSL, ICU)', /InitializeOncePerProcess|__libc_csu_init|OPENSSL_init|ncrypto::CSPRNG|V8::Initialize\b|NodePlatform::NodePlatform|tracing::Agent/],
   ['snapshot: parse and copy', /SnapshotData::FromBlob/],
   ['snapshot: read the file', /SnapshotData::FromFile/],
   ['isolate: deserialize', /node::NewIsolate|NodeMainInstance::NodeMainInstance/],
@@ -23,6 +23,7 @@ const PHASES = [
   ['JS: compile', /Compiler::Compile|Parser::Parse|ParseProgram|ParseFunction|BytecodeGenerator|maglev::|baseline::|compiler::Pipeline/],
   ['JS: run', /LoadEnvironment|SpinEventLoop|StartExecution|uv_run|Builtins_|JSEntry/],
 ];
+const LOADER = /ld-linux|\b_dl_start\b|\b_dl_start_user\b/;
 const KERNEL = /entry_SYSCALL|asm_exc_page_fault|\[kernel\.kallsyms\]/;
 const OTHER_THREADS = 'other threads (V8 platform, libuv)';
 
@@ -43,7 +44,11 @@ export function phases(texts) {
       let phase;
       if (tid !== main) phase = OTHER_THREADS;
       else {
-        phase = PHASES.find(([, re]) => frames.some((f) => re.test(f)))?.[0] ?? null;
+        // The loader runs before main: its stacks start in it (a stripped ld.so has no names, only its file).
+        if (LOADER.test(frames[0] ?? '')) phase = 'dynamic loader';
+        else phase = PHASES.find(([, re]) => frames.some((f) => re.test(f)))?.[0] ?? null;
+        // In node::Start before any later phase: the per-process init.
+        if (phase === null && (last === null || last === 'dynamic loader') && frames.some((f) => /node::Start\b/.test(f))) phase = 'per-process init (V8, OpenSSL, ICU)';
         if (phase === null) phase = last ?? 'before any phase';
         else last = phase.startsWith('JS: ') ? 'JS: run' : phase;
         if (phase === 'JS: run' && frames.some((f) => KERNEL.test(f))) phase = 'JS: kernel (syscalls, page faults)';
