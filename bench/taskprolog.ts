@@ -56,12 +56,20 @@ async function main(): Promise<void> {
   const agent = spawn(node, ['--max-semi-space-size=2', CLI, 'agent', '--config', config, '--dir', path.join(dir, 'agent')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let said = '';
   agent.stderr!.on('data', (d: Buffer) => (said += d.toString()));
-  for (let i = 0; i < 500 && !existsSync(path.join(stateDir, 'tasks')); i++) await new Promise((r) => setTimeout(r, 20));
-  if (!existsSync(path.join(stateDir, 'tasks'))) throw new Error('gdrgate agent did not start');
+  const agentDir = path.join(dir, 'agent');
+  for (let i = 0; i < 500 && !existsSync(path.join(agentDir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!existsSync(path.join(agentDir, 'agent.pid'))) throw new Error('gdrgate agent did not start');
   const job = '300';
   const slurm = { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: job, SLURM_JOB_GPUS: '0,1,2,3,4,5,6,7' };
-  const p = timed([node, CLI, 'prolog', '--config', config], { ...slurm, SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' });
+  // The job's Prolog as slurmd runs it (slurm/prolog.sh under a process named slurmd), answered by the agent, which
+  // hands the job its TaskProlog's FIFO.
+  const prolog = path.join(dir, 'gdrgate-prolog.sh');
+  writeFileSync(prolog, readFileSync(path.join(REPO, 'slurm/prolog.sh'), 'utf8'), { mode: 0o755 });
+  writeFileSync(path.join(dir, 'gdrgate-prolog.conf'), `NODE=${node}\nCLI=${CLI}\nBLOB=\nCONFIG=${config}\nAGENT=${agentDir}\n`, { mode: 0o644 });
+  writeFileSync(path.join(dir, 'slurmd'), '#!/bin/bash\n"$@"\nexit $?\n', { mode: 0o755 });
+  const p = timed([path.join(dir, 'slurmd'), prolog], { ...slurm, SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' });
   if (p.code !== 0) throw new Error(`prolog exited ${p.code}`);
+  if (!existsSync(path.join(stateDir, `job-${job}`, 'tasks'))) throw new Error(`the agent did not answer the Prolog (no FIFO for job ${job}): ${said}`);
   let step = 0;
   const res: Record<string, number[]> = { 'node -e 0': [], 'task, first, agent': [], 'task, first, gdrgate': [], 'task, later': [] };
   const run = (k: string, cmd: string[], env: NodeJS.ProcessEnv, uid?: number): void => {

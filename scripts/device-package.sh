@@ -34,6 +34,8 @@ for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t
 {
   echo "\$ slurm $L/prolog.sh (agent)"; slurm $L/prolog.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ slurm $L/noagent.sh"; slurm $L/noagent.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
+  # The tasks' job: its Prolog answered by the agent, which hands the job its TaskProlog's FIFO.
+  echo "\$ slurm $L/prolog.sh (agent; the job of the tasks below)"; slurm $L/prolog.sh; echo "(exit $?)"
   echo "\$ task (first task of the job's step 0, as uid 65534)"; task; echo "(exit $?)"
   echo "\$ task (a later task)"; task; echo "(exit $?)"
   echo "\$ grep TaskProlog $W/agent.err"; grep TaskProlog $W/agent.err
@@ -69,7 +71,7 @@ row() {
   done
 }
 one() { us "$@"; echo "$ROW $T"; }
-tasks() { slurm $L/noagent.sh >/dev/null 2>&1; us task 0; echo "task-first $T"; us task 0; echo "task-later $T"; us task 1 tasknoagent; echo "task-first-noagent $T"; }
+tasks() { slurm $L/prolog.sh >/dev/null 2>&1; us task 0; echo "task-first $T"; us task 0; echo "task-later $T"; us task 1 tasknoagent; echo "task-first-noagent $T"; }
 {
   echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"
   ROW=empty-snapshot; row $ROW one env -i $N --snapshot-blob $W/empty.blob

@@ -16,7 +16,7 @@ import { replaceAtomically } from '../state/store.js';
 import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, REQUEST_FIFO } from './protocol.js';
 import { pipeOf, reply, waiting, type Asked } from './reply.js';
-import { TASK_FIFO } from './task.js';
+import { TaskFifos } from './task-fifos.js';
 import { serveTasks } from './task-serve.js';
 import { loadConfig } from '../config.js';
 import { ensureStateDir } from '../state/store.js';
@@ -59,10 +59,10 @@ const identity = (f: string): string => {
  * may hold requests nobody will answer), or a plain file that a Prolog's open made while no FIFO was there (bash's
  * `<>` creates). Removed first and made there, such a file could come between the removal and the mkfifo.
  */
-async function makeFifo(file: string, exec: Exec, mode = '600'): Promise<void> {
+async function makeFifo(file: string, exec: Exec): Promise<void> {
   const made = `${file}.new`;
   fs.rmSync(made, { force: true });
-  const r = await exec.run(MKFIFO, ['-m', mode, made], { timeoutMs: 5000 });
+  const r = await exec.run(MKFIFO, ['-m', '600', made], { timeoutMs: 5000 });
   if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${made}: ${r.error ?? r.stderr.trim()}`);
   fs.renameSync(made, file);
 }
@@ -81,23 +81,20 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const fifoIno = fs.statSync(fifo).ino;
   // O_RDWR: the agent is always a writer too, so the FIFO never reports end-of-file between Prologs.
   const fd = fs.openSync(fifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
-  // The TaskProlog's FIFO: in the state directory, where the jobs' directories are, writable by every user (a
-  // TaskProlog runs as the job's user; agent/task.ts says why that is safe). None when the config cannot be read.
+  // The TaskProlog's FIFOs: one a job, in the job's directory (task-fifos.ts), given as the agent answers its Prolog.
+  // None when the config cannot be read.
   const stateDir = await loadConfig(config).then((c) => c.stateDir, () => null);
-  let tasksFd: number | null = null;
-  let tasksIno: number | null = null;
-  const tasksFifo = stateDir === null ? null : path.join(stateDir, TASK_FIFO);
-  if (tasksFifo !== null && stateDir !== null) {
+  const live = new FsHost('/');
+  let stopping = false;
+  const fifos = stateDir === null ? null : new TaskFifos({ stateDir, exec, serve: (tfd, job) => serveTasks(tfd, { config, live, stopping: () => stopping, job }) });
+  if (fifos !== null && stateDir !== null) {
     ensureStateDir(stateDir);
-    await makeFifo(tasksFifo, exec, '666');
-    tasksIno = fs.statSync(tasksFifo).ino;
-    tasksFd = fs.openSync(tasksFifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+    await fifos.start();
   }
   replaceAtomically(dir, PID_FILE, `${process.pid}\n`, 0o600);
   // The agent's own lines go to stderr (its service's journal); each answered Prolog's run line to the config's log file.
   setLogFile(undefined);
   (await log()).info({ dir, config }, 'gdrgate agent listening');
-  let stopping = false;
 
   let done: (code: number) => void = () => {};
   const finished = new Promise<number>((res) => (done = res));
@@ -107,7 +104,6 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     // Remove only what is still ours: a newer agent may already have made its own FIFO and pid file.
     try {
       if (fs.statSync(fifo).ino === fifoIno) fs.rmSync(fifo, { force: true });
-      if (tasksFifo !== null && fs.statSync(tasksFifo).ino === tasksIno) fs.rmSync(tasksFifo, { force: true });
       if (fs.readFileSync(pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(pidFile, { force: true });
     } catch {
       /* already gone */
@@ -117,7 +113,6 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     done(exit);
   };
 
-  const live = new FsHost('/');
   /** The reply for `req`; null when the answer was delivered already (healthy: the agent's run delivers it itself). */
   const answer = async (asked: Asked): Promise<string | null> => {
     const req = asked.req;
@@ -136,7 +131,11 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
-      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(asked), (line) => reply(asked, formatReply('ok', line)));
+      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(asked), (line) => {
+        // The job's directory is its user's now: its TaskProlog's FIFO goes there before the Prolog may go on.
+        fifos?.handOver(env);
+        return reply(asked, formatReply('ok', line));
+      });
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {
@@ -190,11 +189,9 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     }
   });
   input.on('error', (e: Error) => void stop(`request FIFO: ${e.message}`, 1));
-  // TaskProlog requests: in a queue of their own (task-serve.ts).
-  const tasks = tasksFd === null ? null : serveTasks(tasksFd, { config, live, stopping: () => stopping });
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.once(sig, () => void stop(sig, 0));
   const exit = await finished;
   input.destroy();
-  tasks?.destroy();
+  await fifos?.destroy();
   return exit;
 }

@@ -1,8 +1,9 @@
-// The agent's TaskProlog side: requests from the task FIFO, which every user may write (agent/task.ts says why that is
-// safe), judged in a queue of their own, never the Prolog's: a user who floods the FIFO, or asks to be answered into
-// a pipe nobody reads, delays only TaskProlog answers, and a TaskProlog that gets none in time runs gdrgate itself.
-// At most MAX_TASKS_PENDING requests wait, one per asking process (the rest are dropped, counted, said once), and an
-// answer is written at once into the asking process's pipe, or given up after REPLY_MS.
+// The agent's TaskProlog side: requests from one job's FIFO (task-fifos.ts: only the job's user can reach it), judged
+// in a queue of that job's own, never the Prolog's nor another job's: a user who floods the FIFO, or asks to be
+// answered into a pipe nobody reads, delays only their own job's TaskProlog answers, and a TaskProlog that gets none in
+// time runs gdrgate itself. A request for another job is dropped. At most MAX_TASKS_PENDING requests wait, one per
+// asking process (the rest are dropped, counted, said once), and an answer is written at once into the asking
+// process's pipe, or given up after REPLY_MS.
 import net from 'node:net';
 import type { Host } from '../host/host.js';
 import { log } from '../log.js';
@@ -14,8 +15,8 @@ export const MAX_TASKS_PENDING = 16;
 /** A TaskProlog reads its answer as soon as it comes (bash `read -N`): a pipe still full after this is not read. */
 export const REPLY_MS = 250;
 
-/** Reads task requests from `fd` (the task FIFO, opened read-write) until destroyed. */
-export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean }): { destroy(): void } {
+/** Reads `job`'s task requests from `fd` (its FIFO, opened read-write) until destroyed. */
+export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly job: string }): { destroy(): void } {
   const input = new net.Socket({ fd, readable: true, writable: false });
   let queue = Promise.resolve();
   let pending = 0;
@@ -32,6 +33,10 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
       if (!line) continue;
       const req = parseTaskRequest(line);
       if (!req.ok) continue;
+      if (req.value.job !== o.job) {
+        dropped++;
+        continue;
+      }
       const who = `${req.value.pid}:${req.value.fd}`;
       if (pending >= MAX_TASKS_PENDING || asking.has(who)) {
         dropped++;
@@ -59,7 +64,7 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
         .then(async () => {
           asking.delete(who);
           if (--pending > 0 || dropped === 0) return;
-          (await log()).warn({ dropped }, `gdrgate agent: dropped ${dropped} TaskProlog request(s): more than ${MAX_TASKS_PENDING} waiting, or a process asking again (a TaskProlog that asked runs gdrgate)`);
+          (await log()).warn({ dropped }, `gdrgate agent: dropped ${dropped} TaskProlog request(s): more than ${MAX_TASKS_PENDING} waiting, a process asking again, or a request for another job (a TaskProlog that asked runs gdrgate)`);
           dropped = 0;
         })
         .catch(() => undefined);

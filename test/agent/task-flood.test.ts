@@ -1,10 +1,11 @@
-// A user who floods the agent's task FIFO with requests whose reply pipe is full (never read) must not hold up the Prolog's answers (a queue of its own), and one process's flood not another TaskProlog's (one request per asker).
+// A user who floods their job's TaskProlog FIFO with requests whose reply pipe is full (never read) must not hold up the Prolog's answers (a queue of its own), nor another job's TaskProlog (a FIFO and a queue a job), and one process's flood not another TaskProlog's of the same job (one request per asker); another user cannot even open that FIFO.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { REPO } from '../helpers/paths.js';
 import { startRig, USER } from '../task/_agent-rig.js';
+
+const OTHER = 4246;
 
 if (process.getuid?.() !== 0) t.skip('needs root (the agent is root, the requests come from another uid)', () => {});
 else await main();
@@ -13,17 +14,10 @@ async function main(): Promise<void> {
   const rig = await startRig();
   t.teardown(() => rig.close());
   await t.test('a flood of undeliverable task requests', async (t) => {
-  const slurmd = path.join(rig.work, 'slurmd');
-  fs.writeFileSync(slurmd, '#!/bin/bash\n"$@"\nexit $?\n', { mode: 0o755 });
-  const prologSh = path.join(rig.work, 'gdrgate-prolog.sh');
-  fs.copyFileSync(path.join(REPO, 'slurm/prolog.sh'), prologSh);
-  fs.chmodSync(prologSh, 0o755);
-  // A Prolog waits 10 s for the agent; the flood below holds 40 requests that cannot be delivered.
-  fs.writeFileSync(path.join(rig.work, 'gdrgate-prolog.conf'), `NODE=${rig.node}\nCLI=${rig.cli}\nBLOB=\nCONFIG=${rig.config}\nAGENT=${rig.agentDir}\nAGENT_TIMEOUT=10\n`, { mode: 0o644 });
+  // The rig's Prolog asks the agent (it waits 10 s for it); the flood below holds 40 requests that cannot be delivered.
   const prolog = (job: string): number => {
     const before = rig.runs();
-    const p = spawnSync(slurmd, [prologSh], { encoding: 'utf8', cwd: '/', timeout: 120_000, env: { SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' } });
-    t.equal(p.status, 0, `job ${job}: the Prolog passes`, { stderr: p.stderr });
+    t.equal(rig.prolog(job), 0, `job ${job}: the Prolog passes`);
     return rig.runs() - before;
   };
   const task = async (job: string): Promise<number> => {
@@ -35,12 +29,16 @@ async function main(): Promise<void> {
   };
   t.equal(prolog('800'), 0, 'before the flood: the agent answers the Prolog (no Node started)', { agent: rig.agentErr() });
   t.equal(await task('800'), 0, 'before the flood: the agent answers the TaskProlog');
+  const fifo = path.join(rig.stateDir, 'job-800', 'tasks');
+  t.equal(fs.lstatSync(fifo).isFIFO() && fs.lstatSync(fifo).uid, 0, 'the job has its FIFO, root\'s, in its directory');
+  const other = spawnSync('/bin/bash', ['-c', 'exec 3<>"$1"', 'open', fifo], { uid: OTHER, gid: OTHER, encoding: 'utf8' });
+  t.not(other.status, 0, 'another user cannot open it (the job\'s directory is closed to them)');
 
   // The attacker: processes of USER's, each holding a pipe at fd 87 filled to the brim, with facts of its own in its
   // job's directory (so that the agent answers it), asking `k` times to be answered there.
   const flood = async (procs: number, k: number): Promise<void> => {
     const ps = Array.from({ length: procs }, () =>
-      spawn('/bin/bash', ['-c', `exec 87<<<'' && exec 87<>/proc/$$/fd/87 && read -r -u 87 _ && head -c 65536 /dev/zero >&87 && printf 'gdrgate-task-facts 1 0123456789abcdef %s %s 0\\nroot\\t%s\\nend\\n' $$ $EUID "$4" >"$5/task.$$.facts" && for ((i = 0; i < $3; i++)); do printf 'v1 task 800 %s 87 %s 0123456789abcdef %s\\n' $$ $$ "$1"; done >"$2" && echo flooded && exec sleep 300`, 'flood', rig.config, path.join(rig.stateDir, 'tasks'), String(k), rig.tree, path.join(rig.stateDir, 'job-800')], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] }),
+      spawn('/bin/bash', ['-c', `exec 87<<<'' && exec 87<>/proc/$$/fd/87 && read -r -u 87 _ && head -c 65536 /dev/zero >&87 && printf 'gdrgate-task-facts 1 0123456789abcdef %s %s 0\\nroot\\t%s\\nend\\n' $$ $EUID "$4" >"$5/task.$$.facts" && for ((i = 0; i < $3; i++)); do printf 'v1 task 800 %s 87 %s 0123456789abcdef %s\\n' $$ $$ "$1"; done >"$2" && echo flooded && exec sleep 300`, 'flood', rig.config, fifo, String(k), rig.tree, path.join(rig.stateDir, 'job-800')], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] }),
     );
     t.teardown(() => ps.forEach((p) => p.kill('SIGKILL')));
     await Promise.all(ps.map((p) => new Promise<void>((res) => p.stdout!.once('data', () => res()))));
@@ -52,6 +50,6 @@ async function main(): Promise<void> {
   // no room is left to gdrgate.
   await flood(40, 2);
   t.equal(prolog('802'), 0, 'during a flood from many processes: the agent answers the Prolog', { agent: rig.agentErr().slice(-2000) });
-  await task('802');
+  t.equal(await task('802'), 0, 'and another job\'s TaskProlog (its own FIFO and queue)', { agent: rig.agentErr().slice(-2000) });
   });
 }

@@ -1,4 +1,4 @@
-// Anyone may write a TaskProlog request, naming any process: the agent writes into a process's pipe only once the request is proven to come from that process (the nonce of the facts its user wrote into the job's directory), never a line into a root process's or another user's pipe.
+// A job's user may write any TaskProlog request into their job's FIFO, naming any process: the agent writes into a process's pipe only once the request is proven to come from that process (the nonce of the facts its user wrote into the job's directory), never a line into a root process's or another user's pipe.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,9 +35,9 @@ async function main(): Promise<void> {
       `v1 task 900 ${v.pid} 87 1 ${NONCE} ${rig.config}`,
       `v1 task 900 ${v.pid} 87 1 ${NONCE} /x;id`,
     ]);
-    const w = spawnSync('/bin/bash', ['-c', 'printf "%s\\n" "${@:2}" >"$1"', 'ask', path.join(rig.stateDir, 'tasks'), ...lines], { uid: USER, gid: USER });
+    const w = spawnSync('/bin/bash', ['-c', 'printf "%s\\n" "${@:2}" >"$1"', 'ask', path.join(rig.stateDir, 'job-900', 'tasks'), ...lines], { uid: USER, gid: USER });
     t.equal(w.status, 0, 'requests written');
-    // A TaskProlog of USER's that the agent answers: its request came after theirs, in the one queue.
+    // A TaskProlog of USER's that the agent answers: its request came after theirs, in the job's queue.
     rig.conf(true);
     const before = rig.runs();
     const r = await rig.task({ SLURM_JOB_ID: '900', SLURM_STEP_ID: '0' });

@@ -92,9 +92,10 @@ async function e2e(): Promise<void> {
   const TASKPROLOG = join(WORK, 'gdrgate-taskprolog.sh');
   const EPILOG = join(WORK, 'gdrgate-epilog.sh');
   const conf = gateConf(CLI, CONFIG, NODE);
-  installWrapper('prolog', PROLOG, conf);
+  // The Prolog asks the agent below, which hands each job its TaskProlog's FIFO as it answers.
+  installWrapper('prolog', PROLOG, `${conf}AGENT=${join(WORK, 'agent')}\n`);
   installWrapper('taskprolog', TASKPROLOG);
-  // STATE as the config's (the kept answers, and the agent's FIFO, are there); ROOT as the config's root, where the
+  // STATE as the config's (the kept answers, and each job's FIFO, are there); ROOT as the config's root, where the
   // agent judges the view the wrapper read (a view read under another root is left to gdrgate).
   const taskConf = (extra = ''): void => {
     writeFileSync(join(WORK, 'gdrgate-taskprolog.conf.tmp'), `${conf}STATE=${STATE}\nROOT=${HOST}\n${extra}`, { mode: 0o644 });
@@ -126,7 +127,7 @@ async function e2e(): Promise<void> {
   let agentSaid = '';
   agent.stderr!.on('data', (d: Buffer) => (agentSaid += d.toString()));
   t.teardown(() => void agent.kill('SIGTERM'));
-  if (!(await waitFor(() => existsSync(join(STATE, 'tasks')), (v) => v, 60_000)).ok) return void t.fail('gdrgate agent made no task FIFO', { stderr: agentSaid });
+  if (!(await waitFor(() => existsSync(join(WORK, 'agent', 'agent.pid')), (v) => v, 60_000)).ok) return void t.fail('gdrgate agent did not start', { stderr: agentSaid });
   /** The agent's lines for job `id` since `from` (job ids restart with the sandbox): per TaskProlog judged, or left to gdrgate. */
   const byAgent = (id: string, from: number, what: 'answered' | 'left to gdrgate'): number => agentSaid.slice(from).split('\n').filter((l) => l.includes(`"job":"${id}"`) && l.includes(`TaskProlog ${what}`)).length;
 

@@ -37,8 +37,10 @@ export interface Rig {
   readonly agentDir: string;
   readonly cli: string;
   readonly node: string;
+  /** The Node itself (not counted), which the agent runs on. */
+  readonly realNode: string;
   agentErr(): string;
-  /** The Prolog for `job` (as slurmd runs it, root): it hands the job's directory to USER. */
+  /** The Prolog for `job` (as slurmd runs it, root, answered by the agent): it hands the job's directory to USER. */
   prolog(job: string, gpus?: string | null): number;
   /** The TaskProlog's .conf: `extra` lines appended (after the rig's own). */
   conf(agent: boolean, extra?: string): void;
@@ -81,11 +83,23 @@ export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
   const agent = spawn(NODE, [CLI, 'agent', '--config', config, '--dir', path.join(work, 'agent')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let agentErr = '';
   agent.stderr!.on('data', (d: Buffer) => (agentErr += d.toString()));
-  for (const until = performance.now() + 60_000; !fs.existsSync(path.join(stateDir, 'tasks')) && performance.now() < until; ) await new Promise((r) => setTimeout(r, 20));
-  if (!fs.existsSync(path.join(stateDir, 'tasks'))) throw new Error(`the agent made no task FIFO: ${agentErr}`);
+  // Listening once its pid file is there (written after the FIFOs for the jobs' TaskPrologs are made ahead).
+  const pidFile = path.join(work, 'agent', 'agent.pid');
+  for (const until = performance.now() + 60_000; !fs.existsSync(pidFile) && performance.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+  if (!fs.existsSync(pidFile)) throw new Error(`the agent did not start: ${agentErr}`);
 
+  // The Prolog as slurmd runs it (slurm/prolog.sh, a child of a process named slurmd), asking the agent, which hands
+  // the job's TaskProlog its FIFO as it answers.
+  const slurmd = path.join(work, 'slurmd');
+  fs.writeFileSync(slurmd, '#!/bin/bash\n"$@"\nexit $?\n', { mode: 0o755 });
+  const prologSh = path.join(work, 'gdrgate-prolog.sh');
+  fs.copyFileSync(path.join(REPO, 'slurm/prolog.sh'), prologSh);
+  fs.chmodSync(prologSh, 0o755);
+  fs.writeFileSync(path.join(work, 'gdrgate-prolog.conf'), `NODE=${counted}\nCLI=${CLI}\nBLOB=\nCONFIG=${config}\nAGENT=${path.join(work, 'agent')}\nAGENT_TIMEOUT=10\n`, { mode: 0o644 });
   const prolog = (job: string, gpus: string | null = null): number =>
-    spawnSync(NODE, [CLI, 'prolog', '--config', config], {
+    spawnSync(slurmd, [prologSh], {
+      cwd: '/',
+      timeout: 120_000,
       env: { SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', ...(gpus === null ? {} : { SLURM_JOB_GPUS: gpus }) },
     }).status ?? -1;
   const task = (env: Record<string, string>, timeoutMs = 120_000): Promise<Ran & { ms: number }> =>
@@ -132,7 +146,7 @@ export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
     agent.kill('SIGTERM');
     fs.rmSync(work, { recursive: true, force: true });
   };
-  return { work, tree, stateDir, config, wrapper, agent, agentDir: path.join(work, 'agent'), cli: CLI, node: counted, agentErr: () => agentErr, prolog, conf, task, runs, both, close };
+  return { work, tree, stateDir, config, wrapper, agent, agentDir: path.join(work, 'agent'), cli: CLI, node: counted, realNode: NODE, agentErr: () => agentErr, prolog, conf, task, runs, both, close };
 }
 
 /** What must match between the two answers: stdout and the exit code (stderr differs: the agent's path says less). */

@@ -1,0 +1,95 @@
+// A TaskProlog's FIFO is its job's: the agent moves one it made ahead into the job's directory as it answers the
+// job's Prolog, reads it while the job's directory holds it, lets go once the Epilog removed it, and a new agent takes
+// over the FIFOs of running jobs (root's only: a FIFO a user made there is never read); while none runs, a job has no
+// FIFO, so its TaskProlog runs gdrgate without waiting. A job whose Prolog the agent
+// did not answer has none, and its TaskProlog runs gdrgate. Real agents, real wrappers, as root and as the job's user.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import t, { type Test } from 'tap';
+import { startRig, USER, type Rig } from '../task/_agent-rig.js';
+
+if (process.getuid?.() !== 0) t.skip('needs root (the agent is root, the TaskProlog another uid)', () => {});
+else await main();
+
+/** The files `pid` holds open (the targets of /proc/<pid>/fd). */
+function held(pid: number): string[] {
+  const dir = `/proc/${pid}/fd`;
+  return fs.readdirSync(dir).map((fd) => {
+    try {
+      return fs.readlinkSync(path.join(dir, fd));
+    } catch {
+      return '';
+    }
+  });
+}
+
+async function until(what: () => boolean, ms = 10_000): Promise<boolean> {
+  for (const end = performance.now() + ms; performance.now() < end; await new Promise((r) => setTimeout(r, 20))) if (what()) return true;
+  return what();
+}
+
+/** Node runs of the TaskProlog of `job` (0: the agent answered). */
+async function taskRuns(t: Test, rig: Rig, job: string, step: string, extra = ''): Promise<number> {
+  rig.conf(true, extra);
+  const before = rig.runs();
+  const r = await rig.task({ SLURM_JOB_ID: job, SLURM_STEP_ID: step });
+  t.equal(r.code, 0, `job ${job} step ${step}: the TaskProlog passes`, { stderr: r.stderr });
+  return rig.runs() - before;
+}
+
+async function main(): Promise<void> {
+  const rig = await startRig();
+  t.teardown(() => rig.close());
+  const fifo = (job: string): string => path.join(rig.stateDir, `job-${job}`, 'tasks');
+  let agent: ChildProcess = rig.agent;
+
+  await t.test('made ahead where only root can enter, moved into the job\'s directory as the agent answers its Prolog', async (t) => {
+    const pool = fs.lstatSync(path.join(rig.stateDir, '.task-fifos'));
+    t.same([pool.isDirectory(), pool.uid, pool.mode & 0o777], [true, 0, 0o700], 'the FIFOs made ahead wait in a directory of root\'s, 0700');
+    t.equal(fs.existsSync(path.join(rig.stateDir, 'tasks')), false, 'no FIFO every user can write');
+    t.equal(rig.prolog('700'), 0, 'job 700: the Prolog passes, answered by the agent');
+    const st = fs.lstatSync(fifo('700'));
+    t.same([st.isFIFO(), st.uid, st.mode & 0o777], [true, 0, 0o666], 'job 700 has its FIFO: root\'s, in the job\'s directory (0700, the user\'s)');
+    t.ok(held(agent.pid!).includes(fifo('700')), 'the agent reads it');
+    t.equal(await taskRuns(t, rig, '700', '0'), 0, 'its TaskProlog is answered by the agent');
+  });
+
+  await t.test('once the job\'s directory is gone, the agent lets go of its FIFO', async (t) => {
+    t.equal(rig.prolog('701'), 0, 'job 701');
+    fs.rmSync(path.join(rig.stateDir, 'job-701'), { recursive: true });
+    t.equal(rig.prolog('702'), 0, 'job 702 (the agent looks for ended jobs as it answers a Prolog)');
+    t.ok(await until(() => !held(agent.pid!).some((f) => f.startsWith(fifo('701')))), 'job 701\'s FIFO is no longer held');
+    t.ok(held(agent.pid!).includes(fifo('702')), 'job 702\'s is');
+  });
+
+  await t.test('a new agent takes over the running jobs\' FIFOs, never one a user made', async (t) => {
+    t.equal(rig.prolog('703'), 0, 'job 703');
+    // The user replaces job 703's FIFO with one of their own.
+    const mk = spawnSync('/bin/bash', ['-c', 'rm -f -- "$1" && /usr/bin/mkfifo -m 666 -- "$1"', 'mk', fifo('703')], { uid: USER, gid: USER, encoding: 'utf8' });
+    t.equal(mk.status, 0, mk.stderr);
+    agent.kill('SIGTERM');
+    await new Promise((r) => agent.once('exit', r));
+    t.same(fs.readdirSync(path.join(rig.stateDir, '.task-fifos')).sort(), ['parked.700', 'parked.702'], 'the stopped agent set its jobs\' FIFOs aside (not the user\'s), and removed those it had made ahead');
+    t.equal(fs.existsSync(fifo('700')), false, 'job 700 has no FIFO while no agent runs');
+    rig.conf(true, 'AGENT_TIMEOUT=30');
+    const before = rig.runs();
+    const down = await rig.task({ SLURM_JOB_ID: '700', SLURM_STEP_ID: '5' }, 20_000);
+    t.same([down.code, rig.runs() - before], [0, 1], 'so its TaskProlog runs gdrgate at once, not after AGENT_TIMEOUT (30 s; killed after 20)');
+    agent = spawn(rig.realNode, [rig.cli, 'agent', '--config', rig.config, '--dir', rig.agentDir], { stdio: 'ignore' });
+    t.teardown(() => void agent.kill('SIGTERM'));
+    const pid = path.join(rig.agentDir, 'agent.pid');
+    t.ok(await until(() => fs.existsSync(pid) && fs.readFileSync(pid, 'utf8').trim() === String(agent.pid), 60_000), 'the new agent is up');
+    t.ok(held(agent.pid!).includes(fifo('700')) && held(agent.pid!).includes(fifo('702')), 'it put jobs 700\'s and 702\'s FIFOs back, and reads them');
+    t.equal(await taskRuns(t, rig, '700', '1'), 0, 'job 700\'s next step: answered by the new agent');
+    t.notOk(held(agent.pid!).includes(fifo('703')), 'not the FIFO the user made in job 703');
+    t.equal(await taskRuns(t, rig, '703', '0', 'AGENT_TIMEOUT=1'), 1, 'job 703\'s TaskProlog: unanswered, then gdrgate');
+  });
+
+  await t.test('a job whose Prolog the agent did not answer has no FIFO: its TaskProlog runs gdrgate', async (t) => {
+    const p = spawnSync(rig.realNode, [rig.cli, 'prolog', '--config', rig.config], { env: { SLURM_JOB_ID: '704', SLURMD_NODENAME: 'gpu001', SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' } });
+    t.equal(p.status, 0, 'the gate\'s own Prolog passes');
+    t.equal(fs.existsSync(fifo('704')), false, 'no FIFO');
+    t.equal(await taskRuns(t, rig, '704', '0'), 1, 'gdrgate judged');
+  });
+}
