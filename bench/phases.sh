@@ -26,22 +26,11 @@ if (cap.status !== 0) throw new Error(cap.stderr);
 writeFileSync(`${dir}/baseline.json`, cap.stdout);
 writeFileSync(`${dir}/config.json`, JSON.stringify({ baseline: `${dir}/baseline.json`, root: `${dir}/tree`, scontrol: "/bin/false", logFile: `${dir}/gate.log`, stateDir: `${dir}/state` }));
 ' "$W" "$PWD"
-printf 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n' >"$W/empty.cjs"
-"$N" --snapshot-blob "$W/empty.blob" --build-snapshot "$W/empty.cjs"
-job=100
-record() {
-  local name=$1
-  shift
-  mkdir -p "$W/$name"
-  for i in $(seq "${ROUNDS:-20}"); do
-    job=$((job + 1))
-    env -i SLURMD_NODENAME=gpu001 SLURM_JOB_ID=$job SLURM_JOB_UID="$(id -u)" SLURM_JOB_GID="$(id -g)" "$PERF" record -q -F 2000 -g -o "$W/perf.data" -- "$@" >/dev/null 2>&1 </dev/null || true
-    "$PERF" script -i "$W/perf.data" >"$W/$name/$i.txt" 2>/dev/null
-  done
-}
-record node-e0 "$N" -e 0
-record empty-snapshot "$N" --snapshot-blob "$W/empty.blob"
-record blob-version "$N" --snapshot-blob dist/gate.blob version
-record prolog-blob "$N" --snapshot-blob dist/gate.blob prolog --config "$W/config.json"
+. bench/phases-lib.sh
+empty_blob
+record "$W/node-e0" "$(id -u)" "$N" -e 0
+record "$W/empty-snapshot" "$(id -u)" "$N" --snapshot-blob "$W/empty.blob"
+record "$W/blob-version" "$(id -u)" "$N" --snapshot-blob dist/gate.blob version
+record "$W/prolog-blob" "$(id -u)" "$N" --snapshot-blob dist/gate.blob prolog --config "$W/config.json"
 grep -c '"result":"healthy"' "$W/gate.log" | sed 's/^/healthy Prologs: /'
 (cd "$W" && "$N" "$OLDPWD/bench/perf-phases.mjs" node-e0 empty-snapshot blob-version prolog-blob)

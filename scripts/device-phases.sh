@@ -22,23 +22,13 @@ fi
   W=/tmp/gdr-phases && rm -rf $W && mkdir -p -m 755 $W
   live_gate "$W" "$P"
   N=/usr/lib/gdrgate/node
-  printf 'require("node:v8").startupSnapshot.setDeserializeMainFunction(() => {});\n' >$W/empty.cjs
-  $N --snapshot-blob $W/empty.blob --build-snapshot $W/empty.cjs
+  . bench/phases-lib.sh
+  empty_blob
   job=5000
-  record() {
-    local name=$1
-    shift
-    mkdir -p "$OUT/phases/$name"
-    for i in $(seq "${ROUNDS:-20}"); do
-      job=$((job + 1))
-      env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$PERF" record -q -F 2000 -g -o $W/perf.data -- "$@" >/dev/null 2>&1 </dev/null
-      "$PERF" script -i $W/perf.data >"$OUT/phases/$name/$i.txt" 2>/dev/null
-    done
-  }
-  record node-e0 $N -e 0
-  record empty-snapshot $N --snapshot-blob $W/empty.blob
-  record blob-version $N --snapshot-blob /var/lib/gdrgate/gate.blob version
-  record prolog-blob $N --snapshot-blob /var/lib/gdrgate/gate.blob prolog --config /etc/gdrgate/config.json
+  record "$OUT/phases/node-e0" 65534 $N -e 0
+  record "$OUT/phases/empty-snapshot" 65534 $N --snapshot-blob $W/empty.blob
+  record "$OUT/phases/blob-version" 65534 $N --snapshot-blob /var/lib/gdrgate/gate.blob version
+  record "$OUT/phases/prolog-blob" 65534 $N --snapshot-blob /var/lib/gdrgate/gate.blob prolog --config /etc/gdrgate/config.json
   echo "Prologs from the blob: $(grep -c '"startup":"snapshot"' /var/log/gdrgate/gdrgate.log), healthy: $(grep -c '"result":"healthy"' /var/log/gdrgate/gdrgate.log)"
   echo "their durationMs: $(grep -o '"durationMs":[0-9]*' /var/log/gdrgate/gdrgate.log | cut -d: -f2 | sort -n | tr '\n' ' ')"
   (cd "$OUT/phases" && $N "$OLDPWD/bench/perf-phases.mjs" node-e0 empty-snapshot blob-version prolog-blob)
