@@ -183,11 +183,6 @@ export class TaskFifos {
     }
   }
 
-  /** The jobs whose FIFO the agent reads now (tests, logs). */
-  served(): string[] {
-    return [...this.jobs.keys()];
-  }
-
   /** At the agent's stop: its FIFOs made ahead removed (one being made too), the jobs' set aside for the next agent. */
   async destroy(): Promise<void> {
     this.closed = true;
