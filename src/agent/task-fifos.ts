@@ -22,8 +22,8 @@ import { TASK_FIFO } from './task.js';
 const MKFIFO = '/usr/bin/mkfifo';
 /** Where FIFOs wait for their job: in stateDir, so that a rename moves one into a job's directory. */
 export const POOL_DIR = '.task-fifos';
-/** FIFOs made ahead: two Prologs answered back to back each find one. */
-const POOL = 2;
+/** FIFOs made ahead: as many jobs as a node's GPUs, starting at once (their Prologs answered back to back), each find one. */
+const POOL = 8;
 /** Jobs read at once: beyond this, the oldest job's FIFO is let go (its TaskProlog runs gdrgate). */
 const MAX_JOBS = 512;
 /** How often the agent looks for jobs that ended (their directory gone), besides at each Prolog it answers. */

@@ -63,6 +63,24 @@ async function main(): Promise<void> {
     t.ok(held(agent.pid!).includes(fifo('702')), 'job 702\'s is');
   });
 
+  await t.test('eight jobs starting at once (their Prologs asked together) each get a FIFO', async (t) => {
+    const pool = path.join(rig.stateDir, '.task-fifos');
+    t.ok(await until(() => fs.readdirSync(pool).filter((f) => f.startsWith('fifo.')).length === 8), 'eight made ahead');
+    const jobs = ['710', '711', '712', '713', '714', '715', '716', '717'];
+    const codes = await Promise.all(
+      jobs.map(
+        (job) =>
+          new Promise<number | null>((res) => {
+            const p = spawn(path.join(rig.work, 'slurmd'), [path.join(rig.work, 'gdrgate-prolog.sh')], { cwd: '/', stdio: 'ignore', env: { SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' } });
+            p.on('close', res);
+          }),
+      ),
+    );
+    t.same(codes, jobs.map(() => 0), 'every Prolog passes');
+    t.same(jobs.filter((j) => !fs.existsSync(fifo(j))), [], 'every job has its FIFO');
+    for (const j of jobs) fs.rmSync(path.join(rig.stateDir, `job-${j}`), { recursive: true });
+  });
+
   await t.test('a new agent takes over the running jobs\' FIFOs, never one a user made', async (t) => {
     t.equal(rig.prolog('703'), 0, 'job 703');
     // The user replaces job 703's FIFO with one of their own.
