@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   writeFileSync(path.join(dir, 'slurmd'), '#!/bin/bash\n"$@"\nexit $?\n', { mode: 0o755 });
   const p = timed([path.join(dir, 'slurmd'), prolog], { ...slurm, SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' });
   if (p.code !== 0) throw new Error(`prolog exited ${p.code}`);
-  if (!existsSync(path.join(stateDir, `job-${job}`, 'tasks'))) throw new Error(`the agent did not answer the Prolog (no FIFO for job ${job}): ${said}`);
+  if (!existsSync(path.join(stateDir, `tasks-${job}`))) throw new Error(`the agent did not answer the Prolog (no FIFO for job ${job}): ${said}`);
   let step = 0;
   const res: Record<string, number[]> = { 'node -e 0': [], 'task, first, agent': [], 'task, first, gdrgate': [], 'task, later': [] };
   const run = (k: string, cmd: string[], env: NodeJS.ProcessEnv, uid?: number): void => {

@@ -44,7 +44,8 @@ for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t
   task 0 taskprolog >/dev/null; task 7 tasktrace; echo "traced (exit $?)"; cp /tmp/gdr-trace "$OUT/trace-task.txt"
   echo "\$ task 1 tasknoagent (step 1's first task, AGENT= : gdrgate judges)"; task 1 tasknoagent; echo "(exit $?)"
   echo "\$ ls -la /run/gdrgate/job-$job; cat task.json"; ls -la /run/gdrgate/job-$job; cat /run/gdrgate/job-$job/task.json
-  echo "\$ (as uid 65533, another user) exec 3<>/run/gdrgate/job-$job/tasks"; /usr/bin/setpriv --reuid=65533 --regid=65533 --clear-groups /bin/bash -c "exec 3<>/run/gdrgate/job-$job/tasks"; echo "(exit $?)"
+  echo "\$ ls -la /run/gdrgate/tasks-$job"; ls -la /run/gdrgate/tasks-$job
+  echo "\$ (as uid 65533, another user) exec 3<>/run/gdrgate/tasks-$job"; /usr/bin/setpriv --reuid=65533 --regid=65533 --clear-groups /bin/bash -c "exec 3<>/run/gdrgate/tasks-$job"; echo "(exit $?)"
   echo "\$ slurm $L/noblob.sh"; slurm $L/noblob.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ (ulimit -l 64; slurm $L/prolog.sh)"; (ulimit -l 64; slurm $L/prolog.sh); echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "scontrol calls: $(cat $W/scontrol.calls 2>/dev/null)"

@@ -95,8 +95,8 @@ judge() {
 verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of
 # the job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's
-# directory, asks through the FIFO the agent put there when it answered the job's Prolog (only the job's user can enter
-# the directory, and the answer comes back only into this process's pipe, with the nonce of the facts: src/agent/task.ts),
+# directory, asks through the job's FIFO, STATE/tasks-<job> (the job's user's, 0600, made when the agent answered the
+# job's Prolog; the answer comes back only into this process's pipe, with the nonce of the facts: src/agent/task.ts),
 # and prints what the agent says gdrgate would have said. Anything it cannot read as gdrgate would (an error it cannot
 # name, a name with a newline), no agent, or no answer within AGENT_TIMEOUT: gdrgate judges as before.
 # F: the facts, a line each (src/task/facts.ts). absent PATH: PATH is not there (ENOENT, ENOTDIR), as opposed to
@@ -165,7 +165,7 @@ ask() {
   local -a F=() names=() L
   local here=$PWD proot= nonce d g v e c b k n i l kind said=1 w cs seen=
   shopt -s nullglob dotglob
-  [ -n "${SRANDOM-}" ] && [ "${CONFIG//[[:space:][:cntrl:]]/}" = "$CONFIG" ] && [ -p "$dir/tasks" ] || return 1
+  [ -n "${SRANDOM-}" ] && [ "${CONFIG//[[:space:][:cntrl:]]/}" = "$CONFIG" ] && [ -p "$STATE/tasks-$SLURM_JOB_ID" ] || return 1
   case "$AGENT_TIMEOUT" in [0-9] | [0-9].[0-9]* | [0-9][0-9] | [0-9][0-9].[0-9]*) ;; *) AGENT_TIMEOUT=1 ;; esac
   [ -z "$ROOT" ] || { cd -P -- "$ROOT" 2>/dev/null && proot=$PWD && cd -- "$here" 2>/dev/null; } || return 1
   printf -v nonce '%08x%08x%08x%08x' "$SRANDOM" "$SRANDOM" "$SRANDOM" "$SRANDOM"
@@ -211,7 +211,7 @@ ask() {
   printf '%s\n' "${F[@]}" >"$answer.facts" || return 1
   # The reply pipe and the request, as slurm/prolog.sh asks: nothing forked on bash 5.1+.
   { exec 87<<<'' && exec 87<>"/proc/$$/fd/87" && [ -p "/proc/$$/fd/87" ] && read -r -u 87 _; } 2>/dev/null || return 1
-  if { exec 88<>"$dir/tasks"; } 2>/dev/null && [ -p "/proc/$$/fd/88" ]; then
+  if { exec 88<>"$STATE/tasks-$SLURM_JOB_ID"; } 2>/dev/null && [ -p "/proc/$$/fd/88" ]; then
     # Only into an empty FIFO, looked at for up to 50 ms: a FIFO that keeps a line (no agent reads it) is left alone.
     for ((w = 0; w < 5; w++)); do read -r -t 0 -u 88 || { said=0; break; }; read -r -t 0.01 -u 87 _; done
     [ "$said" = 0 ] && printf 'v1 task %s %s 87 %s %s %s\n' "$SLURM_JOB_ID" "$$" "$h" "$nonce" "$CONFIG" >&88

@@ -132,9 +132,11 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     let a: AgentAnswer;
     try {
       a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(asked), (line) => {
-        // The job's directory is its user's now: its TaskProlog's FIFO goes there before the Prolog may go on.
-        fifos?.handOver(env);
-        return reply(asked, formatReply('ok', line));
+        // The job's state is written: its TaskProlog's FIFO goes in place before the Prolog may go on.
+        const why = fifos?.handOver(env) ?? null;
+        const sent = reply(asked, formatReply('ok', line));
+        if (why !== null) setImmediate(() => void log().then((l) => l.warn({ client: req.pid, why }, 'gdrgate agent: no TaskProlog FIFO for this job (its TaskProlog runs gdrgate)')));
+        return sent;
       });
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };

@@ -1,41 +1,63 @@
-// The TaskProlog's request FIFOs: one a job, `tasks` in the job's directory (stateDir/job-<id>, which only the job's
-// user and root can enter), so that a user reaches only the FIFO of a job of their own: nobody can take, read or
-// flood another user's requests, and a flood of one's own fills only one's own job's queue (task-serve.ts).
+// The TaskProlog's request FIFOs: one a job, stateDir/tasks-<id>, the job's user's and mode 0600, in the state
+// directory, which only root can change: a user reaches only the FIFO of a job of their own, can neither move nor
+// replace it (nor mount over its directory), and a flood of one's own fills only one's own job's queue
+// (task-serve.ts). Until 2026-12-04 every TaskProlog wrote into one FIFO of mode 0666 that any user could read.
 // A FIFO is made ahead of need (mkfifo is a process: never on a Prolog's path) in a directory only root can enter,
-// held open read-write by the agent, and moved into the job's directory, a rename, as the agent answers the job's
-// Prolog, after the job's state is written and before the answer: the job's first TaskProlog finds it there. A job
-// whose Prolog the agent did not answer has none, and its TaskProlog runs gdrgate, as without an agent.
-// The FIFO stays root's (mode 0666: the job's directory is the gate); the agent reads it until the path no longer
-// leads to it (the Epilog removed the job's directory). An agent that stops moves its jobs' FIFOs back into its own
-// directory (a TaskProlog meanwhile finds none and runs gdrgate at once, instead of waiting for an answer), and the
-// next agent moves them back and reads them; it also takes over those a killed agent left in running jobs'
-// directories (root's FIFOs only: no user can make one, and a user can link only their own job's).
+// held open read-write by the agent, given to the job's user (fchown, fchmod: on what the agent holds, no path) and
+// renamed into place as the agent answers the job's Prolog, after the job's state is written and before the answer:
+// the job's first TaskProlog finds it there. A job whose Prolog the agent did not answer has none, and its TaskProlog
+// runs gdrgate, as without an agent (so does a root job's: the agent never judges a root-owned job directory).
+// The agent lets go of a FIFO, and removes it, once the job's directory is gone (the Epilog removes both). Stopping,
+// it moves its jobs' FIFOs into its own directory (a TaskProlog meanwhile finds none and runs gdrgate at once), and the
+// next agent moves them back; it also takes over those a killed agent left (only root makes names in stateDir).
+// Nothing here may throw into the agent: every look at the file system is caught, and a doubt lets the FIFO go.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Exec } from '../host/exec.js';
-import { lstatOrNull } from '../host/files.js';
 import { log } from '../log.js';
-import { jobDirName, parseId, parseJobId } from '../state/names.js';
+import { jobDirName, parseId, parseJobId, taskFifoName } from '../state/names.js';
 import { TASK_FIFO } from './task.js';
 
 const MKFIFO = '/usr/bin/mkfifo';
-/** Where FIFOs wait for their job: in stateDir, so that a rename moves one into a job's directory. */
+/** Where FIFOs wait for their job: in stateDir, so that a rename puts one in place. */
 export const POOL_DIR = '.task-fifos';
 /** FIFOs made ahead: as many jobs as a node's GPUs, starting at once (their Prologs answered back to back), each find one. */
 const POOL = 8;
-/** Jobs read at once: beyond this, the oldest job's FIFO is let go (its TaskProlog runs gdrgate). */
+/** Jobs read at once: beyond this, the oldest job's FIFO is let go (its TaskProlog waits AGENT_TIMEOUT, then runs gdrgate). */
 const MAX_JOBS = 512;
-/** How often the agent looks for jobs that ended (their directory gone), besides at each Prolog it answers. */
+/** How often the agent looks for jobs that ended (their directory gone), besides after each Prolog it answers. */
 const SWEEP_MS = 30_000;
-/** The agent's user: root on a node (the Prolog's). Asked each time: a startup snapshot keeps what its maker computed. */
-const me = (): number => process.getuid?.() ?? 0;
 
 type Serve = (fd: number, job: string) => { destroy(): void };
 interface Held {
   readonly file: string;
   readonly fd: number;
   readonly ino: number;
+}
+
+/** lstat, or null for anything but a plain answer (gone, unreadable, a mount that refuses root). */
+function look(file: string): fs.Stats | null {
+  try {
+    return fs.lstatSync(file);
+  } catch {
+    return null;
+  }
+}
+const gone = (file: string): boolean => {
+  try {
+    fs.lstatSync(file);
+    return false;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+  }
+};
+function quietly(f: () => void): void {
+  try {
+    f();
+  } catch {
+    /* let go */
+  }
 }
 
 export class TaskFifos {
@@ -51,28 +73,29 @@ export class TaskFifos {
   private get poolDir(): string {
     return path.join(this.o.stateDir, POOL_DIR);
   }
+  private fifo(job: string): string {
+    return path.join(this.o.stateDir, taskFifoName(job));
+  }
+  private jobDir(job: string): string {
+    return path.join(this.o.stateDir, jobDirName(job));
+  }
 
   /** The FIFOs of running jobs taken over (those a stopped agent set aside put back), the pool made anew. */
   async start(): Promise<void> {
     // The world-writable FIFO of agents before these.
-    const old = path.join(this.o.stateDir, TASK_FIFO);
-    if (lstatOrNull(old)?.isFIFO()) fs.rmSync(old, { force: true });
-    const pool = lstatOrNull(this.poolDir);
-    if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) fs.rmSync(this.poolDir, { recursive: true, force: true });
+    if (look(path.join(this.o.stateDir, TASK_FIFO))?.isFIFO()) quietly(() => fs.unlinkSync(path.join(this.o.stateDir, TASK_FIFO)));
+    const pool = look(this.poolDir);
+    if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) quietly(() => fs.rmSync(this.poolDir, { recursive: true, force: true }));
     fs.mkdirSync(this.poolDir, { recursive: true, mode: 0o700 });
     for (const name of fs.readdirSync(this.poolDir)) {
       const from = path.join(this.poolDir, name);
       const job = /^parked\.(.+)$/.exec(name)?.[1];
-      const dir = job !== undefined && parseJobId(job) === job ? lstatOrNull(path.join(this.o.stateDir, jobDirName(job))) : null;
-      try {
-        if (job !== undefined && dir?.isDirectory()) fs.renameSync(from, path.join(this.o.stateDir, jobDirName(job), TASK_FIFO));
-        else fs.rmSync(from, { recursive: true, force: true });
-      } catch {
-        fs.rmSync(from, { recursive: true, force: true });
-      }
+      // Only the agent puts names here: a FIFO each, back in place while its job runs, else removed (never recursively).
+      if (job !== undefined && parseJobId(job) === job && look(this.jobDir(job))?.isDirectory()) quietly(() => fs.renameSync(from, this.fifo(job)));
+      else quietly(() => fs.unlinkSync(from));
     }
     for (const name of fs.readdirSync(this.o.stateDir)) {
-      const job = /^job-(.+)$/.exec(name)?.[1];
+      const job = /^tasks-(.+)$/.exec(name)?.[1];
       if (job !== undefined && parseJobId(job) === job) this.adopt(job);
     }
     await this.fill();
@@ -80,8 +103,8 @@ export class TaskFifos {
     this.timer.unref();
   }
 
-  /** Opens `file` without following a link, and keeps it only when it is a FIFO of the agent's user, root (fstat of what was opened). */
-  private open(file: string): Held | null {
+  /** Opens `file` without following a link, and keeps it only when it is a FIFO with one name (fstat of what was opened). */
+  private open(file: string, uid: number): Held | null {
     let fd: number;
     try {
       fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
@@ -89,18 +112,22 @@ export class TaskFifos {
       return null;
     }
     const st = fs.fstatSync(fd);
-    if (!st.isFIFO() || st.uid !== me()) {
+    if (!st.isFIFO() || st.uid !== uid || st.nlink !== 1) {
       fs.closeSync(fd);
       return null;
     }
     return { file, fd, ino: st.ino };
   }
 
+  /** A FIFO a killed agent left for a running job: read again; for a job that ended, removed. */
   private adopt(job: string): void {
-    const file = path.join(this.o.stateDir, jobDirName(job), TASK_FIFO);
-    const st = lstatOrNull(file);
-    if (!st?.isFIFO() || st.uid !== me()) return;
-    const h = this.open(file);
+    const file = this.fifo(job);
+    const dir = look(this.jobDir(job));
+    if (dir === null || !dir.isDirectory()) {
+      if (gone(this.jobDir(job))) quietly(() => fs.unlinkSync(file));
+      return;
+    }
+    const h = look(file)?.isFIFO() ? this.open(file, dir.uid) : null;
     if (h) this.serveJob(job, h);
   }
 
@@ -115,20 +142,20 @@ export class TaskFifos {
     this.jobs.set(job, { file: h.file, ino: h.ino, served: this.o.serve(h.fd, job) });
   }
 
-  /** Tops the pool up to POOL FIFOs, one mkfifo at a time; a failure is logged and tried again at the next Prolog. */
+  /** Tops the pool up to POOL FIFOs, one mkfifo at a time; a failure is logged and tried again after the next Prolog. */
   fill(): Promise<void> {
     this.filling ??= (async () => {
       try {
         while (!this.closed && this.pool.length < POOL) {
           const file = path.join(this.poolDir, `fifo.${process.pid}.${this.made++}`);
-          const r = await this.o.exec.run(MKFIFO, ['-m', '666', file], { timeoutMs: 5000 });
+          const r = await this.o.exec.run(MKFIFO, ['-m', '600', file], { timeoutMs: 5000 });
           if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
           // Made while the agent stopped: not left behind.
           if (this.closed) {
-            fs.rmSync(file, { force: true });
+            quietly(() => fs.unlinkSync(file));
             break;
           }
-          const h = this.open(file);
+          const h = this.open(file, me());
           if (h === null) throw new ConfigError(`${file}: not the FIFO mkfifo made`);
           this.pool.push(h);
         }
@@ -143,9 +170,9 @@ export class TaskFifos {
 
   /**
    * Gives the job of the Prolog whose environment is `env` its FIFO: called once its state is written (its directory
-   * is the job's user's), before the answer. False when there is none to give or the directory is not the job's.
+   * is the job's user's), before the answer. Returns why not, or null; the caller says it after the answer.
    */
-  handOver(env: NodeJS.ProcessEnv): boolean {
+  handOver(env: NodeJS.ProcessEnv): string | null {
     // After the answer is written: a mkfifo forked now would hold it up.
     setImmediate(() => {
       this.sweep();
@@ -153,33 +180,36 @@ export class TaskFifos {
     });
     const job = parseJobId(env.SLURM_JOB_ID);
     const uid = parseId(env.SLURM_JOB_UID);
+    const gid = parseId(env.SLURM_JOB_GID);
+    // A root job's TaskProlog the agent never judges (a root-owned job directory proves nothing of the user's).
+    if (job === null || uid === null || uid === 0) return null;
+    const dir = look(this.jobDir(job));
+    if (!dir?.isDirectory() || dir.uid !== uid) return `${this.jobDir(job)} is not a directory of uid ${uid}`;
     const h = this.pool.shift();
-    if (h === undefined) return false;
-    const dir = job === null ? null : lstatOrNull(path.join(this.o.stateDir, jobDirName(job)));
-    if (job === null || uid === null || !dir?.isDirectory() || dir.uid !== uid) {
-      this.pool.unshift(h);
-      return false;
-    }
-    const file = path.join(this.o.stateDir, jobDirName(job), TASK_FIFO);
+    if (h === undefined) return 'no FIFO made ahead';
+    const file = this.fifo(job);
     try {
-      // Whatever the user put at that name is replaced (a directory there makes this fail: the job runs gdrgate).
+      fs.fchownSync(h.fd, uid, gid ?? -1);
+      fs.fchmodSync(h.fd, 0o600);
       fs.renameSync(h.file, file);
-    } catch {
-      fs.closeSync(h.fd);
-      fs.rmSync(h.file, { force: true });
-      return false;
+    } catch (e) {
+      quietly(() => fs.closeSync(h.fd));
+      quietly(() => fs.unlinkSync(h.file));
+      return `${file}: ${(e as Error).message}`;
     }
     // Read from the next turn: nothing is written into it before this Prolog ends (its job's first task comes after).
-    setImmediate(() => (this.closed ? fs.closeSync(h.fd) : this.serveJob(job, { ...h, file })));
-    return true;
+    setImmediate(() => (this.closed ? quietly(() => fs.closeSync(h.fd)) : this.serveJob(job, { ...h, file })));
+    return null;
   }
 
-  /** Lets go of the FIFOs whose path no longer leads to them: the job ended (its directory removed) or the user moved it. */
+  /** Lets go of the FIFOs of jobs that ended (their directory gone: removed with it) or whose name leads elsewhere. */
   sweep(): void {
     for (const [job, j] of this.jobs) {
-      if (lstatOrNull(j.file)?.ino === j.ino) continue;
+      const ended = gone(this.jobDir(job));
+      if (!ended && look(j.file)?.ino === j.ino) continue;
       j.served.destroy();
       this.jobs.delete(job);
+      if (ended && look(j.file)?.ino === j.ino) quietly(() => fs.unlinkSync(j.file));
     }
   }
 
@@ -189,17 +219,19 @@ export class TaskFifos {
     if (this.timer) clearInterval(this.timer);
     for (const [job, j] of this.jobs) {
       j.served.destroy();
-      try {
-        if (lstatOrNull(j.file)?.ino === j.ino) fs.renameSync(j.file, path.join(this.poolDir, `parked.${job}`));
-      } catch {
-        /* the job's directory went meanwhile */
-      }
+      // stateDir and the pool are root's: what is renamed is what was looked at.
+      if (look(j.file)?.ino === j.ino) quietly(() => fs.renameSync(j.file, path.join(this.poolDir, `parked.${job}`)));
     }
     this.jobs.clear();
     for (const h of this.pool.splice(0)) {
-      fs.closeSync(h.fd);
-      fs.rmSync(h.file, { force: true });
+      quietly(() => fs.closeSync(h.fd));
+      quietly(() => fs.unlinkSync(h.file));
     }
     await this.filling;
   }
+}
+
+/** The agent's user: root on a node (the Prolog's). Asked each time: a startup snapshot keeps what its maker computed. */
+function me(): number {
+  return process.getuid?.() ?? 0;
 }

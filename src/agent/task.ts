@@ -1,6 +1,6 @@
 // The agent answers a TaskProlog (slurm/taskprolog.sh): the job's user asks, root answers. The TaskProlog reads the
 // job's view with bash alone (task/facts.ts) into a file in the job's directory, which only the job's user and root
-// can enter, and writes one line into the job's FIFO there (agent/task-fifos.ts: the agent's, read for that job only):
+// can enter, and writes one line into the job's FIFO (agent/task-fifos.ts: stateDir/tasks-<id>, read for that job only):
 //   v1 task <job> <pid> <fd> <view> <nonce> <config>
 // The agent judges with the code `gdrgate task` runs, over those facts and nothing the user could aim elsewhere: it
 // reads only the job's directory (the facts file, owned by the job's user, opened without following a link; the

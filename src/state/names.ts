@@ -24,6 +24,12 @@ export function jobDirName(job: string): string {
   return `job-${job}`;
 }
 
+/** The name in stateDir of a job's TaskProlog FIFO (src/agent/task-fifos.ts): `tasks-<id>`. Only ever called with a parsed id. */
+export function taskFifoName(job: string): string {
+  if (!JOB_RE.test(job)) throw new Error(`not a job id: ${JSON.stringify(job)}`);
+  return `tasks-${job}`;
+}
+
 export const PROLOG_FORMAT = 'gdrgate-prolog-state/1';
 export const TASK_FORMAT = 'gdrgate-task-state/1';
 /** Both files are small; anything larger is not ours. */

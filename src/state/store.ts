@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { errno, lstatOrNull, oct, writeAtomic } from '../host/files.js';
-import { jobDirName } from './names.js';
+import { jobDirName, taskFifoName } from './names.js';
 
 /** The per-job files are written the gate's one way (src/host/files.ts); the agent's pid file too. */
 export function replaceAtomically(dir: string, name: string, data: string | Buffer, mode: number): void {
@@ -100,6 +100,12 @@ function empty(dir: string, depth: number, budget: { left: number }, limits: Rem
  */
 export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS): RemoveResult {
   const dir = `${stateDir}/${jobDirName(job)}`;
+  // The job's TaskProlog FIFO (src/agent/task-fifos.ts) goes with it: a name in stateDir, which only root changes.
+  try {
+    fs.unlinkSync(`${stateDir}/${taskFifoName(job)}`);
+  } catch {
+    /* none */
+  }
   try {
     const st = lstatOrNull(dir);
     if (st === null) return { ok: true, removed: false };

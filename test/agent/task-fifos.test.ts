@@ -1,8 +1,9 @@
-// A TaskProlog's FIFO is its job's: the agent moves one it made ahead into the job's directory as it answers the
-// job's Prolog, reads it while the job's directory holds it, lets go once the Epilog removed it, and a new agent takes
-// over the FIFOs of running jobs (root's only: a FIFO a user made there is never read); while none runs, a job has no
-// FIFO, so its TaskProlog runs gdrgate without waiting. A job whose Prolog the agent
-// did not answer has none, and its TaskProlog runs gdrgate. Real agents, real wrappers, as root and as the job's user.
+// A TaskProlog's FIFO is its job's: stateDir/tasks-<id>, the job user's and 0600, where the user can neither move nor
+// replace it. The agent makes FIFOs ahead where only root can enter, gives one to the job as it answers the job's
+// Prolog, lets go of it and removes it once the job's directory is gone, sets its jobs' FIFOs aside at a stop (a
+// TaskProlog meanwhile runs gdrgate without waiting) and a new agent puts them back, as it takes over those a killed
+// agent left. A job whose Prolog the agent did not answer has none, and its TaskProlog runs gdrgate. Real agents, real
+// wrappers, as root and as the job's user.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,25 +42,28 @@ async function taskRuns(t: Test, rig: Rig, job: string, step: string, extra = ''
 async function main(): Promise<void> {
   const rig = await startRig();
   t.teardown(() => rig.close());
-  const fifo = (job: string): string => path.join(rig.stateDir, `job-${job}`, 'tasks');
+  const fifo = (job: string): string => path.join(rig.stateDir, `tasks-${job}`);
   let agent: ChildProcess = rig.agent;
 
-  await t.test('made ahead where only root can enter, moved into the job\'s directory as the agent answers its Prolog', async (t) => {
+  await t.test('made ahead where only root can enter, given to the job as the agent answers its Prolog', async (t) => {
     const pool = fs.lstatSync(path.join(rig.stateDir, '.task-fifos'));
     t.same([pool.isDirectory(), pool.uid, pool.mode & 0o777], [true, 0, 0o700], 'the FIFOs made ahead wait in a directory of root\'s, 0700');
     t.equal(fs.existsSync(path.join(rig.stateDir, 'tasks')), false, 'no FIFO every user can write');
     t.equal(rig.prolog('700'), 0, 'job 700: the Prolog passes, answered by the agent');
     const st = fs.lstatSync(fifo('700'));
-    t.same([st.isFIFO(), st.uid, st.mode & 0o777], [true, 0, 0o666], 'job 700 has its FIFO: root\'s, in the job\'s directory (0700, the user\'s)');
+    t.same([st.isFIFO(), st.uid, st.mode & 0o777, st.nlink], [true, USER, 0o600, 1], 'job 700 has its FIFO in stateDir: the job user\'s, 0600');
     t.ok(held(agent.pid!).includes(fifo('700')), 'the agent reads it');
     t.equal(await taskRuns(t, rig, '700', '0'), 0, 'its TaskProlog is answered by the agent');
+    const mv = spawnSync('/bin/bash', ['-c', 'mv -- "$1" "$1.mine" || rm -f -- "$1"; [ -p "$1" ]', 'mv', fifo('700')], { uid: USER, gid: USER, encoding: 'utf8' });
+    t.equal(mv.status, 0, 'its user can neither move nor remove it (stateDir is root\'s)');
   });
 
-  await t.test('once the job\'s directory is gone, the agent lets go of its FIFO', async (t) => {
+  await t.test('once the job\'s directory is gone, the agent lets go of its FIFO and removes it', async (t) => {
     t.equal(rig.prolog('701'), 0, 'job 701');
     fs.rmSync(path.join(rig.stateDir, 'job-701'), { recursive: true });
     t.equal(rig.prolog('702'), 0, 'job 702 (the agent looks for ended jobs as it answers a Prolog)');
     t.ok(await until(() => !held(agent.pid!).some((f) => f.startsWith(fifo('701')))), 'job 701\'s FIFO is no longer held');
+    t.equal(fs.existsSync(fifo('701')), false, 'and no longer there');
     t.ok(held(agent.pid!).includes(fifo('702')), 'job 702\'s is');
   });
 
@@ -81,27 +85,32 @@ async function main(): Promise<void> {
     for (const j of jobs) fs.rmSync(path.join(rig.stateDir, `job-${j}`), { recursive: true });
   });
 
-  await t.test('a new agent takes over the running jobs\' FIFOs, never one a user made', async (t) => {
+  await t.test('a new agent takes over the running jobs\' FIFOs: set aside by a stopped agent, or left by a killed one', async (t) => {
     t.equal(rig.prolog('703'), 0, 'job 703');
-    // The user replaces job 703's FIFO with one of their own.
-    const mk = spawnSync('/bin/bash', ['-c', 'rm -f -- "$1" && /usr/bin/mkfifo -m 666 -- "$1"', 'mk', fifo('703')], { uid: USER, gid: USER, encoding: 'utf8' });
-    t.equal(mk.status, 0, mk.stderr);
     agent.kill('SIGTERM');
     await new Promise((r) => agent.once('exit', r));
-    t.same(fs.readdirSync(path.join(rig.stateDir, '.task-fifos')).sort(), ['parked.700', 'parked.702'], 'the stopped agent set its jobs\' FIFOs aside (not the user\'s), and removed those it had made ahead');
+    t.same(fs.readdirSync(path.join(rig.stateDir, '.task-fifos')).sort(), ['parked.700', 'parked.702', 'parked.703'], 'the stopped agent set its jobs\' FIFOs aside, and removed those it had made ahead');
     t.equal(fs.existsSync(fifo('700')), false, 'job 700 has no FIFO while no agent runs');
     rig.conf(true, 'AGENT_TIMEOUT=30');
     const before = rig.runs();
     const down = await rig.task({ SLURM_JOB_ID: '700', SLURM_STEP_ID: '5' }, 20_000);
     t.same([down.code, rig.runs() - before], [0, 1], 'so its TaskProlog runs gdrgate at once, not after AGENT_TIMEOUT (30 s; killed after 20)');
-    agent = spawn(rig.realNode, [rig.cli, 'agent', '--config', rig.config, '--dir', rig.agentDir], { stdio: 'ignore' });
-    t.teardown(() => void agent.kill('SIGTERM'));
-    const pid = path.join(rig.agentDir, 'agent.pid');
-    t.ok(await until(() => fs.existsSync(pid) && fs.readFileSync(pid, 'utf8').trim() === String(agent.pid), 60_000), 'the new agent is up');
-    t.ok(held(agent.pid!).includes(fifo('700')) && held(agent.pid!).includes(fifo('702')), 'it put jobs 700\'s and 702\'s FIFOs back, and reads them');
+    const start = async (): Promise<void> => {
+      agent = spawn(rig.realNode, [rig.cli, 'agent', '--config', rig.config, '--dir', rig.agentDir], { stdio: 'ignore' });
+      const a = agent;
+      t.teardown(() => void a.kill('SIGKILL'));
+      const pid = path.join(rig.agentDir, 'agent.pid');
+      t.ok(await until(() => fs.existsSync(pid) && fs.readFileSync(pid, 'utf8').trim() === String(a.pid), 60_000), 'a new agent is up');
+    };
+    await start();
+    t.ok(['700', '702', '703'].every((j) => held(agent.pid!).includes(fifo(j))), 'it put jobs 700\'s, 702\'s and 703\'s FIFOs back, and reads them');
     t.equal(await taskRuns(t, rig, '700', '1'), 0, 'job 700\'s next step: answered by the new agent');
-    t.notOk(held(agent.pid!).includes(fifo('703')), 'not the FIFO the user made in job 703');
-    t.equal(await taskRuns(t, rig, '703', '0', 'AGENT_TIMEOUT=1'), 1, 'job 703\'s TaskProlog: unanswered, then gdrgate');
+    agent.kill('SIGKILL');
+    await new Promise((r) => agent.once('exit', r));
+    t.ok(fs.lstatSync(fifo('703')).isFIFO(), 'a killed agent leaves them in place');
+    await start();
+    t.ok(held(agent.pid!).includes(fifo('703')), 'the next agent takes them over');
+    t.equal(await taskRuns(t, rig, '703', '0'), 0, 'job 703\'s TaskProlog: answered by it');
   });
 
   await t.test('a job whose Prolog the agent did not answer has no FIFO: its TaskProlog runs gdrgate', async (t) => {

@@ -29,10 +29,11 @@ async function main(): Promise<void> {
   };
   t.equal(prolog('800'), 0, 'before the flood: the agent answers the Prolog (no Node started)', { agent: rig.agentErr() });
   t.equal(await task('800'), 0, 'before the flood: the agent answers the TaskProlog');
-  const fifo = path.join(rig.stateDir, 'job-800', 'tasks');
-  t.equal(fs.lstatSync(fifo).isFIFO() && fs.lstatSync(fifo).uid, 0, 'the job has its FIFO, root\'s, in its directory');
+  const fifo = path.join(rig.stateDir, 'tasks-800');
+  const st = fs.lstatSync(fifo);
+  t.same([st.isFIFO(), st.uid, st.mode & 0o777], [true, USER, 0o600], 'the job has its FIFO, its user\'s, 0600');
   const other = spawnSync('/bin/bash', ['-c', 'exec 3<>"$1"', 'open', fifo], { uid: OTHER, gid: OTHER, encoding: 'utf8' });
-  t.not(other.status, 0, 'another user cannot open it (the job\'s directory is closed to them)');
+  t.not(other.status, 0, 'another user cannot open it');
 
   // The attacker: processes of USER's, each holding a pipe at fd 87 filled to the brim, with facts of its own in its
   // job's directory (so that the agent answers it), asking `k` times to be answered there.

@@ -35,7 +35,7 @@ async function main(): Promise<void> {
       `v1 task 900 ${v.pid} 87 1 ${NONCE} ${rig.config}`,
       `v1 task 900 ${v.pid} 87 1 ${NONCE} /x;id`,
     ]);
-    const w = spawnSync('/bin/bash', ['-c', 'printf "%s\\n" "${@:2}" >"$1"', 'ask', path.join(rig.stateDir, 'job-900', 'tasks'), ...lines], { uid: USER, gid: USER });
+    const w = spawnSync('/bin/bash', ['-c', 'printf "%s\\n" "${@:2}" >"$1"', 'ask', path.join(rig.stateDir, 'tasks-900'), ...lines], { uid: USER, gid: USER });
     t.equal(w.status, 0, 'requests written');
     // A TaskProlog of USER's that the agent answers: its request came after theirs, in the job's queue.
     rig.conf(true);
