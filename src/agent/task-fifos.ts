@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Exec } from '../host/exec.js';
+import { quietly } from '../host/files.js';
 import { log } from '../log.js';
 import { jobDirName, parseId, parseJobId, taskFifoName } from '../state/names.js';
 import { TASK_FIFO } from './task.js';
@@ -52,13 +53,6 @@ const gone = (file: string): boolean => {
     return (e as NodeJS.ErrnoException).code === 'ENOENT';
   }
 };
-function quietly(f: () => void): void {
-  try {
-    f();
-  } catch {
-    /* let go */
-  }
-}
 
 export class TaskFifos {
   private readonly pool: Held[] = [];

@@ -262,3 +262,12 @@ export function modeAllowsRead(file: string, ids: Ids, o: { readonly nofollow?: 
     return false;
   }
 }
+
+/** Runs f and ignores a throw: cleanup whose failure changes nothing (close after a write, best-effort repairs). */
+export function quietly(f: () => void): void {
+  try {
+    f();
+  } catch {
+    // Nothing to add to the result already decided.
+  }
+}

@@ -2,7 +2,7 @@
 import { closeSync, constants, fstatSync, linkSync, lstatSync, readSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseSampleLine, sampleLine, type Sample } from './sample.js';
-import { errno as errnoCode, openAppend, openRegular } from '../host/files.js';
+import { errno as errnoCode, openAppend, openRegular, quietly } from '../host/files.js';
 import { takeLock } from '../host/lock.js';
 
 export interface SpoolOptions {
@@ -49,15 +49,6 @@ export const MAX_READ_BYTES = 64 << 20;
 const errMsg = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const rotated = (dir: string, n: number): string => join(dir, `samples.${n}.jsonl`);
 const closeQuietly = (fd: number | null): void => (fd === null ? undefined : quietly(() => closeSync(fd)));
-/** Runs f and ignores a throw: cleanup whose failure changes nothing (close after a write, best-effort repairs). */
-function quietly(f: () => void): void {
-  try {
-    f();
-  } catch {
-    // Nothing to add to the result already decided.
-  }
-}
-
 /**
  * Moves src to dst but never replaces dst (link + unlink: Node has no RENAME_NOREPLACE), so two rotations that
  * overlap despite the lock cannot overwrite a generation. Same inode at both names = a move cut short: finish it.
