@@ -20,3 +20,9 @@ export class OutputCut extends Error {
 export class LimitError extends Error {
   override readonly name = 'LimitError';
 }
+
+/** Something the whole judgement rests on (the node's list of PCI functions, of RDMA adapters) could not be read:
+ * not absent, unreadable. Could not tell: an internal error the policy fails open on, never an empty node judged. */
+export class Unreadable extends Error {
+  override readonly name = 'Unreadable';
+}

@@ -169,7 +169,10 @@ export function correctableGrowth(d: PciDevice, x: DeviceAer, bootId: string | n
     return { kind: 'unknown', why: cur.cor === null ? `correctable counter ${d.aer.correctable.state === 'absent' ? 'absent' : factText(d.aer.correctable)} and CESta unreadable` : `correctable counter with ${x.devCtl ? 'CorrErr- (reporting off)' : 'reporting enables unreadable'} and CESta unreadable` };
   if (!h || !h.ref) return { kind: 'first', why: h ? `no growth known: ${h.why}` : 'no growth known (no reference run: a run by hand)' };
   const ref = h.ref;
-  if (ref.boot !== null && bootId !== null && ref.boot !== bootId) return { kind: 'reset', why: `another boot since ${h.against} (${ref.time}): reference reset` };
+  // Counters count from boot: growth is known only within one boot, so both boot ids must be read (a boot_id that
+  // could not be read is no proof of the same boot: a new boot's counters would be taken from the last one's).
+  if (ref.boot === null || bootId === null) return { kind: 'first', why: `no growth known: ${bootId === null ? 'this boot' : `the boot of ${h.against}`} not known (no boot_id read)` };
+  if (ref.boot !== bootId) return { kind: 'reset', why: `another boot since ${h.against} (${ref.time}): reference reset` };
   const was = ref.devices[d.bdf];
   if (!was) return { kind: 'first', why: `no growth known: ${h.against} did not record ${d.bdf}` };
   const seconds = interval(ref, now);

@@ -13,7 +13,9 @@ function fail<T>(err: unknown): ReadResult<T> {
   if (code === LEAVES_ROOT || code === NOT_REGULAR) return { ok: false, missing: false, reason: e.message };
   // Node's messages already start with the code ("ENOENT: no such file…"): say it once.
   const reason = e.message.startsWith(`${code}:`) ? e.message : `${code}: ${e.message}`;
-  return { ok: false, missing: code === 'ENOENT' || code === 'ENOTDIR', reason };
+  // Only ENOENT is absent. ENOTDIR (a file where a directory of the path should be) is a tree that is not the
+  // kernel's: unreadable, as a loop is, never "not there" (a file at /proc/driver/nvidia read as "no driver").
+  return { ok: false, missing: code === 'ENOENT', reason };
 }
 
 function kindOf(s: Stats): StatInfo['kind'] {

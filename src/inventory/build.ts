@@ -17,7 +17,7 @@ import { readAreas } from '../areas/index.js';
 import { readCores, readGres, readMinors } from './placement.js';
 import { ABSENT } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
-import { factText, Notes, Pacer } from './read.js';
+import { factParsed, factText, listWhole, Notes, Pacer } from './read.js';
 import { type Fact, nul, present, unknown, valueOf } from '../model/fact.js';
 import { byNatural, byText } from '../model/order.js';
 
@@ -38,9 +38,7 @@ export const DEFAULT_GRES_CONF = '/etc/slurm/gres.conf';
 const DEFAULT_PIDFILES = ['/run/slurmd.pid', '/var/run/slurmd.pid'];
 
 async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
-  const ls = await host.list('/sys/devices/system/node');
-  if (!ls.ok) return [];
-  const ids = ls.value.filter((n) => /^node\d+$/.test(n)).map((n) => Number(n.slice(4)));
+  const ids = (await listWhole(host, '/sys/devices/system/node', notes)).filter((n) => /^node\d+$/.test(n)).map((n) => Number(n.slice(4)));
   const lists = await Promise.all(ids.map((id) => factText(host, `/sys/devices/system/node/node${id}/cpulist`, notes)));
   return ids
     .map((id, i) => {
@@ -63,6 +61,8 @@ async function readPlacement(host: Host, gresPath: string): Promise<Placement> {
   return { gresPath, gres, minors, cores };
 }
 
+const BOOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
 /** utsname's release: printable, no blank, at most __NEW_UTS_LEN (64) bytes; anything else is no release. */
 const RELEASE = /^[\x21-\x7e]{1,64}$/;
 
@@ -77,10 +77,10 @@ async function readKernel(host: Host, notes: Notes): Promise<Fact<string>> {
 }
 
 async function readModules(host: Host, notes: Notes): Promise<Set<string>> {
-  const [procMods, sysMods] = await Promise.all([factText(host, '/proc/modules', notes), host.list('/sys/module')]);
+  const [procMods, sysMods] = await Promise.all([factText(host, '/proc/modules', notes), listWhole(host, '/sys/module', notes)]);
   const out = procMods.state === 'present' ? parseModules(procMods.value) : new Set<string>();
   // Built-in modules appear only under /sys/module (e.g. mlx5_core on some kernels).
-  if (sysMods.ok) for (const m of sysMods.value) out.add(m);
+  for (const m of sysMods) out.add(m);
   return out;
 }
 
@@ -96,8 +96,9 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     readKernel(host, notes),
     readModules(host, notes),
     factText(host, '/proc/sys/kernel/hostname', notes).then(async (h) => (h.state === 'present' ? h : await factText(host, '/etc/hostname', notes))),
-    // Which boot the AER counters count from (pcie-aer's growth); one small read.
-    factText(host, '/proc/sys/kernel/random/boot_id', notes),
+    // Which boot the AER counters count from (pcie-aer's growth); one small read. A UUID ("%pU", drivers/char/random.c)
+    // or unknown: an empty or torn one is no boot, and would read as another boot (a reset) or the same one.
+    factParsed(host, '/proc/sys/kernel/random/boot_id', (s) => (BOOT_ID.test(s) ? { ok: true, value: s } : { ok: false, error: `not a boot id: ${JSON.stringify(s.slice(0, 40))}` }), notes, 'absent'),
     factText(host, '/proc/cmdline', notes), // read once: the IOMMU and the payload readers both use it
   ]);
   const byBdf = new Map(skeletons.map((s) => [s.bdf, s]));

@@ -1,11 +1,27 @@
-// Whether an inventory knows its PCI device list: a listing that failed (unreadable, or not recorded by a snapshot)
-// leaves the inventory without devices, which every comparison would read as "every device missing".
+// Whether an inventory knows the node's device lists: a listing that failed (unreadable, or not recorded by a
+// snapshot) leaves the inventory without those devices, which a check would read as "no GPU", "GPU missing" or "no
+// RDMA adapter", and a comparison as "every device missing". Such an inventory is not judged.
+import { Unreadable } from '../errors.js';
 import type { Inventory } from '../model/inventory.js';
 
 const PCI_LIST = '/sys/bus/pci/devices: ';
+/** The listings whose entries are what the checks iterate (inventory/read.ts listWhole notes their failures). */
+const DEVICE_LISTS = [PCI_LIST, '/sys/class/infiniband: ', '/sys/devices/system/node: ', '/sys/module: '];
 
 /** Why the PCI device list is unknown (the inventory's note), or null when it was read or found absent. */
 export function pciListUnknown(inv: Inventory): string | null {
   const n = inv.notes.find((x) => x.startsWith(PCI_LIST));
   return n !== undefined && n !== `${PCI_LIST}absent` ? n.slice(0, 240) : null;
+}
+
+/** Why one of the node's device lists is unknown, or null when every one was read or found absent. */
+export function deviceListUnknown(inv: Inventory): string | null {
+  const n = inv.notes.find((x) => DEVICE_LISTS.some((p) => x.startsWith(p)) && !x.endsWith(': absent'));
+  return n === undefined ? null : n.slice(0, 240);
+}
+
+/** Throws Unreadable when a device list is unknown: could not tell, so nothing is judged (never an empty node). */
+export function requireDeviceLists(inv: Inventory): void {
+  const why = deviceListUnknown(inv);
+  if (why !== null) throw new Unreadable(`${why}: the node's devices could not be listed, so nothing was judged`);
 }

@@ -5,9 +5,9 @@ import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
 import type { PciConfig, PcieCap } from '../model/pci.js';
 import { sparseConfig } from '../parsers/pci-config.js';
 import { parsePciConfigOnce } from './config-memo.js';
-import { BDF_RE, parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
+import { BDF_RE, parseCpuList, parseLinkSpeed, parsePciClass, parsePciId, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
 import { readAerCounters } from './aer.js';
-import { factLinkBase, factParsed, factText, type Notes, type Pacer, readWhy } from './read.js';
+import { factLinkBase, factParsed, factText, listWhole, type Notes, type Pacer, readWhy } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
 const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
@@ -24,13 +24,9 @@ const isDisplay = (classCode: Fact<number>): boolean => classCode.state === 'pre
  * find the GPUs). A large node has hundreds of functions: the vendor of the few that matter is read in phase 2.
  */
 export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> {
-  const ls = await host.list(DEV);
-  if (!ls.ok) {
-    notes.add(DEV, ls.missing ? 'absent' : ls.reason);
-    return [];
-  }
+  const names = await listWhole(host, DEV, notes);
   const out = await Promise.all(
-    ls.value.filter((n) => BDF_RE.test(n)).map(async (bdf): Promise<PciSkeleton | null> => {
+    names.filter((n) => BDF_RE.test(n)).map(async (bdf): Promise<PciSkeleton | null> => {
       const real = await host.realPath(`${DEV}/${bdf}`);
       if (!real.ok) {
         notes.add(`${DEV}/${bdf}`, real.reason);
@@ -42,13 +38,20 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
       }
       const segs = real.value.split('/');
       const hb = segs.findIndex((s) => HOST_BRIDGE_RE.test(s));
+      // Every PCI function the kernel shows lies below a host bridge (/sys/devices/pciDDDD:BB/...); an entry that is
+      // not a link to one (a capture copied with links dereferenced) has no place: unidentified, as an unresolvable one.
+      if (hb < 0) {
+        const why = `${DEV}/${bdf}: resolves to ${real.value}, under no PCI host bridge`;
+        notes.add(`${DEV}/${bdf}`, why);
+        return { bdf, sysPath: `${DEV}/${bdf}`, hostBridge: 'unknown', bridges: [], vendor: ABSENT, classCode: unknown(why) };
+      }
       const chain = segs.slice(hb + 1).filter((s) => BDF_RE.test(s));
-      const classCode = await factParsed(host, `${real.value}/class`, parseHex, notes, 'absent');
-      const vendor = isDisplay(classCode) ? await factParsed(host, `${real.value}/vendor`, parseHex, notes, 'absent') : ABSENT;
+      const classCode = await factParsed(host, `${real.value}/class`, parsePciClass, notes, 'absent');
+      const vendor = isDisplay(classCode) ? await factParsed(host, `${real.value}/vendor`, parsePciId, notes, 'absent') : ABSENT;
       return {
         bdf,
         sysPath: real.value,
-        hostBridge: hb >= 0 ? segs[hb]! : 'unknown',
+        hostBridge: segs[hb]!,
         bridges: chain.slice(0, -1),
         vendor,
         classCode,
@@ -90,16 +93,20 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   // Reads are synchronous: the event loop gets a turn now and then so the run's deadline can still fire.
   await pacer.turn();
   const d = s.sysPath;
-  const cfg = await config(host, d);
+  const read = await config(host, d);
+  // A header of another vendor than sysfs says (a GPU's, read in phase 1) is not this function's config space (a
+  // shifted or foreign read): nothing is taken from it, neither IDs nor links nor "no AER capability".
+  const foreign = read.state === 'present' && s.vendor.state === 'present' && read.value.vendorId !== s.vendor.value;
+  const cfg = foreign ? unknown(`${d}/config: vendor ID 0x${read.value.vendorId.toString(16).padStart(4, '0')}, not the 0x${valueOf(s.vendor)!.toString(16).padStart(4, '0')} of ${d}/vendor`) : read;
   // Read as root, config space holds the registers sysfs's vendor, device and *_link_* files decode (IDs; Link
   // Status and Link Capabilities, PCIe Base 6.3 §7.5.3.6/§7.5.3.8): one read instead of seven per device.
-  // Unprivileged (64-byte header), absent or unanswered config: the sysfs files.
+  // Unprivileged (64-byte header), absent or unanswered (0xffff) or zeroed (0x0000) config: the sysfs files.
   const cv = cfg.state === 'present' ? cfg.value : null;
-  const header = cv && cv.length >= 0x40 && cv.vendorId !== 0xffff ? cv : null;
+  const header = cv && cv.length >= 0x40 && cv.vendorId !== 0xffff && cv.vendorId !== 0 ? cv : null;
   const pcie = cv && cv.pcie.state === 'present' ? cv.pcie.value : null;
   const [vendor, device, driver, numaNode, localCpuList, current, max, iommu] = await Promise.all([
-    isDisplay(s.classCode) ? s.vendor : header ? present(header.vendorId) : factParsed(host, `${d}/vendor`, parseHex, notes, 'absent'),
-    header ? present(header.deviceId) : factParsed(host, `${d}/device`, parseHex, notes, 'absent'),
+    isDisplay(s.classCode) ? s.vendor : header ? present(header.vendorId) : factParsed(host, `${d}/vendor`, parsePciId, notes, 'absent'),
+    header ? present(header.deviceId) : factParsed(host, `${d}/device`, parsePciId, notes, 'absent'),
     endpoint ? factLinkBase(host, `${d}/driver`) : ABSENT, // the bound driver's name; absent when unbound
     factParsed(host, `${d}/numa_node`, parseNumaNode, notes, 'absent'),
     endpoint ? factText(host, `${d}/local_cpulist`, notes) : ABSENT,

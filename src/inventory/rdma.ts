@@ -3,7 +3,7 @@ import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Bdf, RdmaNic, RdmaPort } from '../model/inventory.js';
 import { BDF_RE, parseFwVer } from '../parsers/sysfs.js';
-import { factParsed, factText, Notes, readWhy } from './read.js';
+import { factParsed, factText, listWhole, Notes, readWhy } from './read.js';
 
 const CLASS = '/sys/class/infiniband';
 
@@ -26,17 +26,19 @@ async function pciFunction(host: Host, link: string, notes: Notes): Promise<Fact
     return unknown(readWhy(link, r.reason));
   }
   const last = r.value.slice(r.value.lastIndexOf('/') + 1);
-  return BDF_RE.test(last) ? present(last) : ABSENT;
+  if (BDF_RE.test(last)) return present(last);
+  // Resolved to itself, the adapter's own `device` entry: not a link (a capture copied with links dereferenced), so
+  // where it points cannot be told. Only a link to something that is not a PCI function (siw's netdev) is none.
+  if (r.value.endsWith(`/${link.split('/').slice(-2).join('/')}`)) {
+    notes.add(link, 'not a link');
+    return unknown(`${link}: not a link, so its PCI function cannot be told`);
+  }
+  return ABSENT;
 }
 
 export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
-  const ls = await host.list(CLASS);
-  if (!ls.ok) {
-    if (!ls.missing) notes.add(CLASS, ls.reason);
-    return [];
-  }
   return Promise.all(
-    ls.value.map(async (name): Promise<RdmaNic> => {
+    (await listWhole(host, CLASS, notes)).map(async (name): Promise<RdmaNic> => {
       const dir = `${CLASS}/${name}`;
       const bdf = await pciFunction(host, `${dir}/device`, notes);
       const ports = await host.list(`${dir}/ports`);

@@ -44,6 +44,18 @@ export async function exists(host: Host, path: string): Promise<boolean> {
 }
 
 /**
+ * A listing whose entries are the node's devices (every PCI function, RDMA adapter, NUMA node, module): missing is
+ * none; any other failure (EACCES, EIO, a loop, a file where the directory should be) is a note under the path (the
+ * runner then judges nothing: inventory/pci-known.ts), and no entries, never a list of none to be judged.
+ */
+export async function listWhole(host: Host, path: string, notes: Notes): Promise<string[]> {
+  const r = await host.list(path);
+  if (r.ok) return r.value;
+  if (!r.missing) notes.add(path, r.reason);
+  return [];
+}
+
+/**
  * Why a read failed, naming the file once: a Host's reason usually quotes the path already (the error message of
  * node:fs), and wrapping it again would say it twice. Every wrap of a Host reason in the inventory goes through here.
  */

@@ -8,7 +8,8 @@ import { factParsed, factText, type Notes, readWhy } from './read.js';
 
 const DIR = '/sys/class/thermal';
 const PREFIX = 'PCIe_Port_Link_Speed_';
-const state = (s: string) => (/^\d+$/.test(s) ? { ok: true as const, value: Number(s) } : { ok: false as const, error: `not a cooling state: ${JSON.stringify(s.slice(0, 20))}` });
+// The thermal core prints an unsigned long; no cooling device has a billion states (pcie_cooling.c: one per speed).
+const state = (s: string) => (/^\d{1,9}$/.test(s) ? { ok: true as const, value: Number(s) } : { ok: false as const, error: `not a cooling state: ${JSON.stringify(s.slice(0, 20))}` });
 
 const BDF = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
 
@@ -34,7 +35,10 @@ export async function readPcieCooling(host: Host, notes: Notes): Promise<Fact<re
       const type = await coolingType(host, `${DIR}/${name}/type`, notes);
       if (type.state !== 'present') return type;
       if (!type.value.startsWith(PREFIX)) return present(null);
-      const [cur, max] = await Promise.all([factParsed(host, `${DIR}/${name}/cur_state`, state, notes, 'absent'), factParsed(host, `${DIR}/${name}/max_state`, state, notes, 'absent')]);
+      const [read, max] = await Promise.all([factParsed(host, `${DIR}/${name}/cur_state`, state, notes, 'absent'), factParsed(host, `${DIR}/${name}/max_state`, state, notes, 'absent')]);
+      // A cooling device's states run from 0 to max_state: one that reads above it is no state of this device (a torn
+      // or foreign file), so it says nothing about the link.
+      const cur = read.state === 'present' && max.state === 'present' && read.value > max.value ? unknown(`${DIR}/${name}/cur_state ${read.value} is above max_state ${max.value}`) : read;
       return present({ device: name, port: type.value.slice(PREFIX.length), cur, max });
     }),
   );

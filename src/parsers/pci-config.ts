@@ -65,9 +65,10 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
     problems.push(`config blob is ${bytes.length} bytes, shorter than the ${HEADER_BYTES}-byte header`);
     return { ...unreadable(problems[0]!), problems };
   }
-  // An all-ones Vendor ID is what a read returns when no function answers (§7.5.1.1.1).
-  if (header.vendorId === 0xffff) {
-    problems.push('vendor ID reads 0xffff: no function answered the configuration read');
+  // An all-ones Vendor ID is what a read returns when no function answers (§7.5.1.1.1); 0x0000 is no vendor's either
+  // (the kernel's probe refuses both: drivers/pci/probe.c pci_bus_generic_read_dev_vendor_id): a zeroed read.
+  if (header.vendorId === 0xffff || header.vendorId === 0) {
+    problems.push(`vendor ID reads 0x${header.vendorId.toString(16).padStart(4, '0')}: ${header.vendorId ? 'no function answered the configuration read' : 'no function\'s header (a zeroed read)'}`);
     return { ...unreadable(problems[0]!), subsystem: unknown(problems[0]!), problems };
   }
   // A 64-byte blob means "not readable", never "no capability": the list lies beyond it.

@@ -19,12 +19,20 @@ export function parseLinkWidth(text: string): Parsed<number | null> {
   return { ok: true, value: n === 0 || n === 255 ? null : n };
 }
 
-/** `vendor`, `device`, `class`: "0x10de". */
-export function parseHex(text: string): Parsed<number> {
-  const s = text.trim();
-  if (!/^0x[0-9a-fA-F]{1,8}$/.test(s)) return { ok: false, error: `expected hex, got ${JSON.stringify(s)}` };
-  return { ok: true, value: parseInt(s.slice(2), 16) };
+/** Hex of exactly `digits` digits after 0x, as the kernel prints it (pci-sysfs.c): a short value is a cut read. */
+function hexOf(digits: number, what: string): (text: string) => Parsed<number> {
+  const re = new RegExp(`^0x[0-9a-fA-F]{${digits}}$`);
+  return (text) => {
+    const s = text.trim();
+    if (!re.test(s)) return { ok: false, error: `expected ${what} as 0x and ${digits} hex digits, got ${JSON.stringify(s.slice(0, 40))}` };
+    return { ok: true, value: parseInt(s.slice(2), 16) };
+  };
 }
+
+/** `vendor`, `device`: "0x10de" ("0x%04x"). */
+export const parsePciId = hexOf(4, 'an ID');
+/** `class`: "0x030200" ("0x%06x": class, subclass, programming interface). */
+export const parsePciClass = hexOf(6, 'a class code');
 
 /** `numa_node`: -1 means the firmware reported no affinity. */
 export function parseNumaNode(text: string): Parsed<number | null> {

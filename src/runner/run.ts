@@ -3,6 +3,7 @@ import { CHECK_IDS, CHECKS } from '../checks/index.js';
 import type { CheckContext } from '../checks/types.js';
 import type { CheckId, Finding } from '../model/finding.js';
 import { UsageError } from '../errors.js';
+import { requireDeviceLists } from '../inventory/pci-known.js';
 import type { Deadline } from './deadline.js';
 
 export function selectChecks(only: readonly string[] | undefined): CheckId[] {
@@ -13,10 +14,12 @@ export function selectChecks(only: readonly string[] | undefined): CheckId[] {
 }
 
 /**
+ * An inventory whose device lists could not be read is not judged (Unreadable: could not tell, inventory/pci-known.ts).
  * Checks are synchronous: a timer cannot stop one, so the deadline is asked between them (a run past it throws
  * DeadlineError, an internal error the policy handles) and each check gets it for its own long loops.
  */
 export function runChecks(ctx: CheckContext, ids: readonly CheckId[], deadline?: Deadline): Finding[] {
+  requireDeviceLists(ctx.inv);
   const out: Finding[] = [];
   for (const c of CHECKS.filter((x) => ids.includes(x.id))) {
     deadline?.check(`before check ${c.id}`);
@@ -32,6 +35,7 @@ export function runChecks(ctx: CheckContext, ids: readonly CheckId[], deadline?:
  */
 export async function runChecksPaced(ctx: CheckContext, ids: readonly CheckId[], deadline?: Deadline): Promise<Finding[]> {
   if (!deadline) return runChecks(ctx, ids);
+  requireDeviceLists(ctx.inv);
   const out: Finding[] = [];
   for (const c of CHECKS.filter((x) => ids.includes(x.id))) {
     await new Promise<void>((r) => setImmediate(r));

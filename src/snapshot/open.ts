@@ -103,7 +103,7 @@ export class SnapshotHost implements Host {
     // A trailing slash (POSIX path resolution) follows a final link and wants a directory.
     const slash = norm.length > 1 && norm.endsWith('/');
     const r = this.walk(norm, followLast || slash);
-    return r.ok && slash && r.node.kind !== 'dir' ? err('ENOTDIR', r.path, true) : r;
+    return r.ok && slash && r.node.kind !== 'dir' ? err('ENOTDIR', r.path, false) : r;
   }
 
   /** The walk's answer, from the tree's keys where they give it, else by walkAll. */
@@ -164,7 +164,7 @@ export class SnapshotHost implements Host {
         continue;
       }
       const dir = this.tree.get(cur);
-      if (dir?.kind !== 'dir') return err('ENOTDIR', cur, true);
+      if (dir?.kind !== 'dir') return err('ENOTDIR', cur, false);
       const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
       const n = this.tree.get(next);
       if (!n) return this.noEntry(next);
@@ -187,7 +187,7 @@ export class SnapshotHost implements Host {
   async list(p: string): Promise<ReadResult<string[]>> {
     const r = this.resolve(p, true);
     if (!r.ok) return r;
-    if (r.node.kind !== 'dir') return err('ENOTDIR', r.path, true);
+    if (r.node.kind !== 'dir') return err('ENOTDIR', r.path, false);
     // The tree holds the entries something read; only a recorded listing says they are all there were.
     if (this.listed !== null && !this.listed.has(r.path)) return { ok: false, missing: false, reason: `listing not recorded by this snapshot (taken by gdrgate ${this.takenBy}): ${r.path}` };
     return { ok: true, value: this.tree.children(r.path) };

@@ -49,6 +49,8 @@ export interface GenNode extends GenKernelRegs {
   /** IOMMU units in /sys/class/iommu and the type every group reports. */
   iommu?: { units: string[]; groupType: string };
   cmdline?: string; hostname?: string;
+  /** /proc/sys/kernel/random/boot_id (drivers/char/random.c: a UUID, "%pU"); every kernel has one. */
+  bootId?: string;
   /** /sys/devices/system/cpu/modalias ("cpu:type:x86,ven0000fam0006mod008F:feature:…"); not written when unset. */
   cpuModalias?: string;
   /** `*_link_speed` as kernels before pci_speed_string() printed it ("16 GT/s", not "16.0 GT/s PCIe"). */ legacyLinkSpeedText?: boolean;
@@ -219,6 +221,7 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
     version: node.procVersion ?? `Linux version ${kernel} (buildd@lcy02-amd64-045) (gcc (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0, GNU ld (GNU Binutils for Ubuntu) 2.38) #101-Ubuntu SMP Tue Nov 14 13:30:08 UTC 2023\n`,
     'sys/kernel/osrelease': `${kernel}\n`,
     'sys/kernel/hostname': `${node.hostname ?? 'gpu001'}\n`,
+    'sys/kernel/random/boot_id': `${node.bootId ?? '6f1d2c3b-8a4e-4b7f-9e21-0c5d7a9b3e18'}\n`,
     cmdline: `${node.cmdline ?? `BOOT_IMAGE=/boot/vmlinuz-${kernel} root=UUID=4f1c2a7e-2b9e-4d0a-9d55-0c1e5f3b8a21 ro quiet`}\n`,
     'self/limits': limitsText(node.memlockKiB ?? 'unlimited'),
   });

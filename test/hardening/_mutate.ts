@@ -1,5 +1,6 @@
 // Test-side: the files the gate reads on a tree (as the snapshot recorder lists them), and a Host that answers one of
-// them broken (unreadable, empty, garbage, oversized, or its directory entry duplicated), the rest as the tree has them.
+// them broken (unreadable, empty, garbage, oversized, or its directory entry duplicated; a listed directory or a
+// looked-at path: unreadable), the rest as the tree has them.
 import type { AccessAnswer, Host, ReadResult, StatInfo } from '../../src/host/host.js';
 import { buildInventory, type BuildOptions } from '../../src/inventory/build.js';
 import type { Inventory } from '../../src/model/inventory.js';
@@ -17,6 +18,8 @@ export interface Recorded {
   readonly lists: readonly string[];
   /** Every link it resolved or read (`device`, `driver`, `iommu_group`, a device's directory): these can only be unreadable. */
   readonly links: readonly string[];
+  /** Every path it looked at (lstat, stat) without reading: these can only be unreadable too. */
+  readonly stats: readonly string[];
   readonly inv: Inventory;
 }
 
@@ -28,7 +31,8 @@ export async function record(src: Host, opts: BuildOptions = {}): Promise<Record
   const files = [...new Set(host.requests.filter((r) => r.op === 'read').map((r) => r.path))];
   const lists = [...new Set(host.requests.filter((r) => r.op === 'list').map((r) => r.path))];
   const links = [...new Set(host.requests.filter((r) => r.op === 'realPath' || r.op === 'readLink').map((r) => r.path))];
-  return { host, files, lists, links, inv };
+  const stats = [...new Set(host.requests.filter((r) => r.op === 'lstat' || r.op === 'stat').map((r) => r.path))];
+  return { host, files, lists, links, stats, inv };
 }
 
 const BDF = /^([0-9a-f]{4}:[0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/;
@@ -72,8 +76,9 @@ export function garbage(salt: number): string {
 }
 
 export interface Case {
+  /** A file read, a link followed, a directory listed or a path looked at, by `kind`. */
   readonly file: string;
-  readonly kind: Mutation;
+  readonly kind: Mutation | 'unlistable';
   readonly salt: number;
 }
 
@@ -109,6 +114,8 @@ export class MutatingHost implements Host {
   }
 
   async list(p: string): Promise<ReadResult<string[]>> {
+    // A listing that fails as FsHost words EACCES (an ELOOP, EIO or ENOTDIR answers the same way: not missing).
+    if (p === this.c.file && this.c.kind === 'unlistable') return { ok: false, missing: false, reason: `EACCES: permission denied, scandir '${p}'` };
     const r = await this.base.list(this.map(p));
     const t = this.twin;
     if (!t || p !== t.dir || !r.ok) return r;
@@ -116,7 +123,7 @@ export class MutatingHost implements Host {
   }
 
   async readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
-    if (p !== this.c.file || this.c.kind === 'duplicated') return this.base.readBytes(this.map(p), max);
+    if (p !== this.c.file || this.c.kind === 'duplicated' || this.c.kind === 'unlistable') return this.base.readBytes(this.map(p), max);
     switch (this.c.kind) {
       case 'unreadable':
         return { ok: false, missing: false, reason: `EACCES: permission denied, open '${p}'` };
@@ -155,11 +162,16 @@ export class MutatingHost implements Host {
   }
 
   lstat(p: string): Promise<ReadResult<StatInfo>> {
-    return this.base.lstat(this.map(p));
+    return this.brokenStat(p) ?? this.base.lstat(this.map(p));
   }
 
   stat(p: string): Promise<ReadResult<StatInfo>> {
-    return this.base.stat(this.map(p));
+    return this.brokenStat(p) ?? this.base.stat(this.map(p));
+  }
+
+  /** A path of the case that cannot be looked at: EACCES on a directory above it, as FsHost words it. */
+  private brokenStat(p: string): Promise<ReadResult<StatInfo>> | null {
+    return p === this.c.file && this.c.kind === 'unreadable' ? Promise.resolve({ ok: false, missing: false, reason: `EACCES: permission denied, lstat '${p}'` }) : null;
   }
 
   access(p: string): Promise<AccessAnswer> {

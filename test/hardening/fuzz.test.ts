@@ -3,7 +3,7 @@
 import t from 'tap';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../../src/parsers/sysfs.js';
+import { parseCpuList, parseLinkSpeed, parseLinkWidth, parseNumaNode, parsePciClass, parsePciId } from '../../src/parsers/sysfs.js';
 import { parseLimits, parseMemlock, parseSize } from '../../src/parsers/limits.js';
 import { parseIommuCmdline, parseKernelRelease, parseModules, parseNvidiaVersion } from '../../src/parsers/procfs.js';
 import { parseShowNode } from '../../src/parsers/scontrol.js';
@@ -49,7 +49,8 @@ const gpu = path.join(H200, 'sys/devices/pci0000:00/0000:00:06.0');
 const parsers: [string, (s: string) => unknown, string[]][] = [
   ['parseLinkSpeed', parseLinkSpeed, [read(`${gpu}/current_link_speed`), '2.5 GT/s PCIe\n', 'Unknown\n']],
   ['parseLinkWidth', parseLinkWidth, [read(`${gpu}/current_link_width`)]],
-  ['parseHex', parseHex, [read(`${gpu}/vendor`), read(`${gpu}/class`)]],
+  ['parsePciId', parsePciId, [read(`${gpu}/vendor`), read(`${gpu}/device`)]],
+  ['parsePciClass', parsePciClass, [read(`${gpu}/class`)]],
   ['parseNumaNode', parseNumaNode, [read(`${gpu}/numa_node`)]],
   ['parseCpuList', parseCpuList, [read(`${gpu}/local_cpulist`), '0-47,96-143\n']],
   ['parseLimits', parseLimits, [read(path.join(H200, 'proc/self/limits'))]],

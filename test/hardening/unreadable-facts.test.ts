@@ -1,10 +1,12 @@
-// Generator: every file the gate reads and every link it follows on a real tree (the H200 capture; a generated 8-GPU HGX with RDMA, gres.conf, NVIDIA procfs and cooling devices) made unreadable, empty, garbage, oversized or duplicated (a link: unreadable): a finding may only stay as it was or become a skip.
+// Generator: every file the gate reads, every link it follows, every directory it lists and every path it looks at on a real tree (the H200 capture; a generated 8-GPU HGX with RDMA, gres.conf, NVIDIA procfs and cooling devices) made unreadable, empty, garbage, oversized or duplicated (a link, a listing, a look: unreadable), judged by the runner: a finding may only stay as it was or become a skip (or nothing be judged: could not tell).
 import t, { type Test } from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { aerReferenceOf } from '../../src/checks/aer-judge.js';
 import type { CheckContext } from '../../src/checks/types.js';
-import { CHECKS } from '../../src/checks/index.js';
+import { CHECK_IDS } from '../../src/checks/index.js';
+import { Unreadable } from '../../src/errors.js';
+import { runChecks } from '../../src/runner/run.js';
 import { FsHost } from '../../src/host/fs-host.js';
 import type { Host } from '../../src/host/host.js';
 import { buildInventory } from '../../src/inventory/build.js';
@@ -39,8 +41,14 @@ interface Tree {
   readonly healthy: { readonly bare: ReadonlySet<string>; readonly based: ReadonlySet<string> };
 }
 
+/** The runner's judgement; a node it refuses to judge (a device list unknown) has no finding to move: could not tell. */
 function run(inv: Awaited<ReturnType<typeof buildInventory>>, baseline: BaselineClass | null, ctx: Partial<CheckContext>): Finding[] {
-  return CHECKS.flatMap((c) => c.run({ ...ctx, inv, baseline }));
+  try {
+    return runChecks({ ...ctx, inv, baseline }, CHECK_IDS);
+  } catch (e) {
+    if (e instanceof Unreadable) return [];
+    throw e;
+  }
 }
 
 async function prepare(name: string, src: Host): Promise<Tree> {
@@ -78,19 +86,25 @@ async function hgxTree(): Promise<string> {
   return root;
 }
 
-/** One case per (shape, mutation), then EXTRA drawn from every (file, mutation); all from the seed. A link has one mutation: unreadable. */
-function cases(files: readonly string[], links: readonly string[], seed: number): Case[] {
+/** One case per (shape, mutation), then EXTRA drawn from every (file, mutation); all from the seed. A link, a look: unreadable; a listing: unlistable. */
+function cases(rec: Recorded, seed: number): Case[] {
+  const { files, links, stats, lists } = rec;
   const r = mulberry32(seed);
   const byShape = new Map<string, string[]>();
   for (const f of files) byShape.set(shapeOf(f), [...(byShape.get(shapeOf(f)) ?? []), f]);
-  const linkShapes = new Map<string, string[]>();
-  for (const l of links) linkShapes.set(shapeOf(l), [...(linkShapes.get(shapeOf(l)) ?? []), l]);
   const out: Case[] = [];
   const all = EXTRA < 0;
-  for (const group of linkShapes.values()) {
-    if (all) for (const file of group) out.push({ file, kind: 'unreadable', salt: out.length });
-    else out.push({ file: group[Math.floor(r() * group.length)]!, kind: 'unreadable', salt: out.length });
-  }
+  const one = (paths: readonly string[], kind: Case['kind']): void => {
+    const groups = new Map<string, string[]>();
+    for (const l of paths) groups.set(shapeOf(l), [...(groups.get(shapeOf(l)) ?? []), l]);
+    for (const group of groups.values()) {
+      if (all) for (const file of group) out.push({ file, kind, salt: out.length });
+      else out.push({ file: group[Math.floor(r() * group.length)]!, kind, salt: out.length });
+    }
+  };
+  one(links, 'unreadable');
+  one(stats, 'unreadable');
+  one(lists, 'unlistable');
   for (const group of byShape.values())
     for (const kind of MUTATIONS) {
       if (all) for (const file of group) out.push({ file, kind, salt: out.length });
@@ -112,7 +126,7 @@ async function sweep(t: Test, tree: Tree): Promise<void> {
     const r = await tree.rec.host.list(d);
     listing.set(d, r.ok ? r.value : []);
   }
-  const cs = cases(tree.rec.files, tree.rec.links, SEED + tree.rec.files.length);
+  const cs = cases(tree.rec, SEED + tree.rec.files.length);
   const bad: string[] = [];
   let ran = 0;
   for (const c of cs) {
@@ -123,7 +137,7 @@ async function sweep(t: Test, tree: Tree): Promise<void> {
     for (const [label, baseline, healthy] of [['bare', null, tree.healthy.bare], ['based', tree.baseline, tree.healthy.based]] as const)
       for (const m of moved(healthy, run(inv, baseline, tree.ctx))) bad.push(`${c.kind} ${c.file} (${label}): ${m}`);
   }
-  t.comment(`${tree.name}: ${tree.rec.files.length} files read, ${tree.rec.links.length} links followed, ${ran} cases run (seed ${SEED}), cpu ${Math.round(process.cpuUsage().user / 1000)} ms so far`);
+  t.comment(`${tree.name}: ${tree.rec.files.length} files read, ${tree.rec.links.length} links followed, ${tree.rec.lists.length} directories listed, ${tree.rec.stats.length} paths looked at, ${ran} cases run (seed ${SEED}), cpu ${Math.round(process.cpuUsage().user / 1000)} ms so far`);
   t.strictSame(bad, [], `${tree.name}: no finding became a pass, warn or fail because a file broke (only skips, or as before)`);
 }
 

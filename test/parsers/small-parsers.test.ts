@@ -2,7 +2,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseCpuList, parseHex, parseLinkSpeed, parseLinkWidth, parseNumaNode } from '../../src/parsers/sysfs.js';
+import { parseCpuList, parseLinkSpeed, parseLinkWidth, parseNumaNode, parsePciClass, parsePciId } from '../../src/parsers/sysfs.js';
 import { formatBytes, parseLimits, parseMemlock, parseSize } from '../../src/parsers/limits.js';
 import { kernelMajorMinor, parseIommuCmdline, parseKernelRelease, parseModules, parseNvidiaVersion } from '../../src/parsers/procfs.js';
 import { isDrainedOrDown, parseShowNode } from '../../src/parsers/scontrol.js';
@@ -14,8 +14,9 @@ const read = (p: string) => readFileSync(p, 'utf8');
 t.test('sysfs attributes of the real H200', async (t) => {
   t.same(parseLinkSpeed(read(`${gpu}/current_link_speed`)), { ok: true, value: 32 });
   t.same(parseLinkWidth(read(`${gpu}/max_link_width`)), { ok: true, value: 16 });
-  t.same(parseHex(read(`${gpu}/vendor`)), { ok: true, value: 0x10de });
-  t.same(parseHex(read(`${gpu}/class`)), { ok: true, value: 0x030200 });
+  t.same(parsePciId(read(`${gpu}/vendor`)), { ok: true, value: 0x10de });
+  t.same(parsePciId(read(`${gpu}/device`)), { ok: true, value: 0x2335 });
+  t.same(parsePciClass(read(`${gpu}/class`)), { ok: true, value: 0x030200 });
   t.same(parseNumaNode(read(`${gpu}/numa_node`)), { ok: true, value: null }, '-1 means no affinity');
   t.same(parseCpuList(read(`${gpu}/local_cpulist`)), { ok: true, value: [[0, 15]] });
 });
@@ -29,7 +30,13 @@ t.test('sysfs edge cases: Unknown, no link, junk is an error never a number', as
   t.same(parseLinkWidth('255\n'), { ok: true, value: null });
   t.equal(parseLinkWidth('x16').ok, false);
   t.equal(parseLinkWidth('').ok, false);
-  t.equal(parseHex('10de').ok, false);
+  t.equal(parsePciId('10de').ok, false);
+  // The kernel prints "0x%04x" and "0x%06x" (pci-sysfs.c): a shorter or longer value is a cut or foreign read.
+  t.same(parsePciId('0x10').ok, false, 'a cut vendor ID is no ID');
+  t.same(parsePciId('0x10de0').ok, false);
+  t.same(parsePciClass('0x03').ok, false, 'a cut class code is no class');
+  t.same(parsePciClass('0x0302').ok, false, 'four digits are an ID, not a class code');
+  t.same(parsePciClass('0x030200\n'), { ok: true, value: 0x030200 });
   t.equal(parseNumaNode('zero').ok, false);
   t.same(parseCpuList('0-3,8,10-11'), { ok: true, value: [[0, 3], [8, 8], [10, 11]] });
   t.equal(parseCpuList('3-1').ok, false);
