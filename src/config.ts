@@ -1,7 +1,7 @@
 // The gate's configuration file: defaults, schema validation, and where it is looked for.
 import { readJsonFile } from './host/json-file.js';
 import { ConfigError } from './errors.js';
-import { requireTrusted } from './host/trust.js';
+import { requireTrusted, untrustedReason } from './host/trust.js';
 import { probesConfig, type ProbesConfig, type ProbesConfigInput } from './probes/config.js';
 import type { Policy } from './runner/policy.js';
 import { validatorFor } from './schema.js';
@@ -72,10 +72,11 @@ export async function loadConfig(file: string): Promise<Config> {
 
 /**
  * The policy when the config itself is invalid: its own onConfigError/onInternalError if the JSON at least
- * says so, else the defaults (fail-open).
+ * says so, else the defaults (fail-open). Only from a file that root alone can change: one refused as untrusted
+ * says nothing (whoever could write it could otherwise make every Prolog drain with "closed").
  */
-export async function fallbackPolicy(file: string): Promise<{ onConfigError: Policy; onInternalError: Policy }> {
-  const raw = await readJsonFile(file, 'config').catch(() => null);
+export async function fallbackPolicy(file: string, uid = process.getuid?.() ?? 0): Promise<{ onConfigError: Policy; onInternalError: Policy }> {
+  const raw = untrustedReason(file, uid) === null ? await readJsonFile(file, 'config').catch(() => null) : null;
   const pick = (k: string): Policy => {
     const v = raw !== null && typeof raw === 'object' ? (raw as Record<string, unknown>)[k] : undefined;
     return v === 'closed' ? 'closed' : 'open';

@@ -32,8 +32,24 @@ export async function checkBaseline(data: unknown, file: string): Promise<Baseli
         throw new ConfigError(`${file}: /classes/${i}/match/${j}: ${(e as Error).message}`);
       }
     });
+    // One entry per thing judged: a second entry for the same device, pair or probe path would be judged as well
+    // (a GPU's BDF again with role "nic": "NIC missing"), or one of the two silently win.
+    unique(file, `/classes/${i}/devices`, c.devices, (d) => d.bdf, 'device');
+    unique(file, `/classes/${i}/paths`, c.paths, (p) => `${p.gpu} ${p.nic}`, 'GPU↔NIC pair');
+    unique(file, `/classes/${i}/payload/devices`, c.payload?.devices ?? [], (d) => d.bdf, 'device');
+    unique(file, `/classes/${i}/probes`, c.probes ?? [], (e) => JSON.stringify([e.probe, e.gpu, e.nic, e.direction, e.recipe]), 'probe path and recipe');
   });
   return b;
+}
+
+function unique<T>(file: string, at: string, items: readonly T[], key: (x: T) => string, what: string): void {
+  const seen = new Map<string, number>();
+  items.forEach((x, j) => {
+    const k = key(x);
+    const first = seen.get(k);
+    if (first !== undefined) throw new ConfigError(`${file}: ${at}/${j}: duplicate ${what} ${k.startsWith('[') ? '' : `${k} `}(as ${at}/${first})`);
+    seen.set(k, j);
+  });
 }
 
 /** The first class whose patterns match the node; none is a configuration error, never a drain. */

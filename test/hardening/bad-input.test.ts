@@ -21,6 +21,9 @@ const cases: [string, string, RegExp, boolean?][] = [
   ['an invalid regex', JSON.stringify({ version: 1, classes: [{ ...cls, match: ['/gpu[/'] }] }), /\/classes\/0\/match\/0: invalid regex/],
   ['no classes', JSON.stringify({ version: 1, classes: [] }), /\/classes: must NOT have fewer than 1 items/],
   ['version 2', JSON.stringify({ version: 2, classes: [cls] }), /\/version: must be equal to constant/],
+  // Each entry is judged: a GPU's address again with role "nic" read "NIC missing" and drained (the review of d70dc8e).
+  ['a device twice', JSON.stringify({ version: 1, classes: [{ ...cls, devices: [...cls.devices, { ...cls.devices[0], role: 'nic' }] }] }), /: \/classes\/0\/devices\/1: duplicate device 0000:00:06\.0 \(as \/classes\/0\/devices\/0\)$/m],
+  ['a GPU↔NIC pair twice', JSON.stringify({ version: 1, classes: [{ ...cls, paths: [{ gpu: '0000:00:06.0', nic: 'mlx5_0', class: 'NODE' }, { gpu: '0000:00:06.0', nic: 'mlx5_0', class: 'PIX' }] }] }), /: \/classes\/0\/paths\/1: duplicate GPU↔NIC pair 0000:00:06\.0 mlx5_0 \(as \/classes\/0\/paths\/0\)$/m],
 ];
 
 for (const [name, text, want, byValidate = true] of cases) {
@@ -72,5 +75,15 @@ t.test('files anyone could change are refused (fail-open, no drain)', async (t) 
   const r = e.prolog();
   t.equal(r.code, 0);
   t.match(r.stdout, /refusing .*baseline\.json: .*writable by anyone/);
+  t.same(e.drainCalls(), []);
+});
+
+t.test("an untrusted config's own policy is not obeyed: onConfigError closed in a file anyone may write drains nothing", async (t) => {
+  const e = makeGateEnv();
+  e.writeConfig({ onConfigError: 'closed', onInternalError: 'closed' });
+  (await import('node:fs')).chmodSync(e.config, 0o666);
+  const r = e.prolog();
+  t.equal(r.code, 0, r.stdout);
+  t.equal(/^gdrgate prolog node=vm job=42 result=config-error exit=0 \d+ms action=none$/m.test(r.stdout), true, r.stdout);
   t.same(e.drainCalls(), []);
 });
