@@ -102,10 +102,11 @@ function judgeLine(inv: Inventory, l: GresLine, autoDetect: string | null): Retu
 }
 
 export default defineCheck('job-placement', WORDING, {
-  run({ inv }): Finding[] {
+  run({ inv, node }): Finding[] {
     const { gres, gresPath } = inv.placement;
     if (gres.state === 'unknown') return [f('gres-unknown', 'skip', gresPath, `gres.conf not usable: ${gres.why}`)];
-    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => l.name === 'gpu' && forNode(l, nul(inv.hostname))) : [];
+    // slurmd keeps the lines whose NodeName= holds its own NodeName (the Prolog's SLURMD_NODENAME), which need not be the host's name.
+    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => l.name === 'gpu' && forNode(l, node ?? nul(inv.hostname))) : [];
     if (!lines.length) return [f('gres-na', 'skip', 'node', gres.state === 'absent' ? `no ${gresPath}` : `${gresPath} has no GPU line for this node`)];
     return lines.flatMap((l) => judgeLine(inv, l, gres.state === 'present' ? gres.value.autoDetect : null));
   },

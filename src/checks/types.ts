@@ -15,6 +15,8 @@ export interface CheckContext {
   readonly aerHistory?: AerHistory | null;
   /** The judgement's time (growth rates); default now. */
   readonly now?: Date;
+  /** Slurm's name for the node (gres.conf's NodeName= names Slurm's nodes, not hosts); null or absent: the host name read. */
+  readonly node?: string | null;
 }
 
 /** The wording of one finding code (the field matrix): what the signal tells, what to do, the layer that owns it. */

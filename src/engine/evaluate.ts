@@ -67,6 +67,6 @@ export async function readNode(i: ReadInput): Promise<NodeRead> {
 /** The whole judgement: readNode, then the selected checks (a turn of the event loop and the deadline between them), worst first. */
 export async function evaluateNode(i: ReadInput & { readonly checks: readonly CheckId[]; readonly aerHistory?: AerHistory | null }): Promise<Evaluation> {
   const read = await readNode(i);
-  const findings = sortFindings(await runChecksPaced({ inv: read.inv, baseline: read.baseline?.cls ?? null, aerHistory: i.aerHistory ?? null }, i.checks, i.deadline));
+  const findings = sortFindings(await runChecksPaced({ inv: read.inv, baseline: read.baseline?.cls ?? null, aerHistory: i.aerHistory ?? null, node: i.node }, i.checks, i.deadline));
   return { ...read, findings, outcome: outcomeOf(findings) };
 }

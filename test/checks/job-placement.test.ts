@@ -3,7 +3,8 @@
 // Rapids pair gives (SMT siblings n and n+96), so Slurm's core ids 0-47 are socket 0's and 48-95 socket 1's.
 import { informationText } from '../gen/nvidia-procfs.js';
 import { GPUS, node as TWO } from '../gen/topologies/two-socket-2gpu-2nic.js';
-import { patches, put, remove, table, type Patch, type Want } from './_trees.js';
+import t from 'tap';
+import { inventoryOf, patches, put, remove, runCheck, table, type Patch, type Want } from './_trees.js';
 
 const [G0, G1] = GPUS;
 const L0 = '0-47,96-143';
@@ -82,3 +83,13 @@ export const cases = table('job-placement', [
     ...both([ok(G0, L0, '0-47', L0), ok(G1, L1, '48-95', L1)]),
   },
 ]);
+
+// gres.conf's NodeName= names Slurm's nodes: slurmd keeps the lines naming its NodeName, which a site may set apart
+// from the host name (NodeName=gpu-a NodeHostname=host…). The tree's host name is gpu001 (test/gen/sysfs-tree.ts).
+t.test("NodeName= is matched against Slurm's name for the node when the run knows it, else the host name", async (t) => {
+  const inv = await inventoryOf(TWO, gres('NodeName=gpu-a Name=gpu File=/dev/nvidia0 Cores=48-95\nNodeName=gpu001 Name=gpu File=/dev/nvidia0 Cores=0-47\n'));
+  const seen = (node?: string): string[] => runCheck('job-placement', inv, null, node === undefined ? {} : { node }).map((f) => `${f.status} ${f.code} ${f.subject} ${f.actual ?? ''}`);
+  t.same(seen('gpu-a'), [`fail gres-cores-far ${G0} Cores=48-95 (CPUs ${L1})`], "Slurm's gpu-a: its own line, not the host's");
+  t.same(seen(), [`pass gres-cores-ok ${G0} Cores=0-47 (CPUs ${L0})`], 'by hand (no Slurm name): the host name gpu001');
+  t.same(seen('gpu-b'), ['skip gres-na node '], 'another Slurm node: no line, though the host name matches one');
+});
