@@ -74,9 +74,13 @@ export function writePrologState(stateDir: string, state: PrologState, gid: numb
   return `${dir}/${PROLOG_FILE}`;
 }
 
+/** A /dev listing for the record: absent is none; one that fails otherwise throws (a record saying "no verbs devices"
+ * would hide from every task of the job the very adapters it cannot see). */
 async function names(host: Host, kpath: string): Promise<string[]> {
   const r = await host.list(kpath);
-  return r.ok ? r.value : [];
+  if (r.ok) return r.value;
+  if (r.missing) return [];
+  throw new Error(`${kpath} could not be listed (${r.reason}): no job record, since it would list none of its devices`);
 }
 
 export interface RecordInput {

@@ -63,3 +63,15 @@ t.test('never throws', async (t) => {
   t.match(await recordJobState({ stateDir: path.join(file, 'run'), env: { SLURM_JOB_ID: '1', SLURM_JOB_UID: '0' }, node: 'n', host, inv, memlockMin: null }), { ok: false, level: /^error$/ }, 'stateDir under a file: error');
   t.notOk(fs.existsSync(path.join(base, 'run')), 'nothing created for a bad id');
 });
+
+t.test('a /dev listing that fails (not absent) writes no record: one listing no verbs device would hide them all from the job', { skip: !isRoot && 'needs root' }, async (t) => {
+  const root = await jobRoot();
+  fs.rmSync(path.join(root, 'dev/infiniband'), { recursive: true, force: true });
+  fs.symlinkSync('infiniband', path.join(root, 'dev/infiniband'));
+  const host = new FsHost(root);
+  const inv = await buildInventory(host);
+  const { stateDir } = tmpStateDir();
+  const r = await recordJobState({ stateDir, env: { SLURM_JOB_ID: '600', SLURM_JOB_UID: String(JOB_UID) }, node: 'gpu001', host, inv, memlockMin: 'unlimited' });
+  t.same(r.ok ? 'written' : [r.level, r.why.replace(/\(.*\)/, '(…)')], ['error', '/dev/infiniband could not be listed (…): no job record, since it would list none of its devices']);
+  t.equal(fs.existsSync(path.join(stateDir, 'job-600')), false, 'no job directory');
+});
