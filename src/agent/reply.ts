@@ -27,26 +27,37 @@ export interface Asked<R extends Where = Request> {
 }
 export const waiting = (a: Asked<Where>): boolean => pipeOf(a.req) === a.pipe;
 
+/** O_PATH (asm-generic/fcntl.h, x86-64 and arm64 alike; node:fs has no constant): a reference, no open of the file. */
+const O_PATH = 0o10000000;
+
 /**
  * That same pipe opened for writing, or null: it is no longer there (the wrapper timed out and went on), or another
- * is there since. Non-blocking: the wrapper holds its pipe open for reading and writing, so the open never waits.
+ * is there since. The asker's descriptor is first taken as an O_PATH reference, which opens nothing (no file
+ * system is asked, no open is seen by a watcher); what that reference holds can no longer change, and its name is the
+ * kernel's ("pipe:[inode]"). Only when it is that pipe is it opened, through the reference: a descriptor the asker
+ * swapped to another file between a look and an open makes root open nothing. Non-blocking: the wrapper holds its
+ * pipe open for reading and writing, so the open never waits.
  */
 function openPipe(a: Asked<Where>): number | null {
-  let fd: number;
+  let ref: number;
   try {
     if (!waiting(a)) return null;
-    fd = fs.openSync(replyPath(a.req.pid, a.req.fd), fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
+    ref = fs.openSync(replyPath(a.req.pid, a.req.fd), O_PATH);
   } catch {
     return null;
   }
+  let fd: number | null = null;
   try {
-    // Between the look and the open the wrapper may have gone on: only ever that same pipe is written.
+    if (fs.readlinkSync(`/proc/self/fd/${ref}`) !== `pipe:[${a.pipe}]`) return null;
+    fd = fs.openSync(`/proc/self/fd/${ref}`, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK);
     const st = fs.fstatSync(fd);
     if (st.isFIFO() && st.ino === a.pipe) return fd;
   } catch {
     /* closed below */
+  } finally {
+    fs.closeSync(ref);
   }
-  fs.closeSync(fd);
+  if (fd !== null) fs.closeSync(fd);
   return null;
 }
 
