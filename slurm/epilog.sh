@@ -15,7 +15,7 @@ LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
 # not rename the file) and succeeds when that file and every directory above it are root's and writable by root
-# only (a sticky directory such as /tmp may be writable by all: nobody can replace root's entry in it). Then only
+# only (a sticky directory such as /tmp may be writable by all: nobody can replace root's entry in it; the file never). Then only
 # root can change what $real names, so it is $real that is sourced or started, never PATH. (No /dev/fd: a TaskProlog
 # started by slurmstepd after a change of user may not open its own /proc/self/fd.)
 rootonly() {
@@ -24,7 +24,7 @@ rootonly() {
   while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink -f -- "$1" 2>/dev/null) && [ "${real##*/}" = "${1##*/}" ] || return 1; break; }; d=${d%/*}; done
   d=$real; set -- "$real"
   while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
-  for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
+  local f=1; for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$f$m" in 10:*[2367]? | 10:*[2367]) return 1 ;; esac; f=; case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
 }
 # say PRIORITY MESSAGE: MESSAGE on stderr and, through LOGGER (tag gdrgate; empty: never), in the system log. What
 # a wrapper says when it does not fail would otherwise reach nobody: slurmd logs a Prolog's or Epilog's output only

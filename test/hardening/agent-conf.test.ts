@@ -23,6 +23,8 @@ const setups: Setup[] = [
   { what: "root's, 0600, in root's 0755 directory", file: 0o600, dir: 0o755, read: true },
   { what: 'group-writable (0664)', file: 0o664, read: false },
   { what: 'world-writable (0646)', file: 0o646, read: false },
+  // The sticky bit protects a directory's entries, never a file's bytes (the review of e8e7aec found 1666 read).
+  { what: 'world-writable with the sticky bit (1666)', file: 0o1666, read: false },
   { what: "another user's (uid 65534)", owner: 65534, read: false },
   { what: 'in a group-writable directory (0770)', dir: 0o770, read: false },
   { what: 'in a world-writable sticky directory (1777)', dir: 0o1777, read: true },
