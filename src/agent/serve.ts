@@ -17,7 +17,7 @@ import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, REQUEST_FIFO } from './protocol.js';
 import { pipeOf, reply, waiting, type Asked } from './reply.js';
 import { TaskFifos } from './task-fifos.js';
-import { serveTasks } from './task-serve.js';
+import { serveTasks, TaskBudget } from './task-serve.js';
 import { loadConfig } from '../config.js';
 import { ensureStateDir } from '../state/store.js';
 
@@ -86,7 +86,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const stateDir = await loadConfig(config).then((c) => c.stateDir, () => null);
   const live = new FsHost('/');
   let stopping = false;
-  const fifos = stateDir === null ? null : new TaskFifos({ stateDir, exec, serve: (tfd, job) => serveTasks(tfd, { config, live, stopping: () => stopping, job }) });
+  const budget = new TaskBudget();
+  const fifos = stateDir === null ? null : new TaskFifos({ stateDir, exec, serve: (tfd, job) => serveTasks(tfd, { config, live, stopping: () => stopping, job, budget }) });
   if (fifos !== null && stateDir !== null) {
     ensureStateDir(stateDir);
     await fifos.start();

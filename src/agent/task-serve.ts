@@ -3,7 +3,9 @@
 // answered into a pipe nobody reads, delays only their own job's TaskProlog answers, and a TaskProlog that gets none in
 // time runs gdrgate itself. A request for another job is dropped. At most MAX_TASKS_PENDING requests wait, one per
 // asking process (the rest are dropped, counted, said once), and an answer is written at once into the asking
-// process's pipe, or given up after REPLY_MS.
+// process's pipe, or given up after REPLY_MS. The queues share one thread: what all of one user's jobs may have of
+// it is TASK_BUDGET, the rest of their requests dropped unread (each such TaskProlog runs gdrgate in its own job).
+import fs from 'node:fs';
 import net from 'node:net';
 import type { Host } from '../host/host.js';
 import { log } from '../log.js';
@@ -15,8 +17,33 @@ export const MAX_TASKS_PENDING = 16;
 /** A TaskProlog reads its answer as soon as it comes (bash `read -N`): a pipe still full after this is not read. */
 export const REPLY_MS = 250;
 
-/** Reads `job`'s task requests from `fd` (its FIFO, opened read-write) until destroyed. */
-export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly job: string }): { destroy(): void } {
+/**
+ * The TaskProlog requests one user may have judged by the agent, over all their jobs: a burst (a step's first tasks on a
+ * node ask at once, one per view; several steps at once) and a steady rate after it. Without it, one user's jobs
+ * flooding with proven requests held the one thread, and other jobs' Prologs fell back to Node (the review of e8e7aec:
+ * ten such jobs, other jobs' Prologs from 26-52 ms to 1-1.8 s).
+ */
+export const TASK_BUDGET = { burst: 64, perSecond: 16 } as const;
+
+/** A token bucket a uid, shared by every job's queue. */
+export class TaskBudget {
+  private readonly by = new Map<number, { tokens: number; at: number }>();
+  constructor(private readonly b: { readonly burst: number; readonly perSecond: number } = TASK_BUDGET) {}
+
+  /** Whether `uid` may have one more request judged now (and counts it). */
+  take(uid: number, now = performance.now()): boolean {
+    const was = this.by.get(uid) ?? { tokens: this.b.burst, at: now };
+    const tokens = Math.min(this.b.burst, was.tokens + ((now - was.at) / 1000) * this.b.perSecond);
+    const ok = tokens >= 1;
+    this.by.set(uid, { tokens: ok ? tokens - 1 : tokens, at: now });
+    return ok;
+  }
+}
+
+/** Reads `job`'s task requests from `fd` (its FIFO, opened read-write) until destroyed; its owner's requests count against `budget`. */
+export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly job: string; readonly budget: TaskBudget }): { destroy(): void } {
+  // The FIFO is the job user's (task-fifos.ts hands it over with fchown before it is read).
+  const uid = fs.fstatSync(fd).uid;
   const input = new net.Socket({ fd, readable: true, writable: false });
   let queue = Promise.resolve();
   let pending = 0;
@@ -38,7 +65,7 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
         continue;
       }
       const who = `${req.value.pid}:${req.value.fd}`;
-      if (pending >= MAX_TASKS_PENDING || asking.has(who)) {
+      if (pending >= MAX_TASKS_PENDING || asking.has(who) || !o.budget.take(uid)) {
         dropped++;
         continue;
       }
@@ -64,7 +91,7 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
         .then(async () => {
           asking.delete(who);
           if (--pending > 0 || dropped === 0) return;
-          (await log()).warn({ dropped }, `gdrgate agent: dropped ${dropped} TaskProlog request(s): more than ${MAX_TASKS_PENDING} waiting, a process asking again, or a request for another job (a TaskProlog that asked runs gdrgate)`);
+          (await log()).warn({ dropped }, `gdrgate agent: dropped ${dropped} TaskProlog request(s): more than ${MAX_TASKS_PENDING} waiting, a process asking again, a request for another job, or past the user's budget (${TASK_BUDGET.burst} at once, ${TASK_BUDGET.perSecond} a second; a TaskProlog that asked runs gdrgate)`);
           dropped = 0;
         })
         .catch(() => undefined);

@@ -1,0 +1,68 @@
+// The agent's one thread is shared by every job's TaskProlog queue: what one user's jobs may have judged is a budget
+// (TASK_BUDGET: a burst, then a rate), the rest dropped unread, so a user flooding from several jobs with proven
+// requests cannot make other jobs' Prologs fall back to Node (the review of e8e7aec: ten such jobs took other jobs'
+// Prologs from 26-52 ms to 1-1.8 s, five of six no longer answered by the agent).
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import t from 'tap';
+import { TASK_BUDGET, TaskBudget } from '../../src/agent/task-serve.js';
+import { startRig, USER } from '../task/_agent-rig.js';
+
+const SECONDS = 3;
+const JOBS = ['810', '811', '812'];
+
+t.test('the bucket: a burst, then the rate; each uid its own', async (t) => {
+  const b = new TaskBudget({ burst: 4, perSecond: 2 });
+  const takes = (uid: number, at: number, n: number): boolean[] => Array.from({ length: n }, () => b.take(uid, at));
+  t.same(takes(1000, 0, 5), [true, true, true, true, false], 'four at once, not a fifth');
+  t.same(takes(1001, 0, 1), [true], 'another uid has its own');
+  t.same(takes(1000, 499, 1), [false], 'half a token after 499 ms');
+  t.same(takes(1000, 500, 2), [true, false], 'one after 500 ms at 2 a second');
+  t.same(takes(1000, 60_500, 5), [true, true, true, true, false], 'never more than the burst, however long the wait');
+});
+
+if (process.getuid?.() !== 0) t.skip('needs root (the agent is root, the requests come from another uid)', () => {});
+else await flood();
+
+async function flood(): Promise<void> {
+  const rig = await startRig();
+  t.teardown(() => rig.close());
+  await t.test(`one user's ${JOBS.length} jobs asking as fast as they can for ${SECONDS} s`, async (t) => {
+    for (const job of JOBS) t.equal(rig.prolog(job), 0, `job ${job}: USER's, with its FIFO`);
+    // Each job: a process of USER's with eight reply pipes (fd 87-94) and facts of its own, asking on all eight,
+    // reading its answers, and asking again.
+    const script = [
+      'for ((f = 87; f < 95; f++)); do eval "exec $f<<<\'\' && exec $f<>/proc/$$/fd/$f && read -r -u $f _" || exit 3; done',
+      'printf "gdrgate-task-facts 1 0123456789abcdef %s %s 0\\nroot\\t%s\\nend\\n" $$ $EUID "$4" >"$3/task.$$.facts" || exit 4',
+      'exec 86<>"$2" || exit 5',
+      'end=$((SECONDS + $5)); k=0',
+      'while ((SECONDS < end)); do',
+      '  for ((f = 87; f < 95; f++)); do printf "v1 task %s %s %s %s 0123456789abcdef %s\\n" "$6" $$ $f $$ "$1"; done >&86; k=$((k + 8))',
+      '  for ((f = 87; f < 95; f++)); do while read -r -t 0 -u $f && read -r -t 0.001 -u $f _; do :; done; done',
+      'done',
+      'echo "$k"',
+    ].join('\n');
+    const before = rig.agentErr().length;
+    const runsBefore = rig.runs();
+    const t0 = performance.now();
+    const asked = await Promise.all(
+      JOBS.map((job) => {
+        const p = spawn('/bin/bash', ['-c', script, 'flood', rig.config, path.join(rig.stateDir, `tasks-${job}`), path.join(rig.stateDir, `job-${job}`), rig.tree, String(SECONDS), job], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] });
+        t.teardown(() => void p.kill('SIGKILL'));
+        let out = '';
+        p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+        return new Promise<number>((res) => p.on('exit', () => res(Number(out.trim()))));
+      }),
+    );
+    // A Prolog of another job while the last requests are answered: the agent's, no Node started.
+    t.equal(rig.prolog('820'), 0, 'a Prolog after the flood passes');
+    t.equal(rig.runs() - runsBefore, 0, 'answered by the agent, no Node started', { agent: rig.agentErr().slice(-1500) });
+    const seconds = (performance.now() - t0) / 1000;
+    const judged = rig.agentErr().slice(before).split('\n').filter((l) => /"job":"81[0-2]"/.test(l) && /TaskProlog (answered|left to gdrgate)|stopped waiting before the answer/.test(l)).length;
+    const most = TASK_BUDGET.burst + Math.ceil(TASK_BUDGET.perSecond * seconds);
+    const total = asked.reduce((a, b) => a + b, 0);
+    t.equal(total > 4 * most, true, `the jobs asked far more than the budget (${total} requests)`);
+    t.equal(judged <= most, true, `judged ${judged} of ${total}: at most the burst and the rate over ${seconds.toFixed(1)} s (${most})`);
+    t.equal(judged >= TASK_BUDGET.burst / 2, true, `and the agent did judge them (${judged})`);
+  });
+}
