@@ -17,6 +17,7 @@ import { ConfigError } from '../errors.js';
 import type { Exec } from '../host/exec.js';
 import { quietly } from '../host/files.js';
 import { log } from '../log.js';
+import { mountAt, mountsBelow } from '../host/mounts.js';
 import { jobDirName, parseId, parseJobId, taskFifoName } from '../state/names.js';
 import { TASK_FIFO } from './task.js';
 
@@ -81,16 +82,19 @@ export class TaskFifos {
     const pool = look(this.poolDir);
     if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) quietly(() => fs.rmSync(this.poolDir, { recursive: true, force: true }));
     fs.mkdirSync(this.poolDir, { recursive: true, mode: 0o700 });
+    // A job's directory with a mount on or in it (its user's) is never looked into: its FIFO is neither put back nor read.
+    const mounts = mountsBelow(this.o.stateDir);
+    const open = (job: string): boolean => mountAt(mounts, this.jobDir(job)) === null && look(this.jobDir(job))?.isDirectory() === true;
     for (const name of fs.readdirSync(this.poolDir)) {
       const from = path.join(this.poolDir, name);
       const job = /^parked\.(.+)$/.exec(name)?.[1];
       // Only the agent puts names here: a FIFO each, back in place while its job runs, else removed (never recursively).
-      if (job !== undefined && parseJobId(job) === job && look(this.jobDir(job))?.isDirectory()) quietly(() => fs.renameSync(from, this.fifo(job)));
+      if (job !== undefined && parseJobId(job) === job && open(job)) quietly(() => fs.renameSync(from, this.fifo(job)));
       else quietly(() => fs.unlinkSync(from));
     }
     for (const name of fs.readdirSync(this.o.stateDir)) {
       const job = /^tasks-(.+)$/.exec(name)?.[1];
-      if (job !== undefined && parseJobId(job) === job) this.adopt(job);
+      if (job !== undefined && parseJobId(job) === job) this.adopt(job, mounts);
     }
     await this.fill();
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
@@ -114,8 +118,9 @@ export class TaskFifos {
   }
 
   /** A FIFO a killed agent left for a running job: read again; for a job that ended, removed. */
-  private adopt(job: string): void {
+  private adopt(job: string, mounts: readonly string[]): void {
     const file = this.fifo(job);
+    if (mountAt(mounts, this.jobDir(job)) !== null) return;
     const dir = look(this.jobDir(job));
     if (dir === null || !dir.isDirectory()) {
       if (gone(this.jobDir(job))) quietly(() => fs.unlinkSync(file));
@@ -177,6 +182,8 @@ export class TaskFifos {
     const gid = parseId(env.SLURM_JOB_GID);
     // A root job's TaskProlog the agent never judges (a root-owned job directory proves nothing of the user's).
     if (job === null || uid === null || uid === 0) return null;
+    const mount = mountAt(mountsBelow(this.o.stateDir), this.jobDir(job));
+    if (mount !== null) return `${mount} is a mount: not entered`;
     const dir = look(this.jobDir(job));
     if (!dir?.isDirectory() || dir.uid !== uid) return `${this.jobDir(job)} is not a directory of uid ${uid}`;
     const h = this.pool.shift();
@@ -198,7 +205,14 @@ export class TaskFifos {
 
   /** Lets go of the FIFOs of jobs that ended (their directory gone: removed with it) or whose name leads elsewhere. */
   sweep(): void {
+    const mounts = this.jobs.size ? mountsBelow(this.o.stateDir) : [];
     for (const [job, j] of this.jobs) {
+      // A mount on or in the job's directory (its user's FUSE?): never looked into; the job gets no more answers.
+      if (mountAt(mounts, this.jobDir(job)) !== null) {
+        j.served.destroy();
+        this.jobs.delete(job);
+        continue;
+      }
       const ended = gone(this.jobDir(job));
       if (!ended && look(j.file)?.ino === j.ino) continue;
       j.served.destroy();

@@ -13,6 +13,7 @@
 import { DEFAULTS, loadConfig } from '../config.js';
 import { runHook } from '../engine/hook.js';
 import { lstatOrNull, modeAllowsRead, readSmall, type Ids } from '../host/files.js';
+import { mountAt, mountsBelow } from '../host/mounts.js';
 import type { Host } from '../host/host.js';
 import { jobDirName, parseJobId } from '../state/names.js';
 import type { TaskRecord } from '../state/types.js';
@@ -77,6 +78,9 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   if (!cfg) return quiet(`cannot read ${agentConfig}`);
   const stateDir = cfg.stateDir ?? DEFAULTS.stateDir;
   const dir = `${stateDir}/${jobDirName(req.job)}`;
+  // A mount on or in the job's directory (its user's FUSE file system?) is never entered: root would wait on its daemon.
+  const mount = mountAt(mountsBelow(stateDir), dir);
+  if (mount !== null) return quiet(`${mount} is a mount: not entered`);
   const st = lstatOrNull(dir);
   if (!st?.isDirectory()) return quiet(`${dir} is not a directory`);
   const uid = st.uid;

@@ -1,11 +1,19 @@
 // The Epilog's per-job state step (called by src/epilog/command.ts): log for the admin what the TaskProlog saw in
 // the job, then remove the job's state directory. Never throws: a failing Epilog drains the node.
 import { log } from '../log.js';
+import { detachMountsBelow, mountsBelow } from '../host/mounts.js';
 import { collectJobState, type JobStateOutcome } from '../state/epilog.js';
 
 /** Reads, logs and removes stateDir/job-<id>; `job` is a parsed id (src/state/names.ts). */
 export async function epilogJobState(stateDir: string, job: string, node: string): Promise<JobStateOutcome> {
   const logger = await log();
+  // Only root makes entries in stateDir, and never mounts there: a mount below it is a job user's (a FUSE file system on
+  // their directory), which root must not enter. Detached first, without asking it anything.
+  const mounted = mountsBelow(stateDir);
+  if (mounted.length) {
+    const left = await detachMountsBelow(stateDir);
+    logger[left.length ? 'error' : 'warn']({ job, node, mounts: mounted.slice(0, 16), left }, left.length ? 'mounts below the state directory not detached: those jobs\' state is left as it is' : 'mounts below the state directory detached (a job user\'s)');
+  }
   const o = collectJobState(stateDir, job);
   const t = o.task;
   if (t) {

@@ -6,6 +6,7 @@ import type { Status } from '../model/finding.js';
 import { isTaskCode } from '../task/records.js';
 import { jobDirName, MAX_STATE_BYTES, TASK_FILE, TASK_FORMAT } from './names.js';
 import { lstatOrNull, readSmall } from '../host/files.js';
+import { mountAt, mountsBelow } from '../host/mounts.js';
 import { lockDir, reclaimStale, removeJobDir, type Reclaimed } from './store.js';
 import type { Bytes, TaskFindingRecord } from './types.js';
 
@@ -65,6 +66,9 @@ export function collectJobState(stateDir: string, job: string): JobStateOutcome 
   let ownerUid: number | null = null;
   let task: TaskSummary | null = null;
   let taskWhy: string | null = null;
+  // A mount on or in the job's directory (its user's) is never entered: not read, not removed.
+  const mount = mountAt(mountsBelow(stateDir), dir);
+  if (mount !== null) return { job, ownerUid, task, taskWhy: `${mount} is a mount: not entered`, removed: false, error: `${mount} is a mount (its user's?): not entered, not removed`, reclaimed: null };
   try {
     const st = lstatOrNull(dir);
     if (st === null) return { job, ownerUid, task, taskWhy: 'no state directory', removed: false, error: null, reclaimed: reclaimStale(stateDir) };

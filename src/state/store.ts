@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { errno, lstatOrNull, oct, writeAtomic } from '../host/files.js';
+import { mountAt, mountsBelow } from '../host/mounts.js';
 import { jobDirName, taskFifoName } from './names.js';
 
 /** The per-job files are written the gate's one way (src/host/files.ts); the agent's pid file too. */
@@ -106,6 +107,9 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
   } catch {
     /* none */
   }
+  // A mount on or in it (its user's FUSE file system) is never entered: root's lstat there waits on the user's daemon.
+  const mount = mountAt(mountsBelow(stateDir), dir);
+  if (mount !== null) return { ok: false, why: `${mount} is a mount: not entered`, setAside: null };
   try {
     const st = lstatOrNull(dir);
     if (st === null) return { ok: true, removed: false };
