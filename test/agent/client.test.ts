@@ -70,3 +70,9 @@ t.test('refused: not root, no Slurm daemon above', async (t) => {
   t.equal(await notAProlog(host, 300), "pid 300 is not root's (Uid: 1000 1000 1000 1000): not a Prolog");
   t.equal(await notAProlog(host, 700), 'pid 700 has neither slurmd nor slurmstepd among its ancestors: not a Prolog');
 });
+
+t.test("refused: root in one uid only (real, effective, saved, filesystem: all four must be root's)", async (t) => {
+  const mixed = ['0\t1000\t0\t0', '1000\t0\t0\t0', '0\t0\t1000\t0', '0\t0\t0\t1000'];
+  const host = procTree(t.testdir(), [{ pid: 100, ppid: 1, comm: 'slurmd' }, ...mixed.map((uid, i) => ({ pid: 300 + i, ppid: 100, comm: 'prolog.sh', uid, env: PROLOG_ENV }))]);
+  for (const [i, uid] of mixed.entries()) t.equal(await notAProlog(host, 300 + i), `pid ${300 + i} is not root's (Uid: ${uid.replace(/\t/g, ' ')}): not a Prolog`);
+});

@@ -92,3 +92,10 @@ t.test('baseline load (and so `baseline validate`) refuses such a pattern, namin
   const b = await loadBaseline(file);
   t.throws(() => selectClass(b, `${'a'.repeat(34)}!`, file), /no class matches node/, 'a hostile name against a hostile pattern: a config error, at once');
 });
+
+t.test('the first class that matches is the node\'s, in the file\'s order', async (t) => {
+  const cls = (name: string, match: string[]) => ({ name, match }) as unknown as Parameters<typeof selectClass>[0]['classes'][number];
+  const b = { version: 1, classes: [cls('wide', ['gpu*']), cls('narrow', ['gpu00[1-9]']), cls('last', ['*'])] } as unknown as Parameters<typeof selectClass>[0];
+  t.equal(selectClass(b, 'gpu001', 'b.json').name, 'wide', 'gpu001 matches all three: the first');
+  t.equal(selectClass(b, 'cpu1', 'b.json').name, 'last');
+});

@@ -13,6 +13,12 @@ const gen4Nic = (n: GenNode): void => {
   Object.assign(parentOf(n, P0.nic)!, { speed: 16, maxSpeed: 32 });
 };
 
+/** The reverse: a Gen5 adapter in a port that can do only Gen4 (a Gen4 switch): the link's capability is the port's. */
+const gen4Port = (n: GenNode): void => {
+  Object.assign(dev(n, P0.nic), { speed: 16, maxSpeed: 32 });
+  Object.assign(parentOf(n, P0.nic)!, { speed: 16, maxSpeed: 16 });
+};
+
 /** Every GPU and RDMA adapter taken off the bus (the switches stay, but no link end is left to judge). */
 const noDevices = (n: GenNode): void => [...GPUS, ...NICS].forEach((b) => detach(n, b));
 const na: Want = { status: 'skip', code: 'link-na', subject: 'node' };
@@ -69,6 +75,14 @@ export const cases = table('pcie-link', [
     name: 'valid: Gen4 NIC in a Gen5 switch port, baseline captured with that NIC',
     change: gen4Nic,
     ref: gen4Nic,
+    subjects: [P0.nic],
+    bare: [ok(P0.nic, 'Gen4 x16')],
+    based: [ok(P0.nic, 'Gen4 x16')],
+  },
+  {
+    name: 'valid: Gen5 NIC in a Gen4-only port, trained Gen4: the lower end is the port (never a Gen5 link expected of it)',
+    change: gen4Port,
+    ref: gen4Port,
     subjects: [P0.nic],
     bare: [ok(P0.nic, 'Gen4 x16')],
     based: [ok(P0.nic, 'Gen4 x16')],

@@ -26,6 +26,18 @@ export const cases = table('pcie-throttle', [
     based: [on],
   },
   {
+    name: 'invalid: one step below full speed (state 1) is lowered too',
+    patch: patches(healthy, port(2, P0.downGpu, 1)),
+    bare: [{ ...on, actual: 'state 1' }],
+    based: [{ ...on, actual: 'state 1' }],
+  },
+  {
+    name: 'skip: a state above max_state (7 of 3) is no state of that device: unknown, never a throttled link',
+    patch: patches(healthy, port(2, P0.downGpu, 7)),
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
+  },
+  {
     name: 'valid: thermal class with only CPU cooling devices (a kernel without the PCIe bandwidth controller)',
     patch: cooling(0, 'Processor', 0),
     subjects: ['node'],

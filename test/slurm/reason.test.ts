@@ -51,6 +51,9 @@ t.test('ownership: never overwrite a human reason; unknown state writes nothing'
   t.same(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link x', reasonUser: 'root' }), { act: 'resume' });
   t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack maintenance', reasonUser: 'root' }).act, 'refuse');
   t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate-lookalike', reasonUser: 'root' }).act, 'refuse');
+  // Ours only when it begins with our prefix: an admin's reason that quotes ours is the admin's.
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack 4 (was gdrgate: pcie-link x)', reasonUser: 'root' }).act, 'refuse');
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: ' gdrgate: pcie-link x', reasonUser: 'root' }).act, 'refuse');
   t.equal(resumeAction({ name: 'n', state: 'IDLE', reason: null, reasonUser: null }).act, 'none');
   t.equal(resumeAction(null).act, 'refuse');
 });
