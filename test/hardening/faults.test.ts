@@ -1,7 +1,7 @@
 // Faults around the gate: scontrol that hangs, crashes or errs; a sysfs read that blocks; 50 prologs at once.
 import t from 'tap';
 import { execFileSync, spawn } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
 import { trainGpuTo } from '../helpers/h200-link.js';
@@ -152,4 +152,18 @@ t.test('symlink loops, dangling links and a vanished device in /sys/bus/pci/devi
   t.match(rep.notes.join('\n'), /0000:99:00\.0: ELOOP/);
   t.match(rep.notes.join('\n'), /0000:00:1f\.0: ENOENT/);
   t.equal(e.prolog().code, 0, 'the prolog passes');
+});
+
+t.test('Slurm refuses the drain (scontrol update exits 1, as 22.05.8 does for a user it does not know): said, never taken as drained', async (t) => {
+  const e = makeGateEnv('update-fails');
+  breakLink(e.tree);
+  const r = e.prolog();
+  t.equal(r.code, 1, 'the node is unhealthy: the Prolog fails (Slurm then drains it itself)');
+  t.equal(/ action=drain failed: .*slurm_update error: Invalid user id/.test(r.stdout.trim().split('\n').pop()!), true, r.stdout.trim().split('\n').pop()!);
+  t.equal(e.drainCalls().length, 1, 'one drain asked for');
+  t.equal(/"msg":"drain failed"/.test(readFileSync(e.log, 'utf8')), true, 'the log says the drain failed');
+  const drill = cli(['drill', 'start', '--fault', 'memlock=64K', '--drain', '--config', e.config, '--node', 'vm']);
+  t.equal(drill.code, 3, 'a drill that cannot drain first is not armed (exit 3)');
+  t.equal(/^vm: could not drain for the drill: drain failed: .*Invalid user id$/m.test(drill.stdout), true, drill.stdout);
+  t.equal(existsSync(path.join(e.dir, 'run', 'drill.json')), false, 'no drill file');
 });

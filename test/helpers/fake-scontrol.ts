@@ -5,7 +5,7 @@ import path from 'node:path';
 import { cli } from './cli.js';
 import { fixture } from './paths.js';
 
-export type ScontrolMode = 'stateful' | 'hang' | 'crash' | 'not-found';
+export type ScontrolMode = 'stateful' | 'hang' | 'crash' | 'not-found' | 'update-fails';
 
 export interface FakeScontrol {
   /** The executable to put in a config's `scontrol`. */
@@ -46,6 +46,11 @@ esac`,
     hang: `exec ${hangArgv.join(' ')}`,
     crash: 'kill -SEGV $$',
     'not-found': `cat "${fixture('scontrol/show_node_o_not_found_stderr_22.05.8.txt')}" >&2; exit 1`,
+    // show as Slurm shows the node; every update refused as Slurm 22.05.8 refused one (exit 1, its stderr).
+    'update-fails': `case "$1" in
+  show) sed -e "s/^NodeName=vm /NodeName=$4 /" "${state}" ;;
+  update) cat "${fixture('scontrol/update_drain_invalid_user_stderr_22.05.8.txt')}" >&2; exit 1 ;;
+esac`,
   };
   const exe = path.join(dir, 'scontrol');
   writeFileSync(exe, `#!/bin/bash\necho "$*" >> "${calls}"\n${body[mode]}\n`);
