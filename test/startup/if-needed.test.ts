@@ -1,6 +1,6 @@
 // `gdrgate startup-snapshot --if-needed` (the agent unit's ExecStartPre, as root) keeps a blob only when the wrappers would start it: one others can change is never run, and is remade.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { REPO } from '../helpers/paths.js';
@@ -43,4 +43,20 @@ t.test("a current blob owned by another user: never run, remade", { skip: proces
   t.equal(r.status, 0, r.stderr);
   t.match(r.stdout, remade(r.blob));
   t.equal(statSync(r.blob).uid, 0);
+});
+
+t.test('a blob of another gdrgate that still starts (an upgrade left it): not kept, remade', async (t) => {
+  // The same program with another version, made into a blob by this Node: it starts and says "gdrgate 0.0.9-old".
+  const old = path.join(scratchDir('gdrgate-if-needed-old-'), 'gdrgate.cjs');
+  const text = readFileSync(PROGRAM, 'utf8');
+  t.equal(text.split('VERSION="0.1.0"').length, 2, 'the bundle holds its version once');
+  writeFileSync(old, text.replace('VERSION="0.1.0"', 'VERSION="0.0.9-old"'));
+  const oldBlob = path.join(path.dirname(old), 'old.blob');
+  t.equal(spawnSync(process.execPath, ['--snapshot-blob', oldBlob, '--build-snapshot', old], { timeout: 300_000 }).status, 0, 'the old blob is made');
+  t.equal(spawnSync(process.execPath, ['--snapshot-blob', oldBlob, 'version'], { encoding: 'utf8' }).stdout.trim(), version.replace('gdrgate 0.1.0', 'gdrgate 0.0.9-old'), 'and starts');
+  const r = ifNeeded((b) => copyFileSync(oldBlob, b));
+  t.equal(r.status, 0, r.stderr);
+  t.equal(new RegExp(`^${r.blob.replace(/[.]/g, '\\.')}: startup snapshot of ${PROGRAM.replace(/[.]/g, '\\.')} \\(.*\\), ${version.replace(/[().]/g, '\\$&')}\n$`).test(r.stdout), true, r.stdout);
+  t.not(r.ino, r.was, 'a new file put in its place');
+  t.equal(spawnSync(process.execPath, ['--snapshot-blob', r.blob, 'version'], { encoding: 'utf8' }).stdout.trim(), version, 'which says this version');
 });
