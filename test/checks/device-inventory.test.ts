@@ -1,4 +1,6 @@
 // device-inventory: GPUs and RDMA adapters by address, model, firmware, driver and kernel, against the baseline.
+import { readlinkSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
 import type { GenNode } from '../gen/sysfs-tree.js';
 import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, unreadable, type Want } from './_trees.js';
 
@@ -31,6 +33,21 @@ export const cases = table('device-inventory', [
     ] }),
     bare: [],
     based: [{ status: 'warn', code: 'inventory-extra', subject: '0000:1a:00.0', expected: 'absent', actual: 'present' }],
+  },
+  {
+    name: "warn: an extra ConnectX-7 (mlx5_8) in a third port of pair 0's switch",
+    change: (n) => void dev(n, P0.up).children!.push({ bdf: '0000:17:02.0', kind: 'switch-down', speed: 32, acsCtl: 0, children: [
+      { bdf: '0000:1b:00.0', kind: 'nic', device: 0x1021, subsystem: [0x15b3, 0x0041], speed: 32, iommuGroup: 61, ats: false, ib: { name: 'mlx5_8', fwVer: '28.39.1002' } },
+    ] }),
+    bare: [],
+    based: [{ status: 'warn', code: 'inventory-extra', subject: 'mlx5_8', expected: 'absent', actual: 'present' }],
+  },
+  {
+    name: 'skip: two adapters claim one PCI function (a class listing no kernel writes): which is real cannot be told, neither passes',
+    patch: async (root) => symlinkSync(readlinkSync(path.join(root, 'sys/class/infiniband/mlx5_0')), path.join(root, 'sys/class/infiniband/mlx5_9')),
+    subjects: ['mlx5_0', 'mlx5_9'],
+    bare: [{ status: 'skip', code: 'inventory-unknown', subject: 'mlx5_0' }, { status: 'skip', code: 'inventory-unknown', subject: 'mlx5_9' }],
+    based: [{ status: 'skip', code: 'inventory-unknown', subject: 'mlx5_0' }, { status: 'skip', code: 'inventory-unknown', subject: 'mlx5_9' }],
   },
   {
     name: 'invalid: mlx5_0 firmware changed',
