@@ -114,6 +114,14 @@ export const cases = table('gpudirect-mechanism', [
     based: [node('fail', 'mechanism-wrong', 'dmabuf', 'peermem?')],
   },
   {
+    name: 'skip: the same node against a class captured with peermem: peermem unknown is no pass of a peermem class',
+    change: proprietary,
+    ref: withPeermem,
+    patch: unreadable('sys/kernel/mm/memory_peers/nv_mem/version'),
+    bare: [node('skip', 'mechanism-unknown', 'any', 'peermem?')],
+    based: [node('skip', 'mechanism-unknown', 'peermem', 'peermem?')],
+  },
+  {
     name: 'warn: ib_uverbs not loaded while RDMA adapters are present',
     change: (n) => void (n.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core']),
     bare: [{ status: 'warn', code: 'uverbs-missing', subject: 'ib_uverbs', expected: 'loaded', actual: 'absent' }],
