@@ -88,6 +88,13 @@ export const cases = table('pcie-payload', [
     based: [P0.rp, P0.gpu, P0.nic].map((b): Want => ({ status: 'skip', code: 'payload-unknown', subject: b })),
   },
   {
+    name: 'skip: only the switch port right above GPU0 read unprivileged (64 bytes): GPU0 readable, its MaxPayload not compared, no pass',
+    change: set(P0.downGpu, { configBytes: 64 }),
+    subjects: [P0.gpu],
+    bare: [{ status: 'skip', code: 'payload-unknown', subject: P0.gpu }],
+    based: [{ status: 'skip', code: 'payload-unknown', subject: P0.gpu }],
+  },
+  {
     name: 'skip: the ASPM policy file unreadable (EISDIR): unknown, never pass',
     patch: async (root) => { await unreadable('sys/module/pcie_aspm/parameters/policy')(root); },
     subjects: ['node'],
