@@ -29,6 +29,14 @@ t.test('check --json on examples/h200-vm', async (t) => {
   t.match(by('pcie-aer'), [{ status: /^pass$/, code: /^aer-ok$/, subject: /^0000:00:06\.0$/, actual: /^none seen \(counters unknown\)$/, message: /UESta, CESta clean.*fatal counter absent/ }]);
   // The GPU sits on the VM's root bus: no port above it to exceed; lspci: MaxPayload 256 bytes, MaxReadReq 4096 bytes.
   t.match(by('pcie-payload').find((f) => f.subject === '0000:00:06.0'), { status: /^pass$/, code: /^payload-ok$/, actual: /^MaxPayload 256 bytes, MaxReadReq 4096 bytes, ASPM Disabled$/ });
+  // The rest by hand too, not only through the golden file the code once wrote: one GPU, no RDMA adapter, no gres.conf;
+  // no ATS capability on the GPU (test/fixtures/device-h200-live/raw-2026-12-01/lspci-vvv.txt: none listed at 00:06.0).
+  const seen = (check: string): string[] => by(check).map((f) => `${f.status} ${f.code} ${f.subject}`);
+  t.same(seen('pcie-relaxed-ordering'), ['skip ro-na node']);
+  t.same(seen('topology-distance'), ['skip topology-na node']);
+  t.same(seen('pcie-ats'), ['pass ats-ok 0000:00:06.0']);
+  t.same(seen('job-placement'), ['skip gres-na node']);
+  t.same(rep.summary, { pass: 11, warn: 0, fail: 0, skip: 5, error: 0 });
 });
 
 t.test('the replay equals the recorded golden report (time and duration aside)', async (t) => {
