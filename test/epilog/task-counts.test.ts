@@ -1,11 +1,11 @@
 // TaskProlog findings counted for the admin: appended per job, counted per code, exported to Prometheus.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 
 import path from 'node:path';
 import { renderProm } from '../../src/epilog/prom.js';
-import { countTaskFindings, recordTaskFindings, TASK_FINDINGS_FILE } from '../../src/epilog/task-counts.js';
+import { countTaskFindings, recordTaskFindings, TASK_FINDINGS_FILE, TASK_FINDINGS_OLD } from '../../src/epilog/task-counts.js';
 import { scratchDir } from '../helpers/scratch.js';
 
 t.test('append per job, count per code, torn lines skipped', async (t) => {
@@ -28,4 +28,19 @@ t.test('exported as a counter that promtool accepts', async (t) => {
     writeFileSync(f, text);
     t.equal(execFileSync('/bin/sh', ['-c', `${promtool} check metrics < ${f}; echo rc=$?`], { encoding: 'utf8' }).trim(), 'rc=0');
   });
+});
+
+t.test('the file is set aside once it holds the 4 MiB ever counted: what a node keeps stays bounded, the counts start again', async (t) => {
+  const dir = scratchDir('gdrgate-taskcount-rotate-');
+  const live = path.join(dir, TASK_FINDINGS_FILE);
+  const old = path.join(dir, TASK_FINDINGS_OLD);
+  // 150,000 jobs' findings (about 10 MiB of lines): set aside twice.
+  const JOBS = 150_000;
+  for (let job = 1; job <= JOBS; job++) recordTaskFindings(dir, String(job), ['job-memlock-propagated']);
+  const longest = `${JSON.stringify({ ts: Date.now(), job: String(JOBS), code: 'job-memlock-propagated' })}\n`.length;
+  const [a, b] = [statSync(live).size, statSync(old).size];
+  t.equal(a < 4 << 20 && b >= 4 << 20 && b < (4 << 20) + longest, true, `live ${a} bytes, the one before ${b}: each at most 4 MiB and a line`);
+  const lines = readFileSync(live, 'utf8').split('\n').filter(Boolean);
+  t.equal(JSON.parse(lines.at(-1)!).job, String(JOBS), 'the newest job is in the live file');
+  t.same(countTaskFindings(dir), { 'job-memlock-propagated': lines.length }, 'counted from the live file: the jobs since it was set aside');
 });
