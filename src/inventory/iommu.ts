@@ -2,7 +2,7 @@
 import type { Host } from '../host/host.js';
 import type { Iommu } from '../model/inventory.js';
 import { parseIommuCmdline } from '../parsers/procfs.js';
-import { factText, Notes } from './read.js';
+import { factText, listWhole, Notes } from './read.js';
 import { valueOf } from '../model/fact.js';
 
 /**
@@ -10,7 +10,8 @@ import { valueOf } from '../model/fact.js';
  * `cmdline`: /proc/cmdline as build.ts read it once for every reader of it (null: absent or unreadable).
  */
 export async function readIommu(host: Host, groups: readonly string[], notes: Notes, cmdline: string | null): Promise<Iommu> {
-  const [units, all] = await Promise.all([host.list('/sys/class/iommu'), host.list('/sys/kernel/iommu_groups')]);
+  // Failed listings are noted (and the node not judged: pci-known.ts), never "no IOMMU".
+  const [units, all] = await Promise.all([listWhole(host, '/sys/class/iommu', notes), listWhole(host, '/sys/kernel/iommu_groups', notes)]);
   const wanted = [...new Set(groups)].sort();
   const types = await Promise.all(wanted.map(async (g) => valueOf(await factText(host, `/sys/kernel/iommu_groups/${g}/type`, notes))));
   const groupTypes: Record<string, string> = {};
@@ -19,8 +20,8 @@ export async function readIommu(host: Host, groups: readonly string[], notes: No
     if (t) groupTypes[g] = t;
   });
   return {
-    units: units.ok ? units.value : [],
-    groupCount: all.ok ? all.value.length : 0,
+    units,
+    groupCount: all.length,
     cmdline: cmdline === null ? {} : parseIommuCmdline(cmdline),
     groupTypes,
   };

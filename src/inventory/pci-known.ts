@@ -6,19 +6,19 @@ import type { Inventory } from '../model/inventory.js';
 
 const PCI_LIST = '/sys/bus/pci/devices: ';
 /** The listings whose entries are what the checks iterate (inventory/read.ts listWhole notes their failures). */
-const DEVICE_LISTS = [PCI_LIST, '/sys/class/infiniband: ', '/sys/devices/system/node: ', '/sys/module: '];
+const DEVICE_LISTS = [PCI_LIST, '/sys/class/infiniband: ', '/sys/devices/system/node: ', '/sys/module: ', '/sys/class/iommu: ', '/sys/kernel/iommu_groups: '];
 
-/** Why the PCI device list is unknown (the inventory's note), or null when it was read or found absent. */
-export function pciListUnknown(inv: Inventory): string | null {
-  const n = inv.notes.find((x) => x.startsWith(PCI_LIST));
-  return n !== undefined && n !== `${PCI_LIST}absent` ? n.slice(0, 240) : null;
-}
-
-/** Why one of the node's device lists is unknown, or null when every one was read or found absent. */
-export function deviceListUnknown(inv: Inventory): string | null {
-  const n = inv.notes.find((x) => DEVICE_LISTS.some((p) => x.startsWith(p)) && !x.endsWith(': absent'));
+/** The first note of a listing under one of `prefixes` that failed (not absent), cut to 240 characters; else null. */
+function failedListing(inv: Inventory, prefixes: readonly string[]): string | null {
+  const n = inv.notes.find((x) => prefixes.some((p) => x.startsWith(p)) && !x.endsWith(': absent'));
   return n === undefined ? null : n.slice(0, 240);
 }
+
+/** Why the PCI device list is unknown (the inventory's note), or null when it was read or found absent. */
+export const pciListUnknown = (inv: Inventory): string | null => failedListing(inv, [PCI_LIST]);
+
+/** Why one of the node's device lists is unknown, or null when every one was read or found absent. */
+export const deviceListUnknown = (inv: Inventory): string | null => failedListing(inv, DEVICE_LISTS);
 
 /** Throws Unreadable when a device list is unknown: could not tell, so nothing is judged (never an empty node). */
 export function requireDeviceLists(inv: Inventory): void {

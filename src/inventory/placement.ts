@@ -6,6 +6,7 @@ import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type GresConf, parseGresConf } from '../parsers/gres-conf.js';
 import { parseGpuInformation } from '../parsers/nvidia-gpu.js';
 import { type CpuRanges, parseCpuList, type Parsed } from '../parsers/sysfs.js';
+import { listFact } from './read.js';
 
 const GPUS = '/proc/driver/nvidia/gpus';
 const CPU = '/sys/devices/system/cpu';
@@ -16,12 +17,6 @@ export async function readFact<T>(host: Host, kpath: string, parse: (s: string) 
   if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
   const p = parse(r.value);
   return p.ok ? present(p.value) : unknown(`${kpath}: ${p.error}`);
-}
-
-export async function listFact(host: Host, kpath: string): Promise<Fact<string[]>> {
-  const r = await host.list(kpath);
-  if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
-  return present(r.value);
 }
 
 /** Device minor → PCI address; absent when the module shows no GPU directory. */

@@ -43,16 +43,22 @@ export async function exists(host: Host, path: string): Promise<boolean> {
   return (await host.lstat(path)).ok;
 }
 
+/** A listing as a fact: missing is absent, any other failure unknown (with why). */
+export async function listFact(host: Host, kpath: string): Promise<Fact<string[]>> {
+  const r = await host.list(kpath);
+  if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
+  return present(r.value);
+}
+
 /**
- * A listing whose entries are the node's devices (every PCI function, RDMA adapter, NUMA node, module): missing is
- * none; any other failure (EACCES, EIO, a loop, a file where the directory should be) is a note under the path (the
- * runner then judges nothing: inventory/pci-known.ts), and no entries, never a list of none to be judged.
+ * A listing whose entries are the node's devices (every PCI function, RDMA adapter, NUMA node, module, IOMMU unit and
+ * group): missing is none; any other failure (EACCES, EIO, a loop, a file where the directory should be) is a note
+ * under the path (the runner then judges nothing: inventory/pci-known.ts), and no entries, never a list of none.
  */
 export async function listWhole(host: Host, path: string, notes: Notes): Promise<string[]> {
-  const r = await host.list(path);
-  if (r.ok) return r.value;
-  if (!r.missing) notes.add(path, r.reason);
-  return [];
+  const r = await listFact(host, path);
+  if (r.state === 'unknown') notes.add(path, r.why.slice(path.length + 2));
+  return r.state === 'present' ? r.value : [];
 }
 
 /**

@@ -67,7 +67,8 @@ export function collectJobState(stateDir: string, job: string): JobStateOutcome 
   let task: TaskSummary | null = null;
   let taskWhy: string | null = null;
   // A mount on or in the job's directory (its user's) is never entered: not read, not removed.
-  const mount = mountAt(mountsBelow(stateDir), dir);
+  const mounts = mountsBelow(stateDir);
+  const mount = mountAt(mounts, dir);
   if (mount !== null) return { job, ownerUid, task, taskWhy: `${mount} is a mount: not entered`, removed: false, error: `${mount} is a mount (its user's?): not entered, not removed`, reclaimed: null };
   try {
     const st = lstatOrNull(dir);
@@ -94,7 +95,7 @@ export function collectJobState(stateDir: string, job: string): JobStateOutcome 
   } catch (e) {
     taskWhy ??= (e as Error).message;
   }
-  const rm = removeJobDir(stateDir, job);
+  const rm = removeJobDir(stateDir, job, undefined, mounts);
   const reclaimed = reclaimStale(stateDir);
   return { job, ownerUid, task, taskWhy, removed: rm.ok && rm.removed, error: rm.ok ? null : `${rm.why}${rm.setAside ? ` (set aside as ${rm.setAside})` : ''}`, reclaimed };
 }

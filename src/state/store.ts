@@ -99,7 +99,7 @@ function empty(dir: string, depth: number, budget: { left: number }, limits: Rem
  * Removes `stateDir/job-<id>`. On failure (too many entries, an I/O error) what is left has been locked
  * and is renamed out of the way (`.stale-job-<id>-<rand>`) so the next Prolog for this id can start clean.
  */
-export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS): RemoveResult {
+export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS, mounts: readonly string[] = mountsBelow(stateDir)): RemoveResult {
   const dir = `${stateDir}/${jobDirName(job)}`;
   // The job's TaskProlog FIFO (src/agent/task-fifos.ts) goes with it: a name in stateDir, which only root changes.
   try {
@@ -108,7 +108,7 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
     /* none */
   }
   // A mount on or in it (its user's FUSE file system) is never entered: root's lstat there waits on the user's daemon.
-  const mount = mountAt(mountsBelow(stateDir), dir);
+  const mount = mountAt(mounts, dir);
   if (mount !== null) return { ok: false, why: `${mount} is a mount: not entered`, setAside: null };
   try {
     const st = lstatOrNull(dir);

@@ -4,7 +4,8 @@
 // (/proc/self/status), and which verbs node belongs to which adapter (/sys/class/infiniband_verbs/*/ibdev,
 // drivers/infiniband/core/uverbs_main.c).
 import type { Host } from '../host/host.js';
-import { listFact, readFact, readMinors } from '../inventory/placement.js';
+import { readFact, readMinors } from '../inventory/placement.js';
+import { listFact } from '../inventory/read.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type Allowed, parseAllowed } from '../parsers/proc-status.js';
 import { type CpuRanges, parseCpuList, parseNumaNode } from '../parsers/sysfs.js';
