@@ -1,4 +1,5 @@
 #!/bin/bash
+trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
 # Slurm Epilog for gdrgate (Epilog= in slurm.conf): removes the job's per-job state and, when the config has
 # `probes`, runs the bandwidth probes its sampling policy selects (the node stays COMPLETING meanwhile: the
 # probes have a budget, default 20 s).
@@ -13,18 +14,29 @@ CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
 LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
-# rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
-# not rename the file) and succeeds when that file and every directory above it are root's and writable by root
-# only (a sticky directory such as /tmp may be writable by all: nobody can replace root's entry in it; the file never). Then only
-# root can change what $real names, so it is $real that is sourced or started, never PATH. (No /dev/fd: a TaskProlog
-# started by slurmstepd after a change of user may not open its own /proc/self/fd.)
+# rootonly [-n] PATH...: sets reals to where each PATH really lies and real to the first (readlink -f, asked only when
+# a PATH passes a link; without -n a link may not rename the file: a .conf) and succeeds when those files and every
+# directory above them are root's and writable by root only (a sticky directory such as /tmp may be writable by all:
+# nobody can replace root's entry in it; a file never), one /usr/bin/stat for all. Then only root can change what
+# reals name, so they are sourced or started, never PATH. Its own IFS (a .conf may set one) and a line for every
+# path asked, or it fails. (No /dev/fd: a TaskProlog started by slurmstepd after a change of user may not open its
+# own /proc/self/fd.)
 rootonly() {
-  case "$1" in /*) ;; *) return 1 ;; esac
-  real=$1 d=$1
-  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink -f -- "$1" 2>/dev/null) && [ "${real##*/}" = "${1##*/}" ] || return 1; break; }; d=${d%/*}; done
-  d=$real; set -- "$real"
-  while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
-  local f=1; for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$f$m" in 10:*[2367]? | 10:*[2367]) return 1 ;; esac; f=; case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
+  local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
+  [ "$1" = -n ] && rename= && shift
+  for p; do
+    case "$p" in /*) ;; *) return 1 ;; esac
+    r=$p d=$p
+    while [ -n "$d" ]; do [ -L "$d" ] && { r=$(/usr/bin/readlink -f -- "$p" 2>/dev/null) && { [ -z "$rename" ] || [ "${r##*/}" = "${p##*/}" ]; } || return 1; break; }; d=${d%/*}; done
+    reals+=("$r") d=$r
+    while d=${d%/*}; [ -n "$d" ]; do dirs+=("$d"); done
+  done
+  real=${reals[0]-}
+  for m in $(/usr/bin/stat -L -c '%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
+    ((n++ < ${#reals[@]})) && case "$m" in *:*[2367]? | *:*[2367]) return 1 ;; esac
+    case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
+  done
+  [ "$n" -gt 1 ] && [ "$n" = $((${#reals[@]} + ${#dirs[@]} + 1)) ]
 }
 # say PRIORITY MESSAGE: MESSAGE on stderr and, through LOGGER (tag gdrgate; empty: never), in the system log. What
 # a wrapper says when it does not fail would otherwise reach nobody: slurmd logs a Prolog's or Epilog's output only
@@ -43,15 +55,20 @@ say() {
 # SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
 # (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
 gdrgate_read=
+# A .conf that ends this script while it is read (set -u and a name it never set, exit, a fatal error) fails open,
+# and says so; its failing commands never end it (errexit holds for none of them behind ||).
+trap 'gdrgate_rc=$?; set +eu; say daemon.err "gdrgate: $gdrgate_conf ended ${0##*/} (exit $gdrgate_rc) while its settings were read; not failing it"; exit 0' EXIT
 for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
   gdrgate_read=$gdrgate_conf
-  if rootonly "$gdrgate_conf"; then . "$real"; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
+  if rootonly "$gdrgate_conf"; then . "$real" || :; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
 done
+trap - EXIT
 # A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
 # this Epilog with its status, which drains the node).
 set +eu +o pipefail +o posix
+IFS=$' \t\n'
 # gdrgate's exit code is its verdict only when gdrgate says so, in a pipe of this script's (GDRGATE_VERDICT_FD,
 # src/host/verdict.ts): Node's own exit 1 (an exception before or outside gdrgate's code: the program missing,
 # unreadable or cut short) is no drain of gdrgate's, and would drain the node with Slurm's "Epilog error". (bash, not
@@ -64,7 +81,12 @@ unset GDRGATE_VERDICT_FD
 # verdict RC: whether RC (0-3) is the pipe's last line, gdrgate's verdict (no pipe: whether RC is 0-3, as before it);
 # a line begun and never ended (a stray writer's) is waited for at most 1 s, never for ever.
 verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
-"$NODE" "$CLI" epilog --config "$CONFIG"
+# Node and the program are root's alone, and started from where they really lie: this runs as root.
+if ! rootonly -n "$NODE" "$CLI"; then
+  say daemon.err "gdrgate epilog: not starting $NODE $CLI: want each there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
+  exit 0
+fi
+"${reals[0]}" "${reals[1]}" epilog --config "$CONFIG"
 rc=$?
 if verdict "$rc"; then
   [ "$rc" -eq 1 ] && exit 1

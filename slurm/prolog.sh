@@ -1,4 +1,5 @@
 #!/bin/bash
+trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
 # When slurmd started this script: the gate's deadline counts from here, Node's start included (src/runner/deadline.ts).
 GDRGATE_T0=$EPOCHREALTIME
 export GDRGATE_T0
@@ -16,18 +17,29 @@ AGENT=/run/gdrgate-agent
 AGENT_TIMEOUT=1
 LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
-# rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
-# not rename the file) and succeeds when that file and every directory above it are root's and writable by root
-# only (a sticky directory such as /tmp may be writable by all: nobody can replace root's entry in it; the file never). Then only
-# root can change what $real names, so it is $real that is sourced or started, never PATH. (No /dev/fd: a TaskProlog
-# started by slurmstepd after a change of user may not open its own /proc/self/fd.)
+# rootonly [-n] PATH...: sets reals to where each PATH really lies and real to the first (readlink -f, asked only when
+# a PATH passes a link; without -n a link may not rename the file: a .conf) and succeeds when those files and every
+# directory above them are root's and writable by root only (a sticky directory such as /tmp may be writable by all:
+# nobody can replace root's entry in it; a file never), one /usr/bin/stat for all. Then only root can change what
+# reals name, so they are sourced or started, never PATH. Its own IFS (a .conf may set one) and a line for every
+# path asked, or it fails. (No /dev/fd: a TaskProlog started by slurmstepd after a change of user may not open its
+# own /proc/self/fd.)
 rootonly() {
-  case "$1" in /*) ;; *) return 1 ;; esac
-  real=$1 d=$1
-  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink -f -- "$1" 2>/dev/null) && [ "${real##*/}" = "${1##*/}" ] || return 1; break; }; d=${d%/*}; done
-  d=$real; set -- "$real"
-  while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
-  local f=1; for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$f$m" in 10:*[2367]? | 10:*[2367]) return 1 ;; esac; f=; case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
+  local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
+  [ "$1" = -n ] && rename= && shift
+  for p; do
+    case "$p" in /*) ;; *) return 1 ;; esac
+    r=$p d=$p
+    while [ -n "$d" ]; do [ -L "$d" ] && { r=$(/usr/bin/readlink -f -- "$p" 2>/dev/null) && { [ -z "$rename" ] || [ "${r##*/}" = "${p##*/}" ]; } || return 1; break; }; d=${d%/*}; done
+    reals+=("$r") d=$r
+    while d=${d%/*}; [ -n "$d" ]; do dirs+=("$d"); done
+  done
+  real=${reals[0]-}
+  for m in $(/usr/bin/stat -L -c '%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
+    ((n++ < ${#reals[@]})) && case "$m" in *:*[2367]? | *:*[2367]) return 1 ;; esac
+    case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
+  done
+  [ "$n" -gt 1 ] && [ "$n" = $((${#reals[@]} + ${#dirs[@]} + 1)) ]
 }
 # say PRIORITY MESSAGE: MESSAGE on stderr and, through LOGGER (tag gdrgate; empty: never), in the system log. What
 # a wrapper says when it does not fail would otherwise reach nobody: slurmd logs a Prolog's or Epilog's output only
@@ -46,15 +58,20 @@ say() {
 # SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
 # (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
 gdrgate_read=
+# A .conf that ends this script while it is read (set -u and a name it never set, exit, a fatal error) fails open,
+# and says so; its failing commands never end it (errexit holds for none of them behind ||).
+trap 'gdrgate_rc=$?; set +eu; say daemon.err "gdrgate: $gdrgate_conf ended ${0##*/} (exit $gdrgate_rc) while its settings were read; not failing it"; exit 0' EXIT
 for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
   gdrgate_read=$gdrgate_conf
-  if rootonly "$gdrgate_conf"; then . "$real"; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
+  if rootonly "$gdrgate_conf"; then . "$real" || :; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
 done
+trap - EXIT
 # A .conf holds settings: shell options it sets are undone (under set -e, a read -t that times out would end this
 # Prolog with 142; in POSIX mode, a failed open of exec would end it with 1; a non-zero Prolog drains the node).
 set +eu +o pipefail +o posix
+IFS=$' \t\n'
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # Which hook this is. slurmd says so for a Prolog: SLURM_SCRIPT_CONTEXT=prolog_slurmd (prep/script, every release
 # 22.05-26.05, also from the job's extern slurmstepd under PrologFlags=RunInJob), whatever the script is named (a
@@ -147,32 +164,42 @@ unset GDRGATE_VERDICT_FD
 # before it). It empties the pipe, so a blob's line (one killed after its write) is never the plain program's verdict,
 # and it waits at most 1 s for a line begun (a stray writer's): never for ever.
 verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
-# The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
-# and compiled, when the blob is there and root's alone (started from where it really lies). Its exit codes are
-# gdrgate's own (0-3); any other means nothing was judged: Node refused the blob (14: made by another Node build or
-# on another CPU; a signal: a damaged file) or it is stale (10: the program changed since it was made). Then the
-# plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED).
-if [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
-  if rootonly "$BLOB"; then
-    "$NODE" --snapshot-blob "$real" "$MODE" --config "$CONFIG"
-    rc=$?
-    verdict "$rc" && exit "$rc"
-    GDRGATE_BLOB_FAILED=$rc
-  else
-    GDRGATE_BLOB_FAILED=untrusted
-  fi
-  export GDRGATE_BLOB_FAILED
+# ended RC: this script's end on gdrgate's verdict RC. 0 and 1 are the verdict (healthy; unhealthy, the drain done as
+# the policy says, a broken config or an internal error included); 2 (usage) and 3 (an error outside the judgment)
+# mean gdrgate broke, and a broken tool never drains: the Prolog fails open and says so.
+ended() { [ "$1" -le 1 ] && exit "$1"; say daemon.err "gdrgate $MODE: gdrgate exited $1; not failing the $MODE"; exit 0; }
+# Node and the program, and the startup snapshot where there is one, are root's alone (one stat for the three; a
+# second only where that fails) and started from where they really lie: this runs as root.
+blob=
+if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly -n "$NODE" "$CLI" "$BLOB"; then
+  blob=${reals[2]}
+elif ! rootonly -n "$NODE" "$CLI"; then
+  say daemon.err "gdrgate $MODE: not starting $NODE $CLI: want each there, and it and every directory above where it lies owned by root and writable by root only; not failing the $MODE"
+  exit 0
+elif [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
+  GDRGATE_BLOB_FAILED=untrusted && export GDRGATE_BLOB_FAILED
 fi
-# The plain program, as a child (not exec'd): its verdict is gdrgate's own (0-3, the policy for a broken config or an
-# internal error already applied). Anything else means it ended without a verdict: killed by a signal (128+N; the
-# OOM killer's SIGKILL: under PrologFlags=RunInJob, 24.05+, this Prolog runs inside the job's cgroup, so Node's
-# memory counts against the job's limit) or not started at all (126, 127). A non-zero Prolog drains the node
-# ("Prolog error"), and a broken tool must not drain: the Prolog fails open and says why (say: the system log). (Started
-# in the background and waited for: bash's own "Killed" notice goes with wait's stderr, not to slurmd's log.)
-"$NODE" "$CLI" "$MODE" --config "$CONFIG" &
+node=${reals[0]} cli=${reals[1]}
+# The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
+# and compiled. Its exit codes are gdrgate's own (0-3); any other means nothing was judged: Node refused the blob
+# (14: made by another Node build or on another CPU; a signal: a damaged file) or it is stale (10: the program
+# changed since it was made). Then the plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED).
+if [ -n "$blob" ]; then
+  "$node" --snapshot-blob "$blob" "$MODE" --config "$CONFIG"
+  rc=$?
+  verdict "$rc" && ended "$rc"
+  GDRGATE_BLOB_FAILED=$rc && export GDRGATE_BLOB_FAILED
+fi
+# The plain program, as a child (not exec'd): its verdict is gdrgate's own (0-3). Anything else means it ended
+# without a verdict: killed by a signal (128+N; the OOM killer's SIGKILL: under PrologFlags=RunInJob, 24.05+, this
+# Prolog runs inside the job's cgroup, so Node's memory counts against the job's limit) or not started at all (126,
+# 127). A non-zero Prolog drains the node ("Prolog error"), and a broken tool must not drain: the Prolog fails open
+# and says why (say: the system log). (Started in the background and waited for: bash's own "Killed" notice goes
+# with wait's stderr, not to slurmd's log.)
+"$node" "$cli" "$MODE" --config "$CONFIG" &
 wait $! 2>/dev/null
 rc=$?
-verdict "$rc" && exit "$rc"
+verdict "$rc" && ended "$rc"
 if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; elif [ "$rc" -le 3 ]; then why="exit $rc, not written by gdrgate"; else why="exit $rc"; fi
 say daemon.err "gdrgate $MODE: $NODE ended without a verdict ($why); not failing the $MODE"
 exit 0

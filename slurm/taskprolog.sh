@@ -1,11 +1,10 @@
 #!/bin/bash
-# Slurm TaskProlog for gdrgate (TaskProlog= in slurm.conf): runs as the job's user before every task, in the job's
-# environment, before slurmstepd applies the propagated limits. Its stdout is Slurm's TaskProlog protocol: gdrgate
-# writes only "print ..." and "export ..." lines. Settings (docs/slurm-wrappers.md), overridden by root-owned
-# /etc/gdrgate/NAME.conf, then NAME.conf beside this script (NAME: its name less .sh): NODE, CLI, BLOB (the node's
-# startup snapshot, default gate.blob beside CLI; empty: none), CONFIG, ROOT (tests only), FAIL=1 (a finding fails the
-# task), STATE (the config's stateDir; empty: judge every task anew), WAIT (seconds a task waits for another's
-# judgment), AGENT (1: ask a running `gdrgate agent`; empty: never), AGENT_TIMEOUT (seconds), LOGGER (below).
+trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
+# Slurm TaskProlog for gdrgate: runs as the job's user before every task, in the job's environment, before slurmstepd
+# applies the propagated limits; its stdout is Slurm's TaskProlog protocol ("print ..." and "export ..." lines only).
+# Settings (docs/slurm-wrappers.md; root-owned NAME.conf overrides them): NODE, CLI, BLOB (startup snapshot; empty:
+# none), CONFIG, ROOT (tests), FAIL=1 (a finding fails the task), STATE (the config's stateDir; empty: judge every task),
+# WAIT (s a task waits for another's judgment), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT, LOGGER.
 # The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's
 # directory; every other task of that view prints it from bash alone. The Epilog removes the directory with the job.
 NODE=/usr/bin/node
@@ -20,18 +19,24 @@ AGENT=1
 AGENT_TIMEOUT=1
 LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
-# rootonly PATH: sets $real to where PATH really lies (readlink -f, asked only when PATH passes a link; a link may
-# not rename the file) and succeeds when that file and every directory above it are root's and writable by root
-# only (a sticky directory such as /tmp may be writable by all: nobody can replace root's entry in it; the file never). Then only
-# root can change what $real names, so it is $real that is sourced or started, never PATH. (No /dev/fd: a TaskProlog
-# started by slurmstepd after a change of user may not open its own /proc/self/fd.)
+# rootonly [-n] PATH...: sets reals (real: the first) to where each PATH really lies and succeeds when only root can
+# change them (slurm/prolog.sh says how). (No /dev/fd: after slurmstepd's change of user it may not open its own.)
 rootonly() {
-  case "$1" in /*) ;; *) return 1 ;; esac
-  real=$1 d=$1
-  while [ -n "$d" ]; do [ -L "$d" ] && { real=$(/usr/bin/readlink -f -- "$1" 2>/dev/null) && [ "${real##*/}" = "${1##*/}" ] || return 1; break; }; d=${d%/*}; done
-  d=$real; set -- "$real"
-  while d=${d%/*}; [ -n "$d" ]; do set -- "$@" "$d"; done
-  local f=1; for m in $(/usr/bin/stat -L -c '%u:%a' -- "$@" / 2>/dev/null || echo x); do case "$f$m" in 10:*[2367]? | 10:*[2367]) return 1 ;; esac; f=; case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac; done
+  local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
+  [ "$1" = -n ] && rename= && shift
+  for p; do
+    case "$p" in /*) ;; *) return 1 ;; esac
+    r=$p d=$p
+    while [ -n "$d" ]; do [ -L "$d" ] && { r=$(/usr/bin/readlink -f -- "$p" 2>/dev/null) && { [ -z "$rename" ] || [ "${r##*/}" = "${p##*/}" ]; } || return 1; break; }; d=${d%/*}; done
+    reals+=("$r") d=$r
+    while d=${d%/*}; [ -n "$d" ]; do dirs+=("$d"); done
+  done
+  real=${reals[0]-}
+  for m in $(/usr/bin/stat -L -c '%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
+    ((n++ < ${#reals[@]})) && case "$m" in *:*[2367]? | *:*[2367]) return 1 ;; esac
+    case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
+  done
+  [ "$n" -gt 1 ] && [ "$n" = $((${#reals[@]} + ${#dirs[@]} + 1)) ]
 }
 # say PRIORITY MESSAGE: on stderr (slurmstepd reads it with stdout and keeps only export/print/unset lines) and,
 # through LOGGER (tag gdrgate; empty: never), in the system log (docs/slurm-wrappers.md). Never on a passing task.
@@ -42,26 +47,23 @@ say() {
   [ -x /usr/bin/timeout ] && t=(/usr/bin/timeout 2)
   "${t[@]}" "$LOGGER" -t gdrgate -p "$1" -- "$2${SLURM_JOB_ID:+ (job $SLURM_JOB_ID)}" </dev/null >/dev/null 2>&1 || :
 }
-# The settings: /etc/gdrgate/NAME.conf (NAME: this script's file name less .sh), then the .conf beside this script,
-# which wins. A configless node gets the script alone (23.11+: slurmd fetches a bare-named Prolog/Epilog into
-# SlurmdSpoolDir/conf-cache, never a file beside it), so the first is the place that does not move with it.
-# (gdrgate_read is set here first: a TaskProlog inherits the job's environment.)
-gdrgate_read= kept= vfd=
-unset GDRGATE_VERDICT_FD
+# The settings: /etc/gdrgate/NAME.conf, then the .conf beside this script, which wins (slurm/prolog.sh says why both;
+# gdrgate_read is set here first: a TaskProlog inherits the job's environment); one that ends this script fails open.
+gdrgate_read= kept= vfd= && unset GDRGATE_VERDICT_FD
+trap 'gdrgate_rc=$?; set +eu; say daemon.err "gdrgate: $gdrgate_conf ended ${0##*/} (exit $gdrgate_rc) while its settings were read; not failing it"; exit 0' EXIT
 for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
   gdrgate_read=$gdrgate_conf
-  if rootonly "$gdrgate_conf"; then . "$real"; continue; fi
+  if rootonly "$gdrgate_conf"; then . "$real" || :; continue; fi
   # Into the system log once per step and node (its local task 0), not once per task.
   m="gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"
   if [ "${SLURM_LOCALID:-0}" = 0 ]; then say user.warning "$m"; else printf '%s\n' "$m" >&2; fi
 done
-# A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
-# this script with its status, which fails the task or drains the node; in POSIX mode, a failed exec's open would too).
+trap - EXIT
+# A .conf's shell options are undone (slurm/prolog.sh), and those that change what the agent's reads below see (bash
+# takes SHELLOPTS from the job's environment: noglob made every listing one "*", noclobber kept an old task record).
 set +eu +o pipefail +o posix
-# And the ones that change what the agent's reads below see (bash takes SHELLOPTS from the job's environment:
-# noglob turned every listing into one "*", noclobber kept an earlier step's task record): as bash starts.
 set +fC
 shopt -u failglob nocaseglob nocasematch
 IFS=$' \t\n'

@@ -7,7 +7,7 @@ import { parseGateArgv, parseTaskArgv } from './fast-argv.js';
 import { gateCommand, type Startup } from './gate.js';
 import { out } from '../host/stdout.js';
 import { takeVerdictFd, tellVerdict } from '../host/verdict.js';
-import { versionLine } from '../version.js';
+import { nodeTooOld, versionLine } from '../version.js';
 
 /** Runs the command line and returns its exit code, told to the Slurm wrappers' verdict pipe (src/host/verdict.ts). */
 export async function runCli(argv: string[], startup: Exclude<Startup, 'agent'>): Promise<number> {
@@ -18,6 +18,9 @@ export async function runCli(argv: string[], startup: Exclude<Startup, 'agent'>)
       out(versionLine());
       return 0;
     }
+    // An older Node fails somewhere inside (a library call it lacks), maybe only while draining: it runs nothing.
+    const old = nodeTooOld();
+    if (old !== null) throw new Error(old);
     const gate = parseGateArgv(argv);
     if (gate) return gateCommand(gate, undefined, startup);
     // The TaskProlog, for every task of every step: as the gate, without yargs.

@@ -13,6 +13,7 @@ import { exitCode } from '../runner/exit.js';
 import { decide, toOutcome, type Decision, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { drainOwned, reasonFor, resumeOwned } from '../slurm/drain.js';
 import { Scontrol } from '../slurm/scontrol.js';
+import { afterwards, message, rendered } from './after-verdict.js';
 import { nodeName } from './node.js';
 
 export type HookMode = 'prolog' | 'health' | 'epilog' | 'task';
@@ -228,9 +229,15 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
   const decision = decide(spec.mode, j.outcome, policy);
   const back = spec.handBack?.(run, j, decision) ?? null;
   if (back !== null) return { handedBack: true, why: back };
-  const { reason, action, code } = await act(run, rules, j, decision);
+  // From here the verdict is decided: an error in acting on it, keeping it or saying it is the tool's, logged, and
+  // never changes the exit code (an exception that reached the top would be exit 3, which the wrappers fail open on).
+  const { reason, action, code } = await act(run, rules, j, decision).catch((e: unknown) => {
+    void afterwards('act', e);
+    const what = decision.drain ? 'drain' : 'resume';
+    return { reason: null, action: `${what} failed: internal error: ${message(e)}`, code: decision.drain && rules.exitOnlyAfterOwnDrain ? exitCode('ok') : decision.exitCode };
+  });
   const acted0 = { decision, code, reason, action };
-  await spec.record?.(run, j, acted0);
+  if (spec.record) await spec.record(run, j, acted0).catch((e: unknown) => afterwards('record', e));
   const { node, job } = run;
   const durationMs = Math.round(performance.now() - started);
   const head = `gdrgate ${spec.mode} node=${node}${job ? ` job=${job}` : ''}${j.detail ?? ''}`;
@@ -238,10 +245,10 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
   const summary = rules.summary ? escapeControls(head + tail) : null;
   const delivered = spec.deliver && summary !== null ? spec.deliver(summary) : true;
   if (delivered) {
-    await spec.later?.(run, j, acted0);
-    if (rules.log) await logRun(run, rules.log, spec.env, j, decision, { code, reason, action, durationMs });
+    if (spec.later) await spec.later(run, j, acted0).catch((e: unknown) => afterwards('later', e));
+    if (rules.log) await logRun(run, rules.log, spec.env, j, decision, { code, reason, action, durationMs }).catch((e: unknown) => afterwards('log', e));
   }
-  const report = [...(spec.render?.(run, j, decision) ?? [])];
+  const report = rendered(spec, run, j, decision);
   if (!j.brief && (j.outcome.kind === 'config-error' || j.outcome.kind === 'internal-error')) report.push(escapeControls(`${j.outcome.kind}: ${j.outcome.message}`));
   return { handedBack: false, code, report, summary, judgement: j, acted: { ...acted0, durationMs }, delivered };
 }

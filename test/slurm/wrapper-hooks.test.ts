@@ -9,43 +9,13 @@ import t from 'tap';
 import { slurmdShim } from '../agent/_agent.js';
 import { REPO } from '../helpers/paths.js';
 import { scratchDir } from '../helpers/scratch.js';
-
-type Script = 'prolog' | 'epilog' | 'taskprolog';
-const FIXED = '"/etc/gdrgate/${0##*/}"';
+import { PROLOG_ENV, type Script, wrapperKit } from './_wrap.js';
 
 if (process.getuid?.() !== 0) {
   t.skip('wrapper hooks: the wrappers read only root-owned settings files, so this runs as root', () => {});
 } else {
   const dir = scratchDir('gdrgate-wraphooks-');
-  const etc = path.join(dir, 'etc-gdrgate');
-  mkdirSync(etc, { mode: 0o755 });
-  // The stand-in for node + cli.js (run as `/bin/sh FAKE args`): prints its arguments, writes $RC into the wrapper's
-  // verdict pipe as gdrgate does (src/host/verdict.ts; not with NOVERDICT=1, as Node's own exit) and exits $RC, or
-  // dies by SIGKILL.
-  const fake = path.join(dir, 'fake-cli.sh');
-  writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ "${RC-}" = kill ] && kill -KILL $$\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n', { mode: 0o755 });
-  const base = `NODE=/bin/sh\nCLI=${fake}\nBLOB=\nAGENT=\n`;
-
-  /** slurm/<script>.sh copied to `dst`, its fixed settings directory made `etc`; throws unless the literal is there once (`fixed`). */
-  const install = (script: Script, dst: string, fixed = true): string => {
-    const text = readFileSync(path.join(REPO, `slurm/${script}.sh`), 'utf8');
-    const n = text.split(FIXED).length - 1;
-    if (fixed && n !== 1) throw new Error(`slurm/${script}.sh names ${FIXED} ${n} times, want 1`);
-    mkdirSync(path.dirname(dst), { recursive: true, mode: 0o755 });
-    writeFileSync(dst, text.replace(FIXED, `"${etc}/\${0##*/}"`), { mode: 0o755 });
-    chmodSync(dst, 0o755);
-    return dst;
-  };
-  const conf = (file: string, text: string, mode = 0o644): void => {
-    writeFileSync(file, text);
-    chmodSync(file, mode);
-  };
-  const run = (file: string, env: Record<string, string>, under?: string) => {
-    const [cmd, args] = under ? [under, [file]] : [file, []];
-    const r = spawnSync(cmd, args, { encoding: 'utf8', env, cwd: '/', timeout: 60_000 });
-    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
-  };
-  const PROLOG_ENV = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' };
+  const { etc, base, install, conf, run } = wrapperKit(dir);
 
   t.test('configless: a script with no .conf beside it reads /etc/gdrgate/NAME.conf', async (t) => {
     const want: Record<Script, string> = { prolog: 'args: prolog --config /etc/fixed.json\n', epilog: 'args: epilog --config /etc/fixed.json\n', taskprolog: 'args: task --config /etc/fixed.json\n' };
@@ -106,7 +76,12 @@ if (process.getuid?.() !== 0) {
     t.same(killed, { code: 0, stdout: 'args: prolog --config /etc/gdrgate/config.json\n', stderr: 'gdrgate prolog: /bin/sh ended without a verdict (killed by signal 9); not failing the prolog\n' });
     const missing = run(file, { ...PROLOG_ENV, RC: '127' });
     t.same({ code: missing.code, stderr: missing.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (exit 127); not failing the prolog\n' });
-    for (const rc of [0, 1, 2, 3]) t.equal(run(file, { ...PROLOG_ENV, RC: String(rc) }).code, rc, `gdrgate's own exit ${rc} passes through`);
+    for (const rc of [0, 1]) t.equal(run(file, { ...PROLOG_ENV, RC: String(rc) }).code, rc, `gdrgate's verdict ${rc} passes through`);
+    // gdrgate's 2 (usage) and 3 (an error outside the judgment: a drain, record or log that threw) are a broken tool.
+    for (const rc of [2, 3]) {
+      const r = run(file, { ...PROLOG_ENV, RC: String(rc) });
+      t.same({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `gdrgate prolog: gdrgate exited ${rc}; not failing the prolog\n` }, `gdrgate's own exit ${rc}: fails open, said`);
+    }
     // Node's own exit 1 (the program missing, unreadable or cut short: an exception before gdrgate's code) or 0 (an
     // empty program) is no verdict: a 1 would drain the node with Slurm's "Prolog error".
     for (const rc of [1, 0]) {
@@ -197,7 +172,8 @@ if (process.getuid?.() !== 0) {
     t.same(lines(), []);
     // A logger that never returns (a wedged journal): the Prolog still ends, failing open (timeout 2 s).
     conf(path.join(dir, 'syslog/prolog/gdrgate-prolog.conf'), conf2);
-    const hung = run(path.join(dir, 'syslog/prolog/gdrgate-prolog.sh'), { ...PROLOG_ENV, RC: 'kill', HANG: '1' });
+    // (Its logger sleeps 30 s: a wrapper that waited for it would be killed at 20 s, code null.)
+    const hung = run(path.join(dir, 'syslog/prolog/gdrgate-prolog.sh'), { ...PROLOG_ENV, RC: 'kill', HANG: '1' }, undefined, 20_000);
     t.same({ code: hung.code, stderr: hung.stderr }, { code: 0, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (killed by signal 9); not failing the prolog\n' });
   });
 
@@ -251,7 +227,8 @@ if (process.getuid?.() !== 0) {
     };
     const none = (why: string) => ({ code: 0, last: `gdrgate prolog: ${process.execPath} ended without a verdict (${why}); not failing the prolog` });
     const brief = (r: ReturnType<typeof said>) => ({ code: r.code, last: r.last });
-    t.same(brief(said(path.join(where, 'missing.cjs'))), none('exit 1, not written by gdrgate'), 'a missing program: Node exits 1');
+    const refused = (cli: string) => ({ code: 0, last: `gdrgate prolog: not starting ${process.execPath} ${cli}: want each there, and it and every directory above where it lies owned by root and writable by root only; not failing the prolog` });
+    t.same(brief(said(path.join(where, 'missing.cjs'))), refused(path.join(where, 'missing.cjs')), 'a missing program: not started');
     t.same(brief(said(path.join(where, 'cut.cjs'))), none('exit 1, not written by gdrgate'), 'a program cut short: a SyntaxError, exit 1');
     t.same(brief(said(path.join(where, 'empty.cjs'))), none('exit 0, not written by gdrgate'), 'an empty program: exit 0, nothing judged');
     // The real program, its config missing: gdrgate's own verdict (a config error is no drain: exit 0), written.

@@ -18,13 +18,15 @@ const WRITES: Record<string, (rc: number) => number[]> = {
   'child first': (rc) => [rc === 0 ? 1 : 0, rc],
 };
 
-/** What each wrapper must do: its exit code, and whether it says the run ended without a verdict. */
-function expected(w: Wrapper, rc: number, written: number[]): { code: number; noVerdict: boolean } {
+/**
+ * What each wrapper must do: its exit code, and whether it says the run ended without a verdict or that gdrgate broke.
+ * Every wrapper passes only gdrgate's 1 (prolog.sh, epilog.sh: the drain; taskprolog.sh with FAIL=1: a finding);
+ * gdrgate's 2 and 3 (usage; an error outside the judgment) are a broken tool, which never drains or fails a task.
+ */
+function expected(rc: number, written: number[]): { code: number; noVerdict: boolean; broke: boolean } {
   const verdict = rc <= 3 && written.at(-1) === rc;
-  if (!verdict) return { code: 0, noVerdict: true };
-  if (w === 'prolog') return { code: rc, noVerdict: false };
-  // epilog.sh: only gdrgate's own drain (1) passes; taskprolog.sh with FAIL=1: only a finding (1) fails the task.
-  return { code: rc === 1 ? 1 : 0, noVerdict: false };
+  if (!verdict) return { code: 0, noVerdict: true, broke: false };
+  return { code: rc === 1 ? 1 : 0, noVerdict: false, broke: rc >= 2 };
 }
 
 if (process.getuid?.() !== 0) {
@@ -55,9 +57,10 @@ if (process.getuid?.() !== 0) {
           const written = write(rc);
           const r = spawnSync(file, [], { encoding: 'utf8', env: { ...env, RC: String(rc), WRITE: written.join(' ') }, cwd: '/', timeout: 30_000 });
           const said = /ended without a verdict/.test(r.stderr);
-          const e = expected(w, rc, written);
-          got.push(`${rc} ${how}: exit ${r.status}${said ? ', no verdict said' : ''}`);
-          want.push(`${rc} ${how}: exit ${e.code}${e.noVerdict ? ', no verdict said' : ''}`);
+          const broke = /: gdrgate exited [23]; (not failing|letting)/.test(r.stderr);
+          const e = expected(rc, written);
+          got.push(`${rc} ${how}: exit ${r.status}${said ? ', no verdict said' : ''}${broke ? ', broke said' : ''}`);
+          want.push(`${rc} ${how}: exit ${e.code}${e.noVerdict ? ', no verdict said' : ''}${e.broke ? ', broke said' : ''}`);
         }
       t.same(got, want);
     });
