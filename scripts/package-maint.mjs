@@ -26,8 +26,29 @@ export const POSTINST = [
   '[ -d /run/systemd/system ] && systemctl try-restart gdrgate-agent.service >/dev/null 2>&1 || true',
   '',
 ].join('\n');
+// Removal refused while this node's Slurm still runs the wrappers: a Prolog that is not there drains the node with
+// Slurm's "Prolog error" on its next job (which no gdrgate resumes), an Epilog or TaskProlog fails every job. Each
+// Prolog=, Epilog=, TaskProlog= and HealthCheckProgram= of the node's slurm.conf (SLURM_CONF), the other files of
+// /etc/slurm and a configless node's cached copies (SlurmdSpoolDir/conf-cache, at its two usual places) that resolves
+// into /usr/libexec/gdrgate, or a script that names it (a site's chain). GDRGATE_REMOVE_IN_USE=1 removes anyway.
+export const PRERM_IN_USE = [
+  'in_use=',
+  'for f in "${SLURM_CONF:-/etc/slurm/slurm.conf}" /etc/slurm/*.conf /var/spool/slurmd/conf-cache/*.conf /var/spool/slurm/d/conf-cache/*.conf; do',
+  '  [ -f "$f" ] || continue',
+  String.raw`  for p in $(sed -n 's/^[[:space:]]*\(prolog\|epilog\|taskprolog\|healthcheckprogram\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\2/Ip' "$f"); do`,
+  '    r=$(readlink -f "$p" 2>/dev/null) || r=$p',
+  '    case "$r" in /usr/libexec/gdrgate/*) in_use="$in_use $f:$p" ;; *) ! grep -qs /usr/libexec/gdrgate/ "$r" || in_use="$in_use $f:$p" ;; esac',
+  '  done',
+  'done',
+  'if [ -n "$in_use" ] && [ "${GDRGATE_REMOVE_IN_USE-}" != 1 ]; then',
+  '  echo "gdrgate: not removed: Slurm on this node still runs its wrappers:$in_use. Without them every job fails (a missing Prolog drains the node: Prolog error). Take them out of slurm.conf and scontrol reconfigure first, or remove with GDRGATE_REMOVE_IN_USE=1." >&2',
+  '  exit 1',
+  'fi',
+  '',
+].join('\n');
 // Before removal (not upgrade): the agent stopped and disabled, the snapshot made of this program removed.
 export const PRERM_REMOVE = [
+  PRERM_IN_USE.trimEnd(),
   '[ -d /run/systemd/system ] && systemctl --no-reload disable --now gdrgate-agent.service >/dev/null 2>&1 || true',
   `rm -f ${BLOB}`,
   '',

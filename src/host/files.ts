@@ -120,9 +120,14 @@ export function writeNew(file: string, data: string | Uint8Array, mode: number, 
     fs.fchmodSync(fd, mode); // the umask may have taken bits away
     writeAll(fd, data);
     if (sync) fs.fsyncSync(fd);
-  } finally {
+  } catch (e) {
+    // Made by this call (O_EXCL) and not written whole (ENOSPC on a full /run): removed, so that an empty lock or
+    // state file is never left to read as one that was written.
     fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+    throw e;
   }
+  fs.closeSync(fd);
 }
 
 /** `.name.<pid>.<12 random hex>`: nobody can guess it to plant a link or FIFO there first (and O_EXCL refuses one). */

@@ -213,6 +213,9 @@ t.test('the example service unit: valid for systemd, and naming the directory th
   t.equal(key('RuntimeDirectoryMode'), '0700', 'closed to all but root, as the agent requires');
   t.match(key('ExecStart'), new RegExp(` agent --config \\S+ --dir ${wrapperAgent}$`), 'the agent serves that directory');
   t.equal(key('Restart'), 'always', 'restarted after it exits for an upgrade');
+  // ProtectSystem=full makes /usr read-only to the service: the blob its ExecStartPre writes there needs ReadWritePaths.
+  const out = / --out (\S+)$/.exec(key('ExecStartPre'))?.[1] ?? '';
+  t.same([key('ProtectSystem'), out.startsWith('/usr/'), key('ReadWritePaths').split(/\s+/).some((p) => out.startsWith(`${p}/`))], ['full', true, true], `${out} is writable to the service`);
   const analyze = '/usr/bin/systemd-analyze';
   if (!existsSync(analyze)) {
     // Under CI the oracle must be there (systemd is in every image .ci/run runs on); by hand, said and not checked.

@@ -1,0 +1,51 @@
+// The package's removal (the .deb's prerm, the .rpm's %preun) refuses while this node's Slurm still runs the wrappers:
+// a Prolog= that is not there drains the node with Slurm's "Prolog error" on its next job. Run as the maintainer
+// script runs it (sh -e), on slurm.conf files named through SLURM_CONF, as slurmd finds its own.
+import { spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { scratchDir } from '../helpers/scratch.js';
+
+// (A module of the build's scripts, plain JavaScript: imported by its path as a string, typed here.)
+const MAINT: string = '../../scripts/package-maint.mjs';
+const { PRERM_IN_USE, PRERM_REMOVE } = (await import(MAINT)) as { PRERM_IN_USE: string; PRERM_REMOVE: string };
+const dir = scratchDir('gdrgate-prerm-');
+const check = (conf: string, env: Record<string, string> = {}) => {
+  const file = path.join(dir, 'slurm.conf');
+  writeFileSync(file, conf);
+  const r = spawnSync('/bin/sh', ['-ec', PRERM_IN_USE], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SLURM_CONF: file, ...env }, timeout: 30_000 });
+  return { code: r.status, stderr: r.stderr };
+};
+const refused = (uses: string) => ({
+  code: 1,
+  stderr: `gdrgate: not removed: Slurm on this node still runs its wrappers:${uses}. Without them every job fails (a missing Prolog drains the node: Prolog error). Take them out of slurm.conf and scontrol reconfigure first, or remove with GDRGATE_REMOVE_IN_USE=1.\n`,
+});
+
+t.test('the check is the first thing the removal script does', async (t) => {
+  t.equal(PRERM_REMOVE.startsWith(PRERM_IN_USE), true);
+});
+
+t.test('a wrapper named by any hook key, in any case and spacing, or through a script of the site that names it: refused', async (t) => {
+  const conf = path.join(dir, 'slurm.conf');
+  t.same(check('ClusterName=c\nProlog=/usr/libexec/gdrgate/prolog.sh\n'), refused(` ${conf}:/usr/libexec/gdrgate/prolog.sh`));
+  t.same(check('  taskprolog = /usr/libexec/gdrgate/taskprolog.sh # gdrgate\n'), refused(` ${conf}:/usr/libexec/gdrgate/taskprolog.sh`));
+  t.same(check('HealthCheckProgram=/usr/libexec/gdrgate/health.sh\nEpilog=/usr/libexec/gdrgate/epilog.sh\n'), refused(` ${conf}:/usr/libexec/gdrgate/health.sh ${conf}:/usr/libexec/gdrgate/epilog.sh`));
+  const chain = path.join(dir, 'site-prolog.sh');
+  writeFileSync(chain, '#!/bin/sh\n/etc/slurm/site.sh && exec /usr/libexec/gdrgate/prolog.sh\n', { mode: 0o755 });
+  t.same(check(`Prolog=${chain}\n`), refused(` ${conf}:${chain}`), "the site's chain that runs the wrapper");
+  t.same(check('Prolog=/usr/libexec/gdrgate/prolog.sh\n', { GDRGATE_REMOVE_IN_USE: '1' }), { code: 0, stderr: '' }, 'removed anyway when told');
+});
+
+// Not hermetic: the check also reads this machine's /etc/slurm and conf-cache. Where those name a wrapper, said.
+const here = check('');
+if (here.code !== 0) {
+  t.skip(`a node whose Slurm runs no wrapper: this machine's own Slurm files name one (${here.stderr.trim()})`, () => {});
+} else {
+  t.test("a node whose Slurm runs no wrapper (another Prolog, a commented one, gdrgate's own settings file): removed", async (t) => {
+    const site = path.join(dir, 'site.sh');
+    writeFileSync(site, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    t.same(check(`Prolog=${site}\n#Prolog=/usr/libexec/gdrgate/prolog.sh\nPrologFlags=Alloc\n`), { code: 0, stderr: '' });
+    t.same(check('NODE=/usr/lib/gdrgate/node\nCLI=/usr/libexec/gdrgate/x\n'), { code: 0, stderr: '' });
+  });
+}
