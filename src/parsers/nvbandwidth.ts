@@ -49,7 +49,8 @@ export interface NvbandwidthResult {
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly (infer U)[] ? U[] : T[K] };
 type Tc = Mutable<NvbwTestcase>;
 
-const NUMBER = /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i;
+/** nvbandwidth prints cells and sums with `%.2f` of a non-negative figure: a sign or an exponent is not its output. */
+const NUMBER = /^\d+(\.\d+)?$/;
 function num(s: string | undefined): number | null {
   if (s === undefined || !NUMBER.test(s)) return null;
   const n = Number(s);
@@ -179,7 +180,8 @@ function finish(
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const jnum = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : typeof v === 'string' ? num(v) : null);
+/** JSON numbers as the text's: finite and not negative (json_output.cpp writes the same doubles `%.2f` prints). */
+const jnum = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : typeof v === 'string' ? num(v) : null);
 
 /** JSON layout of nvbandwidth json_output.cpp (NVIDIA/nvbandwidth @5d364368): everything under a root "nvbandwidth" key. */
 function parseJson(output: string): NvbandwidthResult {

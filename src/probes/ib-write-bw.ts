@@ -2,7 +2,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Exec, ExecResult } from '../host/exec.js';
 import { parseIbWriteBw, type IbWriteBwResult } from '../parsers/ib-write-bw.js';
-import { makeSample } from '../samples/sample.js';
+import { bandwidthProblem, makeSample } from '../samples/sample.js';
 import type { IbWriteSpec, ProbeOutcome, SampleContext } from './types.js';
 
 /** Slurm gives the epilog no PATH; CUDA numbers devices fastest-first unless told to use bus order, which --use_cuda=N assumes. */
@@ -53,6 +53,9 @@ export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number
   const srv = await server;
   if (p.error !== null || p.unit === null) return failure(spec, r, p, srv, t0);
   const row = p.rows.find((x) => x.bytes === spec.recipe.msgSize) ?? p.rows[p.rows.length - 1]!;
+  const durationMs = Math.round(performance.now() - t0);
+  const impossible = bandwidthProblem(row.bwAverage, p.unit);
+  if (impossible !== null) return { spec, kind: 'failed', why: `not a bandwidth: ${impossible}`, lines: p.problems.slice(0, 8), durationMs };
   const notes = [...p.problems];
   const picked = p.gpu?.pciAddress?.toLowerCase();
   if (spec.gpu !== null && picked && picked !== busDev(spec.gpu)) notes.push(`CUDA device ${spec.gpuIndex} is at ${picked}, not ${spec.gpu}: is CUDA_DEVICE_ORDER honoured?`);
@@ -60,5 +63,5 @@ export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number
     ts: ctx.now(), node: ctx.node, job: ctx.job, probe: spec.probe, recipe: spec.recipe, gpu: spec.gpu, nic: spec.nic,
     bytes: row.bytes, value: row.bwAverage, unit: p.unit,
   });
-  return { spec, kind: 'ok', samples: [sample], durationMs: Math.round(performance.now() - t0), notes };
+  return { spec, kind: 'ok', samples: [sample], durationMs, notes };
 }

@@ -1,7 +1,7 @@
 // Runs one nvbandwidth copy-engine testcase (host→device or device→host) and records one sample per GPU.
 import type { Exec } from '../host/exec.js';
 import { parseNvbandwidth, type NvbwTestcase } from '../parsers/nvbandwidth.js';
-import { makeSample, type Sample } from '../samples/sample.js';
+import { bandwidthProblem, makeSample, type Sample } from '../samples/sample.js';
 import { PROBE_ENV } from './ib-write-bw.js';
 import type { NvbwSpec, ProbeOutcome, SampleContext } from './types.js';
 
@@ -33,6 +33,12 @@ export async function runNvbandwidth(exec: Exec, spec: NvbwSpec, deadline: numbe
   if (tc.unit !== 'GB/s' || tc.rowKind !== 'CPU' || tc.columnKind !== 'GPU') {
     return { spec, kind: 'failed', why: `unexpected layout: ${tc.description ?? 'no description'}`, lines: [], durationMs };
   }
+  // One impossible cell (zero, or more than any path carries) and the whole output is garbage: no sample of it.
+  const bad = cells(tc).flatMap(({ col, value }) => {
+    const why = bandwidthProblem(value, 'GB/s');
+    return why === null ? [] : [`device ${col}: ${why}`];
+  });
+  if (bad.length) return { spec, kind: 'failed', why: `not a bandwidth: ${bad.join(', ')}`, lines: p.problems.slice(0, 8), durationMs };
   const notes = [...p.problems];
   const samples: Sample[] = [];
   for (const { col, value } of cells(tc)) {

@@ -24,6 +24,23 @@ export interface ProbeRecipe {
 export type BandwidthUnit = 'Gb/s' | 'MB/s' | 'GB/s';
 export const UNITS: readonly BandwidthUnit[] = ['Gb/s', 'MB/s', 'GB/s'];
 
+/** Bytes per second in one unit of each (Gb/s: bits, MB/s and GB/s: decimal bytes, as perftest and nvbandwidth print). */
+const BYTES_PER_S: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 1e6, 'GB/s': 1e9 };
+/**
+ * No path a probe measures can move more than this: 10 TB/s. PCIe Gen6 x16 carries about 128 GB/s each way (256 GB/s
+ * both), NVLink 5 1.8 TB/s per GPU (both ways, all links), NVLink-C2C 900 GB/s, a 800 Gb/s NIC 100 GB/s; even an HBM3e
+ * stack's 8 TB/s is below it. A value above it is printed garbage, never a measurement.
+ */
+export const MAX_BYTES_PER_S = 10e12;
+
+/** Why `value` in `unit` cannot be a measured bandwidth (not finite, zero or less, above MAX_BYTES_PER_S), or null. */
+export function bandwidthProblem(value: number, unit: BandwidthUnit): string | null {
+  if (!Number.isFinite(value)) return `${value} ${unit} is not a number`;
+  if (value <= 0) return `${value} ${unit} is not above zero`;
+  if (value * BYTES_PER_S[unit] > MAX_BYTES_PER_S) return `${value} ${unit} is above 10 TB/s, more than any PCIe or NVLink path carries`;
+  return null;
+}
+
 export interface Sample {
   /** Unix time in milliseconds: cheap to compare and window on 1M lines. */
   readonly ts: number;
@@ -84,6 +101,7 @@ export function toSample(v: unknown): Sample | null {
   const ok = isNum(v['ts']) && isStr(v['node']) && strOrNull(v['job']) && isStr(v['probe']) && isStr(v['recipeHash'])
     && isRecipe(v['recipe']) && strOrNull(v['gpu']) && strOrNull(v['nic']) && isStr(v['direction'])
     && isNum(v['bytes']) && isNum(v['value']) && UNITS.includes(v['unit'] as BandwidthUnit)
+    && bandwidthProblem(v['value'], v['unit'] as BandwidthUnit) === null
     && (v['ncclTopo'] === undefined || typeof v['ncclTopo'] === 'boolean');
   return ok ? (v as unknown as Sample) : null;
 }
@@ -96,8 +114,8 @@ export function parseSampleLine(line: string): Sample | null {
   }
 }
 
-/** One spool line, newline included; null when a number is not finite (JSON would write null). */
+/** One spool line, newline included; null when a number is not finite (JSON would write null) or the value cannot be a bandwidth. */
 export function sampleLine(s: Sample): string | null {
-  if (!isNum(s.ts) || !isNum(s.value) || !isNum(s.bytes)) return null;
+  if (!isNum(s.ts) || !isNum(s.bytes) || bandwidthProblem(s.value, s.unit) !== null) return null;
   return `${JSON.stringify(s)}\n`;
 }

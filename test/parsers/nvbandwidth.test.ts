@@ -114,3 +114,21 @@ t.test('reference captures (read in place, not copied)', { skip: !existsSync(REF
   t.equal(nhc.error, 'no results', 'a wrapper failure message is not an nvbandwidth result');
   t.same(nhc.testcases, []);
 });
+
+t.test('a cell or SUM that %.2f never prints (sign, exponent) is not a number: no result, never a measurement', async (t) => {
+  const a10 = fixture('a10_h2d_memcpy_ce_v0.5.txt');
+  for (const v of ['-5.00', '1e308', '-0', '1E-300', '+25.17', 'Infinity']) {
+    const r = parseNvbandwidth(a10.replaceAll('25.17', v));
+    t.equal(r.error, 'no results', `cell ${v}`);
+    t.same(r.testcases[0]?.matrix, [], `cell ${v}: no matrix row`);
+    t.same(r.problems, [`host_to_device_memcpy_ce: unrecognised matrix row: 0     ${v}`, `unmatched SUM line: SUM host_to_device_memcpy_ce ${v}`, 'host_to_device_memcpy_ce: description but no matrix rows'], `cell ${v}: said`);
+  }
+  t.same(parseNvbandwidth(a10.replaceAll('25.17', '0.00')).testcases[0]?.matrix, [[0]], '0.00 is printed output: the parser keeps it (the probe refuses it)');
+  const json = fixture('constructed_json_2gpu_h2d_d2d_passed.json');
+  for (const v of ['-3.5', '1e999', '"-3.50"', '"1e308"']) {
+    const r = parseNvbandwidth(json.replace('[ [ "55.21", "55.19" ] ]', `[ [ ${v}, "55.19" ] ]`));
+    t.same(r.testcases[0]?.matrix, [], `JSON cell ${v}: no row`);
+    t.same(r.problems.slice(0, 1), ['host_to_device_memcpy_ce: unrecognised matrix row 0'], `JSON cell ${v}: said`);
+  }
+  t.same(parseNvbandwidth(json.replace('[ [ "55.21", "55.19" ] ]', '[ [ 55.21, "55.19" ] ]')).testcases[0]?.matrix, [[55.21, 55.19]], 'a JSON number is a cell');
+});
