@@ -52,13 +52,17 @@ export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number
   // A server whose client never connected waits until its timeout; it must not outlive this run either way.
   const srv = await server;
   if (p.error !== null || p.unit === null) return failure(spec, r, p, srv, t0);
-  const row = p.rows.find((x) => x.bytes === spec.recipe.msgSize) ?? p.rows[p.rows.length - 1]!;
   const durationMs = Math.round(performance.now() - t0);
+  const row = p.rows.find((x) => x.bytes === spec.recipe.msgSize) ?? p.rows[p.rows.length - 1]!;
   const impossible = bandwidthProblem(row.bwAverage, p.unit);
   if (impossible !== null) return { spec, kind: 'failed', why: `not a bandwidth: ${impossible}`, lines: p.problems.slice(0, 8), durationMs };
-  const notes = [...p.problems];
+  // The GPU perftest says it used decides: a sample of another GPU (CUDA's order not the inventory's) is never filed
+  // under the planned one, whose band it would be judged against.
   const picked = p.gpu?.pciAddress?.toLowerCase();
-  if (spec.gpu !== null && picked && picked !== busDev(spec.gpu)) notes.push(`CUDA device ${spec.gpuIndex} is at ${picked}, not ${spec.gpu}: is CUDA_DEVICE_ORDER honoured?`);
+  if (spec.gpu !== null && picked && picked !== busDev(spec.gpu)) {
+    return { spec, kind: 'failed', why: `measured GPU ${picked}, not ${spec.gpu} (CUDA device ${spec.gpuIndex}): is CUDA_DEVICE_ORDER honoured?`, lines: [], durationMs };
+  }
+  const notes = [...p.problems];
   const sample = makeSample({
     ts: ctx.now(), node: ctx.node, job: ctx.job, probe: spec.probe, recipe: spec.recipe, gpu: spec.gpu, nic: spec.nic,
     bytes: row.bytes, value: row.bwAverage, unit: p.unit,

@@ -20,14 +20,25 @@ const gpu = (bdf: string): GenDevice => ({ bdf, kind: 'gpu', speed: 32, width: 1
 const rootPort = (bdf: string, child: GenDevice): GenDevice => ({ bdf, kind: 'rootport', speed: 32, width: 16, children: [child] });
 
 /** Socket 0: GPU 0000:41:00.0 and mlx5_0 behind two root ports of one host bridge; socket 1 the same at 0x82/0x83. */
+const sock = (h: number, g: number, n: number, name: string, numa: number) => ({
+  domainBus: `0000:${h.toString(16)}`,
+  numaNode: numa,
+  devices: [rootPort(`0000:${h.toString(16)}:01.0`, gpu(`0000:${g.toString(16)}:00.0`)), rootPort(`0000:${h.toString(16)}:02.0`, nic(`0000:${n.toString(16)}:00.0`, name))],
+});
+
+/** `rails` sockets of one GPU and one HCA each (GPU 0000:41:00.0 with mlx5_0, GPU 0000:82:00.0 with mlx5_1). */
 export function twoRail(rails = 2): GenNode {
-  const sock = (h: number, g: number, n: number, name: string, numa: number) => ({
-    domainBus: `0000:${h.toString(16)}`,
-    numaNode: numa,
-    devices: [rootPort(`0000:${h.toString(16)}:01.0`, gpu(`0000:${g.toString(16)}:00.0`)), rootPort(`0000:${h.toString(16)}:02.0`, nic(`0000:${n.toString(16)}:00.0`, name))],
-  });
+  return node([sock(0x40, 0x41, 0x42, 'mlx5_0', 0), sock(0x80, 0x82, 0x83, 'mlx5_1', 1)].slice(0, rails));
+}
+
+/** One rail whose GPU sits at bus `gpuBus` (0000:<gpuBus>:00.0), its HCA mlx5_0 next to it: where a capture's GPU was. */
+export function railAt(gpuBus: number): GenNode {
+  return node([sock(gpuBus - 1, gpuBus, gpuBus + 1, 'mlx5_0', 0)]);
+}
+
+function node(hostBridges: ReturnType<typeof sock>[]): GenNode {
   return {
-    hostBridges: [sock(0x40, 0x41, 0x42, 'mlx5_0', 0), sock(0x80, 0x82, 0x83, 'mlx5_1', 1)].slice(0, rails),
+    hostBridges,
     numa: [{ id: 0, cpus: '0-7' }, { id: 1, cpus: '8-15' }],
     driver: { version: '570.133.20', open: true },
     kernel: '6.8.0-60-generic',

@@ -11,7 +11,7 @@ import { probesConfig, type ProbesConfigInput } from '../../src/probes/config.js
 import { planProbes } from '../../src/probes/plan.js';
 import { runProbes, type RunOptions } from '../../src/probes/run.js';
 import type { ProbeOutcome, ProbeSpec } from '../../src/probes/types.js';
-import { bin, twoRail } from '../epilog/_env.js';
+import { bin, railAt, twoRail } from '../epilog/_env.js';
 import { inventoryOf } from './_inv.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -32,18 +32,25 @@ t.test('healthy: host memory 92.56 Gb/s, GPU memory 23.03 Gb/s (the 64 KiB row o
   t.ok(o.kind === 'ok' && o.samples[0]!.job === '7' && o.samples[0]!.node === 'gpu001');
 });
 
-t.test('slow GPU run: 10.50 Gb/s (the real slow capture); numactl binding recorded', async (t) => {
+t.test('the slow GPU capture measured the GPU at 82:00: on a node whose GPU 0 is 0000:41:00.0 a failed probe, no sample; numactl binding recorded', async (t) => {
   const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-gpu-slow'), numactl: bin('numactl') } }), opts());
-  t.strictSame(values(r.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'ib-write-gpu 0000:41:00.0 10.5 Gb/s']);
-  t.ok(r.outcomes.every((o) => o.kind === 'ok' && o.samples[0]!.recipe.numaNode === 0), 'bound to NUMA node 0');
-  const slow = r.outcomes[1]!;
-  t.match(slow.kind === 'ok' ? slow.notes : [], [/CUDA device 0 is at 82:00, not 0000:41:00.0/], 'the capture picked another GPU: noted');
+  t.strictSame(values(r.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'failed: measured GPU 82:00, not 0000:41:00.0 (CUDA device 0): is CUDA_DEVICE_ORDER honoured?']);
+  t.ok(r.outcomes[0]!.kind === 'ok' && r.outcomes[0]!.samples[0]!.recipe.numaNode === 0, 'bound to NUMA node 0');
+  t.strictSame(judge({ outcomes: r.outcomes, stats: [], envelopes: null, minSamples: 3 }).map((f) => `${f.status} ${f.code} ${f.subject}: ${f.message}`),
+    ['error bw-probe-failed mlx5_0/0000:41:00.0: measured GPU 82:00, not 0000:41:00.0 (CUDA device 0): is CUDA_DEVICE_ORDER honoured?', 'skip bw-no-envelope mlx5_0: 92.56 Gb/s: no band for recipe ' + (r.outcomes[0]!.kind === 'ok' ? r.outcomes[0]!.samples[0]!.recipeHash : '')],
+    'could not tell: nothing judged under 0000:41:00.0');
+  // The same capture where it belongs: mlx5_1's GPU is 0000:82:00.0 on the two-rail node.
+  const two = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-gpu-slow') } }, inv2), opts());
+  t.strictSame(values(two.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'failed: measured GPU 82:00, not 0000:41:00.0 (CUDA device 0): is CUDA_DEVICE_ORDER honoured?', 'ib-write-host mlx5_1 92.56 Gb/s', 'ib-write-gpu 0000:82:00.0 10.5 Gb/s']);
 });
 
 const REF = path.resolve('../shared/corpus-reference/ib_write_bw');
 t.test('DMA-BUF capture: 181.46 Gb/s, 16 QPs, duration mode', { skip: !existsSync(REF) && 'corpus-reference absent' }, async (t) => {
-  const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-dmabuf') }, ibWriteBw: { host: false, dmabuf: true } }), opts());
-  t.strictSame(values(r.outcomes), ['ib-write-gpu 0000:41:00.0 181.46 Gb/s']);
+  // The capture's GPU is at e1:00: measured there it is a sample, planned on 0000:41:00.0 it is not.
+  const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-dmabuf') }, ibWriteBw: { host: false, dmabuf: true } }, await inventoryOf(railAt(0xe1))), opts());
+  t.strictSame(values(r.outcomes), ['ib-write-gpu 0000:e1:00.0 181.46 Gb/s']);
+  const there = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-dmabuf') }, ibWriteBw: { host: false, dmabuf: true } }), opts());
+  t.strictSame(values(there.outcomes), ['failed: measured GPU e1:00, not 0000:41:00.0 (CUDA device 0): is CUDA_DEVICE_ORDER honoured?']);
 });
 
 t.test('a hung probe is cut at its timeout, the budget holds, the next run starts where this one was cut', async (t) => {
