@@ -53,6 +53,12 @@ export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number
   const srv = await server;
   if (p.error !== null || p.unit === null) return failure(spec, r, p, srv, t0);
   const durationMs = Math.round(performance.now() - t0);
+  // Our own server must have served the client: one that could not listen (the fixed port taken by another user's
+  // ib_write_bw) leaves the client measuring against someone else's server, memory and path: not our sample.
+  const srvErrors = parseIbWriteBw(srv.stdout + '\n' + srv.stderr, srv.exitCode).errorLines;
+  if (srv.exitCode !== 0 || srvErrors.length) {
+    return { spec, kind: 'failed', why: `loopback server failed (exit ${srv.timedOut ? 'none: timed out' : (srv.exitCode ?? 'none')}): the client's result is not ours`, lines: srvErrors.map((l) => `server: ${l}`).slice(0, 8), durationMs };
+  }
   const row = p.rows.find((x) => x.bytes === spec.recipe.msgSize) ?? p.rows[p.rows.length - 1]!;
   const impossible = bandwidthProblem(row.bwAverage, p.unit);
   if (impossible !== null) return { spec, kind: 'failed', why: `not a bandwidth: ${impossible}`, lines: p.problems.slice(0, 8), durationMs };

@@ -125,3 +125,12 @@ t.test('printed garbage is a failed probe, never a sample: impossible nvbandwidt
   t.strictSame(ib.outcomes.map((o) => (o.kind === 'failed' ? `failed: ${o.why}` : o.kind)), ['failed: not a bandwidth: 99999.99 Gb/s is above 10 TB/s, more than any PCIe or NVLink path carries']);
   t.strictSame(judge({ outcomes: ib.outcomes, stats: [], envelopes: null, minSamples: 3 }).map((f) => `${f.status} ${f.code} ${f.subject}`), ['error bw-probe-failed mlx5_0'], 'could not tell: no verdict of the path');
 });
+
+t.test("the loopback's own server failed (port taken) while the client has a result: a failed probe, not a sample", async (t) => {
+  const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-port-taken') } }), opts());
+  const why = "loopback server failed (exit 1): the client's result is not ours";
+  t.strictSame(r.outcomes.map((o) => (o.kind === 'failed' ? `failed: ${o.why} | ${o.lines.join(' | ')}` : o.kind)),
+    [`failed: ${why} | server: Couldn't listen to port 18515 | server: Unable to open file descriptor for socket connection`, `failed: ${why} | server: Couldn't listen to port 18515 | server: Unable to open file descriptor for socket connection`]);
+  t.strictSame(judge({ outcomes: r.outcomes, stats: [], envelopes: null, minSamples: 3 }).map((f) => `${f.status} ${f.code} ${f.subject}`),
+    ['error bw-probe-failed mlx5_0', 'error bw-probe-failed mlx5_0/0000:41:00.0']);
+});
