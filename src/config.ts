@@ -59,6 +59,11 @@ export async function loadConfig(file: string): Promise<Config> {
   const errs = (await validatorFor('config'))(data);
   if (errs.length) throw new ConfigError(`${file}: ${errs.join('; ')}`);
   const c = data as Partial<Omit<Config, 'probes'>> & { baseline: string; probes?: ProbesConfigInput };
+  const probes = probesConfig(c.probes);
+  // The schema bounds each alone; together, a window shorter than minSamples never holds enough samples to judge:
+  // the gate would report every path pending, a slow one healthy, for ever.
+  if (probes !== null && probes.window < probes.minSamples)
+    throw new ConfigError(`${file}: probes.window ${probes.window} is below probes.minSamples ${probes.minSamples}: no window would ever hold enough samples to judge`);
   return {
     ...DEFAULTS,
     ...c,
@@ -66,7 +71,7 @@ export async function loadConfig(file: string): Promise<Config> {
     slurmdPidFiles: c.slurmdPidFiles,
     gresConf: c.gresConf,
     checks: c.checks,
-    probes: probesConfig(c.probes),
+    probes,
   };
 }
 
