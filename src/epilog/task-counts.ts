@@ -16,7 +16,7 @@ const MAX_PER_JOB = 32;
 
 const known = (code: unknown): code is string => isTaskCode(code);
 
-/** Where the live file goes once it holds MAX_READ: replacing the one before, so the two never pass twice MAX_READ. */
+/** Where the live file goes before it would pass MAX_READ: replacing the one before, so the two never pass twice MAX_READ. */
 export const TASK_FINDINGS_OLD = 'task-findings.1.jsonl';
 
 export function recordTaskFindings(spoolDir: string, job: string, codes: readonly string[], now = Date.now()): void {
@@ -24,10 +24,14 @@ export function recordTaskFindings(spoolDir: string, job: string, codes: readonl
   if (ours.length === 0) return;
   ensureSafeDir(spoolDir, 0o755);
   const file = path.join(spoolDir, TASK_FINDINGS_FILE);
-  // Only the newest MAX_READ is ever counted: beyond it the file would only grow (a node's every job, for years). The
-  // counts start again from the new file, a counter's reset to Prometheus. (spoolDir is root's: ensureSafeDir.)
-  if ((lstatOrNull(file)?.size ?? 0) >= MAX_READ) quietly(() => fs.renameSync(file, path.join(spoolDir, TASK_FINDINGS_OLD)));
-  appendText(file, ours.map((code) => JSON.stringify({ ts: now, job, code }) + '\n').join(''));
+  const text = ours.map((code) => JSON.stringify({ ts: now, job, code }) + '\n').join('');
+  // Only MAX_READ is ever counted, so the live file never grows past it: set aside *before* this append would take
+  // it over, then every line written is counted until the rotation and the counter only rises (a line pushed out of a
+  // tail read would make it fall: a false reset to Prometheus). The rotation itself starts the counts again from
+  // this job's, one counter reset. A node keeps at most twice MAX_READ. (spoolDir is root's: ensureSafeDir.)
+  const size = lstatOrNull(file)?.size ?? 0;
+  if (size > 0 && size + Buffer.byteLength(text) > MAX_READ) quietly(() => fs.renameSync(file, path.join(spoolDir, TASK_FINDINGS_OLD)));
+  appendText(file, text);
 }
 
 /** code → number of jobs' findings; torn, foreign or unknown lines are skipped. */

@@ -30,7 +30,7 @@ t.test('exported as a counter that promtool accepts', async (t) => {
   });
 });
 
-t.test('the file is set aside once it holds the 4 MiB ever counted: what a node keeps stays bounded, the counts start again', async (t) => {
+t.test('the file is set aside before it would pass the 4 MiB ever counted: what a node keeps stays bounded, the counts start again', async (t) => {
   const dir = scratchDir('gdrgate-taskcount-rotate-');
   const live = path.join(dir, TASK_FINDINGS_FILE);
   const old = path.join(dir, TASK_FINDINGS_OLD);
@@ -39,8 +39,31 @@ t.test('the file is set aside once it holds the 4 MiB ever counted: what a node 
   for (let job = 1; job <= JOBS; job++) recordTaskFindings(dir, String(job), ['job-memlock-propagated']);
   const longest = `${JSON.stringify({ ts: Date.now(), job: String(JOBS), code: 'job-memlock-propagated' })}\n`.length;
   const [a, b] = [statSync(live).size, statSync(old).size];
-  t.equal(a < 4 << 20 && b >= 4 << 20 && b < (4 << 20) + longest, true, `live ${a} bytes, the one before ${b}: each at most 4 MiB and a line`);
+  t.equal(a <= 4 << 20 && b <= 4 << 20 && b > (4 << 20) - longest, true, `live ${a} bytes, the one before ${b}: each at most 4 MiB, the one before within a line of it`);
   const lines = readFileSync(live, 'utf8').split('\n').filter(Boolean);
   t.equal(JSON.parse(lines.at(-1)!).job, String(JOBS), 'the newest job is in the live file');
   t.same(countTaskFindings(dir), { 'job-memlock-propagated': lines.length }, 'counted from the live file: the jobs since it was set aside');
+});
+
+t.test('the counter never falls before the rotation: a job that would take the file past 4 MiB is counted in a new file', async (t) => {
+  const dir = scratchDir('gdrgate-taskcount-edge-');
+  const live = path.join(dir, TASK_FINDINGS_FILE);
+  // Lines as recordTaskFindings writes them, up to 100 bytes short of the 4 MiB counted (written at once: quicker).
+  const line = `${JSON.stringify({ ts: 1, job: '1', code: 'job-no-rdma' })}\n`;
+  const n = Math.floor(((4 << 20) - 100) / line.length);
+  writeFileSync(live, line.repeat(n));
+  t.same(countTaskFindings(dir), { 'job-no-rdma': n }, 'all counted');
+  recordTaskFindings(dir, '2', ['job-no-rdma'], 1);
+  t.same(countTaskFindings(dir), { 'job-no-rdma': n + 1 }, 'a job that fits: +1 exactly');
+  recordTaskFindings(dir, '123456789', Array(32).fill('job-nccl-topo-unreachable'), 1764430000000);
+  t.same(countTaskFindings(dir), { 'job-nccl-topo-unreachable': 32 }, 'one that would not fit: set aside first, the counts start again (one reset)');
+  t.equal(readFileSync(path.join(dir, TASK_FINDINGS_OLD), 'utf8').split('\n').filter(Boolean).length, n + 1, 'the one before holds every earlier line');
+  t.equal(statSync(live).size <= 4 << 20, true);
+});
+
+t.test('read side: a line with a code the TaskProlog never emits is not counted (no new series)', async (t) => {
+  const dir = scratchDir('gdrgate-taskcount-foreign-');
+  recordTaskFindings(dir, '1', ['job-no-rdma'], 1);
+  appendFileSync(path.join(dir, TASK_FINDINGS_FILE), `${JSON.stringify({ ts: 1, job: '2', code: 'job-made-up' })}\n${JSON.stringify({ ts: 1, job: '3', code: 7 })}\n`);
+  t.same(countTaskFindings(dir), { 'job-no-rdma': 1 });
 });
