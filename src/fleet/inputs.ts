@@ -97,12 +97,20 @@ export function scanFleetDir(dir: string): FleetInputs {
       addGens(node, fs.map((f, i, all) => ({ gen: all.length - i - 1 + 0.5, file: f })));
     }
   }
-  const byNode = new Map<string, { node: string; file: string }>();
+  const byNode = new Map<string, { node: string; file: string }[]>();
   for (const s of snapshots.sort((a, b) => byNatural(a.file, b.file))) {
-    if (byNode.has(s.node)) problems.push(`${path.basename(s.file)}: a second snapshot of ${s.node}, skipped`);
-    else byNode.set(s.node, s);
+    const l = byNode.get(s.node);
+    if (l) l.push(s);
+    else byNode.set(s.node, [s]);
   }
-  const unique = [...byNode.values()].sort((a, b) => byNatural(a.node, b.node)).map((s) => ({ ...s, summary: summaries.get(s.node) ?? null }));
+  // Two snapshots of one node (a hand-copied .tar beside collect's .tar.gz, a re-collect into a used directory):
+  // which one is the node now is unknown, so neither is judged; the node is listed naming every file.
+  const unique: { node: string; file: string; summary: string | null }[] = [];
+  for (const [node, l] of byNode) {
+    if (l.length === 1) unique.push({ ...l[0]!, summary: summaries.get(node) ?? null });
+    else broken.push({ node, why: `${l.length} snapshots: ${l.map((s) => path.basename(s.file)).join(', ')}; judged from none (remove all but the current one)` });
+  }
+  unique.sort((a, b) => byNatural(a.node, b.node));
   for (const [node, file] of summaries) if (!byNode.has(node)) broken.push({ node, why: `${path.basename(file)}: not used: no snapshot of ${node} was read to check it against` });
   if (unique.length > MAX_NODES) throw new UsageError(`fleet directory ${dir}: ${unique.length} snapshots, more than ${MAX_NODES}`);
   const spools = new Map<string, string[]>();
