@@ -106,7 +106,7 @@ export function renderFleetHtml(r: FleetReport): string {
 <p>${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es): <b>${s.flagged} differ</b> (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor); ${s.lowRails} rail(s) below their band, ${s.absentRails} without a figure.</p>${sourceLines(r).length ? `
 <p class="sources">${sourceLines(r).map(esc).join('<br>')}</p>` : ''}
 <h2>nodes that differ from their class or were not judged, worst first</h2>
-${flagged.length ? flagged.map(flaggedRow).join('\n') : '<p>none: every node judged, every node agrees with its class</p>'}
+${flagged.length ? flagged.map(flaggedRow).join('\n') : s.nodes === 0 ? `<p class="bad">nothing judged: no node found${r.problems.length ? `: ${esc(r.problems.slice(0, 5).join('; '))}` : ''}</p>` : '<p>none: every node judged, every node agrees with its class</p>'}
 <h2>bandwidth per rail</h2>
 ${r.classes.map(classSection).join('\n')}
 <h2>every node</h2><input id="filter" type="search" placeholder="filter nodes" aria-label="filter nodes">

@@ -82,6 +82,7 @@ export interface FleetReport {
   /** Flagged nodes worst first, then the incomplete, the unreadable, the missing, then the clean ones by name. */
   readonly nodes: readonly NodeVerdict[];
   readonly problems: readonly string[];
+  /** 1 when a node is not ok, or when no node was judged at all. */
   readonly exitCode: 0 | 1;
 }
 
@@ -214,6 +215,7 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     classes,
     nodes: verdicts,
     problems: i.problems,
-    exitCode: verdicts.some((v) => v.status !== 'ok') ? 1 : 0,
+    // Nothing judged (an empty directory, every name refused, the only source unreachable) is never a healthy fleet.
+    exitCode: verdicts.length === 0 || verdicts.some((v) => v.status !== 'ok') ? 1 : 0,
   };
 }

@@ -113,7 +113,9 @@ export function renderFleetText(r: FleetReport): string {
   const unjudged = s.unreadable + s.missing + s.incomplete;
   out.push(
     '',
-    r.exitCode === 0
+    s.nodes === 0
+      ? `result: nothing judged: no node found in ${r.dir}${r.problems.length ? ' (see the notes above)' : ''} (exit 1)`
+      : r.exitCode === 0
       ? `result: all ${s.nodes} nodes judged, all agree with their class (exit 0)`
       : `result: ${s.flagged} of ${s.nodes} nodes differ from their class; ${unjudged} not fully judged (${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) (exit 1)`,
   );
