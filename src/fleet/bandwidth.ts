@@ -32,40 +32,69 @@ export interface PathDistribution extends PathKey {
   /** null: fewer than MIN_NODES nodes measured it. */
   readonly band: Band | null;
   readonly points: readonly PathPoint[];
-  /** Nodes of the class with figures for other paths of this probe but none for this one (an adapter gone). */
+  /** Nodes of the class with figures for other rails of this probe but none for this rail under any recipe (an adapter gone); listed on the rail's largest path with a band, when most of the probe's nodes measure the rail. */
   readonly absent: readonly string[];
 }
 
 export const railOf = (k: PathKey): string => (k.nic === null ? (k.gpu ?? 'host') : `${k.gpu ?? 'host'}↔${k.nic}`);
 const keyOf = (k: PathKey): string => [k.probe, k.recipeHash, k.gpu ?? '', k.nic ?? '', k.direction].join('\u0000');
+/** A rail of a probe, whatever the recipe (a recipe's hash covers its device arguments: each rail has its own). */
+const railKeyOf = (k: PathKey): string => [k.probe, k.gpu ?? '', k.nic ?? '', k.direction].join('\u0000');
+
+interface Acc {
+  key: PathKey;
+  byNode: Map<string, NodePathStat>;
+}
 
 /**
  * The distributions of one class's nodes. A node with two figures for one path (spool and Prometheus) keeps the
  * one from more samples.
+ *
+ * "Absent" (no figure on a rail the class measures, an adapter gone): a node that measured this probe on other
+ * rails and has no figure on this rail under any recipe, listed on the rail's path with the most nodes when it has
+ * a band, and only when a strict majority of the probe's nodes measure the rail. Two recipes of one probe (a
+ * rollout) never make each other's nodes absent, and an absent list is never longer than its rail's nodes: the work
+ * and the output are linear in the figures, however many recipes or rails a source names.
  */
 export function distributions(stats: readonly NodePathStat[], classNodes: readonly string[]): PathDistribution[] {
   const members = new Set(classNodes);
-  const paths = new Map<string, { key: PathKey; byNode: Map<string, NodePathStat> }>();
+  const paths = new Map<string, Acc>();
+  const rails = new Map<string, { nodes: Set<string>; paths: Acc[] }>();
   const probesOf = new Map<string, Set<string>>();
   for (const s of stats) {
     if (!members.has(s.node) || !Number.isFinite(s.p50)) continue;
     const id = keyOf(s);
     let p = paths.get(id);
-    if (!p) paths.set(id, (p = { key: { probe: s.probe, recipeHash: s.recipeHash, gpu: s.gpu, nic: s.nic, direction: s.direction }, byNode: new Map() }));
+    if (!p) {
+      paths.set(id, (p = { key: { probe: s.probe, recipeHash: s.recipeHash, gpu: s.gpu, nic: s.nic, direction: s.direction }, byNode: new Map() }));
+      const rk = railKeyOf(s);
+      const r = rails.get(rk);
+      if (r) r.paths.push(p);
+      else rails.set(rk, { nodes: new Set(), paths: [p] });
+    }
     const had = p.byNode.get(s.node);
     if (!had || s.count > had.count) p.byNode.set(s.node, s);
+    rails.get(railKeyOf(s))!.nodes.add(s.node);
     let ps = probesOf.get(s.probe);
     if (!ps) probesOf.set(s.probe, (ps = new Set()));
     ps.add(s.node);
   }
+  const absentOf = new Map<Acc, string[]>();
+  for (const r of rails.values()) {
+    const all = probesOf.get(r.paths[0]!.key.probe)!;
+    // Every node of the rail measured its probe: how many did not measure the rail is known before any is listed.
+    if (all.size - r.nodes.size === 0 || all.size - r.nodes.size >= r.nodes.size) continue;
+    const main = r.paths.reduce((m, p) => (p.byNode.size > m.byNode.size || (p.byNode.size === m.byNode.size && p.key.recipeHash < m.key.recipeHash) ? p : m));
+    if (main.byNode.size >= MIN_NODES) absentOf.set(main, [...all].filter((n) => !r.nodes.has(n)).sort(byNatural));
+  }
   const out: PathDistribution[] = [];
-  for (const { key, byNode } of paths.values()) {
+  for (const p of paths.values()) {
+    const { key, byNode } = p;
     const b = byNode.size >= MIN_NODES ? band([...byNode.values()].map((s) => s.p50)) : null;
     const points = [...byNode.values()]
       .map((s): PathPoint => ({ node: s.node, p50: s.p50, min: s.min, count: s.count, z: b ? zScore(b, s.p50) : null, outlier: b ? outlier(b, s.p50) : null, source: s.source }))
       .sort((x, y) => byNatural(x.node, y.node));
-    const absent = [...(probesOf.get(key.probe) ?? [])].filter((n) => !byNode.has(n)).sort(byNatural);
-    out.push({ ...key, rail: railOf(key), band: b, points, absent });
+    out.push({ ...key, rail: railOf(key), band: b, points, absent: absentOf.get(p) ?? [] });
   }
   return out.sort((x, y) => byText(x.probe, y.probe) || byText(x.rail, y.rail) || byText(x.direction, y.direction) || byText(x.recipeHash, y.recipeHash));
 }

@@ -145,10 +145,18 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     if (l) l.push(n);
     else byClass.set(c, [n]);
   }
+  // Each class's figures, split once: a class reads its own, never every class's (classes × figures).
+  const statsOf = new Map<string, NodePathStat[]>();
+  for (const s of i.stats) {
+    const c = i.classOf(s.node);
+    const l = statsOf.get(c);
+    if (l) l.push(s);
+    else statsOf.set(c, [s]);
+  }
   for (const [name, set] of [...members].sort((a, b) => byNatural(a[0], b[0]))) {
     const names = [...set].sort(byNatural);
     const facts = classFacts(byClass.get(name) ?? []);
-    const paths = distributions(i.stats, names);
+    const paths = distributions(statsOf.get(name) ?? [], names);
     const rails = new Map<string, RailFinding[]>();
     const push = (node: string, r: RailFinding): void => {
       const l = rails.get(node);
