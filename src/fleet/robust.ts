@@ -27,7 +27,8 @@ export function median(xs: readonly number[]): number {
   if (xs.length === 0) return NaN;
   const s = Float64Array.from(xs).sort();
   const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  // Halved before the sum: two values near the largest double would overflow to Infinity.
+  return s.length % 2 ? s[m]! : s[m - 1]! / 2 + s[m]! / 2;
 }
 
 export function mad(xs: readonly number[], med = median(xs)): number {

@@ -2,7 +2,7 @@
 // textfile), turned into the fleet view's per-node path figures. A node whose series disagree or carry an
 // impossible figure is listed as missing with the reason; none of its figures is used, none is made up.
 import { badNodeName } from '../slurm/node-name.js';
-import type { NodeMissing, NodePathStat } from './types.js';
+import { impossibleFigure, type NodeMissing, type NodePathStat } from './types.js';
 
 export const BW_METRIC = 'gdrgate_bandwidth_bytes_per_second';
 export const COUNT_METRIC = 'gdrgate_bandwidth_samples';
@@ -76,9 +76,10 @@ function problem(p: Path, window: StatWindow): string | null {
   const [p50, min, count] = [p.p50[0], p.min[0], p.count[0]];
   if (p50 === undefined) return `${pathName(p)}: no stat="p50" series in window "${window}"`;
   if (count === undefined) return `${pathName(p)}: no ${COUNT_METRIC} series in window "${window}"`;
-  if (!Number.isFinite(p50) || p50 < 0) return `${pathName(p)}: p50 of ${p50} bytes/s`;
+  const bad = impossibleFigure(p50);
+  if (bad) return `${pathName(p)}: p50 of ${bad}`;
   if (!Number.isInteger(count) || count < 1) return `${pathName(p)}: ${count} samples`;
-  if (min !== undefined && (!Number.isFinite(min) || min < 0 || min > p50)) return `${pathName(p)}: min of ${min} bytes/s with p50 ${p50}`;
+  if (min !== undefined && (impossibleFigure(min) !== null || min > p50)) return `${pathName(p)}: min of ${min} bytes/s with p50 ${p50}`;
   return null;
 }
 

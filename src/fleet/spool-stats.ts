@@ -3,7 +3,7 @@
 import { readSpoolFiles, SPOOL_READ_BYTES } from '../samples/spool.js';
 import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
 import { StatsAccumulator } from '../samples/stats.js';
-import type { NodeMissing, NodePathStat } from './types.js';
+import { impossibleFigure, type NodeMissing, type NodePathStat } from './types.js';
 
 /** Bytes per second in one unit of each (Gb/s is bits; MB/s and GB/s decimal bytes, as the tools print them). */
 export const BYTES_PER: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 1e6, 'GB/s': 1e9 };
@@ -12,7 +12,7 @@ export interface SpoolStats {
   readonly stats: NodePathStat[];
   readonly recipes: ReadonlyMap<string, { readonly recipe: ProbeRecipe; readonly unit: BandwidthUnit }>;
   readonly problems: readonly string[];
-  /** Nodes none of whose spool files could be read: listed with why, never taken for nodes without figures. */
+  /** Nodes none of whose spool files could be read, or with a figure no link carries (that path refused): listed with why. */
   readonly broken: readonly NodeMissing[];
 }
 
@@ -54,8 +54,16 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
   if (r.torn + r.corrupt > 0) problems.push(`${node}: ${r.torn} torn and ${r.corrupt} corrupt spool lines skipped`);
   if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
   const source = `spool:${files[files.length - 1] ?? ''}`;
+  const refused: string[] = [];
   for (const k of acc.result()) {
     const per = BYTES_PER[k.unit];
+    // A figure no link carries (a broken parser's 1e300 Gb/s) is refused: this path of the node is not judged, said.
+    const bad = impossibleFigure(k.all.p50 * per) ?? impossibleFigure(k.all.min * per);
+    if (bad) {
+      refused.push(`${k.key.probe} ${k.key.gpu ?? '-'}→${k.key.nic ?? '-'} ${k.key.direction} recipe ${k.key.recipeHash}: spool figure of ${bad}, not judged`);
+      continue;
+    }
     stats.push({ node, probe: k.key.probe, recipeHash: k.key.recipeHash, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction, p50: k.all.p50 * per, min: k.all.min * per, count: k.all.count, source });
   }
+  if (refused.length) out.broken.push({ node, why: `${refused[0]!}${refused.length > 1 ? `; +${refused.length - 1} more` : ''}` });
 }

@@ -1,6 +1,18 @@
 // The fleet view's inputs, whatever brought them: one node's snapshot, and per-path bandwidth figures of nodes
 // (from sample spools or from Prometheus). The loaders produce these; the judge reads only these.
 
+/**
+ * No link a gate judges carries this many bytes per second (10 TB/s: PCIe 6.0 x16 is 128 GB/s, an 800 Gb/s port 100
+ * GB/s): a figure above it is a broken exporter or parser, refused on input so a band never overflows to Infinity.
+ */
+export const MAX_BYTES_PER_S = 1e13;
+
+/** Why a bandwidth figure (bytes per second) cannot be judged, or null: not finite, negative, or above any link. */
+export function impossibleFigure(x: number): string | null {
+  if (!Number.isFinite(x) || x < 0) return `${x} bytes/s`;
+  return x > MAX_BYTES_PER_S ? `${x} bytes/s, above any link (at most ${MAX_BYTES_PER_S})` : null;
+}
+
 /** One bandwidth path of one node: a probe, its recipe, its rail; figures in bytes per second. */
 export interface NodePathStat {
   readonly node: string;
