@@ -9,6 +9,7 @@ export const FLEET_REPORT_FLAGS = {
   html: text('--html', { describe: 'also write one self-contained HTML report to this file' }),
   baseline: text('--baseline', { describe: "group nodes by this baseline's classes (default: the whole directory is one class)" }),
   prometheus: text('--prometheus', { describe: 'also read bandwidth figures (gdrgate_* series) from this Prometheus URL' }),
+  'any-instance': flag("with --prometheus: count a series for the node its label names even when its instance is another host (a relabelled setup; by default such a series is not counted)"),
 } as const;
 
 /** `fleet report <dir>` as yargs hands it over: the directory and the flags above. */

@@ -10,10 +10,11 @@ import { out, outPieces } from './common.js';
 import type { FleetReportArgs } from './fleet-flags.js';
 
 /** The extra figure sources the flags name; each is loaded only when asked for. */
-export function statsSources(a: { readonly prometheus?: string | undefined }): StatsSource[] {
+export function statsSources(a: { readonly prometheus?: string | undefined; readonly anyInstance?: boolean | undefined }): StatsSource[] {
   const url = a.prometheus;
   if (url === undefined) return [];
-  return [{ name: `prometheus ${url}`, load: () => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000 })) }];
+  const checkInstance = a.anyInstance !== true;
+  return [{ name: `prometheus ${url}`, load: () => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000, checkInstance })) }];
 }
 
 /** Progress on stderr only when it is a terminal; nothing of it reaches the report. */
@@ -29,7 +30,7 @@ export async function fleetReportCommand(a: FleetReportArgs): Promise<number> {
   const p = progress();
   let run;
   try {
-    run = await runFleetReport({ dir: a.dir, baseline: a.baseline ?? null, sources: statsSources(a), ...(p.onProgress ? { onProgress: p.onProgress } : {}) });
+    run = await runFleetReport({ dir: a.dir, baseline: a.baseline ?? null, sources: statsSources({ prometheus: a.prometheus, anyInstance: a['any-instance'] }), ...(p.onProgress ? { onProgress: p.onProgress } : {}) });
   } finally {
     p.finish();
   }

@@ -14,6 +14,8 @@ export interface PrometheusOptions {
   readonly now?: number;
   readonly window?: StatWindow;
   readonly maxBytes?: number;
+  /** false: take a series for the node it names whatever its instance (series.ts foreignInstance). */
+  readonly checkInstance?: boolean;
 }
 
 /** The server could not be asked, or its answer is not one Prometheus gives. The message says which. */
@@ -65,7 +67,7 @@ export async function loadPrometheus(url: string, opts: PrometheusOptions): Prom
   const source = `prometheus:${redact(new URL(url))}`;
   try {
     const answers = await Promise.all(urls.map((u) => ask(u, source, opts)));
-    return statsFromSeries(answers.flat(), window);
+    return statsFromSeries(answers.flat(), window, opts.checkInstance ?? true);
   } catch (e) {
     if (e instanceof PrometheusError || e instanceof UsageError) throw e;
     if (e instanceof HttpError || e instanceof PromAnswerError || e instanceof SeriesError) throw new PrometheusError(`${source}: ${e.message}`, { cause: e });

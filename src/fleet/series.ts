@@ -58,6 +58,19 @@ export function nodeOf(s: Series): string {
   return n;
 }
 
+/**
+ * Why a series' `instance` (the target Prometheus scraped) cannot be the node it names, or null. A host name's first
+ * label must be the node's (case-insensitive): a golden image cloned with its textfile serves the golden node's
+ * figures from every clone. An IP address, or no instance (a copied textfile), cannot be checked and is taken.
+ */
+export function foreignInstance(s: Series, node: string): string | null {
+  const inst = s.labels.get('instance');
+  if (inst === undefined || inst === '') return null;
+  const host = inst.startsWith('[') ? inst.slice(1, inst.indexOf(']') >>> 0) : inst.replace(/:\d*$/, '');
+  if (host.includes(':') || /^\d{1,3}(?:\.\d{1,3}){3}$/.test(host)) return null;
+  return host.split('.')[0]!.toLowerCase() === node.toLowerCase() ? null : inst;
+}
+
 const need = (s: Series, label: string): string => {
   const v = s.labels.get(label);
   if (v === undefined || v === '') throw new SeriesError(`${s.name} series of node ${nodeOf(s)} from ${where(s)} has no ${label} label`);
@@ -84,14 +97,23 @@ function problem(p: Path, window: StatWindow): string | null {
 }
 
 /** Series of other metrics, windows or stats are ignored; a bandwidth or count series without its labels is an error. */
-export function statsFromSeries(series: readonly Series[], window: StatWindow = 'all'): FleetStats {
+export function statsFromSeries(series: readonly Series[], window: StatWindow = 'all', checkInstance = true): FleetStats {
   const paths = new Map<string, Path>();
+  // Per node, the instances that spoke for it without being it: their series are not counted, and the node says so.
+  const foreign = new Map<string, Set<string>>();
   for (const s of series) {
     if (s.name !== BW_METRIC && s.name !== COUNT_METRIC) continue;
     if (s.labels.get('window') !== window) continue;
     const stat = s.name === BW_METRIC ? need(s, 'stat') : 'count';
     if (stat !== 'p50' && stat !== 'min' && stat !== 'count') continue;
     const node = nodeOf(s);
+    const other = checkInstance ? foreignInstance(s, node) : null;
+    if (other !== null) {
+      let f = foreign.get(node);
+      if (!f) foreign.set(node, (f = new Set()));
+      f.add(other);
+      continue;
+    }
     const [probe, direction, recipe] = [need(s, 'probe'), need(s, 'direction'), need(s, 'recipe')];
     const [gpu, nic] = [s.labels.get('gpu') ?? '', s.labels.get('nic') ?? ''];
     const key = pathKey(node, probe, gpu, nic, direction, recipe);
@@ -115,6 +137,10 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
       continue;
     }
     for (const p of ps) stats.push({ node, probe: p.probe, recipeHash: p.recipeHash, gpu: p.gpu, nic: p.nic, direction: p.direction, p50: p.p50[0]!, min: p.min[0] ?? null, count: p.count[0]!, source: p.source });
+  }
+  for (const [node, insts] of foreign) {
+    const l = [...insts].sort();
+    missing.push({ node, why: `series labelled node="${node}" from instance ${l.slice(0, 3).join(', ')}${l.length > 3 ? ` (+${l.length - 3} more)` : ''}, not this node's exporter: not counted` });
   }
   const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
   stats.sort((a, b) => cmp(a.node, b.node) || cmp(a.probe, b.probe) || cmp(a.gpu ?? '', b.gpu ?? '') || cmp(a.nic ?? '', b.nic ?? '') || cmp(a.direction, b.direction) || cmp(a.recipeHash, b.recipeHash));

@@ -18,7 +18,7 @@ import { countVisits, nLogNBound } from '../helpers/ops.js';
 function answer(paths: number): string {
   const result: unknown[] = [];
   for (let i = 0; i < paths; i++) {
-    const labels = { node: 'gpu0001', probe: `p${i}`, gpu: '0000:18:00.0', nic: 'mlx5_0', direction: 'gpu->nic', recipe: 'r1', window: 'all', instance: 'x:9100', job: 'node' };
+    const labels = { node: 'gpu0001', probe: `p${i}`, gpu: '0000:18:00.0', nic: 'mlx5_0', direction: 'gpu->nic', recipe: 'r1', window: 'all', instance: 'gpu0001:9100', job: 'node' };
     result.push({ metric: { __name__: 'gdrgate_bandwidth_bytes_per_second', stat: 'p50', ...labels }, value: [1_800_000_000, '4.9e10'] });
     result.push({ metric: { __name__: 'gdrgate_bandwidth_samples', ...labels }, value: [1_800_000_000, '5'] });
   }

@@ -57,7 +57,7 @@ t.test('a spool path at 1e300 Gb/s: that path refused, the node judged in part a
     const v = r.nodes.find((x) => x.node === node)!;
     t.equal(v.status, 'incomplete', node);
     t.equal(v.notes.length, 1);
-    t.ok(/^ib-write-gpu 0000:[0-9a-f]{2}:00\.0→mlx5_0 gpu->nic recipe [0-9a-f]{12}: spool figure of 1\.25e\+308 bytes\/s, above any link \(at most 10000000000000\), not judged$/.test(v.notes[0]!), v.notes[0]);
+    t.ok(/^ib-write-gpu 0000:[0-9a-f]{2}:00\.0→mlx5_0 gpu->nic recipe [0-9a-f]{12}: spool figure of 1\.25e\+308 bytes\/s, above any link \(at most 10000000000000\), not judged$/.test(v.notes[0]!), v.notes[0] ?? '');
   }
   for (const p of r.classes[0]!.paths) t.ok(p.band === null || (Number.isFinite(p.band.median) && Number.isFinite(p.band.low) && p.band.median < 1e13), `${p.rail}: a finite band`);
   t.equal(r.exitCode, 1);

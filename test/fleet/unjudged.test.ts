@@ -41,7 +41,7 @@ async function prometheus(t: Test, nodes: readonly { node: string; slow: boolean
   return serve(t, (req, res) => {
     const q = new URL(req.url ?? '/', 'http://x').searchParams.get('query') ?? '';
     res.setHeader('content-type', 'application/json');
-    const result = series.filter((s) => q.startsWith(`${s.name}{`)).map((s) => ({ metric: { __name__: s.name, ...Object.fromEntries(s.labels), instance: 'x:9100', job: 'node' }, value: [1_800_000_600, String(s.value)] }));
+    const result = series.filter((s) => q.startsWith(`${s.name}{`)).map((s) => ({ metric: { __name__: s.name, ...Object.fromEntries(s.labels), instance: `${s.labels.get('node')}:9100`, job: 'node' }, value: [1_800_000_600, String(s.value)] }));
     res.end(JSON.stringify({ status: 'success', data: { resultType: 'vector', result } }));
   });
 }

@@ -1,0 +1,36 @@
+// A Prometheus series counts for the node its label names only when the instance it was scraped from is that node
+// (or cannot be checked: an IP address, no instance): a cloned textfile or another exporter never speaks for a node.
+import t from 'tap';
+import { buildFleetReport } from '../../src/fleet/report.js';
+import { foreignInstance, statsFromSeries, type Series } from '../../src/fleet/series.js';
+import { validate } from '../helpers/schema.js';
+
+/** The epilog's p50 and samples series of one rail of `node`, scraped from `instance`. */
+function series(node: string, instance: string | null, rail = 0): Series[] {
+  const labels = (extra: Record<string, string>): Map<string, string> =>
+    new Map(Object.entries({ node, probe: 'ib-write-gpu', gpu: `0000:${18 + rail}:00.0`, nic: `mlx5_${rail}`, direction: 'gpu->nic', recipe: `r${rail}`, window: 'all', ...(instance === null ? {} : { instance }), ...extra }));
+  return [
+    { name: 'gdrgate_bandwidth_bytes_per_second', labels: labels({ stat: 'p50' }), value: 4.9e10, source: 'prometheus:http://p/' },
+    { name: 'gdrgate_bandwidth_samples', labels: labels({}), value: 5, source: 'prometheus:http://p/' },
+  ];
+}
+
+t.test('which instances can speak for a node', async (t) => {
+  const one = (inst: string | null, node = 'gpu0002'): string | null => foreignInstance(series(node, inst)[0]!, node);
+  t.same(
+    ['gpu0002:9100', 'GPU0002.cluster.example:9100', 'gpu0002', '10.1.2.3:9100', '[fd00::2]:9100', null, 'gpu0001:9100', 'gpu00021:9100', 'login.gpu0002:9100'].map((i) => one(i)),
+    [null, null, null, null, null, null, 'gpu0001:9100', 'gpu00021:9100', 'login.gpu0002:9100'],
+  );
+});
+
+t.test("gpu0001's exporter serves series labelled gpu0002 (a cloned textfile): not counted for gpu0002, said", async (t) => {
+  const f = statsFromSeries([...series('gpu0001', 'gpu0001:9100'), ...series('gpu0002', 'gpu0001:9100'), ...series('gpu0003', 'gpu0003:9100'), ...series('gpu0002', 'gpu0002.example:9100', 1)]);
+  t.same(f.stats.map((s) => [s.node, s.nic]), [['gpu0001', 'mlx5_0'], ['gpu0002', 'mlx5_1'], ['gpu0003', 'mlx5_0']]);
+  t.same(f.missing, [{ node: 'gpu0002', why: 'series labelled node="gpu0002" from instance gpu0001:9100, not this node\'s exporter: not counted' }]);
+  const r = buildFleetReport({ dir: 'x', nodes: [], classOf: () => 'fleet', stats: f.stats, missing: [], broken: f.missing, problems: [] });
+  t.same(validate('fleet-report', JSON.parse(JSON.stringify(r))), []);
+  t.equal(r.nodes.find((v) => v.node === 'gpu0002')?.status, 'incomplete');
+  t.equal(r.exitCode, 1);
+  // The opt-out for relabelled setups (instance names a proxy): every series taken as labelled.
+  t.same(statsFromSeries(series('gpu0002', 'gpu0001:9100'), 'all', false).missing, []);
+});
