@@ -1,9 +1,11 @@
 // The HTML fleet report in a real headless Chromium (Debian's): it loads with no console output but its own
-// ready line, shows every node, carries no external asset, and a screenshot is kept (.ci/out/fleet-report.png).
+// ready line, shows every node, carries no external asset, and a screenshot is kept (.ci/out/fleet-report.png); and,
+// without a browser, every string from the inputs is escaped (a `<script>` label never becomes one).
 import t from 'tap';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { renderFleetHtml } from '../../src/fleet/html.js';
+import { buildFleetReport } from '../../src/fleet/report.js';
 import { runFleetReport } from '../../src/fleet/report-command.js';
 import { generateFleet } from '../gen/fleet.js';
 import { chromiumPath, loadPage, screenshot } from '../helpers/chromium.js';
@@ -62,4 +64,19 @@ t.test('the page opens on the worst nodes and their differences with what to do;
   const d = worst.differences[0] ?? null;
   if (d) t.ok(html.includes(`<td class="do">${d.response.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;')}</td>`), 'its difference carries what to do');
   t.equal((html.match(/<th>what to do<\/th>/g) ?? []).length, report.nodes.filter((v) => v.differences.length + v.rails.length > 0).length, 'every finding table has its what-to-do column');
+});
+
+t.test('hostile labels, class names, notes and problems are escaped: the only script is the report\'s own', async (t) => {
+  const evil = `<script>alert(1)</script>"'&`;
+  const escaped = '&lt;script&gt;alert(1)&lt;/script&gt;&quot;&#39;&amp;';
+  const stats = ['gpu0001', 'gpu0002', 'gpu0003', 'gpu0004'].map((node, i) => ({ node, probe: evil, recipeHash: evil, gpu: '0000:18:00.0', nic: evil, direction: evil, p50: i === 3 ? 2e10 : 4.9e10, min: null, count: 5, source: evil }));
+  const report = buildFleetReport({ dir: evil, nodes: [], classOf: () => evil, stats, missing: [], broken: [{ node: 'gpu0002', why: evil }], problems: [evil] });
+  const html = renderFleetHtml(report);
+  t.same([...html.matchAll(/<script\b/gi)].length, 1, 'one script element');
+  t.equal(html.includes('<script>alert'), false);
+  t.equal(html.includes(evil), false, 'the raw text appears nowhere');
+  t.ok(html.includes(`<title>gdrgate fleet report — ${escaped}</title>`), 'the directory escaped in the title');
+  t.ok(html.includes(`class ${escaped}`), 'the class name escaped');
+  t.ok(html.includes(`<li>not judged: ${escaped}</li>`), 'a note escaped');
+  t.ok(html.includes(`${escaped} 0000:18:00.0↔${escaped} ${escaped}`), 'a rail finding\'s probe, adapter and direction escaped');
 });
