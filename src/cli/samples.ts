@@ -49,6 +49,11 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
   const probes = a.probe?.flatMap((p) => p.split(',')).filter(Boolean) ?? [];
   const col = collectStats(dir, [], window, probes.length ? (s) => probes.includes(s.probe) : undefined);
   const r = col.report;
+  // A spool that cannot be listed, or none of whose files can be read, is not an empty one: no textfile claiming a
+  // fresh spool with 0 skipped lines (an old one is left as it is, and goes stale), and a usage error's exit code.
+  if (r.files.length === 0 && r.problems.length > 0) {
+    throw new UsageError(`cannot read the spool ${dir}: ${r.problems[0]!}${r.problems.length > 1 ? ` (+${r.problems.length - 1} more)` : ''}${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
+  }
   if (a.prom !== undefined) {
     writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: r, now: Date.now(), taskFindings: countTaskFindings(dir) }));
   }
