@@ -11,8 +11,17 @@ export async function topoCommand(a: { root: string; json: boolean; ncclXml?: bo
   if (a.ncclXml) {
     if (a.json) throw new UsageError('--nccl-xml and --json: choose one output');
     const { readNcclTopo } = await import('../topo/nccl-read.js');
-    const { renderNcclXml } = await import('../topo/nccl-xml.js');
-    out(renderNcclXml(await readNcclTopo(host, inv)).trimEnd());
+    const { renderNcclXml, NcclXmlError } = await import('../topo/nccl-xml.js');
+    const notes: string[] = [];
+    let xml: string;
+    try {
+      xml = renderNcclXml(await readNcclTopo(host, inv), 0, notes);
+    } catch (e) {
+      if (e instanceof NcclXmlError) throw new UsageError(`no NCCL topology file: ${e.message}`);
+      throw e;
+    }
+    for (const n of notes) process.stderr.write(`gdrgate: ${n}\n`);
+    out(xml.trimEnd());
     return 0;
   }
   const m = topoMatrix(inv);

@@ -212,14 +212,42 @@ export function buildNcclXml(t: Texts, endpoints: readonly NcclEndpoint[], cpu: 
   return system;
 }
 
-/** XML attribute text: the five characters that could end or break a value, escaped. */
-export const escapeAttr = (v: string): string =>
-  v.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&apos;' })[c]!);
+/**
+ * NCCL's reader (src/graph/xml.cc xmlGetValue, xml.h MAX_STR_LEN 255) copies a value verbatim up to its closing
+ * quote, decodes no entity, and fails topology loading ("value too long") on a value of 254 characters or more.
+ */
+export const NCCL_MAX_VALUE = 253;
+/** Attributes NCCL does without when a file leaves them out (it reads the CPU's affinity from sysfs itself). */
+const OPTIONAL = new Set(['affinity']);
+/** Characters NCCL would read literally (an entity), or that end or break a value: refused, never escaped. */
+const UNREADABLE = /["'<>&\u0000-\u001f\u007f]/;
 
-/** The layout of ncclTopoDumpXmlRec: two spaces a level, leaves closed with "/>". */
-export function renderNcclXml(n: XmlNode, indent = 0): string {
+/** A value NCCL's reader cannot take, in an attribute it needs: no file is written (a job's init would fail on it). */
+export class NcclXmlError extends Error {
+  override readonly name = 'NcclXmlError';
+}
+
+/** The attributes as NCCL can read them: an optional one too long is left out (said in `notes`); anything else unreadable throws. */
+function readableAttrs(n: XmlNode, notes: string[]): (readonly [string, string])[] {
+  return n.attrs.filter(([k, v]) => {
+    if (UNREADABLE.test(v)) throw new NcclXmlError(`<${n.name} ${k}=${JSON.stringify(v.slice(0, 80))}>: a character NCCL's topology reader would not read as written (it decodes no entity)`);
+    if (v.length <= NCCL_MAX_VALUE) return true;
+    if (!OPTIONAL.has(k)) throw new NcclXmlError(`<${n.name} ${k}>: ${v.length} characters, NCCL's topology reader takes at most ${NCCL_MAX_VALUE}`);
+    notes.push(`<${n.name}> ${k} left out: ${v.length} characters, NCCL's topology reader takes at most ${NCCL_MAX_VALUE} (NCCL reads it from sysfs)`);
+    return false;
+  });
+}
+
+/** XML attribute text: every value rendered has passed readableAttrs, so this escapes nothing; kept as an assertion. */
+export const escapeAttr = (v: string): string => {
+  if (UNREADABLE.test(v)) throw new NcclXmlError(`${JSON.stringify(v.slice(0, 80))}: not a value NCCL reads as written`);
+  return v;
+};
+
+/** The layout of ncclTopoDumpXmlRec: two spaces a level, leaves closed with "/>". `notes`: what was left out, and why. */
+export function renderNcclXml(n: XmlNode, indent = 0, notes: string[] = []): string {
   const pad = ' '.repeat(indent);
-  const open = `${pad}<${n.name}${n.attrs.map(([k, v]) => ` ${k}="${escapeAttr(v)}"`).join('')}`;
+  const open = `${pad}<${n.name}${readableAttrs(n, notes).map(([k, v]) => ` ${k}="${escapeAttr(v)}"`).join('')}`;
   if (n.subs.length === 0) return `${open}/>\n`;
-  return `${open}>\n${n.subs.map((s) => renderNcclXml(s, indent + 2)).join('')}${pad}</${n.name}>\n`;
+  return `${open}>\n${n.subs.map((s) => renderNcclXml(s, indent + 2, notes)).join('')}${pad}</${n.name}>\n`;
 }

@@ -1,6 +1,6 @@
 // NCCL's topology rules as gdrgate applies them (src/graph/xml.cc ncclTopoGetXmlFromSys), case by case over file texts.
 import t from 'tap';
-import { buildNcclXml, escapeAttr, ncclParent, netSpeed, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts } from '../../src/topo/nccl-xml.js';
+import { buildNcclXml, escapeAttr, NcclXmlError, ncclParent, netSpeed, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts, type XmlNode } from '../../src/topo/nccl-xml.js';
 import { parseCpuIdentity } from '../../src/topo/nccl-read.js';
 import { parseNcclXml } from '../../src/topo/nccl-diff.js';
 
@@ -73,12 +73,21 @@ t.test('the tree: cpus by numaid with their cpumap, children by bus id, nets und
   t.equal(renderNcclXml(buildNcclXml(new Map(), [], NO_CPU)), '<system version="1"/>\n');
 });
 
-t.test('attribute values are escaped', async (t) => {
-  t.equal(escapeAttr(`a&b<c>"d'`), 'a&amp;b&lt;c&gt;&quot;d&apos;');
-  const x = renderNcclXml({ name: 'net', attrs: [['name', 'x"y&z']], subs: [] });
-  t.equal(x, '<net name="x&quot;y&amp;z"/>\n');
-  const back = parseNcclXml(x);
-  t.same(back.ok ? back.value.attrs : back.error, [['name', 'x"y&z']]);
+t.test("values NCCL's reader cannot take: a long affinity left out and said; a name needing escaping refused", async (t) => {
+  // The cpumap a node with 1,024 possible CPUs exports (32 words): 287 characters, more than NCCL reads (253).
+  const cpumap = Array.from({ length: 32 }, () => 'ffffffff').join(',');
+  const net = (name: string): XmlNode => ({ name: 'net', attrs: [['name', name], ['dev', '0']], subs: [] });
+  const tree = (affinity: string, name: string): XmlNode => ({ name: 'system', attrs: [['version', '1']], subs: [{ name: 'cpu', attrs: [['numaid', '0'], ['affinity', affinity], ['arch', 'x86_64']], subs: [net(name)] }] });
+  const notes: string[] = [];
+  t.equal(renderNcclXml(tree(cpumap, 'mlx5_0'), 0, notes), '<system version="1">\n  <cpu numaid="0" arch="x86_64">\n    <net name="mlx5_0" dev="0"/>\n  </cpu>\n</system>\n');
+  t.same(notes, ["<cpu> affinity left out: 287 characters, NCCL's topology reader takes at most 253 (NCCL reads it from sysfs)"]);
+  const short = cpumap.slice(0, 253);
+  t.equal(renderNcclXml(tree(short, 'mlx5_0')).split('\n')[1], `  <cpu numaid="0" affinity="${short}" arch="x86_64">`, '253 characters: kept');
+  for (const bad of ['mlx5_a&b', 'x"y', 'a<b', "a'b", 'a\tb'])
+    t.throws(() => renderNcclXml(tree(short, bad)), NcclXmlError, `${JSON.stringify(bad)}: refused, never escaped into what NCCL would read literally`);
+  t.throws(() => renderNcclXml(tree(short, 'm'.repeat(254))), NcclXmlError, 'a net name too long: refused (NCCL needs it)');
+  t.throws(() => escapeAttr('a&b'), NcclXmlError);
+  t.equal(escapeAttr('0000:18:00.0'), '0000:18:00.0');
 });
 
 t.test('the CPU as NCCL records it, from the cpu modalias or /proc/cpuinfo', async (t) => {
