@@ -51,10 +51,14 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
   }, [], buffer);
   if (r.files.length === 0 && files.length > 0) out.broken.push({ node, why: `no spool file could be read: ${r.problems[0] ?? 'unknown'}${r.problems.length > 1 ? `; +${r.problems.length - 1} more` : ''}` });
   else for (const p of r.problems) problems.push(p);
-  if (r.torn + r.corrupt > 0) problems.push(`${node}: ${r.torn} torn and ${r.corrupt} corrupt spool lines skipped`);
+  // A torn line is a crash's last write (the next append heals it): said for the fleet. A corrupt one is no sample (bad
+  // JSON, a field out of range, a figure no link carries: src/samples/sample.ts): what it measured is not judged, so
+  // the node is judged in part, and says why.
+  if (r.torn > 0) problems.push(`${node}: ${r.torn} torn spool lines skipped`);
+  const corrupt = r.corrupt > 0 ? [`${r.corrupt} corrupt spool lines skipped (no sample: bad JSON, a field out of range or a figure no link carries), not judged`] : [];
   if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
   const source = `spool:${files[files.length - 1] ?? ''}`;
-  const refused: string[] = [];
+  const refused: string[] = [...corrupt];
   for (const k of acc.result()) {
     const per = BYTES_PER[k.unit];
     // A figure no link carries (a broken parser's 1e300 Gb/s) is refused: this path of the node is not judged, said.
