@@ -1,5 +1,6 @@
 // Pure: does this epilog probe? Every Nth job by SLURM_JOB_ID, and/or at least T since the last probing run.
 import type { SamplingPolicy } from '../probes/config.js';
+import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
 
 /** What the spool directory remembers between epilogs (probe-stamp.json). */
 export interface Stamp {
@@ -27,8 +28,16 @@ export function samplingDecision(p: SamplingPolicy, job: string | null, stamp: (
   if (p.minIntervalS !== null) {
     const s = stamp();
     const ago = s === null ? null : Math.floor((now - s.ts) / 1000);
-    const ok = ago === null || ago >= p.minIntervalS;
-    rules.push({ ok, why: ago === null ? 'no probing run recorded yet' : `last probing run ${ago} s ago (every ${p.minIntervalS} s at most)` });
+    // A stamp later than now + CLOCK_TOLERANCE_MS was written while the clock ran ahead (or is garbage): it says
+    // nothing about when we last probed, so it is stale and this epilog probes (and rewrites it). Read as "just
+    // probed", it would stop probing until the clock caught up, up to a year for a bad RTC.
+    const future = s !== null && s.ts - now > CLOCK_TOLERANCE_MS;
+    const ok = ago === null || future || ago >= p.minIntervalS;
+    const why =
+      ago === null ? 'no probing run recorded yet'
+      : future ? `last probing run stamped ${-ago} s in the future (clock moved back?): taken as stale`
+      : `last probing run ${ago} s ago (every ${p.minIntervalS} s at most)`;
+    rules.push({ ok, why });
   }
   if (rules.length === 0) return { probe: true, why: 'no sampling rule: every epilog probes' };
   const probe = p.combine === 'all' ? rules.every((r) => r.ok) : rules.some((r) => r.ok);

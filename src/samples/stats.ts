@@ -1,6 +1,14 @@
 // Per-path sample statistics (count, min, nearest-rank p50/p95/p99, last) over all samples and over a recent window.
 import type { BandwidthUnit, Sample } from './sample.js';
 
+/**
+ * How far ahead of this host's clock a timestamp (a sample's, the probe stamp's) may lie and still be believed: NTP
+ * slews and small steps (chrony's makestep, ntpd's 128 ms step threshold) stay far below a minute, and so does the
+ * gap between a probe's Date.now() and the reader's. Anything later was stamped while the clock ran ahead (a bad RTC
+ * at boot, corrected afterwards) and its time means nothing.
+ */
+export const CLOCK_TOLERANCE_MS = 60_000;
+
 /** Samples are compared only with the same probe, path, direction and recipe (DESIGN §7). */
 export interface StatsKey {
   readonly probe: string;

@@ -37,6 +37,17 @@ t.test('samplingDecision', async (t) => {
   }
 });
 
+t.test('a probe stamp from the future is stale: the epilog probes and says why (a clock that ran ahead)', async (t) => {
+  const hourly = pol({ minIntervalS: 3600 });
+  const year = 365 * 86400;
+  t.strictSame(samplingDecision(hourly, '5', () => at(-year), NOW), { probe: true, why: `last probing run stamped ${year} s in the future (clock moved back?): taken as stale` });
+  t.strictSame(samplingDecision(hourly, '5', () => at(-61), NOW), { probe: true, why: 'last probing run stamped 61 s in the future (clock moved back?): taken as stale' }, 'just past the 60 s tolerance');
+  t.strictSame(samplingDecision(hourly, '5', () => at(-60), NOW), { probe: false, why: 'last probing run -60 s ago (every 3600 s at most)' }, 'within the tolerance: probed just now');
+  t.strictSame(samplingDecision(hourly, '5', () => parseStamp('{"ts":1e300,"cursor":0}'), NOW), { probe: true, why: 'last probing run stamped 1e+297 s in the future (clock moved back?): taken as stale' });
+  const all = pol({ everyNthJob: 10, minIntervalS: 3600, combine: 'all' });
+  t.equal(samplingDecision(all, '70', () => at(-year), NOW).probe, true, 'combine all: the Nth job still probes');
+});
+
 t.test('every-Nth-job alone never reads the stamp (no I/O outside the policy)', async (t) => {
   let reads = 0;
   samplingDecision(pol({ everyNthJob: 10 }), '121', () => (reads++, null), NOW);
