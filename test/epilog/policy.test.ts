@@ -22,6 +22,7 @@ const cases: readonly (readonly [string, SamplingPolicy, string | null, Stamp | 
   ['every 10th: no job id (manual run)', pol({ everyNthJob: 10 }), null, null, false],
   ['hourly: never probed', pol({ minIntervalS: 3600 }), '5', null, true],
   ['hourly: 59 min ago', pol({ minIntervalS: 3600 }), '5', at(3540), false],
+  ['hourly: exactly 60 min ago (at least T: probes)', pol({ minIntervalS: 3600 }), '5', at(3600), true],
   ['hourly: 61 min ago', pol({ minIntervalS: 3600 }), '5', at(3660), true],
   ['any: job 121 but 2 h ago', pol({ everyNthJob: 10, minIntervalS: 3600 }), '121', at(7200), true],
   ['any: job 120 though 1 min ago', pol({ everyNthJob: 10, minIntervalS: 3600 }), '120', at(60), true],
@@ -61,7 +62,7 @@ t.test('stamp: round trip, malformed is a fresh start', async (t) => {
   t.equal(readStamp(dir), null, 'none yet');
   writeStamp(dir, { ts: NOW, job: '9', cursor: 2 });
   t.strictSame(readStamp(dir), { ts: NOW, job: '9', cursor: 2 });
-  for (const bad of ['', '{', '[]', '{"ts":"x","cursor":0}', '{"ts":1,"cursor":-1}']) t.equal(parseStamp(bad), null, JSON.stringify(bad));
+  for (const bad of ['', '{', '[]', '{"ts":"x","cursor":0}', '{"ts":1,"cursor":-1}', '{"ts":1e999,"cursor":0}', '{"ts":-1e999,"cursor":0}']) t.equal(parseStamp(bad), null, JSON.stringify(bad));
 });
 
 t.test('probe lock: one prober; a dead owner or a stale lock is broken', async (t) => {
