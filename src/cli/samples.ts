@@ -55,11 +55,11 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
     throw new UsageError(`cannot read the spool ${dir}: ${r.problems[0]!}${r.problems.length > 1 ? ` (+${r.problems.length - 1} more)` : ''}${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
   }
   if (a.prom !== undefined) {
-    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: r, now: Date.now(), taskFindings: countTaskFindings(dir) }));
+    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }));
   }
   if (a.json) {
     const keys = col.stats.map((s) => ({ ...s.key, recipe: col.recipes.get(s.key.recipeHash) ?? null, unit: s.unit, all: s.all, recent: s.recent, unitMismatches: s.unitMismatches }));
-    out(JSON.stringify({ spool: dir, files: r.files, samples: r.samples, torn: r.torn, corrupt: r.corrupt, problems: r.problems, window: { ...window, label }, keys }, null, 2));
+    out(JSON.stringify({ spool: dir, files: r.files, samples: r.samples, torn: r.torn, corrupt: r.corrupt, future: col.future, problems: r.problems, window: { ...window, label }, keys }, null, 2));
     return 0;
   }
   const head = ['PROBE', 'NIC', 'GPU', 'DIRECTION', 'RECIPE', 'UNIT', 'WINDOW', 'N', 'MIN', 'P50', 'P95', 'P99', 'LAST'];
@@ -74,7 +74,7 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
   if (col.stats.length) out(lines.map((l) => row(l, widths)).join('\n'));
   else out(`no samples${probes.length ? ` of ${probes.join(', ')}` : ''} in ${dir}`);
   for (const [h, rc] of col.recipes) if (col.stats.some((s) => s.key.recipeHash === h)) out(`recipe ${h}: ${rc.tool} ${rc.args.join(' ')}${rc.numaNode !== null ? ` (NUMA node ${rc.numaNode})` : ''}`);
-  out(`spool ${dir}: ${r.files.length} file(s), ${r.samples} samples${r.torn || r.corrupt ? `, skipped ${r.torn} torn and ${r.corrupt} corrupt line(s)` : ''}${a.prom ? `; wrote ${a.prom}` : ''}`);
+  out(`spool ${dir}: ${r.files.length} file(s), ${r.samples} samples${r.torn || r.corrupt ? `, skipped ${r.torn} torn and ${r.corrupt} corrupt line(s)` : ''}${col.future ? `, left out ${col.future} stamped in the future (the clock ran ahead)` : ''}${a.prom ? `; wrote ${a.prom}` : ''}`);
   for (const p of r.problems) process.stderr.write(`gdrgate: ${p}\n`);
   return 0;
 }

@@ -1,7 +1,7 @@
 // Streams the spool (plus samples not written to it) into per-path statistics, keeping each recipe for the reader.
 import type { ProbeRecipe, Sample } from '../samples/sample.js';
 import { readSpool, type ReadReport } from '../samples/spool.js';
-import { StatsAccumulator, type KeyStats, type Window } from '../samples/stats.js';
+import { CLOCK_TOLERANCE_MS, StatsAccumulator, type KeyStats, type Window } from '../samples/stats.js';
 
 export interface Collected {
   readonly stats: KeyStats[];
@@ -10,10 +10,13 @@ export interface Collected {
   readonly report: ReadReport;
   /** Node of the newest sample read (the spool is local: one node). */
   readonly node: string | null;
+  /** Samples stamped later than now + CLOCK_TOLERANCE_MS (the clock ran ahead when they were written): left out. */
+  readonly future: number;
 }
 
-export function collectStats(dir: string, extra: readonly Sample[], window: Window, keep: (s: Sample) => boolean = () => true): Collected {
-  const acc = new StatsAccumulator();
+/** `now`: this host's clock; samples stamped after now + CLOCK_TOLERANCE_MS are counted and left out (stats.ts). */
+export function collectStats(dir: string, extra: readonly Sample[], window: Window, keep: (s: Sample) => boolean = () => true, now = Date.now()): Collected {
+  const acc = new StatsAccumulator({ notAfter: now + CLOCK_TOLERANCE_MS });
   const recipes = new Map<string, ProbeRecipe>();
   let node: string | null = null;
   let newest = -Infinity;
@@ -25,5 +28,5 @@ export function collectStats(dir: string, extra: readonly Sample[], window: Wind
   };
   const report = readSpool(dir, add);
   for (const s of extra) add(s);
-  return { stats: acc.result(window), recipes, report, node };
+  return { stats: acc.result(window), recipes, report, node, future: acc.future };
 }

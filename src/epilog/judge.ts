@@ -44,7 +44,7 @@ export function judge(i: JudgeInput): BwFinding[] {
     if (st && st.unit !== env.unit) return { ...base, level: null, why: bw('bw-unit-mismatch', 'error', subject, `samples in ${st.unit}, band in ${env.unit}`, ctx) };
     if (env.failBelow > env.warnBelow) return { ...base, level: null, why: bw('bw-band-invalid', 'error', subject, `failBelow ${env.failBelow} is above warnBelow ${env.warnBelow}`, ctx) };
     if (!r || r.count < i.minSamples) {
-      const seen = r ? `p50 ${num(r.p50)} ${env.unit} over ${r.count}` : 'no samples';
+      const seen = (r ? `p50 ${num(r.p50)} ${env.unit} over ${r.count}` : 'no samples') + (st?.future ? ` (${st.future} stamped in the future left out)` : '');
       return { ...base, level: null, why: bw('bw-pending', 'skip', subject, `${seen}; judged from ${i.minSamples} samples on`, ctx) };
     }
     // Sustained: the window's p50 and the newest sample both below the fail band (a fixed path stops draining at once).

@@ -89,7 +89,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     if (!i.dryRun) {
       if (p.promFile !== null) {
         try {
-          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: col.report, now: Date.now(), taskFindings: countTaskFindings(dir) }));
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }));
         } catch (e) {
           writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
         }
@@ -101,6 +101,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       if (o.kind === 'ok' && o.notes.length) logger.warn({ node: i.node, job: i.job, probe: o.spec.probe, notes: o.notes }, 'probe notes');
       if (o.kind === 'failed') logger.warn({ node: i.node, job: i.job, probe: o.spec.probe, why: o.why, lines: o.lines }, 'probe failed');
     }
+    if (col.future) logger.warn({ node: i.node, job: i.job, future: col.future }, 'epilog: spool samples stamped in the future (the clock ran ahead) left out of the statistics');
     if (writeErrors.length) logger.error({ node: i.node, job: i.job, writeErrors }, 'epilog: samples or textfile not written');
     return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})` : decision.why, cls: cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
   } finally {

@@ -37,6 +37,8 @@ export interface KeyStats {
   readonly recent: Summary | null;
   /** Samples of this key whose unit differs from its first sample's; they are left out, never converted. */
   readonly unitMismatches: number;
+  /** Samples of this key stamped after the accumulator's `notAfter` (from the future): left out of all and recent. */
+  readonly future: number;
 }
 
 /** The last `lastN` samples (by ts) of each key, and/or those with ts >= `sinceTs`; both given means both apply. */
@@ -101,19 +103,39 @@ interface Series {
   /** ts never decreased in arrival order: the last N by ts is then simply the tail. */
   ordered: boolean;
   unitMismatches: number;
+  future: number;
 }
 
-/** Feed samples one at a time (e.g. from readSpool); only the numbers are kept, not the samples. */
+/**
+ * Feed samples one at a time (e.g. from readSpool); only the numbers are kept, not the samples.
+ *
+ * `notAfter` (the reader's now + CLOCK_TOLERANCE_MS): a sample stamped later was written while the clock ran ahead,
+ * and its ts says nothing about when it was measured. It is left out of every statistic and counted (`future`), never
+ * ordered in: by ts it would stay "the newest" (the window's tail, `last`) until the clock caught up, and the window
+ * judged with a fresh measurement would be those old samples instead of the measurement and its true predecessors.
+ */
 export class StatsAccumulator {
   private readonly series = new Map<string, Series>();
+  private readonly notAfter: number;
+  /** Samples left out as from the future, all keys together (a key with only such samples has no KeyStats). */
+  future = 0;
+
+  constructor(opts: { readonly notAfter?: number } = {}) {
+    this.notAfter = opts.notAfter ?? Infinity;
+  }
 
   add(s: Sample): void {
     const id = `${s.probe}\u0000${s.gpu ?? ''}\u0000${s.nic ?? ''}\u0000${s.direction}\u0000${s.recipeHash}`;
     let x = this.series.get(id);
     if (x === undefined) {
       const key: StatsKey = { probe: s.probe, gpu: s.gpu, nic: s.nic, direction: s.direction, recipeHash: s.recipeHash };
-      x = { key, unit: s.unit, values: new Column(), ts: new Column(), ordered: true, unitMismatches: 0 };
+      x = { key, unit: s.unit, values: new Column(), ts: new Column(), ordered: true, unitMismatches: 0, future: 0 };
       this.series.set(id, x);
+    }
+    if (s.ts > this.notAfter) {
+      x.future++;
+      this.future++;
+      return;
     }
     if (s.unit !== x.unit) {
       x.unitMismatches++;
@@ -133,7 +155,7 @@ export class StatsAccumulator {
       const all = summarize(values, ts);
       if (all === null) continue;
       const recent = window.lastN === undefined && window.sinceTs === undefined ? all : windowed(x, window);
-      out.push({ key: x.key, unit: x.unit, all, recent, unitMismatches: x.unitMismatches });
+      out.push({ key: x.key, unit: x.unit, all, recent, unitMismatches: x.unitMismatches, future: x.future });
     }
     const k = (s: KeyStats): string => [s.key.probe, s.key.gpu ?? '', s.key.nic ?? '', s.key.direction, s.key.recipeHash].join('\u0000');
     return out.sort((a, b) => (k(a) < k(b) ? -1 : k(a) > k(b) ? 1 : 0));

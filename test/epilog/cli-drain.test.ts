@@ -1,8 +1,10 @@
 // `gdrgate epilog` draining: a sustained fall drains once (the owned drain), a human's drain kept, a measurement of
-// another GPU than planned never filed under the planned one nor drained.
+// another GPU than planned never filed under the planned one nor drained, samples stamped in the future never judged.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseSampleLine } from '../../src/samples/sample.js';
+import { appendSamples } from '../../src/samples/spool.js';
 import { healthy, last, lines, probes } from './_cli.js';
 import type { EpilogEnv } from './_env.js';
 
@@ -54,4 +56,24 @@ t.test("a human's drain is never overwritten: nothing written, exit 0", async (t
   t.strictSame(r.map((x) => x.code), [0, 0, 0]);
   t.match(last(r[2]!.stdout), /result=unhealthy exit=0 .*action=kept: node is IDLE\+DRAIN for a reason that is not ours \(rack maintenance\)/);
   t.equal(e.drainCalls().length, 0);
+});
+
+t.test('slow samples stamped while the clock ran a year ahead: left out and counted, the fresh run judged on its true predecessors', async (t) => {
+  // The real healthy GPU sample (23.03 Gb/s), re-stamped a year ahead at 10.5 Gb/s (below the 16.12 fail band): by ts
+  // they were "the newest" five, so every later epilog judged them instead of its own measurement and drained.
+  const e = await healthy(3);
+  const prom = path.join(e.dir, 'gdrgate.prom');
+  e.writeConfig(probes('healthy', { promFile: prom }));
+  const real = lines(e).map(parseSampleLine).find((s) => s?.probe === 'ib-write-gpu');
+  const ahead = Date.now() + 365 * 86_400_000;
+  t.ok(real && appendSamples({ dir: e.spool }, Array.from({ length: 5 }, (_, i) => ({ ...real, ts: ahead + i, value: 10.5 }))).ok, 'future samples written');
+  const r = e.epilog('4');
+  t.equal(r.code, 0);
+  t.match(last(r.stdout), /^.* probes=ran samples=3 result=healthy exit=0 \d+ms action=none$/);
+  t.equal(e.drainCalls().length, 0, 'no drain');
+  const text = readFileSync(prom, 'utf8');
+  t.match(text, /^gdrgate_spool_skipped_lines\{node="gpu001",kind="future"\} 5$/m);
+  t.match(text, /^gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-gpu",.*window="recent",stat="p50"\} 2878750000$/m, 'recent p50 23.03 Gb/s');
+  const log = readFileSync(e.log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.strictSame(log.filter((l) => l.future !== undefined).map((l) => [l.job, l.future, l.msg]), [['4', 5, 'epilog: spool samples stamped in the future (the clock ran ahead) left out of the statistics']]);
 });

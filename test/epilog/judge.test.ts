@@ -94,6 +94,16 @@ t.test('a bw-gpu-path finding says what it saw and what it wanted', async (t) =>
   t.match(f!.message, /while host memory on mlx5_0 is healthy \(p50 92\.5 Gb\/s\)/);
 });
 
+t.test('samples from the future are left out: the fresh run is judged on its true predecessors, pending says why', async (t) => {
+  const now = 1_800_000_000_000 + 4000;
+  const acc = new StatsAccumulator({ notAfter: now });
+  const ahead = series('ib-write-gpu', [10.5, 10.5, 10.5, 10.5]).map((s) => ({ ...s, ts: s.ts + 365 * 86_400_000 }));
+  const fresh = series('ib-write-gpu', [23, 23, 23, 23, 23]);
+  for (const s of [...ahead, ...fresh.slice(3)]) acc.add(s);
+  const f = judge({ outcomes: [ok('ib-write-gpu', fresh[4]!)], stats: acc.result({ lastN: 5 }), envelopes: [GPUB], minSamples: 3 });
+  t.strictSame(f.map((x) => [x.status, x.code, x.message]), [['skip', 'bw-pending', 'p50 23 Gb/s over 2 (4 stamped in the future left out); judged from 3 samples on']]);
+});
+
 t.test('every bandwidth code is made by a case above and worded', async (t) => {
   const made = new Set(cases.flatMap((c) => run(c).map((f) => f.code)));
   t.strictSame(Object.keys(BANDWIDTH.codes).filter((k) => !made.has(k as BwCode)), [], 'codes no case makes');

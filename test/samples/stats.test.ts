@@ -1,4 +1,4 @@
-// Tests nearest-rank percentiles on known series, per-key grouping, unit mismatches and recent windows.
+// Tests nearest-rank percentiles on known series, per-key grouping, unit mismatches, samples from the future and recent windows.
 import t from 'tap';
 import { makeSample, recipeHash, type ProbeRecipe, type Sample } from '../../src/samples/sample.js';
 import { nearestRank, StatsAccumulator, summarize } from '../../src/samples/stats.js';
@@ -83,6 +83,24 @@ t.test('windows: last N by ts, since T, both, empty', async (t) => {
   const mid = acc.result({ sinceTs: 1050, lastN: 3 })[0]?.recent;
   t.equal(mid?.lastTs, 1104);
   t.equal(mid?.count, 3);
+});
+
+t.test('samples stamped after notAfter (from the future) are left out of all and recent, and counted', async (t) => {
+  // Five slow runs while the clock was a year ahead, then twenty healthy hourly runs after it was set back.
+  const now = 1_800_000_000_000;
+  const acc = new StatsAccumulator({ notAfter: now });
+  for (let i = 0; i < 5; i++) acc.add(sample(5, now + 365 * 86_400_000 + i));
+  for (let i = 19; i >= 0; i--) acc.add(sample(25 + i, now - i * 3_600_000));
+  acc.add(sample(7, now + 1, { nic: 'mlx5_1' }));
+  const [main, other] = acc.result({ lastN: 5 });
+  t.same(main?.recent, { count: 5, min: 25, p50: 27, p95: 29, p99: 29, last: 25, lastTs: now }, 'the newest is the sample at now, not the ones a year ahead');
+  t.same([main?.all.count, main?.all.min, main?.all.lastTs], [20, 25, now]);
+  t.equal(main?.future, 5);
+  t.equal(other, undefined, 'a key with only future samples (1 ms past notAfter) has no statistics');
+  t.equal(acc.future, 6, 'counted over all keys');
+  const plain = new StatsAccumulator();
+  plain.add(sample(5, now + 365 * 86_400_000));
+  t.equal(plain.result()[0]?.future, 0, 'no notAfter: nothing is from the future');
 });
 
 t.test('a million samples stream through in typed columns', async (t) => {
