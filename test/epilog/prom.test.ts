@@ -41,11 +41,15 @@ t.test('base units, one series per path, recipe and window as labels', async (t)
 
 t.test('label values escaped', async (t) => {
   t.match(text('we"ird\\node'), /node="we\\"ird\\\\node"/);
+  // A newline (SLURMD_NODENAME is not validated) would split the line, and node_exporter drops the whole textfile.
+  const lines = text('a\nb').split('\n');
+  t.equal(lines.find((l) => l.startsWith('gdrgate_spool_skipped_lines')), 'gdrgate_spool_skipped_lines{node="a\\nb",kind="torn"} 1');
+  t.equal(lines.filter((l) => l.startsWith('b"')).length, 0, 'no line starts inside a label value');
 });
 
 t.test('promtool check metrics passes', { skip: !PROMTOOL && !process.env.CI && 'promtool not installed (Debian package prometheus)' }, async (t) => {
   t.ok(PROMTOOL, 'promtool is installed (CI installs the Debian package prometheus)');
-  for (const node of ['gpu001', 'we"ird\\node']) {
+  for (const node of ['gpu001', 'we"ird\\node', 'a\nb']) {
     const res = spawnSync(PROMTOOL ?? 'promtool', ['check', 'metrics'], { input: text(node), encoding: 'utf8' });
     t.equal(res.status, 0, `promtool exit 0 (${node})`, { stdout: res.stdout, stderr: res.stderr });
     t.equal(`${res.stdout}${res.stderr}`.trim(), '', 'no lint complaints');
