@@ -85,6 +85,14 @@ t.test('windows: last N by ts, since T, both, empty', async (t) => {
   t.equal(mid?.count, 3);
 });
 
+t.test('out of order at the tail (a delayed writer): the last N and the newest are by ts, not by arrival', async (t) => {
+  const acc = new StatsAccumulator();
+  // ts 1..10 at value 10·ts; ts 10 arrives before 7, 8 and 9, so the last three arrivals are ts 7, 8, 9.
+  for (const ts of [1, 2, 3, 4, 5, 6, 10, 7, 8, 9]) acc.add(sample(10 * ts, ts));
+  t.same(acc.result({ lastN: 3 })[0]?.recent, { count: 3, min: 80, p50: 90, p95: 100, p99: 100, last: 100, lastTs: 10 });
+  t.same(acc.result({ sinceTs: 9 })[0]?.recent, { count: 2, min: 90, p50: 90, p95: 100, p99: 100, last: 100, lastTs: 10 });
+});
+
 t.test('samples stamped after notAfter (from the future) are left out of all and recent, and counted', async (t) => {
   // Five slow runs while the clock was a year ahead, then twenty healthy hourly runs after it was set back.
   const now = 1_800_000_000_000;
