@@ -1,7 +1,7 @@
 // `gdrgate samples`: per path and recipe, whole history against the recent window, from a spool with rotated files.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
 import path from 'node:path';
 import { makeSample, type ProbeRecipe } from '../../src/samples/sample.js';
@@ -49,7 +49,10 @@ t.test('--json, --probe, --since', async (t) => {
   const bad = cli(['samples', '--spool', dir, '--since', 'yesterday']);
   t.equal(bad.code, 2, 'a --since it cannot read is a usage error');
   t.match(bad.stderr, /--since yesterday: give a duration/);
-  t.match(cli(['samples', '--spool', path.join(dir, 'none')]).stdout, /^no samples in /, 'empty spool');
+  const none = cli(['samples', '--spool', path.join(dir, 'none')]);
+  t.same([none.code, none.stdout, none.stderr], [2, '', `gdrgate: cannot read the spool ${path.join(dir, 'none')}: cannot list ${path.join(dir, 'none')}: ENOENT: no such file or directory, scandir '${path.join(dir, 'none')}'\n`], 'a spool that is not there: said, exit 2');
+  mkdirSync(path.join(dir, 'empty'));
+  t.same(cli(['samples', '--spool', path.join(dir, 'empty')]).stdout, `no samples in ${path.join(dir, 'empty')}\nspool ${path.join(dir, 'empty')}: 0 file(s), 0 samples\n`, 'an empty spool');
 });
 
 const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find(existsSync);
