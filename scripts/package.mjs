@@ -85,6 +85,8 @@ const unit = rewrite('examples/systemd/gdrgate-agent.service', [
   ['Install as /etc/systemd/system/gdrgate-agent.service.', 'Enable with: systemctl enable --now gdrgate-agent'],
   ['(slurm/prolog.sh, AGENT=/run/gdrgate-agent)', '(/usr/libexec/gdrgate/prolog.sh, AGENT=/run/gdrgate-agent)'],
   ['the view slurm/taskprolog.sh read', 'the view /usr/libexec/gdrgate/taskprolog.sh read'],
+  // The package's blob lies in /var/lib/gdrgate, which ProtectSystem=full leaves writable: no path under /usr opened.
+  ['the startup snapshot beside the program, under /usr, which ProtectSystem=full makes read-only but for this.\nProtectSystem=full\nReadWritePaths=/usr/lib/node_modules/gdrgate/dist\n', 'the startup snapshot, in /var/lib/gdrgate.\nProtectSystem=full\n'],
 ]);
 const config = read('packaging/config.json');
 const MAINTAINER = process.env.GDRGATE_MAINTAINER ?? 'gdrgate maintainers <gdrgate@example.org>';

@@ -56,19 +56,20 @@ t.test('FIFOs at the stamp, the spool and the findings file: the epilog ends, sa
   t.match(readFileSync(prom, 'utf8'), /gdrgate_bandwidth_samples/, 'the textfile is still written');
 });
 
-t.test('gdrgate samples over a spool of FIFOs: skipped with a clear message; --prom into a shared directory refused', async (t) => {
+t.test('gdrgate samples over a spool of FIFOs: none read, said, exit 2 (never an empty healthy spool); --prom into a shared directory refused', async (t) => {
   const e = await healthy(0);
   mkdirSync(e.spool, { recursive: true });
   for (const f of ['samples.1.jsonl', 'samples.jsonl', 'task-findings.jsonl']) mkfifo(path.join(e.spool, f));
   const r = run(['samples', '--spool', e.spool, '--window', '5']);
   t.equal(r.killed, false, 'not hung');
-  t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /no samples in /);
-  t.match(r.stderr, /samples\.jsonl is not a regular file/);
+  const first = path.join(e.spool, 'samples.1.jsonl');
+  t.same([r.code, r.stdout, r.stderr], [2, '', `gdrgate: cannot read the spool ${e.spool}: ${first}: ${first} is not a regular file (+1 more)\n`]);
   const shared = path.join(e.dir, 'shared');
   mkdirSync(shared, { mode: 0o777 });
   execFileSync('/bin/chmod', ['0777', shared]);
-  const p = run(['samples', '--spool', e.spool, '--window', '5', '--prom', path.join(shared, 'gdrgate.prom')]);
+  const empty = path.join(e.dir, 'empty-spool');
+  mkdirSync(empty);
+  const p = run(['samples', '--spool', empty, '--window', '5', '--prom', path.join(shared, 'gdrgate.prom')]);
   t.not(p.code, 0, 'refused');
   t.match(p.stderr, /shared is writable by anyone \(mode 0777\)/);
 });
