@@ -75,8 +75,7 @@ function rewrite(file, pairs) {
 }
 
 // The Slurm wrappers run the carried Node on the program, from the startup snapshot the package makes on the node.
-const LIB = '/usr/lib/gdrgate';
-const SBIN = '/usr/sbin/gdrgate';
+const [LIB, SBIN] = ['/usr/lib/gdrgate', '/usr/sbin/gdrgate'];
 const wrapperVars = { NODE: `${LIB}/node`, CLI: `${LIB}/gdrgate.cjs` };
 const snippetPaths = ['prolog', 'epilog', 'taskprolog', 'health'].map((w) => [`/etc/slurm/gdrgate-${w}.sh`, `/usr/libexec/gdrgate/${w}.sh`]);
 const unit = rewrite('examples/systemd/gdrgate-agent.service', [
@@ -85,7 +84,7 @@ const unit = rewrite('examples/systemd/gdrgate-agent.service', [
   ['Install as /etc/systemd/system/gdrgate-agent.service.', 'Enable with: systemctl enable --now gdrgate-agent'],
   ['(slurm/prolog.sh, AGENT=/run/gdrgate-agent)', '(/usr/libexec/gdrgate/prolog.sh, AGENT=/run/gdrgate-agent)'],
   ['the view slurm/taskprolog.sh read', 'the view /usr/libexec/gdrgate/taskprolog.sh read'],
-  // The package's blob lies in /var/lib/gdrgate, which ProtectSystem=full leaves writable: no path under /usr opened.
+  // (The package's blob lies in /var/lib/gdrgate, which ProtectSystem=full leaves writable: no ReadWritePaths under /usr.)
   ['the startup snapshot beside the program, under /usr, which ProtectSystem=full makes read-only but for this.\nProtectSystem=full\nReadWritePaths=/usr/lib/node_modules/gdrgate/dist\n', 'the startup snapshot, in /var/lib/gdrgate.\nProtectSystem=full\n'],
 ]);
 const config = read('packaging/config.json');
@@ -165,7 +164,6 @@ async function stage(root, node, strip) {
   }
   return { files: all, dirs };
 }
-
 
 async function deb(root, list, arch) {
   const DEB = path.join(root, 'DEBIAN');
