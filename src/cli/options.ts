@@ -38,6 +38,24 @@ export const amountValue =
     return n;
   };
 
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `90s`, `90m`, `24h`, `7d` in ms; null for anything else (a sign, a fraction, no unit, another unit). */
+export function durationMs(s: string): number | null {
+  const m = /^(\d{1,9})([smhd])$/.exec(s);
+  return m ? Number(m[1]) * UNIT_MS[m[2]!]! : null;
+}
+
+/** A duration above 0 and at most `maxMs`, as `durationMs` reads it; ms. */
+export const durationValue =
+  (flag: string, maxMs: number) =>
+  (v: Raw): number => {
+    const s = one(flag, v);
+    const n = durationMs(s);
+    if (n === null || !(n > 0 && n <= maxMs)) throw new UsageError(`${flag} ${s}: want a duration above 0 and at most ${maxMs / 86_400_000}d, a whole number and a unit (90m, 24h, 7d)`);
+    return n;
+  };
+
 /** One or more non-empty strings (the option may come several times: `--only a --only b`). */
 export const listValue =
   (flag: string) =>
@@ -62,6 +80,9 @@ export const count = (flag: string, min: number, max: number, describe: string) 
 /** An option taking one positive number, shown with its range. */
 export const amount = (flag: string, max: number, describe: string) =>
   ({ type: 'string', requiresArg: true, describe: `${describe} [a number above 0, at most ${max}]`, coerce: amountValue(flag, max) }) as const;
+/** An option taking one duration (`7d`, `36h`), handed over in ms. */
+export const duration = (flag: string, maxMs: number, describe: string) =>
+  ({ type: 'string', requiresArg: true, describe: `${describe} [a whole number and s, m, h or d]`, coerce: durationValue(flag, maxMs) }) as const;
 /** An option taking one or more strings. */
 export const list = (flag: string, describe?: string) => ({ type: 'array', string: true, describe, coerce: listValue(flag) }) as const;
 /** A switch, off unless given (`on`: on unless `--no-<name>`). */

@@ -11,6 +11,7 @@ import { UsageError } from '../errors.js';
 import { escapeControls } from '../report/escape.js';
 import type { Summary, Window } from '../samples/stats.js';
 import { out } from './common.js';
+import { durationMs } from './options.js';
 
 export interface SamplesArgs {
   readonly config?: string | undefined;
@@ -22,12 +23,10 @@ export interface SamplesArgs {
   readonly prom?: string | undefined;
 }
 
-const UNIT_MS: Readonly<Record<string, number>> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
 /** `90m`, `24h`, `7d` before now, or an ISO 8601 time; Unix ms. */
 export function parseSince(s: string, now: number): number {
-  const m = /^(\d+)([smhd])$/.exec(s);
-  if (m) return now - Number(m[1]) * UNIT_MS[m[2]!]!;
+  const d = durationMs(s);
+  if (d !== null) return now - d;
   const t = /^\d{4}-\d{2}-\d{2}/.test(s) ? Date.parse(s) : NaN;
   if (Number.isNaN(t)) throw new UsageError(`--since ${s}: give a duration (90m, 24h, 7d) or an ISO time (2026-11-29T14:00:00Z)`);
   return t;
