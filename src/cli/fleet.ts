@@ -14,7 +14,7 @@ export function statsSources(a: { readonly prometheus?: string | undefined; read
   const url = a.prometheus;
   if (url === undefined) return [];
   const checkInstance = a.anyInstance !== true;
-  return [{ name: `prometheus ${url}`, load: () => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000, checkInstance })) }];
+  return [{ name: `prometheus ${url}`, load: (age) => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000, checkInstance, age })) }];
 }
 
 /** Progress on stderr only when it is a terminal; nothing of it reaches the report. */
@@ -30,7 +30,7 @@ export async function fleetReportCommand(a: FleetReportArgs): Promise<number> {
   const p = progress();
   let run;
   try {
-    run = await runFleetReport({ dir: a.dir, baseline: a.baseline ?? null, sources: statsSources({ prometheus: a.prometheus, anyInstance: a['any-instance'] }), ...(p.onProgress ? { onProgress: p.onProgress } : {}) });
+    run = await runFleetReport({ dir: a.dir, baseline: a.baseline ?? null, ...(a['max-age'] !== undefined ? { maxAgeMs: a['max-age'] } : {}), sources: statsSources({ prometheus: a.prometheus, anyInstance: a['any-instance'] }), ...(p.onProgress ? { onProgress: p.onProgress } : {}) });
   } finally {
     p.finish();
   }

@@ -2,7 +2,7 @@
 // and the nodes outside it. Each rail is judged on its own: one weak rail shows even when the node's mean is fine.
 import { byNatural, byText } from '../model/order.js';
 import { band, outlier, zScore, type Band, type Side } from './robust.js';
-import type { NodePathStat } from './types.js';
+import type { NodePathStat, WithheldPath } from './types.js';
 
 /** Fewer nodes than this on a path: no band is drawn (a median of two says nothing of either). */
 export const MIN_NODES = 3;
@@ -39,7 +39,7 @@ export interface PathDistribution extends PathKey {
 export const railOf = (k: PathKey): string => (k.nic === null ? (k.gpu ?? 'host') : `${k.gpu ?? 'host'}↔${k.nic}`);
 const keyOf = (k: PathKey): string => [k.probe, k.recipeHash, k.gpu ?? '', k.nic ?? '', k.direction].join('\u0000');
 /** A rail of a probe, whatever the recipe (a recipe's hash covers its device arguments: each rail has its own). */
-const railKeyOf = (k: PathKey): string => [k.probe, k.gpu ?? '', k.nic ?? '', k.direction].join('\u0000');
+const railKeyOf = (k: Omit<PathKey, 'recipeHash'>): string => [k.probe, k.gpu ?? '', k.nic ?? '', k.direction].join('\u0000');
 
 interface Acc {
   key: PathKey;
@@ -54,9 +54,10 @@ interface Acc {
  * rails and has no figure on this rail under any recipe, listed on the rail's path with the most nodes when it has
  * a band, and only when a strict majority of the probe's nodes measure the rail. Two recipes of one probe (a
  * rollout) never make each other's nodes absent, and an absent list is never longer than its rail's nodes: the work
- * and the output are linear in the figures, however many recipes or rails a source names.
+ * and the output are linear in the figures, however many recipes or rails a source names. A node whose figure on a
+ * rail was withheld (too old to judge) measured that rail: it is not absent there.
  */
-export function distributions(stats: readonly NodePathStat[], classNodes: readonly string[]): PathDistribution[] {
+export function distributions(stats: readonly NodePathStat[], classNodes: readonly string[], withheld: readonly WithheldPath[] = []): PathDistribution[] {
   const members = new Set(classNodes);
   const paths = new Map<string, Acc>();
   const rails = new Map<string, { nodes: Set<string>; paths: Acc[] }>();
@@ -79,6 +80,7 @@ export function distributions(stats: readonly NodePathStat[], classNodes: readon
     if (!ps) probesOf.set(s.probe, (ps = new Set()));
     ps.add(s.node);
   }
+  for (const w of withheld) if (members.has(w.node) && probesOf.get(w.probe)?.has(w.node)) rails.get(railKeyOf(w))?.nodes.add(w.node);
   const absentOf = new Map<Acc, string[]>();
   for (const r of rails.values()) {
     const all = probesOf.get(r.paths[0]!.key.probe)!;

@@ -1,9 +1,10 @@
 // Bandwidth across the fleet from the Prometheus that scrapes every node's epilog textfile through node_exporter:
-// two instant queries on the HTTP API (GET /api/v1/query), read under one deadline and a size cap, parsed strictly.
+// three instant queries on the HTTP API (GET /api/v1/query), read under one deadline and a size cap, parsed strictly.
 import { HttpError, httpGet, redact } from '../host/http.js';
 import { UsageError } from '../errors.js';
 import { parseQueryAnswer, PromAnswerError } from './prom-answer.js';
-import { BW_METRIC, COUNT_METRIC, SeriesError, statsFromSeries, type FleetStats, type StatWindow } from './series.js';
+import type { AgeRule } from './age.js';
+import { BW_METRIC, COUNT_METRIC, TS_METRIC, SeriesError, statsFromSeries, type FleetStats, type StatWindow } from './series.js';
 
 /** Largest answer read per query: 1,000 nodes x 16 paths x 2 stats come to about 8 MB of JSON. */
 export const MAX_ANSWER_BYTES = 64 << 20;
@@ -16,6 +17,8 @@ export interface PrometheusOptions {
   readonly maxBytes?: number;
   /** false: take a series for the node it names whatever its instance (series.ts foreignInstance). */
   readonly checkInstance?: boolean;
+  /** Judge each path's age by its newest sample's time (series.ts); without it, no age is judged. */
+  readonly age?: AgeRule;
 }
 
 /** The server could not be asked, or its answer is not one Prometheus gives. The message says which. */
@@ -23,9 +26,9 @@ export class PrometheusError extends Error {
   override readonly name = 'PrometheusError';
 }
 
-/** The PromQL selectors, one per metric: only the p50 and min stats, only the window asked for. */
+/** The PromQL selectors, one per metric: only the p50 and min stats, only the window asked for; each path's newest sample time. */
 export function queries(window: StatWindow): readonly string[] {
-  return [`${BW_METRIC}{window="${window}",stat=~"p50|min"}`, `${COUNT_METRIC}{window="${window}"}`];
+  return [`${BW_METRIC}{window="${window}",stat=~"p50|min"}`, `${COUNT_METRIC}{window="${window}"}`, `${TS_METRIC}{recipe!=""}`];
 }
 
 /** The query endpoint under `base`, which may carry a path prefix (`http://host/prometheus/`). */
@@ -67,7 +70,7 @@ export async function loadPrometheus(url: string, opts: PrometheusOptions): Prom
   const source = `prometheus:${redact(new URL(url))}`;
   try {
     const answers = await Promise.all(urls.map((u) => ask(u, source, opts)));
-    return statsFromSeries(answers.flat(), window, opts.checkInstance ?? true);
+    return statsFromSeries(answers.flat(), window, opts.checkInstance ?? true, opts.age);
   } catch (e) {
     if (e instanceof PrometheusError || e instanceof UsageError) throw e;
     if (e instanceof HttpError || e instanceof PromAnswerError || e instanceof SeriesError) throw new PrometheusError(`${source}: ${e.message}`, { cause: e });

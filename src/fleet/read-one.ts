@@ -8,12 +8,14 @@ import { readNode } from '../engine/evaluate.js';
 import { ConfigError, UsageError } from '../errors.js';
 import { pciListUnknown } from '../inventory/pci-known.js';
 import type { Inventory } from '../model/inventory.js';
+import { SnapshotHost } from '../snapshot/open.js';
 import { readSummary } from './summary.js';
 
 /** Where a node's facts came from: the summary it wrote, or its snapshot (no summary, or a stale one: `note` says). */
 export type FactSource = 'summary' | 'snapshot';
 
-export type ReadOne = { readonly view: CompareView; readonly source: FactSource; readonly note: string | null } | { readonly why: string };
+/** `time`: when the snapshot was taken (its manifest's time), ms since the epoch; null when it records none. */
+export type ReadOne = { readonly view: CompareView; readonly source: FactSource; readonly note: string | null; readonly time: number | null } | { readonly why: string };
 
 export interface WorkerJob {
   readonly i: number;
@@ -28,6 +30,7 @@ export interface WorkerRead {
   readonly key: string;
   readonly source: FactSource;
   readonly note: string | null;
+  readonly time: number | null;
   readonly view?: CompareView;
 }
 
@@ -48,12 +51,12 @@ export function notThisNode(node: string, host: string | null, pciUnknown: strin
   return null;
 }
 
-/** The inventory of `node`'s snapshot, or why it cannot be judged as that node. */
-export async function readSnapshotNode(node: string, file: string): Promise<{ readonly inv: Inventory } | { readonly why: string }> {
+/** The inventory of `node`'s snapshot and when it was taken, or why it cannot be judged as that node. */
+export async function readSnapshotNode(node: string, file: string): Promise<{ readonly inv: Inventory; readonly time: number | null } | { readonly why: string }> {
   try {
-    const { inv } = await readNode({ root: file, baseline: null, node, trust: [] });
+    const { inv, host } = await readNode({ root: file, baseline: null, node, trust: [] });
     const bad = notThisNode(node, nul(inv.hostname), pciListUnknown(inv));
-    return bad !== null ? { why: bad } : { inv };
+    return bad !== null ? { why: bad } : { inv, time: host instanceof SnapshotHost ? host.takenAt : null };
   } catch (e) {
     const w = why(e);
     if (w === null) throw e;
@@ -67,10 +70,11 @@ export async function readFleetNode(node: string, file: string, summary: string 
     const s = await readSummary(summary, node, file);
     if (s.ok) {
       const bad = notThisNode(node, s.summary.hostname, s.summary.pciUnknown);
-      return bad !== null ? { why: bad } : { view: s.summary.view, source: 'summary', note: null };
+      const at = s.summary.snapshot.time === null ? NaN : Date.parse(s.summary.snapshot.time);
+      return bad !== null ? { why: bad } : { view: s.summary.view, source: 'summary', note: null, time: Number.isFinite(at) ? at : null };
     }
     note = `summary not used: ${s.why}; judged from the snapshot`;
   }
   const r = await readSnapshotNode(node, file);
-  return 'why' in r ? { why: note ? `${r.why} (${note})` : r.why } : { view: compareView(r.inv), source: 'snapshot', note };
+  return 'why' in r ? { why: note ? `${r.why} (${note})` : r.why } : { view: compareView(r.inv), source: 'snapshot', note, time: r.time };
 }

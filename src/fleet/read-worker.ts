@@ -18,7 +18,7 @@ async function one(job: WorkerJob): Promise<WorkerAnswer> {
     const key = viewKey(r.view);
     const first = !sent.has(key);
     sent.add(key);
-    return { i: job.i, key, source: r.source, note: r.note, ...(first ? { view: r.view } : {}) };
+    return { i: job.i, key, source: r.source, note: r.note, time: r.time, ...(first ? { view: r.view } : {}) };
   } catch (e) {
     return { i: job.i, fatal: e instanceof Error ? (e.stack ?? e.message) : String(e) };
   }

@@ -32,10 +32,12 @@ export interface ReadNode {
   readonly source: FactSource;
   /** Why its summary was not used, when it had one. */
   readonly note: string | null;
+  /** When its snapshot was taken (the manifest's time), ms; null when it records none. */
+  readonly time: number | null;
 }
 
 /** A node read, or why it could not be. */
-type Got = { readonly view: CompareView; readonly key: string; readonly source: FactSource; readonly note: string | null } | { readonly why: string };
+type Got = { readonly view: CompareView; readonly key: string; readonly source: FactSource; readonly note: string | null; readonly time: number | null } | { readonly why: string };
 
 export interface ReadOptions {
   /** In process: snapshots opened at once (default 4: the reads are mostly CPU, a few overlap the file reads). */
@@ -98,7 +100,7 @@ export async function readFleet(snapshots: readonly Job[], o: ReadOptions = {}):
     if ('view' in r) {
       let view = views.get(r.key);
       if (!view) views.set(r.key, (view = r.view));
-      read[i] = { node: s.node, file: s.file, view, key: r.key, source: r.source, note: r.note };
+      read[i] = { node: s.node, file: s.file, view, key: r.key, source: r.source, note: r.note, time: r.time };
     }
     else missing.push({ node: s.node, why: r.why });
     pending.delete(s.node);
@@ -169,7 +171,7 @@ function inWorkers(snapshots: readonly Job[], count: number, file: string, start
             if (m.view && !shared.has(m.key)) shared.set(m.key, m.view);
             const view = shared.get(m.key);
             if (!view) return end(new Error(`fleet read worker: node ${snapshots[m.i]?.node ?? '?'} of a key it never sent`));
-            settle(m.i, { view, key: m.key, source: m.source, note: m.note });
+            settle(m.i, { view, key: m.key, source: m.source, note: m.note, time: m.time });
           }
           if (++settled === snapshots.length) return end(null);
         }

@@ -3,18 +3,20 @@
 import { UsageError } from '../errors.js';
 import { loadBaseline } from '../baseline/load.js';
 import type { Baseline } from '../model/baseline.js';
+import { ageProblem, DEFAULT_MAX_AGE_MS, type AgeRule } from './age.js';
 import { classifier } from './classes.js';
 import { readCollectSummary } from './collect-summary.js';
 import { scanFleetDir } from './inputs.js';
 import { readFleet, type FleetProgress, type ReadNode } from './read.js';
 import { buildFleetReport, type FigureSource, type FleetReport } from './report.js';
 import { spoolStatsInTurns, type SpoolStats } from './spool-stats.js';
-import type { NodeMissing, NodePathStat } from './types.js';
+import type { NodeMissing, NodePathStat, WithheldPath } from './types.js';
 
 /** More bandwidth figures from elsewhere (Prometheus, a collector): merged with the spools' before judging. */
 export interface StatsSource {
   readonly name: string;
-  load(): Promise<{ stats: NodePathStat[]; missing: NodeMissing[] }>;
+  /** Figures older than the rule's max-age, or ahead of its clock, are left out and said (series.ts). */
+  load(age: AgeRule): Promise<{ stats: NodePathStat[]; missing: NodeMissing[]; notes?: string[]; withheld?: WithheldPath[] }>;
 }
 
 export interface FleetArgs {
@@ -24,6 +26,10 @@ export interface FleetArgs {
   readonly sources?: readonly StatsSource[];
   readonly onProgress?: (p: FleetProgress) => void;
   readonly concurrency?: number;
+  /** A figure or a snapshot older than this is not judged (default DEFAULT_MAX_AGE_MS). */
+  readonly maxAgeMs?: number;
+  /** This host's clock, ms (default Date.now()). */
+  readonly now?: number;
 }
 
 export interface FleetRun {
@@ -37,26 +43,35 @@ export interface FleetRun {
 export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const baseline = a.baseline === null ? null : await loadBaseline(a.baseline);
   const inputs = scanFleetDir(a.dir);
+  const age: AgeRule = { now: a.now ?? Date.now(), maxAgeMs: a.maxAgeMs ?? DEFAULT_MAX_AGE_MS };
   // The spools are read on this thread while the snapshots are read (in the pool's workers, or in turns in process).
-  const [{ read, missing: unreadable }, spools] = await Promise.all([
+  const [{ read: readAll, missing: unreadable }, spools] = await Promise.all([
     readFleet(inputs.snapshots, { ...(a.onProgress ? { onProgress: a.onProgress } : {}), ...(a.concurrency ? { concurrency: a.concurrency } : {}) }),
-    spoolStatsInTurns(inputs.spools),
+    spoolStatsInTurns(inputs.spools, 4, age),
   ]);
   const stats: NodePathStat[] = [...spools.stats];
+  const withheld: WithheldPath[] = [...spools.withheld];
   const broken: NodeMissing[] = [...inputs.broken, ...unreadable, ...spools.broken];
+  // A snapshot older than max-age (or stamped ahead of the clock) is not the node now: its facts are not judged.
+  const read: ReadNode[] = [];
+  for (const r of readAll) {
+    const old = r.time === null ? null : ageProblem(r.time, age);
+    if (old === null) read.push(r);
+    else broken.push({ node: r.node, why: `snapshot taken ${old}: its facts are not judged` });
+  }
   const problems = [...inputs.problems, ...spools.problems];
   const sources: FigureSource[] = [];
   if (inputs.spools.size > 0 || spools.broken.length > 0) sources.push({ name: 'the spools', nodes: new Set(spools.stats.map((s) => s.node)), error: null });
   // Nodes fleet collect asked and got no snapshot from; a snapshot copied in since counts as read.
   const collected = await readCollectSummary(a.dir);
   if (collected.problem) problems.push(collected.problem);
-  const readNames = new Set(read.map((r) => r.node));
+  const readNames = new Set(readAll.map((r) => r.node));
   const missing = collected.missing.filter((m) => !readNames.has(m.node));
   for (const s of a.sources ?? []) {
     // A source that cannot be read is a finding about every node's figures from it, never the end of the report.
     let got: Awaited<ReturnType<StatsSource['load']>>;
     try {
-      got = await s.load();
+      got = await s.load(age);
     } catch (e) {
       if (e instanceof UsageError) throw e;
       const why = (e as Error).message.slice(0, 300);
@@ -66,9 +81,11 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
     }
     for (const x of got.stats) stats.push(x);
     for (const m of got.missing) broken.push({ node: m.node, why: `${s.name}: ${m.why}` });
+    for (const n of got.notes ?? []) problems.push(`${s.name}: ${n}`);
+    for (const w of got.withheld ?? []) withheld.push(w);
     sources.push({ name: s.name, nodes: new Set(got.stats.map((x) => x.node)), error: null });
   }
-  if (read.length === 0 && stats.length === 0 && broken.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
-  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing, broken, sources, problems });
+  if (readAll.length === 0 && stats.length === 0 && broken.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
+  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing, broken, sources, withheld, problems });
   return { report, nodes: read, baseline, spools };
 }

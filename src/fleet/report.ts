@@ -3,10 +3,11 @@
 import { IMPACT_RANK, type Difference, type Impact } from '../compare/types.js';
 import { byNatural } from '../model/order.js';
 import { VERSION } from '../version.js';
+import { isoTime } from './age.js';
 import { distributions, type PathDistribution } from './bandwidth.js';
 import { classFacts, type ClassFact, type ClassNode } from './facts.js';
 import type { FactSource } from './read-one.js';
-import type { NodeMissing, NodePathStat } from './types.js';
+import type { NodeMissing, NodePathStat, WithheldPath } from './types.js';
 
 export interface RailFinding {
   readonly probe: string;
@@ -35,8 +36,9 @@ export interface NodeVerdict {
   readonly class: string;
   /**
    * ok: judged, agrees with its class. differs: judged, differs. incomplete: judged on part of its inputs only (a
-   * source had no data for it, an input of it could not be read). unreadable: every input it has could not be
-   * read. missing: named (fleet collect, a source) with no input at all. Anything but ok makes the exit code 1.
+   * source had no data for it, an input of it could not be read or is older than --max-age). unreadable: every
+   * input it has could not be read or used (too old). missing: named (fleet collect, a source) with no input at all.
+   * Anything but ok makes the exit code 1.
    */
   readonly status: NodeStatus;
   readonly worst: Impact | null;
@@ -49,6 +51,8 @@ export interface NodeVerdict {
   readonly source: FactSource | null;
   /** Why the node's summary was not used (stale, unreadable, invalid), when it had one: it was judged from its snapshot. */
   readonly sourceNote: string | null;
+  /** When the snapshot its facts were judged from was taken (its manifest's time, ISO 8601); null: none judged, or no time recorded. */
+  readonly snapshotTime: string | null;
 }
 
 export interface FleetClass {
@@ -87,7 +91,7 @@ export interface FleetReport {
 }
 
 /** A node read: its view, and where it came from (read.ts ReadNode). */
-export type ReportNode = ClassNode & { readonly source?: FactSource; readonly note?: string | null };
+export type ReportNode = ClassNode & { readonly source?: FactSource; readonly note?: string | null; readonly time?: number | null };
 
 export interface ReportInput {
   readonly dir: string;
@@ -100,6 +104,8 @@ export interface ReportInput {
   readonly broken?: readonly NodeMissing[];
   /** Every source of figures asked (the spools when the directory holds any, Prometheus): a node one lacks is not fully judged. */
   readonly sources?: readonly FigureSource[];
+  /** Paths whose figure was not judged for its age (its node says why): the node is never "absent" on them. */
+  readonly withheld?: readonly WithheldPath[];
   readonly problems: readonly string[];
 }
 
@@ -153,10 +159,17 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     if (l) l.push(s);
     else statsOf.set(c, [s]);
   }
+  const withheldOf = new Map<string, WithheldPath[]>();
+  for (const w of i.withheld ?? []) {
+    const c = i.classOf(w.node);
+    const l = withheldOf.get(c);
+    if (l) l.push(w);
+    else withheldOf.set(c, [w]);
+  }
   for (const [name, set] of [...members].sort((a, b) => byNatural(a[0], b[0]))) {
     const names = [...set].sort(byNatural);
     const facts = classFacts(byClass.get(name) ?? []);
-    const paths = distributions(statsOf.get(name) ?? [], names);
+    const paths = distributions(statsOf.get(name) ?? [], names, withheldOf.get(name));
     const rails = new Map<string, RailFinding[]>();
     const push = (node: string, r: RailFinding): void => {
       const l = rails.get(node);
@@ -188,7 +201,7 @@ export function buildFleetReport(i: ReportInput): FleetReport {
       const status: NodeStatus = !hasSnap && !hasStats ? (why.length ? 'unreadable' : 'missing') : worst !== null ? 'differs' : notes.length ? 'incomplete' : 'ok';
       if (status === 'unreadable' || status === 'missing') unjudged.push({ node, why: why.length ? why.join('; ') : (named.get(node) ?? 'no input') });
       const r = readBy.get(node);
-      verdicts.push({ node, class: name, status, worst, differences, rails: rs, notes, source: r ? (r.source ?? 'snapshot') : null, sourceNote: r?.note ?? null });
+      verdicts.push({ node, class: name, status, worst, differences, rails: rs, notes, source: r ? (r.source ?? 'snapshot') : null, sourceNote: r?.note ?? null, snapshotTime: typeof r?.time === 'number' ? isoTime(r.time) : null });
     }
     classes.push({ name, nodes: names, reference: facts.reference, read: classRead, unread, facts: facts.facts, paths });
   }

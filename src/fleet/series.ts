@@ -2,10 +2,13 @@
 // textfile), turned into the fleet view's per-node path figures. A node whose series disagree or carry an
 // impossible figure is listed as missing with the reason; none of its figures is used, none is made up.
 import { badNodeName } from '../slurm/node-name.js';
-import { impossibleFigure, type NodeMissing, type NodePathStat } from './types.js';
+import { ageProblem, type AgeRule } from './age.js';
+import { impossibleFigure, type NodeMissing, type NodePathStat, type WithheldPath } from './types.js';
 
 export const BW_METRIC = 'gdrgate_bandwidth_bytes_per_second';
 export const COUNT_METRIC = 'gdrgate_bandwidth_samples';
+/** Unix time (s) of a path's newest sample (src/epilog/prom.ts): how old the path's figures are. */
+export const TS_METRIC = 'gdrgate_bandwidth_last_sample_timestamp_seconds';
 
 /** One series at one instant: its metric name, labels, and value (NaN and ±Inf kept, judged here). */
 export interface Series {
@@ -21,6 +24,10 @@ export type StatWindow = 'all' | 'recent';
 export interface FleetStats {
   readonly stats: NodePathStat[];
   readonly missing: NodeMissing[];
+  /** What the source says of the whole fleet and changes no verdict (paths whose age cannot be told). */
+  readonly notes?: string[];
+  /** Paths not judged for their age (said in `missing`). */
+  readonly withheld?: WithheldPath[];
 }
 
 /** A series the loader cannot attribute to a node: the whole answer is refused (which node it belongs to is unknown). */
@@ -39,6 +46,7 @@ interface Path {
   p50: number[];
   min: number[];
   count: number[];
+  ts: number[];
 }
 
 const where = (s: Series): string => {
@@ -84,7 +92,7 @@ const pathName = (p: Path): string => `${p.probe} ${p.gpu ?? '-'}→${p.nic ?? '
 /** Why one path's figures cannot be used, or null. Duplicates (two scrape jobs of one exporter) must agree. */
 function problem(p: Path, window: StatWindow): string | null {
   const one = (xs: number[], what: string): string | null => (xs.length > 1 && xs.some((x) => !Object.is(x, xs[0])) ? `${pathName(p)}: ${xs.length} series disagree on ${what} (${xs.slice(0, 3).join(', ')})` : null);
-  const dup = one(p.p50, 'p50') ?? one(p.min, 'min') ?? one(p.count, 'samples');
+  const dup = one(p.p50, 'p50') ?? one(p.min, 'min') ?? one(p.count, 'samples') ?? one(p.ts, 'the last sample time');
   if (dup) return dup;
   const [p50, min, count] = [p.p50[0], p.min[0], p.count[0]];
   if (p50 === undefined) return `${pathName(p)}: no stat="p50" series in window "${window}"`;
@@ -96,16 +104,23 @@ function problem(p: Path, window: StatWindow): string | null {
   return null;
 }
 
-/** Series of other metrics, windows or stats are ignored; a bandwidth or count series without its labels is an error. */
-export function statsFromSeries(series: readonly Series[], window: StatWindow = 'all', checkInstance = true): FleetStats {
+/**
+ * Series of other metrics, windows or stats are ignored; a bandwidth or count series without its labels is an error.
+ * With `age`, a path whose newest sample (TS_METRIC) is older than max-age or ahead of the clock is not judged, and
+ * its node says so; a path without a TS_METRIC series is judged, its age unknown, said once for the source.
+ */
+export function statsFromSeries(series: readonly Series[], window: StatWindow = 'all', checkInstance = true, age?: AgeRule): FleetStats {
   const paths = new Map<string, Path>();
+  // Per path, its last sample times: kept apart until the figures are in (a time alone makes no path).
+  const times = new Map<string, number[]>();
   // Per node, the instances that spoke for it without being it: their series are not counted, and the node says so.
   const foreign = new Map<string, Set<string>>();
   for (const s of series) {
-    if (s.name !== BW_METRIC && s.name !== COUNT_METRIC) continue;
-    if (s.labels.get('window') !== window) continue;
-    const stat = s.name === BW_METRIC ? need(s, 'stat') : 'count';
-    if (stat !== 'p50' && stat !== 'min' && stat !== 'count') continue;
+    const isTs = s.name === TS_METRIC;
+    if (s.name !== BW_METRIC && s.name !== COUNT_METRIC && !isTs) continue;
+    if (!isTs && s.labels.get('window') !== window) continue;
+    const stat = s.name === BW_METRIC ? need(s, 'stat') : isTs ? 'ts' : 'count';
+    if (stat !== 'p50' && stat !== 'min' && stat !== 'count' && stat !== 'ts') continue;
     const node = nodeOf(s);
     const other = checkInstance ? foreignInstance(s, node) : null;
     if (other !== null) {
@@ -117,26 +132,53 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
     const [probe, direction, recipe] = [need(s, 'probe'), need(s, 'direction'), need(s, 'recipe')];
     const [gpu, nic] = [s.labels.get('gpu') ?? '', s.labels.get('nic') ?? ''];
     const key = pathKey(node, probe, gpu, nic, direction, recipe);
+    if (isTs) {
+      const l = times.get(key);
+      if (l) l.push(s.value);
+      else times.set(key, [s.value]);
+      continue;
+    }
     let p = paths.get(key);
-    if (!p) paths.set(key, (p = { node, probe, gpu: gpu || null, nic: nic || null, direction, recipeHash: recipe, source: s.source, p50: [], min: [], count: [] }));
+    if (!p) paths.set(key, (p = { node, probe, gpu: gpu || null, nic: nic || null, direction, recipeHash: recipe, source: s.source, p50: [], min: [], count: [], ts: [] }));
     (stat === 'p50' ? p.p50 : stat === 'min' ? p.min : p.count).push(s.value);
   }
   const byNode = new Map<string, Path[]>();
   // Appended in place: a copy per path would be quadratic in one node's paths (a hostile answer has thousands).
-  for (const p of paths.values()) {
+  for (const [key, p] of paths) {
+    const ts = times.get(key);
+    if (ts) p.ts = ts;
     const l = byNode.get(p.node);
     if (l) l.push(p);
     else byNode.set(p.node, [p]);
   }
   const stats: NodePathStat[] = [];
   const missing: NodeMissing[] = [];
+  const undated = { paths: 0, nodes: 0, first: [] as string[] };
+  const withheld: WithheldPath[] = [];
   for (const [node, ps] of byNode) {
     const bad = ps.map((p) => problem(p, window)).filter((w): w is string => w !== null);
     if (bad.length) {
       missing.push({ node, why: `${bad[0]}${bad.length > 1 ? `; +${bad.length - 1} more` : ''}` });
       continue;
     }
-    for (const p of ps) stats.push({ node, probe: p.probe, recipeHash: p.recipeHash, gpu: p.gpu, nic: p.nic, direction: p.direction, p50: p.p50[0]!, min: p.min[0] ?? null, count: p.count[0]!, source: p.source });
+    const old: string[] = [];
+    let undatedHere = 0;
+    for (const p of ps) {
+      const t = p.ts[0];
+      if (age && t === undefined) undatedHere++;
+      const why = age && t !== undefined ? ageProblem(t * 1000, age) : null;
+      if (why !== null) {
+        old.push(`${p.probe} ${p.gpu ?? '-'}→${p.nic ?? '-'} ${p.direction}: newest figure ${why}, not judged`);
+        withheld.push({ node, probe: p.probe, gpu: p.gpu, nic: p.nic, direction: p.direction });
+        continue;
+      }
+      stats.push({ node, probe: p.probe, recipeHash: p.recipeHash, gpu: p.gpu, nic: p.nic, direction: p.direction, p50: p.p50[0]!, min: p.min[0] ?? null, count: p.count[0]!, source: p.source });
+    }
+    if (old.length) missing.push({ node, why: `${old[0]!}${old.length > 1 ? `; +${old.length - 1} more` : ''}` });
+    if (undatedHere) {
+      undated.paths += undatedHere;
+      if (++undated.nodes <= 3) undated.first.push(node);
+    }
   }
   for (const [node, insts] of foreign) {
     const l = [...insts].sort();
@@ -144,6 +186,11 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
   }
   const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
   stats.sort((a, b) => cmp(a.node, b.node) || cmp(a.probe, b.probe) || cmp(a.gpu ?? '', b.gpu ?? '') || cmp(a.nic ?? '', b.nic ?? '') || cmp(a.direction, b.direction) || cmp(a.recipeHash, b.recipeHash));
-  missing.sort((a, b) => cmp(a.node, b.node));
-  return { stats, missing };
+  missing.sort((a, b) => cmp(a.node, b.node) || cmp(a.why, b.why));
+  return { stats, missing, ...(withheld.length ? { withheld } : {}), ...(undated.paths ? { notes: [undatedNote(undated)] } : {}) };
+}
+
+function undatedNote(u: { readonly paths: number; readonly nodes: number; readonly first: readonly string[] }): string {
+  const more = u.nodes > u.first.length ? `, +${u.nodes - u.first.length} more` : '';
+  return `${u.paths} path(s) of ${u.nodes} node(s) without a ${TS_METRIC} series (${u.first.join(', ')}${more}): judged, their age cannot be told`;
 }

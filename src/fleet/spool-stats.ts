@@ -2,8 +2,9 @@
 // and each recipe with its unit (a class baseline's bands need them back).
 import { readSpoolFiles, SPOOL_READ_BYTES } from '../samples/spool.js';
 import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
-import { StatsAccumulator } from '../samples/stats.js';
-import { impossibleFigure, type NodeMissing, type NodePathStat } from './types.js';
+import { CLOCK_TOLERANCE_MS, StatsAccumulator } from '../samples/stats.js';
+import { ageProblem, isoTime, type AgeRule } from './age.js';
+import { impossibleFigure, type NodeMissing, type NodePathStat, type WithheldPath } from './types.js';
 
 /** Bytes per second in one unit of each (Gb/s is bits; MB/s and GB/s decimal bytes, as the tools print them). */
 export const BYTES_PER: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 1e6, 'GB/s': 1e9 };
@@ -14,20 +15,23 @@ export interface SpoolStats {
   readonly problems: readonly string[];
   /** Nodes none of whose spool files could be read, or with a figure no link carries (that path refused): listed with why. */
   readonly broken: readonly NodeMissing[];
+  /** Paths whose newest figure is older than max-age, or with samples ahead of the clock: not all judged, said in `broken`. */
+  readonly withheld: readonly WithheldPath[];
 }
 
 /**
  * Each node's files (oldest first) through the spool reader; samples naming another node are left out and counted.
  * A few nodes at a time, the event loop given a turn every `everyMs` (the read pool's answers are taken between
- * them): the spools are read while the workers read the snapshots.
+ * them): the spools are read while the workers read the snapshots. With `age`, samples stamped ahead of the clock are
+ * left out (as the epilog leaves them out) and a path whose newest sample is older than max-age is not judged; both said.
  */
-export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly string[]>, everyMs = 4): Promise<SpoolStats> {
-  const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[], broken: [] as NodeMissing[] };
+export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly string[]>, everyMs = 4, age?: AgeRule): Promise<SpoolStats> {
+  const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[], broken: [] as NodeMissing[], withheld: [] as WithheldPath[] };
   let last = performance.now();
   // One read buffer for all the nodes (a fresh megabyte per node was a tenth of the time at 10,000 nodes).
   const buffer = Buffer.allocUnsafe(SPOOL_READ_BYTES);
   for (const [node, files] of spools) {
-    oneNode(node, files, out, buffer);
+    oneNode(node, files, out, buffer, age);
     if (performance.now() - last < everyMs) continue;
     await new Promise<void>((r) => setImmediate(r));
     last = performance.now();
@@ -35,11 +39,14 @@ export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly str
   return out;
 }
 
-type Out = { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[]; broken: NodeMissing[] };
+type Out = { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[]; broken: NodeMissing[]; withheld: WithheldPath[] };
 
-function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffer): void {
+function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffer, age: AgeRule | undefined): void {
   const { stats, recipes, problems } = out;
-  const acc = new StatsAccumulator();
+  const acc = new StatsAccumulator(age ? { notAfter: age.now + CLOCK_TOLERANCE_MS } : {});
+  let ahead = 0;
+  // The rails samples from the future were left out of: the node measured them, so it is never "absent" there.
+  const aheadRails = new Map<string, WithheldPath>();
   let foreign = 0;
   const r = readSpoolFiles(files, (s) => {
     if (s.node !== node) {
@@ -47,6 +54,11 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
       return;
     }
     if (!recipes.has(s.recipeHash)) recipes.set(s.recipeHash, { recipe: s.recipe, unit: s.unit });
+    if (age && s.ts > age.now + CLOCK_TOLERANCE_MS) {
+      ahead = Math.max(ahead, s.ts);
+      const rail = `${s.probe}\u0000${s.gpu ?? ''}\u0000${s.nic ?? ''}\u0000${s.direction}`;
+      if (!aheadRails.has(rail)) aheadRails.set(rail, { node, probe: s.probe, gpu: s.gpu, nic: s.nic, direction: s.direction });
+    }
     acc.add(s);
   }, [], buffer);
   if (r.files.length === 0 && files.length > 0) out.broken.push({ node, why: `no spool file could be read: ${r.problems[0] ?? 'unknown'}${r.problems.length > 1 ? `; +${r.problems.length - 1} more` : ''}` });
@@ -59,12 +71,20 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
   if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
   const source = `spool:${files[files.length - 1] ?? ''}`;
   const refused: string[] = [...corrupt];
+  for (const w of aheadRails.values()) out.withheld.push(w);
+  if (acc.future > 0) refused.push(`${acc.future} spool samples stamped after this host's clock by more than ${CLOCK_TOLERANCE_MS / 1000} s (the newest ${isoTime(ahead)}): their age cannot be told, not judged`);
   for (const k of acc.result()) {
     const per = BYTES_PER[k.unit];
     // A figure no link carries (a broken parser's 1e300 Gb/s) is refused: this path of the node is not judged, said.
     const bad = impossibleFigure(k.all.p50 * per) ?? impossibleFigure(k.all.min * per);
     if (bad) {
       refused.push(`${k.key.probe} ${k.key.gpu ?? '-'}→${k.key.nic ?? '-'} ${k.key.direction} recipe ${k.key.recipeHash}: spool figure of ${bad}, not judged`);
+      continue;
+    }
+    const old = age ? ageProblem(k.all.lastTs, age) : null;
+    if (old !== null) {
+      refused.push(`${k.key.probe} ${k.key.gpu ?? '-'}→${k.key.nic ?? '-'} ${k.key.direction}: newest figure ${old}, not judged`);
+      out.withheld.push({ node, probe: k.key.probe, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction });
       continue;
     }
     stats.push({ node, probe: k.key.probe, recipeHash: k.key.recipeHash, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction, p50: k.all.p50 * per, min: k.all.min * per, count: k.all.count, source });

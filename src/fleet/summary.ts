@@ -25,7 +25,8 @@ export interface NodeSummary {
   readonly format: typeof SUMMARY_FORMAT;
   readonly node: string;
   readonly gdrgate: string;
-  readonly snapshot: { readonly file: string; readonly bytes: number; readonly sha256: string };
+  /** `time`: when the snapshot was taken (its manifest's), ISO 8601; null when it records none. */
+  readonly snapshot: { readonly file: string; readonly bytes: number; readonly sha256: string; readonly time: string | null };
   /** The host name the snapshot records (fleet report judges a snapshot only as the host it was taken on). */
   readonly hostname: string | null;
   /** Why the snapshot's PCI device list is unknown; null when it was read. */
@@ -35,13 +36,13 @@ export interface NodeSummary {
 
 export const sha256 = (data: Uint8Array): string => createHash('sha256').update(data).digest('hex');
 
-/** Pure: the summary of `node`'s snapshot (its bytes and the inventory read from them). */
-export function buildSummary(node: string, snapshotFile: string, snapshot: Uint8Array, inv: Inventory): NodeSummary {
+/** Pure: the summary of `node`'s snapshot (its bytes, the inventory read from them, and its manifest's time in ms). */
+export function buildSummary(node: string, snapshotFile: string, snapshot: Uint8Array, inv: Inventory, time: number | null): NodeSummary {
   return {
     format: SUMMARY_FORMAT,
     node,
     gdrgate: VERSION,
-    snapshot: { file: path.basename(snapshotFile), bytes: snapshot.length, sha256: sha256(snapshot) },
+    snapshot: { file: path.basename(snapshotFile), bytes: snapshot.length, sha256: sha256(snapshot), time: time === null ? null : new Date(time).toISOString() },
     hostname: nul(inv.hostname),
     pciUnknown: pciListUnknown(inv),
     view: compareView(inv),

@@ -70,8 +70,12 @@ export function sourceLines(r: FleetReport): string[] {
   const s = r.summary;
   if (s.fromSummary + s.fromSnapshot === 0) return [];
   const stale = r.nodes.filter((v) => v.sourceNote !== null);
+  // ISO times in one format sort as text: the oldest and newest snapshot judged, in one pass.
+  let [oldest, newest] = ['', ''];
+  for (const v of r.nodes) if (v.snapshotTime !== null) [oldest, newest] = [oldest === '' || v.snapshotTime < oldest ? v.snapshotTime : oldest, v.snapshotTime > newest ? v.snapshotTime : newest];
+  const taken = oldest === '' ? '' : oldest === newest ? ` (taken ${oldest})` : ` (taken ${oldest} to ${newest})`;
   return [
-    `facts judged from ${s.fromSummary} node summaries and ${s.fromSnapshot} snapshots${stale.length ? `; ${stale.length} summary(ies) not used:` : ''}`,
+    `facts judged from ${s.fromSummary} node summaries and ${s.fromSnapshot} snapshots${taken}${stale.length ? `; ${stale.length} summary(ies) not used:` : ''}`,
     ...stale.slice(0, 20).map((v) => `  ${v.node}: ${v.sourceNote!}`),
     ...(stale.length > 20 ? [`  +${stale.length - 20} more (--json lists every node's source)`] : []),
   ];

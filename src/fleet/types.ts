@@ -38,3 +38,12 @@ export interface NodeMissing {
   readonly node: string;
   readonly why: string;
 }
+
+/** A path of a node whose figure was there and not judged (older than --max-age, ahead of the clock): never "absent". */
+export interface WithheldPath {
+  readonly node: string;
+  readonly probe: string;
+  readonly gpu: string | null;
+  readonly nic: string | null;
+  readonly direction: string;
+}

@@ -17,3 +17,9 @@ export function manifestProblem(tree: SnapTree): string | null {
   if (o['format'] !== 1) return `manifest.json has format ${JSON.stringify(o['format'] ?? null)}; this gdrgate reads format 1`;
   return null;
 }
+
+/** A manifest's `time` (build.ts writes an ISO 8601 UTC time) in ms since the epoch; null for anything else. */
+export function manifestTime(v: unknown): number | null {
+  const ms = typeof v === 'string' && /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z$/.test(v) ? Date.parse(v) : NaN;
+  return Number.isFinite(ms) ? ms : null;
+}

@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { ConfigError } from '../errors.js';
 import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 import { MAX_FILE_BYTES, MAX_LINKS, MAX_PATH_BYTES, MAX_TAR_BYTES } from './limits.js';
-import { manifestProblem } from './manifest.js';
+import { manifestProblem, manifestTime } from './manifest.js';
 import { TarError } from './tar.js';
 import { SnapTree, TreeError, type SnapNode } from './tree.js';
 
@@ -41,8 +41,9 @@ export class SnapshotHost implements Host {
    * a snapshot from before the field, whose listings are taken as they are.
    */
   private readonly listed: ReadonlySet<string> | null = null;
-  /** Which gdrgate took the snapshot (manifest.json), named where the snapshot cannot answer. */
+  /** Which gdrgate took the snapshot (named where the snapshot cannot answer) and when (ms; null: unknown): manifest.json. */
   private readonly takenBy: string = 'unknown';
+  readonly takenAt: number | null = null;
 
   constructor(
     readonly root: string,
@@ -51,10 +52,11 @@ export class SnapshotHost implements Host {
     const m = tree.get('/manifest.json');
     if (m?.kind !== 'file') return;
     try {
-      const j = JSON.parse(Buffer.from(m.data).toString('utf8')) as { unreadable?: { path: string; reason: string }[]; missing?: unknown; listed?: unknown; version?: unknown };
+      const j = JSON.parse(Buffer.from(m.data).toString('utf8')) as { unreadable?: { path: string; reason: string }[]; missing?: unknown; listed?: unknown; version?: unknown; time?: unknown };
       for (const u of j.unreadable ?? []) this.why.set(u.path, u.reason);
       if (Array.isArray(j.missing)) this.recordedMissing = j.missing.filter((x): x is string => typeof x === 'string');
       if (typeof j.version === 'string') this.takenBy = j.version;
+      this.takenAt = manifestTime(j.time);
       if (Array.isArray(j.listed)) this.listed = new Set(j.listed.filter((x): x is string => typeof x === 'string').map(normalPath));
     } catch {
       // a manifest that does not parse only costs the original reasons (and every absence becomes unknown)

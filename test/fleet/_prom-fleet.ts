@@ -1,6 +1,6 @@
 // A small fleet's epilog textfiles, written by the real renderer (src/epilog/prom.ts) from samples whose values are
 // the real ib_write_bw runs in test/fixtures/ib_write_bw parsed by the real parser: each node has a host rail and
-// two GPU rails at the T4 run's 23 Gb/s; the slow node's second GPU rail runs at the slow run's 10.5 Gb/s. Not a
+// two GPU rails at the T4 run's 23 Gb/s, sampled a minute apart up to the generator's GEN_TIME; the slow node's second GPU rail runs at the slow run's 10.5 Gb/s. Not a
 // test file: the Prometheus loader's tests and its end-to-end test share it.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -8,6 +8,7 @@ import { renderProm } from '../../src/epilog/prom.js';
 import { parseIbWriteBw } from '../../src/parsers/ib-write-bw.js';
 import { makeSample, type ProbeRecipe } from '../../src/samples/sample.js';
 import { StatsAccumulator, type KeyStats } from '../../src/samples/stats.js';
+import { GEN_TIME } from '../gen/fleet.js';
 import { REPO } from '../helpers/paths.js';
 import { seeded } from '../helpers/seeded.js';
 
@@ -42,9 +43,9 @@ export function nodeTextfile(node: string, slow: boolean, seed: number, samples 
     const base = slow && i === RAILS.length - 1 ? SLOW_GBPS : r.base;
     for (let k = 0; k < samples; k++) {
       const value = Math.round(base * (0.99 + rnd.int(2001) / 100_000) * 100) / 100;
-      acc.add(makeSample({ ts: 1_800_000_000_000 + k * 60_000, node, job: String(1000 + k), probe: r.probe, recipe: r.recipe, gpu: r.gpu, nic: r.nic, bytes: 65536, value, unit: 'Gb/s' }));
+      acc.add(makeSample({ ts: GEN_TIME - (samples - 1 - k) * 60_000, node, job: String(1000 + k), probe: r.probe, recipe: r.recipe, gpu: r.gpu, nic: r.nic, bytes: 65536, value, unit: 'Gb/s' }));
     }
   });
   const stats = acc.result({ lastN: 5 });
-  return { node, stats, text: renderProm({ node, stats, window: 5, spool: { torn: 0, corrupt: 0 }, now: 1_800_000_600_000 }) };
+  return { node, stats, text: renderProm({ node, stats, window: 5, spool: { torn: 0, corrupt: 0 }, now: GEN_TIME + 600_000 }) };
 }

@@ -14,6 +14,9 @@ import { statsFromSeries } from '../../src/fleet/series.js';
 import { spoolStatsInTurns } from '../../src/fleet/spool-stats.js';
 import { countVisits, nLogNBound } from '../helpers/ops.js';
 
+/** Ages judged as of the answers' time (--max-age's default): every figure here is current. */
+const AGE = { now: 1_800_000_000_000, maxAgeMs: 7 * 86_400_000 };
+
 /** An instant-query answer of `paths` paths of one node (a hostile or a huge exporter), p50 and count each. */
 function answer(paths: number): string {
   const result: unknown[] = [];
@@ -21,6 +24,8 @@ function answer(paths: number): string {
     const labels = { node: 'gpu0001', probe: `p${i}`, gpu: '0000:18:00.0', nic: 'mlx5_0', direction: 'gpu->nic', recipe: 'r1', window: 'all', instance: 'gpu0001:9100', job: 'node' };
     result.push({ metric: { __name__: 'gdrgate_bandwidth_bytes_per_second', stat: 'p50', ...labels }, value: [1_800_000_000, '4.9e10'] });
     result.push({ metric: { __name__: 'gdrgate_bandwidth_samples', ...labels }, value: [1_800_000_000, '5'] });
+    const { window: _w, ...dated } = labels;
+    result.push({ metric: { __name__: 'gdrgate_bandwidth_last_sample_timestamp_seconds', ...dated }, value: [1_800_000_000, '1799999000'] });
   }
   return JSON.stringify({ status: 'success', data: { resultType: 'vector', result } });
 }
@@ -28,10 +33,11 @@ function answer(paths: number): string {
 t.test('a Prometheus answer: parsing and grouping its series grow no faster than N log N', async (t) => {
   const n = 4000;
   const [small, big] = [answer(n), answer(4 * n)];
-  const a = await countVisits(() => statsFromSeries(parseQueryAnswer(small, 'prometheus:x')));
-  const b = await countVisits(() => statsFromSeries(parseQueryAnswer(big, 'prometheus:x')));
+  const a = await countVisits(() => statsFromSeries(parseQueryAnswer(small, 'prometheus:x'), 'all', true, AGE));
+  const b = await countVisits(() => statsFromSeries(parseQueryAnswer(big, 'prometheus:x'), 'all', true, AGE));
   t.equal(a.value.stats.length, n);
   t.equal(b.value.stats.length, 4 * n);
+  t.same(b.value.missing, [], 'every path dated and current');
   t.ok(b.visits / a.visits <= nLogNBound(n), `4x the series: ${(b.visits / a.visits).toFixed(2)}x the work (N log N allows ${nLogNBound(n).toFixed(2)}x)`);
 });
 
@@ -43,7 +49,7 @@ t.test("one node's spool files in the fleet directory: scanning and reading them
     for (let k = 1; k <= files; k++) writeFileSync(path.join(dir, `gpu0001.samples.${k}.jsonl`), line(k));
     const r = await countVisits(async () => {
       const inputs = scanFleetDir(dir);
-      return { inputs, stats: await spoolStatsInTurns(inputs.spools, 1e9) };
+      return { inputs, stats: await spoolStatsInTurns(inputs.spools, 1e9, AGE) };
     });
     t.equal(r.value.inputs.spools.get('gpu0001')?.length, files, `${files} files listed`);
     return r.visits;
@@ -71,7 +77,7 @@ t.test('a fleet read from its summaries and judged: the work grows no faster tha
       const node = `gpu${String(i + 1).padStart(5, '0')}`;
       const snap = Buffer.from(`the snapshot of ${node}`);
       writeFileSync(path.join(dir, `${node}.tar.gz`), snap);
-      const s: NodeSummary = { format: 'gdrgate-node-summary/1', node, gdrgate: 'test', snapshot: { file: `${node}.tar.gz`, bytes: snap.length, sha256: sha256(snap) }, hostname: node, pciUnknown: null, view: views[i % views.length]! };
+      const s: NodeSummary = { format: 'gdrgate-node-summary/1', node, gdrgate: 'test', snapshot: { file: `${node}.tar.gz`, bytes: snap.length, sha256: sha256(snap), time: '2026-12-01T10:00:00.000Z' }, hostname: node, pciUnknown: null, view: views[i % views.length]! };
       writeFileSync(path.join(dir, `${node}.summary.json`), JSON.stringify(s));
     }
     return dir;

@@ -209,10 +209,11 @@ t.test('loadPrometheus over HTTP: the queries asked, and a clear PrometheusError
   t.ok(r.stats.every((s) => s.source === `prometheus:${good}/prom/`));
   t.same(asked.sort(), [
     '/prom/api/v1/query gdrgate_bandwidth_bytes_per_second{window="all",stat=~"p50|min"} 1800000600.000',
+    '/prom/api/v1/query gdrgate_bandwidth_last_sample_timestamp_seconds{recipe!=""} 1800000600.000',
     '/prom/api/v1/query gdrgate_bandwidth_samples{window="all"} 1800000600.000',
   ]);
   t.notMatch((await loadPrometheus(good.replace('//', '//u:s%40cret@'), { timeoutMs: 5000 })).stats[0]?.source, /cret/, 'credentials in the URL never reported');
-  t.same(auth, [`Basic ${Buffer.from('u:s@cret').toString('base64')}`, `Basic ${Buffer.from('u:s@cret').toString('base64')}`], '... but sent as Basic authentication');
+  t.same(auth, Array.from({ length: 3 }, () => `Basic ${Buffer.from('u:s@cret').toString('base64')}`), '... but sent as Basic authentication, once per query');
 
   const hostile: [string, Parameters<typeof createServer>[1], RegExp][] = [
     ['silent', () => undefined, /no complete answer within 300 ms/],

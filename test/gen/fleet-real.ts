@@ -19,7 +19,7 @@ import { FsHost } from '../../src/host/fs-host.js';
 import { buildSnapshot } from '../../src/snapshot/build.js';
 import { readTar, scanTar, writeTar, type TarEntry } from '../../src/snapshot/tar.js';
 import { seeded, type Seeded } from '../helpers/seeded.js';
-import { faultyTree, PLACEHOLDER, plan, spoolText, variantKey, type Fault, type FleetOptions, type GenFleetNode } from './fleet.js';
+import { faultyTree, GEN_TIME, PLACEHOLDER, plan, spoolText, variantKey, type Fault, type FleetOptions, type GenFleetNode } from './fleet.js';
 import { aerFiles } from './pci-regs-gen.js';
 import { allDevices, buildTree, configSpace, type GenDevice, type GenNode } from './sysfs-tree.js';
 
@@ -58,7 +58,7 @@ async function template(f: Fault | null): Promise<Template> {
       try {
         const model = { ...faultyTree(f), hostname: PLACEHOLDER };
         await buildTree(dir, model);
-        const snap = await buildSnapshot(new FsHost(dir), false, { commands: false, now: new Date('2026-12-01T10:00:00Z') });
+        const snap = await buildSnapshot(new FsHost(dir), false, { commands: false, now: new Date(GEN_TIME) });
         const entries = readTar(gunzipSync(snap.gz));
         const at = new Map(entries.map((e, i) => [e.path, i]));
         const dirOf = new Map<string, string>();
@@ -166,7 +166,7 @@ export async function generateRealFleet(dir: string, o: RealFleetOptions): Promi
     if (o.summaries) {
       const tree = variantKey(node.fault);
       const first = firsts.get(tree);
-      const derived = first ? JSON.stringify({ ...first, node: node.name, hostname: node.name, snapshot: { file: path.basename(file), bytes: gz.length, sha256: sha256(gz) } }) + '\n' : null;
+      const derived = first ? JSON.stringify({ ...first, node: node.name, hostname: node.name, snapshot: { ...first.snapshot, file: path.basename(file), bytes: gz.length, sha256: sha256(gz) } }) + '\n' : null;
       if (derived === null || i % every === 0) {
         const out = await writeSummary(node.name, file, gz, { sync: false });
         const text = await fsp.readFile(out, 'utf8');

@@ -42,6 +42,13 @@ export interface FleetOptions {
 
 export const DEFAULT_RATES: Readonly<Record<FaultKind, number>> = { 'link-x8': 0.03, 'acs-redirect': 0.02, firmware: 0.03, 'missing-nic': 0.02, 'weak-rail': 0.03 };
 
+/**
+ * When the generated inputs were taken: the last whole hour, an hour back, on this run's clock. Snapshots are stamped
+ * then and each path's newest sample lies there, so a report judges them as current whatever day the tests run
+ * (fleet report --max-age: 7 days by default).
+ */
+export const GEN_TIME = Math.floor(Date.now() / 3_600_000) * 3_600_000 - 3_600_000;
+
 export const RAILS = 8;
 export const NOMINAL_GBPS = 392;
 export const OTHER_FW = '28.40.1000';
@@ -89,7 +96,7 @@ async function variant(f: Fault | null): Promise<{ tar: Uint8Array; at: number[]
       const dir = await fsp.mkdtemp(path.join(TREE_TMP, `gdrgate-fleet-${key}-`));
       try {
         await buildTree(dir, { ...faultyTree(f), hostname: PLACEHOLDER });
-        const snap = await buildSnapshot(new FsHost(dir), false, { commands: false, now: new Date('2026-12-01T10:00:00Z') });
+        const snap = await buildSnapshot(new FsHost(dir), false, { commands: false, now: new Date(GEN_TIME) });
         const tar = gunzipSync(snap.gz);
         // The host name file and the manifest's host; a tar checksums headers only, so data can be patched in place.
         const at: number[] = [];
@@ -140,7 +147,8 @@ function railFactor(f: Fault | null, rail: number): number | null {
 export function spoolText(node: GenFleetNode, seed: number, perPath: number): string {
   const r = seeded((seed ^ (Number(node.name.slice(3)) * 2654435761)) >>> 0 || 1);
   const lines: string[] = [];
-  const t0 = Date.parse('2026-11-30T00:00:00Z');
+  // Hourly, the newest at GEN_TIME (plus a second per rail).
+  const t0 = GEN_TIME - (perPath - 1) * 3_600_000;
   for (let rail = 0; rail < RAILS; rail++) {
     const f = railFactor(node.fault, rail);
     if (f === null) continue;

@@ -87,8 +87,8 @@ t.test('compare: an adapter whose link could not be read is a could-not-tell (mi
 });
 
 t.test('the node summary carries the reason; one without it (healthy, or written before the field) still validates', async (t) => {
-  const bad = buildSummary('gpu001', 'gpu001.tar.gz', new Uint8Array([1]), await inventoryOf(hgx(), deviceLoop('mlx5_0')));
-  const good = buildSummary('gpu002', 'gpu002.tar.gz', new Uint8Array([2]), await inventoryCached(hgx()));
+  const bad = buildSummary('gpu001', 'gpu001.tar.gz', new Uint8Array([1]), await inventoryOf(hgx(), deviceLoop('mlx5_0')), null);
+  const good = buildSummary('gpu002', 'gpu002.tar.gz', new Uint8Array([2]), await inventoryCached(hgx()), null);
   t.same(validate('fleet-summary', JSON.parse(JSON.stringify(bad))), [], 'with nics[].bdfUnknown');
   t.same(validate('fleet-summary', JSON.parse(JSON.stringify(good))), [], 'without it');
   t.same(good.view.nics.filter((n) => 'bdfUnknown' in n), [], 'only an unreadable link adds the field');
