@@ -5,11 +5,11 @@ import path from 'node:path';
 import t from 'tap';
 import ts from 'typescript';
 import { main } from '../../src/cli/commands.js';
-import { amountValue, countValue, listValue, textValue } from '../../src/cli/options.js';
+import { amountValue, countValue, durationValue, listValue, textValue } from '../../src/cli/options.js';
 import { cli } from '../helpers/cli.js';
 import { REPO } from '../helpers/paths.js';
 
-type Kind = 'text' | 'list' | 'count' | 'amount' | 'word' | 'boolean' | 'choices';
+type Kind = 'text' | 'list' | 'count' | 'amount' | 'word' | 'boolean' | 'choices' | 'duration';
 interface Opt {
   readonly command: readonly string[];
   readonly name: string;
@@ -52,7 +52,7 @@ function kindOf(e: ts.Expression): { kind: Kind; demanded: boolean; args: string
   if (ts.isIdentifier(e) && consts.has(e.text)) return kindOf(consts.get(e.text)!);
   const fn = callName(e);
   if (fn === 'flag') return { kind: 'boolean', demanded: false, args: [] };
-  if (fn && ts.isCallExpression(e) && ['text', 'list', 'count', 'amount', 'word'].includes(fn)) {
+  if (fn && ts.isCallExpression(e) && ['text', 'list', 'count', 'amount', 'duration', 'word'].includes(fn)) {
     const obj = e.arguments.find(ts.isObjectLiteralExpression);
     const demanded = fn === 'word' || (obj?.properties.some((p) => p.name?.getText() === 'demandOption') ?? false);
     return { kind: fn as Kind, demanded, args: e.arguments.map((a) => a.getText()) };
@@ -160,6 +160,10 @@ const CASES: Readonly<Record<Exclude<Kind, 'boolean' | 'choices'>, (o: Opt) => [
     const max = Function(`return ${o.args[1]}`)() as number;
     return ['abc', '0', '-3', '1e3', '.5', 'NaN', 'Infinity', String(max + 1)].map((v) => [[`--${o.name}=${v}`], `UsageError: --${o.name} ${v}: want a number above 0 and at most ${max}`]);
   },
+  duration: (o) => {
+    const days = (Function(`return ${o.args[1]}`)() as number) / 86_400_000;
+    return ['abc', '0d', '0s', '-3d', '1.5d', '7', '7w', '7D', ' 7d', '1e3s', `${days + 1}d`].map((v) => [[`--${o.name}=${v}`], `UsageError: --${o.name} ${v}: want a duration above 0 and at most ${days}d, a whole number and a unit (90m, 24h, 7d)`]);
+  },
 };
 
 t.test('each option refuses what it cannot use, exit 2 (UsageError), before the command runs', async (t) => {
@@ -182,6 +186,7 @@ t.test('the coercions on their own: what they accept', async (t) => {
   t.equal(countValue('--x', 1, 10)('007'), 7);
   t.equal(amountValue('--x', 60)('0.5'), 0.5);
   t.equal(amountValue('--x', 60)('60'), 60);
+  t.same(['30s', '90m', '36h', '7d', '1d'].map(durationValue('--x', 86_400_000 * 7)), [30_000, 5_400_000, 129_600_000, 604_800_000, 86_400_000]);
   t.same(listValue('--x')(['a', 'b']), ['a', 'b']);
   t.same(listValue('--x')('a'), ['a']);
 });
