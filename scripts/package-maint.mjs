@@ -32,8 +32,10 @@ export const POSTINST = [
 // /etc/slurm and a configless node's cached copies (SlurmdSpoolDir/conf-cache, at its two usual places) that resolves
 // into /usr/libexec/gdrgate, or a script that names it (a site's chain). GDRGATE_REMOVE_IN_USE=1 removes anyway.
 export const PRERM_IN_USE = [
-  'in_use=',
+  'in_use= seen=',
   'for f in "${SLURM_CONF:-/etc/slurm/slurm.conf}" /etc/slurm/*.conf /var/spool/slurmd/conf-cache/*.conf /var/spool/slurm/d/conf-cache/*.conf; do',
+  '  case " $seen " in *" $f "*) continue ;; esac',
+  '  seen="$seen $f"',
   '  [ -f "$f" ] || continue',
   String.raw`  for p in $(sed -n 's/^[[:space:]]*\(prolog\|epilog\|taskprolog\|healthcheckprogram\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\2/Ip' "$f"); do`,
   '    r=$(readlink -f "$p" 2>/dev/null) || r=$p',

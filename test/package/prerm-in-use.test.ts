@@ -2,7 +2,7 @@
 // a Prolog= that is not there drains the node with Slurm's "Prolog error" on its next job. Run as the maintainer
 // script runs it (sh -e), on slurm.conf files named through SLURM_CONF, as slurmd finds its own.
 import { spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { scratchDir } from '../helpers/scratch.js';
@@ -35,6 +35,12 @@ t.test('a wrapper named by any hook key, in any case and spacing, or through a s
   writeFileSync(chain, '#!/bin/sh\n/etc/slurm/site.sh && exec /usr/libexec/gdrgate/prolog.sh\n', { mode: 0o755 });
   t.same(check(`Prolog=${chain}\n`), refused(` ${conf}:${chain}`), "the site's chain that runs the wrapper");
   t.same(check('Prolog=/usr/libexec/gdrgate/prolog.sh\n', { GDRGATE_REMOVE_IN_USE: '1' }), { code: 0, stderr: '' }, 'removed anyway when told');
+  // SLURM_CONF names a file the other places list too (the H200 said /etc/slurm/slurm.conf twice): each file once.
+  const etc = path.join(dir, 'etc');
+  mkdirSync(etc);
+  writeFileSync(path.join(etc, 'slurm.conf'), 'Prolog=/usr/libexec/gdrgate/prolog.sh\n');
+  const twice = spawnSync('/bin/sh', ['-ec', PRERM_IN_USE.replace('/etc/slurm/*.conf', `${etc}/*.conf`)], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SLURM_CONF: path.join(etc, 'slurm.conf') }, timeout: 30_000 });
+  t.same({ code: twice.status, stderr: twice.stderr }, refused(` ${etc}/slurm.conf:/usr/libexec/gdrgate/prolog.sh`), 'one file, said once');
 });
 
 // Not hermetic: the check also reads this machine's /etc/slurm and conf-cache. Where those name a wrapper, said.
