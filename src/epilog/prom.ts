@@ -1,9 +1,8 @@
 // Pure: sample statistics as a node_exporter textfile (Prometheus text exposition format 0.0.4), in base units.
-import type { BandwidthUnit } from '../samples/sample.js';
+import { BYTES_PER_SECOND } from '../samples/sample.js';
 import type { KeyStats, Summary } from '../samples/stats.js';
 
-/** Bytes per second of one unit: perftest's Gb/s is 10^9 bit/s and its MB/s 2^20 B/s; nvbandwidth's GB/s is 10^9 B/s. */
-export const BYTES_PER_SECOND: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 2 ** 20, 'GB/s': 1e9 };
+export { BYTES_PER_SECOND };
 
 export interface PromInput {
   readonly node: string;

@@ -12,7 +12,7 @@ import { compressHostlist } from './hostlist.js';
 import { readSnapshotNode } from './read-one.js';
 import type { FleetRun } from './report-command.js';
 import type { FleetClass, NodeVerdict } from './report.js';
-import { BYTES_PER } from './spool-stats.js';
+import { BYTES_PER_SECOND } from '../samples/sample.js';
 
 /** The band's warn line sits this many spreads below the median; fail at the outlier line (OUTLIER_Z). */
 export const WARN_Z = 3;
@@ -55,7 +55,7 @@ function envelopes(run: FleetRun, c: FleetClass, differs: ReadonlySet<string>, w
       warnings.push(`${p.probe} ${p.rail}: ${!b ? 'too few nodes that agree with the class for a band' : 'no recipe (figures not from a spool)'}, no envelope`);
       continue;
     }
-    const per = BYTES_PER[r.unit];
+    const per = BYTES_PER_SECOND[r.unit];
     const inUnit = (x: number): number => Math.max(0, Math.round((x / per) * 100) / 100);
     out.push({
       probe: p.probe,

@@ -1,13 +1,11 @@
 // Sample spools of many nodes → per node and path the figures the fleet judges (NodePathStat, bytes per second),
 // and each recipe with its unit (a class baseline's bands need them back).
 import { readSpoolFiles, SPOOL_READ_BYTES } from '../samples/spool.js';
-import type { BandwidthUnit, ProbeRecipe } from '../samples/sample.js';
+import { BYTES_PER_SECOND, type BandwidthUnit, type ProbeRecipe } from '../samples/sample.js';
 import { CLOCK_TOLERANCE_MS, StatsAccumulator } from '../samples/stats.js';
 import { ageProblem, isoTime, type AgeRule } from './age.js';
 import { impossibleFigure, type NodeMissing, type NodePathStat, type WithheldPath } from './types.js';
 
-/** Bytes per second in one unit of each (Gb/s is bits; MB/s and GB/s decimal bytes, as the tools print them). */
-export const BYTES_PER: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 1e6, 'GB/s': 1e9 };
 
 export interface SpoolStats {
   readonly stats: NodePathStat[];
@@ -74,7 +72,7 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
   for (const w of aheadRails.values()) out.withheld.push(w);
   if (acc.future > 0) refused.push(`${acc.future} spool samples stamped after this host's clock by more than ${CLOCK_TOLERANCE_MS / 1000} s (the newest ${isoTime(ahead)}): their age cannot be told, not judged`);
   for (const k of acc.result()) {
-    const per = BYTES_PER[k.unit];
+    const per = BYTES_PER_SECOND[k.unit];
     // A figure no link carries (a broken parser's 1e300 Gb/s) is refused: this path of the node is not judged, said.
     const bad = impossibleFigure(k.all.p50 * per) ?? impossibleFigure(k.all.min * per);
     if (bad) {

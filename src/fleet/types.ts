@@ -1,11 +1,11 @@
 // The fleet view's inputs, whatever brought them: one node's snapshot, and per-path bandwidth figures of nodes
 // (from sample spools or from Prometheus). The loaders produce these; the judge reads only these.
 
-/**
- * No link a gate judges carries this many bytes per second (10 TB/s: PCIe 6.0 x16 is 128 GB/s, an 800 Gb/s port 100
- * GB/s): a figure above it is a broken exporter or parser, refused on input so a band never overflows to Infinity.
- */
-export const MAX_BYTES_PER_S = 1e13;
+import { MAX_BYTES_PER_S } from '../samples/sample.js';
+
+// MAX_BYTES_PER_S (src/samples/sample.ts): no link a gate judges carries more; a figure above it is a broken exporter or
+// parser, refused on input so a band never overflows to Infinity.
+export { MAX_BYTES_PER_S };
 
 /** Why a bandwidth figure (bytes per second) cannot be judged, or null: not finite, negative, or above any link. */
 export function impossibleFigure(x: number): string | null {

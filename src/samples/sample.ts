@@ -24,20 +24,24 @@ export interface ProbeRecipe {
 export type BandwidthUnit = 'Gb/s' | 'MB/s' | 'GB/s';
 export const UNITS: readonly BandwidthUnit[] = ['Gb/s', 'MB/s', 'GB/s'];
 
-/** Bytes per second in one unit of each (Gb/s: bits, MB/s and GB/s: decimal bytes, as perftest and nvbandwidth print). */
-const BYTES_PER_S: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 1e6, 'GB/s': 1e9 };
+/**
+ * Bytes per second of one unit, the one table every figure is converted with (the textfile, the fleet, the bounds):
+ * perftest's Gb/sec is 10^9 bit/s and its MB/sec 2^20 B/s (print_report_bw's format_factor, 0x100000 for MB/sec,
+ * 125000000 for Gb/sec); nvbandwidth's GB/s is 10^9 B/s.
+ */
+export const BYTES_PER_SECOND: Readonly<Record<BandwidthUnit, number>> = { 'Gb/s': 1e9 / 8, 'MB/s': 2 ** 20, 'GB/s': 1e9 };
 /**
  * No path a probe measures can move more than this: 10 TB/s. PCIe Gen6 x16 carries about 128 GB/s each way (256 GB/s
  * both), NVLink 5 1.8 TB/s per GPU (both ways, all links), NVLink-C2C 900 GB/s, a 800 Gb/s NIC 100 GB/s; even an HBM3e
  * stack's 8 TB/s is below it. A value above it is printed garbage, never a measurement.
  */
-export const MAX_BYTES_PER_S = 10e12;
+export const MAX_BYTES_PER_S = 1e13;
 
 /** Why `value` in `unit` cannot be a measured bandwidth (not finite, zero or less, above MAX_BYTES_PER_S), or null. */
 export function bandwidthProblem(value: number, unit: BandwidthUnit): string | null {
   if (!Number.isFinite(value)) return `${value} ${unit} is not a number`;
   if (value <= 0) return `${value} ${unit} is not above zero`;
-  if (value * BYTES_PER_S[unit] > MAX_BYTES_PER_S) return `${value} ${unit} is above 10 TB/s, more than any PCIe or NVLink path carries`;
+  if (value * BYTES_PER_SECOND[unit] > MAX_BYTES_PER_S) return `${value} ${unit} is above 10 TB/s, more than any PCIe or NVLink path carries`;
   return null;
 }
 
