@@ -217,7 +217,8 @@ if (process.getuid?.() !== 0) {
     const where = path.join(dir, 'realnode');
     mkdirSync(where, { recursive: true, mode: 0o755 });
     const program = readFileSync(path.join(REPO, 'dist/gdrgate.cjs'), 'utf8');
-    writeFileSync(path.join(where, 'cut.cjs'), program.slice(0, Math.floor(program.length / 2)));
+    // Cut just after an opening brace past its middle: never a whole program (at a statement's end, half of it ran and exited 0).
+    writeFileSync(path.join(where, 'cut.cjs'), program.slice(0, program.indexOf('{', Math.floor(program.length / 2)) + 1));
     writeFileSync(path.join(where, 'empty.cjs'), '');
     const file = install('prolog', path.join(where, 'gdrgate-prolog.sh'), false);
     const said = (cli: string) => {
