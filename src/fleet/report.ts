@@ -144,28 +144,20 @@ export function buildFleetReport(i: ReportInput): FleetReport {
   const classes: FleetClass[] = [];
   const verdicts: NodeVerdict[] = [];
   const unjudged: NodeMissing[] = [];
-  const byClass = new Map<string, ClassNode[]>();
-  for (const n of i.nodes) {
-    const c = i.classOf(n.node);
-    const l = byClass.get(c);
-    if (l) l.push(n);
-    else byClass.set(c, [n]);
-  }
-  // Each class's figures, split once: a class reads its own, never every class's (classes × figures).
-  const statsOf = new Map<string, NodePathStat[]>();
-  for (const s of i.stats) {
-    const c = i.classOf(s.node);
-    const l = statsOf.get(c);
-    if (l) l.push(s);
-    else statsOf.set(c, [s]);
-  }
-  const withheldOf = new Map<string, WithheldPath[]>();
-  for (const w of i.withheld ?? []) {
-    const c = i.classOf(w.node);
-    const l = withheldOf.get(c);
-    if (l) l.push(w);
-    else withheldOf.set(c, [w]);
-  }
+  // Nodes, figures and withheld paths by class, split once: a class reads its own, never every class's (classes × figures).
+  const byClassOf = <T extends { readonly node: string }>(xs: readonly T[]): Map<string, T[]> => {
+    const m = new Map<string, T[]>();
+    for (const x of xs) {
+      const c = i.classOf(x.node);
+      const l = m.get(c);
+      if (l) l.push(x);
+      else m.set(c, [x]);
+    }
+    return m;
+  };
+  const byClass = byClassOf<ClassNode>(i.nodes);
+  const statsOf = byClassOf<NodePathStat>(i.stats);
+  const withheldOf = byClassOf<WithheldPath>(i.withheld ?? []);
   for (const [name, set] of [...members].sort((a, b) => byNatural(a[0], b[0]))) {
     const names = [...set].sort(byNatural);
     const facts = classFacts(byClass.get(name) ?? []);
