@@ -25,7 +25,7 @@ t.equal(ran.length, 1, 'exactly one probed');
 for (const r of runs.filter((x) => !/probes=ran/.test(x.out)))
   // (no pid when the holder had created its lock file but not yet written it: src/host/lock.ts reads it empty; "busy"
   // when the lock was released and taken again by another epilog twice between this one's tries, on a loaded machine)
-  t.match(r.out, /probes=skipped \((another epilog( \(pid \d+\))? is probing|another epilog probed meanwhile: .*|last probing run \d+ s ago .*|\S+\/probe\.lock is busy)\)/);
+  t.match(r.out, /^gdrgate epilog node=\S+ job=5\d\d .*probes=skipped \((another epilog( \(pid \d+\))? is probing|another epilog probed meanwhile: .*|last probing run \d+ s ago .*|\S+\/probe\.lock is busy)\) result=healthy exit=0 \d+ms action=none$/m);
 const lines = readFileSync(path.join(e.spool, 'samples.jsonl'), 'utf8').split('\n').filter(Boolean);
 t.equal(lines.length, 3, 'one run of samples');
 t.ok(lines.every((l) => JSON.parse(l)), 'every line whole');
