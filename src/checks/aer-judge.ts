@@ -176,7 +176,10 @@ export function correctableGrowth(d: PciDevice, x: DeviceAer, bootId: string | n
   const was = ref.devices[d.bdf];
   if (!was) return { kind: 'first', why: `no growth known: ${h.against} did not record ${d.bdf}` };
   const seconds = interval(ref, now);
-  if (counted && was.cor !== null) {
+  // Counted now, not then: the kernel clears CESta for every error it handles with reporting on, so CESta unchanged
+  // is no evidence, and the errors since the reference are unknown (the reference this run writes counts from now).
+  if (counted) {
+    if (was.cor === null) return { kind: 'first', why: `no growth known: ${h.against} could not read the correctable counter of ${d.bdf}` };
     if (cur.cor! < was.cor || (cur.rootCor !== null && was.rootCor !== null && cur.rootCor < was.rootCor))
       return { kind: 'reset', why: `correctable counter went down since ${h.against} (${was.cor} → ${cur.cor}: a reboot, driver reload or clear): reference reset` };
     const dev = cur.cor! - was.cor;

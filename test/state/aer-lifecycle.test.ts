@@ -1,6 +1,6 @@
 // pcie-aer's reference over several runs of every mode (Prolog, health, Epilog, resume): who moves it and when, so that a correctable burst is judged once and a drain for it ends with the errors (docs/limits-and-state.md).
 import t from 'tap';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cli, type CliRun } from '../helpers/cli.js';
 import { makeEpilogEnv, type EpilogEnv } from '../epilog/_env.js';
@@ -133,4 +133,22 @@ t.test('resume refuses while the link still errors since the drain, and leaves t
   t.ok(/^gpu001: still unhealthy, left drained: pcie-aer 0000:41:00\.0: correctable errors \+250 /.test(r.stdout), r.stdout);
   t.equal(n.reference(), 150, 'a refused resume moves nothing');
   t.equal(n.state(), `drained: ${BURST}`);
+});
+
+t.test('a counter the previous run could not read: the errors since are unknown, never "CESta unchanged" (the kernel clears CESta)', async (t) => {
+  const n = await node({ resumeWhenHealthy: false });
+  const file = path.join(n.e.tree, 'sys/bus/pci/devices', GPU, 'aer_dev_correctable');
+  renameSync(file, `${file}.away`);
+  t.equal(n.prolog('50').code, 0, 'round 1: the counter unreadable');
+  t.equal(n.reference(), null, 'the reference records no counter');
+  renameSync(`${file}.away`, file);
+  n.errors(500);
+  const r = cli(['prolog', '--dry-run', '--config', n.e.config], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '51' });
+  const line = r.stdout.split('\n').find((l) => / pcie-aer +0000:41:00\.0 /.test(l));
+  t.equal(line, `PASS    pcie-aer               ${GPU}         no uncorrectable error (fatal counter, non-fatal counter, UESta, CESta clean); no growth known: the previous run could not read the correctable counter of ${GPU}`, 'round 2: no growth known, said so');
+  t.equal(r.code, 0);
+  t.equal(n.prolog('52').code, 0, 'round 2 as a Prolog: the reference now counts from 500');
+  t.equal(n.reference(), 500);
+  n.errors(650);
+  t.equal(n.prolog('53').code, 1, 'round 3: +150 since round 2 drains');
 });
