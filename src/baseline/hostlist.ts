@@ -37,29 +37,28 @@ function fixed(lo: string, hi: string): Node {
 const pad = (n: number, width: number): string => String(n).padStart(width, '0');
 
 /**
- * `inner` matches RANGE_RE. Zero-padded bounds fix the width (gpu[001-064] matches gpu007, not gpu7); otherwise every
- * number of digits whose value is in a part (leading zeros allowed: gpu[1-16] matches gpu7 and gpu007).
+ * `inner` matches RANGE_RE. As Slurm's hostlist (hostlist.c: a range's width is the length of its low bound as
+ * written; a number is printed zero-padded to that width, and in full where it is wider), each part on its own:
+ * gpu[001-064] matches gpu007, not gpu7; gpu[1-16] matches gpu7, not gpu007; gpu[01-100] matches gpu100;
+ * gpu[1-9,010-012] matches gpu010. Checked against `scontrol show hostnames` (test/baseline/hostlist-oracle.test.ts).
  */
 export function rangeNode(inner: string, fail: (why: string) => never): Node {
   const parts = inner.split(',').map((p) => p.split('-') as [string, string?]);
   if (parts.length > MAX_RANGE_PARTS) fail(`more than ${MAX_RANGE_PARTS} parts in [${inner.slice(0, 20)}...]`);
-  const padded = parts.some(([lo]) => lo.length > 1 && lo.startsWith('0'));
-  const width = parts[0]![0].length;
   const xs: Node[] = [];
   for (const [loText, hiText = loText] of parts) {
     if (loText.length > MAX_RANGE_DIGITS || hiText.length > MAX_RANGE_DIGITS) fail(`a bound of more than ${MAX_RANGE_DIGITS} digits in [${inner.slice(0, 20)}]`);
     const [lo, hi] = [Number(loText), Number(hiText)];
     if (lo > hi) fail(`empty range ${loText}-${hiText}`);
-    if (padded) {
-      const top = Math.min(hi, 10 ** width - 1);
-      if (lo <= top) xs.push(fixed(pad(lo, width), pad(top, width)));
-      continue;
-    }
-    for (let len = String(lo).length; len <= String(hi).length; len++) {
-      const [a, b] = [Math.max(lo, len === 1 ? 0 : 10 ** (len - 1)), Math.min(hi, 10 ** len - 1)];
-      xs.push(fixed(String(a), String(b)));
+    const width = loText.length;
+    // The numbers that fit the width, written with exactly `width` digits.
+    const top = Math.min(hi, 10 ** width - 1);
+    if (lo <= top) xs.push(fixed(pad(lo, width), pad(top, width)));
+    // Wider ones as they are (no leading zero).
+    for (let len = width + 1; len <= String(hi).length; len++) {
+      const [a, b] = [Math.max(lo, 10 ** (len - 1)), Math.min(hi, 10 ** len - 1)];
+      if (a <= b) xs.push(fixed(String(a), String(b)));
     }
   }
-  const numbers: Node = { k: 'alt', xs };
-  return padded ? numbers : seq([{ k: 'rep', x: { k: 'set', set: CharSet.of('0') }, min: 0, max: null }, numbers]);
+  return { k: 'alt', xs };
 }

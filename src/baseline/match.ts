@@ -1,4 +1,4 @@
-// NHC-style host patterns: glob (`gpu*`), `/regex/`, Slurm ranges (`gpu[001-064,100]`), `!` negation. All are
+// NHC-style host patterns: glob (`gpu*`), `/regex/`, Slurm hostlists (`gpu[001-064,100],cpu01`, as Slurm reads them), `!` negation. All are
 // compiled to one automaton run without backtracking (nfa.ts): a match takes time linear in the name whatever
 // the pattern, because it runs synchronously in every Prolog, where the run's deadline cannot interrupt it.
 import { ANY, CharSet, DOT, NONE } from './charset.js';
@@ -55,6 +55,28 @@ function globNode(body: string, fail: (why: string) => never): Node {
   return { k: 'cat', xs };
 }
 
+/**
+ * A Slurm hostlist's commas outside brackets (`gpu[01-04],cpu01`) separate names: any of them matches. Inside
+ * brackets a comma belongs to the bracket.
+ */
+function globList(body: string, fail: (why: string) => never): Node {
+  const items: string[] = [];
+  let depth = 0;
+  let from = 0;
+  for (let i = 0; i < body.length; i++) {
+    if (body[i] === '[') depth = 1;
+    else if (body[i] === ']') depth = 0;
+    else if (body[i] === ',' && depth === 0) {
+      items.push(body.slice(from, i));
+      from = i + 1;
+    }
+  }
+  items.push(body.slice(from));
+  if (items.length === 1) return globNode(body, fail);
+  if (items.some((x) => x === '')) fail('an empty name in a comma-separated list');
+  return { k: 'alt', xs: items.map((x) => globNode(x, fail)) };
+}
+
 /** Throws Error with a message naming the pattern when it cannot be compiled (baseline load and validate). */
 export function compilePattern(source: string): HostPattern {
   const name = JSON.stringify(source.length > 80 ? `${source.slice(0, 77)}...` : source);
@@ -68,7 +90,7 @@ export function compilePattern(source: string): HostPattern {
   };
   let nfa: Nfa;
   try {
-    nfa = new Nfa(isRegex ? parseRegex(body.slice(1, -1)) : globNode(body, fail));
+    nfa = new Nfa(isRegex ? parseRegex(body.slice(1, -1)) : globList(body, fail));
   } catch (e) {
     const why = (e as Error).message;
     if (why.includes(name)) throw e;

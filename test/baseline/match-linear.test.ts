@@ -72,7 +72,8 @@ t.test('more of every documented form', async (t) => {
     ['gpu[1-3][1-3]', 'gpu13', true],
     ['rack[1-12]-[01-08]', 'rack10-07', true],
     ['rack[1-2][01-08]', 'rack108', true], // every split of the digits counts: 1 + 08
-    ['gpu[1-16]', 'gpu007', true], // unpadded bounds: the value counts, as before
+    ['gpu[1-16]', 'gpu007', false], // each part has its low bound's width, as Slurm gives it: gpu007 is not in gpu[1-16]
+    ['gpu[1-16]', 'gpu7', true],
     ['gpu[0-9]', 'gpu10', false],
     ['gpu[001-064,100]', 'gpu1000', false],
     ['x[5-123]', 'x99', true],

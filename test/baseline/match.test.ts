@@ -21,6 +21,20 @@ const table: [string, string, boolean][] = [
   ['/^dgx-h100-\\d+$/', 'dgx-a100-12', false],
   ['a.b', 'aXb', false],
   ['a.b', 'a.b', true],
+  // As `scontrol show hostnames` expands them (Slurm 22.05, 24.11): each part its own width, wider numbers in full.
+  ['gpu[01-100]', 'gpu100', true],
+  ['gpu[01-100]', 'gpu099', false],
+  ['gpu[1-9,010-012]', 'gpu010', true],
+  ['gpu[1-9,010-012]', 'gpu10', false],
+  ['gpu[001-064,1000]', 'gpu1000', true],
+  ['gpu[1-16]', 'gpu007', false],
+  ['gpu[1-010]', 'gpu10', true],
+  ['gpu[1-010]', 'gpu010', false],
+  // Commas outside brackets separate names, as in a Slurm hostlist.
+  ['gpu[01-04],cpu01', 'cpu01', true],
+  ['gpu[01-04],cpu01', 'gpu03', true],
+  ['gpu[01-04],cpu01', 'cpu02', false],
+  ['node[a,c]', 'nodec', true],
 ];
 
 t.test('host patterns: glob, Slurm ranges, regex', async (t) => {
@@ -39,4 +53,6 @@ t.test('bad patterns are errors naming the pattern', async (t) => {
   t.throws(() => compilePattern('gpu[001-064'), /unclosed \[/);
   t.throws(() => compilePattern('!'), /empty host pattern/);
   t.throws(() => compilePattern('gpu[]'), /empty \[\]/);
+  t.throws(() => compilePattern('gpu1,,gpu2'), /^an empty name in a comma-separated list in host pattern "gpu1,,gpu2"$/);
+  t.throws(() => compilePattern('gpu[01-04],'), /^an empty name in a comma-separated list in host pattern "gpu\[01-04\],"$/);
 });
