@@ -11,6 +11,14 @@ export const BASELINE_LIMITS = {
   devicesPerClass: 4096,
   pathsPerClass: 65536,
   probesPerClass: 4096,
+  /** Host patterns a class may hold (`baseline capture --from-fleet` splits 10,000 scattered names into ~160). */
+  patternsPerClass: 1024,
+  /**
+   * Automaton states of every host pattern of the file together (one pattern holds at most MAX_PATTERN_STATES): every
+   * Prolog compiles and runs them synchronously, where the deadline cannot interrupt, so their sum is bounded, not
+   * only each one (~25 ms to compile the most on this project's build machine).
+   */
+  patternStates: 200_000,
 } as const;
 
 /** A class of `gpus` × `nics` paths and at least `devices` devices, before it is built (a 1,000 × 1,000 node is a million paths). */
@@ -32,6 +40,7 @@ export function overLimits(b: Baseline, bytes: number): string[] {
     if (c.devices.length > L.devicesPerClass) out.push(`/classes/${i}/devices: ${c.devices.length}, more than ${L.devicesPerClass}`);
     if (c.paths.length > L.pathsPerClass) out.push(`/classes/${i}/paths: ${c.paths.length}, more than ${L.pathsPerClass}`);
     if ((c.probes?.length ?? 0) > L.probesPerClass) out.push(`/classes/${i}/probes: ${c.probes?.length}, more than ${L.probesPerClass}`);
+    if (c.match.length > L.patternsPerClass) out.push(`/classes/${i}/match: ${c.match.length} host patterns, more than ${L.patternsPerClass}`);
   });
   return out;
 }

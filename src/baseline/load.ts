@@ -1,8 +1,8 @@
 // Loads a baseline: JSON parse, ajv validation against schemas/baseline.schema.json, class selection by host name.
 import type { Baseline, BaselineClass } from '../model/baseline.js';
 import { ConfigError } from '../errors.js';
-import { overLimits } from './limits.js';
-import { compilePattern, matchesAll } from './match.js';
+import { BASELINE_LIMITS, overLimits } from './limits.js';
+import { compilePattern, matchesAll, type HostPattern } from './match.js';
 import { validatorFor } from '../schema.js';
 import { readJsonFile } from '../host/json-file.js';
 
@@ -22,16 +22,23 @@ export async function checkBaseline(data: unknown, file: string): Promise<Baseli
   const over = overLimits(b, 0); // the size was capped as the file was read (json-file.ts, the same number)
   if (over.length) throw new ConfigError(`${file}: ${over.join('; ')}`);
   const seen = new Set<string>();
+  let states = 0;
   b.classes.forEach((c, i) => {
     if (seen.has(c.name)) throw new ConfigError(`${file}: /classes/${i}/name: duplicate class ${JSON.stringify(c.name)}`);
     seen.add(c.name);
-    c.match.forEach((p, j) => {
+    const compiled = c.match.map((p, j) => {
+      let hp: HostPattern;
       try {
-        compilePattern(p);
+        hp = compilePattern(p);
       } catch (e) {
         throw new ConfigError(`${file}: /classes/${i}/match/${j}: ${(e as Error).message}`);
       }
+      states += hp.states;
+      if (states > BASELINE_LIMITS.patternStates)
+        throw new ConfigError(`${file}: /classes/${i}/match/${j}: the host patterns up to here make ${states} automaton states, more than the ${BASELINE_LIMITS.patternStates} a baseline may hold in all (every Prolog runs them)`);
+      return hp;
     });
+    COMPILED.set(c, compiled);
     // One entry per thing judged: a second entry for the same device, pair or probe path would be judged as well
     // (a GPU's BDF again with role "nic": "NIC missing"), or one of the two silently win.
     unique(file, `/classes/${i}/devices`, c.devices, (d) => d.bdf, 'device');
@@ -52,9 +59,12 @@ function unique<T>(file: string, at: string, items: readonly T[], key: (x: T) =>
   });
 }
 
+/** Each checked class's patterns as checkBaseline compiled them: a Prolog compiles them once, not twice. */
+const COMPILED = new WeakMap<BaselineClass, readonly HostPattern[]>();
+
 /** The first class whose patterns match the node; none is a configuration error, never a drain. */
 export function selectClass(b: Baseline, node: string, file: string): BaselineClass {
-  const c = b.classes.find((k) => matchesAll(k.match.map(compilePattern), node));
+  const c = b.classes.find((k) => matchesAll(COMPILED.get(k) ?? k.match.map(compilePattern), node));
   if (!c) throw new ConfigError(`${file}: no class matches node ${JSON.stringify(node)} (classes: ${b.classes.map((k) => `${k.name} [${k.match.join(' ')}]`).join(', ')})`);
   return c;
 }

@@ -101,12 +101,12 @@ t.test('capture refuses, before building it, a class larger than load accepts (t
 t.test('the limits are the schema maxItems and the file cap load reads with', async (t) => {
   const schema = JSON.parse(readFileSync(path.join(REPO, 'schemas/baseline.schema.json'), 'utf8')) as {
     properties: { classes: { maxItems: number } };
-    $defs: { class: { properties: Record<'devices' | 'paths' | 'probes', { maxItems: number }> } };
+    $defs: { class: { properties: Record<'devices' | 'paths' | 'probes' | 'match', { maxItems: number }> } };
   };
   const c = schema.$defs.class.properties;
   t.same(
-    { bytes: BASELINE_LIMITS.bytes, classes: BASELINE_LIMITS.classes, devices: BASELINE_LIMITS.devicesPerClass, paths: BASELINE_LIMITS.pathsPerClass, probes: BASELINE_LIMITS.probesPerClass },
-    { bytes: MAX_FILE_BYTES, classes: schema.properties.classes.maxItems, devices: c.devices.maxItems, paths: c.paths.maxItems, probes: c.probes.maxItems },
+    { bytes: BASELINE_LIMITS.bytes, classes: BASELINE_LIMITS.classes, devices: BASELINE_LIMITS.devicesPerClass, paths: BASELINE_LIMITS.pathsPerClass, probes: BASELINE_LIMITS.probesPerClass, match: BASELINE_LIMITS.patternsPerClass },
+    { bytes: MAX_FILE_BYTES, classes: schema.properties.classes.maxItems, devices: c.devices.maxItems, paths: c.paths.maxItems, probes: c.probes.maxItems, match: c.match.maxItems },
   );
   const dir = t.testdir({});
   const big = path.join(dir, 'big.json');

@@ -100,3 +100,25 @@ t.test('the first class that matches is the node\'s, in the file\'s order', asyn
   t.equal(selectClass(b, 'gpu001', 'b.json').name, 'wide', 'gpu001 matches all three: the first');
   t.equal(selectClass(b, 'cpu1', 'b.json').name, 'last');
 });
+
+t.test('the patterns of a file are bounded together: 20,000 patterns of 850 states each are refused at load, at once', async (t) => {
+  const cls = await baselineOf(HGX);
+  const file = path.join(t.testdir(), 'baseline.json');
+  const big = '/(.?){64}(.?){64}(.?){64}(.?){64}(.?){64}(.?){64}(.?){40}z/';
+  const states = compilePattern(big).states;
+  t.equal(states, 850, "one pattern within its own bound (2,000 states)");
+  const perClass = 1000;
+  const classes = Array.from({ length: 20 }, (_, i) => ({ ...cls, name: `x${i}`, match: Array.from({ length: perClass }, () => big) }));
+  await writeFile(file, JSON.stringify({ version: 1, classes: [...classes, { ...cls, name: 'real', match: ['*'] }] }));
+  const k = Math.floor(200_000 / states); // the pattern that passes the sum
+  await t.rejects(
+    loadBaseline(file),
+    new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}: /classes/0/match/${k}: the host patterns up to here make ${(k + 1) * states} automaton states, more than the 200000 a baseline may hold in all \\(every Prolog runs them\\)$`),
+  );
+  await writeFile(file, JSON.stringify({ version: 1, classes: [{ ...cls, name: 'x', match: Array.from({ length: 1025 }, (_, i) => `gpu${i}`) }] }));
+  await t.rejects(loadBaseline(file), /^.*: \/classes\/0\/match: must NOT have more than 1024 items$/, 'more than 1024 patterns in a class');
+  // Just under the sum: loads, and selecting the class behind them stays within a Prolog's time.
+  await writeFile(file, JSON.stringify({ version: 1, classes: [{ ...cls, name: 'x', match: Array.from({ length: k }, () => big) }, { ...cls, name: 'real', match: ['*'] }] }));
+  const b = await loadBaseline(file);
+  t.equal(selectClass(b, 'gpu001', file).name, 'real');
+});
