@@ -2,6 +2,7 @@
 import { factText, valueOf, ABSENT, nul } from '../model/fact.js';
 import type { Finding } from '../model/finding.js';
 import { deviceName, hex4, linkText } from '../model/names.js';
+import { silent } from '../model/pci.js';
 import { defineCheck, finder } from './types.js';
 import WORDING from './device-inventory.json' with { type: 'json' };
 
@@ -36,6 +37,13 @@ export default defineCheck('device-inventory', WORDING, {
       const d = bdf ? inv.pci.get(bdf) : undefined;
       const ports = n.ports.map((p) => `port ${p.port} ${nul(p.state) ?? '?'} ${nul(p.rate) ?? ''}`.trim()).join('; ');
       out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))} at ${bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
+    }
+    // A GPU, RDMA adapter or bridge on their paths that no longer answers configuration reads is there for sysfs
+    // only: whatever else it reads as is unknown, and the device is unusable (its checks skip; this fails).
+    for (const d of inv.pci.values()) {
+      if (d.config.state !== 'present' || d.vendor.state !== 'present' || !silent(d.config.value, d.vendor.value)) continue;
+      const role = inv.gpus.some((g) => g.bdf === d.bdf) ? 'GPU' : inv.nics.some((n) => valueOf(n.bdf) === d.bdf) ? 'RDMA adapter' : 'bridge';
+      out.push(f('inventory-not-responding', 'fail', d.bdf, `${role} ${deviceName(d.vendor.value, nul(d.device))} does not answer configuration reads (vendor ID reads 0xffff, sysfs says 0x${hex4(d.vendor.value)}): fallen off the bus`, 'answers', 'all ones'));
     }
     if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
     if (inv.nics.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no RDMA adapter (/sys/class/infiniband absent or empty)'));

@@ -2,10 +2,10 @@
 import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown, valueOf } from '../model/fact.js';
 import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
-import type { PciConfig, PcieCap } from '../model/pci.js';
+import { silent, type PciConfig, type PcieCap } from '../model/pci.js';
 import { sparseConfig } from '../parsers/pci-config.js';
 import { parsePciConfigOnce } from './config-memo.js';
-import { BDF_RE, parseCpuList, parseLinkSpeed, parsePciClass, parsePciId, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
+import { BDF_RE, isLinkWidth, parseCpuList, parseLinkSpeed, parsePciClass, parsePciId, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
 import { readAerCounters } from './aer.js';
 import { factLinkBase, factParsed, factText, listWhole, type Notes, type Pacer, readWhy } from './read.js';
 
@@ -73,7 +73,7 @@ async function link(host: Host, dir: string, which: 'current' | 'max', notes: No
 function fromRegisters(l: PcieCap['linkStatus'], what: string): LinkEnd {
   return {
     speed: l.speed === null ? unknown(`${what} speed field holds a reserved encoding`) : present(l.speed),
-    width: l.width === 0 ? unknown(`${what} width field is 0`) : present(l.width),
+    width: l.width === 0 ? unknown(`${what} width field is 0`) : isLinkWidth(l.width) ? present(l.width) : unknown(`${what} width field holds ${l.width}, none a link can have`),
   };
 }
 
@@ -96,7 +96,9 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   const read = await config(host, d);
   // A header of another vendor than sysfs says (a GPU's, read in phase 1) is not this function's config space (a
   // shifted or foreign read): nothing is taken from it, neither IDs nor links nor "no AER capability".
-  const foreign = read.state === 'present' && s.vendor.state === 'present' && read.value.vendorId !== s.vendor.value;
+  // An all-ones header is no foreign read: it is the device's answer, no function responds (fallen off the bus);
+  // kept, with nothing in it, for device-inventory to fail on.
+  const foreign = read.state === 'present' && s.vendor.state === 'present' && read.value.vendorId !== s.vendor.value && !silent(read.value, s.vendor.value);
   const cfg = foreign ? unknown(`${d}/config: vendor ID 0x${read.value.vendorId.toString(16).padStart(4, '0')}, not the 0x${valueOf(s.vendor)!.toString(16).padStart(4, '0')} of ${d}/vendor`) : read;
   // Read as root, config space holds the registers sysfs's vendor, device and *_link_* files decode (IDs; Link
   // Status and Link Capabilities, PCIe Base 6.3 §7.5.3.6/§7.5.3.8): one read instead of seven per device.

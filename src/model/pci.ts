@@ -98,3 +98,13 @@ export interface PciConfig {
   /** Structural problems met while walking (capability loop, pointer past the end); the walk stops there. */
   readonly problems: readonly string[];
 }
+
+/**
+ * A read that returned a header whose vendor ID is all ones (what a configuration read returns when no function
+ * answers, PCIe Base 6.3 §7.5.1.1.1) from a function the kernel enumerated with a real vendor (its sysfs `vendor`,
+ * cached at enumeration): the device stopped answering since (an NVIDIA GPU's "fallen off the bus", a surprise link
+ * down before the kernel removes it). A zeroed read (0x0000) is not this: no evidence either way.
+ */
+export function silent(c: Pick<PciConfig, 'length' | 'vendorId'>, sysfsVendor: number): boolean {
+  return c.length >= 4 && c.vendorId === 0xffff && sysfsVendor !== 0xffff && sysfsVendor !== 0;
+}

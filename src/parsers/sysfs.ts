@@ -11,12 +11,22 @@ export function parseLinkSpeed(text: string): Parsed<number | null> {
   return { ok: true, value: Number(m[1]) };
 }
 
-/** `current_link_width`: decimal lane count; 0 or 255 mean no link / not reported. */
+/** The widths a link can have (PCIe Base 6.3 §7.5.3.6, Maximum/Negotiated Link Width). */
+const WIDTHS: ReadonlySet<number> = new Set([1, 2, 4, 8, 12, 16, 32]);
+export const isLinkWidth = (n: number): boolean => WIDTHS.has(n);
+
+/**
+ * `current_link_width`, `max_link_width`: decimal lane count; 0 or 255 mean no link / not reported (the kernel's
+ * PCIE_LNK_WIDTH_UNKNOWN). Any other number is no width: 63 is the field of an all-ones register, what a device that
+ * no longer answers returns (pci-sysfs.c decodes it as it comes), never "x63".
+ */
 export function parseLinkWidth(text: string): Parsed<number | null> {
   const s = text.trim();
   if (!/^\d{1,3}$/.test(s)) return { ok: false, error: `unexpected link width ${JSON.stringify(s)}` };
   const n = Number(s);
-  return { ok: true, value: n === 0 || n === 255 ? null : n };
+  if (n === 0 || n === 255) return { ok: true, value: null };
+  if (!WIDTHS.has(n)) return { ok: false, error: `link width ${n} is none a link can have (1, 2, 4, 8, 12, 16, 32)${n === 63 ? ': the field of an all-ones read, a device that does not answer' : ''}` };
+  return { ok: true, value: n };
 }
 
 /** Hex of exactly `digits` digits after 0x, as the kernel prints it (pci-sysfs.c): a short value is a cut read. */

@@ -1,8 +1,8 @@
 // device-inventory: GPUs and RDMA adapters by address, model, firmware, driver and kernel, against the baseline.
-import { readlinkSync, symlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { GenNode } from '../gen/sysfs-tree.js';
-import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, unreadable, type Want } from './_trees.js';
+import { captureFrom, d3cold, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, unreadable, type Want } from './_trees.js';
 
 const fail = (code: string, subject: string, expected: string, actual: string): Want => ({ status: 'fail', code, subject, expected, actual });
 const driver = (d: Partial<NonNullable<GenNode['driver']>>) => (n: GenNode): void => void (n.driver = { ...n.driver!, ...d });
@@ -19,6 +19,27 @@ export const cases = table('device-inventory', [
     change: (n) => detach(n, GPUS[3]!),
     bare: [],
     based: [fail('inventory-missing', GPUS[3]!, 'present', 'missing')],
+  },
+  {
+    name: 'invalid: GPU0 fallen off the bus (Xid 79): listed by sysfs, every configuration read all ones, link "Unknown" x63',
+    patch: d3cold(P0.gpu),
+    bare: [fail('inventory-not-responding', P0.gpu, 'answers', 'all ones')],
+    based: [fail('inventory-not-responding', P0.gpu, 'answers', 'all ones')],
+  },
+  {
+    name: 'invalid: mlx5_0 and the switch port above GPU0 no longer answer configuration reads',
+    patch: patches(d3cold(P0.nic), d3cold(P0.downGpu)),
+    bare: [fail('inventory-not-responding', P0.downGpu, 'answers', 'all ones'), fail('inventory-not-responding', P0.nic, 'answers', 'all ones')],
+    based: [fail('inventory-not-responding', P0.downGpu, 'answers', 'all ones'), fail('inventory-not-responding', P0.nic, 'answers', 'all ones')],
+  },
+  {
+    name: 'skip, never a fail: a zeroed configuration read (0x0000) is no device\'s answer',
+    patch: async (root) => {
+      const file = path.join(root, 'sys/bus/pci/devices', P0.gpu, 'config');
+      writeFileSync(file, Buffer.alloc(readFileSync(file).length, 0));
+    },
+    bare: [],
+    based: [],
   },
   {
     name: 'invalid: mlx5_2 missing from the bus',

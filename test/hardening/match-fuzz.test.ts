@@ -89,14 +89,14 @@ function glob(g: Seeded): { pattern: string; oracle: RegExp } {
       const padded = g.int(2) === 0;
       const width = padded ? 2 + g.int(2) : 1;
       const spans = Array.from({ length: 1 + g.int(3) }, () => {
-        // Padded: the first bound has a leading zero, which is what makes Slurm (and the matcher) fix the width.
+        // Padded: the low bound is written with leading zeros, which makes Slurm (and the matcher) fix the width.
         const lo = g.int(padded ? 10 ** (width - 1) : 30);
         return [lo, lo + g.int(25)] as const;
       });
       const text = spans.map(([lo, hi]) => (lo === hi ? String(lo).padStart(width, '0') : `${String(lo).padStart(width, '0')}-${String(hi).padStart(width, '0')}`)).join(',');
-      const values = spans.flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, k) => lo + k)).filter((v) => !padded || String(v).length <= width);
-      const alts = values.map((v) => (padded ? String(v).padStart(width, '0') : String(v)));
-      [pattern, oracle] = [`${pattern}[${text}]`, `${oracle}${padded ? '' : '0*'}(?:${alts.join('|') || '(?!)'})`];
+      // As `scontrol show hostnames` writes them: each number padded to its part's low bound as written, wider ones in full.
+      const alts = spans.flatMap(([lo, hi]) => Array.from({ length: hi - lo + 1 }, (_, k) => String(lo + k).padStart(padded ? width : String(lo).length, '0')));
+      [pattern, oracle] = [`${pattern}[${text}]`, `${oracle}(?:${alts.join('|') || '(?!)'})`];
     } else {
       const c = g.pick(['a', 'b', '0', '1', '-', '.']);
       [pattern, oracle] = [pattern + c, oracle + (c === '.' ? '\\.' : c)];

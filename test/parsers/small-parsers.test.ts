@@ -29,6 +29,10 @@ t.test('sysfs edge cases: Unknown, no link, junk is an error never a number', as
   t.same(parseLinkWidth('0\n'), { ok: true, value: null });
   t.same(parseLinkWidth('255\n'), { ok: true, value: null });
   t.equal(parseLinkWidth('x16').ok, false);
+  // An all-ones Link Status decodes to 63 (a device that no longer answers): no width, never x63.
+  t.same(parseLinkWidth('63\n'), { ok: false, error: 'link width 63 is none a link can have (1, 2, 4, 8, 12, 16, 32): the field of an all-ones read, a device that does not answer' });
+  t.same(parseLinkWidth('3\n'), { ok: false, error: 'link width 3 is none a link can have (1, 2, 4, 8, 12, 16, 32)' });
+  for (const w of [1, 2, 4, 8, 12, 16, 32]) t.same(parseLinkWidth(`${w}\n`), { ok: true, value: w });
   t.equal(parseLinkWidth('').ok, false);
   t.equal(parsePciId('10de').ok, false);
   // The kernel prints "0x%04x" and "0x%06x" (pci-sysfs.c): a shorter or longer value is a cut or foreign read.
