@@ -1,0 +1,31 @@
+// Directories: made (with exactly the mode asked, less the umask), listed (whole, or a batch at a time so that a
+// directory of millions of entries is never read into memory), removed empty or whole. One syscall (or one
+// library call) each, errors as the kernel gives them.
+import fs from 'node:fs';
+
+export type { Dirent } from 'node:fs';
+
+/** mkdir(2): EEXIST when something is there. */
+export const makeDir = (dir: string, mode: number): void => void fs.mkdirSync(dir, { mode });
+/** mkdir -p: the missing parents too; what is there already is no error. */
+export const makeDirs = (dir: string, mode: number): void => void fs.mkdirSync(dir, { recursive: true, mode });
+/** rmdir(2): an empty directory only. */
+export const removeDir = (dir: string): void => fs.rmdirSync(dir);
+/** rm -rf: links unlinked, never followed; nothing there is no error. */
+export const removeTree = (p: string): void => fs.rmSync(p, { recursive: true, force: true });
+export const listNames = (dir: string): string[] => fs.readdirSync(dir);
+export const listEntries = (dir: string): fs.Dirent[] => fs.readdirSync(dir, { withFileTypes: true });
+/** mkdtemp(3): a fresh directory `prefix` + six random characters, mode 0700. */
+export const makeTempDir = (prefix: string): string => fs.mkdtempSync(prefix);
+
+/** The first `max` names of `dir` (fewer when it holds fewer): opendir and readdir, never the whole listing. */
+export function someNames(dir: string, max: number): string[] {
+  const d = fs.opendirSync(dir);
+  try {
+    const names: string[] = [];
+    for (let e = d.readSync(); e !== null && names.length < max; e = d.readSync()) names.push(e.name);
+    return names;
+  } finally {
+    d.closeSync();
+  }
+}
