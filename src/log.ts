@@ -1,7 +1,7 @@
 // pino logger to stderr or a file, never stdout (stdout carries the report). Created on first use.
 // A log that cannot be written (read-only disk, ENOSPC) falls back to stderr and never fails the job.
-import fs from 'node:fs';
 import type { Logger } from 'pino';
+import { closeFd, O_APPEND, O_CREAT, O_WRONLY, writeText } from './host/fd.js';
 import { openRegular } from './host/files.js';
 
 let logger: Logger | undefined;
@@ -34,26 +34,26 @@ function destination(): Destination {
       try {
         // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before every
         // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file or device).
-        fd = openRegular(file, fs.constants.O_WRONLY | fs.constants.O_APPEND | fs.constants.O_CREAT, 0o640, undefined, true);
+        fd = openRegular(file, O_WRONLY | O_APPEND | O_CREAT, 0o640, undefined, true);
       } catch (e) {
-        fs.writeSync(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
+        writeText(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
       }
     },
     write(msg: string): void {
       try {
-        fs.writeSync(fd, msg);
+        writeText(fd, msg);
       } catch (e) {
         if (fd !== 2 && !failed) {
           failed = true;
           try {
-            fs.writeSync(2, `gdrgate: log write failed (${(e as Error).message}); logging to stderr\n`);
+            writeText(2, `gdrgate: log write failed (${(e as Error).message}); logging to stderr\n`);
           } catch {
             /* stderr closed too: nothing left to tell */
           }
         }
         fd = 2;
         try {
-          fs.writeSync(2, msg);
+          writeText(2, msg);
         } catch {
           /* nowhere to log; the job must not fail for it */
         }
@@ -62,7 +62,7 @@ function destination(): Destination {
     close(): void {
       if (fd === 2) return;
       try {
-        fs.closeSync(fd);
+        closeFd(fd);
       } catch {
         /* already gone */
       }

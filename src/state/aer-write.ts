@@ -1,6 +1,7 @@
 // Writing pcie-aer's reference counters (src/state/aer.ts says where and why); loaded after the judgement only,
 // like the per-job state: store.ts brings node:crypto, which the Prolog's start must not pay for.
-import fs from 'node:fs';
+import { listNames } from '../host/dirs.js';
+import { lstatIfAny, unlink } from '../host/entries.js';
 import { writeAtomicNames } from '../host/files.js';
 import type { AerReference } from '../model/aer.js';
 import { AER_FORMAT, AER_JOBS_KEPT, AER_LAST, aerJobFile, JOB_RE } from './aer.js';
@@ -20,16 +21,16 @@ export function writeAer(stateDir: string, ref: AerReference): string[] {
 export function pruneJobAer(stateDir: string, keep = AER_JOBS_KEPT): number {
   let names: string[];
   try {
-    names = fs.readdirSync(stateDir).filter((n) => JOB_RE.test(n));
+    names = listNames(stateDir).filter((n) => JOB_RE.test(n));
   } catch {
     return 0;
   }
   if (names.length <= keep) return 0;
-  const aged = names.map((n) => ({ n, t: fs.lstatSync(`${stateDir}/${n}`, { throwIfNoEntry: false })?.mtimeMs ?? 0 })).sort((a, b) => a.t - b.t);
+  const aged = names.map((n) => ({ n, t: lstatIfAny(`${stateDir}/${n}`)?.mtimeMs ?? 0 })).sort((a, b) => a.t - b.t);
   let removed = 0;
   for (const { n } of aged.slice(0, aged.length - keep)) {
     try {
-      fs.unlinkSync(`${stateDir}/${n}`);
+      unlink(`${stateDir}/${n}`);
       removed++;
     } catch {
       // gone meanwhile, or not ours to remove: the next Epilog tries again

@@ -3,7 +3,7 @@
 // and removes. Written the gate's one way (src/host/files.ts: temporary file and rename, never through a link), read
 // only when root's and not writable by others. A missing, refused or corrupt file is "no growth known", never a
 // failure and never a throw.
-import fs from 'node:fs';
+import { unlink } from '../host/entries.js';
 import { errno, readSmall } from '../host/files.js';
 import type { AerHistory, AerReference, AerSample } from '../model/aer.js';
 import { jobDirName } from './names.js';
@@ -74,7 +74,7 @@ export function takeJobAer(stateDir: string, job: string): AerHistory {
   const file = `${stateDir}/${aerJobFile(job)}`;
   const h = read(file, JOB_PROLOG);
   try {
-    fs.unlinkSync(file);
+    unlink(file);
   } catch (e) {
     if (errno(e) !== 'ENOENT') return { ...h, why: `${h.why}${h.why ? '; ' : ''}${file} not removed: ${errno(e)}` };
   }

@@ -1,11 +1,12 @@
 // Prolog side of the handoff: what root saw for this job, signed, in stateDir/job-<id>/prolog.json, the
 // directory then given to the job's user (0700: no other user can list or read it). Off the gate's critical
 // path: a few synchronous syscalls and one Ed25519 signature, no process.
-import fs from 'node:fs';
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
 import { jobDirName, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
+import { makeDir, removeTree } from '../host/dirs.js';
+import { chown } from '../host/entries.js';
 import { writeNew } from '../host/files.js';
 import { ensureStateDir, removeJobDir } from './store.js';
 import type { Bytes, PrologState, SignedEnvelope } from './types.js';
@@ -59,16 +60,16 @@ export function writePrologState(stateDir: string, state: PrologState, gid: numb
   if (!old.ok && old.setAside === null) throw new Error(old.why);
   const payload = JSON.stringify(state);
   const env: SignedEnvelope = { format: PROLOG_FORMAT, payload, signature: signText(payload, key) };
-  fs.mkdirSync(dir, { mode: 0o700 });
+  makeDir(dir, 0o700);
   try {
     // Written while the directory is still root's, so the user has nothing to race against.
     writeNew(`${dir}/${PROLOG_FILE}`, JSON.stringify(env) + '\n', 0o444);
     for (const f of extra) writeNew(`${dir}/${f.name}`, f.data, 0o444);
-    fs.chownSync(dir, state.uid, gid ?? -1);
+    chown(dir, state.uid, gid ?? -1);
   } catch (e) {
     // A root-owned directory left behind (stateDir full) would read to the TaskProlog as the user's tampering;
     // without it the job is told "missing state", which is what happened. Still root's: nothing of the user's inside.
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTree(dir);
     throw e;
   }
   return `${dir}/${PROLOG_FILE}`;

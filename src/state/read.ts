@@ -1,6 +1,6 @@
 // TaskProlog side of the handoff: read and verify this job's prolog.json as the job's user; write task.json
 // for the epilog. Anything that does not verify is reported, never trusted.
-import fs from 'node:fs';
+import type { Stats } from '../host/entries.js';
 import { errno, lstatOrNull, readSmall, writeAtomic } from '../host/files.js';
 import { jobDirName, MAX_STATE_BYTES, PROLOG_FILE, PROLOG_FORMAT, TASK_FILE } from './names.js';
 import { PUB_FILE, verifyText } from './sign.js';
@@ -43,7 +43,7 @@ export function asPrologState(v: unknown): PrologState | string {
 /** Reads stateDir/job-<id>/prolog.json and says whether it can be trusted for this job, user and node. */
 export function readPrologState(stateDir: string, want: Expect): StateRead {
   const dir = `${stateDir}/${jobDirName(want.job)}`;
-  let st: fs.Stats | null;
+  let st: Stats | null;
   try {
     st = lstatOrNull(dir);
   } catch (e) {

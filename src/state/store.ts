@@ -4,8 +4,9 @@
 // have filled with anything: each directory is taken back (root-owned, 0700) before it is read, so nothing in
 // it can be swapped for a link while it is emptied, and links are unlinked, never followed.
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs';
 import path from 'node:path';
+import { listNames, makeDirs, removeDir, someNames } from '../host/dirs.js';
+import { chmod, lchown, lstat, rename, stat, unlink } from '../host/entries.js';
 import { errno, lstatOrNull, oct, writeAtomic } from '../host/files.js';
 import { mountAt, mountsBelow } from '../host/mounts.js';
 import { jobDirName, taskFifoName } from './names.js';
@@ -23,13 +24,13 @@ export const STATE_DIR_MODE = 0o711;
 export function ensureStateDir(stateDir: string): void {
   if (!path.isAbsolute(stateDir)) throw new Error(`stateDir ${stateDir} is not an absolute path`);
   const euid = process.geteuid?.() ?? 0;
-  if (lstatOrNull(stateDir) === null) fs.mkdirSync(stateDir, { recursive: true, mode: STATE_DIR_MODE });
-  const st = fs.lstatSync(stateDir);
+  if (lstatOrNull(stateDir) === null) makeDirs(stateDir, STATE_DIR_MODE);
+  const st = lstat(stateDir);
   if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`stateDir ${stateDir} is not a directory (a link or a file is refused)`);
   if (st.uid !== euid) throw new Error(`stateDir ${stateDir} is owned by uid ${st.uid}, not ${euid}`);
-  if ((st.mode & 0o7777) !== STATE_DIR_MODE) fs.chmodSync(stateDir, STATE_DIR_MODE);
+  if ((st.mode & 0o7777) !== STATE_DIR_MODE) chmod(stateDir, STATE_DIR_MODE);
   // A parent that others may write without the sticky bit lets them rename stateDir away and plant their own.
-  const parent = fs.statSync(path.dirname(stateDir));
+  const parent = stat(path.dirname(stateDir));
   if (parent.mode & 0o002 && !(parent.mode & 0o1000)) throw new Error(`stateDir's parent ${path.dirname(stateDir)} is world-writable without the sticky bit (${oct(parent.mode)})`);
 }
 
@@ -50,25 +51,14 @@ export type RemoveResult = { readonly ok: true; readonly removed: boolean } | { 
  * so the name cannot be re-pointed between the lstat and the chmod.
  */
 export function lockDir(dir: string): void {
-  fs.lchownSync(dir, process.geteuid?.() ?? 0, process.getegid?.() ?? 0);
-  const st = fs.lstatSync(dir);
+  lchown(dir, process.geteuid?.() ?? 0, process.getegid?.() ?? 0);
+  const st = lstat(dir);
   if (!st.isDirectory()) throw new Error(`${dir} changed type while being locked`);
-  fs.chmodSync(dir, 0o700);
+  chmod(dir, 0o700);
 }
 
 /** Names read from a directory at a time: a directory of millions of entries is never listed whole into memory. */
 const BATCH = 256;
-
-function someNames(dir: string): string[] {
-  const d = fs.opendirSync(dir);
-  try {
-    const names: string[] = [];
-    for (let e = d.readSync(); e !== null && names.length < BATCH; e = d.readSync()) names.push(e.name);
-    return names;
-  } finally {
-    d.closeSync();
-  }
-}
 
 /**
  * Empties `dir` (locked first) within `budget` entries. A directory deeper than maxDepth is handed to `deep` when
@@ -77,11 +67,11 @@ function someNames(dir: string): string[] {
  */
 function empty(dir: string, depth: number, budget: { left: number }, limits: RemoveLimits, deep?: (p: string) => void): void {
   lockDir(dir);
-  for (let names = someNames(dir); names.length > 0; names = someNames(dir)) {
+  for (let names = someNames(dir, BATCH); names.length > 0; names = someNames(dir, BATCH)) {
     for (const name of names) {
       if (--budget.left < 0) throw new Error(`more than ${limits.maxEntries} entries`);
       const p = `${dir}/${name}`;
-      const st = fs.lstatSync(p);
+      const st = lstat(p);
       if (st.isDirectory()) {
         if (depth >= limits.maxDepth) {
           if (deep === undefined) throw new Error(`deeper than ${limits.maxDepth} levels`);
@@ -89,8 +79,8 @@ function empty(dir: string, depth: number, budget: { left: number }, limits: Rem
           continue;
         }
         empty(p, depth + 1, budget, limits, deep);
-        fs.rmdirSync(p);
-      } else fs.unlinkSync(p); // a file, a link (the link itself), a FIFO, a socket
+        removeDir(p);
+      } else unlink(p); // a file, a link (the link itself), a FIFO, a socket
     }
   }
 }
@@ -103,7 +93,7 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
   const dir = `${stateDir}/${jobDirName(job)}`;
   // The job's TaskProlog FIFO (src/agent/task-fifos.ts) goes with it: a name in stateDir, which only root changes.
   try {
-    fs.unlinkSync(`${stateDir}/${taskFifoName(job)}`);
+    unlink(`${stateDir}/${taskFifoName(job)}`);
   } catch {
     /* none */
   }
@@ -115,17 +105,17 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
     if (st === null) return { ok: true, removed: false };
     // Only root can create entries in stateDir: a non-directory here is stale or an admin's mistake; drop the name.
     if (!st.isDirectory()) {
-      fs.unlinkSync(dir);
+      unlink(dir);
       return { ok: true, removed: true };
     }
     empty(dir, 0, { left: limits.maxEntries }, limits);
-    fs.rmdirSync(dir);
+    removeDir(dir);
     return { ok: true, removed: true };
   } catch (e) {
     const why = `${dir}: ${(e as Error).message}`;
     const aside = `${stateDir}/.stale-${jobDirName(job)}-${randomBytes(4).toString('hex')}`;
     try {
-      fs.renameSync(dir, aside);
+      rename(dir, aside);
       return { ok: false, why, setAside: aside };
     } catch (e2) {
       return { ok: false, why: `${why}; cannot set it aside: ${errno(e2)}`, setAside: null };
@@ -158,22 +148,22 @@ export function reclaimStale(stateDir: string, budget = RECLAIM_BUDGET): Reclaim
   let removed = 0;
   let names: string[];
   try {
-    names = fs.readdirSync(stateDir).filter((n) => n.startsWith(STALE_PREFIX)); // only root creates names here
+    names = listNames(stateDir).filter((n) => n.startsWith(STALE_PREFIX)); // only root creates names here
   } catch (e) {
     return { removed, left: 0, errors: errno(e) === 'ENOENT' ? [] : [`${stateDir}: ${errno(e)}`] };
   }
   const left = { left: budget };
   const limits: RemoveLimits = { maxEntries: budget, maxDepth: REMOVE_LIMITS.maxDepth };
-  const hoist = (p: string): void => fs.renameSync(p, `${stateDir}/${STALE_PREFIX}deep-${randomBytes(4).toString('hex')}`);
+  const hoist = (p: string): void => rename(p, `${stateDir}/${STALE_PREFIX}deep-${randomBytes(4).toString('hex')}`);
   for (const name of names) {
     if (left.left <= 0) break;
     const p = `${stateDir}/${name}`;
     try {
-      const st = fs.lstatSync(p);
+      const st = lstat(p);
       if (st.isDirectory()) {
         empty(p, 0, left, limits, hoist);
-        fs.rmdirSync(p);
-      } else fs.unlinkSync(p);
+        removeDir(p);
+      } else unlink(p);
       removed++;
     } catch (e) {
       if (left.left >= 0) errors.push(`${p}: ${(e as Error).message}`);
@@ -181,7 +171,7 @@ export function reclaimStale(stateDir: string, budget = RECLAIM_BUDGET): Reclaim
   }
   let after = 0;
   try {
-    after = fs.readdirSync(stateDir).filter((n) => n.startsWith(STALE_PREFIX)).length;
+    after = listNames(stateDir).filter((n) => n.startsWith(STALE_PREFIX)).length;
   } catch (e) {
     errors.push(`${stateDir}: ${errno(e)}`);
   }
