@@ -3,15 +3,18 @@
 // is cached between requests: config, baseline, sysfs and the Prolog's own limits are read each time), answers only
 // "healthy", and never drains: every other verdict goes back to the Prolog, which runs the gate in its own process.
 // Requests come through a FIFO in a directory only the agent's user can enter (protocol.ts; slurm/prolog.sh).
-import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import { log, setLogFile } from '../log.js';
 import { agentProlog, type AgentAnswer } from '../engine/prolog.js';
+import { listNames, makeDirs } from '../host/dirs.js';
+import { lstat, removeFile, rename, stat } from '../host/entries.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
+import { O_NONBLOCK, O_RDWR, openFd } from '../host/fd.js';
 import { FsHost } from '../host/fs-host.js';
 import { untrustedReason } from '../host/trust.js';
+import { readText } from '../host/whole-file.js';
 import { replaceAtomically } from '../state/store.js';
 import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, REQUEST_FIFO } from './protocol.js';
@@ -37,8 +40,8 @@ export interface AgentOptions {
  * and every directory above it changeable by root (or the agent's user) only, as the gate's own files (host/trust).
  */
 function checkDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(dir);
+  makeDirs(dir, 0o700);
+  const st = lstat(dir);
   if (!st.isDirectory()) throw new ConfigError(`agent directory ${dir} is not a directory`);
   const why = untrustedReason(dir, process.getuid?.() ?? 0);
   if (why) throw new ConfigError(`agent directory: ${why}`);
@@ -47,7 +50,7 @@ function checkDir(dir: string): void {
 
 const identity = (f: string): string => {
   try {
-    const st = fs.statSync(f);
+    const st = stat(f);
     return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
   } catch (e) {
     return `missing: ${(e as NodeJS.ErrnoException).code ?? 'error'}`;
@@ -61,10 +64,10 @@ const identity = (f: string): string => {
  */
 async function makeFifo(file: string, exec: Exec): Promise<void> {
   const made = `${file}.new`;
-  fs.rmSync(made, { force: true });
+  removeFile(made);
   const r = await exec.run(MKFIFO, ['-m', '600', made], { timeoutMs: 5000 });
   if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${made}: ${r.error ?? r.stderr.trim()}`);
-  fs.renameSync(made, file);
+  rename(made, file);
 }
 
 /** Runs until SIGTERM/SIGINT (exit 0) or until its code changes on disk (exit 0, after answering "fallback"). */
@@ -76,11 +79,11 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const pidFile = path.join(dir, PID_FILE);
   const watched = new Map(o.watch.map((f) => [f, identity(f)]));
   // Reply FIFOs that Prolog wrappers of protocol v1 (before the reply pipe) left behind: nobody reads them now.
-  for (const f of fs.readdirSync(dir)) if (f.startsWith('reply.')) fs.rmSync(path.join(dir, f), { force: true });
+  for (const f of listNames(dir)) if (f.startsWith('reply.')) removeFile(path.join(dir, f));
   await makeFifo(fifo, exec);
-  const fifoIno = fs.statSync(fifo).ino;
+  const fifoIno = stat(fifo).ino;
   // O_RDWR: the agent is always a writer too, so the FIFO never reports end-of-file between Prologs.
-  const fd = fs.openSync(fifo, fs.constants.O_RDWR | fs.constants.O_NONBLOCK);
+  const fd = openFd(fifo, O_RDWR | O_NONBLOCK);
   // The TaskProlog's FIFOs: one a job, in the job's directory (task-fifos.ts), given as the agent answers its Prolog.
   // None when the config cannot be read.
   const stateDir = await loadConfig(config).then((c) => c.stateDir, () => null);
@@ -104,8 +107,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     stopping = true;
     // Remove only what is still ours: a newer agent may already have made its own FIFO and pid file.
     try {
-      if (fs.statSync(fifo).ino === fifoIno) fs.rmSync(fifo, { force: true });
-      if (fs.readFileSync(pidFile, 'utf8').trim() === String(process.pid)) fs.rmSync(pidFile, { force: true });
+      if (stat(fifo).ino === fifoIno) removeFile(fifo);
+      if (readText(pidFile).trim() === String(process.pid)) removeFile(pidFile);
     } catch {
       /* already gone */
     }

@@ -11,10 +11,12 @@
 // it moves its jobs' FIFOs into its own directory (a TaskProlog meanwhile finds none and runs gdrgate at once), and the
 // next agent moves them back; it also takes over those a killed agent left (only root makes names in stateDir).
 // Nothing here may throw into the agent: every look at the file system is caught, and a doubt lets the FIFO go.
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 import type { Exec } from '../host/exec.js';
+import { listNames, makeDirs, removeTree } from '../host/dirs.js';
+import { lstat, rename, unlink, type Stats } from '../host/entries.js';
+import { closeFd, fchmodFd, fchownFd, fstatFd, O_NOFOLLOW, O_NONBLOCK, O_RDWR, openFd } from '../host/fd.js';
 import { quietly } from '../host/files.js';
 import { log } from '../log.js';
 import { mountAt, mountsBelow } from '../host/mounts.js';
@@ -39,16 +41,16 @@ interface Held {
 }
 
 /** lstat, or null for anything but a plain answer (gone, unreadable, a mount that refuses root). */
-function look(file: string): fs.Stats | null {
+function look(file: string): Stats | null {
   try {
-    return fs.lstatSync(file);
+    return lstat(file);
   } catch {
     return null;
   }
 }
 const gone = (file: string): boolean => {
   try {
-    fs.lstatSync(file);
+    lstat(file);
     return false;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'ENOENT';
@@ -78,21 +80,21 @@ export class TaskFifos {
   /** The FIFOs of running jobs taken over (those a stopped agent set aside put back), the pool made anew. */
   async start(): Promise<void> {
     // The world-writable FIFO of agents before these.
-    if (look(path.join(this.o.stateDir, TASK_FIFO))?.isFIFO()) quietly(() => fs.unlinkSync(path.join(this.o.stateDir, TASK_FIFO)));
+    if (look(path.join(this.o.stateDir, TASK_FIFO))?.isFIFO()) quietly(() => unlink(path.join(this.o.stateDir, TASK_FIFO)));
     const pool = look(this.poolDir);
-    if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) quietly(() => fs.rmSync(this.poolDir, { recursive: true, force: true }));
-    fs.mkdirSync(this.poolDir, { recursive: true, mode: 0o700 });
+    if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) quietly(() => removeTree(this.poolDir));
+    makeDirs(this.poolDir, 0o700);
     // A job's directory with a mount on or in it (its user's) is never looked into: its FIFO is neither put back nor read.
     const mounts = mountsBelow(this.o.stateDir);
     const open = (job: string): boolean => mountAt(mounts, this.jobDir(job)) === null && look(this.jobDir(job))?.isDirectory() === true;
-    for (const name of fs.readdirSync(this.poolDir)) {
+    for (const name of listNames(this.poolDir)) {
       const from = path.join(this.poolDir, name);
       const job = /^parked\.(.+)$/.exec(name)?.[1];
       // Only the agent puts names here: a FIFO each, back in place while its job runs, else removed (never recursively).
-      if (job !== undefined && parseJobId(job) === job && open(job)) quietly(() => fs.renameSync(from, this.fifo(job)));
-      else quietly(() => fs.unlinkSync(from));
+      if (job !== undefined && parseJobId(job) === job && open(job)) quietly(() => rename(from, this.fifo(job)));
+      else quietly(() => unlink(from));
     }
-    for (const name of fs.readdirSync(this.o.stateDir)) {
+    for (const name of listNames(this.o.stateDir)) {
       const job = /^tasks-(.+)$/.exec(name)?.[1];
       if (job !== undefined && parseJobId(job) === job) this.adopt(job, mounts);
     }
@@ -105,13 +107,13 @@ export class TaskFifos {
   private open(file: string, uid: number): Held | null {
     let fd: number;
     try {
-      fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_NONBLOCK | fs.constants.O_NOFOLLOW);
+      fd = openFd(file, O_RDWR | O_NONBLOCK | O_NOFOLLOW);
     } catch {
       return null;
     }
-    const st = fs.fstatSync(fd);
+    const st = fstatFd(fd);
     if (!st.isFIFO() || st.uid !== uid || st.nlink !== 1) {
-      fs.closeSync(fd);
+      closeFd(fd);
       return null;
     }
     return { file, fd, ino: st.ino };
@@ -123,7 +125,7 @@ export class TaskFifos {
     if (mountAt(mounts, this.jobDir(job)) !== null) return;
     const dir = look(this.jobDir(job));
     if (dir === null || !dir.isDirectory()) {
-      if (gone(this.jobDir(job))) quietly(() => fs.unlinkSync(file));
+      if (gone(this.jobDir(job))) quietly(() => unlink(file));
       return;
     }
     const h = look(file)?.isFIFO() ? this.open(file, dir.uid) : null;
@@ -151,7 +153,7 @@ export class TaskFifos {
           if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
           // Made while the agent stopped: not left behind.
           if (this.closed) {
-            quietly(() => fs.unlinkSync(file));
+            quietly(() => unlink(file));
             break;
           }
           const h = this.open(file, me());
@@ -190,16 +192,16 @@ export class TaskFifos {
     if (h === undefined) return 'no FIFO made ahead';
     const file = this.fifo(job);
     try {
-      fs.fchownSync(h.fd, uid, gid ?? -1);
-      fs.fchmodSync(h.fd, 0o600);
-      fs.renameSync(h.file, file);
+      fchownFd(h.fd, uid, gid ?? -1);
+      fchmodFd(h.fd, 0o600);
+      rename(h.file, file);
     } catch (e) {
-      quietly(() => fs.closeSync(h.fd));
-      quietly(() => fs.unlinkSync(h.file));
+      quietly(() => closeFd(h.fd));
+      quietly(() => unlink(h.file));
       return `${file}: ${(e as Error).message}`;
     }
     // Read from the next turn: nothing is written into it before this Prolog ends (its job's first task comes after).
-    setImmediate(() => (this.closed ? quietly(() => fs.closeSync(h.fd)) : this.serveJob(job, { ...h, file })));
+    setImmediate(() => (this.closed ? quietly(() => closeFd(h.fd)) : this.serveJob(job, { ...h, file })));
     return null;
   }
 
@@ -217,7 +219,7 @@ export class TaskFifos {
       if (!ended && look(j.file)?.ino === j.ino) continue;
       j.served.destroy();
       this.jobs.delete(job);
-      if (ended && look(j.file)?.ino === j.ino) quietly(() => fs.unlinkSync(j.file));
+      if (ended && look(j.file)?.ino === j.ino) quietly(() => unlink(j.file));
     }
   }
 
@@ -228,12 +230,12 @@ export class TaskFifos {
     for (const [job, j] of this.jobs) {
       j.served.destroy();
       // stateDir and the pool are root's: what is renamed is what was looked at.
-      if (look(j.file)?.ino === j.ino) quietly(() => fs.renameSync(j.file, path.join(this.poolDir, `parked.${job}`)));
+      if (look(j.file)?.ino === j.ino) quietly(() => rename(j.file, path.join(this.poolDir, `parked.${job}`)));
     }
     this.jobs.clear();
     for (const h of this.pool.splice(0)) {
-      quietly(() => fs.closeSync(h.fd));
-      quietly(() => fs.unlinkSync(h.file));
+      quietly(() => closeFd(h.fd));
+      quietly(() => unlink(h.file));
     }
     await this.filling;
   }

@@ -5,8 +5,8 @@
 // asking process (the rest are dropped, counted, said once), and an answer is written at once into the asking
 // process's pipe, or given up after REPLY_MS. The queues share one thread: what all of one user's jobs may have of
 // it is TASK_BUDGET, the rest of their requests dropped unread (each such TaskProlog runs gdrgate in its own job).
-import fs from 'node:fs';
 import net from 'node:net';
+import { fstatFd } from '../host/fd.js';
 import type { Host } from '../host/host.js';
 import { log } from '../log.js';
 import { pipeOf, replyAll } from './reply.js';
@@ -43,7 +43,7 @@ export class TaskBudget {
 /** Reads `job`'s task requests from `fd` (its FIFO, opened read-write) until destroyed; its owner's requests count against `budget`. */
 export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly job: string; readonly budget: TaskBudget }): { destroy(): void } {
   // The FIFO is the job user's (task-fifos.ts hands it over with fchown before it is read).
-  const uid = fs.fstatSync(fd).uid;
+  const uid = fstatFd(fd).uid;
   const input = new net.Socket({ fd, readable: true, writable: false });
   let queue = Promise.resolve();
   let pending = 0;
