@@ -1,6 +1,7 @@
 // The drill file: `<stateDir>/drill.json`, root's, 0600, written atomically, always with an expiry.
-import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { makeDirs } from '../host/dirs.js';
+import { exists, removeFile } from '../host/entries.js';
 import { readSmall, writeAtomic } from '../host/files.js';
 import { formatFault, parseFault, type Fault } from './fault.js';
 import { drillFile } from './path.js';
@@ -37,7 +38,7 @@ export function newDrill(node: string, fault: Fault, minutes: number, now = Date
 
 /** The gate's one atomic write (fresh temp file, fsync, rename): a prolog reading meanwhile sees the old file or the new one. */
 export function writeDrill(stateDir: string, spec: DrillSpec): string {
-  fs.mkdirSync(stateDir, { recursive: true, mode: 0o711 });
+  makeDirs(stateDir, 0o711);
   const file = drillFile(stateDir);
   writeAtomic(file, JSON.stringify(spec, null, 2) + '\n', { mode: 0o600, sync: true });
   return file;
@@ -45,8 +46,8 @@ export function writeDrill(stateDir: string, spec: DrillSpec): string {
 
 export function removeDrill(stateDir: string): boolean {
   const file = drillFile(stateDir);
-  const had = fs.existsSync(file);
-  fs.rmSync(file, { force: true });
+  const had = exists(file);
+  removeFile(file);
   return had;
 }
 

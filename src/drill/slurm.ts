@@ -1,6 +1,6 @@
 // The Slurm clients a drill drives (sbatch, squeue, sinfo, scancel, scontrol): absolute paths, bounded calls, polling.
-import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { exists } from '../host/entries.js';
 import type { Exec } from '../host/exec.js';
 import { parseShowJob, type JobInfo } from '../parsers/scontrol-job.js';
 import { isDrainedOrDown, parseShowNode, type NodeState } from '../parsers/scontrol.js';
@@ -11,7 +11,7 @@ export type Client = 'sbatch' | 'squeue' | 'sinfo' | 'scancel' | 'scontrol';
 export function clientPath(scontrol: string, name: Client): string {
   if (name === 'scontrol') return scontrol;
   const beside = path.join(path.dirname(scontrol), name);
-  return existsSync(beside) ? beside : `/usr/bin/${name}`;
+  return exists(beside) ? beside : `/usr/bin/${name}`;
 }
 
 /** squeue %r for a job whose prolog failed and was requeued held (Slurm: "launch failed requeued held"). */

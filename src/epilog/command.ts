@@ -2,10 +2,10 @@
 // the job's per-job state (epilog/job-state.ts, then removed), pcie-aer's growth during the job, and, when the config
 // has `probes` and the sampling policy says so, bandwidth. Records: the job view's findings, counted for the admin.
 // Exit 1 only after our own drain: a non-zero Epilog otherwise drains the node with Slurm's "Epilog error" (DESIGN §5).
-import { existsSync } from 'node:fs';
 import { DEFAULTS } from '../config.js';
 import { runHook, type ActingHook, type HookRun, type Judgement } from '../engine/hook.js';
 import { UsageError } from '../errors.js';
+import { exists } from '../host/entries.js';
 import type { Exec } from '../host/exec.js';
 import { log } from '../log.js';
 import type { AnyFinding } from '../model/finding.js';
@@ -56,7 +56,7 @@ function stateLine(o: Awaited<ReturnType<typeof epilogJobState>>): string {
 async function judgeAer(run: HookRun, job: string | null): Promise<EpilogAer | null> {
   const { cfg, node } = run;
   // One lstat when the job's Prolog recorded nothing: the engine's modules load only when there is something to judge.
-  if (job === null || run.dryRun || !cfg || !existsSync(`${cfg.stateDir}/${aerJobFile(job)}`)) return null;
+  if (job === null || run.dryRun || !cfg || !exists(`${cfg.stateDir}/${aerJobFile(job)}`)) return null;
   const logger = await log();
   try {
     const aer = await (await import('./aer.js')).epilogAer(cfg, node, job);

@@ -3,8 +3,8 @@
 // come from task.json, which the job's own user writes: an unverified report, so only codes the TaskProlog can
 // emit are recorded or counted (a job can at most inflate or omit its own counts, never add a series) and nothing
 // acts on them.
-import fs from 'node:fs';
 import path from 'node:path';
+import { rename } from '../host/entries.js';
 import { appendText, ensureSafeDir, lstatOrNull, quietly, readSmall } from '../host/files.js';
 import { isTaskCode } from '../task/records.js';
 
@@ -30,7 +30,7 @@ export function recordTaskFindings(spoolDir: string, job: string, codes: readonl
   // tail read would make it fall: a false reset to Prometheus). The rotation itself starts the counts again from
   // this job's, one counter reset. A node keeps at most twice MAX_READ. (spoolDir is root's: ensureSafeDir.)
   const size = lstatOrNull(file)?.size ?? 0;
-  if (size > 0 && size + Buffer.byteLength(text) > MAX_READ) quietly(() => fs.renameSync(file, path.join(spoolDir, TASK_FINDINGS_OLD)));
+  if (size > 0 && size + Buffer.byteLength(text) > MAX_READ) quietly(() => rename(file, path.join(spoolDir, TASK_FINDINGS_OLD)));
   appendText(file, text);
 }
 

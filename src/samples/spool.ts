@@ -1,7 +1,9 @@
 // Local sample spool: atomic JSON-line appends from concurrent epilogs, size-bounded rotation under a lock, tolerant reader.
-import { closeSync, constants, fstatSync, linkSync, lstatSync, readSync, readdirSync, rmSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseSampleLine, sampleLine, type Sample } from './sample.js';
+import { listNames } from '../host/dirs.js';
+import { lstatIfAny, moveNoClobber, removeFile } from '../host/entries.js';
+import { closeFd, fstatFd, O_RDONLY, readFd, writeBytes, writeText } from '../host/fd.js';
 import { errno as errnoCode, openAppend, openRegular, quietly } from '../host/files.js';
 import { takeLock } from '../host/lock.js';
 
@@ -48,29 +50,14 @@ export const MAX_READ_BYTES = 64 << 20;
 
 const errMsg = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const rotated = (dir: string, n: number): string => join(dir, `samples.${n}.jsonl`);
-const closeQuietly = (fd: number | null): void => (fd === null ? undefined : quietly(() => closeSync(fd)));
+const closeQuietly = (fd: number | null): void => (fd === null ? undefined : quietly(() => closeFd(fd)));
 /**
- * Moves src to dst but never replaces dst (link + unlink: Node has no RENAME_NOREPLACE), so two rotations that
- * overlap despite the lock cannot overwrite a generation. Same inode at both names = a move cut short: finish it.
+ * samples.jsonl → samples.1.jsonl → … → samples.<keep>.jsonl (dropped); only existing generations are touched. Caller holds
+ * the lock. Each move is moveNoClobber's (never replacing): two rotations that overlap despite the lock cannot overwrite a generation.
  */
-function moveNoClobber(src: string, dst: string): 'moved' | 'missing' | 'exists' {
-  try {
-    linkSync(src, dst);
-  } catch (e) {
-    if (errnoCode(e) === 'ENOENT') return 'missing';
-    if (errnoCode(e) !== 'EEXIST') throw e;
-    const a = lstatSync(src, { throwIfNoEntry: false });
-    const b = lstatSync(dst, { throwIfNoEntry: false });
-    if (a === undefined || b === undefined || a.ino !== b.ino || a.dev !== b.dev) return 'exists';
-  }
-  unlinkSync(src);
-  return 'moved';
-}
-
-/** samples.jsonl → samples.1.jsonl → … → samples.<keep>.jsonl (dropped); only existing generations are touched. Caller holds the lock. */
 function rotate(dir: string, keep: number): string | null {
   for (const n of generations(dir)) {
-    if (n >= keep) rmSync(rotated(dir, n), { force: true });
+    if (n >= keep) removeFile(rotated(dir, n));
     else if (moveNoClobber(rotated(dir, n), rotated(dir, n + 1)) === 'exists') return `rotation stopped: samples.${n + 1}.jsonl exists`;
   }
   return moveNoClobber(join(dir, LIVE), rotated(dir, 1)) === 'exists' ? 'rotation stopped: samples.1.jsonl exists' : null;
@@ -78,7 +65,7 @@ function rotate(dir: string, keep: number): string | null {
 
 /** Generation numbers present in the directory, highest (oldest) first. */
 function generations(dir: string): number[] {
-  return readdirSync(dir)
+  return listNames(dir)
     .map((f) => f.match(/^samples\.(\d+)\.jsonl$/)?.[1])
     .filter((n): n is string => n !== undefined)
     .map(Number)
@@ -90,7 +77,7 @@ function maybeRotate(o: SpoolOptions, incoming: number, notes: string[]): void {
   const max = o.maxBytes ?? 16 << 20;
   const live = join(o.dir, LIVE);
   const over = (): boolean => {
-    const st = lstatSync(live, { throwIfNoEntry: false });
+    const st = lstatIfAny(live);
     return st !== undefined && st.isFile() && st.size > 0 && st.size + incoming > max;
   };
   if (!over()) return;
@@ -114,10 +101,10 @@ function maybeRotate(o: SpoolOptions, incoming: number, notes: string[]): void {
  * costs only itself. Two writers may both add one: the reader skips blank lines.
  */
 function healTornTail(fd: number): string {
-  const st = fstatSync(fd);
+  const st = fstatFd(fd);
   if (!st.isFile() || st.size === 0) return '';
   const last = Buffer.alloc(1);
-  return readSync(fd, last, 0, 1, st.size - 1) === 1 && last[0] !== 0x0a ? '\n' : '';
+  return readFd(fd, last, 0, 1, st.size - 1) === 1 && last[0] !== 0x0a ? '\n' : '';
 }
 
 /**
@@ -143,12 +130,12 @@ export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): Appe
     maybeRotate(o, Buffer.byteLength(text), notes);
     fd = openAppend(join(o.dir, LIVE), 0o644, true);
     const buf = Buffer.from(healTornTail(fd) + text);
-    const n = writeSync(fd, buf);
+    const n = writeBytes(fd, buf);
     if (n !== buf.length) {
       // Only ENOSPC/EFBIG/EDQUOT cut a regular-file write short. End the torn line if there is room; if not, the
       // reader skips and counts it, and the next append starts on a fresh line (healTornTail).
       const end = fd;
-      quietly(() => writeSync(end, '\n'));
+      quietly(() => writeText(end, '\n'));
       return { ok: false, code: 'ESHORTWRITE', message: `short write: ${n} of ${buf.length} bytes`, written: 0, bytes: n, rejected, notes };
     }
     return { ok: true, written: count, bytes: n, rejected, notes };
@@ -163,7 +150,7 @@ export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): Appe
 export function spoolFiles(dir: string): string[] {
   const live = join(dir, LIVE);
   const gens = generations(dir).map((n) => rotated(dir, n));
-  return lstatSync(live, { throwIfNoEntry: false }) !== undefined ? [...gens, live] : gens;
+  return lstatIfAny(live) !== undefined ? [...gens, live] : gens;
 }
 
 /** Streams every sample to onSample in 1 MiB chunks; skips and counts torn and corrupt lines. Never throws. */
@@ -203,8 +190,8 @@ export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) =>
     let fd: number | null = null;
     try {
       // Only our own (or root's) regular files: a link, a FIFO or a file another user planted is skipped, not read.
-      fd = openRegular(path, constants.O_RDONLY, 0o644, process.geteuid?.() ?? 0);
-      const st = fstatSync(fd);
+      fd = openRegular(path, O_RDONLY, 0o644, process.geteuid?.() ?? 0);
+      const st = fstatFd(fd);
       if (st.size > MAX_READ_BYTES) {
         problems.push(`${path}: ${st.size} bytes, more than ${MAX_READ_BYTES} (rotation keeps files far smaller), skipped`);
         continue;
@@ -213,7 +200,7 @@ export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) =>
       inodes.add(`${st.dev}:${st.ino}`);
       files.push(path);
       let carry = Buffer.alloc(0);
-      for (let n = readSync(fd, chunk, 0, CHUNK, null); n > 0; n = readSync(fd, chunk, 0, CHUNK, null)) {
+      for (let n = readFd(fd, chunk, 0, CHUNK, null); n > 0; n = readFd(fd, chunk, 0, CHUNK, null)) {
         const data = carry.length > 0 ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
         const last = data.lastIndexOf(0x0a);
         if (last < 0) {
