@@ -1,8 +1,9 @@
 // JSON Schema validators (ajv, draft 2020-12), errors as `/instance/path: message`. The build precompiles
 // them (dist/validators/*.js); compiling at run time is the fallback for running from sources.
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { exists } from './host/entries.js';
+import { readText } from './host/whole-file.js';
 import { PRECOMPILED } from './validators.js';
 
 export type SchemaName = 'baseline' | 'config' | 'report' | 'fleet-summary';
@@ -23,7 +24,7 @@ const cache = new Map<SchemaName, Validate>();
 /** The package root (holds schemas/ and dist/), whether this code runs from src/, dist/ or a bundle chunk. */
 function packageRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 4 && !existsSync(path.join(dir, 'schemas')); i++) dir = path.dirname(dir);
+  for (let i = 0; i < 4 && !exists(path.join(dir, 'schemas')); i++) dir = path.dirname(dir);
   return dir;
 }
 
@@ -35,11 +36,11 @@ async function compiled(name: SchemaName): Promise<AjvFn> {
   const given = PRECOMPILED[name];
   if (given) return given;
   const pre = path.join(packageRoot(), 'dist', 'validators', `${name}.js`);
-  if (existsSync(pre)) return ((await import(pathToFileURL(pre).href)) as { default: AjvFn }).default;
+  if (exists(pre)) return ((await import(pathToFileURL(pre).href)) as { default: AjvFn }).default;
   // `.default` is the class both natively (module.exports) and in the bundle (exports.default).
   type AjvClass = typeof import('ajv/dist/2020.js').Ajv2020;
   const Ajv2020 = ((await import('ajv/dist/2020.js')) as unknown as { default: AjvClass }).default;
-  return new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readFileSync(schemaPath(name), 'utf8')) as object) as AjvFn;
+  return new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readText(schemaPath(name))) as object) as AjvFn;
 }
 
 export async function validatorFor(name: SchemaName): Promise<Validate> {

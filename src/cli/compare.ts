@@ -1,12 +1,12 @@
 // `gdrgate compare A B`: suspect (snapshot or directory) against known-good (snapshot, directory or baseline JSON).
 import { nul } from '../model/fact.js';
-import { promises as fsp } from 'node:fs';
 import { loadBaseline, selectClass } from '../baseline/load.js';
 import { diffAgainstBaseline } from '../compare/baseline.js';
 import { compareInventories } from '../compare/compare.js';
 import { buildResult, renderCompare, type Side } from '../compare/render.js';
 import { sortDifferences } from '../compare/order.js';
 import { FsHost } from '../host/fs-host.js';
+import { readHead, statAsync } from '../host/whole-file.js';
 import type { Inventory } from '../model/inventory.js';
 import { readNode } from '../engine/evaluate.js';
 import { ConfigError } from '../errors.js';
@@ -30,15 +30,9 @@ async function side(root: string): Promise<{ inv: Inventory; side: Side }> {
 
 /** A baseline is a JSON file: the first non-blank byte is `{` (a tar or gzip stream never starts so). */
 async function isJson(file: string): Promise<boolean> {
-  const st = await fsp.stat(file).catch(() => null);
+  const st = await statAsync(file).catch(() => null);
   if (!st?.isFile()) return false;
-  const fh = await fsp.open(file, 'r');
-  try {
-    const { buffer, bytesRead } = await fh.read(Buffer.alloc(64), 0, 64, 0);
-    return buffer.subarray(0, bytesRead).toString('latin1').trimStart().startsWith('{');
-  } finally {
-    await fh.close();
-  }
+  return (await readHead(file, 64)).toString('latin1').trimStart().startsWith('{');
 }
 
 export async function compareCommand(a: CompareArgs): Promise<number> {

@@ -3,10 +3,10 @@
 // start-up and its checks, not the loading and compiling of ~1 MB of code. A snapshot loads only in the Node
 // build, with the V8 flags and on the CPU that made it, so it is made where it runs (`gdrgate startup-snapshot`,
 // src/startup/make.ts) and the Slurm wrappers fall back to the plain program when it is refused.
-import { statSync } from 'node:fs';
 import { startupSnapshot } from 'node:v8';
 import { gateCommand } from './gate.js';
 import { runCli } from './run.js';
+import { statBig } from '../host/entries.js';
 import { setLogFile } from '../log.js';
 // Loaded by gateCommand only on a passing prolog (and then node:crypto with it): here it is in the blob.
 import '../state/prolog.js';
@@ -17,7 +17,7 @@ export const STALE_EXIT = 10;
 /** The file as it is now: device, inode, size and modification time (a replaced or rewritten file differs). */
 function identity(file: string): string {
   try {
-    const st = statSync(file, { bigint: true });
+    const st = statBig(file);
     return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`;
   } catch (e) {
     return `unreadable: ${(e as Error).message}`;

@@ -1,10 +1,10 @@
 // The Slurm gate's judge and record (prolog and health), for the hook life cycle (engine/hook.ts) that both the
 // gate's own process (cli/gate.ts) and the agent (agent/serve.ts) run: the node through the engine under the hard
 // deadline; a passing Prolog's per-job state and pcie-aer's reference.
-import { existsSync } from 'node:fs';
 import { trustedFiles, type Config } from '../config.js';
 import type { ActiveDrill } from '../drill/hook.js';
 import { drillFile } from '../drill/path.js';
+import { exists } from '../host/entries.js';
 import type { Host } from '../host/host.js';
 import { log } from '../log.js';
 import type { Finding } from '../model/finding.js';
@@ -60,7 +60,7 @@ type GateJudgement = Judgement<GateWork, Finding>;
 async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJudgement> {
   const baseline = a.baseline ?? cfg.baseline;
   // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
-  const drill = existsSync(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, run.node) : null;
+  const drill = exists(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, run.node) : null;
   const ev = await evaluateNode({
     root: a.root ?? cfg.root,
     baseline,

@@ -1,8 +1,8 @@
 // What `fleet collect` left beside the snapshots (DIR/gdrgate-collect.json): the nodes that did not answer, and why.
 // The report lists them as missing, so a node that never sent a snapshot is not silently absent from the fleet.
-import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
+import { exists } from '../host/entries.js';
 import { readJsonFile } from '../host/json-file.js';
 import { badNodeName } from '../slurm/node-name.js';
 import type { NodeMissing } from './types.js';
@@ -27,7 +27,7 @@ export function missingOfSummary(v: unknown): { ok: true; missing: NodeMissing[]
 /** The summary in `dir`, if there is one; a broken one is a problem of the report, never fatal. */
 export async function readCollectSummary(dir: string): Promise<{ missing: NodeMissing[]; problem: string | null }> {
   const file = path.join(dir, COLLECT_SUMMARY);
-  if (!existsSync(file)) return { missing: [], problem: null };
+  if (!exists(file)) return { missing: [], problem: null };
   try {
     const r = missingOfSummary(await readJsonFile(file, 'the fleet collect summary'));
     return r.ok ? { missing: r.missing, problem: null } : { missing: [], problem: `${file}: ${r.error}, ignored` };

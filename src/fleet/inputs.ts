@@ -1,9 +1,9 @@
 // What a fleet directory holds: node snapshots (`<node>.tar.gz`, as `gdrgate snapshot` and `fleet collect` write
 // them), the summaries the nodes wrote beside them (`<node>.summary.json`, summary.ts), and sample spools copied by every means (`<node>.samples.jsonl`, `<node>.samples.<n>.jsonl`, or a whole spool
 // directory `<node>.spool/`). A name that is not a node name is listed as a problem, never read.
-import { readdirSync, type Dirent } from 'node:fs';
 import path from 'node:path';
 import { UsageError } from '../errors.js';
+import { listEntries, type Dirent } from '../host/dirs.js';
 import { byNatural } from '../model/order.js';
 import { spoolFiles } from '../samples/spool.js';
 import { badNodeName } from '../slurm/node-name.js';
@@ -39,7 +39,7 @@ function kindOf(e: Dirent): string {
 export function scanFleetDir(dir: string): FleetInputs {
   let entries: Dirent[];
   try {
-    entries = readdirSync(dir, { withFileTypes: true });
+    entries = listEntries(dir);
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
     throw new UsageError(`fleet directory ${dir}: ${code === 'ENOENT' ? 'no such directory' : code === 'ENOTDIR' ? 'not a directory' : (e as Error).message}`);

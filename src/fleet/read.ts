@@ -5,11 +5,11 @@
 // order; below it, or where the worker file is not there (the sources run by a TypeScript loader), in process, a
 // few at a time. Either way each node comes with its view key (digest.ts): nodes of one key compare alike and share
 // one view object, so memory grows with the distinct views, not with the nodes.
-import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { CompareView } from '../compare/view.js';
+import { exists } from '../host/entries.js';
 import { viewKey } from './digest.js';
 import { readFleetNode, type FactSource, type WorkerAnswer, type WorkerJob } from './read-one.js';
 import type { NodeMissing } from './types.js';
@@ -64,13 +64,13 @@ const BATCH = 16;
 export const defaultWorkerFile = (): string => {
   const here = import.meta.url;
   const candidates = [new URL('./fleet-read-worker.cjs', here), new URL('../fleet-read-worker.js', here)].map((u) => fileURLToPath(u));
-  return candidates.find((f) => existsSync(f)) ?? candidates[candidates.length - 1]!;
+  return candidates.find((f) => exists(f)) ?? candidates[candidates.length - 1]!;
 };
 
 function workerCount(n: number, o: ReadOptions): { count: number; file: string } {
   const file = o.workerFile ?? defaultWorkerFile();
   const want = o.workers ?? (n >= POOL_FROM ? Math.min(4, availableParallelism()) : 0);
-  if (want <= 0 || n === 0 || !existsSync(file)) return { count: 0, file };
+  if (want <= 0 || n === 0 || !exists(file)) return { count: 0, file };
   return { count: Math.min(want, n), file };
 }
 

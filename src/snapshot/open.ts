@@ -1,10 +1,10 @@
 // A Host over a snapshot file (tar.gz or tar) read into memory: answers as FsHost would on the unpacked tree, but a path
 // the tree lacks is absent only where the recording found it absent (manifest `missing`); else it is unknown.
-import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ConfigError } from '../errors.js';
 import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
+import { readBytesAsync, statAsync } from '../host/whole-file.js';
 import { MAX_FILE_BYTES, MAX_LINKS, MAX_PATH_BYTES, MAX_TAR_BYTES } from './limits.js';
 import { manifestProblem, manifestTime } from './manifest.js';
 import { TarError } from './tar.js';
@@ -293,8 +293,8 @@ export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
 }
 
 export async function openSnapshot(file: string): Promise<SnapshotHost> {
-  const st = await fsp.stat(file);
+  const st = await statAsync(file);
   if (!st.isFile()) throw new SnapshotError(`${file}: not a regular file`);
   if (st.size > MAX_FILE_BYTES) throw new SnapshotError(`${file}: ${st.size} bytes, more than the ${MAX_FILE_BYTES}-byte cap`);
-  return parseSnapshot(file, await fsp.readFile(file));
+  return parseSnapshot(file, await readBytesAsync(file));
 }

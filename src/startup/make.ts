@@ -5,14 +5,16 @@
 // Steps: warm-up configs (a baseline captured from each warm-up tree, a throwaway state directory), the blob built
 // by `node --snapshot-blob T --build-snapshot PROGRAM` into a private directory, proven (`--version`, and a
 // warm-up prolog from the new blob passes), then written atomically where the wrappers look for it.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from '../errors.js';
+import { makeTempDir, removeTree } from '../host/dirs.js';
+import { exists } from '../host/entries.js';
 import { ExecaExec, type ExecResult } from '../host/exec.js';
 import { writeAtomic, writeNew } from '../host/files.js';
 import { untrustedReason } from '../host/trust.js';
+import { readBytes } from '../host/whole-file.js';
 import { versionLine } from '../version.js';
 
 /** Where the package's wrappers look for it (slurm/prolog.sh BLOB=, set by scripts/package.mjs). */
@@ -45,7 +47,7 @@ export function programFile(): string {
   if (here.endsWith('.cjs')) return here;
   for (let dir = path.dirname(here), i = 0; i < 3; i++, dir = path.dirname(dir)) {
     const f = path.join(dir, 'gdrgate.cjs');
-    if (existsSync(f)) return f;
+    if (exists(f)) return f;
   }
   throw new UsageError(`no gdrgate.cjs beside ${here}: run npm run build first`);
 }
@@ -54,7 +56,7 @@ export function programFile(): string {
 export function bundledCapture(program: string): string | null {
   const dir = path.dirname(program);
   const candidates = [path.join(dir, '../../share/gdrgate/examples/h200-vm.tar.gz'), path.join(dir, '../examples/h200-vm.tar.gz')];
-  return candidates.find((f) => existsSync(f)) ?? null;
+  return candidates.find((f) => exists(f)) ?? null;
 }
 
 function must(what: string, r: ExecResult): string {
@@ -74,7 +76,7 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   // A blob is code: one that someone other than this user (root, on a node) could change is never started, here as
   // in the wrappers (slurm/prolog.sh's rootonly), which would pass it over on every run. It is remade instead.
   let notUsed = '';
-  if (a.ifNeeded && existsSync(a.out)) {
+  if (a.ifNeeded && exists(a.out)) {
     const untrusted = untrustedReason(a.out, process.getuid?.() ?? 0);
     if (untrusted === null) {
       const now = await run(['--snapshot-blob', a.out, 'version'], {}, 30_000);
@@ -82,7 +84,7 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
     } else notUsed = `; the one there was not used: ${untrusted}`;
   }
   // A private directory (0700): nobody can plant a link where the builder writes.
-  const work = mkdtempSync(path.join(tmpdir(), 'gdrgate-startup-'));
+  const work = makeTempDir(path.join(tmpdir(), 'gdrgate-startup-'));
   try {
     const configs: string[] = [];
     for (const [i, root] of a.warmUp.entries()) {
@@ -99,10 +101,10 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
     const said = must('the new blob', await run(['--snapshot-blob', blob, 'version'], {}, 30_000)).trim();
     if (said !== versionLine()) throw new Error(`the new blob says "${said}", not "${versionLine()}"`);
     if (configs[0]) must('a prolog from the new blob', await run(['--snapshot-blob', blob, 'prolog', '--dry-run', '--config', configs[0]], {}, 30_000));
-    const bytes = readFileSync(blob);
+    const bytes = readBytes(blob);
     writeAtomic(a.out, bytes, { mode: 0o644, sync: true });
     return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}${notUsed}`;
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    removeTree(work);
   }
 }
