@@ -43,6 +43,15 @@ async function compiled(name: SchemaName): Promise<AjvFn> {
   return new Ajv2020({ allErrors: true, strict: true }).compile(JSON.parse(readText(schemaPath(name))) as object) as AjvFn;
 }
 
+/** What ajv's message leaves out: the property not allowed, the values that are (enum, const). */
+function detail(p: Record<string, unknown> | undefined): string {
+  if (!p) return '';
+  if ('additionalProperty' in p) return ` (${String(p.additionalProperty)})`;
+  if (Array.isArray(p.allowedValues)) return `: ${p.allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  if ('allowedValue' in p) return `: ${JSON.stringify(p.allowedValue)}`;
+  return '';
+}
+
 export async function validatorFor(name: SchemaName): Promise<Validate> {
   const hit = cache.get(name);
   if (hit) return hit;
@@ -50,7 +59,7 @@ export async function validatorFor(name: SchemaName): Promise<Validate> {
   const v: Validate = (data) =>
     fn(data)
       ? []
-      : (fn.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
+      : (fn.errors ?? []).map((e) => `${e.instancePath || '/'}: ${e.message ?? 'invalid'}${detail(e.params)}`);
   cache.set(name, v);
   return v;
 }

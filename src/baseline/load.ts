@@ -45,6 +45,15 @@ export async function checkBaseline(data: unknown, file: string): Promise<Baseli
     unique(file, `/classes/${i}/paths`, c.paths, (p) => `${p.gpu} ${p.nic}`, 'GPU↔NIC pair');
     unique(file, `/classes/${i}/payload/devices`, c.payload?.devices ?? [], (d) => d.bdf, 'device');
     unique(file, `/classes/${i}/probes`, c.probes ?? [], (e) => JSON.stringify([e.probe, e.gpu, e.nic, e.direction, e.recipe]), 'probe path and recipe');
+    // A pair naming a device the class does not have is judged by nothing (the check skips a pair whose device is
+    // not on the node, leaving that to device-inventory, which knows only the class's devices): a typo turns the
+    // real pair's check off in silence.
+    const gpus = new Set(c.devices.filter((d) => d.role === 'gpu').map((d) => d.bdf));
+    const nics = new Set(c.devices.filter((d) => d.role === 'nic').map((d) => d.name));
+    c.paths.forEach((p, j) => {
+      if (!gpus.has(p.gpu)) throw new ConfigError(`${file}: /classes/${i}/paths/${j}/gpu: ${p.gpu} is not a GPU of class ${JSON.stringify(c.name)} (its devices of role gpu: ${[...gpus].join(', ') || 'none'})`);
+      if (!nics.has(p.nic)) throw new ConfigError(`${file}: /classes/${i}/paths/${j}/nic: ${p.nic} is not an RDMA adapter of class ${JSON.stringify(c.name)} (its devices of role nic: ${[...nics].join(', ') || 'none'})`);
+    });
   });
   return b;
 }

@@ -105,6 +105,8 @@ export async function validateCommand(a: { file: string }): Promise<number> {
   // Valid, but a node judged against it checks nothing: said, not refused (a hand-written class may mean it).
   for (const c of b.classes.filter((k) => k.devices.length === 0))
     process.stderr.write(`gdrgate: warning: ${a.file}: class ${JSON.stringify(c.name)} expects no devices (no GPU, no RDMA adapter): a node judged against it checks nothing\n`);
+  for (const c of b.classes.filter((k) => k.paths.length === 0 && k.devices.some((d) => d.role === 'gpu') && k.devices.some((d) => d.role === 'nic')))
+    process.stderr.write(`gdrgate: warning: ${a.file}: class ${JSON.stringify(c.name)} has GPUs and RDMA adapters but no GPU↔NIC path: topology-distance judges none of them\n`);
   out(`${a.file}: valid, ${b.classes.length} class(es): ${b.classes.map((c) => `${c.name} [${c.match.join(' ')}] ${c.platform}, ${c.devices.length} devices`).join('; ')}`);
   return 0;
 }
