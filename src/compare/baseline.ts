@@ -4,7 +4,7 @@ import type { BaselineClass } from '../model/baseline.js';
 import type { Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import { runChecks } from '../runner/run.js';
-import { CHECK_IDS } from '../checks/index.js';
+import { CHECK_IDS, type CheckId } from '../checks/index.js';
 import { diff, type Area, type Difference, type Impact } from './types.js';
 
 /** Finding code → where it sits and how hard it hits the path; the response is the catalog's for that code. */
@@ -39,9 +39,42 @@ const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
   'topology-numa-changed': ['numa', 'major'],
 };
 
-function toDifference(f: Finding): Difference | null {
+/** Where a check's "could not tell" sits: as node-to-node compare says it, a minor difference, never "equivalent". */
+const CHECK_AREA: Record<CheckId, Area> = {
+  'device-inventory': 'device',
+  'pcie-link': 'link-width',
+  'pcie-acs': 'acs',
+  'pcie-ats': 'ats',
+  'gpu-bar1': 'bar1',
+  'pcie-relaxed-ordering': 'relaxed-ordering',
+  'pcie-aer': 'aer',
+  'pcie-throttle': 'link-speed',
+  'pcie-payload': 'payload',
+  'iommu-mode': 'iommu',
+  'gpudirect-mechanism': 'gpudirect',
+  'memlock-limit': 'memlock',
+  'topology-distance': 'topology',
+  'job-placement': 'numa',
+};
+
+/**
+ * A skip that says a device or path of the class could not be read (`-unknown`, `-unreadable`), or an error there;
+ * not one that says "not applicable", and not one of the node as a whole (its cooling devices, its own limits),
+ * which the class does not record either: node to node, only what one side read and the other did not is said.
+ */
+function couldNotTell(f: Finding, subjects: ReadonlySet<string>): boolean {
+  return (f.status === 'error' || (f.status === 'skip' && /-(unknown|unreadable)$/.test(f.code))) && subjects.has(f.subject) && f.check in CHECK_AREA;
+}
+
+/** What the class records per device and per path: a finding on one of them is on the class's ground. */
+function subjectsOf(cls: BaselineClass): Set<string> {
+  return new Set([...cls.devices.flatMap((d) => [d.bdf, ...(d.name ? [d.name] : [])]), ...cls.paths.map((p) => `${p.gpu}-${p.nic}`)]);
+}
+
+function toDifference(f: Finding, subjects: ReadonlySet<string>): Difference | null {
   const code = f.code as Code;
-  if (f.status !== 'fail' && f.status !== 'warn') return null; // pass, and "could not tell" (skip/error), are not differences
+  if (couldNotTell(f, subjects)) return diff('minor', CHECK_AREA[f.check as CheckId], f.subject, `could not tell: ${f.message}`, f.expected ?? 'as the baseline', 'unknown-side');
+  if (f.status !== 'fail' && f.status !== 'warn') return null; // pass, and "not applicable", are not differences
   const a = f.actual ?? f.message;
   const b = f.expected ?? '';
   if (code === 'driver-mismatch') return f.subject === 'kernel' ? diff('minor', 'kernel', 'node', a, b, code) : diff('major', 'driver', f.subject, a, b, code);
@@ -51,7 +84,8 @@ function toDifference(f: Finding): Difference | null {
 }
 
 export function diffAgainstBaseline(inv: Inventory, cls: BaselineClass): Difference[] {
+  const subjects = subjectsOf(cls);
   return runChecks({ inv, baseline: cls }, CHECK_IDS)
-    .map(toDifference)
+    .map((f) => toDifference(f, subjects))
     .filter((d): d is Difference => d !== null);
 }

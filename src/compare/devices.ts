@@ -87,6 +87,11 @@ export function topology(a: CompareView, b: CompareView): Difference[] {
       const ca = a.topo.cells[ga]![na] as PathClass;
       const cb = b.topo.cells[gi]![ni] as PathClass;
       if (ca === cb) return;
+      // A cell one side could not compute (`?`: a NUMA node unread across host bridges) is no change of path.
+      if (!(ca in RANK) || !(cb in RANK)) {
+        out.push(diff('minor', 'topology', `${g}-${n}`, ca, cb, 'unknown-side'));
+        return;
+      }
       const farther = RANK[ca] > RANK[cb];
       out.push(diff(farther ? 'critical' : 'major', 'topology', `${g}-${n}`, ca, cb, farther && ca === 'SYS' ? 'topology-remote-nic' : 'topology-changed'));
     });
