@@ -81,13 +81,14 @@ export async function drillRun(a: Common & { readonly json: boolean; readonly st
     out(`${node}: no drill to run: ${d.why}`);
     return exitCode('usage');
   }
-  // Interrupted by hand: the fault goes with us (a SIGKILL leaves it until expiresAt, when every gate ignores it).
+  // Interrupted (Ctrl-C, kill, or the admin's session hanging up): the fault goes with us, whatever step the run is at
+  // (a SIGKILL leaves it until expiresAt, when every gate ignores it).
   const abort = (sig: NodeJS.Signals): void => {
     removeDrill(cfg.stateDir);
     process.stderr.write(`gdrgate drill run: ${sig}: drill file removed; the node may still be drained with drill=${d.spec.marker} (gdrgate drill stop)\n`);
     process.exit(130);
   };
-  process.once('SIGINT', abort).once('SIGTERM', abort);
+  process.once('SIGINT', abort).once('SIGTERM', abort).once('SIGHUP', abort);
   const { runDrill } = await import('../drill/run.js');
   const report = await runDrill(cfg, exec, d.spec, { stepMs: (a.stepSeconds ?? 90) * 1000 });
   out(a.json ? JSON.stringify(report, null, 2) : renderDrill(report));

@@ -46,48 +46,64 @@ export async function runDrill(cfg: Config, exec: Exec, spec: DrillSpec, limits:
     if (!r.resumed) return (problems.push(`could not lift the drill's own drain: ${r.why}`), finish());
   }
 
-  // 2. Probe job: the prolog sees the staged fault and drains with the marker; the job is requeued held.
-  const sub = await slurm.submit(node, 'gdrgate-drill-probe', spec.reservation);
-  if (!sub.ok) return (problems.push(`probe job not submitted: ${sub.why}`), finish());
-  const submitted = at();
-  const drained = await waitFor(() => slurm.show(node), isDrained, limits.stepMs);
-  drain = { drained: drained.ok, ms: drained.ok ? at() - submitted : null, reason: drained.value?.reason ?? null, markerInReason: hasMarker(drained.value?.reason ?? null, spec.marker), sinfoR: null };
-  if (!drained.ok) problems.push(`not drained within ${limits.stepMs} ms of the probe job (state ${drained.value?.state ?? '?'})`);
-  else if (!drain.markerInReason) problems.push(`drained, but not by this drill (reason: ${drain.reason ?? 'none'})`);
-  // Requeued: pending again with a restart counted (held, or not with SchedulerParameters=nohold_on_prolog_fail).
-  const requeued = (j: JobInfo | null): boolean => j !== null && ((j.state === 'PENDING' && j.restarts > 0) || isTerminal(j.state));
-  const fate = await waitFor(() => slurm.showJob(sub.id), requeued, drained.ok ? limits.stepMs : 1000);
-  const fj = fate.value;
-  const sq = await slurm.job(sub.id); // squeue's words for the reason (scontrol may print them with underscores)
-  probe = { job: sub.id, fate: `${sq.state}${sq.reason && sq.reason !== 'None' ? ` (${sq.reason})` : ''}` };
-  if (drained.ok && !(fj?.state === 'PENDING' && fj.restarts > 0)) problems.push(`probe job ${sub.id} not requeued: ${probe.fate}`);
-  drain = { ...drain, sinfoR: await slurm.sinfoR(node) };
+  // From here the node takes jobs (its drill drain lifted, or fenced by a reservation, or --force): whatever ends the
+  // run (the probe not submitted, a throw), the fault goes with it. Only a signal or SIGKILL skips this; drillRun's
+  // handlers remove the file on SIGINT, SIGTERM and SIGHUP.
+  let disarmed = false;
+  const disarm = (): void => {
+    if (disarmed) return;
+    removeDrill(cfg.stateDir);
+    disarmed = true;
+    recovery.faultRemovedMs = at();
+  };
+  const probeAndRecover = async (): Promise<DrillReport> => {
+    // 2. Probe job: the prolog sees the staged fault and drains with the marker; the job is requeued held.
+    const sub = await slurm.submit(node, 'gdrgate-drill-probe', spec.reservation);
+    if (!sub.ok) return (problems.push(`probe job not submitted: ${sub.why}`), disarm(), finish());
+    const submitted = at();
+    const drained = await waitFor(() => slurm.show(node), isDrained, limits.stepMs);
+    drain = { drained: drained.ok, ms: drained.ok ? at() - submitted : null, reason: drained.value?.reason ?? null, markerInReason: hasMarker(drained.value?.reason ?? null, spec.marker), sinfoR: null };
+    if (!drained.ok) problems.push(`not drained within ${limits.stepMs} ms of the probe job (state ${drained.value?.state ?? '?'})`);
+    else if (!drain.markerInReason) problems.push(`drained, but not by this drill (reason: ${drain.reason ?? 'none'})`);
+    // Requeued: pending again with a restart counted (held, or not with SchedulerParameters=nohold_on_prolog_fail).
+    const requeued = (j: JobInfo | null): boolean => j !== null && ((j.state === 'PENDING' && j.restarts > 0) || isTerminal(j.state));
+    const fate = await waitFor(() => slurm.showJob(sub.id), requeued, drained.ok ? limits.stepMs : 1000);
+    const fj = fate.value;
+    const sq = await slurm.job(sub.id); // squeue's words for the reason (scontrol may print them with underscores)
+    probe = { job: sub.id, fate: `${sq.state}${sq.reason && sq.reason !== 'None' ? ` (${sq.reason})` : ''}` };
+    if (drained.ok && !(fj?.state === 'PENDING' && fj.restarts > 0)) problems.push(`probe job ${sub.id} not requeued: ${probe.fate}`);
+    drain = { ...drain, sinfoR: await slurm.sinfoR(node) };
 
-  // 3. The requeued probe, while the fault stays: released if held, unpinned from the drilled node, followed to the
-  // node it runs on. With no other node that could take it (a one-node cluster), or none within the bound, cancelled.
-  if (drained.ok && fj?.state === 'PENDING' && fj.restarts > 0) requeue = await followRequeue(slurm, sub.id, node, fj, sq.reason === HELD, limits.stepMs, problems);
-  else await slurm.cancel(sub.id);
+    // 3. The requeued probe, while the fault stays: released if held, unpinned from the drilled node, followed to the
+    // node it runs on. With no other node that could take it (a one-node cluster), or none within the bound, cancelled.
+    if (drained.ok && fj?.state === 'PENDING' && fj.restarts > 0) requeue = await followRequeue(slurm, sub.id, node, fj, sq.reason === HELD, limits.stepMs, problems);
+    else await slurm.cancel(sub.id);
 
-  // 4. Recovery: fault gone, resume as `gdrgate resume` does (only our marked drain), back to idle, a job runs.
-  removeDrill(cfg.stateDir);
-  recovery.faultRemovedMs = at();
-  if (drained.ok && drain.markerInReason) {
-    const r = await resumeDrillDrain(cfg, exec, node, spec.marker);
-    recovery.resume = r.why;
-    if (!r.resumed) problems.push(`resume: ${r.why}`);
-  } else recovery.resume = 'not attempted: no drain of this drill';
-  const r0 = at();
-  const idle = await waitFor(() => slurm.show(node), isIdle, limits.stepMs);
-  recovery.idleMs = idle.ok ? at() - r0 : null;
-  if (!idle.ok) problems.push(`not idle within ${limits.stepMs} ms (state ${idle.value?.state ?? '?'})`);
-  const follow = idle.ok ? await slurm.submit(node, 'gdrgate-drill-followup', spec.reservation) : null;
-  if (follow?.ok) {
-    const f0 = at();
-    const done = await waitFor(() => slurm.job(follow.id), (j) => isTerminal(j.state), limits.stepMs);
-    recovery.followUp = { job: follow.id, state: done.value.state, ms: at() - f0 };
-    if (done.value.state !== 'COMPLETED') problems.push(`follow-up job ${follow.id} ${done.value.state}`);
-  } else if (follow) problems.push(`follow-up job not submitted: ${follow.why}`);
-  return finish();
+    // 4. Recovery: fault gone, resume as `gdrgate resume` does (only our marked drain), back to idle, a job runs.
+    disarm();
+    if (drained.ok && drain.markerInReason) {
+      const r = await resumeDrillDrain(cfg, exec, node, spec.marker);
+      recovery.resume = r.why;
+      if (!r.resumed) problems.push(`resume: ${r.why}`);
+    } else recovery.resume = 'not attempted: no drain of this drill';
+    const r0 = at();
+    const idle = await waitFor(() => slurm.show(node), isIdle, limits.stepMs);
+    recovery.idleMs = idle.ok ? at() - r0 : null;
+    if (!idle.ok) problems.push(`not idle within ${limits.stepMs} ms (state ${idle.value?.state ?? '?'})`);
+    const follow = idle.ok ? await slurm.submit(node, 'gdrgate-drill-followup', spec.reservation) : null;
+    if (follow?.ok) {
+      const f0 = at();
+      const done = await waitFor(() => slurm.job(follow.id), (j) => isTerminal(j.state), limits.stepMs);
+      recovery.followUp = { job: follow.id, state: done.value.state, ms: at() - f0 };
+      if (done.value.state !== 'COMPLETED') problems.push(`follow-up job ${follow.id} ${done.value.state}`);
+    } else if (follow) problems.push(`follow-up job not submitted: ${follow.why}`);
+    return finish();
+  };
+  try {
+    return await probeAndRecover();
+  } finally {
+    disarm();
+  }
 }
 
 /** Lets the requeued probe run elsewhere and follows it to its end (at most `boundMs`); cancels it when it cannot. */
