@@ -7,6 +7,8 @@ export interface NodeState {
   readonly state: string;
   readonly reason: string | null;
   readonly reasonUser: string | null;
+  /** The time of `[user@time]`: with the text and the user, tells one writing of a reason from another. */
+  readonly reasonTime: string | null;
 }
 
 /**
@@ -25,8 +27,8 @@ export function parseShowNode(text: string, node: string): Parsed<NodeState> {
   const st = / State=(\S+)/.exec(line);
   if (!st) return { ok: false, error: 'no State= field' };
   // Reason=TEXT [user@time] — TEXT may contain spaces; the bracket closes it.
-  const r = / Reason=(.*?) \[([^\]@]*)@[^\]]*\]/.exec(line);
-  return { ok: true, value: { name, state: st[1]!, reason: r ? r[1]! : null, reasonUser: r ? r[2]! : null } };
+  const r = / Reason=(.*?) \[([^\]@]*)@([^\]]*)\]/.exec(line);
+  return { ok: true, value: { name, state: st[1]!, reason: r ? r[1]! : null, reasonUser: r ? r[2]! : null, reasonTime: r ? r[3]! : null } };
 }
 
 export function isDrainedOrDown(state: string): boolean {

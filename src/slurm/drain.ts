@@ -6,6 +6,7 @@ import type { Result } from '../runner/exit.js';
 import type { Outcome } from '../runner/policy.js';
 import { drainAction, resumeAction } from './ownership.js';
 import { buildReason, isOurs, sanitize } from './reason.js';
+import type { NodeState } from '../parsers/scontrol.js';
 import type { Scontrol } from './scontrol.js';
 
 /**
@@ -67,6 +68,21 @@ export async function resumeOwned(scontrol: Scontrol, node: string, o: ResumeOpt
       return { resumed: false, tried: false, result: outcome.kind === 'unhealthy' ? 'unhealthy' : outcome.kind === 'config-error' ? 'usage' : 'internal', why: `still unhealthy, left drained: ${why}` };
     }
   }
+  // The re-check took seconds: an admin may have drained over ours meanwhile. Read again, and resume only the very
+  // reason judged (text and [user@time]); Slurm has no compare-and-set, this cuts the window to one round trip.
+  const now = o.recheck ? await scontrol.show(node) : cur;
+  if (!now.ok) return { resumed: false, tried: false, result: 'internal', why: `${now.why}: not resuming` };
+  const after = resumeAction(now.node);
+  if (after.act === 'none') return { resumed: false, tried: false, result: 'ok', why: after.why };
+  const changed = reasonChange(cur.node, now.node);
+  if (changed !== null) return { resumed: false, tried: false, result: 'usage', why: `left drained: the reason changed during the re-check: ${changed}` };
   const w = await scontrol.resume(node);
   return w.ok ? { resumed: true, tried: true, result: 'ok', why: `resumed (was: ${cur.node.reason ?? 'none'})` } : { resumed: false, tried: true, result: 'internal', why: w.why };
+}
+
+/** How the reason read after the re-check differs from the one judged (text, user, time), or null when it is the same. */
+function reasonChange(was: NodeState, now: NodeState): string | null {
+  const stamp = (n: NodeState): string => (n.reason === null ? 'none' : `${n.reason} [${n.reasonUser ?? ''}@${n.reasonTime ?? ''}]`);
+  const same = now.reason === was.reason && now.reasonUser === was.reasonUser && now.reasonTime === was.reasonTime;
+  return same ? null : `now ${stamp(now)} (was ${stamp(was)})`;
 }

@@ -98,9 +98,9 @@ t.test('/proc/driver/nvidia/version: open vs proprietary on real lines', async (
 
 t.test('scontrol show node -o from real Slurm 22.05.8', async (t) => {
   const idle = parseShowNode(read(fixture('scontrol/show_node_o_idle_22.05.8.txt')), 'vm');
-  t.same(idle, { ok: true, value: { name: 'vm', state: 'IDLE', reason: null, reasonUser: null } });
+  t.same(idle, { ok: true, value: { name: 'vm', state: 'IDLE', reason: null, reasonUser: null, reasonTime: null } });
   const ours = parseShowNode(read(fixture('scontrol/show_node_o_drain_gdrgate_22.05.8.txt')), 'vm');
-  t.same(ours, { ok: true, value: { name: 'vm', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=42', reasonUser: 'root' } });
+  t.same(ours, { ok: true, value: { name: 'vm', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=42', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' } });
   const admin = parseShowNode(read(fixture('scontrol/show_node_o_drain_rack_maintenance_22.05.8.txt')), 'vm');
   t.equal(admin.ok && admin.value.reason, 'rack maintenance');
   t.equal(parseShowNode(read(fixture('scontrol/show_node_o_not_found_stderr_22.05.8.txt')), 'vm').ok, false);

@@ -42,18 +42,18 @@ t.test('sanitised: no quotes, newlines, control or non-ASCII characters from dev
 });
 
 t.test('ownership: never overwrite a human reason; unknown state writes nothing', async (t) => {
-  t.same(drainAction({ name: 'n', state: 'IDLE', reason: null, reasonUser: null }), { act: 'drain' });
-  t.same(drainAction({ name: 'n', state: 'MIXED', reason: null, reasonUser: null }), { act: 'drain' });
-  t.equal(drainAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack maintenance', reasonUser: 'root' }).act, 'keep');
-  t.equal(drainAction({ name: 'n', state: 'DOWN', reason: 'Not responding', reasonUser: 'slurm' }).act, 'keep');
-  t.equal(drainAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-acs x', reasonUser: 'root' }).act, 'keep', 'already ours: one reason, no storm');
+  t.same(drainAction({ name: 'n', state: 'IDLE', reason: null, reasonUser: null, reasonTime: null }), { act: 'drain' });
+  t.same(drainAction({ name: 'n', state: 'MIXED', reason: null, reasonUser: null, reasonTime: null }), { act: 'drain' });
+  t.equal(drainAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack maintenance', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' }).act, 'keep');
+  t.equal(drainAction({ name: 'n', state: 'DOWN', reason: 'Not responding', reasonUser: 'slurm', reasonTime: '2026-11-29T14:39:05' }).act, 'keep');
+  t.equal(drainAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-acs x', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' }).act, 'keep', 'already ours: one reason, no storm');
   t.equal(drainAction(null).act, 'keep');
-  t.same(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link x', reasonUser: 'root' }), { act: 'resume' });
-  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack maintenance', reasonUser: 'root' }).act, 'refuse');
-  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate-lookalike', reasonUser: 'root' }).act, 'refuse');
+  t.same(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate: pcie-link x', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' }), { act: 'resume' });
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack maintenance', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' }).act, 'refuse');
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'gdrgate-lookalike', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' }).act, 'refuse');
   // Ours only when it begins with our prefix: an admin's reason that quotes ours is the admin's.
-  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack 4 (was gdrgate: pcie-link x)', reasonUser: 'root' }).act, 'refuse');
-  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: ' gdrgate: pcie-link x', reasonUser: 'root' }).act, 'refuse');
-  t.equal(resumeAction({ name: 'n', state: 'IDLE', reason: null, reasonUser: null }).act, 'none');
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: 'rack 4 (was gdrgate: pcie-link x)', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' }).act, 'refuse');
+  t.equal(resumeAction({ name: 'n', state: 'IDLE+DRAIN', reason: ' gdrgate: pcie-link x', reasonUser: 'root', reasonTime: '2026-11-29T14:39:05' }).act, 'refuse');
+  t.equal(resumeAction({ name: 'n', state: 'IDLE', reason: null, reasonUser: null, reasonTime: null }).act, 'none');
   t.equal(resumeAction(null).act, 'refuse');
 });
