@@ -22,9 +22,13 @@ export function markReason(reason: string, marker: string): string {
   return (body.length <= room ? body : body.slice(0, room - 3) + '...') + tail + suffix;
 }
 
+/** The marker a reason ends with (` drill=<marker>`), or null. */
+export function markerOf(reason: string | null): string | null {
+  return reason === null ? null : (/ drill=([0-9a-f]{4,32})$/.exec(reason)?.[1] ?? null);
+}
+
 /** A reason written while drill `marker` was active. */
 export function hasMarker(reason: string | null, marker?: string): boolean {
-  if (reason === null) return false;
-  const m = / drill=([0-9a-f]{4,32})$/.exec(reason);
-  return m !== null && (marker === undefined || m[1] === marker);
+  const m = markerOf(reason);
+  return m !== null && (marker === undefined || m === marker);
 }

@@ -12,6 +12,7 @@ import { Deadline, runOrigin } from '../runner/deadline.js';
 import { exitCode } from '../runner/exit.js';
 import { decide, toOutcome, type Decision, type Outcome, type PolicyOptions } from '../runner/policy.js';
 import { drainOwned, reasonFor, resumeOwned } from '../slurm/drain.js';
+import { notJudgedByHealth } from '../slurm/ownership.js';
 import { Scontrol } from '../slurm/scontrol.js';
 import { afterwards, message, rendered } from './after-verdict.js';
 import { nodeName } from './node.js';
@@ -93,6 +94,8 @@ export interface Judgement<W = unknown, F extends AnyFinding = AnyFinding> {
   readonly logged?: { readonly head?: object; readonly summary?: object; readonly tail?: object } | undefined;
   /** Ends the drain reason (gdrgate drill's marker). */
   readonly markReason?: ((reason: string) => string) | undefined;
+  /** The reason labels this verdict judged (its checks', and the gate's own): the only drains health resumes. */
+  readonly judged?: readonly string[] | undefined;
 }
 
 /** What was done about a verdict: what `record` and the caller see. */
@@ -181,9 +184,10 @@ async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFind
     return { reason, action: r.action, code: rules.exitOnlyAfterOwnDrain ? exitCode(r.ours ? 'unhealthy' : 'ok') : d.exitCode };
   }
   if (rules.resumes && j.outcome.kind === 'healthy' && (cfg?.resumeWhenHealthy ?? true) && !dryRun) {
-    // Just judged healthy: resume a drain of ours without judging twice.
-    const r = await resumeOwned(scontrol(), node);
-    return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : 'none', code: d.exitCode };
+    // Just judged healthy: resume a drain of ours without judging twice, if this run judged what it was for.
+    let left: string | null = null;
+    const r = await resumeOwned(scontrol(), node, { refuse: (reason) => (left = notJudgedByHealth(reason, j.judged ?? [])) });
+    return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : (left ?? 'none'), code: d.exitCode };
   }
   return { reason: null, action: 'none', code: d.exitCode };
 }

@@ -16,6 +16,7 @@ import { selectChecks } from '../runner/run.js';
 import { readLastAer } from '../state/aer.js';
 import { parseJobId } from '../state/names.js';
 import { aerReferenceOf } from '../checks/aer-judge.js';
+import { GATE_SOURCES, REASON_LABELS } from '../checks/index.js';
 import { evaluateNode } from './evaluate.js';
 import { runHook, type ActingHook, type HookRun, type HookSpec, type Judgement, type Startup } from './hook.js';
 
@@ -61,6 +62,7 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJud
   const baseline = a.baseline ?? cfg.baseline;
   // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
   const drill = exists(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, run.node) : null;
+  const checks = selectChecks(cfg.checks);
   const ev = await evaluateNode({
     root: a.root ?? cfg.root,
     baseline,
@@ -70,14 +72,17 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJud
     gresConf: cfg.gresConf,
     selfPid: run.selfPid,
     wrap: drill?.wrap,
-    checks: selectChecks(cfg.checks),
+    checks,
     deadline: run.deadline,
     // pcie-aer's growth: against the previous run's counters (one small state file; missing or corrupt: none known).
     aerHistory: readLastAer(cfg.stateDir),
   });
   const cls = ev.baseline!.cls;
   const seen: Seen = { host: ev.host, inv: ev.inv, memlockMin: cls.memlockMin, ncclTopo: cls.ncclTopo === true };
-  return { outcome: ev.outcome, findings: ev.findings, work: { seen, cls: cls.name, drill }, ...(drill ? { markReason: (r: string) => drill.mark(r) } : {}) };
+  // What a health check that passes may resume: the drains of the checks it ran, and of the gate's own config and
+  // internal errors (it has just read the config and judged without error); never the Epilog's bw-* or a drill's.
+  const judged = [...checks.map((id) => REASON_LABELS[id]), ...GATE_SOURCES.map((g) => REASON_LABELS[g])];
+  return { outcome: ev.outcome, findings: ev.findings, work: { seen, cls: cls.name, drill }, judged, ...(drill ? { markReason: (r: string) => drill.mark(r) } : {}) };
 }
 
 /** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */

@@ -1,6 +1,7 @@
 // NHC's rules of ownership: write a drain only on a node we may touch, resume only our own drains.
 import { isDrainedOrDown, type NodeState } from '../parsers/scontrol.js';
-import { isOurs } from './reason.js';
+import { markerOf } from '../drill/marker.js';
+import { isOurs, reasonLabel } from './reason.js';
 
 export type DrainAction =
   | { readonly act: 'drain' }
@@ -24,4 +25,17 @@ export function resumeAction(current: NodeState | null): ResumeAction {
   if (!isDrainedOrDown(current.state)) return { act: 'none', why: `node is ${current.state}: nothing to resume` };
   if (!isOurs(current.reason)) return { act: 'refuse', why: `drained for a reason that is not ours (${current.reason ?? 'none'}): left drained` };
   return { act: 'resume' };
+}
+
+/**
+ * The health check resumes only a drain it has just judged: a reason of ours whose label is one of `judged` (the
+ * reason labels of the checks it ran). Others (the Epilog's `bw-*`, a drill's drain, a check left out of the config)
+ * wait for `gdrgate resume`; the refusal's text, or null to go on.
+ */
+export function notJudgedByHealth(reason: string | null, judged: readonly string[]): string | null {
+  const marker = markerOf(reason);
+  if (marker !== null) return `left drained: a drill's drain (drill=${marker}) is not judged by the health check`;
+  const label = reasonLabel(reason);
+  if (label !== null && judged.includes(label)) return null;
+  return `left drained: ${label ?? 'its reason'} is not judged by the health check`;
 }

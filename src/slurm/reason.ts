@@ -72,3 +72,9 @@ export function bandwidthReason(failing: readonly Omit<AnyFinding, 'check' | 'st
 export function isOurs(reason: string | null): boolean {
   return reason !== null && reason.startsWith(PREFIX);
 }
+
+/** The label of a reason of ours, the word after the prefix (`pcie-link`, `bw-gpu-path`, `drill`); null if not ours. */
+export function reasonLabel(reason: string | null): string | null {
+  if (reason === null || !isOurs(reason)) return null;
+  return reason.slice(PREFIX.length).trimStart().split(' ')[0] || null;
+}

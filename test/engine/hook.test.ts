@@ -65,9 +65,25 @@ t.test('health resumes a drain of ours once judged healthy; the Prolog does not'
   for (const [mode, action] of [['health', 'resumed'], ['prolog', 'none']] as const) {
     const p = place();
     p.sc.adminDrain('gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6');
-    const r = await run(mode, p, healthy);
+    const r = await run(mode, p, { ...healthy, judged: ['pcie-link'] });
     t.equal(r.acted.action, action, mode);
     t.equal(r.code, 0, mode);
+  }
+});
+
+t.test('health resumes only a drain whose label its verdict judged (judged: absent is none)', async (t) => {
+  const cases = [
+    ['gdrgate: bw-gpu-path GPU0-mlx5_0 95 Gb/s (want >= 180 Gb/s) job=7', ['pcie-link'], 'left drained: bw-gpu-path is not judged by the health check'],
+    ['gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6', undefined, 'left drained: pcie-link is not judged by the health check'],
+    ['gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6 drill=0a1b2c3d', ['pcie-link'], "left drained: a drill's drain (drill=0a1b2c3d) is not judged by the health check"],
+  ] as const;
+  for (const [reason, judged, action] of cases) {
+    const p = place();
+    p.sc.adminDrain(reason);
+    const r = await run('health', p, { ...healthy, judged });
+    t.equal(r.acted.action, action, reason);
+    t.equal(r.code, 0);
+    t.same(readFileSync(p.sc.calls, 'utf8').split('\n').filter((l) => l.includes('state=resume')), [], 'no resume');
   }
 });
 
