@@ -2,8 +2,8 @@
 // propagated limits (verified on Slurm 22.05: the TaskProlog sees slurmd's 8 MiB, the task then 64 KiB), so its
 // own /proc/self/limits is not the job's: SLURM_RLIMIT_MEMLOCK is. slurmstepd/ulimits.c _set_limit() sets the
 // soft limit to that value; the client exports it only when slurm.conf propagates MEMLOCK (or for
-// `--propagate`, value prefixed with "U"). A value above the hard limit fails setrlimit() unless stepd may
-// raise the hard limit, and the limit then stays as it was.
+// `--propagate`, value prefixed with "U"). A value above the hard limit: slurm.conf's is lowered to the hard limit,
+// the user's (U) fails setrlimit() and the limit stays as it was.
 import type { Limit } from '../model/inventory.js';
 import type { Parsed } from '../parsers/sysfs.js';
 import type { Bytes } from '../state/types.js';
@@ -38,7 +38,9 @@ export function jobMemlock(self: Limit, env: string | undefined): Parsed<JobMeml
   if (env === undefined || env === '') return { ok: true, value: { soft: self.soft, hard: self.hard, source: 'self', env: null } };
   const p = parseRlimitEnv(env);
   if (!p.ok) return p;
-  // Above the hard limit: setrlimit() fails (or stepd raises the hard limit too); either way the job has at least self.soft.
-  if (!atMost(p.value, self.hard)) return { ok: true, value: { soft: self.soft, hard: self.hard, source: 'self', env } };
+  // Above the hard limit (slurmstepd/ulimits.c _set_limit): a value slurm.conf propagates is lowered to the hard
+  // limit ("reducing req … to max"), so the job gets soft = hard; one the user asked for (`srun --propagate`, "U")
+  // is set as it is, setrlimit() fails, and the job keeps the limit it had: self.soft.
+  if (!atMost(p.value, self.hard)) return { ok: true, value: env.startsWith('U') ? { soft: self.soft, hard: self.hard, source: 'self', env } : { soft: self.hard, hard: self.hard, source: 'propagated', env } };
   return { ok: true, value: { soft: p.value, hard: self.hard, source: 'propagated', env } };
 }

@@ -88,4 +88,10 @@ t.test('SLURM_RLIMIT_MEMLOCK', async (t) => {
   t.equal(parseRlimitEnv('').ok, false);
   t.same(jobMemlock({ soft: MiB8, hard: MiB8 }, undefined), { ok: true, value: { soft: MiB8, hard: MiB8, source: 'self', env: null } }, 'no env: own limit');
   t.same(jobMemlock({ soft: MiB8, hard: 'unlimited' }, '18446744073709551615'), { ok: true, value: { soft: 'unlimited', hard: 'unlimited', source: 'propagated', env: '18446744073709551615' } }, 'unlimited under an unlimited hard limit');
+  // Above the hard limit (slurmstepd/ulimits.c _set_limit): slurm.conf's value is lowered to the hard limit; the
+  // user's (`srun --propagate`, U) fails setrlimit() and the limit stays slurmd's soft one.
+  const MiB64 = 64 * 1024 * 1024;
+  t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, '18446744073709551615'), { ok: true, value: { soft: MiB64, hard: MiB64, source: 'propagated', env: '18446744073709551615' } }, 'conf: soft = hard');
+  t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, 'U18446744073709551615'), { ok: true, value: { soft: MiB8, hard: MiB64, source: 'self', env: 'U18446744073709551615' } }, 'user: unchanged');
+  t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, String(MiB64 + 1)), { ok: true, value: { soft: MiB64, hard: MiB64, source: 'propagated', env: String(MiB64 + 1) } }, 'one byte over: the hard limit');
 });
