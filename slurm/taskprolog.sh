@@ -77,7 +77,7 @@ set -- task --config "$CONFIG"
 # Node's own 1) and the plain program answers; the plain program without a verdict is 125 (the end says so). The pipe
 # is this process's own ($BASHPID: the first task of a view judges in a command substitution, whose $$ is its parent's).
 judge() {
-  local said
+  local said v; for v in "${!NODE_@}"; do unset "$v"; done # the job's NODE_OPTIONS (--inspect-brk waits for ever) are not ours
   if [ -z "$vfd" ]; then
     { exec 86<<<'' && exec 86<>"/proc/$BASHPID/fd/86" && [ -p "/proc/$BASHPID/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
       { exec 86<> <(:); } 2>/dev/null
@@ -247,11 +247,11 @@ for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
 dir=$STATE/job-${SLURM_JOB_ID-}
 # The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
-if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ]; then
+if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ] && [ "${#key}" -le 4096 ]; then
   voice=0
   [ -z "${SLURM_LOCALID-}" ] || [ "${SLURM_LOCALID-}" = 0 ] && voice=1
-  # The view's file name: its key with every character but [A-Za-z0-9.,=-] made _ (one expansion); a key too long for
-  # a file name, hashed (a character at a time). Two views of one name are told apart by the key the file begins with.
+  # The view's file name: its key with every character but [A-Za-z0-9.,=-] made _ (one expansion); a key too long for a
+  # file name, hashed (a character at a time; over 4 KiB it is no view kept). Two views of one name: told apart by key.
   h=${key//[^A-Za-z0-9.,=-]/_}
   if [ "${#h}" -gt 200 ]; then
     h=5381

@@ -18,7 +18,7 @@ const calls = path.join(dir, 'calls');
 const fake = path.join(dir, 'fake-cli.sh');
 fs.writeFileSync(
   fake,
-  `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\nif [ -z "$SLURM_LOCALID" ] || [ "$SLURM_LOCALID" = 0 ]; then echo "print gdrgate: one"; echo "print gdrgate: two"; fi\n[ -z "$EXPORT" ] || echo "export NCCL_TOPO_FILE=/x"\n[ -z "\${GDRGATE_VERDICT_FD-}" ] || echo "\${RC:-0}" >"/proc/self/fd/\$GDRGATE_VERDICT_FD"\nexit "\${RC:-0}"\n`,
+  `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\n[ -z "\${NODE_OPTIONS+x}" ] || echo "print leaked NODE_OPTIONS=$NODE_OPTIONS"\nif [ -z "$SLURM_LOCALID" ] || [ "$SLURM_LOCALID" = 0 ]; then echo "print gdrgate: one"; echo "print gdrgate: two"; fi\n[ -z "$EXPORT" ] || echo "export NCCL_TOPO_FILE=/x"\n[ -z "\${GDRGATE_VERDICT_FD-}" ] || echo "\${RC:-0}" >"/proc/self/fd/\$GDRGATE_VERDICT_FD"\nexit "\${RC:-0}"\n`,
   { mode: 0o755 },
 );
 const state = path.join(dir, 'state');
@@ -84,4 +84,19 @@ t.test('whichever local task judges, local task 0 prints the print lines and eve
   t.same(await as('0'), { code: 0, stdout: ANSWER + EXPORT }, 'task 0, from the kept answer: the print lines too');
   t.same(await as('5'), { code: 0, stdout: EXPORT }, 'task 5: its export line only');
   t.equal(runs() - before, 1, 'judged once');
+});
+
+t.test("the job's NODE_OPTIONS never reach gdrgate's Node (--inspect-brk would hold the task for ever)", async (t) => {
+  fs.mkdirSync(path.join(state, 'job-79'), { mode: 0o700 });
+  t.same(await task({ SLURM_JOB_ID: '79', NODE_OPTIONS: '--inspect-brk=127.0.0.1:0', NODE_DEBUG: 'fs' }), { code: 0, stdout: ANSWER });
+});
+
+t.test('a view whose key is over 4 KiB (a job-controlled variable) is judged, never hashed nor kept', async (t) => {
+  fs.mkdirSync(path.join(state, 'job-80'), { mode: 0o700 });
+  const before = runs();
+  const huge = { SLURM_JOB_ID: '80', CUDA_VISIBLE_DEVICES: '0,'.repeat(16 * 1024) };
+  t.same(await task(huge), { code: 0, stdout: ANSWER });
+  t.same(await task(huge), { code: 0, stdout: ANSWER });
+  t.equal(runs() - before, 2, 'each task judged');
+  t.same(fs.readdirSync(path.join(state, 'job-80')), [], 'nothing kept');
 });
