@@ -48,12 +48,15 @@ function memlock(i: JudgeInput): TaskFinding {
 }
 
 const list = (xs: readonly string[]): string => xs.join(', ');
-const rw = (n: DevNode): boolean => n.access !== 'denied';
-
+/** Nodes access(2) refused are a fail; nodes it answered neither yes nor no about (a dangling link: ENOENT) are a
+ * skip naming the errno, never counted as usable. */
 function denied(nodes: readonly DevNode[], dir: string, code: 'job-uverbs-denied' | 'job-gpu-denied'): TaskFinding[] {
-  const bad = nodes.filter((n) => !rw(n));
-  if (!bad.length) return [];
-  return [tf(code, 'fail', dir, `this job cannot open ${list(bad.map((n) => `${dir}/${n.name}`))} read-write (${bad[0]!.why ?? 'denied'})`)];
+  const bad = nodes.filter((n) => n.access === 'denied');
+  const untold = nodes.filter((n) => n.access === 'unknown');
+  return [
+    ...(bad.length ? [tf(code, 'fail', dir, `this job cannot open ${list(bad.map((n) => `${dir}/${n.name}`))} read-write (${bad[0]!.why ?? 'denied'})`)] : []),
+    ...(untold.length ? [tf('job-view-unknown', 'skip', dir, `whether this job can open ${list(untold.map((n) => `${dir}/${n.name} (${n.why ?? 'unknown'})`))} read-write could not be told: access(2) answered neither yes nor no`)] : []),
+  ];
 }
 
 function againstHost(v: JobView, s: PrologState): TaskFinding[] {

@@ -34,8 +34,10 @@ function cpus(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   const a = i.place.allowed;
   if (a.state !== 'present') return [tf('job-placement-unknown', 'skip', gpuName(g), a.state === 'unknown' ? a.why : '/proc/self/status: absent')];
   const out: TaskFinding[] = [];
-  if (g.localCpus.state === 'unknown') out.push(tf('job-placement-unknown', 'skip', gpuName(g), g.localCpus.why));
-  else if (g.localCpus.state === 'present' && g.localCpus.value.length && !cpusOverlap(g.localCpus.value, a.value.cpus))
+  // Nothing to compare is never "near": a local_cpulist the job cannot read (or an empty one) is said, not passed.
+  if (g.localCpus.state !== 'present') out.push(tf('job-placement-unknown', 'skip', gpuName(g), g.localCpus.state === 'unknown' ? g.localCpus.why : `the local CPUs of ${gpuName(g)} could not be read (no /sys/bus/pci/devices/${g.bdf}/local_cpulist in this job)`));
+  else if (!g.localCpus.value.length) out.push(tf('job-placement-unknown', 'skip', gpuName(g), `the local CPUs of ${gpuName(g)} are an empty list: not compared`));
+  else if (!cpusOverlap(g.localCpus.value, a.value.cpus))
     out.push(tf('job-cpus-far', 'warn', gpuName(g), `this job's CPUs ${a.value.cpuList} are all away from ${gpuName(g)}, whose local CPUs are ${g.localCpuList}`, g.localCpuList ?? '', a.value.cpuList));
   if (g.numa.state === 'unknown') out.push(tf('job-placement-unknown', 'skip', gpuName(g), g.numa.why));
   else if (g.numa.state === 'present' && !cpusOverlap(a.value.mems, [[g.numa.value, g.numa.value]]))
@@ -43,7 +45,8 @@ function cpus(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   return out;
 }
 
-const rw = (n: DevNode | undefined): boolean => n !== undefined && n.access !== 'denied';
+/** A verbs node the job may open: access(2) said yes. One it could not tell (a dangling link: ENOENT) is neither usable nor denied. */
+const rw = (n: DevNode | undefined): boolean => n !== undefined && n.access === 'rw';
 
 function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   // Which adapters are next to the GPU is the baseline's matrix: without it, say that this part was not checked.
@@ -55,6 +58,9 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   const { hcas, uverbs } = i.view;
   if (hcas.state === 'unknown' || uverbs.state === 'unknown' || i.place.verbsOf.state === 'unknown') return [tf('job-placement-unknown', 'skip', gpuName(g), hcas.state === 'unknown' ? hcas.why : uverbs.state === 'unknown' ? uverbs.why : (i.place.verbsOf as { why: string }).why)];
   const verbsOf = i.place.verbsOf.state === 'present' ? i.place.verbsOf.value : new Map<string, string>();
+  // access(2) answered neither yes nor no (ENOENT of a dangling link, ELOOP…): whether the adapter is usable cannot be told.
+  const untold = near.nics.flatMap((n) => { const u = verbsOf.get(n); const d = u === undefined ? undefined : uverbs.value.find((x) => x.name === u); return hcas.value.includes(n) && d?.access === 'unknown' ? [`/dev/infiniband/${d.name} (${d.why ?? 'access unknown'})`] : []; });
+  if (untold.length) return [tf('job-placement-unknown', 'skip', gpuName(g), `whether this job can use the adapters next to ${gpuName(g)} could not be told: access(2) of ${untold.join(', ')} answered neither yes nor no`)];
   const missing = near.nics.filter((n) => {
     if (!hcas.value.includes(n)) return true;
     const u = verbsOf.get(n);

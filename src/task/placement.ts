@@ -35,9 +35,11 @@ async function gpuPlace(host: Host, minor: number, bdf: string): Promise<GpuPlac
   const [text, numa] = await Promise.all([host.readText(`${dir}/local_cpulist`), readFact(host, `${dir}/numa_node`, parseNumaNode)]);
   const localCpuList = text.ok ? text.value.trim() : null;
   const p = text.ok ? parseCpuList(text.value) : null;
-  const localCpus: Fact<CpuRanges> = !text.ok ? (text.missing ? ABSENT : unknown(`${dir}/local_cpulist: ${text.reason}`)) : p!.ok ? present(p!.value) : unknown(`${dir}/local_cpulist: ${p!.error}`);
-  // numa_node -1 (the firmware gave no affinity) is absent, as the inventory has it.
-  const n: Fact<number> = numa.state === 'present' ? (numa.value === null ? ABSENT : present(numa.value)) : numa;
+  // Every PCI device has local_cpulist (drivers/pci/pci-sysfs.c): a missing one is a /sys the job cannot see, not "no affinity".
+  const localCpus: Fact<CpuRanges> = !text.ok ? unknown(text.missing ? `${dir}/local_cpulist: not in this job's /sys (${text.reason}): the GPU's local CPUs cannot be compared` : `${dir}/local_cpulist: ${text.reason}`) : p!.ok ? present(p!.value) : unknown(`${dir}/local_cpulist: ${p!.error}`);
+  // numa_node -1 (the firmware gave no affinity) is absent, as the inventory has it; so is a missing numa_node beside a
+  // readable local_cpulist (a kernel without CONFIG_NUMA). Beside a missing local_cpulist it is unknown: nothing was seen.
+  const n: Fact<number> = numa.state === 'present' ? (numa.value === null ? ABSENT : present(numa.value)) : numa.state === 'absent' && !text.ok ? unknown(`${dir}/numa_node: not in this job's /sys`) : numa;
   return { minor, bdf, localCpuList, localCpus, numa: n };
 }
 

@@ -55,6 +55,12 @@ const cases: Case[] = [
   { name: "valid: another job's GPU hidden is fine", view: { nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl']) }, state: host(), want: [] },
   { name: 'valid: job asked for no GPU, none visible', view: { nvidia: dev([]) }, state: host({ jobGpus: null }), want: [] },
   { name: 'invalid: GPU node denied', view: { nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl'], ['nvidia1']) }, state: host(), want: [['fail', 'job-gpu-denied', /\/dev\/nvidia1/]] },
+  {
+    name: "skip: the job's GPU node is a dangling link (access(2): ENOENT): not counted as usable",
+    view: { nvidia: { state: 'present', value: [...dev(['nvidia-uvm', 'nvidiactl']).value, { name: 'nvidia1', kind: null, access: 'unknown', why: 'ENOENT' }] } },
+    state: host(),
+    want: [['skip', 'job-view-unknown', /^whether this job can open \/dev\/nvidia1 \(ENOENT\) read-write could not be told: access\(2\) answered neither yes nor no$/]],
+  },
   { name: 'error: untrusted record, then self-consistency only', view: { uverbs: dev([]) }, state: { status: 'untrusted', why: 'signature does not verify' }, want: [['fail', 'job-uverbs-missing', /kernel has verbs devices uverbs0, uverbs1/], ['error', 'job-state-untrusted', /untrusted: signature does not verify/]] },
   { name: 'skip: no record (Prolog not installed)', state: { status: 'missing', why: 'no dir' }, want: [['skip', 'job-state-missing']] },
   { name: 'skip: record unreadable', state: { status: 'unreadable', why: 'EACCES' }, want: [['skip', 'job-state-unreadable']] },

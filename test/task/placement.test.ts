@@ -10,8 +10,9 @@ import type { Status } from '../../src/model/finding.js';
 import { accessProbe } from '../../src/task/access.js';
 import type { TaskCode } from '../../src/task/records.js';
 import { judgePlacement, nearestNics } from '../../src/task/placement-judge.js';
-import { readPlacement } from '../../src/task/placement.js';
-import { readJobView } from '../../src/task/view.js';
+import { readPlacement, type PlacementView } from '../../src/task/placement.js';
+import { readJobView, type JobView } from '../../src/task/view.js';
+import { ABSENT, present } from '../../src/model/fact.js';
 import { baselineOf } from '../checks/_trees.js';
 import { node as TWO } from '../gen/topologies/two-socket-2gpu-2nic.js';
 import { jobRoot, type JobRootOptions } from './_roots.js';
@@ -68,6 +69,18 @@ const cases: Case[] = [
   { name: 'skip: no /proc/driver/nvidia/gpus (module not loaded or hidden)', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.rmSync(path.join(r, 'proc/driver/nvidia/gpus'), { recursive: true }), want: [['skip', 'job-placement-unknown', /cannot be mapped/]] },
   { name: 'skip: an information file without its Device Minor line', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'proc/driver/nvidia/gpus/0000:18:00.0/information'), 'Model: \t\t NVIDIA H100\n'), want: [['skip', 'job-placement-unknown', /information: no Device Minor line/]] },
   { name: 'skip: /proc/self/status without Cpus_allowed_list', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'proc/self/status'), 'Name:\tbash\n'), want: [['skip', 'job-placement-unknown', /no Cpus_allowed_list line/]] },
+  {
+    name: 'skip: the job cannot see /sys/bus/pci/devices/<bdf> (a container without /sys/bus/pci): nothing compared, never a pass',
+    gpus: [0], cpus: '0-7', mems: '0',
+    patch: (r) => fs.rmSync(path.join(r, 'sys/bus/pci/devices/0000:9a:00.0')),
+    want: [['skip', 'job-placement-unknown', /^\/sys\/bus\/pci\/devices\/0000:9a:00\.0\/local_cpulist: not in this job's \/sys \(.*ENOENT.*\): the GPU's local CPUs cannot be compared$/], ['skip', 'job-placement-unknown', /^\/sys\/bus\/pci\/devices\/0000:9a:00\.0\/numa_node: not in this job's \/sys$/]],
+  },
+  {
+    name: "skip: the verbs node of the GPU's PIX adapter is a dangling link (access(2): ENOENT): neither usable nor denied",
+    gpus: [1], cpus: '0-7', mems: '0',
+    patch: (r) => { const u = path.join(r, 'dev/infiniband/uverbs0'); fs.rmSync(u); fs.symlinkSync('/nonexistent/uverbs0', u); },
+    want: [['pass', 'job-placement-ok', /^this job's CPUs 0-7 and memory nodes 0 are near its GPUs 1=0000:18:00\.0 \(the adapters next to them: see the skip lines\)$/], ['skip', 'job-placement-unknown', /^whether this job can use the adapters next to GPU 1 \(0000:18:00\.0\) could not be told: access\(2\) of \/dev\/infiniband\/uverbs0 \(ENOENT\) answered neither yes nor no$/]],
+  },
   { name: 'skip: a GPU whose local_cpulist is garbage', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'sys/bus/pci/devices/0000:18:00.0/local_cpulist'), 'x\n'), want: [['skip', 'job-placement-unknown', /local_cpulist: unexpected cpulist part/]] },
 ];
 
@@ -83,6 +96,18 @@ for (const c of cases) {
     t.ok(f.every((x) => x.check === 'job-placement'), 'all job-placement findings');
   });
 }
+
+t.test('a GPU whose local CPUs were not read (absent) is a skip, never a pass: nothing was compared', async (t) => {
+  const place = {
+    minors: present(new Map([[0, '0000:9a:00.0']])),
+    gpus: new Map([[0, { minor: 0, bdf: '0000:9a:00.0', localCpuList: null, localCpus: ABSENT, numa: ABSENT }]]),
+    allowed: present({ cpus: [[0, 7]], cpuList: '0-7', mems: [[0, 0]], memList: '0' }),
+    verbsOf: present(new Map()),
+  } as unknown as PlacementView;
+  const view = { self: ABSENT, hcas: present([]), verbsClass: present([]), uverbs: present([]), nvidia: present([]) } as unknown as JobView;
+  const f = judgePlacement({ place, view, jobGpus: [0], paths: [] });
+  t.same(f.map((x) => [x.status, x.code, x.message]), [['skip', 'job-placement-unknown', 'the local CPUs of GPU 0 (0000:9a:00.0) could not be read (no /sys/bus/pci/devices/0000:9a:00.0/local_cpulist in this job)'], ['skip', 'job-placement-unknown', "the adapters next to GPU 0 (0000:9a:00.0) were not checked: the baseline class's GPU↔NIC matrix has no row for 0000:9a:00.0"]]);
+});
 
 t.test('nearest adapters: the best class when PIX or PXB, none beyond', async (t) => {
   t.same(nearestNics(PATHS, '0000:18:00.0'), { cls: 'PIX', nics: ['mlx5_0'] }, 'the baseline of the generated tree: mlx5_0 PIX, mlx5_1 SYS');
