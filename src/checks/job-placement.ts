@@ -16,7 +16,7 @@ import WORDING from './job-placement.json' with { type: 'json' };
 const f = finder('job-placement', WORDING.codes);
 
 /** Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node. */
-function forNode(l: GresLine, host: string | null): boolean {
+export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boolean {
   if (l.nodeName === null) return true;
   if (host === null) return false;
   const parts = l.nodeName.match(/[^,[]+(\[[^\]]*\])?[^,]*/g) ?? [];

@@ -8,6 +8,9 @@ export interface GresLine {
   readonly line: number;
   /** NodeName= as written (a Slurm hostlist); null: every node that reads the file. */
   readonly nodeName: string | null;
+  /** The line begins with NodeName= (slurmd reads the lines that begin with Name= first, then these: gres.c
+   * _parse_gres_conf_locked appends the "Name" array before the "NodeName" one). */
+  readonly nodeFirst: boolean;
   readonly name: string;
   readonly type: string | null;
   /** File= expanded (`/dev/nvidia[0-1]` → /dev/nvidia0, /dev/nvidia1). */
@@ -21,6 +24,8 @@ export interface GresConf {
   readonly lines: readonly GresLine[];
   /** AutoDetect= of a line without Name= (the file's default): nvml, rsmi, off. */
   readonly autoDetect: string | null;
+  /** Every AutoDetect= with the NodeName= of its line (null: global), in file order: a node's own trumps the global. */
+  readonly autoDetects: readonly { readonly nodeName: string | null; readonly value: string }[];
 }
 
 /** Bounds: a real gres.conf is a few dozen lines; a bracket is expanded to at most this many files. */
@@ -40,6 +45,7 @@ export function expandFiles(s: string): Parsed<string[]> {
 export function parseGresConf(text: string): Parsed<GresConf> {
   const lines: GresLine[] = [];
   let autoDetect: string | null = null;
+  const autoDetects: { nodeName: string | null; value: string }[] = [];
   for (const [i, raw] of text.split('\n').entries()) {
     const body = raw.replace(/#.*/, '').trim();
     if (!body) continue;
@@ -50,6 +56,8 @@ export function parseGresConf(text: string): Parsed<GresConf> {
       kv.set(tok.slice(0, eq).toLowerCase(), tok.slice(eq + 1));
     }
     const name = kv.get('name');
+    const ad = kv.get('autodetect')?.toLowerCase();
+    if (ad !== undefined) autoDetects.push({ nodeName: kv.get('nodename') ?? null, value: ad });
     if (name === undefined) {
       autoDetect = kv.get('autodetect')?.toLowerCase() ?? autoDetect;
       continue;
@@ -60,7 +68,8 @@ export function parseGresConf(text: string): Parsed<GresConf> {
     const coresText = kv.get('cores') ?? kv.get('cpus') ?? null;
     const cores = coresText === null ? null : parseCpuList(coresText);
     if (cores && !cores.ok) return { ok: false, error: `line ${i + 1}: Cores=${coresText}: ${cores.error}` };
-    lines.push({ line: i + 1, nodeName: kv.get('nodename') ?? null, name, type: kv.get('type') ?? null, files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? null });
+    const nodeFirst = body.slice(0, body.indexOf('=')).toLowerCase() === 'nodename';
+    lines.push({ line: i + 1, nodeName: kv.get('nodename') ?? null, nodeFirst, name, type: kv.get('type') ?? null, files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? null });
   }
-  return { ok: true, value: { lines, autoDetect } };
+  return { ok: true, value: { lines, autoDetect, autoDetects } };
 }

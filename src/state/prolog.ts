@@ -11,14 +11,14 @@ import { writeNew } from '../host/files.js';
 import { ensureStateDir, removeJobDir } from './store.js';
 import type { Bytes, PrologState, SignedEnvelope } from './types.js';
 
-/** SLURM_JOB_GPUS ("0,1,3"): node-wide GPU numbers; null when absent, empty or malformed. */
+/** SLURM_JOB_GPUS / SLURM_STEP_GPUS ("0,1,3"): Slurm's GPU numbers (state/gpu-order.ts); null when absent, empty or malformed. */
 export function parseJobGpus(s: string | undefined): number[] | null {
   if (!s || !/^\d{1,4}(,\d{1,4})*$/.test(s)) return null;
   return s.split(',').map(Number);
 }
 
 /** The record's own fields as they are, and what the rest of it is made from. */
-export type StateInput = Pick<PrologState, 'job' | 'uid' | 'node' | 'memlockMin' | 'jobGpus'> & {
+export type StateInput = Pick<PrologState, 'job' | 'uid' | 'node' | 'memlockMin' | 'jobGpus' | 'slurmGpus'> & {
   readonly inv: Inventory;
   readonly devInfiniband: readonly string[];
   readonly dev: readonly string[];
@@ -41,6 +41,7 @@ export function buildPrologState(i: StateInput): PrologState {
     nvidia: i.dev.filter((n) => NVIDIA_RE.test(n)).sort(),
     gpus: i.inv.gpus.map((g) => g.bdf),
     jobGpus: i.jobGpus,
+    ...(i.slurmGpus ? { slurmGpus: i.slurmGpus } : {}),
   };
 }
 
@@ -127,6 +128,8 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
       devInfiniband,
       dev,
       jobGpus: parseJobGpus(i.env.SLURM_JOB_GPUS),
+      // Which PCI device each of Slurm's GPU numbers is, the way slurmd numbers them: root reads gres.conf and the minors.
+      slurmGpus: await (await import('./slurm-gpus.js')).nodeGpuOrder(i.host, i.inv.placement, i.node),
       now: new Date(),
     });
     // The topology file is a convenience: failing to make it leaves the job's state as it would be without it.

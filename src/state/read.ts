@@ -3,6 +3,7 @@
 import type { Stats } from '../host/entries.js';
 import { errno, lstatOrNull, readSmall, writeAtomic } from '../host/files.js';
 import { jobDirName, MAX_STATE_BYTES, PROLOG_FILE, PROLOG_FORMAT, TASK_FILE } from './names.js';
+import { isGpuOrder } from './gpu-order.js';
 import { PUB_FILE, verifyText } from './sign.js';
 import type { Bytes, PrologState, TaskRecord } from './types.js';
 
@@ -35,6 +36,7 @@ export function asPrologState(v: unknown): PrologState | string {
   for (const k of ['hcas', 'uverbs', 'nvidia', 'gpus'] as const) if (!strs(v[k])) return bad(k);
   const jg = v.jobGpus;
   if (jg !== null && !(Array.isArray(jg) && jg.every((n) => Number.isInteger(n) && n >= 0))) return bad('jobGpus');
+  if (v.slurmGpus !== undefined && !isGpuOrder(v.slurmGpus)) return bad('slurmGpus');
   const nt = v.ncclTopo;
   if (nt !== undefined && !(isObj(nt) && typeof nt.file === 'string' && isObj(nt.paths) && Object.values(nt.paths).every((p) => typeof p === 'string'))) return bad('ncclTopo');
   return v as unknown as PrologState;

@@ -1,6 +1,7 @@
 // What the Prolog records for one job (signed, read by the TaskProlog) and what the TaskProlog leaves for the epilog.
 // Types only: nothing here is loaded at run time.
 import type { Status } from '../model/finding.js';
+import type { GpuOrder } from './gpu-order.js';
 import type { PROLOG_FORMAT, TASK_FORMAT } from './names.js';
 
 export type Bytes = number | 'unlimited';
@@ -24,8 +25,13 @@ export interface PrologState {
   readonly nvidia: readonly string[];
   /** GPU PCI functions of the node. */
   readonly gpus: readonly string[];
-  /** SLURM_JOB_GPUS: node-wide GPU numbers; null when the job asked for none. */
+  /** SLURM_JOB_GPUS: Slurm's GPU numbers (gres_device->index, not device minors); null when the job asked for none. */
   readonly jobGpus: readonly number[] | null;
+  /**
+   * Slurm's GPU number i → slurmGpus.gpus[i] (bus id and minor), as slurmd on this node numbers them (state/gpu-order.ts),
+   * or why that could not be told. Absent in a record of an older gdrgate (the format stays /1: the field is optional).
+   */
+  readonly slurmGpus?: GpuOrder;
   /**
    * The node's NCCL topology file in the job's directory (src/state/names.ts NCCL_TOPO_FILE) and the host's kernel
    * path of every GPU and adapter it names (bus id → /sys/devices/...), which the TaskProlog compares with the job's

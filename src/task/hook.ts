@@ -20,8 +20,8 @@ import { accessProbe } from './access.js';
 import type { TaskFinding } from './finding.js';
 import { judge, resolveMin, type JudgeInput } from './judge.js';
 import { jobMemlock } from './memlock.js';
-import { ncclTopoForJob, ncclTopoLines } from './nccl-topo.js';
-import { readPlacement } from './placement.js';
+import { judgedBdfs, ncclTopoForJob, ncclTopoLines } from './nccl-topo.js';
+import { readPlacement, selectGpus } from './placement.js';
 import { oneLine, renderStandalone, taskPrologLines } from './render.js';
 import { readJobView, type JobView } from './view.js';
 
@@ -60,10 +60,15 @@ export async function baselineClass(cfg: Config | null, node: string): Promise<B
   return loadBaselineFor(cfg.baseline, node).then((b) => b.cls, () => null);
 }
 
-/** Where the job landed: its GPUs from the signed record when trusted (else the environment), and the class's matrix. */
+/**
+ * Where the task landed: its GPUs (the step's when they are the job's; the job's from the signed record when trusted,
+ * else the environment), which PCI devices Slurm's numbers are (the record's order), and the class's matrix.
+ */
 async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null): Promise<NonNullable<JudgeInput['placement']>> {
-  const jobGpus = state?.status === 'trusted' ? state.state.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS);
-  return { place: await readPlacement(host, jobGpus), jobGpus, paths: cls?.paths ?? null };
+  const rec = state?.status === 'trusted' ? state.state : null;
+  const sel = selectGpus(rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS), parseJobGpus(env.SLURM_STEP_GPUS), rec !== null);
+  const noRecord = rec ? "the Prolog's record (an older gdrgate's) does not say how Slurm numbers this node's GPUs" : "no trusted Prolog record says how Slurm numbers this node's GPUs";
+  return { place: await readPlacement(host, sel, rec?.slurmGpus ?? null, noRecord), paths: cls?.paths ?? null };
 }
 
 function taskRecord(job: string, uid: number, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {
@@ -127,8 +132,7 @@ async function judgeTaskProlog(run: HookRun, a: TaskArgs, job: string, from: Tas
   const min = resolveMin(state, cls?.memlockMin ?? null);
   const placement = await placementOf(host, env, state, cls);
   // The host's NCCL topology for this job, when the Prolog wrote one and this job's /sys would mislead NCCL.
-  const minors = placement.place.minors.state === 'present' ? placement.place.minors.value : null;
-  const topo = await ncclTopoForJob({ host, stateDir, job, state: state.status === 'trusted' ? state.state : null, minors, env: env.NCCL_TOPO_FILE, readable: (p) => tv.readable(p) });
+  const topo = await ncclTopoForJob({ host, stateDir, job, state: state.status === 'trusted' ? state.state : null, gpus: judgedBdfs(placement.place), env: env.NCCL_TOPO_FILE, readable: (p) => tv.readable(p) });
   const findings = [...judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min, placement }), ...(topo.finding ? [topo.finding] : [])];
   // Every task of a step runs the TaskProlog: one voice per node and step is enough (the export goes to every task).
   const voice = env.SLURM_LOCALID === undefined || env.SLURM_LOCALID === '0';

@@ -59,7 +59,18 @@ function denied(nodes: readonly DevNode[], dir: string, code: 'job-uverbs-denied
   ];
 }
 
-function againstHost(v: JobView, s: PrologState): TaskFinding[] {
+/** The device nodes of the judged GPUs (/dev/nvidia<minor> of each, through Slurm's order); null: the job has no GPU. */
+type GpuNodes = { readonly ok: true; readonly names: readonly string[] } | { readonly ok: false; readonly why: string } | null;
+
+function gpuNodesOf(p: JudgeInput['placement']): GpuNodes {
+  const sel = p?.place.sel;
+  if (!p || !sel?.ids.length) return null;
+  const o = p.place.order;
+  if (!o.ok) return { ok: false, why: o.why };
+  return { ok: true, names: sel.ids.flatMap((id) => (o.gpus[id] ? [`nvidia${o.gpus[id].minor}`] : [])) };
+}
+
+function againstHost(v: JobView, s: PrologState, gpus: GpuNodes): TaskFinding[] {
   const out: TaskFinding[] = [];
   if (v.hcas.state === 'present') {
     const seen = new Set(v.hcas.value);
@@ -72,10 +83,10 @@ function againstHost(v: JobView, s: PrologState): TaskFinding[] {
     if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - miss.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(miss.map((u) => `/dev/infiniband/${u}`))})`, list(s.uverbs), list([...seen])));
     out.push(...denied(v.uverbs.value.filter((n) => s.uverbs.includes(n.name)), '/dev/infiniband', 'job-uverbs-denied'));
   }
-  const gpus = s.jobGpus ?? [];
-  if (gpus.length && v.nvidia.state === 'present') {
-    // The job's GPUs by their node-wide numbers (SLURM_JOB_GPUS, not the renumbered CUDA_VISIBLE_DEVICES), plus the control nodes CUDA opens.
-    const want = [...gpus.map((g) => `nvidia${g}`), 'nvidiactl', 'nvidia-uvm'].filter((n) => s.nvidia.includes(n));
+  if (gpus && v.nvidia.state === 'present') {
+    // The task's GPUs' device nodes (Slurm's numbers mapped to minors, never taken as minors), plus the control nodes CUDA opens.
+    if (!gpus.ok) out.push(tf('job-view-unknown', 'skip', '/dev', `which /dev/nvidiaN nodes are this job's GPUs cannot be told (not checked): ${gpus.why}`));
+    const want = [...(gpus.ok ? gpus.names : []), 'nvidiactl', 'nvidia-uvm'].filter((n) => s.nvidia.includes(n));
     const seen = new Set(v.nvidia.value.map((n) => n.name));
     const miss = want.filter((n) => !seen.has(n));
     if (miss.length) out.push(tf('job-gpu-missing', 'fail', '/dev', `this job sees ${want.length - miss.length} of the ${want.length} NVIDIA device nodes of its GPUs (missing ${list(miss.map((n) => `/dev/${n}`))})`, list(want), list([...seen])));
@@ -102,7 +113,7 @@ function visibility(i: JudgeInput): TaskFinding[] {
   const v = i.view;
   const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.state === 'unknown' ? [tf('job-view-unknown', 'skip', 'job', k.why)] : []));
   const trusted = i.state?.status === 'trusted' ? i.state.state : null;
-  const found = trusted ? againstHost(v, trusted) : selfConsistent(v, i.state === null);
+  const found = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement)) : selfConsistent(v, i.state === null);
   if (found.length) return [...found, ...unknown];
   const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.state === 'present' ? String(k.value.length) : '?');
   return [tf('job-visibility-ok', 'pass', 'job', `this job sees ${n(v.hcas)} RDMA adapters, ${n(v.uverbs)} verbs devices, ${n(v.nvidia)} NVIDIA device nodes`), ...unknown];

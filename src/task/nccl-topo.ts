@@ -6,6 +6,7 @@ import type { Host } from '../host/host.js';
 import { jobDirName } from '../state/names.js';
 import type { PrologState } from '../state/types.js';
 import { tf, type TaskFinding } from './finding.js';
+import type { PlacementView } from './placement.js';
 
 /** How the job sees one device the host's file names. */
 export type DeviceView = { readonly kind: 'same' } | { readonly kind: 'moved'; readonly path: string } | { readonly kind: 'missing' } | { readonly kind: 'unknown'; readonly why: string };
@@ -15,7 +16,7 @@ export interface NcclTopoInput {
   readonly state: PrologState | null;
   /** The file's path in the job's view (stateDir/job-<id>/nccl-topo.xml). */
   readonly path: string;
-  /** Bus ids of the job's GPUs (SLURM_JOB_GPUS through the driver's minors); null: not known, every GPU counts. */
+  /** Bus ids of the task's GPUs (Slurm's numbers through the Prolog's order, task/placement.ts); null: not known, every GPU counts. */
   readonly jobGpus: readonly string[] | null;
   readonly views: ReadonlyMap<string, DeviceView>;
   /** Whether the job can read the file at `path` (its mount namespace may not have the state directory). */
@@ -90,13 +91,22 @@ export function ncclTopoLines(d: NcclTopoDecision, oneLine: (s: string) => strin
   return [...(d.why && speak ? [`print ${oneLine(d.why)}`] : []), ...(d.export ? [`export NCCL_TOPO_FILE=${d.export}`] : [])];
 }
 
+/** Bus ids of the GPUs the placement judges; null when not known (no GPU asked for, or Slurm's numbers not mapped). */
+export function judgedBdfs(p: PlacementView): string[] | null {
+  if (!p.sel || !p.order.ok) return null;
+  const order = p.order.gpus;
+  const out = p.sel.ids.flatMap((id) => (order[id] ? [order[id].bdf] : []));
+  return out.length ? out : null;
+}
+
 /** Everything the TaskProlog needs for the decision, read in the job's view (only when the Prolog wrote a file). */
 export async function ncclTopoForJob(i: {
   readonly host: Host;
   readonly stateDir: string;
   readonly job: string;
   readonly state: PrologState | null;
-  readonly minors: ReadonlyMap<number, string> | null;
+  /** Bus ids of the GPUs judged (task/placement.ts); null: not known, every GPU counts. */
+  readonly gpus: readonly string[] | null;
   readonly env: string | undefined;
   /** Whether the job's user can read the file whole. */
   readonly readable: (path: string) => boolean;
@@ -104,7 +114,7 @@ export async function ncclTopoForJob(i: {
   const s = i.state;
   if (!s?.ncclTopo) return NONE;
   const path = `${i.stateDir}/${jobDirName(i.job)}/${s.ncclTopo.file}`;
-  const jobGpus = s.jobGpus && i.minors ? s.jobGpus.flatMap((m) => i.minors!.get(m) ?? []) : null;
+  const jobGpus = i.gpus;
   const views = await readDeviceViews(i.host, s, jobGpus && jobGpus.length ? jobGpus : null);
   const readable = i.readable(path);
   return decideNcclTopo({ state: s, path, jobGpus: jobGpus && jobGpus.length ? jobGpus : null, views, readable, env: i.env });

@@ -12,8 +12,6 @@ import type { DevNode, JobView } from './view.js';
 export interface PlacementInput {
   readonly place: PlacementView;
   readonly view: JobView;
-  /** SLURM_JOB_GPUS as minors (the signed record's when trusted); null: the job asked for no GPU. */
-  readonly jobGpus: readonly number[] | null;
   /** The class's GPU↔NIC matrix; null when no baseline could be read. */
   readonly paths: readonly BaselinePath[] | null;
 }
@@ -28,7 +26,7 @@ export function nearestNics(paths: readonly BaselinePath[], bdf: string): { read
   return RANK[best] <= RANK.PXB ? { cls: best, nics: mine.filter((p) => p.class === best).map((p) => p.nic).sort() } : null;
 }
 
-const gpuName = (g: GpuPlace): string => `GPU ${g.minor} (${g.bdf})`;
+const gpuName = (g: GpuPlace): string => `GPU ${g.id} (${g.bdf})`;
 
 function cpus(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   const a = i.place.allowed;
@@ -73,13 +71,16 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
 
 export function judgePlacement(i: PlacementInput): TaskFinding[] {
   // No SLURM_JOB_GPUS: the job asked for no GPU, or Slurm did not say which; either way nothing was judged, and that is said.
-  if (!i.jobGpus?.length) return [tf('job-placement-unknown', 'skip', 'job', `not checked: no SLURM_JOB_GPUS (the job asked for no GPU, or Slurm did not say which it has), so this job's CPUs, memory and adapters are not compared with its GPUs`)];
-  const m = i.place.minors;
-  if (m.state !== 'present') return [tf('job-placement-unknown', 'skip', 'job', m.state === 'unknown' ? m.why : 'no /proc/driver/nvidia/gpus: the GPUs of SLURM_JOB_GPUS cannot be mapped to PCI addresses')];
+  const sel = i.place.sel;
+  if (!sel?.ids.length) return [tf('job-placement-unknown', 'skip', 'job', `not checked: no SLURM_JOB_GPUS (the job asked for no GPU, or Slurm did not say which it has), so this job's CPUs, memory and adapters are not compared with its GPUs`)];
+  const o = i.place.order;
+  const ids = `${sel.from}=${sel.ids.join(',')}`;
+  // Slurm's numbers are not device minors: which GPU is meant is never guessed.
+  if (!o.ok) return [tf('job-placement-unknown', 'skip', 'job', `not checked: which GPUs Slurm's ${ids} are cannot be told: ${o.why}`)];
   const out: TaskFinding[] = [];
-  const unmapped = i.jobGpus.filter((n) => !i.place.gpus.has(n));
-  if (unmapped.length) out.push(tf('job-placement-unknown', 'skip', 'job', `no /proc/driver/nvidia/gpus/*/information has Device Minor ${unmapped.join(', ')} (SLURM_JOB_GPUS=${i.jobGpus.join(',')})`));
-  const gpus = [...i.place.gpus.values()].sort((a, b) => a.minor - b.minor);
+  const unmapped = sel.ids.filter((n) => !i.place.gpus.has(n));
+  if (unmapped.length) out.push(tf('job-placement-unknown', 'skip', 'job', `Slurm's GPU ${unmapped.join(', ')} (${ids}) is not among the ${o.gpus.length} GPUs of this node (${o.how})`));
+  const gpus = [...i.place.gpus.values()].sort((a, b) => a.id - b.id);
   const near = gpus.flatMap((g) => cpus(i, g));
   const adapters = gpus.flatMap((g) => nics(i, g));
   out.push(...near, ...adapters);
@@ -87,7 +88,7 @@ export function judgePlacement(i: PlacementInput): TaskFinding[] {
   if (out.some((f) => f.status !== 'skip') || unmapped.length || near.length || gpus.length === 0) return out;
   const a = i.place.allowed.state === 'present' ? i.place.allowed.value : null;
   if (a === null) return out;
-  const gs = [...i.place.gpus.values()].map((g) => `${g.minor}=${g.bdf}`).join(', ');
+  const gs = gpus.map((g) => `${g.id}=${g.bdf}`).join(', ');
   const partly = adapters.length ? ' (the adapters next to them: see the skip lines)' : '';
   return [tf('job-placement-ok', 'pass', 'job', `this job's CPUs ${a.cpuList} and memory nodes ${a.memList} are near its GPUs ${gs}${partly}`), ...out];
 }

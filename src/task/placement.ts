@@ -1,5 +1,6 @@
-// The job's placement, read through the Host: its GPUs (SLURM_JOB_GPUS minors mapped to PCI addresses through
-// /proc/driver/nvidia/gpus/*/information, never through PCI order), each GPU's local CPUs and NUMA node
+// The job's placement, read through the Host: its GPUs (the step's SLURM_STEP_GPUS when they are the job's, else
+// SLURM_JOB_GPUS: Slurm's GPU numbers, mapped to PCI addresses by the Prolog's signed order, state/gpu-order.ts; without
+// one only when the minors are in PCI order, /proc/driver/nvidia/gpus/*/information), each GPU's local CPUs and NUMA node
 // (drivers/pci/pci-sysfs.c local_cpulist, numa_node), the CPUs and memory nodes the task may use
 // (/proc/self/status), and which verbs node belongs to which adapter (/sys/class/infiniband_verbs/*/ibdev,
 // drivers/infiniband/core/uverbs_main.c).
@@ -9,9 +10,12 @@ import { listFact } from '../inventory/read.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type Allowed, parseAllowed } from '../parsers/proc-status.js';
 import { type CpuRanges, parseCpuList, parseNumaNode } from '../parsers/sysfs.js';
+import { agreedOrder, type GpuOrder } from '../state/gpu-order.js';
 import { UVERBS_RE } from '../state/names.js';
 
 export interface GpuPlace {
+  /** Slurm's number of the GPU (SLURM_JOB_GPUS), as `gdrgate topo` numbers GPUs where Slurm uses PCI order. */
+  readonly id: number;
   readonly minor: number;
   readonly bdf: string;
   /** The kernel's text (shown to the user) and its parse. */
@@ -23,24 +27,42 @@ export interface GpuPlace {
 export interface PlacementView {
   /** Device minor → PCI address; absent when the NVIDIA module shows no GPU (no /proc/driver/nvidia/gpus). */
   readonly minors: Fact<ReadonlyMap<number, string>>;
-  /** The job's GPUs found in the map, by minor. */
+  /** The GPUs judged (the step's or the job's, by Slurm's numbers); null: the job asked for none. */
+  readonly sel: GpuSelection | null;
+  /** Slurm's number → PCI address: the Prolog's (signed), or the one all numberings agree on, or why not known. */
+  readonly order: GpuOrder;
+  /** The judged GPUs found in the order, by Slurm's number. */
   readonly gpus: ReadonlyMap<number, GpuPlace>;
   readonly allowed: Fact<Allowed>;
   /** Adapter name → its uverbs node name. */
   readonly verbsOf: Fact<ReadonlyMap<string, string>>;
 }
 
-async function gpuPlace(host: Host, minor: number, bdf: string): Promise<GpuPlace> {
+export interface GpuSelection {
+  readonly ids: readonly number[];
+  readonly from: 'SLURM_STEP_GPUS' | 'SLURM_JOB_GPUS';
+}
+
+/**
+ * The GPUs this task uses: slurmstepd sets SLURM_STEP_GPUS per task (gres_g_task_set_env) before the TaskProlog runs;
+ * taken when they are among the job's (the signed record's when `trusted`), else the job's. Never a GPU not the job's.
+ */
+export function selectGpus(job: readonly number[] | null, step: readonly number[] | null, trusted: boolean): GpuSelection | null {
+  if (step?.length && (job === null ? !trusted : step.every((s) => job.includes(s)))) return { ids: step, from: 'SLURM_STEP_GPUS' };
+  return job?.length ? { ids: job, from: 'SLURM_JOB_GPUS' } : null;
+}
+
+async function gpuPlace(host: Host, id: number, minor: number, bdf: string): Promise<GpuPlace> {
   const dir = `/sys/bus/pci/devices/${bdf}`;
   const [text, numa] = await Promise.all([host.readText(`${dir}/local_cpulist`), readFact(host, `${dir}/numa_node`, parseNumaNode)]);
   const localCpuList = text.ok ? text.value.trim() : null;
   const p = text.ok ? parseCpuList(text.value) : null;
   // Every PCI device has local_cpulist (drivers/pci/pci-sysfs.c): a missing one is a /sys the job cannot see, not "no affinity".
-  const localCpus: Fact<CpuRanges> = !text.ok ? unknown(text.missing ? `${dir}/local_cpulist: not in this job's /sys (${text.reason}): the GPU's local CPUs cannot be compared` : `${dir}/local_cpulist: ${text.reason}`) : p!.ok ? present(p!.value) : unknown(`${dir}/local_cpulist: ${p!.error}`);
+  const localCpus: Fact<CpuRanges> = !text.ok ? unknown(text.missing ? `${dir}/local_cpulist: not in this job's /sys (ENOENT): the GPU's local CPUs cannot be compared` : `${dir}/local_cpulist: ${text.reason}`) : p!.ok ? present(p!.value) : unknown(`${dir}/local_cpulist: ${p!.error}`);
   // numa_node -1 (the firmware gave no affinity) is absent, as the inventory has it; so is a missing numa_node beside a
   // readable local_cpulist (a kernel without CONFIG_NUMA). Beside a missing local_cpulist it is unknown: nothing was seen.
   const n: Fact<number> = numa.state === 'present' ? (numa.value === null ? ABSENT : present(numa.value)) : numa.state === 'absent' && !text.ok ? unknown(`${dir}/numa_node: not in this job's /sys`) : numa;
-  return { minor, bdf, localCpuList, localCpus, numa: n };
+  return { id, minor, bdf, localCpuList, localCpus, numa: n };
 }
 
 async function readVerbsOf(host: Host): Promise<Fact<ReadonlyMap<string, string>>> {
@@ -51,11 +73,12 @@ async function readVerbsOf(host: Host): Promise<Fact<ReadonlyMap<string, string>
   return present(new Map(names.flatMap((u, i) => { const r = ib[i]!; return r.ok && r.value.trim() ? [[r.value.trim(), u] as const] : []; })));
 }
 
-/** `jobGpus`: the node-wide minors of SLURM_JOB_GPUS; null when the job asked for none. */
-export async function readPlacement(host: Host, jobGpus: readonly number[] | null): Promise<PlacementView> {
+/** `recorded`: the Prolog's order (trusted); null: none, and `noRecord` says why (then only an agreed order is used). */
+export async function readPlacement(host: Host, sel: GpuSelection | null, recorded: GpuOrder | null, noRecord: string): Promise<PlacementView> {
   const [minors, allowed, verbsOf] = await Promise.all([readMinors(host), readFact(host, '/proc/self/status', parseAllowed), readVerbsOf(host)]);
+  const order: GpuOrder = recorded ?? (minors.state === 'present' ? agreedOrder(minors.value, noRecord) : { ok: false, why: minors.state === 'unknown' ? minors.why : 'no /proc/driver/nvidia/gpus: the GPUs cannot be mapped to PCI addresses' });
   const gpus = new Map<number, GpuPlace>();
-  if (minors.state === 'present' && jobGpus)
-    for (const g of await Promise.all(jobGpus.flatMap((m) => { const b = minors.value.get(m); return b ? [gpuPlace(host, m, b)] : []; }))) gpus.set(g.minor, g);
-  return { minors, gpus, allowed, verbsOf };
+  if (order.ok && sel)
+    for (const g of await Promise.all(sel.ids.flatMap((id) => { const o = order.gpus[id]; return o ? [gpuPlace(host, id, o.minor, o.bdf)] : []; }))) gpus.set(g.id, g);
+  return { minors, sel, order, gpus, allowed, verbsOf };
 }

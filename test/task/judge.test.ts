@@ -4,7 +4,10 @@ import type { Status } from '../../src/model/finding.js';
 import type { StateRead } from '../../src/state/read.js';
 import type { PrologState } from '../../src/state/types.js';
 import type { TaskCode } from '../../src/task/records.js';
-import { judge, resolveMin, type MemlockMin } from '../../src/task/judge.js';
+import { judge, resolveMin, type JudgeInput, type MemlockMin } from '../../src/task/judge.js';
+import { ABSENT } from '../../src/model/fact.js';
+import type { GpuOrder } from '../../src/state/gpu-order.js';
+import { selectGpus } from '../../src/task/placement.js';
 import { jobMemlock, parseRlimitEnv } from '../../src/task/memlock.js';
 import type { DevNode, JobView } from '../../src/task/view.js';
 
@@ -26,6 +29,13 @@ const host = (over: Partial<PrologState> = {}): StateRead => ({
   state: { job: '7', uid: 1001, node: 'n1', time: '', memlock: { who: 'slurmd', soft: MiB8, hard: MiB8 }, memlockMin: MiB8, hcas: ['mlx5_0', 'mlx5_1'], uverbs: ['uverbs0', 'uverbs1'], nvidia: ['nvidia-uvm', 'nvidia0', 'nvidia1', 'nvidiactl'], gpus: ['0000:18:00.0', '0000:2a:00.0'], jobGpus: [1], ...over },
 });
 const MIN: MemlockMin = { value: MiB8, from: 'test' };
+/** The record's GPUs through Slurm's order (index i = minor i here): which /dev/nvidiaN nodes are the job's. */
+const ORDER: GpuOrder = { ok: true, how: 'test', gpus: [{ bdf: '0000:18:00.0', minor: 0 }, { bdf: '0000:2a:00.0', minor: 1 }] };
+const placementFor = (s: StateRead | null, order: GpuOrder = ORDER, step: number[] | null = null): JudgeInput['placement'] => {
+  const job = s?.status === 'trusted' ? s.state.jobGpus : null;
+  const sel = selectGpus(job, step, true);
+  return { place: { minors: ABSENT, sel, order, gpus: new Map(), allowed: ABSENT, verbsOf: ABSENT }, paths: null };
+};
 
 interface Case {
   name: string;
@@ -57,7 +67,7 @@ const cases: Case[] = [
   { name: 'invalid: GPU node denied', view: { nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl'], ['nvidia1']) }, state: host(), want: [['fail', 'job-gpu-denied', /\/dev\/nvidia1/]] },
   {
     name: "skip: the job's GPU node is a dangling link (access(2): ENOENT): not counted as usable",
-    view: { nvidia: { state: 'present', value: [...dev(['nvidia-uvm', 'nvidiactl']).value, { name: 'nvidia1', kind: null, access: 'unknown', why: 'ENOENT' }] } },
+    view: { nvidia: { state: 'present', value: [{ name: 'nvidia-uvm', kind: 'char', access: 'rw' }, { name: 'nvidiactl', kind: 'char', access: 'rw' }, { name: 'nvidia1', kind: null, access: 'unknown', why: 'ENOENT' }] } },
     state: host(),
     want: [['skip', 'job-view-unknown', /^whether this job can open \/dev\/nvidia1 \(ENOENT\) read-write could not be told: access\(2\) answered neither yes nor no$/]],
   },
@@ -71,8 +81,10 @@ const cases: Case[] = [
 
 for (const c of cases) {
   t.test(c.name, async (t) => {
-    const f = judge({ view: healthyView(c.view), rlimitMemlock: c.env, state: c.state === undefined ? host() : c.state, min: c.min ?? MIN });
-    const notPass = f.filter((x) => x.status !== 'pass');
+    const st = c.state === undefined ? host() : c.state;
+    const f = judge({ view: healthyView(c.view), rlimitMemlock: c.env, state: st, min: c.min ?? MIN, placement: placementFor(st) });
+    // The placement's own findings are placement.test.ts's: here only which GPU nodes it names.
+    const notPass = f.filter((x) => x.status !== 'pass' && x.check !== 'job-placement');
     t.same(notPass.map((x) => [x.status, x.code]), c.want.map(([s, code]) => [s, code]), 'findings');
     c.want.forEach(([, , re], i) => re && t.match(notPass[i]?.message ?? '', re, `message: ${notPass[i]?.message}`));
     if (!c.want.length) t.ok(f.some((x) => x.code === 'job-memlock-ok') && f.some((x) => x.code === 'job-visibility-ok'), 'memlock and visibility pass');
@@ -100,4 +112,22 @@ t.test('SLURM_RLIMIT_MEMLOCK', async (t) => {
   t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, '18446744073709551615'), { ok: true, value: { soft: MiB64, hard: MiB64, source: 'propagated', env: '18446744073709551615' } }, 'conf: soft = hard');
   t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, 'U18446744073709551615'), { ok: true, value: { soft: MiB8, hard: MiB64, source: 'self', env: 'U18446744073709551615' } }, 'user: unchanged');
   t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, String(MiB64 + 1)), { ok: true, value: { soft: MiB64, hard: MiB64, source: 'propagated', env: String(MiB64 + 1) } }, 'one byte over: the hard limit');
+});
+
+t.test("SLURM_STEP_GPUS=1 of the job's 0,1: only the task's GPU node is required (a step container holds only its own)", async (t) => {
+  const st = host({ jobGpus: [0, 1] });
+  const view = healthyView({ nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl']) });
+  const f = judge({ view, rlimitMemlock: undefined, state: st, min: MIN, placement: placementFor(st, ORDER, [1]) });
+  t.same(f.filter((x) => x.check !== 'job-placement' && x.status !== 'pass').map((x) => x.code), [], 'no job-gpu-missing');
+  const job = judge({ view, rlimitMemlock: undefined, state: st, min: MIN, placement: placementFor(st) });
+  t.same(job.filter((x) => x.check !== 'job-placement' && x.status !== 'pass').map((x) => [x.code, x.message]), [['job-gpu-missing', 'this job sees 3 of the 4 NVIDIA device nodes of its GPUs (missing /dev/nvidia0)']], 'without SLURM_STEP_GPUS: the job\'s GPUs');
+});
+
+t.test("Slurm's GPU 1 is minor 0 (PCI order): /dev/nvidia0 is the node required, never /dev/nvidia1", async (t) => {
+  const st = host({ jobGpus: [1] });
+  const swapped: GpuOrder = { ok: true, how: 'AutoDetect=nvml', gpus: [{ bdf: '0000:18:00.0', minor: 1 }, { bdf: '0000:2a:00.0', minor: 0 }] };
+  const f = judge({ view: healthyView({ nvidia: dev(['nvidia-uvm', 'nvidia0', 'nvidiactl']) }), rlimitMemlock: undefined, state: st, min: MIN, placement: placementFor(st, swapped) });
+  t.same(f.filter((x) => x.check !== 'job-placement' && x.status !== 'pass').map((x) => x.code), [], 'nvidia0 present: nothing missing');
+  const unknown = judge({ view: healthyView(), rlimitMemlock: undefined, state: st, min: MIN, placement: placementFor(st, { ok: false, why: 'minors not in PCI order' }) });
+  t.same(unknown.filter((x) => x.check !== 'job-placement' && x.status !== 'pass').map((x) => [x.code, x.message]), [['job-view-unknown', "which /dev/nvidiaN nodes are this job's GPUs cannot be told (not checked): minors not in PCI order"]], 'order unknown: said, never guessed');
 });

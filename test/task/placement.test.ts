@@ -10,7 +10,11 @@ import type { Status } from '../../src/model/finding.js';
 import { accessProbe } from '../../src/task/access.js';
 import type { TaskCode } from '../../src/task/records.js';
 import { judgePlacement, nearestNics } from '../../src/task/placement-judge.js';
-import { readPlacement, type PlacementView } from '../../src/task/placement.js';
+import { readPlacement, selectGpus, type PlacementView } from '../../src/task/placement.js';
+import { readMinors } from '../../src/inventory/placement.js';
+import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
+import type { GpuOrder } from '../../src/state/gpu-order.js';
+import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
 import { readJobView, type JobView } from '../../src/task/view.js';
 import { ABSENT, present } from '../../src/model/fact.js';
 import { baselineOf } from '../checks/_trees.js';
@@ -19,6 +23,8 @@ import { jobRoot, type JobRootOptions } from './_roots.js';
 
 // The NVIDIA module numbered the socket-1 GPU first: minor 0 is 0000:9a:00.0, minor 1 is 0000:18:00.0.
 const SWAPPED = [1, 0];
+/** Slurm's numbers as a hand-written gres.conf File=/dev/nvidia[0-1] gives them (AutoDetect off): in minor order. */
+const BY_MINOR: GpuOrder = { ok: true, how: 'File=/dev/nvidia[0-1]', gpus: [{ bdf: '0000:9a:00.0', minor: 0 }, { bdf: '0000:18:00.0', minor: 1 }] };
 const PATHS = (await baselineOf(TWO)).paths;
 
 interface Case {
@@ -29,6 +35,10 @@ interface Case {
   root?: JobRootOptions;
   patch?: (root: string) => void;
   paths?: readonly BaselinePath[] | null;
+  /** The Prolog's order (default BY_MINOR); null: no record, only an agreed order; a string: gres.conf text it is derived from. */
+  order?: GpuOrder | null | string;
+  /** SLURM_STEP_GPUS. */
+  step?: number[];
   want: [Status, TaskCode, RegExp?][];
 }
 
@@ -46,6 +56,13 @@ const cases: Case[] = [
     ],
   },
   { name: 'invalid: minor order is not PCI order (minor 0 is the socket-1 GPU)', gpus: [0], cpus: '0-7', mems: '0', want: [['warn', 'job-cpus-far', /GPU 0 \(0000:9a:00\.0\), whose local CPUs are 48-95,144-191/], ['warn', 'job-mems-far']] },
+  { name: 'valid (AutoDetect=nvml): SLURM_JOB_GPUS=0 is the PCI-first GPU 0000:18:00.0 (minor 1), next to CPUs 0-7', gpus: [0], cpus: '0-7', mems: '0', order: 'AutoDetect=nvml\n', want: [['pass', 'job-placement-ok', /^this job's CPUs 0-7 and memory nodes 0 are near its GPUs 0=0000:18:00\.0$/]] },
+  { name: 'invalid (AutoDetect=nvml): SLURM_JOB_GPUS=1 is 0000:9a:00.0 (minor 0), away from CPUs 0-7', gpus: [1], cpus: '0-7', mems: '0', order: 'AutoDetect=nvml\n', want: [['warn', 'job-cpus-far', /^this job's CPUs 0-7 are all away from GPU 1 \(0000:9a:00\.0\), whose local CPUs are 48-95,144-191$/], ['warn', 'job-mems-far']] },
+  { name: 'valid (File= lines, AutoDetect off): NodeName= lines after Name= lines, so 0 is /dev/nvidia1 = 0000:18:00.0', gpus: [0], cpus: '0-7', mems: '0', order: 'NodeName=n1 Name=gpu File=/dev/nvidia0\nName=gpu File=/dev/nvidia1\n', want: [['pass', 'job-placement-ok', /^this job's CPUs 0-7 and memory nodes 0 are near its GPUs 0=0000:18:00\.0$/]] },
+  { name: 'skip (AutoDetect=nvidia): not derived, and the minors are not in PCI order: never a guess', gpus: [0], cpus: '0-7', mems: '0', order: 'AutoDetect=nvidia\n', want: [['skip', 'job-placement-unknown', /^not checked: which GPUs Slurm's SLURM_JOB_GPUS=0 are cannot be told: gres\.conf AutoDetect=nvidia: Slurm's numbering is not derived for it, and this node's device minors are not in PCI bus order \(0000:18:00\.0=minor 1, 0000:9a:00\.0=minor 0\)$/]] },
+  { name: 'skip: no Prolog record and minors not in PCI order', gpus: [0], cpus: '0-7', mems: '0', order: null, want: [['skip', 'job-placement-unknown', /^not checked: which GPUs Slurm's SLURM_JOB_GPUS=0 are cannot be told: no record, and this node's device minors are not in PCI bus order/]] },
+  { name: "valid: the task's SLURM_STEP_GPUS=1 (of the job's 0,1) is judged, not the job's far GPU 0", gpus: [0, 1], step: [1], cpus: '0-7', mems: '0', want: [['pass', 'job-placement-ok', /^this job's CPUs 0-7 and memory nodes 0 are near its GPUs 1=0000:18:00\.0$/]] },
+  { name: 'invalid: SLURM_STEP_GPUS not among the job\'s GPUs is ignored: the job\'s GPUs are judged', gpus: [1], step: [0], cpus: '0-7', mems: '0', want: [['pass', 'job-placement-ok', /near its GPUs 1=0000:18:00\.0$/]] },
   { name: 'valid: split mask over both GPUs (NCCL intersects per GPU)', gpus: [0, 1], cpus: '40-55', mems: '0-1', want: [['pass', 'job-placement-ok']] },
   { name: 'invalid: two GPUs, CPUs on one socket: only the far GPU is named', gpus: [0, 1], cpus: '0-15', mems: '0', want: [['warn', 'job-cpus-far', /GPU 0 \(0000:9a:00\.0\)/], ['warn', 'job-mems-far', /GPU 0/]] },
   { name: 'invalid: memory alone bound away', gpus: [1], cpus: '0-7', mems: '1', want: [['warn', 'job-mems-far', /not from node 0/]] },
@@ -65,15 +82,15 @@ const cases: Case[] = [
     want: [['pass', 'job-placement-ok', /^this job's CPUs 0-7 and memory nodes 0 are near its GPUs 1=0000:18:00.0 \(the adapters next to them: see the skip lines\)$/], ['skip', 'job-placement-unknown', /^the adapters next to GPU 1 \(0000:18:00.0\) were not checked: no baseline class/]],
   },
   { name: 'skip: no SLURM_JOB_GPUS, a far-bound job: placement not checked, and said so', gpus: null, cpus: '48-55', mems: '1', want: [['skip', 'job-placement-unknown', /^not checked: no SLURM_JOB_GPUS/]] },
-  { name: 'skip: SLURM_JOB_GPUS names a minor no information file has', gpus: [5], cpus: '0-7', mems: '0', want: [['skip', 'job-placement-unknown', /no \/proc\/driver\/nvidia\/gpus\/\*\/information has Device Minor 5/]] },
-  { name: 'skip: no /proc/driver/nvidia/gpus (module not loaded or hidden)', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.rmSync(path.join(r, 'proc/driver/nvidia/gpus'), { recursive: true }), want: [['skip', 'job-placement-unknown', /cannot be mapped/]] },
-  { name: 'skip: an information file without its Device Minor line', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'proc/driver/nvidia/gpus/0000:18:00.0/information'), 'Model: \t\t NVIDIA H100\n'), want: [['skip', 'job-placement-unknown', /information: no Device Minor line/]] },
+  { name: 'skip: SLURM_JOB_GPUS names a minor no information file has', gpus: [5], cpus: '0-7', mems: '0', want: [['skip', 'job-placement-unknown', /^Slurm's GPU 5 \(SLURM_JOB_GPUS=5\) is not among the 2 GPUs of this node \(File=\/dev\/nvidia\[0-1\]\)$/]] },
+  { name: 'skip: no record, no /proc/driver/nvidia/gpus (module not loaded or hidden)', order: null, gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.rmSync(path.join(r, 'proc/driver/nvidia/gpus'), { recursive: true }), want: [['skip', 'job-placement-unknown', /cannot be mapped/]] },
+  { name: 'skip: no record, an information file without its Device Minor line', order: null, gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'proc/driver/nvidia/gpus/0000:18:00.0/information'), 'Model: \t\t NVIDIA H100\n'), want: [['skip', 'job-placement-unknown', /information: no Device Minor line/]] },
   { name: 'skip: /proc/self/status without Cpus_allowed_list', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'proc/self/status'), 'Name:\tbash\n'), want: [['skip', 'job-placement-unknown', /no Cpus_allowed_list line/]] },
   {
     name: 'skip: the job cannot see /sys/bus/pci/devices/<bdf> (a container without /sys/bus/pci): nothing compared, never a pass',
     gpus: [0], cpus: '0-7', mems: '0',
     patch: (r) => fs.rmSync(path.join(r, 'sys/bus/pci/devices/0000:9a:00.0')),
-    want: [['skip', 'job-placement-unknown', /^\/sys\/bus\/pci\/devices\/0000:9a:00\.0\/local_cpulist: not in this job's \/sys \(.*ENOENT.*\): the GPU's local CPUs cannot be compared$/], ['skip', 'job-placement-unknown', /^\/sys\/bus\/pci\/devices\/0000:9a:00\.0\/numa_node: not in this job's \/sys$/]],
+    want: [['skip', 'job-placement-unknown', /^\/sys\/bus\/pci\/devices\/0000:9a:00\.0\/local_cpulist: not in this job's \/sys \(ENOENT\): the GPU's local CPUs cannot be compared$/], ['skip', 'job-placement-unknown', /^\/sys\/bus\/pci\/devices\/0000:9a:00\.0\/numa_node: not in this job's \/sys$/]],
   },
   {
     name: "skip: the verbs node of the GPU's PIX adapter is a dangling link (access(2): ENOENT): neither usable nor denied",
@@ -89,8 +106,9 @@ for (const c of cases) {
     const root = await jobRoot({ node: TWO, minors: SWAPPED, status: { cpus: c.cpus ?? '0-191', mems: c.mems ?? '0-1' }, ...c.root }, t.testdir());
     c.patch?.(root);
     const host = new FsHost(root);
-    const [place, view] = await Promise.all([readPlacement(host, c.gpus), readJobView(host, accessProbe(host))]);
-    const f = judgePlacement({ place, view, jobGpus: c.gpus, paths: c.paths === undefined ? PATHS : c.paths });
+    const order = typeof c.order === 'string' ? slurmGpuOrder({ gres: present((parseGresConf(c.order) as { value: GresConf }).value), gresPath: 'gres.conf', minors: await readMinors(host), node: 'n1' }) : c.order === undefined ? BY_MINOR : c.order;
+    const [place, view] = await Promise.all([readPlacement(host, selectGpus(c.gpus, c.step ?? null, true), order, 'no record'), readJobView(host, accessProbe(host))]);
+    const f = judgePlacement({ place, view, paths: c.paths === undefined ? PATHS : c.paths });
     t.same(f.map((x) => [x.status, x.code]), c.want.map(([s, code]) => [s, code]), 'findings');
     c.want.forEach(([, , re], i) => re && t.match(f[i]?.message ?? '', re, `message: ${f[i]?.message}`));
     t.ok(f.every((x) => x.check === 'job-placement'), 'all job-placement findings');
@@ -100,12 +118,14 @@ for (const c of cases) {
 t.test('a GPU whose local CPUs were not read (absent) is a skip, never a pass: nothing was compared', async (t) => {
   const place = {
     minors: present(new Map([[0, '0000:9a:00.0']])),
-    gpus: new Map([[0, { minor: 0, bdf: '0000:9a:00.0', localCpuList: null, localCpus: ABSENT, numa: ABSENT }]]),
+    sel: { ids: [0], from: 'SLURM_JOB_GPUS' },
+    order: { ok: true, how: 'test', gpus: [{ bdf: '0000:9a:00.0', minor: 0 }] },
+    gpus: new Map([[0, { id: 0, minor: 0, bdf: '0000:9a:00.0', localCpuList: null, localCpus: ABSENT, numa: ABSENT }]]),
     allowed: present({ cpus: [[0, 7]], cpuList: '0-7', mems: [[0, 0]], memList: '0' }),
     verbsOf: present(new Map()),
   } as unknown as PlacementView;
   const view = { self: ABSENT, hcas: present([]), verbsClass: present([]), uverbs: present([]), nvidia: present([]) } as unknown as JobView;
-  const f = judgePlacement({ place, view, jobGpus: [0], paths: [] });
+  const f = judgePlacement({ place, view, paths: [] });
   t.same(f.map((x) => [x.status, x.code, x.message]), [['skip', 'job-placement-unknown', 'the local CPUs of GPU 0 (0000:9a:00.0) could not be read (no /sys/bus/pci/devices/0000:9a:00.0/local_cpulist in this job)'], ['skip', 'job-placement-unknown', "the adapters next to GPU 0 (0000:9a:00.0) were not checked: the baseline class's GPU↔NIC matrix has no row for 0000:9a:00.0"]]);
 });
 

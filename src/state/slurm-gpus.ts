@@ -1,0 +1,54 @@
+// How slurmd on this node numbers its GPUs, from gres.conf and the device minors (the rules: state/gpu-order.ts).
+// Loaded by the Prolog only: it needs the gres.conf node matching of the job-placement check.
+import { forNode } from '../checks/job-placement.js';
+import type { Host } from '../host/host.js';
+import { readMinors } from '../inventory/placement.js';
+import type { Fact } from '../model/fact.js';
+import type { Placement } from '../model/inventory.js';
+import type { GresConf } from '../parsers/gres-conf.js';
+import { agreedOrder, type GpuOrder, pciOrder, type SlurmGpu } from './gpu-order.js';
+
+export interface OrderInput {
+  readonly gres: Fact<GresConf>;
+  readonly gresPath: string;
+  readonly minors: Fact<ReadonlyMap<number, string>>;
+  /** slurmd's NodeName (SLURMD_NODENAME), for the gres.conf lines that name nodes. */
+  readonly node: string | null;
+}
+
+/** How slurmd on this node numbers its GPUs. */
+export function slurmGpuOrder(i: OrderInput): GpuOrder {
+  const m = i.minors;
+  if (m.state !== 'present') return { ok: false, why: m.state === 'unknown' ? m.why : 'no /proc/driver/nvidia/gpus: no GPU to number' };
+  const g = i.gres;
+  if (g.state !== 'present') return agreedOrder(m.value, g.state === 'unknown' ? `gres.conf not usable: ${g.why}` : `no ${i.gresPath}`);
+  // A node's own AutoDetect= trumps the global one (man gres.conf); differing values for one node: not derived.
+  const mine = g.value.autoDetects.filter((a) => a.nodeName !== null && forNode(a, i.node));
+  const vals = new Set((mine.length ? mine : g.value.autoDetects.filter((a) => a.nodeName === null)).map((a) => a.value));
+  if (vals.size > 1) return agreedOrder(m.value, `${i.gresPath} gives this node AutoDetect=${[...vals].join(' and ')}`);
+  const ad = vals.size ? [...vals][0]! : null;
+  if (ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml: Slurm numbers the GPUs in PCI bus order`, gpus: pciOrder(m.value) };
+  if (ad !== null && ad !== 'off') return agreedOrder(m.value, `${i.gresPath} AutoDetect=${ad}: Slurm's numbering is not derived for it`);
+  const lines = g.value.lines.filter((l) => l.name === 'gpu' && forNode(l, i.node));
+  if (!lines.length) return agreedOrder(m.value, `${i.gresPath} has no GPU line for this node`);
+  const bare = lines.find((l) => !l.files.length);
+  if (bare) return agreedOrder(m.value, `${i.gresPath} line ${bare.line} names no File=`);
+  const gpus: SlurmGpu[] = [];
+  for (const l of [...lines.filter((x) => !x.nodeFirst), ...lines.filter((x) => x.nodeFirst)]) {
+    for (const f of l.files) {
+      const n = /^\/dev\/nvidia(\d+)$/.exec(f);
+      const bdf = n ? m.value.get(Number(n[1])) : undefined;
+      if (!n || bdf === undefined) return agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${f} is ${n ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}`);
+      if (gpus.some((x) => x.minor === Number(n[1]))) return agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${f} twice`);
+      gpus.push({ bdf: bdf.toLowerCase(), minor: Number(n[1]) });
+    }
+  }
+  return { ok: true, how: `${i.gresPath}: Slurm numbers the GPUs in the order of its File= entries`, gpus };
+}
+
+
+/** The Prolog's call: the inventory reads the minors only for a gres.conf with File= lines; read them here otherwise. */
+export async function nodeGpuOrder(host: Host, p: Placement, node: string): Promise<GpuOrder> {
+  const minors = p.minors.state === 'absent' ? await readMinors(host) : p.minors;
+  return slurmGpuOrder({ gres: p.gres, gresPath: p.gresPath, minors, node });
+}

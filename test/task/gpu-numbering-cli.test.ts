@@ -1,0 +1,67 @@
+// Slurm's GPU numbers end to end (built CLI, as root and the job's user): the Prolog maps SLURM_JOB_GPUS to bus ids the
+// way slurmd numbers GPUs (AutoDetect=nvml: PCI order; File= lines: their order), never as device minors, and the
+// TaskProlog judges the task's own SLURM_STEP_GPUS. Node: test/gen/topologies/two-socket-2gpu-2nic.ts with the minors
+// swapped (minor 0 = 0000:9a:00.0 on node 1, CPUs 48-95,144-191; minor 1 = 0000:18:00.0 on node 0, CPUs 0-47,96-143).
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { node as TWO } from '../gen/topologies/two-socket-2gpu-2nic.js';
+import { reachableBuild, reachableNode, runBuilt, type Ran } from '../helpers/reachable.js';
+import { scratchDir } from '../helpers/scratch.js';
+import { jobRoot } from './_roots.js';
+
+const isRoot = process.getuid?.() === 0;
+const USER = 4243;
+let CLI = '';
+let NODE = process.execPath;
+const run = (args: string[], env: Record<string, string>, uid?: number): Ran => runBuilt(NODE, CLI, args, env, uid);
+
+if (!isRoot) t.skip("Slurm's GPU numbering CLI: needs root (the prolog chowns to the job uid; the task runs as that uid)", () => {});
+else await main();
+
+async function main(): Promise<void> {
+  const work = scratchDir('gdrgate-gpunum-', '/tmp');
+  fs.chmodSync(work, 0o755);
+  CLI = reachableBuild(work);
+  NODE = reachableNode(CLI);
+  t.teardown(() => fs.rmSync(work, { recursive: true, force: true }));
+  const tree = await jobRoot({ node: TWO, minors: [1, 0] }, path.join(work, 'tree'));
+  // The job's view: bound to node 0 (next to 0000:18:00.0) or node 1 (next to 0000:9a:00.0).
+  const near18 = await jobRoot({ node: TWO, minors: [1, 0], status: { cpus: '0-7', mems: '0' } }, path.join(work, 'near18'));
+  const gres = (text: string): void => { fs.mkdirSync(path.join(tree, 'etc/slurm'), { recursive: true }); fs.writeFileSync(path.join(tree, 'etc/slurm/gres.conf'), text); };
+  const stateDir = path.join(work, 'run');
+  const scontrol = path.join(work, 'scontrol');
+  fs.writeFileSync(scontrol, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
+  const cap = run(['baseline', 'capture', '--root', tree, '--class', 't', '--match', '*'], {});
+  t.equal(cap.code, 0, 'baseline captured from the tree', { stderr: cap.stderr });
+  fs.writeFileSync(path.join(work, 'baseline.json'), cap.stdout);
+  const config = path.join(work, 'config.json');
+  fs.writeFileSync(config, JSON.stringify({ baseline: path.join(work, 'baseline.json'), root: tree, scontrol, logFile: path.join(work, 'gate.log'), stateDir }), { mode: 0o644 });
+  const slurm = (job: string, extra: Record<string, string>): Record<string, string> => ({ SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', ...extra });
+  const prolog = (job: string, gpus: string): Ran =>
+    run(['prolog', '--config', config], slurm(job, { SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_JOB_USER: 'u', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', SLURM_JOB_GPUS: gpus }));
+  const task = (job: string, view: string, extra: Record<string, string>): Ran => run(['task', '--config', config, '--root', view, '--fail'], slurm(job, extra), USER);
+
+  await t.test("AutoDetect=nvml: SLURM_JOB_GPUS=0 is the PCI-first GPU 0000:18:00.0 (minor 1): bound next to it, nothing to say", async (t) => {
+    gres('AutoDetect=nvml\n');
+    t.equal(prolog('81', '0').code, 0, 'prolog exit 0');
+    const r = task('81', near18, { SLURM_JOB_GPUS: '0', SLURM_STEP_GPUS: '0', CUDA_VISIBLE_DEVICES: '0', SLURM_LOCALID: '0' });
+    t.same([r.code, r.stdout], [0, ''], 'exit 0, no print line (before: CPUs and memory "away from GPU 0 (0000:9a:00.0)")');
+  });
+
+  await t.test('File= lines (AutoDetect off): the lines beginning with Name= come first, so 0 is /dev/nvidia1 = 0000:18:00.0', async (t) => {
+    gres('NodeName=gpu001 Name=gpu File=/dev/nvidia0\nName=gpu File=/dev/nvidia1\n');
+    t.equal(prolog('82', '0').code, 0, 'prolog exit 0');
+    const r = task('82', near18, { SLURM_JOB_GPUS: '0', SLURM_LOCALID: '0' });
+    t.same([r.code, r.stdout], [0, ''], 'exit 0, no print line');
+  });
+
+  await t.test("SLURM_STEP_GPUS=1 of the job's 0,1: the task's GPU is judged; the other GPU's node absent from its container is fine", async (t) => {
+    gres('AutoDetect=nvml\n');
+    t.equal(prolog('83', '0,1').code, 0, 'prolog exit 0');
+    // Slurm's GPU 1 (AutoDetect=nvml) = 0000:9a:00.0 = /dev/nvidia0, node 1: the container holds only its node.
+    const step = await jobRoot({ node: TWO, minors: [1, 0], status: { cpus: '48-55', mems: '1' }, nvidia: ['nvidia-uvm', 'nvidiactl', 'nvidia0'] }, path.join(work, 'step'));
+    const r = task('83', step, { SLURM_JOB_GPUS: '0,1', SLURM_STEP_GPUS: '1', CUDA_VISIBLE_DEVICES: '0', SLURM_LOCALID: '0' });
+    t.same([r.code, r.stdout], [0, ''], 'exit 0 under --fail, no job-cpus-far, no job-gpu-missing');
+  });
+}
