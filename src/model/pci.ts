@@ -100,11 +100,13 @@ export interface PciConfig {
 }
 
 /**
- * A read that returned a header whose vendor ID is all ones (what a configuration read returns when no function
- * answers, PCIe Base 6.3 §7.5.1.1.1) from a function the kernel enumerated with a real vendor (its sysfs `vendor`,
- * cached at enumeration): the device stopped answering since (an NVIDIA GPU's "fallen off the bus", a surprise link
- * down before the kernel removes it). A zeroed read (0x0000) is not this: no evidence either way.
+ * A read that returned a header of all ones (what a configuration read returns when no function answers, PCIe Base
+ * 6.3 §7.5.1.1.1: vendor, device and class code alike) from a function the kernel enumerated with a real vendor (its
+ * sysfs `vendor`, cached at enumeration): the device stopped answering since (an NVIDIA GPU's "fallen off the bus",
+ * a surprise link down before the kernel removes it). Not an SR-IOV Virtual Function, whose vendor and device IDs
+ * read FFFFh by definition while its class code answers (the kernel copies the IDs from the PF: drivers/pci/iov.c);
+ * not a zeroed read (0x0000): no evidence either way.
  */
-export function silent(c: Pick<PciConfig, 'length' | 'vendorId'>, sysfsVendor: number): boolean {
-  return c.length >= 4 && c.vendorId === 0xffff && sysfsVendor !== 0xffff && sysfsVendor !== 0;
+export function silent(c: Pick<PciConfig, 'length' | 'vendorId' | 'deviceId' | 'classCode'>, sysfsVendor: number): boolean {
+  return c.length >= 0x0c && c.vendorId === 0xffff && c.deviceId === 0xffff && c.classCode === 0xffffff && sysfsVendor !== 0xffff && sysfsVendor !== 0;
 }

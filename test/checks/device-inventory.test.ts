@@ -33,6 +33,17 @@ export const cases = table('device-inventory', [
     based: [fail('inventory-not-responding', P0.downGpu, 'answers', 'all ones'), fail('inventory-not-responding', P0.nic, 'answers', 'all ones')],
   },
   {
+    name: 'valid: an SR-IOV Virtual Function\'s header (vendor and device IDs read FFFFh by definition, its class code answers) is no silent device',
+    patch: async (root) => {
+      const file = path.join(root, 'sys/bus/pci/devices', P0.gpu, 'config');
+      const b = readFileSync(file);
+      b.fill(0xff, 0, 4);
+      writeFileSync(file, b);
+    },
+    bare: [],
+    based: [],
+  },
+  {
     name: 'skip, never a fail: a zeroed configuration read (0x0000) is no device\'s answer',
     patch: async (root) => {
       const file = path.join(root, 'sys/bus/pci/devices', P0.gpu, 'config');
