@@ -27,22 +27,28 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
   const vals = new Set((mine.length ? mine : g.value.autoDetects.filter((a) => a.nodeName === null)).map((a) => a.value));
   if (vals.size > 1) return agreedOrder(m.value, `${i.gresPath} gives this node AutoDetect=${[...vals].join(' and ')}`);
   const ad = vals.size ? [...vals][0]! : null;
-  if (ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml: Slurm numbers the GPUs in PCI bus order`, gpus: pciOrder(m.value) };
-  if (ad !== null && ad !== 'off') return agreedOrder(m.value, `${i.gresPath} AutoDetect=${ad}: Slurm's numbering is not derived for it`);
+  if (ad !== null && ad !== 'off' && ad !== 'nvml') return agreedOrder(m.value, `${i.gresPath} AutoDetect=${ad}: Slurm's numbering is not derived for it`);
   const lines = g.value.lines.filter((l) => l.name === 'gpu' && forNode(l, i.node));
+  if (ad === 'nvml' && !lines.length) return { ok: true, how: `${i.gresPath} AutoDetect=nvml: Slurm numbers the GPUs in PCI bus order`, gpus: pciOrder(m.value) };
   if (!lines.length) return agreedOrder(m.value, `${i.gresPath} has no GPU line for this node`);
   const bare = lines.find((l) => !l.files.length);
-  if (bare) return agreedOrder(m.value, `${i.gresPath} line ${bare.line} names no File=`);
+  // With AutoDetect=nvml, lines slurmd matches to what NVML finds: a line without File= is matched some other way.
+  if (bare) return ad === 'nvml' ? { ok: false, why: `${i.gresPath} AutoDetect=nvml with line ${bare.line} naming no File=: Slurm's numbering is not derived for it` } : agreedOrder(m.value, `${i.gresPath} line ${bare.line} names no File=`);
   const gpus: SlurmGpu[] = [];
   for (const l of [...lines.filter((x) => !x.nodeFirst), ...lines.filter((x) => x.nodeFirst)]) {
     for (const f of l.files) {
       const n = /^\/dev\/nvidia(\d+)$/.exec(f);
       const bdf = n ? m.value.get(Number(n[1])) : undefined;
-      if (!n || bdf === undefined) return agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${f} is ${n ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}`);
-      if (gpus.some((x) => x.minor === Number(n[1]))) return agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${f} twice`);
-      gpus.push({ bdf: bdf.toLowerCase(), minor: Number(n[1]) });
+      const why = !n || bdf === undefined ? `${f} is ${n ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}` : gpus.some((x) => x.minor === Number(n[1])) ? `${f} twice` : null;
+      // Under nvml such a line is kept beside the GPUs found (a GPU of the config only): which index is whose, not known.
+      if (why !== null) return ad === 'nvml' ? { ok: false, why: `${i.gresPath} AutoDetect=nvml, line ${l.line}: ${why}` } : agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${why}`);
+      gpus.push({ bdf: bdf!.toLowerCase(), minor: Number(n![1]) });
     }
   }
+  // AutoDetect=nvml with File= lines: slurmd keeps the GPUs NVML finds that the lines name, ignores the others ("The
+  // following autodetected GPUs are being ignored", gres_gpu.c _merge_system_gres_conf), then sorts what it kept by
+  // Links: the named GPUs in PCI bus order (a GPU withheld from Slurm takes no index).
+  if (ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in PCI bus order`, gpus: [...gpus].sort((a, b) => (a.bdf < b.bdf ? -1 : a.bdf > b.bdf ? 1 : 0)) };
   return { ok: true, how: `${i.gresPath}: Slurm numbers the GPUs in the order of its File= entries`, gpus };
 }
 

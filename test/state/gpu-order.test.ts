@@ -1,0 +1,28 @@
+// How slurmd numbers a node's GPUs, as the Prolog signs it into the job's record: AutoDetect=nvml numbers the GPUs
+// it finds in PCI bus order, but only those gres.conf's File= lines name when it has any (gres_gpu.c
+// _merge_system_gres_conf ignores the others); without AutoDetect, the File= entries in slurmd's line order.
+import t from 'tap';
+import { present } from '../../src/model/fact.js';
+import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
+import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
+
+/** Four GPUs whose minors are in PCI bus order: minor i at bus 0x18 + 0x10·i. */
+const MINORS = new Map([0, 1, 2, 3].map((i) => [i, `0000:${(0x18 + 0x10 * i).toString(16)}:00.0`] as const));
+const order = (conf: string) => {
+  const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1' });
+  return o.ok ? o.gpus.map((g) => g.minor) : o.why;
+};
+
+t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= names', async (t) => {
+  t.same(order('AutoDetect=nvml\n'), [0, 1, 2, 3], 'no GPU line: all of them');
+  t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[0-3]\n'), [0, 1, 2, 3]);
+  t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), [1, 2, 3], 'a GPU withheld from Slurm takes no index');
+  t.same(order('AutoDetect=nvml\nName=gpu Type=h100 File=/dev/nvidia3\nName=gpu Type=h100 File=/dev/nvidia2\n'), [2, 3], 'sorted by bus, whatever the lines\' order');
+  t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), 'gres.conf AutoDetect=nvml, line 2: /dev/nvidia7 is no GPU of this node', 'a GPU of the config only: not derived');
+  t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), 'gres.conf AutoDetect=nvml with line 2 naming no File=: Slurm\'s numbering is not derived for it');
+});
+
+t.test('no AutoDetect: the File= entries as slurmd reads them', async (t) => {
+  t.same(order('Name=gpu File=/dev/nvidia[1-3]\n'), [1, 2, 3]);
+  t.same(order('Name=gpu File=/dev/nvidia3\nName=gpu File=/dev/nvidia0\n'), [3, 0]);
+});
