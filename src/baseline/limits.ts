@@ -11,8 +11,8 @@ export const BASELINE_LIMITS = {
   devicesPerClass: 4096,
   pathsPerClass: 65536,
   probesPerClass: 4096,
-  /** Host patterns a class may hold (`baseline capture --from-fleet` splits 10,000 scattered names into ~160). */
-  patternsPerClass: 1024,
+  /** Host patterns a class may hold (`baseline capture --from-fleet` packs 10,000 names without numbers into ~400). */
+  patternsPerClass: 4096,
   /**
    * Automaton states of every host pattern of the file together (one pattern holds at most MAX_PATTERN_STATES): every
    * Prolog compiles and runs them synchronously, where the deadline cannot interrupt, so their sum is bounded, not

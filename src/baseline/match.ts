@@ -73,8 +73,10 @@ function globList(body: string, fail: (why: string) => never): Node {
   }
   items.push(body.slice(from));
   if (items.length === 1) return globNode(body, fail);
-  if (items.some((x) => x === '')) fail('an empty name in a comma-separated list');
-  return { k: 'alt', xs: items.map((x) => globNode(x, fail)) };
+  // Empty names are dropped, as `scontrol show hostnames 'gpu1,,gpu2,'` drops them; none left is no pattern.
+  const names = items.filter((x) => x !== '');
+  if (!names.length) fail('no name in a comma-separated list');
+  return { k: 'alt', xs: names.map((x) => globNode(x, fail)) };
 }
 
 /** Throws Error with a message naming the pattern when it cannot be compiled (baseline load and validate). */

@@ -1,7 +1,8 @@
 // Node names back into Slurm's compact form (gpu[0001-0003,0007]): what a class's `match` can hold for a fleet.
 // Every pattern it writes is one the matcher compiles (src/baseline/match.ts): at most MAX_PATTERN_CHARS characters
 // and MAX_RANGE_PARTS parts a bracket, bounds of at most MAX_RANGE_DIGITS digits; a group past those is split
-// into several patterns (a class matches a name that any of its patterns matches).
+// into several patterns (a class matches a name that any of its patterns matches), and patterns are joined by commas
+// up to that length.
 import { MAX_RANGE_DIGITS, MAX_RANGE_PARTS } from '../baseline/hostlist.js';
 import { MAX_PATTERN_CHARS } from '../baseline/match.js';
 import { byNatural } from '../model/order.js';
@@ -59,5 +60,23 @@ export function compressHostlist(names: readonly string[]): string[] {
     }
     flush();
   }
-  return out.sort(byNatural);
+  return packed(out.sort(byNatural));
+}
+
+/**
+ * Patterns joined by commas (a Slurm hostlist's separator, the matcher's too) into as few patterns as fit
+ * MAX_PATTERN_CHARS: a fleet of 10,000 names without numbers is ~400 patterns, not 10,000.
+ */
+function packed(patterns: readonly string[]): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (const p of patterns) {
+    if (cur && cur.length + 1 + p.length <= MAX_PATTERN_CHARS) cur += `,${p}`;
+    else {
+      if (cur) out.push(cur);
+      cur = p;
+    }
+  }
+  if (cur) out.push(cur);
+  return out;
 }

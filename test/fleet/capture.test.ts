@@ -64,3 +64,14 @@ t.test('the CLI on 66 nodes with gaps in their names: the class it writes passes
   const v = cli(['baseline', 'validate', file]);
   t.equal(v.code, 0, v.stderr);
 });
+
+t.test('1,100 names without numbers are packed into comma lists: a class within the 4,096 patterns and the states a baseline holds', async (t) => {
+  const letters = (i: number): string => Array.from({ length: 3 }, (_, k) => String.fromCharCode(97 + (Math.floor(i / 26 ** k) % 26))).join('');
+  const names = Array.from({ length: 1100 }, (_, i) => `login-${letters(i)}`);
+  const ps = compressHostlist(names);
+  t.equal(ps.length, 44, 'as few patterns as 256 characters allow: 25 names of 9 characters each (25 × 10 − 1 = 249)');
+  t.ok(ps.every((p) => p.length <= MAX_PATTERN_CHARS));
+  const compiled = ps.map(compilePattern);
+  t.ok(names.every((n) => matchesAll(compiled, n)), 'every name matched');
+  t.same(['login-zzz', 'login', 'login-aa', `login-${letters(1100)}`].filter((n) => matchesAll(compiled, n)), [], 'no other name');
+});
