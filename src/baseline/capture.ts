@@ -32,6 +32,9 @@ export function linkCapability(inv: Inventory, d: PciDevice): { speed: number | 
 }
 
 /** A device record's keys in the order a class is written: what each area record adds lands in its place. */
+/** The classes a baseline path may hold (schemas/baseline.schema.json); the matrix writes `?` where it cannot tell. */
+const PATH_CLASSES: ReadonlySet<string> = new Set(['PIX', 'PXB', 'PHB', 'NODE', 'SYS']);
+
 const DEVICE_KEYS: readonly (keyof BaselineDevice)[] = ['bdf', 'role', 'name', 'fwVer', 'vendor', 'device', 'link', 'numaNode', 'acsCtl', 'ats', 'bar1', 'relaxedOrdering', 'errorReporting', 'aerCounters'];
 function inOrder(d: BaselineDevice): BaselineDevice {
   const rest = (Object.keys(d) as (keyof BaselineDevice)[]).filter((k) => !DEVICE_KEYS.includes(k));
@@ -99,8 +102,15 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     ...[...bridges].sort().map((b) => dev(b, 'bridge')),
   ].filter((d): d is BaselineDevice => d !== null);
   checkCaptureSize(0, 0, devices.length); // the bridges on the paths count too
+  // Only pairs of devices the class holds, of a class that could be computed: what validate (and every load) takes.
+  const held = new Set(devices.map((d) => (d.role === 'nic' ? `nic ${d.name}` : `${d.role} ${d.bdf}`)));
   const paths = m.gpus.flatMap((g) =>
-    m.nics.filter((n) => n.bdf).map((n) => ({ gpu: g.bdf, nic: n.name, class: m.cell(g.label, n.label) as BaselineClass['paths'][number]['class'] })),
+    m.nics.filter((n) => n.bdf).flatMap((n) => {
+      const cls = m.cell(g.label, n.label);
+      if (held.has(`gpu ${g.bdf}`) && held.has(`nic ${n.name}`) && PATH_CLASSES.has(cls)) return [{ gpu: g.bdf, nic: n.name, class: cls as BaselineClass['paths'][number]['class'] }];
+      warnings.push(`GPU↔NIC path ${g.bdf}-${n.name} left out: ${PATH_CLASSES.has(cls) ? 'the class holds no such device' : `its class could not be computed (${cls})`}`);
+      return [];
+    }),
   );
   const g = inv.gpudirect;
   if (v(g.peermem) !== true && v(g.dmabuf) !== true && inv.nics.length > 0)
