@@ -30,7 +30,7 @@ t.test('identical values: the spread floor keeps a 1 % dip inside the band, a 10
   t.equal(outlier(b, 500), 'high');
 });
 
-t.test('host lists compress to Slurm ranges by prefix and width', async (t) => {
-  t.same(compressHostlist(['gpu0003', 'gpu0001', 'gpu0002', 'gpu0007', 'login', 'gpu12']), ['gpu12', 'gpu[0001-0003,0007]', 'login']);
+t.test('host lists compress to Slurm ranges by prefix and width, joined by commas', async (t) => {
+  t.same(compressHostlist(['gpu0003', 'gpu0001', 'gpu0002', 'gpu0007', 'login', 'gpu12']), ['gpu12,gpu[0001-0003,0007],login']);
   t.same(compressHostlist(['n1']), ['n1']);
 });
