@@ -3,7 +3,7 @@ import { acsPlatform } from '../pcie/acs-platform.js';
 import { ConfigError } from '../errors.js';
 import type { BaselineClass, BaselineDevice, BaselineEnvelope, IommuMode, Mechanism } from '../model/baseline.js';
 import { valueOf as v } from '../model/fact.js';
-import type { Inventory, PciDevice } from '../model/inventory.js';
+import { type Inventory, isPathClass, type PciDevice } from '../model/inventory.js';
 import { hex4 } from '../model/names.js';
 import { AREAS } from '../areas/index.js';
 import { topoMatrix } from '../topo/matrix.js';
@@ -32,9 +32,6 @@ export function linkCapability(inv: Inventory, d: PciDevice): { speed: number | 
 }
 
 /** A device record's keys in the order a class is written: what each area record adds lands in its place. */
-/** The classes a baseline path may hold (schemas/baseline.schema.json); the matrix writes `?` where it cannot tell. */
-const PATH_CLASSES: ReadonlySet<string> = new Set(['PIX', 'PXB', 'PHB', 'NODE', 'SYS']);
-
 const DEVICE_KEYS: readonly (keyof BaselineDevice)[] = ['bdf', 'role', 'name', 'fwVer', 'vendor', 'device', 'link', 'numaNode', 'acsCtl', 'ats', 'bar1', 'relaxedOrdering', 'errorReporting', 'aerCounters'];
 function inOrder(d: BaselineDevice): BaselineDevice {
   const rest = (Object.keys(d) as (keyof BaselineDevice)[]).filter((k) => !DEVICE_KEYS.includes(k));
@@ -107,8 +104,8 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
   const paths = m.gpus.flatMap((g) =>
     m.nics.filter((n) => n.bdf).flatMap((n) => {
       const cls = m.cell(g.label, n.label);
-      if (held.has(`gpu ${g.bdf}`) && held.has(`nic ${n.name}`) && PATH_CLASSES.has(cls)) return [{ gpu: g.bdf, nic: n.name, class: cls as BaselineClass['paths'][number]['class'] }];
-      warnings.push(`GPU↔NIC path ${g.bdf}-${n.name} left out: ${PATH_CLASSES.has(cls) ? 'the class holds no such device' : `its class could not be computed (${cls})`}`);
+      if (held.has(`gpu ${g.bdf}`) && held.has(`nic ${n.name}`) && isPathClass(cls)) return [{ gpu: g.bdf, nic: n.name, class: cls }];
+      warnings.push(`GPU↔NIC path ${g.bdf}-${n.name} left out: ${isPathClass(cls) ? 'the class holds no such device' : `its class could not be computed (${cls})`}`);
       return [];
     }),
   );

@@ -1,12 +1,11 @@
 // topology-distance: GPU↔NIC path classes (nvidia-smi's PIX…SYS) and NUMA placement against the reference node.
 import type { Finding } from '../model/finding.js';
-import type { PathClass } from '../model/inventory.js';
+import { isPathClass, PATH_RANK as RANK, type PathClass } from '../model/inventory.js';
 import { topoMatrix } from '../topo/matrix.js';
 import { defineCheck, finder } from './types.js';
 import WORDING from './topology-distance.json' with { type: 'json' };
 
 const f = finder('topology-distance', WORDING.codes);
-const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
 export default defineCheck('topology-distance', WORDING, {
   run({ inv, baseline }): Finding[] {
@@ -15,7 +14,7 @@ export default defineCheck('topology-distance', WORDING, {
     const out: Finding[] = [];
     if (!baseline) {
       for (const g of m.gpus) {
-        const known = m.nics.map((n) => ({ n, c: m.cell(g.label, n.label) })).filter((x): x is { n: typeof x.n; c: PathClass } => x.c in RANK);
+        const known = m.nics.map((n) => ({ n, c: m.cell(g.label, n.label) })).filter((x): x is { n: typeof x.n; c: PathClass } => isPathClass(x.c));
         const best = known.sort((a, b) => RANK[a.c] - RANK[b.c])[0];
         if (!best) {
           out.push(f('topology-unknown', 'skip', g.bdf, 'no RDMA adapter with a PCI function to place against (software RDMA only?)'));
@@ -40,11 +39,11 @@ export default defineCheck('topology-distance', WORDING, {
       if (!a || !b) continue; // a missing device is device-inventory's finding, not a second one here
       const cell = m.cell(a, b);
       const subject = `${p.gpu}-${p.nic}`;
-      if (!(cell in RANK)) {
+      if (!isPathClass(cell)) {
         out.push(f('topology-unknown', 'skip', subject, 'GPU↔NIC path could not be computed'));
         continue;
       }
-      const got = cell as PathClass;
+      const got = cell;
       if (got !== p.class) out.push(f('topology-changed', RANK[got] > RANK[p.class] ? 'fail' : 'warn', subject, `GPU↔NIC path ${got}`, p.class, got));
       else out.push(f('topology-ok', 'pass', subject, `GPU↔NIC path ${got}`, p.class, got));
     }

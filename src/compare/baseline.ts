@@ -63,7 +63,7 @@ const CHECK_AREA: Record<CheckId, Area> = {
  * which the class does not record either: node to node, only what one side read and the other did not is said.
  */
 function couldNotTell(f: Finding, subjects: ReadonlySet<string>): boolean {
-  return (f.status === 'error' || (f.status === 'skip' && /-(unknown|unreadable)$/.test(f.code))) && subjects.has(f.subject) && f.check in CHECK_AREA;
+  return (f.status === 'error' || (f.status === 'skip' && /-(unknown|unreadable)$/.test(f.code))) && subjects.has(f.subject) && Object.hasOwn(CHECK_AREA, f.check);
 }
 
 /** What the class records per device and per path: a finding on one of them is on the class's ground. */

@@ -1,13 +1,12 @@
 // PCIe differences between two nodes' views: devices present and placed, GPU↔NIC classes, link training, ACS per bridge.
 import { ABSENT, nul, valueOf, within } from '../model/fact.js';
-import type { Inventory, PathClass, PciDevice } from '../model/inventory.js';
+import { type Inventory, isPathClass, PATH_RANK as RANK, type PciDevice } from '../model/inventory.js';
 import { deviceName } from '../model/names.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
 import { diff, type Difference } from './types.js';
 import { devicesOf } from './by-bdf.js';
 import type { CompareView, NicView } from './view.js';
 
-const RANK: Record<PathClass, number> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
 /** How a device is named in a difference: `GPU H100 SXM5`, `mlx5_0 ConnectX-7`, or `bridge`. */
 export const what = (inv: Inventory, bdf: string): string => {
@@ -84,11 +83,11 @@ export function topology(a: CompareView, b: CompareView): Difference[] {
     b.topo.nics.forEach((n, ni) => {
       const na = a.topo.nics.indexOf(n);
       if (ga < 0 || na < 0) return;
-      const ca = a.topo.cells[ga]![na] as PathClass;
-      const cb = b.topo.cells[gi]![ni] as PathClass;
+      const ca = a.topo.cells[ga]![na]!;
+      const cb = b.topo.cells[gi]![ni]!;
       if (ca === cb) return;
       // A cell one side could not compute (`?`: a NUMA node unread across host bridges) is no change of path.
-      if (!(ca in RANK) || !(cb in RANK)) {
+      if (!isPathClass(ca) || !isPathClass(cb)) {
         out.push(diff('minor', 'topology', `${g}-${n}`, ca, cb, 'unknown-side'));
         return;
       }

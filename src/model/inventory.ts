@@ -12,6 +12,10 @@ import type { NvidiaDriver } from '../parsers/procfs.js';
 
 export type Bdf = string; // 0000:17:00.0
 export type PathClass = 'PIX' | 'PXB' | 'PHB' | 'NODE' | 'SYS';
+/** A path class's distance, nearest first (nvidia-smi topo -m); one table for every judge of paths. */
+export const PATH_RANK: Readonly<Record<PathClass, number>> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
+/** Whether a topology cell is a path class (the matrix writes `?` where it cannot tell). */
+export const isPathClass = (c: string): c is PathClass => Object.hasOwn(PATH_RANK, c);
 
 export interface LinkEnd {
   /** GT/s, from Link Status/Capabilities as root, else sysfs `*_link_speed` ("32.0 GT/s PCIe"; "Unknown" is unknown). */

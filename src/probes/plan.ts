@@ -1,6 +1,6 @@
 // Pure: which probes to run on this node, with their exact arguments and recipes, from the inventory and the config.
 import { ABSENT, valueOf } from '../model/fact.js';
-import type { Inventory, PathClass } from '../model/inventory.js';
+import { type Inventory, isPathClass, PATH_RANK as RANK } from '../model/inventory.js';
 import type { ProbeRecipe } from '../samples/sample.js';
 import { topoMatrix } from '../topo/matrix.js';
 import type { ProbesConfig } from './config.js';
@@ -8,7 +8,6 @@ import { DIRECTION, type IbWriteSpec, type NvbwSpec, type ProbeSpec } from './ty
 
 /** Loopback: the client reaches the server on this host (perftest's out-of-band exchange is TCP). */
 export const LOOPBACK = '127.0.0.1';
-const RANK: Readonly<Record<PathClass, number>> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
 /** For each HCA (by name), the GPU nearest to it: lowest nvidia-smi class, then lowest bus address. */
 export function nearestGpus(inv: Inventory): Map<string, { bdf: string; index: number }> {
@@ -18,7 +17,8 @@ export function nearestGpus(inv: Inventory): Map<string, { bdf: string; index: n
     let best: { bdf: string; index: number } | null = null;
     let bestRank = Infinity;
     for (const [index, g] of m.gpus.entries()) {
-      const rank = RANK[m.cell(g.label, n.label) as PathClass] ?? 9;
+      const cell = m.cell(g.label, n.label);
+      const rank = isPathClass(cell) ? RANK[cell] : 9;
       if (rank < bestRank) [best, bestRank] = [{ bdf: g.bdf, index }, rank];
     }
     if (best !== null) out.set(n.name, best);

@@ -3,7 +3,7 @@
 // ncclTopoGetCpuAffinity), its NUMA node must be in the task's memory nodes, and the adapters nearest to it in the
 // baseline's matrix (PIX/PXB: the ones GPUDirect RDMA uses by default, NCCL_NET_GDR_LEVEL) must be visible.
 import type { BaselinePath } from '../model/baseline.js';
-import type { PathClass } from '../model/inventory.js';
+import { PATH_RANK as RANK, type PathClass } from '../model/inventory.js';
 import { cpusOverlap } from '../parsers/sysfs.js';
 import { tf, type TaskFinding } from './finding.js';
 import type { GpuPlace, PlacementView } from './placement.js';
@@ -16,7 +16,6 @@ export interface PlacementInput {
   readonly paths: readonly BaselinePath[] | null;
 }
 
-const RANK: Readonly<Record<PathClass, number>> = { PIX: 0, PXB: 1, PHB: 2, NODE: 3, SYS: 4 };
 
 /** The adapters at the GPU's best class, when that class is PIX or PXB (through a PCIe switch). */
 export function nearestNics(paths: readonly BaselinePath[], bdf: string): { readonly cls: PathClass; readonly nics: readonly string[] } | null {
