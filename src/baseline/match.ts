@@ -56,7 +56,7 @@ function globNode(body: string, fail: (why: string) => never): Node {
 }
 
 /**
- * A Slurm hostlist's commas outside brackets (`gpu[01-04],cpu01`) separate names: any of them matches. Inside
+ * A Slurm hostlist's commas outside brackets (`gpu[01-04],cpu01`) separate names: the pattern matches a name that one of them matches. Inside
  * brackets a comma belongs to the bracket.
  */
 function globList(body: string, fail: (why: string) => never): Node {

@@ -19,8 +19,12 @@ const f = finder('job-placement', WORDING.codes);
 export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boolean {
   if (l.nodeName === null) return true;
   if (host === null) return false;
-  const parts = l.nodeName.match(/[^,[]+(\[[^\]]*\])?[^,]*/g) ?? [];
-  return parts.some((p) => { try { return compilePattern(p).test(host); } catch { return false; } });
+  // The matcher reads a hostlist as Slurm does, its commas included (baseline/match.ts).
+  try {
+    return compilePattern(l.nodeName).test(host);
+  } catch {
+    return false;
+  }
 }
 
 /** The CPUs of `a` not in `b`, as ranges; both merged and sorted (parseCpuList): work by ranges, never by CPU. */

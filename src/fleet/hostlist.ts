@@ -1,7 +1,7 @@
 // Node names back into Slurm's compact form (gpu[0001-0003,0007]): what a class's `match` can hold for a fleet.
 // Every pattern it writes is one the matcher compiles (src/baseline/match.ts): at most MAX_PATTERN_CHARS characters
 // and MAX_RANGE_PARTS parts a bracket, bounds of at most MAX_RANGE_DIGITS digits; a group past those is split
-// into several patterns (a class matches a name that any of its patterns matches), and patterns are joined by commas
+// into several patterns (a class matches a name that one of its patterns matches), and patterns are joined by commas
 // up to that length.
 import { MAX_RANGE_DIGITS, MAX_RANGE_PARTS } from '../baseline/hostlist.js';
 import { MAX_PATTERN_CHARS } from '../baseline/match.js';

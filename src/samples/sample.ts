@@ -41,7 +41,7 @@ export const MAX_BYTES_PER_S = 1e13;
 export function bandwidthProblem(value: number, unit: BandwidthUnit): string | null {
   if (!Number.isFinite(value)) return `${value} ${unit} is not a number`;
   if (value <= 0) return `${value} ${unit} is not above zero`;
-  if (value * BYTES_PER_SECOND[unit] > MAX_BYTES_PER_S) return `${value} ${unit} is above 10 TB/s, more than any PCIe or NVLink path carries`;
+  if (value * BYTES_PER_SECOND[unit] > MAX_BYTES_PER_S) return `${value} ${unit} is above 10 TB/s, more than a PCIe or NVLink path carries`;
   return null;
 }
 

@@ -20,7 +20,7 @@ export interface SlurmGpu {
 /** Slurm's index i → gpus[i]; or why that cannot be told. */
 export type GpuOrder = { readonly ok: true; readonly how: string; readonly gpus: readonly SlurmGpu[] } | { readonly ok: false; readonly why: string };
 
-const byBdf = (a: SlurmGpu, b: SlurmGpu): number => (a.bdf < b.bdf ? -1 : a.bdf > b.bdf ? 1 : 0);
+export const byBdf = (a: SlurmGpu, b: SlurmGpu): number => (a.bdf < b.bdf ? -1 : a.bdf > b.bdf ? 1 : 0);
 
 /** The NVIDIA GPUs in PCI bus order (the order NVML enumerates them). */
 export function pciOrder(minors: ReadonlyMap<number, string>): SlurmGpu[] {

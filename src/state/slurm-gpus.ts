@@ -6,7 +6,7 @@ import { readMinors } from '../inventory/placement.js';
 import type { Fact } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
 import type { GresConf } from '../parsers/gres-conf.js';
-import { agreedOrder, type GpuOrder, pciOrder, type SlurmGpu } from './gpu-order.js';
+import { agreedOrder, byBdf, type GpuOrder, pciOrder, type SlurmGpu } from './gpu-order.js';
 
 export interface OrderInput {
   readonly gres: Fact<GresConf>;
@@ -48,7 +48,7 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
   // AutoDetect=nvml with File= lines: slurmd keeps the GPUs NVML finds that the lines name, ignores the others ("The
   // following autodetected GPUs are being ignored", gres_gpu.c _merge_system_gres_conf), then sorts what it kept by
   // Links: the named GPUs in PCI bus order (a GPU withheld from Slurm takes no index).
-  if (ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in PCI bus order`, gpus: [...gpus].sort((a, b) => (a.bdf < b.bdf ? -1 : a.bdf > b.bdf ? 1 : 0)) };
+  if (ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in PCI bus order`, gpus: [...gpus].sort(byBdf) };
   return { ok: true, how: `${i.gresPath}: Slurm numbers the GPUs in the order of its File= entries`, gpus };
 }
 

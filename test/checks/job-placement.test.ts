@@ -51,6 +51,8 @@ export const cases = table('job-placement', [
   { name: 'warn: GPU lines without Cores= and no AutoDetect', from: TWO, patch: gres('Name=gpu File=/dev/nvidia[0-1]\n'), ...both([{ status: 'warn', code: 'gres-cores-none', subject: G0 }, { status: 'warn', code: 'gres-cores-none', subject: G1 }]) },
   { name: 'valid: AutoDetect=nvml and no Cores= (Slurm asks NVML)', from: TWO, patch: gres('AutoDetect=nvml\nName=gpu File=/dev/nvidia[0-1]\n'), subjects: [G0, G1], ...both([{ status: 'pass', code: 'gres-cores-ok', subject: G0 }, { status: 'pass', code: 'gres-cores-ok', subject: G1 }]) },
   { name: 'valid: NodeName=gpu[001-004] names this node (gpu001)', from: TWO, patch: gres('NodeName=gpu[001-004] Name=gpu File=/dev/nvidia0 Cores=0-47\n'), subjects: [G0], ...both([ok(G0, L0, '0-47', L0)]) },
+  { name: 'valid: NodeName=dgx[1-4],gpu[001-002] (a Slurm hostlist with a comma) names this node (gpu001)', from: TWO, patch: gres('NodeName=dgx[1-4],gpu[001-002] Name=gpu File=/dev/nvidia0 Cores=0-47\n'), subjects: [G0], ...both([ok(G0, L0, '0-47', L0)]) },
+  { name: 'skip: NodeName=gpu[1-4] does not name gpu001 (each range as wide as its low bound, as Slurm)', from: TWO, patch: gres('NodeName=gpu[1-4] Name=gpu File=/dev/nvidia0 Cores=0-47\n'), ...both([na]) },
   { name: 'skip: only lines for other nodes', from: TWO, patch: gres('NodeName=dgx[1-4] Name=gpu File=/dev/nvidia0 Cores=48-95\n'), ...both([na]) },
   { name: 'skip: no gres.conf at all (default trees)', from: TWO, ...both([na]) },
   { name: 'skip: gres.conf that does not parse: never "no GPU line"', from: TWO, patch: gres('Name=gpu File=/dev/nvidia0 Cores=zero\n'), ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]) },
