@@ -3,7 +3,7 @@
 // (man gres.conf), so they are mapped to OS CPUs through the core topology first. The job's own placement (its CPU
 // mask, memory nodes, visible adapters) is judged inside the job by `gdrgate task` (src/task/placement-judge.ts).
 import { nul } from '../model/fact.js';
-import { compilePattern } from '../baseline/match.js';
+import { compilePattern, type HostPattern } from '../baseline/match.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
 import type { GresLine } from '../parsers/gres-conf.js';
 import type { Inventory } from '../model/inventory.js';
@@ -15,16 +15,25 @@ import WORDING from './job-placement.json' with { type: 'json' };
 // could not tell (gres.conf unusable, minors or core topology unreadable, a File= no GPU has).
 const f = finder('job-placement', WORDING.codes);
 
+/** gres.conf's NodeName= hostlists as compiled (null: refused), kept: a Prolog asks of each line more than once. */
+const NODE_LISTS = new Map<string, HostPattern | null>();
+
 /** Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node. */
 export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boolean {
   if (l.nodeName === null) return true;
   if (host === null) return false;
-  // The matcher reads a hostlist as Slurm does, its commas included (baseline/match.ts).
-  try {
-    return compilePattern(l.nodeName).test(host);
-  } catch {
-    return false;
+  let p = NODE_LISTS.get(l.nodeName);
+  if (p === undefined) {
+    // The matcher reads a hostlist as Slurm does, its commas included (baseline/match.ts).
+    try {
+      p = compilePattern(l.nodeName);
+    } catch {
+      p = null;
+    }
+    if (NODE_LISTS.size >= 256) NODE_LISTS.clear(); // bounded: a gres.conf holds a few lines
+    NODE_LISTS.set(l.nodeName, p);
   }
+  return p !== null && p.test(host);
 }
 
 /** The CPUs of `a` not in `b`, as ranges; both merged and sorted (parseCpuList): work by ranges, never by CPU. */
