@@ -2,10 +2,11 @@
 // and through a Prometheus-shaped query answer, bad answers refused with a clear error (table and seeded
 // mutations), and the HTTP client against hostile servers (silent, endless, redirecting, not JSON).
 import t, { type Test } from 'tap';
-import { createServer, type Server } from 'node:http';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { serve } from '../helpers/http-serve.js';
 import { parsePromText, PromTextError } from '../../src/fleet/prom-text.js';
 import { parseQueryAnswer, PromAnswerError } from '../../src/fleet/prom-answer.js';
 import { SeriesError, statsFromSeries, type Series } from '../../src/fleet/series.js';
@@ -186,12 +187,6 @@ t.test('seeded mutations: an error of ours or figures that were in the input, ne
 
 // ---------------------------------------------------------------------------------------------- over HTTP
 
-async function serve(t: Test, handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const srv: Server = createServer(handler);
-  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
-  t.teardown(() => new Promise<void>((res) => { srv.closeAllConnections(); srv.close(() => res()); }));
-  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-}
 
 t.test('loadPrometheus over HTTP: the queries asked, and a clear PrometheusError from a hostile server', async (t) => {
   const asked: string[] = [];

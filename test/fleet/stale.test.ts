@@ -2,10 +2,9 @@
 // clock are not judged as the node now; the node is judged in part, says which and when, and the report exits 1.
 import t, { type Test } from 'tap';
 import { execFile } from 'node:child_process';
-import { createServer, type Server } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { serve } from '../helpers/http-serve.js';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { statsSources } from '../../src/cli/fleet.js';
 import { isoTime } from '../../src/fleet/age.js';
@@ -88,12 +87,6 @@ t.test('the CLI: --max-age takes a duration, refuses anything else; stale figure
   }
 });
 
-async function serve(t: Test, handler: Parameters<typeof createServer>[1]): Promise<string> {
-  const srv: Server = createServer(handler);
-  await new Promise<void>((res) => srv.listen(0, '127.0.0.1', res));
-  t.teardown(() => new Promise<void>((res) => { srv.closeAllConnections(); srv.close(() => res()); }));
-  return `http://127.0.0.1:${(srv.address() as AddressInfo).port}`;
-}
 
 t.test('Prometheus figures: the last-sample time is asked and judged; a path without one is judged and said for the source', async (t) => {
   const dir = path.join(t.testdir(), 'fleet');
