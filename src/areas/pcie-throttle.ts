@@ -1,6 +1,9 @@
 // PCIe link-speed cooling devices (pcie-throttle, drivers/thermal/pcie_cooling.c), read by the shared inventory pass.
-// A drill registers one more cooling device for a port, at the state given.
+// A drill registers one more cooling device for a port, at the state given, and lowers the port's Target Link Speed.
 import { throttle } from '../compare/throttle.js';
+import { valueOf } from '../model/fact.js';
+import { parsePciConfig } from '../parsers/pci-config.js';
+import { base, devOf, patch16 } from './stage.js';
 import { defineArea } from './types.js';
 
 /** One extra cooling device, as drivers/thermal/pcie_cooling.c registers it for the port. */
@@ -22,6 +25,15 @@ export default defineArea<'pcie-throttle', ThrottleFault>({
     },
     format: (f) => `pcie-throttle:${f.bdf}=${f.state}`,
     stage: {
+      // The port's Link Control 2 Target Link Speed lowered by the state, as the bandwidth controller throttles
+      // (bwctrl.c pcie_set_target_speed): a cooling state alone is also what any slower link reads.
+      rewrite(f, p, b) {
+        if (devOf(p) !== f.bdf || base(p) !== 'config') return b;
+        const at = valueOf(parsePciConfig(b).pcie)?.offset;
+        if (at === undefined || at + 0x32 > b.length) return b;
+        const top = b[at + 0x0c]! & 0xf;
+        return patch16(b, at + 0x30, (v) => (v & ~0xf) | Math.max(1, top - f.state));
+      },
       lists: (_f, dir) => (dir === THERMAL ? [DRILL_CDEV] : []),
       adds(f, p) {
         if (!p.startsWith(`${THERMAL}/${DRILL_CDEV}/`)) return null;

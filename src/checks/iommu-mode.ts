@@ -28,7 +28,7 @@ function subjects(inv: Inventory): { subject: string; group: Fact<string> }[] {
 export default defineCheck('iommu-mode', WORDING, {
   run({ inv, baseline }): Finding[] {
     const want = baseline?.iommu ?? null;
-    const cmd = Object.entries(inv.iommu.cmdline).map(([k, v]) => `${k}=${v}`).join(' ');
+    const cmd = Object.entries(nul(inv.iommu.cmdline) ?? {}).map(([k, v]) => `${k}=${v}`).join(' ');
     const devs = subjects(inv);
     if (devs.length === 0) return [f('iommu-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter with a PCI function')];
     // No IOMMU only when every device's group link is known to be absent: one that could not be read is no answer.

@@ -32,10 +32,17 @@ export default defineCheck('topology-distance', WORDING, {
       return out;
     }
     const gpuLabel = new Map(m.gpus.map((g) => [g.bdf, g.label]));
-    const nicLabel = new Map(m.nics.flatMap((n) => [[n.name, n.label], [n.bdf ?? '', n.label]]));
+    // A path names its adapter as the reference node did; the adapter is the one at the address the class records
+    // for that name (as device-inventory finds it), whatever this node calls it: names follow probe order, and a
+    // node whose mlx5_0 and mlx5_4 swapped names has every path where it was.
+    const recorded = new Map(baseline.devices.flatMap((d) => (d.role === 'nic' && d.name !== undefined ? [[d.name, d.bdf] as const] : [])));
+    const byBdf = new Map(m.nics.flatMap((n) => (n.bdf ? [[n.bdf, n.label] as const] : [])));
+    const byName = new Map(m.nics.map((n) => [n.name, n.label]));
     for (const p of baseline.paths) {
       const a = gpuLabel.get(p.gpu);
-      const b = nicLabel.get(p.nic);
+      const at = recorded.get(p.nic);
+      // Nothing at that address: the adapter that carries the name (moved to another slot, or its function unreadable).
+      const b = (at !== undefined ? byBdf.get(at) : undefined) ?? byName.get(p.nic);
       if (!a || !b) continue; // a missing device is device-inventory's finding, not a second one here
       const cell = m.cell(a, b);
       const subject = `${p.gpu}-${p.nic}`;

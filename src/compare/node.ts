@@ -26,11 +26,15 @@ export function iommuModes(inv: Inventory): Map<string, string> {
   return out;
 }
 
+/** The IOMMU parameters of /proc/cmdline, sorted; `not readable` where it could not be read (never "none"). */
+export const IOMMU_CMDLINE_UNREAD = 'not readable';
 export const iommuCmdline = (inv: Inventory): string =>
-  Object.entries(inv.iommu.cmdline)
-    .map(([k, v]) => `${k}=${v}`)
-    .sort()
-    .join(' ') || 'none';
+  inv.iommu.cmdline.state !== 'present'
+    ? IOMMU_CMDLINE_UNREAD
+    : Object.entries(inv.iommu.cmdline.value)
+        .map(([k, v]) => `${k}=${v}`)
+        .sort()
+        .join(' ') || 'none';
 
 export function iommu(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
@@ -42,7 +46,10 @@ export function iommu(a: CompareView, b: CompareView): Difference[] {
     else if (x.startsWith('translated') && !y.startsWith('translated')) out.push(diff('critical', 'iommu', subject, x, y, 'iommu-translated'));
     else out.push(diff('major', 'iommu', subject, x, y, 'iommu-mode-changed'));
   }
-  if (a.iommuCmdline !== b.iommuCmdline) out.push(diff('major', 'iommu', 'cmdline', a.iommuCmdline, b.iommuCmdline, 'iommu-mode-changed'));
+  if (a.iommuCmdline !== b.iommuCmdline) {
+    const unread = a.iommuCmdline === IOMMU_CMDLINE_UNREAD || b.iommuCmdline === IOMMU_CMDLINE_UNREAD;
+    out.push(diff(unread ? 'minor' : 'major', 'iommu', 'cmdline', a.iommuCmdline, b.iommuCmdline, unread ? 'unknown-side' : 'iommu-mode-changed'));
+  }
   return out;
 }
 

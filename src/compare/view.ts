@@ -60,11 +60,14 @@ export interface CompareView {
   readonly pci: readonly DeviceView[];
   readonly gpus: readonly { readonly bdf: string; readonly what: string; readonly bar1: Bar1View }[];
   readonly nics: readonly NicView[];
-  /** nvidia-smi's class of each GPU (by address) and NIC (by name), in the matrix's order. */
-  readonly topo: { readonly gpus: readonly string[]; readonly nics: readonly string[]; readonly cells: readonly (readonly string[])[] };
+  /**
+   * nvidia-smi's class of each GPU (by address) and NIC (by name, and by address where it has one: `nicBdfs`, absent
+   * in views written before it), in the matrix's order.
+   */
+  readonly topo: { readonly gpus: readonly string[]; readonly nics: readonly string[]; readonly nicBdfs?: readonly (string | null)[]; readonly cells: readonly (readonly string[])[] };
   /** Bridges a GPU↔NIC peer transfer crosses, in first-met order. */
   readonly peerBridges: readonly string[];
-  /** Ports a PCIe link-speed cooling device holds at a known state. */
+  /** Ports a PCIe link-speed cooling device holds below their top speed (Target Link Speed lowered), at its state. */
   readonly cooling: readonly (readonly [string, number])[];
   readonly payloadPolicy: string | null;
   readonly iommuModes: readonly (readonly [string, string])[];
@@ -135,7 +138,7 @@ export function compareView(inv: Inventory): CompareView {
     pci,
     gpus: inv.gpus.map((g) => ({ bdf: g.bdf, what: what(inv, g.bdf), bar1: bar1View(inv, g.bdf) })),
     nics: inv.nics.map((n) => nicView(inv, n)),
-    topo: { gpus: m.gpus.map((g) => g.bdf), nics: m.nics.map((n) => n.name), cells: m.gpus.map((g) => m.nics.map((n) => m.cell(g.label, n.label))) },
+    topo: { gpus: m.gpus.map((g) => g.bdf), nics: m.nics.map((n) => n.name), nicBdfs: m.nics.map((n) => n.bdf ?? null), cells: m.gpus.map((g) => m.nics.map((n) => m.cell(g.label, n.label))) },
     peerBridges: [...peer],
     cooling: [...coolingStates(inv)],
     payloadPolicy: policies(inv),

@@ -8,7 +8,7 @@ import { parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
-import { besideConnectX, detailPci, isGpu, listPci, unidentified } from './pci.js';
+import { besideConnectX, detailPci, isGpu, listPci, unidentified, unlistedBridges } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
@@ -109,8 +109,9 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
   for (const n of nics) if (n.bdf.state === 'present') wanted.add(n.bdf.value);
   const endpoints = new Set(wanted);
   for (const b of endpoints) for (const br of byBdf.get(b)?.bridges ?? []) wanted.add(br);
+  const onPaths = new Map([...byBdf, ...(await unlistedBridges(host, byBdf, endpoints, notes)).map((s) => [s.bdf, s] as const)]);
   const detailed = await Promise.all(
-    [...wanted].filter((b) => byBdf.has(b)).map((b) => detailPci(host, byBdf.get(b)!, notes, endpoints.has(b), pacer)),
+    [...wanted].filter((b) => onPaths.has(b)).map((b) => detailPci(host, onPaths.get(b)!, notes, endpoints.has(b), pacer)),
   );
   // Direct NIC platforms: what else hangs below a ConnectX switch on those paths (the ConnectX-8 DMA function).
   const beside = besideConnectX(detailed, skeletons, wanted);
@@ -120,11 +121,11 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     .map((b) => valueOf(pci.get(b)?.iommuGroup ?? ABSENT))
     .filter((g): g is string => !!g);
   const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([
-    readIommu(host, groups, notes, nul(cmdline)),
+    readIommu(host, groups, notes, cmdline),
     readGpudirect(host, kernelRelease, modules, notes),
     readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
     readGpus(host, gpuSk.map((s) => s.bdf).sort(byText), pci, notes),
-    readPcieCooling(host, notes),
+    readPcieCooling(host, notes, pci),
     readPlacement(host, opts.gresConf ?? DEFAULT_GRES_CONF),
     readPayload(host, pci, cmdline, notes),
   ]);

@@ -61,6 +61,31 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
   return out.filter((d): d is PciSkeleton => d !== null);
 }
 
+/**
+ * The bridges on the paths of `endpoints` that the listing lacks (a port removed since it was listed, a capture that
+ * left its link out): read where the device's own path says they are. Left out, the port above a device would read
+ * as no port at all, and pcie-link would judge the device's link against the device's own maximum.
+ */
+export async function unlistedBridges(host: Host, listed: ReadonlyMap<Bdf, PciSkeleton>, endpoints: Iterable<Bdf>, notes: Notes): Promise<PciSkeleton[]> {
+  const found = new Map<Bdf, PciSkeleton>();
+  for (const e of endpoints) {
+    const s = listed.get(e);
+    // The usual case, every bridge listed, costs no split of the path.
+    if (s === undefined || s.bridges.every((b) => listed.has(b) || found.has(b))) continue;
+    const segs = s.sysPath.split('/');
+    s.bridges.forEach((b, i) => {
+      if (listed.has(b) || found.has(b)) return;
+      const at = segs.indexOf(b);
+      if (at < 0) return;
+      notes.add(`${DEV}/${b}`, `not listed, though ${e} lies below it: read from ${segs.slice(0, at + 1).join('/')}`);
+      found.set(b, { bdf: b, sysPath: segs.slice(0, at + 1).join('/'), hostBridge: s.hostBridge, bridges: s.bridges.slice(0, i), vendor: ABSENT, classCode: ABSENT });
+    });
+  }
+  return Promise.all(
+    [...found.values()].map(async (s) => ({ ...s, classCode: await factParsed(host, `${s.sysPath}/class`, parsePciClass, notes, 'absent') })),
+  );
+}
+
 async function link(host: Host, dir: string, which: 'current' | 'max', notes: Notes): Promise<LinkEnd> {
   const [speed, width] = await Promise.all([
     factParsed(host, `${dir}/${which}_link_speed`, parseLinkSpeed, notes, 'the kernel reports "Unknown"'),

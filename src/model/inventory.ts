@@ -121,8 +121,8 @@ export interface Iommu {
   /** Entries of /sys/class/iommu (dmar0, amd-iommu0, …). */
   readonly units: readonly string[];
   readonly groupCount: number;
-  /** `iommu=`, `intel_iommu=`, `amd_iommu=` from /proc/cmdline. */
-  readonly cmdline: Readonly<Record<string, string>>;
+  /** `iommu=`, `intel_iommu=`, `amd_iommu=` from /proc/cmdline; unknown where it is absent or unreadable. */
+  readonly cmdline: Fact<Readonly<Record<string, string>>>;
   /** Group id → type (identity, DMA, DMA-FQ, blocked, unmanaged). */
   readonly groupTypes: Readonly<Record<string, string>>;
 }
@@ -141,6 +141,11 @@ export interface PcieCooling {
   /** 0: full speed; n > 0: the kernel lowered the port's speed n steps. */
   readonly cur: Fact<number>;
   readonly max: Fact<number>;
+  /**
+   * The port's Link Control 2 Target Link Speed in GT/s, read only where `cur` is above 0 (the bandwidth controller
+   * throttles by lowering it); absent otherwise.
+   */
+  readonly target: Fact<number>;
 }
 
 /** ASPM `link/` attributes of one device (drivers/pci/pcie/aspm.c): the ones the kernel shows, each on or off. */

@@ -43,6 +43,8 @@ export interface PcieCap {
   /** Device Capabilities (+0x04, §7.5.3.3) bits 2:0: Max_Payload_Size Supported in bytes; null for a reserved encoding. */
   readonly mpsSupported: number | null;
   readonly lnkCtl: LnkCtl;
+  /** Capability Version (+0x02 bits 3:0, §7.5.3.2): 2 and later have Link Control 2 (+0x30), read only where asked. */
+  readonly version: number;
 }
 
 export interface AcsCap {

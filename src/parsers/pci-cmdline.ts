@@ -24,8 +24,7 @@ export function parsePciCmdline(text: string): Parsed<PciCmdline> {
   if (text.length > MAX || /[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) return { ok: false, error: 'not a kernel command line (control characters, or longer than 64 KiB)' };
   let busPolicy: BusPolicy | null = null;
   let aspm: PciCmdline['aspm'] = null;
-  for (const word of words(text)) {
-    if (word === '--') break;
+  for (const word of cmdlineWords(text)) {
     const eq = word.indexOf('=');
     if (eq < 0) continue;
     const [key, value] = [word.slice(0, eq), word.slice(eq + 1)];
@@ -40,8 +39,17 @@ export function parsePciCmdline(text: string): Parsed<PciCmdline> {
   return { ok: true, value: { busPolicy, aspm } };
 }
 
-/** lib/cmdline.c next_arg: whitespace separates, a double quote toggles quoting and is dropped. */
-function words(text: string): string[] {
+/**
+ * The kernel's parameters as it reads them (lib/cmdline.c next_arg): whitespace separates, a double quote toggles
+ * quoting and is dropped; a bare `--` ends them (what follows is init's).
+ */
+export function cmdlineWords(text: string): string[] {
+  const all = splitWords(text);
+  const end = all.indexOf('--');
+  return end < 0 ? all : all.slice(0, end);
+}
+
+function splitWords(text: string): string[] {
   const out: string[] = [];
   let cur = '';
   let quoted = false;

@@ -67,8 +67,11 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
   }
   // An all-ones Vendor ID is what a read returns when no function answers (§7.5.1.1.1); 0x0000 is no vendor's either
   // (the kernel's probe refuses both: drivers/pci/probe.c pci_bus_generic_read_dev_vendor_id): a zeroed read.
+  // An SR-IOV VF's IDs read FFFFh by definition while its class code answers (PCIe Base 6.3 §9.3.4.1.1-2): said so.
   if (header.vendorId === 0xffff || header.vendorId === 0) {
-    problems.push(`vendor ID reads 0x${header.vendorId.toString(16).padStart(4, '0')}: ${header.vendorId ? 'no function answered the configuration read' : 'no function\'s header (a zeroed read)'}`);
+    const vf = header.vendorId === 0xffff && header.deviceId === 0xffff && header.classCode !== 0xffffff && header.headerType === 0;
+    const why = vf ? 'an SR-IOV Virtual Function\'s header (IDs read FFFFh by definition): not judged from it, its Physical Function holds these settings' : header.vendorId ? 'no function answered the configuration read' : 'no function\'s header (a zeroed read)';
+    problems.push(`vendor ID reads 0x${header.vendorId.toString(16).padStart(4, '0')}: ${why}`);
     return { ...unreadable(problems[0]!), subsystem: unknown(problems[0]!), problems };
   }
   // A 64-byte blob means "not readable", never "no capability": the list lies beyond it.
@@ -199,6 +202,7 @@ function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieC
     devCtl: decodeDevCtl(cfg.u16(at + 0x08)), // §7.5.3.4
     mpsSupported: payloadSize(cfg.u32(at + 0x04) & 7), // §7.5.3.3 Device Capabilities
     lnkCtl: { aspm: cfg.u16(at + 0x10) & 3, clockPm: (cfg.u16(at + 0x10) & 0x100) !== 0 }, // §7.5.3.7 Link Control
+    version: cfg.u16(at + 0x02) & 0xf,
   });
 }
 
@@ -233,10 +237,11 @@ function walkExtCapabilities(cfg: ConfigReader, problems: string[]): ExtWalk {
     }
     seen.add(at);
     const word = cfg.u32(at);
-    // A zero header ends the list (§7.6.3); all ones at 0x100 means extended space is not there.
-    if (word === 0 || (word === 0xffffffff && at === EXT_START)) break;
+    // A zero header ends the list (§7.6.3). All ones is no answer: a config file is longer than 256 bytes only where 0x100
+    // answered when the kernel found the function (probe.c pci_cfg_space_size_ext): it stopped answering since.
+    if (word === 0) break;
     if (word === 0xffffffff) {
-      problems.push(`extended capability at ${hex(at)} reads all ones`);
+      problems.push(`extended capability ${at === EXT_START ? 'header at 0x100' : `at ${hex(at)}`} reads all ones: the function does not answer`);
       break;
     }
     const id = word & 0xffff;
@@ -285,6 +290,9 @@ function readAer(cfg: ConfigReader, at: number, problems: string[]): Fact<AerCap
 /** ACS Capability and Control share one layout (§7.7.11.2, §7.7.11.3): V B R C U E T, bits 0 to 6. */
 const ACS_BITS: Readonly<Record<keyof AcsBits, number>> = { srcValid: 0, transBlk: 1, reqRedir: 2, cmpltRedir: 3, upstreamFwd: 4, egressCtrl: 5, directTrans: 6 };
 const acsBits = (reg: number): AcsBits => flags(reg, ACS_BITS);
+
+/** Link Control 2 (§7.5.3.19) bits 3:0, Target Link Speed: the fastest the port lets its link train, in GT/s. */
+export const targetLinkSpeed = (lnkCtl2: number): GTs => speed(lnkCtl2 & 0xf);
 
 function speed(code: number): GTs {
   return SPEEDS[code - 1] ?? null;

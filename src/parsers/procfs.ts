@@ -1,5 +1,6 @@
 // Pure parsers for small procfs files: /proc/modules, /proc/driver/nvidia/version, /proc/version, /proc/cmdline.
 import type { Parsed } from './sysfs.js';
+import { cmdlineWords } from './pci-cmdline.js';
 
 /** /proc/modules: "name size refcount deps state address [taint]" → names of loaded modules. */
 export function parseModules(text: string): Set<string> {
@@ -44,7 +45,8 @@ export function kernelMajorMinor(release: string): [number, number] | null {
 /** /proc/cmdline → the IOMMU-related parameters (iommu=, intel_iommu=, amd_iommu=, iommu.passthrough=). */
 export function parseIommuCmdline(text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const tok of text.trim().split(/\s+/)) {
+  // Words as the kernel reads them (quotes kept together and dropped), none after a bare `--` (init's arguments).
+  for (const tok of cmdlineWords(text)) {
     const eq = tok.indexOf('=');
     if (eq < 0) continue;
     const key = tok.slice(0, eq);

@@ -233,7 +233,10 @@ export function scanTar(input: Uint8Array, maxEntries: number, visit: (e: TarVis
   let pax: Map<string, string> | null = null;
   let longName: string | null = null;
   let longLink: string | null = null;
-  while (at < buf.length) {
+  for (;;) {
+    // Every tar writer ends an archive with zero blocks: one that stops without them (even at an entry's end) was cut
+    // short, and would replay as a node without the rest of its tree.
+    if (at >= buf.length) throw new TarError(`truncated archive: no end-of-archive block after offset ${Math.min(at, buf.length)}`);
     if (at + BLOCK > buf.length) throw new TarError(`truncated archive: partial header at offset ${at}`);
     if (allZero(buf, at)) break; // end of archive (a second zero block follows)
     if (++headers > maxEntries) throw new TarError(`more than ${maxEntries} entries`);

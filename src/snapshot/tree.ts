@@ -154,6 +154,8 @@ export class SnapTree {
       if (bad) throw new TarError(`${bad} in archive: ${e.path.slice(0, 200)}${e.path.length > 200 ? '…' : ''}`);
       if (UNSAFE.test(e.path)) throw new TarError(`unsafe path in archive: ${e.path}`);
       const p = `/${e.path}`;
+      // Two entries for one file: tar keeps the last, a reader that kept either would replay a node the other does not.
+      if (e.kind !== 'dir' && t.get(p) !== undefined) throw new TarError(`${e.path}: more than one entry in the archive`);
       if (e.kind === 'dir') t.putNormal(p, { kind: 'dir', mode: e.mode });
       else if (e.kind === 'file') t.putNormal(p, { kind: 'file', mode: e.mode, data: bytes.subarray(e.start, e.end) });
       else if (e.kind === 'link') t.putNormal(p, { kind: 'link', target: e.target });

@@ -1,4 +1,5 @@
-// gpu-rebar, the family added through an area record only: its resize-mask parser, its fault grammar, its reads (absent, present, unknown), and the fleet's majority picking it up.
+// gpu-rebar, the family added through an area record only: its resize-mask parser, its fault grammar, its reads (absent, present, unknown), the fleet's majority picking it up, and compare's impact.
+import { compareInventories } from '../../src/compare/compare.js';
 import { compareView } from '../../src/compare/view.js';
 import t from 'tap';
 import { formatResizeMask, parseResizeMask } from '../../src/areas/gpu-rebar/parse.js';
@@ -65,4 +66,13 @@ t.test("the fleet's majority: three nodes, one capped by the drill's fault, is t
     rebar.map((x) => ({ subject: x.subject, majority: x.majority, agree: x.agree, deviations: x.deviations.map((d) => `${d.node} ${d.impact} ${d.value}`) })),
     [{ subject: GPU, majority: 'BAR2 64 MiB–128 GiB', agree: 2, deviations: ['gpu002 major BAR2 64 MiB–256 MiB'] }],
   );
+});
+
+t.test('compare: the same largest size with a different smallest one is minor, never "smaller"', async (t) => {
+  const other = structuredClone(node);
+  for (const d of allDevices(other)) if (d.bdf === GPU) d.rebar = { 2: sizesMiB(256, 128 * 1024) };
+  const r = scratchDir('gdrgate-rebar-', TREE_TMP);
+  await buildTree(r, other);
+  const got = compareInventories(await buildInventory(new FsHost(r)), inv).filter((d) => d.area === 'gpu-rebar');
+  t.same(got.map((d) => [d.impact, d.subject, d.a, d.b]), [['minor', GPU, 'BAR2 256 MiB–128 GiB', 'BAR2 64 MiB–128 GiB']]);
 });

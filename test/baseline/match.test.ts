@@ -1,6 +1,7 @@
 // Host patterns of baseline classes (NHC globs, Slurm ranges, /regex/, negation and lists) and their errors.
 import t from 'tap';
 import { compilePattern, matchesAll } from '../../src/baseline/match.js';
+import { MAX_RANGE_PARTS } from '../../src/baseline/hostlist.js';
 
 const table: [string, string, boolean][] = [
   ['gpu*', 'gpu017', true],
@@ -35,6 +36,10 @@ const table: [string, string, boolean][] = [
   ['gpu[01-04],cpu01', 'gpu03', true],
   ['gpu[01-04],cpu01', 'cpu02', false],
   ['node[a,c]', 'nodec', true],
+  // A '-' that ends a glob class is itself, as fnmatch has it: no range.
+  ['gpu[a-]', 'gpu-', true],
+  ['gpu[a-]', 'gpua', true],
+  ['gpu[a-]', 'gpub', false],
 ];
 
 t.test('host patterns: glob, Slurm ranges, regex', async (t) => {
@@ -57,4 +62,12 @@ t.test('bad patterns are errors naming the pattern', async (t) => {
   // Empty names in a list are dropped, as scontrol show hostnames drops them.
   for (const p of ['gpu1,,gpu2', 'gpu[01-04],', ',gpu1']) t.equal(compilePattern(p).test('gpu1') || compilePattern(p).test('gpu01'), true, p);
   t.equal(compilePattern('gpu1,,gpu2').test('gpu3'), false);
+});
+
+t.test('a Slurm range of exactly MAX_RANGE_PARTS parts is read; one part more is refused', async (t) => {
+  const parts = (n: number): string => `gpu[${Array.from({ length: n }, (_, i) => i + 1).join(',')}]`;
+  t.equal(MAX_RANGE_PARTS, 64);
+  const p = compilePattern(parts(MAX_RANGE_PARTS));
+  t.same([p.test('gpu1'), p.test('gpu64'), p.test('gpu65')], [true, true, false]);
+  t.throws(() => compilePattern(parts(MAX_RANGE_PARTS + 1)), /^more than 64 parts in \[1,2,3,4,5,6,7,8,9,10\.\.\.\] in host pattern "gpu\[1,2,3,/);
 });

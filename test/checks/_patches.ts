@@ -34,6 +34,18 @@ export const extLoop = (bdf: string): Patch => async (root) => {
   await fsp.writeFile(file, b);
 };
 
+/**
+ * Extended configuration space reads all ones from 0x100 on while the header still answers (ECAM lost after boot, a
+ * function that stopped answering): the kernel sized the file 4096 bytes only because 0x100 answered at boot.
+ */
+export const extAllOnes = (bdf: string): Patch => async (root) => {
+  const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
+  const b = await fsp.readFile(file);
+  if (b.length <= 0x100) throw new Error(`${bdf} has no extended configuration space`);
+  b.fill(0xff, 0x100);
+  await fsp.writeFile(file, b);
+};
+
 /** A file no read can return text from (root reads through any mode bits, so a directory stands in: EISDIR). */
 export const unreadable = (kpath: string): Patch => async (root) => {
   await fsp.rm(path.join(root, kpath), { recursive: true, force: true });

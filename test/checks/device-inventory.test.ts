@@ -9,10 +9,25 @@ const driver = (d: Partial<NonNullable<GenNode['driver']>>) => (n: GenNode): voi
 
 export const cases = table('device-inventory', [
   {
+    name: 'invalid with baseline: GPU 0000:2a:00.0 off the bus while mlx5_3\'s device link is unreadable: the GPU is missing all the same',
+    change: (n) => detach(n, GPUS[1]!),
+    patch: patches(remove('sys/class/infiniband/mlx5_3/device'), put('sys/class/infiniband/mlx5_3/device', 'x\n')),
+    subjects: [GPUS[1]!],
+    bare: [],
+    based: [{ status: 'fail', code: 'inventory-missing', subject: GPUS[1]!, expected: 'present', actual: 'missing' }],
+  },
+  {
     name: 'valid: the HGX as captured (8 GPUs, 8 ConnectX-7, open 570.133.20, kernel 5.15.0-136)',
     subjects: [P0.gpu, 'mlx5_0'],
     bare: [{ status: 'pass', code: 'inventory-ok', subject: P0.gpu }, { status: 'pass', code: 'inventory-ok', subject: 'mlx5_0' }],
     based: [{ status: 'pass', code: 'inventory-ok', subject: P0.gpu }, { status: 'pass', code: 'inventory-ok', subject: 'mlx5_0' }],
+  },
+  {
+    name: 'skip with baseline: GPU 0000:2a:00.0\'s class file garbage: what the function is cannot be told, never a missing GPU',
+    patch: put(`sys/bus/pci/devices/${GPUS[1]!}/class`, 'zz\n'),
+    subjects: [GPUS[1]!],
+    bare: [],
+    based: [{ status: 'skip', code: 'inventory-unknown', subject: GPUS[1]!, expected: 'present' }],
   },
   {
     name: 'invalid: GPU3 missing from the bus (its switch port still there)',

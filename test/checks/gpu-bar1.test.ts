@@ -36,6 +36,13 @@ export const cases = table('gpu-bar1', [
     based: [ok(P0.gpu, '>= 128 GiB', '256 GiB')],
   },
   {
+    name: 'valid without baseline: a window of exactly 256 MiB (the floor itself); a fail against the 128 GiB reference',
+    change: bar1(0.25),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu, BASE, '256 MiB')],
+    based: [{ status: 'fail', code: 'bar1-small', subject: P0.gpu, expected: '>= 128 GiB', actual: '256 MiB' }],
+  },
+  {
     name: 'invalid: line 2 unassigned; what is left is BAR3\'s 32 MiB: a warning alone, a fail against the reference',
     change: bar1(0),
     bare: [{ status: 'warn', code: 'bar1-small', subject: P0.gpu, expected: '>= 256 MiB', actual: '32 MiB' }],

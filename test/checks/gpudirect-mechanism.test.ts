@@ -150,6 +150,13 @@ export const cases = table('gpudirect-mechanism', [
     based: [node('skip', 'mechanism-na', 'dmabuf', 'none')],
   },
   {
+    name: 'skip: GPUs without RDMA adapters, no peermem, /proc/driver/nvidia/version empty: DMA-BUF unknown, so available is unknown, never a pass',
+    change: drop('nic'),
+    patch: put('proc/driver/nvidia/version', ''),
+    bare: [node('skip', 'mechanism-na', 'any', 'dmabuf?')],
+    based: [node('skip', 'mechanism-na', 'dmabuf', 'dmabuf?')],
+  },
+  {
     name: 'valid with baseline: a GPU-initiated (IBGDA) class, driver loaded with PeerMappingOverride=1',
     patch: params('PeerMappingOverride=1;'),
     edit: { gpuInitiated: true },

@@ -4,7 +4,7 @@ import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
 import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
 import { node as B300 } from '../gen/topologies/hgx-b300-cx8-inline.js';
-import { acsCap, dev, detach, extLoop, HGX, P0, parentOf, table, type Want } from './_trees.js';
+import { acsCap, dev, detach, extAllOnes, extLoop, HGX, P0, parentOf, table, type Want } from './_trees.js';
 
 const DOWN = allDevices(HGX).filter((d) => d.kind === 'switch-down').map((d) => d.bdf);
 const setAcs = (bdf: string, ctl: number) => (n: GenNode): void => void (dev(n, bdf).acsCtl = ctl);
@@ -94,6 +94,13 @@ export const cases = table('pcie-acs', [
     based: [unreadable(P0.downGpu)],
   },
   {
+    name: 'skip: the port\'s extended space reads all ones from 0x100 (it stopped answering): never "no ACS capability"',
+    patch: extAllOnes(P0.downGpu),
+    subjects: [P0.downGpu],
+    bare: [unreadable(P0.downGpu)],
+    based: [unreadable(P0.downGpu)],
+  },
+  {
     name: 'valid with baseline: ReqRedir where the class says acsRedirectAllowed true',
     change: setAcs(P0.downGpu, 0x0004),
     edit: { acsRedirectAllowed: true },
@@ -161,6 +168,14 @@ export const cases = table('pcie-acs', [
     subjects: [P0.downGpu, P0.downNic],
     bare: [clean(P0.downGpu), clean(P0.downNic)],
     based: [masked(P0.downGpu, 'xx111x1', '0000000', false), masked(P0.downNic, 'xx111x1', '0000000', false)],
+  },
+  {
+    name: 'invalid with baseline: a virtualized class, the switch port above GPU0 without an ACS capability: no isolation, never a pass',
+    change: (n) => void delete dev(n, P0.downGpu).acsCtl,
+    edit: { acsPolicy: 'virtualized' },
+    subjects: [P0.downGpu],
+    bare: [{ status: 'pass', code: 'acs-ok', subject: P0.downGpu, expected: 'no redirect', actual: 'no ACS' }],
+    based: [{ status: 'fail', code: 'acs-mask', subject: P0.downGpu, expected: 'xx111x1', actual: 'no ACS' }],
   },
   {
     name: 'valid: DGX-1 (PLX switches with NIC + 2 GPUs, ACSCtl 0)',

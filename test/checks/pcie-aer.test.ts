@@ -14,6 +14,9 @@ const CMPLT_TO = 1 << 14;
 const UNSUP_REQ = 1 << 20;
 const ADV_NONFATAL = 1 << 13;
 const BAD_TLP = 1 << 6;
+const RX_ERR = 1 << 0;
+/** DevCtl error reporting: NonFatalErr+ FatalErr+ UnsupReq+, CorrErr- (correctable reporting off). */
+const NO_CORR_ERR = 0xe;
 /** The GPU's correctable counters: BadTLP (bit 6) at n. */
 const gpuCor = (n: number) => (g: GenNode): void => void (dev(g, P0.gpu).aerCounters = { cor: { 6: n } });
 const noCounters = (g: GenNode): void => allDevices(g).forEach((d) => (d.aerCounters = null));
@@ -63,6 +66,14 @@ export const cases = table('pcie-aer', [
     bare: [ok(P0.nic)],
     based: [ok(P0.nic)],
   },
+  // The other errors a requester or completer may handle as advisory (PCIe Base 6.3 §6.2.3.2.4), each on its own.
+  ...([[12, 'a Poisoned TLP'], [14, 'a Completion Timeout'], [15, 'a Completer Abort'], [16, 'an Unexpected Completion']] as const).map(([bit, what]) => ({
+    name: `valid: ${what} (bit ${bit}), non-fatal severity, AdvNonFatalErr+: advisory, so correctable`,
+    change: (n: GenNode) => void (dev(n, P0.nic).aer = { ueSta: 1 << bit, ceSta: ADV_NONFATAL }),
+    subjects: [P0.nic],
+    bare: [ok(P0.nic)],
+    based: [ok(P0.nic)],
+  })),
   {
     name: 'invalid: GPU0\'s BadTLP counter grew by 3 since the previous Prolog: warn; the class may allow it',
     previous: gpuCor(2),
@@ -169,6 +180,24 @@ export const cases = table('pcie-aer', [
       noCounters(n);
       dev(n, P0.gpu).aer = { ceSta: BAD_TLP };
     },
+    bare: [cor('warn', P0.gpu, 0, '+1 or more')],
+    based: [cor('warn', P0.gpu, 0, '+1 or more')],
+  },
+  {
+    name: 'valid: no counters, CESta RxErr set at the previous Prolog and still set: nothing new, never an error on every run',
+    previous: (n) => (noCounters(n), void (dev(n, P0.gpu).aer = { ceSta: RX_ERR })),
+    ref: noCounters,
+    change: (n) => (noCounters(n), void (dev(n, P0.gpu).aer = { ceSta: RX_ERR })),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu, 'none seen (counters unknown)')],
+    based: [ok(P0.gpu, 'none seen (counters unknown)')],
+  },
+  {
+    name: 'invalid: correctable reporting off (CorrErr-), the counter flat at 0, a new CESta RxErr: the status register counts, not the idle counter',
+    previous: (n) => void (dev(n, P0.gpu).errorEnables = NO_CORR_ERR),
+    ref: (n) => void (dev(n, P0.gpu).errorEnables = NO_CORR_ERR),
+    change: (n) => void Object.assign(dev(n, P0.gpu), { errorEnables: NO_CORR_ERR, aer: { ceSta: RX_ERR } }),
+    subjects: [P0.gpu],
     bare: [cor('warn', P0.gpu, 0, '+1 or more')],
     based: [cor('warn', P0.gpu, 0, '+1 or more')],
   },

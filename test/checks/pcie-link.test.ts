@@ -88,6 +88,15 @@ export const cases = table('pcie-link', [
     based: [ok(P0.nic, 'Gen4 x16')],
   },
   {
+    name: 'valid: the same, the port gone from /sys/bus/pci/devices: read where the NIC\'s path says it is, never taken for no port',
+    change: gen4Port,
+    ref: gen4Port,
+    patch: remove(`sys/bus/pci/devices/${P0.downNic}`),
+    subjects: [P0.nic],
+    bare: [ok(P0.nic, 'Gen4 x16')],
+    based: [ok(P0.nic, 'Gen4 x16')],
+  },
+  {
     name: 'invalid: switch uplink (upstream port) trained x8',
     change: (n) => train(n, P0.up, { width: 8 }),
     bare: [{ status: 'fail', code: 'link-width-low', subject: P0.up, expected: GEN5, actual: 'Gen5 x8' }],

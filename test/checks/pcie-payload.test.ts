@@ -61,6 +61,13 @@ export const cases = table('pcie-payload', [
     based: [changed(P0.gpu, GPU, `${sizes(256, 4096, 'L1 Enabled')}; link l1_aspm=1`), changed(P0.downGpu, sizes(256, 128), sizes(256, 128, 'L1 Enabled'))],
   },
   {
+    name: 'invalid against the reference: L1.2 enabled on GPU0\'s link (link/l1_2_aspm 0 → 1) while Link Control still reads L1 as on the reference',
+    change: (n) => { set(P0.gpu, { aspm: 2, linkAspm: { l1_aspm: 1, l1_1_aspm: 0, l1_2_aspm: 1 } })(n); set(P0.downGpu, { aspm: 2 })(n); },
+    ref: (n) => { set(P0.gpu, { aspm: 2, linkAspm: { l1_aspm: 1, l1_1_aspm: 0, l1_2_aspm: 0 } })(n); set(P0.downGpu, { aspm: 2 })(n); },
+    bare: [],
+    based: [changed(P0.gpu, `${sizes(256, 4096, 'L1 Enabled')}; link l1_aspm=1 l1_1_aspm=0 l1_2_aspm=0`, `${sizes(256, 4096, 'L1 Enabled')}; link l1_aspm=1 l1_1_aspm=0 l1_2_aspm=1`)],
+  },
+  {
     name: 'invalid against the reference: booted with pci=pcie_bus_perf (and a second pci= later on the line)',
     change: (n) => void (n.cmdline = 'BOOT_IMAGE=/boot/vmlinuz root=/dev/sda1 ro pci=realloc=off,pcie_bus_perf quiet pci=noaer'),
     bare: [],
@@ -114,5 +121,12 @@ export const cases = table('pcie-payload', [
     subjects: [P0.gpu],
     bare: [pass(P0.gpu, sizes(256, 4096), 'MaxPayload at most 256 bytes')],
     based: [{ status: 'skip', code: 'payload-unknown', subject: P0.gpu }],
+  },
+  {
+    name: 'valid: link/l1_aspm garbage on mlx5_0, whose reference has no link/ attributes at all: nothing to compare them with, the rest as the reference',
+    patch: put(`sys/bus/pci/devices/${P0.nic}/link/l1_aspm`, 'on\n'),
+    subjects: [P0.nic],
+    bare: [pass(P0.nic, NIC, 'MaxPayload at most 256 bytes')],
+    based: [pass(P0.nic, NIC)],
   },
 ]);

@@ -1,6 +1,7 @@
 // pcie-relaxed-ordering: Device Control bit 4 of each RDMA adapter (ConnectX-7 on HGX: RlxdOrd+ in lspci's DevCtl).
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
+import { node as SIMAI } from '../gen/topologies/simai-hgx-8xa100-cx6dx-bond.js';
 import { dev, detach, HGX, NICS, P0, table, type Want } from './_trees.js';
 
 const roOff = (bdf: string) => (n: GenNode): void => void (dev(n, bdf).relaxedOrdering = false);
@@ -9,6 +10,14 @@ const off = (status: 'warn' | 'fail'): Want => ({ status, code: 'ro-off', subjec
 const P40_NIC = allDevices(P40).find((d) => d.kind === 'nic')!.bdf;
 
 export const cases = table('pcie-relaxed-ordering', [
+  {
+    name: 'invalid: RlxdOrd- on a SimAI A100 adapter whose nearest GPU is PXB (behind two switches): warn',
+    from: SIMAI,
+    change: roOff('0000:1a:00.0'),
+    subjects: ['0000:1a:00.0'],
+    bare: [{ status: 'warn', code: 'ro-off', subject: '0000:1a:00.0', expected: 'on', actual: 'off' }],
+    based: [{ status: 'fail', code: 'ro-off', subject: '0000:1a:00.0', expected: 'on', actual: 'off' }],
+  },
   {
     name: 'valid: healthy HGX, RlxdOrd+ on every ConnectX-7',
     subjects: NICS,

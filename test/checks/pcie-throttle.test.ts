@@ -1,5 +1,5 @@
 // pcie-throttle: the kernel's PCIe link-speed cooling devices (drivers/thermal/pcie_cooling.c) on the HGX tree.
-import { P0, patches, put, table, unreadable, type Patch, type Want } from './_trees.js';
+import { dev, P0, patches, put, table, unreadable, type Patch, type Want } from './_trees.js';
 
 /** /sys/class/thermal/cooling_deviceN as the thermal core writes it (type, cur_state, max_state). */
 const cooling = (n: number, type: string, cur: number, max = 3): Patch =>
@@ -9,7 +9,9 @@ const port = (n: number, bdf: string, cur: number): Patch => cooling(n, `PCIe_Po
 const healthy = patches(cooling(0, 'Processor', 0), port(1, P0.rp, 0), port(2, P0.downGpu, 0));
 const ok = (subject: string): Want => ({ status: 'pass', code: 'throttle-ok', subject, expected: 'state 0', actual: 'state 0' });
 const none: Want = { status: 'pass', code: 'throttle-ok', subject: 'node', expected: 'state 0', actual: 'no device' };
-const on: Want = { status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'state 0', actual: 'state 2' };
+const on = (state: number, target: string): Want => ({ status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'Target Link Speed Gen5', actual: `${target}, state ${state}` });
+/** The bandwidth controller throttles by lowering the port's Target Link Speed (bwctrl.c pcie_set_target_speed). */
+const held = (gts: number) => (n: Parameters<typeof dev>[0]): void => void (dev(n, P0.downGpu).targetSpeed = gts);
 
 export const cases = table('pcie-throttle', [
   {
@@ -20,16 +22,33 @@ export const cases = table('pcie-throttle', [
     based: [ok(P0.rp), ok(P0.downGpu)],
   },
   {
-    name: 'invalid: the kernel holds the switch port above GPU0 two steps below full speed',
+    name: 'invalid: the kernel holds the switch port above GPU0 two steps below full speed (Target Link Speed Gen3 of Gen5)',
+    change: held(8),
     patch: patches(healthy, port(2, P0.downGpu, 2)),
-    bare: [on],
-    based: [on],
+    bare: [on(2, 'Gen3')],
+    based: [on(2, 'Gen3')],
   },
   {
-    name: 'invalid: one step below full speed (state 1) is lowered too',
+    name: 'invalid: one step below full speed (state 1, Target Link Speed Gen4) is held too',
+    change: held(16),
     patch: patches(healthy, port(2, P0.downGpu, 1)),
-    bare: [{ ...on, actual: 'state 1' }],
-    based: [{ ...on, actual: 'state 1' }],
+    bare: [on(1, 'Gen4')],
+    based: [on(1, 'Gen4')],
+  },
+  {
+    name: 'valid: state 3 with the port\'s Target Link Speed its top: the link runs slower (a GPU idling at 2.5 GT/s), not held',
+    patch: patches(healthy, port(2, P0.downGpu, 3)),
+    subjects: [P0.downGpu],
+    bare: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen5', actual: 'Gen5, state 3' }],
+    based: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen5', actual: 'Gen5, state 3' }],
+  },
+  {
+    name: 'skip: state 2 on a port read without root (64-byte config, no Link Control 2): whether it is held could not be told',
+    change: (n) => void (dev(n, P0.downGpu).configBytes = 64),
+    patch: patches(healthy, port(2, P0.downGpu, 2)),
+    subjects: [P0.downGpu],
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
   },
   {
     name: 'skip: a state above max_state (7 of 3) is no state of that device: unknown, never a throttled link',

@@ -2,7 +2,7 @@
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
-import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, probe, put, remove, runCheck, softRoce, table, type Want } from './_trees.js';
+import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, type Want } from './_trees.js';
 
 const NEAR_TO_FAR = ['PIX', 'PXB', 'PHB', 'NODE', 'SYS'];
 /** A pair farther apart than on the reference fails; one that came closer is only flagged. */
@@ -42,6 +42,27 @@ const pair0OnNode1 = [
 ];
 
 export const cases = table('topology-distance', [
+  {
+    name: 'invalid with baseline: GPU0\'s numa_node reads -1 (firmware lost its proximity data) where the reference had 0',
+    change: (n) => void (dev(n, P0.gpu).numaNode = -1),
+    subjects: [P0.gpu],
+    bare: [{ status: 'pass', code: 'topology-ok', subject: P0.gpu, expected: 'not SYS', actual: 'PIX' }],
+    based: [{ status: 'fail', code: 'topology-numa-changed', subject: P0.gpu, expected: '0', actual: 'none' }],
+  },
+  {
+    name: 'invalid with baseline: the reference recorded GPU0 without a NUMA node (numa_node -1), it now reads 0: a NUMA change all the same',
+    ref: (n) => void (dev(n, P0.gpu).numaNode = -1),
+    subjects: [P0.gpu],
+    bare: [{ status: 'pass', code: 'topology-ok', subject: P0.gpu, expected: 'not SYS', actual: 'PIX' }],
+    based: [{ status: 'fail', code: 'topology-numa-changed', subject: P0.gpu, expected: 'none', actual: '0' }],
+  },
+  {
+    name: "without baseline: mlx5_1's device link unreadable: GPU0's PIX mlx5_0 is nearest for sure (pass), GPU1's nearest is not known (skip)",
+    patch: patches(remove('sys/class/infiniband/mlx5_1/device'), put('sys/class/infiniband/mlx5_1/device', 'x\n')),
+    subjects: [P0.gpu, GPUS[1]!],
+    bare: [{ status: 'pass', code: 'topology-ok', subject: P0.gpu, expected: 'not SYS', actual: 'PIX' }, unplaced(GPUS[1]!)],
+    based: [],
+  },
   {
     name: 'valid: HGX as built (PIX in each pair, NODE within a socket, SYS across)',
     subjects: [P0.gpu, `${P0.gpu}-mlx5_0`],
@@ -104,6 +125,16 @@ export const cases = table('topology-distance', [
     patch: remove('sys/class/infiniband/mlx5_0/device'),
     bare: [],
     based: GPUS.map((g): Want => ({ status: 'skip', code: 'topology-unknown', subject: `${g}-mlx5_0` })),
+  },
+  {
+    name: 'valid with baseline: mlx5_0 and mlx5_4 swapped names (probe order), every adapter at its address: no path changed',
+    change: (n) => {
+      dev(n, P0.nic).ib!.name = 'mlx5_4';
+      dev(n, NICS[4]!).ib!.name = 'mlx5_0';
+    },
+    subjects: [`${P0.gpu}-mlx5_0`, `${GPUS[4]}-mlx5_4`],
+    bare: [],
+    based: [GPU_PIX0, { status: 'pass', code: 'topology-ok', subject: `${GPUS[4]}-mlx5_4`, expected: 'PIX', actual: 'PIX' }],
   },
   {
     name: 'valid: DGX-1 (PIX, PHB, SYS mix) against its own baseline',

@@ -2,7 +2,7 @@
 // could not compute (`?`), and, against a baseline, every device or path of the class a check could not read (a
 // non-root capture).
 import t from 'tap';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { captureClass } from '../../src/baseline/capture.js';
 import { diffAgainstBaseline } from '../../src/compare/baseline.js';
@@ -36,6 +36,20 @@ t.test("a cell one side could not compute is minor (one side could not tell), ne
   const d = compareInventories(await buildInventory(new FsHost(a.root)), b.inv);
   t.same(d.filter((x) => x.impact !== 'minor'), [], 'nothing major or critical');
   t.same(d.filter((x) => x.area === 'topology').map((x) => [x.impact, x.subject, x.a, x.b, x.response]), [['minor', '0000:33:00.0-mlx5_0', '?', 'NODE', UNKNOWN_SIDE]]);
+});
+
+t.test('a /proc/cmdline one side could not read is minor (could not tell), never a MAJOR change of IOMMU parameters', async (t) => {
+  const dir = t.testdir({});
+  const b = await tree(dir, 'b', base());
+  const a = await tree(dir, 'a', base());
+  writeFileSync(path.join(b.root, 'proc/cmdline'), 'BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt\n');
+  const c = await tree(dir, 'c', base());
+  writeFileSync(path.join(c.root, 'proc/cmdline'), 'BOOT_IMAGE=/vmlinuz ro "intel_iommu=on" iommu=pt\n');
+  const withB = await buildInventory(new FsHost(b.root));
+  t.same(compareInventories(await buildInventory(new FsHost(c.root)), withB).filter((x) => x.area === 'iommu'), [], 'quoted as the kernel reads it: the same parameters');
+  rmSync(path.join(a.root, 'proc/cmdline'));
+  const d = compareInventories(await buildInventory(new FsHost(a.root)), withB).filter((x) => x.area === 'iommu');
+  t.same(d.map((x) => [x.impact, x.subject, x.a, x.b, x.response]), [['minor', 'cmdline', 'not readable', 'intel_iommu=on iommu=pt', UNKNOWN_SIDE]]);
 });
 
 t.test('against a baseline, a capture read without root is not "equivalent": each check that could not tell is said', async (t) => {

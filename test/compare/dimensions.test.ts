@@ -1,5 +1,9 @@
 // One pair of generated trees per dimension: compare reports exactly the expected lines (consequences included).
 import t from 'tap';
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { FsHost } from '../../src/host/fs-host.js';
+import { buildInventory } from '../../src/inventory/build.js';
 import { compareInventories } from '../../src/compare/compare.js';
 import { CATALOG } from '../../src/checks/catalog.js';
 import type { GenNode } from '../gen/sysfs-tree.js';
@@ -11,6 +15,12 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
   'device missing: a GPU gone from the bus': {
     mutate: (n) => void (parentOf(n, '0000:33:00.0').children = []),
     want: [['critical', 'device', '0000:33:00.0', 'missing', 'GPU H100 SXM5']],
+  },
+  'device extra: a GPU on the suspect the reference lacks (a third port of pair 0\'s switch)': {
+    mutate: (n) => void dev(n, '0000:11:00.0').children!.push({ bdf: '0000:12:02.0', kind: 'switch-down', speed: 32, acsCtl: 0, children: [
+      { bdf: '0000:14:00.0', kind: 'gpu', device: 0x2330, subsystem: [0x10de, 0x16c1], speed: 32, iommuGroup: 30 },
+    ] }),
+    want: [['major', 'device', '0000:14:00.0', 'GPU H100 SXM5', 'absent']],
   },
   'device moved: an adapter at a new BDF under its old name': {
     mutate: (n) => void (dev(n, '0000:36:00.0').bdf = '0000:36:00.1'),
@@ -171,4 +181,53 @@ t.test('responses are the catalog’s wording, worst first', async (t) => {
   t.same(got.map((d) => d.area), ['link-width', 'acs', 'kernel'], 'a narrow link before ACS: both critical, width is first along the path');
   t.equal(got[0]!.response, CATALOG['link-width-low'].do);
   t.equal(got[1]!.response, CATALOG['acs-redirect'].do);
+});
+
+t.test('a GPU faster on the suspect than on the reference (which idled at Gen1) is ahead, never "confirm under load"', async (t) => {
+  const dir = t.testdir();
+  const r = base();
+  Object.assign(dev(r, '0000:33:00.0'), { speed: 2.5, maxSpeed: 32 });
+  const got = compareInventories((await tree(dir, 'sus', base())).inv, (await tree(dir, 'ref', r)).inv);
+  t.same(got.map((d) => [d.impact, d.area, d.subject, d.a, d.b]), [['minor', 'link-speed', '0000:33:00.0', 'Gen5 x16', 'Gen1 x16']]);
+  t.equal(got[0]!.response, 'The suspect is ahead of the reference here: confirm the change is intended and recapture the reference if so.');
+});
+
+/** Pairs whose reference is not the base node: each side changed, compared suspect against reference. */
+const PAIRS: Record<string, { sus: (n: GenNode) => void; ref: (n: GenNode) => void; refPatch?: (root: string) => void; want: Line[] }> = {
+  'memlock: the hard limit alone lower (8 MiB/8 MiB against 8 MiB, hard unlimited) is low': {
+    sus: (n) => void (n.memlockKiB = 8192),
+    ref: (n) => Object.assign(n, { memlockKiB: 8192, memlockHardKiB: 'unlimited' }),
+    want: [['critical', 'memlock', 'self', '8 MiB', '8 MiB (hard unlimited)']],
+  },
+  'memlock: the same soft limit with a higher hard one (8 MiB, hard unlimited, against 8 MiB/8 MiB) is not low': {
+    sus: (n) => Object.assign(n, { memlockKiB: 8192, memlockHardKiB: 'unlimited' }),
+    ref: (n) => void (n.memlockKiB = 8192),
+    want: [['minor', 'memlock', 'self', '8 MiB (hard unlimited)', '8 MiB']],
+  },
+  'IOMMU: strict translation (DMA) against lazy (DMA-FQ): a change of mode, not a loss of passthrough': {
+    sus: (n) => void (n.iommu = { units: ['dmar0', 'dmar1'], groupType: 'DMA' }),
+    ref: (n) => void (n.iommu = { units: ['dmar0', 'dmar1'], groupType: 'DMA-FQ' }),
+    want: ['0000:13:00.0', '0000:33:00.0', 'mlx5_0', 'mlx5_1'].map((s): Line => ['major', 'iommu', s, 'translated (DMA)', 'translated (DMA-FQ)']),
+  },
+  'IOMMU: the reference could not read GPU 0000:13:00.0\'s group type: one side could not tell, never a change': {
+    sus: () => undefined,
+    ref: () => undefined,
+    refPatch: (root) => rmSync(path.join(root, 'sys/kernel/iommu_groups/10/type')),
+    want: [['minor', 'iommu', '0000:13:00.0', 'passthrough (identity)', 'unknown']],
+  },
+};
+
+t.test('each dimension against a reference of its own', async (t) => {
+  const dir = t.testdir();
+  let i = 0;
+  for (const [name, c] of Object.entries(PAIRS)) {
+    const [rn, sn] = [base(), base()];
+    c.ref(rn);
+    c.sus(sn);
+    const ref = await tree(dir, `ref${i}`, rn);
+    c.refPatch?.(ref.root);
+    const sus = await tree(dir, `sus${i++}`, sn);
+    const got = compareInventories(sus.inv, await buildInventory(new FsHost(ref.root)));
+    t.same(got.map((d): Line => [d.impact, d.area, d.subject, d.a, d.b]), c.want, name);
+  }
 });

@@ -38,7 +38,7 @@ const cases: [string, string[]][] = [
   ['pcie-link:0000:18:00.0=x8', ['pcie-link 0000:18:00.0 Gen5 x8']],
   ['pcie-acs:0000:17:00.0=ReqRedir', ['pcie-acs 0000:17:00.0 ReqRedir']],
   ['pcie-acs:0000:17:01.0=EgressCtrl', ['pcie-acs 0000:17:01.0 EgressCtrl']],
-  ['pcie-throttle:0000:17:00.0=2', ['pcie-throttle 0000:17:00.0 state 2']],
+  ['pcie-throttle:0000:17:00.0=2', ['pcie-throttle 0000:17:00.0 Gen3, state 2']],
   ['pcie-aer:0000:18:00.0=fatal', ['pcie-aer 0000:18:00.0 fatal 1, UESta MalfTLP']],
   ['pcie-aer:0000:19:00.0=nonfatal', ['pcie-aer 0000:19:00.0 non-fatal 1, UESta CmpltTO']],
   // The switch port above GPU0 at 512 bytes under its upstream port's 256: the MPS rule fails it, no baseline needed.

@@ -69,7 +69,7 @@ export function configSpace(d: GenDevice): Buffer {
   b.writeUInt32LE(((port << 24) | (dllla ? 1 << 20 : 0) | (maxWidth << 4) | speedCode(maxSpeed)) >>> 0, pcie + 0x0c);
   b.writeUInt16LE((dllla ? 1 << 13 : 0) | (width << 4) | speedCode(speed), pcie + 0x12);
   b.writeUInt32LE(((1 << (speedCode(maxSpeed) + 1)) - 2) & 0xfe, pcie + 0x2c); // Link Capabilities 2: supported speeds
-  b.writeUInt16LE(speedCode(maxSpeed), pcie + 0x30); // Link Control 2: target speed
+  b.writeUInt16LE(speedCode(d.targetSpeed ?? maxSpeed), pcie + 0x30); // Link Control 2: target speed
   writeDevCtl(b, pcie, d, bridge);
   // Extended space: AER at 0x100, then ACS / ATS.
   const ext: [id: number, size: number, fill: (at: number) => void][] = [[0x0001, 0x48, (at) => writeAer(b, at, d)]];

@@ -5,7 +5,7 @@
 import type { GenDevice } from './sysfs-tree.js';
 
 export interface GenRegs extends GenAerRegs {
-  /** GPUs: the GPUDirect window (resource line 2) in GiB; 0 leaves it unassigned. Default 128 (H100 80 GB). */
+  /** GPUs: the GPUDirect window (resource line 2) in GiB (whole MiB: 0.25 is 256 MiB); 0 leaves it unassigned. Default 128 (H100 80 GB). */
   bar1GiB?: number;
   /** Device Control bit 4; default on for GPUs and NICs, off on bridges (as lspci shows on HGX nodes). */
   relaxedOrdering?: boolean;
@@ -85,7 +85,7 @@ function bars(d: GenDevice): Line[] {
   const lines: Line[] = Array.from({ length: ENDPOINT_LINES }, () => ZERO);
   const x = baseOf(d);
   if (d.kind === 'gpu') {
-    const size = BigInt(d.bar1GiB ?? 128) * GiB;
+    const size = (BigInt(Math.round((d.bar1GiB ?? 128) * 1024)) * GiB) / 1024n; // whole MiB: 0.25 is 256 MiB
     lines[0] = [x + size, x + size + 16n * MiB - 1n, PREF64];
     if (size > 0n) lines[2] = [x, x + size - 1n, PREF64];
     lines[4] = [x + size + 32n * MiB, x + size + 64n * MiB - 1n, PREF64];

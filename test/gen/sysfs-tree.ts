@@ -19,6 +19,8 @@ export interface GenDevice extends GenRegs, GenRebar {
   subsystem?: [vendor: number, device: number];
   /** GT/s and lanes, current and max (max defaults to current). */
   speed?: number; width?: number; maxSpeed?: number; maxWidth?: number;
+  /** Link Control 2 Target Link Speed, GT/s: defaults to maxSpeed, as a port comes out of reset (a throttled port's is lower). */
+  targetSpeed?: number;
   /** 16-bit ACS Control register; bridges only (root ports, switch downstream ports). */ acsCtl?: number;
   /** ATS capability present, enabled or not (endpoints). */ ats?: boolean;
   /** Defaults to the host bridge's node; -1 = firmware gave none. */
@@ -46,6 +48,8 @@ export interface GenNode extends GenKernelRegs {
   /** /proc/modules names (default: nvidia's and mlx5/ib_* when present); peermem adds nvidia_peermem. */
   modules?: string[]; peermem?: boolean;
   memlockKiB?: number | 'unlimited';
+  /** The hard limit when it differs from the soft one (memlockKiB); the kernel keeps soft <= hard. */
+  memlockHardKiB?: number | 'unlimited';
   /** IOMMU units in /sys/class/iommu and the type every group reports. */
   iommu?: { units: string[]; groupType: string };
   cmdline?: string; hostname?: string;
@@ -168,11 +172,11 @@ const LIMITS: [string, string, string, string][] = [
   ['Max realtime priority', '0', '0', ''], ['Max realtime timeout', 'unlimited', 'unlimited', 'us'],
 ];
 
-export function limitsText(memlockKiB: number | 'unlimited'): string {
-  const ml = memlockKiB === 'unlimited' ? 'unlimited' : String(memlockKiB * 1024);
+export function limitsText(memlockKiB: number | 'unlimited', hardKiB: number | 'unlimited' = memlockKiB): string {
+  const bytes = (k: number | 'unlimited'): string => (k === 'unlimited' ? 'unlimited' : String(k * 1024));
   const row = (a: string, b: string, c: string, d: string): string =>
     `${a.padEnd(25)} ${b.padEnd(20)} ${c.padEnd(20)} ${d ? d.padEnd(10) : ''}\n`;
-  return row('Limit', 'Soft Limit', 'Hard Limit', 'Units') + LIMITS.map(([a, b, c, d]) => (a === 'Max locked memory' ? row(a, ml, ml, d) : row(a, b, c, d))).join('');
+  return row('Limit', 'Soft Limit', 'Hard Limit', 'Units') + LIMITS.map(([a, b, c, d]) => (a === 'Max locked memory' ? row(a, bytes(memlockKiB), bytes(hardKiB), d) : row(a, b, c, d))).join('');
 }
 
 export function nvidiaVersionText(drv: NonNullable<GenNode['driver']>): string {
@@ -223,7 +227,7 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
     'sys/kernel/hostname': `${node.hostname ?? 'gpu001'}\n`,
     'sys/kernel/random/boot_id': `${node.bootId ?? '6f1d2c3b-8a4e-4b7f-9e21-0c5d7a9b3e18'}\n`,
     cmdline: `${node.cmdline ?? `BOOT_IMAGE=/boot/vmlinuz-${kernel} root=UUID=4f1c2a7e-2b9e-4d0a-9d55-0c1e5f3b8a21 ro quiet`}\n`,
-    'self/limits': limitsText(node.memlockKiB ?? 'unlimited'),
+    'self/limits': limitsText(node.memlockKiB ?? 'unlimited', node.memlockHardKiB ?? node.memlockKiB ?? 'unlimited'),
   });
   const rdma = allDevices(node).some((d) => d.ib !== undefined) ? ['mlx5_ib', 'ib_uverbs', 'ib_core', 'mlx5_core'] : [];
   const mods = [...(node.peermem ? ['nvidia_peermem'] : []), ...(node.modules ?? [...(node.driver ? ['nvidia_uvm', 'nvidia_modeset', 'nvidia'] : []), ...rdma])]

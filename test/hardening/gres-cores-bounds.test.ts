@@ -1,4 +1,4 @@
-// A gres.conf of huge Cores= ranges (1.3 KB of Cores=0-1048575 lines) is judged by ranges: exact findings, and the CLI answers well inside a generous bound.
+// A gres.conf of huge Cores= ranges (1.3 KB of Cores=0-1048575 lines), and one id just past the node (Cores=96 of 96 cores), is judged by ranges: exact findings, and the CLI answers well inside a generous bound.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -49,6 +49,15 @@ t.test('Cores=0-1048575 on every line: each line a fail naming the first core th
   const out = CHECKS.find((c) => c.id === 'job-placement')!.run({ inv, baseline: null });
   t.strictSame(placement(out), Array.from({ length: LINES }, () => `fail gres-cores-far ${GPUS[0]} Cores=0-1048575`));
   t.equal(out[0]!.message, 'gres.conf line 1: Cores=0-1048575 for /dev/nvidia0 names core 96, this node has 96 cores');
+});
+
+t.test('Cores=96 on the 96-core node: the first id past the last core is beyond the node, as a huge one is', async (t) => {
+  const root = await tree('Name=gpu File=/dev/nvidia0 Cores=96\n');
+  const inv = await buildInventory(new FsHost(root));
+  const out = CHECKS.find((c) => c.id === 'job-placement')!.run({ inv, baseline: null });
+  t.strictSame(placement(out), [`fail gres-cores-far ${GPUS[0]} Cores=96`]);
+  t.equal(out[0]!.message, 'gres.conf line 1: Cores=96 for /dev/nvidia0 names core 96, this node has 96 cores');
+  t.equal(out[0]!.expected, 'cores of this node');
 });
 
 t.test('every core of the node on 30 lines: bounded by the node (its 96 cores), judged as far for the socket-1 half', async (t) => {

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import type { Test } from 'tap';
 import { nul } from '../../src/model/fact.js';
 import type { AcsBits, PciConfig } from '../../src/model/pci.js';
-import { formatAcs } from '../../src/parsers/pci-config.js';
+import { formatAcs, targetLinkSpeed } from '../../src/parsers/pci-config.js';
 import { aspmCtlText } from '../../src/parsers/aspm.js';
 import { aerSeen, haveLspci, splitDevices, type LspciDevice } from './lspci-oracle.js';
 
@@ -25,11 +25,15 @@ export function oracle(t: Test): boolean {
 }
 
 /** Everything lspci decodes from the same bytes must match the parse, absence included. */
-export function agreesWithLspci(t: Test, cfg: PciConfig, ls: LspciDevice, opts: { ext?: boolean } = {}): void {
+export function agreesWithLspci(t: Test, cfg: PciConfig, ls: LspciDevice, opts: { ext?: boolean; bytes?: Uint8Array } = {}): void {
   const walked = <C extends { name: string }>(caps: readonly C[]): C[] => caps.filter((c) => !c.name.startsWith('<chain'));
   t.same(cfg.capabilities.map((c) => c.offset), walked(ls.stdCaps).map((c) => c.offset), 'capability offsets');
   t.same(nul(cfg.pcie)?.linkStatus ?? null, ls.lnkSta, 'LnkSta speed/width');
   t.same(nul(cfg.pcie)?.linkCap ?? null, ls.lnkCap, 'LnkCap speed/width');
+  // Link Control 2 (read by the inventory only where a cooling state asks): the decode of the blob's register.
+  const pc = nul(cfg.pcie);
+  const b = opts.bytes;
+  if (b && pc && pc.version >= 2 && ls.targetSpeed !== null) t.equal(targetLinkSpeed(b[pc.offset + 0x30]! | (b[pc.offset + 0x31]! << 8)), ls.targetSpeed, 'LnkCtl2 Target Link Speed');
   t.same([nul(cfg.pcie)?.devCtl ?? null, aerSeen(nul(cfg.pcie) && nul(cfg.aer))], [ls.devCtl, ls.aer], 'DevCtl; AER UESta/CESta (lspci shows extended space only below a PCIe cap)');
   const p = nul(cfg.pcie);
   t.same([p?.mpsSupported ?? null, p ? { aspm: aspmCtlText(p.lnkCtl.aspm), clockPm: p.lnkCtl.clockPm } : null], [ls.devCapMps, ls.lnkCtl], 'DevCap MaxPayload; LnkCtl ASPM and ClockPM');

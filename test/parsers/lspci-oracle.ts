@@ -14,6 +14,8 @@ export interface LspciDevice {
   readonly text: string;
   readonly lnkCap: { readonly speed: number | null; readonly width: number } | null;
   readonly lnkSta: { readonly speed: number | null; readonly width: number } | null;
+  /** `LnkCtl2: Target Link Speed: 8GT/s` (pciutils ls-caps.c cap_express_link2), GT/s; null where lspci prints none. */
+  readonly targetSpeed: number | null;
   readonly acsCap: string | null;
   readonly acsCtl: string | null;
   readonly atsCtl: { readonly enabled: boolean; readonly stu: number } | null;
@@ -73,6 +75,7 @@ function readDevice(lines: string[]): LspciDevice {
     text: lines.join('\n'),
     lnkCap: link(field('LnkCap')),
     lnkSta: link(field('LnkSta')),
+    targetSpeed: Number(/^Target Link Speed: ([\d.]+)GT\/s/.exec(field('LnkCtl2') ?? '')?.[1] ?? NaN) || null,
     acsCap: field('ACSCap'),
     acsCtl: field('ACSCtl'),
     atsCtl: atsMatch?.[1] === undefined || atsMatch[2] === undefined

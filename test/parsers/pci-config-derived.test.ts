@@ -31,7 +31,7 @@ t.test('ACS Control patched on the re-assembled PLX switch port', (t) => {
       t.same(nul(cfg.acs)?.ctl, acs(c.want));
       t.same(nul(cfg.acs) && redirectBits(nul(cfg.acs)!.ctl), c.redirect);
       if (c.text !== undefined) t.equal(nul(cfg.acs) && formatAcs(nul(cfg.acs)!.ctl), c.text, 'matches the real capture');
-      if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes));
+      if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes), { bytes });
       t.end();
     });
   }
@@ -103,7 +103,21 @@ const derived: {
   },
   { name: 'shorter than the header', bytes: gpu.slice(0, 32), want: { capsReadable: false, pcie: { state: 'unknown', why: /32 bytes/ } }, problem: /32 bytes/, lspci: false },
   { name: 'empty blob', bytes: new Uint8Array(0), want: { vendorId: 0xffff, length: 0 }, problem: /0 bytes/, lspci: false },
-  { name: 'all ones: no function answered', bytes: new Uint8Array(4096).fill(0xff), want: { pcie: { state: 'unknown', why: /0xffff/ }, extCapabilities: [] }, problem: /0xffff/, lspci: false },
+  {
+    name: 'extended space all ones from 0x100, header and standard list intact: ACS, ATS and AER unknown, never absent',
+    bytes: patch(gpu, (_v, b) => void b.fill(0xff, 0x100)),
+    want: { pcie: { state: 'present' }, acs: { state: 'unknown', why: /^extended capability header at 0x100 reads all ones: the function does not answer$/ }, ats: { state: 'unknown' }, aer: { state: 'unknown' }, extCapabilities: [] },
+    problem: /^extended capability header at 0x100 reads all ones: the function does not answer$/,
+    lspci: false,
+  },
+  {
+    name: 'an SR-IOV Virtual Function: both IDs FFFFh by definition, its class code answers: said as a VF, never "no function answered"',
+    bytes: patch(gpu, (v) => v.setUint32(0, 0xffffffff, true)),
+    want: { vendorId: 0xffff, pcie: { state: 'unknown', why: /^vendor ID reads 0xffff: an SR-IOV Virtual Function's header \(IDs read FFFFh by definition\): not judged from it, its Physical Function holds these settings$/ } },
+    problem: /^vendor ID reads 0xffff: an SR-IOV Virtual Function's header/,
+    lspci: false,
+  },
+  { name: 'all ones: no function answered', bytes: new Uint8Array(4096).fill(0xff), want: { pcie: { state: 'unknown', why: /^vendor ID reads 0xffff: no function answered the configuration read$/ }, extCapabilities: [] }, problem: /^vendor ID reads 0xffff: no function answered/, lspci: false },
 ];
 t.test('derived blobs: structure problems and readability', (t) => {
   for (const c of derived) {
@@ -114,7 +128,7 @@ t.test('derived blobs: structure problems and readability', (t) => {
       else t.same(cfg.problems, []);
       if (c.lspci !== false && oracle(t)) {
         const ls = lspciDecode(c.bytes);
-        agreesWithLspci(t, cfg, ls, c.lspci ?? {});
+        agreesWithLspci(t, cfg, ls, { ...c.lspci, bytes: c.bytes });
         if (c.marker) t.ok(ls.markers.includes(c.marker), `lspci says ${c.marker}`);
       }
       t.end();

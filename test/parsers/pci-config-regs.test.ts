@@ -27,7 +27,7 @@ t.test('generated AER registers and error-reporting enables decode as lspci deco
     const cfg = parsePciConfig(bytes);
     const ls = lspciDecode(bytes, '18:00.0');
     const aer = nul(cfg.aer)!;
-    agreesWithLspci(t, cfg, ls);
+    agreesWithLspci(t, cfg, ls, { bytes });
     t.same({ msk: aer.uncorMask & LSPCI_UE_MASK, svrt: aer.uncorSeverity & LSPCI_UE_MASK }, aerMasksOf(ls.text), `${r.name}: UEMsk/UESvrt`);
     t.same(ueNames(aer.uncorStatus).split(' ').filter(Boolean), aerFlagsOf(ls.text, 'UESta'), `${r.name}: UESta names as lspci's`);
     t.same(ceNames(aer.corStatus).split(' ').filter(Boolean), aerFlagsOf(ls.text, 'CESta'), `${r.name}: CESta names as lspci's`);
@@ -67,7 +67,7 @@ t.test('generated configs (test/gen) for each MPS, MRRS and ASPM setting decode 
       const bytes = new Uint8Array(configSpace({ bdf: `0000:1${i}:00.0`, kind, mps, mrrs, aspm, mpsSupported }));
       const p = nul(parsePciConfig(bytes).pcie);
       t.same([p?.devCtl.mps, p?.devCtl.mrrs, p?.mpsSupported, p && aspmCtlText(p.lnkCtl.aspm)], [mps, mrrs, mpsSupported, aspmCtlText(aspm)], `${kind} ${mps}/${mrrs}/${aspm}`);
-      if (oracle(t)) agreesWithLspci(t, parsePciConfig(bytes), lspciDecode(bytes));
+      if (oracle(t)) agreesWithLspci(t, parsePciConfig(bytes), lspciDecode(bytes), { bytes });
     }
   }
 });

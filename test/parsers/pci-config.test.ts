@@ -25,7 +25,7 @@ t.test('real H200 VM blobs decode as lspci decodes them', (t) => {
       t.same(cfg.problems, []);
       t.equal(cfg.capsReadable, true);
       t.equal(cfg.extReadable, bytes.length === 4096);
-      if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes, slot));
+      if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes, slot), { bytes });
       t.end();
     });
   }
@@ -39,7 +39,7 @@ t.test('H200 GPU 00:06.0: Gen5 x16 endpoint, no ACS, no ATS (lspci: LnkSta Speed
   // lspci: DevCtl CorrErr- NonFatalErr- FatalErr+ UnsupReq- / RlxdOrd+ ExtTag+ NoSnoop- / MaxPayload 256 bytes, MaxReadReq 4096 bytes.
   const devCtl = { corrErr: false, nonFatalErr: false, fatalErr: true, unsupReq: false, relaxedOrdering: true, extTag: true, noSnoop: false, mps: 256, mrrs: 4096 };
   // lspci: DevCap MaxPayload 256 bytes; LnkCtl ASPM Disabled, ClockPM- (LnkCap offers ASPM L1).
-  t.same(nul(cfg.pcie), { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 }, devCtl, mpsSupported: 256, lnkCtl: { aspm: 0, clockPm: false } });
+  t.same(nul(cfg.pcie), { offset: 0x60, portType: 0, linkCap: { speed: 32, width: 16 }, linkStatus: { speed: 32, width: 16 }, devCtl, mpsSupported: 256, lnkCtl: { aspm: 0, clockPm: false }, version: 2 });
   // The VMM hides some extended capabilities by zeroing their ID (lspci: "Null"); the walk goes through them.
   t.same(cfg.extCapabilities.map((c) => [c.id, c.offset]),
     [[0, 0x100], [0x18, 0x12c], [0, 0x134], [0x01, 0x1b8], [0, 0x248], [0, 0x250], [0x0b, 0x2a4], [0x04, 0x2b8], [0x03, 0x2f0]]);
@@ -73,7 +73,7 @@ t.test('n1sdp PLX 8749 `lspci -vvxxx` dumps: 256 bytes, so ACS is unreadable, no
       t.not(dev.acsCtl, null, 'the text shows ACSCtl...');
       t.equal(cfg.acs.state, 'unknown', '...but it is beyond the dump: unknown, not absent');
       t.same(cfg.problems, []);
-      if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes, dev.slot));
+      if (oracle(t)) agreesWithLspci(t, cfg, lspciDecode(bytes, dev.slot), { bytes });
       t.end();
     });
   }
@@ -93,7 +93,7 @@ t.test('n1sdp with extended space re-assembled from its own lspci listing: ACSCt
       t.same(cfg.problems, []);
       if (oracle(t)) {
         const ls = lspciDecode(bytes, dev.slot);
-        agreesWithLspci(t, cfg, ls);
+        agreesWithLspci(t, cfg, ls, { bytes });
         const kept = (d: LspciDevice) => d.extCaps.filter((c) => /^(Device Serial|Vendor Specific|Access Control)/.test(c.name));
         t.same(kept(ls), kept(dev), 'lspci re-decodes DSN, VSEC and ACS headers exactly as in the corpus text');
       }

@@ -81,6 +81,9 @@ t.test('procfs: modules, kernel release, cmdline of the real capture', async (t)
   t.same(kernelMajorMinor('6.18.44-fc-v657-gpu'), [6, 18]);
   t.same(parseIommuCmdline(read(path.join(H200, 'proc/cmdline'))), {}, 'the VM has no iommu= parameters');
   t.same(parseIommuCmdline('BOOT_IMAGE=/vmlinuz ro intel_iommu=on iommu=pt quiet'), { intel_iommu: 'on', iommu: 'pt' });
+  // As the kernel reads it (lib/cmdline.c next_arg): quotes dropped, the last of a repeated key, nothing after `--`.
+  t.same(parseIommuCmdline('ro "intel_iommu=on" iommu=nopt iommu=pt -- iommu=off'), { intel_iommu: 'on', iommu: 'pt' });
+  t.same(parseIommuCmdline('ro "iommu=pt quiet" amd_iommu=on'), { iommu: 'pt quiet', amd_iommu: 'on' });
 });
 
 t.test('/proc/driver/nvidia/version: open vs proprietary on real lines', async (t) => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/paths.js';
 
-type Report = { findings: { check: string; subject: string }[]; summary: unknown; outcome?: unknown; exitCode?: unknown };
+type Report = { findings: { check: string; subject: string; tells?: string; response?: string }[]; summary: unknown; outcome?: unknown; exitCode?: unknown };
 
 t.test('live check on the H200 equals the replay of its snapshot (findings, summary, exit code)', async (t) => {
   const live = JSON.parse(readFileSync(fixture('device-h200-live/live-check-2026-12-01.json'), 'utf8')) as Report;
@@ -16,7 +16,9 @@ t.test('live check on the H200 equals the replay of its snapshot (findings, summ
   const r = cli(['check', '--root', fixture('device-h200-live/live-2026-12-01.tar.gz'), '--only', ids, '--json']);
   t.equal(r.code, 0, r.stderr);
   const replay = JSON.parse(r.stdout) as Report;
-  t.same(replay.findings, live.findings);
+  // What the node said, not the catalog's wording of a code (`tells`, `response`), which changes with gdrgate.
+  const facts = (fs: Report['findings']): unknown[] => fs.map(({ tells: _t, response: _r, ...f }) => f);
+  t.same(facts(replay.findings), facts(live.findings));
   t.same(replay.summary, live.summary);
   t.same(replay.exitCode, live.exitCode);
   t.ok(live.findings.some((f) => f.check === 'gpu-bar1'), 'the recording has the new checks');

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { readTar, TarError, writeTar, type TarEntry } from '../../src/snapshot/tar.js';
 import { SnapTree } from '../../src/snapshot/tree.js';
+import { exactly } from '../helpers/exactly.js';
 
 const tar = (args: string[], cwd?: string): string => {
   const r = spawnSync('tar', args, { cwd, encoding: 'utf8' });
@@ -141,6 +142,24 @@ t.test('corrupt archives are errors, never partial trees', async (t) => {
   t.throws(() => readTar(bad), TarError);
   t.throws(() => readTar(buf.subarray(0, 1024 + 512 + 100)), TarError, 'truncated inside a file body');
   t.throws(() => SnapTree.fromTar(writeTar([E('../etc/passwd', 'file', { data: bytes(1) })])), /unsafe path/);
+});
+
+t.test('an archive cut short at an entry\'s end or in its padding (no end-of-archive block) is an error, never a smaller tree', async (t) => {
+  const buf = writeTar([E('a', 'file', { data: bytes(700) }), E('b', 'file', { data: bytes(100) })]);
+  // a: header 512 + 1024 of data and padding; b: header 512 + 512; then the zero blocks.
+  t.equal(readTar(buf).length, 2);
+  t.throws(() => readTar(buf.subarray(0, 2560)), { message: exactly('truncated archive: no end-of-archive block after offset 2560') }, 'at the last entry\'s end');
+  t.throws(() => readTar(buf.subarray(0, 1536)), { message: exactly('truncated archive: no end-of-archive block after offset 1536') }, 'at the first entry\'s end');
+  t.throws(() => readTar(buf.subarray(0, 2048 + 100)), { message: exactly('truncated archive: no end-of-archive block after offset 2148') }, 'inside the last entry\'s padding');
+  t.equal(readTar(buf.subarray(0, 3072)).length, 2, 'one zero block ends an archive');
+});
+
+t.test('two entries for one file or link are an error (tar keeps the last: a reader keeping either replays another node)', async (t) => {
+  const same = (kind: TarEntry['kind'], a: Partial<TarEntry>, b: Partial<TarEntry>): Uint8Array => writeTar([E('d', 'dir'), E('d/x', kind, a), E('d/x', kind, b)]);
+  t.throws(() => SnapTree.fromTar(same('file', { data: bytes(4) }, { data: bytes(4).reverse() })), { message: exactly('d/x: more than one entry in the archive') });
+  t.throws(() => SnapTree.fromTar(same('file', { data: bytes(8) }, { data: bytes(4) })), { message: exactly('d/x: more than one entry in the archive') });
+  t.throws(() => SnapTree.fromTar(same('link', { target: 'a' }, { target: 'b' })), { message: exactly('d/x: more than one entry in the archive') });
+  t.equal([...SnapTree.fromTar(writeTar([E('d', 'dir'), E('d', 'dir'), E('d/x', 'file', { data: bytes(1) })])).walk()].length, 2, 'a directory listed twice is one directory');
 });
 
 t.test('the checksum is the same word-wise (aligned archive) and byte-wise (unaligned): every header checked both ways', async (t) => {

@@ -1,10 +1,11 @@
 // How slurmd numbers a node's GPUs, as the Prolog signs it into the job's record: AutoDetect=nvml numbers the GPUs
 // it finds in PCI bus order, but only those gres.conf's File= lines name when it has any (gres_gpu.c
-// _merge_system_gres_conf ignores the others); without AutoDetect, the File= entries in slurmd's line order.
+// _merge_system_gres_conf ignores the others); without AutoDetect, the File= entries in slurmd's line order. The record's field is checked on reading (isGpuOrder).
 import t from 'tap';
 import { present } from '../../src/model/fact.js';
 import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
 import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
+import { agreedOrder, isGpuOrder } from '../../src/state/gpu-order.js';
 
 /** Four GPUs whose minors are in PCI bus order: minor i at bus 0x18 + 0x10·i. */
 const MINORS = new Map([0, 1, 2, 3].map((i) => [i, `0000:${(0x18 + 0x10 * i).toString(16)}:00.0`] as const));
@@ -25,4 +26,16 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
 t.test('no AutoDetect: the File= entries as slurmd reads them', async (t) => {
   t.same(order('Name=gpu File=/dev/nvidia[1-3]\n'), [1, 2, 3]);
   t.same(order('Name=gpu File=/dev/nvidia3\nName=gpu File=/dev/nvidia0\n'), [3, 0]);
+});
+
+t.test("the record's slurmGpus field: an order as the Prolog signs it passes; one of another shape is version skew", async (t) => {
+  const signed = (o: unknown): unknown => JSON.parse(JSON.stringify(o));
+  const good = signed(slurmGpuOrder({ gres: present((parseGresConf('AutoDetect=nvml\n') as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1' })) as { gpus: { minor: unknown }[] };
+  const refused = signed(agreedOrder(new Map([[1, '0000:18:00.0'], [0, '0000:28:00.0']]), 'no gres.conf')) as Record<string, unknown>;
+  t.equal(refused.ok, false, 'minors out of PCI order: no order');
+  t.same([isGpuOrder(good), isGpuOrder(refused)], [true, true], 'both as written');
+  t.equal(isGpuOrder({ ...refused, why: undefined }), false, 'ok false without its reason');
+  t.equal(isGpuOrder({ ok: false }), false, 'ok false alone');
+  good.gpus[0]!.minor = '0';
+  t.equal(isGpuOrder(good), false, 'a minor written as a string');
 });

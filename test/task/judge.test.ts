@@ -64,6 +64,8 @@ const cases: Case[] = [
   { name: "invalid: the job's GPU node hidden (SLURM_JOB_GPUS=1)", view: { nvidia: dev(['nvidia-uvm', 'nvidia0', 'nvidiactl']) }, state: host(), want: [['fail', 'job-gpu-missing', /missing \/dev\/nvidia1\)/]] },
   { name: "valid: another job's GPU hidden is fine", view: { nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl']) }, state: host(), want: [] },
   { name: 'valid: job asked for no GPU, none visible', view: { nvidia: dev([]) }, state: host({ jobGpus: null }), want: [] },
+  { name: 'valid: nvidia-uvm not loaded at Prolog time (not in the host record): the job is not asked for it', view: { nvidia: dev(['nvidia0', 'nvidia1', 'nvidiactl']) }, state: host({ nvidia: ['nvidia0', 'nvidia1', 'nvidiactl'] }), want: [] },
+  { name: 'valid: a verbs node the host record lacks (uverbs9, come after the Prolog) denied is not judged: only the recorded ones', view: { uverbs: dev(['uverbs0', 'uverbs1', 'uverbs9'], ['uverbs9']) }, state: host(), want: [] },
   { name: 'invalid: GPU node denied', view: { nvidia: dev(['nvidia-uvm', 'nvidia1', 'nvidiactl'], ['nvidia1']) }, state: host(), want: [['fail', 'job-gpu-denied', /\/dev\/nvidia1/]] },
   {
     name: "skip: the job's GPU node is a dangling link (access(2): ENOENT): not counted as usable",
@@ -73,6 +75,12 @@ const cases: Case[] = [
   },
   { name: 'error: untrusted record, then self-consistency only', view: { uverbs: dev([]) }, state: { status: 'untrusted', why: 'signature does not verify' }, want: [['fail', 'job-uverbs-missing', /kernel has verbs devices uverbs0, uverbs1/], ['error', 'job-state-untrusted', /untrusted: signature does not verify/]] },
   { name: 'skip: no record (Prolog not installed)', state: { status: 'missing', why: 'no dir' }, want: [['skip', 'job-state-missing']] },
+  {
+    name: 'skip: no record under Slurm and no RDMA adapter: the missing record is said, the standalone "no RDMA" warning is not given',
+    view: { hcas: { state: 'present', value: [] }, verbsClass: { state: 'present', value: [] }, uverbs: dev([]) },
+    state: { status: 'missing', why: 'no dir' },
+    want: [['skip', 'job-state-missing', /^no host record for this job: no dir$/]],
+  },
   { name: 'skip: record unreadable', state: { status: 'unreadable', why: 'EACCES' }, want: [['skip', 'job-state-unreadable']] },
   { name: 'standalone: no RDMA adapter at all', view: { hcas: { state: 'present', value: [] }, verbsClass: { state: 'present', value: [] }, uverbs: dev([]) }, state: null, want: [['warn', 'job-no-rdma']] },
   { name: 'standalone: sysfs shows verbs devices, /dev does not', view: { uverbs: dev([]) }, state: null, want: [['fail', 'job-uverbs-missing']] },
@@ -104,6 +112,7 @@ t.test('SLURM_RLIMIT_MEMLOCK', async (t) => {
   t.same(parseRlimitEnv('18446744073709551615'), { ok: true, value: 'unlimited' });
   t.equal(parseRlimitEnv('-1').ok, false);
   t.equal(parseRlimitEnv('').ok, false);
+  t.same(jobMemlock({ soft: MiB8, hard: 'unlimited' }, ''), { ok: true, value: { soft: MiB8, hard: 'unlimited', source: 'self', env: null } }, 'set but empty: no propagated value, own limit');
   t.same(jobMemlock({ soft: MiB8, hard: MiB8 }, undefined), { ok: true, value: { soft: MiB8, hard: MiB8, source: 'self', env: null } }, 'no env: own limit');
   t.same(jobMemlock({ soft: MiB8, hard: 'unlimited' }, '18446744073709551615'), { ok: true, value: { soft: 'unlimited', hard: 'unlimited', source: 'propagated', env: '18446744073709551615' } }, 'unlimited under an unlimited hard limit');
   // Above the hard limit (slurmstepd/ulimits.c _set_limit): slurm.conf's value is lowered to the hard limit; the

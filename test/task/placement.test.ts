@@ -98,6 +98,12 @@ const cases: Case[] = [
     patch: (r) => { const u = path.join(r, 'dev/infiniband/uverbs0'); fs.rmSync(u); fs.symlinkSync('/nonexistent/uverbs0', u); },
     want: [['pass', 'job-placement-ok', /^this job's CPUs 0-7 and memory nodes 0 are near its GPUs 1=0000:18:00\.0 \(the adapters next to them: see the skip lines\)$/], ['skip', 'job-placement-unknown', /^whether this job can use the adapters next to GPU 1 \(0000:18:00\.0\) could not be told: access\(2\) of \/dev\/infiniband\/uverbs0 \(ENOENT\) answered neither yes nor no$/]],
   },
+  {
+    name: "invalid: mlx5_0 hidden from /sys/class/infiniband, its verbs node (named by infiniband_verbs/uverbs0/ibdev) a dangling link: hidden, never an untold access",
+    gpus: [1], cpus: '0-7', mems: '0',
+    patch: (r) => { fs.rmSync(path.join(r, 'sys/class/infiniband/mlx5_0')); const u = path.join(r, 'dev/infiniband/uverbs0'); fs.rmSync(u); fs.symlinkSync('/nonexistent/uverbs0', u); },
+    want: [['fail', 'job-nic-hidden', /^this job cannot use mlx5_0 \(no \/sys\/class\/infiniband\/mlx5_0\), the PIX adapter next to GPU 1 \(0000:18:00\.0\)$/]],
+  },
   { name: 'skip: a GPU whose local_cpulist is garbage', gpus: [1], cpus: '0-7', mems: '0', patch: (r) => fs.writeFileSync(path.join(r, 'sys/bus/pci/devices/0000:18:00.0/local_cpulist'), 'x\n'), want: [['skip', 'job-placement-unknown', /local_cpulist: unexpected cpulist part/]] },
 ];
 
@@ -127,6 +133,14 @@ t.test('a GPU whose local CPUs were not read (absent) is a skip, never a pass: n
   const view = { self: ABSENT, hcas: present([]), verbsClass: present([]), uverbs: present([]), nvidia: present([]) } as unknown as JobView;
   const f = judgePlacement({ place, view, paths: [] });
   t.same(f.map((x) => [x.status, x.code, x.message]), [['skip', 'job-placement-unknown', 'the local CPUs of GPU 0 (0000:9a:00.0) could not be read (no /sys/bus/pci/devices/0000:9a:00.0/local_cpulist in this job)'], ['skip', 'job-placement-unknown', "the adapters next to GPU 0 (0000:9a:00.0) were not checked: the baseline class's GPU↔NIC matrix has no row for 0000:9a:00.0"]]);
+});
+
+t.test('a selection that names no GPU (SLURM_JOB_GPUS set but empty) is said, never silence: nothing was judged', async (t) => {
+  // selectGpus gives null for an empty list today; the judge must not depend on that.
+  t.equal(selectGpus([], null, true), null, 'selectGpus: no ids, no selection');
+  const place = { minors: ABSENT, sel: { ids: [], from: 'SLURM_JOB_GPUS' }, order: { ok: true, how: 'test', gpus: [] }, gpus: new Map(), allowed: ABSENT, verbsOf: ABSENT } as unknown as PlacementView;
+  const view = { self: ABSENT, hcas: present([]), verbsClass: present([]), uverbs: present([]), nvidia: present([]) } as unknown as JobView;
+  t.same(judgePlacement({ place, view, paths: null }).map((x) => [x.status, x.code, x.subject]), [['skip', 'job-placement-unknown', 'job']]);
 });
 
 t.test('nearest adapters: the best class when PIX or PXB, none beyond', async (t) => {

@@ -46,6 +46,8 @@ export function classicFindings(inv: Inventory, baseline: BaselineClass | null, 
       out.push(f('acs-ok', 'pass', bdf, `no ACS capability ${via}`, 'no redirect', 'no ACS'));
       continue;
     }
+    // ACS Control as it reads, not masked by ACS Capability: the kernel's P2P DMA path (p2pdma.c,
+    // pci_bridge_has_acs_redir) and rdma_topo judge the raw register, so a set bit the port says it lacks still counts.
     const set = redirectBits(acs.value.ctl);
     const ctl = formatAcs(acs.value.ctl);
     const word = acsWord(acs.value.ctl);
