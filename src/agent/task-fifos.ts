@@ -26,8 +26,14 @@ import { TASK_FIFO } from './task.js';
 const MKFIFO = '/usr/bin/mkfifo';
 /** Where FIFOs wait for their job: in stateDir, so that a rename puts one in place. */
 export const POOL_DIR = '.task-fifos';
-/** FIFOs made ahead: as many jobs as a node's GPUs, starting at once (their Prologs answered back to back), each find one. */
-const POOL = 8;
+/**
+ * FIFOs made ahead. At least LOW are always there once a refill has run: as many jobs as a node's GPUs, starting at once
+ * (their Prologs answered back to back), each find one. The pool is topped up only once it falls to LOW, all the
+ * missing FIFOs made by one mkfifo: one process every POOL - LOW Prologs, not one a Prolog (a process costs the agent
+ * ~2-3 ms of CPU on its one thread, which a Prolog that comes meanwhile waits for).
+ */
+const POOL = 16;
+const LOW = 8;
 /** Jobs read at once: beyond this, the oldest job's FIFO is let go (its TaskProlog waits AGENT_TIMEOUT, then runs gdrgate). */
 const MAX_JOBS = 512;
 /** How often the agent looks for jobs that ended (their directory gone), besides after each Prolog it answers. */
@@ -143,23 +149,29 @@ export class TaskFifos {
     this.jobs.set(job, { file: h.file, ino: h.ino, served: this.o.serve(h.fd, job) });
   }
 
-  /** Tops the pool up to POOL FIFOs, one mkfifo at a time; a failure is logged and tried again after the next Prolog. */
+  /**
+   * Tops the pool up to POOL FIFOs once it holds LOW or fewer (at start: none), with one mkfifo for all the missing;
+   * a failure is logged and tried again after the next Prolog. What mkfifo made is kept only as opened (a FIFO, one
+   * name, the agent's), the rest removed: a partial success keeps what it made.
+   */
   fill(): Promise<void> {
+    if (this.pool.length > LOW) return this.filling ?? Promise.resolve();
     this.filling ??= (async () => {
       try {
-        while (!this.closed && this.pool.length < POOL) {
-          const file = path.join(this.poolDir, `fifo.${process.pid}.${this.made++}`);
-          const r = await this.o.exec.run(MKFIFO, ['-m', '600', file], { timeoutMs: 5000 });
-          if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${file}: ${r.error ?? r.stderr.trim()}`);
+        const files = Array.from({ length: POOL - this.pool.length }, () => path.join(this.poolDir, `fifo.${process.pid}.${this.made++}`));
+        if (files.length === 0 || this.closed) return;
+        const r = await this.o.exec.run(MKFIFO, ['-m', '600', '--', ...files], { timeoutMs: 5000 });
+        const bad: string[] = [];
+        for (const file of files) {
           // Made while the agent stopped: not left behind.
-          if (this.closed) {
+          const h = this.closed ? null : this.open(file, me());
+          if (h === null) {
             quietly(() => unlink(file));
-            break;
-          }
-          const h = this.open(file, me());
-          if (h === null) throw new ConfigError(`${file}: not the FIFO mkfifo made`);
-          this.pool.push(h);
+            bad.push(file);
+          } else this.pool.push(h);
         }
+        if (r.exitCode !== 0 && !this.closed) throw new ConfigError(`${MKFIFO}: ${r.error ?? r.stderr.trim()}`);
+        if (bad.length > 0 && !this.closed) throw new ConfigError(`${bad[0]}: not the FIFO mkfifo made`);
       } catch (e) {
         (await log()).warn({ why: (e as Error).message }, 'gdrgate agent: no TaskProlog FIFO made ahead; a job without one runs gdrgate in its TaskProlog');
       } finally {

@@ -63,7 +63,46 @@ async function main(): Promise<void> {
     t.ok(fs.lstatSync(path.join(stateDir, 'tasks-2')).isFIFO(), 'job 2\'s FIFO put back');
     t.same(served, [], 'but not read: it has a second name; job 4\'s file is not a FIFO');
     t.ok(fs.existsSync(deep), 'a directory in the pool is left, never walked');
-    t.equal(fs.readdirSync(path.join(stateDir, '.task-fifos')).filter((n) => n.startsWith('fifo.')).length, 8, 'eight made ahead');
+    t.equal(fs.readdirSync(path.join(stateDir, '.task-fifos')).filter((n) => n.startsWith('fifo.')).length, 16, 'sixteen made ahead');
     await f.destroy();
+  });
+
+  await t.test('the pool is topped up once it falls to eight, by one mkfifo for all the missing; a partial failure keeps what was made', async (t) => {
+    const calls: string[][] = [];
+    let spoil = false;
+    const real = new ExecaExec();
+    const f = new TaskFifos({
+      stateDir,
+      exec: {
+        run: async (file, args, opts) => {
+          calls.push([...args]);
+          // A plain file where mkfifo is asked for its first FIFO: that one fails, the others are made.
+          if (spoil) fs.writeFileSync(args[3]!, '', { mode: 0o600 });
+          return real.run(file, args, opts);
+        },
+      },
+      serve: (fd) => ({ destroy: () => fs.closeSync(fd) }),
+    });
+    const pool = (): number => fs.readdirSync(path.join(stateDir, '.task-fifos')).filter((n) => n.startsWith('fifo.')).length;
+    const settle = (): Promise<void> => new Promise((r) => setImmediate(() => void f.fill().then(() => r())));
+    await f.start();
+    t.same(calls.map((a) => a.length - 3), [16], 'at start: one mkfifo making sixteen');
+    for (let j = 0; j < 8; j++) {
+      jobDir(String(100 + j), 4245);
+      t.equal(f.handOver({ SLURM_JOB_ID: String(100 + j), SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' }), null);
+      await settle();
+      t.equal(calls.length, j < 7 ? 1 : 2, `after job ${j + 1}: ${j < 7 ? 'no' : 'one'} mkfifo more`);
+    }
+    t.same([calls[1]!.length - 3, pool()], [8, 16], 'the eight missing made at once: sixteen again');
+    spoil = true;
+    for (let j = 8; j < 16; j++) {
+      jobDir(String(100 + j), 4245);
+      f.handOver({ SLURM_JOB_ID: String(100 + j), SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' });
+      await settle();
+    }
+    t.equal(calls.length, 3, 'one more mkfifo');
+    t.equal(pool(), 15, 'the seven it made are kept; the plain file in the way removed');
+    await f.destroy();
+    t.equal(pool(), 0, 'all removed at the stop');
   });
 }

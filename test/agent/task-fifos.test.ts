@@ -69,7 +69,7 @@ async function main(): Promise<void> {
 
   await t.test('eight jobs starting at once (their Prologs asked together) each get a FIFO', async (t) => {
     const pool = path.join(rig.stateDir, '.task-fifos');
-    t.ok(await until(() => fs.readdirSync(pool).filter((f) => f.startsWith('fifo.')).length === 8), 'eight made ahead');
+    t.ok(await until(() => fs.readdirSync(pool).filter((f) => f.startsWith('fifo.')).length >= 8), 'at least eight made ahead (the pool is topped up when it falls to eight)');
     const jobs = ['710', '711', '712', '713', '714', '715', '716', '717'];
     const codes = await Promise.all(
       jobs.map(
