@@ -4,7 +4,7 @@ import { type Inventory, isPathClass, PATH_RANK as RANK, type PciDevice } from '
 import { deviceName } from '../model/names.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
 import { diff, type Difference } from './types.js';
-import { devicesOf } from './by-bdf.js';
+import { devicesOf, sameNic } from './by-bdf.js';
 import type { CompareView, NicView } from './view.js';
 
 
@@ -75,28 +75,21 @@ export function placement(a: CompareView, b: CompareView): Difference[] {
   return out;
 }
 
-/**
- * The column of `a` that holds `b`'s NIC `ni`: the one at the same address where both know it (names follow probe
- * order: two adapters that swapped names are no change of path), else the one of the same name; -1 when none.
- */
-function nicColumn(a: CompareView, b: CompareView, ni: number): number {
-  const [aBdfs, bBdfs] = [a.topo.nicBdfs ?? [], b.topo.nicBdfs ?? []];
-  const at = bBdfs[ni] ?? null;
-  const same = at === null ? -1 : aBdfs.indexOf(at);
-  if (same >= 0) return same;
-  const named = a.topo.nics.indexOf(b.topo.nics[ni]!);
-  // That name on `a` belongs to an adapter `b` has too, at its own address: compared there, not here.
-  const there = aBdfs[named] ?? null;
-  return named >= 0 && (there === null || !bBdfs.includes(there)) ? named : -1;
+/** For each NIC column of `b`, the column of `a` that holds the same adapter (sameNic); -1 where none. */
+function nicColumns(a: CompareView, b: CompareView): number[] {
+  const cols = (v: CompareView) => v.topo.nics.map((name, i) => ({ name, bdf: v.topo.nicBdfs?.[i] ?? null, i }));
+  const [ac, bc] = [cols(a), cols(b)];
+  return bc.map((n) => sameNic(ac, bc, n)?.i ?? -1);
 }
 
 /** nvidia-smi's class of every GPU↔NIC pair present on both (GPU by address, NIC by address, else by name). */
 export function topology(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
+  const columns = nicColumns(a, b);
   b.topo.gpus.forEach((g, gi) => {
     const ga = a.topo.gpus.indexOf(g);
     b.topo.nics.forEach((n, ni) => {
-      const na = nicColumn(a, b, ni);
+      const na = columns[ni]!;
       if (ga < 0 || na < 0) return;
       const ca = a.topo.cells[ga]![na]!;
       const cb = b.topo.cells[gi]![ni]!;

@@ -3,7 +3,7 @@ import { ABSENT, factText, nul, valueOf, whyUnknown, within } from '../model/fac
 import type { Inventory, Limit } from '../model/inventory.js';
 import { formatBytes } from '../parsers/limits.js';
 import { diff, type Difference } from './types.js';
-import { devicesOf } from './by-bdf.js';
+import { devicesOf, sameNic } from './by-bdf.js';
 import type { CompareView } from './view.js';
 
 /** The modules on the GPU↔NIC path besides the mechanism itself (nvidia_peermem and ib_uverbs are gpudirect's). */
@@ -40,7 +40,9 @@ export function iommu(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
   const ma = new Map(a.iommuModes);
   for (const [subject, y] of b.iommuModes) {
-    const x = ma.get(subject);
+    // A GPU's subject is its address; an adapter's its name, matched to `a`'s adapter at the same address (sameNic).
+    const nic = b.nics.find((n) => n.name === subject);
+    const x = ma.get(nic ? (sameNic(a.nics, b.nics, nic)?.name ?? '') : subject);
     if (x === undefined || x === y) continue;
     if (x === 'unknown' || y === 'unknown') out.push(diff('minor', 'iommu', subject, x, y, 'unknown-side'));
     else if (x.startsWith('translated') && !y.startsWith('translated')) out.push(diff('critical', 'iommu', subject, x, y, 'iommu-translated'));
@@ -131,7 +133,7 @@ export function versions(a: CompareView, b: CompareView): Difference[] {
   const out: Difference[] = [];
   if (a.driver !== b.driver) out.push(a.driverUnknown || b.driverUnknown ? diff('minor', 'driver', 'nvidia', a.driver, b.driver, 'unknown-side') : diff('major', 'driver', 'nvidia', a.driver, b.driver, 'driver-mismatch'));
   for (const n of b.nics) {
-    const x = a.nics.find((m) => m.name === n.name);
+    const x = sameNic(a.nics, b.nics, n);
     if (!x) continue;
     if (x.fw === n.fw) continue;
     const unread = x.fwUnknown || n.fwUnknown;
