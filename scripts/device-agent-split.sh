@@ -14,9 +14,7 @@ dpkg -i .device/gdrgate_*_amd64.deb >>"$P" 2>&1
 L=/usr/libexec/gdrgate
 W=/tmp/gdr-split && rm -rf $W && mkdir -p -m 755 $W
 live_gate "$W" "$P"
-mkdir -p -m 700 /run/gdrgate-agent
-setsid /usr/lib/gdrgate/node --max-semi-space-size=2 /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
-for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
+start_agent "$W"
 # The stamps go to descriptor 2 as "T start request answer end", the caller's start in front of them.
 sed -e '0,/^GDRGATE_T0=\$EPOCHREALTIME$/s//GDRGATE_T0=$EPOCHREALTIME; T_A=$EPOCHREALTIME/' \
   -e "s/^\(      \)printf 'v2 prolog %s 87 %s\\\\n'/\1T_B=\$EPOCHREALTIME; printf 'v2 prolog %s 87 %s\\\\n'/" \

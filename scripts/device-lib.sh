@@ -23,3 +23,12 @@ begin() {
   P=$OUT/$1
   { echo "== $(date -u +%FT%TZ) $(uname -r) $(nproc) CPUs; $(grep -m1 'model name' /proc/cpuinfo)"; grep -m1 -o 'avx512[a-z]*' /proc/cpuinfo | head -1; } >"$P"
 }
+# start_agent W [FLAG...]: the agent as the packaged unit starts it (Node's FLAGs first), on /etc/gdrgate/config.json
+# and /run/gdrgate-agent, its stderr in W/agent.err; returns once it has written its pid file (at most 10 s).
+start_agent() {
+  local w=$1 i
+  shift
+  mkdir -p -m 700 /run/gdrgate-agent
+  setsid /usr/lib/gdrgate/node --max-semi-space-size=2 "$@" /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>"$w/agent.err" &
+  for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
+}

@@ -28,9 +28,7 @@ chmod 644 $L/*.conf
 job=1000
 slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$@"; }
 task() { env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 SLURM_STEP_ID=${1:-0} /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups $L/${2:-taskprolog}.sh; }
-mkdir -p -m 700 /run/gdrgate-agent
-setsid /usr/lib/gdrgate/node --max-semi-space-size=2 /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
-for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
+start_agent "$W"
 {
   echo "\$ slurm $L/prolog.sh (agent)"; slurm $L/prolog.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ slurm $L/noagent.sh"; slurm $L/noagent.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log

@@ -15,9 +15,7 @@ W=/tmp/gdr-p && rm -rf $W && mkdir -p -m 755 $W
 live_gate "$W" "$P"
 job=2000
 slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$@"; }
-mkdir -p -m 700 /run/gdrgate-agent
-setsid $N --cpu-prof --cpu-prof-dir=$OUT/agent --cpu-prof-interval 50 --max-semi-space-size=2 $G agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
-for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
+start_agent "$W" --cpu-prof --cpu-prof-dir=$OUT/agent --cpu-prof-interval 50
 for k in $(seq 5); do slurm $L/prolog.sh >/dev/null 2>&1; done
 a0=$(grep -c '"startup":"agent"' /var/log/gdrgate/gdrgate.log)
 for k in $(seq "${ROUNDS:-200}"); do us slurm $L/prolog.sh; echo "prolog-agent $T"; done >>"$OUT/times.txt"
