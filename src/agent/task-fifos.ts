@@ -27,10 +27,10 @@ const MKFIFO = '/usr/bin/mkfifo';
 /** Where FIFOs wait for their job: in stateDir, so that a rename puts one in place. */
 export const POOL_DIR = '.task-fifos';
 /**
- * FIFOs made ahead. At least LOW are always there once a refill has run: as many jobs as a node's GPUs, starting at once
- * (their Prologs answered back to back), each find one. The pool is topped up only once it falls to LOW, all the
- * missing FIFOs made by one mkfifo: one process every POOL - LOW Prologs, not one a Prolog (a process costs the agent
- * ~2-3 ms of CPU on its one thread, which a Prolog that comes meanwhile waits for).
+ * FIFOs made ahead. More than LOW are there whenever no refill is under way: as many jobs as a node's GPUs, starting at
+ * once (their Prologs answered back to back), each find one. The pool is topped up only once it falls to LOW, all the
+ * missing FIFOs made by one mkfifo: one process every POOL - LOW jobs, not one a job (a process costs the agent ~2-3 ms
+ * of CPU on its one thread, which a Prolog that comes meanwhile waits for).
  */
 const POOL = 16;
 const LOW = 8;
@@ -150,35 +150,38 @@ export class TaskFifos {
   }
 
   /**
-   * Tops the pool up to POOL FIFOs once it holds LOW or fewer (at start: none), with one mkfifo for all the missing;
-   * a failure is logged and tried again after the next Prolog. What mkfifo made is kept only as opened (a FIFO, one
-   * name, the agent's), the rest removed: a partial success keeps what it made.
+   * Tops the pool up to POOL FIFOs once it holds LOW or fewer (at start: none), with one mkfifo for all the missing.
+   * What a mkfifo that succeeded made is kept as opened (a FIFO, one name, the agent's); after a failed one all its
+   * names are removed, since which of them it made cannot be told (a name already there is not its), and the next
+   * Prolog tries again with new names. The promise is cleared on a later turn, never before it is stored.
    */
   fill(): Promise<void> {
-    if (this.pool.length > LOW) return this.filling ?? Promise.resolve();
-    this.filling ??= (async () => {
-      try {
-        const files = Array.from({ length: POOL - this.pool.length }, () => path.join(this.poolDir, `fifo.${process.pid}.${this.made++}`));
-        if (files.length === 0 || this.closed) return;
-        const r = await this.o.exec.run(MKFIFO, ['-m', '600', '--', ...files], { timeoutMs: 5000 });
-        const bad: string[] = [];
-        for (const file of files) {
-          // Made while the agent stopped: not left behind.
-          const h = this.closed ? null : this.open(file, me());
-          if (h === null) {
-            quietly(() => unlink(file));
-            bad.push(file);
-          } else this.pool.push(h);
-        }
-        if (r.exitCode !== 0 && !this.closed) throw new ConfigError(`${MKFIFO}: ${r.error ?? r.stderr.trim()}`);
-        if (bad.length > 0 && !this.closed) throw new ConfigError(`${bad[0]}: not the FIFO mkfifo made`);
-      } catch (e) {
-        (await log()).warn({ why: (e as Error).message }, 'gdrgate agent: no TaskProlog FIFO made ahead; a job without one runs gdrgate in its TaskProlog');
-      } finally {
-        this.filling = null;
-      }
-    })();
+    if (this.filling !== null) return this.filling;
+    if (this.closed || this.pool.length > LOW) return Promise.resolve();
+    const files = Array.from({ length: POOL - this.pool.length }, () => path.join(this.poolDir, `fifo.${process.pid}.${this.made++}`));
+    this.filling = this.make(files).finally(() => {
+      this.filling = null;
+    });
     return this.filling;
+  }
+
+  private async make(files: readonly string[]): Promise<void> {
+    try {
+      const r = await this.o.exec.run(MKFIFO, ['-m', '600', '--', ...files], { timeoutMs: 5000 });
+      const made = r.exitCode === 0 && !this.closed ? files.map((f) => this.open(f, me())) : [];
+      // Made while the agent stopped, by a failed mkfifo, or not what it made: not left behind.
+      files.forEach((f, i) => {
+        const h = made[i] ?? null;
+        if (h !== null) this.pool.push(h);
+        else quietly(() => unlink(f));
+      });
+      if (this.closed) return;
+      if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO}: ${r.error ?? r.stderr.trim()}`);
+      const bad = made.findIndex((h) => h === null);
+      if (bad >= 0) throw new ConfigError(`${files[bad]}: not the FIFO mkfifo made`);
+    } catch (e) {
+      (await log()).warn({ why: (e as Error).message }, 'gdrgate agent: no TaskProlog FIFO made ahead; a job without one runs gdrgate in its TaskProlog');
+    }
   }
 
   /**

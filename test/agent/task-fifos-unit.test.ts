@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     await f.destroy();
   });
 
-  await t.test('the pool is topped up once it falls to eight, by one mkfifo for all the missing; a partial failure keeps what was made', async (t) => {
+  await t.test('the pool is topped up once it falls to eight, by one mkfifo for all the missing; a failed one keeps none', async (t) => {
     const calls: string[][] = [];
     let spoil = false;
     const real = new ExecaExec();
@@ -85,23 +85,38 @@ async function main(): Promise<void> {
     });
     const pool = (): number => fs.readdirSync(path.join(stateDir, '.task-fifos')).filter((n) => n.startsWith('fifo.')).length;
     const settle = (): Promise<void> => new Promise((r) => setImmediate(() => void f.fill().then(() => r())));
+    let job = 100;
+    const next = (): string | null => {
+      jobDir(String(++job), 4245);
+      return f.handOver({ SLURM_JOB_ID: String(job), SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' });
+    };
     await f.start();
     t.same(calls.map((a) => a.length - 3), [16], 'at start: one mkfifo making sixteen');
+    // A root job takes none from the full pool: refilling must go on after it (a refill that ended before it was
+    // stored once left the pool empty for good).
+    t.equal(f.handOver({ SLURM_JOB_ID: '99', SLURM_JOB_UID: '0', SLURM_JOB_GID: '0' }), null);
+    await settle();
     for (let j = 0; j < 8; j++) {
-      jobDir(String(100 + j), 4245);
-      t.equal(f.handOver({ SLURM_JOB_ID: String(100 + j), SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' }), null);
+      t.equal(next(), null, `job ${job} gets a FIFO`);
       await settle();
-      t.equal(calls.length, j < 7 ? 1 : 2, `after job ${j + 1}: ${j < 7 ? 'no' : 'one'} mkfifo more`);
+      t.equal(calls.length, j < 7 ? 1 : 2, `after ${j + 1} jobs: ${j < 7 ? 'no' : 'one'} mkfifo more`);
     }
     t.same([calls[1]!.length - 3, pool()], [8, 16], 'the eight missing made at once: sixteen again');
     spoil = true;
-    for (let j = 8; j < 16; j++) {
-      jobDir(String(100 + j), 4245);
-      f.handOver({ SLURM_JOB_ID: String(100 + j), SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' });
+    for (let j = 0; j < 8; j++) {
+      next();
       await settle();
     }
-    t.equal(calls.length, 3, 'one more mkfifo');
-    t.equal(pool(), 15, 'the seven it made are kept; the plain file in the way removed');
+    t.same([calls.length, pool()], [3, 8], 'mkfifo failed on one name: none of its eight kept, the plain file in the way removed');
+    spoil = false;
+    t.equal(next(), null, 'the next job still gets one');
+    await settle();
+    t.same([calls.length, calls[3]!.length - 3, pool()], [4, 9, 16], 'and its Prolog\'s refill makes the nine missing under new names');
+    for (let j = 0; j < 40; j++) {
+      t.equal(next(), null, `job ${job} gets a FIFO`);
+      await settle();
+    }
+    t.equal(calls.length, 9, 'forty jobs more: one mkfifo every eight');
     await f.destroy();
     t.equal(pool(), 0, 'all removed at the stop');
   });
