@@ -171,7 +171,7 @@ function counts(findings: readonly AnyFinding[]): Record<Status, number> {
 }
 
 /** Drains (or, for health, resumes) as the decision says; the action's words and the exit code. */
-async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFinding>, d: Decision): Promise<{ reason: string | null; action: string; code: number }> {
+async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFinding>, d: Decision, rejudge: () => Promise<Outcome>): Promise<{ reason: string | null; action: string; code: number }> {
   const { cfg, node, dryRun } = run;
   const scontrol = (): Scontrol =>
     // scontrol shares the run's hard deadline (NHC's most reported hang), kill grace included.
@@ -184,10 +184,12 @@ async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFind
     return { reason, action: r.action, code: rules.exitOnlyAfterOwnDrain ? exitCode(r.ours ? 'unhealthy' : 'ok') : d.exitCode };
   }
   if (rules.resumes && j.outcome.kind === 'healthy' && (cfg?.resumeWhenHealthy ?? true) && !dryRun) {
-    // Just judged healthy: resume a drain of ours without judging twice, if this run judged what it was for.
+    // Judged healthy: resume a drain of ours, if this run judged what it was for. That judgement may have begun before
+    // the drain was written (a Prolog's, on a link that went bad meanwhile): the node is judged once more after the
+    // drain is read, and only the very reason read is resumed (resumeOwned's re-check). Only with a drain of ours.
     let left: string | null = null;
-    const r = await resumeOwned(scontrol(), node, { refuse: (reason) => (left = notJudgedByHealth(reason, j.judged ?? [])) });
-    return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : (left ?? 'none'), code: d.exitCode };
+    const r = await resumeOwned(scontrol(), node, { refuse: (reason) => (left = notJudgedByHealth(reason, j.judged ?? [])), recheck: rejudge });
+    return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : (left ?? r.rechecked ?? 'none'), code: d.exitCode };
   }
   return { reason: null, action: 'none', code: d.exitCode };
 }
@@ -235,7 +237,8 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
   if (back !== null) return { handedBack: true, why: back };
   // From here the verdict is decided: an error in acting on it, keeping it or saying it is the tool's, logged, and
   // never changes the exit code (an exception that reached the top would be exit 3, which the wrappers fail open on).
-  const { reason, action, code } = await act(run, rules, j, decision).catch((e: unknown) => {
+  const rejudge = (): Promise<Outcome> => spec.judge(run).then((x) => x.outcome, toOutcome);
+  const { reason, action, code } = await act(run, rules, j, decision, rejudge).catch((e: unknown) => {
     void afterwards('act', e);
     const what = decision.drain ? 'drain' : 'resume';
     return { reason: null, action: `${what} failed: internal error: ${message(e)}`, code: decision.drain && rules.exitOnlyAfterOwnDrain ? exitCode('ok') : decision.exitCode };

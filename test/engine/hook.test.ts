@@ -87,6 +87,26 @@ t.test('health resumes only a drain whose label its verdict judged (judged: abse
   }
 });
 
+t.test('health judges again after it reads a drain of ours, and resumes only when that judgement passes too', async (t) => {
+  // Its first judgement may have begun before a Prolog drained the node (the link went bad meanwhile).
+  const linkFail: AnyFinding = { check: 'pcie-link', code: 'link-degraded', status: 'fail', subject: '0000:17:00.0', message: 'Gen5 x8 (want Gen5 x16)', expected: 'Gen5 x16', actual: 'Gen5 x8' };
+  for (const [second, action, resumes] of [
+    [healthy, 'resumed', 1],
+    [failing(linkFail), 'still unhealthy, left drained: pcie-link 0000:17:00.0: Gen5 x8 (want Gen5 x16)', 0],
+  ] as const) {
+    const p = place();
+    p.sc.adminDrain('gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6');
+    let judged = 0;
+    const r = await runHook<null, AnyFinding>({ mode: 'health', env, config: p.config, judge: async () => (judged++ === 0 ? { ...healthy, judged: ['pcie-link'] } : second) });
+    t.same([r.acted.action, r.code, judged], [action, 0, 2], action);
+    t.equal(readFileSync(p.sc.calls, 'utf8').split('\n').filter((l) => l.includes('state=resume')).length, resumes);
+  }
+  const p = place();
+  let judged = 0;
+  const r = await runHook<null, AnyFinding>({ mode: 'health', env, config: p.config, judge: async () => (judged++, { ...healthy, judged: ['pcie-link'] }) });
+  t.same([r.acted.action, judged], ['none', 1], 'a node not drained: judged once');
+});
+
 t.test('a judge that throws: the gate fails open (one error line, the run line says so); the TaskProlog leaves it to the top-level catch', async (t) => {
   const p = place();
   const r = await run('prolog', p, new Error('sysfs went away'));
