@@ -189,7 +189,7 @@ async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFind
     // drain is read, and only the very reason read is resumed (resumeOwned's re-check). Only with a drain of ours.
     let left: string | null = null;
     const r = await resumeOwned(scontrol(), node, { refuse: (reason) => (left = notJudgedByHealth(reason, j.judged ?? [])), recheck: rejudge });
-    return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : (left ?? r.rechecked ?? 'none'), code: d.exitCode };
+    return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : (left ?? (r.rechecked ? r.why : 'none')), code: d.exitCode };
   }
   return { reason: null, action: 'none', code: d.exitCode };
 }

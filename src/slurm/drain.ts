@@ -50,8 +50,8 @@ export interface Resumed {
   readonly tried: boolean;
   readonly result: Result;
   readonly why: string;
-  /** Set when the re-check kept the drain (still unhealthy, or the reason changed meanwhile): why, in words. */
-  readonly rechecked?: string;
+  /** The re-check kept the drain (still unhealthy, or the reason changed meanwhile): `why` says which. */
+  readonly rechecked?: true;
 }
 
 /** Resumes `node` only if it is drained for a reason of ours (and `refuse` says nothing) and the recheck passes. */
@@ -67,8 +67,7 @@ export async function resumeOwned(scontrol: Scontrol, node: string, o: ResumeOpt
     const outcome = await o.recheck();
     if (outcome.kind !== 'healthy') {
       const why = outcome.kind === 'unhealthy' ? outcome.failing.map((f) => `${f.check} ${f.subject}: ${f.message}`).join('; ') : outcome.message;
-      const kept = `still unhealthy, left drained: ${why}`;
-      return { resumed: false, tried: false, result: outcome.kind === 'unhealthy' ? 'unhealthy' : outcome.kind === 'config-error' ? 'usage' : 'internal', why: kept, rechecked: kept };
+      return { resumed: false, tried: false, result: outcome.kind === 'unhealthy' ? 'unhealthy' : outcome.kind === 'config-error' ? 'usage' : 'internal', why: `still unhealthy, left drained: ${why}`, rechecked: true };
     }
   }
   // The re-check took seconds: an admin may have drained over ours meanwhile. Read again, and resume only the very
@@ -78,10 +77,7 @@ export async function resumeOwned(scontrol: Scontrol, node: string, o: ResumeOpt
   const after = resumeAction(now.node);
   if (after.act === 'none') return { resumed: false, tried: false, result: 'ok', why: after.why };
   const changed = reasonChange(cur.node, now.node);
-  if (changed !== null) {
-    const kept = `left drained: the reason changed during the re-check: ${changed}`;
-    return { resumed: false, tried: false, result: 'usage', why: kept, rechecked: kept };
-  }
+  if (changed !== null) return { resumed: false, tried: false, result: 'usage', why: `left drained: the reason changed during the re-check: ${changed}`, rechecked: true };
   const w = await scontrol.resume(node);
   return w.ok ? { resumed: true, tried: true, result: 'ok', why: `resumed (was: ${cur.node.reason ?? 'none'})` } : { resumed: false, tried: true, result: 'internal', why: w.why };
 }
