@@ -31,15 +31,24 @@ export interface GresConf {
 /** Bounds: a real gres.conf is a few dozen lines; a bracket is expanded to at most this many files. */
 const MAX_FILES = 1024;
 
-/** `/dev/nvidia[0-3,5]` → its files; one bracket group, as Slurm's hostlist expansion of File= allows. */
+/**
+ * `/dev/nvidia[0-3,5]` → its files; one bracket group, as Slurm's hostlist expansion of File= allows, in the order
+ * written (hostlist_create and hostlist_shift, as slurmd numbers the devices: `[7,3]` is nvidia7, then nvidia3),
+ * each number as wide as its range's first as written (`[08-10]`: 08, 09, 10).
+ */
 export function expandFiles(s: string): Parsed<string[]> {
   const m = /^([^[\]]*)\[([0-9,-]+)\]([^[\]]*)$/.exec(s);
   if (!m) return /[[\]]/.test(s) ? { ok: false, error: `unexpected File=${s}` } : { ok: true, value: [s] };
-  const r = parseCpuList(m[2]!);
-  if (!r.ok) return { ok: false, error: `File=${s}: ${r.error}` };
-  const n = r.value.reduce((a, [x, y]) => a + y - x + 1, 0);
-  if (n > MAX_FILES) return { ok: false, error: `File=${s} names ${n} files (more than ${MAX_FILES})` };
-  return { ok: true, value: r.value.flatMap(([x, y]) => Array.from({ length: y - x + 1 }, (_, i) => `${m[1]}${x + i}${m[3]}`)) };
+  const files: string[] = [];
+  for (const part of m[2]!.split(',')) {
+    const r = /^(\d{1,7})(?:-(\d{1,7}))?$/.exec(part);
+    const a = r ? Number(r[1]) : NaN;
+    const b = r?.[2] === undefined ? a : Number(r[2]);
+    if (!r || b < a) return { ok: false, error: `File=${s}: unexpected range ${JSON.stringify(part.slice(0, 40))}` };
+    if (files.length + b - a + 1 > MAX_FILES) return { ok: false, error: `File=${s} names more than ${MAX_FILES} files` };
+    for (let x = a; x <= b; x++) files.push(`${m[1]}${String(x).padStart(r[1]!.length, '0')}${m[3]}`);
+  }
+  return { ok: true, value: files };
 }
 
 export function parseGresConf(text: string): Parsed<GresConf> {

@@ -7,7 +7,8 @@
 //  - no AutoDetect (gpu/generic: no system list, nothing sorted): the gres.conf lines as slurmd read them, the lines
 //    that begin with Name= first, then those that begin with NodeName= (gres.c _parse_gres_conf_locked), each File=
 //    expanded in order; /dev/nvidia<minor> → its PCI address through /proc/driver/nvidia/gpus/*/information.
-//  - anything else (AutoDetect=nvidia, full, a line without File=, an unreadable gres.conf): not derived. Then only
+//  - AutoDetect=nvidia (gpu/nvidia: no Links, so the sort by File= stands): index i is the i-th GPU by device minor.
+//  - anything else (another AutoDetect, a line without File=, an unreadable gres.conf): not derived. Then only
 //    when the minors are 0..n-1 in PCI bus order do all numberings agree; otherwise which GPU is meant is not known.
 // Pure: the Prolog computes it as root (state/slurm-gpus.ts) and signs it into the job's record; the TaskProlog judges
 // the devices it names (and, without a record, only the agreed order).

@@ -16,6 +16,18 @@ export interface OrderInput {
   readonly node: string | null;
 }
 
+/**
+ * The AutoDetect= values whose numbering is derived, and the order slurmd leaves the GPUs in (gres_gpu.c, after
+ * _merge_system_gres_conf: sorted by File= in natural order, then by Links). nvml (gpu/nvml) gives each GPU its Links,
+ * in the order NVML enumerates, PCI bus order. nvidia (gpu/nvidia, 24.11+: /proc/driver/nvidia/gpus, no library)
+ * gives none, so the sort by Links keeps every GPU where it is (glibc's qsort is a merge sort, stable): /dev/nvidiaN
+ * in natural order, by minor.
+ */
+const DETECTED = {
+  nvml: { order: 'PCI bus order', by: byBdf },
+  nvidia: { order: 'the order of their device minors (/dev/nvidiaN)', by: (a: SlurmGpu, b: SlurmGpu) => a.minor - b.minor },
+} as const;
+
 /** How slurmd on this node numbers its GPUs. */
 export function slurmGpuOrder(i: OrderInput): GpuOrder {
   const m = i.minors;
@@ -27,28 +39,31 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
   const vals = new Set((mine.length ? mine : g.value.autoDetects.filter((a) => a.nodeName === null)).map((a) => a.value));
   if (vals.size > 1) return agreedOrder(m.value, `${i.gresPath} gives this node AutoDetect=${[...vals].join(' and ')}`);
   const ad = vals.size ? [...vals][0]! : null;
-  if (ad !== null && ad !== 'off' && ad !== 'nvml') return agreedOrder(m.value, `${i.gresPath} AutoDetect=${ad}: Slurm's numbering is not derived for it`);
+  const known = ad !== null && Object.hasOwn(DETECTED, ad);
+  if (ad !== null && ad !== 'off' && !known) return agreedOrder(m.value, `${i.gresPath} AutoDetect=${ad}: Slurm's numbering is not derived for it`);
+  const detected = known ? { ad: ad!, ...DETECTED[ad as keyof typeof DETECTED] } : null;
   const lines = g.value.lines.filter((l) => l.name === 'gpu' && forNode(l, i.node));
-  if (ad === 'nvml' && !lines.length) return { ok: true, how: `${i.gresPath} AutoDetect=nvml: Slurm numbers the GPUs in PCI bus order`, gpus: pciOrder(m.value) };
+  if (detected && !lines.length) return { ok: true, how: `${i.gresPath} AutoDetect=${detected.ad}: Slurm numbers the GPUs in ${detected.order}`, gpus: pciOrder(m.value).sort(detected.by) };
   if (!lines.length) return agreedOrder(m.value, `${i.gresPath} has no GPU line for this node`);
   const bare = lines.find((l) => !l.files.length);
-  // With AutoDetect=nvml, lines slurmd matches to what NVML finds: a line without File= is matched some other way.
-  if (bare) return ad === 'nvml' ? { ok: false, why: `${i.gresPath} AutoDetect=nvml with line ${bare.line} naming no File=: Slurm's numbering is not derived for it` } : agreedOrder(m.value, `${i.gresPath} line ${bare.line} names no File=`);
+  // With AutoDetect, lines slurmd matches to the GPUs it found: a line without File= is matched some other way.
+  if (bare) return detected ? { ok: false, why: `${i.gresPath} AutoDetect=${detected.ad} with line ${bare.line} naming no File=: Slurm's numbering is not derived for it` } : agreedOrder(m.value, `${i.gresPath} line ${bare.line} names no File=`);
   const gpus: SlurmGpu[] = [];
   for (const l of [...lines.filter((x) => !x.nodeFirst), ...lines.filter((x) => x.nodeFirst)]) {
     for (const f of l.files) {
-      const n = /^\/dev\/nvidia(\d+)$/.exec(f);
+      // /dev/nvidia08 is no device node the driver makes (nor what slurmd finds for minor 8).
+      const n = /^\/dev\/nvidia(0|[1-9]\d{0,6})$/.exec(f);
       const bdf = n ? m.value.get(Number(n[1])) : undefined;
       const why = !n || bdf === undefined ? `${f} is ${n ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}` : gpus.some((x) => x.minor === Number(n[1])) ? `${f} twice` : null;
-      // Under nvml such a line is kept beside the GPUs found (a GPU of the config only): which index is whose, not known.
-      if (why !== null) return ad === 'nvml' ? { ok: false, why: `${i.gresPath} AutoDetect=nvml, line ${l.line}: ${why}` } : agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${why}`);
+      // Under AutoDetect such a line is kept beside the GPUs found (a GPU of the config only): which index is whose, not known.
+      if (why !== null) return detected ? { ok: false, why: `${i.gresPath} AutoDetect=${detected.ad}, line ${l.line}: ${why}` } : agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${why}`);
       gpus.push({ bdf: bdf!.toLowerCase(), minor: Number(n![1]) });
     }
   }
-  // AutoDetect=nvml with File= lines: slurmd keeps the GPUs NVML finds that the lines name, ignores the others ("The
-  // following autodetected GPUs are being ignored", gres_gpu.c _merge_system_gres_conf), then sorts what it kept by
-  // Links: the named GPUs in PCI bus order (a GPU withheld from Slurm takes no index).
-  if (ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in PCI bus order`, gpus: [...gpus].sort(byBdf) };
+  // AutoDetect with File= lines: slurmd keeps the GPUs it finds that the lines name, ignores the others ("The
+  // following autodetected GPUs are being ignored", gres_gpu.c _merge_system_gres_conf), then sorts what it kept
+  // (DETECTED): a GPU withheld from Slurm takes no index.
+  if (detected) return { ok: true, how: `${i.gresPath} AutoDetect=${detected.ad}, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in ${detected.order}`, gpus: [...gpus].sort(detected.by) };
   return { ok: true, how: `${i.gresPath}: Slurm numbers the GPUs in the order of its File= entries`, gpus };
 }
 

@@ -4,7 +4,8 @@
 // wrappers' settings lie in /etc/gdrgate/<name>.conf (nothing beside the scripts). Cases: slurm-config against the
 // site's slurm.conf (a Prolog of its own, PrologFlags=Contain) and the real slurmd -V, its lines applied and taken by
 // `scontrol reconfigure`; a job through both Prolog= lines; an x8 tree drains the node with gdrgate's reason; a
-// HealthCheckProgram run drains an idle node; under PrologFlags=RunInJob the agent answers the Prolog.
+// HealthCheckProgram run drains an idle node; under PrologFlags=RunInJob the agent answers the Prolog; and slurmd -G
+// numbers generated nodes' GPUs as the Prolog's record says (_gres-order.ts).
 // GDRGATE_SLURM_SUITE=sid runs sid's Slurm instead, from a root cached by hand. Runs when CI or GDRGATE_E2E=1, as root;
 // see test/e2e/README.md.
 import t from 'tap';
@@ -12,6 +13,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, linkSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { trainGpuTo } from '../helpers/h200-link.js';
+import { gresOrderOracle } from './_gres-order.js';
 import { REPO, cleanEnv, freePortPair, run, runOrSkip, secs, waitFor } from './_sandbox.js';
 
 /** The Debian suite whose Slurm runs (CI: trixie); another one's root must be cached already (docs/slurm-versions.md). */
@@ -84,6 +86,8 @@ async function e2e(): Promise<void> {
   mkdirSync(R);
   const untar = run('/bin/tar', ['-C', R, '-xf', CACHE], { timeoutMs: 300_000 });
   if (untar.status !== 0) return void t.fail('the cached root unpacks', { stderr: untar.stderr });
+  // The root's slurmd -G numbers generated nodes' GPUs as the Prolog derives it (a mount namespace of each case's own).
+  await t.test("slurmd's GPU numbering, generated nodes and gres.conf files", (tt) => gresOrderOracle(tt, R, 45));
   const port = await freePortPair();
 
   // The site's Slurm: its own Prolog (it notes its job, context and parent), PrologFlags=Contain, a health check

@@ -1,6 +1,6 @@
 // How slurmd numbers a node's GPUs, as the Prolog signs it into the job's record: AutoDetect=nvml numbers the GPUs
-// it finds in PCI bus order, but only those gres.conf's File= lines name when it has any (gres_gpu.c
-// _merge_system_gres_conf ignores the others); without AutoDetect, the File= entries in slurmd's line order. The record's field is checked on reading (isGpuOrder).
+// it finds in PCI bus order, AutoDetect=nvidia by device minor, but only those gres.conf's File= lines name when it has
+// any (gres_gpu.c _merge_system_gres_conf ignores the others); without AutoDetect, the File= entries in slurmd's line order. The record's field is checked on reading (isGpuOrder).
 import t from 'tap';
 import { present } from '../../src/model/fact.js';
 import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
@@ -21,6 +21,22 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
   t.same(order('AutoDetect=nvml\nName=gpu Type=h100 File=/dev/nvidia3\nName=gpu Type=h100 File=/dev/nvidia2\n'), [2, 3], 'sorted by bus, whatever the lines\' order');
   t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), 'gres.conf AutoDetect=nvml, line 2: /dev/nvidia7 is no GPU of this node', 'a GPU of the config only: not derived');
   t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), 'gres.conf AutoDetect=nvml with line 2 naming no File=: Slurm\'s numbering is not derived for it');
+});
+
+t.test('AutoDetect=nvidia: every GPU by device minor, or only the ones File= names; never an inherited name', async (t) => {
+  // Minors out of PCI bus order, so that the two AutoDetect orders differ: minor 0 is the last GPU on the bus.
+  const minors = new Map([[2, '0000:18:00.0'], [0, '0000:9a:00.0'], [1, '0000:2a:00.0'], [10, '0000:3a:00.0']]);
+  const by = (conf: string) => {
+    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1' });
+    return o.ok ? [o.how, ...o.gpus.map((g) => g.minor)] : o.why;
+  };
+  t.same(by('AutoDetect=nvidia\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], 'no GPU line: all, /dev/nvidia10 after /dev/nvidia2');
+  t.same(by('AutoDetect=nvml\n'), ['gres.conf AutoDetect=nvml: Slurm numbers the GPUs in PCI bus order', 2, 1, 10, 0], 'nvml: by bus');
+  t.same(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia10\nName=gpu File=/dev/nvidia[1-2]\n'), ['gres.conf AutoDetect=nvidia, File= naming 3 of the 4 GPUs: Slurm numbers those in the order of their device minors (/dev/nvidiaN)', 1, 2, 10], 'named ones, by minor');
+  t.same(by('NodeName=n1 AutoDetect=nvidia\nAutoDetect=off\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], "the node's own line trumps the global one");
+  t.equal(by('AutoDetect=nvidia\nName=gpu Count=2\n'), 'gres.conf AutoDetect=nvidia with line 2 naming no File=: Slurm\'s numbering is not derived for it');
+  t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia7\n'), 'gres.conf AutoDetect=nvidia, line 2: /dev/nvidia7 is no GPU of this node');
+  for (const ad of ['constructor', 'toString', '__proto__', 'rsmi']) t.match(by(`AutoDetect=${ad}\n`), new RegExp(`^gres\\.conf AutoDetect=${ad.toLowerCase()}: Slurm's numbering is not derived for it, and this node's device minors are not in PCI bus order `), `AutoDetect=${ad}: not derived`);
 });
 
 t.test('no AutoDetect: the File= entries as slurmd reads them', async (t) => {

@@ -1,0 +1,91 @@
+// slurmd's own GPU numbering against the Prolog's (src/state/slurm-gpus.ts): generated nodes (1-8 GPUs, minors and PCI
+// addresses drawn apart, so that bus order, minor order and readdir order differ) and gres.conf files (AutoDetect=nvidia
+// alone or with File= lines naming some GPUs; no AutoDetect with Name= and NodeName= lines in any order; File= as one
+// file or a bracket list in any order), each given to the Debian root's real `slurmd -G` (trixie/gres-order.sh); the
+// order of the File= entries it ends with is Slurm's index order, and must be the one slurmGpuOrder derives.
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Test } from 'tap';
+import { present } from '../../src/model/fact.js';
+import { parseGresConf } from '../../src/parsers/gres-conf.js';
+import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
+import { REPO, run } from './_sandbox.js';
+
+interface Case {
+  readonly gpus: readonly { readonly minor: number; readonly bdf: string }[];
+  readonly gres: string;
+  /** The GPUs Slurm is told of (slurm.conf Gres=gpu:N). */
+  readonly count: number;
+}
+
+/** A small seeded generator (mulberry32): the seed is printed, so a failure can be made again. */
+function rng(seed: number): (n: number) => number {
+  let a = seed >>> 0;
+  return (n) => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return (((x ^ (x >>> 14)) >>> 0) % n);
+  };
+}
+
+function shuffled<T>(r: (n: number) => number, xs: readonly T[]): T[] {
+  const a = [...xs];
+  for (let i = a.length - 1; i > 0; i--) {
+    const j = r(i + 1);
+    [a[i], a[j]] = [a[j]!, a[i]!];
+  }
+  return a;
+}
+
+/** `kind`: which gres.conf shape; the rest drawn. */
+export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-files' | 'files'): Case {
+  const k = 1 + r(8);
+  const minors = shuffled(r, Array.from({ length: 16 }, (_, i) => i)).slice(0, k);
+  const buses = shuffled(r, Array.from({ length: 200 }, (_, i) => i + 0x10)).slice(0, k);
+  const gpus = minors.map((minor, i) => ({ minor, bdf: `0000:${buses[i]!.toString(16).padStart(2, '0')}:00.0` }));
+  if (kind === 'nvidia') return { gpus, gres: 'AutoDetect=nvidia\n', count: k };
+  const named = shuffled(r, minors).slice(0, kind === 'files' ? k : 1 + r(k));
+  const lines: string[] = [];
+  for (let i = 0; i < named.length; ) {
+    const n = 1 + r(Math.min(3, named.length - i));
+    const group = named.slice(i, i + n);
+    i += n;
+    const file = group.length === 1 ? `/dev/nvidia${group[0]}` : `/dev/nvidia[${group.join(',')}]`;
+    lines.push(kind === 'files' && r(3) === 0 ? `NodeName=n1 Name=gpu File=${file}` : `Name=gpu File=${file}`);
+  }
+  return { gpus, gres: `${kind === 'nvidia-files' ? 'AutoDetect=nvidia\n' : ''}${lines.join('\n')}\n`, count: named.length };
+}
+
+/** The minors in the order slurmGpuOrder gives Slurm's indices, or why it derives none. */
+function derived(c: Case): number[] | string {
+  const g = parseGresConf(c.gres);
+  if (!g.ok) return `gres.conf: ${g.error}`;
+  const o = slurmGpuOrder({ gres: present(g.value), gresPath: 'gres.conf', minors: present(new Map(c.gpus.map((x) => [x.minor, x.bdf]))), node: 'n1' });
+  return o.ok ? o.gpus.map((x) => x.minor) : o.why;
+}
+
+/** `root`: an unpacked Debian root with slurmd 24.11+ (gpu/nvidia). */
+export async function gresOrderOracle(t: Test, root: string, cases = 30): Promise<void> {
+  const seed = Number(process.env.GDRGATE_GRES_SEED ?? Date.now() % 1_000_000);
+  t.comment(`gres order: seed ${seed} (GDRGATE_GRES_SEED=${seed} draws the same cases)`);
+  const r = rng(seed);
+  const work = mkdtempSync('/tmp/gdrgate-gres-order-');
+  const kinds = ['nvidia', 'nvidia-files', 'files'] as const;
+  for (let i = 0; i < cases; i++) {
+    const c = makeCase(r, kinds[i % kinds.length]!);
+    const dir = join(work, String(i));
+    run('/bin/mkdir', [dir]);
+    writeFileSync(join(dir, 'gpus'), c.gpus.map((g) => `${g.minor} ${g.bdf}\n`).join(''));
+    writeFileSync(join(dir, 'gres.conf'), c.gres);
+    writeFileSync(join(dir, 'count'), `${c.count}\n`);
+    const s = run('/usr/bin/unshare', ['-m', '/bin/bash', join(REPO, 'test/e2e/trixie/gres-order.sh'), root, dir], { timeoutMs: 60_000 });
+    const slurm = s.stdout.split('\n').filter(Boolean).map((f) => Number(f.slice('/dev/nvidia'.length)));
+    const what = `${c.gpus.map((g) => `nvidia${g.minor}=${g.bdf}`).join(' ')} | ${c.gres.trim().replace(/\n/g, ' | ')}`;
+    if (slurm.length !== c.count) {
+      t.fail(`slurmd -G listed ${slurm.length} GPUs, not ${c.count}: ${what}`, { stderr: s.stderr, out: join(dir, 'slurmd.out') });
+      continue;
+    }
+    t.same(derived(c), slurm, what);
+  }
+}

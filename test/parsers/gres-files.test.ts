@@ -1,0 +1,42 @@
+// gres.conf File= as slurmd expands it (hostlist_create, then hostlist_shift): one bracket group, in the order written,
+// each number as wide as its range's first. The order is Slurm's GPU numbering without AutoDetect (a `[7,3]` record's
+// first index is nvidia7): test/e2e/_gres-order.ts checks the same against the real slurmd and scontrol.
+import t from 'tap';
+import { expandFiles } from '../../src/parsers/gres-conf.js';
+import { present } from '../../src/model/fact.js';
+import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
+import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
+
+const files = (s: string): string[] | string => {
+  const r = expandFiles(s);
+  return r.ok ? r.value : r.error;
+};
+
+t.test('in the order written, never sorted nor merged', async (t) => {
+  t.same(files('/dev/nvidia[7,3,10]'), ['/dev/nvidia7', '/dev/nvidia3', '/dev/nvidia10']);
+  t.same(files('/dev/nvidia[4-5,0-1]'), ['/dev/nvidia4', '/dev/nvidia5', '/dev/nvidia0', '/dev/nvidia1']);
+  t.same(files('/dev/nvidia[1,1]'), ['/dev/nvidia1', '/dev/nvidia1'], 'a number twice stays twice (the numbering then says so)');
+  t.same(files('/dev/nvidia2'), ['/dev/nvidia2'], 'no bracket: the file as written');
+});
+
+t.test('each number as wide as its range\'s first as written', async (t) => {
+  t.same(files('/dev/nvidia[08-10]'), ['/dev/nvidia08', '/dev/nvidia09', '/dev/nvidia10']);
+  t.same(files('/dev/nvidia[8-10]'), ['/dev/nvidia8', '/dev/nvidia9', '/dev/nvidia10']);
+});
+
+t.test('what is not a range is an error, said', async (t) => {
+  t.equal(files('/dev/nvidia[3-1]'), 'File=/dev/nvidia[3-1]: unexpected range "3-1"');
+  t.equal(files('/dev/nvidia[1,,2]'), 'File=/dev/nvidia[1,,2]: unexpected range ""');
+  t.equal(files('/dev/nvidia[0-5000]'), 'File=/dev/nvidia[0-5000] names more than 1024 files');
+  t.equal(files('/dev/nvidia[0]x[1]'), 'unexpected File=/dev/nvidia[0]x[1]');
+});
+
+t.test('the numbering follows: a record [7,3] gives index 0 to nvidia7; a padded name is no device node', async (t) => {
+  const minors = new Map([[3, '0000:18:00.0'], [7, '0000:9a:00.0'], [8, '0000:2a:00.0']]);
+  const order = (conf: string) => {
+    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1' });
+    return o.ok ? o.gpus.map((g) => g.minor) : o.why;
+  };
+  t.same(order('Name=gpu File=/dev/nvidia[7,3]\n'), [7, 3]);
+  t.match(order('Name=gpu File=/dev/nvidia[07-08]\n'), /^gres\.conf line 1: \/dev\/nvidia07 is not a \/dev\/nvidiaN node, and this node's device minors are not in PCI bus order /);
+});
