@@ -5,7 +5,7 @@
 import { nul } from '../model/fact.js';
 import { compilePattern, type HostPattern } from '../baseline/match.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
-import type { GresLine } from '../parsers/gres-conf.js';
+import { deviceMinor, type GresLine } from '../parsers/gres-conf.js';
 import type { Inventory } from '../model/inventory.js';
 import type { Finding } from '../model/finding.js';
 import { defineCheck, finder } from './types.js';
@@ -93,11 +93,11 @@ function judgeLine(inv: Inventory, l: GresLine, autoDetect: string | null): Retu
   const at = `gres.conf line ${l.line}`;
   const lc = l.files.length ? lineCores(inv, l) : null;
   return l.files.map((file) => {
-    const m = /^\/dev\/nvidia(\d+)$/.exec(file);
-    if (!m) return f('gres-unknown', 'skip', file, `${at}: ${file} is not a /dev/nvidiaN node`);
+    const minor = deviceMinor(file);
+    if (minor === null) return f('gres-unknown', 'skip', file, `${at}: ${file} is not a /dev/nvidiaN node`);
     if (minors.state !== 'present') return f('gres-unknown', 'skip', file, `${at}: minors not readable (${minors.state === 'unknown' ? minors.why : 'no /proc/driver/nvidia/gpus'})`);
-    const bdf = minors.value.get(Number(m[1]));
-    if (bdf === undefined) return f('gres-unknown', 'skip', file, `${at}: no GPU has device minor ${m[1]}`);
+    const bdf = minors.value.get(minor);
+    if (bdf === undefined) return f('gres-unknown', 'skip', file, `${at}: no GPU has device minor ${minor}`);
     if (lc === null) {
       if (autoDetect && autoDetect !== 'off') return f('gres-cores-ok', 'pass', bdf, `${file}: no Cores=, AutoDetect=${autoDetect} gives Slurm the GPU's CPU affinity`);
       return f('gres-cores-none', 'warn', bdf, `${at} gives ${file} no Cores=`);

@@ -51,19 +51,71 @@ export function expandFiles(s: string): Parsed<string[]> {
   return { ok: true, value: files };
 }
 
+/** N of `/dev/nvidiaN`, the device node the NVIDIA driver makes for minor N; null for anything else (`/dev/nvidia08`). */
+export function deviceMinor(file: string): number | null {
+  const m = /^\/dev\/nvidia(0|[1-9]\d{0,6})$/.exec(file);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * The file's lines as slurmd reads them (parse_config.c _get_next_line): everything from a `#` not escaped by an odd
+ * number of backslashes is a comment; a line ending in an odd number of backslashes (trailing blanks after them
+ * allowed) goes on with the next one, joined where the last backslash stood; then `\x` is `x`. `line`: the first
+ * physical line's number.
+ */
+export function logicalLines(text: string): { readonly line: number; readonly body: string }[] {
+  const out: { line: number; body: string }[] = [];
+  let acc = '';
+  let first = 0;
+  const raw = text.split('\n');
+  for (const [i, l] of raw.entries()) {
+    if (acc === '') first = i + 1;
+    let bs = 0;
+    let cut = l.length;
+    for (let j = 0; j < l.length; j++) {
+      if (l[j] === '#' && bs % 2 === 0) {
+        cut = j;
+        break;
+      }
+      bs = l[j] === '\\' ? bs + 1 : 0;
+    }
+    const part = l.slice(0, cut);
+    const m = /(\\+)\s*$/.exec(part);
+    if (m && m[1]!.length % 2 === 1 && i < raw.length - 1) {
+      acc += part.slice(0, m.index + m[1]!.length - 1);
+      continue;
+    }
+    out.push({ line: first, body: (acc + part).replace(/\\(.?)/g, '$1') });
+    acc = '';
+  }
+  return out;
+}
+
+/** `Key=Value` pairs of a logical line (parse_config.c keyvalue_pattern): blanks around `=` allowed; a value is a
+ * double-quoted string (blanks inside kept, quotes dropped) or a run of non-blanks. */
+export function keyValues(body: string): Parsed<[string, string][]> {
+  const re = /^\s*([A-Za-z0-9_.]+)\s*=\s*(?:"([^"]*)"|(\S+))(?:\s|$)/;
+  const pairs: [string, string][] = [];
+  let rest = body;
+  while (rest.trim() !== '') {
+    const m = re.exec(rest);
+    if (!m) return { ok: false, error: `${JSON.stringify(rest.trim().slice(0, 40))} is not Key=Value` };
+    pairs.push([m[1]!, m[2] ?? m[3]!]);
+    rest = rest.slice(m[0].length);
+  }
+  return { ok: true, value: pairs };
+}
+
 export function parseGresConf(text: string): Parsed<GresConf> {
   const lines: GresLine[] = [];
   let autoDetect: string | null = null;
   const autoDetects: { nodeName: string | null; value: string }[] = [];
-  for (const [i, raw] of text.split('\n').entries()) {
-    const body = raw.replace(/#.*/, '').trim();
-    if (!body) continue;
-    const kv = new Map<string, string>();
-    for (const tok of body.split(/\s+/)) {
-      const eq = tok.indexOf('=');
-      if (eq <= 0) return { ok: false, error: `line ${i + 1}: ${JSON.stringify(tok.slice(0, 40))} is not Key=Value` };
-      kv.set(tok.slice(0, eq).toLowerCase(), tok.slice(eq + 1));
-    }
+  for (const { line: at, body } of logicalLines(text)) {
+    if (!body.trim()) continue;
+    const pairs = keyValues(body);
+    if (!pairs.ok) return { ok: false, error: `line ${at}: ${pairs.error}` };
+    const kv = new Map(pairs.value.map(([k, v]) => [k.toLowerCase(), v]));
+    const i = at - 1;
     const name = kv.get('name');
     const ad = kv.get('autodetect')?.toLowerCase();
     if (ad !== undefined) autoDetects.push({ nodeName: kv.get('nodename') ?? null, value: ad });
@@ -77,7 +129,7 @@ export function parseGresConf(text: string): Parsed<GresConf> {
     const coresText = kv.get('cores') ?? kv.get('cpus') ?? null;
     const cores = coresText === null ? null : parseCpuList(coresText);
     if (cores && !cores.ok) return { ok: false, error: `line ${i + 1}: Cores=${coresText}: ${cores.error}` };
-    const nodeFirst = body.slice(0, body.indexOf('=')).toLowerCase() === 'nodename';
+    const nodeFirst = pairs.value[0]![0].toLowerCase() === 'nodename';
     lines.push({ line: i + 1, nodeName: kv.get('nodename') ?? null, nodeFirst, name, type: kv.get('type') ?? null, files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? null });
   }
   return { ok: true, value: { lines, autoDetect, autoDetects } };

@@ -5,7 +5,7 @@ import type { Host } from '../host/host.js';
 import { readMinors } from '../inventory/placement.js';
 import type { Fact } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
-import type { GresConf } from '../parsers/gres-conf.js';
+import { deviceMinor, type GresConf } from '../parsers/gres-conf.js';
 import { agreedOrder, byBdf, type GpuOrder, pciOrder, type SlurmGpu } from './gpu-order.js';
 
 export interface OrderInput {
@@ -51,13 +51,12 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
   const gpus: SlurmGpu[] = [];
   for (const l of [...lines.filter((x) => !x.nodeFirst), ...lines.filter((x) => x.nodeFirst)]) {
     for (const f of l.files) {
-      // /dev/nvidia08 is no device node the driver makes (nor what slurmd finds for minor 8).
-      const n = /^\/dev\/nvidia(0|[1-9]\d{0,6})$/.exec(f);
-      const bdf = n ? m.value.get(Number(n[1])) : undefined;
-      const why = !n || bdf === undefined ? `${f} is ${n ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}` : gpus.some((x) => x.minor === Number(n[1])) ? `${f} twice` : null;
+      const n = deviceMinor(f);
+      const bdf = n === null ? undefined : m.value.get(n);
+      const why = n === null || bdf === undefined ? `${f} is ${n !== null ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}` : gpus.some((x) => x.minor === n) ? `${f} twice` : null;
       // Under AutoDetect such a line is kept beside the GPUs found (a GPU of the config only): which index is whose, not known.
       if (why !== null) return detected ? { ok: false, why: `${i.gresPath} AutoDetect=${detected.ad}, line ${l.line}: ${why}` } : agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${why}`);
-      gpus.push({ bdf: bdf!.toLowerCase(), minor: Number(n![1]) });
+      gpus.push({ bdf: bdf!.toLowerCase(), minor: n! });
     }
   }
   // AutoDetect with File= lines: slurmd keeps the GPUs it finds that the lines name, ignores the others ("The

@@ -1,7 +1,8 @@
 // slurmd's own GPU numbering against the Prolog's (src/state/slurm-gpus.ts): generated nodes (1-8 GPUs, minors and PCI
 // addresses drawn apart, so that bus order, minor order and readdir order differ) and gres.conf files (AutoDetect=nvidia
 // alone or with File= lines naming some GPUs; no AutoDetect with Name= and NodeName= lines in any order; File= as one
-// file or a bracket list in any order), each given to the Debian root's real `slurmd -G` (trixie/gres-order.sh); the
+// file or a bracket list in any order; another node's lines, keys in any case, tabs, comments, quoted values, blanks
+// around `=`, lines continued with a backslash; makeCase), each given to the Debian root's real `slurmd -G` (trixie/gres-order.sh); the
 // order of the File= entries it ends with is Slurm's index order, and must be the one slurmGpuOrder derives.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,23 +39,44 @@ function shuffled<T>(r: (n: number) => number, xs: readonly T[]): T[] {
   return a;
 }
 
-/** `kind`: which gres.conf shape; the rest drawn. */
+/** A key as an admin may write it: slurmd reads keys in any case. */
+const key = (r: (n: number) => number, k: string): string => [k, k.toLowerCase(), k.toUpperCase()][r(3)]!;
+/** Between fields: spaces or tabs, one or more. */
+const gap = (r: (n: number) => number): string => [' ', '  ', '\t', ' \t '][r(4)]!;
+
+/**
+ * `kind`: which gres.conf shape; the rest drawn: the GPUs, which of them File= names and in which lines, NodeName=
+ * as this node's name or a range holding it, lines for another node (slurmd skips them), keys in any case, tabs,
+ * comments, quoted values, blanks around `=`, continued lines, a Type= that names the GPUs' model (on all its lines or
+ * none).
+ */
 export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-files' | 'files'): Case {
   const k = 1 + r(8);
   const minors = shuffled(r, Array.from({ length: 16 }, (_, i) => i)).slice(0, k);
   const buses = shuffled(r, Array.from({ length: 200 }, (_, i) => i + 0x10)).slice(0, k);
   const gpus = minors.map((minor, i) => ({ minor, bdf: `0000:${buses[i]!.toString(16).padStart(2, '0')}:00.0` }));
-  if (kind === 'nvidia') return { gpus, gres: 'AutoDetect=nvidia\n', count: k };
+  const auto = `${key(r, 'AutoDetect')}=nvidia${r(3) === 0 ? `${gap(r)}# every GPU of the node` : ''}\n`;
+  if (kind === 'nvidia') return { gpus, gres: r(4) === 0 ? `# GPUs\n${auto}` : auto, count: k };
   const named = shuffled(r, minors).slice(0, kind === 'files' ? k : 1 + r(k));
   const lines: string[] = [];
+  // A value quoted or not, blanks around `=` or not (slurmd's parse_config.c takes them all).
+  const field = (name: string, value: string): string => `${key(r, name)}${['=', '=', ' = ', '= '][r(4)]}${r(4) === 0 ? `"${value}"` : value}`;
+  // Type= on every GPU line or on none: slurmd refuses a mix ("some records have \"Type=\" specification while others do not").
+  const typed = r(3) === 0;
   for (let i = 0; i < named.length; ) {
     const n = 1 + r(Math.min(3, named.length - i));
     const group = named.slice(i, i + n);
     i += n;
     const file = group.length === 1 ? `/dev/nvidia${group[0]}` : `/dev/nvidia[${group.join(',')}]`;
-    lines.push(kind === 'files' && r(3) === 0 ? `NodeName=n1 Name=gpu File=${file}` : `Name=gpu File=${file}`);
+    const fields = [field('Name', 'gpu'), ...(typed ? [field('Type', 'h100')] : []), field('File', file)];
+    const node = kind === 'files' && r(3) === 0 ? [field('NodeName', ['n1', 'n[1-3]', 'n[0-1]'][r(3)]!)] : [];
+    // Fields joined by blanks, or by a backslash that goes on to the next line.
+    const join = (): string => (r(5) === 0 ? ` \\\n${gap(r)}` : gap(r));
+    lines.push([...node, ...fields].reduce((a, b) => `${a}${join()}${b}`) + (r(4) === 0 ? `${gap(r)}# ${group.length} GPU(s)` : ''));
+    // Another node's line: slurmd on n1 reads past it.
+    if (r(5) === 0) lines.push([field('NodeName', 'n9'), field('Name', 'gpu'), ...(typed ? [field('Type', 'h100')] : []), field('File', `/dev/nvidia${16 + r(16)}`)].join(' '));
   }
-  return { gpus, gres: `${kind === 'nvidia-files' ? 'AutoDetect=nvidia\n' : ''}${lines.join('\n')}\n`, count: named.length };
+  return { gpus, gres: `${kind === 'nvidia-files' ? auto : ''}${lines.join('\n')}\n`, count: named.length };
 }
 
 /** The minors in the order slurmGpuOrder gives Slurm's indices, or why it derives none. */

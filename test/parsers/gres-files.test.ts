@@ -1,10 +1,10 @@
-// gres.conf File= as slurmd expands it (hostlist_create, then hostlist_shift): one bracket group, in the order written,
+// gres.conf as slurmd reads it (parse_config.c: comments, backslash continuations and escapes, quoted values, blanks
+// around `=`) and File= as it expands it (hostlist_create, then hostlist_shift): one bracket group, in the order written,
 // each number as wide as its range's first. The order is Slurm's GPU numbering without AutoDetect (a `[7,3]` record's
 // first index is nvidia7): test/e2e/_gres-order.ts checks the same against the real slurmd and scontrol.
 import t from 'tap';
-import { expandFiles } from '../../src/parsers/gres-conf.js';
 import { present } from '../../src/model/fact.js';
-import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
+import { expandFiles, type GresConf, keyValues, logicalLines, parseGresConf } from '../../src/parsers/gres-conf.js';
 import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
 
 const files = (s: string): string[] | string => {
@@ -39,4 +39,22 @@ t.test('the numbering follows: a record [7,3] gives index 0 to nvidia7; a padded
   };
   t.same(order('Name=gpu File=/dev/nvidia[7,3]\n'), [7, 3]);
   t.match(order('Name=gpu File=/dev/nvidia[07-08]\n'), /^gres\.conf line 1: \/dev\/nvidia07 is not a \/dev\/nvidiaN node, and this node's device minors are not in PCI bus order /);
+});
+
+t.test('lines as slurmd reads them: comments, continuations, escapes', async (t) => {
+  t.same(logicalLines('Name=gpu # a comment\nFile=x'), [{ line: 1, body: 'Name=gpu ' }, { line: 2, body: 'File=x' }]);
+  t.same(logicalLines('Name=gpu \\\n  File=/dev/nvidia0\nName=gpu'), [{ line: 1, body: 'Name=gpu   File=/dev/nvidia0' }, { line: 3, body: 'Name=gpu' }], 'joined where the backslash stood; numbered by the first line');
+  t.same(logicalLines('Name=gpu \\  \nFile=x'), [{ line: 1, body: 'Name=gpu File=x' }], 'blanks after the backslash');
+  t.same(logicalLines('A=b\\\\\nC=d'), [{ line: 1, body: 'A=b\\' }, { line: 2, body: 'C=d' }], 'two backslashes: one escaped, no continuation');
+  t.same(logicalLines('Type=a\\#b # c'), [{ line: 1, body: 'Type=a#b ' }], 'an escaped # is no comment');
+  t.same(logicalLines('Name=gpu \\ # more below\nFile=x'), [{ line: 1, body: 'Name=gpu File=x' }], 'a comment after the backslash: still continued');
+});
+
+t.test('Key=Value pairs as slurmd takes them', async (t) => {
+  t.same(keyValues('Name = gpu  File= "/dev/nvidia[1,0]"\tType ="a b"'), { ok: true, value: [['Name', 'gpu'], ['File', '/dev/nvidia[1,0]'], ['Type', 'a b']] });
+  t.same(keyValues('  '), { ok: true, value: [] });
+  t.same(keyValues('Name=gpu File'), { ok: false, error: '"File" is not Key=Value' });
+  t.same(keyValues('Name=gpu Count+=2'), { ok: false, error: '"Count+=2" is not Key=Value' }, 'an operator: not read (no guess)');
+  const g = parseGresConf('NodeName = n1 \\\n Name="gpu" File="/dev/nvidia[1,0]" # two\n');
+  t.same(g.ok && g.value.lines.map((l) => [l.line, l.nodeFirst, l.name, l.files]), [[1, true, 'gpu', ['/dev/nvidia1', '/dev/nvidia0']]]);
 });
