@@ -1,6 +1,7 @@
 // Slurm's gres.conf (man gres.conf, src/common/gres.c _parse_gres_config): one `Key=Value …` record a line, keys
-// case-insensitive, `#` starts a comment. For the GPU lines: which device files (File=/dev/nvidia[0-3]) may use
+// case-insensitive, read as slurmd reads its files (comments, continued lines, quotes: slurm-syntax.ts). For the GPU lines: which device files (File=/dev/nvidia[0-3]) may use
 // which cores (Cores=, Slurm's abstract core index, not the OS's CPU numbers) and their NVLink counts (Links=).
+import { keyValues, logicalLines } from './slurm-syntax.js';
 import { type CpuRanges, type Parsed, parseCpuList } from './sysfs.js';
 
 export interface GresLine {
@@ -55,55 +56,6 @@ export function expandFiles(s: string): Parsed<string[]> {
 export function deviceMinor(file: string): number | null {
   const m = /^\/dev\/nvidia(0|[1-9]\d{0,6})$/.exec(file);
   return m ? Number(m[1]) : null;
-}
-
-/**
- * The file's lines as slurmd reads them (parse_config.c _get_next_line): everything from a `#` not escaped by an odd
- * number of backslashes is a comment; a line ending in an odd number of backslashes (trailing blanks after them
- * allowed) goes on with the next one, joined where the last backslash stood; then `\x` is `x`. `line`: the first
- * physical line's number.
- */
-export function logicalLines(text: string): { readonly line: number; readonly body: string }[] {
-  const out: { line: number; body: string }[] = [];
-  let acc = '';
-  let first = 0;
-  const raw = text.split('\n');
-  for (const [i, l] of raw.entries()) {
-    if (acc === '') first = i + 1;
-    let bs = 0;
-    let cut = l.length;
-    for (let j = 0; j < l.length; j++) {
-      if (l[j] === '#' && bs % 2 === 0) {
-        cut = j;
-        break;
-      }
-      bs = l[j] === '\\' ? bs + 1 : 0;
-    }
-    const part = l.slice(0, cut);
-    const m = /(\\+)\s*$/.exec(part);
-    if (m && m[1]!.length % 2 === 1 && i < raw.length - 1) {
-      acc += part.slice(0, m.index + m[1]!.length - 1);
-      continue;
-    }
-    out.push({ line: first, body: (acc + part).replace(/\\(.?)/g, '$1') });
-    acc = '';
-  }
-  return out;
-}
-
-/** `Key=Value` pairs of a logical line (parse_config.c keyvalue_pattern): blanks around `=` allowed; a value is a
- * double-quoted string (blanks inside kept, quotes dropped) or a run of non-blanks. */
-export function keyValues(body: string): Parsed<[string, string][]> {
-  const re = /^\s*([A-Za-z0-9_.]+)\s*=\s*(?:"([^"]*)"|(\S+))(?:\s|$)/;
-  const pairs: [string, string][] = [];
-  let rest = body;
-  while (rest.trim() !== '') {
-    const m = re.exec(rest);
-    if (!m) return { ok: false, error: `${JSON.stringify(rest.trim().slice(0, 40))} is not Key=Value` };
-    pairs.push([m[1]!, m[2] ?? m[3]!]);
-    rest = rest.slice(m[0].length);
-  }
-  return { ok: true, value: pairs };
 }
 
 export function parseGresConf(text: string): Parsed<GresConf> {

@@ -1,6 +1,7 @@
 // slurm.conf text → its key=value entries and Include lines, as Slurm's own parser reads them (src/common/parse_config.c:
 // _get_next_line, _strip_comments, _strip_continuation, _strip_escapes, keyvalue_pattern, _parse_include_directive).
 // Pure: the loader (conf-load.ts) reads the files and follows the Include lines.
+import { KEY_VALUE, logicalLines } from '../parsers/slurm-syntax.js';
 
 export interface ConfEntry {
   /** The file it was read from, and its first physical line (1-based). */
@@ -29,51 +30,13 @@ export interface ParsedConf {
   readonly problems: readonly string[];
 }
 
-/** Slurm's keyvalue_pattern: key, optional operator, `=`, a "quoted" or bare value, then space or end. */
-const KEY_VALUE = /^\s*([A-Za-z0-9_.]+)\s*([-*+/]?)=\s*(?:"([^"]*)"|(\S+))(?:\s|$)/;
-
 /** Keys whose handler takes the rest of the line (`NodeName=a CPUs=4 ...`): one entry, the rest is its value. */
 const LINE_KEYS = new Set(['nodename', 'partitionname', 'nodeset', 'frontendname', 'downnodes']);
-
-/** Everything from the first `#` not escaped by an odd number of backslashes is a comment. */
-function stripComment(line: string): string {
-  let bs = 0;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (c === '#' && bs % 2 === 0) return line.slice(0, i);
-    bs = c === '\\' ? bs + 1 : 0;
-  }
-  return line;
-}
-
-/** An odd run of backslashes at the end (trailing spaces aside) continues the line: the text before it, or null. */
-function continued(line: string): string | null {
-  const m = /(\\+)\s*$/.exec(line);
-  if (!m || m[1]!.length % 2 === 0) return null;
-  return line.slice(0, m.index + m[1]!.length - 1);
-}
-
-/** `\x` is `x`; `\\` is one backslash. */
-const unescape = (s: string): string => s.replace(/\\(.?)/g, '$1');
 
 export function parseConf(text: string, file: string): ParsedConf {
   const order: ParsedConf['order'][number][] = [];
   const problems: string[] = [];
-  const physical = text.split('\n');
-  for (let i = 0; i < physical.length; i++) {
-    const first = i + 1;
-    let logical = '';
-    for (;;) {
-      const stripped = stripComment((physical[i] ?? '').replace(/\r$/, ''));
-      const head = continued(stripped);
-      if (head === null || i + 1 >= physical.length) {
-        logical += head ?? stripped;
-        break;
-      }
-      logical += head;
-      i++;
-    }
-    const line = unescape(logical);
+  for (const { line: first, body: line } of logicalLines(text)) {
     if (line.trim() === '') continue;
     const inc = /^include\s+(\S+)/i.exec(line);
     if (inc) {

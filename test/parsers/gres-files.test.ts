@@ -4,7 +4,8 @@
 // first index is nvidia7): test/e2e/_gres-order.ts checks the same against the real slurmd and scontrol.
 import t from 'tap';
 import { present } from '../../src/model/fact.js';
-import { expandFiles, type GresConf, keyValues, logicalLines, parseGresConf } from '../../src/parsers/gres-conf.js';
+import { expandFiles, type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
+import { keyValues, logicalLines } from '../../src/parsers/slurm-syntax.js';
 import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
 
 const files = (s: string): string[] | string => {

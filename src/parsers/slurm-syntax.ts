@@ -1,0 +1,66 @@
+// Slurm's configuration file syntax as its own parser reads it (src/common/parse_config.c: _get_next_line,
+// _strip_comments, _strip_continuation, _strip_escapes, keyvalue_pattern), for slurm.conf (slurm/conf-parse.ts) and
+// gres.conf (parsers/gres-conf.ts). Pure.
+import type { Parsed } from './sysfs.js';
+
+/** Slurm's keyvalue_pattern: key, optional operator, `=`, a "quoted" or bare value, then space or end. */
+export const KEY_VALUE = /^\s*([A-Za-z0-9_.]+)\s*([-*+/]?)=\s*(?:"([^"]*)"|(\S+))(?:\s|$)/;
+
+/** Everything from the first `#` not escaped by an odd number of backslashes is a comment. */
+function stripComment(line: string): string {
+  let bs = 0;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i];
+    if (c === '#' && bs % 2 === 0) return line.slice(0, i);
+    bs = c === '\\' ? bs + 1 : 0;
+  }
+  return line;
+}
+
+/** An odd run of backslashes at the end (trailing spaces aside) continues the line: the text before it, or null. */
+function continued(line: string): string | null {
+  const m = /(\\+)\s*$/.exec(line);
+  if (!m || m[1]!.length % 2 === 0) return null;
+  return line.slice(0, m.index + m[1]!.length - 1);
+}
+
+/** `\x` is `x`; `\\` is one backslash. */
+const unescape = (s: string): string => s.replace(/\\(.?)/g, '$1');
+
+/**
+ * The lines Slurm reads: comments cut, a line ending in an odd number of backslashes joined to the next one where the
+ * last backslash stood, then escapes removed. `line`: the first physical line's number (1-based). Blank ones included.
+ */
+export function logicalLines(text: string): { readonly line: number; readonly body: string }[] {
+  const out: { line: number; body: string }[] = [];
+  const physical = text.split('\n');
+  for (let i = 0; i < physical.length; i++) {
+    const first = i + 1;
+    let logical = '';
+    for (;;) {
+      const stripped = stripComment((physical[i] ?? '').replace(/\r$/, ''));
+      const head = continued(stripped);
+      if (head === null || i + 1 >= physical.length) {
+        logical += head ?? stripped;
+        break;
+      }
+      logical += head;
+      i++;
+    }
+    out.push({ line: first, body: unescape(logical) });
+  }
+  return out;
+}
+
+/** The `Key=Value` pairs of a logical line, values unquoted; a pair with an operator (`+=`) is refused. */
+export function keyValues(body: string): Parsed<[string, string][]> {
+  const pairs: [string, string][] = [];
+  let rest = body;
+  while (rest.trim() !== '') {
+    const m = KEY_VALUE.exec(rest);
+    if (!m || m[2]) return { ok: false, error: `${JSON.stringify(rest.trim().slice(0, 40))} is not Key=Value` };
+    pairs.push([m[1]!, m[3] ?? m[4]!]);
+    rest = rest.slice(m[0].length);
+  }
+  return { ok: true, value: pairs };
+}
