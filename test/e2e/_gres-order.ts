@@ -1,8 +1,8 @@
 // slurmd's own GPU numbering against the Prolog's (src/state/slurm-gpus.ts): generated nodes (1-8 GPUs, minors and PCI
 // addresses drawn apart, so that bus order, minor order and readdir order differ) and gres.conf files (AutoDetect=nvidia
 // alone or with File= lines naming some GPUs; no AutoDetect with Name= and NodeName= lines in any order; File= as one
-// file or a bracket list in any order; another node's lines, keys in any case, tabs, comments, quoted values, blanks
-// around `=`, lines continued with a backslash; makeCase), each given to the Debian root's real `slurmd -G` (trixie/gres-order.sh); the
+// file or a bracket list in any order; a global AutoDetect and this node's own; another node's lines, keys in any case,
+// tabs, comments, quoted values, blanks around `=`, lines continued with a backslash; makeCase), each given to the Debian root's real `slurmd -G` (trixie/gres-order.sh); the
 // order of the File= entries it ends with is Slurm's index order, and must be the one slurmGpuOrder derives.
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,7 +50,7 @@ const gap = (r: (n: number) => number): string => [' ', '  ', '\t', ' \t '][r(4)
  * comments, quoted values, blanks around `=`, continued lines, a Type= that names the GPUs' model (on all its lines or
  * none).
  */
-export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-files' | 'files'): Case {
+export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-files' | 'files' | 'override'): Case {
   const k = 1 + r(8);
   const minors = shuffled(r, Array.from({ length: 16 }, (_, i) => i)).slice(0, k);
   const buses = shuffled(r, Array.from({ length: 200 }, (_, i) => i + 0x10)).slice(0, k);
@@ -58,6 +58,14 @@ export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-file
   const auto = `${key(r, 'AutoDetect')}=nvidia${r(3) === 0 ? `${gap(r)}# every GPU of the node` : ''}\n`;
   if (kind === 'nvidia') return { gpus, gres: r(4) === 0 ? `# GPUs\n${auto}` : auto, count: k };
   const named = shuffled(r, minors).slice(0, kind === 'files' ? k : 1 + r(k));
+  // override: a global AutoDetect (or none) and this node's own (nvidia or off), which wins, on a line of its own
+  // (NodeName=n1 or a range holding it), and another node's, which does not count.
+  const mine = ['nvidia', 'off'][r(2)]!;
+  const override = kind !== 'override' ? '' : [
+    ...[[], [`${key(r, 'AutoDetect')}=nvidia`], [`${key(r, 'AutoDetect')}=off`]][r(3)]!,
+    `${key(r, 'NodeName')}=${['n1', 'n[1-3]'][r(2)]!} ${key(r, 'AutoDetect')}=${mine}`,
+    ...(r(2) === 0 ? [`${key(r, 'NodeName')}=n9 ${key(r, 'AutoDetect')}=${mine === 'off' ? 'nvidia' : 'off'}`] : []),
+  ].map((l) => `${l}\n`).join('');
   const lines: string[] = [];
   // A value quoted or not, blanks around `=` or not (slurmd's parse_config.c takes them all).
   const field = (name: string, value: string): string => `${key(r, name)}${['=', '=', ' = ', '= '][r(4)]}${r(4) === 0 ? `"${value}"` : value}`;
@@ -76,7 +84,7 @@ export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-file
     // Another node's line: slurmd on n1 reads past it.
     if (r(5) === 0) lines.push([field('NodeName', 'n9'), field('Name', 'gpu'), ...(typed ? [field('Type', 'h100')] : []), field('File', `/dev/nvidia${16 + r(16)}`)].join(' '));
   }
-  return { gpus, gres: `${kind === 'nvidia-files' ? auto : ''}${lines.join('\n')}\n`, count: named.length };
+  return { gpus, gres: `${kind === 'nvidia-files' ? auto : override}${lines.join('\n')}\n`, count: named.length };
 }
 
 /** The minors in the order slurmGpuOrder gives Slurm's indices, or why it derives none. */
@@ -93,7 +101,7 @@ export async function gresOrderOracle(t: Test, root: string, cases = 30): Promis
   t.comment(`gres order: seed ${seed} (GDRGATE_GRES_SEED=${seed} draws the same cases)`);
   const r = rng(seed);
   const work = mkdtempSync('/tmp/gdrgate-gres-order-');
-  const kinds = ['nvidia', 'nvidia-files', 'files'] as const;
+  const kinds = ['nvidia', 'nvidia-files', 'files', 'override'] as const;
   for (let i = 0; i < cases; i++) {
     const c = makeCase(r, kinds[i % kinds.length]!);
     const dir = join(work, String(i));
