@@ -29,6 +29,8 @@ export interface JudgeInput {
   /** The node class's envelopes; null when the baseline has none. */
   readonly envelopes: readonly BaselineEnvelope[] | null;
   readonly minSamples: number;
+  /** Adapters whose name no longer pairs with their address as in the baseline (renamed.ts): their paths not judged. */
+  readonly renamed?: ReadonlyMap<string, string>;
 }
 
 export function judge(i: JudgeInput): BwFinding[] {
@@ -41,6 +43,8 @@ export function judge(i: JudgeInput): BwFinding[] {
     const base = { key, env, p50: r?.p50 ?? 0, count: r?.count ?? 0 };
     const subject = subjectOfKey(key);
     const ctx = { probe: key.probe, recipeHash: key.recipeHash };
+    const renamed = key.nic === null ? undefined : i.renamed?.get(key.nic);
+    if (renamed !== undefined) return { ...base, level: null, why: bw('bw-renamed', 'skip', subject, `not judged against the band of ${key.nic}: ${renamed}`, ctx) };
     if (st && st.unit !== env.unit) return { ...base, level: null, why: bw('bw-unit-mismatch', 'error', subject, `samples in ${st.unit}, band in ${env.unit}`, ctx) };
     if (env.failBelow > env.warnBelow) return { ...base, level: null, why: bw('bw-band-invalid', 'error', subject, `failBelow ${env.failBelow} is above warnBelow ${env.warnBelow}`, ctx) };
     if (!r || r.count < i.minSamples) {

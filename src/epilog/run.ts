@@ -14,6 +14,7 @@ import { appendSamples } from '../samples/spool.js';
 import { collectStats } from './collect.js';
 import { ensureDir, readStamp, takeProbeLock, writeAtomic, writeStamp } from './files.js';
 import type { BwFinding } from './finding.js';
+import { renamedNics } from './renamed.js';
 import { judge } from './judge.js';
 import { samplingDecision, type SamplingVerdict } from './policy.js';
 import { renderProm } from './prom.js';
@@ -85,7 +86,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       writeErrors.push(...a.notes);
     }
     const col = collectStats(dir, unwritten, { lastN: p.window });
-    const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples });
+    const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples, renamed: renamedNics(cls.devices, inv.nics) });
     if (!i.dryRun) {
       if (p.promFile !== null) {
         try {

@@ -33,6 +33,7 @@ interface Case {
   readonly envelopes: readonly BaselineEnvelope[];
   readonly extra?: readonly ProbeOutcome[];
   readonly unit?: BandwidthUnit;
+  readonly renamed?: ReadonlyMap<string, string>;
   readonly want: readonly (readonly [Status, BwCode, string?])[];
 }
 
@@ -64,6 +65,13 @@ export const cases: readonly Case[] = [
   { name: 'host low, GPU healthy → bw-low on the host path', history: { 'ib-write-host': [40, 40, 40, 40, 40], 'ib-write-gpu': [23, 23, 23, 23, 23] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-low', 'mlx5_0'], ['pass', 'bw-ok', `mlx5_0/${GPU}`]] },
   { name: 'GPU↔NIC diagnosis uses the host window even when the host was not probed this run', history: { 'ib-write-host': H, 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 10.5] }, fresh: ['ib-write-gpu'], envelopes: [HOST, GPUB], want: [['fail', 'bw-gpu-path', `mlx5_0/${GPU}`]] },
   { name: 'nvbandwidth h2d low → bw-gpu-host', history: { 'nvbw-h2d': [12, 12, 12, 12, 12] }, envelopes: [env('nvbw-h2d', 21, 17)], want: [['fail', 'bw-gpu-host', GPU]] },
+  {
+    name: 'mlx5_0 is another adapter here (names swapped): its low samples are not held to its band, nor its GPU path',
+    history: { 'ib-write-host': [40, 40, 40, 40, 40], 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 10.5] },
+    envelopes: [HOST, GPUB],
+    renamed: new Map([['mlx5_0', 'the adapter at 0000:9a:00.0 is mlx5_0 here, mlx5_1 in the baseline']]),
+    want: [['skip', 'bw-renamed', 'mlx5_0'], ['skip', 'bw-renamed', `mlx5_0/${GPU}`]],
+  },
   { name: 'no band for the recipe: recorded, not judged', history: { 'ib-write-host': H }, envelopes: [], want: [['skip', 'bw-no-envelope', 'mlx5_0']] },
   { name: 'samples in MB/s, band in Gb/s: never converted', history: { 'ib-write-host': [110, 110, 110, 110, 110] }, unit: 'MB/s', envelopes: [HOST], want: [['error', 'bw-unit-mismatch', 'mlx5_0']] },
   { name: 'fail band above the warn band: unusable band', history: { 'ib-write-host': H }, envelopes: [env('ib-write-host', 60, 80)], want: [['error', 'bw-band-invalid', 'mlx5_0']] },
@@ -88,7 +96,7 @@ function run(c: Case) {
     s.forEach((x) => acc.add(x));
     if ((c.fresh ?? Object.keys(c.history)).includes(p)) outcomes.push(ok(p, s[s.length - 1]!));
   }
-  return judge({ outcomes, stats: acc.result({ lastN: 5 }), envelopes: c.envelopes, minSamples: 3 });
+  return judge({ outcomes, stats: acc.result({ lastN: 5 }), envelopes: c.envelopes, minSamples: 3, ...(c.renamed ? { renamed: c.renamed } : {}) });
 }
 
 for (const c of cases)

@@ -1,0 +1,47 @@
+// The Epilog's bands follow an adapter's name, so an adapter whose name and address no longer pair as in the class's
+// capture (renamedNics) has its paths left unjudged: a two-pair HGX-style node (test/compare/trees.ts) captured, then
+// its adapters renamed, swapped or moved, read back from a generated /sys.
+import t from 'tap';
+import { captureClass } from '../../src/baseline/capture.js';
+import { renamedNics } from '../../src/epilog/renamed.js';
+import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
+import { base, tree } from '../compare/trees.js';
+
+const nicNamed = (n: GenNode, name: string) => allDevices(n).find((d) => d.ib?.name === name)!;
+
+async function renamedAfter(t: Test, change: (n: GenNode) => void): Promise<[string, string][]> {
+  const dir = t.testdir({});
+  const ref = captureClass((await tree(dir, 'ref', base())).inv, { name: 'ref', match: ['*'], platform: 'bare-metal', at: '2026-12-05T06:00:00Z' }).cls;
+  const now = base();
+  change(now);
+  return [...renamedNics(ref.devices, (await tree(dir, 'now', now)).inv.nics)].sort();
+}
+type Test = Parameters<Parameters<typeof t.test>[1]>[0];
+
+t.test('the same names at the same addresses: every path judged', async (t) => {
+  t.same(await renamedAfter(t, () => {}), []);
+});
+
+t.test('mlx5_0 and mlx5_1 swapped: neither name is judged against its band', async (t) => {
+  t.same(await renamedAfter(t, (n) => {
+    const [x, y] = [nicNamed(n, 'mlx5_0'), nicNamed(n, 'mlx5_1')];
+    [x.ib!.name, y.ib!.name] = ['mlx5_1', 'mlx5_0'];
+  }), [
+    ['mlx5_0', 'the adapter at 0000:16:00.0 is mlx5_1 here, mlx5_0 in the baseline'],
+    ['mlx5_1', 'the adapter at 0000:16:00.0 is mlx5_1 here, mlx5_0 in the baseline'],
+  ]);
+});
+
+t.test('mlx5_0 renamed by a naming rule (ibp22s0): both names left unjudged, the other adapter judged', async (t) => {
+  t.same(await renamedAfter(t, (n) => void (nicNamed(n, 'mlx5_0').ib!.name = 'ibp22s0')), [
+    ['ibp22s0', 'the adapter at 0000:16:00.0 is ibp22s0 here, mlx5_0 in the baseline'],
+    ['mlx5_0', 'the adapter at 0000:16:00.0 is ibp22s0 here, mlx5_0 in the baseline'],
+  ]);
+});
+
+t.test('an adapter gone: nothing renamed (presence says it is missing)', async (t) => {
+  t.same(await renamedAfter(t, (n) => {
+    const up = allDevices(n).find((d) => d.children?.some((c) => c.ib?.name === 'mlx5_1'))!;
+    up.children = up.children!.filter((c) => c.ib?.name !== 'mlx5_1');
+  }), []);
+});
