@@ -1,7 +1,7 @@
 // The Epilog's bands follow an adapter's name, so an adapter whose name and address no longer pair as in the class's
 // capture (renamedNics) has its paths left unjudged: a two-pair HGX-style node (test/compare/trees.ts) captured, then
 // its adapters renamed, swapped or moved, read back from a generated /sys.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { captureClass } from '../../src/baseline/capture.js';
 import { renamedNics } from '../../src/epilog/renamed.js';
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
@@ -16,7 +16,6 @@ async function renamedAfter(t: Test, change: (n: GenNode) => void): Promise<[str
   change(now);
   return [...renamedNics(ref.devices, (await tree(dir, 'now', now)).inv.nics)].sort();
 }
-type Test = Parameters<Parameters<typeof t.test>[1]>[0];
 
 t.test('the same names at the same addresses: every path judged', async (t) => {
   t.same(await renamedAfter(t, () => {}), []);
