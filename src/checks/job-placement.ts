@@ -5,7 +5,7 @@
 import { nul } from '../model/fact.js';
 import { compilePattern, type HostPattern } from '../baseline/match.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
-import { deviceMinor, type GresLine } from '../parsers/gres-conf.js';
+import { deviceMinor, type GresConf, type GresLine } from '../parsers/gres-conf.js';
 import type { Inventory } from '../model/inventory.js';
 import type { Finding } from '../model/finding.js';
 import { defineCheck, finder } from './types.js';
@@ -18,22 +18,42 @@ const f = finder('job-placement', WORDING.codes);
 /** gres.conf's NodeName= hostlists as compiled (null: refused), kept: a Prolog asks of each line more than once. */
 const NODE_LISTS = new Map<string, HostPattern | null>();
 
-/** Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node. */
+/**
+ * Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node. slurmd reads NodeName= as a hostlist only
+ * (hostlist_create, hostlist_find): `n*`, `n?`, `/re/` or `!x` are names, never patterns, and name no real node.
+ */
 export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boolean {
   if (l.nodeName === null) return true;
   if (host === null) return false;
-  let p = NODE_LISTS.get(l.nodeName);
+  // Names with such characters are left out (a real node's name has none); the rest is compiled as the hostlist.
+  const list = /[*?/!]/.test(l.nodeName) ? (l.nodeName.match(/(?:[^,[]|\[[^\]]*\])+/g) ?? []).filter((x) => !/[*?/!]/.test(x)).join(',') : l.nodeName;
+  if (list === '') return false;
+  let p = NODE_LISTS.get(list);
   if (p === undefined) {
     // The matcher reads a hostlist as Slurm does, its commas included (baseline/match.ts).
     try {
-      p = compilePattern(l.nodeName);
+      p = compilePattern(list);
     } catch {
       p = null;
     }
     if (NODE_LISTS.size >= 256) NODE_LISTS.clear(); // bounded: a gres.conf holds a few lines
-    NODE_LISTS.set(l.nodeName, p);
+    NODE_LISTS.set(list, p);
   }
   return p !== null && p.test(host);
+}
+
+/** A GPU line of gres.conf: Name=gpu in any case, as slurmd matches its plugins (gres.c xstrcasecmp). */
+export const isGpuLine = (l: Pick<GresLine, 'name'>): boolean => l.name.toLowerCase() === 'gpu';
+
+/**
+ * The AutoDetect= slurmd on `node` runs with: its own (a NodeName= line naming it) trumps the global one, of which the
+ * last holds; null: none; 'conflict': two different ones of its own (which holds is not told here).
+ */
+export function autoDetectFor(g: GresConf, node: string | null): string | null | 'conflict' {
+  const mine = new Set(g.autoDetects.filter((a) => a.nodeName !== null && forNode(a, node)).map((a) => a.value));
+  if (mine.size > 1) return 'conflict';
+  if (mine.size === 1) return [...mine][0]!;
+  return g.autoDetects.filter((a) => a.nodeName === null).at(-1)?.value ?? null;
 }
 
 /** The CPUs of `a` not in `b`, as ranges; both merged and sorted (parseCpuList): work by ranges, never by CPU. */
@@ -119,8 +139,10 @@ export default defineCheck('job-placement', WORDING, {
     const { gres, gresPath } = inv.placement;
     if (gres.state === 'unknown') return [f('gres-unknown', 'skip', gresPath, `gres.conf not usable: ${gres.why}`)];
     // slurmd keeps the lines whose NodeName= holds its own NodeName (the Prolog's SLURMD_NODENAME), which need not be the host's name.
-    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => l.name === 'gpu' && forNode(l, node ?? nul(inv.hostname))) : [];
+    const host = node ?? nul(inv.hostname);
+    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => isGpuLine(l) && forNode(l, host)) : [];
     if (!lines.length) return [f('gres-na', 'skip', 'node', gres.state === 'absent' ? `no ${gresPath}` : `${gresPath} has no GPU line for this node`)];
-    return lines.flatMap((l) => judgeLine(inv, l, gres.state === 'present' ? gres.value.autoDetect : null));
+    const ad = gres.state === 'present' ? autoDetectFor(gres.value, host) : null;
+    return lines.flatMap((l) => judgeLine(inv, l, ad === 'conflict' ? null : ad));
   },
 });

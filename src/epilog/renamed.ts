@@ -11,25 +11,25 @@ import type { RdmaNic } from '../model/inventory.js';
  * every name pairs as recorded. */
 export function renamedNics(recorded: readonly BaselineDevice[], live: readonly RdmaNic[]): Map<string, string> {
   const out = new Map<string, string>();
-  const liveAt = new Map<string, string>();
+  const say = (names: readonly string[], why: string): void => names.forEach((n) => out.has(n) || out.set(n, why));
+  // Two RDMA devices may share a PCI function (siw or rxe beside the adapter's own): names a set per address.
+  const namesAt = new Map<string, Set<string>>();
+  const liveBdf = new Map<string, string>();
   for (const n of live) {
-    const bdf = valueOf(n.bdf);
-    if (bdf !== undefined) liveAt.set(bdf.toLowerCase(), n.name);
+    // An adapter whose address cannot be read: its name cannot be shown to be the recorded one's.
+    if (n.bdf.state === 'unknown') say([n.name], `its PCI address could not be read (${n.bdf.why})`);
+    const bdf = valueOf(n.bdf)?.toLowerCase();
+    if (bdf === undefined) continue;
+    namesAt.set(bdf, (namesAt.get(bdf) ?? new Set<string>()).add(n.name));
+    liveBdf.set(n.name, bdf);
   }
-  const liveBdf = new Map([...liveAt].map(([bdf, name]) => [name, bdf]));
   for (const d of recorded) {
     if (d.role !== 'nic' || d.name === undefined) continue;
     const bdf = d.bdf.toLowerCase();
-    const now = liveAt.get(bdf);
-    if (now !== undefined && now !== d.name) {
-      const why = `the adapter at ${bdf} is ${now} here, ${d.name} in the baseline`;
-      for (const name of [d.name, now]) if (!out.has(name)) out.set(name, why);
-    }
+    const now = namesAt.get(bdf);
+    if (now !== undefined && !now.has(d.name)) say([d.name, ...now], `the adapter at ${bdf} is ${[...now].join(' and ')} here, ${d.name} in the baseline`);
     const moved = liveBdf.get(d.name);
-    if (moved !== undefined && moved !== bdf) {
-      const why = `${d.name} is the adapter at ${moved} here, at ${bdf} in the baseline`;
-      if (!out.has(d.name)) out.set(d.name, why);
-    }
+    if (moved !== undefined && moved !== bdf) say([d.name], `${d.name} is the adapter at ${moved} here, at ${bdf} in the baseline`);
   }
   return out;
 }

@@ -1,7 +1,7 @@
 // Slurm's gres.conf (man gres.conf, src/common/gres.c _parse_gres_config): one `Key=Value …` record a line, keys
 // case-insensitive, read as slurmd reads its files (comments, continued lines, quotes: slurm-syntax.ts). For the GPU lines: which device files (File=/dev/nvidia[0-3]) may use
 // which cores (Cores=, Slurm's abstract core index, not the OS's CPU numbers) and their NVLink counts (Links=).
-import { keyValues, logicalLines } from './slurm-syntax.js';
+import { blank, keyValues, logicalLines } from './slurm-syntax.js';
 import { type CpuRanges, type Parsed, parseCpuList } from './sysfs.js';
 
 export interface GresLine {
@@ -12,20 +12,27 @@ export interface GresLine {
   /** The line begins with NodeName= (slurmd reads the lines that begin with Name= first, then these: gres.c
    * _parse_gres_conf_locked appends the "Name" array before the "NodeName" one). */
   readonly nodeFirst: boolean;
+  /** Name= as written (slurmd matches it to its plugins in any case: gres.c xstrcasecmp). */
   readonly name: string;
   readonly type: string | null;
+  /** Every key of the line, lower-cased (File and its alias Files as written). */
+  readonly keys: readonly string[];
   /** File= expanded (`/dev/nvidia[0-1]` → /dev/nvidia0, /dev/nvidia1). */
   readonly files: readonly string[];
   readonly cores: CpuRanges | null;
   readonly coresText: string | null;
   readonly links: string | null;
+  /** Count= as written; null: none. */
+  readonly count: string | null;
 }
 
 export interface GresConf {
   readonly lines: readonly GresLine[];
-  /** AutoDetect= of a line without Name= (the file's default): nvml, rsmi, off. */
-  readonly autoDetect: string | null;
-  /** Every AutoDetect= with the NodeName= of its line (null: global), in file order: a node's own trumps the global. */
+  /**
+   * Every AutoDetect= slurmd takes, lower-cased, in file order: a line's first key AutoDetect= (global: the last one
+   * holds, parse_config.c "latest value used") or NodeName= (that node's own, which trumps the global). One on a line
+   * that begins with Name= slurmd ignores ("In-line AutoDetect requires NodeName"): not here.
+   */
   readonly autoDetects: readonly { readonly nodeName: string | null; readonly value: string }[];
 }
 
@@ -60,29 +67,26 @@ export function deviceMinor(file: string): number | null {
 
 export function parseGresConf(text: string): Parsed<GresConf> {
   const lines: GresLine[] = [];
-  let autoDetect: string | null = null;
   const autoDetects: { nodeName: string | null; value: string }[] = [];
   for (const { line: at, body } of logicalLines(text)) {
-    if (!body.trim()) continue;
+    if (blank(body)) continue;
     const pairs = keyValues(body);
     if (!pairs.ok) return { ok: false, error: `line ${at}: ${pairs.error}` };
     const kv = new Map(pairs.value.map(([k, v]) => [k.toLowerCase(), v]));
-    const i = at - 1;
+    const first = pairs.value[0]![0].toLowerCase();
     const name = kv.get('name');
     const ad = kv.get('autodetect')?.toLowerCase();
-    if (ad !== undefined) autoDetects.push({ nodeName: kv.get('nodename') ?? null, value: ad });
-    if (name === undefined) {
-      autoDetect = kv.get('autodetect')?.toLowerCase() ?? autoDetect;
-      continue;
-    }
-    const files = kv.has('file') ? expandFiles(kv.get('file')!) : { ok: true as const, value: [] };
-    if (!files.ok) return { ok: false, error: `line ${i + 1}: ${files.error}` };
+    if (ad !== undefined && first !== 'name') autoDetects.push({ nodeName: first === 'nodename' ? (kv.get('nodename') ?? null) : null, value: ad });
+    if (name === undefined) continue;
+    // Files= is File='s other spelling (gres.c _gres_options).
+    const fileText = kv.get('file') ?? kv.get('files');
+    const files = fileText !== undefined ? expandFiles(fileText) : { ok: true as const, value: [] };
+    if (!files.ok) return { ok: false, error: `line ${at}: ${files.error}` };
     // CPUs= is the older spelling of Cores= (gres.conf: "CPUs ... deprecated, use Cores").
     const coresText = kv.get('cores') ?? kv.get('cpus') ?? null;
     const cores = coresText === null ? null : parseCpuList(coresText);
-    if (cores && !cores.ok) return { ok: false, error: `line ${i + 1}: Cores=${coresText}: ${cores.error}` };
-    const nodeFirst = pairs.value[0]![0].toLowerCase() === 'nodename';
-    lines.push({ line: i + 1, nodeName: kv.get('nodename') ?? null, nodeFirst, name, type: kv.get('type') ?? null, files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? null });
+    if (cores && !cores.ok) return { ok: false, error: `line ${at}: Cores=${coresText}: ${cores.error}` };
+    lines.push({ line: at, nodeName: kv.get('nodename') ?? null, nodeFirst: first === 'nodename', name, type: kv.get('type') ?? null, keys: [...kv.keys()], files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? kv.get('link') ?? null, count: kv.get('count') ?? null });
   }
-  return { ok: true, value: { lines, autoDetect, autoDetects } };
+  return { ok: true, value: { lines, autoDetects } };
 }

@@ -3,8 +3,13 @@
 // gres.conf (parsers/gres-conf.ts). Pure.
 import type { Parsed } from './sysfs.js';
 
-/** Slurm's keyvalue_pattern: key, optional operator, `=`, a "quoted" or bare value, then space or end. */
-export const KEY_VALUE = /^\s*([A-Za-z0-9_.]+)\s*([-*+/]?)=\s*(?:"([^"]*)"|(\S+))(?:\s|$)/;
+/**
+ * Slurm's keyvalue_pattern: key, optional operator, `=`, a "quoted" or bare value, then space or end. Its blanks are
+ * POSIX [[:space:]] in the C locale: a no-break space (a wiki's copy) is part of a value, as slurmd reads it.
+ */
+export const KEY_VALUE = /^[ \t\n\v\f\r]*([A-Za-z0-9_.]+)[ \t\n\v\f\r]*([-*+/]?)=[ \t\n\v\f\r]*(?:"([^"]*)"|([^ \t\n\v\f\r]+))(?:[ \t\n\v\f\r]|$)/;
+/** Nothing but [[:space:]] left. */
+export const blank = (s: string): boolean => /^[ \t\n\v\f\r]*$/.test(s);
 
 /** Everything from the first `#` not escaped by an odd number of backslashes is a comment. */
 function stripComment(line: string): string {
@@ -19,7 +24,7 @@ function stripComment(line: string): string {
 
 /** An odd run of backslashes at the end (trailing spaces aside) continues the line: the text before it, or null. */
 function continued(line: string): string | null {
-  const m = /(\\+)\s*$/.exec(line);
+  const m = /(\\+)[ \t\n\v\f\r]*$/.exec(line);
   if (!m || m[1]!.length % 2 === 0) return null;
   return line.slice(0, m.index + m[1]!.length - 1);
 }
@@ -56,7 +61,7 @@ export function logicalLines(text: string): { readonly line: number; readonly bo
 export function keyValues(body: string): Parsed<[string, string][]> {
   const pairs: [string, string][] = [];
   let rest = body;
-  while (rest.trim() !== '') {
+  while (!blank(rest)) {
     const m = KEY_VALUE.exec(rest);
     if (!m || m[2]) return { ok: false, error: `${JSON.stringify(rest.trim().slice(0, 40))} is not Key=Value` };
     pairs.push([m[1]!, m[3] ?? m[4]!]);

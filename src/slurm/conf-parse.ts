@@ -1,7 +1,7 @@
 // slurm.conf text → its key=value entries and Include lines, as Slurm's own parser reads them (src/common/parse_config.c:
 // _get_next_line, _strip_comments, _strip_continuation, _strip_escapes, keyvalue_pattern, _parse_include_directive).
 // Pure: the loader (conf-load.ts) reads the files and follows the Include lines.
-import { KEY_VALUE, logicalLines } from '../parsers/slurm-syntax.js';
+import { blank, KEY_VALUE, logicalLines } from '../parsers/slurm-syntax.js';
 
 export interface ConfEntry {
   /** The file it was read from, and its first physical line (1-based). */
@@ -37,14 +37,14 @@ export function parseConf(text: string, file: string): ParsedConf {
   const order: ParsedConf['order'][number][] = [];
   const problems: string[] = [];
   for (const { line: first, body: line } of logicalLines(text)) {
-    if (line.trim() === '') continue;
+    if (blank(line)) continue;
     const inc = /^include\s+(\S+)/i.exec(line);
     if (inc) {
       order.push({ kind: 'include', include: { file, line: first, target: inc[1]! } });
       continue;
     }
     let rest = line;
-    while (rest.trim() !== '') {
+    while (!blank(rest)) {
       const m = KEY_VALUE.exec(rest);
       if (!m) {
         problems.push(`${file}:${first}: not key=value: ${JSON.stringify(rest.trim().slice(0, 80))}`);

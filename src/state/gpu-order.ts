@@ -4,12 +4,13 @@
 // _foreach_fill_in_gres_devices, one per File= entry in list order):
 //  - AutoDetect=nvml: the list is sorted by Links, "a stand-in for PCI bus ID order" (src/plugins/gres/gpu/gres_gpu.c
 //    _sort_gpu_by_links_order after _sort_gpu_by_file): index i is the i-th NVIDIA GPU in PCI bus order.
+//  - AutoDetect=nvidia (gpu/nvidia: no Links, so the sort by File= stands): index i is the i-th GPU by device minor.
+//  - either with File= lines: only the GPUs they name, where the lines hold nothing slurmd compares with what it found.
 //  - no AutoDetect (gpu/generic: no system list, nothing sorted): the gres.conf lines as slurmd read them, the lines
 //    that begin with Name= first, then those that begin with NodeName= (gres.c _parse_gres_conf_locked), each File=
 //    expanded in order; /dev/nvidia<minor> → its PCI address through /proc/driver/nvidia/gpus/*/information.
-//  - AutoDetect=nvidia (gpu/nvidia: no Links, so the sort by File= stands): index i is the i-th GPU by device minor.
-//  - anything else (another AutoDetect, a line without File=, an unreadable gres.conf): not derived. Then only
-//    when the minors are 0..n-1 in PCI bus order do all numberings agree; otherwise which GPU is meant is not known.
+//  - no gres.conf or no GPU line for the node: only when the minors are 0..n-1 in PCI bus order do all numberings
+//    agree; otherwise which GPU is meant is not known. Anything else not modelled: not derived (state/slurm-gpus.ts).
 // Pure: the Prolog computes it as root (state/slurm-gpus.ts) and signs it into the job's record; the TaskProlog judges
 // the devices it names (and, without a record, only the agreed order).
 

@@ -1,11 +1,11 @@
 // How slurmd on this node numbers its GPUs, from gres.conf and the device minors (the rules: state/gpu-order.ts).
 // Loaded by the Prolog only: it needs the gres.conf node matching of the job-placement check.
-import { forNode } from '../checks/job-placement.js';
+import { autoDetectFor, forNode, isGpuLine } from '../checks/job-placement.js';
 import type { Host } from '../host/host.js';
 import { readMinors } from '../inventory/placement.js';
 import type { Fact } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
-import { deviceMinor, type GresConf } from '../parsers/gres-conf.js';
+import { deviceMinor, type GresConf, type GresLine } from '../parsers/gres-conf.js';
 import { agreedOrder, byBdf, type GpuOrder, pciOrder, type SlurmGpu } from './gpu-order.js';
 
 export interface OrderInput {
@@ -28,41 +28,69 @@ const DETECTED = {
   nvidia: { order: 'the order of their device minors (/dev/nvidiaN)', by: (a: SlurmGpu, b: SlurmGpu) => a.minor - b.minor },
 } as const;
 
-/** How slurmd on this node numbers its GPUs. */
+/** Keys of a GPU line that leave its place in the numbering as modelled (under AutoDetect; without it Type=, Cores=,
+ * CPUs=, Links= and Count= too, checked below). Anything else (Flags=, MultipleFiles=…): not derived. */
+const PLAIN = new Set(['nodename', 'name', 'file', 'files']);
+const UNDETECTED = new Set([...PLAIN, 'type', 'cores', 'cpus', 'links', 'link', 'count']);
+
+/**
+ * How slurmd on this node numbers its GPUs; "not derived" whenever gres.conf holds what is not modelled here, never a
+ * guess (the record's order names the job's GPUs to its TaskProlog: a wrong one fails a healthy job). It takes slurm.conf's
+ * Gres= for the node to ask for the GPUs gres.conf names, untyped or of their Type= (docs/task.md).
+ */
 export function slurmGpuOrder(i: OrderInput): GpuOrder {
   const m = i.minors;
   if (m.state !== 'present') return { ok: false, why: m.state === 'unknown' ? m.why : 'no /proc/driver/nvidia/gpus: no GPU to number' };
   const g = i.gres;
-  if (g.state !== 'present') return agreedOrder(m.value, g.state === 'unknown' ? `gres.conf not usable: ${g.why}` : `no ${i.gresPath}`);
-  // A node's own AutoDetect= trumps the global one (man gres.conf); differing values for one node: not derived.
-  const mine = g.value.autoDetects.filter((a) => a.nodeName !== null && forNode(a, i.node));
-  const vals = new Set((mine.length ? mine : g.value.autoDetects.filter((a) => a.nodeName === null)).map((a) => a.value));
-  if (vals.size > 1) return agreedOrder(m.value, `${i.gresPath} gives this node AutoDetect=${[...vals].join(' and ')}`);
-  const ad = vals.size ? [...vals][0]! : null;
+  if (g.state === 'absent') return agreedOrder(m.value, `no ${i.gresPath}`);
+  const no = (why: string): GpuOrder => ({ ok: false, why: `${i.gresPath}${why}: Slurm's numbering is not derived for it` });
+  if (g.state === 'unknown') return { ok: false, why: `${i.gresPath} not usable (${g.why}): Slurm's numbering is not derived` };
+  const ad = autoDetectFor(g.value, i.node);
+  if (ad === 'conflict') return no(' gives this node two AutoDetect= of its own');
+  const lines = g.value.lines.filter((l) => isGpuLine(l) && forNode(l, i.node));
   const known = ad !== null && Object.hasOwn(DETECTED, ad);
-  if (ad !== null && ad !== 'off' && !known) return agreedOrder(m.value, `${i.gresPath} AutoDetect=${ad}: Slurm's numbering is not derived for it`);
+  if (ad !== null && ad !== 'off' && !known) {
+    // full: NVML where it loads, else gpu/nvidia; with no GPU line both number as the minors do when those are in bus order.
+    return ad === 'full' && !lines.length ? agreedOrder(m.value, `${i.gresPath} AutoDetect=full`) : no(` AutoDetect=${ad}`);
+  }
   const detected = known ? { ad: ad!, ...DETECTED[ad as keyof typeof DETECTED] } : null;
-  const lines = g.value.lines.filter((l) => l.name === 'gpu' && forNode(l, i.node));
   if (detected && !lines.length) return { ok: true, how: `${i.gresPath} AutoDetect=${detected.ad}: Slurm numbers the GPUs in ${detected.order}`, gpus: pciOrder(m.value).sort(detected.by) };
   if (!lines.length) return agreedOrder(m.value, `${i.gresPath} has no GPU line for this node`);
-  const bare = lines.find((l) => !l.files.length);
-  // With AutoDetect, lines slurmd matches to the GPUs it found: a line without File= is matched some other way.
-  if (bare) return detected ? { ok: false, why: `${i.gresPath} AutoDetect=${detected.ad} with line ${bare.line} naming no File=: Slurm's numbering is not derived for it` } : agreedOrder(m.value, `${i.gresPath} line ${bare.line} names no File=`);
+  const allowed = detected ? PLAIN : UNDETECTED;
+  const oddness = (l: GresLine): string | null => {
+    const extra = l.keys.filter((k) => !allowed.has(k));
+    return l.name !== 'gpu' ? `Name=${l.name}` : !l.files.length ? 'no File=' : extra.length ? extra.map((k) => `${k}=`).join(' ') : null;
+  };
+  for (const l of lines) {
+    const why = oddness(l);
+    if (why !== null) return no(` line ${l.line} (${why}${detected ? ` under AutoDetect=${detected.ad}` : ''})`);
+  }
+  // Without AutoDetect, GPUs of several types are numbered type by type in slurm.conf's order, unknown here.
+  if (!detected && new Set(lines.map((l) => l.type?.toLowerCase() ?? null)).size > 1) return no(` has GPU lines of several Type= for this node`);
   const gpus: SlurmGpu[] = [];
   for (const l of [...lines.filter((x) => !x.nodeFirst), ...lines.filter((x) => x.nodeFirst)]) {
     for (const f of l.files) {
       const n = deviceMinor(f);
       const bdf = n === null ? undefined : m.value.get(n);
       const why = n === null || bdf === undefined ? `${f} is ${n !== null ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}` : gpus.some((x) => x.minor === n) ? `${f} twice` : null;
-      // Under AutoDetect such a line is kept beside the GPUs found (a GPU of the config only): which index is whose, not known.
-      if (why !== null) return detected ? { ok: false, why: `${i.gresPath} AutoDetect=${detected.ad}, line ${l.line}: ${why}` } : agreedOrder(m.value, `${i.gresPath} line ${l.line}: ${why}`);
+      if (why !== null) return no(` line ${l.line}: ${why},`);
       gpus.push({ bdf: bdf!.toLowerCase(), minor: n! });
     }
   }
+  // Count=, where given with File=, must say as many.
+  const counted = lines.find((l) => l.keys.includes('count') && Number(l.count) !== l.files.length);
+  if (counted) return no(` line ${counted.line} (Count=${counted.count} for ${counted.files.length} File=)`);
   // AutoDetect with File= lines: slurmd keeps the GPUs it finds that the lines name, ignores the others ("The
   // following autodetected GPUs are being ignored", gres_gpu.c _merge_system_gres_conf), then sorts what it kept
   // (DETECTED): a GPU withheld from Slurm takes no index.
-  if (detected) return { ok: true, how: `${i.gresPath} AutoDetect=${detected.ad}, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in ${detected.order}`, gpus: [...gpus].sort(detected.by) };
+  if (detected?.ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in PCI bus order`, gpus: [...gpus].sort(byBdf) };
+  // nvidia: a Slurm before 24.11 knows no such AutoDetect and numbers by File= order, 24.11 on by minor: derived only
+  // where the two agree (which Slurm runs is not read here).
+  if (detected?.ad === 'nvidia') {
+    const byMinor = [...gpus].sort(DETECTED.nvidia.by);
+    if (byMinor.some((x, k) => x !== gpus[k])) return no(` AutoDetect=nvidia with File= not in minor order (Slurm 24.11 and later number by minor, earlier ones by File=)`);
+    return { ok: true, how: `${i.gresPath} AutoDetect=nvidia, File= naming ${gpus.length} of the ${m.value.size} GPUs in minor order: Slurm numbers those so`, gpus };
+  }
   return { ok: true, how: `${i.gresPath}: Slurm numbers the GPUs in the order of its File= entries`, gpus };
 }
 

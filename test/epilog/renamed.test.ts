@@ -44,3 +44,11 @@ t.test('an adapter gone: nothing renamed (presence says it is missing)', async (
     up.children = up.children!.filter((c) => c.ib?.name !== 'mlx5_1');
   }), []);
 });
+
+t.test('an adapter whose address cannot be read: not judged; one function with two RDMA devices: no rename', async (t) => {
+  const { unknown, present } = await import('../../src/model/fact.js');
+  const recorded = [{ bdf: '0000:16:00.0', role: 'nic' as const, name: 'mlx5_0' }, { bdf: '0000:36:00.0', role: 'nic' as const, name: 'mlx5_1' }];
+  const nic = (name: string, bdf: ReturnType<typeof present<string>> | ReturnType<typeof unknown>) => ({ name, bdf } as Parameters<typeof renamedNics>[1][number]);
+  t.same([...renamedNics(recorded, [nic('mlx5_0', unknown('EACCES')), nic('mlx5_1', present('0000:36:00.0'))])], [['mlx5_0', 'its PCI address could not be read (EACCES)']]);
+  t.same([...renamedNics(recorded, [nic('mlx5_0', present('0000:16:00.0')), nic('siw_ens1', present('0000:16:00.0')), nic('mlx5_1', present('0000:36:00.0'))])], [], 'siw beside mlx5_0 on its function');
+});

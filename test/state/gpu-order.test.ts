@@ -2,28 +2,38 @@
 // it finds in PCI bus order, AutoDetect=nvidia by device minor, but only those gres.conf's File= lines name when it has
 // any (gres_gpu.c _merge_system_gres_conf ignores the others); without AutoDetect, the File= entries in slurmd's line order. The record's field is checked on reading (isGpuOrder).
 import t from 'tap';
-import { present } from '../../src/model/fact.js';
+import { present, unknown } from '../../src/model/fact.js';
 import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
 import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
 import { agreedOrder, isGpuOrder } from '../../src/state/gpu-order.js';
 
 /** Four GPUs whose minors are in PCI bus order: minor i at bus 0x18 + 0x10·i. */
 const MINORS = new Map([0, 1, 2, 3].map((i) => [i, `0000:${(0x18 + 0x10 * i).toString(16)}:00.0`] as const));
+/** gres.conf as the Prolog's inventory gives it: present, or unknown with the parser's error. */
+const gresFact = (conf: string) => {
+  const p = parseGresConf(conf);
+  return p.ok ? present(p.value) : unknown(p.error);
+};
 const order = (conf: string) => {
-  const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1' });
+  const o = slurmGpuOrder({ gres: gresFact(conf), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1' });
   return o.ok ? o.gpus.map((g) => g.minor) : o.why;
 };
 
+const ND = "Slurm's numbering is not derived for it";
 t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= names', async (t) => {
   t.same(order('AutoDetect=nvml\n'), [0, 1, 2, 3], 'no GPU line: all of them');
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[0-3]\n'), [0, 1, 2, 3]);
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), [1, 2, 3], 'a GPU withheld from Slurm takes no index');
-  t.same(order('AutoDetect=nvml\nName=gpu Type=h100 File=/dev/nvidia3\nName=gpu Type=h100 File=/dev/nvidia2\n'), [2, 3], 'sorted by bus, whatever the lines\' order');
-  t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), 'gres.conf AutoDetect=nvml, line 2: /dev/nvidia7 is no GPU of this node', 'a GPU of the config only: not derived');
-  t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), 'gres.conf AutoDetect=nvml with line 2 naming no File=: Slurm\'s numbering is not derived for it');
+  t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia3\nName=gpu File=/dev/nvidia2\n'), [2, 3], 'sorted by bus, whatever the lines\' order');
+  t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2: /dev/nvidia7 is no GPU of this node,: ${ND}`, 'a GPU of the config only: not derived');
+  t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvml): ${ND}`);
+  // slurmd keeps a line only where it matches what NVML found (Type= in the model's name, the same Cores= and Links=):
+  // which those are is not read here.
+  t.equal(order('AutoDetect=nvml\nName=gpu Type=h100 File=/dev/nvidia3\n'), `gres.conf line 2 (type= under AutoDetect=nvml): ${ND}`);
+  t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia3 Cores=0-7 Links=-1\n'), `gres.conf line 2 (cores= links= under AutoDetect=nvml): ${ND}`);
 });
 
-t.test('AutoDetect=nvidia: every GPU by device minor, or only the ones File= names; never an inherited name', async (t) => {
+t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names where both Slurm orders agree', async (t) => {
   // Minors out of PCI bus order, so that the two AutoDetect orders differ: minor 0 is the last GPU on the bus.
   const minors = new Map([[2, '0000:18:00.0'], [0, '0000:9a:00.0'], [1, '0000:2a:00.0'], [10, '0000:3a:00.0']]);
   const by = (conf: string) => {
@@ -32,11 +42,27 @@ t.test('AutoDetect=nvidia: every GPU by device minor, or only the ones File= nam
   };
   t.same(by('AutoDetect=nvidia\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], 'no GPU line: all, /dev/nvidia10 after /dev/nvidia2');
   t.same(by('AutoDetect=nvml\n'), ['gres.conf AutoDetect=nvml: Slurm numbers the GPUs in PCI bus order', 2, 1, 10, 0], 'nvml: by bus');
-  t.same(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia10\nName=gpu File=/dev/nvidia[1-2]\n'), ['gres.conf AutoDetect=nvidia, File= naming 3 of the 4 GPUs: Slurm numbers those in the order of their device minors (/dev/nvidiaN)', 1, 2, 10], 'named ones, by minor');
+  t.same(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia[1-2]\nName=gpu File=/dev/nvidia10\n'), ['gres.conf AutoDetect=nvidia, File= naming 3 of the 4 GPUs in minor order: Slurm numbers those so', 1, 2, 10], 'named ones in minor order');
+  t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia10\nName=gpu File=/dev/nvidia[1-2]\n'), `gres.conf AutoDetect=nvidia with File= not in minor order (Slurm 24.11 and later number by minor, earlier ones by File=): ${ND}`, 'a Slurm before 24.11 would number by File=');
   t.same(by('NodeName=n1 AutoDetect=nvidia\nAutoDetect=off\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], "the node's own line trumps the global one");
-  t.equal(by('AutoDetect=nvidia\nName=gpu Count=2\n'), 'gres.conf AutoDetect=nvidia with line 2 naming no File=: Slurm\'s numbering is not derived for it');
-  t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia7\n'), 'gres.conf AutoDetect=nvidia, line 2: /dev/nvidia7 is no GPU of this node');
-  for (const ad of ['constructor', 'toString', '__proto__', 'rsmi']) t.match(by(`AutoDetect=${ad}\n`), new RegExp(`^gres\\.conf AutoDetect=${ad.toLowerCase()}: Slurm's numbering is not derived for it, and this node's device minors are not in PCI bus order `), `AutoDetect=${ad}: not derived`);
+  t.same(by('AutoDetect=off\nAutoDetect=nvidia\n').slice(1), [0, 1, 2, 10], 'of two global lines the last holds');
+  t.equal(by('Name=gpu AutoDetect=nvidia File=/dev/nvidia[2,0]\n') , `gres.conf line 1 (autodetect=): ${ND}`, "an AutoDetect on a Name= line slurmd ignores (and its line is not read)");
+  t.equal(by('NodeName=n1 AutoDetect=nvidia\nNodeName=n[1-2] AutoDetect=off\n'), `gres.conf gives this node two AutoDetect= of its own: ${ND}`);
+  t.equal(by('AutoDetect=nvidia\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvidia): ${ND}`);
+  t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2: /dev/nvidia7 is no GPU of this node,: ${ND}`);
+  t.equal(by('AutoDetect=nvidia\nName=GPU File=/dev/nvidia[1-2]\n'), `gres.conf line 2 (Name=GPU under AutoDetect=nvidia): ${ND}`, 'Name=GPU is a GPU line to slurmd');
+  for (const ad of ['constructor', 'toString', '__proto__', 'rsmi']) t.equal(by(`AutoDetect=${ad}\n`), `gres.conf AutoDetect=${ad.toLowerCase()}: ${ND}`, `AutoDetect=${ad}: not derived`);
+  t.same(by('AutoDetect=full\n'), 'gres.conf AutoDetect=full, and this node\'s device minors are not in PCI bus order (0000:18:00.0=minor 2, 0000:2a:00.0=minor 1, 0000:3a:00.0=minor 10, 0000:9a:00.0=minor 0)', 'full: NVML or gpu/nvidia, which agree only when the minors are in bus order');
+});
+
+t.test('gres.conf there but not read, or holding what is not modelled: not derived, never the agreed order', async (t) => {
+  t.equal(order('Include gres.d.conf\n'), 'gres.conf not usable (line 1: "Include gres.d.conf" is not Key=Value): Slurm\'s numbering is not derived', 'Include');
+  t.equal(order('Name=gpu File=/dev/nvidia2,/dev/nvidia1\n'), `gres.conf line 1: /dev/nvidia2,/dev/nvidia1 is not a /dev/nvidiaN node,: ${ND}`, 'a comma list outside brackets');
+  t.equal(order('Name=gpu Type=a File=/dev/nvidia1\nName=gpu Type=b File=/dev/nvidia0\n'), `gres.conf has GPU lines of several Type= for this node: ${ND}`, 'types are numbered in slurm.conf\'s order');
+  t.equal(order('Name=gpu File=/dev/nvidia[1-2] Count=3\n'), `gres.conf line 1 (Count=3 for 2 File=): ${ND}`);
+  t.equal(order('Name=gpu File=/dev/nvidia1 Flags=nvidia_gpu_env\n'), `gres.conf line 1 (flags=): ${ND}`);
+  t.same(order('Name=gpu Files=/dev/nvidia[2,1]\n'), [2, 1], 'Files= is File=');
+  t.same(order('NodeName=n* Name=gpu File=/dev/nvidia0\nName=gpu File=/dev/nvidia[2,1]\n'), [2, 1], 'NodeName=n* names a node called n*, not n1');
 });
 
 t.test('no AutoDetect: the File= entries as slurmd reads them', async (t) => {

@@ -45,6 +45,6 @@ mkdir -p "$R/var/spool/slurmd"
 chroot "$R" /usr/sbin/slurmd -D -G -N n1 >"$C/slurmd.out" 2>&1 || true
 # A record of several files (File=/dev/nvidia[5,12,6], no AutoDetect) is given its indices in the order Slurm's hostlist
 # expands it: asked of the root's own `scontrol show hostnames`.
-sed -n 's/.*Gres Name=gpu .* File=\([^ ]*\) .*/\1/p' "$C/slurmd.out" | while read -r f; do
+sed -n 's/.*Gres Name=[gG][pP][uU] .* File=\([^ ]*\) .*/\1/p' "$C/slurmd.out" | while read -r f; do
   chroot "$R" /usr/bin/scontrol show hostnames "$f"
 done
