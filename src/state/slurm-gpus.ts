@@ -73,7 +73,7 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
       const n = deviceMinor(f);
       const bdf = n === null ? undefined : m.value.get(n);
       const why = n === null || bdf === undefined ? `${f} is ${n !== null ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}` : gpus.some((x) => x.minor === n) ? `${f} twice` : null;
-      if (why !== null) return no(` line ${l.line}: ${why},`);
+      if (why !== null) return no(` line ${l.line} (${why})`);
       gpus.push({ bdf: bdf!.toLowerCase(), minor: n! });
     }
   }

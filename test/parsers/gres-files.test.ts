@@ -39,7 +39,7 @@ t.test('the numbering follows: a record [7,3] gives index 0 to nvidia7; a padded
     return o.ok ? o.gpus.map((g) => g.minor) : o.why;
   };
   t.same(order('Name=gpu File=/dev/nvidia[7,3]\n'), [7, 3]);
-  t.equal(order('Name=gpu File=/dev/nvidia[07-08]\n'), "gres.conf line 1: /dev/nvidia07 is not a /dev/nvidiaN node,: Slurm's numbering is not derived for it");
+  t.equal(order('Name=gpu File=/dev/nvidia[07-08]\n'), "gres.conf line 1 (/dev/nvidia07 is not a /dev/nvidiaN node): Slurm's numbering is not derived for it");
 });
 
 t.test('lines as slurmd reads them: comments, continuations, escapes', async (t) => {

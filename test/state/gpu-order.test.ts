@@ -25,7 +25,7 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[0-3]\n'), [0, 1, 2, 3]);
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), [1, 2, 3], 'a GPU withheld from Slurm takes no index');
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia3\nName=gpu File=/dev/nvidia2\n'), [2, 3], 'sorted by bus, whatever the lines\' order');
-  t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2: /dev/nvidia7 is no GPU of this node,: ${ND}`, 'a GPU of the config only: not derived');
+  t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2 (/dev/nvidia7 is no GPU of this node): ${ND}`, 'a GPU of the config only: not derived');
   t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvml): ${ND}`);
   // slurmd keeps a line only where it matches what NVML found (Type= in the model's name, the same Cores= and Links=):
   // which those are is not read here.
@@ -49,7 +49,7 @@ t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names wh
   t.equal(by('Name=gpu AutoDetect=nvidia File=/dev/nvidia[2,0]\n') , `gres.conf line 1 (autodetect=): ${ND}`, "an AutoDetect on a Name= line slurmd ignores (and its line is not read)");
   t.equal(by('NodeName=n1 AutoDetect=nvidia\nNodeName=n[1-2] AutoDetect=off\n'), `gres.conf gives this node two AutoDetect= of its own: ${ND}`);
   t.equal(by('AutoDetect=nvidia\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvidia): ${ND}`);
-  t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2: /dev/nvidia7 is no GPU of this node,: ${ND}`);
+  t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2 (/dev/nvidia7 is no GPU of this node): ${ND}`);
   t.equal(by('AutoDetect=nvidia\nName=GPU File=/dev/nvidia[1-2]\n'), `gres.conf line 2 (Name=GPU under AutoDetect=nvidia): ${ND}`, 'Name=GPU is a GPU line to slurmd');
   for (const ad of ['constructor', 'toString', '__proto__', 'rsmi']) t.equal(by(`AutoDetect=${ad}\n`), `gres.conf AutoDetect=${ad.toLowerCase()}: ${ND}`, `AutoDetect=${ad}: not derived`);
   t.same(by('AutoDetect=full\n'), 'gres.conf AutoDetect=full, and this node\'s device minors are not in PCI bus order (0000:18:00.0=minor 2, 0000:2a:00.0=minor 1, 0000:3a:00.0=minor 10, 0000:9a:00.0=minor 0)', 'full: NVML or gpu/nvidia, which agree only when the minors are in bus order');
@@ -57,7 +57,7 @@ t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names wh
 
 t.test('gres.conf there but not read, or holding what is not modelled: not derived, never the agreed order', async (t) => {
   t.equal(order('Include gres.d.conf\n'), 'gres.conf not usable (line 1: "Include gres.d.conf" is not Key=Value): Slurm\'s numbering is not derived', 'Include');
-  t.equal(order('Name=gpu File=/dev/nvidia2,/dev/nvidia1\n'), `gres.conf line 1: /dev/nvidia2,/dev/nvidia1 is not a /dev/nvidiaN node,: ${ND}`, 'a comma list outside brackets');
+  t.equal(order('Name=gpu File=/dev/nvidia2,/dev/nvidia1\n'), `gres.conf line 1 (/dev/nvidia2,/dev/nvidia1 is not a /dev/nvidiaN node): ${ND}`, 'a comma list outside brackets');
   t.equal(order('Name=gpu Type=a File=/dev/nvidia1\nName=gpu Type=b File=/dev/nvidia0\n'), `gres.conf has GPU lines of several Type= for this node: ${ND}`, 'types are numbered in slurm.conf\'s order');
   t.equal(order('Name=gpu File=/dev/nvidia[1-2] Count=3\n'), `gres.conf line 1 (Count=3 for 2 File=): ${ND}`);
   t.equal(order('Name=gpu File=/dev/nvidia1 Flags=nvidia_gpu_env\n'), `gres.conf line 1 (flags=): ${ND}`);
