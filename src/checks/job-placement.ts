@@ -19,38 +19,54 @@ const f = finder('job-placement', WORDING.codes);
 const NODE_LISTS = new Map<string, HostPattern | null>();
 
 /**
- * Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node. slurmd reads NodeName= as a hostlist only
- * (hostlist_create, hostlist_find): `n*`, `n?`, `/re/` or `!x` are names, never patterns, and name no real node.
+ * Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node; null: cannot tell. slurmd reads NodeName= as a hostlist
+ * only (hostlist_create, hostlist_find), its names parted by commas or blanks: `n*`, `n?`, `/re/` or `!x` are names,
+ * never patterns, and name no real node; a bracket that is no list of numbers, or a name too long to compile, cannot
+ * be told (slurmd refuses the first).
  */
-export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boolean {
+export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boolean | null {
   if (l.nodeName === null) return true;
   if (host === null) return false;
-  // Names with such characters are left out (a real node's name has none); the rest is compiled as the hostlist.
-  const list = /[*?/!]/.test(l.nodeName) ? (l.nodeName.match(/(?:[^,[]|\[[^\]]*\])+/g) ?? []).filter((x) => !/[*?/!]/.test(x)).join(',') : l.nodeName;
-  if (list === '') return false;
-  let p = NODE_LISTS.get(list);
-  if (p === undefined) {
-    // The matcher reads a hostlist as Slurm does, its commas included (baseline/match.ts).
-    try {
-      p = compilePattern(list);
-    } catch {
-      p = null;
+  let unsure = false;
+  for (const name of l.nodeName.match(/(?:[^,\s[]|\[[^\]]*\])+/g) ?? []) {
+    if (/[*?/!]/.test(name)) continue;
+    if (/[[\]]/.test(name) && !/^[^[\]]*(?:\[[0-9,-]+\][^[\]]*)+$/.test(name)) {
+      unsure = true;
+      continue;
     }
-    if (NODE_LISTS.size >= 256) NODE_LISTS.clear(); // bounded: a gres.conf holds a few lines
-    NODE_LISTS.set(list, p);
+    let p = NODE_LISTS.get(name);
+    if (p === undefined) {
+      // The matcher reads a hostlist as Slurm does (baseline/match.ts).
+      try {
+        p = compilePattern(name);
+      } catch {
+        p = null;
+      }
+      if (NODE_LISTS.size >= 256) NODE_LISTS.clear(); // bounded: a gres.conf holds a few lines
+      NODE_LISTS.set(name, p);
+    }
+    // Refused: a range upside down names no node, as in slurmd; a name too long for the matcher cannot be told.
+    if (p === null) unsure ||= name.length > 256;
+    else if (p.test(host)) return true;
   }
-  return p !== null && p.test(host);
+  return unsure ? null : false;
 }
+
+/** The AutoDetect= values that give slurmd an NVIDIA GPU's CPU affinity (gpu/nvml, gpu/nvidia; full takes one of them). */
+const AFFINITY = new Set(['nvml', 'nvidia', 'full']);
 
 /** A GPU line of gres.conf: Name=gpu in any case, as slurmd matches its plugins (gres.c xstrcasecmp). */
 export const isGpuLine = (l: Pick<GresLine, 'name'>): boolean => l.name.toLowerCase() === 'gpu';
 
 /**
  * The AutoDetect= slurmd on `node` runs with: its own (a NodeName= line naming it) trumps the global one, of which the
- * last holds; null: none; 'conflict': two different ones of its own (which holds is not told here).
+ * last holds; null: none; 'conflict': two different ones of its own, or a NodeName= that may name it (which holds is
+ * not told here).
  */
 export function autoDetectFor(g: GresConf, node: string | null): string | null | 'conflict' {
-  const mine = new Set(g.autoDetects.filter((a) => a.nodeName !== null && forNode(a, node)).map((a) => a.value));
+  const local = g.autoDetects.filter((a) => a.nodeName !== null);
+  if (local.some((a) => forNode(a, node) === null)) return 'conflict';
+  const mine = new Set(local.filter((a) => forNode(a, node) === true).map((a) => a.value));
   if (mine.size > 1) return 'conflict';
   if (mine.size === 1) return [...mine][0]!;
   return g.autoDetects.filter((a) => a.nodeName === null).at(-1)?.value ?? null;
@@ -119,7 +135,7 @@ function judgeLine(inv: Inventory, l: GresLine, autoDetect: string | null): Retu
     const bdf = minors.value.get(minor);
     if (bdf === undefined) return f('gres-unknown', 'skip', file, `${at}: no GPU has device minor ${minor}`);
     if (lc === null) {
-      if (autoDetect && autoDetect !== 'off') return f('gres-cores-ok', 'pass', bdf, `${file}: no Cores=, AutoDetect=${autoDetect} gives Slurm the GPU's CPU affinity`);
+      if (autoDetect !== null && AFFINITY.has(autoDetect)) return f('gres-cores-ok', 'pass', bdf, `${file}: no Cores=, AutoDetect=${autoDetect} gives Slurm the GPU's CPU affinity`);
       return f('gres-cores-none', 'warn', bdf, `${at} gives ${file} no Cores=`);
     }
     const local = inv.pci.get(bdf)?.localCpus;
@@ -140,9 +156,12 @@ export default defineCheck('job-placement', WORDING, {
     if (gres.state === 'unknown') return [f('gres-unknown', 'skip', gresPath, `gres.conf not usable: ${gres.why}`)];
     // slurmd keeps the lines whose NodeName= holds its own NodeName (the Prolog's SLURMD_NODENAME), which need not be the host's name.
     const host = node ?? nul(inv.hostname);
-    const lines = gres.state === 'present' ? gres.value.lines.filter((l) => isGpuLine(l) && forNode(l, host)) : [];
-    if (!lines.length) return [f('gres-na', 'skip', 'node', gres.state === 'absent' ? `no ${gresPath}` : `${gresPath} has no GPU line for this node`)];
+    const all = gres.state === 'present' ? gres.value.lines.filter(isGpuLine) : [];
+    // A line whose NodeName= cannot be read as slurmd reads it: neither judged nor passed over.
+    const unsure = all.filter((l) => forNode(l, host) === null).map((l) => f('gres-unknown', 'skip', gresPath, `gres.conf line ${l.line}: whether NodeName=${l.nodeName} names this node cannot be told`));
+    const lines = all.filter((l) => forNode(l, host) === true);
+    if (!lines.length && !unsure.length) return [f('gres-na', 'skip', 'node', gres.state === 'absent' ? `no ${gresPath}` : `${gresPath} has no GPU line for this node`)];
     const ad = gres.state === 'present' ? autoDetectFor(gres.value, host) : null;
-    return lines.flatMap((l) => judgeLine(inv, l, ad === 'conflict' ? null : ad));
+    return [...unsure, ...lines.flatMap((l) => judgeLine(inv, l, ad === 'conflict' ? null : ad))];
   },
 });

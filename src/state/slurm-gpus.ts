@@ -46,8 +46,10 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
   const no = (why: string): GpuOrder => ({ ok: false, why: `${i.gresPath}${why}: Slurm's numbering is not derived for it` });
   if (g.state === 'unknown') return { ok: false, why: `${i.gresPath} not usable (${g.why}): Slurm's numbering is not derived` };
   const ad = autoDetectFor(g.value, i.node);
-  if (ad === 'conflict') return no(' gives this node two AutoDetect= of its own');
-  const lines = g.value.lines.filter((l) => isGpuLine(l) && forNode(l, i.node));
+  if (ad === 'conflict') return no(' gives this node two AutoDetect= of its own, or one whose NodeName= cannot be told');
+  const unsure = g.value.lines.find((l) => isGpuLine(l) && forNode(l, i.node) === null);
+  if (unsure) return no(` line ${unsure.line} (whether NodeName=${unsure.nodeName} names this node cannot be told)`);
+  const lines = g.value.lines.filter((l) => isGpuLine(l) && forNode(l, i.node) === true);
   const known = ad !== null && Object.hasOwn(DETECTED, ad);
   if (ad !== null && ad !== 'off' && !known) {
     // full: NVML where it loads, else gpu/nvidia; with no GPU line both number as the minors do when those are in bus order.

@@ -102,7 +102,6 @@ export function oddCase(r: (n: number) => number): Case {
   const c = makeCase(r, r(2) === 0 ? 'files' : 'nvidia-files');
   const lines = c.gres.replace(/\\\n[ \t]*/g, ' ').split('\n').filter(Boolean);
   const gpu = lines.findIndex((l) => /^(nodename[ =]\S+ +)?name/i.test(l) && !/n9/.test(l));
-  const unused = 16 + r(16);
   const edits: ((ls: string[]) => string[])[] = [
     (ls) => ls.map((l, i) => (i === gpu ? `${l} Cores=0-1` : l)),
     (ls) => ls.map((l, i) => (i === gpu ? `${l} Cores=5` : l)),
@@ -113,7 +112,10 @@ export function oddCase(r: (n: number) => number): Case {
     (ls) => ls.map((l, i) => (i === gpu ? l.replace(/name( *)= *"?gpu"?/i, 'Name=GPU') : l)),
     (ls) => ls.map((l, i) => (i === gpu ? l.replace(/\[([0-9,]+)\]/, (_, g: string) => g.split(',').join(',/dev/nvidia')) : l)),
     (ls) => [...ls.slice(0, gpu), ls[gpu]!.replace(/(name *= *"?gpu"?)/i, '$1 AutoDetect=nvidia'), ...ls.slice(gpu + 1)].filter((l) => !/^autodetect/i.test(l)),
-    (ls) => [`NodeName=n* Name=gpu File=/dev/nvidia${unused}`, ...ls],
+    // A GPU of this node that no line names (else one that does), on a line for a node called n*: taken as n1's,
+    // it would change the order.
+    (ls) => [`NodeName=n* Name=gpu File=/dev/nvidia${(c.gpus.find((g) => !new RegExp(`nvidia(\\[[0-9,]*)?\\b${g.minor}\\b`).test(c.gres)) ?? c.gpus[0]!).minor}`, ...ls],
+    (ls) => [`NodeName="n0 n1" AutoDetect=off`, ...ls],
     (ls) => ['AutoDetect=nvidia', 'AutoDetect=off', ...ls.filter((l) => !/^autodetect/i.test(l))],
   ];
   return { ...c, gres: `${edits[r(edits.length)]!(lines).join('\n')}\n` };

@@ -47,7 +47,7 @@ t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names wh
   t.same(by('NodeName=n1 AutoDetect=nvidia\nAutoDetect=off\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], "the node's own line trumps the global one");
   t.same(by('AutoDetect=off\nAutoDetect=nvidia\n').slice(1), [0, 1, 2, 10], 'of two global lines the last holds');
   t.equal(by('Name=gpu AutoDetect=nvidia File=/dev/nvidia[2,0]\n') , `gres.conf line 1 (autodetect=): ${ND}`, "an AutoDetect on a Name= line slurmd ignores (and its line is not read)");
-  t.equal(by('NodeName=n1 AutoDetect=nvidia\nNodeName=n[1-2] AutoDetect=off\n'), `gres.conf gives this node two AutoDetect= of its own: ${ND}`);
+  t.equal(by('NodeName=n1 AutoDetect=nvidia\nNodeName=n[1-2] AutoDetect=off\n'), `gres.conf gives this node two AutoDetect= of its own, or one whose NodeName= cannot be told: ${ND}`);
   t.equal(by('AutoDetect=nvidia\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvidia): ${ND}`);
   t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2 (/dev/nvidia7 is no GPU of this node): ${ND}`);
   t.equal(by('AutoDetect=nvidia\nName=GPU File=/dev/nvidia[1-2]\n'), `gres.conf line 2 (Name=GPU under AutoDetect=nvidia): ${ND}`, 'Name=GPU is a GPU line to slurmd');
@@ -63,6 +63,13 @@ t.test('gres.conf there but not read, or holding what is not modelled: not deriv
   t.equal(order('Name=gpu File=/dev/nvidia1 Flags=nvidia_gpu_env\n'), `gres.conf line 1 (flags=): ${ND}`);
   t.same(order('Name=gpu Files=/dev/nvidia[2,1]\n'), [2, 1], 'Files= is File=');
   t.same(order('NodeName=n* Name=gpu File=/dev/nvidia0\nName=gpu File=/dev/nvidia[2,1]\n'), [2, 1], 'NodeName=n* names a node called n*, not n1');
+  // slurmd parts names at blanks too; a long list names its nodes as a short one does.
+  t.same(order('NodeName="n0 n1" Name=gpu File=/dev/nvidia[2,1]\n'), [2, 1], 'NodeName="n0 n1" names n1');
+  const many = Array.from({ length: 60 }, (_, k) => `x${k}`).join(',') + ',n1';
+  t.same(order(`NodeName=${many} Name=gpu File=/dev/nvidia[2,0]\n`), [2, 0], `a NodeName= list of ${many.length} characters`);
+  t.equal(order('NodeName=n[1x] Name=gpu File=/dev/nvidia[2,0]\n'), `gres.conf line 1 (whether NodeName=n[1x] names this node cannot be told): ${ND}`, 'a bracket slurmd refuses');
+  t.match(order(`NodeName=n[${Array.from({ length: 90 }, (_, k) => k + 2).join(',')}] Name=gpu File=/dev/nvidia[2,0]\n`), /^gres\.conf line 1 \(whether NodeName=n\[2,3,4,[0-9,]*,91\] names this node cannot be told\): Slurm's numbering is not derived for it$/, 'one name too long for the matcher: cannot be told');
+  t.equal(order('AutoDetect=nvidia\nNodeName=n[1x] AutoDetect=off\n'), `gres.conf gives this node two AutoDetect= of its own, or one whose NodeName= cannot be told: ${ND}`);
 });
 
 t.test('no AutoDetect: the File= entries as slurmd reads them', async (t) => {
