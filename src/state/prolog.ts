@@ -10,6 +10,7 @@ import { chown } from '../host/entries.js';
 import { writeNew } from '../host/files.js';
 import { ensureStateDir, removeJobDir } from './store.js';
 import type { Bytes, PrologState, SignedEnvelope } from './types.js';
+import type { GpuOrder } from './gpu-order.js';
 
 /** SLURM_JOB_GPUS / SLURM_STEP_GPUS ("0,1,3"): Slurm's GPU numbers (state/gpu-order.ts); null when absent, empty or malformed. */
 export function parseJobGpus(s: string | undefined): number[] | null {
@@ -105,6 +106,12 @@ async function ncclTopoFile(host: Host, inv: Inventory): Promise<{ file: JobFile
   return { file: { name: NCCL_TOPO_FILE, data: xml }, paths };
 }
 
+/** slurmd's numbering, from gres.conf, the minors and (only where it decides) the slurm.conf slurmd was given. */
+async function gpuOrder(i: RecordInput): Promise<GpuOrder> {
+  const { nodeGpuOrder, slurmConfPath } = await import('./slurm-gpus.js');
+  return nodeGpuOrder(i.host, i.inv.placement, i.node, slurmConfPath(i.env, i.inv.placement.gresPath));
+}
+
 /** `level`: nothing to record outside a job (a run by hand), a warning for a malformed id, an error otherwise. */
 export type RecordResult =
   | { readonly ok: true; readonly file: string; readonly ms: number; readonly ncclTopoWhy?: string }
@@ -129,7 +136,7 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
       dev,
       jobGpus: parseJobGpus(i.env.SLURM_JOB_GPUS),
       // Which PCI device each of Slurm's GPU numbers is, the way slurmd numbers them: root reads gres.conf and the minors.
-      slurmGpus: await (await import('./slurm-gpus.js')).nodeGpuOrder(i.host, i.inv.placement, i.node),
+      slurmGpus: await gpuOrder(i),
       now: new Date(),
     });
     // The topology file is a convenience: failing to make it leaves the job's state as it would be without it.

@@ -2,10 +2,13 @@
 // Loaded by the Prolog only: it needs the gres.conf node matching of the job-placement check.
 import { autoDetectFor, forNode, isGpuLine } from '../checks/job-placement.js';
 import type { Host } from '../host/host.js';
+import path from 'node:path';
 import { readMinors } from '../inventory/placement.js';
-import type { Fact } from '../model/fact.js';
+import { type Fact, present, unknown } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
 import { deviceMinor, type GresConf, type GresLine } from '../parsers/gres-conf.js';
+import { loadConf } from '../slurm/conf-load.js';
+import { type GpuAsk, nodeGpuAsk } from '../slurm/node-gres.js';
 import { agreedOrder, byBdf, type GpuOrder, pciOrder, type SlurmGpu } from './gpu-order.js';
 
 export interface OrderInput {
@@ -14,7 +17,13 @@ export interface OrderInput {
   readonly minors: Fact<ReadonlyMap<number, string>>;
   /** slurmd's NodeName (SLURMD_NODENAME), for the gres.conf lines that name nodes. */
   readonly node: string | null;
+  /** What slurm.conf's Gres= asks for on this node (absent: no GPU); not given: not read yet, and read only where the
+   * numbering depends on it (File= lines under AutoDetect naming some of the GPUs). */
+  readonly asked?: Fact<GpuAsk>;
 }
+
+/** slurmGpuOrder's answer: an order, or that slurm.conf's Gres= must be read first (nodeGpuOrder reads it). */
+export type OrderResult = GpuOrder | { readonly ok: false; readonly why: string; readonly needs: 'slurm.conf' };
 
 /**
  * The AutoDetect= values whose numbering is derived, and the order slurmd leaves the GPUs in (gres_gpu.c, after
@@ -35,10 +44,11 @@ const UNDETECTED = new Set([...PLAIN, 'type', 'cores', 'cpus', 'links', 'link', 
 
 /**
  * How slurmd on this node numbers its GPUs; "not derived" whenever gres.conf holds what is not modelled here, never a
- * guess (the record's order names the job's GPUs to its TaskProlog: a wrong one fails a healthy job). It takes slurm.conf's
- * Gres= for the node to ask for the GPUs gres.conf names, untyped or of their Type= (docs/task.md).
+ * guess (the record's order names the job's GPUs to its TaskProlog: a wrong one fails a healthy job). slurm.conf's
+ * Gres= for the node is asked for (`needs`) only where it decides which GPUs slurmd keeps; elsewhere it is taken to ask
+ * for the GPUs gres.conf names, untyped or of their Type= (docs/task.md).
  */
-export function slurmGpuOrder(i: OrderInput): GpuOrder {
+export function slurmGpuOrder(i: OrderInput): OrderResult {
   const m = i.minors;
   if (m.state !== 'present') return { ok: false, why: m.state === 'unknown' ? m.why : 'no /proc/driver/nvidia/gpus: no GPU to number' };
   const g = i.gres;
@@ -85,6 +95,17 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
   // AutoDetect with File= lines: slurmd keeps the GPUs it finds that the lines name, ignores the others ("The
   // following autodetected GPUs are being ignored", gres_gpu.c _merge_system_gres_conf), then sorts what it kept
   // (DETECTED): a GPU withheld from Slurm takes no index.
+  // Some of the GPUs named: slurmd keeps the lines only where slurm.conf asks for untyped GPUs. Asked for gpu:h100:2,
+  // untyped lines match no record (gres.c _match_type), and file-less h100 records take the first GPUs it detected
+  // instead (the real slurmd: lines naming nvidia[3,5] of 1,3,5 under AutoDetect=nvidia leave it nvidia1, nvidia3).
+  if (detected && gpus.length < m.value.size) {
+    const some = ` AutoDetect=${detected.ad} with File= naming ${gpus.length} of the ${m.value.size} GPUs`;
+    const a = i.asked;
+    if (a === undefined) return { ok: false, why: `${i.gresPath}${some}: slurm.conf's Gres= not read`, needs: 'slurm.conf' };
+    if (a.state === 'unknown') return no(`${some}, and slurm.conf's Gres= for this node cannot be told (${a.why}): which GPUs slurmd keeps depends on it`);
+    if (a.state === 'absent') return no(`${some}, and slurm.conf's Gres= asks for no GPU on this node`);
+    if (a.value.types.length) return no(`${some} without Type=, and slurm.conf asks for typed GPUs (gpu:${a.value.types.join(', gpu:')}): slurmd keeps the first GPUs it detects, not those`);
+  }
   if (detected?.ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in PCI bus order`, gpus: [...gpus].sort(byBdf) };
   // nvidia: a Slurm before 24.11 knows no such AutoDetect and numbers by File= order, 24.11 on by minor: derived only
   // where the two agree (which Slurm runs is not read here).
@@ -97,8 +118,31 @@ export function slurmGpuOrder(i: OrderInput): GpuOrder {
 }
 
 
-/** The Prolog's call: the inventory reads the minors only for a gres.conf with File= lines; read them here otherwise. */
-export async function nodeGpuOrder(host: Host, p: Placement, node: string): Promise<GpuOrder> {
+/**
+ * The Prolog's call: the inventory reads the minors only for a gres.conf with File= lines; read them here otherwise.
+ * slurm.conf (`conf`: slurmd's own, SLURM_CONF in the Prolog's environment) only where the numbering depends on it.
+ */
+export async function nodeGpuOrder(host: Host, p: Placement, node: string, conf: string): Promise<GpuOrder> {
   const minors = p.minors.state === 'absent' ? await readMinors(host) : p.minors;
-  return slurmGpuOrder({ gres: p.gres, gresPath: p.gresPath, minors, node });
+  const input = { gres: p.gres, gresPath: p.gresPath, minors, node };
+  const first = slurmGpuOrder(input);
+  if (!('needs' in first)) return first;
+  return plain(slurmGpuOrder({ ...input, asked: await readAsk(host, conf, node) }));
 }
+
+/** The slurm.conf slurmd reads: SLURM_CONF as slurmd sets it for its Prolog, else beside gres.conf. */
+export const slurmConfPath = (env: NodeJS.ProcessEnv, gresPath: string): string =>
+  env.SLURM_CONF?.startsWith('/') ? env.SLURM_CONF : path.posix.join(path.posix.dirname(gresPath), 'slurm.conf');
+
+async function readAsk(host: Host, conf: string, node: string): Promise<Fact<GpuAsk>> {
+  try {
+    const c = await loadConf(host, conf);
+    if (c.problems.length) return unknown(c.problems[0]!);
+    const a = nodeGpuAsk(c.entries, node);
+    return !a.ok ? unknown(a.error) : a.value === null ? { state: 'absent' } : present(a.value);
+  } catch (e) {
+    return unknown((e as Error).message);
+  }
+}
+
+const plain = (o: OrderResult): GpuOrder => ('needs' in o ? { ok: false, why: o.why } : o);

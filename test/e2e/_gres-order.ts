@@ -1,24 +1,27 @@
 // slurmd's own GPU numbering against the Prolog's (src/state/slurm-gpus.ts): generated nodes (1-8 GPUs, minors and PCI
-// addresses drawn apart, so that bus order, minor order and readdir order differ) and gres.conf files, each given to
-// the Debian root's real `slurmd -G` (trixie/gres-order.sh), whose final File= list is Slurm's index order. Plain
+// addresses drawn apart, so that bus order, minor order and readdir order differ), gres.conf files and slurm.conf's
+// NodeName= lines (Gres= on the node's line or a DEFAULT one; read by the Prolog's own parser), each given to the
+// Debian root's real `slurmd -G` (trixie/gres-order.sh), whose final File= list is Slurm's index order. Plain
 // shapes (makeCase: AutoDetect=nvidia alone or with File= lines; no AutoDetect with Name= and NodeName= lines in any
 // order; File= as one file or a bracket list in any order; another node's lines, keys in any case, tabs, comments,
 // quoted values, blanks around `=`, continued lines) must be derived and equal slurmd's; a global AutoDetect with the
-// node's own, and odd shapes (oddCase: what the numbering does not model), must equal slurmd's wherever derived, and
-// may say they cannot be: never another order.
+// node's own, and odd shapes (oddCase: what the numbering does not model, or a typed slurm.conf Gres=), must equal
+// slurmd's wherever derived, and may say they cannot be: never another order.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
-import { present } from '../../src/model/fact.js';
+import { ABSENT, present, unknown } from '../../src/model/fact.js';
 import { parseGresConf } from '../../src/parsers/gres-conf.js';
+import { parseConf } from '../../src/slurm/conf-parse.js';
+import { nodeGpuAsk } from '../../src/slurm/node-gres.js';
 import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
 import { REPO, run } from './_sandbox.js';
 
 interface Case {
   readonly gpus: readonly { readonly minor: number; readonly bdf: string }[];
   readonly gres: string;
-  /** The GPUs Slurm is told of (slurm.conf Gres=gpu:N). */
-  readonly count: number;
+  /** The GPUs Slurm is told of: slurm.conf's Gres= for the node (gpu:N; odd cases gpu:TYPE:N). */
+  readonly ask: string;
 }
 
 /** A small seeded generator (mulberry32): the seed is printed, so a failure can be made again. */
@@ -58,7 +61,7 @@ export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-file
   const buses = shuffled(r, Array.from({ length: 200 }, (_, i) => i + 0x10)).slice(0, k);
   const gpus = minors.map((minor, i) => ({ minor, bdf: `0000:${buses[i]!.toString(16).padStart(2, '0')}:00.0` }));
   const auto = `${key(r, 'AutoDetect')}=nvidia${r(3) === 0 ? `${gap(r)}# every GPU of the node` : ''}\n`;
-  if (kind === 'nvidia') return { gpus, gres: r(4) === 0 ? `# GPUs\n${auto}` : auto, count: k };
+  if (kind === 'nvidia') return { gpus, gres: r(4) === 0 ? `# GPUs\n${auto}` : auto, ask: `gpu:${k}` };
   const drawn = shuffled(r, minors).slice(0, kind === 'files' ? k : 1 + r(k));
   // Under AutoDetect=nvidia, File= in minor order: where it is not, a Slurm before 24.11 numbers otherwise, and the
   // Prolog says it cannot tell (the odd cases draw that).
@@ -89,7 +92,7 @@ export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-file
     // Another node's line: slurmd on n1 reads past it.
     if (r(5) === 0) lines.push([field('NodeName', 'n9'), field('Name', 'gpu'), ...(typed ? [field('Type', 'h100')] : []), field('File', `/dev/nvidia${16 + r(16)}`)].join(' '));
   }
-  return { gpus, gres: `${kind === 'nvidia-files' ? auto : override}${lines.join('\n')}\n`, count: named.length };
+  return { gpus, gres: `${kind === 'nvidia-files' ? auto : override}${lines.join('\n')}\n`, ask: `gpu:${named.length}` };
 }
 
 /**
@@ -101,7 +104,7 @@ export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-file
 export function oddCase(r: (n: number) => number): Case {
   const c = makeCase(r, r(2) === 0 ? 'files' : 'nvidia-files');
   const lines = c.gres.replace(/\\\n[ \t]*/g, ' ').split('\n').filter(Boolean);
-  const gpu = lines.findIndex((l) => /^(nodename[ =]\S+ +)?name/i.test(l) && !/n9/.test(l));
+  const gpu = lines.findIndex((l) => /^(nodename[ \t]*=[ \t]*\S+[ \t]+)?name[ \t]*=/i.test(l) && !/n9/.test(l));
   const edits: ((ls: string[]) => string[])[] = [
     (ls) => ls.map((l, i) => (i === gpu ? `${l} Cores=0-1` : l)),
     (ls) => ls.map((l, i) => (i === gpu ? `${l} Cores=5` : l)),
@@ -118,14 +121,33 @@ export function oddCase(r: (n: number) => number): Case {
     (ls) => [`NodeName="n0 n1" AutoDetect=off`, ...ls],
     (ls) => ['AutoDetect=nvidia', 'AutoDetect=off', ...ls.filter((l) => !/^autodetect/i.test(l))],
   ];
-  return { ...c, gres: `${edits[r(edits.length)]!(lines).join('\n')}\n` };
+  // Or slurm.conf asks for typed GPUs (the model's own type, or another) while gres.conf's lines have none.
+  const n = r(edits.length + 2);
+  if (gpu < 0) throw new Error(`oddCase: no GPU line in ${JSON.stringify(c.gres)}`);
+  if (n >= edits.length) return { ...c, ask: c.ask.replace(':', `:${['h100', 'a100'][n - edits.length]!}:`) };
+  return { ...c, gres: `${edits[n]!(lines).join('\n')}\n` };
 }
 
-/** The minors in the order slurmGpuOrder gives Slurm's indices, or why it derives none. */
-function derived(c: Case): number[] | string {
+/**
+ * slurm.conf's lines for the node, drawn: its own line or a range holding it, the Gres= there or on a NodeName=DEFAULT
+ * line before it, keys in any case, another node's line (slurmd reads past it).
+ */
+function nodeLines(r: (n: number) => number, ask: string): string {
+  const gres = `${key(r, 'Gres')}=${ask}`;
+  const other = r(3) === 0 ? [`NodeName=n9 ${key(r, 'Gres')}=gpu:1 CPUs=2`] : [];
+  const own = `${key(r, 'NodeName')}=${['n1', 'n[1-3]', 'n0,n1'][r(3)]!}`;
+  const lines = r(3) === 0 ? [`NodeName=DEFAULT ${gres}`, ...other, `${own} CPUs=2 State=UNKNOWN`] : [...other, `${own} ${gres} CPUs=2 State=UNKNOWN`];
+  return `${lines.join('\n')}\n`;
+}
+
+/** The minors in the order slurmGpuOrder gives Slurm's indices, or why it derives none; slurm.conf read as the Prolog reads it. */
+function derived(c: Case, nodes: string): number[] | string {
   const g = parseGresConf(c.gres);
   if (!g.ok) return `gres.conf: ${g.error}`;
-  const o = slurmGpuOrder({ gres: present(g.value), gresPath: 'gres.conf', minors: present(new Map(c.gpus.map((x) => [x.minor, x.bdf]))), node: 'n1' });
+  const entries = parseConf(nodes, 'slurm.conf').order.flatMap((o) => (o.kind === 'entry' ? [o.entry] : []));
+  const a = nodeGpuAsk(entries, 'n1');
+  const asked = !a.ok ? unknown(a.error) : a.value === null ? ABSENT : present(a.value);
+  const o = slurmGpuOrder({ gres: present(g.value), gresPath: 'gres.conf', minors: present(new Map(c.gpus.map((x) => [x.minor, x.bdf]))), node: 'n1', asked });
   return o.ok ? o.gpus.map((x) => x.minor) : o.why;
 }
 
@@ -144,15 +166,19 @@ export async function gresOrderOracle(t: Test, root: string, cases = 30): Promis
     run('/bin/mkdir', [dir]);
     writeFileSync(join(dir, 'gpus'), c.gpus.map((g) => `${g.minor} ${g.bdf}\n`).join(''));
     writeFileSync(join(dir, 'gres.conf'), c.gres);
-    writeFileSync(join(dir, 'count'), `${c.count}\n`);
+    const nodes = nodeLines(r, c.ask);
+    writeFileSync(join(dir, 'nodes'), nodes);
     const s = run('/usr/bin/unshare', ['-m', '/bin/bash', join(REPO, 'test/e2e/trixie/gres-order.sh'), root, dir], { timeoutMs: 60_000 });
     const slurm = s.stdout.split('\n').filter(Boolean).map((f) => Number(f.slice('/dev/nvidia'.length)));
-    const what = `${c.gpus.map((g) => `nvidia${g.minor}=${g.bdf}`).join(' ')} | ${c.gres.trim().replace(/\n/g, ' | ')}`;
-    const d = derived(c);
+    const what = `${c.gpus.map((g) => `nvidia${g.minor}=${g.bdf}`).join(' ')} | ${c.gres.trim().replace(/\n/g, ' | ')} || ${nodes.trim().replace(/\n/g, ' | ')}`;
+    const d = derived(c, nodes);
     const refused = /fatal:/.test(readFileSync(join(dir, 'slurmd.out'), 'utf8'));
     if (kind !== 'odd' && kind !== 'override' && (typeof d === 'string' || refused)) t.fail(`a plain case must be derived and run: ${typeof d === 'string' ? d : 'slurmd refused it'}: ${what}`);
     else if (typeof d === 'string') t.pass(`not derived (${d}): ${what}`);
     else if (refused) t.pass(`slurmd refuses this gres.conf (no job gets a GPU): ${what}`);
+    // slurm.conf typed unlike gres.conf's lines without AutoDetect: slurmd keeps no GPU ("Ignoring file-less GPU"), and
+    // the node, reporting none of those slurm.conf says, takes no GPU job: no index to name.
+    else if (kind === 'odd' && !slurm.length && /:[a-z]/.test(c.ask)) t.pass(`slurmd keeps no GPU of a typed slurm.conf Gres= (no job gets one): ${what}`);
     else {
       derivedCount++;
       t.same(d, slurm, what);

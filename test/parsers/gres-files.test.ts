@@ -35,7 +35,7 @@ t.test('what is not a range is an error, said', async (t) => {
 t.test('the numbering follows: a record [7,3] gives index 0 to nvidia7; a padded name is no device node', async (t) => {
   const minors = new Map([[3, '0000:18:00.0'], [7, '0000:9a:00.0'], [8, '0000:2a:00.0']]);
   const order = (conf: string) => {
-    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1' });
+    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1', asked: present({ count: 8, untyped: true, types: [] }) });
     return o.ok ? o.gpus.map((g) => g.minor) : o.why;
   };
   t.same(order('Name=gpu File=/dev/nvidia[7,3]\n'), [7, 3]);

@@ -14,8 +14,10 @@ const gresFact = (conf: string) => {
   const p = parseGresConf(conf);
   return p.ok ? present(p.value) : unknown(p.error);
 };
+/** slurm.conf's Gres= for the node as most sites write it: untyped (gpu:8), which keeps gres.conf's lines. */
+const UNTYPED = present({ count: 8, untyped: true, types: [] });
 const order = (conf: string) => {
-  const o = slurmGpuOrder({ gres: gresFact(conf), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1' });
+  const o = slurmGpuOrder({ gres: gresFact(conf), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', asked: UNTYPED });
   return o.ok ? o.gpus.map((g) => g.minor) : o.why;
 };
 
@@ -25,6 +27,11 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[0-3]\n'), [0, 1, 2, 3]);
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), [1, 2, 3], 'a GPU withheld from Slurm takes no index');
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia3\nName=gpu File=/dev/nvidia2\n'), [2, 3], 'sorted by bus, whatever the lines\' order');
+  // Which of them slurmd keeps depends on slurm.conf's Gres= (typed: the first it detects): asked for, or told.
+  const some = (asked?: Parameters<typeof slurmGpuOrder>[0]['asked']) => slurmGpuOrder({ gres: gresFact('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', ...(asked ? { asked } : {}) });
+  t.same(some(), { ok: false, why: "gres.conf AutoDetect=nvml with File= naming 3 of the 4 GPUs: slurm.conf's Gres= not read", needs: 'slurm.conf' });
+  t.same(some(present({ count: 3, untyped: false, types: ['h100'] })), { ok: false, why: `gres.conf AutoDetect=nvml with File= naming 3 of the 4 GPUs without Type=, and slurm.conf asks for typed GPUs (gpu:h100): slurmd keeps the first GPUs it detects, not those: ${ND}` });
+  t.same(some(unknown('x')), { ok: false, why: `gres.conf AutoDetect=nvml with File= naming 3 of the 4 GPUs, and slurm.conf's Gres= for this node cannot be told (x): which GPUs slurmd keeps depends on it: ${ND}` });
   t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2 (/dev/nvidia7 is no GPU of this node): ${ND}`, 'a GPU of the config only: not derived');
   t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvml): ${ND}`);
   // slurmd keeps a line only where it matches what NVML found (Type= in the model's name, the same Cores= and Links=):
@@ -37,7 +44,7 @@ t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names wh
   // Minors out of PCI bus order, so that the two AutoDetect orders differ: minor 0 is the last GPU on the bus.
   const minors = new Map([[2, '0000:18:00.0'], [0, '0000:9a:00.0'], [1, '0000:2a:00.0'], [10, '0000:3a:00.0']]);
   const by = (conf: string) => {
-    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1' });
+    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1', asked: UNTYPED });
     return o.ok ? [o.how, ...o.gpus.map((g) => g.minor)] : o.why;
   };
   t.same(by('AutoDetect=nvidia\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], 'no GPU line: all, /dev/nvidia10 after /dev/nvidia2');

@@ -3,8 +3,8 @@
 # File= a line, in the order that gives each its index). Run in a mount namespace of its own (unshare -m): over the
 # root's /proc/driver, /sys/bus/pci/drivers, /dev and /etc/slurm it mounts what CASE describes, so that gpu/nvidia
 # (AutoDetect=nvidia: it reads /proc/driver/nvidia/gpus/*/information and /sys/bus/pci/drivers/nvidia/*/local_cpulist)
-# and gres.conf's File= (stat'ed) find the GPUs there. CASE: gpus (lines "MINOR BDF"), gres.conf, count (GPUs Slurm is
-# told of). Nothing outside this namespace changes; the root may run a cluster meanwhile (its /etc/slurm is untouched).
+# and gres.conf's File= (stat'ed) find the GPUs there. CASE: gpus (lines "MINOR BDF"), gres.conf, nodes (slurm.conf's
+# NodeName= lines: the GPUs Slurm is told of). Nothing outside this namespace changes; the root may run a cluster meanwhile (its /etc/slurm is untouched).
 set -eu
 R=$1 C=$2
 mount --make-rprivate /
@@ -33,7 +33,7 @@ TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
 SlurmdSpoolDir=/var/spool/slurmd
 GresTypes=gpu
-NodeName=n1 Gres=gpu:$(cat "$C/count") CPUs=2 State=UNKNOWN
+$(cat "$C/nodes")
 PartitionName=p Nodes=n1 Default=YES
 CONF
 echo CgroupPlugin=disabled >"$R/etc/slurm/cgroup.conf"

@@ -1,0 +1,92 @@
+// slurm.conf's Gres= for this node, as slurmd takes it (its NodeName= line over every NodeName=DEFAULT before it, each
+// record read as gres.c _get_gres_cnt reads it), and where the Prolog's GPU numbering reads it: File= lines under
+// AutoDetect naming some of the GPUs, which slurmd keeps only for an untyped Gres= (the real slurmd: test/e2e/_gres-order.ts).
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { FsHost } from '../../src/host/fs-host.js';
+import { present } from '../../src/model/fact.js';
+import { parseGresConf, type GresConf } from '../../src/parsers/gres-conf.js';
+import { parseConf } from '../../src/slurm/conf-parse.js';
+import { nodeGpuAsk, parseGpuAsk } from '../../src/slurm/node-gres.js';
+import { nodeGpuOrder, slurmConfPath } from '../../src/state/slurm-gpus.js';
+import { scratchDir } from '../helpers/scratch.js';
+
+const show = (v: string): string => {
+  const a = parseGpuAsk(v);
+  return a.ok ? `${a.value.count} ${a.value.untyped ? 'untyped' : '-'} [${a.value.types.join(',')}]` : `error: ${a.error}`;
+};
+
+t.test('a Gres= value: its GPU records, counted as slurmd counts them', async (t) => {
+  const cases: [string, string][] = [
+    ['gpu:8', '8 untyped []'],
+    ['gpu', '1 untyped []'],
+    ['gpu:h100', '1 - [h100]'],
+    ['gpu:h100:8(S:0-1)', '8 - [h100]'],
+    ['gpu:2k', '2048 untyped []'],
+    ['gpu:2G', `${2 * 1024 ** 3} untyped []`],
+    ['nic:1,gpu:h100:4,gpu:a100:2,gpu:h100:1', '7 - [h100,a100]'],
+    ['gpu:4,gpu:h100:4', '8 untyped [h100]'],
+    ['GPU:2', '0 - []'],
+    ['gpus:2,mps:100', '0 - []'],
+    ['gpu:8x', 'error: Gres= record "gpu:8x" has a count slurmd refuses'],
+    ['gpu:no_consume:2', 'error: Gres= record "gpu:no_consume:2" has a flag (not modelled)'],
+    ['gpu:a:b:2', 'error: Gres= record "gpu:a:b:2" names 2 types (not modelled)'],
+  ];
+  for (const [v, want] of cases) t.equal(show(v), want, v);
+});
+
+const ask = (conf: string, node = 'n1'): string => {
+  const entries = parseConf(conf, 'slurm.conf').order.flatMap((o) => (o.kind === 'entry' ? [o.entry] : []));
+  const a = nodeGpuAsk(entries, node);
+  return !a.ok ? `error: ${a.error}` : a.value === null ? 'none' : `${a.value.count} [${a.value.types.join(',')}]`;
+};
+
+t.test("the node's line, over the NodeName=DEFAULT lines before it", async (t) => {
+  t.equal(ask('NodeName=n1 Gres=gpu:h100:8 CPUs=4\n'), '8 [h100]');
+  t.equal(ask('NodeName=DEFAULT Gres=gpu:4\nNodeName=n[1-4] CPUs=4\n'), '4 []', 'from DEFAULT');
+  t.equal(ask('NodeName=DEFAULT Gres=gpu:4\nNodeName=n[1-4] gres="gpu:h100:2"\n'), '2 [h100]', 'its own wins, any case, quoted');
+  t.equal(ask('NodeName=DEFAULT Gres=gpu:4\nNodeName=DEFAULT CPUs=8\nNodeName=n1\n'), '4 []', 'a later DEFAULT keeps what it does not set');
+  t.equal(ask('NodeName=n1 CPUs=4\nNodeName=DEFAULT Gres=gpu:4\n'), 'none', 'a DEFAULT after the line does not reach it');
+  t.equal(ask('NodeName=n9 Gres=gpu:8\nNodeName=n0,n1 Gres=gpu:h100:2\n'), '2 [h100]', 'another node\'s line is read past');
+  t.equal(ask('NodeName=n1 Gres=nic:1\n'), 'none', 'no gpu record');
+  t.equal(ask('NodeName=n2 Gres=gpu:8\n'), 'error: no NodeName= line names n1', 'a dynamic node: not in slurm.conf');
+  t.equal(ask('NodeName=n1 Gres=gpu:8\nNodeName=n[1-2] Gres=gpu:2\n'), 'error: n1 is named on slurm.conf:1 and slurm.conf:2');
+  t.equal(ask('NodeName=n[1x] Gres=gpu:8\n'), 'error: slurm.conf:1: whether NodeName=n[1x] names n1 cannot be told');
+  t.equal(ask('NodeName=n1 Gres=gpu:no_consume:8\n'), 'error: slurm.conf:1: Gres= record "gpu:no_consume:8" has a flag (not modelled)');
+});
+
+/** Three GPUs by minor 1, 3, 5; gres.conf's lines name two of them under AutoDetect=nvidia (the real slurmd's case). */
+const MINORS = new Map([[1, '0000:10:00.0'], [3, '0000:20:00.0'], [5, '0000:08:00.0']]);
+const GRES = (parseGresConf('AutoDetect=nvidia\nName=gpu File=/dev/nvidia[3,5]\n') as { value: GresConf }).value;
+
+t.test('the numbering reads slurm.conf only where it decides, through the includes, from SLURM_CONF', async (t) => {
+  const root = scratchDir('gdrgate-node-gres-');
+  fs.mkdirSync(path.join(root, 'etc/slurm'), { recursive: true });
+  const write = (f: string, text: string): void => fs.writeFileSync(path.join(root, f), text);
+  write('etc/slurm/slurm.conf', 'ClusterName=c\nInclude nodes.conf\n');
+  const host = new FsHost(root);
+  const placement = (gres: GresConf) => ({ gresPath: '/etc/slurm/gres.conf', gres: present(gres), minors: present(MINORS), cores: present([]) });
+  const minors = async (conf: string, gres = GRES): Promise<number[] | string> => {
+    const o = await nodeGpuOrder(host, placement(gres), 'n1', conf);
+    return o.ok ? o.gpus.map((g) => g.minor) : o.why;
+  };
+  const ND = "Slurm's numbering is not derived for it";
+  const some = '/etc/slurm/gres.conf AutoDetect=nvidia with File= naming 2 of the 3 GPUs';
+  write('etc/slurm/nodes.conf', 'NodeName=n[1-2] Gres=gpu:2\n');
+  t.same(await minors('/etc/slurm/slurm.conf'), [3, 5], 'untyped: the lines hold');
+  write('etc/slurm/nodes.conf', 'NodeName=DEFAULT Gres=gpu:h100:2\nNodeName=n1\n');
+  t.equal(await minors('/etc/slurm/slurm.conf'), `${some} without Type=, and slurm.conf asks for typed GPUs (gpu:h100): slurmd keeps the first GPUs it detects, not those: ${ND}`);
+  write('etc/slurm/nodes.conf', 'NodeName=n1 CPUs=2\n');
+  t.equal(await minors('/etc/slurm/slurm.conf'), `${some}, and slurm.conf's Gres= asks for no GPU on this node: ${ND}`);
+  t.equal(await minors('/etc/slurm/none.conf'), `${some}, and slurm.conf's Gres= for this node cannot be told (/etc/slurm/none.conf: no such file): which GPUs slurmd keeps depends on it: ${ND}`);
+  write('etc/slurm/nodes.conf', 'NodeName=n1 Gres=gpu:h100:2\nthis is not\n');
+  t.equal(await minors('/etc/slurm/slurm.conf'), `${some}, and slurm.conf's Gres= for this node cannot be told (/etc/slurm/nodes.conf:2: not key=value: "this is not"): which GPUs slurmd keeps depends on it: ${ND}`);
+  // Every GPU named: whatever slurm.conf says, slurmd numbers them all by minor. slurm.conf is not read (a path that
+  // is no file would say so).
+  const all = (parseGresConf('AutoDetect=nvidia\nName=gpu File=/dev/nvidia[1,3,5]\n') as { value: GresConf }).value;
+  t.same(await minors('/etc/slurm/none.conf', all), [1, 3, 5]);
+  t.equal(slurmConfPath({ SLURM_CONF: '/run/slurm/conf/slurm.conf' }, '/etc/slurm/gres.conf'), '/run/slurm/conf/slurm.conf', "slurmd's, for its Prolog (configless: its cache)");
+  t.equal(slurmConfPath({}, '/opt/slurm/etc/gres.conf'), '/opt/slurm/etc/slurm.conf', 'by hand: beside gres.conf');
+  t.equal(slurmConfPath({ SLURM_CONF: 'slurm.conf' }, '/etc/slurm/gres.conf'), '/etc/slurm/slurm.conf', 'a relative SLURM_CONF is not taken');
+});
