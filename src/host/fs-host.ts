@@ -2,7 +2,7 @@
 import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import { LEAVES_ROOT, Resolver } from './fs-resolve.js';
-import type { AccessAnswer, Host, ReadResult, StatInfo } from './host.js';
+import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX } from './host.js';
 
 /** Thrown for an open descriptor that is not a regular file: its message is the whole reason. */
 const NOT_REGULAR = 'ENOTREG';
@@ -127,10 +127,11 @@ export class FsHost implements Host {
     return sync(() => fs.readdirSync(this.locate(p, true)).sort());
   }
 
-  /** As readBytes(p) decoded, without the copy: the text is decoded from `scratch` itself. */
+  /** As readBytes(p) decoded, without the copy: the text is decoded from `scratch` itself; whole, or not at all. */
   readText(p: string): Promise<ReadResult<string>> {
     return sync(() => {
-      const len = this.readInto(clean(p), 1 << 20); // first: a long file replaces `scratch`
+      const len = this.readInto(clean(p), TEXT_MAX + 1); // first: a long file replaces `scratch`
+      if (len > TEXT_MAX) throw Object.assign(new Error(`${p}: larger than ${TEXT_MAX >> 20} MiB, not read`), { code: NOT_REGULAR });
       return scratch.toString('utf8', 0, len);
     });
   }

@@ -12,6 +12,16 @@ export type ReadResult<T> =
   | { readonly ok: true; readonly value: T }
   | { readonly ok: false; readonly missing: boolean; readonly reason: string };
 
+/** readText's bound: a text larger than this is not read (a failed read), never handed over cut short. */
+export const TEXT_MAX = 16 << 20;
+
+/** readBytes(path, TEXT_MAX + 1) as readText's answer: decoded whole, or refused as too large. */
+export function wholeText(r: ReadResult<Uint8Array>, path: string): ReadResult<string> {
+  if (!r.ok) return r;
+  if (r.value.length > TEXT_MAX) return { ok: false, missing: false, reason: `${path}: larger than ${TEXT_MAX >> 20} MiB, not read` };
+  return { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') };
+}
+
 /**
  * Whether this process may open a file for reading and writing: 'unknown' when the Host cannot tell (a snapshot
  * holds no permissions of this process; the file vanished). `why` names the errno or the reason.
@@ -27,6 +37,7 @@ export interface Host {
   readonly root: string;
   /** Kernel path (e.g. `/sys/bus/pci/devices`) → entries, sorted. */
   list(path: string): Promise<ReadResult<string[]>>;
+  /** The whole file as UTF-8; a failed read when it is larger than TEXT_MAX (never a text cut short). */
   readText(path: string): Promise<ReadResult<string>>;
   readBytes(path: string, max?: number): Promise<ReadResult<Uint8Array>>;
   /**

@@ -1,6 +1,8 @@
-// Reads a slurm.conf and every file its Include lines name, as slurmctld does: a relative name is taken from the
-// including file's directory (parse_config.c _add_full_path), `%c` is the ClusterName read so far, lowercased
-// (_parse_for_format). Files are read through a Host; the parsing is conf-parse.ts.
+// Reads a slurm.conf and every file its Include lines name, as Slurm 23.02 and later do: a relative name is taken from
+// the directory of the slurm.conf named (parse_config.c _parse_include_directive → read_config.c get_extra_conf_path,
+// SLURM_CONF's directory, whatever file includes it; 22.05 took it from the including file's), `%c` is the ClusterName
+// read so far, lowercased (_parse_for_format). Files are read through a Host, whole or not at all (readText); the
+// parsing is conf-parse.ts.
 import path from 'node:path';
 import type { Host } from '../host/host.js';
 import { parseConf, type ConfEntry } from './conf-parse.js';
@@ -20,6 +22,7 @@ export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
   const files: string[] = [];
   const entries: ConfEntry[] = [];
   const problems: string[] = [];
+  const top = path.posix.dirname(file);
   const read = async (f: string, depth: number): Promise<boolean> => {
     const text = await host.readText(f);
     if (!text.ok) return false;
@@ -41,7 +44,7 @@ export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
         }
         target = target.split('%c').join(cluster.value.toLowerCase());
       }
-      const full = target.startsWith('/') ? target : path.posix.join(path.posix.dirname(inc.file), target);
+      const full = target.startsWith('/') ? target : path.posix.join(top, target);
       if (depth >= MAX_DEPTH) {
         problems.push(`${inc.file}:${inc.line}: Include ${full}: nested more than ${MAX_DEPTH} deep (a loop?)`);
         continue;

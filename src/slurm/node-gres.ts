@@ -51,6 +51,28 @@ export function parseGpuAsk(value: string): Parsed<GpuAsk> {
 }
 
 /**
+ * Whether a NodeName= list may name `node` at all, looked at before its hostlist is matched (a slurm.conf holds a line
+ * for every group of nodes, each naming the same prefix): some name of it is the node; or, `pre[ranges]post`, the
+ * node is pre, digits, post with the digits' number within a range (the widths are forNode's to tell); or it has
+ * another shape. A "no" here is sure; a "maybe" goes to forNode.
+ */
+function mayName(names: string, node: string): boolean {
+  if (!names.includes('[') && !names.includes(',')) return names === node;
+  for (const name of names.match(/(?:[^,\s[]|\[[^\]]*\])+/g) ?? []) {
+    if (name === node) return true;
+    if (!name.includes('[')) continue;
+    const m = /^([^[\]]*)\[([0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*)\]([^[\]]*)$/.exec(name);
+    if (!m) return true;
+    const [, pre, ranges, post] = m as unknown as [string, string, string, string];
+    const digits = node.slice(pre.length, node.length - post.length);
+    if (node.length <= pre.length + post.length || !node.startsWith(pre) || !node.endsWith(post) || !/^[0-9]+$/.test(digits)) continue;
+    const n = Number(digits);
+    if (ranges.split(',').some((r) => Number(r.split('-')[0]) <= n && n <= Number(r.split('-').at(-1)))) return true;
+  }
+  return false;
+}
+
+/**
  * The GPUs slurm.conf asks for on `node` (null: its line has no Gres= or no gpu record); an error where slurmd's view
  * cannot be told: no NodeName= line names the node (a dynamic node's comes from slurmd's --conf), several do, a
  * NodeName= that cannot be read, or a record not modelled.
@@ -61,10 +83,13 @@ export function nodeGpuAsk(entries: readonly ConfEntry[], node: string): Parsed<
   for (const e of entries) {
     if (e.name !== 'nodename') continue;
     const names = /^[^ \t\n\v\f\r]*/.exec(e.value)![0];
+    const isDefault = names.toLowerCase() === 'default';
+    // Another node's line is read past unparsed (a slurm.conf may hold thousands).
+    if (!isDefault && !mayName(names, node)) continue;
     const kv = keyValues(e.value.slice(names.length));
     if (!kv.ok) return { ok: false, error: `${e.file}:${e.line}: NodeName=${names}: ${kv.error}` };
     const keys = new Map(kv.value.map(([k, v]) => [k.toLowerCase(), v]));
-    if (names.toLowerCase() === 'default') {
+    if (isDefault) {
       defaults = new Map([...defaults, ...keys]);
       continue;
     }

@@ -1,5 +1,5 @@
 // A Host wrapper that reads each path once and records what the inventory asked for: a snapshot stores exactly those answers.
-import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
+import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX, wholeText } from '../host/host.js';
 
 export type Op = 'list' | 'read' | 'readLink' | 'realPath' | 'lstat' | 'stat';
 
@@ -50,8 +50,7 @@ export class MemoHost implements Host {
   }
 
   async readText(p: string): Promise<ReadResult<string>> {
-    const r = await this.readBytes(p);
-    return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
+    return wholeText(await this.readBytes(p, TEXT_MAX + 1), p);
   }
 
   readLink(p: string): Promise<ReadResult<string>> {

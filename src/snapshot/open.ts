@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ConfigError } from '../errors.js';
-import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
+import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX, wholeText } from '../host/host.js';
 import { readBytesAsync, statAsync } from '../host/whole-file.js';
 import { MAX_FILE_BYTES, MAX_LINKS, MAX_PATH_BYTES, MAX_TAR_BYTES } from './limits.js';
 import { manifestProblem, manifestTime } from './manifest.js';
@@ -209,9 +209,8 @@ export class SnapshotHost implements Host {
   }
 
   async readText(p: string): Promise<ReadResult<string>> {
-    const r = await this.readBytes(p);
     // Decoded from a Buffer view of the data (Buffer.from of a Uint8Array would copy it first).
-    return r.ok ? { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') } : r;
+    return wholeText(await this.readBytes(p, TEXT_MAX + 1), p);
   }
 
   async readLink(p: string): Promise<ReadResult<string>> {

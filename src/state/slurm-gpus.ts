@@ -66,7 +66,7 @@ export function slurmGpuOrder(i: OrderInput): OrderResult {
     return ad === 'full' && !lines.length ? agreedOrder(m.value, `${i.gresPath} AutoDetect=full`) : no(` AutoDetect=${ad}`);
   }
   const detected = known ? { ad: ad!, ...DETECTED[ad as keyof typeof DETECTED] } : null;
-  if (detected && !lines.length) return { ok: true, how: `${i.gresPath} AutoDetect=${detected.ad}: Slurm numbers the GPUs in ${detected.order}`, gpus: pciOrder(m.value).sort(detected.by) };
+  if (detected && !lines.length) return detectedOrder(i, m.value, detected, null);
   if (!lines.length) return agreedOrder(m.value, `${i.gresPath} has no GPU line for this node`);
   const allowed = detected ? PLAIN : UNDETECTED;
   const oddness = (l: GresLine): string | null => {
@@ -92,31 +92,44 @@ export function slurmGpuOrder(i: OrderInput): OrderResult {
   // Count=, where given with File=, must say as many.
   const counted = lines.find((l) => l.keys.includes('count') && Number(l.count) !== l.files.length);
   if (counted) return no(` line ${counted.line} (Count=${counted.count} for ${counted.files.length} File=)`);
-  // AutoDetect with File= lines: slurmd keeps the GPUs it finds that the lines name, ignores the others ("The
-  // following autodetected GPUs are being ignored", gres_gpu.c _merge_system_gres_conf), then sorts what it kept
-  // (DETECTED): a GPU withheld from Slurm takes no index.
-  // Some of the GPUs named: slurmd keeps the lines only where slurm.conf asks for untyped GPUs. Asked for gpu:h100:2,
-  // untyped lines match no record (gres.c _match_type), and file-less h100 records take the first GPUs it detected
-  // instead (the real slurmd: lines naming nvidia[3,5] of 1,3,5 under AutoDetect=nvidia leave it nvidia1, nvidia3).
-  if (detected && gpus.length < m.value.size) {
-    const some = ` AutoDetect=${detected.ad} with File= naming ${gpus.length} of the ${m.value.size} GPUs`;
-    const a = i.asked;
-    if (a === undefined) return { ok: false, why: `${i.gresPath}${some}: slurm.conf's Gres= not read`, needs: 'slurm.conf' };
-    if (a.state === 'unknown') return no(`${some}, and slurm.conf's Gres= for this node cannot be told (${a.why}): which GPUs slurmd keeps depends on it`);
-    if (a.state === 'absent') return no(`${some}, and slurm.conf's Gres= asks for no GPU on this node`);
-    if (a.value.types.length) return no(`${some} without Type=, and slurm.conf asks for typed GPUs (gpu:${a.value.types.join(', gpu:')}): slurmd keeps the first GPUs it detects, not those`);
-  }
-  if (detected?.ad === 'nvml') return { ok: true, how: `${i.gresPath} AutoDetect=nvml, File= naming ${gpus.length} of the ${m.value.size} GPUs: Slurm numbers those in PCI bus order`, gpus: [...gpus].sort(byBdf) };
   // nvidia: a Slurm before 24.11 knows no such AutoDetect and numbers by File= order, 24.11 on by minor: derived only
   // where the two agree (which Slurm runs is not read here).
-  if (detected?.ad === 'nvidia') {
-    const byMinor = [...gpus].sort(DETECTED.nvidia.by);
-    if (byMinor.some((x, k) => x !== gpus[k])) return no(` AutoDetect=nvidia with File= not in minor order (Slurm 24.11 and later number by minor, earlier ones by File=)`);
-    return { ok: true, how: `${i.gresPath} AutoDetect=nvidia, File= naming ${gpus.length} of the ${m.value.size} GPUs in minor order: Slurm numbers those so`, gpus };
-  }
+  if (detected?.ad === 'nvidia' && [...gpus].sort(DETECTED.nvidia.by).some((x, k) => x !== gpus[k])) return no(` AutoDetect=nvidia with File= not in minor order (Slurm 24.11 and later number by minor, earlier ones by File=)`);
+  if (detected) return detectedOrder(i, m.value, detected, gpus);
   return { ok: true, how: `${i.gresPath}: Slurm numbers the GPUs in the order of its File= entries`, gpus };
 }
 
+/**
+ * Under AutoDetect: which GPUs slurmd keeps, and their order. It splits slurm.conf's untyped Gres=gpu:C into C records
+ * of one GPU each (gres.c _merge_gres2, gres_gpu.c _merge_system_gres_conf): first the GPUs gres.conf's lines name
+ * (`named`, in the order slurmd reads them), as many as C asks for; where C asks for more, or without lines, file-less
+ * records take the GPUs no line names in File= natural order (by minor); the rest are ignored ("The following
+ * autodetected GPUs are being ignored"). Then it sorts what it kept (DETECTED). So slurm.conf is read wherever that
+ * changes the order: always under nvml (a part of the GPUs, in bus order, is no prefix of the bus order), under nvidia
+ * only where the lines name some of the GPUs (their order there is the minors'). A typed Gres= matches the GPUs'
+ * model names, not modelled: not derived.
+ */
+function detectedOrder(i: OrderInput, minors: ReadonlyMap<number, string>, d: { readonly ad: string; readonly order: string; readonly by: (a: SlurmGpu, b: SlurmGpu) => number }, named: readonly SlurmGpu[] | null): OrderResult {
+  const byMinor = (a: SlurmGpu, b: SlurmGpu): number => a.minor - b.minor;
+  const all = [...minors].map(([minor, bdf]) => ({ bdf: bdf.toLowerCase(), minor })).sort(byMinor);
+  const pool = named ?? all;
+  const what = `${i.gresPath} AutoDetect=${d.ad}${named ? `, File= naming ${pool.length} of the ${all.length} GPUs` : ''}`;
+  let kept: readonly SlurmGpu[] = pool;
+  let asked = '';
+  if (d.ad === 'nvml' || pool.length < all.length) {
+    const a = i.asked;
+    const no = (why: string): GpuOrder => ({ ok: false, why: `${what}, and slurm.conf's Gres= ${why}: Slurm's numbering is not derived for it` });
+    if (a === undefined) return { ok: false, why: `${what}: slurm.conf's Gres= not read`, needs: 'slurm.conf' };
+    if (a.state === 'unknown') return no(`for this node cannot be told (${a.why}): which GPUs slurmd keeps depends on it`);
+    if (a.state === 'absent' || (!a.value.count && !a.value.types.length)) return no('asks for no GPU on this node');
+    if (a.value.types.length) return no(`asks for typed GPUs (gpu:${a.value.types.join(', gpu:')}): slurmd keeps those whose model's name matches, not modelled`);
+    const c = a.value.count;
+    kept = c <= pool.length ? pool.slice(0, c) : [...pool, ...all.filter((g) => !pool.some((p) => p.minor === g.minor)).slice(0, c - pool.length)];
+    asked = `, slurm.conf Gres=gpu:${c}`;
+  }
+  const gpus = [...kept].sort(d.by);
+  return { ok: true, how: `${what}${asked}: Slurm numbers ${gpus.length === all.length ? 'the GPUs' : `the ${gpus.length} it keeps`} in ${d.order}`, gpus };
+}
 
 /**
  * The Prolog's call: the inventory reads the minors only for a gres.conf with File= lines; read them here otherwise.

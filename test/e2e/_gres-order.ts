@@ -20,8 +20,20 @@ import { REPO, run } from './_sandbox.js';
 interface Case {
   readonly gpus: readonly { readonly minor: number; readonly bdf: string }[];
   readonly gres: string;
-  /** The GPUs Slurm is told of: slurm.conf's Gres= for the node (gpu:N; odd cases gpu:TYPE:N). */
+  /** The GPUs Slurm is told of: slurm.conf's Gres= for the node (gpu:N, N as many as named or not; odd cases gpu:TYPE:N). */
   readonly ask: string;
+  /** AutoDetect=nvml: the GPUs as NVML would list them, for slurmd's own stand-in (fake_gpus.conf, gres_gpu.c). */
+  readonly fake?: string;
+}
+
+/**
+ * AutoDetect=nvml without NVIDIA's library: gres_gpu.c takes fake_gpus.conf (in slurm.conf's directory) instead of
+ * asking the plugin, `type|cpus|cpu range|links|file`, and sorts by the links as it does NVML's (each GPU's -1 at the
+ * place NVML enumerated it: bus order). slurmd is given AutoDetect=nvidia, which reads no links of its own.
+ */
+function fakeGpus(gpus: Case['gpus']): string {
+  const bus = [...gpus].sort((a, b) => (a.bdf < b.bdf ? -1 : 1));
+  return bus.map((g, i) => `h100|2|0-1|${bus.map((_, k) => (k === i ? -1 : 0)).join(',')}|/dev/nvidia${g.minor}\n`).join('');
 }
 
 /** A small seeded generator (mulberry32): the seed is printed, so a failure can be made again. */
@@ -55,13 +67,17 @@ const gap = (r: (n: number) => number): string => [' ', '  ', '\t', ' \t '][r(4)
  * comments, quoted values, blanks around `=`, continued lines, a Type= that names the GPUs' model (on all its lines or
  * none).
  */
-export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-files' | 'files' | 'override'): Case {
+export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-files' | 'nvml' | 'nvml-files' | 'files' | 'override'): Case {
   const k = 1 + r(8);
   const minors = shuffled(r, Array.from({ length: 16 }, (_, i) => i)).slice(0, k);
   const buses = shuffled(r, Array.from({ length: 200 }, (_, i) => i + 0x10)).slice(0, k);
   const gpus = minors.map((minor, i) => ({ minor, bdf: `0000:${buses[i]!.toString(16).padStart(2, '0')}:00.0` }));
-  const auto = `${key(r, 'AutoDetect')}=nvidia${r(3) === 0 ? `${gap(r)}# every GPU of the node` : ''}\n`;
-  if (kind === 'nvidia') return { gpus, gres: r(4) === 0 ? `# GPUs\n${auto}` : auto, ask: `gpu:${k}` };
+  const nvml = kind === 'nvml' || kind === 'nvml-files';
+  const fake = nvml ? { fake: fakeGpus(gpus) } : {};
+  const auto = `${key(r, 'AutoDetect')}=${nvml ? 'nvml' : 'nvidia'}${r(3) === 0 ? `${gap(r)}# every GPU of the node` : ''}\n`;
+  // slurm.conf's count: as many as named, or fewer, or more (slurmd then takes GPUs no line names).
+  const ask = (n: number): string => `gpu:${[n, n, 1 + r(n), n + 1 + r(3)][r(4)]}`;
+  if (kind === 'nvidia' || kind === 'nvml') return { gpus, gres: r(4) === 0 ? `# GPUs\n${auto}` : auto, ask: ask(k), ...fake };
   const drawn = shuffled(r, minors).slice(0, kind === 'files' ? k : 1 + r(k));
   // Under AutoDetect=nvidia, File= in minor order: where it is not, a Slurm before 24.11 numbers otherwise, and the
   // Prolog says it cannot tell (the odd cases draw that).
@@ -92,7 +108,7 @@ export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-file
     // Another node's line: slurmd on n1 reads past it.
     if (r(5) === 0) lines.push([field('NodeName', 'n9'), field('Name', 'gpu'), ...(typed ? [field('Type', 'h100')] : []), field('File', `/dev/nvidia${16 + r(16)}`)].join(' '));
   }
-  return { gpus, gres: `${kind === 'nvidia-files' ? auto : override}${lines.join('\n')}\n`, ask: `gpu:${named.length}` };
+  return { gpus, gres: `${kind === 'nvidia-files' || nvml ? auto : override}${lines.join('\n')}\n`, ask: ask(named.length), ...fake };
 }
 
 /**
@@ -157,7 +173,7 @@ export async function gresOrderOracle(t: Test, root: string, cases = 30): Promis
   t.comment(`gres order: seed ${seed} (GDRGATE_GRES_SEED=${seed} draws the same cases)`);
   const r = rng(seed);
   const work = mkdtempSync('/tmp/gdrgate-gres-order-');
-  const kinds = ['nvidia', 'nvidia-files', 'files', 'override', 'odd'] as const;
+  const kinds = ['nvidia', 'nvidia-files', 'nvml', 'nvml-files', 'files', 'override', 'odd'] as const;
   let derivedCount = 0;
   for (let i = 0; i < cases; i++) {
     const kind = kinds[i % kinds.length]!;
@@ -165,7 +181,9 @@ export async function gresOrderOracle(t: Test, root: string, cases = 30): Promis
     const dir = join(work, String(i));
     run('/bin/mkdir', [dir]);
     writeFileSync(join(dir, 'gpus'), c.gpus.map((g) => `${g.minor} ${g.bdf}\n`).join(''));
-    writeFileSync(join(dir, 'gres.conf'), c.gres);
+    // AutoDetect=nvml: slurmd gets AutoDetect=nvidia and NVML's list from fake_gpus.conf (gres-order.sh copies it).
+    writeFileSync(join(dir, 'gres.conf'), c.fake === undefined ? c.gres : c.gres.replace(/(autodetect[ \t]*=[ \t]*"?)nvml/gi, '$1nvidia'));
+    if (c.fake !== undefined) writeFileSync(join(dir, 'fake_gpus.conf'), c.fake);
     const nodes = nodeLines(r, c.ask);
     writeFileSync(join(dir, 'nodes'), nodes);
     const s = run('/usr/bin/unshare', ['-m', '/bin/bash', join(REPO, 'test/e2e/trixie/gres-order.sh'), root, dir], { timeoutMs: 60_000 });
@@ -181,7 +199,9 @@ export async function gresOrderOracle(t: Test, root: string, cases = 30): Promis
     else if (kind === 'odd' && !slurm.length && /:[a-z]/.test(c.ask)) t.pass(`slurmd keeps no GPU of a typed slurm.conf Gres= (no job gets one): ${what}`);
     else {
       derivedCount++;
-      t.same(d, slurm, what);
+      // Indices from 0 to the count slurm.conf asks for less one are all a job is given: asked for fewer than the
+      // Prolog's order holds (without AutoDetect, or by minor under nvidia), slurmd's list is its first ones.
+      t.same(d.slice(0, Number(c.ask.slice(c.ask.lastIndexOf(':') + 1))), slurm, what);
     }
   }
   t.comment(`gres order: ${derivedCount} of ${cases} derived and compared with slurmd`);

@@ -4,6 +4,7 @@ import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
+import { TEXT_MAX } from '../../src/host/host.js';
 import { H200 } from '../helpers/paths.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -153,4 +154,14 @@ t.test('a /proc file is read past short reads', { skip: kallsyms < 300_000 && '/
   const r = await new FsHost('/').readBytes('/proc/kallsyms', 300_000);
   t.equal(r.ok && r.value.length, 300_000, 'all 300,000 bytes asked for, over several reads');
   t.equal(r.ok && Buffer.from(r.value).subarray(0, 4096).toString(), fs.readFileSync('/proc/kallsyms').subarray(0, 4096).toString(), 'the same bytes as readFileSync');
+});
+
+t.test('readText: the whole file or a failed read, never a text cut short (a capture and the live root alike)', async (t) => {
+  mk('etc/big.conf', `${'#'.repeat(TEXT_MAX)}\nx=1\n`);
+  mk('etc/max.conf', 'y'.repeat(TEXT_MAX));
+  t.same(await host.readText('/etc/big.conf'), { ok: false, missing: false, reason: `/etc/big.conf: larger than 16 MiB, not read` });
+  const whole = await host.readText('/etc/max.conf');
+  t.equal(whole.ok && whole.value.length, TEXT_MAX, 'exactly TEXT_MAX: read');
+  const live = await new FsHost('/').readText(path.join(root, 'etc/big.conf'));
+  t.equal(live.ok, false, 'on the live root too');
 });

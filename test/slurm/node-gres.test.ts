@@ -53,6 +53,15 @@ t.test("the node's line, over the NodeName=DEFAULT lines before it", async (t) =
   t.equal(ask('NodeName=n2 Gres=gpu:8\n'), 'error: no NodeName= line names n1', 'a dynamic node: not in slurm.conf');
   t.equal(ask('NodeName=n1 Gres=gpu:8\nNodeName=n[1-2] Gres=gpu:2\n'), 'error: n1 is named on slurm.conf:1 and slurm.conf:2');
   t.equal(ask('NodeName=n[1x] Gres=gpu:8\n'), 'error: slurm.conf:1: whether NodeName=n[1x] names n1 cannot be told');
+  // Hostlists as slurmd reads them (ranges keep their width), many lines read past without being matched in full.
+  const racks = `${Array.from({ length: 40 }, (_, i) => `NodeName=gpu[${String(i * 4 + 1).padStart(3, '0')}-${String(i * 4 + 4).padStart(3, '0')}] Gres=gpu:${i % 2 ? 'h100:' : ''}8`).join('\n')}\n`;
+  t.equal(ask(racks, 'gpu003'), '8 []');
+  t.equal(ask(racks, 'gpu160'), '8 [h100]');
+  t.equal(ask(racks, 'gpu0003'), 'error: no NodeName= line names gpu0003', 'a wider number is another name');
+  t.equal(ask(racks, 'gpu3'), 'error: no NodeName= line names gpu3');
+  t.equal(ask(racks, 'gpu161'), 'error: no NodeName= line names gpu161');
+  t.equal(ask('NodeName=gpu[001-004],gpu[010-012]x Gres=gpu:2\n', 'gpu011x'), '2 []', 'a suffix after the bracket');
+  t.equal(ask('NodeName=a[1-2]b[1-2] Gres=gpu:2\n', 'a2b1'), '2 []', 'two brackets: matched in full');
   t.equal(ask('NodeName=n1 Gres=gpu:no_consume:8\n'), 'error: slurm.conf:1: Gres= record "gpu:no_consume:8" has a flag (not modelled)');
 });
 
@@ -72,16 +81,31 @@ t.test('the numbering reads slurm.conf only where it decides, through the includ
     return o.ok ? o.gpus.map((g) => g.minor) : o.why;
   };
   const ND = "Slurm's numbering is not derived for it";
-  const some = '/etc/slurm/gres.conf AutoDetect=nvidia with File= naming 2 of the 3 GPUs';
+  const some = '/etc/slurm/gres.conf AutoDetect=nvidia, File= naming 2 of the 3 GPUs';
   write('etc/slurm/nodes.conf', 'NodeName=n[1-2] Gres=gpu:2\n');
-  t.same(await minors('/etc/slurm/slurm.conf'), [3, 5], 'untyped: the lines hold');
+  t.same(await minors('/etc/slurm/slurm.conf'), [3, 5], 'untyped, as many as named: the lines hold');
+  write('etc/slurm/nodes.conf', 'NodeName=DEFAULT Gres=gpu:8\nNodeName=n1\n');
+  t.same(await minors('/etc/slurm/slurm.conf'), [1, 3, 5], 'asked for more (a DEFAULT for the cluster): the GPU no line names is kept too');
+  write('etc/slurm/nodes.conf', 'NodeName=n1 Gres=gpu:1\n');
+  t.same(await minors('/etc/slurm/slurm.conf'), [3], 'asked for fewer: the first named');
   write('etc/slurm/nodes.conf', 'NodeName=DEFAULT Gres=gpu:h100:2\nNodeName=n1\n');
-  t.equal(await minors('/etc/slurm/slurm.conf'), `${some} without Type=, and slurm.conf asks for typed GPUs (gpu:h100): slurmd keeps the first GPUs it detects, not those: ${ND}`);
+  t.equal(await minors('/etc/slurm/slurm.conf'), `${some}, and slurm.conf's Gres= asks for typed GPUs (gpu:h100): slurmd keeps those whose model's name matches, not modelled: ${ND}`);
   write('etc/slurm/nodes.conf', 'NodeName=n1 CPUs=2\n');
   t.equal(await minors('/etc/slurm/slurm.conf'), `${some}, and slurm.conf's Gres= asks for no GPU on this node: ${ND}`);
   t.equal(await minors('/etc/slurm/none.conf'), `${some}, and slurm.conf's Gres= for this node cannot be told (/etc/slurm/none.conf: no such file): which GPUs slurmd keeps depends on it: ${ND}`);
   write('etc/slurm/nodes.conf', 'NodeName=n1 Gres=gpu:h100:2\nthis is not\n');
   t.equal(await minors('/etc/slurm/slurm.conf'), `${some}, and slurm.conf's Gres= for this node cannot be told (/etc/slurm/nodes.conf:2: not key=value: "this is not"): which GPUs slurmd keeps depends on it: ${ND}`);
+  // A relative Include is slurm.conf's directory's, whichever file names it (Slurm 23.02 on: get_extra_conf_path).
+  fs.mkdirSync(path.join(root, 'etc/slurm/sub'));
+  write('etc/slurm/slurm.conf', 'ClusterName=c\nInclude sub/a.conf\n');
+  write('etc/slurm/sub/a.conf', 'Include nodes.conf\n');
+  write('etc/slurm/sub/nodes.conf', 'NodeName=n1 Gres=gpu:h100:2\n');
+  write('etc/slurm/nodes.conf', 'NodeName=n1 Gres=gpu:2\n');
+  t.same(await minors('/etc/slurm/slurm.conf'), [3, 5], "sub/a.conf's Include nodes.conf: /etc/slurm/nodes.conf");
+  // Read whole or not at all: a slurm.conf cut short could end inside the node's Gres= (gpu:h100:2 read as gpu).
+  write('etc/slurm/slurm.conf', 'ClusterName=c\nInclude nodes.conf\n');
+  write('etc/slurm/nodes.conf', `${'#'.repeat(16 << 20)}\nNodeName=n1 Gres=gpu:h100:2\n`);
+  t.equal(await minors('/etc/slurm/slurm.conf'), `${some}, and slurm.conf's Gres= for this node cannot be told (/etc/slurm/slurm.conf:2: Include /etc/slurm/nodes.conf: /etc/slurm/nodes.conf: larger than 16 MiB, not read (slurmctld would not start)): which GPUs slurmd keeps depends on it: ${ND}`);
   // Every GPU named: whatever slurm.conf says, slurmd numbers them all by minor. slurm.conf is not read (a path that
   // is no file would say so).
   const all = (parseGresConf('AutoDetect=nvidia\nName=gpu File=/dev/nvidia[1,3,5]\n') as { value: GresConf }).value;

@@ -14,10 +14,13 @@ const gresFact = (conf: string) => {
   const p = parseGresConf(conf);
   return p.ok ? present(p.value) : unknown(p.error);
 };
-/** slurm.conf's Gres= for the node as most sites write it: untyped (gpu:8), which keeps gres.conf's lines. */
-const UNTYPED = present({ count: 8, untyped: true, types: [] });
-const order = (conf: string) => {
-  const o = slurmGpuOrder({ gres: gresFact(conf), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', asked: UNTYPED });
+/** slurm.conf's Gres= for the node as most sites write it: untyped, gpu:C. */
+const untyped = (count: number) => present({ count, untyped: true, types: [] });
+/** `count`: slurm.conf's Gres=gpu:C; by default as many as gres.conf's lines name (all four without lines). */
+const order = (conf: string, count?: number) => {
+  const g = gresFact(conf);
+  const named = g.state === 'present' ? g.value.lines.reduce((n, l) => n + l.files.length, 0) : 0;
+  const o = slurmGpuOrder({ gres: g, gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', asked: untyped(count ?? (named || MINORS.size)) });
   return o.ok ? o.gpus.map((g) => g.minor) : o.why;
 };
 
@@ -27,11 +30,17 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[0-3]\n'), [0, 1, 2, 3]);
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), [1, 2, 3], 'a GPU withheld from Slurm takes no index');
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia3\nName=gpu File=/dev/nvidia2\n'), [2, 3], 'sorted by bus, whatever the lines\' order');
-  // Which of them slurmd keeps depends on slurm.conf's Gres= (typed: the first it detects): asked for, or told.
+  // Which of them slurmd keeps depends on slurm.conf's Gres= (typed: on the GPUs' model names): asked for, or told.
   const some = (asked?: Parameters<typeof slurmGpuOrder>[0]['asked']) => slurmGpuOrder({ gres: gresFact('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', ...(asked ? { asked } : {}) });
-  t.same(some(), { ok: false, why: "gres.conf AutoDetect=nvml with File= naming 3 of the 4 GPUs: slurm.conf's Gres= not read", needs: 'slurm.conf' });
-  t.same(some(present({ count: 3, untyped: false, types: ['h100'] })), { ok: false, why: `gres.conf AutoDetect=nvml with File= naming 3 of the 4 GPUs without Type=, and slurm.conf asks for typed GPUs (gpu:h100): slurmd keeps the first GPUs it detects, not those: ${ND}` });
-  t.same(some(unknown('x')), { ok: false, why: `gres.conf AutoDetect=nvml with File= naming 3 of the 4 GPUs, and slurm.conf's Gres= for this node cannot be told (x): which GPUs slurmd keeps depends on it: ${ND}` });
+  const three = 'gres.conf AutoDetect=nvml, File= naming 3 of the 4 GPUs';
+  t.same(some(), { ok: false, why: `${three}: slurm.conf's Gres= not read`, needs: 'slurm.conf' });
+  t.same(some(present({ count: 3, untyped: false, types: ['h100'] })), { ok: false, why: `${three}, and slurm.conf's Gres= asks for typed GPUs (gpu:h100): slurmd keeps those whose model's name matches, not modelled: ${ND}` });
+  t.same(some(unknown('x')), { ok: false, why: `${three}, and slurm.conf's Gres= for this node cannot be told (x): which GPUs slurmd keeps depends on it: ${ND}` });
+  t.same(some(present({ count: 0, untyped: true, types: [] })), { ok: false, why: `${three}, and slurm.conf's Gres= asks for no GPU on this node: ${ND}` });
+  // slurmd takes C of them: the named ones as it reads them, then (C larger) the others by minor; then sorts by bus.
+  t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[3,1,2]\n', 2), [1, 3], 'Gres=gpu:2: the first two named, as written');
+  t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n', 8), [0, 1, 2, 3], 'Gres=gpu:8: the unnamed GPU taken too');
+  t.same(order('AutoDetect=nvml\n', 2), [0, 1], 'without lines, Gres=gpu:2: the first two by minor');
   t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2 (/dev/nvidia7 is no GPU of this node): ${ND}`, 'a GPU of the config only: not derived');
   t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvml): ${ND}`);
   // slurmd keeps a line only where it matches what NVML found (Type= in the model's name, the same Cores= and Links=):
@@ -43,13 +52,15 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
 t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names where both Slurm orders agree', async (t) => {
   // Minors out of PCI bus order, so that the two AutoDetect orders differ: minor 0 is the last GPU on the bus.
   const minors = new Map([[2, '0000:18:00.0'], [0, '0000:9a:00.0'], [1, '0000:2a:00.0'], [10, '0000:3a:00.0']]);
-  const by = (conf: string) => {
-    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1', asked: UNTYPED });
+  const by = (conf: string, count = 4) => {
+    const o = slurmGpuOrder({ gres: present((parseGresConf(conf) as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(minors), node: 'n1', asked: untyped(count) });
     return o.ok ? [o.how, ...o.gpus.map((g) => g.minor)] : o.why;
   };
   t.same(by('AutoDetect=nvidia\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], 'no GPU line: all, /dev/nvidia10 after /dev/nvidia2');
-  t.same(by('AutoDetect=nvml\n'), ['gres.conf AutoDetect=nvml: Slurm numbers the GPUs in PCI bus order', 2, 1, 10, 0], 'nvml: by bus');
-  t.same(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia[1-2]\nName=gpu File=/dev/nvidia10\n'), ['gres.conf AutoDetect=nvidia, File= naming 3 of the 4 GPUs in minor order: Slurm numbers those so', 1, 2, 10], 'named ones in minor order');
+  t.same(by('AutoDetect=nvml\n'), ['gres.conf AutoDetect=nvml, slurm.conf Gres=gpu:4: Slurm numbers the GPUs in PCI bus order', 2, 1, 10, 0], 'nvml: by bus');
+  t.same(by('AutoDetect=nvml\n', 3), ['gres.conf AutoDetect=nvml, slurm.conf Gres=gpu:3: Slurm numbers the 3 it keeps in PCI bus order', 2, 1, 0], 'nvml, Gres=gpu:3: minors 0-2 kept, by bus (no prefix of the bus order)');
+  t.same(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia[1-2]\nName=gpu File=/dev/nvidia10\n', 3), ['gres.conf AutoDetect=nvidia, File= naming 3 of the 4 GPUs, slurm.conf Gres=gpu:3: Slurm numbers the 3 it keeps in the order of their device minors (/dev/nvidiaN)', 1, 2, 10], 'named ones in minor order');
+  t.same(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia[1-2]\nName=gpu File=/dev/nvidia10\n').slice(1), [0, 1, 2, 10], 'Gres=gpu:4: the one no line names is kept too');
   t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia10\nName=gpu File=/dev/nvidia[1-2]\n'), `gres.conf AutoDetect=nvidia with File= not in minor order (Slurm 24.11 and later number by minor, earlier ones by File=): ${ND}`, 'a Slurm before 24.11 would number by File=');
   t.same(by('NodeName=n1 AutoDetect=nvidia\nAutoDetect=off\n'), ['gres.conf AutoDetect=nvidia: Slurm numbers the GPUs in the order of their device minors (/dev/nvidiaN)', 0, 1, 2, 10], "the node's own line trumps the global one");
   t.same(by('AutoDetect=off\nAutoDetect=nvidia\n').slice(1), [0, 1, 2, 10], 'of two global lines the last holds');
@@ -86,7 +97,7 @@ t.test('no AutoDetect: the File= entries as slurmd reads them', async (t) => {
 
 t.test("the record's slurmGpus field: an order as the Prolog signs it passes; one of another shape is version skew", async (t) => {
   const signed = (o: unknown): unknown => JSON.parse(JSON.stringify(o));
-  const good = signed(slurmGpuOrder({ gres: present((parseGresConf('AutoDetect=nvml\n') as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1' })) as { gpus: { minor: unknown }[] };
+  const good = signed(slurmGpuOrder({ gres: present((parseGresConf('AutoDetect=nvml\n') as { value: GresConf }).value), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', asked: untyped(4) })) as { gpus: { minor: unknown }[] };
   const refused = signed(agreedOrder(new Map([[1, '0000:18:00.0'], [0, '0000:28:00.0']]), 'no gres.conf')) as Record<string, unknown>;
   t.equal(refused.ok, false, 'minors out of PCI order: no order');
   t.same([isGpuOrder(good), isGpuOrder(refused)], [true, true], 'both as written');
