@@ -6,7 +6,7 @@ trap '' PIPE # an output whose reader left is an error to write, never the end o
 # none), CONFIG, ROOT (tests), FAIL=1 (a finding fails the task), STATE (the config's stateDir; empty: judge every task),
 # WAIT (s a task waits for another's judgment), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT, LOGGER.
 # The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's
-# directory; every other task of that view prints it from bash alone. The Epilog removes the directory with the job.
+# directory (the Epilog removes it); every other task of that view prints it from bash alone.
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 BLOB=default
@@ -95,12 +95,12 @@ judge() {
 }
 # verdict RC: whether RC (0-3) is the last line gdrgate wrote, the pipe emptied (as slurm/prolog.sh; no pipe: 0-3).
 verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
-# The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of
-# the job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's
-# directory, asks through the job's FIFO, STATE/tasks-<job> (the job's user's, 0600, made when the agent answered the
-# job's Prolog; the answer comes back only into this process's pipe, with the nonce of the facts: src/agent/task.ts),
-# and prints what the agent says gdrgate would have said. Anything it cannot read as gdrgate would (an error it cannot
-# name, a name with a newline), no agent, or no answer within AGENT_TIMEOUT: gdrgate judges as before.
+# The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of the
+# job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's directory,
+# asks through the job's FIFO, STATE/tasks-<job> (the job's user's, 0600, given as the agent answered the Prolog; the
+# answer comes back only into this process's pipe, with the facts' nonce: src/agent/task.ts), and prints what the agent
+# says gdrgate would have said. Anything it cannot read as gdrgate would (an error it cannot name, a name with a
+# newline), no agent, or no answer within AGENT_TIMEOUT: gdrgate judges as before.
 # F: the facts, a line each (src/task/facts.ts). absent PATH: PATH is not there (ENOENT, ENOTDIR), as opposed to
 # unreachable (EACCES) or a link that resolves nowhere.
 absent() {
@@ -239,13 +239,18 @@ ask() {
   out=${out%$'\n'}
   return 0
 }
-# The task's view: what gdrgate task judges that may differ between tasks of a job on this node. (/proc/self/status
-# read whole: `read` line by line seeks back after each line, and each seek makes the kernel format it again.)
+# The task's view: what gdrgate task judges that may differ between tasks of a job on this node (/proc/self/status read
+# whole: `read` line by line seeks back after each line, and each seek makes the kernel format it again).
 cpus= mems=
 mapfile -t status </proc/self/status
 for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
 dir=$STATE/job-${SLURM_JOB_ID-}
+# The agent answers the Prolog, then writes the job's record into the directory it began, then gives the directory to
+# the job's user: a task that finds it begun (root's) waits for it (at most 1 s; only then a process, the pipe's).
+if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ ! -O "$dir" ] && [ ! -L "$dir" ]; then
+  exec 7<> <(:); for ((w = 0; w < 100; w++)); do read -r -t 0.01 -u 7 _; [ -O "$dir" ] && break; done; exec 7<&-
+fi
 # The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
 if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ] && [ "${#key}" -le 4096 ]; then
   voice=0
@@ -267,30 +272,21 @@ if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" 
     :
   elif [ -e "$answer.done" ]; then
     # An answer kept under this name for another view (a hash collision): judge, keep nothing.
-    judge "$@"
-    rc=$?
+    judge "$@"; rc=$?
   elif { set -C && : >"$answer.lock"; } 2>/dev/null; then
     # (A lock made with noclobber: created only where no file was, as O_EXCL creates; mkdir would be a process.)
     set +C
-    if [ "$AGENT" = 1 ] && ask; then
-      :
-    else
-      out=$(SLURM_LOCALID=0 judge "$@")
-      rc=$?
-    fi
+    { [ "$AGENT" = 1 ] && ask; } || { out=$(SLURM_LOCALID=0 judge "$@"); rc=$?; }
     { printf '%s\n%s\n' "$key" "$rc"; [ -z "$out" ] || printf '%s\n' "$out"; } >"$answer" && : >"$answer.done"
     [ -z "$out" ] || { mapfile -t lines <<<"$out"; tell "${lines[@]}"; }
   else
     set +C
     # Another task of this view judges now: wait for its answer (read -t on a pipe this shell holds open: no sleep(1)).
-    exec 7<> <(:)
-    for ((w = 0, got = 1; w < WAIT * 20; w++)); do read -r -t 0.05 -u 7 _; said && got=0 && break; [ -e "$answer.done" ] && break; done
-    exec 7<&-
+    exec 7<> <(:); for ((w = 0, got = 1; w < WAIT * 20; w++)); do read -r -t 0.05 -u 7 _; said && got=0 && break; [ -e "$answer.done" ] && break; done; exec 7<&-
     [ "$got" = 0 ] || { judge "$@"; rc=$?; }
   fi
 else
-  judge "$@"
-  rc=$?
+  judge "$@"; rc=$?
 fi
 # A non-zero TaskProlog fails the task: only a finding under FAIL=1 (exit 1) may do that, never a broken tool.
 [ "$rc" -eq 1 ] && [ "$FAIL" = 1 ] && exit 1

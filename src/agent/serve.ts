@@ -135,13 +135,13 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
     try {
-      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid }, () => waiting(asked), (line) => {
-        // The job's state is written: its TaskProlog's FIFO goes in place before the Prolog may go on.
-        const why = fifos?.handOver(env) ?? null;
-        const sent = reply(asked, formatReply('ok', line));
+      // The job's TaskProlog FIFO goes in place once its record is written (after the answer), before the directory is
+      // the job user's: a task that finds the directory its own finds the FIFO too (slurm/taskprolog.sh waits for it).
+      const handOver = (e: NodeJS.ProcessEnv): void => {
+        const why = fifos?.handOver(e) ?? null;
         if (why !== null) setImmediate(() => void log().then((l) => l.warn({ client: req.pid, why }, 'gdrgate agent: no TaskProlog FIFO for this job (its TaskProlog runs gdrgate)')));
-        return sent;
-      });
+      };
+      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid, handOver }, () => waiting(asked), (line) => reply(asked, formatReply('ok', line)));
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {

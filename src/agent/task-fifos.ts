@@ -185,11 +185,11 @@ export class TaskFifos {
   }
 
   /**
-   * Gives the job of the Prolog whose environment is `env` its FIFO: called once its state is written (its directory
-   * is the job's user's), before the answer. Returns why not, or null; the caller says it after the answer.
+   * Gives the job of the Prolog whose environment is `env` its FIFO: called once its record is written, just before
+   * its directory (this agent's still) is handed to the job's user, after the answer. Returns why not, or null.
    */
   handOver(env: NodeJS.ProcessEnv): string | null {
-    // After the answer is written: a mkfifo forked now would hold it up.
+    // In a turn of its own: a mkfifo forked now would hold up the hand-over of the directory.
     setImmediate(() => {
       this.sweep();
       void this.fill();
@@ -202,7 +202,7 @@ export class TaskFifos {
     const mount = mountAt(mountsBelow(this.o.stateDir), this.jobDir(job));
     if (mount !== null) return `${mount} is a mount: not entered`;
     const dir = look(this.jobDir(job));
-    if (!dir?.isDirectory() || dir.uid !== uid) return `${this.jobDir(job)} is not a directory of uid ${uid}`;
+    if (!dir?.isDirectory() || (dir.uid !== uid && dir.uid !== me())) return `${this.jobDir(job)} is not a directory of uid ${uid} or of this agent's`;
     const h = this.pool.shift();
     if (h === undefined) return 'no FIFO made ahead';
     const file = this.fifo(job);

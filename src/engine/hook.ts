@@ -131,8 +131,10 @@ export interface HookSpec<W, F extends AnyFinding = AnyFinding> {
    * itself), and `later` and the log line are left to that run.
    */
   deliver?(summary: string): boolean;
-  /** What the hook keeps that nothing at the job's start reads (pcie-aer's reference): after `record` and `deliver`. */
+  /** What the hook keeps that the Prolog need not wait for (the job's record, pcie-aer's reference): after `record` and `deliver`. */
   later?(run: HookRun, j: Judgement<W, F>, acted: Omit<Acted, 'durationMs'>): Promise<void>;
+  /** Instead of `later` when nobody took the answer: what `record` began is undone. */
+  undelivered?(run: HookRun, j: Judgement<W, F>): Promise<void>;
 }
 
 /** A hook that acts on every verdict (all but the agent's). */
@@ -251,6 +253,7 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
   const tail = j.brief ? '' : ` result=${j.outcome.kind} exit=${code} ${durationMs}ms${reason ? ` reason="${reason}"` : ''} action=${action}`;
   const summary = rules.summary ? escapeControls(head + tail) : null;
   const delivered = spec.deliver && summary !== null ? spec.deliver(summary) : true;
+  if (!delivered && spec.undelivered) await spec.undelivered(run, j).catch((e: unknown) => afterwards('undelivered', e));
   if (delivered) {
     if (spec.later) await spec.later(run, j, acted0).catch((e: unknown) => afterwards('later', e));
     if (rules.log) await logRun(run, rules.log, spec.env, j, decision, { code, reason, action, durationMs }).catch((e: unknown) => afterwards('log', e));

@@ -36,6 +36,8 @@ export interface GateContext {
   readonly startup: Startup;
   /** The pid of the Prolog the agent answers (its limits, its place under slurmd); absent: this process. */
   readonly selfPid?: number;
+  /** The agent's: gives the job its TaskProlog FIFO once its record is written (before the job's user has it). */
+  readonly handOver?: (env: NodeJS.ProcessEnv) => void;
 }
 
 /** What the Prolog saw, for the per-job state the TaskProlog compares with. */
@@ -85,10 +87,13 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJud
   return { outcome: ev.outcome, findings: ev.findings, work: { seen, cls: cls.name, drill }, judged, ...(drill ? { markReason: (r: string) => drill.mark(r) } : {}) };
 }
 
+/** A passing Prolog's judgement (not a dry run): its job gets a state. */
+const passed = (run: HookRun, j: GateJudgement): boolean => !!run.cfg && !!j.work && !run.dryRun && run.mode === 'prolog' && j.outcome.kind === 'healthy';
+
 /** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */
-async function recordState(run: HookRun, cfg: Config, seen: Seen): Promise<void> {
+async function recordState(run: HookRun, cfg: Config, seen: Seen, handOver?: GateContext['handOver']): Promise<void> {
   const st = await import('../state/prolog.js').then(
-    (m) => m.recordJobState({ stateDir: cfg.stateDir, env: run.env, node: run.node, ...seen }),
+    (m) => m.recordJobState({ stateDir: cfg.stateDir, env: run.env, node: run.node, ...seen, ...(handOver ? { handOver: () => handOver(run.env) } : {}) }),
     (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
   );
   const job = run.job ?? undefined;
@@ -139,10 +144,17 @@ export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Fi
     selfPid: ctx.selfPid,
     judge: async (run) => (run.cfg ? withDeadline(evaluate(run, run.cfg, a), run.deadline) : { outcome: { kind: 'healthy' }, findings: [], work: null }),
     record: async (run, j) => {
-      // The job's state first: the job's TaskProlog reads it, so it is written before the agent answers.
-      if (run.cfg && j.work && !run.dryRun && run.mode === 'prolog' && j.outcome.kind === 'healthy') await recordState(run, run.cfg, j.work.seen);
+      // Before the answer, an earlier attempt's job state goes and the job's directory is begun; this run's record is
+      // written into it after the answer (later), off the Prolog's path: a task that comes first waits for it.
+      if (passed(run, j)) await import('../state/prolog.js').then((m) => m.beginJobState(run.cfg!.stateDir, run.env)).catch(() => undefined);
+    },
+    // An answer nobody took: the directory begun goes (its Prolog judges and records in its own process).
+    undelivered: async (run, j) => {
+      if (passed(run, j)) await import('../state/prolog.js').then((m) => m.beginJobState(run.cfg!.stateDir, run.env, false));
     },
     later: async (run, j) => {
+      // The job's state first: its TaskProlog, started once the Prolog has ended, waits for it.
+      if (passed(run, j)) await recordState(run, run.cfg!, j.work!.seen, ctx.handOver);
       // Prolog and health both move pcie-aer's reference (the health check judged growth up to now, as a Prolog does).
       if (run.cfg && j.work && !run.dryRun) await recordAer(run, run.cfg, j.work);
       // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: said once a run.
@@ -162,8 +174,8 @@ export type AgentAnswer = { readonly healthy: true; readonly delivered: boolean 
 /**
  * The agent's half of a Prolog (gdrgate agent): the same hook as the gate's, for the Prolog described by `ctx`;
  * `waiting()` says whether that Prolog still waits for the answer, `deliver` hands it the summary line.
- * Only a healthy node is answered here: the job's state written, the line delivered, then pcie-aer's reference
- * and the run's log line, which nobody waits for. Anything else, fail-open included, is handed back: the Prolog
+ * Only a healthy node is answered here: an earlier attempt's job state cleared, the line delivered, then the job's
+ * state, pcie-aer's reference and the run's log line, which the Prolog does not wait for. Anything else, fail-open included, is handed back: the Prolog
  * then runs the gate in its own process, which judges again and is the only one that drains.
  */
 export async function agentProlog(config: string, ctx: GateContext, waiting: () => boolean, deliver: (line: string) => boolean): Promise<AgentAnswer> {

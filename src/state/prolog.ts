@@ -1,11 +1,12 @@
 // Prolog side of the handoff: what root saw for this job, signed, in stateDir/job-<id>/prolog.json, the
 // directory then given to the job's user (0700: no other user can list or read it). Off the gate's critical
-// path: a few synchronous syscalls and one Ed25519 signature, no process.
+// path: a few synchronous syscalls and one Ed25519 signature, no process; the agent writes it after its answer.
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
 import { jobDirName, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
-import { makeDir, removeTree } from '../host/dirs.js';
+import { makeDir, removeTree, someNames } from '../host/dirs.js';
+import { lstatOrNull } from '../host/files.js';
 import { chown } from '../host/entries.js';
 import { writeNew } from '../host/files.js';
 import { ensureStateDir, removeJobDir } from './store.js';
@@ -52,21 +53,36 @@ export interface JobFile {
   readonly data: string;
 }
 
-/** Writes the signed state (and `extra` files) into a fresh job directory, then hands the directory to `uid`. */
-export function writePrologState(stateDir: string, state: PrologState, gid: number | null, extra: readonly JobFile[] = []): string {
+/** This process's own empty 0700 directory, not a link: the one beginJobState made (only root makes names in stateDir). */
+function pending(dir: string): boolean {
+  const st = lstatOrNull(dir);
+  return st !== null && st.isDirectory() && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700 && !someNames(dir, 1).length;
+}
+
+/**
+ * Writes the signed state (and `extra` files) into the job's directory, beginJobState's (else a fresh one), then
+ * hands the directory to `uid`; `handOver` (the agent's: the job's TaskProlog FIFO) runs just before, so that a task
+ * that finds the directory its user's finds the FIFO too.
+ */
+export function writePrologState(stateDir: string, state: PrologState, gid: number | null, extra: readonly JobFile[] = [], handOver?: () => void): string {
   ensureStateDir(stateDir);
   const key = loadOrCreateKey(stateDir);
   const dir = `${stateDir}/${jobDirName(state.job)}`;
-  // A directory left by an earlier attempt of this id (requeue, crashed epilog) is not trusted: start clean.
-  const old = removeJobDir(stateDir, state.job);
-  if (!old.ok && old.setAside === null) throw new Error(old.why);
+  // A directory left by an earlier attempt of this id (requeue, crashed epilog) is not trusted: start clean. (The
+  // Prolog cleared it, and the FIFO, before its answer, and left its own empty one: beginJobState. The FIFO is kept.)
+  const begun = pending(dir);
+  if (!begun) {
+    const old = removeJobDir(stateDir, state.job, undefined, undefined, true);
+    if (!old.ok && old.setAside === null) throw new Error(old.why);
+  }
   const payload = JSON.stringify(state);
   const env: SignedEnvelope = { format: PROLOG_FORMAT, payload, signature: signText(payload, key) };
-  makeDir(dir, 0o700);
+  if (!begun) makeDir(dir, 0o700);
   try {
     // Written while the directory is still root's, so the user has nothing to race against.
     writeNew(`${dir}/${PROLOG_FILE}`, JSON.stringify(env) + '\n', 0o444);
     for (const f of extra) writeNew(`${dir}/${f.name}`, f.data, 0o444);
+    handOver?.();
     chown(dir, state.uid, gid ?? -1);
   } catch (e) {
     // A root-owned directory left behind (stateDir full) would read to the TaskProlog as the user's tampering;
@@ -87,6 +103,8 @@ async function names(host: Host, kpath: string): Promise<string[]> {
 }
 
 export interface RecordInput {
+  /** Called once the record is written, before the directory is the job user's (writePrologState). */
+  readonly handOver?: () => void;
   readonly stateDir: string;
   readonly env: NodeJS.ProcessEnv;
   readonly node: string;
@@ -117,6 +135,24 @@ export type RecordResult =
   | { readonly ok: true; readonly file: string; readonly ms: number; readonly ncclTopoWhy?: string }
   | { readonly ok: false; readonly level: 'skip' | 'warn' | 'error'; readonly why: string };
 
+/**
+ * Before a passing Prolog's answer: what an earlier attempt of this job id left (its directory, its TaskProlog FIFO)
+ * goes, and the job's directory is made, root's and empty: a task that comes before this run's record is written into
+ * it (recordJobState, after the answer) finds it not yet its user's and waits (slurm/taskprolog.sh), never the last
+ * run's record or kept answers. `begin` false: only cleared (an answer nobody took). Never throws: what cannot be
+ * done now, recordJobState meets again and says.
+ */
+export function beginJobState(stateDir: string, env: NodeJS.ProcessEnv, begin = true): void {
+  const job = parseJobId(env.SLURM_JOB_ID);
+  if (job === null || parseId(env.SLURM_JOB_UID) === null) return;
+  try {
+    ensureStateDir(stateDir);
+    if (removeJobDir(stateDir, job).ok && begin) makeDir(`${stateDir}/${jobDirName(job)}`, 0o700);
+  } catch {
+    /* recordJobState says it */
+  }
+}
+
 /** The gate's one call: never throws; a failure is for the log only and never changes the Prolog's exit code. */
 export async function recordJobState(i: RecordInput): Promise<RecordResult> {
   const t0 = performance.now();
@@ -143,7 +179,7 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
     let topoWhy: string | undefined;
     const topo = i.ncclTopo ? await ncclTopoFile(i.host, i.inv).catch((e: Error) => ((topoWhy = e.message), null)) : null;
     const signed = topo ? { ...state, ncclTopo: { file: topo.file.name, paths: topo.paths } } : state;
-    const file = writePrologState(i.stateDir, signed, parseId(i.env.SLURM_JOB_GID), topo ? [topo.file] : []);
+    const file = writePrologState(i.stateDir, signed, parseId(i.env.SLURM_JOB_GID), topo ? [topo.file] : [], i.handOver);
     return { ok: true, file, ms: Math.round((performance.now() - t0) * 10) / 10, ...(topoWhy !== undefined ? { ncclTopoWhy: topoWhy } : {}) };
   } catch (e) {
     return { ok: false, level: 'error', why: (e as Error).message };

@@ -89,11 +89,12 @@ function empty(dir: string, depth: number, budget: { left: number }, limits: Rem
  * Removes `stateDir/job-<id>`. On failure (too many entries, an I/O error) what is left has been locked
  * and is renamed out of the way (`.stale-job-<id>-<rand>`) so the next Prolog for this id can start clean.
  */
-export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS, mounts: readonly string[] = mountsBelow(stateDir)): RemoveResult {
+export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS, mounts: readonly string[] = mountsBelow(stateDir), keepFifo = false): RemoveResult {
   const dir = `${stateDir}/${jobDirName(job)}`;
   // The job's TaskProlog FIFO (src/agent/task-fifos.ts) goes with it: a name in stateDir, which only root changes.
+  // (Kept by the record written after the agent's answer: the FIFO then is this run's, handed over with the answer.)
   try {
-    unlink(`${stateDir}/${taskFifoName(job)}`);
+    if (!keepFifo) unlink(`${stateDir}/${taskFifoName(job)}`);
   } catch {
     /* none */
   }

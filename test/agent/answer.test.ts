@@ -1,7 +1,7 @@
 // agentProlog, the agent's half of a Prolog, called directly on the bundled capture: it answers only a plain
 // pass, writes state and a run line only while the Prolog still waits for it, and delivers the answer once the
-// job's state is written, before pcie-aer's reference and the run line.
-import { existsSync, readFileSync } from 'node:fs';
+// job's directory is begun (an earlier attempt's gone), before the job's record, pcie-aer's reference and the run line.
+import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { agentProlog } from '../../src/engine/prolog.js';
@@ -18,6 +18,8 @@ t.test('healthy, and the Prolog waits: the summary line, the job state, one run 
   const atDelivery: Record<string, boolean> = {};
   const deliver = (line: string): boolean => {
     lines.push(line);
+    const dir = lstatSync(path.join(e.dir, 'run', 'job-42'), { throwIfNoEntry: false });
+    atDelivery.begun = dir !== undefined && dir.isDirectory() && (dir.mode & 0o777) === 0o700 && readdirSync(path.join(e.dir, 'run', 'job-42')).length === 0;
     atDelivery.state = existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json'));
     atDelivery.aer = existsSync(path.join(e.dir, 'run', 'aer-last.json'));
     atDelivery.runLine = runLines(e.log).length > 0;
@@ -27,7 +29,7 @@ t.test('healthy, and the Prolog waits: the summary line, the job state, one run 
   t.same(a, { healthy: true, delivered: true });
   t.equal(lines.length, 1, 'delivered once');
   t.ok(/^gdrgate prolog node=vm job=42 result=healthy exit=0 \d+ms action=none$/.test(lines[0]!), lines[0]!);
-  t.same(atDelivery, { state: true, aer: false, runLine: false }, "the job's state before the answer; the AER reference and the run line after it");
+  t.same(atDelivery, { begun: true, state: false, aer: false, runLine: false }, "the job's directory begun (empty, 0700) before the answer; its record, the AER reference and the run line after it");
   t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')));
   // pcie-aer: the agent records the counters it judged, as the gate's own Prolog does (one recordAer).
   const last = JSON.parse(readFileSync(path.join(e.dir, 'run', 'aer-last.json'), 'utf8')) as { job: string; devices: Record<string, unknown> };
@@ -41,6 +43,7 @@ t.test('healthy, but the answer finds nobody: no AER reference, no run line (the
   const e = makeGateEnv();
   const a = await agentProlog(e.config, { env, startup: 'agent' }, () => true, () => false);
   t.same(a, { healthy: true, delivered: false });
+  t.notOk(existsSync(path.join(e.dir, 'run', 'job-42')), 'the directory begun for the job is gone again');
   t.notOk(existsSync(path.join(e.dir, 'run', 'aer-last.json')), 'no AER reference');
   setLogFile(undefined);
   t.same(runLines(e.log), [], 'no run line');

@@ -41,11 +41,15 @@ async function main(): Promise<void> {
     t.equal(f.handOver({ SLURM_JOB_ID: '2', SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' }), null);
     const st = fs.lstatSync(path.join(stateDir, 'tasks-2'));
     t.same([st.isFIFO(), st.uid, st.gid, st.mode & 0o777], [true, 4245, 4245, 0o600]);
-    t.match(f.handOver({ SLURM_JOB_ID: '3', SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' }), /^\/.*job-3 is not a directory of uid 4245$/, 'a job without its directory: said why');
+    t.match(f.handOver({ SLURM_JOB_ID: '3', SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' }), /^\/.*job-3 is not a directory of uid 4245 or of this agent's$/, 'a job without its directory: said why');
+    jobDir('8', 4246);
+    t.match(f.handOver({ SLURM_JOB_ID: '8', SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' }), /^\/.*job-8 is not a directory of uid 4245 or of this agent's$/, "another user's directory: said why");
+    jobDir('7', process.getuid!());
+    t.equal(f.handOver({ SLURM_JOB_ID: '7', SLURM_JOB_UID: '4245', SLURM_JOB_GID: '4245' }), null, 'the directory still the agent\'s (its record written, not yet handed to the user)');
     await new Promise((r) => setImmediate(r));
-    t.same(served, ['2'], 'the agent reads job 2\'s');
+    t.same(served, ['2', '7'], 'the agent reads job 2\'s and 7\'s');
     await f.destroy();
-    t.same(fs.readdirSync(path.join(stateDir, '.task-fifos')), ['parked.2'], 'set aside at the stop');
+    t.same(fs.readdirSync(path.join(stateDir, '.task-fifos')).sort(), ['parked.2', 'parked.7'], 'set aside at the stop');
   });
 
   await t.test('at start: a linked FIFO is not taken over, an ended job\'s is removed, a directory in the pool is not walked', async (t) => {

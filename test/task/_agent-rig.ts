@@ -41,7 +41,8 @@ export interface Rig {
   readonly realNode: string;
   agentErr(): string;
   /** The Prolog for `job` (as slurmd runs it, root, answered by the agent): it hands the job's directory to USER. */
-  prolog(job: string, gpus?: string | null): number;
+  /** `wait` false: returns as soon as the Prolog does, before the agent has written the job's record. */
+  prolog(job: string, gpus?: string | null, wait?: boolean): number;
   /** The TaskProlog's .conf: `extra` lines appended (after the rig's own). */
   conf(agent: boolean, extra?: string): void;
   /** The TaskProlog as USER, `env` its environment (besides PATH and SLURMD_NODENAME); `timeoutMs`: killed after. */
@@ -96,12 +97,27 @@ export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
   fs.copyFileSync(path.join(REPO, 'slurm/prolog.sh'), prologSh);
   fs.chmodSync(prologSh, 0o755);
   fs.writeFileSync(path.join(work, 'gdrgate-prolog.conf'), `NODE=${counted}\nCLI=${CLI}\nBLOB=\nCONFIG=${config}\nAGENT=${path.join(work, 'agent')}\nAGENT_TIMEOUT=10\n`, { mode: 0o644 });
-  const prolog = (job: string, gpus: string | null = null): number =>
-    spawnSync(slurmd, [prologSh], {
-      cwd: '/',
-      timeout: 120_000,
-      env: { SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', ...(gpus === null ? {} : { SLURM_JOB_GPUS: gpus }) },
-    }).status ?? -1;
+  // The agent answers first and writes the job's record into the directory it began after: slurmd's next step (the
+  // job's first TaskProlog) comes later than that, and a task that comes sooner waits (task-pending.test.ts). Here the
+  // Prolog's caller waits for the directory to be the job user's, as that step would find it.
+  const handed = (job: string): void => {
+    const dir = path.join(stateDir, `job-${job}`);
+    const nap = new Int32Array(new SharedArrayBuffer(4));
+    for (const until = performance.now() + 30_000; performance.now() < until; Atomics.wait(nap, 0, 0, 5)) {
+      const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+      if (st === undefined || st.uid !== 0) return;
+    }
+  };
+  const prolog = (job: string, gpus: string | null = null, wait = true): number => {
+    const status =
+      spawnSync(slurmd, [prologSh], {
+        cwd: '/',
+        timeout: 120_000,
+        env: { SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', ...(gpus === null ? {} : { SLURM_JOB_GPUS: gpus }) },
+      }).status ?? -1;
+    if (wait) handed(job);
+    return status;
+  };
   const task = (env: Record<string, string>, timeoutMs = 120_000): Promise<Ran & { ms: number }> =>
     new Promise((res) => {
       const t0 = performance.now();
