@@ -52,7 +52,7 @@ export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boo
   return unsure ? null : false;
 }
 
-/** The AutoDetect= values that give slurmd an NVIDIA GPU's CPU affinity (gpu/nvml, gpu/nvidia; full takes one of them). */
+/** The AutoDetect= values that give slurmd an NVIDIA GPU's CPU affinity (gpu/nvml, gpu/nvidia; full, 26.05, takes them). */
 const AFFINITY = new Set(['nvml', 'nvidia', 'full']);
 
 /** A GPU line of gres.conf: Name=gpu in any case, as slurmd matches its plugins (gres.c xstrcasecmp). */

@@ -44,6 +44,19 @@ export async function readMinors(host: Host): Promise<Fact<ReadonlyMap<number, s
   return present(out);
 }
 
+/** Device minor → the GPU's model (its information file's `Model:`, null where it has none): for slurmd's GPU types. */
+export async function readModels(host: Host): Promise<Fact<ReadonlyMap<number, string | null>>> {
+  const ls = await listFact(host, GPUS);
+  if (ls.state !== 'present') return ls;
+  const out = new Map<number, string | null>();
+  for (const d of ls.value) {
+    const i = await readFact(host, `${GPUS}/${d}/information`, parseGpuInformation);
+    if (i.state !== 'present') return i.state === 'unknown' ? i : unknown(`${GPUS}/${d}/information: gone`);
+    out.set(i.value.minor, i.value.model);
+  }
+  return present(out);
+}
+
 /** A real gres.conf is a few KiB (a line per GPU type and node group); a larger file is not parsed, and a read cut at the cap never is. */
 export const GRES_MAX_BYTES = 256 * 1024;
 

@@ -1,8 +1,10 @@
-// Reads a slurm.conf and every file its Include lines name, as Slurm 23.02 and later do: a relative name is taken from
-// the directory of the slurm.conf named (parse_config.c _parse_include_directive → read_config.c get_extra_conf_path,
-// SLURM_CONF's directory, whatever file includes it; 22.05 took it from the including file's), `%c` is the ClusterName
-// read so far, lowercased (_parse_for_format). Files are read through a Host, whole or not at all (readText); the
-// parsing is conf-parse.ts.
+// Reads a slurm.conf and every file its Include lines name, as Slurm does: a relative name is taken from the directory
+// of the slurm.conf named in 23.02 and later (parse_config.c _parse_include_directive → read_config.c
+// get_extra_conf_path, SLURM_CONF's directory, whatever file includes it), from the including file's in 22.05
+// (_add_full_path). The two differ only for an Include in an included file of another directory: then the one that is
+// there is read (the Slurm that runs here reads it, or would not start), and where both are, which one cannot be told
+// (a problem). `%c` is the ClusterName read so far, lowercased (_parse_for_format). Files are read through a Host,
+// whole or not at all (readText); the parsing is conf-parse.ts.
 import path from 'node:path';
 import type { Host } from '../host/host.js';
 import { parseConf, type ConfEntry } from './conf-parse.js';
@@ -23,9 +25,10 @@ export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
   const entries: ConfEntry[] = [];
   const problems: string[] = [];
   const top = path.posix.dirname(file);
-  const read = async (f: string, depth: number): Promise<boolean> => {
+  /** Null once read; else why not. */
+  const read = async (f: string, depth: number): Promise<{ why: string; missing: boolean } | null> => {
     const text = await host.readText(f);
-    if (!text.ok) return false;
+    if (!text.ok) return { why: text.missing ? 'no such file' : text.reason, missing: text.missing };
     files.push(f);
     const parsed = parseConf(text.value, f);
     problems.push(...parsed.problems);
@@ -44,25 +47,27 @@ export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
         }
         target = target.split('%c').join(cluster.value.toLowerCase());
       }
-      const full = target.startsWith('/') ? target : path.posix.join(top, target);
+      let full = target.startsWith('/') ? target : path.posix.join(top, target);
+      const old = target.startsWith('/') ? full : path.posix.join(path.posix.dirname(inc.file), target);
+      if (old !== full) {
+        const [now, then] = await Promise.all([host.stat(full), host.stat(old)]);
+        if (now.ok && then.ok) {
+          problems.push(`${inc.file}:${inc.line}: Include ${target}: both ${full} (Slurm 23.02 on) and ${old} (22.05) are there: which is read cannot be told`);
+          continue;
+        }
+        if (then.ok) full = old;
+      }
       if (depth >= MAX_DEPTH) {
         problems.push(`${inc.file}:${inc.line}: Include ${full}: nested more than ${MAX_DEPTH} deep (a loop?)`);
         continue;
       }
-      if (!(await read(full, depth + 1))) {
-        problems.push(`${inc.file}:${inc.line}: Include ${full}: ${await whyNot(host, full)} (slurmctld would not start)`);
-      }
+      const not = await read(full, depth + 1);
+      // (A file too large for readText slurmctld reads: the problem is this reader's, said without the last words.)
+      if (not !== null) problems.push(`${inc.file}:${inc.line}: Include ${full}: ${not.why}${not.missing ? ' (slurmctld would not start)' : ''}`);
     }
-    return true;
+    return null;
   };
-  const ok = await read(file, 0);
-  if (!ok) {
-    throw new Error(`${file}: ${await whyNot(host, file)}`);
-  }
+  const not = await read(file, 0);
+  if (not !== null) throw new Error(not.why.startsWith(`${file}:`) ? not.why : `${file}: ${not.why}`);
   return { files, entries, problems };
-}
-
-async function whyNot(host: Host, file: string): Promise<string> {
-  const r = await host.readText(file);
-  return r.ok ? 'unreadable' : r.missing ? 'no such file' : r.reason;
 }

@@ -56,7 +56,7 @@ export function parseGpuAsk(value: string): Parsed<GpuAsk> {
  * node is pre, digits, post with the digits' number within a range (the widths are forNode's to tell); or it has
  * another shape. A "no" here is sure; a "maybe" goes to forNode.
  */
-function mayName(names: string, node: string): boolean {
+export function mayName(names: string, node: string): boolean {
   if (!names.includes('[') && !names.includes(',')) return names === node;
   for (const name of names.match(/(?:[^,\s[]|\[[^\]]*\])+/g) ?? []) {
     if (name === node) return true;

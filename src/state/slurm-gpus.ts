@@ -3,7 +3,7 @@
 import { autoDetectFor, forNode, isGpuLine } from '../checks/job-placement.js';
 import type { Host } from '../host/host.js';
 import path from 'node:path';
-import { readMinors } from '../inventory/placement.js';
+import { readMinors, readModels } from '../inventory/placement.js';
 import { type Fact, present, unknown } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
 import { deviceMinor, type GresConf, type GresLine } from '../parsers/gres-conf.js';
@@ -18,12 +18,18 @@ export interface OrderInput {
   /** slurmd's NodeName (SLURMD_NODENAME), for the gres.conf lines that name nodes. */
   readonly node: string | null;
   /** What slurm.conf's Gres= asks for on this node (absent: no GPU); not given: not read yet, and read only where the
-   * numbering depends on it (File= lines under AutoDetect naming some of the GPUs). */
+   * numbering depends on it (under AutoDetect). */
   readonly asked?: Fact<GpuAsk>;
+  /** Each GPU's model (the `Model:` of its information file, by minor); not given: not read yet, and read only for a
+   * typed Gres= under AutoDetect. */
+  readonly models?: Fact<ReadonlyMap<number, string | null>>;
 }
 
-/** slurmGpuOrder's answer: an order, or that slurm.conf's Gres= must be read first (nodeGpuOrder reads it). */
-export type OrderResult = GpuOrder | { readonly ok: false; readonly why: string; readonly needs: 'slurm.conf' };
+/** slurmGpuOrder's answer: an order, or what must be read first (nodeGpuOrder reads it). */
+export type OrderResult = GpuOrder | { readonly ok: false; readonly why: string; readonly needs: 'slurm.conf' | 'models' };
+
+/** The type slurmd gives a detected GPU: its model's name lower-cased, blanks made _ (gpu_common_underscorify_tolower). */
+const typeOf = (model: string): string => model.toLowerCase().replace(/ /g, '_');
 
 /**
  * The AutoDetect= values whose numbering is derived, and the order slurmd leaves the GPUs in (gres_gpu.c, after
@@ -62,8 +68,8 @@ export function slurmGpuOrder(i: OrderInput): OrderResult {
   const lines = g.value.lines.filter((l) => isGpuLine(l) && forNode(l, i.node) === true);
   const known = ad !== null && Object.hasOwn(DETECTED, ad);
   if (ad !== null && ad !== 'off' && !known) {
-    // full: NVML where it loads, else gpu/nvidia; with no GPU line both number as the minors do when those are in bus order.
-    return ad === 'full' && !lines.length ? agreedOrder(m.value, `${i.gresPath} AutoDetect=full`) : no(` AutoDetect=${ad}`);
+    // rsmi, oneapi, nrt, full (26.05: every plugin it can load), or a value slurmd does not know: not modelled.
+    return no(` AutoDetect=${ad}`);
   }
   const detected = known ? { ad: ad!, ...DETECTED[ad as keyof typeof DETECTED] } : null;
   if (detected && !lines.length) return detectedOrder(i, m.value, detected, null);
@@ -104,10 +110,9 @@ export function slurmGpuOrder(i: OrderInput): OrderResult {
  * of one GPU each (gres.c _merge_gres2, gres_gpu.c _merge_system_gres_conf): first the GPUs gres.conf's lines name
  * (`named`, in the order slurmd reads them), as many as C asks for; where C asks for more, or without lines, file-less
  * records take the GPUs no line names in File= natural order (by minor); the rest are ignored ("The following
- * autodetected GPUs are being ignored"). Then it sorts what it kept (DETECTED). So slurm.conf is read wherever that
- * changes the order: always under nvml (a part of the GPUs, in bus order, is no prefix of the bus order), under nvidia
- * only where the lines name some of the GPUs (their order there is the minors'). A typed Gres= matches the GPUs'
- * model names, not modelled: not derived.
+ * autodetected GPUs are being ignored"). Then it sorts what it kept (DETECTED). So slurm.conf is read under either
+ * AutoDetect: C decides which GPUs are kept, and a typed Gres= (gpu:h100:C) keeps GPUs by their model's name, not by
+ * the lines (derived where every GPU's model holds the type and C takes them all).
  */
 function detectedOrder(i: OrderInput, minors: ReadonlyMap<number, string>, d: { readonly ad: string; readonly order: string; readonly by: (a: SlurmGpu, b: SlurmGpu) => number }, named: readonly SlurmGpu[] | null): OrderResult {
   const byMinor = (a: SlurmGpu, b: SlurmGpu): number => a.minor - b.minor;
@@ -116,14 +121,27 @@ function detectedOrder(i: OrderInput, minors: ReadonlyMap<number, string>, d: { 
   const what = `${i.gresPath} AutoDetect=${d.ad}${named ? `, File= naming ${pool.length} of the ${all.length} GPUs` : ''}`;
   let kept: readonly SlurmGpu[] = pool;
   let asked = '';
-  if (d.ad === 'nvml' || pool.length < all.length) {
-    const a = i.asked;
-    const no = (why: string): GpuOrder => ({ ok: false, why: `${what}, and slurm.conf's Gres= ${why}: Slurm's numbering is not derived for it` });
-    if (a === undefined) return { ok: false, why: `${what}: slurm.conf's Gres= not read`, needs: 'slurm.conf' };
-    if (a.state === 'unknown') return no(`for this node cannot be told (${a.why}): which GPUs slurmd keeps depends on it`);
-    if (a.state === 'absent' || (!a.value.count && !a.value.types.length)) return no('asks for no GPU on this node');
-    if (a.value.types.length) return no(`asks for typed GPUs (gpu:${a.value.types.join(', gpu:')}): slurmd keeps those whose model's name matches, not modelled`);
-    const c = a.value.count;
+  const a = i.asked;
+  const no = (why: string): GpuOrder => ({ ok: false, why: `${what}, and slurm.conf's Gres= ${why}: Slurm's numbering is not derived for it` });
+  if (a === undefined) return { ok: false, why: `${what}: slurm.conf's Gres= not read`, needs: 'slurm.conf' };
+  if (a.state === 'unknown') return no(`for this node cannot be told (${a.why}): which GPUs slurmd keeps depends on it`);
+  if (a.state === 'absent' || (!a.value.count && !a.value.types.length)) return no('asks for no GPU on this node');
+  const c = a.value.count;
+  if (a.value.types.length) {
+    // Typed (gpu:h100:C): gres.conf's untyped lines match no record and are dropped; slurmd keeps the GPUs whose type
+    // holds h100 (gres_gpu.c _normalize_sys_gres_types, xstrcasestr), as many as C. Modelled where every GPU's does and
+    // C takes them all; which C of more it keeps is not.
+    const t = a.value.types;
+    if (t.length > 1 || a.value.untyped) return no(`asks for GPUs of several types (gpu:${t.join(', gpu:')}${a.value.untyped ? ', untyped' : ''}), not modelled`);
+    const m = i.models;
+    if (m === undefined) return { ok: false, why: `${what}: the GPUs' models not read`, needs: 'models' };
+    if (m.state !== 'present') return no(`asks for gpu:${t[0]}, and the GPUs' models cannot be read (${m.state === 'unknown' ? m.why : 'no information file'})`);
+    const unlike = all.filter((g) => !typeOf(m.value.get(g.minor) ?? '').includes(t[0]!.toLowerCase()));
+    if (unlike.length) return no(`asks for gpu:${t[0]}, which the model of ${unlike.map((g) => `/dev/nvidia${g.minor}`).join(', ')} does not name: slurmd keeps only the others, not modelled`);
+    if (c < all.length) return no(`asks for ${c} of the ${all.length} GPUs of type ${t[0]}: which it keeps is not modelled`);
+    kept = all;
+    asked = `, slurm.conf Gres=gpu:${t[0]}:${c}`;
+  } else if (d.ad === 'nvml' || pool.length < all.length) {
     kept = c <= pool.length ? pool.slice(0, c) : [...pool, ...all.filter((g) => !pool.some((p) => p.minor === g.minor)).slice(0, c - pool.length)];
     asked = `, slurm.conf Gres=gpu:${c}`;
   }
@@ -138,9 +156,11 @@ function detectedOrder(i: OrderInput, minors: ReadonlyMap<number, string>, d: { 
 export async function nodeGpuOrder(host: Host, p: Placement, node: string, conf: string): Promise<GpuOrder> {
   const minors = p.minors.state === 'absent' ? await readMinors(host) : p.minors;
   const input = { gres: p.gres, gresPath: p.gresPath, minors, node };
-  const first = slurmGpuOrder(input);
-  if (!('needs' in first)) return first;
-  return plain(slurmGpuOrder({ ...input, asked: await readAsk(host, conf, node) }));
+  let o = slurmGpuOrder(input);
+  let asked: Fact<GpuAsk> | undefined;
+  if ('needs' in o && o.needs === 'slurm.conf') o = slurmGpuOrder({ ...input, asked: (asked = await readAsk(host, conf, node)) });
+  if ('needs' in o && o.needs === 'models') o = slurmGpuOrder({ ...input, asked: asked ?? (await readAsk(host, conf, node)), models: await readModels(host) });
+  return plain(o);
 }
 
 /** The slurm.conf slurmd reads: SLURM_CONF as slurmd sets it for its Prolog, else beside gres.conf. */

@@ -18,13 +18,16 @@ import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
 import { REPO, run } from './_sandbox.js';
 
 interface Case {
-  readonly gpus: readonly { readonly minor: number; readonly bdf: string }[];
+  /** model: the information file's (slurmd's GPU type, underscored); an H100 SXM's where not said. */
+  readonly gpus: readonly { readonly minor: number; readonly bdf: string; readonly model?: string }[];
   readonly gres: string;
   /** The GPUs Slurm is told of: slurm.conf's Gres= for the node (gpu:N, N as many as named or not; odd cases gpu:TYPE:N). */
   readonly ask: string;
   /** AutoDetect=nvml: the GPUs as NVML would list them, for slurmd's own stand-in (fake_gpus.conf, gres_gpu.c). */
   readonly fake?: string;
 }
+
+const H100 = 'NVIDIA H100 80GB HBM3';
 
 /**
  * AutoDetect=nvml without NVIDIA's library: gres_gpu.c takes fake_gpus.conf (in slurm.conf's directory) instead of
@@ -33,7 +36,7 @@ interface Case {
  */
 function fakeGpus(gpus: Case['gpus']): string {
   const bus = [...gpus].sort((a, b) => (a.bdf < b.bdf ? -1 : 1));
-  return bus.map((g, i) => `h100|2|0-1|${bus.map((_, k) => (k === i ? -1 : 0)).join(',')}|/dev/nvidia${g.minor}\n`).join('');
+  return bus.map((g, i) => `${(g.model ?? H100).toLowerCase().replace(/ /g, '_')}|2|0-1|${bus.map((_, k) => (k === i ? -1 : 0)).join(',')}|/dev/nvidia${g.minor}\n`).join('');
 }
 
 /** A small seeded generator (mulberry32): the seed is printed, so a failure can be made again. */
@@ -118,6 +121,15 @@ export function makeCase(r: (n: number) => number, kind: 'nvidia' | 'nvidia-file
  * does or say it cannot, never otherwise.
  */
 export function oddCase(r: (n: number) => number): Case {
+  if (r(4) === 0) {
+    // slurm.conf asks for typed GPUs (gpu:h100:N; the GPUs' model or another), sometimes on a node whose GPUs are not
+    // all of one model, for as many GPUs as the node has or as the case drew; gres.conf's lines, where any, untyped.
+    const c = makeCase(r, (['files', 'nvidia-files', 'nvidia', 'nvml', 'nvml-files'] as const)[r(5)]!);
+    const other = c.gpus.length > 1 && r(3) === 0 ? r(c.gpus.length) : -1;
+    const gpus = c.gpus.map((g, k) => (k === other ? { ...g, model: 'NVIDIA A100-SXM4-80GB' } : g));
+    const count = r(2) === 0 ? c.gpus.length : Number(c.ask.slice(c.ask.lastIndexOf(':') + 1));
+    return { ...c, gpus, ask: `gpu:${['h100', 'a100', 'H100'][r(3)]!}:${count}`, ...(c.fake !== undefined ? { fake: fakeGpus(gpus) } : {}) };
+  }
   const c = makeCase(r, r(2) === 0 ? 'files' : 'nvidia-files');
   const lines = c.gres.replace(/\\\n[ \t]*/g, ' ').split('\n').filter(Boolean);
   const gpu = lines.findIndex((l) => /^(nodename[ \t]*=[ \t]*\S+[ \t]+)?name[ \t]*=/i.test(l) && !/n9/.test(l));
@@ -137,11 +149,8 @@ export function oddCase(r: (n: number) => number): Case {
     (ls) => [`NodeName="n0 n1" AutoDetect=off`, ...ls],
     (ls) => ['AutoDetect=nvidia', 'AutoDetect=off', ...ls.filter((l) => !/^autodetect/i.test(l))],
   ];
-  // Or slurm.conf asks for typed GPUs (the model's own type, or another) while gres.conf's lines have none.
-  const n = r(edits.length + 2);
   if (gpu < 0) throw new Error(`oddCase: no GPU line in ${JSON.stringify(c.gres)}`);
-  if (n >= edits.length) return { ...c, ask: c.ask.replace(':', `:${['h100', 'a100'][n - edits.length]!}:`) };
-  return { ...c, gres: `${edits[n]!(lines).join('\n')}\n` };
+  return { ...c, gres: `${edits[r(edits.length)]!(lines).join('\n')}\n` };
 }
 
 /**
@@ -163,7 +172,8 @@ function derived(c: Case, nodes: string): number[] | string {
   const entries = parseConf(nodes, 'slurm.conf').order.flatMap((o) => (o.kind === 'entry' ? [o.entry] : []));
   const a = nodeGpuAsk(entries, 'n1');
   const asked = !a.ok ? unknown(a.error) : a.value === null ? ABSENT : present(a.value);
-  const o = slurmGpuOrder({ gres: present(g.value), gresPath: 'gres.conf', minors: present(new Map(c.gpus.map((x) => [x.minor, x.bdf]))), node: 'n1', asked });
+  const models = present(new Map(c.gpus.map((x) => [x.minor, x.model ?? H100])));
+  const o = slurmGpuOrder({ gres: present(g.value), gresPath: 'gres.conf', minors: present(new Map(c.gpus.map((x) => [x.minor, x.bdf]))), node: 'n1', asked, models });
   return o.ok ? o.gpus.map((x) => x.minor) : o.why;
 }
 
@@ -180,7 +190,7 @@ export async function gresOrderOracle(t: Test, root: string, cases = 30): Promis
     const c = kind === 'odd' ? oddCase(r) : makeCase(r, kind);
     const dir = join(work, String(i));
     run('/bin/mkdir', [dir]);
-    writeFileSync(join(dir, 'gpus'), c.gpus.map((g) => `${g.minor} ${g.bdf}\n`).join(''));
+    writeFileSync(join(dir, 'gpus'), c.gpus.map((g) => `${g.minor} ${g.bdf} ${g.model ?? H100}\n`).join(''));
     // AutoDetect=nvml: slurmd gets AutoDetect=nvidia and NVML's list from fake_gpus.conf (gres-order.sh copies it).
     writeFileSync(join(dir, 'gres.conf'), c.fake === undefined ? c.gres : c.gres.replace(/(autodetect[ \t]*=[ \t]*"?)nvml/gi, '$1nvidia'));
     if (c.fake !== undefined) writeFileSync(join(dir, 'fake_gpus.conf'), c.fake);
@@ -196,7 +206,7 @@ export async function gresOrderOracle(t: Test, root: string, cases = 30): Promis
     else if (refused) t.pass(`slurmd refuses this gres.conf (no job gets a GPU): ${what}`);
     // slurm.conf typed unlike gres.conf's lines without AutoDetect: slurmd keeps no GPU ("Ignoring file-less GPU"), and
     // the node, reporting none of those slurm.conf says, takes no GPU job: no index to name.
-    else if (kind === 'odd' && !slurm.length && /:[a-z]/.test(c.ask)) t.pass(`slurmd keeps no GPU of a typed slurm.conf Gres= (no job gets one): ${what}`);
+    else if (kind === 'odd' && !slurm.length && /:[a-z]/i.test(c.ask)) t.pass(`slurmd keeps no GPU of a typed slurm.conf Gres= (no job gets one): ${what}`);
     else {
       derivedCount++;
       // Indices from 0 to the count slurm.conf asks for less one are all a job is given: asked for fewer than the

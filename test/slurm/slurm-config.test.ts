@@ -52,11 +52,11 @@ const cases: { name: string; release: Release; files: Record<string, string>; wa
     wrappers: [],
   },
   {
-    name: "Include lines: relative to slurm.conf's directory (from any file, as 23.02 on), %c, settings in included files",
+    name: "Include lines: relative to slurm.conf's directory (23.02 on) or the including file's (22.05), %c, settings in included files",
     release: '23.11',
     files: {
       [CONF]: 'ClusterName=Alpha\nInclude conf.d/scripts.conf\ninclude /etc/slurm/%c-limits.conf\n',
-      '/etc/slurm/conf.d/scripts.conf': 'Epilog=/etc/slurm/epilog.d/*\nInclude conf.d/flags.conf\n',
+      '/etc/slurm/conf.d/scripts.conf': 'Epilog=/etc/slurm/epilog.d/*\nInclude flags.conf\n',
       '/etc/slurm/conf.d/flags.conf': 'PrologFlags=Alloc\n',
       '/etc/slurm/alpha-limits.conf': 'PropagateResourceLimitsExcept=CORE,NOFILE\nPrologEpilogTimeout=120\n',
     },

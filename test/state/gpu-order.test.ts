@@ -34,13 +34,25 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
   const some = (asked?: Parameters<typeof slurmGpuOrder>[0]['asked']) => slurmGpuOrder({ gres: gresFact('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n'), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', ...(asked ? { asked } : {}) });
   const three = 'gres.conf AutoDetect=nvml, File= naming 3 of the 4 GPUs';
   t.same(some(), { ok: false, why: `${three}: slurm.conf's Gres= not read`, needs: 'slurm.conf' });
-  t.same(some(present({ count: 3, untyped: false, types: ['h100'] })), { ok: false, why: `${three}, and slurm.conf's Gres= asks for typed GPUs (gpu:h100): slurmd keeps those whose model's name matches, not modelled: ${ND}` });
+  t.same(some(present({ count: 3, untyped: false, types: ['h100'] })), { ok: false, why: `${three}: the GPUs' models not read`, needs: 'models' });
+  t.same(some(present({ count: 3, untyped: true, types: ['h100'] })), { ok: false, why: `${three}, and slurm.conf's Gres= asks for GPUs of several types (gpu:h100, untyped), not modelled: ${ND}` });
   t.same(some(unknown('x')), { ok: false, why: `${three}, and slurm.conf's Gres= for this node cannot be told (x): which GPUs slurmd keeps depends on it: ${ND}` });
   t.same(some(present({ count: 0, untyped: true, types: [] })), { ok: false, why: `${three}, and slurm.conf's Gres= asks for no GPU on this node: ${ND}` });
   // slurmd takes C of them: the named ones as it reads them, then (C larger) the others by minor; then sorts by bus.
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[3,1,2]\n', 2), [1, 3], 'Gres=gpu:2: the first two named, as written');
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n', 8), [0, 1, 2, 3], 'Gres=gpu:8: the unnamed GPU taken too');
   t.same(order('AutoDetect=nvml\n', 2), [0, 1], 'without lines, Gres=gpu:2: the first two by minor');
+  // Typed (gpu:h100:C): the lines are dropped, and slurmd keeps the GPUs whose model's name holds h100.
+  const H100 = 'NVIDIA H100 80GB HBM3';
+  const typed = (conf: string, count: number, models: (string | null)[]) => {
+    const o = slurmGpuOrder({ gres: gresFact(conf), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', asked: present({ count, untyped: false, types: ['H100'] }), models: present(new Map(models.map((m, k) => [k, m]))) });
+    return o.ok ? o.gpus.map((g) => g.minor) : o.why;
+  };
+  t.same(typed('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-2]\n', 4, [H100, H100, H100, H100]), [0, 1, 2, 3], 'gpu:H100:4, every GPU an H100: all of them, whatever the lines name');
+  t.equal(typed('AutoDetect=nvml\n', 4, [H100, 'NVIDIA A100-SXM4-80GB', H100, H100]), `gres.conf AutoDetect=nvml, and slurm.conf's Gres= asks for gpu:H100, which the model of /dev/nvidia1 does not name: slurmd keeps only the others, not modelled: ${ND}`);
+  t.equal(typed('AutoDetect=nvml\n', 2, [H100, H100, H100, H100]), `gres.conf AutoDetect=nvml, and slurm.conf's Gres= asks for 2 of the 4 GPUs of type H100: which it keeps is not modelled: ${ND}`);
+  t.same(slurmGpuOrder({ gres: gresFact('AutoDetect=nvidia\n'), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', asked: present({ count: 4, untyped: false, types: ['h100'] }) }), { ok: false, why: "gres.conf AutoDetect=nvidia: the GPUs' models not read", needs: 'models' }, 'under nvidia too');
+  t.same(slurmGpuOrder({ gres: gresFact('AutoDetect=nvidia\n'), gresPath: 'gres.conf', minors: present(MINORS), node: 'n1', asked: present({ count: 4, untyped: false, types: ['h100'] }), models: unknown('EIO') }), { ok: false, why: `gres.conf AutoDetect=nvidia, and slurm.conf's Gres= asks for gpu:h100, and the GPUs' models cannot be read (EIO): ${ND}` });
   t.equal(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2 (/dev/nvidia7 is no GPU of this node): ${ND}`, 'a GPU of the config only: not derived');
   t.equal(order('AutoDetect=nvml\nName=gpu Count=2\n'), `gres.conf line 2 (no File= under AutoDetect=nvml): ${ND}`);
   // slurmd keeps a line only where it matches what NVML found (Type= in the model's name, the same Cores= and Links=):
@@ -70,7 +82,7 @@ t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names wh
   t.equal(by('AutoDetect=nvidia\nName=gpu File=/dev/nvidia7\n'), `gres.conf line 2 (/dev/nvidia7 is no GPU of this node): ${ND}`);
   t.equal(by('AutoDetect=nvidia\nName=GPU File=/dev/nvidia[1-2]\n'), `gres.conf line 2 (Name=GPU under AutoDetect=nvidia): ${ND}`, 'Name=GPU is a GPU line to slurmd');
   for (const ad of ['constructor', 'toString', '__proto__', 'rsmi']) t.equal(by(`AutoDetect=${ad}\n`), `gres.conf AutoDetect=${ad.toLowerCase()}: ${ND}`, `AutoDetect=${ad}: not derived`);
-  t.same(by('AutoDetect=full\n'), 'gres.conf AutoDetect=full, and this node\'s device minors are not in PCI bus order (0000:18:00.0=minor 2, 0000:2a:00.0=minor 1, 0000:3a:00.0=minor 10, 0000:9a:00.0=minor 0)', 'full: NVML or gpu/nvidia, which agree only when the minors are in bus order');
+  t.same(by('AutoDetect=full\n'), `gres.conf AutoDetect=full: ${ND}`, 'full (26.05: every plugin slurmd can load): not modelled');
 });
 
 t.test('gres.conf there but not read, or holding what is not modelled: not derived, never the agreed order', async (t) => {

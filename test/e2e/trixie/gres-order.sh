@@ -3,7 +3,7 @@
 # File= a line, in the order that gives each its index). Run in a mount namespace of its own (unshare -m): over the
 # root's /proc/driver, /sys/bus/pci/drivers, /dev and /etc/slurm it mounts what CASE describes, so that gpu/nvidia
 # (AutoDetect=nvidia: it reads /proc/driver/nvidia/gpus/*/information and /sys/bus/pci/drivers/nvidia/*/local_cpulist)
-# and gres.conf's File= (stat'ed) find the GPUs there. CASE: gpus (lines "MINOR BDF"), gres.conf, nodes (slurm.conf's
+# and gres.conf's File= (stat'ed) find the GPUs there. CASE: gpus (lines "MINOR BDF [MODEL]"), gres.conf, nodes (slurm.conf's
 # NodeName= lines: the GPUs Slurm is told of), fake_gpus.conf (optional). Nothing outside this namespace changes; the root may run a cluster meanwhile (its /etc/slurm is untouched).
 set -eu
 R=$1 C=$2
@@ -15,10 +15,10 @@ mount -t tmpfs tmpfs "$R/sys/bus/pci/drivers"
 mount -t tmpfs tmpfs "$R/dev"
 mount -t tmpfs tmpfs "$R/etc/slurm"
 mknod -m 666 "$R/dev/null" c 1 3
-while read -r minor bdf; do
+while read -r minor bdf model; do
   d=$R/proc/driver/nvidia/gpus/$bdf
   mkdir -p "$d" "$R/sys/bus/pci/drivers/nvidia/$bdf"
-  printf 'Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 1\nGPU UUID: \t GPU-%08x-0000-0000-0000-000000000000\nBus Type: \t PCIe\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n' "$minor" "$bdf" "$minor" >"$d/information"
+  printf 'Model: \t\t %s\nIRQ:   \t\t 1\nGPU UUID: \t GPU-%08x-0000-0000-0000-000000000000\nBus Type: \t PCIe\nBus Location: \t %s\nDevice Minor: \t %s\nGPU Excluded:\t No\n' "${model:-NVIDIA H100 80GB HBM3}" "$minor" "$bdf" "$minor" >"$d/information"
   echo 0-1 >"$R/sys/bus/pci/drivers/nvidia/$bdf/local_cpulist"
   mknod -m 666 "$R/dev/nvidia$minor" c 195 "$minor"
 done <"$C/gpus"
