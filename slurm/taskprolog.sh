@@ -247,9 +247,11 @@ for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
 dir=$STATE/job-${SLURM_JOB_ID-}
 # The agent answers the Prolog, then writes the job's record into the directory it began, then gives the directory to
-# the job's user: a task that finds it begun (root's) waits for it (at most 1 s; only then a process, the pipe's).
-if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ ! -O "$dir" ] && [ ! -L "$dir" ]; then
-  exec 7<> <(:); for ((w = 0; w < 100; w++)); do read -r -t 0.01 -u 7 _; [ -O "$dir" ] && break; done; exec 7<&-
+# the job's user: a task that finds it begun (not its own, or no record yet) waits for it, while it is there, at most
+# 1 s (only then a process, the pipe's).
+begun() { [ -d "$dir" ] && [ ! -L "$dir" ] && ! { [ -O "$dir" ] && [ -e "$dir/prolog.json" ]; }; }
+if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && begun; then
+  exec 7<> <(:); for ((w = 0; w < 100; w++)); do read -r -t 0.01 -u 7 _; begun || break; done; exec 7<&-
 fi
 # The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
 if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ] && [ "${#key}" -le 4096 ]; then

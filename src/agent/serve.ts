@@ -100,6 +100,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   setLogFile(undefined);
   (await log()).info({ dir, config }, 'gdrgate agent listening');
 
+  // One request at a time, in arrival order (the data handler below chains them).
+  let queue = Promise.resolve();
   let done: (code: number) => void = () => {};
   const finished = new Promise<number>((res) => (done = res));
   const stop = async (why: string, exit: number): Promise<void> => {
@@ -112,6 +114,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     } catch {
       /* already gone */
     }
+    // A request being answered finishes first (within 5 s): a job answered a moment ago gets its record.
+    await Promise.race([queue, new Promise((r) => setTimeout(r, 5000).unref())]);
     setLogFile(undefined);
     (await log()).info({ dir, why }, 'gdrgate agent stopped');
     done(exit);
@@ -152,7 +156,6 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     return null;
   };
 
-  let queue = Promise.resolve();
   let pending = 0;
   let dropped = 0;
   /** Counted, and said once the queue is empty: after a stop, a thousand stale lines make one log line. */

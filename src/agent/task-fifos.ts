@@ -4,8 +4,8 @@
 // (task-serve.ts). Until 2026-12-04 every TaskProlog wrote into one FIFO of mode 0666 that any user could read.
 // A FIFO is made ahead of need (mkfifo is a process: never on a Prolog's path) in a directory only root can enter,
 // held open read-write by the agent, given to the job's user (fchown, fchmod: on what the agent holds, no path) and
-// renamed into place as the agent answers the job's Prolog, after the job's state is written and before the answer:
-// the job's first TaskProlog finds it there. A job whose Prolog the agent did not answer has none, and its TaskProlog
+// renamed into place once the agent, having answered the job's Prolog, has written the job's record, just before it
+// hands the job's directory to the user: a TaskProlog that finds the directory its user's finds the FIFO there. A job whose Prolog the agent did not answer has none, and its TaskProlog
 // runs gdrgate, as without an agent (so does a root job's: the agent never judges a root-owned job directory).
 // The agent lets go of a FIFO, and removes it, once the job's directory is gone (the Epilog removes both). Stopping,
 // it moves its jobs' FIFOs into its own directory (a TaskProlog meanwhile finds none and runs gdrgate at once), and the
@@ -215,7 +215,7 @@ export class TaskFifos {
       quietly(() => unlink(h.file));
       return `${file}: ${(e as Error).message}`;
     }
-    // Read from the next turn: nothing is written into it before this Prolog ends (its job's first task comes after).
+    // Read from the next turn: nothing is written into it before the directory is the user's, later in this turn.
     setImmediate(() => (this.closed ? quietly(() => closeFd(h.fd)) : this.serveJob(job, { ...h, file })));
     return null;
   }

@@ -15,6 +15,7 @@ import { withDeadline } from '../runner/deadline.js';
 import { selectChecks } from '../runner/run.js';
 import { readLastAer } from '../state/aer.js';
 import { parseJobId } from '../state/names.js';
+import type { Begun } from '../state/prolog.js';
 import { aerReferenceOf } from '../checks/aer-judge.js';
 import { GATE_SOURCES, REASON_LABELS } from '../checks/index.js';
 import { evaluateNode } from './evaluate.js';
@@ -91,9 +92,9 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJud
 const passed = (run: HookRun, j: GateJudgement): boolean => !!run.cfg && !!j.work && !run.dryRun && run.mode === 'prolog' && j.outcome.kind === 'healthy';
 
 /** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */
-async function recordState(run: HookRun, cfg: Config, seen: Seen, handOver?: GateContext['handOver']): Promise<void> {
+async function recordState(run: HookRun, cfg: Config, seen: Seen, begun: Begun | null, handOver?: GateContext['handOver']): Promise<void> {
   const st = await import('../state/prolog.js').then(
-    (m) => m.recordJobState({ stateDir: cfg.stateDir, env: run.env, node: run.node, ...seen, ...(handOver ? { handOver: () => handOver(run.env) } : {}) }),
+    (m) => m.recordJobState({ stateDir: cfg.stateDir, env: run.env, node: run.node, ...seen, begun, ...(handOver ? { handOver: () => handOver(run.env) } : {}) }),
     (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
   );
   const job = run.job ?? undefined;
@@ -135,6 +136,8 @@ export function blobFailedWhy(v: string): string {
  * Prolog's job state and, unless a dry run, pcie-aer's reference; reports when the node is not healthy or on a dry run.
  */
 export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Finding> {
+  // The job's directory as this run began it before the answer (record), written into after it (later).
+  let begun: Begun | null = null;
   return {
     mode: a.mode,
     env: ctx.env,
@@ -146,15 +149,16 @@ export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Fi
     record: async (run, j) => {
       // Before the answer, an earlier attempt's job state goes and the job's directory is begun; this run's record is
       // written into it after the answer (later), off the Prolog's path: a task that comes first waits for it.
-      if (passed(run, j)) await import('../state/prolog.js').then((m) => m.beginJobState(run.cfg!.stateDir, run.env)).catch(() => undefined);
+      if (passed(run, j)) begun = await import('../state/prolog.js').then((m) => m.beginJobState(run.cfg!.stateDir, run.env), () => null);
     },
     // An answer nobody took: the directory begun goes (its Prolog judges and records in its own process).
-    undelivered: async (run, j) => {
-      if (passed(run, j)) await import('../state/prolog.js').then((m) => m.beginJobState(run.cfg!.stateDir, run.env, false));
+    undelivered: async (run) => {
+      const job = parseJobId(run.env.SLURM_JOB_ID);
+      if (begun && job !== null && run.cfg) (await import('../state/prolog.js')).dropBegun(run.cfg.stateDir, job, begun);
     },
     later: async (run, j) => {
       // The job's state first: its TaskProlog, started once the Prolog has ended, waits for it.
-      if (passed(run, j)) await recordState(run, run.cfg!, j.work!.seen, ctx.handOver);
+      if (passed(run, j)) await recordState(run, run.cfg!, j.work!.seen, begun, ctx.handOver);
       // Prolog and health both move pcie-aer's reference (the health check judged growth up to now, as a Prolog does).
       if (run.cfg && j.work && !run.dryRun) await recordAer(run, run.cfg, j.work);
       // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: said once a run.

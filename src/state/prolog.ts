@@ -7,6 +7,7 @@ import { jobDirName, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE
 import { loadOrCreateKey, signText } from './sign.js';
 import { makeDir, removeTree, someNames } from '../host/dirs.js';
 import { lstatOrNull } from '../host/files.js';
+import { mountAt, mountsBelow } from '../host/mounts.js';
 import { chown } from '../host/entries.js';
 import { writeNew } from '../host/files.js';
 import { ensureStateDir, removeJobDir } from './store.js';
@@ -53,25 +54,38 @@ export interface JobFile {
   readonly data: string;
 }
 
-/** This process's own empty 0700 directory, not a link: the one beginJobState made (only root makes names in stateDir). */
-function pending(dir: string): boolean {
-  const st = lstatOrNull(dir);
-  return st !== null && st.isDirectory() && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700 && !someNames(dir, 1).length;
+/** The job's directory as beginJobState made it (its device and inode): the record goes there and nowhere else. */
+export interface Begun {
+  readonly dev: number;
+  readonly ino: number;
 }
 
 /**
- * Writes the signed state (and `extra` files) into the job's directory, beginJobState's (else a fresh one), then
- * hands the directory to `uid`; `handOver` (the agent's: the job's TaskProlog FIFO) runs just before, so that a task
- * that finds the directory its user's finds the FIFO too.
+ * Whether `dir` is still the directory `begun` names: this process's, 0700, empty. Looked at only where no mount is
+ * on it (a user's FUSE daemon would answer root's lstat, or never). Gone or replaced: the job ended (its Epilog ran)
+ * before its record was written, and no directory is made again for it.
  */
-export function writePrologState(stateDir: string, state: PrologState, gid: number | null, extra: readonly JobFile[] = [], handOver?: () => void): string {
+function stillBegun(stateDir: string, dir: string, begun: Begun): void {
+  const mount = mountAt(mountsBelow(stateDir), dir);
+  if (mount !== null) throw new Error(`${mount} is a mount: not entered`);
+  const st = lstatOrNull(dir);
+  const ours = st !== null && st.isDirectory() && st.dev === begun.dev && st.ino === begun.ino && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700;
+  if (!ours || someNames(dir, 1).length) throw new Error(`${dir} is no longer the directory begun for the job before its Prolog's answer (its Epilog ran?): no record written`);
+}
+
+/**
+ * Writes the signed state (and `extra` files) into the job's directory: `begun`, beginJobState's, else a fresh one;
+ * then hands the directory to `uid`. `handOver` (the agent's: the job's TaskProlog FIFO) runs just before, so that a
+ * task that finds the directory its user's finds the FIFO too.
+ */
+export function writePrologState(stateDir: string, state: PrologState, gid: number | null, extra: readonly JobFile[] = [], handOver?: () => void, begun?: Begun): string {
   ensureStateDir(stateDir);
   const key = loadOrCreateKey(stateDir);
   const dir = `${stateDir}/${jobDirName(state.job)}`;
-  // A directory left by an earlier attempt of this id (requeue, crashed epilog) is not trusted: start clean. (The
-  // Prolog cleared it, and the FIFO, before its answer, and left its own empty one: beginJobState. The FIFO is kept.)
-  const begun = pending(dir);
-  if (!begun) {
+  // A directory left by an earlier attempt of this id (requeue, crashed epilog) is not trusted: start clean. (Begun:
+  // the Prolog cleared it, and the FIFO, before its answer; the FIFO handed over since is kept.)
+  if (begun) stillBegun(stateDir, dir, begun);
+  else {
     const old = removeJobDir(stateDir, state.job, undefined, undefined, true);
     if (!old.ok && old.setAside === null) throw new Error(old.why);
   }
@@ -105,6 +119,8 @@ async function names(host: Host, kpath: string): Promise<string[]> {
 export interface RecordInput {
   /** Called once the record is written, before the directory is the job user's (writePrologState). */
   readonly handOver?: () => void;
+  /** The directory beginJobState made before the answer: written into, or dropped when the record fails. */
+  readonly begun?: Begun | null;
   readonly stateDir: string;
   readonly env: NodeJS.ProcessEnv;
   readonly node: string;
@@ -137,19 +153,34 @@ export type RecordResult =
 
 /**
  * Before a passing Prolog's answer: what an earlier attempt of this job id left (its directory, its TaskProlog FIFO)
- * goes, and the job's directory is made, root's and empty: a task that comes before this run's record is written into
- * it (recordJobState, after the answer) finds it not yet its user's and waits (slurm/taskprolog.sh), never the last
- * run's record or kept answers. `begin` false: only cleared (an answer nobody took). Never throws: what cannot be
- * done now, recordJobState meets again and says.
+ * goes, and the job's directory is made, root's, empty, 0700: a task that comes before this run's record is written
+ * into it (recordJobState, after the answer) finds it not yet its user's and waits (slurm/taskprolog.sh), never the
+ * last run's record or kept answers. Null where nothing was begun (recordJobState then starts clean and says why).
  */
-export function beginJobState(stateDir: string, env: NodeJS.ProcessEnv, begin = true): void {
+export function beginJobState(stateDir: string, env: NodeJS.ProcessEnv): Begun | null {
   const job = parseJobId(env.SLURM_JOB_ID);
-  if (job === null || parseId(env.SLURM_JOB_UID) === null) return;
+  if (job === null || parseId(env.SLURM_JOB_UID) === null) return null;
   try {
     ensureStateDir(stateDir);
-    if (removeJobDir(stateDir, job).ok && begin) makeDir(`${stateDir}/${jobDirName(job)}`, 0o700);
+    if (!removeJobDir(stateDir, job).ok) return null;
+    const dir = `${stateDir}/${jobDirName(job)}`;
+    makeDir(dir, 0o700);
+    const st = lstatOrNull(dir);
+    return st === null ? null : { dev: st.dev, ino: st.ino };
   } catch {
-    /* recordJobState says it */
+    return null;
+  }
+}
+
+/** What beginJobState made goes again where no record came into it (an answer nobody took, a record that failed). */
+export function dropBegun(stateDir: string, job: string, begun: Begun): void {
+  const dir = `${stateDir}/${jobDirName(job)}`;
+  try {
+    if (mountAt(mountsBelow(stateDir), dir) !== null) return;
+    const st = lstatOrNull(dir);
+    if (st?.isDirectory() && st.dev === begun.dev && st.ino === begun.ino && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700) removeTree(dir);
+  } catch {
+    /* left: the TaskProlog waits 1 s for it, then reads it as missing */
   }
 }
 
@@ -179,9 +210,11 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
     let topoWhy: string | undefined;
     const topo = i.ncclTopo ? await ncclTopoFile(i.host, i.inv).catch((e: Error) => ((topoWhy = e.message), null)) : null;
     const signed = topo ? { ...state, ncclTopo: { file: topo.file.name, paths: topo.paths } } : state;
-    const file = writePrologState(i.stateDir, signed, parseId(i.env.SLURM_JOB_GID), topo ? [topo.file] : [], i.handOver);
+    const file = writePrologState(i.stateDir, signed, parseId(i.env.SLURM_JOB_GID), topo ? [topo.file] : [], i.handOver, i.begun ?? undefined);
     return { ok: true, file, ms: Math.round((performance.now() - t0) * 10) / 10, ...(topoWhy !== undefined ? { ncclTopoWhy: topoWhy } : {}) };
   } catch (e) {
+    const job = parseJobId(i.env.SLURM_JOB_ID);
+    if (i.begun && job !== null) dropBegun(i.stateDir, job, i.begun);
     return { ok: false, level: 'error', why: (e as Error).message };
   }
 }

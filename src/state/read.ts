@@ -54,6 +54,9 @@ export function readPrologState(stateDir: string, want: Expect): StateRead {
   if (st === null) return { status: 'missing', why: `${dir} does not exist (the Prolog recorded nothing for this job)` };
   if (st.isSymbolicLink()) return { status: 'untrusted', why: `${dir} is a symbolic link` };
   if (!st.isDirectory()) return { status: 'untrusted', why: `${dir} is not a directory` };
+  // Root's and 0700: the directory the Prolog begins before its answer (state/prolog.ts beginJobState), whose record
+  // never came (it failed, or the agent stopped first): nothing recorded, as before the directory was begun.
+  if (st.uid === 0 && want.uid !== 0 && (st.mode & 0o7777) === 0o700) return { status: 'missing', why: `${dir} is still root's: the Prolog began it and wrote no record into it` };
   if (st.uid !== want.uid) return { status: 'untrusted', why: `${dir} belongs to uid ${st.uid}, not to this job's user (uid ${want.uid})` };
 
   const file = readSmall(`${dir}/${PROLOG_FILE}`, { max: MAX_STATE_BYTES });

@@ -1,7 +1,8 @@
 // agentProlog, the agent's half of a Prolog, called directly on the bundled capture: it answers only a plain
 // pass, writes state and a run line only while the Prolog still waits for it, and delivers the answer once the
 // job's directory is begun (an earlier attempt's gone), before the job's record, pcie-aer's reference and the run line.
-import { existsSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { agentProlog } from '../../src/engine/prolog.js';
@@ -47,6 +48,32 @@ t.test('healthy, but the answer finds nobody: no AER reference, no run line (the
   t.notOk(existsSync(path.join(e.dir, 'run', 'aer-last.json')), 'no AER reference');
   setLogFile(undefined);
   t.same(runLines(e.log), [], 'no run line');
+});
+
+t.test("the job's directory begun before the answer: an earlier attempt's gone; a record that fails or comes too late leaves nothing", async (t) => {
+  const e = makeGateEnv();
+  const run = path.join(e.dir, 'run');
+  // A requeued job's earlier attempt: its record, a kept answer and its TaskProlog FIFO.
+  mkdirSync(path.join(run, 'job-42'), { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(run, 'job-42', 'task.v1_step=0'), 'kept\n');
+  spawnSync('/usr/bin/mkfifo', [path.join(run, 'tasks-42')]);
+  let seen = '';
+  const deliver = (): boolean => {
+    seen = `${readdirSync(path.join(run, 'job-42')).length} entries, FIFO ${existsSync(path.join(run, 'tasks-42')) ? 'there' : 'gone'}`;
+    return true;
+  };
+  t.same(await agentProlog(e.config, { env, startup: 'agent' }, () => true, deliver), { healthy: true, delivered: true });
+  t.equal(seen, '0 entries, FIFO gone', "at the answer: the earlier attempt's directory emptied, its FIFO removed");
+  t.same(readdirSync(path.join(run, 'job-42')), ['prolog.json'], 'then the record');
+  // The job's Epilog ran between the answer and the record (a job cancelled in its Prolog): no directory made again.
+  const ended = (): boolean => (rmSync(path.join(run, 'job-42'), { recursive: true }), true);
+  t.same(await agentProlog(e.config, { env, startup: 'agent' }, () => true, ended), { healthy: true, delivered: true });
+  t.notOk(existsSync(path.join(run, 'job-42')), 'the ended job gets no directory');
+  // The record fails after the directory was begun (a signing key others may read): the directory goes again.
+  chmodSync(path.join(run, 'signing.key'), 0o644);
+  t.same(await agentProlog(e.config, { env, startup: 'agent' }, () => true, () => true), { healthy: true, delivered: true });
+  t.notOk(existsSync(path.join(run, 'job-42')), 'no root-owned directory left for the TaskProlog to wait on');
+  chmodSync(path.join(run, 'signing.key'), 0o600);
 });
 
 t.test('healthy, but the Prolog stopped waiting: nothing written on its behalf', async (t) => {

@@ -81,6 +81,8 @@ async function main(): Promise<void> {
       ),
     );
     t.same(codes, jobs.map(() => 0), 'every Prolog passes');
+    // (Handed over with each job's record, just after its answer: the last one a moment after its Prolog ended.)
+    await until(() => jobs.every((j) => fs.existsSync(fifo(j))));
     t.same(jobs.filter((j) => !fs.existsSync(fifo(j))), [], 'every job has its FIFO');
     for (const j of jobs) fs.rmSync(path.join(rig.stateDir, `job-${j}`), { recursive: true });
   });

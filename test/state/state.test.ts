@@ -153,6 +153,12 @@ t.test('missing and unverifiable states', { skip: !isRoot && 'needs root' }, asy
   t.equal(readPrologState(stateDir, want).status, 'trusted', 'signing.pub rewritten from the key on the next Prolog');
   fs.chmodSync(path.join(stateDir, PUB_FILE), 0o666);
   t.match(readPrologState(stateDir, want), { status: /^untrusted$/, why: /mode 0666/ }, 'a world-writable signing.pub is not a trust anchor');
+  // The directory the Prolog begins before its answer, whose record never came: nothing recorded, not tampering.
+  fs.rmSync(path.join(stateDir, jobDirName(want.job)), { recursive: true });
+  fs.mkdirSync(path.join(stateDir, jobDirName(want.job)), { mode: 0o700 });
+  t.same(readPrologState(stateDir, want), { status: 'missing', why: `${stateDir}/${jobDirName(want.job)} is still root's: the Prolog began it and wrote no record into it` });
+  fs.chmodSync(path.join(stateDir, jobDirName(want.job)), 0o755);
+  t.match(readPrologState(stateDir, want), { status: /^untrusted$/, why: /belongs to uid 0/ }, 'root\'s but not as begun: untrusted');
 });
 
 t.test('signing key: created once, refused when exposed', { skip: !isRoot && 'needs root' }, async (t) => {

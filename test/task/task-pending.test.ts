@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     t.ok(got.ms >= 300, `it waited for the hand-over (${Math.round(got.ms)} ms)`);
   });
 
-  await t.test('a directory that stays root\'s: waited for 1 s, then gdrgate judges (and cannot read the record)', async (t) => {
+  await t.test('a directory that stays root\'s (its record never came): waited for 1 s, then gdrgate judges (the record missing)', async (t) => {
     t.equal(rig.prolog('911', '0'), 0, 'prolog');
     fs.chownSync(dirOf('911'), 0, 0);
     const before = rig.runs();
