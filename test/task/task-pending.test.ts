@@ -1,6 +1,7 @@
 // The agent answers a Prolog before it writes the job's record (into the directory it began, root's and empty until
 // then) and hands the directory to the job's user after: a TaskProlog that comes in between waits for it and is then
 // answered by the agent, as later tasks are; a directory that stays root's is waited for 1 s, then gdrgate judges;
+// a record that comes well after the answer (a large slurm.conf to read) is waited for by a task started at once;
 // a Prolog run straight into its first task (no wait at all) gets the same answer as one that waited.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -41,6 +42,23 @@ async function main(): Promise<void> {
     t.equal(rig.runs() - before, 1, 'gdrgate judged');
     t.ok(got.ms >= 1000, `after the 1 s wait (${Math.round(got.ms)} ms)`);
     fs.chownSync(dirOf('911'), USER, USER);
+  });
+
+  await t.test('a record that comes 0.1 s after the answer (a 60,000-line slurm.conf under AutoDetect=nvml): the first task waits for it', async (t) => {
+    const slurm = path.join(rig.tree, 'etc/slurm');
+    fs.mkdirSync(slurm, { recursive: true });
+    fs.writeFileSync(path.join(slurm, 'gres.conf'), 'AutoDetect=nvml\n');
+    fs.writeFileSync(path.join(slurm, 'slurm.conf'), `${Array.from({ length: 60_000 }, (_, i) => `NodeName=n${i} CPUs=2 Gres=gpu:1`).join('\n')}\nNodeName=gpu001 Gres=gpu:4\n`);
+    t.teardown(() => fs.rmSync(slurm, { recursive: true, force: true }));
+    for (const job of ['930', '931', '932']) {
+      t.equal(rig.prolog(job, '0,1', false), 0, `prolog ${job}, not waited for`);
+      const before = rig.runs();
+      const got = await rig.task({ SLURM_JOB_ID: job, SLURM_STEP_ID: '0', SLURM_JOB_GPUS: '0,1' });
+      t.equal(got.code, 0, `job ${job}: the task runs`);
+      t.equal(rig.runs() - before, 0, `job ${job}: the agent answered, once the record was there`, { stderr: got.stderr });
+      const rec = JSON.parse(fs.readFileSync(path.join(dirOf(job), 'prolog.json'), 'utf8')) as { payload: string };
+      t.match(JSON.parse(rec.payload), { slurmGpus: { ok: true } }, `job ${job}: its record numbers the GPUs from slurm.conf`);
+    }
   });
 
   await t.test('straight from the Prolog to the first task: the answer of one that waited', async (t) => {
