@@ -9,7 +9,7 @@ import type { Placement } from '../model/inventory.js';
 import { deviceMinor, type GresConf, type GresLine } from '../parsers/gres-conf.js';
 import { loadConf } from '../slurm/conf-load.js';
 import { type GpuAsk, nodeGpuAsk } from '../slurm/node-gres.js';
-import { agreedOrder, byBdf, type GpuOrder, pciOrder, type SlurmGpu } from './gpu-order.js';
+import { agreedOrder, byBdf, type GpuOrder, type SlurmGpu } from './gpu-order.js';
 
 export interface OrderInput {
   readonly gres: Fact<GresConf>;
