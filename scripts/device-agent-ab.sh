@@ -3,7 +3,9 @@
 # (default 200) Prologs through /usr/libexec/gdrgate/prolog.sh with the installed agent ("new") and with an older
 # build's gdrgate.cjs ($OLD, default .device/old/gdrgate.cjs, taken from an older .deb with dpkg -x) run by the same
 # Node ("old"), three blocks each, alternating; then once more with a V8 profile kept in $OUT/agent. Writes
-# $OUT/agent-exp.txt: the agent's CPU per Prolog, its durationMs and the wrapper's wall time (p10/p50/p90).
+# $OUT/agent-exp.txt: the agent's CPU per Prolog, its durationMs and the wrapper's wall time (p10/p50/p90). GAP
+# (seconds, e.g. 0.03): a pause after each Prolog, as between jobs (without it each Prolog's request may wait for
+# what the agent does after answering the one before).
 set -u
 . "${0%/*}/device-lib.sh"
 as_slurmd "$0" "$@"
@@ -23,7 +25,7 @@ run_agent() { # NAME CJS ARGS...
   local a0=$(wc -l </var/log/gdrgate/gdrgate.log)
   local pid=$(cat /run/gdrgate-agent/agent.pid)
   local c0=$(awk '{print $14+$15}' /proc/$pid/stat)
-  for k in $(seq ${ROUNDS:-200}); do us slurm $L/prolog.sh; echo "$name $T"; done >>"$OUT/times.txt"
+  for k in $(seq ${ROUNDS:-200}); do us slurm $L/prolog.sh; echo "$name $T"; [ -z "${GAP:-}" ] || read -r -t "$GAP" _ <> <(:); done >>"$OUT/times.txt"
   local c1=$(awk '{print $14+$15}' /proc/$pid/stat)
   echo "$name: cpu ticks per prolog x100: $(( (c1 - c0) * 100 / ${ROUNDS:-200} )); rss $(grep VmHWM /proc/$pid/status)" >>"$P"
   tail -n +$((a0 + 1)) /var/log/gdrgate/gdrgate.log | grep '"startup":"agent"' | grep -o '"durationMs":[0-9]*' | sort | uniq -c | sed "s/^/$name /" >>"$P"
