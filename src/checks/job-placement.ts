@@ -18,6 +18,9 @@ const f = finder('job-placement', WORDING.codes);
 /** gres.conf's NodeName= hostlists as compiled (null: refused), kept: a Prolog asks of each line more than once. */
 const NODE_LISTS = new Map<string, HostPattern | null>();
 
+/** A hostlist's names as slurmd parts them: at commas or blanks outside brackets (`gpu[01-04],dgx7`: two). */
+export const hostlistNames = (list: string): string[] => list.match(/(?:[^,\s[]|\[[^\]]*\])+/g) ?? [];
+
 /**
  * Whether a Slurm hostlist (`gpu[01-04],dgx7`) names this node; null: cannot tell. slurmd reads NodeName= as a hostlist
  * only (hostlist_create, hostlist_find), its names parted by commas or blanks: `n*`, `n?`, `/re/` or `!x` are names,
@@ -28,7 +31,7 @@ export function forNode(l: Pick<GresLine, 'nodeName'>, host: string | null): boo
   if (l.nodeName === null) return true;
   if (host === null) return false;
   let unsure = false;
-  for (const name of l.nodeName.match(/(?:[^,\s[]|\[[^\]]*\])+/g) ?? []) {
+  for (const name of hostlistNames(l.nodeName)) {
     if (/[*?/!]/.test(name)) continue;
     if (/[[\]]/.test(name) && !/^[^[\]]*(?:\[[0-9,-]+\][^[\]]*)+$/.test(name)) {
       unsure = true;

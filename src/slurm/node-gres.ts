@@ -4,7 +4,7 @@
 // separated, `gpu` alone or `gpu:` and then types and a count, a count being digits with a K/M/G/T/P suffix (else the
 // last part is a type and the count 1), anything from the last `(` on being socket binding. The name is matched
 // exactly (xstrcmp): `GPU:2` asks for no gres/gpu. Pure: the Prolog reads the files (conf-load.ts).
-import { forNode } from '../checks/job-placement.js';
+import { forNode, hostlistNames } from '../checks/job-placement.js';
 import { keyValues } from '../parsers/slurm-syntax.js';
 import type { Parsed } from '../parsers/sysfs.js';
 import type { ConfEntry } from './conf-parse.js';
@@ -58,7 +58,7 @@ export function parseGpuAsk(value: string): Parsed<GpuAsk> {
  */
 export function mayName(names: string, node: string): boolean {
   if (!names.includes('[') && !names.includes(',')) return names === node;
-  for (const name of names.match(/(?:[^,\s[]|\[[^\]]*\])+/g) ?? []) {
+  for (const name of hostlistNames(names)) {
     if (name === node) return true;
     if (!name.includes('[')) continue;
     const m = /^([^[\]]*)\[([0-9]+(?:-[0-9]+)?(?:,[0-9]+(?:-[0-9]+)?)*)\]([^[\]]*)$/.exec(name);

@@ -61,16 +61,24 @@ export interface Begun {
 }
 
 /**
- * Whether `dir` is still the directory `begun` names: this process's, 0700, empty. Looked at only where no mount is
- * on it (a user's FUSE daemon would answer root's lstat, or never). Gone or replaced: the job ended (its Epilog ran)
- * before its record was written, and no directory is made again for it.
+ * Why `dir` is no longer the directory `begun` names (this process's, 0700); null: it still is. Looked at only where no
+ * mount is on it (a user's FUSE daemon would answer root's lstat, or never). Gone or replaced: the job ended (its
+ * Epilog ran) before its record was written, and no directory is made again for it.
  */
-function stillBegun(stateDir: string, dir: string, begun: Begun): void {
+function notBegun(stateDir: string, dir: string, begun: Begun): string | null {
   const mount = mountAt(mountsBelow(stateDir), dir);
-  if (mount !== null) throw new Error(`${mount} is a mount: not entered`);
+  if (mount !== null) return `${mount} is a mount: not entered`;
   const st = lstatOrNull(dir);
   const ours = st !== null && st.isDirectory() && st.dev === begun.dev && st.ino === begun.ino && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700;
-  if (!ours || someNames(dir, 1).length) throw new Error(`${dir} is no longer the directory begun for the job before its Prolog's answer (its Epilog ran?): no record written`);
+  return ours ? null : replaced(dir);
+}
+
+const replaced = (dir: string): string => `${dir} is no longer the directory begun for the job before its Prolog's answer (its Epilog ran?): no record written`;
+
+/** The record goes only into the directory begun, still empty. */
+function stillBegun(stateDir: string, dir: string, begun: Begun): void {
+  const why = notBegun(stateDir, dir, begun) ?? (someNames(dir, 1).length ? replaced(dir) : null);
+  if (why !== null) throw new Error(why);
 }
 
 /**
@@ -176,9 +184,7 @@ export function beginJobState(stateDir: string, env: NodeJS.ProcessEnv): Begun |
 export function dropBegun(stateDir: string, job: string, begun: Begun): void {
   const dir = `${stateDir}/${jobDirName(job)}`;
   try {
-    if (mountAt(mountsBelow(stateDir), dir) !== null) return;
-    const st = lstatOrNull(dir);
-    if (st?.isDirectory() && st.dev === begun.dev && st.ino === begun.ino && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700) removeTree(dir);
+    if (notBegun(stateDir, dir, begun) === null) removeTree(dir);
   } catch {
     /* left: the TaskProlog waits 1 s for it, then reads it as missing */
   }
