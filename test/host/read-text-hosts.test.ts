@@ -1,0 +1,45 @@
+// Every Host's readText gives a text file whole or a failed read, never one cut short: the live tree (FsHost), the
+// snapshot recorder over it (MemoHost), a drill over it (DrillHost) and a snapshot replayed (SnapshotHost), on a
+// file of exactly TEXT_MAX bytes and one a line longer (a slurm.conf whose node line lies past the limit).
+import t from 'tap';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseFault } from '../../src/drill/fault.js';
+import { DrillHost } from '../../src/drill/overlay.js';
+import { FsHost } from '../../src/host/fs-host.js';
+import { type Host, TEXT_MAX } from '../../src/host/host.js';
+import { MemoHost } from '../../src/snapshot/memo.js';
+import { SnapshotHost } from '../../src/snapshot/open.js';
+import { SnapTree } from '../../src/snapshot/tree.js';
+import { scratchDir } from '../helpers/scratch.js';
+
+const root = fs.realpathSync(scratchDir('gdrgate-readtext-'));
+const BIG = `${'#'.repeat(TEXT_MAX)}\nNodeName=gpu1 Gres=gpu:h100:2\n`;
+const MAX = `${'#'.repeat(TEXT_MAX - 2)}\nx`;
+fs.mkdirSync(path.join(root, 'etc/slurm'), { recursive: true });
+fs.writeFileSync(path.join(root, 'etc/slurm/big.conf'), BIG);
+fs.writeFileSync(path.join(root, 'etc/slurm/max.conf'), MAX);
+
+const fault = parseFault('pcie-link:0000:18:00.0=x8');
+if (!fault.ok) throw new Error(fault.error);
+const tree = new SnapTree();
+tree.put('/manifest.json', { kind: 'file', mode: 0o644, data: Buffer.from(`${JSON.stringify({ tool: 'gdrgate', kind: 'snapshot', format: 1, version: '0.0.9', missing: [] })}\n`) });
+tree.put('/etc/slurm/big.conf', { kind: 'file', mode: 0o644, data: Buffer.from(BIG) });
+tree.put('/etc/slurm/max.conf', { kind: 'file', mode: 0o644, data: Buffer.from(MAX) });
+
+const hosts: [string, Host][] = [
+  ['FsHost', new FsHost(root)],
+  ['MemoHost', new MemoHost(new FsHost(root))],
+  ['DrillHost', new DrillHost(new FsHost(root), fault.value)],
+  ['SnapshotHost', new SnapshotHost('snap.tar', tree)],
+];
+
+for (const [name, host] of hosts) {
+  t.test(name, async (t) => {
+    t.same(await host.readText('/etc/slurm/big.conf'), { ok: false, missing: false, reason: '/etc/slurm/big.conf: larger than 16 MiB, not read' }, 'a line past TEXT_MAX: a failed read');
+    const max = await host.readText('/etc/slurm/max.conf');
+    t.equal(max.ok, true, 'exactly TEXT_MAX: read');
+    t.equal(max.ok && max.value.length, TEXT_MAX, 'every byte of it');
+    t.equal(max.ok && max.value.endsWith('\nx'), true, 'up to its last byte');
+  });
+}
