@@ -30,7 +30,7 @@ async function main(): Promise<void> {
   const slurmd = path.join(dir, 'slurmd');
   symlinkSync('/bin/bash', slurmd);
   const prof = path.join(dir, 'prof');
-  const agent = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${prof}`, '--cpu-prof-interval', '50', '--max-semi-space-size=2', CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
+  const agent = spawn(process.execPath, ['--cpu-prof', `--cpu-prof-dir=${prof}`, '--cpu-prof-interval', '50', '--max-semi-space-size=16', '--expose-gc', CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
   for (let i = 0; i < 500 && !existsSync(path.join(agentDir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 20));
   if (!existsSync(path.join(agentDir, 'agent.pid'))) throw new Error('gdrgate agent did not start');
   const script = `for i in $(seq ${N}); do env -i SLURMD_NODENAME=gpu001 SLURM_JOB_ID=$((1000 + i)) SLURM_JOB_UID=${process.getuid!()} SLURM_JOB_GID=${process.getgid!()} SLURM_JOB_GPUS=0,1,2,3,4,5,6,7 ${wrapper} >/dev/null || echo "exit $?"; done`;

@@ -49,7 +49,7 @@ echo "cluster up in $(ms "$t0" "$(now)") ms"
 for n in "${NODES[@]}"; do
   # In the node's own namespaces (its slurmd's), with the paths the Prolog names there.
   nsenter -t "$(cat "$DIR/nodes/$n/run/slurmd.pid")" -n -m -u -- \
-    "$NODE_BIN" --max-semi-space-size=2 "$CLI" agent --config "$DIR/node/gdrgate.json" --dir "$DIR/node/agent" >/dev/null 2>&1 &
+    "$NODE_BIN" --max-semi-space-size=16 --expose-gc "$CLI" agent --config "$DIR/node/gdrgate.json" --dir "$DIR/node/agent" >/dev/null 2>&1 &
   AGENTS+=($!)
 done
 for n in "${NODES[@]}"; do

@@ -83,7 +83,7 @@ async function main(): Promise<void> {
   // slurmd starts a Prolog: a process of that name is its parent (the agent judges only such a Prolog): TIME above.
   TIME = path.join(dir, 'slurmd');
   symlinkSync('/usr/bin/time', TIME);
-  const agent = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
+  const agent = spawn(process.execPath, ['--max-semi-space-size=16', '--expose-gc', CLI, 'agent', '--config', config, '--dir', agentDir], { stdio: 'ignore' });
   for (let i = 0; i < 500 && !existsSync(path.join(agentDir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 20));
   if (!existsSync(path.join(agentDir, 'agent.pid'))) throw new Error('gdrgate agent did not start');
   const spawnFile = path.join(dir, 'spawns');

@@ -53,7 +53,7 @@ async function main(): Promise<void> {
   };
   const viaAgent = wrapper('task', '1');
   const viaGate = wrapper('tasknoagent', '');
-  const agent = spawn(node, ['--max-semi-space-size=2', CLI, 'agent', '--config', config, '--dir', path.join(dir, 'agent')], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const agent = spawn(node, ['--max-semi-space-size=16', '--expose-gc', CLI, 'agent', '--config', config, '--dir', path.join(dir, 'agent')], { stdio: ['ignore', 'ignore', 'pipe'] });
   let said = '';
   agent.stderr!.on('data', (d: Buffer) => (said += d.toString()));
   const agentDir = path.join(dir, 'agent');

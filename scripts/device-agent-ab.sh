@@ -5,7 +5,8 @@
 # Node ("old"), three blocks each, alternating; then once more with a V8 profile kept in $OUT/agent. Writes
 # $OUT/agent-exp.txt: the agent's CPU per Prolog, its durationMs and the wrapper's wall time (p10/p50/p90). GAP
 # (seconds, e.g. 0.03): a pause after each Prolog, as between jobs (without it each Prolog's request may wait for
-# what the agent does after answering the one before).
+# what the agent does after answering the one before). FLAGS_NEW / FLAGS_OLD: each agent's Node flags (default the
+# package unit's, --max-semi-space-size=16 --expose-gc); OLD=$G with other FLAGS_OLD compares flags on one build.
 set -u
 . "${0%/*}/device-lib.sh"
 as_slurmd "$0" "$@"
@@ -32,11 +33,13 @@ run_agent() { # NAME CJS ARGS...
   kill -INT $pid; sleep 1.5
 }
 O=${OLD:-$PWD/.device/old/gdrgate.cjs}
+UNIT='--max-semi-space-size=16 --expose-gc'
+echo "new: $G ${FLAGS_NEW:-$UNIT}; old: $O ${FLAGS_OLD:-$UNIT}" >>"$P"
 for r in 1 2 3; do
-  run_agent new $G --max-semi-space-size=2
-  run_agent old $O --max-semi-space-size=2
+  run_agent new $G ${FLAGS_NEW:-$UNIT}
+  run_agent old $O ${FLAGS_OLD:-$UNIT}
 done
-run_agent prof $G --cpu-prof --cpu-prof-dir=$OUT/agent --cpu-prof-interval 50 --max-semi-space-size=2
+run_agent prof $G --cpu-prof --cpu-prof-dir=$OUT/agent --cpu-prof-interval 50 ${FLAGS_NEW:-$UNIT}
 $N -e '
 const t = require("fs").readFileSync(process.argv[1], "utf8");
 const by = {}; for (const m of t.matchAll(/^(\S+) (\d+)$/gm)) (by[m[1]] ??= []).push(Number(m[2]) / 1000);

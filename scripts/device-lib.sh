@@ -29,6 +29,6 @@ start_agent() {
   local w=$1 i
   shift
   mkdir -p -m 700 /run/gdrgate-agent
-  setsid /usr/lib/gdrgate/node --max-semi-space-size=2 "$@" /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>"$w/agent.err" &
+  setsid /usr/lib/gdrgate/node --max-semi-space-size=16 --expose-gc "$@" /usr/lib/gdrgate/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>"$w/agent.err" &
   for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
 }

@@ -33,7 +33,7 @@ if [ -f .device/hgx.tar.gz ]; then
 fi
 # One agent per root, as the service unit runs it; the agent wrapper's .conf names its directory.
 for r in $roots; do
-  "$N" --max-semi-space-size=2 "$APP/dist/cli.js" agent --config $W/$r.json --dir $W/agent-$r 2>> $W/agent-$r.err &
+  "$N" --max-semi-space-size=16 --expose-gc "$APP/dist/cli.js" agent --config $W/$r.json --dir $W/agent-$r 2>> $W/agent-$r.err &
 done
 for i in $(seq 100); do ok=1; for r in $roots; do [ -s $W/agent-$r/agent.pid ] || ok=0; done; [ $ok = 1 ] && break; sleep 0.1; done
 cpu() { awk '{print ($14 + $15) * 10}' /proc/$1/stat 2>/dev/null || echo 0; } # utime + stime, ms (10 ms ticks)

@@ -22,7 +22,7 @@ chmod 755 $L/oldwrap.sh
 job=5000
 slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$@"; }
 mkdir -p -m 700 /run/gdrgate-agent
-setsid $N --max-semi-space-size=2 $G agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
+setsid $N --max-semi-space-size=16 --expose-gc $G agent --config /etc/gdrgate/config.json --dir /run/gdrgate-agent 2>>$W/agent.err &
 for i in $(seq 100); do [ -s /run/gdrgate-agent/agent.pid ] && break; read -r -t 0.1 _ <> <(:); done
 for k in $(seq 10); do slurm $L/prolog.sh >/dev/null 2>&1; slurm $L/oldwrap.sh >/dev/null 2>&1; done
 a0=$(grep -c '"startup":"agent"' /var/log/gdrgate/gdrgate.log)

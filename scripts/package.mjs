@@ -79,7 +79,7 @@ const [LIB, SBIN] = ['/usr/lib/gdrgate', '/usr/sbin/gdrgate'];
 const wrapperVars = { NODE: `${LIB}/node`, CLI: `${LIB}/gdrgate.cjs` };
 const snippetPaths = ['prolog', 'epilog', 'taskprolog', 'health'].map((w) => [`/etc/slurm/gdrgate-${w}.sh`, `/usr/libexec/gdrgate/${w}.sh`]);
 const unit = rewrite('examples/systemd/gdrgate-agent.service', [
-  ['ExecStart=/usr/bin/node --max-semi-space-size=2 /usr/lib/node_modules/gdrgate/dist/cli.js agent', `ExecStart=${LIB}/node --max-semi-space-size=2 ${LIB}/gdrgate.cjs agent`],
+  ['ExecStart=/usr/bin/node --max-semi-space-size=16 --expose-gc /usr/lib/node_modules/gdrgate/dist/cli.js agent', `ExecStart=${LIB}/node --max-semi-space-size=16 --expose-gc ${LIB}/gdrgate.cjs agent`],
   ['ExecStartPre=-/usr/bin/node /usr/lib/node_modules/gdrgate/dist/cli.js startup-snapshot --if-needed --out /usr/lib/node_modules/gdrgate/dist/gate.blob', `ExecStartPre=-${SBIN} startup-snapshot --if-needed`],
   ['Install as /etc/systemd/system/gdrgate-agent.service.', 'Enable with: systemctl enable --now gdrgate-agent'],
   ['(slurm/prolog.sh, AGENT=/run/gdrgate-agent)', '(/usr/libexec/gdrgate/prolog.sh, AGENT=/run/gdrgate-agent)'],

@@ -20,6 +20,7 @@ import { notAProlog } from './client.js';
 import { formatReply, parseEnviron, parseRequest, PID_FILE, REQUEST_FIFO } from './protocol.js';
 import { pipeOf, reply, waiting, type Asked } from './reply.js';
 import { TaskFifos } from './task-fifos.js';
+import { idleGc } from './idle-gc.js';
 import { serveTasks, TaskBudget } from './task-serve.js';
 import { loadConfig } from '../config.js';
 import { ensureStateDir } from '../state/store.js';
@@ -90,7 +91,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const live = new FsHost('/');
   let stopping = false;
   const budget = new TaskBudget();
-  const fifos = stateDir === null ? null : new TaskFifos({ stateDir, exec, serve: (tfd, job) => serveTasks(tfd, { config, live, stopping: () => stopping, job, budget }) });
+  const idle = idleGc();
+  const fifos = stateDir === null ? null : new TaskFifos({ stateDir, exec, serve: (tfd, job) => serveTasks(tfd, { config, live, stopping: () => stopping, job, budget, idle }) });
   if (fifos !== null && stateDir !== null) {
     ensureStateDir(stateDir);
     await fifos.start();
@@ -160,6 +162,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   let dropped = 0;
   /** Counted, and said once the queue is empty: after a stop, a thousand stale lines make one log line. */
   const settle = async (): Promise<void> => {
+    idle.ended();
     if (--pending > 0 || dropped === 0) return;
     (await log()).warn({ dropped }, `gdrgate agent: dropped ${dropped} request(s): the Prolog stopped waiting before the answer`);
     dropped = 0;
@@ -175,6 +178,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
       if (!line) continue;
       // One request at a time, in arrival order; a request that fails must not stop the ones after it.
       pending++;
+      idle.began();
       queue = queue
         .then(async () => {
           const req = parseRequest(line);

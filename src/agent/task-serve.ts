@@ -9,6 +9,7 @@ import net from 'node:net';
 import { fstatFd } from '../host/fd.js';
 import type { Host } from '../host/host.js';
 import { log } from '../log.js';
+import type { IdleGc } from './idle-gc.js';
 import { pipeOf, replyAll } from './reply.js';
 import { answerTask, formatTaskReply, parseTaskRequest, type TaskAnswer } from './task.js';
 
@@ -41,7 +42,7 @@ export class TaskBudget {
 }
 
 /** Reads `job`'s task requests from `fd` (its FIFO, opened read-write) until destroyed; its owner's requests count against `budget`. */
-export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly job: string; readonly budget: TaskBudget }): { destroy(): void } {
+export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly job: string; readonly budget: TaskBudget; readonly idle?: IdleGc }): { destroy(): void } {
   // The FIFO is the job user's (task-fifos.ts hands it over with fchown before it is read).
   const uid = fstatFd(fd).uid;
   const input = new net.Socket({ fd, readable: true, writable: false });
@@ -70,6 +71,7 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
         continue;
       }
       pending++;
+      o.idle?.began();
       asking.add(who);
       queue = queue
         .then(async () => {
@@ -90,6 +92,7 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
         .catch(() => undefined)
         .then(async () => {
           asking.delete(who);
+          o.idle?.ended();
           if (--pending > 0 || dropped === 0) return;
           (await log()).warn({ dropped }, `gdrgate agent: dropped ${dropped} TaskProlog request(s): more than ${MAX_TASKS_PENDING} waiting, a process asking again, a request for another job, or past the user's budget (${TASK_BUDGET.burst} at once, ${TASK_BUDGET.perSecond} a second; a TaskProlog that asked runs gdrgate)`);
           dropped = 0;

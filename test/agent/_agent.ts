@@ -12,14 +12,19 @@ export interface Agent {
   readonly proc: ChildProcess;
   readonly dir: string;
   readonly stderr: () => string;
+  /** What it printed on stdout (nothing of its own: V8's, under --trace-gc). */
+  readonly stdout: () => string;
   readonly exited: Promise<number | null>;
 }
 
-export async function startAgent(e: GateEnv, extra: string[] = []): Promise<Agent> {
+/** The agent on `e`: `extra` its own arguments, `node` Node's flags (the package's unit: --max-semi-space-size=16 --expose-gc). */
+export async function startAgent(e: GateEnv, extra: string[] = [], node: string[] = []): Promise<Agent> {
   const dir = path.join(e.dir, 'agent');
   let err = '';
-  const proc = spawn(process.execPath, [CLI, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let out = '';
+  const proc = spawn(process.execPath, [...node, CLI, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((res) => proc.on('exit', (c) => res(c)));
   const pidFile = path.join(dir, 'agent.pid');
   const mine = (): boolean => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(proc.pid);
@@ -29,7 +34,7 @@ export async function startAgent(e: GateEnv, extra: string[] = []): Promise<Agen
   const until = performance.now() + 60_000;
   while (!mine() && !gone && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
   if (!mine()) throw new Error(`agent did not start${gone ? ` (exited ${proc.exitCode ?? proc.signalCode})` : ' within 60 s'}: ${err}`);
-  return { proc, dir, stderr: () => err, exited };
+  return { proc, dir, stderr: () => err, stdout: () => out, exited };
 }
 
 /**

@@ -66,7 +66,7 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
     writeConfig();
     // As the service unit runs it: root, its own 0700 directory; the wrapper's .conf names that directory.
     const dir = join(WORK, 'agent');
-    const agent = spawn(process.execPath, ['--max-semi-space-size=2', CLI, 'agent', '--config', CONFIG, '--dir', dir], { stdio: 'ignore' });
+    const agent = spawn(process.execPath, ['--max-semi-space-size=16', '--expose-gc', CLI, 'agent', '--config', CONFIG, '--dir', dir], { stdio: 'ignore' });
     tt.teardown(() => void agent.kill('SIGKILL'));
     const up = await waitFor(() => (existsSync(join(dir, 'agent.pid')) ? readFileSync(join(dir, 'agent.pid'), 'utf8').trim() : ''), (v) => v === String(agent.pid), 60_000);
     tt.ok(up.ok, 'the agent is up (pid file written)');

@@ -27,7 +27,7 @@ async function e2e(): Promise<void> {
     const agents = NODES.map((n) => {
       mkdirSync(join(c.DIR, 'nodes', n, 'agent'), { mode: 0o700 });
       const pid = readFileSync(join(c.DIR, 'nodes', n, 'run/slurmd.pid'), 'utf8').trim();
-      const args = ['-t', pid, '-n', '-m', '-u', '--', process.execPath, '--max-semi-space-size=2', CLI, 'agent', '--config', join(c.DIR, 'node/gdrgate.json'), '--dir', join(c.DIR, 'node/agent')];
+      const args = ['-t', pid, '-n', '-m', '-u', '--', process.execPath, '--max-semi-space-size=16', '--expose-gc', CLI, 'agent', '--config', join(c.DIR, 'node/gdrgate.json'), '--dir', join(c.DIR, 'node/agent')];
       return spawn('/usr/bin/nsenter', args, { env: cleanEnv({}), cwd: '/', stdio: 'ignore' });
     });
     tt.teardown(() => agents.forEach((a) => a.kill('SIGTERM')));

@@ -36,7 +36,7 @@ if (why) {
 
   t.test('the packaged agent unit runs the carried Node and makes the startup snapshot when it is needed', async (t) => {
     const unit = readFileSync(path.join(debRoot, 'usr/lib/systemd/system/gdrgate-agent.service'), 'utf8');
-    t.match(unit, /^ExecStart=\/usr\/lib\/gdrgate\/node --max-semi-space-size=2 \/usr\/lib\/gdrgate\/gdrgate\.cjs agent --config \/etc\/gdrgate\/config\.json --dir \/run\/gdrgate-agent$/m);
+    t.match(unit, /^ExecStart=\/usr\/lib\/gdrgate\/node --max-semi-space-size=16 --expose-gc \/usr\/lib\/gdrgate\/gdrgate\.cjs agent --config \/etc\/gdrgate\/config\.json --dir \/run\/gdrgate-agent$/m);
     t.match(unit, /^ExecStartPre=-\/usr\/sbin\/gdrgate startup-snapshot --if-needed$/m);
     t.notMatch(unit, /node_modules|\/usr\/bin\/node/);
   });
