@@ -178,14 +178,17 @@ elif ! rootonly -n "$NODE" "$CLI"; then
   exit 0
 elif [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
   GDRGATE_BLOB_FAILED=untrusted && export GDRGATE_BLOB_FAILED
+elif [ -n "$BLOB" ]; then
+  GDRGATE_BLOB_FAILED=missing && export GDRGATE_BLOB_FAILED
 fi
 node=${reals[0]} cli=${reals[1]}
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
 # and compiled. Its exit codes are gdrgate's own (0-3); any other means nothing was judged: Node refused the blob
 # (14: made by another Node build or on another CPU; a signal: a damaged file) or it is stale (10: the program
-# changed since it was made). Then the plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED).
+# changed since it was made, or it is of another program than CLI, which GDRGATE_CLI tells it). Then the plain
+# program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED; "missing": BLOB names no file).
 if [ -n "$blob" ]; then
-  "$node" --snapshot-blob "$blob" "$MODE" --config "$CONFIG"
+  GDRGATE_CLI=$cli "$node" --snapshot-blob "$blob" "$MODE" --config "$CONFIG"
   rc=$?
   verdict "$rc" && ended "$rc"
   GDRGATE_BLOB_FAILED=$rc && export GDRGATE_BLOB_FAILED

@@ -84,7 +84,7 @@ judge() {
     [ -p "/proc/$BASHPID/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
   fi
   if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
-    said=$("$NODE" --snapshot-blob "$real" "$@")
+    said=$(GDRGATE_CLI=$CLI "$NODE" --snapshot-blob "$real" "$@")
     rc=$?
     verdict "$rc" && { [ -z "$said" ] || printf '%s\n' "$said"; return "$rc"; }
   fi

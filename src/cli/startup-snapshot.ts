@@ -6,7 +6,8 @@
 import { startupSnapshot } from 'node:v8';
 import { gateCommand } from './gate.js';
 import { runCli } from './run.js';
-import { statBig } from '../host/entries.js';
+import path from 'node:path';
+import { realPath, statBig } from '../host/entries.js';
 import { setLogFile } from '../log.js';
 // Loaded by gateCommand only on a passing prolog (and then node:crypto with it): here it is in the blob.
 import '../state/prolog.js';
@@ -25,6 +26,19 @@ function identity(file: string): string {
 }
 
 /**
+ * Whether `cli` (what a wrapper would run) is `program` (what the blob was made of), or the program's other shape
+ * beside it (dist/cli.js and dist/gdrgate.cjs, one build: the npm layout); links resolved.
+ */
+function sameInstall(cli: string, program: string): boolean {
+  try {
+    const [c, p] = [realPath(cli), realPath(program)];
+    return c === p || path.dirname(c) === path.dirname(p);
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Called once, while the snapshot is built. `warmUp`: a JSON array of configs, one passing prolog each, run in turn
  * before the heap is serialized so the code a prolog runs is compiled in the blob (each with a throwaway
  * baseline and state directory). The logger is dropped, so the blob opens its own on first use. Nothing they read
@@ -37,6 +51,13 @@ export function prepareSnapshot(warmUp?: string): void {
     // The program was replaced (an upgrade, a rebuild) since the blob was made of it: the blob would run old code.
     if (identity(program) !== made) {
       process.stderr.write(`gdrgate: the startup snapshot is stale (${program} changed since it was made); remake it: gdrgate startup-snapshot\n`);
+      process.exit(STALE_EXIT);
+    }
+    // The wrappers say which program they would run without it (CLI=, GDRGATE_CLI): a blob of another (a CLI= an admin
+    // pointed elsewhere, a blob made by another installation) would judge with that other program's code.
+    const cli = process.env.GDRGATE_CLI;
+    if (cli && !sameInstall(cli, program)) {
+      process.stderr.write(`gdrgate: the startup snapshot is of ${program}, not of ${cli}; remake it with that program: gdrgate startup-snapshot\n`);
       process.exit(STALE_EXIT);
     }
     void runCli(process.argv.slice(1), 'snapshot').then((code) => process.exit(code));

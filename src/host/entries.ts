@@ -12,6 +12,8 @@ export const lstatIfAny = (p: string): fs.Stats | undefined => fs.lstatSync(p, {
 export const stat = (p: string): fs.Stats => fs.statSync(p);
 /** stat with 64-bit fields (mtimeNs): a rewrite within the same millisecond still differs. */
 export const statBig = (p: string): fs.BigIntStats => fs.statSync(p, { bigint: true });
+/** realpath(3): every link on the path resolved, in one call. */
+export const realPath = (p: string): string => fs.realpathSync.native(p);
 export const unlink = (p: string): void => fs.unlinkSync(p);
 /** Removes a file (a link itself, never what it leads to); nothing there is no error. */
 export const removeFile = (p: string): void => fs.rmSync(p, { force: true });

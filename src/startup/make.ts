@@ -79,7 +79,8 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   if (a.ifNeeded && exists(a.out)) {
     const untrusted = untrustedReason(a.out, process.getuid?.() ?? 0);
     if (untrusted === null) {
-      const now = await run(['--snapshot-blob', a.out, 'version'], {}, 30_000);
+      // Of this program (else its main exits 10, as it does for the wrappers when CLI= names another).
+      const now = await run(['--snapshot-blob', a.out, 'version'], { GDRGATE_CLI: program }, 30_000);
       if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
     } else notUsed = `; the one there was not used: ${untrusted}`;
   }

@@ -67,8 +67,8 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
   const wrapper = path.join(e.dir, 'gdrgate-prolog.sh');
   copyFileSync(path.join(REPO, 'slurm/prolog.sh'), wrapper);
   chmodSync(wrapper, 0o755);
-  const wrap = (conf: string): { code: number | null; stdout: string } => {
-    writeFileSync(path.join(e.dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${CLI}\nCONFIG=${e.config}\n${conf}`);
+  const wrap = (conf: string, cli = CLI): { code: number | null; stdout: string } => {
+    writeFileSync(path.join(e.dir, 'gdrgate-prolog.conf'), `NODE=${process.execPath}\nCLI=${cli}\nCONFIG=${e.config}\n${conf}`);
     const r = spawnSync(wrapper, [], { encoding: 'utf8', env: clean, cwd: '/', timeout: 60_000 });
     return { code: r.status, stdout: r.stdout };
   };
@@ -114,11 +114,28 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
   copyFileSync(path.join(REPO, 'dist/gdrgate.cjs'), program);
   const staleBlob = path.join(e.dir, 'stale.blob');
   t.equal(spawnSync(process.execPath, ['--snapshot-blob', staleBlob, '--build-snapshot', program], { encoding: 'utf8' }).status, 0);
-  t.equal(wrap(`BLOB=${staleBlob}\n`).code, 1, 'a fresh blob of that program judges');
+  t.equal(wrap(`BLOB=${staleBlob}\n`, program).code, 1, 'a fresh blob of that program judges');
   t.same(last(), { startup: 'snapshot' });
-  writeFileSync(program, readFileSync(program, 'utf8') + '\n// changed\n');
-  t.equal(wrap(`BLOB=${staleBlob}\n`).code, 1, 'once the program changed, the plain program judges');
+  // CLI= naming another program than the blob's (a hotfix an admin points to, the checkout's own dist/cli.js): the
+  // blob would judge with its own program's code. Stale: CLI itself judges.
+  t.equal(wrap(`BLOB=${staleBlob}\n`).code, 1, 'a blob of another program than CLI: the plain CLI judges');
   t.same(last(), { startup: 'modules', blobExit: '10' }, 'and logs that the blob is stale (exit 10)');
+  const hotfix = path.join(e.dir, 'hotfix');
+  mkdirSync(hotfix);
+  const marked = path.join(hotfix, 'gdrgate.cjs');
+  const text = readFileSync(program, 'utf8');
+  t.equal(text.split('`gdrgate ${').length > 1, true, 'the report line is built in the bundle');
+  writeFileSync(marked, text.replaceAll('`gdrgate ${', '`HOTFIX gdrgate ${'));
+  const hot = wrap(`BLOB=${staleBlob}\n`, marked);
+  t.same([hot.code, hot.stdout.split('\n')[0]!.split(' ').slice(0, 3)], [1, ['HOTFIX', 'gdrgate', 'prolog']], "CLI=another program: that program's report, never the blob's");
+  t.same(last(), { startup: 'modules', blobExit: '10' });
+  t.equal(wrap(`BLOB=${staleBlob}\n`, path.join(REPO, 'dist/cli.js')).code, 1);
+  t.equal(viaBlob(BLOB, ['version'], { ...JOB, GDRGATE_CLI: path.join(REPO, 'dist/cli.js') }).code, 0, "the checkout's blob (of dist/gdrgate.cjs) serves dist/cli.js beside it: one build");
+  writeFileSync(program, readFileSync(program, 'utf8') + '\n// changed\n');
+  t.equal(wrap(`BLOB=${staleBlob}\n`, program).code, 1, 'once the program changed, the plain program judges');
+  t.same(last(), { startup: 'modules', blobExit: '10' }, 'and logs that the blob is stale (exit 10)');
+  t.equal(wrap(`BLOB=${path.join(e.dir, 'none.blob')}\n`).code, 1, 'BLOB naming no file: the plain program judges');
+  t.same(last(), { startup: 'modules', blobExit: 'missing' }, 'and logs that there is no blob');
 
   // A blob another user could replace: never started, whatever it holds.
   const open = path.join(e.dir, 'open');

@@ -60,3 +60,15 @@ t.test('a blob of another gdrgate that still starts (an upgrade left it): not ke
   t.not(r.ino, r.was, 'a new file put in its place');
   t.equal(spawnSync(process.execPath, ['--snapshot-blob', r.blob, 'version'], { encoding: 'utf8' }).stdout.trim(), version, 'which says this version');
 });
+
+t.test('a blob of the same version made of another program (another installation, a hotfix): not kept, remade', async (t) => {
+  const other = path.join(scratchDir('gdrgate-if-needed-other-'), 'gdrgate.cjs');
+  copyFileSync(PROGRAM, other);
+  const otherBlob = path.join(path.dirname(other), 'other.blob');
+  t.equal(spawnSync(process.execPath, ['--snapshot-blob', otherBlob, '--build-snapshot', other], { timeout: 300_000 }).status, 0, 'the other blob is made');
+  t.equal(spawnSync(process.execPath, ['--snapshot-blob', otherBlob, 'version'], { encoding: 'utf8' }).stdout.trim(), version, 'and says this very version');
+  const r = ifNeeded((b) => copyFileSync(otherBlob, b));
+  t.equal(r.status, 0, r.stderr);
+  t.equal(new RegExp(`^${r.blob.replace(/[.]/g, '\\.')}: startup snapshot of ${PROGRAM.replace(/[.]/g, '\\.')} \\(.*\\), ${version.replace(/[().]/g, '\\$&')}\n$`).test(r.stdout), true, r.stdout);
+  t.not(r.ino, r.was, 'a new file put in its place');
+});
