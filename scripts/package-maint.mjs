@@ -48,11 +48,12 @@ export const PRERM_IN_USE = [
   'fi',
   '',
 ].join('\n');
-// Before removal (not upgrade): the agent stopped and disabled, the snapshot made of this program removed.
+// Before removal (not upgrade): the agent stopped and disabled, the snapshot made of this program removed, and what a
+// startup-snapshot killed while it wrote left (writeAtomic's .gate.blob.<pid>.<random>, 10 MiB each).
 export const PRERM_REMOVE = [
   PRERM_IN_USE.trimEnd(),
   '[ -d /run/systemd/system ] && systemctl --no-reload disable --now gdrgate-agent.service >/dev/null 2>&1 || true',
-  `rm -f ${BLOB}`,
+  `rm -f ${BLOB} ${BLOB.replace(/[^/]+$/, '.$&.')}*`,
   '',
 ].join('\n');
 // Purge: what gdrgate itself wrote (run log, sample spool, per-job state) and the unit's enablement links.

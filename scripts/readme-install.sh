@@ -95,7 +95,10 @@ step "sudo DEBIAN_FRONTEND=noninteractive apt-get -o Dpkg::Options::=--force-con
 step 'grep -c deadlineMs /etc/gdrgate/config.json; ls /etc/gdrgate'
 echo "# What systemctl enable gdrgate-agent writes (this root has no systemd)."
 step 'sudo mkdir -p /etc/systemd/system/multi-user.target.wants && sudo ln -s /usr/lib/systemd/system/gdrgate-agent.service /etc/systemd/system/multi-user.target.wants/'
+echo "# What a startup-snapshot killed while it wrote leaves (its temporary name): removal takes it with the blob."
+step 'sudo cp /var/lib/gdrgate/gate.blob /var/lib/gdrgate/.gate.blob.4242.0123456789ab'
 step 'sudo apt-get remove -y gdrgate'
+step "find /var/lib/gdrgate -name '*gate.blob*'"
 step 'ls -A /etc/gdrgate /var/log/gdrgate /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service'
 step 'sudo dpkg --purge gdrgate'
 echo "# What is left: the baseline, which the admin wrote."

@@ -103,9 +103,13 @@ function cleanRoot(): void {
 
   t.test('removal keeps the config and the log; purge leaves only the admin’s baseline, no unit link', async (t) => {
     t.equal(step('sudo mkdir -p /etc/systemd/system/multi-user.target.wants && sudo ln -s /usr/lib/systemd/system/gdrgate-agent.service /etc/systemd/system/multi-user.target.wants/').exit, 0);
+    // What a startup-snapshot killed while it wrote leaves (writeAtomic's temporary name): removal takes it with the blob.
+    t.equal(step('sudo cp /var/lib/gdrgate/gate.blob /var/lib/gdrgate/.gate.blob.4242.0123456789ab').exit, 0);
     const rm = step('sudo apt-get remove -y gdrgate');
     t.equal(rm.exit, 0);
     t.equal(rm.out.at(-1), `Removing gdrgate (${version}-2) ...`);
+    // Nothing left in it, dpkg removed the package's directory too (with the partial blob left there, it stays).
+    t.same(step("find /var/lib/gdrgate -name '*gate.blob*'"), { out: ['find: ‘/var/lib/gdrgate’: No such file or directory'], exit: 1 }, 'no blob left, whole or partial');
     // No systemd in this root, so nothing disables the agent here (installed.test.ts: the purge takes the link).
     const left = step('ls -A /etc/gdrgate /var/log/gdrgate /etc/systemd/system/multi-user.target.wants/gdrgate-agent.service');
     t.equal(left.exit, 0);
