@@ -137,13 +137,16 @@ export async function freePortPair(range?: { from: number; to: number }): Promis
 
 /**
  * A snapshot of the build in WORK/gdrgate (dist, schemas, package.json; node_modules linked), so a rebuild in the
- * checkout while a file runs cannot hand slurmd a half-written dist. Returns its dist/cli.js.
+ * checkout while a file runs cannot hand slurmd a half-written dist. Its startup snapshot is made anew of the copy
+ * (the checkout's is of the checkout's program, which the wrappers' CLI= no longer names). Returns its dist/cli.js.
  */
 export function snapshotBuild(work: string): string {
   const pkg = join(work, 'gdrgate');
   for (const d of ['dist', 'schemas']) cpSync(join(REPO, d), join(pkg, d), { recursive: true, verbatimSymlinks: true });
   copyFileSync(join(REPO, 'package.json'), join(pkg, 'package.json'));
   symlinkSync(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
+  const blob = spawnSync(process.execPath, [join(pkg, 'dist/gdrgate.cjs'), 'startup-snapshot', '--out', join(pkg, 'dist/gate.blob'), '--warm-up', join(REPO, 'examples/h200-vm.tar.gz')], { encoding: 'utf8', timeout: 300_000 });
+  if (blob.status !== 0) throw new Error(`startup-snapshot of the build's copy: exit ${blob.status}: ${blob.stderr}`);
   return join(pkg, 'dist/cli.js');
 }
 
