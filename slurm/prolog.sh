@@ -184,9 +184,10 @@ fi
 node=${reals[0]} cli=${reals[1]}
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
 # and compiled. Its exit codes are gdrgate's own (0-3); any other means nothing was judged: Node refused the blob
-# (14: made by another Node build or with other V8 flags; a signal: a damaged file) or it is stale (10: the program
-# changed since it was made, or it is of another program than CLI, which GDRGATE_CLI tells it). Then the plain
-# program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED; "missing": BLOB names no file).
+# (14: made by another Node build or with other V8 flags; a signal, or 11 from its own seal check: a damaged or cut
+# file) or it is stale (10: the program changed since it was made, or it is of another program than CLI, which
+# GDRGATE_CLI tells it). Then the plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED;
+# "missing": BLOB names no file).
 if [ -n "$blob" ]; then
   GDRGATE_CLI=$cli "$node" --snapshot-blob "$blob" "$MODE" --config "$CONFIG"
   rc=$?

@@ -3,17 +3,20 @@
 // start-up and its checks, not the loading and compiling of ~1 MB of code. A snapshot loads only in the Node
 // build, with the V8 flags and on the CPU that made it, so it is made where it runs (`gdrgate startup-snapshot`,
 // src/startup/make.ts) and the Slurm wrappers fall back to the plain program when it is refused.
+import path from 'node:path';
 import { startupSnapshot } from 'node:v8';
 import { gateCommand } from './gate.js';
 import { runCli } from './run.js';
-import path from 'node:path';
 import { realPath, statBig } from '../host/entries.js';
+import { blobOf, fileSealProblem } from '../startup/blob-seal.js';
 import { setLogFile } from '../log.js';
 // Loaded by gateCommand only on a passing prolog (and then node:crypto with it): here it is in the blob.
 import '../state/prolog.js';
 
 /** The exit code of a stale blob: above gdrgate's own 0-3, so the wrappers run the plain program instead. */
 export const STALE_EXIT = 10;
+/** The exit code of a blob cut short or never sealed (blob-seal.ts): the wrappers run the plain program instead. */
+export const DAMAGED_EXIT = 11;
 
 /** The file as it is now: device, inode, size and modification time (a replaced or rewritten file differs). */
 function identity(file: string): string {
@@ -48,6 +51,13 @@ export function prepareSnapshot(warmUp?: string): void {
   const program = process.argv[1] ?? '';
   const made = identity(program);
   startupSnapshot.setDeserializeMainFunction(() => {
+    // Cut short or never sealed: V8 may have read past the file's end; nothing of it runs.
+    const blob = blobOf(process.execArgv);
+    const cut = blob === null ? 'no --snapshot-blob among Node\'s arguments' : fileSealProblem(blob);
+    if (cut !== null) {
+      process.stderr.write(`gdrgate: the startup snapshot ${blob ?? ''} cannot be used: ${cut}; remake it: gdrgate startup-snapshot\n`);
+      process.exit(DAMAGED_EXIT);
+    }
     // The program was replaced (an upgrade, a rebuild) since the blob was made of it: the blob would run old code.
     if (identity(program) !== made) {
       process.stderr.write(`gdrgate: the startup snapshot is stale (${program} changed since it was made); remake it: gdrgate startup-snapshot\n`);

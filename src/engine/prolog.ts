@@ -125,6 +125,7 @@ export function blobFailedWhy(v: string): string {
   const why =
     v === 'untrusted' ? 'it, or a directory above it, is not root\'s alone'
     : v === 'missing' ? 'there is none: it was never made, or removed'
+    : v === '11' ? 'it is cut short, or was not sealed by gdrgate startup-snapshot'
     : v === '10' ? 'it is stale: the program changed since it was made, or it is of another program than CLI'
     : v === '14' ? 'this Node refused it: made by another Node build or with other V8 flags'
     : `Node exited ${v} starting from it (a damaged file?)`;

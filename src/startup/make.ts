@@ -15,6 +15,7 @@ import { ExecaExec, type ExecResult } from '../host/exec.js';
 import { writeAtomic, writeNew } from '../host/files.js';
 import { untrustedReason } from '../host/trust.js';
 import { readBytes } from '../host/whole-file.js';
+import { seal } from './blob-seal.js';
 import { versionLine } from '../version.js';
 
 /** Where the package's wrappers look for it (slurm/prolog.sh BLOB=, set by scripts/package.mjs). */
@@ -96,8 +97,12 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
       writeNew(config, JSON.stringify({ baseline, root, scontrol: node, logFile: '/dev/null', stateDir: path.join(work, `warm-up-${i}.state`) }), 0o600);
       configs.push(config);
     }
+    const built = path.join(work, 'built.blob');
+    must('node --build-snapshot', await run(['--snapshot-blob', built, '--build-snapshot', program], { GDRGATE_SNAPSHOT_WARMUP: JSON.stringify(configs) }));
+    // Sealed with its size (blob-seal.ts), which its main checks before it runs anything.
+    const raw = readBytes(built);
     const blob = path.join(work, 'gate.blob');
-    must('node --build-snapshot', await run(['--snapshot-blob', blob, '--build-snapshot', program], { GDRGATE_SNAPSHOT_WARMUP: JSON.stringify(configs) }));
+    writeNew(blob, Buffer.concat([raw, seal(raw.length)]), 0o600);
     // Proven before it replaces the old one: it starts on this node, and it judges as the program does.
     const said = must('the new blob', await run(['--snapshot-blob', blob, 'version'], {}, 30_000)).trim();
     if (said !== versionLine()) throw new Error(`the new blob says "${said}", not "${versionLine()}"`);

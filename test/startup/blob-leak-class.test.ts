@@ -10,6 +10,7 @@ import path from 'node:path';
 import t from 'tap';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
 import { REPO } from '../helpers/paths.js';
+import { sealBlob } from '../helpers/seal.js';
 
 const PROGRAM = path.join(REPO, 'dist/gdrgate.cjs');
 const UNSHARE = '/usr/bin/unshare';
@@ -49,6 +50,7 @@ t.test('a blob made under markers: no run from it says or writes any of them', a
     300_000,
   );
   t.equal(made.status, 0, `the blob is made: ${made.stderr}`);
+  sealBlob(blob);
   t.ok(readFileSync(warm.log, 'utf8').includes(markers.node), 'the warm-up itself ran under the markers (its log names its node)');
 
   const began = Date.now();

@@ -7,6 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 import { makeGateEnv } from '../helpers/gate-env.js';
 import { REPO } from '../helpers/paths.js';
+import { sealBlob } from '../helpers/seal.js';
 
 const PROGRAM = path.join(REPO, 'dist/gdrgate.cjs');
 const JOB = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()) };
@@ -20,6 +21,7 @@ t.test('a Prolog from a blob whose warm-up logged to its log file writes its own
     timeout: 300_000,
   });
   t.equal(made.status, 0, `the blob is made: ${made.stderr}`);
+  sealBlob(blob);
   const pids = (): number[] => readFileSync(e.log, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { pid: number }).pid);
   const warm = pids();
   t.ok(warm.length >= 1 && warm.every((p) => p === made.pid), `the warm-up logged as the builder (${made.pid}): ${warm.join(', ')}`);

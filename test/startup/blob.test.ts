@@ -8,6 +8,8 @@ import path from 'node:path';
 import t from 'tap';
 import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
 import { CLI, REPO } from '../helpers/paths.js';
+import { sealBlob } from '../helpers/seal.js';
+import { seal, SEAL_LENGTH } from '../../src/startup/blob-seal.js';
 
 const BLOB = path.join(REPO, 'dist/gate.blob');
 const JOB = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()) };
@@ -102,6 +104,23 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
   t.equal(r14.code, 1, 'the wrapper falls back: the plain CLI judges (still x8) and exits 1');
   t.same(last(), { startup: 'modules', blobExit: '14' }, 'and logs that the blob could not be used (exit 14)');
 
+  // Cut short at its end (a byte, or its whole seal: what V8 reads is all there) or built by hand without a seal: its
+  // main runs nothing of the gate, exit 11, and the plain CLI judges.
+  const whole = readFileSync(BLOB);
+  for (const [what, bytes] of [
+    ['its last byte cut', whole.subarray(0, whole.length - 1)],
+    ['its seal cut off', whole.subarray(0, whole.length - SEAL_LENGTH)],
+    ['its seal naming another size', Buffer.concat([whole.subarray(0, whole.length - SEAL_LENGTH - 1), seal(whole.length - SEAL_LENGTH)])],
+  ] as const) {
+    const cut = path.join(e.dir, 'cut.blob');
+    writeFileSync(cut, bytes);
+    const v = viaBlob(cut, ['version']);
+    t.same([v.code, v.stdout], [11, ''], `${what}: exit 11, nothing of the gate run`);
+    t.equal(v.stderr.split(': ').slice(0, 2).join(': '), `gdrgate: the startup snapshot ${cut} cannot be used`, `${what}: said on stderr`);
+    t.equal(wrap(`BLOB=${cut}\n`).code, 1, `${what}: the plain CLI judges (still x8)`);
+    t.same(last(), { startup: 'modules', blobExit: '11' }, `${what}: and the log says why`);
+  }
+
   const damaged = path.join(e.dir, 'damaged.blob');
   writeFileSync(damaged, readFileSync(BLOB).subarray(0, 1000));
   const rd = wrap(`BLOB=${damaged}\n`);
@@ -114,6 +133,7 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
   copyFileSync(path.join(REPO, 'dist/gdrgate.cjs'), program);
   const staleBlob = path.join(e.dir, 'stale.blob');
   t.equal(spawnSync(process.execPath, ['--snapshot-blob', staleBlob, '--build-snapshot', program], { encoding: 'utf8' }).status, 0);
+  sealBlob(staleBlob);
   t.equal(wrap(`BLOB=${staleBlob}\n`, program).code, 1, 'a fresh blob of that program judges');
   t.same(last(), { startup: 'snapshot' });
   // CLI= naming another program than the blob's (a hotfix an admin points to, the checkout's own dist/cli.js): the

@@ -1,10 +1,11 @@
 // `gdrgate startup-snapshot --if-needed` (the agent unit's ExecStartPre, as root) keeps a blob only when the wrappers would start it: one others can change is never run, and is remade.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, copyFileSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, copyFileSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { REPO } from '../helpers/paths.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { sealBlob } from '../helpers/seal.js';
 
 const PROGRAM = path.join(REPO, 'dist/gdrgate.cjs');
 const CAPTURE = path.join(REPO, 'examples/h200-vm.tar.gz');
@@ -53,6 +54,7 @@ t.test('a blob of another gdrgate that still starts (an upgrade left it): not ke
   writeFileSync(old, text.replace('VERSION="0.1.0"', 'VERSION="0.0.9-old"'));
   const oldBlob = path.join(path.dirname(old), 'old.blob');
   t.equal(spawnSync(process.execPath, ['--snapshot-blob', oldBlob, '--build-snapshot', old], { timeout: 300_000 }).status, 0, 'the old blob is made');
+  sealBlob(oldBlob);
   t.equal(spawnSync(process.execPath, ['--snapshot-blob', oldBlob, 'version'], { encoding: 'utf8' }).stdout.trim(), version.replace('gdrgate 0.1.0', 'gdrgate 0.0.9-old'), 'and starts');
   const r = ifNeeded((b) => copyFileSync(oldBlob, b));
   t.equal(r.status, 0, r.stderr);
@@ -66,8 +68,16 @@ t.test('a blob of the same version made of another program (another installation
   copyFileSync(PROGRAM, other);
   const otherBlob = path.join(path.dirname(other), 'other.blob');
   t.equal(spawnSync(process.execPath, ['--snapshot-blob', otherBlob, '--build-snapshot', other], { timeout: 300_000 }).status, 0, 'the other blob is made');
+  sealBlob(otherBlob);
   t.equal(spawnSync(process.execPath, ['--snapshot-blob', otherBlob, 'version'], { encoding: 'utf8' }).stdout.trim(), version, 'and says this very version');
   const r = ifNeeded((b) => copyFileSync(otherBlob, b));
+  t.equal(r.status, 0, r.stderr);
+  t.equal(new RegExp(`^${r.blob.replace(/[.]/g, '\\.')}: startup snapshot of ${PROGRAM.replace(/[.]/g, '\\.')} \\(.*\\), ${version.replace(/[().]/g, '\\$&')}\n$`).test(r.stdout), true, r.stdout);
+  t.not(r.ino, r.was, 'a new file put in its place');
+});
+
+t.test('a current blob cut short at its end (it may still deserialize): not kept, remade', async (t) => {
+  const r = ifNeeded((b) => truncateSync(b, statSync(b).size - 1));
   t.equal(r.status, 0, r.stderr);
   t.equal(new RegExp(`^${r.blob.replace(/[.]/g, '\\.')}: startup snapshot of ${PROGRAM.replace(/[.]/g, '\\.')} \\(.*\\), ${version.replace(/[().]/g, '\\$&')}\n$`).test(r.stdout), true, r.stdout);
   t.not(r.ino, r.was, 'a new file put in its place');
