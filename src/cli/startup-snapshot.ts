@@ -18,11 +18,16 @@ export const STALE_EXIT = 10;
 /** The exit code of a blob cut short or never sealed (blob-seal.ts): the wrappers run the plain program instead. */
 export const DAMAGED_EXIT = 11;
 
-/** The file as it is now: device, inode, size and modification time (a replaced or rewritten file differs). */
+/**
+ * The program as it is now: its size and modification time (ns). A rewritten, rebuilt or upgraded program differs
+ * (dpkg and rpm give each file the time of the build that made it); the same file on a filesystem mounted anew (an NFS
+ * root, a stateless image unpacked at boot, an LVM device renumbered) keeps both, where its device and inode change,
+ * and was stale on every Prolog until someone remade the blob.
+ */
 function identity(file: string): string {
   try {
     const st = statBig(file);
-    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}`;
+    return `${st.size}:${st.mtimeNs}`;
   } catch (e) {
     return `unreadable: ${(e as Error).message}`;
   }

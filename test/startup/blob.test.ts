@@ -3,7 +3,7 @@
 // says why in its log) when the blob cannot be used: refused by Node (exit 14), damaged (a signal), stale (the
 // program changed since, exit 10) or not root's alone. Real runs on the bundled capture, with a recording scontrol.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
@@ -136,6 +136,14 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
   sealBlob(staleBlob);
   t.equal(wrap(`BLOB=${staleBlob}\n`, program).code, 1, 'a fresh blob of that program judges');
   t.same(last(), { startup: 'snapshot' });
+  // The same program on another inode, as a filesystem mounted anew gives it (cp -p: size and modification time kept).
+  const moved = `${program}.new`;
+  t.equal(spawnSync('/bin/cp', ['-p', program, moved]).status, 0);
+  const ino = statSync(program).ino;
+  renameSync(moved, program);
+  t.not(statSync(program).ino, ino, 'another inode');
+  t.equal(wrap(`BLOB=${staleBlob}\n`, program).code, 1, 'the same program on another inode: still the blob');
+  t.same(last(), { startup: 'snapshot' }, 'not stale');
   // CLI= naming another program than the blob's (a hotfix an admin points to, the checkout's own dist/cli.js): the
   // blob would judge with its own program's code. Stale: CLI itself judges.
   t.equal(wrap(`BLOB=${staleBlob}\n`).code, 1, 'a blob of another program than CLI: the plain CLI judges');
