@@ -28,3 +28,23 @@ t.test("the blob in Node's arguments", async (t) => {
   t.equal(blobOf(['--snapshot-blob']), null);
   t.equal(blobOf([]), null);
 });
+
+// The class, not three inputs: the checkout's blob cut at offsets from its middle to its last byte (where the review
+// saw a cut blob still judge) never runs the gate: an exit outside gdrgate's 0-3 (11 from the seal, or Node's own
+// refusal or a signal), and nothing on stdout.
+t.test('the real blob cut anywhere in its second half: never a verdict', async (t) => {
+  const { spawnSync } = await import('node:child_process');
+  const { readFileSync, writeFileSync } = await import('node:fs');
+  const path = await import('node:path');
+  const { REPO } = await import('../helpers/paths.js');
+  const { scratchDir } = await import('../helpers/scratch.js');
+  const whole = readFileSync(path.join(REPO, 'dist/gate.blob'));
+  const file = path.join(scratchDir('gdrgate-blob-cut-'), 'cut.blob');
+  const cuts = [0.5, 0.75, 0.9, 0.97, 0.99, 0.999, 0.9999].map((f) => Math.floor(whole.length * f)).concat([whole.length - SEAL_LENGTH - 1, whole.length - SEAL_LENGTH, whole.length - 1]);
+  for (const at of cuts) {
+    writeFileSync(file, whole.subarray(0, at));
+    const r = spawnSync(process.execPath, ['--snapshot-blob', file, 'version'], { encoding: 'utf8', timeout: 60_000 });
+    const code = r.status ?? 128;
+    t.same([code > 3, r.stdout], [true, ''], `cut at ${at} of ${whole.length}: exit ${r.status ?? r.signal}, nothing run`);
+  }
+});
