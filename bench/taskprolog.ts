@@ -69,6 +69,8 @@ async function main(): Promise<void> {
   writeFileSync(path.join(dir, 'slurmd'), '#!/bin/bash\n"$@"\nexit $?\n', { mode: 0o755 });
   const p = timed([path.join(dir, 'slurmd'), prolog], { ...slurm, SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' });
   if (p.code !== 0) throw new Error(`prolog exited ${p.code}`);
+  // The agent hands the FIFO over with the job's record, just after its answer (src/state/prolog.ts): waited for.
+  for (let i = 0; i < 250 && !existsSync(path.join(stateDir, `tasks-${job}`)); i++) await new Promise((r) => setTimeout(r, 20));
   if (!existsSync(path.join(stateDir, `tasks-${job}`))) throw new Error(`the agent did not answer the Prolog (no FIFO for job ${job}): ${said}`);
   let step = 0;
   const res: Record<string, number[]> = { 'node -e 0': [], 'task, first, agent': [], 'task, first, gdrgate': [], 'task, later': [] };
