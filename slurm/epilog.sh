@@ -18,8 +18,9 @@ LOGGER=/usr/bin/logger
 # a PATH passes a link; without -n a link may not rename the file: a .conf) and succeeds when those files and every
 # directory above them are root's and writable by root only (a sticky directory such as /tmp may be writable by all:
 # nobody can replace root's entry in it; a file never), one /usr/bin/stat for all. Then only root can change what
-# reals name, so they are sourced or started, never PATH. Its own IFS (a .conf may set one) and a line for every
-# path asked, or it fails. (No /dev/fd: a TaskProlog started by slurmstepd after a change of user may not open its
+# reals name, so they are sourced or started, never PATH. Each PATH is a regular file (stat's %f 8xxx): a FIFO there
+# would block its open for ever, and the Prolog's deadline with it. Its own IFS (a .conf may set one) and a line for
+# every path asked, or it fails. (No /dev/fd: a TaskProlog started by slurmstepd after a change of user may not open its
 # own /proc/self/fd.)
 rootonly() {
   local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
@@ -32,9 +33,9 @@ rootonly() {
     while d=${d%/*}; [ -n "$d" ]; do dirs+=("$d"); done
   done
   real=${reals[0]-}
-  for m in $(/usr/bin/stat -L -c '%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
-    ((n++ < ${#reals[@]})) && case "$m" in *:*[2367]? | *:*[2367]) return 1 ;; esac
-    case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
+  for m in $(/usr/bin/stat -L -c '%f:%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
+    ((n++ < ${#reals[@]})) && case "$m" in 8???:*:*[2367]? | 8???:*:*[2367]) return 1 ;; 8???:*) ;; *) return 1 ;; esac
+    case "${m#*:}" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
   done
   [ "$n" -gt 1 ] && [ "$n" = $((${#reals[@]} + ${#dirs[@]} + 1)) ]
 }
@@ -62,7 +63,7 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
   gdrgate_read=$gdrgate_conf
-  if rootonly "$gdrgate_conf"; then . "$real" || :; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
+  if rootonly "$gdrgate_conf"; then . "$real" || :; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only"; fi
 done
 trap - EXIT
 # A .conf holds settings: shell options it sets are undone (under set -e, a gate that ends without a verdict would end
@@ -83,7 +84,7 @@ unset GDRGATE_VERDICT_FD
 verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # Node and the program are root's alone, and started from where they really lie: this runs as root.
 if ! rootonly -n "$NODE" "$CLI"; then
-  say daemon.err "gdrgate epilog: not starting $NODE $CLI: want each there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
+  say daemon.err "gdrgate epilog: not starting $NODE $CLI: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
   exit 0
 fi
 "${reals[0]}" "${reals[1]}" epilog --config "$CONFIG"

@@ -21,8 +21,9 @@ LOGGER=/usr/bin/logger
 # a PATH passes a link; without -n a link may not rename the file: a .conf) and succeeds when those files and every
 # directory above them are root's and writable by root only (a sticky directory such as /tmp may be writable by all:
 # nobody can replace root's entry in it; a file never), one /usr/bin/stat for all. Then only root can change what
-# reals name, so they are sourced or started, never PATH. Its own IFS (a .conf may set one) and a line for every
-# path asked, or it fails. (No /dev/fd: a TaskProlog started by slurmstepd after a change of user may not open its
+# reals name, so they are sourced or started, never PATH. Each PATH is a regular file (stat's %f 8xxx): a FIFO there
+# would block its open for ever, and the Prolog's deadline with it. Its own IFS (a .conf may set one) and a line for
+# every path asked, or it fails. (No /dev/fd: a TaskProlog started by slurmstepd after a change of user may not open its
 # own /proc/self/fd.)
 rootonly() {
   local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
@@ -35,9 +36,9 @@ rootonly() {
     while d=${d%/*}; [ -n "$d" ]; do dirs+=("$d"); done
   done
   real=${reals[0]-}
-  for m in $(/usr/bin/stat -L -c '%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
-    ((n++ < ${#reals[@]})) && case "$m" in *:*[2367]? | *:*[2367]) return 1 ;; esac
-    case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
+  for m in $(/usr/bin/stat -L -c '%f:%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
+    ((n++ < ${#reals[@]})) && case "$m" in 8???:*:*[2367]? | 8???:*:*[2367]) return 1 ;; 8???:*) ;; *) return 1 ;; esac
+    case "${m#*:}" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
   done
   [ "$n" -gt 1 ] && [ "$n" = $((${#reals[@]} + ${#dirs[@]} + 1)) ]
 }
@@ -65,7 +66,7 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   case "$gdrgate_conf" in *.sh) gdrgate_conf=${gdrgate_conf%.sh}.conf ;; *) continue ;; esac
   [ "$gdrgate_conf" != "${gdrgate_read-}" ] && [ -r "$gdrgate_conf" ] || continue
   gdrgate_read=$gdrgate_conf
-  if rootonly "$gdrgate_conf"; then . "$real" || :; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"; fi
+  if rootonly "$gdrgate_conf"; then . "$real" || :; else say daemon.warning "gdrgate: not reading $gdrgate_conf: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only"; fi
 done
 trap - EXIT
 # A .conf holds settings: shell options it sets are undone (under set -e, a read -t that times out would end this
@@ -170,30 +171,34 @@ verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while 
 ended() { [ "$1" -le 1 ] && exit "$1"; say daemon.err "gdrgate $MODE: gdrgate exited $1; not failing the $MODE"; exit 0; }
 # Node and the program, and the startup snapshot where there is one, are root's alone (one stat for the three; a
 # second only where that fails) and started from where they really lie: this runs as root.
-blob=
-if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly -n "$NODE" "$CLI" "$BLOB"; then
+# (BLOB a FIFO or a directory: not a startup snapshot, and Node would block on a FIFO's open; never started.)
+blob= why=
+if [ -n "$BLOB" ] && [ -f "$BLOB" ] && [ -r "$BLOB" ] && rootonly -n "$NODE" "$CLI" "$BLOB"; then
   blob=${reals[2]}
 elif ! rootonly -n "$NODE" "$CLI"; then
-  say daemon.err "gdrgate $MODE: not starting $NODE $CLI: want each there, and it and every directory above where it lies owned by root and writable by root only; not failing the $MODE"
+  say daemon.err "gdrgate $MODE: not starting $NODE $CLI: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the $MODE"
   exit 0
+elif [ -n "$BLOB" ] && [ -e "$BLOB" ] && [ ! -f "$BLOB" ]; then
+  why=notafile
 elif [ -n "$BLOB" ] && [ -r "$BLOB" ]; then
-  GDRGATE_BLOB_FAILED=untrusted && export GDRGATE_BLOB_FAILED
+  why=untrusted
 elif [ -n "$BLOB" ]; then
-  GDRGATE_BLOB_FAILED=missing && export GDRGATE_BLOB_FAILED
+  why=missing
 fi
 node=${reals[0]} cli=${reals[1]}
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
 # and compiled. Its exit codes are gdrgate's own (0-3); any other means nothing was judged: Node refused the blob
 # (14: made by another Node build or with other V8 flags; a signal, or 11 from its own seal check: a damaged or cut
 # file) or it is stale (10: the program changed since it was made, or it is of another program than CLI, which
-# GDRGATE_CLI tells it). Then the plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED;
-# "missing": BLOB names no file).
+# GDRGATE_CLI tells it). Then the plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED:
+# that code, or "missing", "untrusted", "notafile"; GDRGATE_BLOB: the file).
 if [ -n "$blob" ]; then
   GDRGATE_CLI=$cli "$node" --snapshot-blob "$blob" "$MODE" --config "$CONFIG"
   rc=$?
   verdict "$rc" && ended "$rc"
-  GDRGATE_BLOB_FAILED=$rc && export GDRGATE_BLOB_FAILED
+  why=$rc
 fi
+[ -n "$why" ] && GDRGATE_BLOB_FAILED=$why GDRGATE_BLOB=$BLOB && export GDRGATE_BLOB_FAILED GDRGATE_BLOB
 # The plain program, as a child (not exec'd): its verdict is gdrgate's own (0-3). Anything else means it ended
 # without a verdict: killed by a signal (128+N; the OOM killer's SIGKILL: under PrologFlags=RunInJob, 24.05+, this
 # Prolog runs inside the job's cgroup, so Node's memory counts against the job's limit) or not started at all (126,

@@ -20,7 +20,8 @@ AGENT_TIMEOUT=1
 LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly [-n] PATH...: sets reals (real: the first) to where each PATH really lies and succeeds when only root can
-# change them (slurm/prolog.sh says how). (No /dev/fd: after slurmstepd's change of user it may not open its own.)
+# change them, each a regular file (slurm/prolog.sh says how). (No /dev/fd: after slurmstepd's change of user it may
+# not open its own.)
 rootonly() {
   local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
   [ "$1" = -n ] && rename= && shift
@@ -32,9 +33,9 @@ rootonly() {
     while d=${d%/*}; [ -n "$d" ]; do dirs+=("$d"); done
   done
   real=${reals[0]-}
-  for m in $(/usr/bin/stat -L -c '%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
-    ((n++ < ${#reals[@]})) && case "$m" in *:*[2367]? | *:*[2367]) return 1 ;; esac
-    case "$m" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
+  for m in $(/usr/bin/stat -L -c '%f:%u:%a' -- "${reals[@]}" "${dirs[@]}" / 2>/dev/null || echo x); do
+    ((n++ < ${#reals[@]})) && case "$m" in 8???:*:*[2367]? | 8???:*:*[2367]) return 1 ;; 8???:*) ;; *) return 1 ;; esac
+    case "${m#*:}" in 0:[1357]???) ;; 0:*[2367]? | 0:*[2367]) return 1 ;; 0:*) ;; *) return 1 ;; esac
   done
   [ "$n" -gt 1 ] && [ "$n" = $((${#reals[@]} + ${#dirs[@]} + 1)) ]
 }
@@ -57,7 +58,7 @@ for gdrgate_conf in "/etc/gdrgate/${0##*/}" "$0"; do
   gdrgate_read=$gdrgate_conf
   if rootonly "$gdrgate_conf"; then . "$real" || :; continue; fi
   # Into the system log once per step and node (its local task 0), not once per task.
-  m="gdrgate: not reading $gdrgate_conf: want it, and every directory above where it lies, owned by root and writable by root only"
+  m="gdrgate: not reading $gdrgate_conf: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only"
   if [ "${SLURM_LOCALID:-0}" = 0 ]; then say user.warning "$m"; else printf '%s\n' "$m" >&2; fi
 done
 trap - EXIT

@@ -120,16 +120,20 @@ async function recordAer(run: HookRun, cfg: Config, w: GateWork): Promise<void> 
   }
 }
 
-/** The wrapper's GDRGATE_BLOB_FAILED (slurm/prolog.sh) in words: why this run did not start from the startup snapshot. */
-export function blobFailedWhy(v: string): string {
+/**
+ * The wrapper's GDRGATE_BLOB_FAILED and GDRGATE_BLOB (slurm/prolog.sh) in words: why this run did not start from the
+ * startup snapshot, and which file that is.
+ */
+export function blobFailedWhy(v: string, blob?: string): string {
   const why =
     v === 'untrusted' ? 'it, or a directory above it, is not root\'s alone'
     : v === 'missing' ? 'there is none: it was never made, or removed'
+    : v === 'notafile' ? 'it is not a regular file'
     : v === '11' ? 'it is cut short, or was not sealed by gdrgate startup-snapshot'
     : v === '10' ? 'it is stale: the program changed since it was made, or it is of another program than CLI'
     : v === '14' ? 'this Node refused it: made by another Node build or with other V8 flags'
     : `Node exited ${v} starting from it (a damaged file?)`;
-  return `the startup snapshot could not be used (${why}); the gate ran without it. Remake it as root: gdrgate startup-snapshot`;
+  return `the startup snapshot${blob ? ` ${blob}` : ''} could not be used (${why}); the gate ran without it. Remake it as root: gdrgate startup-snapshot`;
 }
 
 /**
@@ -165,7 +169,10 @@ export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Fi
       if (run.cfg && j.work && !run.dryRun) await recordAer(run, run.cfg, j.work);
       // The wrapper could not start the gate from its blob (another Node's, or damaged) and ran it without: said once a run.
       const blobFailed = run.startup === 'modules' ? run.env.GDRGATE_BLOB_FAILED : undefined;
-      if (blobFailed) (await log()).warn({ node: run.node, job: run.job ?? undefined, blobExit: blobFailed }, blobFailedWhy(blobFailed));
+      if (blobFailed) {
+        const blob = run.env.GDRGATE_BLOB || undefined;
+        (await log()).warn({ node: run.node, job: run.job ?? undefined, blobExit: blobFailed, blob }, blobFailedWhy(blobFailed, blob));
+      }
     },
     render: (run, j, decision) => {
       if (j.outcome.kind === 'healthy' && !run.dryRun) return [];

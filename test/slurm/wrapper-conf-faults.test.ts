@@ -16,7 +16,7 @@ if (process.getuid?.() !== 0) {
   const { etc, fake, base, install, conf, run } = wrapperKit(dir);
   const TASK_ENV = { SLURM_JOB_ID: '42', SLURM_SCRIPT_CONTEXT: 'prolog_task' };
   const args = { prolog: 'args: prolog --config', epilog: 'args: epilog --config', taskprolog: 'args: task --config' };
-  const refused = (file: string) => `gdrgate: not reading ${file}: want it, and every directory above where it lies, owned by root and writable by root only\n`;
+  const refused = (file: string) => `gdrgate: not reading ${file}: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only\n`;
 
   // Others may write the directory, and the .conf in it: a .conf there must never be read, whatever IFS root's own set.
   const open = path.join(dir, 'open');
@@ -77,9 +77,38 @@ if (process.getuid?.() !== 0) {
         const file = install(s, path.join(dir, `cli/gdrgate-${s}.sh`));
         conf(path.join(dir, `cli/gdrgate-${s}.conf`), `${base}CLI=${cli}\nLOGGER=\n`);
         const hook = s === 'prolog' ? 'prolog' : 'Epilog';
-        const why = `gdrgate ${s}: not starting /bin/sh ${cli}: want each there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n`;
+        const why = `gdrgate ${s}: not starting /bin/sh ${cli}: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n`;
         t.same(run(file, { ...PROLOG_ENV, RC: '1' }), { code: 0, stdout: '', stderr: why }, `${s}: ${path.basename(cli)}`);
       }
+  });
+
+  // A FIFO nobody writes where a file is read (a .conf sourced, a program started): its open would wait for ever, and
+  // the hook's deadline with it. Root's alone, it is still not a file: not read, not started, said.
+  t.test('a FIFO as the settings file or as the program: passed over at once, said', async (t) => {
+    const fifo = (at: string): string => {
+      rmSync(at, { force: true });
+      t.equal(spawnSync('/usr/bin/mkfifo', ['-m', '644', at]).status, 0);
+      return at;
+    };
+    const got: Record<string, unknown> = {};
+    const want: Record<string, unknown> = {};
+    for (const s of SCRIPTS) {
+      const file = install(s, path.join(dir, `fifo/gdrgate-${s}.sh`));
+      conf(path.join(etc, `gdrgate-${s}.conf`), `${base}CONFIG=/etc/fixed.json\nLOGGER=\n`);
+      const beside = fifo(path.join(dir, `fifo/gdrgate-${s}.conf`));
+      const r = run(file, s === 'taskprolog' ? TASK_ENV : PROLOG_ENV, undefined, 20_000);
+      got[`${s}: .conf`] = r;
+      want[`${s}: .conf`] = { code: 0, stdout: `${args[s]} /etc/fixed.json\n`, stderr: refused(beside) };
+      rmSync(path.join(etc, `gdrgate-${s}.conf`));
+      if (s === 'taskprolog') continue;
+      const cli = fifo(path.join(dir, `fifo/cli-${s}.sh`));
+      rmSync(beside);
+      conf(beside, `${base}CLI=${cli}\nLOGGER=\n`);
+      got[`${s}: CLI`] = run(file, PROLOG_ENV, undefined, 20_000);
+      const hook = s === 'prolog' ? 'prolog' : 'Epilog';
+      want[`${s}: CLI`] = { code: 0, stdout: '', stderr: `gdrgate ${s}: not starting /bin/sh ${cli}: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n` };
+    }
+    t.same(got, want);
   });
 
   t.test("an output whose reader left: the wrapper still fails open (never SIGPIPE's 141)", async (t) => {

@@ -42,7 +42,7 @@ if (process.getuid?.() !== 0) {
     conf(fixed, 'CONFIG=/etc/fixed.json\n', 0o666);
     const r = run(file, PROLOG_ENV);
     t.equal(r.stdout, 'args: epilog --config /etc/beside.json\n');
-    t.equal(r.stderr, `gdrgate: not reading ${fixed}: want it, and every directory above where it lies, owned by root and writable by root only\n`);
+    t.equal(r.stderr, `gdrgate: not reading ${fixed}: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only\n`);
   });
 
   t.test("a TaskProlog's environment (the job's) cannot make it skip a settings file", async (t) => {
@@ -191,7 +191,7 @@ if (process.getuid?.() !== 0) {
     const env = { SLURM_JOB_ID: '42', SLURM_SCRIPT_CONTEXT: 'prolog_task' };
     run(file, { ...env, SLURM_LOCALID: '0' });
     run(file, { ...env, SLURM_LOCALID: '3' });
-    const why = `gdrgate: not reading ${fixed}: want it, and every directory above where it lies, owned by root and writable by root only`;
+    const why = `gdrgate: not reading ${fixed}: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only`;
     t.same(readFileSync(said, 'utf8').split('\n').filter(Boolean), [`-t|gdrgate|-p|user.warning|--|${why} (job 42)|`]);
     conf(fixed, `${base}CONFIG=/etc/fixed.json\nFAIL=1\n`);
   });
@@ -228,7 +228,7 @@ if (process.getuid?.() !== 0) {
     };
     const none = (why: string) => ({ code: 0, last: `gdrgate prolog: ${process.execPath} ended without a verdict (${why}); not failing the prolog` });
     const brief = (r: ReturnType<typeof said>) => ({ code: r.code, last: r.last });
-    const refused = (cli: string) => ({ code: 0, last: `gdrgate prolog: not starting ${process.execPath} ${cli}: want each there, and it and every directory above where it lies owned by root and writable by root only; not failing the prolog` });
+    const refused = (cli: string) => ({ code: 0, last: `gdrgate prolog: not starting ${process.execPath} ${cli}: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the prolog` });
     t.same(brief(said(path.join(where, 'missing.cjs'))), refused(path.join(where, 'missing.cjs')), 'a missing program: not started');
     t.same(brief(said(path.join(where, 'cut.cjs'))), none('exit 1, not written by gdrgate'), 'a program cut short: a SyntaxError, exit 1');
     t.same(brief(said(path.join(where, 'empty.cjs'))), none('exit 0, not written by gdrgate'), 'an empty program: exit 0, nothing judged');

@@ -75,12 +75,19 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
     return { code: r.status, stdout: r.stdout };
   };
   /** The last run's line, and the blob warning logged by that run (after the run before it). */
-  const last = (): { startup: string; blobExit?: string } => {
+  const last = (): { startup: string; blobExit?: string; blob?: string; msg?: string } => {
     const all = runs(e);
     const i = all.findLastIndex((l) => l.msg === 'gdrgate run');
     const prev = all.slice(0, i).findLastIndex((l) => l.msg === 'gdrgate run');
-    const warn = all.slice(prev + 1, i).find((l) => l.msg.startsWith('the startup snapshot could not be used'));
+    const warn = all.slice(prev + 1, i).find((l) => l.msg.startsWith('the startup snapshot '));
     return { startup: all[i]!.startup, ...(warn?.blobExit !== undefined ? { blobExit: warn.blobExit } : {}) };
+  };
+  /** The last run's blob warning whole: its file and its words. */
+  const warned = (): { blob?: string; msg?: string } => {
+    const all = runs(e) as { msg: string; blob?: string }[];
+    const i = all.findLastIndex((l) => l.msg === 'gdrgate run');
+    const w = all.slice(0, i).findLast((l) => l.msg.startsWith('the startup snapshot '));
+    return { blob: w?.blob, msg: w?.msg };
   };
 
   t.equal(wrap('').code, 0);
@@ -172,10 +179,25 @@ t.test('slurm/prolog.sh: the blob when it can, the plain CLI when it cannot', as
   copyFileSync(BLOB, path.join(open, 'gate.blob'));
   t.equal(wrap(`BLOB=${path.join(open, 'gate.blob')}\n`).code, 1);
   t.same(last(), { startup: 'modules', blobExit: 'untrusted' }, 'a blob in a directory anyone may write is not used');
+  t.same(warned(), {
+    blob: path.join(open, 'gate.blob'),
+    msg: `the startup snapshot ${path.join(open, 'gate.blob')} could not be used (it, or a directory above it, is not root's alone); the gate ran without it. Remake it as root: gdrgate startup-snapshot`,
+  }, 'the warning names the file');
   const link = path.join(e.dir, 'link.blob');
   symlinkSync(path.join(open, 'gate.blob'), link);
   t.equal(wrap(`BLOB=${link}\n`).code, 1);
   t.same(last(), { startup: 'modules', blobExit: 'untrusted' }, 'nor one reached through a link into such a directory');
+
+  // Not a regular file: a directory, or a FIFO that nobody writes (Node's open of it would wait for ever, and the
+  // Prolog's deadline with it). Never started; the plain program judges at once.
+  const fifo = path.join(e.dir, 'fifo.blob');
+  t.equal(spawnSync('/usr/bin/mkfifo', [fifo]).status, 0);
+  for (const [what, file] of [['a FIFO', fifo], ['a directory', hotfix]] as const) {
+    const r = wrap(`BLOB=${file}\n`);
+    t.equal(r.code, 1, `BLOB ${what}: the plain program judges (not killed by the test's timeout)`);
+    t.same(last(), { startup: 'modules', blobExit: 'notafile' }, `BLOB ${what}: logged`);
+    t.equal(warned().msg, `the startup snapshot ${file} could not be used (it is not a regular file); the gate ran without it. Remake it as root: gdrgate startup-snapshot`);
+  }
 
   t.equal(wrap('BLOB=\n').code, 1, 'BLOB= (empty): never a blob');
   t.same(last(), { startup: 'modules' });
