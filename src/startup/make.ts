@@ -8,14 +8,14 @@
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { UsageError } from '../errors.js';
-import { makeTempDir, removeTree } from '../host/dirs.js';
+import { ConfigError, UsageError } from '../errors.js';
 import { exists } from '../host/entries.js';
 import { ExecaExec, type ExecResult } from '../host/exec.js';
 import { writeAtomic, writeNew } from '../host/files.js';
 import { untrustedReason } from '../host/trust.js';
 import { readBytes } from '../host/whole-file.js';
 import { seal } from './blob-seal.js';
+import { sweepWorkDirs, withWorkDir } from './work-dir.js';
 import { versionLine } from '../version.js';
 
 /** Where the package's wrappers look for it (slurm/prolog.sh BLOB=, set by scripts/package.mjs). */
@@ -74,20 +74,25 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   const job = { SLURMD_NODENAME: 'warm-up', SLURM_JOB_ID: '1', SLURM_JOB_UID: String(process.getuid?.() ?? 0), SLURM_JOB_GID: String(process.getgid?.() ?? 0) };
   const run = (args: string[], env: Record<string, string> = {}, timeoutMs = BUILD_TIMEOUT_MS): Promise<ExecResult> =>
     exec.run(node, args, { timeoutMs, env: { ...process.env, ...job, ...env } });
+  const uid = process.getuid?.() ?? 0;
+  sweepWorkDirs(tmpdir(), uid);
+  // As root (on a node): where the wrappers (rootonly) would never start it, it is not made; said before the build,
+  // not after it, when every Prolog would pass it over.
+  const where = uid === 0 ? untrustedReason(path.dirname(a.out), 0) : null;
+  if (where !== null) throw new ConfigError(`not making ${a.out}: the Slurm wrappers start only a startup snapshot that root alone can change, and ${where}`);
   // A blob is code: one that someone other than this user (root, on a node) could change is never started, here as
   // in the wrappers (slurm/prolog.sh's rootonly), which would pass it over on every run. It is remade instead.
   let notUsed = '';
   if (a.ifNeeded && exists(a.out)) {
-    const untrusted = untrustedReason(a.out, process.getuid?.() ?? 0);
+    const untrusted = untrustedReason(a.out, uid);
     if (untrusted === null) {
       // Of this program (else its main exits 10, as it does for the wrappers when CLI= names another).
       const now = await run(['--snapshot-blob', a.out, 'version'], { GDRGATE_CLI: program }, 30_000);
       if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
     } else notUsed = `; the one there was not used: ${untrusted}`;
   }
-  // A private directory (0700): nobody can plant a link where the builder writes.
-  const work = makeTempDir(path.join(tmpdir(), 'gdrgate-startup-'));
-  try {
+  // A private directory (0700): nobody can plant a link where the builder writes (work-dir.ts: removed however it ends).
+  return withWorkDir(tmpdir(), async (work) => {
     const configs: string[] = [];
     for (const [i, root] of a.warmUp.entries()) {
       const baseline = path.join(work, `warm-up-${i}.baseline.json`);
@@ -110,7 +115,5 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
     const bytes = readBytes(blob);
     writeAtomic(a.out, bytes, { mode: 0o644, sync: true });
     return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}${notUsed}`;
-  } finally {
-    removeTree(work);
-  }
+  });
 }
