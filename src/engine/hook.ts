@@ -255,8 +255,11 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
   const delivered = spec.deliver && summary !== null ? spec.deliver(summary) : true;
   if (!delivered && spec.undelivered) await spec.undelivered(run, j).catch((e: unknown) => afterwards('undelivered', e));
   if (delivered) {
+    // What follows the answer (the job's record) is timed apart: durationMs is the time to the verdict the caller saw.
+    const after = performance.now();
     if (spec.later) await spec.later(run, j, acted0).catch((e: unknown) => afterwards('later', e));
-    if (rules.log) await logRun(run, rules.log, spec.env, j, decision, { code, reason, action, durationMs }).catch((e: unknown) => afterwards('log', e));
+    const afterMs = spec.later ? { afterMs: Math.round(performance.now() - after) } : {};
+    if (rules.log) await logRun(run, rules.log, spec.env, j, decision, { code, reason, action, durationMs, ...afterMs }).catch((e: unknown) => afterwards('log', e));
   }
   const report = rendered(spec, run, j, decision);
   if (!j.brief && (j.outcome.kind === 'config-error' || j.outcome.kind === 'internal-error')) report.push(escapeControls(`${j.outcome.kind}: ${j.outcome.message}`));
@@ -264,7 +267,7 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
 }
 
 /** The run's one log line (and, failed open, the error line before it). */
-async function logRun(run: HookRun, l: NonNullable<ModeRules['log']>, env: NodeJS.ProcessEnv, j: Judgement<unknown, AnyFinding>, decision: Decision, a: Omit<Acted, 'decision'>): Promise<void> {
+async function logRun(run: HookRun, l: NonNullable<ModeRules['log']>, env: NodeJS.ProcessEnv, j: Judgement<unknown, AnyFinding>, decision: Decision, a: Omit<Acted, 'decision'> & { readonly afterMs?: number }): Promise<void> {
   const logger = await log();
   const { node, job, startup } = run;
   if (decision.failedOpen) logger.error({ node, job, outcome: j.outcome }, l.failOpenMsg);
@@ -276,6 +279,7 @@ async function logRun(run: HookRun, l: NonNullable<ModeRules['log']>, env: NodeJ
     node,
     job,
     durationMs: a.durationMs,
+    ...(a.afterMs !== undefined ? { afterMs: a.afterMs } : {}),
     // How the gate started (the agent adds the Prolog's pid as `client`; the wrapper, the agent's answer as `agent`).
     ...(l.gate ? { startup, ...(agentSaid ? { agent: agentSaid } : {}), ...(run.selfPid !== undefined ? { client: run.selfPid } : {}) } : {}),
     ...j.logged?.head,

@@ -5,8 +5,11 @@
 // there is read (the Slurm that runs here reads it, or would not start), and where both are, which one cannot be told
 // (a problem). `%c` is the ClusterName read so far, lowercased (_parse_for_format). Files are read through a Host,
 // whole or not at all (readText); the parsing is conf-parse.ts.
+// Bounded in all (a Prolog reads it): each file read once however often it is included, at most MAX_FILES files taken
+// in (an Include taken again counts again: two Includes of one file a level fan out as 2^depth) and MAX_TEXT
+// characters over all of them; past either, a problem (the numbering is then not derived, never guessed).
 import path from 'node:path';
-import type { Host } from '../host/host.js';
+import { TEXT_MAX, type Host } from '../host/host.js';
 import { parseConf, type ConfEntry } from './conf-parse.js';
 
 export interface LoadedConf {
@@ -19,16 +22,27 @@ export interface LoadedConf {
 
 /** Slurm gives up on deeper nesting long before; this bounds an Include loop. */
 const MAX_DEPTH = 16;
+/** Files taken in, the conf and each Include's (a site's config has a handful). */
+export const MAX_FILES = 64;
+/** Characters taken in over all files, repeats included. */
+export const MAX_TEXT = TEXT_MAX;
 
 export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
   const files: string[] = [];
   const entries: ConfEntry[] = [];
   const problems: string[] = [];
   const top = path.posix.dirname(file);
+  const texts = new Map<string, Awaited<ReturnType<Host['readText']>>>();
+  let taken = 0;
+  let chars = 0;
   /** Null once read; else why not. */
   const read = async (f: string, depth: number): Promise<{ why: string; missing: boolean } | null> => {
-    const text = await host.readText(f);
+    const known = texts.get(f);
+    const text = known ?? (await host.readText(f));
+    if (!known) texts.set(f, text);
     if (!text.ok) return { why: text.missing ? 'no such file' : text.reason, missing: text.missing };
+    if (++taken > MAX_FILES) return { why: `more than ${MAX_FILES} files included in all (an Include loop?), not read`, missing: false };
+    if ((chars += text.value.length) > MAX_TEXT) return { why: `more than ${MAX_TEXT >> 20} MiB included in all, not read`, missing: false };
     files.push(f);
     const parsed = parseConf(text.value, f);
     problems.push(...parsed.problems);
