@@ -105,7 +105,8 @@ fi
 if [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ "${CONFIG//[[:space:][:cntrl:]]/}" != "$CONFIG" ]; then
   GDRGATE_AGENT_SAID="not asked: CONFIG has a space or a control character"
   export GDRGATE_AGENT_SAID
-elif [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && read -r apid 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
+elif [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f "$AGENT/agent.pid" ] && { read -r -d '' -n 24 apid; [ -n "$apid" ]; } 2>/dev/null <"$AGENT/agent.pid" && kill -0 "$apid" 2>/dev/null; then
+  # (The pid read up to 24 characters or a NUL: bash's read skips NULs, so a large or sparse file is never read whole.)
   # AGENT_TIMEOUT in hundredths of a second (a malformed one: 1 s), for the wait on an unread FIFO.
   case "$AGENT_TIMEOUT" in [0-9]* | .[0-9]*) ;; *) AGENT_TIMEOUT=1 ;; esac
   case "$AGENT_TIMEOUT" in *[!0-9.]* | *.*.*) AGENT_TIMEOUT=1 ;; esac
