@@ -7,14 +7,16 @@ export GDRGATE_T0
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
 # beside CLI; empty: never use one), AGENT (the directory of a running `gdrgate agent`; empty: never ask one) and
-# AGENT_TIMEOUT (seconds), overridden by /etc/gdrgate/NAME.conf and then by a file beside this script, NAME being
-# this script's name less .sh (e.g. /etc/gdrgate/gdrgate-prolog.conf, /etc/slurm/gdrgate-prolog.conf).
+# AGENT_TIMEOUT (seconds), and HARD_TIMEOUT (seconds from this script's start after which Node, when it runs, is
+# killed and the hook fails open; 0 or empty: never; malformed: 45), overridden by /etc/gdrgate/NAME.conf and then by a file beside this
+# script, NAME being this script's name less .sh (e.g. /etc/gdrgate/gdrgate-prolog.conf, /etc/slurm/gdrgate-prolog.conf).
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
 BLOB=default
 AGENT=/run/gdrgate-agent
 AGENT_TIMEOUT=1
+HARD_TIMEOUT=45
 LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly [-n] PATH...: sets reals to where each PATH really lies and real to the first (readlink -f, asked only when
@@ -187,6 +189,25 @@ elif [ -n "$BLOB" ]; then
   why=missing
 fi
 node=${reals[0]} cli=${reals[1]}
+# The hard bound. The gate keeps its own deadline (deadlineMs) between its reads, but a read that blocks (a FIFO, a
+# hung mount) or a loop of its own stops every timer in the process: Node then runs under /usr/bin/timeout, killed
+# once HARD_TIMEOUT seconds have passed since this script began, and the hook fails open (a KILL the process cannot
+# take, one stuck in the kernel, is PrologEpilogTimeout's; no timeout there, or HARD_TIMEOUT 0: unbounded, as
+# before). Keep it above AGENT_TIMEOUT + deadlineMs + a few seconds, and below PrologEpilogTimeout.
+# bound: `hard`, the command that bounds the next run by what is left (at least 1 s); stopped RC: whether the run
+# ended by that kill (SIGKILL's 137 at or past the bound; the OOM killer's comes earlier): said, and the hook fails open.
+case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=45 ;; esac
+[ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
+HARD_TIMEOUT=$((10#$HARD_TIMEOUT))
+# (Seconds since GDRGATE_T0, this script's start, unless a .conf made it no time: then since now.)
+t0=${GDRGATE_T0%[.,]*}
+case "$t0" in *[!0-9]* | '') t0=$EPOCHSECONDS ;; esac
+bound() { local left=$((HARD_TIMEOUT - EPOCHSECONDS + t0)); hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] && hard=(/usr/bin/timeout --foreground -s KILL "$((left > 0 ? left : 1))"); }
+stopped() {
+  [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && ((EPOCHSECONDS - t0 >= HARD_TIMEOUT)) || return 0
+  say daemon.err "gdrgate $MODE: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the $MODE began, without a verdict; not failing the $MODE"
+  exit 0
+}
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded
 # and compiled. Its exit codes are gdrgate's own (0-3); any other means nothing was judged: Node refused the blob
 # (14: made by another Node build or with other V8 flags; a signal, or 11 from its own seal check: a damaged or cut
@@ -194,9 +215,11 @@ node=${reals[0]} cli=${reals[1]}
 # GDRGATE_CLI tells it). Then the plain program runs, and logs why the fast path was not taken (GDRGATE_BLOB_FAILED:
 # that code, or "missing", "untrusted", "notafile"; GDRGATE_BLOB: the file).
 if [ -n "$blob" ]; then
-  GDRGATE_CLI=$cli "$node" --snapshot-blob "$blob" "$MODE" --config "$CONFIG"
+  bound
+  GDRGATE_CLI=$cli "${hard[@]}" "$node" --snapshot-blob "$blob" "$MODE" --config "$CONFIG"
   rc=$?
   verdict "$rc" && ended "$rc"
+  stopped "$rc"
   why=$rc
 fi
 [ -n "$why" ] && GDRGATE_BLOB_FAILED=$why GDRGATE_BLOB=$BLOB && export GDRGATE_BLOB_FAILED GDRGATE_BLOB
@@ -206,10 +229,12 @@ fi
 # 127). A non-zero Prolog drains the node ("Prolog error"), and a broken tool must not drain: the Prolog fails open
 # and says why (say: the system log). (Started in the background and waited for: bash's own "Killed" notice goes
 # with wait's stderr, not to slurmd's log.)
-"$node" "$cli" "$MODE" --config "$CONFIG" &
+bound
+"${hard[@]}" "$node" "$cli" "$MODE" --config "$CONFIG" &
 wait $! 2>/dev/null
 rc=$?
 verdict "$rc" && ended "$rc"
+stopped "$rc"
 if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; elif [ "$rc" -le 3 ]; then why="exit $rc, not written by gdrgate"; else why="exit $rc"; fi
 say daemon.err "gdrgate $MODE: $NODE ended without a verdict ($why); not failing the $MODE"
 exit 0

@@ -21,11 +21,12 @@ export interface Run {
 export function wrapperKit(dir: string) {
   const etc = path.join(dir, 'etc-gdrgate');
   mkdirSync(etc, { recursive: true, mode: 0o755 });
-  // The stand-in for node + cli.js (run as `/bin/sh FAKE args`): prints its arguments, writes $RC into the wrapper's
-  // verdict pipe as gdrgate does (src/host/verdict.ts; not with NOVERDICT=1, as Node's own exit) and exits $RC, or
-  // dies by SIGKILL.
+  // The stand-in for node + cli.js (run as `/bin/sh FAKE args`): prints its arguments (and, with PARENT=1, its
+  // parent's name), writes $RC into the wrapper's verdict pipe as gdrgate does (src/host/verdict.ts; not with
+  // NOVERDICT=1, as Node's own exit) and exits $RC, or dies by SIGKILL, or never ends (RC=hang: it becomes a 30 s
+  // sleep), or sleeps SLOW seconds first.
   const fake = path.join(dir, 'fake-cli.sh');
-  writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ "${RC-}" = kill ] && kill -KILL $$\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n', { mode: 0o755 });
+  writeFileSync(fake, '#!/bin/sh\necho "args: $*"\n[ "${PARENT-}" = 1 ] && echo "parent: $(cat /proc/$PPID/comm)"\n[ "${RC-}" = kill ] && kill -KILL $$\n[ "${RC-}" = hang ] && exec /bin/sleep 30\n[ -z "${SLOW-}" ] || /bin/sleep "$SLOW"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n', { mode: 0o755 });
   const base = `NODE=/bin/sh\nCLI=${fake}\nBLOB=\nAGENT=\n`;
   /** slurm/<script>.sh copied to `dst`, its fixed settings directory made `etc`; throws unless the literal is there once (`fixed`). */
   const install = (script: Script, dst: string, fixed = true): string => {
