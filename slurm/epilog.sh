@@ -1,17 +1,20 @@
 #!/bin/bash
 trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
+t0=$EPOCHSECONDS # this script's start, for HARD_TIMEOUT
 # Slurm Epilog for gdrgate (Epilog= in slurm.conf): removes the job's per-job state and, when the config has
 # `probes`, runs the bandwidth probes its sampling policy selects (the node stays COMPLETING meanwhile: the
 # probes have a budget, default 20 s).
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # A non-zero Epilog makes Slurm drain the node with "Epilog error": only gdrgate's exit 1 (the node now
 # carries gdrgate's own "gdrgate: bw-..." reason) passes through; a broken gdrgate never drains by itself.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, overridden by /etc/gdrgate/NAME.conf and then
-# by a file beside this script, NAME being this script's name less .sh (e.g. /etc/gdrgate/gdrgate-epilog.conf,
-# /etc/slurm/gdrgate-epilog.conf).
+# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, HARD_TIMEOUT (slurm/prolog.sh: seconds from this
+# script's start after which Node is killed and the Epilog fails open; above probes.budgetMs + deadlineMs), overridden
+# by /etc/gdrgate/NAME.conf and then by a file beside this script, NAME being this script's name less .sh (e.g.
+# /etc/gdrgate/gdrgate-epilog.conf, /etc/slurm/gdrgate-epilog.conf).
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
+HARD_TIMEOUT=55
 LOGGER=/usr/bin/logger
 # It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
 # rootonly [-n] PATH...: sets reals to where each PATH really lies and real to the first (readlink -f, asked only when
@@ -87,8 +90,21 @@ if ! rootonly -n "$NODE" "$CLI"; then
   say daemon.err "gdrgate epilog: not starting $NODE $CLI: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
   exit 0
 fi
-"${reals[0]}" "${reals[1]}" epilog --config "$CONFIG"
+# The hard bound (slurm/prolog.sh says why): Node under /usr/bin/timeout until HARD_TIMEOUT seconds after this
+# script began (0 or empty: none; malformed: 55); a 137 at or past it is that kill: said, and the Epilog fails open.
+case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=55 ;; esac
+[ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
+case "$t0" in *[!0-9]* | '') t0=$EPOCHSECONDS ;; esac
+HARD_TIMEOUT=$((10#$HARD_TIMEOUT)) left=$((10#$HARD_TIMEOUT - EPOCHSECONDS + t0)) hard=()
+((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] && hard=(/usr/bin/timeout --foreground -s KILL "$((left > 0 ? left : 1))")
+# (Started in the background and waited for: bash's own "Killed" notice goes with wait's stderr, not slurmd's log.)
+"${hard[@]}" "${reals[0]}" "${reals[1]}" epilog --config "$CONFIG" &
+wait $! 2>/dev/null
 rc=$?
+if [ "$rc" = 137 ] && [ "${#hard[@]}" -gt 0 ] && ((EPOCHSECONDS - t0 >= HARD_TIMEOUT)); then
+  say daemon.err "gdrgate epilog: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the Epilog began, without a verdict; not failing the Epilog"
+  exit 0
+fi
 if verdict "$rc"; then
   [ "$rc" -eq 1 ] && exit 1
   [ "$rc" -ne 0 ] && say daemon.err "gdrgate epilog: gdrgate exited $rc; not failing the Epilog"

@@ -1,5 +1,6 @@
-// slurm/prolog.sh's hard bound: Node runs under /usr/bin/timeout, killed HARD_TIMEOUT seconds after the Prolog
-// began; the hook then fails open and says so, and never starts the plain program after a blob run so killed. A gate
+// slurm/prolog.sh's and epilog.sh's hard bound: Node runs under /usr/bin/timeout, killed HARD_TIMEOUT seconds after
+// the hook began; the hook then fails open and says so, and the Prolog never starts the plain program after a blob run
+// so killed. A gate
 // that loops or blocks in a read stops its own deadline's timer: without the bound, slurmd's PrologEpilogTimeout
 // (none by default) killed the Prolog and drained the node. A gate that ends in time, or a kill before the bound
 // (the OOM killer's), is as before. The stand-in for Node: test/slurm/_wrap.ts's fake (RC=hang: never ends).
@@ -44,6 +45,19 @@ if (process.getuid?.() !== 0) {
   t.test('killed before the bound (the OOM killer): no verdict, said as before', async (t) => {
     settings('HARD_TIMEOUT=45\n');
     t.same(run(file, { ...PROLOG_ENV, RC: 'kill' }), { code: 0, stdout: ARGS, stderr: 'gdrgate prolog: /bin/sh ended without a verdict (killed by signal 9); not failing the prolog\n' });
+  });
+
+  t.test('the Epilog: the same bound (default 55 s), the same fail-open', async (t) => {
+    const epilog = install('epilog', path.join(dir, 'hard/gdrgate-epilog.sh'), false);
+    const at = path.join(dir, 'hard/gdrgate-epilog.conf');
+    const EARGS = 'args: epilog --config /etc/gdrgate/config.json\n';
+    conf(at, `${base}LOGGER=\nHARD_TIMEOUT=2\n`);
+    t.same(run(epilog, { ...PROLOG_ENV, RC: 'hang' }, undefined, 30_000), { code: 0, stdout: EARGS, stderr: 'gdrgate epilog: /bin/sh killed at the hard bound, 2s after the Epilog began, without a verdict; not failing the Epilog\n' });
+    t.same(run(epilog, { ...PROLOG_ENV, RC: '1', PARENT: '1' }), { code: 1, stdout: `${EARGS}parent: timeout\n`, stderr: '' }, "gdrgate's drain passes through");
+    conf(at, `${base}LOGGER=\n`);
+    t.same(run(epilog, { ...PROLOG_ENV, RC: 'kill' }), { code: 0, stdout: EARGS, stderr: 'gdrgate epilog: /bin/sh ended without a verdict (killed by signal 9); not failing the Epilog\n' }, 'default 55 s: a SIGKILL before it, as before');
+    conf(at, `${base}LOGGER=\nHARD_TIMEOUT=0\n`);
+    t.same(run(epilog, { ...PROLOG_ENV, PARENT: '1' }).stdout, `${EARGS}parent: gdrgate-epilog.\n`, 'HARD_TIMEOUT=0: unbounded');
   });
 
   t.test('a blob run killed at the bound: the plain program is not started after it', async (t) => {
