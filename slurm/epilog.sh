@@ -1,6 +1,6 @@
 #!/bin/bash
 trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
-t0=$EPOCHSECONDS # this script's start, for HARD_TIMEOUT
+{ read -r gdrgate_up _ </proc/uptime; } 2>/dev/null # the uptime at this script's start, for HARD_TIMEOUT
 # Slurm Epilog for gdrgate (Epilog= in slurm.conf): removes the job's per-job state and, when the config has
 # `probes`, runs the bandwidth probes its sampling policy selects (the node stays COMPLETING meanwhile: the
 # probes have a budget, default 20 s).
@@ -91,17 +91,24 @@ if ! rootonly -n "$NODE" "$CLI"; then
   exit 0
 fi
 # The hard bound (slurm/prolog.sh says why): Node under /usr/bin/timeout until HARD_TIMEOUT seconds after this
-# script began (0 or empty: none; malformed: 55); a 137 at or past it is that kill: said, and the Epilog fails open.
+# script began, on the uptime (0 or empty: none; malformed: 55); a 137 once that had passed is that kill: said, and
+# the Epilog fails open. (Started in the background and waited for: bash's own "Killed" notice goes with wait's
+# stderr, not slurmd's log.)
 case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=55 ;; esac
+HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
 [ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
-case "$t0" in *[!0-9]* | '') t0=$EPOCHSECONDS ;; esac
-HARD_TIMEOUT=$((10#$HARD_TIMEOUT)) left=$((10#$HARD_TIMEOUT - EPOCHSECONDS + t0)) hard=()
-((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] && hard=(/usr/bin/timeout --foreground -s KILL "$((left > 0 ? left : 1))")
-# (Started in the background and waited for: bash's own "Killed" notice goes with wait's stderr, not slurmd's log.)
+HARD_TIMEOUT=$((10#0$HARD_TIMEOUT))
+upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; case "$u" in '' | *[!0-9]*) u=${EPOCHSECONDS}00 ;; esac; REPLY=$((10#$u)); }
+t0=${gdrgate_up/[.,]/}
+case "$t0" in '' | *[!0-9]*) upcs && t0=$REPLY ;; esac
+upcs
+b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)) hard=()
+((left < 1)) && left=1
+((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] && hard=(/usr/bin/timeout --foreground -s KILL "$left")
 "${hard[@]}" "${reals[0]}" "${reals[1]}" epilog --config "$CONFIG" &
 wait $! 2>/dev/null
 rc=$?
-if [ "$rc" = 137 ] && [ "${#hard[@]}" -gt 0 ] && ((EPOCHSECONDS - t0 >= HARD_TIMEOUT)); then
+if [ "$rc" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= left * 100 - 5)); then
   say daemon.err "gdrgate epilog: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the Epilog began, without a verdict; not failing the Epilog"
   exit 0
 fi

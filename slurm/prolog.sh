@@ -3,6 +3,8 @@ trap '' PIPE # an output whose reader left is an error to write, never the end o
 # When slurmd started this script: the gate's deadline counts from here, Node's start included (src/runner/deadline.ts).
 GDRGATE_T0=$EPOCHREALTIME
 export GDRGATE_T0
+# And the uptime then, which never steps with the clock: the hard bound counts from it (HARD_TIMEOUT, below).
+{ read -r gdrgate_up _ </proc/uptime; } 2>/dev/null
 # Slurm Prolog (and HealthCheckProgram, as health.sh) for gdrgate.
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
@@ -194,17 +196,24 @@ node=${reals[0]} cli=${reals[1]}
 # once HARD_TIMEOUT seconds have passed since this script began, and the hook fails open (a KILL the process cannot
 # take, one stuck in the kernel, is PrologEpilogTimeout's; no timeout there, or HARD_TIMEOUT 0: unbounded, as
 # before). Keep it above AGENT_TIMEOUT + deadlineMs + a few seconds, and below PrologEpilogTimeout.
-# bound: `hard`, the command that bounds the next run by what is left (at least 1 s); stopped RC: whether the run
-# ended by that kill (SIGKILL's 137 at or past the bound; the OOM killer's comes earlier): said, and the hook fails open.
+# upcs: the uptime now in hundredths of a second (REPLY; the clock's where /proc/uptime cannot be read). bound: `hard`,
+# the command that bounds the next run by what is left of HARD_TIMEOUT since this script began (at least 1 s).
+# stopped RC: whether the run ended by that kill (SIGKILL's 137 once its bound had passed, on the uptime: a clock set
+# back or forth meanwhile changes nothing; the OOM killer's 137 comes earlier): said, and the hook fails open.
 case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=45 ;; esac
+HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
 [ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
-HARD_TIMEOUT=$((10#$HARD_TIMEOUT))
-# (Seconds since GDRGATE_T0, this script's start, unless a .conf made it no time: then since now.)
-t0=${GDRGATE_T0%[.,]*}
-case "$t0" in *[!0-9]* | '') t0=$EPOCHSECONDS ;; esac
-bound() { local left=$((HARD_TIMEOUT - EPOCHSECONDS + t0)); hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] && hard=(/usr/bin/timeout --foreground -s KILL "$((left > 0 ? left : 1))"); }
+HARD_TIMEOUT=$((10#0$HARD_TIMEOUT))
+upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; case "$u" in '' | *[!0-9]*) u=${EPOCHSECONDS}00 ;; esac; REPLY=$((10#$u)); }
+t0=${gdrgate_up/[.,]/}
+case "$t0" in '' | *[!0-9]*) upcs && t0=$REPLY ;; esac
+bound() {
+  local left; hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] || return 0
+  upcs; b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)); ((left < 1)) && left=1; bl=$((left * 100))
+  hard=(/usr/bin/timeout --foreground -s KILL "$left")
+}
 stopped() {
-  [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && ((EPOCHSECONDS - t0 >= HARD_TIMEOUT)) || return 0
+  [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= bl - 5)) || return 0
   say daemon.err "gdrgate $MODE: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the $MODE began, without a verdict; not failing the $MODE"
   exit 0
 }

@@ -26,8 +26,12 @@ export function sweepWorkDirs(tmp: string, uid: number, self = process.pid): str
     if (!Number.isSafeInteger(pid) || pid <= 0 || pid === self || pidAlive(pid)) continue;
     const st = lstatIfAny(path.join(tmp, name));
     if (!st?.isDirectory() || st.uid !== uid || (st.mode & 0o777) !== 0o700) continue;
-    removeTree(path.join(tmp, name));
-    gone.push(name);
+    try {
+      removeTree(path.join(tmp, name));
+      gone.push(name);
+    } catch {
+      // One that cannot be removed (an immutable file in it, a mount) is left; it never stops the build.
+    }
   }
   return gone;
 }

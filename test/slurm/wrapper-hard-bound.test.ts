@@ -4,7 +4,8 @@
 // that loops or blocks in a read stops its own deadline's timer: without the bound, slurmd's PrologEpilogTimeout
 // (none by default) killed the Prolog and drained the node. A gate that ends in time, or a kill before the bound
 // (the OOM killer's), is as before. The stand-in for Node: test/slurm/_wrap.ts's fake (RC=hang: never ends).
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { scratchDir } from '../helpers/scratch.js';
@@ -27,6 +28,44 @@ if (process.getuid?.() !== 0) {
     const s = (performance.now() - began) / 1000;
     t.same(r, { code: 0, stdout: ARGS, stderr: killedAt(2) });
     t.ok(s >= 1 && s < 25, `ended after ${s.toFixed(1)} s: at the bound, not the stand-in's 30 s sleep`);
+  });
+
+  t.test('zero-padded, HARD_TIMEOUT=0000002 is 2 s (not the 6-digit cap)', async (t) => {
+    settings('HARD_TIMEOUT=0000002\n');
+    t.same(run(file, { ...PROLOG_ENV, RC: 'hang' }, undefined, 30_000), { code: 0, stdout: ARGS, stderr: killedAt(2) });
+  });
+
+  // The wall clock set back while a blob run hangs: the kill at the bound once read as an early SIGKILL (the wrapper
+  // decided on the clock, timeout's timer does not step), and the plain program then ran with the bound anew: 13 s
+  // for a bound of 3. The bound is on /proc/uptime now. The step: an LD_PRELOAD shim that shifts gettimeofday,
+  // clock_gettime(CLOCK_REALTIME) and time by the seconds in a file, for bash alone (timeout and the stand-in clean).
+  t.test('the clock set back during a hung blob run: killed at the bound, no second run', { skip: existsSync('/usr/bin/cc') ? false : 'no C compiler for the clock shim' }, async (t) => {
+    const shim = path.join(dir, 'clock.c');
+    writeFileSync(shim, [
+      '#define _GNU_SOURCE',
+      '#include <dlfcn.h>',
+      '#include <stdio.h>',
+      '#include <stdlib.h>',
+      '#include <sys/time.h>',
+      '#include <time.h>',
+      'static long shift(void) { const char *f = getenv("CLOCK_SHIFT_FILE"); long o = 0; FILE *p = f ? fopen(f, "r") : 0; if (p) { if (fscanf(p, "%ld", &o) != 1) o = 0; fclose(p); } return o; }',
+      'int gettimeofday(struct timeval *tv, void *tz) { static int (*real)(struct timeval *, void *); if (!real) real = dlsym(RTLD_NEXT, "gettimeofday"); int r = real(tv, tz); if (tv) tv->tv_sec += shift(); return r; }',
+      'int clock_gettime(clockid_t c, struct timespec *ts) { static int (*real)(clockid_t, struct timespec *); if (!real) real = dlsym(RTLD_NEXT, "clock_gettime"); int r = real(c, ts); if (ts && c == CLOCK_REALTIME) ts->tv_sec += shift(); return r; }',
+      'time_t time(time_t *t) { struct timeval tv; gettimeofday(&tv, 0); if (t) *t = tv.tv_sec; return tv.tv_sec; }',
+      '',
+    ].join('\n'));
+    const so = path.join(dir, 'clock.so');
+    const cc = spawnSync('/usr/bin/cc', ['-shared', '-fPIC', '-o', so, shim, '-ldl'], { encoding: 'utf8' });
+    t.equal(cc.status, 0, cc.stderr);
+    const node = path.join(dir, 'hard/step-node');
+    // The stand-in runs without the shim (as timeout does: env -u), so only the wrapper's bash sees the step.
+    writeFileSync(node, '#!/bin/sh\n[ "$1" = --snapshot-blob ] || exec /usr/bin/env -u LD_PRELOAD /bin/sh "$@"\nexec /usr/bin/env -u LD_PRELOAD /bin/sleep 30\n', { mode: 0o755 });
+    writeFileSync(path.join(dir, 'hard/gate.blob'), 'blob\n', { mode: 0o644 });
+    settings(`NODE=${node}\nBLOB=${path.join(dir, 'hard/gate.blob')}\nHARD_TIMEOUT=3\n`);
+    const shift = path.join(dir, 'shift');
+    writeFileSync(shift, '0\n');
+    const stepper = spawnSync('/bin/sh', ['-c', `(/bin/sleep 1.5; echo -10 > ${shift}) & exec ${file}`], { encoding: 'utf8', cwd: '/', timeout: 40_000, env: { ...PROLOG_ENV, LD_PRELOAD: so, CLOCK_SHIFT_FILE: shift } });
+    t.same({ code: stepper.status, stdout: stepper.stdout, stderr: stepper.stderr }, { code: 0, stdout: '', stderr: killedAt(3).replace('/bin/sh', node) }, 'one kill, at the bound; the plain program never started');
   });
 
   t.test('HARD_TIMEOUT=0 or empty: unbounded, as before (started by the wrapper itself); malformed: the default', async (t) => {
