@@ -1,4 +1,5 @@
-// slurm/*.sh each carry their own copies of rootonly(), say() and verdict(): nothing may be sourced before its trust is checked,
+// slurm/*.sh each carry their own copies of rootonly(), say() and verdict() (and prolog.sh and epilog.sh of the hard
+// bound's reading): nothing may be sourced before its trust is checked,
 // and that check is rootonly itself (and sourcing a shared file would cost each Prolog a /usr/bin/stat). The copies
 // must stay one text: a fix to one wrapper's trust check or system-log line that missed another would be a hole.
 import { readFileSync } from 'node:fs';
@@ -45,6 +46,16 @@ t.test("the verdict pipe's opening: one text in prolog.sh and epilog.sh (taskpro
   };
   t.not(opening('prolog'), null, 'prolog.sh opens it');
   t.equal(opening('epilog'), opening('prolog'));
+});
+
+t.test("the hard bound's reading of HARD_TIMEOUT and of the uptime: one text in prolog.sh and epilog.sh (their defaults apart)", async (t) => {
+  const block = (w: (typeof WRAPPERS)[number]): string | null => {
+    const m = /\nHARD_TIMEOUT=\$\{HARD_TIMEOUT#[\s\S]*?\ncase "\$t0" in [^\n]*\n/.exec(text[w]);
+    return m ? m[0] : null;
+  };
+  t.not(block('prolog'), null, 'prolog.sh has it');
+  t.equal(block('epilog'), block('prolog'));
+  t.same(['prolog', 'epilog'].map((w) => text[w as 'prolog'].split('\n').filter((l) => l.startsWith('{ read -r gdrgate_up _ </proc/uptime; } 2>/dev/null')).length), [1, 1], 'each reads the uptime at its start, once');
 });
 
 // slurmd shows a passing Prolog's or Epilog's output to nobody: a line a wrapper writes to stderr goes through say(),
