@@ -10,8 +10,9 @@ export GDRGATE_T0
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
 # beside CLI; empty: never use one), AGENT (the directory of a running `gdrgate agent`; empty: never ask one) and
 # AGENT_TIMEOUT (seconds), and HARD_TIMEOUT (seconds from this script's start after which Node, when it runs, is
-# killed and the hook fails open; 0 or empty: never; malformed: 45), overridden by /etc/gdrgate/NAME.conf and then by a file beside this
-# script, NAME being this script's name less .sh (e.g. /etc/gdrgate/gdrgate-prolog.conf, /etc/slurm/gdrgate-prolog.conf).
+# killed and the hook fails open; 0 or empty: never; malformed: 45), overridden by /etc/gdrgate/NAME.conf and then
+# by a file beside this script, NAME being this script's name less .sh (e.g. /etc/gdrgate/gdrgate-prolog.conf,
+# /etc/slurm/gdrgate-prolog.conf).
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 CONFIG=/etc/gdrgate/config.json
