@@ -112,6 +112,14 @@ if [ "$rc" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= left * 
   say daemon.err "gdrgate epilog: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the Epilog began, without a verdict; not failing the Epilog"
   exit 0
 fi
+# A timeout that fails itself (125) or cannot start Node (126, 127): once more without it, said (slurm/prolog.sh).
+case "$rc:${#hard[@]}" in 12[5-7]:[1-9]*)
+  say daemon.warning "gdrgate epilog: no verdict (exit $rc) under ${hard[0]}: the gate once more without the hard bound"
+  "${reals[0]}" "${reals[1]}" epilog --config "$CONFIG" &
+  wait $! 2>/dev/null
+  rc=$?
+  ;;
+esac
 if verdict "$rc"; then
   [ "$rc" -eq 1 ] && exit 1
   [ "$rc" -ne 0 ] && say daemon.err "gdrgate epilog: gdrgate exited $rc; not failing the Epilog"

@@ -245,6 +245,16 @@ wait $! 2>/dev/null
 rc=$?
 verdict "$rc" && ended "$rc"
 stopped "$rc"
+# A timeout that fails itself (125) or cannot start Node (126, 127) would leave every Prolog without a verdict, the
+# gate switched off: once more without it, said (Node's own 126 or 127 then comes again, and is said below).
+case "$rc:${#hard[@]}" in 12[5-7]:[1-9]*)
+  say daemon.warning "gdrgate $MODE: no verdict (exit $rc) under ${hard[0]}: the gate once more without the hard bound"
+  "$node" "$cli" "$MODE" --config "$CONFIG" &
+  wait $! 2>/dev/null
+  rc=$?
+  verdict "$rc" && ended "$rc"
+  ;;
+esac
 if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; elif [ "$rc" -le 3 ]; then why="exit $rc, not written by gdrgate"; else why="exit $rc"; fi
 say daemon.err "gdrgate $MODE: $NODE ended without a verdict ($why); not failing the $MODE"
 exit 0

@@ -99,6 +99,20 @@ if (process.getuid?.() !== 0) {
     t.same(run(epilog, { ...PROLOG_ENV, PARENT: '1' }).stdout, `${EARGS}parent: gdrgate-epilog.\n`, 'HARD_TIMEOUT=0: unbounded');
   });
 
+  // A /usr/bin/timeout that fails itself (here a stand-in bind-mounted over it in a mount namespace of the test's own):
+  // every Prolog was left without a verdict, failing open: the gate switched off. It runs once more, unbounded.
+  t.test("a timeout that fails itself: the gate once more without it, and its verdict stands", { skip: existsSync('/usr/bin/unshare') ? false : 'needs unshare' }, async (t) => {
+    const broken = path.join(dir, 'hard/broken-timeout');
+    writeFileSync(broken, '#!/bin/sh\nexit 125\n', { mode: 0o755 });
+    settings('');
+    const r = spawnSync('/usr/bin/unshare', ['-m', '--propagation', 'private', '/bin/sh', '-c', `/bin/mount --bind ${broken} /usr/bin/timeout && exec ${file}`], { encoding: 'utf8', cwd: '/', timeout: 30_000, env: { ...PROLOG_ENV, RC: '1' } });
+    t.same({ code: r.status, stdout: r.stdout, stderr: r.stderr }, { code: 1, stdout: ARGS, stderr: 'gdrgate prolog: no verdict (exit 125) under /usr/bin/timeout: the gate once more without the hard bound\n' }, "gdrgate's 1 (its drain) passes through");
+    const epilog = install('epilog', path.join(dir, 'hard/gdrgate-epilog.sh'), false);
+    conf(path.join(dir, 'hard/gdrgate-epilog.conf'), `${base}LOGGER=\n`);
+    const e = spawnSync('/usr/bin/unshare', ['-m', '--propagation', 'private', '/bin/sh', '-c', `/bin/mount --bind ${broken} /usr/bin/timeout && exec ${epilog}`], { encoding: 'utf8', cwd: '/', timeout: 30_000, env: { ...PROLOG_ENV, RC: '1' } });
+    t.same({ code: e.status, stdout: e.stdout, stderr: e.stderr }, { code: 1, stdout: 'args: epilog --config /etc/gdrgate/config.json\n', stderr: 'gdrgate epilog: no verdict (exit 125) under /usr/bin/timeout: the gate once more without the hard bound\n' }, 'the Epilog too');
+  });
+
   t.test('a blob run killed at the bound: the plain program is not started after it', async (t) => {
     const node = path.join(dir, 'hard/node');
     writeFileSync(node, '#!/bin/sh\n[ "$1" = --snapshot-blob ] || exec /bin/sh "$@"\nexec /bin/sleep 30\n', { mode: 0o755 });
