@@ -62,7 +62,7 @@ for (const w of wrappers) {
         t.notMatch(r.stderr, /not reading/, `${s.what}: nothing said`);
       } else {
         t.notMatch(r.stdout, /args:/, `${s.what}: not read`);
-        t.match(r.stderr, new RegExp(`gdrgate: not reading ${conf.replace(/[.]/g, '\\.')}: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only$`, 'm'), `${s.what}: said on stderr`);
+        t.match(r.stderr, new RegExp(`^gdrgate: not reading ${conf.replace(/[.]/g, '\\.')}: want it a regular file and it, and every directory above where it lies, owned by root and writable by root only$`, 'm'), `${s.what}: said on stderr`);
       }
     }
   });
