@@ -1,14 +1,13 @@
 #!/bin/bash
 trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
-{ read -r gdrgate_up _ </proc/uptime; } 2>/dev/null # the uptime at this script's start, for HARD_TIMEOUT
 # Slurm Epilog for gdrgate (Epilog= in slurm.conf): removes the job's per-job state and, when the config has
 # `probes`, runs the bandwidth probes its sampling policy selects (the node stays COMPLETING meanwhile: the
 # probes have a budget, default 20 s).
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # A non-zero Epilog makes Slurm drain the node with "Epilog error": only gdrgate's exit 1 (the node now
 # carries gdrgate's own "gdrgate: bw-..." reason) passes through; a broken gdrgate never drains by itself.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, HARD_TIMEOUT (slurm/prolog.sh: seconds from this
-# script's start after which Node is killed and the Epilog fails open; above probes.budgetMs + deadlineMs), overridden
+# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, HARD_TIMEOUT (slurm/prolog.sh: seconds from the
+# gate's start after which Node is killed and the Epilog fails open; above probes.budgetMs + deadlineMs), overridden
 # by /etc/gdrgate/NAME.conf and then by a file beside this script, NAME being this script's name less .sh (e.g.
 # /etc/gdrgate/gdrgate-epilog.conf, /etc/slurm/gdrgate-epilog.conf).
 NODE=/usr/bin/node
@@ -90,8 +89,8 @@ if ! rootonly -n "$NODE" "$CLI"; then
   say daemon.err "gdrgate epilog: not starting $NODE $CLI: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
   exit 0
 fi
-# The hard bound (slurm/prolog.sh says why): Node under /usr/bin/timeout until HARD_TIMEOUT seconds after this
-# script began, on the uptime (0 or empty: none; malformed: 55); a 137 once that had passed is that kill: said, and
+# The hard bound (slurm/prolog.sh says why): Node under /usr/bin/timeout until HARD_TIMEOUT seconds after its
+# start, on the uptime (0 or empty: none; malformed: 55); a 137 once that had passed is that kill: said, and
 # the Epilog fails open. (Started in the background and waited for: bash's own "Killed" notice goes with wait's
 # stderr, not slurmd's log.)
 case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=55 ;; esac
@@ -99,8 +98,7 @@ HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
 [ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
 HARD_TIMEOUT=$((10#0$HARD_TIMEOUT))
 upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; case "$u" in '' | *[!0-9]*) u=${EPOCHSECONDS}00 ;; esac; REPLY=$((10#$u)); }
-t0=${gdrgate_up/[.,]/}
-case "$t0" in '' | *[!0-9]*) upcs && t0=$REPLY ;; esac
+upcs && t0=$REPLY
 upcs
 b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)) hard=()
 ((left < 1)) && left=1
@@ -109,7 +107,7 @@ b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)) hard=()
 wait $! 2>/dev/null
 rc=$?
 if [ "$rc" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= left * 100 - 5)); then
-  say daemon.err "gdrgate epilog: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the Epilog began, without a verdict; not failing the Epilog"
+  say daemon.err "gdrgate epilog: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the gate started, without a verdict; not failing the Epilog"
   exit 0
 fi
 # A timeout that fails itself (125) or cannot start Node (126, 127): once more without it, said (slurm/prolog.sh).

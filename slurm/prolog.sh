@@ -3,13 +3,11 @@ trap '' PIPE # an output whose reader left is an error to write, never the end o
 # When slurmd started this script: the gate's deadline counts from here, Node's start included (src/runner/deadline.ts).
 GDRGATE_T0=$EPOCHREALTIME
 export GDRGATE_T0
-# And the uptime then, which never steps with the clock: the hard bound counts from it (HARD_TIMEOUT, below).
-{ read -r gdrgate_up _ </proc/uptime; } 2>/dev/null
 # Slurm Prolog (and HealthCheckProgram, as health.sh) for gdrgate.
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
 # beside CLI; empty: never use one), AGENT (the directory of a running `gdrgate agent`; empty: never ask one) and
-# AGENT_TIMEOUT (seconds), and HARD_TIMEOUT (seconds from this script's start after which Node, when it runs, is
+# AGENT_TIMEOUT (seconds), and HARD_TIMEOUT (seconds from the gate's start, when it is started, after which Node is
 # killed and the hook fails open; 0 or empty: never; malformed: 45), overridden by /etc/gdrgate/NAME.conf and then
 # by a file beside this script, NAME being this script's name less .sh (e.g. /etc/gdrgate/gdrgate-prolog.conf,
 # /etc/slurm/gdrgate-prolog.conf).
@@ -194,11 +192,12 @@ fi
 node=${reals[0]} cli=${reals[1]}
 # The hard bound. The gate keeps its own deadline (deadlineMs) between its reads, but a read that blocks (a FIFO, a
 # hung mount) or a loop of its own stops every timer in the process: Node then runs under /usr/bin/timeout, killed
-# once HARD_TIMEOUT seconds have passed since this script began, and the hook fails open (a KILL the process cannot
+# once HARD_TIMEOUT seconds have passed since this script first started it (after the agent's wait, at most
+# AGENT_TIMEOUT: the agent's path reads nothing for the bound), and the hook fails open (a KILL the process cannot
 # take, one stuck in the kernel, is PrologEpilogTimeout's; no timeout there, or HARD_TIMEOUT 0: unbounded, as
 # before). Keep it above AGENT_TIMEOUT + deadlineMs + a few seconds, and below PrologEpilogTimeout.
 # upcs: the uptime now in hundredths of a second (REPLY; the clock's where /proc/uptime cannot be read). bound: `hard`,
-# the command that bounds the next run by what is left of HARD_TIMEOUT since this script began (at least 1 s).
+# the command that bounds the next run by what is left of HARD_TIMEOUT since the first (at least 1 s).
 # stopped RC: whether the run ended by that kill (SIGKILL's 137 once its bound had passed, on the uptime: a clock set
 # back or forth meanwhile changes nothing; the OOM killer's 137 comes earlier): said, and the hook fails open.
 case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=45 ;; esac
@@ -206,8 +205,7 @@ HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
 [ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
 HARD_TIMEOUT=$((10#0$HARD_TIMEOUT))
 upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; case "$u" in '' | *[!0-9]*) u=${EPOCHSECONDS}00 ;; esac; REPLY=$((10#$u)); }
-t0=${gdrgate_up/[.,]/}
-case "$t0" in '' | *[!0-9]*) upcs && t0=$REPLY ;; esac
+upcs && t0=$REPLY
 bound() {
   local left; hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] || return 0
   upcs; b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)); ((left < 1)) && left=1; bl=$((left * 100))
@@ -215,7 +213,7 @@ bound() {
 }
 stopped() {
   [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= bl - 5)) || return 0
-  say daemon.err "gdrgate $MODE: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the $MODE began, without a verdict; not failing the $MODE"
+  say daemon.err "gdrgate $MODE: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the gate started, without a verdict; not failing the $MODE"
   exit 0
 }
 # The gate from its startup snapshot (made on this node: gdrgate startup-snapshot), every module already loaded

@@ -1,5 +1,5 @@
 // slurm/prolog.sh's and epilog.sh's hard bound: Node runs under /usr/bin/timeout, killed HARD_TIMEOUT seconds after
-// the hook began; the hook then fails open and says so, and the Prolog never starts the plain program after a blob run
+// the hook first started it; the hook then fails open and says so, and the Prolog never starts the plain program after a blob run
 // so killed. A gate
 // that loops or blocks in a read stops its own deadline's timer: without the bound, slurmd's PrologEpilogTimeout
 // (none by default) killed the Prolog and drained the node. A gate that ends in time, or a kill before the bound
@@ -19,7 +19,7 @@ if (process.getuid?.() !== 0) {
   const file = install('prolog', path.join(dir, 'hard/gdrgate-prolog.sh'), false);
   const settings = (extra: string): void => conf(path.join(dir, 'hard/gdrgate-prolog.conf'), `${base}LOGGER=\n${extra}`);
   const ARGS = 'args: prolog --config /etc/gdrgate/config.json\n';
-  const killedAt = (s: number): string => `gdrgate prolog: /bin/sh killed at the hard bound, ${s}s after the prolog began, without a verdict; not failing the prolog\n`;
+  const killedAt = (s: number): string => `gdrgate prolog: /bin/sh killed at the hard bound, ${s}s after the gate started, without a verdict; not failing the prolog\n`;
 
   t.test('a gate that never ends: killed at the bound, the Prolog fails open and says so', async (t) => {
     settings('HARD_TIMEOUT=2\n');
@@ -91,7 +91,7 @@ if (process.getuid?.() !== 0) {
     const at = path.join(dir, 'hard/gdrgate-epilog.conf');
     const EARGS = 'args: epilog --config /etc/gdrgate/config.json\n';
     conf(at, `${base}LOGGER=\nHARD_TIMEOUT=2\n`);
-    t.same(run(epilog, { ...PROLOG_ENV, RC: 'hang' }, undefined, 30_000), { code: 0, stdout: EARGS, stderr: 'gdrgate epilog: /bin/sh killed at the hard bound, 2s after the Epilog began, without a verdict; not failing the Epilog\n' });
+    t.same(run(epilog, { ...PROLOG_ENV, RC: 'hang' }, undefined, 30_000), { code: 0, stdout: EARGS, stderr: 'gdrgate epilog: /bin/sh killed at the hard bound, 2s after the gate started, without a verdict; not failing the Epilog\n' });
     t.same(run(epilog, { ...PROLOG_ENV, RC: '1', PARENT: '1' }), { code: 1, stdout: `${EARGS}parent: timeout\n`, stderr: '' }, "gdrgate's drain passes through");
     conf(at, `${base}LOGGER=\n`);
     t.same(run(epilog, { ...PROLOG_ENV, RC: 'kill' }), { code: 0, stdout: EARGS, stderr: 'gdrgate epilog: /bin/sh ended without a verdict (killed by signal 9); not failing the Epilog\n' }, 'default 55 s: a SIGKILL before it, as before');

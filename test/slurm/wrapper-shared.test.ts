@@ -50,12 +50,15 @@ t.test("the verdict pipe's opening: one text in prolog.sh and epilog.sh (taskpro
 
 t.test("the hard bound's reading of HARD_TIMEOUT and of the uptime: one text in prolog.sh and epilog.sh (their defaults apart)", async (t) => {
   const block = (w: (typeof WRAPPERS)[number]): string | null => {
-    const m = /\nHARD_TIMEOUT=\$\{HARD_TIMEOUT#[\s\S]*?\ncase "\$t0" in [^\n]*\n/.exec(text[w]);
+    const m = /\nHARD_TIMEOUT=\$\{HARD_TIMEOUT#[\s\S]*?\nupcs && t0=\$REPLY\n/.exec(text[w]);
     return m ? m[0] : null;
   };
   t.not(block('prolog'), null, 'prolog.sh has it');
   t.equal(block('epilog'), block('prolog'));
-  t.same(['prolog', 'epilog'].map((w) => text[w as 'prolog'].split('\n').filter((l) => l.startsWith('{ read -r gdrgate_up _ </proc/uptime; } 2>/dev/null')).length), [1, 1], 'each reads the uptime at its start, once');
+  // The agent's path (the hot one) pays nothing for the bound: no uptime read before the agent's block ends.
+  const agentEnd = text.prolog.indexOf('\n# gdrgate\'s exit code (0-3) is its verdict only when gdrgate says so');
+  t.equal(agentEnd > 0, true, "the agent's block is there");
+  t.equal(text.prolog.slice(0, agentEnd).includes('/proc/uptime'), false, 'no /proc/uptime before the agent is asked and answers');
 });
 
 // slurmd shows a passing Prolog's or Epilog's output to nobody: a line a wrapper writes to stderr goes through say(),
