@@ -4,9 +4,10 @@ trap '' PIPE # an output whose reader left is an error to write, never the end o
 # applies the propagated limits; its stdout is Slurm's TaskProlog protocol ("print ..." and "export ..." lines only).
 # Settings (docs/slurm-wrappers.md; root-owned NAME.conf overrides them): NODE, CLI, BLOB (startup snapshot; empty:
 # none), CONFIG, ROOT (tests), FAIL=1 (a finding fails the task), STATE (the config's stateDir; empty: judge every task),
-# WAIT (s a task waits for another's judgment), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT, LOGGER.
-# The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's
-# directory (the Epilog removes it); every other task of that view prints it from bash alone.
+# WAIT (s a task waits for another's judgment), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT, LOGGER,
+# HARD_TIMEOUT (s from a judgment's start after which Node is killed and the task runs; 0 or empty: never; bad: 15).
+# The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's directory
+# (the Epilog removes it); every other task of that view prints it from bash alone.
 NODE=/usr/bin/node
 CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
 BLOB=default
@@ -17,11 +18,11 @@ STATE=/run/gdrgate
 WAIT=10
 AGENT=1
 AGENT_TIMEOUT=1
+HARD_TIMEOUT=15
 LOGGER=/usr/bin/logger
-# It runs as root (the TaskProlog: as the job's user), so what it sources or starts from must be root's alone.
-# rootonly [-n] PATH...: sets reals (real: the first) to where each PATH really lies and succeeds when only root can
-# change them, each a regular file (slurm/prolog.sh says how). (No /dev/fd: after slurmstepd's change of user it may
-# not open its own.)
+# What it sources or starts from must be root's alone. rootonly [-n] PATH...: sets reals (real: the first) to where each
+# PATH really lies; succeeds when only root can change them, each a regular file (slurm/prolog.sh says how; no /dev/fd:
+# after slurmstepd's change of user it may not open its own).
 rootonly() {
   local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
   [ "$1" = -n ] && rename= && shift
@@ -74,9 +75,19 @@ set -- task --config "$CONFIG"
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # A judgment starts Node: from the node's startup snapshot (made on this node, root's alone, as slurm/prolog.sh uses
 # it), else the plain program. An exit code is gdrgate's verdict only when gdrgate writes it into this script's pipe
-# (GDRGATE_VERDICT_FD, src/host/verdict.ts): else the blob judged nothing (14: refused; 10: stale; a signal: damaged;
-# Node's own 1) and the plain program answers; the plain program without a verdict is 125 (the end says so). The pipe
-# is this process's own ($BASHPID: the first task of a view judges in a command substitution, whose $$ is its parent's).
+# (GDRGATE_VERDICT_FD, src/host/verdict.ts; this process's own, $BASHPID: the first task of a view judges in a command
+# substitution): else the blob judged nothing (14: refused; 10: stale; a signal: damaged; Node's own 1) and the plain
+# program answers, or 125 (no verdict). The hard bound, as slurm/prolog.sh's (Slurm gives a TaskProlog no time limit: a
+# gate blocked in a read held the task for ever): Node under /usr/bin/timeout, killed HARD_TIMEOUT s after the judgment
+# first started it, on the uptime; such a run judged nothing (124), and no plain program follows a blob's.
+case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=15 ;; esac
+HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
+[ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
+HARD_TIMEOUT=$((10#0$HARD_TIMEOUT))
+upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; case "$u" in '' | *[!0-9]*) u=${EPOCHSECONDS}00 ;; esac; REPLY=$((10#$u)); }
+# bound: `hard`, what bounds the next run (slurm/prolog.sh). stopped RC: whether that run ended by the bound's kill.
+bound() { local left; hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] || return 0; upcs; b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)); ((left < 1)) && left=1; bl=$((left * 100)); hard=(/usr/bin/timeout --foreground -s KILL "$left"); }
+stopped() { [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= bl - 5)); }
 judge() {
   local said v; for v in "${!NODE_@}"; do unset "$v"; done # the job's NODE_OPTIONS (--inspect-brk waits for ever) are not ours
   if [ -z "$vfd" ]; then
@@ -84,15 +95,20 @@ judge() {
       { exec 86<> <(:); } 2>/dev/null
     [ -p "/proc/$BASHPID/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
   fi
+  upcs && t0=$REPLY
   if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
-    said=$(GDRGATE_CLI=$CLI "$NODE" --snapshot-blob "$real" "$@")
-    rc=$?
+    bound
+    said=$(GDRGATE_CLI=$CLI "${hard[@]}" "$NODE" --snapshot-blob "$real" "$@"); rc=$?
     verdict "$rc" && { [ -z "$said" ] || printf '%s\n' "$said"; return "$rc"; }
+    stopped "$rc" && return 124
   fi
-  "$NODE" "$CLI" "$@"
-  rc=$?
-  verdict "$rc" || rc=125
-  return "$rc"
+  bound
+  "${hard[@]}" "$NODE" "$CLI" "$@" & wait $! 2>/dev/null; rc=$? # (bash's "Killed" notice: wait's stderr)
+  verdict "$rc" && return "$rc"
+  stopped "$rc" && return 124
+  # A timeout that fails itself (125) or cannot start Node (126, 127): once more without it (slurm/prolog.sh).
+  case "$rc:${#hard[@]}" in 12[5-7]:[1-9]*) "$NODE" "$CLI" "$@" & wait $! 2>/dev/null; rc=$?; verdict "$rc" && return "$rc" ;; esac
+  return 125
 }
 # verdict RC: whether RC (0-3) is the last line gdrgate wrote, the pipe emptied (as slurm/prolog.sh; no pipe: 0-3).
 verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
@@ -101,9 +117,8 @@ verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while 
 # asks through the job's FIFO, STATE/tasks-<job> (the job's user's, 0600, given as the agent answered the Prolog; the
 # answer comes back only into this process's pipe, with the facts' nonce: src/agent/task.ts), and prints what the agent
 # says gdrgate would have said. Anything it cannot read as gdrgate would (an error it cannot name, a name with a
-# newline), no agent, or no answer within AGENT_TIMEOUT: gdrgate judges as before.
-# F: the facts, a line each (src/task/facts.ts). absent PATH: PATH is not there (ENOENT, ENOTDIR), as opposed to
-# unreachable (EACCES) or a link that resolves nowhere.
+# newline), no agent, or no answer within AGENT_TIMEOUT: gdrgate judges as before. F: the facts, a line each
+# (src/task/facts.ts). absent PATH: not there (ENOENT, ENOTDIR), as opposed to unreachable (EACCES) or a link to nowhere.
 absent() {
   local d=$1
   # There (a directory where a file should be, a FIFO, a file this user may not read), or a link: not absent.
@@ -112,28 +127,19 @@ absent() {
   return 0
 }
 f_list() {
-  local p=$ROOT$1 e
-  local -a n
-  if [ -d "$p" ]; then
-    [ -r "$p" ] && [ -x "$p" ] || { F+=("list	$1	?"); return 1; }
-    n=("$p"/*)
-    names=("${n[@]##*/}")
-    F+=("list	$1	${#n[@]}" "${names[@]/#/	}")
-  else
-    names=()
-    absent "$p" && F+=("list	$1	-") || F+=("list	$1	?")
-  fi
+  local p=$ROOT$1 e; local -a n
+  names=() # the entries listed: none where it could not list them, never the last list's
+  [ -d "$p" ] || { absent "$p" && F+=("list	$1	-") || F+=("list	$1	?"); return; }
+  [ -r "$p" ] && [ -x "$p" ] || { F+=("list	$1	?"); return 1; }
+  n=("$p"/*) && names=("${n[@]##*/}") && F+=("list	$1	${#n[@]}" "${names[@]/#/	}")
 }
 f_text() {
-  local p=$ROOT$1 l t
-  local -a L
+  local p=$ROOT$1 l t; local -a L
   # Read whole up to a NUL: one there (bash cannot hold it; Node reads it) or a last line without its newline (the
-  # format has none): could not be told.
+  # format has none): could not be told ('?', as absent says of any file that is there).
   if [ -f "$p" ] && [ -r "$p" ] && ! IFS= read -r -d '' t <"$p" 2>/dev/null && { [ -z "$t" ] || [ "${t: -1}" = $'\n' ]; }; then
     while [ -n "$t" ]; do L+=("${t%%$'\n'*}"); t=${t#*$'\n'}; done
     F+=("text	$1	${#L[@]}" "${L[@]/#/	}")
-  elif [ -f "$p" ] && [ -r "$p" ]; then
-    F+=("text	$1	?")
   else
     absent "$p" && F+=("text	$1	-") || F+=("text	$1	?")
   fi
@@ -148,8 +154,7 @@ f_node() {
 f_real() {
   local p=$ROOT$1 r
   if cd -P -- "$p" 2>/dev/null; then
-    r=$PWD
-    cd -- "$here" 2>/dev/null || cd /
+    r=$PWD && { cd -- "$here" 2>/dev/null || cd /; }
     if [ -z "$ROOT" ]; then F+=("real	$1	$r"); elif [ "${r#"$proot"/}" != "$r" ]; then F+=("real	$1	/${r#"$proot"/}"); else F+=("real	$1	?"); fi
   else
     absent "$p" && F+=("real	$1	-") || F+=("real	$1	?")
@@ -247,32 +252,25 @@ mapfile -t status </proc/self/status
 for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
 dir=$STATE/job-${SLURM_JOB_ID-}
-# The agent answers the Prolog, then writes the job's record into the directory it began, then gives the directory to
-# the job's user: a task that finds it begun (not its own, or no record yet) waits for it, while it is there, at most
-# 1 s (only then a process, the pipe's).
+# The agent answers the Prolog, writes the job's record into the directory it began, then gives it to the job's user: a
+# task that finds it begun (not its own, or no record yet) waits while it is, at most 1 s (only then a process: a pipe).
 begun() { [ -d "$dir" ] && [ ! -L "$dir" ] && ! { [ -O "$dir" ] && [ -e "$dir/prolog.json" ]; }; }
-if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && begun; then
-  exec 7<> <(:); for ((w = 0; w < 100; w++)); do read -r -t 0.01 -u 7 _; begun || break; done; exec 7<&-
-fi
+[ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && begun &&
+  { exec 7<> <(:); for ((w = 0; w < 100; w++)); do read -r -t 0.01 -u 7 _; begun || break; done; exec 7<&-; }
 # The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
 if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ] && [ "${#key}" -le 4096 ]; then
-  voice=0
-  [ -z "${SLURM_LOCALID-}" ] || [ "${SLURM_LOCALID-}" = 0 ] && voice=1
-  # The view's file name: its key with every character but [A-Za-z0-9.,=-] made _ (one expansion); a key too long for a
-  # file name, hashed (a character at a time; over 4 KiB it is no view kept). Two views of one name: told apart by key.
+  voice=0 && { [ -z "${SLURM_LOCALID-}" ] || [ "${SLURM_LOCALID-}" = 0 ]; } && voice=1
+  # The view's file name: its key with every character but [A-Za-z0-9.,=-] made _; a key too long for a file name,
+  # hashed (a character at a time; over 4 KiB no view is kept). Two views of one name: told apart by key.
   h=${key//[^A-Za-z0-9.,=-]/_}
-  if [ "${#h}" -gt 200 ]; then
-    h=5381
-    for ((i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
-  fi
+  [ "${#h}" -le 200 ] || for ((h = 5381, i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
   answer=$dir/task.$h
   # The kept answer is the view's whole answer, judged as its first local task (SLURM_LOCALID=0), which speaks for the
   # node: its print lines and the task record. Every task prints its export lines; only local task 0 the print lines,
   # whichever task judged (else a warning would reach the job once per task, or never when task 3 judged first).
   tell() { local l; for l in "$@"; do { [ "$voice" = 1 ] || [ "${l#export }" != "$l" ]; } && printf '%s\n' "$l"; done; return 0; }
   said() { [ -f "$answer.done" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && kept=1 && tell "${lines[@]:2}"; }
-  if said; then
-    :
+  if said; then :
   elif [ -e "$answer.done" ]; then
     # An answer kept under this name for another view (a hash collision): judge, keep nothing.
     judge "$@"; rc=$?
@@ -294,6 +292,9 @@ fi
 # A non-zero TaskProlog fails the task: only a finding under FAIL=1 (exit 1) may do that, never a broken tool.
 [ "$rc" -eq 1 ] && [ "$FAIL" = 1 ] && exit 1
 # Said by the task that judged (a kept answer's tasks say nothing: one line per view, not per task).
-[ "$rc" -eq 125 ] && [ -z "$kept" ] && say user.err "gdrgate taskprolog: $NODE ended without a verdict (an exit gdrgate did not write); letting the task run"
-[ "$rc" -ne 0 ] && [ "$rc" -ne 125 ] && [ -z "$kept" ] && say user.err "gdrgate taskprolog: gdrgate exited $rc; letting the task run"
+[ -n "$kept" ] || case $rc in
+  0) ;; 124) say user.err "gdrgate taskprolog: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the gate started, without a verdict; letting the task run" ;;
+  125) say user.err "gdrgate taskprolog: $NODE ended without a verdict (an exit gdrgate did not write); letting the task run" ;;
+  *) say user.err "gdrgate taskprolog: gdrgate exited $rc; letting the task run" ;;
+esac
 exit 0

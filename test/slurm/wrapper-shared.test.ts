@@ -48,17 +48,37 @@ t.test("the verdict pipe's opening: one text in prolog.sh and epilog.sh (taskpro
   t.equal(opening('epilog'), opening('prolog'));
 });
 
-t.test("the hard bound's reading of HARD_TIMEOUT and of the uptime: one text in prolog.sh and epilog.sh (their defaults apart)", async (t) => {
+t.test("the hard bound: its reading of HARD_TIMEOUT and of the uptime one text in every wrapper, bound() and the kill's test too", async (t) => {
   const block = (w: (typeof WRAPPERS)[number]): string | null => {
-    const m = /\nHARD_TIMEOUT=\$\{HARD_TIMEOUT#[\s\S]*?\nupcs && t0=\$REPLY\n/.exec(text[w]);
+    const m = /\nHARD_TIMEOUT=\$\{HARD_TIMEOUT#[\s\S]*?\nupcs\(\) \{[^\n]*\n/.exec(text[w]);
     return m ? m[0] : null;
   };
   t.not(block('prolog'), null, 'prolog.sh has it');
-  t.equal(block('epilog'), block('prolog'));
+  t.same(WRAPPERS.map((w) => [w, block(w)]), WRAPPERS.map((w) => [w, block('prolog')]));
+  // Each wrapper's malformed value falls back to its own default, the one it sets.
+  const defaults = (w: (typeof WRAPPERS)[number]): string[] => {
+    const set = /\nHARD_TIMEOUT=(\d+)\n/.exec(text[w]);
+    const bad = /\ncase "\$HARD_TIMEOUT" in ''\) HARD_TIMEOUT=0 ;; \*\[!0-9\]\*\) HARD_TIMEOUT=(\d+) ;; esac\n/.exec(text[w]);
+    return [set?.[1] ?? '', bad?.[1] ?? ''];
+  };
+  t.same(WRAPPERS.map((w) => [w, defaults(w)]), [['prolog', ['45', '45']], ['epilog', ['55', '55']], ['taskprolog', ['15', '15']]]);
+  // bound() (prolog.sh's over three lines, taskprolog.sh's on one) and the test of a kill at the bound.
+  const flat = (f: string | null): string => {
+    const body = (f ?? '').split('\n').filter((l) => !/^\s*#/.test(l)).map((l) => l.trim());
+    return `${body[0]} ${body.slice(1, -1).join('; ')}; ${body.at(-1)}`;
+  };
+  const oneLine = (w: (typeof WRAPPERS)[number]): string | null => text[w].split('\n').find((l) => l.startsWith('bound() {')) ?? null;
+  t.equal(oneLine('taskprolog'), flat(fn(text.prolog, 'bound')));
+  const kill = '[ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= bl - 5))';
+  t.same(['prolog', 'taskprolog'].map((w) => [w, text[w as 'prolog'].split(kill).length - 1]), [['prolog', 1], ['taskprolog', 1]]);
   // The agent's path (the hot one) pays nothing for the bound: no uptime read before the agent's block ends.
   const agentEnd = text.prolog.indexOf('\n# gdrgate\'s exit code (0-3) is its verdict only when gdrgate says so');
   t.equal(agentEnd > 0, true, "the agent's block is there");
   t.equal(text.prolog.slice(0, agentEnd).includes('/proc/uptime'), false, 'no /proc/uptime before the agent is asked and answers');
+  // Nor the TaskProlog's tasks answered from a kept answer or by the agent: the uptime is read only where Node starts.
+  const judge = fn(text.taskprolog, 'judge') ?? '';
+  const outside = text.taskprolog.replace(judge, '').split('\n').filter((l) => /(^\s*|[;&|{]\s*)(upcs|bound)\b(?!\(\))/.test(l) && !/^(upcs|bound|stopped)\(\) \{/.test(l));
+  t.same(outside, []);
 });
 
 // slurmd shows a passing Prolog's or Epilog's output to nobody: a line a wrapper writes to stderr goes through say(),
