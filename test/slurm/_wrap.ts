@@ -48,5 +48,16 @@ export function wrapperKit(dir: string) {
     const r = spawnSync(cmd, args, { encoding: 'utf8', env, cwd: '/', timeout: timeoutMs });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
-  return { etc, fake, base, install, conf, run };
+  /** `file` run as `run` does, and how long it took in seconds (the hard bound's tests: killed at it, not later). */
+  const timedRun = (file: string, env: Record<string, string>, timeoutMs = 30_000): { r: Run; s: number } => {
+    const began = performance.now();
+    const r = run(file, env, undefined, timeoutMs);
+    return { r, s: (performance.now() - began) / 1000 };
+  };
+  /** `file` run with /usr/bin/timeout replaced by `broken` (a bind mount in a mount namespace of its own: needs unshare, root). */
+  const underTimeout = (broken: string, file: string, env: Record<string, string>): Run => {
+    const r = spawnSync('/usr/bin/unshare', ['-m', '--propagation', 'private', '/bin/sh', '-c', `/bin/mount --bind ${broken} /usr/bin/timeout && exec ${file}`], { encoding: 'utf8', cwd: '/', timeout: 30_000, env });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  return { etc, fake, base, install, conf, run, timedRun, underTimeout };
 }

@@ -15,7 +15,7 @@ if (process.getuid?.() !== 0) {
   t.skip('the hard bound: the wrappers read only root-owned settings files, so this runs as root', () => {});
 } else {
   const dir = scratchDir('gdrgate-hard-');
-  const { base, install, conf, run } = wrapperKit(dir);
+  const { base, install, conf, run, timedRun, underTimeout } = wrapperKit(dir);
   const file = install('prolog', path.join(dir, 'hard/gdrgate-prolog.sh'), false);
   const settings = (extra: string): void => conf(path.join(dir, 'hard/gdrgate-prolog.conf'), `${base}LOGGER=\n${extra}`);
   const ARGS = 'args: prolog --config /etc/gdrgate/config.json\n';
@@ -23,9 +23,7 @@ if (process.getuid?.() !== 0) {
 
   t.test('a gate that never ends: killed at the bound, the Prolog fails open and says so', async (t) => {
     settings('HARD_TIMEOUT=2\n');
-    const began = performance.now();
-    const r = run(file, { ...PROLOG_ENV, RC: 'hang' }, undefined, 30_000);
-    const s = (performance.now() - began) / 1000;
+    const { r, s } = timedRun(file, { ...PROLOG_ENV, RC: 'hang' });
     t.same(r, { code: 0, stdout: ARGS, stderr: killedAt(2) });
     t.ok(s >= 1 && s < 25, `ended after ${s.toFixed(1)} s: at the bound, not the stand-in's 30 s sleep`);
   });
@@ -105,12 +103,12 @@ if (process.getuid?.() !== 0) {
     const broken = path.join(dir, 'hard/broken-timeout');
     writeFileSync(broken, '#!/bin/sh\nexit 125\n', { mode: 0o755 });
     settings('');
-    const r = spawnSync('/usr/bin/unshare', ['-m', '--propagation', 'private', '/bin/sh', '-c', `/bin/mount --bind ${broken} /usr/bin/timeout && exec ${file}`], { encoding: 'utf8', cwd: '/', timeout: 30_000, env: { ...PROLOG_ENV, RC: '1' } });
-    t.same({ code: r.status, stdout: r.stdout, stderr: r.stderr }, { code: 1, stdout: ARGS, stderr: 'gdrgate prolog: no verdict (exit 125) under /usr/bin/timeout: the gate once more without the hard bound\n' }, "gdrgate's 1 (its drain) passes through");
+    const r = underTimeout(broken, file, { ...PROLOG_ENV, RC: '1' });
+    t.same(r, { code: 1, stdout: ARGS, stderr: 'gdrgate prolog: no verdict (exit 125) under /usr/bin/timeout: the gate once more without the hard bound\n' }, "gdrgate's 1 (its drain) passes through");
     const epilog = install('epilog', path.join(dir, 'hard/gdrgate-epilog.sh'), false);
     conf(path.join(dir, 'hard/gdrgate-epilog.conf'), `${base}LOGGER=\n`);
-    const e = spawnSync('/usr/bin/unshare', ['-m', '--propagation', 'private', '/bin/sh', '-c', `/bin/mount --bind ${broken} /usr/bin/timeout && exec ${epilog}`], { encoding: 'utf8', cwd: '/', timeout: 30_000, env: { ...PROLOG_ENV, RC: '1' } });
-    t.same({ code: e.status, stdout: e.stdout, stderr: e.stderr }, { code: 1, stdout: 'args: epilog --config /etc/gdrgate/config.json\n', stderr: 'gdrgate epilog: no verdict (exit 125) under /usr/bin/timeout: the gate once more without the hard bound\n' }, 'the Epilog too');
+    const e = underTimeout(broken, epilog, { ...PROLOG_ENV, RC: '1' });
+    t.same(e, { code: 1, stdout: 'args: epilog --config /etc/gdrgate/config.json\n', stderr: 'gdrgate epilog: no verdict (exit 125) under /usr/bin/timeout: the gate once more without the hard bound\n' }, 'the Epilog too');
   });
 
   t.test('a blob run killed at the bound: the plain program is not started after it', async (t) => {
