@@ -8,6 +8,14 @@ export const IORESOURCE_PREFETCH = 0x2000;
 export const IORESOURCE_MEM_64 = 0x100000;
 /** Lines 0..5 are the BARs (PCI_STD_RESOURCE_END); 6 is the ROM, then SR-IOV BARs, then a bridge's windows. */
 const STD_BARS = 6;
+/**
+ * resource_show writes a line for every resource up to PCI_BRIDGE_RESOURCES (a function's BARs, its ROM and, with
+ * CONFIG_PCI_IOV, its six SR-IOV BARs: 7 or 13 lines), a bridge's up to DEVICE_COUNT_RESOURCE (its four windows
+ * after those: 11 or 17; 18 in some vendor kernels, test/fixtures/sysfs-real). Fewer is a read cut short or a torn
+ * capture, whose missing lines nobody knows: never "no such BAR" or "no such window".
+ */
+export const FUNCTION_LINES = STD_BARS + 1;
+export const BRIDGE_LINES = FUNCTION_LINES + 4;
 
 export interface PciResource {
   readonly index: number;
@@ -22,8 +30,11 @@ export interface Bar1Window extends PciResource {
 
 const LINE_RE = /^0x([0-9a-f]{1,16}) 0x([0-9a-f]{1,16}) 0x([0-9a-f]{1,16})$/;
 
-/** Every line as the kernel wrote it; a line of another shape is an error (never a silent zero). */
-export function parseResource(text: string): Parsed<PciResource[]> {
+/**
+ * Every line as the kernel wrote it; a line of another shape is an error (never a silent zero), and so is a file
+ * shorter than the kernel writes for any function (`min`: a bridge's, with its windows, is BRIDGE_LINES).
+ */
+export function parseResource(text: string, min: number = FUNCTION_LINES): Parsed<PciResource[]> {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   const out: PciResource[] = [];
   for (const [index, l] of lines.entries()) {
@@ -32,6 +43,7 @@ export function parseResource(text: string): Parsed<PciResource[]> {
     out.push({ index, start: BigInt(`0x${m[1]}`), end: BigInt(`0x${m[2]}`), flags: Number(BigInt(`0x${m[3]}`) & 0xffffffffn) });
   }
   if (out.length === 0) return { ok: false, error: 'resource is empty' };
+  if (out.length < min) return { ok: false, error: `resource has ${out.length} line(s), fewer than the kernel writes (${min}${min === BRIDGE_LINES ? ', a bridge with its windows' : ''}): cut short` };
   return { ok: true, value: out };
 }
 

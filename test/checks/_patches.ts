@@ -12,6 +12,12 @@ export const put = (kpath: string, text: string): Patch => async (root) => {
   await fsp.writeFile(path.join(root, kpath), text);
 };
 export const remove = (kpath: string): Patch => (root) => fsp.rm(path.join(root, kpath), { recursive: true, force: true });
+/** The file cut to its first `lines` lines, as a torn read or capture leaves it. */
+export const cut = (kpath: string, lines: number): Patch => async (root) => {
+  const file = path.join(root, kpath);
+  const text = await fsp.readFile(file, 'utf8');
+  await fsp.writeFile(file, text.split('\n').slice(0, lines).map((l) => `${l}\n`).join(''));
+};
 export const patches = (...ps: Patch[]): Patch => async (root) => {
   for (const p of ps) await p(root);
 };

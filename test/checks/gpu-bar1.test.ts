@@ -1,7 +1,7 @@
 // gpu-bar1: the GPUDirect window of every GPU (resource line 2 on H100, as on the live H200) against the reference.
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
-import { detach, dev, GPUS, HGX, P0, put, remove, table, type Want } from './_trees.js';
+import { cut, detach, dev, GPUS, HGX, P0, put, remove, table, type Want } from './_trees.js';
 
 const BASE = 'a 64-bit prefetchable BAR';
 const ok = (subject: string, expected = BASE, actual = '128 GiB'): Want => ({ status: 'pass', code: 'bar1-ok', subject, expected, actual });
@@ -71,6 +71,19 @@ export const cases = table('gpu-bar1', [
     patch: put(`sys/bus/pci/devices/${P0.gpu}/resource`, '0x0000100000000000 0x0000103fffffffff\n'),
     bare: [unreadable],
     based: [unreadable],
+  },
+  {
+    name: 'skip: the GPU\'s resource cut short (its first 2 lines: a torn read or capture): unknown, never a small window',
+    patch: cut(`sys/bus/pci/devices/${P0.gpu}/resource`, 2),
+    bare: [unreadable],
+    based: [unreadable],
+  },
+  {
+    name: 'valid: the upstream port\'s resource cut short (6 of 17 lines): its windows unknown, never "outside"',
+    patch: cut(`sys/bus/pci/devices/${P0.downGpu}/resource`, 6),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu)],
+    based: [ok(P0.gpu, '>= 128 GiB')],
   },
   {
     name: 'skip: no GPU on the node (bar1-na)',

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { bar1Window, insideWindow, type PciResource, parseResource, shrinkResource, sizeText } from '../../src/parsers/pci-resource.js';
+import { BRIDGE_LINES, bar1Window, insideWindow, type PciResource, parseResource, shrinkResource, sizeText } from '../../src/parsers/pci-resource.js';
 import { H200 } from '../helpers/paths.js';
 
 const GPU = path.join(H200, 'sys/devices/pci0000:00/0000:00:06.0/resource');
@@ -31,8 +31,19 @@ t.test('malformed, empty, unassigned and 32-bit inputs', async (t) => {
   t.match(parseResource('0x0 0x1\n'), { ok: false, error: /line 0/ });
   const zeros = parseResource('0x0000000000000000 0x0000000000000000 0x0000000000000000\n'.repeat(13));
   t.equal(zeros.ok && bar1Window(zeros.value), null, 'nothing assigned: no window');
-  const bit32 = parseResource('0x00000000e0000000 0x00000000efffffff 0x0000000000042208\n');
+  const bit32 = parseResource('0x00000000e0000000 0x00000000efffffff 0x0000000000042208\n' + '0x0000000000000000 0x0000000000000000 0x0000000000000000\n'.repeat(6));
   t.equal(bit32.ok && bar1Window(bit32.value), null, 'a 32-bit prefetchable BAR (no IORESOURCE_MEM_64) is not taken');
+});
+
+// A file shorter than resource_show writes (a read cut short, a torn capture) hid what its missing lines held: it was
+// read as "no such BAR" (bar1-small, bar1-none) or "no such window" (bar1-outside), failing a healthy GPU.
+t.test('cut short: fewer lines than the kernel writes is refused (7 for any function, 11 for a bridge with its windows)', async (t) => {
+  const lines = text.split('\n').filter(Boolean);
+  t.same(lines.slice(0, 6).map((_, k) => parseResource(lines.slice(0, k + 1).join('\n') + '\n')), [1, 2, 3, 4, 5, 6].map((n) => ({ ok: false, error: `resource has ${n} line(s), fewer than the kernel writes (7): cut short` })));
+  t.equal(parseResource(text).ok, true, 'the whole file (7 lines)');
+  const bridge = '0x0000000000000000 0x0000000000000000 0x0000000000000000\n';
+  t.same([7, 10].map((n) => parseResource(bridge.repeat(n), BRIDGE_LINES)), [7, 10].map((n) => ({ ok: false, error: `resource has ${n} line(s), fewer than the kernel writes (11, a bridge with its windows): cut short` })));
+  t.same([11, 17, 18].map((n) => parseResource(bridge.repeat(n), BRIDGE_LINES).ok), [true, true, true], 'without and with SR-IOV lines, and a vendor kernel\'s 18');
 });
 
 t.test('a bridge window holds the window only when it spans it (lines after BARs and ROM)', async (t) => {
@@ -46,7 +57,7 @@ t.test('a bridge window holds the window only when it spans it (lines after BARs
   };
   t.ok(insideWindow(w, p(bridge(0x100000000000n, 0x1040ffffffffn))));
   t.notOk(insideWindow(w, p(bridge(0x100000000000n, 0x101fffffffffn))), 'half outside');
-  t.notOk(insideWindow(w, p(line(0x100000000000n, 0x1040ffffffffn, 0x14220c))), "a bridge's own BAR 0 is no window");
+  t.notOk(insideWindow(w, p(line(0x100000000000n, 0x1040ffffffffn, 0x14220c) + line(0n, 0n, 0).repeat(10))), "a bridge's own BAR 0 is no window");
 });
 
 t.test('shrinkResource (the drill) ends the window bytes after its start and leaves every other line', async (t) => {
