@@ -42,10 +42,12 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
   const lists = await Promise.all(ids.map((id) => factText(host, `/sys/devices/system/node/node${id}/cpulist`, notes)));
   return ids
     .map((id, i) => {
-      const cpuList = valueOf(lists[i]!) ?? '';
-      const p = parseCpuList(cpuList);
-      if (!p.ok) notes.add(`/sys/devices/system/node/node${id}/cpulist`, p.error);
-      return { id, cpuList, cpus: p.ok ? p.value : [] };
+      // Unread (the read's note says why) or unparsable: the node's CPUs are unknown, never none (a device whose
+      // local CPUs span two nodes would then be placed on the other one, its paths SYS instead of NODE).
+      const text = valueOf(lists[i]!);
+      const p = text === undefined ? null : parseCpuList(text);
+      if (p && !p.ok) notes.add(`/sys/devices/system/node/node${id}/cpulist`, p.error);
+      return { id, cpuList: text ?? '', cpus: p?.ok ? p.value : null };
     })
     .sort((a, b) => a.id - b.id);
 }

@@ -92,10 +92,10 @@ export interface ProcessMemlock {
   readonly who: string; // "self", "slurmd", "job"
   /**
    * Which process, a key rather than a fact judged: `self` is /proc/self, the gate's own process, whose number is never
-   * read; a number is the agent's client (given by its request) or slurmd, listed only once found by walking /proc, so
-   * an entry's number is never missing or unreadable.
+   * read; a number is the agent's client (given by its request) or slurmd, found by walking /proc; null: slurmd, whose
+   * process a failed read kept from being found (its limit then unknown).
    */
-  readonly pid: number | 'self';
+  readonly pid: number | 'self' | null;
   /** Never absent: a process whose limits file cannot be read is unknown. */
   readonly limit: Readable<Limit>;
 }
@@ -130,8 +130,8 @@ export interface Iommu {
 export interface NumaNode {
   readonly id: number;
   readonly cpuList: string;
-  /** cpuList parsed once per run (empty when unparsable: a note says why). */
-  readonly cpus: CpuRanges;
+  /** cpuList parsed once per run; null when it could not be read or parsed (a note says why): unknown, never "no CPUs". */
+  readonly cpus: CpuRanges | null;
 }
 
 /** A PCIe link-speed cooling device (drivers/thermal/pcie_cooling.c): the port it slows and its state. */

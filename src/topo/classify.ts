@@ -1,5 +1,5 @@
 // GPU↔NIC / GPU↔GPU PCIe path class with nvidia-smi's meaning (topo -m legend), computed from sysfs parent chains.
-import { ABSENT, type Fact, present, valueOf, within } from '../model/fact.js';
+import { ABSENT, type Fact, present, unknown, valueOf, within } from '../model/fact.js';
 import type { Bdf, Inventory, PathClass, PciDevice } from '../model/inventory.js';
 import { cpusOverlap } from '../parsers/sysfs.js';
 
@@ -36,6 +36,7 @@ function unitOf(inv: Inventory, chain: readonly Bdf[], i: number): Bdf {
 export function numaFact(inv: Inventory, d: PciDevice): Fact<number> {
   if (d.numaNode.state === 'present') return d.numaNode;
   const nodes = numaAffinity(inv, d);
+  if (nodes === null) return unknown(`no numa_node, and its local CPUs or a NUMA node's CPUs could not be read (${d.localCpus.state === 'unknown' ? d.localCpus.why : 'a node\'s cpulist'})`);
   if (nodes.length === 1) return present(nodes[0]!);
   // Local CPUs on several nodes is no affinity, as numa_node -1 is; only an unreadable numa_node is unknown.
   return d.numaNode.state === 'unknown' ? d.numaNode : ABSENT;
@@ -45,11 +46,14 @@ export function numaOf(inv: Inventory, d: PciDevice): number | null {
   return valueOf(numaFact(inv, d)) ?? null;
 }
 
-export function numaAffinity(inv: Inventory, d: PciDevice): number[] {
+/** The NUMA nodes a device's local CPUs lie on; null: unknown (its local CPUs, or a node's CPUs, were not read). */
+export function numaAffinity(inv: Inventory, d: PciDevice): number[] | null {
   if (d.numaNode.state === 'present') return [d.numaNode.value];
+  if (d.localCpus.state === 'unknown') return null;
   const mine = valueOf(d.localCpus);
   if (!mine || mine.length === 0) return [];
-  return inv.numa.filter((n) => cpusOverlap(mine, n.cpus)).map((n) => n.id);
+  if (inv.numa.some((n) => n.cpus === null)) return null;
+  return inv.numa.filter((n) => cpusOverlap(mine, n.cpus!)).map((n) => n.id);
 }
 
 export interface PathInfo {

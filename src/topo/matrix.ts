@@ -47,7 +47,7 @@ function buildMatrix(inv: Inventory): TopoMatrix {
     numaAffinity: (label) => {
       const d = dev.get(label);
       const nodes = d ? numaAffinity(inv, d) : [];
-      return nodes.length ? nodes.join(',') : 'N/A';
+      return nodes === null ? '?' : nodes.length ? nodes.join(',') : 'N/A';
     },
   };
 }

@@ -2,7 +2,7 @@
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
-import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, type Want } from './_trees.js';
+import { captureFrom, dev, detach, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, unreadable, type Want } from './_trees.js';
 
 const NEAR_TO_FAR = ['PIX', 'PXB', 'PHB', 'NODE', 'SYS'];
 /** A pair farther apart than on the reference fails; one that came closer is only flagged. */
@@ -98,6 +98,18 @@ export const cases = table('topology-distance', [
     patch: put(`sys/bus/pci/devices/${P0.gpu}/numa_node`, 'garbage\n'),
     bare: [],
     based: [{ status: 'skip', code: 'topology-numa-unknown', subject: P0.gpu, expected: '0' }],
+  },
+  // A NUMA node's cpulist that could not be read was once "this node has no CPUs": a GPU without a NUMA node whose
+  // local CPUs span both sockets (numa_node -1, as firmware without proximity data leaves it) then lay on node 0
+  // alone, and its NODE paths to the adapters on node 1 read SYS: four fails on a healthy node.
+  {
+    name: 'skip with baseline: node1\'s cpulist unreadable while GPU0 has no numa_node: its paths off its switch are unknown, never SYS',
+    ref: (n) => void (dev(n, P0.gpu).numaNode = -1),
+    change: (n) => void (dev(n, P0.gpu).numaNode = -1),
+    patch: unreadable('sys/devices/system/node/node1/cpulist'),
+    subjects: [1, 2, 3, 4, 5, 6, 7].map((k) => `${P0.gpu}-mlx5_${k}`),
+    bare: [],
+    based: [1, 2, 3, 4, 5, 6, 7].map((k): Want => ({ status: 'skip', code: 'topology-unknown', subject: `${P0.gpu}-mlx5_${k}` })),
   },
   {
     name: 'skip: no RDMA adapter (topology-na)',
