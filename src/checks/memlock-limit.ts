@@ -14,7 +14,7 @@ export default defineCheck('memlock-limit', WORDING, {
     const min = baseline?.memlockMin ?? 'unlimited';
     const want = `>= ${formatBytes(min)}`;
     return inv.memlock.map((p) => {
-      const subject = p.pid !== 'self' ? `${p.who}[${p.pid}]` : p.who;
+      const subject = typeof p.pid === 'number' ? `${p.who}[${p.pid}]` : p.who;
       if (p.limit.state === 'unknown') return f('memlock-unknown', 'skip', subject, `memlock not readable: ${p.limit.why}`);
       const { soft, hard } = p.limit.value;
       const got = soft === hard ? formatBytes(soft) : `${formatBytes(soft)} (hard ${formatBytes(hard)})`;

@@ -19,19 +19,28 @@ function ppidOf(status: string | undefined): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** Walks up from this process (the prolog is a descendant of slurmd) and falls back to slurmd's pid files. */
-async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[], selfProc: string): Promise<number | null> {
-  let pid = ppidOf(valueOf(await factText(host, `${selfProc}/status`, notes)));
+/**
+ * Walks up from this process (the prolog is a descendant of slurmd) and falls back to slurmd's pid files. Not found
+ * (null) only when every read on the way answered or was absent (a process gone, no pid file): a read that failed
+ * (EACCES, EIO) could have been slurmd's, so then `{ why }`, unknown, never "no slurmd" (its limit unjudged).
+ */
+async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[], selfProc: string): Promise<number | null | { why: string }> {
+  let why: string | null = null;
+  const text = async (path: string): Promise<string | undefined> => {
+    const f = await factText(host, path, notes);
+    if (f.state === 'unknown') why ??= f.why;
+    return valueOf(f);
+  };
+  let pid = ppidOf(await text(`${selfProc}/status`));
   for (let hops = 0; pid !== null && pid > 1 && hops < 8; hops++) {
-    const comm = valueOf(await factText(host, `/proc/${pid}/comm`, notes));
-    if (comm === 'slurmd') return pid;
-    pid = ppidOf(valueOf(await factText(host, `/proc/${pid}/status`, notes)));
+    if ((await text(`/proc/${pid}/comm`)) === 'slurmd') return pid;
+    pid = ppidOf(await text(`/proc/${pid}/status`));
   }
   for (const f of pidFiles) {
-    const t = valueOf(await factText(host, f, notes));
-    if (t && /^\d+$/.test(t) && valueOf(await factText(host, `/proc/${t}/comm`, notes)) === 'slurmd') return Number(t);
+    const t = await text(f);
+    if (t && /^\d+$/.test(t) && (await text(`/proc/${t}/comm`)) === 'slurmd') return Number(t);
   }
-  return null;
+  return why === null ? null : { why };
 }
 
 /** `pid`: the process the gate judges for (the agent's client, a Prolog); null: this process, /proc/self. */
@@ -40,6 +49,7 @@ export async function readMemlock(host: Host, notes: Notes, pidFiles: readonly s
   const self = limitOf(host, 'self', pid ?? 'self', `${selfProc}/limits`, notes);
   const slurmd = await findSlurmd(host, notes, pidFiles, selfProc);
   const out = [await self];
-  if (slurmd !== null) out.push(await limitOf(host, 'slurmd', slurmd, `/proc/${slurmd}/limits`, notes));
+  if (typeof slurmd === 'number') out.push(await limitOf(host, 'slurmd', slurmd, `/proc/${slurmd}/limits`, notes));
+  else if (slurmd !== null) out.push({ who: 'slurmd', pid: null, limit: unknown(`slurmd's process could not be looked for: ${slurmd.why}`) });
   return out;
 }

@@ -30,8 +30,8 @@ export type StateInput = Pick<PrologState, 'job' | 'uid' | 'node' | 'memlockMin'
 
 /** Pure: the record from the inventory the gate already gathered. */
 export function buildPrologState(i: StateInput): PrologState {
-  // The Prolog inherits slurmd's limits: its own limit stands in when slurmd's process was not found.
-  const ml = i.inv.memlock.find((m) => m.who === 'slurmd') ?? i.inv.memlock.find((m) => m.who === 'self');
+  // The Prolog inherits slurmd's limits: its own limit stands in when slurmd's process was not found or not read.
+  const ml = i.inv.memlock.find((m) => m.who === 'slurmd' && m.limit.state === 'present') ?? i.inv.memlock.find((m) => m.who === 'self');
   return {
     job: i.job,
     uid: i.uid,

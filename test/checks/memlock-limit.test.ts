@@ -1,6 +1,6 @@
 // memlock-limit: RLIMIT_MEMLOCK soft and hard of this process and slurmd, against the class minimum (unlimited).
 import { limitsText } from '../gen/sysfs-tree.js';
-import { patches, put, remove, table, type Want } from './_trees.js';
+import { patches, put, remove, table, unreadable, type Want } from './_trees.js';
 
 /** /proc/<pid>/limits with a given "Max locked memory" row (fs/proc/base.c: "%-25s %-20s %-20s %-10s"). */
 function limits(soft: string, hard: string): string {
@@ -71,4 +71,31 @@ export const cases = table('memlock-limit', [
     bare: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
     based: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
   },
+  // A read that failed on the way to slurmd (its comm, the pid file) was "no slurmd": the low limit above went
+  // unjudged and the node passed. Unknown now, for each place the walk reads.
+  ...(['proc/4242/comm', 'run/slurmd.pid'] as const).map((failed) => ({
+    name: `skip: slurmd (64 KiB) behind an unreadable ${failed}: its limit unknown, never left out`,
+    patch: patches(
+      put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'),
+      put('run/slurmd.pid', '4242\n'),
+      put('proc/4242/comm', 'slurmd\n'),
+      put('proc/4242/limits', limits(KiB64, KiB64)),
+      unreadable(failed),
+    ),
+    subjects: ['self', 'slurmd', 'slurmd[4242]'],
+    bare: [ok('unlimited'), { status: 'skip', code: 'memlock-unknown', subject: 'slurmd' } as Want],
+    based: [ok('unlimited'), { status: 'skip', code: 'memlock-unknown', subject: 'slurmd' } as Want],
+  })),
+  ...(['ends at init', 'cannot start (its own status unreadable)'] as const).map((walk) => ({
+    name: `invalid: the same slurmd found through /run/slurmd.pid when the walk up ${walk}`,
+    patch: patches(
+      walk === 'ends at init' ? put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n') : unreadable('proc/self/status'),
+      put('run/slurmd.pid', '4242\n'),
+      put('proc/4242/comm', 'slurmd\n'),
+      put('proc/4242/limits', limits(KiB64, KiB64)),
+    ),
+    subjects: ['self', 'slurmd', 'slurmd[4242]'],
+    bare: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
+    based: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
+  })),
 ]);
