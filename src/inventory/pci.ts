@@ -102,6 +102,11 @@ function fromRegisters(l: PcieCap['linkStatus'], what: string): LinkEnd {
   };
 }
 
+/** A header that answered (not all ones, not zeroed) with another base class than sysfs's `class` (phase 1). */
+function otherClass(c: PciConfig, sysfsClass: number): boolean {
+  return c.length >= 0x0c && c.vendorId !== 0xffff && c.vendorId !== 0 && c.classCode >> 16 !== sysfsClass >> 16;
+}
+
 async function config(host: Host, dir: string): Promise<Fact<PciConfig>> {
   // On a live /sys only the parts the checks look at (~44 of 1024 dwords); a capture's file is read whole.
   const r = host.readParts ? await host.readParts(`${dir}/config`, sparseConfig) : await host.readBytes(`${dir}/config`, 4096);
@@ -123,8 +128,17 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   // shifted or foreign read): nothing is taken from it, neither IDs nor links nor "no AER capability".
   // An all-ones header is no foreign read: it is the device's answer, no function responds (fallen off the bus);
   // kept, with nothing in it, for device-inventory to fail on.
-  const foreign = read.state === 'present' && s.vendor.state === 'present' && read.value.vendorId !== s.vendor.value && !silent(read.value, s.vendor.value);
-  const cfg = foreign ? unknown(`${d}/config: vendor ID 0x${read.value.vendorId.toString(16).padStart(4, '0')}, not the 0x${valueOf(s.vendor)!.toString(16).padStart(4, '0')} of ${d}/vendor`) : read;
+  // Every function's class was read in phase 1: a header of another base class (a GPU's 03h in a NIC's 02h, a
+  // bridge's 06h) is foreign too, for NICs and bridges whose vendor phase 1 does not read. (The base class only:
+  // quirks adjust sub-class and programming interface, drivers/pci/quirks.c.)
+  const hex = (v: number, w: number): string => `0x${v.toString(16).padStart(w, '0')}`;
+  const cfg =
+    read.state !== 'present' ? read
+    : s.vendor.state === 'present' && read.value.vendorId !== s.vendor.value && !silent(read.value, s.vendor.value)
+      ? unknown(`${d}/config: vendor ID ${hex(read.value.vendorId, 4)}, not the ${hex(s.vendor.value, 4)} of ${d}/vendor`)
+    : s.classCode.state === 'present' && otherClass(read.value, s.classCode.value)
+      ? unknown(`${d}/config: class ${hex(read.value.classCode, 6)}, not the ${hex(s.classCode.value, 6)} of ${d}/class`)
+    : read;
   // Read as root, config space holds the registers sysfs's vendor, device and *_link_* files decode (IDs; Link
   // Status and Link Capabilities, PCIe Base 6.3 §7.5.3.6/§7.5.3.8): one read instead of seven per device.
   // Unprivileged (64-byte header), absent or unanswered (0xffff) or zeroed (0x0000) config: the sysfs files.

@@ -67,6 +67,19 @@ export const cases = table('device-inventory', [
     bare: [],
     based: [],
   },
+  // A NIC's or a bridge's config space another function's (here GPU0's, copied over mlx5_0's): its IDs were taken as
+  // the NIC's ("device id 0x10de:0x2330", a mismatch fail) where sysfs says 0x15b3:0x1021; as for a GPU, the header
+  // is refused now (its base class, 03h, is not the 02h of mlx5_0's class file) and the IDs come from sysfs.
+  {
+    name: 'valid: mlx5_0\'s config space holding GPU0\'s (a foreign read): refused, the NIC told by sysfs, never a mismatch',
+    patch: async (root) => {
+      const dir = path.join(root, 'sys/bus/pci/devices');
+      writeFileSync(path.join(dir, P0.nic, 'config'), readFileSync(path.join(dir, P0.gpu, 'config')));
+    },
+    subjects: [P0.nic, 'mlx5_0'],
+    bare: [{ status: 'pass', code: 'inventory-ok', subject: 'mlx5_0' }],
+    based: [{ status: 'pass', code: 'inventory-ok', subject: 'mlx5_0' }],
+  },
   {
     name: 'invalid: mlx5_2 missing from the bus',
     change: (n) => detach(n, NICS[2]!),
