@@ -45,10 +45,13 @@ export default defineCheck('iommu-mode', WORDING, {
         : gpuGroup !== null && gpuGroup === dmaGroup
         ? f('iommu-ok', 'pass', dma, `DMA function ${dma} shares IOMMU group ${dmaGroup} with GPU ${gpu}`, `group of ${gpu}`, `group ${dmaGroup}`)
         : f('iommu-group-split', 'fail', dma, `DMA function ${dma} is in IOMMU group ${dmaGroup ?? 'none'}, GPU ${gpu} in ${gpuGroup ?? 'none'}`, `group of ${gpu}`, `group ${dmaGroup ?? 'none'}`));
+    // A Direct NIC class whose platform cannot be told (acs-platform-unexpected): its group rules are not judged, said.
+    const untold = platform.kind === 'unexpected' && (baseline?.acsPolicy ?? 'direct-nic') === 'direct-nic'
+      ? [f('iommu-unknown', 'skip', 'node', `the Direct NIC platform's IOMMU group rules cannot be judged: ${platform.why}`)] : [];
     const rules = groupRules(inv, platform).map((v) =>
       v.unknown !== null ? f('iommu-unknown', 'skip', v.subject, `IOMMU group rule cannot be judged: ${v.unknown}`) : f(v.ok ? 'iommu-ok' : 'iommu-group-shared', v.ok ? 'pass' : 'fail', v.subject, v.why, v.expected, v.actual),
     );
-    return [...shared, ...rules, ...devs.map(({ subject, group: g }) => {
+    return [...shared, ...untold, ...rules, ...devs.map(({ subject, group: g }) => {
       if (g.state === 'unknown') return f('iommu-unknown', 'skip', subject, `IOMMU group link not readable: ${g.why}`);
       const group = nul(g);
       const type = group === null ? undefined : inv.iommu.groupTypes[group];

@@ -30,11 +30,13 @@ export type AcsPlatform =
     /** Grace root ports: per NUMA node, the GPUs and ConnectX NICs that must each have an IOMMU group of its own. */
     readonly apart: readonly { readonly node: number; readonly devs: readonly Bdf[] }[];
   }
-  | { readonly kind: 'unexpected'; readonly topology: DirectTopology; readonly why: string };
+  /** topology null: a function's identity could not be read, so not even which Direct NIC topology can be told. */
+  | { readonly kind: 'unexpected'; readonly topology: DirectTopology | null; readonly why: string };
 
 /** rdma_topo's two ways of giving up: not this topology at all (classic), or this topology built oddly (skip). */
 class NotThis extends Error {}
 class Odd extends Error {}
+class Untold extends Odd {}
 
 const hasAcs = (d: PciDevice | undefined): boolean => d !== undefined && d.config.state !== 'absent' && (d.config.state === 'unknown' || d.config.value.acs.state !== 'absent');
 const isolated = (d: PciDevice): AcsMask => (typeOf(d) === 'vera_rp' ? MASK.isolatedVera : MASK.isolated);
@@ -93,6 +95,10 @@ function inlineComplex(inv: Inventory, gpu: PciDevice): { nic: PciDevice; ports:
 
 function detect(inv: Inventory): AcsPlatform {
   const devs = [...inv.pci.values()];
+  // A function on or beside a GPU↔NIC path that cannot be told (a DMA function, a ConnectX switch port?): which
+  // platform this is cannot be told either, never "not this one" (classic) nor a complex without it.
+  const unread = devs.find((d) => typeOf(d) === 'unknown');
+  if (unread) throw new Untold(`what PCI function ${unread.bdf} is could not be read (its vendor or device ID${unread.vendor.state === 'unknown' ? `: ${unread.vendor.why}` : unread.device.state === 'unknown' ? `: ${unread.device.why}` : ''})`);
   const rules = new Map<Bdf, PortRule>();
   const dma: { gpu: Bdf; dma: Bdf }[] = [];
   const inline: { nic: Bdf; gpu: Bdf }[] = [];
@@ -144,7 +150,7 @@ export function acsPlatform(inv: Inventory): AcsPlatform {
   } catch (e) {
     const topology: DirectTopology = [...inv.pci.values()].some((d) => typeOf(d) === 'cx_dma') ? 'dma' : 'inline';
     if (e instanceof NotThis) return { kind: 'classic', note: `not a Direct NIC topology (${e.message}): the classic rule` };
-    if (e instanceof Odd) return { kind: 'unexpected', topology, why: e.message };
+    if (e instanceof Odd) return { kind: 'unexpected', topology: e instanceof Untold ? null : topology, why: e.message };
     throw e;
   }
 }

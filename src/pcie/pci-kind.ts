@@ -3,7 +3,7 @@
 import { nul } from '../model/fact.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 
-export type PciKind = 'grace_rp' | 'vera_rp' | 'cx_nic' | 'bf3_nic' | 'cx_dma' | 'cx_switch' | 'bf3_switch' | 'nvgpu' | 'generic_rp' | 'bridge' | 'other';
+export type PciKind = 'grace_rp' | 'vera_rp' | 'cx_nic' | 'bf3_nic' | 'cx_dma' | 'cx_switch' | 'bf3_switch' | 'nvgpu' | 'generic_rp' | 'bridge' | 'other' | 'unknown';
 
 const NVIDIA = 0x10de;
 const MELLANOX = 0x15b3;
@@ -16,11 +16,17 @@ const BY_ID: readonly [vendor: number, device: number, kind: PciKind][] = [
   [MELLANOX, 0x197b, 'bf3_switch'], [MELLANOX, 0x197c, 'cx_switch'], [MELLANOX, 0x1979, 'cx_switch'],
 ];
 
+/**
+ * 'unknown': a function whose IDs could not be read (its config space and sysfs file both failed) and that could be
+ * one of the kinds above: its vendor unread, or NVIDIA's or Mellanox's with its device or (NVIDIA) class unread.
+ * Never 'other': a DMA function or a ConnectX switch port taken for "something else" changed the platform.
+ */
 export function typeOf(d: PciDevice | undefined): PciKind {
   if (!d) return 'other';
   const [vendor, device, classCode] = [nul(d.vendor), nul(d.device), nul(d.classCode)];
   const hit = BY_ID.find(([v, id]) => v === vendor && id === device);
   if (hit) return hit[2];
+  if (vendor === null || ((vendor === NVIDIA || vendor === MELLANOX) && device === null) || (vendor === NVIDIA && classCode === null)) return 'unknown';
   if (vendor === NVIDIA && classCode !== null && classCode >> 16 === 0x03) return 'nvgpu';
   if (classCode === 0x060400) return d.bridges.length === 0 ? 'generic_rp' : 'bridge';
   return 'other';

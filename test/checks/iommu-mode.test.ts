@@ -3,7 +3,7 @@ import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
 import { node as TRAY } from '../gen/topologies/gb300-tray-numa.js';
 import { hgxB300 } from '../gen/topologies/hgx-b300-cx8-inline.js';
-import { captureFrom, detach, dev, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, type Want } from './_trees.js';
+import { captureFrom, detach, dev, GPUS, HGX, inventoryOf, NICS, P0, patches, probe, put, remove, runCheck, softRoce, table, unreadable, type Want } from './_trees.js';
 
 /** GPU i sits in IOMMU group 20+4i, its NIC in 21+4i (the HGX description). */
 const DEVS = [...GPUS.map((bdf, i) => ({ bdf, group: 20 + 4 * i })), ...NICS.map((bdf, i) => ({ bdf, group: 21 + 4 * i }))];
@@ -112,6 +112,14 @@ export const cases = table('iommu-mode', [
     subjects: [DD.dma],
     bare: [shared],
     based: [shared],
+  },
+  {
+    name: 'skip: GB300 Data Direct whose DMA function cannot be told (config space and device ID unreadable): its group rule is not judged, and said',
+    from: GB300,
+    patch: patches(unreadable(`sys/bus/pci/devices/${DD.dma}/config`), unreadable(`sys/bus/pci/devices/${DD.dma}/device`)),
+    subjects: [DD.dma, 'node'],
+    bare: [{ status: 'skip', code: 'iommu-unknown', subject: 'node' }],
+    based: [{ status: 'skip', code: 'iommu-unknown', subject: 'node' }],
   },
   {
     name: 'invalid: GB300 Data Direct, the DMA function in an IOMMU group of its own',
