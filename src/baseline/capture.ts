@@ -46,11 +46,30 @@ function mechanismOf(inv: Inventory): Mechanism {
   return peermem ? 'peermem' : dmabuf ? 'dmabuf' : 'any';
 }
 
-function iommuOf(inv: Inventory): IommuMode {
+/**
+ * The class's IOMMU mode from the GPUs' and NICs' groups. A group (or its type) that could not be read is no mode:
+ * 'any', said (an empty set of types read as 'off' failed every later node of the class, 16 fails on an HGX).
+ */
+function iommuOf(inv: Inventory, warnings: string[]): IommuMode {
+  const groups = [...inv.gpus.map((g) => g.bdf), ...inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [n.bdf.value] : []))].map((b) => inv.pci.get(b)?.iommuGroup);
+  const unread = groups.find((g) => g?.state === 'unknown' || (g?.state === 'present' && inv.iommu.groupTypes[g.value] === undefined));
+  if (unread) {
+    warnings.push(`IOMMU mode not recorded: ${unread.state === 'unknown' ? unread.why : `the type of IOMMU group ${v(unread)} could not be read`}; the class says "any" (set it by hand)`);
+    return 'any';
+  }
   const types = Object.values(inv.iommu.groupTypes);
   if (types.length === 0) return 'off';
   if (types.every((t) => t === 'identity')) return 'passthrough';
   return types.every((t) => t === 'DMA' || t === 'DMA-FQ') ? 'translated' : 'any';
+}
+
+function acsPolicyOf(inv: Inventory, warnings: string[]): { acsPolicy?: 'classic' | 'direct-nic' } {
+  const p = acsPlatform(inv);
+  if (p.kind === 'unexpected' && p.topology === null) {
+    warnings.push(`ACS policy not recorded: ${p.why}; each node of the class is judged by the platform it is found to be`);
+    return {};
+  }
+  return { acsPolicy: p.kind === 'classic' ? 'classic' : 'direct-nic' };
 }
 
 function memlockOf(inv: Inventory): number | 'unlimited' {
@@ -85,7 +104,8 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
       ...extra,
       ...(d.vendor.state === 'present' && d.device.state === 'present' ? { vendor: `0x${hex4(d.vendor.value)}`, device: `0x${hex4(d.device.value)}` } : {}),
       link,
-      numaNode: v(d.numaNode) ?? null,
+      // Unread is not "none" (null, what numa_node -1 says): left out, said; a later node is not judged against it.
+      numaNode: d.numaNode.state === 'unknown' ? (warnings.push(`${bdf}: NUMA node not recorded, ${d.numaNode.why}`), undefined) : (v(d.numaNode) ?? null),
       ...(role !== 'bridge' && cfg?.extReadable ? { ats: v(cfg.ats)?.enabled ?? false } : {}),
       // What each area record keeps of its family (ACS control, BAR1, Relaxed Ordering, error reporting).
       ...AREAS.reduce<Partial<BaselineDevice>>((kept, a) => ({ ...kept, ...a.captureDevice?.(inv, d, role) }), {}),
@@ -121,11 +141,12 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     ...(g.driver.state === 'present' ? { driver: { flavour: g.driver.value.flavour, version: g.driver.value.version } } : {}),
     mechanism: mechanismOf(inv),
     memlockMin: memlockOf(inv),
-    iommu: iommuOf(inv),
+    iommu: iommuOf(inv, warnings),
     // A VM keeps isolation on (its hypervisor needs it); the virtualized class checks ATS instead.
     acsRedirectAllowed: o.platform === 'virtualized',
-    // What pcie-acs found this node to be; "virtualized" (isolation kept) is only ever set by hand.
-    acsPolicy: acsPlatform(inv).kind === 'classic' ? 'classic' : 'direct-nic',
+    // What pcie-acs found this node to be; "virtualized" (isolation kept) is only ever set by hand. Not told (a
+    // function's IDs unread): left out, said; each node is then judged by what it is found to be.
+    ...acsPolicyOf(inv, warnings),
     gpuSpeedStrict: false,
     devices,
     paths,
