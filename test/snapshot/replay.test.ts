@@ -81,7 +81,9 @@ t.test('the manifest: host, version, counts, missing paths; nothing outside the 
   await buildTree(root, hgx);
   const s = snap(t, root, dir, 'm.tar.gz');
   const m = JSON.parse(readFileSync(path.join(s.unpacked, 'manifest.json'), 'utf8')) as Record<string, unknown>;
-  t.match(m, { tool: /^gdrgate$/, kind: /^snapshot$/, host: /^gpu001$/, live: false, counts: { gpus: 8, nics: 8, pathDevices: 48, pciDevices: 48 }, unreadable: [], skipped: [], commands: [] });
+  t.match(m, { tool: /^gdrgate$/, kind: /^snapshot$/, host: /^gpu001$/, live: false, counts: { gpus: 8, nics: 8, pathDevices: 48, pciDevices: 48 } });
+  t.same([m.unreadable, m.skipped, m.commands], [[], [], []], 'nothing unreadable, nothing skipped, no command run');
+  t.same(m.notes, ['commands not run: not a live root (a capture keeps its own capture/ directory)']);
   t.ok((m.missing as string[]).includes('/sys/kernel/mm/memory_peers/nv_mem/version'), 'absent optional files are listed as missing');
   const paths = readTar(gunzipSync(readFileSync(s.file))).map((e) => `/${e.path}`);
   const outside = paths.filter((p) => p !== '/manifest.json' && !/^\/(sys|proc)(\/|$)/.test(p));
