@@ -62,7 +62,7 @@ t.test('a broken node: the agent hands it back, the gate in the Prolog judges an
   const r = run();
   t.equal(r.code, 1);
   t.equal(r.stdout.match(/^gdrgate prolog node=vm/gm)?.length, 1, 'one verdict printed, the in-process one');
-  t.match(e.drainCalls(), [/reason=gdrgate: pcie-link 0000:00:06\.0 Gen5 x8 \(want Gen5 x16\) job=42$/]);
+  t.same(e.drainCalls(), ['update nodename=vm state=drain reason=gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=42'], 'drained once, by the in-process run');
   t.match(lastRun(e), { startup: /^snapshot$/, result: /^unhealthy$/, agent: /^fallback: unhealthy: 1 failing finding\(s\)$/ }, 'the in-process run logs what the agent said');
   t.equal(lines(e).filter((l) => l.msg === 'gdrgate run' && l.startup === 'agent').length, 1, 'the agent logged only the healthy run');
 });
