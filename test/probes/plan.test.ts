@@ -33,6 +33,11 @@ t.test('default recipe: host then GPU memory per HCA, exact argv, loopback clien
   const inv = await inventoryOf(twoRail());
   const units = planProbes(inv, cfg());
   t.equal(units.length, 2, 'one unit per HCA, no nvbandwidth without its path');
+  const who = (s: IbWriteSpec) => [s.probe, s.nic, s.gpu, s.gpuIndex];
+  t.same((units as IbWriteSpec[][]).map((u) => u.map(who)), [
+    [['ib-write-host', 'mlx5_0', null, null], ['ib-write-gpu', 'mlx5_0', '0000:41:00.0', 0]],
+    [['ib-write-host', 'mlx5_1', null, null], ['ib-write-gpu', 'mlx5_1', '0000:82:00.0', 1]],
+  ], 'host then GPU memory, per HCA: two probes each, the GPU nearest the HCA');
   const [host, gpu] = units[0] as IbWriteSpec[];
   t.strictSame(host!.serverArgs, ['-d', 'mlx5_0', '-s', '65536', '-n', '5000', '-q', '1', '-F', '--report_gbits', '-p', '18515']);
   t.strictSame(host!.args, [...host!.serverArgs, '127.0.0.1']);
@@ -40,7 +45,6 @@ t.test('default recipe: host then GPU memory per HCA, exact argv, loopback clien
   t.strictSame(host!.recipe, { tool: 'ib_write_bw', args: host!.args, msgSize: 65536, iterations: 5000, durationS: null, qps: 1, numaNode: null, direction: 'host->nic->host' });
   t.match(gpu, { probe: /^ib-write-gpu$/, gpu: /^0000:41:00\.0$/, gpuIndex: 0 });
   t.strictSame(gpu!.args.slice(-2), ['--use_cuda=0', '127.0.0.1']);
-  t.match(units[1], [{ nic: /^mlx5_1$/ }, { nic: /^mlx5_1$/, gpu: /^0000:82:00\.0$/, gpuIndex: 1 }]);
 });
 
 t.test('numactl binding by the HCA NUMA node, DMA-BUF, duration, QPs, extra flags, HCA filter', async (t) => {
@@ -48,6 +52,7 @@ t.test('numactl binding by the HCA NUMA node, DMA-BUF, duration, QPs, extra flag
   const c = cfg({ tools: { ibWriteBw: '/opt/perftest/ib_write_bw', numactl: '/usr/bin/numactl' }, ibWriteBw: { dmabuf: true, durationS: 5, qps: 4, extraArgs: ['-x', '3'], hcas: ['mlx5_1'] } });
   const units = planProbes(inv, c);
   t.equal(units.length, 1, 'only mlx5_1');
+  t.same(units[0]!.map((s) => s.probe), ['ib-write-host', 'ib-write-gpu']);
   const [host, gpu] = units[0] as IbWriteSpec[];
   t.strictSame(host!.numactl, { path: '/usr/bin/numactl', node: 1 });
   t.equal(host!.recipe.numaNode, 1);
@@ -60,10 +65,12 @@ t.test('nvbandwidth: one run per testcase, -b and -j in the recipe; none without
   const inv = await inventoryOf(twoRail());
   const units = planProbes(inv, cfg({ tools: { ibWriteBw: null, nvbandwidth: '/opt/nvbandwidth' }, nvbandwidth: { json: true, bufferMiB: 64 } }));
   t.equal(units.length, 1);
+  t.same(units[0]!.map((s) => s.probe), ['nvbw-h2d', 'nvbw-d2h'], 'one run per testcase');
   const [h2d, d2h] = units[0] as NvbwSpec[];
   t.strictSame(h2d!.args, ['-t', 'host_to_device_memcpy_ce', '-b', '64', '-j']);
   t.match(h2d!.recipe, { tool: /^nvbandwidth$/, msgSize: 64 * 2 ** 20, direction: /^h2d$/, qps: null });
-  t.match(d2h, { probe: /^nvbw-d2h$/, testcase: /^device_to_host_memcpy_ce$/, gpus: [/^0000:41:00\.0$/, /^0000:82:00\.0$/] });
+  t.match(d2h, { probe: /^nvbw-d2h$/, testcase: /^device_to_host_memcpy_ce$/ });
+  t.same(d2h!.gpus, ['0000:41:00.0', '0000:82:00.0'], 'both GPUs, in one run');
   t.strictSame(planProbes(inv, { ...PROBE_DEFAULTS, tools: { ibWriteBw: null, nvbandwidth: null, numactl: null } }), []);
 });
 
