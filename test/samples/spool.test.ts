@@ -106,7 +106,7 @@ t.test('stale lock (dead pid) is broken; a live lock skips rotation but never th
   writeFileSync(join(dir, LOCK), `${process.pid} ${Date.now()} live\n`);
   const r2 = appendSamples(o, batch(9, 1));
   t.ok(r2.ok);
-  t.match(r2.notes, [/rotation skipped: spool lock held/]);
+  t.same(r2.notes, [`rotation skipped: spool lock held by another process (pid ${process.pid})`]);
   t.match(readFileSync(join(dir, LOCK), 'utf8'), / live\n$/, 'a live lock is left alone');
   t.equal(readAll(dir).jobs.length, 10);
 });
@@ -135,7 +135,8 @@ t.test('bad input is rejected and counted; a missing directory is an error resul
   t.same(readAll(dir).jobs, ['a', 'b']);
   const missing = appendSamples({ dir: join(dir, 'nope') }, [mk('c')]);
   t.match(missing, { ok: false, code: /^ENOENT$/, written: 0 });
-  t.match(readSpool(join(dir, 'nope'), () => undefined).problems, [/cannot list/]);
+  const nope = join(dir, 'nope');
+  t.same(readSpool(nope, () => undefined).problems, [`cannot list ${nope}: ENOENT: no such file or directory, scandir '${nope}'`]);
 });
 
 // Once the way to simulate ENOSPC; root writing through a planted link is the defect now refused (the 64 KiB
@@ -151,7 +152,8 @@ t.test('a link at samples.jsonl (to /dev/full): refused, never written through; 
   t.same(readFileSync(join(dir, 'samples.1.jsonl')), before, 'previous generation byte-identical');
   const { jobs, report } = readAll(dir);
   t.equal(jobs.length, 20);
-  t.match(report.problems, [/is a symbolic link/]);
+  const link = join(dir, 'samples.jsonl');
+  t.same(report.problems, [`${link}: ${link} is a symbolic link`], 'the link, once; nothing else');
 });
 
 const canMount = ((): string | false => {
