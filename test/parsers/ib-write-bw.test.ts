@@ -3,6 +3,7 @@ import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseIbWriteBw, type IbWriteBwResult } from '../../src/parsers/ib-write-bw.js';
+import { shared } from '../helpers/paths.js';
 
 const fixture = (name: string): string =>
   readFileSync(fileURLToPath(new URL(`../fixtures/ib_write_bw/${name}`, import.meta.url)), 'utf8');
@@ -125,8 +126,8 @@ t.test('malformed rows are reported, never returned as NaN; duration mode peak i
   t.match(mixed.problems, [/unexpected bandwidth unit/]);
 });
 
-const REF = '/work/shared/corpus-reference/ib_write_bw';
-t.test('reference captures (read in place, not copied)', { skip: !existsSync(REF) && 'corpus-reference absent' }, async (t) => {
+const REF = shared('corpus-reference/ib_write_bw');
+t.test('reference captures (read in place, not copied)', { skip: !existsSync(REF) && `corpus-reference absent (${REF})` }, async (t) => {
   for (const side of ['client', 'server']) {
     const r = parseIbWriteBw(readFileSync(`${REF}/openshift_a40_cuda_dmabuf_${side}_16qp_181gbps.txt`, 'utf8'));
     t.equal(r.qps, 16, side);

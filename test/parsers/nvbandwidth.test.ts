@@ -3,6 +3,7 @@ import t from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseNvbandwidth, type NvbandwidthResult } from '../../src/parsers/nvbandwidth.js';
+import { shared } from '../helpers/paths.js';
 
 const fixture = (name: string): string =>
   readFileSync(fileURLToPath(new URL(`../fixtures/nvbandwidth/${name}`, import.meta.url)), 'utf8');
@@ -87,8 +88,8 @@ t.test('JSON that is cut short or foreign is reported, not thrown', async (t) =>
   t.ok(finite(odd));
 });
 
-const REF = '/work/shared/corpus-reference/nvbandwidth';
-t.test('reference captures (read in place, not copied)', { skip: !existsSync(REF) && 'corpus-reference absent' }, async (t) => {
+const REF = shared('corpus-reference/nvbandwidth');
+t.test('reference captures (read in place, not copied)', { skip: !existsSync(REF) && `corpus-reference absent (${REF})` }, async (t) => {
   const read = (f: string): NvbandwidthResult => parseNvbandwidth(readFileSync(`${REF}/${f}`, 'utf8'));
   const azure = read('azure_ndh100v5_8xH100_d2d_read_ce_v0.4.txt');
   t.equal(azure.devices.length, 8);

@@ -3,10 +3,11 @@ import t, { type Test } from 'tap';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { nicNames, normalizeClass, parseNvsmiTopo, topoCell, type NvsmiTopo } from '../../src/parsers/nvsmi-topo.js';
+import { shared } from '../helpers/paths.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/nvidia_smi_topo/', import.meta.url));
 const H200 = fileURLToPath(new URL('../../examples/h200-vm/capture/cmd/nvidia-smi_topo_m.txt', import.meta.url));
-const REF = fileURLToPath(new URL('../../../shared/corpus-reference/nvidia_smi_topo/', import.meta.url));
+const REF = shared('corpus-reference/nvidia_smi_topo/');
 const parse = (name: string): NvsmiTopo => parseNvsmiTopo(readFileSync(FIX + name, 'utf8'));
 const row = (p: NvsmiTopo, label: string) => p.rows.find((r) => r.label === label);
 const gpus = (n: number): string[] => Array.from({ length: n }, (_, i) => `GPU${i}`);
@@ -114,7 +115,7 @@ t.test('H200 capture: ANSI underline in the header, capture preamble, 1x1', asyn
   t.equal(p.legend.PIX, 'Connection traversing at most a single PCIe bridge');
 });
 
-t.test('reference-only outputs, read in place', { skip: existsSync(REF) ? false : 'corpus-reference absent' }, async (t) => {
+t.test('reference-only outputs, read in place', { skip: existsSync(REF) ? false : `corpus-reference absent (${REF})` }, async (t) => {
   const dell = parseNvsmiTopo(readFileSync(REF + 'dell_r760xa_a40_pod_topo_mp_10nic_sriov_vfs_node.txt', 'utf8'));
   t.same(dell.problems, []);
   t.same(dell.columns, ['GPU0', ...nics(10)], 'header starting TAB + 4 spaces');

@@ -6,9 +6,10 @@ import { formatAcs, parsePciConfig, redirectBits } from '../../src/parsers/pci-c
 import { hexDumpBytes, lspciDecode, reassembleExtended, type LspciDevice } from './lspci-oracle.js';
 import { aspmCtlText } from '../../src/parsers/aspm.js';
 import { acs, agreesWithLspci, corpus, gpu, H200, h200, oracle, path } from './_pci-config-shared.js';
+import { shared } from '../helpers/paths.js';
 
 const BLOB_FIX = path('../fixtures/pci-config/');
-const REFERENCE = path('../../../shared/corpus-reference/lspci/');
+const REFERENCE = shared('corpus-reference/lspci/');
 const n1sdp = corpus('n1sdp_plx8749_downstream_ports_acs_enabled_reqredir.txt');
 const blog = corpus('blog_pex8747_downstream_port_titanx_acs_disabled.txt');
 const [dsp8, dsp10] = n1sdp;
@@ -124,7 +125,7 @@ t.test('formatAcs and redirectBits', (t) => {
   t.end();
 });
 
-t.test('formatAcs round-trips every ACSCap/ACSCtl line of the reference lspci captures', { skip: !existsSync(REFERENCE) && 'corpus-reference not present' }, (t) => {
+t.test('formatAcs round-trips every ACSCap/ACSCtl line of the reference lspci captures', { skip: !existsSync(REFERENCE) && `corpus-reference absent (${REFERENCE})` }, (t) => {
   const lines = readdirSync(REFERENCE).flatMap((f) =>
     readFileSync(REFERENCE + f, 'utf8').split('\n').flatMap((l) => /ACSC(?:ap|tl):\s+(.*\S)/.exec(l)?.[1] ?? []));
   t.ok(lines.length > 40, `${lines.length} lines`);

@@ -14,6 +14,7 @@ import type { ProbeOutcome, ProbeSpec } from '../../src/probes/types.js';
 import { bin, railAt, twoRail } from '../epilog/_env.js';
 import { inventoryOf } from './_inv.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { shared } from '../helpers/paths.js';
 
 const inv1 = await inventoryOf(twoRail(1));
 const inv2 = await inventoryOf(twoRail(2));
@@ -44,8 +45,8 @@ t.test('the slow GPU capture measured the GPU at 82:00: on a node whose GPU 0 is
   t.strictSame(values(two.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'failed: measured GPU 82:00, not 0000:41:00.0 (CUDA device 0): is CUDA_DEVICE_ORDER honoured?', 'ib-write-host mlx5_1 92.56 Gb/s', 'ib-write-gpu 0000:82:00.0 10.5 Gb/s']);
 });
 
-const REF = path.resolve('../shared/corpus-reference/ib_write_bw');
-t.test('DMA-BUF capture: 181.46 Gb/s, 16 QPs, duration mode', { skip: !existsSync(REF) && 'corpus-reference absent' }, async (t) => {
+const REF = shared('corpus-reference/ib_write_bw');
+t.test('DMA-BUF capture: 181.46 Gb/s, 16 QPs, duration mode', { skip: !existsSync(REF) && `corpus-reference absent (${REF})` }, async (t) => {
   // The capture's GPU is at e1:00: measured there it is a sample, planned on 0000:41:00.0 it is not.
   const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-dmabuf') }, ibWriteBw: { host: false, dmabuf: true } }, await inventoryOf(railAt(0xe1))), opts());
   t.strictSame(values(r.outcomes), ['ib-write-gpu 0000:e1:00.0 181.46 Gb/s']);
