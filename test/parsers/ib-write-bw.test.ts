@@ -69,7 +69,7 @@ t.test('Soft-RoCE excerpt: MB/sec, CPU frequency line inside the table, no leadi
   t.equal(r.device, 'rxe0');
   t.equal(r.unit, 'MB/s');
   t.same(r.rows, [{ bytes: 65536, iterations: 5000, bwPeak: 110.31, bwAverage: 110.28, msgRate: 0.001764 }]);
-  t.match(r.warnings, [/^Conflicting CPU frequency values detected: 1200\.000000 != 3591\.635000/]);
+  t.same(r.warnings, ['Conflicting CPU frequency values detected: 1200.000000 != 3591.635000. CPU Frequency is not max.']);
   t.equal(r.error, null);
   t.same(r.problems, []);
 });
@@ -123,7 +123,7 @@ t.test('malformed rows are reported, never returned as NaN; duration mode peak i
   t.match(r.problems[0], /unrecognised line in results table/);
   t.ok(allFinite(r));
   const mixed = parseIbWriteBw(' #bytes #iterations BW peak[Gb/sec] BW average[MB/sec] MsgRate[Mpps]\n', 0);
-  t.match(mixed.problems, [/unexpected bandwidth unit/]);
+  t.same(mixed.problems, ['unexpected bandwidth unit in table header: #bytes #iterations BW peak[Gb/sec] BW average[MB/sec] MsgRate[Mpps]', 'results table has no rows']);
 });
 
 const REF = shared('corpus-reference/ib_write_bw');
