@@ -51,7 +51,8 @@ t.test('H200 GPU 00:06.0: Gen5 x16 endpoint, no ACS, no ATS (lspci: LnkSta Speed
 
 t.test('H200 host bridge 00:00.0 and virtio 00:01.0: no PCIe capability', (t) => {
   const host = parsePciConfig(h200('00:00.0'));
-  t.match(host, { length: 4096, classCode: 0x060000, capabilities: [], extCapabilities: [], pcie: { state: /^absent$/ } });
+  t.match(host, { length: 4096, classCode: 0x060000, pcie: { state: /^absent$/ } });
+  t.same([host.capabilities, host.extCapabilities], [[], []], 'no capability in either list');
   const virtio = parsePciConfig(h200('00:01.0'));
   t.match(virtio, { length: 256, vendorId: 0x1af4, extReadable: false, pcie: { state: /^absent$/ }, acs: { state: /^unknown$/ } });
   t.same(virtio.capabilities.map((c) => c.id), [0x09, 0x09, 0x09, 0x09, 0x09, 0x11]);
