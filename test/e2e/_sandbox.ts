@@ -230,3 +230,13 @@ export function slurmClients(conf: string, node: string, cwd = '/') {
   const waitIdle = (timeoutMs = 30_000) => waitFor(state, (v) => v === 'idle', timeoutMs);
   return { env, slurm, state, reason, nodeFlags, waitIdle };
 }
+
+/**
+ * A job-view log line: `pattern` by t.match, and its findings exactly, as `status code` each (a list inside t.match
+ * is only a prefix: `findings: []` passes for any findings).
+ */
+export function viewIs(t: Test, line: Record<string, unknown> | undefined, pattern: Record<string, unknown>, findings: readonly string[], msg: string): void {
+  t.match(line, pattern, msg);
+  const fs = line?.findings;
+  t.same(Array.isArray(fs) ? (fs as { status: string; code: string }[]).map((f) => `${f.status} ${f.code}`) : fs, findings, `${msg}: the findings, exactly`);
+}
