@@ -29,7 +29,10 @@ t.test('a sustained GPU↔NIC fall drains once with a gdrgate: bw- reason', asyn
   t.match(e.drainCalls()[0], /^update nodename=gpu001 state=drain reason=gdrgate: bw-gpu-path /);
   t.equal(lines(e).length, 5 * 3, 'spool: 3 samples per probing epilog, 5 epilogs');
   const log = readFileSync(e.log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-  t.match(log.find((l) => l.msg === 'gdrgate epilog' && l.job === '4'), { result: /^unhealthy$/, exitCode: 1, action: /^drained$/, summary: { fail: 1 }, findings: [{ code: /^bw-gpu-path$/ }] });
+  const four = log.find((l) => l.msg === 'gdrgate epilog' && l.job === '4');
+  t.match(four, { result: /^unhealthy$/, exitCode: 1, action: /^drained$/ });
+  t.same(four?.summary, { pass: 2, warn: 0, fail: 1, skip: 0, error: 0 });
+  t.same((four?.findings as { status: string; code: string; subject: string }[]).map((f) => `${f.status} ${f.code} ${f.subject}`), ['fail bw-gpu-path mlx5_0/0000:41:00.0'], 'the log holds the one failing finding');
   t.match(readFileSync(prom, 'utf8'), /^gdrgate_bandwidth_samples\{node="gpu001",probe="ib-write-gpu",.*window="all"\} 5$/m);
 });
 

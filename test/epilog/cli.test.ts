@@ -25,11 +25,16 @@ t.test('baseline capture --with-probes: bands with their recipes, valid against 
   t.strictSame(validate('baseline', b), []);
   const v = cli(['baseline', 'validate', e.baseline]);
   t.equal(v.code, 0, v.stdout + v.stderr);
-  t.match(b.classes[0]!.probes, [
-    { probe: /^ib-write-host$/, nic: /^mlx5_0$/, gpu: null, unit: /^Gb\/s$/, p50: 92.56, samples: 2, warnBelow: 78.68, failBelow: 64.79, recipe: { tool: /^ib_write_bw$/, msgSize: 65536 } },
-    { probe: /^ib-write-gpu$/, nic: /^mlx5_0$/, gpu: /^0000:41:00\.0$/, p50: 23.03, warnBelow: 19.58, failBelow: 16.12, recipe: { args: [/^-d$/, /^mlx5_0$/] } },
-    { probe: /^nvbw-h2d$/, gpu: /^0000:41:00\.0$/, nic: null, unit: /^GB\/s$/, p50: 25.17 },
-  ]);
+  const ib = (direction: string, cuda: string[]) => {
+    const args = ['-d', 'mlx5_0', '-s', '65536', '-n', '5000', '-q', '1', '-F', '--report_gbits', '-p', '18515', ...cuda, '127.0.0.1'];
+    return { tool: 'ib_write_bw', args, msgSize: 65536, iterations: 5000, durationS: null, qps: 1, numaNode: null, direction };
+  };
+  const h2d = { tool: 'nvbandwidth', args: ['-t', 'host_to_device_memcpy_ce'], msgSize: null, iterations: null, durationS: null, qps: null, numaNode: null, direction: 'h2d' };
+  t.same(b.classes[0]!.probes, [
+    { probe: 'ib-write-host', gpu: null, nic: 'mlx5_0', direction: 'host->nic->host', recipe: ib('host->nic->host', []), unit: 'Gb/s', p50: 92.56, samples: 2, warnBelow: 78.68, failBelow: 64.79 },
+    { probe: 'ib-write-gpu', gpu: '0000:41:00.0', nic: 'mlx5_0', direction: 'gpu->nic->gpu', recipe: ib('gpu->nic->gpu', ['--use_cuda=0']), unit: 'Gb/s', p50: 23.03, samples: 2, warnBelow: 19.58, failBelow: 16.12 },
+    { probe: 'nvbw-h2d', gpu: '0000:41:00.0', nic: null, direction: 'h2d', recipe: h2d, unit: 'GB/s', p50: 25.17, samples: 2, warnBelow: 21.39, failBelow: 17.62 },
+  ], 'three bands: host and GPU memory over mlx5_0, host to GPU 0 (warn 0.85 x, fail 0.7 x the p50)');
   const bad = cli(['baseline', 'capture', '--root', e.tree, '--with-probes', '--config', path.join(REPO, 'nope.json')]);
   t.equal(bad.code, 2, 'no config: usage error');
 });
