@@ -1,13 +1,16 @@
 // Finds tap assertions whose pattern compares a string as a substring: `t.match(x, 'ok')` passes for 'not ok'.
 // tcompare's match family (match, matchOnly, matchStrict, matchOnlyStrict, and throws/rejects/resolveMatch, which
 // match an error or a value the same way) tests a string pattern with indexOf. Exact values use equal/same/strictSame,
-// patterns an anchored RegExp.
+// patterns an anchored RegExp. Also finds an array literal in a pattern that match, matchStrict, has or hasStrict
+// compares as a prefix: `[]` passes for any array, `[/a/]` for ['a', 'more'] (matchOnly/matchOnlyStrict do not).
 import ts from 'typescript';
 
 /** Assertions whose pattern (argument 2) is compared with tcompare's match. */
 const MATCHERS = new Set(['match', 'matchOnly', 'matchStrict', 'matchOnlyStrict', 'resolveMatch']);
 /** Assertions that take a pattern only as an object (a string there is the message): throws(fn, { message: 'x' }). */
 const ERROR_MATCHERS = new Set(['throws', 'rejects']);
+/** Assertions whose pattern compares an array as a prefix of the value's array (strings by ===, for has/hasStrict). */
+const PREFIX_MATCHERS = new Set(['match', 'matchStrict', 'resolveMatch', 'throws', 'rejects', 'has', 'hasStrict']);
 
 export interface Finding {
   readonly line: number;
@@ -40,7 +43,28 @@ function stringLeaf(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>
   return null;
 }
 
-/** The substring matches in one test file's source. */
+/** Where an array literal hides in `e`, or null: in the pattern itself, an object's value, or a const of this file. */
+function prefixArray(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, seen: Set<string> = new Set()): string | null {
+  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) return prefixArray(e.expression, consts, seen);
+  if (ts.isIdentifier(e) && consts.has(e.text) && !seen.has(e.text)) {
+    seen.add(e.text);
+    const arr = prefixArray(consts.get(e.text)!, consts, seen);
+    return arr ? `${e.text}, ${arr}` : null;
+  }
+  if (ts.isArrayLiteralExpression(e)) {
+    return e.elements.length === 0 ? 'an empty array [] (matches any array)' : `an array of ${e.elements.length} (a prefix: more items pass)`;
+  }
+  if (ts.isObjectLiteralExpression(e)) {
+    for (const p of e.properties) {
+      const v = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
+      const arr = v ? prefixArray(v, consts, seen) : null;
+      if (arr) return `${p.name?.getText() ?? '…'}: ${arr}`;
+    }
+  }
+  return null;
+}
+
+/** The substring matches and prefix arrays in one test file's source. */
 export function substringMatches(file: string, text: string): Finding[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const consts = new Map<string, ts.Expression>();
@@ -53,9 +77,15 @@ export function substringMatches(file: string, text: string): Finding[] {
       const name = n.expression.name.text;
       const pattern = n.arguments[1]!;
       const objectOnly = ERROR_MATCHERS.has(name);
-      if (MATCHERS.has(name) || (objectOnly && (ts.isObjectLiteralExpression(pattern) || ts.isArrayLiteralExpression(pattern)))) {
+      const literal = ts.isObjectLiteralExpression(pattern) || ts.isArrayLiteralExpression(pattern);
+      const at = { line: sf.getLineAndCharacterOfPosition(n.getStart()).line + 1, text: n.getText().split('\n')[0]!.slice(0, 120) };
+      if (MATCHERS.has(name) || (objectOnly && literal)) {
         const leaf = stringLeaf(pattern, consts);
-        if (leaf) found.push({ line: sf.getLineAndCharacterOfPosition(n.getStart()).line + 1, text: n.getText().split('\n')[0]!.slice(0, 120), why: leaf });
+        if (leaf) found.push({ ...at, why: leaf });
+      }
+      if (PREFIX_MATCHERS.has(name) && (!objectOnly || literal)) {
+        const arr = prefixArray(pattern, consts);
+        if (arr) found.push({ ...at, why: arr });
       }
     }
     ts.forEachChild(n, visit);

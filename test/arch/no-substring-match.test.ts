@@ -1,5 +1,6 @@
-// No test compares a string with tap's substring match: every test file is parsed and t.match-like calls whose
-// pattern is, or holds, a string are listed (ESLint-style valid/invalid cases hold the rule itself).
+// No test compares a string with tap's substring match, or an array as a prefix: every test file is parsed and
+// t.match-like calls whose pattern is, or holds, a string or an array literal are listed (ESLint-style valid/invalid
+// cases hold the rule itself).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -12,8 +13,6 @@ t.test('the rule: invalid', async (t) => {
     ['t.match(r.stdout, `exit ${code}`);', 'a string `exit ${code}`'],
     ["t.match(run, { result: 'healthy' });", "result: a string 'healthy'"],
     ["tt.match(job, { JobState: /^COMPLETED$/, Restarts: '1' }, 'requeued once');", "Restarts: a string '1'"],
-    ["t.match(list, [{ kind: 'failed' }]);", "kind: a string 'failed'"],
-    ["t.match(x, { a: { b: ['ok'] } });", "a: b: a string 'ok'"],
     ["const want = 'healthy';\nt.match(x, want);", "want, a string 'healthy'"],
     ["const want = { result: 'healthy' } as const;\nt.match(x, want);", "want, result: a string 'healthy'"],
     ["t.matchStrict(x, { code: 'E' });", "code: a string 'E'"],
@@ -23,6 +22,26 @@ t.test('the rule: invalid', async (t) => {
     ["await t.resolveMatch(p, 'ok');", "a string 'ok'"],
   ];
   for (const [src, why] of invalid) t.same(substringMatches('x.test.ts', src).map((f) => f.why), [why], src);
+});
+
+t.test('the rule: invalid, an array compared as a prefix ([] passes for any array, [/a/] for [\'a\', \'more\'])', async (t) => {
+  const invalid: [string, string[]][] = [
+    ['t.match(x, []);', ['an empty array [] (matches any array)']],
+    ['t.match(x, { a: [] });', ['a: an empty array [] (matches any array)']],
+    ['t.match(x, [/a/]);', ['an array of 1 (a prefix: more items pass)']],
+    ['t.match(x, [{ code: /^E$/ }, { code: /^F$/ }]);', ['an array of 2 (a prefix: more items pass)']],
+    ['t.match(x, { a: { b: [1, 2] } }, \'nested\');', ['a: b: an array of 2 (a prefix: more items pass)']],
+    ['const want = [/a/];\nt.match(x, want);', ['want, an array of 1 (a prefix: more items pass)']],
+    ['t.matchStrict(x, { errors: [] });', ['errors: an empty array [] (matches any array)']],
+    ['t.has(x, { errors: [] });', ['errors: an empty array [] (matches any array)']],
+    ['t.hasStrict(x, [1]);', ['an array of 1 (a prefix: more items pass)']],
+    ['await t.resolveMatch(p, []);', ['an empty array [] (matches any array)']],
+    ['await t.rejects(p, { errors: [] });', ['errors: an empty array [] (matches any array)']],
+    // Both rules: the string leaf, then the array that holds it.
+    ["t.match(list, [{ kind: 'failed' }]);", ["kind: a string 'failed'", 'an array of 1 (a prefix: more items pass)']],
+    ["t.match(x, { a: { b: ['ok'] } });", ["a: b: a string 'ok'", 'a: b: an array of 1 (a prefix: more items pass)']],
+  ];
+  for (const [src, whys] of invalid) t.same(substringMatches('x.test.ts', src).map((f) => f.why), whys, src);
 });
 
 t.test('the rule: valid', async (t) => {
@@ -37,6 +56,14 @@ t.test('the rule: valid', async (t) => {
     "'x'.match('y');",
     "s.match(/a/);",
     "t.match(x, { a: String, b: exactly(`${n} GiB`) });",
+    't.same(x, []);',
+    't.same(x, { a: [], b: [/a/] });',
+    't.strictSame(x, [{ code: /^E$/ }]);',
+    't.matchOnly(x, { errors: [] });',
+    't.matchOnlyStrict(x, [/a/]);',
+    't.notMatch(x, [/a/]);',
+    't.match(x[0], { code: /^E$/ });',
+    "t.hasOwnProps(x, ['a', 'b']);",
   ];
   for (const src of valid) t.same(substringMatches('x.test.ts', src), [], src);
 });
@@ -46,5 +73,5 @@ t.test('the suite: no substring match anywhere under test/', async (t) => {
   const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).sort();
   t.ok(files.length > 100, `${files.length} files read`);
   const found = files.flatMap((f) => substringMatches(f, readFileSync(path.join(root, f), 'utf8')).map((x) => `test/${f}:${x.line}: ${x.why}: ${x.text}`));
-  t.same(found, [], 'use t.equal, t.same, or an anchored RegExp (test/helpers/exactly.ts for a computed string)');
+  t.same(found, [], 'use t.equal, t.same, or an anchored RegExp (test/helpers/exactly.ts for a computed string); t.same for an array, or a length check and t.match per item');
 });
