@@ -2,7 +2,7 @@
 import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import { LEAVES_ROOT, Resolver } from './fs-resolve.js';
-import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX } from './host.js';
+import { type AccessAnswer, cutShort, type Host, type ReadResult, type StatInfo, TEXT_MAX } from './host.js';
 
 /** Thrown for an open descriptor that is not a regular file: its message is the whole reason. */
 const NOT_REGULAR = 'ENOTREG';
@@ -132,6 +132,8 @@ export class FsHost implements Host {
     return sync(() => {
       const len = this.readInto(clean(p), TEXT_MAX + 1); // first: a long file replaces `scratch`
       if (len > TEXT_MAX) throw Object.assign(new Error(`${p}: larger than ${TEXT_MAX >> 20} MiB, not read`), { code: NOT_REGULAR });
+      const cut = cutShort(p, len ? scratch[len - 1] : undefined);
+      if (cut) throw Object.assign(new Error(cut), { code: NOT_REGULAR });
       return scratch.toString('utf8', 0, len);
     });
   }

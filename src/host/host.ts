@@ -15,10 +15,22 @@ export type ReadResult<T> =
 /** readText's bound: a text larger than this is not read (a failed read), never handed over cut short. */
 export const TEXT_MAX = 16 << 20;
 
-/** readBytes(path, TEXT_MAX + 1) as readText's answer: decoded whole, or refused as too large. */
+/**
+ * A text file the kernel writes (under /sys and /proc) ends with a newline; one that does not was cut short (a torn
+ * read or capture, a file over a page), and a prefix of a value is another value: a link width "16" read as "1", a
+ * firmware "28.39.1002" as "28.39". Every such file the gate reads ends with one on the real trees of
+ * test/fixtures (the H200 captures, hwloc's sysfs trees). `last`: the file's last byte (undefined: empty, not cut).
+ */
+export function cutShort(path: string, last: number | undefined): string | null {
+  return last !== undefined && last !== 0x0a && (path.startsWith('/sys/') || path.startsWith('/proc/')) ? `${path}: cut short (no final newline, which the kernel ends every text file with)` : null;
+}
+
+/** readBytes(path, TEXT_MAX + 1) as readText's answer: decoded whole, or refused as too large or cut short. */
 export function wholeText(r: ReadResult<Uint8Array>, path: string): ReadResult<string> {
   if (!r.ok) return r;
   if (r.value.length > TEXT_MAX) return { ok: false, missing: false, reason: `${path}: larger than ${TEXT_MAX >> 20} MiB, not read` };
+  const cut = cutShort(path, r.value.length ? r.value[r.value.length - 1] : undefined);
+  if (cut) return { ok: false, missing: false, reason: cut };
   return { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') };
 }
 

@@ -1,6 +1,7 @@
 // Every Host's readText gives a text file whole or a failed read, never one cut short: the live tree (FsHost), the
 // snapshot recorder over it (MemoHost), a drill over it (DrillHost) and a snapshot replayed (SnapshotHost), on a
-// file of exactly TEXT_MAX bytes and one a line longer (a slurm.conf whose node line lies past the limit).
+// file of exactly TEXT_MAX bytes and one a line longer (a slurm.conf whose node line lies past the limit), and on a
+// kernel file (/sys, /proc) without its final newline: cut short ("16" read as "1" was a link trained to x1).
 import t from 'tap';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,6 +20,11 @@ const MAX = `${'#'.repeat(TEXT_MAX - 2)}\nx`;
 fs.mkdirSync(path.join(root, 'etc/slurm'), { recursive: true });
 fs.writeFileSync(path.join(root, 'etc/slurm/big.conf'), BIG);
 fs.writeFileSync(path.join(root, 'etc/slurm/max.conf'), MAX);
+const KERNEL: Record<string, string> = { '/sys/bus/pci/devices/0000:18:00.0/max_link_width': '1', '/proc/sys/kernel/osrelease': '5.15.0-13', '/sys/empty': '', '/sys/whole': '16\n', '/etc/hostname': 'gpu001' };
+for (const [p, text] of Object.entries(KERNEL)) {
+  fs.mkdirSync(path.join(root, path.dirname(p)), { recursive: true });
+  fs.writeFileSync(path.join(root, p), text);
+}
 
 const fault = parseFault('pcie-link:0000:18:00.0=x8');
 if (!fault.ok) throw new Error(fault.error);
@@ -26,6 +32,7 @@ const tree = new SnapTree();
 tree.put('/manifest.json', { kind: 'file', mode: 0o644, data: Buffer.from(`${JSON.stringify({ tool: 'gdrgate', kind: 'snapshot', format: 1, version: '0.0.9', missing: [] })}\n`) });
 tree.put('/etc/slurm/big.conf', { kind: 'file', mode: 0o644, data: Buffer.from(BIG) });
 tree.put('/etc/slurm/max.conf', { kind: 'file', mode: 0o644, data: Buffer.from(MAX) });
+for (const [p, text] of Object.entries(KERNEL)) tree.put(p, { kind: 'file', mode: 0o644, data: Buffer.from(text) });
 
 const hosts: [string, Host][] = [
   ['FsHost', new FsHost(root)],
@@ -41,5 +48,11 @@ for (const [name, host] of hosts) {
     t.equal(max.ok, true, 'exactly TEXT_MAX: read');
     t.equal(max.ok && max.value.length, TEXT_MAX, 'every byte of it');
     t.equal(max.ok && max.value.endsWith('\nx'), true, 'up to its last byte');
+    const cut = (p: string) => ({ ok: false, missing: false, reason: `${p}: cut short (no final newline, which the kernel ends every text file with)` });
+    t.same(
+      await Promise.all(Object.keys(KERNEL).map((p) => host.readText(p))),
+      [cut('/sys/bus/pci/devices/0000:18:00.0/max_link_width'), cut('/proc/sys/kernel/osrelease'), { ok: true, value: '' }, { ok: true, value: '16\n' }, { ok: true, value: 'gpu001' }],
+      'a kernel file without its final newline: cut short; empty, whole, or not the kernel\'s: as read',
+    );
   });
 }
