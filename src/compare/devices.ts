@@ -1,6 +1,6 @@
 // PCIe differences between two nodes' views: devices present and placed, GPU↔NIC classes, link training, ACS per bridge.
 import { ABSENT, nul, valueOf, within } from '../model/fact.js';
-import { type Inventory, isPathClass, PATH_RANK as RANK, type PciDevice } from '../model/inventory.js';
+import { type Inventory, isPathClass, PATH_RANK as RANK, type PciDevice, UNPLACED } from '../model/inventory.js';
 import { deviceName } from '../model/names.js';
 import { formatAcs, redirectBits } from '../parsers/pci-config.js';
 import { diff, type Difference } from './types.js';
@@ -66,7 +66,8 @@ export function placement(a: CompareView, b: CompareView): Difference[] {
     const y = pb.get(bdf);
     if (!x || !y || !ends.has(bdf)) continue;
     if (x.vendor !== y.vendor || x.device !== y.device) out.push(diff('major', 'device', bdf, x.what, y.what, 'inventory-mismatch'));
-    if (x.hostBridge !== y.hostBridge) out.push(diff('critical', 'root-complex', bdf, x.hostBridge, y.hostBridge, 'topology-changed'));
+    // A side whose place could not be read tells no move: said, as an unknown NUMA node is.
+    if (x.hostBridge !== y.hostBridge) out.push(x.hostBridge === UNPLACED || y.hostBridge === UNPLACED ? diff('minor', 'root-complex', bdf, x.hostBridge, y.hostBridge, 'unknown-side') : diff('critical', 'root-complex', bdf, x.hostBridge, y.hostBridge, 'topology-changed'));
     const [na, nb] = [x.numa, y.numa];
     if (na.state === 'unknown' || nb.state === 'unknown') {
       if (na.state !== nb.state) out.push(diff('minor', 'numa', bdf, `node ${na.text}`, `node ${nb.text}`, 'unknown-side'));

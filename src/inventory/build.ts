@@ -4,7 +4,7 @@ import { pacedHost } from '../host/paced.js';
 import { requireListingWithin, requireWithin } from './limits.js';
 import type { Bdf, Inventory, NumaNode, PciDevice } from '../model/inventory.js';
 import { parseKernelRelease, parseModules } from '../parsers/procfs.js';
-import { parseCpuList } from '../parsers/sysfs.js';
+import { type CpuRanges, parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
@@ -44,10 +44,12 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
     .map((id, i) => {
       // Unread (the read's note says why) or unparsable: the node's CPUs are unknown, never none (a device whose
       // local CPUs span two nodes would then be placed on the other one, its paths SYS instead of NODE).
+      const file = `/sys/devices/system/node/node${id}/cpulist`;
       const text = valueOf(lists[i]!);
       const p = text === undefined ? null : parseCpuList(text);
-      if (p && !p.ok) notes.add(`/sys/devices/system/node/node${id}/cpulist`, p.error);
-      return { id, cpuList: text ?? '', cpus: p?.ok ? p.value : null };
+      if (p && !p.ok) notes.add(file, p.error);
+      const cpus: Fact<CpuRanges> = p === null ? (lists[i]!.state === 'unknown' ? lists[i]! : unknown(`${file}: absent`)) : p.ok ? present(p.value) : unknown(`${file}: ${p.error}`);
+      return { id, cpuList: text ?? '', cpus };
     })
     .sort((a, b) => a.id - b.id);
 }
@@ -91,10 +93,11 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
   // Every read paced and under the deadline; every listing the reads grow with capped before its entries are read.
   const pacer = new Pacer(10, opts.deadline);
   const host = pacedHost(raw, pacer, requireListingWithin);
-  const [skeletons, nics, numa, kernelRelease, modules, hostname, bootId, cmdline] = await Promise.all([
+  const [skeletons, nics, numa, cpusOnline, kernelRelease, modules, hostname, bootId, cmdline] = await Promise.all([
     listPci(host, notes),
     listRdma(host, notes),
     readNuma(host, notes),
+    factParsed(host, '/sys/devices/system/cpu/online', parseCpuList, notes, 'absent'),
     readKernel(host, notes),
     readModules(host, notes),
     factText(host, '/proc/sys/kernel/hostname', notes).then(async (h) => (h.state === 'present' ? h : await factText(host, '/etc/hostname', notes))),
@@ -141,6 +144,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     gpus,
     nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,
+    cpusOnline,
     iommu,
     gpudirect,
     memlock,

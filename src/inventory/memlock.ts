@@ -50,6 +50,6 @@ export async function readMemlock(host: Host, notes: Notes, pidFiles: readonly s
   const slurmd = await findSlurmd(host, notes, pidFiles, selfProc);
   const out = [await self];
   if (typeof slurmd === 'number') out.push(await limitOf(host, 'slurmd', slurmd, `/proc/${slurmd}/limits`, notes));
-  else if (slurmd !== null) out.push({ who: 'slurmd', pid: null, limit: unknown(`slurmd's process could not be looked for: ${slurmd.why}`) });
+  else if (slurmd !== null) out.push({ who: 'slurmd', pid: 'unfound', limit: unknown(`slurmd's process could not be looked for: ${slurmd.why}`) });
   return out;
 }

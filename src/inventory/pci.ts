@@ -1,12 +1,13 @@
 // PCI devices from /sys/bus/pci/devices: parent chain from the sysfs realpath (as NCCL's topology does), links, config.
 import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown, valueOf } from '../model/fact.js';
-import type { Bdf, LinkEnd, PciDevice } from '../model/inventory.js';
+import { type Bdf, type LinkEnd, type PciDevice, UNPLACED } from '../model/inventory.js';
 import { silent, type PciConfig, type PcieCap } from '../model/pci.js';
 import { sparseConfig } from '../parsers/pci-config.js';
 import { parsePciConfigOnce } from './config-memo.js';
 import { BDF_RE, isLinkWidth, parseCpuList, parseLinkSpeed, parsePciClass, parsePciId, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
 import { readAerCounters } from './aer.js';
+import { type PciKind, typeOf } from '../pcie/pci-kind.js';
 import { factLinkBase, factParsed, factText, listWhole, type Notes, type Pacer, readWhy } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
@@ -34,7 +35,7 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
         // function there that cannot be told: unidentified, so a GPU or NIC of the baseline there is unknown, not missing.
         if (real.missing) return null;
         const why = `${DEV}/${bdf}: ${real.reason}`;
-        return { bdf, sysPath: `${DEV}/${bdf}`, hostBridge: 'unknown', bridges: [], vendor: ABSENT, classCode: unknown(why) };
+        return { bdf, sysPath: `${DEV}/${bdf}`, hostBridge: UNPLACED, bridges: [], vendor: ABSENT, classCode: unknown(why) };
       }
       const segs = real.value.split('/');
       const hb = segs.findIndex((s) => HOST_BRIDGE_RE.test(s));
@@ -43,7 +44,7 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
       if (hb < 0) {
         const why = `${DEV}/${bdf}: resolves to ${real.value}, under no PCI host bridge`;
         notes.add(`${DEV}/${bdf}`, why);
-        return { bdf, sysPath: `${DEV}/${bdf}`, hostBridge: 'unknown', bridges: [], vendor: ABSENT, classCode: unknown(why) };
+        return { bdf, sysPath: `${DEV}/${bdf}`, hostBridge: UNPLACED, bridges: [], vendor: ABSENT, classCode: unknown(why) };
       }
       const chain = segs.slice(hb + 1).filter((s) => BDF_RE.test(s));
       const classCode = await factParsed(host, `${real.value}/class`, parsePciClass, notes, 'absent');
@@ -180,8 +181,12 @@ export function isGpu(s: PciSkeleton): boolean {
  * on a ConnectX-8 complex the DMA function and its switch port sit beside the GPU's path, never on it. None on a
  * node without ConnectX switches, so no read more there.
  */
+const SWITCHY: ReadonlySet<PciKind> = new Set(['cx_switch', 'bf3_switch', 'unknown']);
+
 export function besideConnectX(detailed: readonly PciDevice[], all: readonly PciSkeleton[], have: ReadonlySet<Bdf>): PciSkeleton[] {
-  const cx = new Set(detailed.filter((d) => valueOf(d.vendor) === 0x15b3 && valueOf(d.classCode) === 0x060400).map((d) => d.bdf));
+  // By its IDs too (pcie/pci-kind.ts): a ConnectX switch port whose class could not be read is one all the same, and a
+  // function that cannot be told may be one (the DMA function below it was left unread: the complex not seen).
+  const cx = new Set(detailed.filter((d) => (valueOf(d.vendor) === 0x15b3 && valueOf(d.classCode) === 0x060400) || SWITCHY.has(typeOf(d))).map((d) => d.bdf));
   if (cx.size === 0) return [];
   return all.filter((s) => !have.has(s.bdf) && s.bridges.some((b) => cx.has(b)));
 }

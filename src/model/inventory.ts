@@ -29,6 +29,7 @@ export interface PciDevice {
   /** Kernel path of the device directory (`/sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0`). */
   readonly sysPath: string;
   /** `pci0000:00`: the host bridge (root complex) the device hangs from. */
+  /** `pciDDDD:BB`; UNPLACED where the function's place could not be read. */
   readonly hostBridge: string;
   /** PCI bridges from the root down to the device's parent (root port first). */
   readonly bridges: readonly Bdf[];
@@ -92,10 +93,10 @@ export interface ProcessMemlock {
   readonly who: string; // "self", "slurmd", "job"
   /**
    * Which process, a key rather than a fact judged: `self` is /proc/self, the gate's own process, whose number is never
-   * read; a number is the agent's client (given by its request) or slurmd, found by walking /proc; null: slurmd, whose
-   * process a failed read kept from being found (its limit then unknown).
+   * read; a number is the agent's client (given by its request) or slurmd, found by walking /proc; 'unfound': slurmd,
+   * whose process a failed read kept from being found (its limit then unknown).
    */
-  readonly pid: number | 'self' | null;
+  readonly pid: number | 'self' | 'unfound';
   /** Never absent: a process whose limits file cannot be read is unknown. */
   readonly limit: Readable<Limit>;
 }
@@ -130,8 +131,8 @@ export interface Iommu {
 export interface NumaNode {
   readonly id: number;
   readonly cpuList: string;
-  /** cpuList parsed once per run; null when it could not be read or parsed (a note says why): unknown, never "no CPUs". */
-  readonly cpus: CpuRanges | null;
+  /** cpuList parsed once per run; unknown when it could not be read or parsed (a note says why), never "no CPUs". */
+  readonly cpus: Fact<CpuRanges>;
 }
 
 /** A PCIe link-speed cooling device (drivers/thermal/pcie_cooling.c): the port it slows and its state. */
@@ -182,6 +183,8 @@ export interface Inventory {
   readonly gpus: readonly Gpu[];
   readonly nics: readonly RdmaNic[];
   readonly numa: readonly NumaNode[];
+  /** /sys/devices/system/cpu/online: the CPUs a device's local CPUs are checked against the nodes' with (topo/classify.ts). */
+  readonly cpusOnline: Fact<CpuRanges>;
   readonly iommu: Iommu;
   readonly gpudirect: Gpudirect;
   readonly memlock: readonly ProcessMemlock[];
@@ -197,3 +200,6 @@ export interface Inventory {
   /** What could not be read while gathering, with why (shown in reports, never a failure by itself). */
   readonly notes: readonly string[];
 }
+
+/** The host bridge of a function whose /sys/bus/pci/devices entry could not be resolved: its place is unknown. */
+export const UNPLACED = 'unknown';

@@ -1,7 +1,7 @@
 // GPU↔NIC / GPU↔GPU PCIe path class with nvidia-smi's meaning (topo -m legend), computed from sysfs parent chains.
 import { ABSENT, type Fact, present, unknown, valueOf, within } from '../model/fact.js';
-import type { Bdf, Inventory, PathClass, PciDevice } from '../model/inventory.js';
-import { cpusOverlap } from '../parsers/sysfs.js';
+import { type Bdf, type Inventory, type PathClass, type PciDevice, UNPLACED } from '../model/inventory.js';
+import { type CpuRanges, cpusOverlap } from '../parsers/sysfs.js';
 
 const DOWNSTREAM = 6;
 const UPSTREAM = 5;
@@ -52,8 +52,33 @@ export function numaAffinity(inv: Inventory, d: PciDevice): number[] | null {
   if (d.localCpus.state === 'unknown') return null;
   const mine = valueOf(d.localCpus);
   if (!mine || mine.length === 0) return [];
-  if (inv.numa.some((n) => n.cpus === null)) return null;
-  return inv.numa.filter((n) => cpusOverlap(mine, n.cpus!)).map((n) => n.id);
+  const nodes = inv.numa.map((n) => ({ id: n.id, cpus: valueOf(n.cpus) }));
+  if (nodes.some((n) => n.cpus === undefined)) return null;
+  // Online local CPUs that no node holds: the node map is not the kernel's whole one (a cpulist read empty, a node
+  // not listed), and a node the device would lie on may be the one missing: unknown, never the nodes that are left.
+  // (Only online ones: arm64 gives a device of no node cpu_all_mask, every CPU NR_CPUS allows, drivers/base/arch_numa.c.)
+  const online = valueOf(inv.cpusOnline);
+  if (online && !covered(cpusIn(mine, online), nodes.map((n) => n.cpus!))) return null;
+  return nodes.filter((n) => cpusOverlap(mine, n.cpus!)).map((n) => n.id);
+}
+
+/** The CPUs of `a` that `b` holds too (both merged, sorted range lists). */
+function cpusIn(a: CpuRanges, b: CpuRanges): CpuRanges {
+  const out: [number, number][] = [];
+  for (const [x, y] of a) for (const [u, v] of b) if (u <= y && x <= v) out.push([Math.max(x, u), Math.min(y, v)]);
+  return out;
+}
+
+/** Whether every CPU of `a` lies in one of `lists` (each a merged, sorted range list). */
+function covered(a: CpuRanges, lists: readonly CpuRanges[]): boolean {
+  const all = lists.flat().map((r) => [r[0], r[1]] as [number, number]).sort((x, y) => x[0] - y[0]);
+  const merged: [number, number][] = [];
+  for (const r of all) {
+    const last = merged.at(-1);
+    if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
+    else merged.push(r);
+  }
+  return a.every(([lo, hi]) => merged.some(([x, y]) => x <= lo && hi <= y));
 }
 
 export interface PathInfo {
@@ -65,6 +90,9 @@ export interface PathInfo {
 
 export function classify(inv: Inventory, a: PciDevice, b: PciDevice): PathInfo {
   if (a.bdf === b.bdf) return { cls: 'X', peerBridges: [] };
+  // A function whose place could not be read (its /sys/bus/pci/devices entry unresolvable: inventory/pci.ts) shares
+  // no known switch with anything: its paths are unknown, never NODE or SYS by the NUMA nodes alone.
+  if (a.hostBridge === UNPLACED || b.hostBridge === UNPLACED) return { cls: '?', peerBridges: [] };
   let k = 0;
   if (a.hostBridge === b.hostBridge) {
     while (k < a.bridges.length && k < b.bridges.length && a.bridges[k] === b.bridges[k]) k++;

@@ -4,7 +4,7 @@ import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
 import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
 import { node as B300 } from '../gen/topologies/hgx-b300-cx8-inline.js';
-import { acsCap, dev, detach, extAllOnes, extLoop, HGX, P0, parentOf, patches, table, unreadable as unreadableFile, type Want } from './_trees.js';
+import { acsCap, dev, detach, extAllOnes, extLoop, HGX, P0, parentOf, patches, put, table, unreadable as unreadableFile, type Want } from './_trees.js';
 
 const DOWN = allDevices(HGX).filter((d) => d.kind === 'switch-down').map((d) => d.bdf);
 const setAcs = (bdf: string, ctl: number) => (n: GenNode): void => void (dev(n, bdf).acsCtl = ctl);
@@ -158,6 +158,14 @@ export const cases = table('pcie-acs', [
     bare: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' } as Want],
     based: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' } as Want],
   })),
+  {
+    name: 'valid: GB300 Data Direct whose upstream ConnectX switch port\'s class reads empty: told by its IDs, its DMA function still read, each mask as before',
+    from: GB300,
+    patch: put('sys/bus/pci/devices/0009:01:00.0/class', '\n'),
+    subjects: [DD.rp, DD.dmaPort, DD.gpuPort],
+    bare: [masked(DD.rp, 'xx111x0', '0011100', true), masked(DD.dmaPort, 'xx110x1', '0011001', true), masked(DD.gpuPort, 'xx101x1', '0010101', true)],
+    based: [masked(DD.rp, 'xx111x0', '0011100', true), masked(DD.dmaPort, 'xx110x1', '0011001', true), masked(DD.gpuPort, 'xx101x1', '0010101', true)],
+  },
   {
     name: 'invalid with baseline: the class says Direct NIC (acsPolicy), the node is an HGX H100 with no Direct NIC topology',
     edit: { acsPolicy: 'direct-nic' },

@@ -1,4 +1,5 @@
 // topology-distance: GPU↔NIC path classes (PIX inside a pair, NODE within a socket, SYS across) and NUMA placement.
+import { promises as fsp } from 'node:fs';
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
@@ -110,6 +111,28 @@ export const cases = table('topology-distance', [
     subjects: [1, 2, 3, 4, 5, 6, 7].map((k) => `${P0.gpu}-mlx5_${k}`),
     bare: [],
     based: [1, 2, 3, 4, 5, 6, 7].map((k): Want => ({ status: 'skip', code: 'topology-unknown', subject: `${P0.gpu}-mlx5_${k}` })),
+  },
+  {
+    name: 'skip with baseline: node0\'s cpulist read empty (as a memory-only node\'s is) while GPU0 has no numa_node: CPUs of GPU0 that no node holds, its place unknown',
+    ref: (n) => void (dev(n, P0.gpu).numaNode = -1),
+    change: (n) => void (dev(n, P0.gpu).numaNode = -1),
+    patch: put('sys/devices/system/node/node0/cpulist', '\n'),
+    subjects: [1, 2, 3, 4, 5, 6, 7].map((k) => `${P0.gpu}-mlx5_${k}`),
+    bare: [],
+    based: [1, 2, 3, 4, 5, 6, 7].map((k): Want => ({ status: 'skip', code: 'topology-unknown', subject: `${P0.gpu}-mlx5_${k}` })),
+  },
+  // An adapter whose /sys/bus/pci/devices entry cannot be resolved (a loop, EACCES) has no known place: it was put on
+  // a host bridge named "unknown", unlike every other, and its PIX path to GPU0 read NODE (a fail).
+  {
+    name: 'skip with baseline: mlx5_0\'s /sys/bus/pci/devices entry a link to itself: its paths unknown, never NODE',
+    patch: async (root) => {
+      const entry = `${root}/sys/bus/pci/devices/${P0.nic}`;
+      await fsp.rm(entry);
+      await fsp.symlink(P0.nic, entry);
+    },
+    subjects: GPUS.map((g) => `${g}-mlx5_0`),
+    bare: [],
+    based: GPUS.map((g): Want => ({ status: 'skip', code: 'topology-unknown', subject: `${g}-mlx5_0` })),
   },
   {
     name: 'skip: no RDMA adapter (topology-na)',

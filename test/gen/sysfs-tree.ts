@@ -217,6 +217,10 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
     await writeAll(dir, `sys/devices/system/node/node${n.id}`, { cpulist: `${n.cpus}\n`, cpumap: `${cpuMask(n.cpus, nrCpus)}\n`, distance });
   }
   for (const f of ['online', 'possible', 'has_cpu']) await write(dir, `sys/devices/system/node/${f}`, `${idList}\n`);
+  // drivers/base/cpu.c: the online CPUs as a cpulist (every node's CPUs here), merged ranges in order.
+  const online = [...new Set(node.numa.flatMap((n) => cpus(n.cpus)))].sort((a, b) => a - b);
+  const ranges = online.reduce<[number, number][]>((rs, c) => (rs.length && rs.at(-1)![1] === c - 1 ? (rs.at(-1)![1] = c, rs) : [...rs, [c, c]]), []);
+  await write(dir, 'sys/devices/system/cpu/online', `${ranges.map(([a, b]) => (a === b ? `${a}` : `${a}-${b}`)).join(',')}\n`);
   if (node.cpuModalias !== undefined) await write(dir, 'sys/devices/system/cpu/modalias', `${node.cpuModalias}\n`);
   for (const u of node.iommu?.units ?? []) await write(dir, `sys/devices/virtual/iommu/${u}/uevent`, '');
   for (const u of node.iommu?.units ?? []) await link(dir, `sys/class/iommu/${u}`, `sys/devices/virtual/iommu/${u}`);
