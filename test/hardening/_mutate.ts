@@ -1,13 +1,13 @@
 // Test-side: the files the gate reads on a tree (as the snapshot recorder lists them), and a Host that answers one of
-// them broken (unreadable, empty, garbage, oversized, or its directory entry duplicated; a listed directory or a
-// looked-at path: unreadable), the rest as the tree has them.
-import type { AccessAnswer, Host, ReadResult, StatInfo } from '../../src/host/host.js';
+// them broken (unreadable, empty, garbage, oversized, cut short, another function's config space, or its directory
+// entry duplicated; a listed directory or a looked-at path: unreadable), the rest as the tree has them.
+import { type AccessAnswer, type Host, type ReadResult, type StatInfo, wholeText } from '../../src/host/host.js';
 import { buildInventory, type BuildOptions } from '../../src/inventory/build.js';
 import type { Inventory } from '../../src/model/inventory.js';
 import { MemoHost } from '../../src/snapshot/memo.js';
 
-export type Mutation = 'unreadable' | 'empty' | 'garbage' | 'oversized' | 'duplicated';
-export const MUTATIONS: readonly Mutation[] = ['unreadable', 'empty', 'garbage', 'oversized', 'duplicated'];
+export type Mutation = 'unreadable' | 'empty' | 'garbage' | 'oversized' | 'duplicated' | 'truncated' | 'foreign';
+export const MUTATIONS: readonly Mutation[] = ['unreadable', 'empty', 'garbage', 'oversized', 'duplicated', 'truncated', 'foreign'];
 
 export interface Recorded {
   /** A Host answering every path from memory after the first read (the tree is read from disk once). */
@@ -103,9 +103,19 @@ export class MutatingHost implements Host {
     this.twin = d && name ? { dir: d.dir, from: `${d.dir}/${d.entry}`, to: `${d.dir}/${name}` } : null;
   }
 
-  /** Whether this case changes anything (a file with no listed directory above it cannot be duplicated). */
+  /** Whether this case changes anything (a file with no listed directory above it cannot be duplicated; only a
+   * config space can hold another function's, one of another base class among `others`). */
   get applies(): boolean {
+    if (this.c.kind === 'foreign') return this.c.file.endsWith('/config') && this.others !== undefined;
     return this.c.kind !== 'duplicated' || this.twin !== null;
+  }
+
+  /** For 'foreign': the config spaces read on the tree (another function's is what this one answers). */
+  others?: readonly string[];
+
+  /** A path below an unreadable link or path of the case: what lies beneath cannot be reached either (EACCES, ELOOP). */
+  private beneath(p: string): ReadResult<never> | null {
+    return this.c.kind === 'unreadable' && p.startsWith(`${this.c.file}/`) ? { ok: false, missing: false, reason: `EACCES: permission denied, '${p}'` } : null;
   }
 
   private map(p: string): string {
@@ -116,6 +126,8 @@ export class MutatingHost implements Host {
   async list(p: string): Promise<ReadResult<string[]>> {
     // A listing that fails as FsHost words EACCES (an ELOOP, EIO or ENOTDIR answers the same way: not missing).
     if (p === this.c.file && this.c.kind === 'unlistable') return { ok: false, missing: false, reason: `EACCES: permission denied, scandir '${p}'` };
+    const below = this.beneath(p);
+    if (below) return below;
     const r = await this.base.list(this.map(p));
     const t = this.twin;
     if (!t || p !== t.dir || !r.ok) return r;
@@ -123,6 +135,8 @@ export class MutatingHost implements Host {
   }
 
   async readBytes(p: string, max = 1 << 20): Promise<ReadResult<Uint8Array>> {
+    const below = this.beneath(p);
+    if (below) return below;
     if (p !== this.c.file || this.c.kind === 'duplicated' || this.c.kind === 'unlistable') return this.base.readBytes(this.map(p), max);
     switch (this.c.kind) {
       case 'unreadable':
@@ -131,6 +145,24 @@ export class MutatingHost implements Host {
         return { ok: true, value: new Uint8Array(0) };
       case 'garbage':
         return { ok: true, value: Buffer.from(garbage(this.c.salt), 'latin1') };
+      case 'truncated': {
+        // Cut short as a torn read or capture leaves it: text at a line boundary (half its lines), bytes at half.
+        const r = await this.base.readBytes(p, max);
+        if (!r.ok || r.value.length < 2) return r;
+        const b = Buffer.from(r.value);
+        const lines = b.includes(0) ? null : b.toString('latin1').split('\n');
+        if (lines && lines.length > 2) return { ok: true, value: Buffer.from(`${lines.slice(0, Math.floor((lines.length - 1) / 2)).join('\n')}\n`, 'latin1') };
+        return { ok: true, value: b.subarray(0, Math.floor(b.length / 2)) };
+      }
+      case 'foreign': {
+        // Another function's config space, of another base class (byte 0x0b): a shifted or foreign read.
+        const mine = await this.base.readBytes(p, max);
+        for (const o of this.others ?? []) {
+          const r = o === p ? null : await this.base.readBytes(o, max);
+          if (r?.ok && mine.ok && r.value.length > 0x0b && mine.value.length > 0x0b && r.value[0x0b] !== mine.value[0x0b]) return r;
+        }
+        return mine;
+      }
       case 'oversized': {
         const r = await this.base.readBytes(p, max);
         const unit = r.ok && r.value.length ? Buffer.from(r.value) : Buffer.from('9');
@@ -141,14 +173,14 @@ export class MutatingHost implements Host {
     }
   }
 
+  /** As the Hosts decode it (host.ts wholeText): a kernel file cut short is refused there, as on a real tree. */
   async readText(p: string): Promise<ReadResult<string>> {
-    const r = await this.readBytes(p);
-    return r.ok ? { ok: true, value: Buffer.from(r.value).toString('utf8') } : r;
+    return wholeText(await this.readBytes(p), p);
   }
 
   /** A link of the case that cannot be followed: a loop, as FsHost words ELOOP. */
   private brokenLink(p: string): ReadResult<string> | null {
-    return p === this.c.file && this.c.kind === 'unreadable' ? { ok: false, missing: false, reason: `ELOOP: too many symbolic links encountered, '${p}'` } : null;
+    return p === this.c.file && this.c.kind === 'unreadable' ? { ok: false, missing: false, reason: `ELOOP: too many symbolic links encountered, '${p}'` } : this.beneath(p);
   }
 
   readLink(p: string): Promise<ReadResult<string>> {
@@ -171,7 +203,9 @@ export class MutatingHost implements Host {
 
   /** A path of the case that cannot be looked at: EACCES on a directory above it, as FsHost words it. */
   private brokenStat(p: string): Promise<ReadResult<StatInfo>> | null {
-    return p === this.c.file && this.c.kind === 'unreadable' ? Promise.resolve({ ok: false, missing: false, reason: `EACCES: permission denied, lstat '${p}'` }) : null;
+    if (p === this.c.file && this.c.kind === 'unreadable') return Promise.resolve({ ok: false, missing: false, reason: `EACCES: permission denied, lstat '${p}'` });
+    const below = this.beneath(p);
+    return below ? Promise.resolve(below) : null;
   }
 
   access(p: string): Promise<AccessAnswer> {

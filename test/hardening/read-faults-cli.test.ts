@@ -1,5 +1,6 @@
 // A tree broken where no kernel breaks it (a listing that fails, a file where a directory is, a cut class or vendor, a
-// zeroed config space, a cooling state above its maximum, links copied as directories), judged by the built CLI with
+// zeroed config space, a cooling state above its maximum, links copied as directories, a file cut short, another
+// function's config space), judged by the built CLI with
 // a baseline captured from the healthy tree: never a FAIL and never a drain, only skips or "nothing judged". The
 // generated 8-GPU HGX (test/gen/topologies/sglang30401-hgx-h100.ts) with its NVIDIA procfs and PCIe cooling devices.
 import t from 'tap';
@@ -56,6 +57,9 @@ const cases: Case[] = [
   { name: "a GPU's config space zeroed: IDs from sysfs, links and AER unknown", breakIt: (r) => writeFileSync(path.join(realDev(r, P0.gpu), 'config'), Buffer.alloc(4096)), line: new RegExp(`^PASS +device-inventory +${P0.gpu} `, 'm') },
   { name: 'a cooling state above its maximum (7 of 3): unknown, not a throttled link', breakIt: (r) => writeFileSync(path.join(r, 'sys/class/thermal/cooling_device0/cur_state'), '7\n'), line: new RegExp(`^SKIP +pcie-throttle +${P0.rp} +cooling_device0 cur_state unknown \\(/sys/class/thermal/cooling_device0/cur_state 7 is above max_state 3\\)$`, 'm') },
   { name: "a GPU's /sys/bus/pci/devices entry a copied directory: its place unknown, no path judged NODE", breakIt: (r) => { const real = realDev(r, P0.gpu); rmSync(dev(r, P0.gpu)); cpSync(real, dev(r, P0.gpu), { recursive: true }); }, line: new RegExp(`^SKIP +device-inventory +${P0.gpu} `, 'm') },
+  { name: "mlx5_0's fw_ver cut short (no final newline): unknown, not firmware 28.39", breakIt: (r) => writeFileSync(path.join(r, 'sys/class/infiniband/mlx5_0/fw_ver'), '28.39'), line: /^SKIP +device-inventory +mlx5_0 +firmware unknown \(\/sys\/class\/infiniband\/mlx5_0\/fw_ver: cut short \(no final newline, which the kernel ends every text file with\)\) \(want 28\.39\.1002\)$/m },
+  { name: "GPU0's resource cut to its first 2 lines: unknown, not a 16 MiB window", breakIt: (r) => writeFileSync(path.join(realDev(r, P0.gpu), 'resource'), readFileSync(path.join(realDev(r, P0.gpu), 'resource'), 'utf8').split('\n').slice(0, 2).join('\n') + '\n'), line: new RegExp(`^SKIP +gpu-bar1 +${P0.gpu} +resource unknown \\(/sys/devices/\\S+/${P0.gpu}/resource: resource has 2 line\\(s\\), fewer than the kernel writes \\(7\\): cut short\\)$`, 'm') },
+  { name: "mlx5_0's config space holding GPU0's: refused, the adapter told by sysfs", breakIt: (r) => writeFileSync(path.join(realDev(r, P0.nic), 'config'), readFileSync(path.join(realDev(r, P0.gpu), 'config'))), line: /^PASS +device-inventory +mlx5_0 +RDMA /m },
   { name: "an adapter's device link a copied directory: its PCI function unknown, not a missing NIC", breakIt: (r) => { const l = path.join(r, 'sys/class/infiniband/mlx5_0/device'); const copy = `${r}-nic`; cpSync(realpathSync(l), copy, { recursive: true }); rmSync(l); renameSync(copy, l); }, line: /^SKIP +device-inventory +mlx5_0 +RDMA adapter mlx5_0: its PCI function could not be read \(\/sys\/class\/infiniband\/mlx5_0\/device: not a link, so its PCI function cannot be told\)$/m },
 ];
 

@@ -1,4 +1,4 @@
-// Generator: every file the gate reads, every link it follows, every directory it lists and every path it looks at on a real tree (the H200 capture; a generated 8-GPU HGX with RDMA, gres.conf, NVIDIA procfs and cooling devices) made unreadable, empty, garbage, oversized or duplicated (a link, a listing, a look: unreadable), judged by the runner: a finding may only stay as it was or become a skip (or nothing be judged: could not tell).
+// Generator: every file the gate reads, every link it follows, every directory it lists and every path it looks at on a real tree (the H200 capture; a generated 8-GPU HGX with RDMA, gres.conf, NVIDIA procfs, cooling devices and a slurmd; the same with a GPU without NUMA node; a GB300 Data Direct) made unreadable, empty, garbage, oversized, cut short, another function's config space or duplicated (a link, a listing, a look: unreadable), judged by the runner: a finding may only stay as it was or become a skip (or nothing be judged: could not tell).
 import t, { type Test } from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -14,7 +14,8 @@ import type { BaselineClass } from '../../src/model/baseline.js';
 import type { Finding } from '../../src/model/finding.js';
 import { captureFrom, hgx, P0 } from '../checks/_trees.js';
 import { writeNvidiaGpus } from '../gen/nvidia-procfs.js';
-import { allDevices, buildTree } from '../gen/sysfs-tree.js';
+import { allDevices, buildTree, limitsText } from '../gen/sysfs-tree.js';
+import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
 import { H200 } from '../helpers/paths.js';
 import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 import { mulberry32 } from '../helpers/seeded.js';
@@ -64,11 +65,22 @@ function put(root: string, kpath: string, text: string): void {
   writeFileSync(path.join(root, kpath), text);
 }
 
-/** The HGX tree with what job-placement and pcie-throttle read: NVIDIA procfs, the core topology, a right gres.conf, cooling devices. */
-async function hgxTree(): Promise<string> {
+/**
+ * The HGX tree with what job-placement and pcie-throttle read: NVIDIA procfs, the core topology, a right gres.conf,
+ * cooling devices; a slurmd above the gate (memlock-limit walks up to it) with its pid file. `numaless`: GPU0 with
+ * numa_node -1 and local CPUs on both sockets, as firmware without proximity data leaves it (its paths then hang on
+ * the NUMA nodes' cpulists).
+ */
+async function hgxTree(numaless = false): Promise<string> {
   const root = scratchDir('gdrgate-broken-', TREE_TMP);
   const n = hgx();
+  if (numaless) Object.assign(allDevices(n).find((d) => d.bdf === P0.gpu)!, { numaNode: -1 });
   await buildTree(root, n);
+  put(root, 'proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t4242\n');
+  put(root, 'proc/4242/comm', 'slurmd\n');
+  put(root, 'proc/4242/status', 'Name:\tslurmd\nState:\tS (sleeping)\nPid:\t4242\nPPid:\t1\n');
+  put(root, 'proc/4242/limits', limitsText('unlimited'));
+  put(root, 'run/slurmd.pid', '4242\n');
   await writeNvidiaGpus(root, n);
   for (let c = 0; c < 192; c++) {
     const core = c % 96;
@@ -131,6 +143,7 @@ async function sweep(t: Test, tree: Tree): Promise<void> {
   let ran = 0;
   for (const c of cs) {
     const host = new MutatingHost(tree.rec.host, c, tree.rec.lists, (d) => listing.get(d) ?? []);
+    host.others = tree.rec.files.filter((f) => f.endsWith('/config'));
     if (!host.applies) continue;
     ran++;
     const inv = await buildInventory(host);
@@ -145,6 +158,16 @@ t.test('the H200 capture (examples/h200-vm)', async (t) => {
   await sweep(t, await prepare('h200-vm', new FsHost(H200)));
 });
 
-t.test('a generated 8-GPU HGX with 8 ConnectX-7, gres.conf, NVIDIA procfs and PCIe cooling devices', async (t) => {
+t.test('a generated 8-GPU HGX with 8 ConnectX-7, gres.conf, NVIDIA procfs, PCIe cooling devices and a slurmd', async (t) => {
   await sweep(t, await prepare('hgx', new FsHost(await hgxTree())));
+});
+
+t.test('the same with GPU0 on no NUMA node (numa_node -1, local CPUs on both sockets)', async (t) => {
+  await sweep(t, await prepare('hgx-numaless', new FsHost(await hgxTree(true))));
+});
+
+t.test('a generated GB300 with ConnectX-8 Data Direct (the Direct NIC ACS masks, the DMA functions\' IOMMU groups)', async (t) => {
+  const root = scratchDir('gdrgate-broken-', TREE_TMP);
+  await buildTree(root, structuredClone(GB300));
+  await sweep(t, await prepare('gb300', new FsHost(root)));
 });
