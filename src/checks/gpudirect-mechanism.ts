@@ -60,7 +60,8 @@ export default defineCheck('gpudirect-mechanism', WORDING, {
     else if (!ok) out.push(f(have === 'none' ? 'mechanism-missing' : 'mechanism-wrong', 'fail', 'node', `${want === 'any' ? 'no GPUDirect mechanism' : `${want} not available`}: ${facts}`, want, have));
     else out.push(f('mechanism-ok', 'pass', 'node', facts, want, have));
     if (baseline?.gpuInitiated) out.push(peerMapping(g));
-    if (!g.ibUverbs) out.push(f('uverbs-missing', 'warn', 'ib_uverbs', 'RDMA adapters present but ib_uverbs not loaded', 'loaded', 'absent'));
+    if (g.ibUverbs.state === 'unknown') out.push(f('mechanism-unknown', 'skip', 'ib_uverbs', `whether ib_uverbs is loaded could not be told: ${g.ibUverbs.why}`, 'loaded'));
+    else if (nul(g.ibUverbs) !== true) out.push(f('uverbs-missing', 'warn', 'ib_uverbs', 'RDMA adapters present but ib_uverbs not loaded', 'loaded', 'absent'));
     return out;
   },
 });

@@ -72,7 +72,8 @@ export function gpudirect(a: CompareView, b: CompareView): Difference[] {
     const impact = xa.length === 0 ? 'critical' : lost ? 'major' : 'minor';
     out.push(diff(impact, 'gpudirect', 'mechanism', ta, tb, xa.length === 0 ? 'mechanism-missing' : lost ? 'mechanism-wrong' : 'better-than-reference'));
   }
-  if (a.ibUverbs !== b.ibUverbs) {
+  if (a.ibUverbs !== b.ibUverbs && (a.ibUverbs === null || b.ibUverbs === null)) out.push(diff('minor', 'gpudirect', 'ib_uverbs', String(a.ibUverbs ?? 'unknown'), String(b.ibUverbs ?? 'unknown'), 'unknown-side'));
+  else if (a.ibUverbs !== b.ibUverbs) {
     const lost = !a.ibUverbs;
     out.push(diff(lost ? 'major' : 'minor', 'gpudirect', 'ib_uverbs', lost ? 'absent' : 'loaded', lost ? 'loaded' : 'absent', lost ? 'uverbs-missing' : 'better-than-reference'));
   }

@@ -75,7 +75,8 @@ export interface CompareView {
   readonly mechanisms: readonly string[];
   /** Why the mechanisms could not be told (a peer-memory file or the driver unreadable); null when they could. */
   readonly mechanismsUnknown: string | null;
-  readonly ibUverbs: boolean;
+  /** null: could not be told. */
+  readonly ibUverbs: boolean | null;
   /** The path modules (node.ts PATH_MODULES) loaded. */
   readonly modules: readonly string[];
   readonly memlock: readonly { readonly who: string; readonly known: boolean; readonly text: string; readonly soft: number | 'unlimited' | null; readonly hard: number | 'unlimited' | null }[];
@@ -146,7 +147,7 @@ export function compareView(inv: Inventory): CompareView {
     iommuCmdline: iommuCmdline(inv),
     mechanisms: mechanisms(inv),
     mechanismsUnknown: mechanismsUnknown(inv),
-    ibUverbs: inv.gpudirect.ibUverbs,
+    ibUverbs: nul(inv.gpudirect.ibUverbs),
     modules: PATH_MODULES.filter((x) => inv.modules.has(x)),
     memlock: inv.memlock.map((p) => ({
       who: p.who,

@@ -4,7 +4,7 @@ import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Gpudirect } from '../model/inventory.js';
 import { kernelMajorMinor, type NvidiaDriver, parseNvidiaVersion } from '../parsers/procfs.js';
-import { exists, factParsed, factText, Notes } from './read.js';
+import { factParsed, factText, Notes } from './read.js';
 import { parseRegistryDwords } from '../parsers/nvidia-params.js';
 
 export const PEERMEM_FILES = {
@@ -43,7 +43,7 @@ export async function readGpudirect(host: Host, kernelRelease: Fact<string>, mod
     factText(host, PEERMEM_FILES.nvMemNc, notes),
     factText(host, PEERMEM_FILES.nvidiaPeermem, notes),
     factText(host, VERSION, notes),
-    exists(host, '/sys/module/ib_uverbs'),
+    host.lstat('/sys/module/ib_uverbs'),
     factParsed(host, '/proc/driver/nvidia/params', parseRegistryDwords, notes, 'absent'),
   ]);
   let driver: Fact<NvidiaDriver> = nvVersion.state === 'present' ? unknown(`${VERSION}: not parsed`) : nvVersion.state === 'absent' ? ABSENT : nvVersion;
@@ -61,7 +61,8 @@ export async function readGpudirect(host: Host, kernelRelease: Fact<string>, mod
     nvidiaPeermem,
     driver,
     kernelRelease,
-    ibUverbs: ibUverbs || modules.has('ib_uverbs'),
+    // Listed, or its /sys/module directory there (a module built in is not listed); a look that failed is no "not loaded".
+    ibUverbs: ibUverbs.ok || modules.has('ib_uverbs') ? present(true) : ibUverbs.missing ? present(false) : unknown(`/sys/module/ib_uverbs: ${ibUverbs.reason}`),
     dmabuf: dmabufFact(driver, kernelRelease),
     peermem: peermemFact([nvMem, nvMemNc, nvidiaPeermem], modules.has('nvidia_peermem')),
     registryDwords,

@@ -39,10 +39,6 @@ export async function factLinkBase(host: Host, path: string): Promise<Fact<strin
   return r.missing ? ABSENT : unknown(readWhy(path, r.reason));
 }
 
-export async function exists(host: Host, path: string): Promise<boolean> {
-  return (await host.lstat(path)).ok;
-}
-
 /** A listing as a fact: missing is absent, any other failure unknown (with why). */
 export async function listFact(host: Host, kpath: string): Promise<Fact<string[]>> {
   const r = await host.list(kpath);

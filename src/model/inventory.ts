@@ -109,7 +109,8 @@ export interface Gpudirect {
   /** /proc/driver/nvidia/version: absent without the NVIDIA module; unknown when unreadable or malformed. */
   readonly driver: Fact<NvidiaDriver>;
   readonly kernelRelease: Fact<string>;
-  readonly ibUverbs: boolean;
+  /** ib_uverbs loaded (listed, or /sys/module/ib_uverbs there: built in); unknown when that look failed and it is not listed. */
+  readonly ibUverbs: Fact<boolean>;
   /** DMA-BUF for RDMA: open kernel module and kernel >= 5.12 (NCCL's ncclIbDmaBufSupport precondition); unknown when the driver or kernel could not be read. */
   readonly dmabuf: Fact<boolean>;
   /** nvidia_peermem (or MOFED's nv_peer_mem) loaded: one of NCCL's files there, or the module listed; unknown when a file could not be read. */
