@@ -14,16 +14,19 @@ export default defineCheck('topology-distance', WORDING, {
     const out: Finding[] = [];
     if (!baseline) {
       for (const g of m.gpus) {
-        const known = m.nics.map((n) => ({ n, c: m.cell(g.label, n.label) })).filter((x): x is { n: typeof x.n; c: PathClass } => isPathClass(x.c));
+        const cells = m.nics.map((n) => ({ n, c: m.cell(g.label, n.label) }));
+        const known = cells.filter((x): x is { n: typeof x.n; c: PathClass } => isPathClass(x.c));
         const best = known.sort((a, b) => RANK[a.c] - RANK[b.c])[0];
         if (!best) {
-          out.push(f('topology-unknown', 'skip', g.bdf, 'no RDMA adapter with a PCI function to place against (software RDMA only?)'));
+          const untold = cells.filter((x) => x.c === '?' && x.n.bdf).map((x) => x.n.name);
+          out.push(f('topology-unknown', 'skip', g.bdf, untold.length ? `no path to an RDMA adapter could be told: ${untold.join(', ')} (a place or NUMA node unread)` : 'no RDMA adapter with a PCI function to place against (software RDMA only?)'));
           continue;
         }
-        // An adapter whose PCI function could not be read may be nearer than any placed one (only PIX is nearest for sure).
-        const unplaced = inv.nics.filter((n) => n.bdf.state === 'unknown').map((n) => n.name);
+        // An adapter whose PCI function could not be read, or whose path to this GPU could not be told (a place or
+        // NUMA node unread), may be nearer than any placed one (only PIX is nearest for sure).
+        const unplaced = [...new Set([...inv.nics.filter((n) => n.bdf.state === 'unknown').map((n) => n.name), ...cells.filter((x) => x.c === '?' && x.n.bdf).map((x) => x.n.name)])];
         if (best.c !== 'PIX' && unplaced.length) {
-          out.push(f('topology-unknown', 'skip', g.bdf, `nearest RDMA adapter not known: ${unplaced.join(', ')} could not be placed (PCI function unreadable)`));
+          out.push(f('topology-unknown', 'skip', g.bdf, `nearest RDMA adapter not known: ${unplaced.join(', ')} could not be placed (its PCI function, place or NUMA node unread)`));
           continue;
         }
         const s = best.c === 'SYS' ? 'warn' : 'pass';

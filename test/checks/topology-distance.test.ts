@@ -135,6 +135,17 @@ export const cases = table('topology-distance', [
     based: GPUS.map((g): Want => ({ status: 'skip', code: 'topology-unknown', subject: `${g}-mlx5_0` })),
   },
   {
+    name: 'skip without baseline: the same, GPU1 (nearest placed adapter NODE) cannot tell its nearest: mlx5_0\'s path to it unknown',
+    patch: async (root) => {
+      const entry = `${root}/sys/bus/pci/devices/${P0.nic}`;
+      await fsp.rm(entry);
+      await fsp.symlink(P0.nic, entry);
+    },
+    subjects: [GPUS[0]!, GPUS[1]!],
+    bare: [{ status: 'skip', code: 'topology-unknown', subject: GPUS[0]! }, { status: 'pass', code: 'topology-ok', subject: GPUS[1]!, expected: 'not SYS', actual: 'PIX' }],
+    based: [],
+  },
+  {
     name: 'skip: no RDMA adapter (topology-na)',
     change: (n) => NICS.forEach((b) => detach(n, b)),
     bare: [na],
