@@ -11,10 +11,15 @@ import { scratchDir } from '../helpers/scratch.js';
 const MAINT: string = '../../scripts/package-maint.mjs';
 const { PRERM_IN_USE, PRERM_REMOVE } = (await import(MAINT)) as { PRERM_IN_USE: string; PRERM_REMOVE: string };
 const dir = scratchDir('gdrgate-prerm-');
+// Hermetic: the places the script looks besides SLURM_CONF (this machine's /etc/slurm and slurmd's conf-cache) moved
+// into empty directories of the test's own (each must be in the script exactly once), so what this machine's Slurm
+// runs never turns a case into a skip.
+const MACHINE = ['/etc/slurm/*.conf', '/var/spool/slurmd/conf-cache/*.conf', '/var/spool/slurm/d/conf-cache/*.conf'];
+const HERMETIC = MACHINE.reduce((script, glob, i) => script.replace(glob, `${dir}/none${i}/*.conf`), PRERM_IN_USE);
 const check = (conf: string, env: Record<string, string> = {}) => {
   const file = path.join(dir, 'slurm.conf');
   writeFileSync(file, conf);
-  const r = spawnSync('/bin/sh', ['-ec', PRERM_IN_USE], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SLURM_CONF: file, ...env }, timeout: 30_000 });
+  const r = spawnSync('/bin/sh', ['-ec', HERMETIC], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SLURM_CONF: file, ...env }, timeout: 30_000 });
   return { code: r.status, stderr: r.stderr };
 };
 const refused = (uses: string) => ({
@@ -22,8 +27,9 @@ const refused = (uses: string) => ({
   stderr: `gdrgate: not removed: Slurm on this node still runs its wrappers:${uses}. Without them every job fails (a missing Prolog drains the node: Prolog error). Take them out of slurm.conf and scontrol reconfigure first, or remove with GDRGATE_REMOVE_IN_USE=1.\n`,
 });
 
-t.test('the check is the first thing the removal script does', async (t) => {
+t.test('the check is the first thing the removal script does; the places it looks, each once', async (t) => {
   t.equal(PRERM_REMOVE.startsWith(PRERM_IN_USE), true);
+  t.same(MACHINE.map((g) => PRERM_IN_USE.split(g).length - 1), [1, 1, 1]);
 });
 
 t.test('a wrapper named by any hook key, in any case and spacing, or through a script of the site that names it: refused', async (t) => {
@@ -43,15 +49,10 @@ t.test('a wrapper named by any hook key, in any case and spacing, or through a s
   t.same({ code: twice.status, stderr: twice.stderr }, refused(` ${etc}/slurm.conf:/usr/libexec/gdrgate/prolog.sh`), 'one file, said once');
 });
 
-// Not hermetic: the check also reads this machine's /etc/slurm and conf-cache. Where those name a wrapper, said.
-const here = check('');
-if (here.code !== 0) {
-  t.skip(`a node whose Slurm runs no wrapper: this machine's own Slurm files name one (${here.stderr.trim()})`, () => {});
-} else {
-  t.test("a node whose Slurm runs no wrapper (another Prolog, a commented one, gdrgate's own settings file): removed", async (t) => {
-    const site = path.join(dir, 'site.sh');
-    writeFileSync(site, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
-    t.same(check(`Prolog=${site}\n#Prolog=/usr/libexec/gdrgate/prolog.sh\nPrologFlags=Alloc\n`), { code: 0, stderr: '' });
-    t.same(check('NODE=/usr/lib/gdrgate/node\nCLI=/usr/libexec/gdrgate/x\n'), { code: 0, stderr: '' });
-  });
-}
+t.test("a node whose Slurm runs no wrapper (none at all, another Prolog, a commented one, gdrgate's own settings file): removed", async (t) => {
+  const site = path.join(dir, 'site.sh');
+  writeFileSync(site, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  t.same(check(''), { code: 0, stderr: '' });
+  t.same(check(`Prolog=${site}\n#Prolog=/usr/libexec/gdrgate/prolog.sh\nPrologFlags=Alloc\n`), { code: 0, stderr: '' });
+  t.same(check('NODE=/usr/lib/gdrgate/node\nCLI=/usr/libexec/gdrgate/x\n'), { code: 0, stderr: '' });
+});
