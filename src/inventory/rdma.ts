@@ -42,6 +42,8 @@ export async function listRdma(host: Host, notes: Notes): Promise<RdmaNic[]> {
       const dir = `${CLASS}/${name}`;
       const bdf = await pciFunction(host, `${dir}/device`, notes);
       const ports = await host.list(`${dir}/ports`);
+      // Shown only (the inventory line, the NCCL topology file): unlisted ports are said, not taken for none.
+      if (!ports.ok && !ports.missing) notes.add(`${dir}/ports`, ports.reason);
       const nums = ports.ok ? ports.value.filter((p) => /^\d+$/.test(p)).map(Number).sort((a, b) => a - b) : [];
       const [fwVer, nodeGuid, portList] = await Promise.all([
         // An empty or garbled fw_ver (a FIFO, a driver that wrote nothing) says nothing about the firmware: unknown.
