@@ -34,7 +34,8 @@ t.test('healthy, and the Prolog waits: the summary line, the job state, one run 
   t.ok(existsSync(path.join(e.dir, 'run', 'job-42', 'prolog.json')));
   // pcie-aer: the agent records the counters it judged, as the gate's own Prolog does (one recordAer).
   const last = JSON.parse(readFileSync(path.join(e.dir, 'run', 'aer-last.json'), 'utf8')) as { job: string; devices: Record<string, unknown> };
-  t.match(last, { job: /^42$/, devices: { '0000:00:06.0': { cor: null, rootCor: null, ceSta: 0 } } }, 'the H200: no counters, CESta 0');
+  t.equal(last.job, '42');
+  t.same(last.devices['0000:00:06.0'], { cor: null, rootCor: null, ceSta: 0 }, 'the H200: no counters, CESta 0');
   t.ok(existsSync(path.join(e.dir, 'run', 'aer-job-42.json')), "and for the job's Epilog");
   setLogFile(undefined); // flush to the file before reading it
   t.match(JSON.parse(runLines(e.log)[0]!), { startup: /^agent$/, client: process.pid, job: /^42$/, result: /^healthy$/ });
