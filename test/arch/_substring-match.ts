@@ -3,6 +3,8 @@
 // match an error or a value the same way) tests a string pattern with indexOf. Exact values use equal/same/strictSame,
 // patterns an anchored RegExp. Also finds an array literal in a pattern that match, matchStrict, has or hasStrict
 // compares as a prefix: `[]` passes for any array, `[/a/]` for ['a', 'more'] (matchOnly/matchOnlyStrict do not).
+// And a null as an object's value in a pattern of match, has, resolveMatch, throws or rejects, which also passes when
+// the key is missing: `t.match({}, { gpu: null })` passes (matchStrict, hasStrict and matchOnly fail it).
 import ts from 'typescript';
 
 /** Assertions whose pattern (argument 2) is compared with tcompare's match. */
@@ -11,6 +13,9 @@ const MATCHERS = new Set(['match', 'matchOnly', 'matchStrict', 'matchOnlyStrict'
 const ERROR_MATCHERS = new Set(['throws', 'rejects']);
 /** Assertions whose pattern compares an array as a prefix of the value's array (strings by ===, for has/hasStrict). */
 const PREFIX_MATCHERS = new Set(['match', 'matchStrict', 'resolveMatch', 'throws', 'rejects', 'has', 'hasStrict']);
+
+/** Assertions whose pattern's `key: null` passes for an object without the key (matchStrict/hasStrict/matchOnly fail it). */
+const NULL_MATCHERS = new Set(['match', 'has', 'resolveMatch', 'throws', 'rejects']);
 
 export interface Finding {
   readonly line: number;
@@ -64,7 +69,38 @@ function prefixArray(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression
   return null;
 }
 
-/** The substring matches and prefix arrays in one test file's source. */
+/** Where a `key: null` hides in `e`, or null: an object's value, nested in objects or arrays, or in a const of this file. */
+function nullLeaf(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, seen: Set<string> = new Set()): string | null {
+  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) return nullLeaf(e.expression, consts, seen);
+  if (ts.isIdentifier(e) && consts.has(e.text) && !seen.has(e.text)) {
+    seen.add(e.text);
+    const leaf = nullLeaf(consts.get(e.text)!, consts, seen);
+    return leaf ? `${e.text}, ${leaf}` : null;
+  }
+  if (ts.isArrayLiteralExpression(e)) {
+    for (const el of e.elements) {
+      const leaf = ts.isSpreadElement(el) ? null : nullLeaf(el, consts, seen);
+      if (leaf) return leaf;
+    }
+  }
+  if (ts.isObjectLiteralExpression(e)) {
+    for (const p of e.properties) {
+      const v = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
+      if (!v) continue;
+      const bare = skipWrappers(v);
+      const leaf = bare.kind === ts.SyntaxKind.NullKeyword ? 'null (passes when the key is missing too)' : nullLeaf(v, consts, seen);
+      if (leaf) return `${p.name?.getText() ?? '…'}: ${leaf}`;
+    }
+  }
+  return null;
+}
+
+function skipWrappers(e: ts.Expression): ts.Expression {
+  while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) e = e.expression;
+  return e;
+}
+
+/** The substring matches, prefix arrays and null leaves in one test file's source. */
 export function substringMatches(file: string, text: string): Finding[] {
   const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const consts = new Map<string, ts.Expression>();
@@ -86,6 +122,10 @@ export function substringMatches(file: string, text: string): Finding[] {
       if (PREFIX_MATCHERS.has(name) && (!objectOnly || literal)) {
         const arr = prefixArray(pattern, consts);
         if (arr) found.push({ ...at, why: arr });
+      }
+      if (NULL_MATCHERS.has(name) && (!objectOnly || literal)) {
+        const leaf = nullLeaf(pattern, consts);
+        if (leaf) found.push({ ...at, why: leaf });
       }
     }
     ts.forEachChild(n, visit);

@@ -1,6 +1,6 @@
-// No test compares a string with tap's substring match, or an array as a prefix: every test file is parsed and
-// t.match-like calls whose pattern is, or holds, a string or an array literal are listed (ESLint-style valid/invalid
-// cases hold the rule itself).
+// No test compares a string with tap's substring match, an array as a prefix, or a `key: null` that a missing key also
+// passes: every test file is parsed and t.match-like calls whose pattern is, or holds, a string, an array literal or
+// an object's null value are listed (ESLint-style valid/invalid cases hold the rule itself).
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -44,10 +44,40 @@ t.test('the rule: invalid, an array compared as a prefix ([] passes for any arra
   for (const [src, whys] of invalid) t.same(substringMatches('x.test.ts', src).map((f) => f.why), whys, src);
 });
 
+t.test('the rule: invalid, a null value in an object pattern (t.match({}, { a: null }) passes)', async (t) => {
+  const N = 'null (passes when the key is missing too)';
+  const invalid: [string, string[]][] = [
+    ['t.match(x, { a: null });', [`a: ${N}`]],
+    ['t.match(x, { a: { b: null } });', [`a: b: ${N}`]],
+    ["t.match(run, { result: /^healthy$/, exitCode: 0, agent: null });", [`agent: ${N}`]],
+    ['t.match(x, { a: null as null });', [`a: ${N}`]],
+    ["t.match(x, { devices: { '0000:00:06.0': { cor: null } } }, 'nested');", [`devices: '0000:00:06.0': cor: ${N}`]],
+    ['const want = { gpu: null };\nt.match(x, want);', [`want, gpu: ${N}`]],
+    ['const inner = { b: null };\nt.match(x, { a: inner });', [`a: inner, b: ${N}`]],
+    ['t.has(x, { a: null });', [`a: ${N}`]],
+    ['await t.resolveMatch(p, { a: null });', [`a: ${N}`]],
+    ['await t.rejects(p, { code: null });', [`code: ${N}`]],
+    ['t.throws(() => f(), { cause: null });', [`cause: ${N}`]],
+    // With the array rule: the array, then the null inside it.
+    ['t.match(x, [{ a: null }]);', ['an array of 1 (a prefix: more items pass)', `a: ${N}`]],
+  ];
+  for (const [src, whys] of invalid) t.same(substringMatches('x.test.ts', src).map((f) => f.why), whys, src);
+});
+
 t.test('the rule: valid', async (t) => {
   const valid = [
     't.match(r.stdout, /^healthy$/m);',
-    "t.match(run, { result: /^healthy$/, exitCode: 0, agent: null });",
+    't.match(run, { result: /^healthy$/, exitCode: 0 });',
+    't.same(x, { a: null });',
+    't.strictSame(x, { a: { b: null } });',
+    't.matchOnly(x, { a: null });',
+    't.matchOnlyStrict(x, { a: null });',
+    't.matchStrict(x, { a: null });',
+    't.hasStrict(x, { a: null });',
+    't.equal(x.a, null);',
+    't.match(x, null);',
+    't.throws(() => f(), null, \'a null pattern is no object\');',
+    "t.throws(() => writeStamp(d, { job: null }), /writable/);",
     "t.equal(r.stdout, 'healthy\\n');",
     "t.same(run, { result: 'healthy' });",
     "t.hasStrict(run, { result: 'healthy' });",
@@ -73,5 +103,5 @@ t.test('the suite: no substring match anywhere under test/', async (t) => {
   const files = (readdirSync(root, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).sort();
   t.ok(files.length > 100, `${files.length} files read`);
   const found = files.flatMap((f) => substringMatches(f, readFileSync(path.join(root, f), 'utf8')).map((x) => `test/${f}:${x.line}: ${x.why}: ${x.text}`));
-  t.same(found, [], 'use t.equal, t.same, or an anchored RegExp (test/helpers/exactly.ts for a computed string); t.same for an array, or a length check and t.match per item');
+  t.same(found, [], 'use t.equal, t.same, or an anchored RegExp (test/helpers/exactly.ts for a computed string); t.same for an array, or a length check and t.match per item; t.same, or t.equal(x.key, null) beside the t.match, for a null');
 });
