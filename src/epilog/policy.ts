@@ -36,7 +36,8 @@ export function samplingDecision(p: SamplingPolicy, job: string | null, stamp: (
     const why =
       ago === null ? 'no probing run recorded yet'
       : future ? `last probing run stamped ${-ago} s in the future (clock moved back?): taken as stale`
-      : `last probing run ${ago} s ago (every ${p.minIntervalS} s at most)`;
+      // A stamp within the tolerance ahead of now: another epilog's, written after this one read the clock: just now.
+      : `last probing run ${Math.max(0, ago)} s ago (every ${p.minIntervalS} s at most)`;
     rules.push({ ok, why });
   }
   if (rules.length === 0) return { probe: true, why: 'no sampling rule: every epilog probes' };

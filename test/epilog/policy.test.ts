@@ -43,7 +43,8 @@ t.test('a probe stamp from the future is stale: the epilog probes and says why (
   const year = 365 * 86400;
   t.strictSame(samplingDecision(hourly, '5', () => at(-year), NOW), { probe: true, why: `last probing run stamped ${year} s in the future (clock moved back?): taken as stale` });
   t.strictSame(samplingDecision(hourly, '5', () => at(-61), NOW), { probe: true, why: 'last probing run stamped 61 s in the future (clock moved back?): taken as stale' }, 'just past the 60 s tolerance');
-  t.strictSame(samplingDecision(hourly, '5', () => at(-60), NOW), { probe: false, why: 'last probing run -60 s ago (every 3600 s at most)' }, 'within the tolerance: probed just now');
+  t.strictSame(samplingDecision(hourly, '5', () => at(-60), NOW), { probe: false, why: 'last probing run 0 s ago (every 3600 s at most)' }, 'within the tolerance: probed just now (never "-60 s ago")');
+  t.strictSame(samplingDecision(hourly, '5', () => ({ ts: NOW + 400, job: '4', cursor: 0 }), NOW), { probe: false, why: 'last probing run 0 s ago (every 3600 s at most)' }, 'a concurrent epilog stamped 0.4 s after this one read the clock (was "-1 s ago")');
   t.strictSame(samplingDecision(hourly, '5', () => parseStamp('{"ts":1e300,"cursor":0}'), NOW), { probe: true, why: 'last probing run stamped 1e+297 s in the future (clock moved back?): taken as stale' });
   const all = pol({ everyNthJob: 10, minIntervalS: 3600, combine: 'all' });
   t.equal(samplingDecision(all, '70', () => at(-year), NOW).probe, true, 'combine all: the Nth job still probes');
