@@ -2,6 +2,7 @@
 import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown, valueOf } from '../model/fact.js';
 import { type Bdf, type LinkEnd, type PciDevice, UNPLACED } from '../model/inventory.js';
+import { hex4 } from '../model/names.js';
 import { silent, type PciConfig, type PcieCap } from '../model/pci.js';
 import { sparseConfig } from '../parsers/pci-config.js';
 import { parsePciConfigOnce } from './config-memo.js';
@@ -132,13 +133,12 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
   // Every function's class was read in phase 1: a header of another base class (a GPU's 03h in a NIC's 02h, a
   // bridge's 06h) is foreign too, for NICs and bridges whose vendor phase 1 does not read. (The base class only:
   // quirks adjust sub-class and programming interface, drivers/pci/quirks.c.)
-  const hex = (v: number, w: number): string => `0x${v.toString(16).padStart(w, '0')}`;
   const cfg =
     read.state !== 'present' ? read
     : s.vendor.state === 'present' && read.value.vendorId !== s.vendor.value && !silent(read.value, s.vendor.value)
-      ? unknown(`${d}/config: vendor ID ${hex(read.value.vendorId, 4)}, not the ${hex(s.vendor.value, 4)} of ${d}/vendor`)
+      ? unknown(`${d}/config: vendor ID 0x${hex4(read.value.vendorId)}, not the 0x${hex4(s.vendor.value)} of ${d}/vendor`)
     : s.classCode.state === 'present' && otherClass(read.value, s.classCode.value)
-      ? unknown(`${d}/config: class ${hex(read.value.classCode, 6)}, not the ${hex(s.classCode.value, 6)} of ${d}/class`)
+      ? unknown(`${d}/config: class 0x${read.value.classCode.toString(16).padStart(6, '0')}, not the 0x${s.classCode.value.toString(16).padStart(6, '0')} of ${d}/class`)
     : read;
   // Read as root, config space holds the registers sysfs's vendor, device and *_link_* files decode (IDs; Link
   // Status and Link Capabilities, PCIe Base 6.3 §7.5.3.6/§7.5.3.8): one read instead of seven per device.

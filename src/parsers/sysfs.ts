@@ -78,14 +78,30 @@ export function parseCpuList(text: string): Parsed<CpuRanges> {
     if (b < a || b > CPULIST_LIMITS.maxCpu) return { ok: false, error: `bad cpulist range ${part}` };
     ranges.push([a, b]);
   }
-  ranges.sort((x, y) => x[0] - y[0]);
+  return { ok: true, value: mergeCpus(ranges) };
+}
+
+/** Ranges in any order, overlapping or adjacent, as one sorted list of disjoint ranges (what a cpulist holds). */
+export function mergeCpus(ranges: readonly (readonly [number, number])[]): CpuRanges {
   const out: [number, number][] = [];
-  for (const r of ranges) {
+  for (const r of [...ranges].sort((x, y) => x[0] - y[0])) {
     const last = out[out.length - 1];
     if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
     else out.push([r[0], r[1]]);
   }
-  return { ok: true, value: out };
+  return out;
+}
+
+/** The CPUs of `a` that `b` holds too (both merged range lists). */
+export function cpusWithin(a: CpuRanges, b: CpuRanges): CpuRanges {
+  const out: [number, number][] = [];
+  for (const [x, y] of a) for (const [u, v] of b) if (u <= y && x <= v) out.push([Math.max(x, u), Math.min(y, v)]);
+  return out;
+}
+
+/** Whether every CPU of `a` lies in `b` (both merged range lists: a range of `a` lies within one range of `b`). */
+export function cpusCovered(a: CpuRanges, b: CpuRanges): boolean {
+  return a.every(([lo, hi]) => b.some(([x, y]) => x <= lo && hi <= y));
 }
 
 /** Whether two merged range lists share a CPU: one pass over both. */

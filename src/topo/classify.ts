@@ -1,7 +1,7 @@
 // GPU↔NIC / GPU↔GPU PCIe path class with nvidia-smi's meaning (topo -m legend), computed from sysfs parent chains.
 import { ABSENT, type Fact, present, unknown, valueOf, within } from '../model/fact.js';
 import { type Bdf, type Inventory, type PathClass, type PciDevice, UNPLACED } from '../model/inventory.js';
-import { type CpuRanges, cpusOverlap } from '../parsers/sysfs.js';
+import { cpusCovered, cpusOverlap, cpusWithin, mergeCpus } from '../parsers/sysfs.js';
 
 const DOWNSTREAM = 6;
 const UPSTREAM = 5;
@@ -58,28 +58,11 @@ export function numaAffinity(inv: Inventory, d: PciDevice): number[] | null {
   // not listed), and a node the device would lie on may be the one missing: unknown, never the nodes that are left.
   // (Only online ones: arm64 gives a device of no node cpu_all_mask, every CPU NR_CPUS allows, drivers/base/arch_numa.c.)
   const online = valueOf(inv.cpusOnline);
-  if (online && !covered(cpusIn(mine, online), nodes.map((n) => n.cpus!))) return null;
+  if (online && !cpusCovered(cpusWithin(mine, online), mergeCpus(nodes.flatMap((n) => n.cpus!)))) return null;
   return nodes.filter((n) => cpusOverlap(mine, n.cpus!)).map((n) => n.id);
 }
 
-/** The CPUs of `a` that `b` holds too (both merged, sorted range lists). */
-function cpusIn(a: CpuRanges, b: CpuRanges): CpuRanges {
-  const out: [number, number][] = [];
-  for (const [x, y] of a) for (const [u, v] of b) if (u <= y && x <= v) out.push([Math.max(x, u), Math.min(y, v)]);
-  return out;
-}
 
-/** Whether every CPU of `a` lies in one of `lists` (each a merged, sorted range list). */
-function covered(a: CpuRanges, lists: readonly CpuRanges[]): boolean {
-  const all = lists.flat().map((r) => [r[0], r[1]] as [number, number]).sort((x, y) => x[0] - y[0]);
-  const merged: [number, number][] = [];
-  for (const r of all) {
-    const last = merged.at(-1);
-    if (last && r[0] <= last[1] + 1) last[1] = Math.max(last[1], r[1]);
-    else merged.push(r);
-  }
-  return a.every(([lo, hi]) => merged.some(([x, y]) => x <= lo && hi <= y));
-}
 
 export interface PathInfo {
   /** '?': the class depends on a fact that could not be read (the NUMA node of one side). */

@@ -23,82 +23,54 @@ export interface Finding {
   readonly why: string;
 }
 
-/** Where a string leaf hides in `e`, or null: a literal, a template, or a const of this file holding one. */
-function stringLeaf(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, seen: Set<string> = new Set()): string | null {
-  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) return stringLeaf(e.expression, consts, seen);
-  if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e) || ts.isTemplateExpression(e)) return `a string ${e.getText().slice(0, 40)}`;
-  if (ts.isIdentifier(e) && consts.has(e.text) && !seen.has(e.text)) {
-    seen.add(e.text);
-    const leaf = stringLeaf(consts.get(e.text)!, consts, seen);
-    return leaf ? `${e.text}, ${leaf}` : null;
-  }
-  if (ts.isArrayLiteralExpression(e)) {
-    for (const el of e.elements) {
-      const leaf = ts.isSpreadElement(el) ? null : stringLeaf(el, consts, seen);
-      if (leaf) return leaf;
-    }
-  }
-  if (ts.isObjectLiteralExpression(e)) {
-    for (const p of e.properties) {
-      const v = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
-      const leaf = v ? stringLeaf(v, consts, seen) : null;
-      if (leaf) return `${p.name?.getText() ?? '…'}: ${leaf}`;
-    }
-  }
-  return null;
-}
-
-/** Where an array literal hides in `e`, or null: in the pattern itself, an object's value, or a const of this file. */
-function prefixArray(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, seen: Set<string> = new Set()): string | null {
-  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) return prefixArray(e.expression, consts, seen);
-  if (ts.isIdentifier(e) && consts.has(e.text) && !seen.has(e.text)) {
-    seen.add(e.text);
-    const arr = prefixArray(consts.get(e.text)!, consts, seen);
-    return arr ? `${e.text}, ${arr}` : null;
-  }
-  if (ts.isArrayLiteralExpression(e)) {
-    return e.elements.length === 0 ? 'an empty array [] (matches any array)' : `an array of ${e.elements.length} (a prefix: more items pass)`;
-  }
-  if (ts.isObjectLiteralExpression(e)) {
-    for (const p of e.properties) {
-      const v = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
-      const arr = v ? prefixArray(v, consts, seen) : null;
-      if (arr) return `${p.name?.getText() ?? '…'}: ${arr}`;
-    }
-  }
-  return null;
-}
-
-/** Where a `key: null` hides in `e`, or null: an object's value, nested in objects or arrays, or in a const of this file. */
-function nullLeaf(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, seen: Set<string> = new Set()): string | null {
-  if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) return nullLeaf(e.expression, consts, seen);
-  if (ts.isIdentifier(e) && consts.has(e.text) && !seen.has(e.text)) {
-    seen.add(e.text);
-    const leaf = nullLeaf(consts.get(e.text)!, consts, seen);
-    return leaf ? `${e.text}, ${leaf}` : null;
-  }
-  if (ts.isArrayLiteralExpression(e)) {
-    for (const el of e.elements) {
-      const leaf = ts.isSpreadElement(el) ? null : nullLeaf(el, consts, seen);
-      if (leaf) return leaf;
-    }
-  }
-  if (ts.isObjectLiteralExpression(e)) {
-    for (const p of e.properties) {
-      const v = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
-      if (!v) continue;
-      const bare = skipWrappers(v);
-      const leaf = bare.kind === ts.SyntaxKind.NullKeyword ? 'null (passes when the key is missing too)' : nullLeaf(v, consts, seen);
-      if (leaf) return `${p.name?.getText() ?? '…'}: ${leaf}`;
-    }
-  }
-  return null;
-}
+/** What a rule finds at one node of a pattern (`asValue`: it is an object's value), or null to look inside it. */
+type Hit = (e: ts.Expression, asValue: boolean) => string | null;
 
 function skipWrappers(e: ts.Expression): ts.Expression {
   while (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isSatisfiesExpression(e)) e = e.expression;
   return e;
 }
+
+/**
+ * Where `hit` finds something in pattern `e`, or null: the pattern itself, a const of this file it names, an object's
+ * values and (`intoArrays`) an array's items, as far down as they go; the answer says the way there.
+ */
+function find(e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>, hit: Hit, intoArrays: boolean, asValue = false, seen: Set<string> = new Set()): string | null {
+  const x = skipWrappers(e);
+  const here = hit(x, asValue);
+  if (here) return here;
+  if (ts.isIdentifier(x) && consts.has(x.text) && !seen.has(x.text)) {
+    seen.add(x.text);
+    const r = find(consts.get(x.text)!, consts, hit, intoArrays, asValue, seen);
+    return r ? `${x.text}, ${r}` : null;
+  }
+  if (intoArrays && ts.isArrayLiteralExpression(x)) {
+    for (const el of x.elements) {
+      const r = ts.isSpreadElement(el) ? null : find(el, consts, hit, intoArrays, false, seen);
+      if (r) return r;
+    }
+  }
+  if (ts.isObjectLiteralExpression(x)) {
+    for (const p of x.properties) {
+      const v = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
+      const r = v ? find(v, consts, hit, intoArrays, true, seen) : null;
+      if (r) return `${p.name?.getText() ?? '…'}: ${r}`;
+    }
+  }
+  return null;
+}
+
+/** A string leaf: a literal or a template, anywhere in the pattern. */
+const stringLeaf = (e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>): string | null =>
+  find(e, consts, (x) => (ts.isStringLiteral(x) || ts.isNoSubstitutionTemplateLiteral(x) || ts.isTemplateExpression(x) ? `a string ${x.getText().slice(0, 40)}` : null), true);
+
+/** An array literal: the pattern itself or an object's value (a prefix of the value's array passes). */
+const prefixArray = (e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>): string | null =>
+  find(e, consts, (x) => (ts.isArrayLiteralExpression(x) ? (x.elements.length === 0 ? 'an empty array [] (matches any array)' : `an array of ${x.elements.length} (a prefix: more items pass)`) : null), false);
+
+/** A `key: null`: an object's value, nested in objects or arrays. */
+const nullLeaf = (e: ts.Expression, consts: ReadonlyMap<string, ts.Expression>): string | null =>
+  find(e, consts, (x, asValue) => (asValue && x.kind === ts.SyntaxKind.NullKeyword ? 'null (passes when the key is missing too)' : null), true);
 
 /** The substring matches, prefix arrays and null leaves in one test file's source. */
 export function substringMatches(file: string, text: string): Finding[] {

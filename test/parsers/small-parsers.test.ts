@@ -2,7 +2,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseCpuList, parseLinkSpeed, parseLinkWidth, parseNumaNode, parsePciClass, parsePciId } from '../../src/parsers/sysfs.js';
+import { cpusCovered, cpusWithin, mergeCpus, parseCpuList, parseLinkSpeed, parseLinkWidth, parseNumaNode, parsePciClass, parsePciId } from '../../src/parsers/sysfs.js';
 import { formatBytes, parseLimits, parseMemlock, parseSize } from '../../src/parsers/limits.js';
 import { kernelMajorMinor, parseIommuCmdline, parseKernelRelease, parseModules, parseNvidiaVersion } from '../../src/parsers/procfs.js';
 import { isDrainedOrDown, parseShowNode } from '../../src/parsers/scontrol.js';
@@ -110,4 +110,13 @@ t.test('scontrol show node -o from real Slurm 22.05.8', async (t) => {
   t.equal(parseShowNode('', 'vm').ok, false);
   for (const [s, want] of [['IDLE', false], ['IDLE+DRAIN', true], ['MIXED+DRAIN', true], ['DOWN+NOT_RESPONDING', true], ['ALLOCATED', false], ['IDLE+COMPLETING', false], ['DRAINED', true]] as const)
     t.equal(isDrainedOrDown(s), want, s);
+});
+
+// CPU range sets (topo/classify.ts: a device's online local CPUs must all lie on listed NUMA nodes).
+t.test('cpu ranges: merged in any order, the part of one within another, and whether one covers another', async (t) => {
+  t.same(mergeCpus([[48, 95], [0, 47], [144, 191], [96, 143]]), [[0, 191]]);
+  t.same(mergeCpus([[5, 9], [0, 3], [2, 4]]), [[0, 9]]);
+  t.same(cpusWithin([[0, 65536]], [[0, 47], [96, 143]]), [[0, 47], [96, 143]], 'arm64 cpu_all_mask, cut to the online CPUs');
+  t.same(cpusWithin([[10, 20]], [[0, 5]]), []);
+  t.same([cpusCovered([[0, 47], [96, 143]], [[0, 191]]), cpusCovered([[0, 191]], [[0, 95], [97, 191]]), cpusCovered([], [])], [true, false, true]);
 });
