@@ -1,8 +1,9 @@
 // pino logger to stderr or a file, never stdout (stdout carries the report). Created on first use.
 // A log that cannot be written (read-only disk, ENOSPC) falls back to stderr and never fails the job.
+import path from 'node:path';
 import type { Logger } from 'pino';
 import { closeFd, O_APPEND, O_CREAT, O_WRONLY, writeText } from './host/fd.js';
-import { openRegular } from './host/files.js';
+import { assertSafeDir, openRegular } from './host/files.js';
 
 let logger: Logger | undefined;
 let target: string | undefined;
@@ -33,8 +34,10 @@ function destination(): Destination {
       if (!file) return;
       try {
         // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before every
-        // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file or device).
-        fd = openRegular(file, O_WRONLY | O_APPEND | O_CREAT, 0o640, undefined, true);
+        // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file or device),
+        // in a directory only root (or this user) can change, into a file of root's (or this user's) own.
+        assertSafeDir(path.dirname(file));
+        fd = openRegular(file, O_WRONLY | O_APPEND | O_CREAT, 0o640, process.geteuid?.() ?? 0, true);
       } catch (e) {
         writeText(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
       }

@@ -12,6 +12,7 @@ import { listNames, makeDirs } from '../host/dirs.js';
 import { lstat, removeFile, rename, stat } from '../host/entries.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
 import { O_NONBLOCK, O_RDWR, openFd } from '../host/fd.js';
+import { assertSafeAbove } from '../host/files.js';
 import { FsHost } from '../host/fs-host.js';
 import { untrustedReason } from '../host/trust.js';
 import { readText } from '../host/whole-file.js';
@@ -41,6 +42,11 @@ export interface AgentOptions {
  * and every directory above it changeable by root (or the agent's user) only, as the gate's own files (host/trust).
  */
 function checkDir(dir: string): void {
+  try {
+    assertSafeAbove(dir); // nothing made where another user could re-point the path
+  } catch (e) {
+    throw new ConfigError(`agent directory: ${(e as Error).message}`);
+  }
   makeDirs(dir, 0o700);
   const st = lstat(dir);
   if (!st.isDirectory()) throw new ConfigError(`agent directory ${dir} is not a directory`);

@@ -54,7 +54,7 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
     throw new UsageError(`cannot read the spool ${dir}: ${r.problems[0]!}${r.problems.length > 1 ? ` (+${r.problems.length - 1} more)` : ''}${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
   }
   if (a.prom !== undefined) {
-    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }));
+    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
   }
   if (a.json) {
     const keys = col.stats.map((s) => ({ ...s.key, recipe: col.recipes.get(s.key.recipeHash) ?? null, unit: s.unit, all: s.all, recent: s.recent, unitMismatches: s.unitMismatches }));

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { makeDirs } from '../host/dirs.js';
 import { exists, removeFile } from '../host/entries.js';
-import { readSmall, writeAtomic } from '../host/files.js';
+import { assertSafeAbove, readSmall, writeAtomic } from '../host/files.js';
 import { formatFault, parseFault, type Fault } from './fault.js';
 import { drillFile } from './path.js';
 
@@ -38,6 +38,7 @@ export function newDrill(node: string, fault: Fault, minutes: number, now = Date
 
 /** The gate's one atomic write (fresh temp file, fsync, rename): a prolog reading meanwhile sees the old file or the new one. */
 export function writeDrill(stateDir: string, spec: DrillSpec): string {
+  assertSafeAbove(stateDir); // nothing made where another user could re-point the path
   makeDirs(stateDir, 0o711);
   const file = drillFile(stateDir);
   writeAtomic(file, JSON.stringify(spec, null, 2) + '\n', { mode: 0o600, sync: true });

@@ -1,20 +1,29 @@
 // The Epilog's per-job state step (called by src/epilog/command.ts): log for the admin what the TaskProlog saw in
 // the job, then remove the job's state directory. Never throws: a failing Epilog drains the node.
 import { log } from '../log.js';
-import { detachMountsBelow, mountsBelow } from '../host/mounts.js';
+import { detachMounts, mountsBelow } from '../host/mounts.js';
+import { lstatOrNull } from '../host/files.js';
 import { collectJobState, type JobStateOutcome } from '../state/epilog.js';
+import { jobDirName } from '../state/names.js';
+import { lockPathTo } from '../state/store.js';
 
 /** Reads, logs and removes stateDir/job-<id>; `job` is a parsed id (src/state/names.ts). */
 export async function epilogJobState(stateDir: string, job: string, node: string): Promise<JobStateOutcome> {
   const logger = await log();
   // Only root makes entries in stateDir, and never mounts there: a mount below it is a job user's (a FUSE file system on
-  // their directory), which root must not enter. Detached first, without asking it anything.
-  const mounted = mountsBelow(stateDir);
+  // their directory), which root must not enter. This job's, and those in directories set aside by an earlier Epilog,
+  // are detached first without asking them anything; each one's path is taken back before (lockPathTo), so its user
+  // cannot re-point it at another mount. Another running job's directory is its own Epilog's.
+  const dir = `${stateDir}/${jobDirName(job)}`;
+  const mounted = mountsBelow(stateDir).filter((mp) => mp === dir || mp.startsWith(`${dir}/`) || mp.startsWith(`${stateDir}/.stale-`));
+  const owner = mounted.length && !mounted.includes(dir) ? lstatOrNull(dir)?.uid ?? null : null; // a mount point's stat asks its file system
   if (mounted.length) {
-    const left = await detachMountsBelow(stateDir);
-    logger[left.length ? 'error' : 'warn']({ job, node, mounts: mounted.slice(0, 16), left }, left.length ? 'mounts below the state directory not detached: those jobs\' state is left as it is' : 'mounts below the state directory detached (a job user\'s)');
+    const left = await detachMounts(mounted, (mp) => lockPathTo(stateDir, mp));
+    logger[left.length ? 'error' : 'warn']({ job, node, mounts: mounted.slice(0, 16), left }, left.length ? 'mounts below the state directory not detached: their state is left as it is' : 'mounts below the state directory detached (a job user\'s)');
   }
-  const o = collectJobState(stateDir, job);
+  const got = collectJobState(stateDir, job);
+  // The lock made the job's directory root's: its owner is the one seen before.
+  const o = owner !== null && got.ownerUid !== null ? { ...got, ownerUid: owner } : got;
   const t = o.task;
   if (t) {
     const bad = t.state === 'untrusted' || t.findings.some((f) => f.status === 'fail' || f.status === 'error');

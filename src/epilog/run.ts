@@ -90,7 +90,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     if (!i.dryRun) {
       if (p.promFile !== null) {
         try {
-          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }));
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
         } catch (e) {
           writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
         }

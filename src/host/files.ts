@@ -5,6 +5,7 @@
 // directory that another user can write (they could plant every of the above, or rename our files away).
 import fs from 'node:fs';
 import path from 'node:path';
+import { untrustedReason } from './trust.js';
 
 const C = fs.constants;
 const NOFOLLOW = C.O_NOFOLLOW | C.O_NONBLOCK;
@@ -60,19 +61,34 @@ export function openRegular(file: string, flags: number, mode = 0o644, owner?: n
 }
 
 /**
- * Refuses a directory another user could write into: not a directory (a link to one included), owned by someone
- * else than this euid or root, or group/other writable without the sticky bit. In a sticky directory (/tmp)
+ * Refuses a directory another user could write into or re-point: not a directory (a link to one included), owned by
+ * someone else than this euid or root, group/other writable without the sticky bit, or on a path another user can
+ * change (host/trust.ts). In a sticky directory (/tmp)
  * others can plant names but not rename or remove ours, and every open here is O_EXCL or O_NOFOLLOW.
  */
-export function assertSafeDir(dir: string): void {
+export function assertSafeDir(dir: string, above = true): void {
   const st = fs.lstatSync(dir); // absent: ENOENT as is, the caller's "no such directory"
   if (!st.isDirectory()) throw new UnsafeFileError(`${dir} is not a directory${st.isSymbolicLink() ? ' (a symbolic link is refused)' : ''}`);
   if (st.uid !== euid() && st.uid !== 0) throw new UnsafeFileError(`${dir} is owned by uid ${st.uid}: another user could plant files there`);
   if (st.mode & 0o022 && !(st.mode & 0o1000)) throw new UnsafeFileError(`${dir} is writable by ${st.mode & 0o002 ? 'anyone' : 'its group'} (mode ${oct(st.mode)})`);
+  // Above it too: a directory on its path (or one holding a link on it) that another user can write lets them
+  // re-point the whole path at a directory of their choosing between two of our writes.
+  if (!above) return;
+  const why = untrustedReason(dir, euid());
+  if (why !== null) throw new UnsafeFileError(`${dir} lies where another user could redirect it: ${why}`);
+}
+
+/** Refuses `dir` (before anything is made there) when its nearest existing ancestor lies where another user could redirect it. */
+export function assertSafeAbove(dir: string): void {
+  let d = path.dirname(path.resolve(dir));
+  while (d !== '/' && lstatOrNull(d) === null) d = path.dirname(d);
+  const why = untrustedReason(d, euid());
+  if (why !== null) throw new UnsafeFileError(`${dir} would lie where another user could redirect it: ${why}`);
 }
 
 /** Creates `dir` (and its parents) if needed, then refuses it as assertSafeDir does. */
 export function ensureSafeDir(dir: string, mode = 0o755): void {
+  assertSafeAbove(dir);
   fs.mkdirSync(dir, { recursive: true, mode });
   assertSafeDir(dir);
 }
@@ -142,6 +158,12 @@ export interface WriteOptions {
   readonly mode?: number;
   /** fsync before the rename: the file survives a crash whole (a snapshot, a drill file), at some milliseconds' cost. */
   readonly sync?: boolean;
+  /**
+   * false: the directories above the file's are not judged, only its own (node_exporter's textfile directory, which
+   * Debian puts under its own user's /var/lib/prometheus: the worst that user can do is have root's file of that name
+   * land in another directory). Every other file of the gate's is written where only root can re-point the path.
+   */
+  readonly above?: boolean;
 }
 
 /**
@@ -150,7 +172,7 @@ export interface WriteOptions {
  */
 export function writeAtomic(file: string, data: string | Uint8Array, o: WriteOptions = {}): void {
   const dir = path.dirname(file);
-  assertSafeDir(dir);
+  assertSafeDir(dir, o.above ?? true);
   const tmp = tmpName(dir, path.basename(file));
   try {
     writeNew(tmp, data, o.mode ?? 0o644, o.sync ?? false);

@@ -34,15 +34,32 @@ export function mountAt(mounts: readonly string[], path: string): string | null 
 /** util-linux umount; --no-canonicalize: the path is not looked up (no stat into the mount). */
 const UMOUNT = '/usr/bin/umount';
 
+/** Of `mounts`, those below no other of them: detaching one (MNT_DETACH) takes every mount inside it along. */
+export function outermost(mounts: readonly string[]): string[] {
+  return mounts.filter((m) => !mounts.some((o) => o !== m && m.startsWith(`${o}/`)));
+}
+
 /**
- * Detaches every mount strictly below `dir` (umount2 MNT_DETACH: the mount leaves the tree at once and nothing asks its
- * file system), deepest first. Returns what could not be detached (empty: none left).
+ * Detaches `mounts` (umount2 MNT_DETACH: each leaves the tree at once and nothing asks its file system). Only the
+ * outermost are named to umount: a path through a user's mount is looked up by their file system, which may answer
+ * with a link. Before each, `take(mp)` makes every directory above the mount point root's alone (the kernel looks the
+ * path up again at umount(2): a directory its user could still rename lets them swap in a link and aim the detach at
+ * any mount on the node); one it throws for is left mounted. Returns what could not be detached (empty: none left).
  */
-export async function detachMountsBelow(dir: string, exec: Exec = new ExecaExec()): Promise<string[]> {
+export async function detachMounts(mounts: readonly string[], take: (mp: string) => void, exec: Exec = new ExecaExec()): Promise<string[]> {
   const left: string[] = [];
-  for (const mp of mountsBelow(dir)) {
+  const outer = outermost(mounts);
+  for (const mp of outer) {
+    try {
+      take(mp);
+    } catch (e) {
+      left.push(`${mp}: not detached, its path not taken back (${(e as Error).message})`);
+      continue;
+    }
     const r = await exec.run(UMOUNT, ['--lazy', '--no-canonicalize', '--', mp], { timeoutMs: 5_000 });
     if (r.exitCode !== 0) left.push(`${mp}: ${r.error ?? (r.timedOut ? 'umount timed out' : r.stderr.trim() || `umount exit ${String(r.exitCode)}`)}`);
   }
-  return left.length ? left : mountsBelow(dir).map((mp) => `${mp}: still mounted`);
+  if (left.length) return left;
+  const now = new Set(mountsBelow('')); // every mount point: '' is below nothing but the root's children
+  return outer.filter((mp) => now.has(mp)).map((mp) => `${mp}: still mounted`);
 }

@@ -1,30 +1,71 @@
-// Refuses files the gate must trust (config, baseline, scontrol) when anyone but root could change them:
-// the file and every directory above it (after resolving links) must be root-owned and not group/world
-// writable; a sticky world-writable directory (/tmp) is fine when the entry below it is root's (sshd's StrictModes).
+// Refuses files the gate must trust (config, baseline, scontrol, its own directories) when anyone but root could
+// change what their path leads to. The path is resolved the kernel's way, one component at a time, and every object
+// the resolution touches is judged: each directory passed through (the ones holding a symbolic link included: whoever
+// can write there can swap the link), each link in a shared sticky directory, and the file itself. Each must be owned
+// by root (or the running user) and not writable by group or others; a sticky directory others may write (/tmp) is
+// fine when the entry below it is root's (sshd's StrictModes). Resolving once and judging only the target left a link
+// in a user's directory free to point elsewhere between the check and the read.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
 
+/** Links followed before the walk gives up (the kernel's own limit for one lookup). */
+const MAX_LINKS = 40;
+
+const mine = (st: fs.Stats, uid: number): boolean => st.uid === uid || st.uid === 0;
+/** A directory others may write in, where only the sticky bit keeps them from our entries. */
+const sharedSticky = (st: fs.Stats): boolean => st.isDirectory() && (st.mode & 0o022) !== 0 && (st.mode & 0o1000) !== 0;
+
+function judge(p: string, st: fs.Stats, uid: number, via: string): string | null {
+  if (!mine(st, uid)) return `${p} is owned by uid ${st.uid}, not root${via}`;
+  if (st.mode & 0o022 && !sharedSticky(st)) return `${p} is writable by ${st.mode & 0o002 ? 'anyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8)})${via}`;
+  return null;
+}
+
+/**
+ * Why someone other than root or `uid` could change what `file` leads to, or null when nobody can. The walk lstats
+ * each component once (a link's target is walked the same way), so nothing is judged but what a read would reach.
+ */
 export function untrustedReason(file: string, uid = 0): string | null {
-  let real: string;
+  const given = path.resolve(file);
+  const todo = given.split('/').filter(Boolean);
+  let cur = '/';
+  let links = 0;
   try {
-    real = fs.realpathSync.native(file); // one realpath(3); the walk below stats each component once
+    const top = fs.lstatSync('/');
+    let why = judge('/', top, uid, '');
+    if (why) return why;
+    let sticky = sharedSticky(top);
+    while (todo.length > 0) {
+      const name = todo.shift()!;
+      if (name === '.') continue;
+      if (name === '..') {
+        cur = path.dirname(cur); // cur holds no link: its parent is the real one, judged on the way down
+        sticky = sharedSticky(fs.lstatSync(cur));
+        continue;
+      }
+      const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
+      const st = fs.lstatSync(next);
+      const via = next === given ? '' : ` (on the way to ${file})`;
+      if (sticky && !mine(st, uid)) return `${next} sits in a shared sticky directory and is not root's${via}`;
+      if (st.isSymbolicLink()) {
+        if (++links > MAX_LINKS) return `${file}: more than ${MAX_LINKS} symbolic links to follow`;
+        const target = fs.readlinkSync(next);
+        if (target.startsWith('/')) {
+          cur = '/';
+          sticky = sharedSticky(top);
+        }
+        todo.unshift(...target.split('/').filter(Boolean));
+        continue;
+      }
+      if (todo.length > 0 && !st.isDirectory()) return `${file}: ${next} is not a directory`;
+      why = judge(next, st, uid, via);
+      if (why) return why;
+      cur = next;
+      sticky = sharedSticky(st);
+    }
   } catch (e) {
     return `${file}: ${(e as Error).message}`;
-  }
-  const parts = real.split('/').filter(Boolean);
-  let cur = '/';
-  let parentSticky = false;
-  for (let i = 0; i <= parts.length; i++) {
-    if (i > 0) cur = path.join(cur, parts[i - 1]!);
-    const st = fs.statSync(cur);
-    const via = real === file ? '' : ` (${file} resolves to ${real})`;
-    if (st.uid !== uid && st.uid !== 0) return `${cur} is owned by uid ${st.uid}, not root${via}`;
-    const writable = (st.mode & 0o022) !== 0;
-    const sticky = (st.mode & 0o1000) !== 0;
-    if (writable && !(st.isDirectory() && sticky)) return `${cur} is writable by ${st.mode & 0o002 ? 'anyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8)})${via}`;
-    if (parentSticky && st.uid !== uid && st.uid !== 0) return `${cur} sits in a shared sticky directory and is not root's${via}`;
-    parentSticky = writable && sticky;
   }
   return null;
 }

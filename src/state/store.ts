@@ -6,9 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { listNames, makeDirs, removeDir, someNames } from '../host/dirs.js';
-import { chmod, lchown, lstat, rename, stat, unlink } from '../host/entries.js';
-import { errno, lstatOrNull, oct, writeAtomic } from '../host/files.js';
+import { chmod, lchown, lstat, rename, unlink } from '../host/entries.js';
+import { assertSafeAbove, errno, lstatOrNull, writeAtomic } from '../host/files.js';
 import { mountAt, mountsBelow } from '../host/mounts.js';
+import { untrustedReason } from '../host/trust.js';
 import { jobDirName, taskFifoName } from './names.js';
 
 /** The per-job files are written the gate's one way (src/host/files.ts); the agent's pid file too. */
@@ -24,14 +25,18 @@ export const STATE_DIR_MODE = 0o711;
 export function ensureStateDir(stateDir: string): void {
   if (!path.isAbsolute(stateDir)) throw new Error(`stateDir ${stateDir} is not an absolute path`);
   const euid = process.geteuid?.() ?? 0;
-  if (lstatOrNull(stateDir) === null) makeDirs(stateDir, STATE_DIR_MODE);
+  if (lstatOrNull(stateDir) === null) {
+    assertSafeAbove(stateDir); // nothing made where another user could re-point the path
+    makeDirs(stateDir, STATE_DIR_MODE);
+  }
   const st = lstat(stateDir);
   if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`stateDir ${stateDir} is not a directory (a link or a file is refused)`);
   if (st.uid !== euid) throw new Error(`stateDir ${stateDir} is owned by uid ${st.uid}, not ${euid}`);
   if ((st.mode & 0o7777) !== STATE_DIR_MODE) chmod(stateDir, STATE_DIR_MODE);
-  // A parent that others may write without the sticky bit lets them rename stateDir away and plant their own.
-  const parent = stat(path.dirname(stateDir));
-  if (parent.mode & 0o002 && !(parent.mode & 0o1000)) throw new Error(`stateDir's parent ${path.dirname(stateDir)} is world-writable without the sticky bit (${oct(parent.mode)})`);
+  // A directory above it that others may change lets them rename stateDir away and plant their own, or re-point the
+  // path at a directory of their choosing (where root would then make its key and the jobs' directories).
+  const why = untrustedReason(stateDir, euid);
+  if (why !== null) throw new Error(`stateDir ${stateDir} lies where another user could redirect it: ${why}`);
 }
 
 // ---------------------------------------------------------------------------------------------- removal
@@ -55,6 +60,22 @@ export function lockDir(dir: string): void {
   const st = lstat(dir);
   if (!st.isDirectory()) throw new Error(`${dir} changed type while being locked`);
   chmod(dir, 0o700);
+}
+
+/**
+ * Locks (lockDir) every directory from `stateDir`'s entry down to `target`'s parent, top down, so that none of them can
+ * be renamed or swapped for a link; `target` itself is not entered (a job user's mount point). A path deeper than
+ * `maxDepth` directories is refused.
+ */
+export function lockPathTo(stateDir: string, target: string, maxDepth = REMOVE_LIMITS.maxDepth): void {
+  if (!target.startsWith(`${stateDir}/`)) throw new Error(`${target} is not below ${stateDir}`);
+  const parts = target.slice(stateDir.length + 1).split('/');
+  if (parts.length - 1 > maxDepth) throw new Error(`${target} lies ${parts.length - 1} directories deep, beyond ${maxDepth}`);
+  let d = stateDir;
+  for (const c of parts.slice(0, -1)) {
+    d = `${d}/${c}`;
+    lockDir(d);
+  }
 }
 
 /** Names read from a directory at a time: a directory of millions of entries is never listed whole into memory. */
