@@ -97,7 +97,7 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   // The nonce only the job's user could read: from here on the process named is the one that asked.
   if (f.nonce !== req.nonce || f.pid !== req.pid || f.uid !== uid) return quiet(`task.${req.view}.facts is not this request's`);
   if (req.config !== agentConfig) return { ok: false, why: `the agent answers for ${agentConfig}, not ${req.config}` };
-  const root = f.root === '/' ? (cfg.root ?? '/') : f.root;
+  const root = cfg.root ?? '/';
   if (root !== f.root) return { ok: false, why: `the facts were read under ${f.root}, the config's root is ${root}` };
   const host = new FactHost(root, f);
   const env = factEnv(f, host);
