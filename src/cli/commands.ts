@@ -218,6 +218,7 @@ export async function main(argv: string[]): Promise<number> {
               .option('srun', text('--srun', { describe: 'srun, absolute path (default: the config\'s srun, else /usr/bin/srun)' }))
               .option('scontrol', text('--scontrol', { describe: 'scontrol, absolute path (default: the config\'s, else /usr/bin/scontrol)' }))
               .option('config', text('--config', { describe: 'gate config to take the srun and scontrol paths from' }))
+              .option('gdrgate', list('--gdrgate', 'the gdrgate the nodes run, absolute: /usr/sbin/gdrgate, or a node binary and its dist/cli.js (default: the one running here)'))
               .option('json', flag('print the summary as JSON')),
           (a) => set(import('./fleet.js').then((m) => m.fleetCollectCommand(a))),
         ),

@@ -115,7 +115,7 @@ export async function readCores(host: Host): Promise<Fact<readonly CpuRanges[]>>
     for (const [a, b] of sib.value) for (let j = lowerBound(ids, a); j < ids.length && ids[j]! <= b; j++) done[j] = true;
     cores.push({ pkg: pkg.value, cpus: sib.value });
   }
-  if (ids.length && !cores.length) return unknown(`${CPU}: no online CPU with a topology directory`);
+  if (!cores.length) return unknown(ids.length ? `${CPU}: no online CPU with a topology directory` : `${CPU}: no cpuN entry (a capture or view without the CPUs)`);
   const first = new Map<number, number>();
   for (const c of cores) first.set(c.pkg, Math.min(first.get(c.pkg) ?? Infinity, c.cpus[0]![0]));
   cores.sort((x, y) => first.get(x.pkg)! - first.get(y.pkg)! || x.cpus[0]![0] - y.cpus[0]![0]);

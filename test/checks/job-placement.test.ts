@@ -88,6 +88,12 @@ export const cases = table('job-placement', [
     ...both([{ status: 'skip', code: 'gres-unknown', subject: G0 }, { status: 'skip', code: 'gres-unknown', subject: G1 }]),
   },
   {
+    name: 'skip: a CPU directory with no cpuN entry (online only, as a hand-made capture): the cores are unknown, never "0 cores"',
+    from: TWO,
+    patch: patches(put('etc/slurm/gres.conf', GOOD), minors([0, 1]), remove('sys/devices/system/cpu'), put('sys/devices/system/cpu/online', '0-191\n')),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: G0 }, { status: 'skip', code: 'gres-unknown', subject: G1 }]),
+  },
+  {
     name: 'skip: a gres.conf over 256 KiB is not parsed (sizes capped before work), never judged from a cut read',
     from: TWO,
     patch: gres(`AutoDetect=off\n${'Name=gpu File=/dev/nvidia0 Cores=0-47\n'.repeat(7000)}`),

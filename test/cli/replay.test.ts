@@ -71,6 +71,11 @@ t.test('usage errors exit 2 with a clear message', async (t) => {
   t.match(only.stderr, /unknown check id pcie-nope/);
   const sel = cli(['check', '--root', H200, '--only', 'pcie-link,memlock-limit', '--json']);
   t.same([...new Set((JSON.parse(sel.stdout) as { findings: F[] }).findings.map((f) => f.check))].sort(), ['memlock-limit', 'pcie-link']);
+  // One word with blanks, as a site's script passes "$ONLY": the same selection as separate words or commas.
+  for (const ids of [['pcie-link memlock-limit'], ['pcie-link, memlock-limit'], ['pcie-link', 'memlock-limit']]) {
+    const r = cli(['check', '--root', H200, '--only', ...ids, '--json']);
+    t.same([...new Set((JSON.parse(r.stdout) as { findings: F[] }).findings.map((f) => f.check))].sort(), ['memlock-limit', 'pcie-link'], ids.join(' | '));
+  }
 });
 
 t.test('the live run on the real H200 equals the replay of its capture', async (t) => {

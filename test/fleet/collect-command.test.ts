@@ -37,3 +37,17 @@ t.test('no Slurm here: every node missing with the reason, exit internal, the su
   t.same(s.missing.map((m) => m.node), ['node1', 'node2']);
   t.match(s.missing[0]?.why, /^no snapshot written \(\/nonexistent\/srun: Command failed with ENOENT\)$/);
 });
+
+t.test('--gdrgate from the command line: the nodes run the one named', async (t) => {
+  const { writeFileSync, readFileSync, chmodSync } = await import('node:fs');
+  const { cli } = await import('../helpers/cli.js');
+  const dir = scratchDir('gdrgate-collect-');
+  const srun = path.join(dir, 'srun');
+  writeFileSync(srun, `#!/bin/sh\nprintf '%s\\n' "$@" > ${dir}/srun-args\n`);
+  chmodSync(srun, 0o755);
+  const out = path.join(dir, 'out');
+  const r = cli(['fleet', 'collect', '--nodes', 'node1', '--out', out, '--timeout', '5', '--srun', srun, '--scontrol', '/nonexistent/scontrol', '--gdrgate', '/usr/sbin/gdrgate']);
+  t.equal(r.code, 3, r.stderr);
+  const args = readFileSync(path.join(dir, 'srun-args'), 'utf8').split('\n');
+  t.same(args.slice(args.indexOf('--'), args.indexOf('--') + 3), ['--', '/usr/sbin/gdrgate', 'snapshot']);
+});
