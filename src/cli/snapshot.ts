@@ -39,11 +39,11 @@ export function defaultName(host: string | null, now: Date): string {
 }
 
 /** The gate's one atomic write, fsynced: the archive is whole or absent, whatever happens to the machine meanwhile. */
-function writeOut(file: string, data: Uint8Array): void {
+function writeOut(file: string, data: Uint8Array, flag: string): void {
   try {
     writeAtomic(file, data, { mode: 0o644, sync: true });
   } catch (e) {
-    throw new UsageError(`--out ${file}: ${(e as Error).message}`, { cause: e });
+    throw new UsageError(`${flag}: ${(e as Error).message}`, { cause: e });
   }
 }
 
@@ -65,7 +65,8 @@ export async function snapshotCommand(a: SnapshotArgs): Promise<number> {
     return 0;
   }
   const file = stepOut ?? a.out ?? defaultName(m.host, now);
-  writeOut(file, snap.gz);
+  // A missing --out-dir is named as the admin gave it (under fleet collect, this is every node's reason).
+  writeOut(file, snap.gz, stepOut !== undefined ? `--out-dir ${a.outDir} (${file})` : `--out ${file}`);
   out(`${file}: snapshot of ${a.root}${m.host ? ` (host ${m.host})` : ''}: ${what}`);
   if (stepOut !== undefined) {
     // The summary fleet report reads instead of the snapshot; without it (or stale) the report reads the snapshot.
