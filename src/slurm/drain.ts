@@ -1,5 +1,6 @@
 // Acting on Slurm with NHC's etiquette, for every command: drain with our reason under the node's drain lock, and
 // resume only a drain we own, after the node judged healthy again (DESIGN §5).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { takeDrainLock } from '../host/drain-lock.js';
 import { log } from '../log.js';
 import type { Result } from '../runner/exit.js';
@@ -15,10 +16,13 @@ import type { Scontrol } from './scontrol.js';
  */
 export async function drainOwned(scontrol: Scontrol, node: string, reason: string, stateDir: string): Promise<{ action: string; ours: boolean }> {
   const logger = await log();
-  const lock = takeDrainLock(stateDir);
+  // Another run holding the lock (two Prologs of a job array) is waited for, as long as its read and its write can
+  // take: leaving at once made this run's exit 1 reach slurmd first, which then drained "Prolog error" over ours.
+  let lock = takeDrainLock(stateDir);
+  for (const until = performance.now() + scontrol.holderWaitMs(); !lock.ok && performance.now() < until; lock = takeDrainLock(stateDir)) await sleep(50);
   try {
     const cur = lock.ok ? await scontrol.show(node) : ({ ok: false, why: lock.why } as const);
-    const act = lock.ok ? drainAction(cur.ok ? cur.node : null) : ({ act: 'keep', why: lock.why } as const);
+    const act = lock.ok ? drainAction(cur.ok ? cur.node : null, reason) : ({ act: 'keep', why: lock.why } as const);
     if (!cur.ok) logger.error({ node, why: cur.why }, 'cannot read node state; not writing a drain reason');
     if (act.act !== 'drain') return { action: `kept: ${act.why}`, ours: cur.ok && isOurs(cur.node.reason) };
     const w = await scontrol.drain(node, reason);

@@ -1,16 +1,25 @@
 // NHC's rules of ownership: write a drain only on a node we may touch, resume only our own drains.
 import { isDrainedOrDown, type NodeState } from '../parsers/scontrol.js';
 import { markerOf } from '../drill/marker.js';
+import { REASON_LABELS } from '../checks/index.js';
 import { isOurs, reasonLabel } from './reason.js';
 
 export type DrainAction =
   | { readonly act: 'drain' }
   | { readonly act: 'keep'; readonly why: string };
 
-/** `current` null: the state could not be read, so nothing is written (DESIGN §5). */
-export function drainAction(current: NodeState | null): DrainAction {
+/** A label the health check may resume (a check's); the Epilog's `bw-*` and a drill's wait for a person. */
+const healthResumes = (label: string | null): boolean => label !== null && (Object.values(REASON_LABELS) as string[]).includes(label);
+
+/**
+ * `current` null: the state could not be read, so nothing is written (DESIGN §5). `reason`: ours to write. A drain of
+ * ours that the health check would resume is replaced by one it would not (a bandwidth failure found under a link drain
+ * must not be resumed with it once the link is back); otherwise the first drain of ours stays.
+ */
+export function drainAction(current: NodeState | null, reason?: string): DrainAction {
   if (current === null) return { act: 'keep', why: 'node state unknown: not writing a reason' };
   if (!isDrainedOrDown(current.state)) return { act: 'drain' };
+  if (isOurs(current.reason) && reason !== undefined && healthResumes(reasonLabel(current.reason)) && !healthResumes(reasonLabel(reason)) && markerOf(current.reason) === null) return { act: 'drain' };
   if (isOurs(current.reason)) return { act: 'keep', why: `already drained by gdrgate: ${current.reason}` };
   return { act: 'keep', why: `node is ${current.state} for a reason that is not ours (${current.reason ?? 'none'}): left as it is` };
 }
@@ -24,6 +33,9 @@ export function resumeAction(current: NodeState | null): ResumeAction {
   if (current === null) return { act: 'refuse', why: 'node state unknown: not resuming' };
   if (!isDrainedOrDown(current.state)) return { act: 'none', why: `node is ${current.state}: nothing to resume` };
   if (!isOurs(current.reason)) return { act: 'refuse', why: `drained for a reason that is not ours (${current.reason ?? 'none'}): left drained` };
+  // DOWN is Slurm's (a node that stopped answering; ReturnToService says when it comes back), FAIL an admin's: our
+  // reason under them is not ours to lift. Once Slurm lifts DOWN, the drain alone is ours again.
+  if (/(^|\+)(DOWN|FAIL|FAILING)\*?(\+|$)/.test(current.state) || current.state.startsWith('DOWN')) return { act: 'refuse', why: `node is ${current.state}: its DOWN or FAIL is not ours to lift (our reason kept: ${current.reason ?? 'none'}); left as it is` };
   return { act: 'resume' };
 }
 

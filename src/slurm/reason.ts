@@ -13,6 +13,8 @@ export function sanitize(s: string): string {
   return s
     .replace(/[^\x20-\x7e]/g, ' ')
     .replace(/["'`\\$]/g, '')
+    .replace(/\[/g, '(')
+    .replace(/\]/g, ')') // slurmctld appends " [user@time]": a bracket of ours would end the reason read back early
     .replace(/\s+/g, ' ')
     .trim();
 }

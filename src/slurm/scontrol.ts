@@ -13,6 +13,9 @@ export interface ScontrolOptions {
 export type Read = { readonly ok: true; readonly node: NodeState } | { readonly ok: false; readonly why: string };
 export type Write = { readonly ok: true } | { readonly ok: false; readonly why: string };
 
+/** What scontrol said of its failure: stderr, else stdout (22.05 prints "Node x not found" there). */
+const said = (r: { readonly stdout: string; readonly stderr: string }): string => (r.stderr.trim() || r.stdout.trim() || 'nothing said').slice(0, 200);
+
 export class Scontrol {
   constructor(
     private readonly exec: Exec,
@@ -25,6 +28,11 @@ export class Scontrol {
     return Math.floor(Math.min(this.opts.timeoutMs, left));
   }
 
+  /** How long a run waits for another's drain: its read and its write, within what is left of the deadline. */
+  holderWaitMs(): number {
+    return Math.max(0, Math.min(2 * this.opts.timeoutMs + 500, this.budget() - 2 * 100));
+  }
+
   async show(node: string): Promise<Read> {
     const bad = badNodeName(node);
     if (bad) return { ok: false, why: `scontrol show node: ${bad}` };
@@ -32,7 +40,7 @@ export class Scontrol {
     if (ms < 100) return { ok: false, why: 'scontrol show node: no time left before the deadline' };
     const r = await this.exec.run(this.opts.path, ['show', 'node', '-o', node], { timeoutMs: ms });
     if (r.timedOut || r.error) return { ok: false, why: `scontrol show node: ${r.error ?? 'timed out'}` };
-    if (r.exitCode !== 0) return { ok: false, why: `scontrol show node exited ${r.exitCode}: ${r.stderr.trim().slice(0, 200)}` };
+    if (r.exitCode !== 0) return { ok: false, why: `scontrol show node exited ${r.exitCode}: ${said(r)}` };
     const p = parseShowNode(r.stdout, node);
     return p.ok ? { ok: true, node: p.value } : { ok: false, why: `scontrol show node: ${p.error}` };
   }
@@ -44,7 +52,7 @@ export class Scontrol {
     if (ms < 100) return { ok: false, why: 'scontrol update: no time left before the deadline' };
     const r = await this.exec.run(this.opts.path, ['update', `nodename=${node}`, ...args], { timeoutMs: ms });
     if (r.timedOut || r.error) return { ok: false, why: `scontrol update: ${r.error ?? 'timed out'}` };
-    return r.exitCode === 0 ? { ok: true } : { ok: false, why: `scontrol update exited ${r.exitCode}: ${r.stderr.trim().slice(0, 200)}` };
+    return r.exitCode === 0 ? { ok: true } : { ok: false, why: `scontrol update exited ${r.exitCode}: ${said(r)}` };
   }
 
   /** The reason is one argv element: no shell ever sees it. */

@@ -71,6 +71,14 @@ t.test('health resumes a drain of ours once judged healthy; the Prolog does not'
   }
 });
 
+t.test("health on a node drained for another's reason says why it left it, not \"none\"", async (t) => {
+  const p = place();
+  p.sc.adminDrain('memory test');
+  const r = await run('health', p, { ...healthy, judged: ['pcie-link'] });
+  t.equal(r.acted.action, 'drained for a reason that is not ours (memory test): left drained');
+  t.equal(r.code, 0);
+});
+
 t.test('health resumes only a drain whose label its verdict judged (judged: absent is none)', async (t) => {
   const cases = [
     ['gdrgate: bw-gpu-path GPU0-mlx5_0 95 Gb/s (want >= 180 Gb/s) job=7', ['pcie-link'], 'left drained: bw-gpu-path is not judged by the health check'],

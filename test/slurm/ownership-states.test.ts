@@ -1,5 +1,6 @@
-// Whose drain a node is in, for every state word slurmctld prints (DOWN*, FAIL, +DRAIN …), and resumeOwned when the
-// re-check cannot judge (a broken config, an internal error) or the reason was written again: never resumed then.
+// Whose drain a node is in, for every state word slurmctld prints (DOWN*, FAIL, +DRAIN …): only a plain drain of
+// ours is resumed (DOWN is Slurm's, FAIL an admin's); and resumeOwned when the re-check cannot judge (a broken config,
+// an internal error) or the reason was written again: never resumed then.
 import fs from 'node:fs';
 import t from 'tap';
 import type { Exec, ExecOptions, ExecResult } from '../../src/host/exec.js';
@@ -22,7 +23,9 @@ t.test("a node down, failed or drained for an admin's reason is never drained ov
   for (const s of DOWN_OR_DRAINED) {
     t.same(drainAction(node(s, ADMIN)), { act: 'keep', why: `node is ${s} for a reason that is not ours (${ADMIN}): left as it is` }, s);
     t.same(resumeAction(node(s, ADMIN)), { act: 'refuse', why: `drained for a reason that is not ours (${ADMIN}): left drained` }, `${s}: not resumed`);
-    t.same(resumeAction(node(s, OURS)), { act: 'resume' }, `${s} for our reason: ours to resume`);
+    // DOWN is Slurm's (ReturnToService decides), FAIL an admin's: our reason under them is not ours to lift.
+    const lifted = /DOWN|FAIL/.test(s) ? { act: 'refuse', why: `node is ${s}: its DOWN or FAIL is not ours to lift (our reason kept: ${OURS}); left as it is` } : { act: 'resume' };
+    t.same(resumeAction(node(s, OURS)), lifted, `${s} for our reason: ${lifted.act}`);
     t.same(drainAction(node(s, OURS)), { act: 'keep', why: `already drained by gdrgate: ${OURS}` }, `${s} for our reason: kept`);
   }
   for (const s of UP) {
