@@ -86,7 +86,9 @@ unset GDRGATE_VERDICT_FD
 verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # Node and the program are root's alone, and started from where they really lie: this runs as root.
 if ! rootonly -n "$NODE" "$CLI"; then
-  say daemon.err "gdrgate epilog: not starting $NODE $CLI: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
+  for bad in "$NODE" "$CLI"; do rootonly -n "$bad" || break; done
+  [ -e "$bad" ] && bad="$bad is not a regular file of root's alone" || bad="$bad is missing"
+  say daemon.err "gdrgate epilog: not starting $NODE $CLI ($bad): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
   exit 0
 fi
 # The hard bound (slurm/prolog.sh says why): Node under /usr/bin/timeout until HARD_TIMEOUT seconds after its

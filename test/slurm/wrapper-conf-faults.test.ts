@@ -77,7 +77,8 @@ if (process.getuid?.() !== 0) {
         const file = install(s, path.join(dir, `cli/gdrgate-${s}.sh`));
         conf(path.join(dir, `cli/gdrgate-${s}.conf`), `${base}CLI=${cli}\nLOGGER=\n`);
         const hook = s === 'prolog' ? 'prolog' : 'Epilog';
-        const why = `gdrgate ${s}: not starting /bin/sh ${cli}: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n`;
+        const bad = cli.endsWith('missing.sh') ? `${cli} is missing` : `${cli} is not a regular file of root's alone`;
+        const why = `gdrgate ${s}: not starting /bin/sh ${cli} (${bad}): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n`;
         t.same(run(file, { ...PROLOG_ENV, RC: '1' }), { code: 0, stdout: '', stderr: why }, `${s}: ${path.basename(cli)}`);
       }
   });
@@ -106,7 +107,7 @@ if (process.getuid?.() !== 0) {
       conf(beside, `${base}CLI=${cli}\nLOGGER=\n`);
       got[`${s}: CLI`] = run(file, PROLOG_ENV, undefined, 20_000);
       const hook = s === 'prolog' ? 'prolog' : 'Epilog';
-      want[`${s}: CLI`] = { code: 0, stdout: '', stderr: `gdrgate ${s}: not starting /bin/sh ${cli}: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n` };
+      want[`${s}: CLI`] = { code: 0, stdout: '', stderr: `gdrgate ${s}: not starting /bin/sh ${cli} (${cli} is not a regular file of root's alone): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n` };
     }
     t.same(got, want);
   });

@@ -229,7 +229,7 @@ if (process.getuid?.() !== 0) {
     };
     const none = (why: string) => ({ code: 0, last: `gdrgate prolog: ${process.execPath} ended without a verdict (${why}); not failing the prolog` });
     const brief = (r: ReturnType<typeof said>) => ({ code: r.code, last: r.last });
-    const refused = (cli: string) => ({ code: 0, last: `gdrgate prolog: not starting ${process.execPath} ${cli}: want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the prolog` });
+    const refused = (cli: string) => ({ code: 0, last: `gdrgate prolog: not starting ${process.execPath} ${cli} (${cli} is missing): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the prolog` });
     t.same(brief(said(path.join(where, 'missing.cjs'))), refused(path.join(where, 'missing.cjs')), 'a missing program: not started');
     t.same(brief(said(path.join(where, 'cut.cjs'))), none('exit 1, not written by gdrgate'), 'a program cut short: a SyntaxError, exit 1');
     t.same(brief(said(path.join(where, 'empty.cjs'))), none('exit 0, not written by gdrgate'), 'an empty program: exit 0, nothing judged');
