@@ -8,7 +8,7 @@ import { parseFault } from '../drill/fault.js';
 import { hasMarker, markReason } from '../drill/marker.js';
 import { resumeDrillDrain } from '../drill/recheck.js';
 import { renderDrill } from '../drill/report.js';
-import { isDrained } from '../drill/slurm.js';
+import { clientPath, isDrained } from '../drill/slurm.js';
 import { UsageError } from '../errors.js';
 import { drainAction } from '../slurm/ownership.js';
 import { PREFIX, sanitize } from '../slurm/reason.js';
@@ -75,6 +75,8 @@ export async function drillStart(a: StartArgs, exec: Exec = new ExecaExec()): Pr
 
 export async function drillRun(a: Common & { readonly json: boolean; readonly stepSeconds?: number | undefined }, exec: Exec = new ExecaExec()): Promise<number> {
   const cfg = await trustedConfig(a);
+  // The clients it runs as root beside scontrol (sbatch, squeue, sinfo, scancel) are trusted as scontrol is.
+  requireTrusted((['sbatch', 'squeue', 'sinfo', 'scancel'] as const).map((c) => clientPath(cfg.scontrol, c)));
   const node = nodeOf(a);
   const d = loadDrill(cfg.stateDir, node);
   if (!d.ok) {

@@ -2,7 +2,8 @@
 // config anyone could change, prolog, health, resume (with and without --force) and drill start/run/stop all refuse
 // before running that scontrol. The prolog fails open (exit 0, no drain); the commands run by hand exit 2.
 import t from 'tap';
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
 import { cli } from '../helpers/cli.js';
 
@@ -52,3 +53,13 @@ for (const p of planted) {
     });
   }
 }
+
+t.test('drill run refuses a Slurm client beside scontrol that anyone can write (it runs them all as root)', async (t) => {
+  const e = makeGateEnv();
+  const sbatch = path.join(path.dirname(JSON.parse(readFileSync(e.config, 'utf8')).scontrol as string), 'sbatch');
+  writeFileSync(sbatch, '#!/bin/sh\nexit 0\n');
+  chmodSync(sbatch, 0o777);
+  const r = cli(['drill', 'run', '--config', e.config, '--node', 'vm']);
+  t.equal(r.code, 2, r.stdout + r.stderr);
+  t.equal(r.stderr, `gdrgate: refusing ${sbatch}: ${sbatch} is writable by anyone (mode 777)\n`);
+});
