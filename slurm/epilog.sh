@@ -87,7 +87,7 @@ verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while 
 # Node and the program are root's alone, and started from where they really lie: this runs as root.
 if ! rootonly -n "$NODE" "$CLI"; then
   for bad in "$NODE" "$CLI"; do rootonly -n "$bad" || break; done
-  [ -e "$bad" ] && bad="$bad is not a regular file of root's alone" || bad="$bad is missing"
+  [ -e "$bad" ] && bad="$bad, or a directory above where it lies, is not root's alone or not a regular file" || bad="$bad is missing"
   say daemon.err "gdrgate epilog: not starting $NODE $CLI ($bad): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the Epilog"
   exit 0
 fi

@@ -181,7 +181,7 @@ if [ -n "$BLOB" ] && [ -f "$BLOB" ] && [ -r "$BLOB" ] && rootonly -n "$NODE" "$C
   blob=${reals[2]}
 elif ! rootonly -n "$NODE" "$CLI"; then
   for bad in "$NODE" "$CLI"; do rootonly -n "$bad" || break; done
-  [ -e "$bad" ] && bad="$bad is not a regular file of root's alone" || bad="$bad is missing"
+  [ -e "$bad" ] && bad="$bad, or a directory above where it lies, is not root's alone or not a regular file" || bad="$bad is missing"
   say daemon.err "gdrgate $MODE: not starting $NODE $CLI ($bad): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the $MODE"
   exit 0
 elif [ -n "$BLOB" ] && [ -e "$BLOB" ] && [ ! -f "$BLOB" ]; then

@@ -35,8 +35,10 @@ function destination(): Destination {
       try {
         // A link, FIFO or directory at logFile must neither redirect nor block the prolog in open(2) before every
         // deadline could fire: the one way the gate opens its files (O_NOFOLLOW|O_NONBLOCK, a regular file or device),
-        // in a directory only root (or this user) can change, into a file of root's (or this user's) own.
-        assertSafeDir(path.dirname(file));
+        // in a directory only root (or this user) can write, into a file of root's (or this user's) own. Its directory
+        // alone, as the Prometheus textfile's: Ubuntu's /var/log is group syslog's (0775), and a redirect by that group
+        // could only put root's lines into a gdrgate.log elsewhere.
+        assertSafeDir(path.dirname(file), false);
         fd = openRegular(file, O_WRONLY | O_APPEND | O_CREAT, 0o640, process.geteuid?.() ?? 0, true);
       } catch (e) {
         writeText(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);

@@ -191,7 +191,7 @@ async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFind
     // drain is read, and only the very reason read is resumed (resumeOwned's re-check). Only with a drain of ours.
     let left: string | null = null;
     const r = await resumeOwned(scontrol(), node, { refuse: (reason) => (left = notJudgedByHealth(reason, j.judged ?? [])), recheck: rejudge });
-    if (r.result === 'internal' && !r.tried) (await log()).error({ node, why: r.why }, 'cannot read node state; not resuming');
+    if (r.result === 'internal' && !r.tried && !r.rechecked) (await log()).error({ node, why: r.why }, 'cannot read node state; not resuming');
     return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : (left ?? (r.result === 'ok' && !r.rechecked ? 'none' : r.why)), code: d.exitCode };
   }
   return { reason: null, action: 'none', code: d.exitCode };

@@ -15,10 +15,11 @@ export async function epilogJobState(stateDir: string, job: string, node: string
   // are detached first without asking them anything; each one's path is taken back before (lockPathTo), so its user
   // cannot re-point it at another mount. Another running job's directory is its own Epilog's.
   const dir = `${stateDir}/${jobDirName(job)}`;
-  const mounted = mountsBelow(stateDir).filter((mp) => mp === dir || mp.startsWith(`${dir}/`) || mp.startsWith(`${stateDir}/.stale-`));
+  const ours = (): string[] => mountsBelow(stateDir).filter((mp) => mp === dir || mp.startsWith(`${dir}/`) || mp.startsWith(`${stateDir}/.stale-`));
+  const mounted = ours();
   const owner = mounted.length && !mounted.includes(dir) ? lstatOrNull(dir)?.uid ?? null : null; // a mount point's stat asks its file system
   if (mounted.length) {
-    const left = await detachMounts(mounted, (mp) => lockPathTo(stateDir, mp));
+    const left = await detachMounts(ours, (mp) => lockPathTo(stateDir, mp));
     logger[left.length ? 'error' : 'warn']({ job, node, mounts: mounted.slice(0, 16), left }, left.length ? 'mounts below the state directory not detached: their state is left as it is' : 'mounts below the state directory detached (a job user\'s)');
   }
   const got = collectJobState(stateDir, job);

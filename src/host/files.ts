@@ -5,7 +5,7 @@
 // directory that another user can write (they could plant every of the above, or rename our files away).
 import fs from 'node:fs';
 import path from 'node:path';
-import { untrustedReason } from './trust.js';
+import { absolute, untrustedReason } from './trust.js';
 
 const C = fs.constants;
 const NOFOLLOW = C.O_NOFOLLOW | C.O_NONBLOCK;
@@ -80,7 +80,7 @@ export function assertSafeDir(dir: string, above = true): void {
 
 /** Refuses `dir` (before anything is made there) when its nearest existing ancestor lies where another user could redirect it. */
 export function assertSafeAbove(dir: string): void {
-  let d = path.dirname(path.resolve(dir));
+  let d = path.dirname(absolute(dir)); // not normalised: a `..` is the walk's
   while (d !== '/' && lstatOrNull(d) === null) d = path.dirname(d);
   const why = untrustedReason(d, euid());
   if (why !== null) throw new UnsafeFileError(`${dir} would lie where another user could redirect it: ${why}`);

@@ -39,27 +39,34 @@ export function outermost(mounts: readonly string[]): string[] {
   return mounts.filter((m) => !mounts.some((o) => o !== m && m.startsWith(`${o}/`)));
 }
 
+/** Passes over the mount table: a mount moved, or one stacked under another, is found on a later one. */
+const PASSES = 4;
+
 /**
- * Detaches `mounts` (umount2 MNT_DETACH: each leaves the tree at once and nothing asks its file system). Only the
- * outermost are named to umount: a path through a user's mount is looked up by their file system, which may answer
- * with a link. Before each, `take(mp)` makes every directory above the mount point root's alone (the kernel looks the
- * path up again at umount(2): a directory its user could still rename lets them swap in a link and aim the detach at
- * any mount on the node); one it throws for is left mounted. Returns what could not be detached (empty: none left).
+ * Detaches the mounts `list()` names (umount2 MNT_DETACH: each leaves the tree at once and nothing asks its file
+ * system). Only the outermost are named to umount: a path through a user's mount is looked up by their file system,
+ * which may answer with a link. Before each, `take(mp)` makes every directory above the mount point root's alone; one
+ * it throws for is left mounted. Then the table is read again and the mount detached only if it is still listed at
+ * that path: the kernel looks the path up again at umount(2), and a user who swapped a directory above it for a decoy
+ * before the lock (a link where the mount was) would otherwise aim the detach at any mount on the node. A mount moved
+ * so, or one stacked under another, is taken on the next pass. Returns what could not be detached (empty: none left).
  */
-export async function detachMounts(mounts: readonly string[], take: (mp: string) => void, exec: Exec = new ExecaExec()): Promise<string[]> {
-  const left: string[] = [];
-  const outer = outermost(mounts);
-  for (const mp of outer) {
-    try {
-      take(mp);
-    } catch (e) {
-      left.push(`${mp}: not detached, its path not taken back (${(e as Error).message})`);
-      continue;
+export async function detachMounts(list: () => readonly string[], take: (mp: string) => void, exec: Exec = new ExecaExec()): Promise<string[]> {
+  const left = new Map<string, string>();
+  for (let pass = 0; pass < PASSES; pass++) {
+    const outer = outermost(list()).filter((mp) => !left.has(mp));
+    if (!outer.length) break;
+    for (const mp of outer) {
+      try {
+        take(mp);
+      } catch (e) {
+        left.set(mp, `${mp}: not detached, its path not taken back (${(e as Error).message})`);
+        continue;
+      }
+      if (!list().includes(mp)) continue; // moved before the lock: found where it is now on the next pass
+      const r = await exec.run(UMOUNT, ['--lazy', '--no-canonicalize', '--', mp], { timeoutMs: 5_000 });
+      if (r.exitCode !== 0) left.set(mp, `${mp}: ${r.error ?? (r.timedOut ? 'umount timed out' : r.stderr.trim() || `umount exit ${String(r.exitCode)}`)}`);
     }
-    const r = await exec.run(UMOUNT, ['--lazy', '--no-canonicalize', '--', mp], { timeoutMs: 5_000 });
-    if (r.exitCode !== 0) left.push(`${mp}: ${r.error ?? (r.timedOut ? 'umount timed out' : r.stderr.trim() || `umount exit ${String(r.exitCode)}`)}`);
   }
-  if (left.length) return left;
-  const now = new Set(mountsBelow('')); // every mount point: '' is below nothing but the root's children
-  return outer.filter((mp) => now.has(mp)).map((mp) => `${mp}: still mounted`);
+  return [...left.values(), ...list().filter((mp) => !left.has(mp)).map((mp) => `${mp}: still mounted`)];
 }

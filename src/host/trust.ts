@@ -23,11 +23,17 @@ function judge(p: string, st: fs.Stats, uid: number, via: string): string | null
 }
 
 /**
+ * `p` made absolute without normalising it: `link/..` is the parent of where the link leads, which only the walk can
+ * tell (path.resolve would take it away as text and judge another file than the kernel reads).
+ */
+export const absolute = (p: string): string => (p.startsWith('/') ? p : `${process.cwd()}/${p}`);
+
+/**
  * Why someone other than root or `uid` could change what `file` leads to, or null when nobody can. The walk lstats
  * each component once (a link's target is walked the same way), so nothing is judged but what a read would reach.
  */
 export function untrustedReason(file: string, uid = 0): string | null {
-  const given = path.resolve(file);
+  const given = absolute(file);
   const todo = given.split('/').filter(Boolean);
   let cur = '/';
   let links = 0;

@@ -28,9 +28,13 @@ export class Scontrol {
     return Math.floor(Math.min(this.opts.timeoutMs, left));
   }
 
-  /** How long a run waits for another's drain: its read and its write, within what is left of the deadline. */
+  /**
+   * How long a run waits for another's drain: that run's read and write (each up to the timeout), leaving this run's
+   * own read its whole timeout before the deadline.
+   */
   holderWaitMs(): number {
-    return Math.max(0, Math.min(2 * this.opts.timeoutMs + 500, this.budget() - 2 * 100));
+    const left = this.opts.deadline === undefined ? Infinity : this.opts.deadline - performance.now();
+    return Math.max(0, Math.min(2 * this.opts.timeoutMs + 500, left - this.opts.timeoutMs));
   }
 
   async show(node: string): Promise<Read> {

@@ -69,7 +69,7 @@ function main(): void {
         return real.run(file, args, o);
       },
     };
-    t.same(await detachMounts(mountsBelow(s), (mp) => lockPathTo(s, mp), exec), [], 'nothing left');
+    t.same(await detachMounts(() => mountsBelow(s), (mp) => lockPathTo(s, mp), exec), [], 'nothing left');
     t.same(seen, ['job-7 0 700', 'job-7/a 0 700', 'job-7/a/b 0 700', `/usr/bin/umount --lazy --no-canonicalize -- ${m}`]);
     t.same(mountsBelow(s), [], 'both mounts gone');
   });
@@ -85,10 +85,43 @@ function main(): void {
     // The user's swap, done before the lock reaches it: job-8/a is now the link, the mount's directory moved aside.
     spawnSync('/usr/bin/mv', ['-T', path.join(s, 'job-8', 'a'), path.join(s, 'job-8', 'moved')]);
     spawnSync('/usr/bin/mv', ['-T', path.join(s, 'job-8', 'alink'), path.join(s, 'job-8', 'a')]);
-    const left = await detachMounts([m], (mp) => lockPathTo(s, mp), exec);
+    const left = await detachMounts(() => [m], (mp) => lockPathTo(s, mp), exec);
     t.same(left, [`${m}: not detached, its path not taken back (${s}/job-8/a changed type while being locked)`]);
     t.same(calls, [], 'umount never ran');
     t.same(mountsBelow(s), [path.join(s, 'job-8', 'moved', 'm')], "the user's mount stays where it was moved");
+  });
+
+  t.test('a directory above the mount swapped for a decoy before the lock (its mount point a link): the decoy is never named, the mount found where it went', async (t) => {
+    const s = stateDir();
+    const b = userDirs(s, 'job-9/a/b');
+    t.equal(mount(b), true, "the user's mount");
+    const victim = scratchDir('gdrgate-mount-path-victim-');
+    mkdirSync(path.join(victim, 'm'));
+    t.equal(mount(path.join(victim, 'm')), true, 'a mount elsewhere on the node');
+    const stale = mountsBelow(s);
+    // The user, between the Epilog's read of the table and its lock: job-9/a moved away (the mount with it), a decoy
+    // directory in its place whose b is a link to the other mount.
+    spawnSync('/usr/bin/mv', ['-T', path.join(s, 'job-9', 'a'), path.join(s, 'job-9', 'a2')]);
+    mkdirSync(path.join(s, 'job-9', 'a'));
+    symlinkSync(path.join(victim, 'm'), path.join(s, 'job-9', 'a', 'b'));
+    let reads = 0;
+    const calls: string[] = [];
+    const exec: Exec = { run: async (file, args, o) => (calls.push(args.at(-1)!), new ExecaExec().run(file, args, o)) };
+    const left = await detachMounts(() => (reads++ === 0 ? stale : mountsBelow(s)), (mp) => lockPathTo(s, mp), exec);
+    t.same(left, []);
+    t.same(calls, [path.join(s, 'job-9', 'a2', 'b')], 'umount named only where the mount really was');
+    t.same(mountsBelow(victim), [path.join(victim, 'm')], 'the other mount is still there');
+    t.same(mountsBelow(s), [], "the user's mount detached");
+    spawnSync('/usr/bin/umount', [path.join(victim, 'm')]);
+  });
+
+  t.test('a mount stacked on the job directory over one inside it: both detached', async (t) => {
+    const s = stateDir();
+    const inner = userDirs(s, 'job-6/a/m');
+    t.equal(mount(inner), true, 'a mount inside');
+    t.equal(mount(path.join(s, 'job-6')), true, 'a mount over the whole job directory');
+    t.same(await detachMounts(() => mountsBelow(s), (mp) => lockPathTo(s, mp)), []);
+    t.same(mountsBelow(s), [], 'none left');
   });
 
   t.test("the Epilog: this job's mounts and a set-aside directory's detached, another running job's left", async (t) => {

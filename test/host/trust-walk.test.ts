@@ -54,6 +54,13 @@ function main(): void {
     symlinkSync(file, path.join(sticky, 'user-link'));
     lchownSync(path.join(sticky, 'user-link'), USER, USER);
     t.equal(untrustedReason(path.join(sticky, 'user-link')), `${sticky}/user-link sits in a shared sticky directory and is not root's`, "the user's link in a sticky directory: theirs to replace");
+    // `..` after a link is the parent of where the link leads (the kernel's), not the link's own directory.
+    const sub = path.join(user, 'sub');
+    mkdirSync(sub, { mode: 0o755 });
+    writeFileSync(path.join(user, 'config.json'), '{"onConfigError":"closed"}\n');
+    symlinkSync(sub, path.join(rootDir, 'current'));
+    writeFileSync(path.join(rootDir, 'config.json'), '{}\n');
+    t.equal(untrustedReason(path.join(rootDir, 'current') + '/../config.json'), `${user} is owned by uid ${USER}, not root (on the way to ${rootDir}/current/../config.json)`, "link/.. walks back from the link's target, into the user's directory");
     symlinkSync('loop-b', path.join(rootDir, 'loop-a'));
     symlinkSync('loop-a', path.join(rootDir, 'loop-b'));
     t.equal(untrustedReason(path.join(rootDir, 'loop-a')), `${rootDir}/loop-a: more than 40 symbolic links to follow`, 'a loop ends');
@@ -82,6 +89,19 @@ function main(): void {
     chownSync(prom, 0, 0);
     writeAtomic(path.join(prom, 'gdrgate.prom'), 'x 1\n', { above: false });
     t.equal(existsSync(path.join(prom, 'gdrgate.prom')), true, 'the textfile: its own directory judged only');
+  });
+
+  t.test("the log file: its own directory root's under a group-writable one (Ubuntu's /var/log, group syslog): opened", async (t) => {
+    const e = makeGateEnv();
+    chmodSync(e.dir, 0o755);
+    const varlog = path.join(e.dir, 'var-log');
+    mkdirSync(path.join(varlog, 'gdrgate'), { recursive: true, mode: 0o755 });
+    chmodSync(varlog, 0o775);
+    e.writeConfig({ logFile: path.join(varlog, 'gdrgate', 'gdrgate.log') });
+    const r = e.prolog();
+    t.equal(r.code, 0, r.stdout);
+    t.equal(r.stderr, '', 'nothing said on stderr');
+    t.equal(existsSync(path.join(varlog, 'gdrgate', 'gdrgate.log')), true, 'the log written');
   });
 
   t.test("the log file: in a directory another user owns, never opened (the run logs to stderr)", async (t) => {

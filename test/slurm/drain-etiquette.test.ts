@@ -51,6 +51,14 @@ t.test('two runs draining at once: the second waits for the first and leaves wit
   t.same(slurm.calls, ['show node -o', 'update nodename=vm state=drain', 'show node -o']);
 });
 
+t.test("the wait for another's drain: its read and its write, leaving this run's own read before the deadline", async (t) => {
+  const exec: Exec = { run: () => ok('') };
+  t.equal(new Scontrol(exec, { path: '/usr/bin/scontrol', timeoutMs: 3000 }).holderWaitMs(), 6500, 'no deadline: 2 x 3000 + 500');
+  const near = new Scontrol(exec, { path: '/usr/bin/scontrol', timeoutMs: 3000, deadline: performance.now() + 5000 }).holderWaitMs();
+  t.equal(near > 1900 && near <= 2000, true, `a deadline 5 s away: at most 2000 ms (${near.toFixed(0)})`);
+  t.equal(new Scontrol(exec, { path: '/usr/bin/scontrol', timeoutMs: 3000, deadline: performance.now() + 1000 }).holderWaitMs(), 0, 'less than a timeout left: no wait');
+});
+
 t.test("our reason keeps no bracket: read back, it is the whole reason and Slurm's user and time", async (t) => {
   const ours = `gdrgate: fw mlx5_0 ${sanitize('fw 28.39 [x@y] (want 28.40)')} job=1`;
   t.equal(ours, 'gdrgate: fw mlx5_0 fw 28.39 (x@y) (want 28.40) job=1');

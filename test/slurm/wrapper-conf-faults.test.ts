@@ -77,7 +77,7 @@ if (process.getuid?.() !== 0) {
         const file = install(s, path.join(dir, `cli/gdrgate-${s}.sh`));
         conf(path.join(dir, `cli/gdrgate-${s}.conf`), `${base}CLI=${cli}\nLOGGER=\n`);
         const hook = s === 'prolog' ? 'prolog' : 'Epilog';
-        const bad = cli.endsWith('missing.sh') ? `${cli} is missing` : `${cli} is not a regular file of root's alone`;
+        const bad = cli.endsWith('missing.sh') ? `${cli} is missing` : `${cli}, or a directory above where it lies, is not root's alone or not a regular file`;
         const why = `gdrgate ${s}: not starting /bin/sh ${cli} (${bad}): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n`;
         t.same(run(file, { ...PROLOG_ENV, RC: '1' }), { code: 0, stdout: '', stderr: why }, `${s}: ${path.basename(cli)}`);
       }
@@ -107,7 +107,7 @@ if (process.getuid?.() !== 0) {
       conf(beside, `${base}CLI=${cli}\nLOGGER=\n`);
       got[`${s}: CLI`] = run(file, PROLOG_ENV, undefined, 20_000);
       const hook = s === 'prolog' ? 'prolog' : 'Epilog';
-      want[`${s}: CLI`] = { code: 0, stdout: '', stderr: `gdrgate ${s}: not starting /bin/sh ${cli} (${cli} is not a regular file of root's alone): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n` };
+      want[`${s}: CLI`] = { code: 0, stdout: '', stderr: `gdrgate ${s}: not starting /bin/sh ${cli} (${cli}, or a directory above where it lies, is not root's alone or not a regular file): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; not failing the ${hook}\n` };
     }
     t.same(got, want);
   });
