@@ -97,7 +97,9 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   // The nonce only the job's user could read: from here on the process named is the one that asked.
   if (f.nonce !== req.nonce || f.pid !== req.pid || f.uid !== uid) return quiet(`task.${req.view}.facts is not this request's`);
   if (req.config !== agentConfig) return { ok: false, why: `the agent answers for ${agentConfig}, not ${req.config}` };
-  const root = cfg.root ?? '/';
+  // Facts read under a root of their own (the wrapper's ROOT, a test tree) are judged under it: FactHost answers from
+  // the facts alone, and the answer goes only into the asking user's process. Read under /, the config's root is meant.
+  const root = f.root === '/' ? (cfg.root ?? '/') : f.root;
   if (root !== f.root) return { ok: false, why: `the facts were read under ${f.root}, the config's root is ${root}` };
   const host = new FactHost(root, f);
   const env = factEnv(f, host);

@@ -62,25 +62,26 @@ export function openRegular(file: string, flags: number, mode = 0o644, owner?: n
 
 /**
  * Refuses a directory another user could write into or re-point: not a directory (a link to one included), owned by
- * someone else than this euid or root, group/other writable without the sticky bit, or on a path another user can
- * change (host/trust.ts). In a sticky directory (/tmp)
- * others can plant names but not rename or remove ours, and every open here is O_EXCL or O_NOFOLLOW.
+ * someone else than this euid or root, group/other writable without the sticky bit, or (for root, `above`) on a path
+ * another user can change (host/trust.ts). In a sticky directory (/tmp) others can plant names but not rename or
+ * remove ours, and every open here is O_EXCL or O_NOFOLLOW.
  */
 export function assertSafeDir(dir: string, above = true): void {
   const st = fs.lstatSync(dir); // absent: ENOENT as is, the caller's "no such directory"
   if (!st.isDirectory()) throw new UnsafeFileError(`${dir} is not a directory${st.isSymbolicLink() ? ' (a symbolic link is refused)' : ''}`);
   if (st.uid !== euid() && st.uid !== 0) throw new UnsafeFileError(`${dir} is owned by uid ${st.uid}: another user could plant files there`);
   if (st.mode & 0o022 && !(st.mode & 0o1000)) throw new UnsafeFileError(`${dir} is writable by ${st.mode & 0o002 ? 'anyone' : 'its group'} (mode ${oct(st.mode)})`);
-  // Above it too: a directory on its path (or one holding a link on it) that another user can write lets them
-  // re-point the whole path at a directory of their choosing between two of our writes.
-  if (!above) return;
+  // Above it too, for root: a directory on its path that another user can write lets them re-point it (a job user's
+  // TaskProlog writes in its own job's directory, in a user namespace root's directories show as the overflow uid).
+  if (!above || euid() !== 0) return;
   const why = untrustedReason(dir, euid());
   if (why !== null) throw new UnsafeFileError(`${dir} lies where another user could redirect it: ${why}`);
 }
 
-/** Refuses `dir` (before anything is made there) when its nearest existing ancestor lies where another user could redirect it. */
+/** For root: refuses `dir` before anything is made there when its nearest ancestor lies where another could redirect it. */
 export function assertSafeAbove(dir: string): void {
-  let d = path.dirname(absolute(dir)); // not normalised: a `..` is the walk's
+  if (euid() !== 0) return; // as assertSafeDir; not normalised below: a `..` is the walk's
+  let d = path.dirname(absolute(dir));
   while (d !== '/' && lstatOrNull(d) === null) d = path.dirname(d);
   const why = untrustedReason(d, euid());
   if (why !== null) throw new UnsafeFileError(`${dir} would lie where another user could redirect it: ${why}`);
@@ -159,9 +160,8 @@ export interface WriteOptions {
   /** fsync before the rename: the file survives a crash whole (a snapshot, a drill file), at some milliseconds' cost. */
   readonly sync?: boolean;
   /**
-   * false: the directories above the file's are not judged, only its own (node_exporter's textfile directory, which
-   * Debian puts under its own user's /var/lib/prometheus: the worst that user can do is have root's file of that name
-   * land in another directory). Every other file of the gate's is written where only root can re-point the path.
+   * false: only the file's own directory is judged (node_exporter's textfile directory, under its user's
+   * /var/lib/prometheus on Debian: a redirect there only puts root's file of that name in another directory).
    */
   readonly above?: boolean;
 }

@@ -34,46 +34,46 @@ export const absolute = (p: string): string => (p.startsWith('/') ? p : `${proce
  */
 export function untrustedReason(file: string, uid = 0): string | null {
   const given = absolute(file);
+  const via = (p: string): string => (p === given ? '' : ` (on the way to ${file})`);
   const todo = given.split('/').filter(Boolean);
-  let cur = '/';
   let links = 0;
   try {
     const top = fs.lstatSync('/');
-    let why = judge('/', top, uid, '');
-    if (why) return why;
-    let sticky = sharedSticky(top);
+    let cur = '/';
+    let at = top;
+    // A directory is judged when a name is looked up in it (whoever can write there can swap that entry), once; one
+    // only left by `..` decides nothing (its `..` is fixed).
+    const judged = new Set<string>();
     while (todo.length > 0) {
       const name = todo.shift()!;
       if (name === '.') continue;
       if (name === '..') {
-        cur = path.dirname(cur); // cur holds no link: its parent is the real one, judged on the way down
-        sticky = sharedSticky(fs.lstatSync(cur));
+        cur = path.dirname(cur); // cur holds no link: its parent is the real one
+        at = fs.lstatSync(cur);
         continue;
+      }
+      if (!judged.has(cur)) {
+        judged.add(cur);
+        const why = judge(cur, at, uid, via(cur));
+        if (why) return why;
       }
       const next = cur === '/' ? `/${name}` : `${cur}/${name}`;
       const st = fs.lstatSync(next);
-      const via = next === given ? '' : ` (on the way to ${file})`;
-      if (sticky && !mine(st, uid)) return `${next} sits in a shared sticky directory and is not root's${via}`;
+      if (sharedSticky(at) && !mine(st, uid)) return `${next} sits in a shared sticky directory and is not root's${via(next)}`;
       if (st.isSymbolicLink()) {
         if (++links > MAX_LINKS) return `${file}: more than ${MAX_LINKS} symbolic links to follow`;
         const target = fs.readlinkSync(next);
-        if (target.startsWith('/')) {
-          cur = '/';
-          sticky = sharedSticky(top);
-        }
+        if (target.startsWith('/')) [cur, at] = ['/', top];
         todo.unshift(...target.split('/').filter(Boolean));
         continue;
       }
       if (todo.length > 0 && !st.isDirectory()) return `${file}: ${next} is not a directory`;
-      why = judge(next, st, uid, via);
-      if (why) return why;
-      cur = next;
-      sticky = sharedSticky(st);
+      [cur, at] = [next, st];
     }
+    return judge(cur, at, uid, via(cur)); // what the path leads to
   } catch (e) {
     return `${file}: ${(e as Error).message}`;
   }
-  return null;
 }
 
 /**

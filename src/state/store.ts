@@ -35,8 +35,10 @@ export function ensureStateDir(stateDir: string): void {
   if ((st.mode & 0o7777) !== STATE_DIR_MODE) chmod(stateDir, STATE_DIR_MODE);
   // A directory above it that others may change lets them rename stateDir away and plant their own, or re-point the
   // path at a directory of their choosing (where root would then make its key and the jobs' directories).
-  const why = untrustedReason(stateDir, euid);
+  const why = euid === 0 ? untrustedReason(stateDir, euid) : null;
   if (why !== null) throw new Error(`stateDir ${stateDir} lies where another user could redirect it: ${why}`);
+  const parent = lstat(path.dirname(stateDir)); // not root (by hand, tests): its parent at least
+  if (parent.mode & 0o002 && !(parent.mode & 0o1000)) throw new Error(`stateDir's parent ${path.dirname(stateDir)} is world-writable without the sticky bit (${(parent.mode & 0o7777).toString(8)})`);
 }
 
 // ---------------------------------------------------------------------------------------------- removal
