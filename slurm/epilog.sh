@@ -76,14 +76,14 @@ IFS=$' \t\n'
 # src/host/verdict.ts): Node's own exit 1 (an exception before or outside gdrgate's code: the program missing,
 # unreadable or cut short) is no drain of gdrgate's, and would drain the node with Slurm's "Epilog error". (bash, not
 # sh, for this: a here-string's pipe opened read-write, and read -t 0 to look into it.)
-vfd=
+vfd= drained=
 unset GDRGATE_VERDICT_FD
 { exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
   { exec 86<> <(:); } 2>/dev/null
 [ -p "/proc/$$/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
 # verdict RC: whether RC (0-3) is the pipe's last line, gdrgate's verdict (no pipe: whether RC is 0-3, as before it);
 # a line begun and never ended (a stray writer's) is waited for at most 1 s, never for ever.
-verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
+verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do [ "$l" = drained ] && drained=1 || v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # Node and the program are root's alone, and started from where they really lie: this runs as root.
 if ! rootonly -n "$NODE" "$CLI"; then
   for bad in "$NODE" "$CLI"; do rootonly -n "$bad" || break; done

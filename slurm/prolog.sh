@@ -160,7 +160,7 @@ fi
 # (GDRGATE_VERDICT_FD, src/host/verdict.ts) as it ends. Node's own exit 1 (an exception before or outside gdrgate's
 # code: the program missing, unreadable or cut short) or 0 (an empty program) is no verdict, and a 1 here drains the
 # node. The pipe: a here-string's, opened read-write (nothing forked on bash 5.1+; older bash: a process substitution).
-vfd=
+vfd= drained=
 unset GDRGATE_VERDICT_FD
 { exec 86<<<'' && exec 86<>"/proc/$$/fd/86" && [ -p "/proc/$$/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
   { exec 86<> <(:); } 2>/dev/null
@@ -168,11 +168,14 @@ unset GDRGATE_VERDICT_FD
 # verdict RC: whether RC (0-3) is the pipe's last line, gdrgate's verdict (without the pipe: whether RC is 0-3, as
 # before it). It empties the pipe, so a blob's line (one killed after its write) is never the plain program's verdict,
 # and it waits at most 1 s for a line begun (a stray writer's): never for ever.
-verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
+verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do [ "$l" = drained ] && drained=1 || v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # ended RC: this script's end on gdrgate's verdict RC. 0 and 1 are the verdict (healthy; unhealthy, the drain done as
 # the policy says, a broken config or an internal error included); 2 (usage) and 3 (an error outside the judgment)
 # mean gdrgate broke, and a broken tool never drains: the Prolog fails open and says so.
-ended() { [ "$1" -le 1 ] && exit "$1"; say daemon.err "gdrgate $MODE: gdrgate exited $1; not failing the $MODE"; exit 0; }
+ended() { [ "$1" -le 1 ] && exit "$1"; drainedexit "exited $1"; say daemon.err "gdrgate $MODE: gdrgate exited $1; not failing the $MODE"; exit 0; }
+# drainedexit WHAT: gdrgate said (a "drained" line in the pipe) that its drain of this node was written; whatever came
+# after (killed, stdout full), the node is drained by us and the job must not start on it: the hook fails.
+drainedexit() { [ -n "$drained" ] || return 0; say daemon.err "gdrgate $MODE: $NODE $1 after gdrgate drained this node; failing the $MODE"; exit 1; }
 # Node and the program, and the startup snapshot where there is one, are root's alone (one stat for the three; a
 # second only where that fails) and started from where they really lie: this runs as root.
 # (BLOB a FIFO or a directory: not a startup snapshot, and Node would block on a FIFO's open; never started.)
@@ -214,6 +217,7 @@ bound() {
   hard=(/usr/bin/timeout --foreground -s KILL "$left")
 }
 stopped() {
+  drainedexit "ended (exit $1)"
   [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= bl - 5)) || return 0
   say daemon.err "gdrgate $MODE: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the gate started, without a verdict; not failing the $MODE"
   exit 0
@@ -256,5 +260,6 @@ case "$rc:${#hard[@]}" in 12[5-7]:[1-9]*)
   ;;
 esac
 if [ "$rc" -gt 128 ]; then why="killed by signal $((rc - 128))"; elif [ "$rc" -le 3 ]; then why="exit $rc, not written by gdrgate"; else why="exit $rc"; fi
+drainedexit "ended without a verdict ($why)"
 say daemon.err "gdrgate $MODE: $NODE ended without a verdict ($why); not failing the $MODE"
 exit 0

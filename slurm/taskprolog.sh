@@ -111,7 +111,7 @@ judge() {
   return 125
 }
 # verdict RC: whether RC (0-3) is the last line gdrgate wrote, the pipe emptied (as slurm/prolog.sh; no pipe: 0-3).
-verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
+verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while ((n++ < 64)) && read -r -t 0 -u 86 && read -r -t 1 -u 86 l; do [ "$l" = drained ] && drained=1 || v=$l; done; [ "$1" -le 3 ] && [ "$v" = "$1" ]; }
 # The agent judges for the first task of a view when one runs: this script reads what `gdrgate task` would read of the
 # job's view, with bash alone (globs, read, test, cd -P: no process), into task.<view>.facts in the job's directory,
 # asks through the job's FIFO, STATE/tasks-<job> (the job's user's, 0600, given as the agent answered the Prolog; the

@@ -5,6 +5,7 @@
 // gate-only bundle imports this module without the command line.
 import { configPath, DEFAULTS, fallbackPolicy, loadConfig, loadTrustedConfig, type Config } from '../config.js';
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
+import { tellDrained } from '../host/verdict.js';
 import { log, setLogFile } from '../log.js';
 import type { AnyFinding, Status } from '../model/finding.js';
 import { escapeControls } from '../report/escape.js';
@@ -183,6 +184,7 @@ async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFind
     const reason = j.markReason ? j.markReason(base) : base;
     if (dryRun) return { reason, action: 'dry-run: would drain', code: d.exitCode };
     const r = await drainOwned(scontrol(), node, reason, cfg?.stateDir ?? DEFAULTS.stateDir);
+    if (r.action === 'drained') tellDrained(); // the Prolog fails now, whatever ends this run
     return { reason, action: r.action, code: rules.exitOnlyAfterOwnDrain ? exitCode(r.ours ? 'unhealthy' : 'ok') : d.exitCode };
   }
   if (rules.resumes && j.outcome.kind === 'healthy' && (cfg?.resumeWhenHealthy ?? true) && !dryRun) {

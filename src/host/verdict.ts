@@ -18,7 +18,31 @@ export function verdictFd(value: string | undefined): number | null {
 export function takeVerdictFd(env: NodeJS.ProcessEnv = process.env): number | null {
   const fd = verdictFd(env.GDRGATE_VERDICT_FD);
   delete env.GDRGATE_VERDICT_FD;
+  taken = fd;
   return fd;
+}
+
+/** The descriptor takeVerdictFd took, until tellVerdict closes it. */
+let taken: number | null = null;
+
+/** A pipe or a socket: the wrappers' (a file or a terminal named there is left alone). */
+const isPipe = (fd: number): boolean => {
+  const st = fstatSync(fd);
+  return st.isFIFO() || st.isSocket();
+};
+
+/**
+ * Tells the wrappers, as soon as it is so, that this run's drain of the node was written (a `drained` line): whatever
+ * ends the run after (a kill at the hard bound or by the OOM killer, a full stdout), the Prolog then fails, and the job
+ * does not start on the node just drained. Never throws.
+ */
+export function tellDrained(): void {
+  if (taken === null) return;
+  try {
+    if (isPipe(taken)) writeSync(taken, 'drained\n');
+  } catch {
+    // Closed, or not ours: the verdict at the end still stands.
+  }
 }
 
 /**
@@ -28,9 +52,9 @@ export function takeVerdictFd(env: NodeJS.ProcessEnv = process.env): number | nu
  */
 export function tellVerdict(code: number, fd: number | null): void {
   if (fd === null) return;
+  if (fd === taken) taken = null;
   try {
-    const st = fstatSync(fd);
-    if (!st.isFIFO() && !st.isSocket()) return;
+    if (!isPipe(fd)) return;
     writeSync(fd, `${code}\n`);
     closeSync(fd);
   } catch {

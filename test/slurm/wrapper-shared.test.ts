@@ -41,7 +41,7 @@ t.test("verdict(): one line in every wrapper (an exit code is gdrgate's verdict 
 
 t.test("the verdict pipe's opening: one text in prolog.sh and epilog.sh (taskprolog.sh opens it in judge(), by $BASHPID)", async (t) => {
   const opening = (w: (typeof WRAPPERS)[number]): string | null => {
-    const m = /\nvfd=\nunset GDRGATE_VERDICT_FD\n[\s\S]*?&& export GDRGATE_VERDICT_FD\n/.exec(text[w]);
+    const m = /\nvfd= drained=\nunset GDRGATE_VERDICT_FD\n[\s\S]*?&& export GDRGATE_VERDICT_FD\n/.exec(text[w]);
     return m ? m[0] : null;
   };
   t.not(opening('prolog'), null, 'prolog.sh opens it');
