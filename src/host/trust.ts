@@ -3,8 +3,8 @@
 // the resolution touches is judged: each directory a name is looked up in (one holding a symbolic link included:
 // whoever can write there can swap the link), each link in a shared sticky directory, and the file itself. Each must
 // be owned by root (or the running user) and not writable by group or others; a sticky directory others may write
-// (/tmp) is fine when the entry below it is root's (sshd's StrictModes). Resolving once and judging only the target left a link
-// in a user's directory free to point elsewhere between the check and the read.
+// (/tmp) is fine when the entry below it is root's (sshd's StrictModes). Resolving once and judging only the target
+// left a link in a user's directory free to point elsewhere between the check and the read.
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../errors.js';
