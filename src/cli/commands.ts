@@ -3,7 +3,7 @@ import yargs, { type ArgumentsCamelCase, type Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { versionLine } from '../version.js';
 import { out } from '../host/stdout.js';
-import { amount, count, flag, list, text, texts, word } from './options.js';
+import { amount, count, flag, ids, list, text, texts, word } from './options.js';
 import { faultHelp } from '../drill/fault.js';
 import { fleetReportArgs } from './fleet-flags.js';
 
@@ -46,7 +46,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('json', json)
           .option('baseline', text('--baseline', { describe: 'baseline JSON: also check against the class of this node' }))
           .option('node', text('--node', { describe: 'node name for class selection (default: SLURMD_NODENAME, then hostname)' }))
-          .option('only', list('--only', 'check ids, comma or space separated'))
+          .option('only', ids('--only', 'check ids, comma or space separated'))
           .option('verbose', { type: 'boolean', default: false, alias: 'v' }),
       (a) => set(import('./check.js').then((m) => m.checkCommand(a))),
     )
@@ -151,7 +151,7 @@ export async function main(argv: string[]): Promise<number> {
         y
           .option('config', text('--config', { describe: 'config JSON: its spool and probes.window' }))
           .option('spool', text('--spool', { describe: 'spool directory (default: the config\'s)' }))
-          .option('probe', list('--probe', 'only these probes (ib-write-host, ib-write-gpu, nvbw-h2d, nvbw-d2h)'))
+          .option('probe', ids('--probe', 'only these probes (ib-write-host, ib-write-gpu, nvbw-h2d, nvbw-d2h), comma or space separated'))
           .option('since', text('--since', { describe: 'recent window: since this long ago (90m, 24h, 7d) or an ISO time, instead of the last N samples' }))
           .option('window', count('--window', 1, 1_000_000, 'recent window: the last N samples of each path (default probes.window, 5)'))
           .option('json', flag('print JSON'))

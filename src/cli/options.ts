@@ -85,6 +85,15 @@ export const duration = (flag: string, maxMs: number, describe: string) =>
   ({ type: 'string', requiresArg: true, describe: `${describe} [a whole number and s, m, h or d]`, coerce: durationValue(flag, maxMs) }) as const;
 /** An option taking one or more strings. */
 export const list = (flag: string, describe?: string) => ({ type: 'array', string: true, describe, coerce: listValue(flag) }) as const;
+/** An option taking one or more ids, each value split on commas and blanks (`--only a,b`, `--only "a b"`, `--only a b`). */
+export const ids = (flag: string, describe?: string) => ({ type: 'array', string: true, describe, coerce: idsValue(flag) }) as const;
+const idsValue =
+  (flag: string) =>
+  (v: Raw): string[] => {
+    const all = listValue(flag)(v).flatMap((s) => s.split(/[\s,]+/)).filter(Boolean);
+    if (all.length === 0) throw new UsageError(`${flag}: needs a value`);
+    return all;
+  };
 /** A switch, off unless given (`on`: on unless `--no-<name>`). */
 export const flag = (describe: string, on = false) => ({ type: 'boolean', default: on, describe }) as const;
 /** A positional taking one string. */

@@ -45,7 +45,7 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
   }
   const window: Window = a.since !== undefined ? { sinceTs: parseSince(a.since, Date.now()) } : { lastN };
   const label = a.since !== undefined ? `since ${a.since}` : `last ${lastN}`;
-  const probes = a.probe?.flatMap((p) => p.split(/[\s,]+/)).filter(Boolean) ?? [];
+  const probes = a.probe ?? [];
   const col = collectStats(dir, [], window, probes.length ? (s) => probes.includes(s.probe) : undefined);
   const r = col.report;
   // A spool that cannot be listed, or none of whose files can be read, is not an empty one: no textfile claiming a

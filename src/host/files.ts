@@ -89,8 +89,10 @@ export function assertSafeAbove(dir: string): void {
 
 /** Creates `dir` (and its parents) if needed, then refuses it as assertSafeDir does. */
 export function ensureSafeDir(dir: string, mode = 0o755): void {
-  assertSafeAbove(dir);
-  fs.mkdirSync(dir, { recursive: true, mode });
+  if (lstatOrNull(dir) === null) {
+    assertSafeAbove(dir); // judged before anything is made; one walk (assertSafeDir's) where it is there already
+    fs.mkdirSync(dir, { recursive: true, mode });
+  }
   assertSafeDir(dir);
 }
 
@@ -159,10 +161,7 @@ export interface WriteOptions {
   readonly mode?: number;
   /** fsync before the rename: the file survives a crash whole (a snapshot, a drill file), at some milliseconds' cost. */
   readonly sync?: boolean;
-  /**
-   * false: only the file's own directory is judged (node_exporter's textfile directory, under its user's
-   * /var/lib/prometheus on Debian: a redirect there only puts root's file of that name in another directory).
-   */
+  /** false: its own directory judged alone (node_exporter's, under its user's /var/lib/prometheus on Debian). */
   readonly above?: boolean;
 }
 

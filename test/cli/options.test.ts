@@ -9,7 +9,7 @@ import { amountValue, countValue, durationValue, listValue, textValue } from '..
 import { cli } from '../helpers/cli.js';
 import { REPO } from '../helpers/paths.js';
 
-type Kind = 'text' | 'list' | 'count' | 'amount' | 'word' | 'boolean' | 'choices' | 'duration';
+type Kind = 'text' | 'list' | 'ids' | 'count' | 'amount' | 'word' | 'boolean' | 'choices' | 'duration';
 interface Opt {
   readonly command: readonly string[];
   readonly name: string;
@@ -52,7 +52,7 @@ function kindOf(e: ts.Expression): { kind: Kind; demanded: boolean; args: string
   if (ts.isIdentifier(e) && consts.has(e.text)) return kindOf(consts.get(e.text)!);
   const fn = callName(e);
   if (fn === 'flag') return { kind: 'boolean', demanded: false, args: [] };
-  if (fn && ts.isCallExpression(e) && ['text', 'list', 'count', 'amount', 'duration', 'word'].includes(fn)) {
+  if (fn && ts.isCallExpression(e) && ['text', 'list', 'ids', 'count', 'amount', 'duration', 'word'].includes(fn)) {
     const obj = e.arguments.find(ts.isObjectLiteralExpression);
     const demanded = fn === 'word' || (obj?.properties.some((p) => p.name?.getText() === 'demandOption') ?? false);
     return { kind: fn as Kind, demanded, args: e.arguments.map((a) => a.getText()) };
@@ -150,6 +150,11 @@ const CASES: Readonly<Record<Exclude<Kind, 'boolean' | 'choices'>, (o: Opt) => [
   list: (o) => [
     [[`--${o.name}`], `UsageError: --${o.name}: needs a value`],
     [[`--${o.name}=`], `UsageError: --${o.name}: needs a value`],
+  ],
+  ids: (o) => [
+    [[`--${o.name}`], `UsageError: --${o.name}: needs a value`],
+    [[`--${o.name}=`], `UsageError: --${o.name}: needs a value`],
+    [[`--${o.name}= , `], `UsageError: --${o.name}: needs a value`],
   ],
   word: (o) => [[[''], `UsageError: ${o.name}: needs a value`]],
   count: (o) => {
