@@ -51,14 +51,18 @@ export function judge(i: JudgeInput): BwFinding[] {
       const seen = (r ? `p50 ${num(r.p50)} ${env.unit} over ${r.count}` : 'no samples') + (st?.future ? ` (${st.future} stamped in the future left out)` : '');
       return { ...base, level: null, why: bw('bw-pending', 'skip', subject, `${seen}; judged from ${i.minSamples} samples on`, ctx) };
     }
-    // Sustained: the window's p50 and the newest sample both below the fail band (a fixed path stops draining at once).
+    // Sustained: the window's p50 (its middle value: more than half the window) and the newest sample both below the
+    // fail band (a fixed path stops draining at once; half a window of busy runs never drains).
     const level: Level = r.p50 < env.failBelow && r.last < env.failBelow ? 'fail' : r.p50 < env.warnBelow ? 'warn' : 'pass';
     return { ...base, level, why: null };
   };
   const out: BwFinding[] = [];
   const fresh = new Map<string, Verdict>();
+  // Paths whose run failed this time: what their window says is not what they are now (a counterpart's word only).
+  const failedNow = new Set<string>();
   for (const o of i.outcomes) {
     const subject = subjectOf(o.spec);
+    if (o.kind === 'failed') failedNow.add(`${o.spec.probe}\u0000${'nic' in o.spec ? o.spec.nic : ''}`);
     if (o.kind === 'failed') out.push(bw('bw-probe-failed', 'error', subject, [o.why, ...o.lines].join('; '), { probe: o.spec.probe }));
     else if (o.kind === 'unusable') out.push(bw('bw-tool-unusable', 'skip', subject, o.why, { probe: o.spec.probe }));
     else if (o.kind === 'budget') out.push(bw('bw-budget', 'skip', subject, o.why, { probe: o.spec.probe }));
@@ -71,8 +75,10 @@ export function judge(i: JudgeInput): BwFinding[] {
       }
   }
   const bad = (v: Verdict | null): v is Verdict => v?.level === 'warn' || v?.level === 'fail';
+  const newest = (e: BaselineEnvelope): number => stats.get(keyId({ ...e, recipeHash: recipeHash(e.recipe) }))?.recent?.lastTs ?? -Infinity;
   for (const v of fresh.values()) {
-    const other = counterpart(v, envs, verdict);
+    const c = counterpart(v, envs, newest);
+    const other = c && !failedNow.has(`${c.probe}\u0000${c.nic ?? ''}`) ? verdict(c) : null;
     // Both sides of one HCA low: one bw-nic finding, made from the GPU side.
     if (v.key.probe === 'ib-write-host' && bad(v) && bad(other) && fresh.has(keyId(other.key))) continue;
     out.push(...render(v, other));
@@ -84,11 +90,15 @@ function subjectOfKey(k: { gpu: string | null; nic: string | null }): string {
   return k.nic && k.gpu ? `${k.nic}/${k.gpu}` : (k.nic ?? k.gpu ?? 'node');
 }
 
-/** The other memory of the same HCA (host for a GPU-memory run and back), judged from its own recipe's window. */
-function counterpart(v: Verdict, envs: ReadonlyMap<string, BaselineEnvelope>, verdict: (e: BaselineEnvelope) => Verdict): Verdict | null {
+/**
+ * The other memory of the same HCA (host for a GPU-memory run and back), to be judged from its own recipe's window: of
+ * the class's envelopes for it (an older recipe's may be kept beside the current one), the one measured most recently.
+ * The caller leaves it out when its run failed this time.
+ */
+function counterpart(v: Verdict, envs: ReadonlyMap<string, BaselineEnvelope>, newest: (e: BaselineEnvelope) => number): BaselineEnvelope | null {
   const want = v.key.probe === 'ib-write-gpu' ? 'ib-write-host' : v.key.probe === 'ib-write-host' ? 'ib-write-gpu' : null;
-  const e = want ? [...envs.values()].find((x) => x.probe === want && x.nic === v.key.nic) : undefined;
-  return e ? verdict(e) : null;
+  const all = want ? [...envs.values()].filter((x) => x.probe === want && x.nic === v.key.nic) : [];
+  return all.reduce<BaselineEnvelope | null>((best, e) => (best === null || newest(e) > newest(best) ? e : best), null);
 }
 
 function render(v: Verdict, other: Verdict | null): BwFinding[] {

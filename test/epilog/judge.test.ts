@@ -46,6 +46,16 @@ export const cases: readonly Case[] = [
   { name: 'healthy window: pass', history: { 'ib-write-host': H, 'ib-write-gpu': [23, 23.1, 22.9, 23, 23] }, envelopes: [HOST, GPUB], want: [['pass', 'bw-ok', 'mlx5_0'], ['pass', 'bw-ok', `mlx5_0/${GPU}`]] },
   { name: 'one outlier (newest at 10.5): p50 still healthy, no fail', history: { 'ib-write-host': H, 'ib-write-gpu': [23, 23.1, 22.9, 23, 10.5] }, envelopes: [HOST, GPUB], want: [['pass', 'bw-ok', 'mlx5_0'], ['pass', 'bw-ok', `mlx5_0/${GPU}`]] },
   { name: 'two of five low: p50 still healthy', history: { 'ib-write-host': H, 'ib-write-gpu': [23, 23.1, 22.9, 10.5, 10.5] }, envelopes: [HOST, GPUB], want: [['pass', 'bw-ok', 'mlx5_0'], ['pass', 'bw-ok', `mlx5_0/${GPU}`]] },
+  { name: 'two of four low, the newest low: half a window is not sustained → pass', history: { 'ib-write-host': H, 'ib-write-gpu': [23, 10.5, 23.1, 10.5] }, envelopes: [HOST, GPUB], want: [['pass', 'bw-ok', 'mlx5_0'], ['pass', 'bw-ok', `mlx5_0/${GPU}`]] },
+  { name: 'three of four low, the newest low → fail', history: { 'ib-write-host': H, 'ib-write-gpu': [23, 10.5, 10.6, 10.5] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
+  {
+    name: 'the host run failed this time over a low window: the GPU side between its bands stays a warn (no bw-nic from a window that could not be measured now)',
+    history: { 'ib-write-host': [40, 40, 40, 40, 40], 'ib-write-gpu': [18, 18, 18, 18, 18] },
+    fresh: ['ib-write-gpu'],
+    extra: [{ spec: spec('ib-write-host'), kind: 'failed', why: 'loopback server failed (exit 1): the client\'s result is not ours', lines: [], durationMs: 5 }],
+    envelopes: [HOST, GPUB],
+    want: [['error', 'bw-probe-failed', 'mlx5_0'], ['warn', 'bw-low', `mlx5_0/${GPU}`]],
+  },
   { name: 'sustained: GPU memory low, host healthy → bw-gpu-path fail', history: { 'ib-write-host': H, 'ib-write-gpu': [23, 23, 10.5, 10.6, 10.5] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
   { name: 'recovering: window p50 low but the newest sample healthy → warn, not fail', history: { 'ib-write-host': H, 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 23] }, envelopes: [HOST, GPUB], want: [['warn', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
   { name: 'between the bands → warn', history: { 'ib-write-host': H, 'ib-write-gpu': [18, 18, 18, 18, 18] }, envelopes: [HOST, GPUB], want: [['warn', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
@@ -105,8 +115,21 @@ for (const c of cases)
     t.strictSame(got.map((f) => [f.status, f.code, f.subject]), c.want.map(([s, code, subj]) => [s, code, subj]), got.map((f) => f.message).join('\n'));
   });
 
+t.test('an older host recipe kept beside the current one: the GPU side is set against the one measured last', async (t) => {
+  const old: ProbeRecipe = { ...recipe('ib-write-host'), args: ['-d', 'mlx5_0', '-s', '65536', '-q', '2', '127.0.0.1'], qps: 2 };
+  const oldEnv: BaselineEnvelope = { ...HOST, recipe: old };
+  const acc = new StatsAccumulator();
+  // The old recipe's slow samples first (before the recapture), then the current recipe's healthy ones, then the GPU's.
+  const slowOld = [10.5, 10.5, 10.5].map((value, i) => makeSample({ ts: 1_700_000_000_000 + i, node: 'gpu001', job: String(i), recipe: old, ...path('ib-write-host'), bytes: 65536, value, unit: 'Gb/s' }));
+  const host = series('ib-write-host', H);
+  const gpu = series('ib-write-gpu', [18, 18, 18, 18, 18]);
+  for (const x of [...slowOld, ...host, ...gpu]) acc.add(x);
+  const f = judge({ outcomes: [ok('ib-write-gpu', gpu[4]!)], stats: acc.result({ lastN: 5 }), envelopes: [oldEnv, HOST, GPUB], minSamples: 3 });
+  t.strictSame(f.map((x) => [x.status, x.code, x.message]), [['warn', 'bw-gpu-path', `GPU memory p50 18 Gb/s over 5 (band: warn < 19.5, fail < 16 Gb/s) while host memory on mlx5_0 is healthy (p50 92.5 Gb/s)`]]);
+});
+
 t.test('a bw-gpu-path finding says what it saw and what it wanted', async (t) => {
-  const [f] = run(cases[3]!);
+  const [f] = run(cases.find((c) => c.name.startsWith('sustained: GPU memory low'))!);
   t.match(f, { code: /^bw-gpu-path$/, actual: /^p50 10\.6 Gb\/s over 5$/, expected: /^>= 16 Gb\/s$/, probe: /^ib-write-gpu$/ });
   t.match(f!.message, /while host memory on mlx5_0 is healthy \(p50 92\.5 Gb\/s\)/);
 });

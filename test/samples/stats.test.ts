@@ -1,7 +1,7 @@
 // Tests nearest-rank percentiles on known series, per-key grouping, unit mismatches, samples from the future and recent windows.
 import t from 'tap';
 import { makeSample, recipeHash, type ProbeRecipe, type Sample } from '../../src/samples/sample.js';
-import { nearestRank, StatsAccumulator, summarize } from '../../src/samples/stats.js';
+import { middle, nearestRank, StatsAccumulator, summarize } from '../../src/samples/stats.js';
 
 const recipe: ProbeRecipe = {
   tool: 'ib_write_bw', args: ['-d', 'mlx5_0', '-s', '65536', '--report_gbits', '--use_cuda=0'], msgSize: 65536,
@@ -29,6 +29,21 @@ t.test('nearest rank: rank ceil(p/100 * n), always a measured value', async (t) 
   t.equal(summarize(f64([]), f64([])), null);
 });
 
+t.test('the middle value is below a bound exactly when more than half the values are (seeded windows of 1 to 12)', async (t) => {
+  let seed = 7;
+  const rnd = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  let disagree = 0;
+  for (let k = 0; k < 2000; k++) {
+    const n = 1 + Math.floor(rnd() * 12);
+    const v = f64(Array.from({ length: n }, () => Math.round(rnd() * 20))).sort();
+    const bound = Math.round(rnd() * 20);
+    const below = Array.from(v).filter((x) => x < bound).length;
+    if ((middle(v)! < bound) !== below * 2 > n) disagree++;
+  }
+  t.equal(disagree, 0);
+  t.same([middle(f64([1, 2, 3, 4])), middle(f64([1, 2, 3])), middle(f64([]))], [3, 2, null], 'an even count: the upper middle value');
+});
+
 t.test('summary of an unsorted series; last is the newest by ts', async (t) => {
   const s = summarize(f64([92, 10, 91, 93, 90]), f64([1, 5, 2, 3, 4]));
   t.same(s, { count: 5, min: 10, p50: 91, p95: 93, p99: 93, last: 10, lastTs: 5 });
@@ -46,10 +61,10 @@ t.test('keys: probe, gpu, nic, direction and recipe hash each split the series',
   const r = acc.result();
   t.equal(r.length, 3);
   const main = r.find((k) => k.key.nic === 'mlx5_0' && k.key.recipeHash === recipeHash(recipe));
-  t.same(main?.all, { count: 10, min: 91, p50: 95, p95: 100, p99: 100, last: 100, lastTs: 10 });
+  t.same(main?.all, { count: 10, min: 91, p50: 96, p95: 100, p99: 100, last: 100, lastTs: 10 }, 'p50 of an even count: the upper middle value');
   t.equal(main?.unitMismatches, 1, 'MB/s sample left out of a Gb/s series, counted');
   t.equal(main?.recent, main?.all, 'no window: recent is all');
-  t.equal(r.find((k) => k.key.nic === 'mlx5_1')?.all.p50, 50);
+  t.equal(r.find((k) => k.key.nic === 'mlx5_1')?.all.p50, 60);
   t.equal(r.find((k) => k.key.recipeHash === recipeHash(other))?.all.min, 1);
   t.not(recipeHash(recipe), recipeHash(other));
 });
@@ -90,7 +105,7 @@ t.test('out of order at the tail (a delayed writer): the last N and the newest a
   // ts 1..10 at value 10·ts; ts 10 arrives before 7, 8 and 9, so the last three arrivals are ts 7, 8, 9.
   for (const ts of [1, 2, 3, 4, 5, 6, 10, 7, 8, 9]) acc.add(sample(10 * ts, ts));
   t.same(acc.result({ lastN: 3 })[0]?.recent, { count: 3, min: 80, p50: 90, p95: 100, p99: 100, last: 100, lastTs: 10 });
-  t.same(acc.result({ sinceTs: 9 })[0]?.recent, { count: 2, min: 90, p50: 90, p95: 100, p99: 100, last: 100, lastTs: 10 });
+  t.same(acc.result({ sinceTs: 9 })[0]?.recent, { count: 2, min: 90, p50: 100, p95: 100, p99: 100, last: 100, lastTs: 10 });
 });
 
 t.test('samples stamped after notAfter (from the future) are left out of all and recent, and counted', async (t) => {
@@ -117,6 +132,6 @@ t.test('a million samples stream through in typed columns', async (t) => {
   for (let i = 0; i < 1_000_000; i++) acc.add({ ...base, ts: i, value: (i * 7919) % 1000 });
   const r = acc.result({ lastN: 1000 })[0];
   t.equal(r?.all.count, 1_000_000);
-  t.same([r?.all.min, r?.all.p50, r?.all.p95, r?.all.p99], [0, 499, 949, 989]);
+  t.same([r?.all.min, r?.all.p50, r?.all.p95, r?.all.p99], [0, 500, 949, 989]);
   t.equal(r?.recent?.count, 1000);
 });
