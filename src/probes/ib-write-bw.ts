@@ -64,8 +64,13 @@ export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number
   if (impossible !== null) return { spec, kind: 'failed', why: `not a bandwidth: ${impossible}`, lines: p.problems.slice(0, 8), durationMs };
   // The GPU perftest says it used decides: a sample of another GPU (CUDA's order not the inventory's) is never filed
   // under the planned one, whose band it would be judged against.
+  // perftest names it on its `CUDA device N: PCIe address is …` line; a GPU run without that line could have measured
+  // any GPU, so it is no sample either (could not tell), never filed under the planned one unchecked.
   const picked = p.gpu?.pciAddress?.toLowerCase();
-  if (spec.gpu !== null && picked && picked !== busDev(spec.gpu)) {
+  if (spec.gpu !== null && !picked) {
+    return { spec, kind: 'failed', why: `ib_write_bw did not say which GPU it used (no "PCIe address is" line): not filed under ${spec.gpu} (CUDA device ${spec.gpuIndex})`, lines: [], durationMs };
+  }
+  if (spec.gpu !== null && picked !== busDev(spec.gpu)) {
     return { spec, kind: 'failed', why: `measured GPU ${picked}, not ${spec.gpu} (CUDA device ${spec.gpuIndex}): is CUDA_DEVICE_ORDER honoured?`, lines: [], durationMs };
   }
   const notes = [...p.problems];

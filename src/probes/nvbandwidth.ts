@@ -24,6 +24,8 @@ export async function runNvbandwidth(exec: Exec, spec: NvbwSpec, deadline: numbe
   const durationMs = Math.round(performance.now() - t0);
   if (r.timedOut) return { spec, kind: 'failed', why: `timed out after ${durationMs} ms`, lines: [], durationMs };
   if (r.exitCode === null && r.error !== null) return { spec, kind: 'unusable', why: r.error };
+  // As for ib_write_bw: a run that says it failed is no sample, whatever its matrix holds.
+  if (r.exitCode !== 0) return { spec, kind: 'failed', why: `tool failed (exit ${r.exitCode ?? 'none'})`, lines: [r.stderr.trim()].filter(Boolean).slice(0, 8), durationMs };
   const p = parseNvbandwidth(r.stdout + (spec.recipe.args.includes('-j') ? '' : `\n${r.stderr}`));
   const tc = p.testcases.find((t) => t.name === spec.testcase);
   if (tc === undefined || tc.status !== 'passed' || p.error !== null) {
@@ -41,12 +43,18 @@ export async function runNvbandwidth(exec: Exec, spec: NvbwSpec, deadline: numbe
   if (bad.length) return { spec, kind: 'failed', why: `not a bandwidth: ${bad.join(', ')}`, lines: p.problems.slice(0, 8), durationMs };
   const notes = [...p.problems];
   const samples: Sample[] = [];
+  // Without a bus id, device N is the Nth GPU in bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID) only when CUDA sees as many
+  // GPUs as the inventory lists: one it leaves out (excluded, bound to vfio-pci, dead) shifts every later index.
+  const listed = p.devices.length || cells(tc).length;
   for (const { col, value } of cells(tc)) {
     const dev = p.devices.find((d) => d.index === col);
-    // A bus id, when printed, decides; without one, device N is the Nth GPU in bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID).
-    const gpu = dev?.pciBusId ? byBusId(spec.gpus, dev.pciBusId) : (spec.gpus[col] ?? null);
+    const gpu = dev?.pciBusId ? byBusId(spec.gpus, dev.pciBusId) : listed === spec.gpus.length ? (spec.gpus[col] ?? null) : null;
     if (gpu === null) {
-      notes.push(`device ${col}${dev?.pciBusId ? ` (${dev.pciBusId})` : ''} is not a GPU of the inventory: not recorded`);
+      notes.push(
+        dev?.pciBusId
+          ? `device ${col} (${dev.pciBusId}) is not a GPU of the inventory: not recorded`
+          : `device ${col}: no bus id, and CUDA lists ${listed} device(s) for ${spec.gpus.length} GPU(s) of the inventory: could not tell which GPU, not recorded`,
+      );
       continue;
     }
     samples.push(makeSample({ ts: ctx.now(), node: ctx.node, job: ctx.job, probe: spec.probe, recipe: spec.recipe, gpu, nic: null, bytes: spec.recipe.msgSize ?? 0, value, unit: 'GB/s' }));

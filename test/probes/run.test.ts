@@ -105,7 +105,7 @@ t.test('the real ib_write_bw (Debian perftest) without an RDMA device: a probe f
 t.test('nvbandwidth: the real A10 capture; JSON mapped by bus id; a testcase without capture fails', async (t) => {
   const nv = (over: ProbesConfigInput['nvbandwidth']) => plan({ tools: { ibWriteBw: null, nvbandwidth: bin('nvbandwidth') }, nvbandwidth: over });
   const text = await runProbes(nv({}), opts());
-  t.strictSame(values(text.outcomes), ['nvbw-h2d 0000:41:00.0 25.17 GB/s', 'failed: no results (exit 1)']);
+  t.strictSame(values(text.outcomes), ['nvbw-h2d 0000:41:00.0 25.17 GB/s', 'failed: tool failed (exit 1)']);
   t.same(text.outcomes[1]!.kind === 'failed' && text.outcomes[1]!.lines, ['nvbandwidth stand-in: no captured output for testcase device_to_host_memcpy_ce']);
   // The constructed JSON names GPUs 1b:00 and 43:00: on a node with those GPUs they map by bus id.
   const [h2d] = nv({ json: true, testcases: ['host_to_device_memcpy_ce'] })[0]!;
@@ -114,6 +114,17 @@ t.test('nvbandwidth: the real A10 capture; JSON mapped by bus id; a testcase wit
   t.strictSame(values(json.outcomes), ['nvbw-h2d 0000:1b:00.0 55.21 GB/s,nvbw-h2d 0000:43:00.0 55.19 GB/s']);
   const foreign = await runProbes([[h2d!]], opts());
   t.same(foreign.outcomes.map((o) => o.kind === 'failed' && [o.why, o.lines]), [['no GPU cell in the result', ['device 0 (00000000:1b:00) is not a GPU of the inventory: not recorded', 'device 1 (00000000:43:00) is not a GPU of the inventory: not recorded']]], 'bus ids of other GPUs are not recorded as ours');
+});
+
+t.test('could not tell which GPU, or the tool said it failed: no sample (a GPU run without its address line, nvbandwidth without bus ids on fewer devices than GPUs, nvbandwidth exit 1)', async (t) => {
+  const ib = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-noaddr') } }), opts());
+  t.strictSame(values(ib.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'failed: ib_write_bw did not say which GPU it used (no "PCIe address is" line): not filed under 0000:41:00.0 (CUDA device 0)']);
+  const nv = (tool: string) => plan({ tools: { ibWriteBw: null, nvbandwidth: bin(tool) }, nvbandwidth: { testcases: ['host_to_device_memcpy_ce'] } });
+  // The A10 capture lists one device and no bus id; this node's inventory has two GPUs (CUDA left one out).
+  const [h2d] = nv('nvbandwidth')[0]!;
+  const two = await runProbes([[{ ...h2d!, gpus: ['0000:41:00.0', '0000:82:00.0'] } as ProbeSpec]], opts());
+  t.strictSame(two.outcomes.map((o) => (o.kind === 'failed' ? [o.why, o.lines] : o.kind)), [['no GPU cell in the result', ['device 0: no bus id, and CUDA lists 1 device(s) for 2 GPU(s) of the inventory: could not tell which GPU, not recorded']]]);
+  t.strictSame(values((await runProbes(nv('nvbandwidth-exit1'), opts())).outcomes), ['failed: tool failed (exit 1)'], 'a whole matrix with exit 1');
 });
 
 t.test('printed garbage is a failed probe, never a sample: impossible nvbandwidth cells, a changed layout, 12.5 TB/s over a NIC', async (t) => {
