@@ -9,6 +9,8 @@ import { parseStamp, type Stamp } from './policy.js';
 export { writeAtomic } from '../host/files.js';
 
 export const STAMP = 'probe-stamp.json';
+/** When the judged window starts (a drain of ours for bandwidth: the samples before it were of the path as it was). */
+export const WINDOW_FROM = 'probe-window.json';
 export const PROBE_LOCK = 'probe.lock';
 const MAX_STAMP_BYTES = 4096;
 
@@ -34,4 +36,20 @@ export function writeStamp(dir: string, s: Stamp): void {
 export function takeProbeLock(dir: string, staleMs: number): { release: () => void } | { held: string } {
   const l = takeLock(join(dir, PROBE_LOCK), { staleMs, holder: (pid) => `another epilog${pid} is probing` });
   return l.ok ? l : { held: l.why };
+}
+
+/** The start of the judged window (Unix ms), written when the Epilog drains for bandwidth; null when none or malformed. */
+export function readWindowFrom(dir: string): number | null {
+  const r = readSmall(join(dir, WINDOW_FROM), { max: MAX_STAMP_BYTES });
+  if (!r.ok) return null;
+  try {
+    const v = (JSON.parse(r.value.toString('utf8')) as { from?: unknown }).from;
+    return typeof v === 'number' && Number.isFinite(v) ? v : null;
+  } catch {
+    return null;
+  }
+}
+
+export function writeWindowFrom(dir: string, from: number, why: string): void {
+  writeAtomic(join(dir, WINDOW_FROM), `${JSON.stringify({ from, why })}\n`);
 }

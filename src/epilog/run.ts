@@ -11,8 +11,9 @@ import { runProbes } from '../probes/run.js';
 import type { ProbeOutcome } from '../probes/types.js';
 import type { Sample } from '../samples/sample.js';
 import { appendSamples } from '../samples/spool.js';
+import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
 import { collectStats } from './collect.js';
-import { ensureDir, readStamp, takeProbeLock, writeAtomic, writeStamp } from './files.js';
+import { ensureDir, readStamp, readWindowFrom, takeProbeLock, writeAtomic, writeStamp } from './files.js';
 import type { BwFinding } from './finding.js';
 import { renamedNics } from './renamed.js';
 import { judge } from './judge.js';
@@ -85,7 +86,11 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       else writeErrors.push(`spool ${dir}: ${a.code} ${a.message}`);
       writeErrors.push(...a.notes);
     }
-    const col = collectStats(dir, unwritten, { lastN: p.window });
+    // The judged window: this node's samples (a spool copied from a golden image is another node's history), since
+    // the later of the class's band capture and our last bandwidth drain (what came before is the path as it was: after a
+    // repair and a resume, one busy run on top of the broken period's samples drained the node again).
+    const from = windowStart([readWindowFrom(dir), Date.parse(cls.captured?.at ?? '')], Date.now());
+    const col = collectStats(dir, unwritten, from === null ? { lastN: p.window } : { lastN: p.window, sinceTs: from }, (s) => s.node === i.node);
     const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples, renamed: renamedNics(cls.devices, inv.nics) });
     if (!i.dryRun) {
       if (p.promFile !== null) {
@@ -108,4 +113,10 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
   } finally {
     lock.release();
   }
+}
+
+/** The latest of the given starts that is a time at all and not ahead of the clock (one stamped ahead would hide every sample); null: none. */
+export function windowStart(starts: readonly (number | null)[], now: number): number | null {
+  const ok = starts.filter((x): x is number => x !== null && Number.isFinite(x) && x <= now + CLOCK_TOLERANCE_MS);
+  return ok.length ? Math.max(...ok) : null;
 }
