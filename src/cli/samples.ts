@@ -2,7 +2,7 @@
 // window, from the epilog's spool; optionally the same as a Prometheus textfile (--prom FILE, written atomically).
 import { hostname } from 'node:os';
 import { configPath, DEFAULTS, loadConfig } from '../config.js';
-import { collectStats } from '../epilog/collect.js';
+import { collectStats, unreadableSpool } from '../epilog/collect.js';
 import { writeAtomic } from '../epilog/files.js';
 import { renderProm } from '../epilog/prom.js';
 import { countTaskFindings } from '../epilog/task-counts.js';
@@ -50,9 +50,8 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
   const r = col.report;
   // A spool that cannot be listed, or none of whose files can be read, is not an empty one: no textfile claiming a
   // fresh spool with 0 skipped lines (an old one is left as it is, and goes stale), and a usage error's exit code.
-  if (r.files.length === 0 && r.problems.length > 0) {
-    throw new UsageError(`cannot read the spool ${dir}: ${r.problems[0]!}${r.problems.length > 1 ? ` (+${r.problems.length - 1} more)` : ''}${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
-  }
+  const unreadable = unreadableSpool(dir, r);
+  if (unreadable !== null) throw new UsageError(`${unreadable}${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
   if (a.prom !== undefined) {
     writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
   }

@@ -30,3 +30,12 @@ export function collectStats(dir: string, extra: readonly Sample[], window: Wind
   for (const s of extra) add(s);
   return { stats: acc.result(window), recipes, report, node, future: acc.future };
 }
+
+/**
+ * Why a spool read is no spool at all (it could not be listed, or none of its files could be read), or null. Such a
+ * read is not an empty spool: no textfile is written from it (an older one is left to go stale), by the Epilog as by
+ * `gdrgate samples --prom`.
+ */
+export function unreadableSpool(dir: string, r: ReadReport): string | null {
+  return r.files.length === 0 && r.problems.length > 0 ? `cannot read the spool ${dir}: ${r.problems[0]!}${r.problems.length > 1 ? ` (+${r.problems.length - 1} more)` : ''}` : null;
+}

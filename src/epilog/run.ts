@@ -12,7 +12,7 @@ import type { ProbeOutcome } from '../probes/types.js';
 import type { Sample } from '../samples/sample.js';
 import { appendSamples } from '../samples/spool.js';
 import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
-import { collectStats } from './collect.js';
+import { collectStats, unreadableSpool } from './collect.js';
 import { ensureDir, readStamp, readWindowFrom, takeProbeLock, writeAtomic, writeStamp } from './files.js';
 import type { BwFinding } from './finding.js';
 import { renamedNics } from './renamed.js';
@@ -93,7 +93,9 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     const col = collectStats(dir, unwritten, from === null ? { lastN: p.window } : { lastN: p.window, sinceTs: from }, (s) => s.node === i.node);
     const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples, renamed: renamedNics(cls.devices, inv.nics) });
     if (!i.dryRun) {
-      if (p.promFile !== null) {
+      const unreadable = unreadableSpool(dir, col.report);
+      if (p.promFile !== null && unreadable !== null) writeErrors.push(`textfile ${p.promFile} not written: ${unreadable}`);
+      else if (p.promFile !== null) {
         try {
           writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
         } catch (e) {
