@@ -14,10 +14,17 @@ import { ensureStateDir, removeJobDir } from './store.js';
 import type { Bytes, PrologState, SignedEnvelope } from './types.js';
 import type { GpuOrder } from './gpu-order.js';
 
-/** SLURM_JOB_GPUS / SLURM_STEP_GPUS ("0,1,3"): Slurm's GPU numbers (state/gpu-order.ts); null when absent, empty or malformed. */
+/** More GPU numbers than a node has (MIG instances included) by far: a longer list is no list of Slurm's. */
+export const MAX_GPU_IDS = 1024;
+
+/**
+ * SLURM_JOB_GPUS / SLURM_STEP_GPUS ("0,1,3"): Slurm's GPU numbers (state/gpu-order.ts), each once; null when absent,
+ * empty, malformed or longer than MAX_GPU_IDS (a job's own facts reach the agent: a list of 60,000 cost it seconds).
+ */
 export function parseJobGpus(s: string | undefined): number[] | null {
-  if (!s || !/^\d{1,4}(,\d{1,4})*$/.test(s)) return null;
-  return s.split(',').map(Number);
+  if (!s || s.length > MAX_GPU_IDS * 5 || !/^\d{1,4}(,\d{1,4})*$/.test(s)) return null;
+  const ids = [...new Set(s.split(',').map(Number))];
+  return ids.length <= MAX_GPU_IDS ? ids : null;
 }
 
 /** The record's own fields as they are, and what the rest of it is made from. */

@@ -21,7 +21,7 @@ import type { TaskFinding } from './finding.js';
 import { judge, resolveMin, type JudgeInput } from './judge.js';
 import { jobMemlock } from './memlock.js';
 import { judgedBdfs, ncclTopoForJob, ncclTopoLines } from './nccl-topo.js';
-import { readPlacement, selectGpus } from './placement.js';
+import { parseStepGpus, readPlacement, selectGpus } from './placement.js';
 import { oneLine, renderStandalone, taskPrologLines } from './render.js';
 import { readJobView, type JobView } from './view.js';
 
@@ -66,7 +66,7 @@ export async function baselineClass(cfg: Config | null, node: string): Promise<B
  */
 async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null): Promise<NonNullable<JudgeInput['placement']>> {
   const rec = state?.status === 'trusted' ? state.state : null;
-  const sel = selectGpus(rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS), parseJobGpus(env.SLURM_STEP_GPUS), rec !== null);
+  const sel = selectGpus(rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS), parseStepGpus(env.SLURM_STEP_GPUS), rec !== null);
   const noRecord = rec ? "the Prolog's record (an older gdrgate's) does not say how Slurm numbers this node's GPUs" : "no trusted Prolog record says how Slurm numbers this node's GPUs";
   return { place: await readPlacement(host, sel, rec?.slurmGpus ?? null, noRecord), paths: cls?.paths ?? null };
 }

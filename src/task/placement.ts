@@ -12,6 +12,7 @@ import { type Allowed, parseAllowed } from '../parsers/proc-status.js';
 import { type CpuRanges, parseCpuList, parseNumaNode } from '../parsers/sysfs.js';
 import { agreedOrder, type GpuOrder } from '../state/gpu-order.js';
 import { UVERBS_RE } from '../state/names.js';
+import { parseJobGpus } from '../state/prolog.js';
 
 export interface GpuPlace {
   /** Slurm's number of the GPU (SLURM_JOB_GPUS), as `gdrgate topo` numbers GPUs where Slurm uses PCI order. */
@@ -44,11 +45,22 @@ export interface GpuSelection {
 }
 
 /**
+ * SLURM_STEP_GPUS as slurmstepd sets it: the step's GPUs; [] where it says the step has none (`NoDevFiles`, Slurm's
+ * word for a step given no GPU, or set empty); null when unset or malformed.
+ */
+export function parseStepGpus(s: string | undefined): number[] | null {
+  return s === 'NoDevFiles' || s === '' ? [] : parseJobGpus(s);
+}
+
+/**
  * The GPUs this task uses: slurmstepd sets SLURM_STEP_GPUS per task (gres_g_task_set_env) before the TaskProlog runs;
  * taken when they are among the job's (the signed record's when `trusted`), else the job's. Never a GPU not the job's.
+ * A step Slurm gave no GPU (`step` empty) uses none, whatever the job holds: null, as for a job that asked for none.
  */
 export function selectGpus(job: readonly number[] | null, step: readonly number[] | null, trusted: boolean): GpuSelection | null {
-  if (step?.length && (job === null ? !trusted : step.every((s) => job.includes(s)))) return { ids: step, from: 'SLURM_STEP_GPUS' };
+  if (step !== null && step.length === 0) return null;
+  const mine = new Set(job);
+  if (step?.length && (job === null ? !trusted : step.every((s) => mine.has(s)))) return { ids: step, from: 'SLURM_STEP_GPUS' };
   return job?.length ? { ids: job, from: 'SLURM_JOB_GPUS' } : null;
 }
 
