@@ -1,4 +1,4 @@
-#!/bin/bash
+#!/bin/bash -p
 trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
 # Slurm TaskProlog for gdrgate: runs as the job's user before every task, in the job's environment, before slurmstepd
 # applies the propagated limits; its stdout is Slurm's TaskProlog protocol ("print ..." and "export ..." lines only).
@@ -198,7 +198,7 @@ ask() {
     f_text "/sys/bus/pci/devices/$g/numa_node"
   done
   # The host's NCCL topology names devices by PCI address: where each lies in this job's /sys.
-  if mapfile -t L <"$dir/prolog.json" 2>/dev/null && [[ ${L[*]} == *ncclTopo* ]]; then
+  if [ -f "$dir/prolog.json" ] && [ ! -L "$dir/prolog.json" ] && mapfile -t L <"$dir/prolog.json" 2>/dev/null && [[ ${L[*]} == *ncclTopo* ]]; then
     l=${L[*]}
     while [[ $l =~ ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(.*) ]]; do
       [[ " ${seen-} " == *" ${BASH_REMATCH[1]} "* ]] || { seen="${seen-} ${BASH_REMATCH[1]}"; f_real "/sys/bus/pci/devices/${BASH_REMATCH[1]}"; }
@@ -265,11 +265,11 @@ if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" 
   h=${key//[^A-Za-z0-9.,=-]/_}
   [ "${#h}" -le 200 ] || for ((h = 5381, i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
   answer=$dir/task.$h
-  # The kept answer is the view's whole answer, judged as its first local task (SLURM_LOCALID=0), which speaks for the
-  # node: its print lines and the task record. Every task prints its export lines; only local task 0 the print lines,
-  # whichever task judged (else a warning would reach the job once per task, or never when task 3 judged first).
-  tell() { local l; for l in "$@"; do { [ "$voice" = 1 ] || [ "${l#export }" != "$l" ]; } && printf '%s\n' "$l"; done; return 0; }
-  said() { [ -f "$answer.done" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && kept=1 && tell "${lines[@]:2}"; }
+  # The kept answer is the view's whole answer, judged as its first local task (SLURM_LOCALID=0). Every task prints its
+  # export (only NCCL_TOPO_FILE: a kept answer is the user's file), only local task 0 the print lines, whichever task
+  # judged (else a warning would reach the job once per task, or never when task 3 judged first).
+  tell() { local l; for l in "$@"; do case "$l" in "print "*) [ "$voice" = 1 ] && printf '%s\n' "$l" ;; "export NCCL_TOPO_FILE=/"*) printf '%s\n' "$l" ;; esac; done; return 0; }
+  said() { [ -f "$answer.done" ] && [ -f "$answer" ] && [ ! -L "$answer" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && kept=1 && tell "${lines[@]:2}"; }
   if said; then :
   elif [ -e "$answer.done" ]; then
     # An answer kept under this name for another view (a hash collision): judge, keep nothing.

@@ -74,8 +74,10 @@ export function parseFacts(text: string): Parsed<Facts> {
       continue;
     }
     if (tag === 'env') {
-      if (!a || !/^[A-Z_][A-Z0-9_]*$/.test(a) || env.has(a) || more.length) return bad('a malformed env record');
-      env.set(a, b);
+      if (!a || !/^[A-Z_][A-Z0-9_]*$/.test(a) || env.has(a)) return bad('a malformed env record');
+      // The value is the rest of the line: a tab in the job's own value (its NCCL_TOPO_FILE) is the value's, not a field
+      // (split there, the record was malformed, the agent refused it unanswered and every such task waited 1 s).
+      env.set(a, b === undefined ? undefined : [b, ...more].join('\t'));
       continue;
     }
     if (a === undefined || b === undefined || more.length || !PATH_RE.test(a)) return bad(`a malformed ${tag ?? ''} record`);

@@ -43,6 +43,9 @@ t.test('facts that are not whole are not facts', async (t) => {
     [`gdrgate-task-facts 1 ${NONCE} 5 1000 0\nend\n`]: 'no root record',
   };
   for (const [text, error] of Object.entries(bad)) t.same(parseFacts(text), { ok: false, error }, JSON.stringify(text.slice(head.length)));
+  // A tab in the job's own value is part of it (split there, the agent refused the facts and the task waited 1 s).
+  const tab = parseFacts(head + 'env\tNCCL_TOPO_FILE\t/home/u/my\ttopo.xml\nenv\tSLURM_STEP_GPUS\nend\n');
+  t.strictSame(tab.ok && [tab.value.env.get('NCCL_TOPO_FILE'), tab.value.env.get('SLURM_STEP_GPUS'), tab.value.env.has('SLURM_STEP_GPUS')], ['/home/u/my\ttopo.xml', undefined, true]);
 });
 
 if (process.getuid?.() !== 0) t.skip('who is answered: needs root (a job directory of another uid, that uid\'s process)', () => {});

@@ -92,7 +92,9 @@ t.test('no wrapper writes to stderr but through say()', async (t) => {
 
 t.test('each wrapper is bash (the verdict pipe and say() use bash alone) and sets LOGGER before it reads a .conf', async (t) => {
   for (const w of WRAPPERS) {
-    t.equal(text[w].split('\n')[0], '#!/bin/bash', `${w}.sh`);
+    // The TaskProlog runs in the job's environment: privileged mode, so bash takes no BASH_ENV, SHELLOPTS, GLOBIGNORE
+    // or function from it (a job's BASH_ENV printed `export LD_PRELOAD=…` before the script's first line).
+    t.equal(text[w].split('\n')[0], w === 'taskprolog' ? '#!/bin/bash -p' : '#!/bin/bash', `${w}.sh`);
     const logger = text[w].indexOf('\nLOGGER=/usr/bin/logger\n');
     const conf = text[w].indexOf('for gdrgate_conf in');
     t.ok(logger > 0 && logger < conf, `${w}.sh: LOGGER=/usr/bin/logger before the settings files`);
