@@ -12,6 +12,7 @@ import type { ProbeOutcome } from '../probes/types.js';
 import type { Sample } from '../samples/sample.js';
 import { appendSamples } from '../samples/spool.js';
 import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
+import { otherJobs } from './busy.js';
 import { collectStats, unreadableSpool } from './collect.js';
 import { ensureDir, readStamp, readWindowFrom, takeProbeLock, writeAtomic, writeStamp } from './files.js';
 import type { BwFinding } from './finding.js';
@@ -59,6 +60,9 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
   const lock = takeProbeLock(dir, p.budgetMs + 60_000);
   if ('held' in lock) return { ran: false, why: lock.held };
   try {
+    // A node other jobs use now is not probed: their traffic would read as a slow path (src/epilog/busy.ts).
+    const others = otherJobs(i.cfg.stateDir, i.job, i.cfg.root);
+    if (others.length && !i.dryRun) return { ran: false, why: `other jobs run on this node (job ${others.slice(0, 4).join(', job ')}${others.length > 4 ? `, +${others.length - 4} more` : ''}): not probed, their traffic would read as a slow path` };
     const stamp = readStamp(dir);
     // Two epilogs may both have passed the policy; the one that got the lock second asks again.
     const again = samplingDecision(p.sampling, i.job, () => stamp, started);

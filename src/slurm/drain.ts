@@ -56,6 +56,8 @@ export interface Resumed {
   readonly why: string;
   /** The re-check kept the drain (still unhealthy, or the reason changed meanwhile): `why` says which. */
   readonly rechecked?: true;
+  /** The reason lifted, when resumed. */
+  readonly was?: string | null;
 }
 
 /** Resumes `node` only if it is drained for a reason of ours (and `refuse` says nothing) and the recheck passes. */
@@ -83,7 +85,7 @@ export async function resumeOwned(scontrol: Scontrol, node: string, o: ResumeOpt
   const changed = reasonChange(cur.node, now.node);
   if (changed !== null) return { resumed: false, tried: false, result: 'usage', why: `left drained: the reason changed during the re-check: ${changed}`, rechecked: true };
   const w = await scontrol.resume(node);
-  return w.ok ? { resumed: true, tried: true, result: 'ok', why: `resumed (was: ${cur.node.reason ?? 'none'})` } : { resumed: false, tried: true, result: 'internal', why: w.why };
+  return w.ok ? { resumed: true, tried: true, result: 'ok', why: `resumed (was: ${cur.node.reason ?? 'none'})`, was: cur.node.reason } : { resumed: false, tried: true, result: 'internal', why: w.why };
 }
 
 /** How the reason read after the re-check differs from the one judged (text, user, time), or null when it is the same. */

@@ -52,6 +52,7 @@ t.test('after our bandwidth drain, a repair and a resume, the repaired path is j
   r.set('healthy');
   const resumed = cli(['resume', '--config', r.e.config, '--node', 'gpu001']);
   t.equal(resumed.code, 0, resumed.stderr);
+  t.equal((JSON.parse(readFileSync(path.join(r.e.spool, 'probe-window.json'), 'utf8')) as { why: string }).why, `resumed: ${from.why.slice('drained: '.length)}`, 'and again at the resume: what was sampled while drained was before the repair');
   // One good run, then one busy one: 2 samples since the drain, fewer than minSamples: pending, not a drain on the
   // broken period's 10.5s (which drained it again before the window had a start).
   t.strictSame([epilog(r, '4', 'healthy'), epilog(r, '5', 'slow41')], ['0 healthy none', '0 healthy none']);
