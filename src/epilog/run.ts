@@ -7,7 +7,7 @@ import { untrustedReason } from '../host/trust.js';
 import { log } from '../log.js';
 import type { ProbesConfig } from '../probes/config.js';
 import { planProbes } from '../probes/plan.js';
-import { runProbes } from '../probes/run.js';
+import { runProbes, tiedProbes } from '../probes/run.js';
 import type { ProbeOutcome } from '../probes/types.js';
 import type { Sample } from '../samples/sample.js';
 import { appendSamples } from '../samples/spool.js';
@@ -73,12 +73,16 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     const { inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles });
     const cls = baseline!.cls;
     const uid = process.getuid?.() ?? 0;
-    const run = await runProbes(planProbes(inv, p), {
+    const untrusted = (f: string): string | null => untrustedReason(f, uid);
+    const units = planProbes(inv, p);
+    const run = await runProbes(units, {
       exec: i.exec,
       budgetMs: p.budgetMs,
       cursor: stamp?.cursor ?? 0,
       ctx: { node: i.node, job: i.job, now: Date.now },
-      untrusted: (f) => untrustedReason(f, uid),
+      untrusted,
+      // Each probe dies with this process, killed or not (a perftest server left waiting held its port and the GPU).
+      tieTo: units.length ? await tiedProbes(i.exec, untrusted) : undefined,
     });
     const nt = i.ncclTopo;
     const samples = run.outcomes.flatMap((o) => (o.kind === 'ok' ? o.samples : [])).map((x) => (typeof nt === 'boolean' ? { ...x, ncclTopo: nt } : x));

@@ -14,6 +14,12 @@ export interface ExecResult {
 export interface ExecOptions {
   readonly timeoutMs: number;
   readonly env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * A setpriv (util-linux 2.33+) to start the command under with `--pdeathsig KILL`: the kernel kills it when the gate's
+   * process dies, even by SIGKILL (the wrappers' hard bound, the OOM killer), which no handler of ours outlives. Long
+   * commands (the Epilog's probes: a perftest server waits in accept() for ever) are started so.
+   */
+  readonly tieTo?: string | undefined;
 }
 
 export interface Exec {
@@ -59,7 +65,8 @@ export class ExecaExec implements Exec {
     if (!isAbsolute(file)) return done({ exitCode: null, stdout: '', stderr: '', timedOut: false, error: `not an absolute path: ${file}` });
     const { execa } = await import('execa');
     if (performance.now() >= until) return done({ exitCode: null, stdout: '', stderr: '', timedOut: true, error: `timed out after ${opts.timeoutMs} ms (before it started)` });
-    const child = execa(file, [...args], {
+    const [f, a] = opts.tieTo ? [opts.tieTo, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, [...args]];
+    const child = execa(f, a, {
       reject: false,
       shell: false,
       stdin: 'ignore',

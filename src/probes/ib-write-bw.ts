@@ -32,18 +32,18 @@ function failure(spec: IbWriteSpec, r: ExecResult, p: IbWriteBwResult, server: E
   return { spec, kind: 'failed', why: `${p.error ?? 'no result'} (exit ${r.exitCode ?? 'none'})`, lines, durationMs };
 }
 
-export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number, ctx: SampleContext): Promise<ProbeOutcome> {
+export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number, ctx: SampleContext, tieTo?: string): Promise<ProbeOutcome> {
   const t0 = performance.now();
   const left = (): number => Math.floor(deadline - performance.now());
   const [sf, sa] = command(spec, spec.serverArgs);
   let serverDone: ExecResult | null = null;
-  const server = exec.run(sf, sa, { timeoutMs: left(), env: PROBE_ENV }).then((r) => (serverDone = r));
+  const server = exec.run(sf, sa, { timeoutMs: left(), env: PROBE_ENV, tieTo }).then((r) => (serverDone = r));
   await Promise.race([server, sleep(SERVER_HEAD_START_MS)]);
   const [cf, ca] = command(spec, spec.args);
   let r: ExecResult;
   let p: IbWriteBwResult;
   for (;;) {
-    r = await exec.run(cf, ca, { timeoutMs: Math.max(1, left()), env: PROBE_ENV });
+    r = await exec.run(cf, ca, { timeoutMs: Math.max(1, left()), env: PROBE_ENV, tieTo });
     p = parseIbWriteBw(r.stdout + '\n' + r.stderr, r.exitCode);
     // Too early for the server: try again while it still runs and time is left.
     if (p.error !== 'connection failed' || serverDone !== null || left() < RETRY_MS * 2) break;

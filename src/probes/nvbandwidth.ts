@@ -18,9 +18,9 @@ function cells(tc: NvbwTestcase): { col: number; value: number }[] {
   return tc.columns.flatMap((col, j) => (typeof row[j] === 'number' ? [{ col, value: row[j] }] : []));
 }
 
-export async function runNvbandwidth(exec: Exec, spec: NvbwSpec, deadline: number, ctx: SampleContext): Promise<ProbeOutcome> {
+export async function runNvbandwidth(exec: Exec, spec: NvbwSpec, deadline: number, ctx: SampleContext, tieTo?: string): Promise<ProbeOutcome> {
   const t0 = performance.now();
-  const r = await exec.run(spec.tool, spec.args, { timeoutMs: Math.max(1, Math.floor(deadline - t0)), env: PROBE_ENV });
+  const r = await exec.run(spec.tool, spec.args, { timeoutMs: Math.max(1, Math.floor(deadline - t0)), env: PROBE_ENV, tieTo });
   const durationMs = Math.round(performance.now() - t0);
   if (r.timedOut) return { spec, kind: 'failed', why: `timed out after ${durationMs} ms`, lines: [], durationMs };
   if (r.exitCode === null && r.error !== null) return { spec, kind: 'unusable', why: r.error };

@@ -15,6 +15,22 @@ export interface RunOptions {
   readonly ctx: SampleContext;
   /** Why a tool path may not be run (missing, not root's), or null. */
   readonly untrusted: (path: string) => string | null;
+  /** A setpriv that can tie each probe's life to the gate's (host/exec.ts tieTo; tiedProbes), or none. */
+  readonly tieTo?: string | undefined;
+}
+
+/** Where util-linux puts setpriv. */
+export const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * SETPRIV when root alone can change it and it takes `--pdeathsig` (util-linux 2.33+; RHEL 8's 2.32 does not): probes
+ * started under it die with the gate. Asked once per probing run (one short process); undefined otherwise, and the
+ * probes then die with the gate only when it exits, not when it is killed.
+ */
+export async function tiedProbes(exec: Exec, untrusted: (path: string) => string | null): Promise<string | undefined> {
+  if (untrusted(SETPRIV) !== null) return undefined;
+  const r = await exec.run(SETPRIV, ['--pdeathsig', 'KILL', '--', SETPRIV, '--version'], { timeoutMs: 5_000, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } });
+  return r.exitCode === 0 ? SETPRIV : undefined;
 }
 
 export interface RunResult {
@@ -52,7 +68,7 @@ export async function runProbes(units: readonly (readonly ProbeSpec[])[], o: Run
         outcomes.push({ spec, kind: 'budget', why: `${Math.max(0, Math.round(left))} ms of the ${o.budgetMs} ms budget left` });
       } else {
         const deadline = performance.now() + Math.min(spec.timeoutMs, left);
-        outcomes.push(spec.kind === 'ib_write_bw' ? await runIbWrite(o.exec, spec, deadline, o.ctx) : await runNvbandwidth(o.exec, spec, deadline, o.ctx));
+        outcomes.push(spec.kind === 'ib_write_bw' ? await runIbWrite(o.exec, spec, deadline, o.ctx, o.tieTo) : await runNvbandwidth(o.exec, spec, deadline, o.ctx, o.tieTo));
       }
     }
   }
