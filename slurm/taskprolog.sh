@@ -178,7 +178,7 @@ ask() {
   [ -z "$ROOT" ] || { cd -P -- "$ROOT" 2>/dev/null && proot=$PWD && cd -- "$here" 2>/dev/null; } || return 1
   printf -v nonce '%08x%08x%08x%08x' "$SRANDOM" "$SRANDOM" "$SRANDOM" "$SRANDOM"
   F=("gdrgate-task-facts 1 $nonce $$ $EUID $FAIL" "root	${ROOT:-/}")
-  for v in SLURM_JOB_ID SLURM_STEP_ID SLURM_LOCALID SLURM_JOB_GPUS SLURM_STEP_GPUS SLURM_RLIMIT_MEMLOCK SLURMD_NODENAME NCCL_TOPO_FILE GDRGATE_CONFIG; do
+  for v in SLURM_JOB_ID SLURM_STEP_ID SLURM_LOCALID SLURM_JOB_GPUS SLURM_STEP_GPUS CUDA_VISIBLE_DEVICES SLURM_RLIMIT_MEMLOCK SLURMD_NODENAME NCCL_TOPO_FILE GDRGATE_CONFIG; do
     if [ "$v" = SLURM_LOCALID ]; then F+=("env	$v	0"); elif [ -n "${!v+x}" ]; then F+=("env	$v	${!v}"); else F+=("env	$v"); fi
   done
   f_text /proc/self/limits

@@ -68,7 +68,11 @@ async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead 
   const rec = state?.status === 'trusted' ? state.state : null;
   const sel = selectGpus(rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS), parseStepGpus(env.SLURM_STEP_GPUS), rec !== null);
   const noRecord = rec ? "the Prolog's record (an older gdrgate's) does not say how Slurm numbers this node's GPUs" : "no trusted Prolog record says how Slurm numbers this node's GPUs";
-  return { place: await readPlacement(host, sel, rec?.slurmGpus ?? null, noRecord), paths: cls?.paths ?? null };
+  // Under MIG, slurmd's AutoDetect numbers MIG instances, and CUDA_VISIBLE_DEVICES names them (MIG-<uuid>): Slurm's
+  // numbers are not GPUs, so no order of GPUs maps them (the Prolog's counts GPUs: judged by it, GPU 1 was a slice of 0).
+  const mig = /(^|,)MIG-/.test(env.CUDA_VISIBLE_DEVICES ?? '');
+  const order = mig ? { ok: false as const, why: 'CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs' } : (rec?.slurmGpus ?? null);
+  return { place: await readPlacement(host, sel, order, noRecord), paths: cls?.paths ?? null };
 }
 
 function taskRecord(job: string, uid: number, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {

@@ -3,7 +3,7 @@
 // timeout, so a regression shows as a failed assertion, not a hung suite.
 import t from 'tap';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLI } from '../helpers/paths.js';
 import { makeGateEnv } from '../helpers/gate-env.js';
@@ -53,7 +53,10 @@ t.test('FIFOs at the stamp, the spool and the findings file: the epilog ends, sa
   const log = readFileSync(e.log, 'utf8');
   t.match(log, /samples or textfile not written/);
   t.match(log, /samples\.jsonl is not a regular file/);
-  t.match(readFileSync(prom, 'utf8'), /gdrgate_bandwidth_samples/, 'the textfile is still written');
+  // None of the spool could be read: no textfile from it (it would read as a fresh history of this run's samples with
+  // nothing skipped), as gdrgate samples --prom refuses; the log says why.
+  t.equal(existsSync(prom), false, 'no textfile from a spool that could not be read');
+  t.match(log, /textfile \S+gdrgate\.prom not written: cannot read the spool /);
 });
 
 t.test('gdrgate samples over a spool of FIFOs: none read, said, exit 2 (never an empty healthy spool); --prom into a shared directory refused', async (t) => {
