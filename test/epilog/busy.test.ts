@@ -2,9 +2,10 @@
 // path (a busy rail, sustained, drained a healthy shared node). The evidence: another job's state directory (its Prolog's,
 // not yet removed by its Epilog), unless Slurm's cgroup v2 tree is there and says that job has ended.
 import t from 'tap';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { SLURM_CGROUP_V2 } from '../../src/epilog/busy.js';
+import { otherJobs, SLURM_CGROUP_V1, SLURM_CGROUP_V2 } from '../../src/epilog/busy.js';
+import { scratchDir } from '../helpers/scratch.js';
 import { healthy, last, lines } from './_cli.js';
 
 const summary = (stdout: string): string => last(stdout).replace(/ \d+ms/, '');
@@ -26,4 +27,20 @@ t.test('another job still running here: not probed, said; its state gone: probed
   // The cgroup tree lists job 99 as running: not probed.
   mkdirSync(path.join(e.tree, SLURM_CGROUP_V2, 'job_99'));
   t.equal(/ probes=(\S+)/.exec(summary(e.epilog('7').stdout))?.[1], 'skipped');
+});
+
+t.test('the evidence, directly: job directories less what cgroup v2, else v1, says has ended; this job and other names never count', async (t) => {
+  const d = scratchDir('gdrgate-busy-');
+  t.teardown(() => rmSync(d, { recursive: true, force: true }));
+  const state = path.join(d, 'run');
+  for (const n of ['job-5', 'job-12', 'job-7', '.stale-job-9', 'tasks-12', 'signing.key', 'job-x', 'job-012']) mkdirSync(path.join(state, n), { recursive: true });
+  const root = path.join(d, 'root');
+  t.strictSame(otherJobs(state, '5', root), ['7', '12'], 'no cgroup tree: the job directories, sorted, this job left out');
+  t.strictSame(otherJobs(state, null, root), ['5', '7', '12']);
+  mkdirSync(path.join(root, SLURM_CGROUP_V1, 'uid_1000', 'job_12'), { recursive: true });
+  mkdirSync(path.join(root, SLURM_CGROUP_V1, 'uid_1001'), { recursive: true });
+  t.strictSame(otherJobs(state, '5', root), ['12'], 'cgroup v1: job 7 ended without its Epilog');
+  mkdirSync(path.join(root, SLURM_CGROUP_V2, 'job_7'), { recursive: true });
+  t.strictSame(otherJobs(state, '5', root), ['7'], 'cgroup v2 decides where it is there');
+  t.strictSame(otherJobs(path.join(d, 'none'), '5', root), [], 'no state directory: nothing known to run');
 });
