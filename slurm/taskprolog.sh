@@ -1,5 +1,5 @@
 #!/bin/bash -p
-trap '' PIPE # an output whose reader left is an error to write, never the end of this script (141: a drain)
+trap '' PIPE; unset FUNCNEST TMOUT # a write to a reader that left is an error, never this script's end; the job's FUNCNEST, TMOUT are not ours
 # Slurm TaskProlog for gdrgate: runs as the job's user before every task, in the job's environment, before slurmstepd
 # applies the propagated limits; its stdout is Slurm's TaskProlog protocol ("print ..." and "export ..." lines only).
 # Settings (docs/slurm-wrappers.md; root-owned NAME.conf overrides them): NODE, CLI, BLOB (startup snapshot; empty:

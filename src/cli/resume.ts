@@ -9,7 +9,7 @@ import type { Inventory } from '../model/inventory.js';
 import { exitCode } from '../runner/exit.js';
 import { selectChecks } from '../runner/run.js';
 import { resumeOwned } from '../slurm/drain.js';
-import { reasonLabel } from '../slurm/reason.js';
+import { restartWindow } from '../epilog/window.js';
 import { Scontrol } from '../slurm/scontrol.js';
 import { readLastAer } from '../state/aer.js';
 import { aerReferenceOf } from '../checks/aer-judge.js';
@@ -33,8 +33,8 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   const r = await resumeOwned(scontrol, node, { recheck: a.force ? undefined : recheck });
   // A resume accepts what the counters say now: the next run judges only the errors after it (docs/limits-and-state.md).
   if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen);
-  // A bandwidth drain lifted: the Epilog judges the path from here on (what it sampled while drained was before the repair).
-  if (r.resumed && reasonLabel(r.was ?? null)?.startsWith('bw-')) await restartWindow(cfg.spool, node, r.was!);
+  // A drain of ours lifted: the Epilog judges the paths from here on (what it sampled before was before the repair).
+  if (r.resumed && cfg.probes) await restartWindow(cfg.spool, `resumed: ${r.was ?? 'none'}`, node);
   out(`${node}: ${r.why}`);
   return exitCode(r.result);
 }
@@ -44,13 +44,5 @@ async function recordResumeAer(stateDir: string, node: string, inv: Inventory): 
     (await import('../state/aer-write.js')).writeAer(stateDir, aerReferenceOf(inv, new Date(), null));
   } catch (e) {
     (await log()).error({ node, why: (e as Error).message }, 'AER counters not recorded at resume; the next run judges from the one before');
-  }
-}
-
-async function restartWindow(spool: string, node: string, was: string): Promise<void> {
-  try {
-    (await import('../epilog/files.js')).writeWindowFrom(spool, Date.now(), `resumed: ${was}`);
-  } catch (e) {
-    (await log()).error({ node, why: (e as Error).message }, 'the Epilog\'s judged window not restarted at resume: it judges from the drain on');
   }
 }

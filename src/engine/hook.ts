@@ -251,6 +251,7 @@ export async function runHook<W, F extends AnyFinding>(spec: HookSpec<W, F>): Pr
   const acted0 = { decision, code, reason, action };
   if (spec.record) await spec.record(run, j, acted0).catch((e: unknown) => afterwards('record', e));
   const { node, job } = run;
+  if (!run.dryRun && run.cfg?.probes && (action === 'drained' || action === 'resumed')) await (await import('../epilog/window.js')).restartWindow(run.cfg.spool, `${action}: ${reason ?? j.outcome.kind}`, node);
   const durationMs = Math.round(performance.now() - started);
   const head = `gdrgate ${spec.mode} node=${node}${job ? ` job=${job}` : ''}${j.detail ?? ''}`;
   const tail = j.brief ? '' : ` result=${j.outcome.kind} exit=${code} ${durationMs}ms${reason ? ` reason="${reason}"` : ''} action=${action}`;

@@ -14,7 +14,7 @@ import { toOutcome, type Outcome } from '../runner/policy.js';
 import { aerJobFile } from '../state/aer.js';
 import { parseJobId } from '../state/names.js';
 import type { EpilogAer } from './aer.js';
-import { readStamp, writeWindowFrom } from './files.js';
+import { readStamp } from './files.js';
 import { epilogJobState } from './job-state.js';
 import { samplingDecision } from './policy.js';
 import { renderBw } from './render.js';
@@ -131,16 +131,7 @@ export function epilogHook(a: EpilogArgs, env: NodeJS.ProcessEnv, exec?: Exec): 
     job,
     exec,
     judge: (run) => judgeEpilog(run, job),
-    record: async (run, j, acted) => {
-      // Our bandwidth drain: the judged window starts anew (src/epilog/run.ts), so the repaired path is judged on its own.
-      const res = j.work?.res;
-      if (acted.action === 'drained' && res?.ran && res.findings.some((f) => f.status === 'fail') && run.cfg) {
-        try {
-          writeWindowFrom(run.cfg.spool, Date.now(), `drained: ${acted.reason ?? ''}`);
-        } catch (e) {
-          (await log()).error({ job, node: run.node, why: (e as Error).message }, 'epilog: the judged window could not be restarted after the drain');
-        }
-      }
+    record: async (run, j) => {
       // Counted for the admin's metrics (gdrgate_task_findings_total): a site-wide misconfiguration shows as a trend.
       if (job === null || !j.work?.taskCodes) return;
       try {

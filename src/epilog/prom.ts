@@ -9,6 +9,8 @@ export interface PromInput {
   readonly stats: readonly KeyStats[];
   /** Size of the recent window (last N samples per path), for the help text. */
   readonly window: number;
+  /** What window="recent" holds, where it is more than the last N samples (the Epilog's: its judged window). */
+  readonly recent?: string | undefined;
   /** future: samples stamped after now + CLOCK_TOLERANCE_MS, left out of the statistics (collect.ts). */
   readonly spool: { readonly torn: number; readonly corrupt: number; readonly future?: number };
   readonly now: number;
@@ -42,7 +44,7 @@ export function renderProm(i: PromInput): string {
   }
   const node = labels({ node: i.node });
   return [
-    ...family('gdrgate_bandwidth_bytes_per_second', `Bandwidth of a probe path and recipe: nearest-rank min, p50, p95, p99 and the newest sample, over the whole spool (window="all") or the last ${i.window} samples (window="recent").`, bw),
+    ...family('gdrgate_bandwidth_bytes_per_second', `Bandwidth of a probe path and recipe: min, p50 (the middle value; of an even count the upper one), nearest-rank p95 and p99, and the newest sample, over the whole spool (window="all") or ${i.recent ?? `the last ${i.window} samples`} (window="recent").`, bw),
     ...family('gdrgate_bandwidth_samples', 'Samples of a probe path and recipe in the window.', count),
     ...family('gdrgate_bandwidth_last_sample_timestamp_seconds', 'Unix time of the newest sample of a probe path and recipe.', lastTs),
     ...family('gdrgate_spool_skipped_lines', 'Spool lines skipped when the statistics were computed (torn: cut by a crash or a full disk; corrupt: not a sample; future: stamped more than 60 s after the clock, written while it ran ahead).', [

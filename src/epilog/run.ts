@@ -3,6 +3,7 @@
 import { trustedFiles, type Config } from '../config.js';
 import { readNode } from '../engine/evaluate.js';
 import type { Exec } from '../host/exec.js';
+import { notExecutable } from '../host/entries.js';
 import { untrustedReason } from '../host/trust.js';
 import { log } from '../log.js';
 import type { ProbesConfig } from '../probes/config.js';
@@ -14,7 +15,7 @@ import { appendSamples } from '../samples/spool.js';
 import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
 import { otherJobs } from './busy.js';
 import { collectStats, unreadableSpool } from './collect.js';
-import { ensureDir, readStamp, readWindowFrom, takeProbeLock, writeAtomic, writeStamp } from './files.js';
+import { ensureDir, readStamp, readWindowFrom, takeProbeLock, writeAtomic, writeStamp, writeWindowFrom } from './files.js';
 import type { BwFinding } from './finding.js';
 import { renamedNics } from './renamed.js';
 import { judge } from './judge.js';
@@ -73,7 +74,8 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     const { inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles });
     const cls = baseline!.cls;
     const uid = process.getuid?.() ?? 0;
-    const untrusted = (f: string): string | null => untrustedReason(f, uid);
+    // A tool root may not execute is unusable here (a skip), as its spawn's EACCES was before setpriv started it (126).
+    const untrusted = (f: string): string | null => untrustedReason(f, uid) ?? notExecutable(f);
     const units = planProbes(inv, p);
     const run = await runProbes(units, {
       exec: i.exec,
@@ -97,7 +99,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     // The judged window: this node's samples (a spool copied from a golden image is another node's history), since
     // the later of the class's band capture and our last bandwidth drain (what came before is the path as it was: after a
     // repair and a resume, one busy run on top of the broken period's samples drained the node again).
-    const from = windowStart([readWindowFrom(dir), Date.parse(cls.captured?.at ?? '')], Date.now());
+    const from = windowStart([windowFromNow(dir, i.dryRun), Date.parse(cls.captured?.at ?? '')], Date.now());
     const col = collectStats(dir, unwritten, from === null ? { lastN: p.window } : { lastN: p.window, sinceTs: from }, (s) => s.node === i.node);
     const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples, renamed: renamedNics(cls.devices, inv.nics) });
     if (!i.dryRun) {
@@ -105,7 +107,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       if (p.promFile !== null && unreadable !== null) writeErrors.push(`textfile ${p.promFile} not written: ${unreadable}`);
       else if (p.promFile !== null) {
         try {
-          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, recent: `the last ${p.window} samples this node judged${from === null ? '' : ` since ${new Date(from).toISOString()}`}`, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
         } catch (e) {
           writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
         }
@@ -129,4 +131,17 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
 export function windowStart(starts: readonly (number | null)[], now: number): number | null {
   const ok = starts.filter((x): x is number => x !== null && Number.isFinite(x) && x <= now + CLOCK_TOLERANCE_MS);
   return ok.length ? Math.max(...ok) : null;
+}
+
+/**
+ * The window's start as written, or now where it was written ahead of the clock (a drain while the clock ran fast): it
+ * still starts after the drain, so it is rewritten as now (a start left in the future judged nothing until the clock
+ * caught up, and one dropped brought back every sample before the drain).
+ */
+function windowFromNow(dir: string, dryRun: boolean): number | null {
+  const from = readWindowFrom(dir);
+  const now = Date.now();
+  if (from === null || from <= now + CLOCK_TOLERANCE_MS) return from;
+  if (!dryRun) writeWindowFrom(dir, now, `was ${new Date(from).toISOString()}, ahead of the clock: set to now`);
+  return now;
 }

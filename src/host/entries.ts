@@ -22,6 +22,15 @@ export const rename = (from: string, to: string): void => fs.renameSync(from, to
 /** link(2): never replaces (EEXIST), never follows `from`. */
 export const link = (from: string, to: string): void => fs.linkSync(from, to);
 export const readLink = (p: string): string => fs.readlinkSync(p);
+/** Why this process may not execute `p` (access(2) X_OK: no x bit for root either), or null. */
+export function notExecutable(p: string): string | null {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return null;
+  } catch (e) {
+    return `${p}: not executable (${(e as NodeJS.ErrnoException).code ?? 'error'})`;
+  }
+}
 export const chmod = (p: string, mode: number): void => fs.chmodSync(p, mode);
 export const chown = (p: string, uid: number, gid: number): void => fs.chownSync(p, uid, gid);
 /** chown of the name itself, a link not followed. */

@@ -33,3 +33,17 @@ t.test('killed at the hard bound mid-probe: no probe process is left', { skip: (
   for (const p of left) process.kill(Number(p), 'SIGKILL');
   t.strictSame(left, [], 'none outlived the gate');
 });
+
+t.test('a tool root may not execute (mode 0644) is unusable, a skip, with or without setpriv in front (not its exit 126, an error)', async (t) => {
+  const e = await makeEpilogEnv(1);
+  const tool = path.join(e.dir, 'ib_write_bw');
+  copyFileSync(bin('ib_write_bw'), tool);
+  chmodSync(tool, 0o644);
+  e.writeConfig({ tools: { ibWriteBw: tool, nvbandwidth: null }, sampling: {} });
+  const r = e.epilog('4');
+  t.equal(r.code, 0, r.stderr);
+  t.strictSame(r.stdout.split('\n').filter((l) => /^(SKIP|ERR)/.test(l)).map((l) => l.replace(/\s+/g, ' ')), [
+    `SKIP bw-tool-unusable mlx5_0: ${tool}: not executable (EACCES)`,
+    `SKIP bw-tool-unusable mlx5_0/0000:41:00.0: ${tool}: not executable (EACCES)`,
+  ]);
+});

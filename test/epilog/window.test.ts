@@ -71,3 +71,28 @@ t.test("another node's samples in the spool (a cloned golden image's) are not th
   t.strictSame(r.e.drainCalls(), []);
   t.strictSame(gpuValues(r.e), [10.5, 10.5, 10.5, 23.03]);
 });
+
+t.test('a drain of ours for another check (pcie-link) lifted by gdrgate resume: the window starts anew there too', async (t) => {
+  const r = await rail();
+  t.strictSame([epilog(r, '1', 'slow41'), epilog(r, '2', 'slow41')], ['0 healthy none', '0 healthy none']);
+  // Our Prolog drained the node for its link (what slowed the rail); it is reseated and resumed.
+  r.e.adminDrain('gdrgate: pcie-link 0000:41:00.0 Gen4 x8 (want Gen4 x16) job=3');
+  const resumed = cli(['resume', '--config', r.e.config, '--node', 'gpu001']);
+  t.equal(resumed.code, 0, resumed.stderr);
+  t.equal((JSON.parse(readFileSync(path.join(r.e.spool, 'probe-window.json'), 'utf8')) as { why: string }).why, 'resumed: gdrgate: pcie-link 0000:41:00.0 Gen4 x8 (want Gen4 x16) job=3');
+  t.strictSame([epilog(r, '4', 'healthy'), epilog(r, '5', 'slow41')], ['0 healthy none', '0 healthy none'], 'one good run and one busy one since: pending, no drain on the two broken ones before');
+});
+
+t.test('a window start written ahead of the clock (a drain while it ran fast) is set to now, never dropped', async (t) => {
+  const r = await rail();
+  t.strictSame(['1', '2', '3'].map((j) => epilog(r, j, 'slow41')), ['0 healthy none', '0 healthy none', '1 unhealthy drained']);
+  const file = path.join(r.e.spool, 'probe-window.json');
+  const ahead = Date.now() + 2 * 3600_000;
+  writeFileSync(file, `${JSON.stringify({ from: ahead, why: 'drained' })}\n`);
+  const t0 = Date.now();
+  t.equal(epilog(r, '4', 'healthy'), '0 healthy none');
+  const w = JSON.parse(readFileSync(file, 'utf8')) as { from: number; why: string };
+  t.ok(w.from >= t0 && w.from <= Date.now(), 'rewritten as now');
+  t.equal(w.why, `was ${new Date(ahead).toISOString()}, ahead of the clock: set to now`);
+  t.strictSame([epilog(r, '5', 'healthy'), epilog(r, '6', 'slow41')], ['0 healthy none', '0 healthy none'], 'the broken period before stays out');
+});

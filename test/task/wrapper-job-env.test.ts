@@ -63,3 +63,10 @@ t.test("a kept answer the job's user rewrote: only the gate's lines are printed;
   t.strictSame(r, { code: 0, out: ['print gdrgate: judged'] }, 'a FIFO in its place: judged again, never a wait for a writer');
   t.ok(Date.now() - t0 < 15_000, 'not held');
 });
+
+t.test("the job's FUNCNEST and TMOUT are not the wrapper's: it judges as without them", async (t) => {
+  for (const env of [{ FUNCNEST: '1' }, { FUNCNEST: '2' }, { TMOUT: '0.001' }] as Record<string, string>[]) {
+    fresh();
+    t.strictSame(run(env), { code: 0, out: ['print gdrgate: judged'] }, JSON.stringify(env));
+  }
+});
