@@ -121,7 +121,8 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     }
     if (col.future) logger.warn({ node: i.node, job: i.job, future: col.future }, 'epilog: spool samples stamped in the future (the clock ran ahead) left out of the statistics');
     if (writeErrors.length) logger.error({ node: i.node, job: i.job, writeErrors }, 'epilog: samples or textfile not written');
-    return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})` : decision.why, cls: cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
+    const busy = others.length ? `; other jobs run on this node (job ${others.slice(0, 4).join(', job ')}): an Epilog would not probe` : '';
+    return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})${busy}` : `${decision.why}${busy}`, cls: cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
   } finally {
     lock.release();
   }

@@ -2,7 +2,7 @@
 // path (a busy rail, sustained, drained a healthy shared node). The evidence: another job's state directory (its Prolog's,
 // not yet removed by its Epilog), unless Slurm's cgroup v2 tree is there and says that job has ended.
 import t from 'tap';
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { otherJobs, SLURM_CGROUP_V1, SLURM_CGROUP_V2 } from '../../src/epilog/busy.js';
 import { scratchDir } from '../helpers/scratch.js';
@@ -27,6 +27,10 @@ t.test('another job still running here: not probed, said; its state gone: probed
   // The cgroup tree lists job 99 as running: not probed.
   mkdirSync(path.join(e.tree, SLURM_CGROUP_V2, 'job_99'));
   t.equal(/ probes=(\S+)/.exec(summary(e.epilog('7').stdout))?.[1], 'skipped');
+  // By hand (--dry-run) it probes what it is asked to, and says an Epilog would not (the log's why).
+  t.equal(/ probes=(\S+)/.exec(summary(e.epilog('8', ['--dry-run']).stdout))?.[1], 'ran');
+  const runs = readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg?: string; job?: string; why?: string | null }).filter((l) => l.msg === 'gdrgate epilog' && l.job === '8');
+  t.equal(runs.pop()?.why?.split('; ').pop(), 'other jobs run on this node (job 99): an Epilog would not probe');
 });
 
 t.test('the evidence, directly: job directories less what cgroup v2, else v1, says has ended; this job and other names never count', async (t) => {
