@@ -26,7 +26,7 @@ t.test('a sustained GPU↔NIC fall drains once with a gdrgate: bw- reason', asyn
   t.match(last(runs[0]!.stdout), /^.* result=unhealthy exit=1 \d+ms reason="gdrgate: bw-gpu-path mlx5_0\/0000:41:00.0 p50 23.03 Gb\/s over 4 \(want >= 30 Gb\/s\) job=4" action=drained$/);
   t.match(runs[0]!.stdout, /^FAIL bw-gpu-path mlx5_0\/0000:41:00.0: GPU memory p50 23.03 Gb\/s over 4 .* while host memory on mlx5_0 is healthy \(p50 92.56 Gb\/s\)\n {5}GPU↔NIC path: /m);
   t.equal(runs[0]!.stdout.split('\n').filter((l) => /^ *-> Check pcie-link and pcie-acs on this GPU↔NIC path/.test(l)).length, 1, 'the advice, once');
-  t.match(last(runs[1]!.stdout), / probes=ran samples=3 result=healthy exit=0 \d+ms action=none$/);
+  t.match(last(runs[1]!.stdout), /^gdrgate epilog node=gpu001 job=5 view=none removed=false probes=ran samples=3 result=healthy exit=0 \d+ms action=none$/);
   t.strictSame(runs[1]!.stdout.split('\n').filter((l) => l.startsWith('SKIP')).map((l) => l.split(/\s+/).slice(0, 3).join(' ')), ['SKIP bw-pending 0000:41:00.0:', 'SKIP bw-pending mlx5_0:', 'SKIP bw-pending mlx5_0/0000:41:00.0:'], 'judged from the one run since the drain: pending');
   t.equal(e.drainCalls().length, 1, 'one scontrol drain');
   t.match(e.drainCalls()[0], /^update nodename=gpu001 state=drain reason=gdrgate: bw-gpu-path /);

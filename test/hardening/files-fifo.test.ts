@@ -56,7 +56,8 @@ t.test('FIFOs at the stamp, the spool and the findings file: the epilog ends, sa
   // None of the spool could be read: no textfile from it (it would read as a fresh history of this run's samples with
   // nothing skipped), as gdrgate samples --prom refuses; the log says why.
   t.equal(existsSync(prom), false, 'no textfile from a spool that could not be read');
-  t.match(log, /textfile \S+gdrgate\.prom not written: cannot read the spool /);
+  const errs = log.trim().split('\n').map((l) => JSON.parse(l) as { writeErrors?: string[] }).flatMap((l) => l.writeErrors ?? []);
+  t.equal(errs.find((w) => w.startsWith('textfile ')), `textfile ${prom} not written: cannot read the spool ${e.spool}: ${path.join(e.spool, 'samples.jsonl')}: ${path.join(e.spool, 'samples.jsonl')} is not a regular file`);
 });
 
 t.test('gdrgate samples over a spool of FIFOs: none read, said, exit 2 (never an empty healthy spool); --prom into a shared directory refused', async (t) => {

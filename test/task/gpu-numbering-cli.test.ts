@@ -1,6 +1,7 @@
 // Slurm's GPU numbers end to end (built CLI, as root and the job's user): the Prolog maps SLURM_JOB_GPUS to bus ids the
 // way slurmd numbers GPUs (AutoDetect=nvml: PCI order; File= lines: their order), never as device minors, and the
-// TaskProlog judges the task's own SLURM_STEP_GPUS. Node: test/gen/topologies/two-socket-2gpu-2nic.ts with the minors
+// TaskProlog judges the task's own SLURM_STEP_GPUS (none for a step Slurm gave none; no GPU order where Slurm numbers
+// MIG instances). Node: test/gen/topologies/two-socket-2gpu-2nic.ts with the minors
 // swapped (minor 0 = 0000:9a:00.0 on node 1, CPUs 48-95,144-191; minor 1 = 0000:18:00.0 on node 0, CPUs 0-47,96-143).
 import fs from 'node:fs';
 import path from 'node:path';
@@ -63,5 +64,30 @@ async function main(): Promise<void> {
     const step = await jobRoot({ node: TWO, minors: [1, 0], status: { cpus: '48-55', mems: '1' }, nvidia: ['nvidia-uvm', 'nvidiactl', 'nvidia0'] }, path.join(work, 'step'));
     const r = task('83', step, { SLURM_JOB_GPUS: '0,1', SLURM_STEP_GPUS: '1', CUDA_VISIBLE_DEVICES: '0', SLURM_LOCALID: '0' });
     t.same([r.code, r.stdout], [0, ''], 'exit 0 under --fail, no job-cpus-far, no job-gpu-missing');
+  });
+
+  await t.test('a step Slurm gave no GPU (SLURM_STEP_GPUS NoDevFiles, or set empty: srun --gres=none) uses none of the job\'s', async (t) => {
+    gres('AutoDetect=nvml\n');
+    t.equal(prolog('84', '0,1').code, 0, 'prolog exit 0');
+    // A CPU-only helper step in a container without /dev/nvidia*, bound to node 0.
+    const cpuOnly = await jobRoot({ node: TWO, minors: [1, 0], status: { cpus: '0-3', mems: '0' }, nvidia: [] }, path.join(work, 'cpu-only'));
+    for (const v of ['NoDevFiles', '']) {
+      const r = task('84', cpuOnly, { SLURM_JOB_GPUS: '0,1', SLURM_STEP_GPUS: v, CUDA_VISIBLE_DEVICES: v, SLURM_LOCALID: '0', SLURM_STEP_ID: '1' });
+      t.same([r.code, r.stdout], [0, ''], `${JSON.stringify(v)}: not failed for GPUs it was never given, nor told its CPUs are away from them`);
+    }
+    const batch = task('84', cpuOnly, { SLURM_JOB_GPUS: '0,1', SLURM_LOCALID: '0' });
+    t.equal(batch.code, 1, "SLURM_STEP_GPUS unset (the batch step): the job's GPUs, whose device nodes that container lacks");
+  });
+
+  await t.test("MIG (AutoDetect=nvml, Gres=gpu:14 over 2 GPUs; CUDA_VISIBLE_DEVICES=MIG-…): Slurm's 1 is an instance, not GPU 1", async (t) => {
+    gres('AutoDetect=nvml\n');
+    fs.writeFileSync(path.join(tree, 'etc/slurm/slurm.conf'), 'NodeName=gpu001 Gres=gpu:14 CPUs=192\n');
+    t.equal(prolog('85', '1').code, 0, 'prolog exit 0');
+    // Instance 1 of the PCI-first GPU 0000:18:00.0 (/dev/nvidia1, node 0): its container holds that node, bound next to it.
+    const mig = await jobRoot({ node: TWO, minors: [1, 0], status: { cpus: '0-3', mems: '0' }, nvidia: ['nvidia-uvm', 'nvidiactl', 'nvidia1'] }, path.join(work, 'mig'));
+    const r = task('85', mig, { SLURM_JOB_GPUS: '1', SLURM_STEP_GPUS: '1', CUDA_VISIBLE_DEVICES: 'MIG-5c7ee1a8-1b6c-5e0d-9f4e-4a4a1d2b7c31', SLURM_LOCALID: '0', SLURM_STEP_ID: '0' });
+    t.same([r.code, r.stdout], [0, ''], 'exit 0 under --fail: no job-gpu-missing for /dev/nvidia0, no job-cpus-far');
+    const rec = JSON.parse(fs.readFileSync(path.join(stateDir, 'job-85/task.json'), 'utf8')) as { findings: { status: string; code: string; message: string }[] };
+    t.equal(rec.findings.find((f) => f.code === 'job-view-unknown')?.message, "which /dev/nvidiaN nodes are this job's GPUs cannot be told (not checked): CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs");
   });
 }

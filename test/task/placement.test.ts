@@ -10,7 +10,7 @@ import type { Status } from '../../src/model/finding.js';
 import { accessProbe } from '../../src/task/access.js';
 import type { TaskCode } from '../../src/task/records.js';
 import { judgePlacement, nearestNics } from '../../src/task/placement-judge.js';
-import { readPlacement, selectGpus, type PlacementView } from '../../src/task/placement.js';
+import { parseStepGpus, readPlacement, selectGpus, type PlacementView } from '../../src/task/placement.js';
 import { readMinors } from '../../src/inventory/placement.js';
 import { type GresConf, parseGresConf } from '../../src/parsers/gres-conf.js';
 import type { GpuOrder } from '../../src/state/gpu-order.js';
@@ -139,6 +139,11 @@ t.test('a GPU whose local CPUs were not read (absent) is a skip, never a pass: n
 t.test('a selection that names no GPU (SLURM_JOB_GPUS set but empty) is said, never silence: nothing was judged', async (t) => {
   // selectGpus gives null for an empty list today; the judge must not depend on that.
   t.equal(selectGpus([], null, true), null, 'selectGpus: no ids, no selection');
+  // SLURM_STEP_GPUS=NoDevFiles or set empty (srun --gres=none): the step has no GPU, whatever the job holds.
+  t.strictSame([parseStepGpus('NoDevFiles'), parseStepGpus(''), parseStepGpus(undefined), parseStepGpus('1,0')], [[], [], null, [1, 0]]);
+  t.equal(selectGpus([0, 1], [], true), null, 'a step given no GPU uses none');
+  t.strictSame(selectGpus([0, 1], [1], true), { ids: [1], from: 'SLURM_STEP_GPUS' });
+  t.strictSame(selectGpus([0, 1], [2], true), { ids: [0, 1], from: 'SLURM_JOB_GPUS' }, "never a GPU not the job's");
   const place = { minors: ABSENT, sel: { ids: [], from: 'SLURM_JOB_GPUS' }, order: { ok: true, how: 'test', gpus: [] }, gpus: new Map(), allowed: ABSENT, verbsOf: ABSENT } as unknown as PlacementView;
   const view = { self: ABSENT, hcas: present([]), verbsClass: present([]), uverbs: present([]), nvidia: present([]) } as unknown as JobView;
   t.same(judgePlacement({ place, view, paths: null }).map((x) => [x.status, x.code, x.subject]), [['skip', 'job-placement-unknown', 'job']]);
