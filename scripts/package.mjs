@@ -124,7 +124,7 @@ function fileList(node) {
     { dest: '/usr/share/doc/gdrgate/changelog.Debian.gz', mode: 0o644, text: gzipSync(changelog, { level: 9 }), about: 'changes' },
   ];
   const dirs = [
-    { dest: '/var/lib/gdrgate', mode: 0o755, about: 'the epilog sample spool (config spool) and the startup snapshot made on this node (gate.blob)' },
+    { dest: '/var/lib/gdrgate', mode: 0o755, about: 'the epilog sample spool (config spool), the drain reason gdrgate last wrote (drain-reason.json) and the startup snapshot made on this node (gate.blob)' },
     { dest: '/var/log/gdrgate', mode: 0o755, about: 'the run log (config logFile)' },
   ];
   return { files, dirs };

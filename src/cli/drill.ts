@@ -59,7 +59,7 @@ export async function drillStart(a: StartArgs, exec: Exec = new ExecaExec()): Pr
   // Only a node no job can land on by surprise: drained, reserved (MAINT, RESERVED), or drained now for the drill.
   const fenced = state !== null && (isDrained(cur.ok ? cur.node : null) || /(^|\+)(RESERVED|MAINT)(\+|$)/.test(state) || !!a.reservation);
   if (!fenced && a.drain && cur.ok && drainAction(cur.node).act === 'drain') {
-    const d = await drainOwned(scontrol, node, markReason(`${PREFIX} drill ${sanitize(spec.fault)}`, spec.marker), cfg.stateDir);
+    const d = await drainOwned(scontrol, node, markReason(`${PREFIX} drill ${sanitize(spec.fault)}`, spec.marker), cfg.stateDir, cfg.spool);
     if (d.action !== 'drained') {
       out(`${node}: could not drain for the drill: ${d.action}`);
       return exitCode('internal');

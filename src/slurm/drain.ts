@@ -5,6 +5,7 @@ import { takeDrainLock } from '../host/drain-lock.js';
 import { log } from '../log.js';
 import type { Result } from '../runner/exit.js';
 import type { Outcome } from '../runner/policy.js';
+import { notOurWriting, writeDrainRecord } from './drain-record.js';
 import { drainAction, resumeAction } from './ownership.js';
 import { buildReason, isOurs, sanitize } from './reason.js';
 import type { NodeState } from '../parsers/scontrol.js';
@@ -12,9 +13,10 @@ import type { Scontrol } from './scontrol.js';
 
 /**
  * Writes our drain reason under the node's drain lock, only where we may (never over a reason that is not ours,
- * nothing when the state cannot be read). `ours`: the node now carries a gdrgate reason.
+ * nothing when the state cannot be read), and keeps what it wrote in `spool` (drain-record.ts). `ours`: the node now
+ * carries a gdrgate reason.
  */
-export async function drainOwned(scontrol: Scontrol, node: string, reason: string, stateDir: string): Promise<{ action: string; ours: boolean }> {
+export async function drainOwned(scontrol: Scontrol, node: string, reason: string, stateDir: string, spool: string): Promise<{ action: string; ours: boolean }> {
   const logger = await log();
   // Another run holding the lock (two Prologs of a job array) is waited for, as long as its read and its write can
   // take: leaving at once made this run's exit 1 reach slurmd first, which then drained "Prolog error" over ours.
@@ -22,14 +24,24 @@ export async function drainOwned(scontrol: Scontrol, node: string, reason: strin
   for (const until = performance.now() + scontrol.holderWaitMs(); !lock.ok && performance.now() < until; lock = takeDrainLock(stateDir)) await sleep(50);
   try {
     const cur = lock.ok ? await scontrol.show(node) : ({ ok: false, why: lock.why } as const);
-    const act = lock.ok ? drainAction(cur.ok ? cur.node : null, reason) : ({ act: 'keep', why: lock.why } as const);
+    const act = lock.ok ? drainAction(cur.ok ? cur.node : null, reason, (r) => notOurWriting(r, spool, node) === null) : ({ act: 'keep', why: lock.why } as const);
     if (!cur.ok) logger.error({ node, why: cur.why }, 'cannot read node state; not writing a drain reason');
     if (act.act !== 'drain') return { action: `kept: ${act.why}`, ours: cur.ok && isOurs(cur.node.reason) };
     const w = await scontrol.drain(node, reason);
     if (!w.ok) logger.error({ node, why: w.why }, 'drain failed');
+    else keepRecord(spool, node, reason, logger);
     return { action: w.ok ? 'drained' : `drain failed: ${w.why}`, ours: w.ok };
   } finally {
     if (lock.ok) lock.release();
+  }
+}
+
+/** The record of our writing (drain-record.ts): its failure is logged, the drain stands (and is left for a person). */
+function keepRecord(spool: string, node: string, reason: string, logger: Awaited<ReturnType<typeof log>>): void {
+  try {
+    writeDrainRecord(spool, node, reason);
+  } catch (e) {
+    logger.error({ node, spool, why: (e as Error).message }, 'drain written, its record not kept: the health check will leave it for gdrgate resume');
   }
 }
 

@@ -2,6 +2,7 @@
 import { isDrainedOrDown, type NodeState } from '../parsers/scontrol.js';
 import { markerOf } from '../drill/marker.js';
 import { REASON_LABELS } from '../checks/index.js';
+import { notOurWriting } from './drain-record.js';
 import { isOurs, reasonLabel } from './reason.js';
 
 export type DrainAction =
@@ -14,12 +15,13 @@ const healthResumes = (label: string | null): boolean => label !== null && (Obje
 /**
  * `current` null: the state could not be read, so nothing is written (DESIGN §5). `reason`: ours to write. A drain of
  * ours that the health check would resume is replaced by one it would not (a bandwidth failure found under a link drain
- * must not be resumed with it once the link is back); otherwise the first drain of ours stays.
+ * must not be resumed with it once the link is back), only while it is the very text we wrote (`written`: an admin's
+ * note added to it is kept); otherwise the first drain of ours stays.
  */
-export function drainAction(current: NodeState | null, reason?: string): DrainAction {
+export function drainAction(current: NodeState | null, reason?: string, written?: (reason: string | null) => boolean): DrainAction {
   if (current === null) return { act: 'keep', why: 'node state unknown: not writing a reason' };
   if (!isDrainedOrDown(current.state)) return { act: 'drain' };
-  if (isOurs(current.reason) && reason !== undefined && healthResumes(reasonLabel(current.reason)) && !healthResumes(reasonLabel(reason)) && markerOf(current.reason) === null) return { act: 'drain' };
+  if (isOurs(current.reason) && reason !== undefined && healthResumes(reasonLabel(current.reason)) && !healthResumes(reasonLabel(reason)) && markerOf(current.reason) === null && (written?.(current.reason) ?? false)) return { act: 'drain' };
   if (isOurs(current.reason)) return { act: 'keep', why: `already drained by gdrgate: ${current.reason}` };
   return { act: 'keep', why: `node is ${current.state} for a reason that is not ours (${current.reason ?? 'none'}): left as it is` };
 }
@@ -50,4 +52,12 @@ export function notJudgedByHealth(reason: string | null, judged: readonly string
   const label = reasonLabel(reason);
   if (label !== null && judged.includes(label)) return null;
   return `left drained: ${label ?? 'its reason'} is not judged by the health check`;
+}
+
+/**
+ * Why the health check leaves this drain to a person (a check it did not run, a drill's, a text it did not write as it
+ * stands: drain-record.ts), or null to resume it once judged healthy.
+ */
+export function healthLeaves(reason: string | null, judged: readonly string[], spool: string, node: string): string | null {
+  return notJudgedByHealth(reason, judged) ?? notOurWriting(reason, spool, node);
 }

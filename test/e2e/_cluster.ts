@@ -96,7 +96,7 @@ export function clusterSuite() {
     for (const n of NODES) {
       const nd = join(DIR, 'nodes', n);
       mkdirSync(nd, { recursive: true });
-      const cfg = { baseline: BASELINE, root: tree(n), scontrol: '/usr/bin/scontrol', logFile: join(nd, 'gdrgate.log'), stateDir: join(nd, 'gate-run'), ...over[n] };
+      const cfg = { baseline: BASELINE, root: tree(n), scontrol: '/usr/bin/scontrol', logFile: join(nd, 'gdrgate.log'), stateDir: join(nd, 'gate-run'), spool: join(nd, 'gate-spool'), ...over[n] };
       writeFileSync(join(nd, 'gdrgate.json'), JSON.stringify(cfg, null, 2) + '\n');
     }
     const conf = gateConf(CLI, join(DIR, 'node/gdrgate.json'));

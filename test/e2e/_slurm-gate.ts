@@ -123,7 +123,7 @@ export async function startGateSandbox(t: Test) {
 
   /** The gate reads its config on every run: rewrite it whole (rename) so a running prolog never sees half a file. */
   const writeConfig = (over: Record<string, unknown> = {}): void => {
-    const cfg = { baseline: BASELINE, root: HEALTHY, scontrol: '/usr/bin/scontrol', scontrolTimeoutMs: 5000, deadlineMs: 10000, logFile: LOG, stateDir: join(WORK, 'run'), ...over };
+    const cfg = { baseline: BASELINE, root: HEALTHY, scontrol: '/usr/bin/scontrol', scontrolTimeoutMs: 5000, deadlineMs: 10000, logFile: LOG, stateDir: join(WORK, 'run'), spool: join(WORK, 'spool'), ...over };
     writeFileSync(`${CONFIG}.tmp`, JSON.stringify(cfg, null, 2) + '\n');
     renameSync(`${CONFIG}.tmp`, CONFIG);
   };

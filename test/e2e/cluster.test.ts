@@ -106,7 +106,7 @@ async function e2e(): Promise<void> {
   }, slowNode2);
 
   // ------------------------------------------------------------------ 4. HealthCheckProgram on idle nodes
-  await clusterCase('4: HealthCheckProgram drains an idle broken node, resumes it when fixed, leaves a human drain', { GATE_HEALTH: HEALTH, CLUSTER_HEALTH_INTERVAL: '2' }, async (tt, c) => {
+  await clusterCase('4: HealthCheckProgram drains an idle broken node, resumes it when fixed, leaves a human drain and our reason with a note added', { GATE_HEALTH: HEALTH, CLUSTER_HEALTH_INTERVAL: '2' }, async (tt, c) => {
     const HUMAN = 'rack maintenance by ops';
     tt.equal(c.slurm('scontrol', ['update', 'nodename=node4', 'state=drain', `reason=${HUMAN}`]).status, 0, 'a human drains node4');
     const h0 = performance.now();
@@ -123,6 +123,19 @@ async function e2e(): Promise<void> {
     tt.equal(c.reason('node4'), HUMAN, "node4 keeps the human's reason, word for word");
     tt.match(c.state('node4'), /^drain/, 'node4 still drained');
     tt.same(['node1', 'node2'].map((n) => c.state(n as NodeName)), ['idle', 'idle'], 'healthy nodes untouched');
+    // Our reason with an admin's note added is the admin's: mended, node3 is left drained, said in the health run's action.
+    trainGpuTo(tree('node3'), 8);
+    const again = await waitFor(() => c.reason('node3'), (v) => PCIE_REASON.test(v), 60_000);
+    tt.ok(again.ok, `node3 drained again by the health check: ${again.value}`);
+    const noted = `${again.value} RMA 5512 keep out`;
+    tt.equal(c.slurm('scontrol', ['update', 'nodename=node3', `reason=${noted}`]).status, 0, 'an admin adds a note to the reason');
+    const m0 = Date.now();
+    trainGpuTo(tree('node3'), 16);
+    const left = `left drained: the reason is not the one gdrgate wrote (${again.value}): edited or written by a person; resume it by hand once mended (gdrgate resume)`;
+    const judged = await waitFor(() => c.gateLog('node3').filter((l) => l.mode === 'health' && Date.parse(String(l.time)) > m0 && l.result === 'healthy').map((l) => l.action), (v) => v.length > 0, 60_000);
+    tt.same(judged.value.slice(0, 1), [left], 'the first healthy health check after the mend leaves the noted drain');
+    tt.equal(c.reason('node3'), noted, "node3 keeps the admin's reason, word for word");
+    tt.match(c.state('node3'), /^drain/, 'node3 still drained');
   });
 
   finish();

@@ -50,7 +50,7 @@ async function e2e(): Promise<void> {
   const cap = gdrgate(['baseline', 'capture', '--root', TREE, '--class', 'hgx', '--match', '*', '--platform', 'bare-metal']);
   t.equal(cap.status, 0, 'baseline captured from the generated HGX H100 tree', { stderr: cap.stderr });
   writeFileSync(BASELINE, cap.stdout);
-  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: TREE, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n');
+  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: TREE, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE, spool: join(STATE, 'spool') }, null, 2) + '\n');
   t.equal(state(), 'idle', 'sandbox node starts idle');
 
   /** Back to a clean start: no jobs, no drill file, node plain idle. */

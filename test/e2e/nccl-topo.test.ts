@@ -52,7 +52,7 @@ async function e2e(): Promise<void> {
   baseline.classes[0]!.ncclTopo = true;
   baseline.classes[0]!.memlockMin = 8 * 1024 * 1024; // slurmd's limit here: no memlock line in the jobs' output
   writeFileSync(BASELINE, JSON.stringify(baseline, null, 2) + '\n', { mode: 0o644 });
-  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: HOST, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
+  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: HOST, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE, spool: join(STATE, '..', 'spool') }, null, 2) + '\n', { mode: 0o644 });
 
   const PROLOG = join(WORK, 'gdrgate-prolog.sh');
   const TASKPROLOG = join(WORK, 'gdrgate-taskprolog.sh');

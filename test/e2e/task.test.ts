@@ -85,7 +85,7 @@ async function e2e(): Promise<void> {
   const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
   baseline.classes[0]!.memlockMin = MiB8;
   writeFileSync(BASELINE, JSON.stringify(baseline, null, 2) + '\n', { mode: 0o644 });
-  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: HOST, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
+  writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: HOST, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE, spool: join(STATE, '..', 'spool') }, null, 2) + '\n', { mode: 0o644 });
 
   // The wrappers Slurm runs: slurm/prolog.sh and slurm/taskprolog.sh unchanged, each with its .conf beside it.
   const PROLOG = join(WORK, 'gdrgate-prolog.sh');
@@ -263,7 +263,7 @@ async function e2e(): Promise<void> {
     const bl = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
     bl.classes[0]!.memlockMin = MiB8;
     writeFileSync(BASELINE, JSON.stringify(bl, null, 2) + '\n', { mode: 0o644 });
-    writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: PLACE, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE }, null, 2) + '\n', { mode: 0o644 });
+    writeFileSync(CONFIG, JSON.stringify({ baseline: BASELINE, root: PLACE, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: STATE, spool: join(STATE, '..', 'spool') }, null, 2) + '\n', { mode: 0o644 });
     taskConf(`ROOT=${PLACE}\n`);
     const re = start(['PropagateResourceLimitsExcept=MEMLOCK', 'TaskPlugin=task/affinity'], { SANDBOX_GPUS: '2' });
     tt.equal(re.status, 0, 'sandbox restarted with 2 GRES GPUs and task/affinity', { stderr: re.stderr.slice(-2000) });

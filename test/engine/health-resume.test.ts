@@ -1,18 +1,21 @@
 // The health check (resumeWhenHealthy) through the built CLI on a healthy tree: it resumes only a drain of ours whose
-// label is a check it has just run; the Epilog's bandwidth drain, a drill's drain and a check not run are left drained.
+// label is a check it has just run and whose text is the one this node's gdrgate wrote (its record in the spool); the
+// Epilog's bandwidth drain, a drill's drain, a check not run, and a reason edited, hand-written or another node's are
+// left drained.
 import t from 'tap';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cli } from '../helpers/cli.js';
-import { makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
+import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
+import { trainGpuTo } from '../helpers/h200-link.js';
 import { fixture } from '../helpers/paths.js';
 
 const IDLE = readFileSync(fixture('scontrol/show_node_o_idle_22.05.8.txt'), 'utf8');
 
-/** The node drained with `reason` (as `scontrol show node -o` says it), then one health check. */
-function healthOn(env: GateEnv, reason: string) {
+/** The node drained with `reason` (as `scontrol show node -o` says it; null: as it is), then one health check. */
+function healthOn(env: GateEnv, reason: string | null) {
   const drained = IDLE.replace('State=IDLE ', 'State=IDLE+DRAIN ').replace(/\n?$/, ` Reason=${reason} [root@2026-11-29T14:39:05]\n`);
-  writeFileSync(path.join(env.dir, 'scontrol.state'), drained);
+  if (reason !== null) writeFileSync(path.join(env.dir, 'scontrol.state'), drained);
   const r = cli(['health', '--config', env.config], { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '' });
   const summary = r.stdout.trimEnd().split('\n').at(-1) ?? '';
   const resumes = readFileSync(env.calls, 'utf8').split('\n').filter((l) => /^update .*state=resume/.test(l));
@@ -26,11 +29,57 @@ t.test("the Epilog's bandwidth drain is not the health check's: left drained, an
   t.same(r.resumes, [], 'no scontrol update state=resume');
 });
 
-t.test('a drain of a check the health check ran (pcie-link): resumed as before', async (t) => {
-  const r = healthOn(makeGateEnv(), 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=7');
+/** The Prolog drains the node for the H200's GPU link trained down to x8; then the link is mended. */
+function drainedByProlog(env: GateEnv): string {
+  breakLink(env.tree);
+  const p = env.prolog();
+  trainGpuTo(env.tree, 16);
+  return /Reason=(.*) \[root@/.exec(readFileSync(path.join(env.dir, 'scontrol.state'), 'utf8'))?.[1] ?? `no reason (prolog exit ${p.code})`;
+}
+
+/** As healthOn, the node's state already drained as `reason` by the fake scontrol. */
+function health(env: GateEnv) {
+  return healthOn(env, null);
+}
+
+t.test('a drain the Prolog wrote (pcie-link), the link mended: the health check resumes it, its record kept', async (t) => {
+  const env = makeGateEnv();
+  const reason = drainedByProlog(env);
+  t.equal(reason, 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=42');
+  t.same(Object.keys(JSON.parse(readFileSync(path.join(env.dir, 'spool/drain-reason.json'), 'utf8')) as object), ['node', 'reason', 'at']);
+  t.equal((JSON.parse(readFileSync(path.join(env.dir, 'spool/drain-reason.json'), 'utf8')) as { reason: string }).reason, reason);
+  const r = health(env);
   t.equal(r.code, 0);
   t.equal(r.action, 'resumed');
   t.same(r.resumes, ['update nodename=vm state=resume']);
+});
+
+t.test("an admin's note added to our reason: the text is a person's now, left drained", async (t) => {
+  const env = makeGateEnv();
+  const reason = drainedByProlog(env);
+  const file = path.join(env.dir, 'scontrol.state');
+  writeFileSync(file, readFileSync(file, 'utf8').replace(`Reason=${reason} [root@`, `Reason=${reason} RMA 5512 keep out [root@`));
+  const r = health(env);
+  t.equal(r.code, 0);
+  t.equal(r.action, `left drained: the reason is not the one gdrgate wrote (${reason}): edited or written by a person; resume it by hand once mended (gdrgate resume)`);
+  t.same(r.resumes, []);
+});
+
+t.test('a gdrgate: reason this node never wrote (by hand, or before gdrgate kept its record): left drained', async (t) => {
+  const env = makeGateEnv();
+  const r = healthOn(env, 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=7');
+  t.equal(r.action, `left drained: gdrgate keeps no record of writing a drain on this node (${path.join(env.dir, 'spool/drain-reason.json')}); resume it by hand once mended (gdrgate resume)`);
+  t.same(r.resumes, []);
+});
+
+t.test("the record of another node (a spool cloned from a golden image): left drained", async (t) => {
+  const env = makeGateEnv();
+  const reason = 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=7';
+  mkdirSync(path.join(env.dir, 'spool'));
+  writeFileSync(path.join(env.dir, 'spool/drain-reason.json'), `${JSON.stringify({ node: 'golden', reason, at: '2026-11-29T14:39:05.000Z' })}\n`);
+  const r = healthOn(env, reason);
+  t.equal(r.action, `left drained: ${path.join(env.dir, 'spool/drain-reason.json')} is node "golden"'s record, not vm's; resume it by hand once mended (gdrgate resume)`);
+  t.same(r.resumes, []);
 });
 
 t.test('a check the config leaves out (checks: memlock-limit only): its drain is left drained', async (t) => {

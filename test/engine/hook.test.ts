@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { MODES, runHook, type HookMode, type Judgement } from '../../src/engine/hook.js';
 import type { AnyFinding } from '../../src/model/finding.js';
+import { writeDrainRecord } from '../../src/slurm/drain-record.js';
 import { fakeScontrol, type FakeScontrol } from '../helpers/fake-scontrol.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -32,6 +33,11 @@ function place(): Place {
 }
 
 const env = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '7' };
+/** The node drained with `reason` as a drain of this node's gdrgate leaves it: Slurm's reason and the record in the spool. */
+function ourDrain(p: Place, reason: string): void {
+  p.sc.adminDrain(reason);
+  writeDrainRecord(path.join(path.dirname(p.config), 'spool'), 'vm', reason);
+}
 const bwFail: AnyFinding = { check: 'bandwidth', code: 'bw-gpu-path', status: 'fail', subject: 'GPU0-mlx5_0', message: 'below band', expected: '>= 180 Gb/s', actual: '95 Gb/s' };
 const failing = (f: AnyFinding): Judgement<null> => ({ outcome: { kind: 'unhealthy', failing: [f] }, findings: [f], work: null });
 const healthy: Judgement<null> = { outcome: { kind: 'healthy' }, findings: [], work: null };
@@ -64,7 +70,7 @@ t.test('a drain that is not ours (an admin\'s reason): the Epilog exits 0, the P
 t.test('health resumes a drain of ours once judged healthy; the Prolog does not', async (t) => {
   for (const [mode, action] of [['health', 'resumed'], ['prolog', 'none']] as const) {
     const p = place();
-    p.sc.adminDrain('gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6');
+    ourDrain(p, 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6');
     const r = await run(mode, p, { ...healthy, judged: ['pcie-link'] });
     t.equal(r.acted.action, action, mode);
     t.equal(r.code, 0, mode);
@@ -103,7 +109,7 @@ t.test('health judges again after it reads a drain of ours, and resumes only whe
     [failing(linkFail), 'still unhealthy, left drained: pcie-link 0000:17:00.0: Gen5 x8 (want Gen5 x16)', 0],
   ] as const) {
     const p = place();
-    p.sc.adminDrain('gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6');
+    ourDrain(p, 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6');
     let judged = 0;
     const r = await runHook<null, AnyFinding>({ mode: 'health', env, config: p.config, judge: async () => (judged++ === 0 ? { ...healthy, judged: ['pcie-link'] } : second) });
     t.same([r.acted.action, r.code, judged], [action, 0, 2], action);

@@ -60,7 +60,7 @@ t.test('config errors: fail-open by default, fail-closed drains with a gdrgate: 
   t.equal(open.code, 0);
   t.match(open.stdout, /config-error: .*config\.json: \/baseline: must be string/);
   t.same(e.drainCalls(), []);
-  writeFileSync(e.config, JSON.stringify({ ...JSON.parse('{}'), baseline: '/nonexistent/baseline.json', scontrol: path.join(e.dir, 'scontrol'), stateDir: path.join(e.dir, 'run'), onConfigError: 'closed' }));
+  writeFileSync(e.config, JSON.stringify({ ...JSON.parse('{}'), baseline: '/nonexistent/baseline.json', scontrol: path.join(e.dir, 'scontrol'), stateDir: path.join(e.dir, 'run'), spool: path.join(e.dir, 'spool'), onConfigError: 'closed' }));
   const closed = e.prolog();
   t.equal(closed.code, 1);
   t.equal(e.drainCalls().length, 1);

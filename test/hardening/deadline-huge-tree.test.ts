@@ -34,7 +34,7 @@ function prolog(dir: string, tree: string, deadlineMs: number): { run: Run; drai
   const baseline = path.join(dir, 'baseline.json');
   const sc = fakeScontrol(dir);
   const config = path.join(dir, 'config.json');
-  writeFileSync(config, JSON.stringify({ baseline, root: tree, scontrol: sc.path, logFile: path.join(dir, 'gate.log'), stateDir: path.join(dir, 'run'), deadlineMs }));
+  writeFileSync(config, JSON.stringify({ baseline, root: tree, scontrol: sc.path, logFile: path.join(dir, 'gate.log'), stateDir: path.join(dir, 'run'), spool: path.join(dir, 'spool'), deadlineMs }));
   const t0 = performance.now();
   const r = spawnSync(process.execPath, [CLI, 'prolog', '--config', config], { encoding: 'utf8', env: { ...process.env, SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', GDRGATE_T0: '' }, timeout: 120_000 });
   const wallMs = performance.now() - t0;

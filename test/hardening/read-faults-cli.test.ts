@@ -79,7 +79,7 @@ for (const c of cases) {
     }
     // The Prolog on the same tree: no drain, whatever it could or could not tell.
     const config = path.join(root, 'config.json');
-    writeFileSync(config, JSON.stringify({ baseline, root, logFile: path.join(root, 'gate.log'), stateDir: path.join(root, 'state'), deadlineMs: 60_000 }));
+    writeFileSync(config, JSON.stringify({ baseline, root, logFile: path.join(root, 'gate.log'), stateDir: path.join(root, 'state'), spool: path.join(root, 'spool'), deadlineMs: 60_000 }));
     const p = cli(['prolog', '--config', config, '--dry-run'], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '7' });
     t.equal(p.code, 0, p.stdout);
     t.equal(p.stdout.trim().split('\n').pop()!.endsWith(' action=none'), true, p.stdout.trim().split('\n').pop()!);

@@ -44,7 +44,7 @@ export function makeGateEnv(mode: ScontrolMode = 'stateful'): GateEnv {
     writeConfig(extra = {}) {
       // The deadline counts from the process's start (Node's own included, runner/deadline.ts runOrigin): a loaded
       // two-core machine can spend seconds there. Tests of the judgement get a wide one; tests of the clock set theirs.
-      writeFileSync(config, JSON.stringify({ baseline, root: tree, scontrol: sc.path, logFile: log, stateDir: path.join(dir, 'run'), deadlineMs: 60_000, ...extra }));
+      writeFileSync(config, JSON.stringify({ baseline, root: tree, scontrol: sc.path, logFile: log, stateDir: path.join(dir, 'run'), spool: path.join(dir, 'spool'), deadlineMs: 60_000, ...extra }));
     },
     prolog(args = [], e = {}) {
       return cli(['prolog', '--config', config, ...args], { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', ...e });

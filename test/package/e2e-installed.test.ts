@@ -41,7 +41,7 @@ async function e2e(): Promise<void> {
   wrapperConf(false);
   t.teardown(() => confs.forEach((c) => rmSync(c, { force: true })));
   const writeConfig = (over: Record<string, unknown> = {}) => {
-    writeFileSync(`${CONFIG}.tmp`, JSON.stringify({ baseline: BASELINE, root: HEALTHY, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: join(WORK, 'run'), ...over }));
+    writeFileSync(`${CONFIG}.tmp`, JSON.stringify({ baseline: BASELINE, root: HEALTHY, scontrol: '/usr/bin/scontrol', logFile: LOG, stateDir: join(WORK, 'run'), spool: join(WORK, 'spool'), ...over }));
     renameSync(`${CONFIG}.tmp`, CONFIG);
   };
   const cap = run(GDRGATE, ['baseline', 'capture', '--root', HEALTHY, '--class', 'sandbox', '--match', '*', '--platform', 'virtualized'], { env: {} });

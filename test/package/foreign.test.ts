@@ -65,7 +65,7 @@ if (why) {
     writeFileSync(baseline, cap.stdout);
     const scontrol = fakeScontrol(tmp);
     const config = path.join(tmp, 'config.json');
-    writeFileSync(config, JSON.stringify({ baseline, root: path.join(tmp, 'bad'), scontrol: scontrol.path, logFile: path.join(tmp, 'gate.log'), stateDir: path.join(tmp, 'state'), deadlineMs: 120_000, scontrolTimeoutMs: 60_000 }));
+    writeFileSync(config, JSON.stringify({ baseline, root: path.join(tmp, 'bad'), scontrol: scontrol.path, logFile: path.join(tmp, 'gate.log'), stateDir: path.join(tmp, 'state'), spool: path.join(tmp, 'spool'), deadlineMs: 120_000, scontrolTimeoutMs: 60_000 }));
     // (Under TCG loading the scontrol runner alone takes seconds: the timeouts are bounds for that, not speeds.)
     // The arm64 Node is started through qemu-aarch64 (as binfmt_misc would on a build host): the wrapper is the package's.
     const shim = path.join(tmp, 'node-aarch64');

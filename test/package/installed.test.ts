@@ -90,7 +90,7 @@ async function installed(): Promise<void> {
   writeFileSync(baseline, run('/usr/sbin/gdrgate', ['baseline', 'capture', '--root', tree, '--class', 'h200', '--match', '*'], { env: {} }).stdout);
   const config = (over: Record<string, unknown> = {}) => {
     const file = path.join(tmp, 'config.json');
-    writeFileSync(file, JSON.stringify({ baseline, root: tree, scontrol: scontrol.path, logFile: log, stateDir: path.join(tmp, 'state'), ...over }));
+    writeFileSync(file, JSON.stringify({ baseline, root: tree, scontrol: scontrol.path, logFile: log, stateDir: path.join(tmp, 'state'), spool: path.join(tmp, 'spool'), ...over }));
     return file;
   };
   const confs = ['prolog', 'health', 'epilog'].map((w) => `/usr/libexec/gdrgate/${w}.conf`);

@@ -1,5 +1,6 @@
 // The drain etiquette against what slurmctld does meanwhile (the drain review's cases, each on scontrol's real output):
-// a bandwidth failure found under a link drain replaces it (the health check would resume the link's and lose it);
+// a bandwidth failure found under a link drain replaces it (the health check would resume the link's and lose it),
+// only while that drain is the very text we wrote (an admin's note added to it stays);
 // two runs draining at once: the second waits for the first's drain before it exits (leaving first let slurmd drain
 // "Prolog error" over ours); our reason never holds a bracket (Slurm's " [user@time]" would end it early); scontrol's
 // complaint printed on stdout is quoted.
@@ -21,11 +22,14 @@ const drained = (reason: string) => ({ name: 'vm', state: 'MIXED+DRAIN', reason,
 const ok = (stdout: string, ms = 1): Promise<ExecResult> => new Promise((r) => setTimeout(() => r({ exitCode: 0, stdout, stderr: '', timedOut: false, error: null, durationMs: ms }), ms));
 
 t.test('a drain the health check would resume gives way to one it would not; nothing else is written over', async (t) => {
-  t.same(drainAction(drained(LINK), BW), { act: 'drain' }, 'bw-* over pcie-link: written');
-  t.same(drainAction(drained(BW), LINK), { act: 'keep', why: `already drained by gdrgate: ${BW}` }, 'pcie-link over bw-*: the first stays');
-  t.same(drainAction(drained(LINK), 'gdrgate: pcie-acs 0000:00:01.0 ReqRedir+ (want ReqRedir-) job=9'), { act: 'keep', why: `already drained by gdrgate: ${LINK}` }, 'another check over a check: the first stays');
+  const ours = (): boolean => true;
+  t.same(drainAction(drained(LINK), BW, ours), { act: 'drain' }, 'bw-* over pcie-link, the very text we wrote: written');
+  t.same(drainAction(drained(`${LINK} RMA 5512`), BW, () => false), { act: 'keep', why: `already drained by gdrgate: ${LINK} RMA 5512` }, 'over our text with an admin\'s note added: kept');
+  t.same(drainAction(drained(LINK), BW), { act: 'keep', why: `already drained by gdrgate: ${LINK}` }, 'over a text not known to be ours as it stands: kept');
+  t.same(drainAction(drained(BW), LINK, ours), { act: 'keep', why: `already drained by gdrgate: ${BW}` }, 'pcie-link over bw-*: the first stays');
+  t.same(drainAction(drained(LINK), 'gdrgate: pcie-acs 0000:00:01.0 ReqRedir+ (want ReqRedir-) job=9', ours), { act: 'keep', why: `already drained by gdrgate: ${LINK}` }, 'another check over a check: the first stays');
   const drill = 'gdrgate: drill memlock=64K drill=0123abcd';
-  t.same(drainAction(drained(drill), BW), { act: 'keep', why: `already drained by gdrgate: ${drill}` }, "over a drill's drain: the first stays");
+  t.same(drainAction(drained(drill), BW, ours), { act: 'keep', why: `already drained by gdrgate: ${drill}` }, "over a drill's drain: the first stays");
 });
 
 /** slurmctld answering after `ms`: `show` prints the node with the reason last written (IDLE until then). */
@@ -45,7 +49,7 @@ t.test('two runs draining at once: the second waits for the first and leaves wit
   const stateDir = scratchDir('gdrgate-drain-wait-');
   const slurm = new SlowSlurmctld(300);
   const sc = new Scontrol(slurm, { path: '/usr/bin/scontrol', timeoutMs: 1000 });
-  const [a, b] = await Promise.all([drainOwned(sc, 'vm', LINK, stateDir), new Promise((r) => setTimeout(r, 50)).then(() => drainOwned(sc, 'vm', `${LINK}2`, stateDir))]);
+  const [a, b] = await Promise.all([drainOwned(sc, 'vm', LINK, stateDir, stateDir), new Promise((r) => setTimeout(r, 50)).then(() => drainOwned(sc, 'vm', `${LINK}2`, stateDir, stateDir))]);
   t.same(a, { action: 'drained', ours: true });
   t.same(b, { action: `kept: already drained by gdrgate: ${LINK}`, ours: true }, 'the second read the first one\'s drain');
   t.same(slurm.calls, ['show node -o', 'update nodename=vm state=drain', 'show node -o']);

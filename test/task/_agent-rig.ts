@@ -75,7 +75,7 @@ export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
   const bfile = path.join(work, 'baseline.json');
   fs.writeFileSync(bfile, JSON.stringify(baseline), { mode: 0o644 });
   const config = path.join(work, 'config.json');
-  fs.writeFileSync(config, JSON.stringify({ baseline: bfile, root: tree, scontrol, stateDir }), { mode: 0o644 });
+  fs.writeFileSync(config, JSON.stringify({ baseline: bfile, root: tree, scontrol, stateDir, spool: path.join(path.dirname(stateDir), 'spool') }), { mode: 0o644 });
   const wrapper = path.join(work, 'gdrgate-taskprolog.sh');
   fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
   fs.chmodSync(wrapper, 0o755);

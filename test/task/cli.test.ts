@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const bfile = path.join(work, 'baseline.json');
   fs.writeFileSync(bfile, JSON.stringify(baseline));
   const config = path.join(work, 'config.json');
-  fs.writeFileSync(config, JSON.stringify({ baseline: bfile, root: tree, scontrol, logFile: log, stateDir }), { mode: 0o644 });
+  fs.writeFileSync(config, JSON.stringify({ baseline: bfile, root: tree, scontrol, logFile: log, stateDir, spool: path.join(path.dirname(stateDir), 'spool') }), { mode: 0o644 });
   const slurm = (job: string, extra: Record<string, string> = {}): Record<string, string> => ({ SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', ...extra });
   const prolog = (job: string, extra: Record<string, string> = {}): Ran =>
     run(['prolog', '--config', config], { ...slurm(job, { SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_JOB_USER: 'u', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd' }), ...extra });

@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   t.equal(cap.code, 0, 'baseline captured from the tree', { stderr: cap.stderr });
   fs.writeFileSync(path.join(work, 'baseline.json'), cap.stdout);
   const config = path.join(work, 'config.json');
-  fs.writeFileSync(config, JSON.stringify({ baseline: path.join(work, 'baseline.json'), root: tree, scontrol, logFile: path.join(work, 'gate.log'), stateDir }), { mode: 0o644 });
+  fs.writeFileSync(config, JSON.stringify({ baseline: path.join(work, 'baseline.json'), root: tree, scontrol, logFile: path.join(work, 'gate.log'), stateDir, spool: path.join(work, 'spool') }), { mode: 0o644 });
   const slurm = (job: string, extra: Record<string, string>): Record<string, string> => ({ SLURM_JOB_ID: job, SLURMD_NODENAME: 'gpu001', ...extra });
   const prolog = (job: string, gpus: string): Ran =>
     run(['prolog', '--config', config], slurm(job, { SLURM_JOB_UID: String(USER), SLURM_JOB_GID: String(USER), SLURM_JOB_USER: 'u', SLURM_SCRIPT_CONTEXT: 'prolog_slurmd', SLURM_JOB_GPUS: gpus }));

@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     const bfile = path.join(work, `baseline-${topo}.json`);
     fs.writeFileSync(bfile, JSON.stringify(baseline));
     const c = path.join(work, `config-${topo}.json`);
-    fs.writeFileSync(c, JSON.stringify({ baseline: bfile, root: tree, scontrol, logFile: log, stateDir }), { mode: 0o644 });
+    fs.writeFileSync(c, JSON.stringify({ baseline: bfile, root: tree, scontrol, logFile: log, stateDir, spool: path.join(path.dirname(stateDir), 'spool') }), { mode: 0o644 });
     return c;
   };
   const [on, off] = [config(true), config(false)];
