@@ -4,7 +4,8 @@
 // time runs gdrgate itself. A request for another job is dropped. At most MAX_TASKS_PENDING requests wait, one per
 // asking process (the rest are dropped, counted, said once), and an answer is written at once into the asking
 // process's pipe, or given up after REPLY_MS. The queues share one thread: what all of one user's jobs may have of
-// it is TASK_BUDGET, the rest of their requests dropped unread (each such TaskProlog runs gdrgate in its own job).
+// it is TASK_BUDGET, a line of any kind costing a turn; the rest of their lines dropped unparsed and their FIFO left
+// unread for a turn (each TaskProlog so refused runs gdrgate in its own job).
 import net from 'node:net';
 import { fstatFd } from '../host/fd.js';
 import type { Host } from '../host/host.js';
@@ -52,12 +53,30 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
   let partial = '';
   /** The askers waiting now (pid:fd): a TaskProlog asks once, so one process's second request is a flood's. */
   const asking = new Set<string>();
+  /** Left unread for a turn of the budget: what the user writes meanwhile waits in their own pipe, then blocks them. */
+  let resting = false;
+  const rest = (): void => {
+    if (resting) return;
+    resting = true;
+    input.pause();
+    setTimeout(() => ((resting = false), input.resume()), Math.ceil(1000 / TASK_BUDGET.perSecond)).unref();
+  };
   input.setEncoding('utf8');
   input.on('data', (chunk: string) => {
     const lines = (partial + chunk).split('\n');
     partial = lines.pop()!;
     if (partial.length > 8192) partial = '';
-    for (const line of lines) {
+    for (let k = 0; k < lines.length; k++) {
+      // Every line costs its user a turn of the budget before it is parsed, a blank or malformed one or another job's
+      // too (the review of a3c23a3: `yes x` into one's own FIFO held the thread, a fifth of other jobs' Prologs fell
+      // back to Node); past it the rest of what was read is dropped and the FIFO rests.
+      if (!o.budget.take(uid)) {
+        dropped += lines.length - k;
+        partial = '';
+        rest();
+        break;
+      }
+      const line = lines[k]!;
       if (!line) continue;
       const req = parseTaskRequest(line);
       if (!req.ok) continue;
@@ -66,7 +85,7 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
         continue;
       }
       const who = `${req.value.pid}:${req.value.fd}`;
-      if (pending >= MAX_TASKS_PENDING || asking.has(who) || !o.budget.take(uid)) {
+      if (pending >= MAX_TASKS_PENDING || asking.has(who)) {
         dropped++;
         continue;
       }
