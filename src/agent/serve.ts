@@ -23,7 +23,7 @@ import { pipeOf, reply, waiting, type Asked } from './reply.js';
 import { TaskFifos } from './task-fifos.js';
 import { idleGc } from './idle-gc.js';
 import { serveTasks, TaskBudget } from './task-serve.js';
-import { loadConfig } from '../config.js';
+import { loadTrustedConfig } from '../config.js';
 import { ensureStateDir } from '../state/store.js';
 
 const MKFIFO = '/usr/bin/mkfifo';
@@ -92,8 +92,9 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   // O_RDWR: the agent is always a writer too, so the FIFO never reports end-of-file between Prologs.
   const fd = openFd(fifo, O_RDWR | O_NONBLOCK);
   // The TaskProlog's FIFOs: one a job, in the job's directory (task-fifos.ts), given as the agent answers its Prolog.
-  // None when the config cannot be read.
-  const stateDir = await loadConfig(config).then((c) => c.stateDir, () => null);
+  // None when the config cannot be read, or anyone but root could change it (every Prolog refuses such a config too;
+  // the agent must not act on its stateDir as root before that).
+  const stateDir = await loadTrustedConfig(config).then((c) => c.stateDir, () => null);
   const live = new FsHost('/');
   let stopping = false;
   const budget = new TaskBudget();

@@ -10,7 +10,7 @@
 // only in their own process: what the answer says is what `gdrgate task` would say to them from the same reads.
 // Anything the facts do not answer, or any doubt, and the agent says "fallback": the TaskProlog runs gdrgate itself;
 // a request the facts do not prove (another nonce, pid or user) gets no answer at all: its pipe may be anyone's.
-import { DEFAULTS, loadConfig } from '../config.js';
+import { DEFAULTS, loadTrustedConfig } from '../config.js';
 import { runHook } from '../engine/hook.js';
 import { lstatOrNull, modeAllowsRead, readSmall, type Ids } from '../host/files.js';
 import { mountAt, mountsBelow } from '../host/mounts.js';
@@ -74,8 +74,9 @@ function idsOf(status: string, uid: number): Ids {
 export async function answerTask(req: TaskRequest, agentConfig: string, live: Host): Promise<TaskAnswer> {
   // Until the facts prove who asked, a refusal is silent: the request names a process, and anyone can write one.
   const quiet = (why: string): TaskAnswer => ({ ok: false, why, silent: true });
-  const cfg = await loadConfig(agentConfig).catch(() => null);
-  if (!cfg) return quiet(`cannot read ${agentConfig}`);
+  // Only a config root alone can change (as every Prolog's): the agent acts on its stateDir as root.
+  const cfg = await loadTrustedConfig(agentConfig).catch(() => null);
+  if (!cfg) return quiet(`cannot read ${agentConfig}, or anyone but root could change it`);
   const stateDir = cfg.stateDir ?? DEFAULTS.stateDir;
   const dir = `${stateDir}/${jobDirName(req.job)}`;
   // A mount on or in the job's directory (its user's FUSE file system?) is never entered: root would wait on its daemon.

@@ -3,7 +3,7 @@
 // changed on disk all end in the gate running in the Prolog's own process, which judges and drains. Real runs of
 // the built package on the bundled capture, with a recording scontrol.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
@@ -202,6 +202,23 @@ t.test('the agent refuses a directory others can enter, or one under a directory
   const r2 = spawnSync(process.execPath, [CLI, 'agent', '--config', e.config, '--dir', path.join(open2, 'agent')], { encoding: 'utf8', timeout: 30_000 });
   t.equal(r2.status, 2);
   t.match(r2.stderr, /agent directory: .*shared is writable by anyone \(mode 777\)/);
+});
+
+t.test("a config anyone may change: the agent takes no stateDir from it (no chmod, no TaskProlog FIFOs), as no Prolog takes the config", async (t) => {
+  for (const [cfgMode, want] of [[0o644, true], [0o666, false]] as const) {
+    const e = makeGateEnv();
+    const stateDir = path.join(e.dir, 'run');
+    mkdirSync(stateDir, { mode: 0o755 });
+    chmodSync(stateDir, 0o755);
+    chmodSync(e.config, cfgMode);
+    const a = await startAgent(e);
+    t.teardown(() => void a.proc.kill('SIGKILL'));
+    const st = (): [number, boolean] => [statSync(stateDir).mode & 0o7777, existsSync(path.join(stateDir, '.task-fifos'))];
+    if (want) await stderrShows(a, () => st()[1]);
+    a.proc.kill('SIGTERM');
+    await a.exited;
+    t.same(st(), want ? [0o711, true] : [0o755, false], `config mode ${cfgMode.toString(8)}: ${want ? 'its stateDir made the agent\'s' : 'its stateDir left as it was'}`);
+  }
 });
 
 t.test('the example service unit: valid for systemd, and naming the directory the wrapper asks', async (t) => {

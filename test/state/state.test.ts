@@ -191,6 +191,15 @@ t.test('stateDir itself', { skip: !isRoot && 'needs root' }, async (t) => {
   fs.mkdirSync(s2, { mode: 0o755 });
   writePrologState(s2, sampleState(), null);
   t.equal(mode(s2), 0o711, 'an existing stateDir is tightened to 0711');
+  // One others may write in (a sticky /tmp named as stateDir by mistake) is refused as found, its mode never changed.
+  for (const m of [0o1777, 0o775]) {
+    const shared = path.join(base, `shared-${m.toString(8)}`);
+    fs.mkdirSync(shared);
+    fs.chmodSync(shared, m);
+    const who = m & 0o002 ? 'anyone' : 'its group';
+    t.throws(() => writePrologState(shared, sampleState(), null), new RegExp(`^stateDir ${shared} is writable by ${who} \\(mode ${m.toString(8)}\\): refused, not changed; name a directory of its own \\(default /run/gdrgate\\)$`), `mode ${m.toString(8)}: refused`);
+    t.same([mode(shared), fs.readdirSync(shared)], [m, []], `mode ${m.toString(8)}: left as it was, nothing made in it`);
+  }
   t.throws(() => writePrologState(stateDir.replace(/^\//, ''), sampleState(), null), /absolute/, 'relative stateDir refused');
   t.notOk(fs.existsSync(path.join(base, 'real', PROLOG_FILE)), 'nothing written through the link');
 });
