@@ -137,8 +137,10 @@ elif [ "$MODE" = prolog ] && [ -n "$AGENT" ] && [ -p "$AGENT/requests" ] && [ -f
       ((w = cs - w > 0 ? cs - w : 1))
       read -r -t "$((w / 100)).$((w / 10 % 10))$((w % 10))" -u 87 verdict answer
       said=$?
-      # Closed before anything else: from here on the agent sees no pipe, and drops this request.
-      exec 87<&-
+      # Closed before anything else: from here on the agent cannot open the pipe, and drops this request. One that had
+      # it open already may be writing its answer (one write, counted delivered: then it keeps the job's record and run
+      # line): after a wait that ended unanswered, the pipe stays readable on 89 for 50 ms, and such an answer is taken.
+      if ((said > 128)); then exec 89<&87 87<&-; read -r -t 0.05 -u 89 verdict answer && said=0; exec 89<&-; else exec 87<&-; fi
       if [ "$said" -eq 0 ]; then
         [ "$verdict" = ok ] && { printf '%s\n' "$answer"; exit 0; }
         GDRGATE_AGENT_SAID="$verdict: $answer"
