@@ -2,7 +2,8 @@
 // (TASK_BUDGET: a burst, then a rate), the rest dropped unread, so a user flooding from several jobs with proven
 // requests cannot make other jobs' Prologs fall back to Node (the review of e8e7aec: ten such jobs took other jobs'
 // Prologs from 26-52 ms to 1-1.8 s, five of six no longer answered by the agent); a line of any kind costs a turn,
-// so a flood of lines that never parse is read at that pace too (the review of a3c23a3).
+// so a flood of lines that never parse is read at that pace too (the review of a3c23a3), and bytes that end no line
+// cost a turn a read (the review of 07e7c19: 3.2 GB of /dev/zero in 3 s).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import t from 'tap';
@@ -67,21 +68,24 @@ async function flood(): Promise<void> {
     t.equal(judged >= TASK_BUDGET.burst / 2, true, `and the agent did judge them (${judged})`);
   });
 
-  await t.test(`one user writing lines that never parse into their job's FIFO for ${SECONDS} s: the agent reads them at the budget's pace`, async (t) => {
-    t.equal(rig.prolog('830'), 0, "job 830: USER's, with its FIFO");
-    const fifo = path.join(rig.stateDir, 'tasks-830');
+  await t.test(`one user writing lines that never parse, and bytes that end no line, into their job's FIFO for ${SECONDS} s: the agent reads them at the budget's pace`, async (t) => {
+    // Each flood into a job's FIFO of its own (the budget is the user's, the rest each FIFO's own), all at once.
+    const floods = ['/usr/bin/yes x', "/usr/bin/yes ''", '/bin/cat /dev/zero'];
+    const jobs = ['830', '832', '833'];
+    for (const job of jobs) t.equal(rig.prolog(job), 0, `job ${job}: USER's, with its FIFO`);
     // dd, stopped by SIGINT, says how many bytes the FIFO took: what the agent read, and a pipe's worth.
-    const taken = await Promise.all(['x', "''"].map((word) => {
-      const p = spawn('/bin/bash', ['-c', `yes ${word} | /usr/bin/timeout -s INT ${SECONDS} /usr/bin/dd of="$1" bs=64k 2>&1 >/dev/null | /usr/bin/tail -n 1`, 'junk', fifo], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] });
+    const taken = await Promise.all(floods.map((flood, i) => {
+      const p = spawn('/bin/bash', ['-c', `${flood} | /usr/bin/timeout -s INT ${SECONDS} /usr/bin/dd of="$1" bs=64k 2>&1 >/dev/null | /usr/bin/tail -n 1`, 'junk', path.join(rig.stateDir, `tasks-${jobs[i]}`)], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] });
       t.teardown(() => void p.kill('SIGKILL'));
       let out = '';
       p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
       return new Promise<number>((res) => p.on('exit', () => res(Number(/^(\d+) bytes/.exec(out)?.[1] ?? NaN))));
     }));
-    // A 64 KiB read a turn (1/perSecond s) and the burst's first: ~3 MiB in 3 s. Unbudgeted, the thread read as fast as
-    // it could split lines (tens of MiB), and other jobs' Prologs waited on it.
-    const most = (Math.ceil(TASK_BUDGET.perSecond * SECONDS) + 4) * 65536 + 2 * 65536;
-    t.same(taken.map((b) => Number.isInteger(b) && b <= most), [true, true], `bytes the FIFO took from 'yes x' and 'yes ""' together: ${taken.join(' and ')} (at most ${most} each)`);
+    // A 64 KiB read a rest (1/perSecond s) a FIFO and the burst's first: ~3 MiB in 3 s, taken twice over for a timer's
+    // jitter. Unbudgeted, the thread read as fast as it could split lines (22 MiB), or /dev/zero as fast as it came
+    // (2.4 GB), and other jobs' Prologs waited on it.
+    const most = 2 * (Math.ceil(TASK_BUDGET.perSecond * SECONDS) + 6) * 65536;
+    t.same(taken.map((b) => Number.isInteger(b) && b <= most), [true, true, true], `bytes the FIFO took from ${floods.join(', ')} together: ${taken.join(', ')} (at most ${most} each)`);
     const runsBefore = rig.runs();
     t.equal(rig.prolog('831'), 0, 'a Prolog of another job after it passes');
     t.equal(rig.runs() - runsBefore, 0, 'answered by the agent, no Node started', { agent: rig.agentErr().slice(-1500) });
