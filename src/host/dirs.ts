@@ -2,13 +2,29 @@
 // directory of millions of entries is never read into memory), removed empty or whole. One syscall (or one
 // library call) each, errors as the kernel gives them.
 import fs from 'node:fs';
+import path from 'node:path';
 
 export type { Dirent } from 'node:fs';
 
 /** mkdir(2): EEXIST when something is there. */
 export const makeDir = (dir: string, mode: number): void => void fs.mkdirSync(dir, { mode });
-/** mkdir -p: the missing parents too; what is there already is no error. */
-export const makeDirs = (dir: string, mode: number): void => void fs.mkdirSync(dir, { recursive: true, mode });
+/**
+ * mkdir -p: the missing parents too; what is there already is no error. One mkdir(2) a missing component, from the
+ * top: Node's own recursive mkdir retries for ever, in one synchronous loop no timer or signal handler interrupts,
+ * where the kernel answers ENOENT for a name whose parent is there (under /proc or /sys: a spool of /proc/x kept a
+ * draining Prolog at full CPU past its deadline and SIGTERM, the review of 44e9a6d); here that answer is the error.
+ */
+export function makeDirs(dir: string, mode: number): void {
+  const missing: string[] = [];
+  for (let d = path.resolve(dir); !fs.existsSync(d) && d !== path.dirname(d); d = path.dirname(d)) missing.push(d);
+  for (const d of missing.reverse()) {
+    try {
+      fs.mkdirSync(d, { mode });
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+}
 /** rmdir(2): an empty directory only. */
 export const removeDir = (dir: string): void => fs.rmdirSync(dir);
 /** rm -rf: links unlinked, never followed; nothing there is no error. */

@@ -1,6 +1,6 @@
 // One drain at a time per node: many prologs failing at once (a job array landing) drain once, one reason.
-import fs from 'node:fs';
 import path from 'node:path';
+import { makeDirs } from './dirs.js';
 import { assertSafeAbove } from './files.js';
 import { takeLock } from './lock.js';
 
@@ -11,7 +11,7 @@ const STALE_MS = 60_000;
 export function takeDrainLock(stateDir: string): Lock {
   try {
     assertSafeAbove(stateDir); // a state directory another user could re-point: no lock made there
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o711 });
+    makeDirs(stateDir, 0o711);
   } catch {
     return { ok: true, release: () => undefined }; // no state dir: draining unlocked beats not draining
   }

@@ -5,6 +5,7 @@
 // directory that another user can write (they could plant every of the above, or rename our files away).
 import fs from 'node:fs';
 import path from 'node:path';
+import { makeDirs } from './dirs.js';
 import { absolute, untrustedReason } from './trust.js';
 
 const C = fs.constants;
@@ -91,7 +92,7 @@ export function assertSafeAbove(dir: string): void {
 export function ensureSafeDir(dir: string, mode = 0o755): void {
   if (lstatOrNull(dir) === null) {
     assertSafeAbove(dir); // judged before anything is made; one walk (assertSafeDir's) where it is there already
-    fs.mkdirSync(dir, { recursive: true, mode });
+    makeDirs(dir, mode);
   }
   assertSafeDir(dir);
 }
