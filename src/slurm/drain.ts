@@ -41,7 +41,7 @@ function keepRecord(spool: string, node: string, reason: string, logger: Awaited
   try {
     writeDrainRecord(spool, node, reason);
   } catch (e) {
-    logger.error({ node, spool, why: (e as Error).message }, 'drain written, its record not kept: the health check will leave it for gdrgate resume');
+    logger.error({ node, spool, why: (e as Error).message }, 'drain written, its record not kept: an earlier record of this node leaves it for gdrgate resume, none the prefix rule');
   }
 }
 

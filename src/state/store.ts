@@ -32,14 +32,15 @@ export function ensureStateDir(stateDir: string): void {
   const st = lstat(stateDir);
   if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`stateDir ${stateDir} is not a directory (a link or a file is refused)`);
   if (st.uid !== euid) throw new Error(`stateDir ${stateDir} is owned by uid ${st.uid}, not ${euid}`);
-  // Judged as found, before it is made ours: one others may write in (a sticky /tmp named by mistake) is another's
-  // place, never closed to them by a chmod (the review of a3c23a3: /tmp left 0711, node-wide).
-  if (st.mode & 0o022) throw new Error(`stateDir ${stateDir} is writable by ${st.mode & 0o002 ? 'anyone' : 'its group'} (mode ${(st.mode & 0o7777).toString(8)}): refused, not changed; name a directory of its own (default /run/gdrgate)`);
+  // Judged as found, before it is made ours: one anyone may write in (a sticky /tmp named by mistake) is everyone's
+  // place, never closed to them by a chmod (the review of a3c23a3: /tmp left 0711, node-wide). A group-writable one
+  // (made by hand under umask 002) is tightened below, as before.
+  if (st.mode & 0o1002) throw new Error(`stateDir ${stateDir} is ${st.mode & 0o002 ? 'writable by anyone' : 'a sticky directory'} (mode ${(st.mode & 0o7777).toString(8)}): a place others share, refused and not changed; name a directory of its own (default /run/gdrgate)`);
+  if ((st.mode & 0o7777) !== STATE_DIR_MODE) chmod(stateDir, STATE_DIR_MODE);
   // A directory above it that others may change lets them rename stateDir away and plant their own, or re-point the
   // path at a directory of their choosing (where root would then make its key and the jobs' directories).
   const why = euid === 0 ? untrustedReason(stateDir, euid) : null;
   if (why !== null) throw new Error(`stateDir ${stateDir} lies where another user could redirect it: ${why}`);
-  if ((st.mode & 0o7777) !== STATE_DIR_MODE) chmod(stateDir, STATE_DIR_MODE);
   const parent = lstat(path.dirname(stateDir)); // not root (by hand, tests): its parent at least
   if (parent.mode & 0o002 && !(parent.mode & 0o1000)) throw new Error(`stateDir's parent ${path.dirname(stateDir)} is world-writable without the sticky bit (${(parent.mode & 0o7777).toString(8)})`);
 }

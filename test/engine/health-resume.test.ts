@@ -1,7 +1,7 @@
 // The health check (resumeWhenHealthy) through the built CLI on a healthy tree: it resumes only a drain of ours whose
-// label is a check it has just run and whose text is the one this node's gdrgate wrote (its record in the spool); the
-// Epilog's bandwidth drain, a drill's drain, a check not run, and a reason edited, hand-written or another node's are
-// left drained.
+// label is a check it has just run and whose text is the one this node's gdrgate wrote (its record in the spool; with
+// no record of this node, the prefix as before); the Epilog's bandwidth drain, a drill's drain, a check not run, and
+// our reason with an admin's note added are left drained.
 import t from 'tap';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -65,20 +65,23 @@ t.test("an admin's note added to our reason: the text is a person's now, left dr
   t.same(r.resumes, []);
 });
 
-t.test('a gdrgate: reason this node never wrote (by hand, or before gdrgate kept its record): left drained', async (t) => {
+t.test('no record of this node (a drain from before the record, a stateless node after its reboot, a cloned spool): the prefix decides, as before', async (t) => {
+  const reason = 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=7';
+  const none = healthOn(makeGateEnv(), reason);
+  t.same([none.action, none.resumes], ['resumed', ['update nodename=vm state=resume']], 'no record: resumed');
   const env = makeGateEnv();
-  const r = healthOn(env, 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=7');
-  t.equal(r.action, `left drained: gdrgate keeps no record of writing a drain on this node (${path.join(env.dir, 'spool/drain-reason.json')}); resume it by hand once mended (gdrgate resume)`);
-  t.same(r.resumes, []);
+  mkdirSync(path.join(env.dir, 'spool'));
+  writeFileSync(path.join(env.dir, 'spool/drain-reason.json'), `${JSON.stringify({ node: 'golden', reason: 'gdrgate: pcie-acs x', at: '2026-11-29T14:39:05.000Z' })}\n`);
+  const other = healthOn(env, reason);
+  t.same([other.action, other.resumes], ['resumed', ['update nodename=vm state=resume']], "another node's record: resumed");
 });
 
-t.test("the record of another node (a spool cloned from a golden image): left drained", async (t) => {
+t.test('a record that cannot be read (a directory planted in its place): what gdrgate wrote cannot be told, left drained', async (t) => {
   const env = makeGateEnv();
-  const reason = 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=7';
-  mkdirSync(path.join(env.dir, 'spool'));
-  writeFileSync(path.join(env.dir, 'spool/drain-reason.json'), `${JSON.stringify({ node: 'golden', reason, at: '2026-11-29T14:39:05.000Z' })}\n`);
-  const r = healthOn(env, reason);
-  t.equal(r.action, `left drained: ${path.join(env.dir, 'spool/drain-reason.json')} is node "golden"'s record, not vm's; resume it by hand once mended (gdrgate resume)`);
+  mkdirSync(path.join(env.dir, 'spool/drain-reason.json'), { recursive: true });
+  const file = path.join(env.dir, 'spool/drain-reason.json');
+  const r = healthOn(env, 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=7');
+  t.equal(r.action, `left drained: what gdrgate wrote cannot be told (${file} is not a regular file); resume it by hand once mended (gdrgate resume)`);
   t.same(r.resumes, []);
 });
 

@@ -191,15 +191,20 @@ t.test('stateDir itself', { skip: !isRoot && 'needs root' }, async (t) => {
   fs.mkdirSync(s2, { mode: 0o755 });
   writePrologState(s2, sampleState(), null);
   t.equal(mode(s2), 0o711, 'an existing stateDir is tightened to 0711');
-  // One others may write in (a sticky /tmp named as stateDir by mistake) is refused as found, its mode never changed.
-  for (const m of [0o1777, 0o775]) {
+  // One anyone may write in (a sticky /tmp named as stateDir by mistake) is refused as found, its mode never changed;
+  // a group-writable one made by hand (umask 002) is tightened as before.
+  for (const [m, what] of [[0o1777, 'writable by anyone'], [0o777, 'writable by anyone'], [0o1755, 'a sticky directory']] as const) {
     const shared = path.join(base, `shared-${m.toString(8)}`);
     fs.mkdirSync(shared);
     fs.chmodSync(shared, m);
-    const who = m & 0o002 ? 'anyone' : 'its group';
-    t.throws(() => writePrologState(shared, sampleState(), null), new RegExp(`^stateDir ${shared} is writable by ${who} \\(mode ${m.toString(8)}\\): refused, not changed; name a directory of its own \\(default /run/gdrgate\\)$`), `mode ${m.toString(8)}: refused`);
+    t.throws(() => writePrologState(shared, sampleState(), null), new RegExp(`^stateDir ${shared} is ${what} \\(mode ${m.toString(8)}\\): a place others share, refused and not changed; name a directory of its own \\(default /run/gdrgate\\)$`), `mode ${m.toString(8)}: refused`);
     t.same([mode(shared), fs.readdirSync(shared)], [m, []], `mode ${m.toString(8)}: left as it was, nothing made in it`);
   }
+  const grouped = path.join(base, 'grouped');
+  fs.mkdirSync(grouped);
+  fs.chmodSync(grouped, 0o775);
+  writePrologState(grouped, sampleState(), null);
+  t.equal(mode(grouped), 0o711, 'a group-writable stateDir is tightened to 0711');
   t.throws(() => writePrologState(stateDir.replace(/^\//, ''), sampleState(), null), /absolute/, 'relative stateDir refused');
   t.notOk(fs.existsSync(path.join(base, 'real', PROLOG_FILE)), 'nothing written through the link');
 });
