@@ -74,25 +74,26 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
       return;
     }
     for (let k = 0; k < lines.length; k++) {
-      // Every line costs its user a turn of the budget before it is parsed, a blank or malformed one or another job's
-      // too (the review of a3c23a3: `yes x` into one's own FIFO held the thread, a fifth of other jobs' Prologs fell
-      // back to Node); past it the rest of what was read is dropped and the FIFO rests.
-      if (!o.budget.take(uid)) {
+      // A line that is no request of this job (blank, malformed, another job's) costs its user a turn of the budget
+      // (the review of a3c23a3: `yes x` into one's own FIFO held the thread, a fifth of other jobs' Prologs fell back
+      // to Node), as a request judged does; past it the rest of what was read is dropped and the FIFO rests. A request
+      // dropped for a full queue or a process asking again costs none: the user's other jobs keep their turns.
+      const line = lines[k]!;
+      const req = line ? parseTaskRequest(line) : null;
+      const mine = req?.ok === true && req.value.job === o.job;
+      if (!mine && !o.budget.take(uid)) {
         dropped += lines.length - k;
         partial = '';
         rest();
         break;
       }
-      const line = lines[k]!;
-      if (!line) continue;
-      const req = parseTaskRequest(line);
-      if (!req.ok) continue;
+      if (!req?.ok) continue;
       if (req.value.job !== o.job) {
         dropped++;
         continue;
       }
       const who = `${req.value.pid}:${req.value.fd}`;
-      if (pending >= MAX_TASKS_PENDING || asking.has(who)) {
+      if (pending >= MAX_TASKS_PENDING || asking.has(who) || !o.budget.take(uid)) {
         dropped++;
         continue;
       }
