@@ -4,8 +4,9 @@
 // time runs gdrgate itself. A request for another job is dropped. At most MAX_TASKS_PENDING requests wait, one per
 // asking process (the rest are dropped, counted, said once), and an answer is written at once into the asking
 // process's pipe, or given up after REPLY_MS. The queues share one thread: what all of one user's jobs may have of
-// it is TASK_BUDGET, a line of any kind costing a turn; the rest of their lines dropped unparsed and their FIFO left
-// unread for a turn (each TaskProlog so refused runs gdrgate in its own job).
+// it is TASK_BUDGET, a request judged or a line that is none of this job's (or a read that ends no line) costing a
+// turn; past it the rest of their lines dropped unparsed and their FIFO left unread for a turn (each TaskProlog so
+// refused runs gdrgate in its own job).
 import net from 'node:net';
 import { fstatFd } from '../host/fd.js';
 import type { Host } from '../host/host.js';

@@ -1,9 +1,9 @@
 // The agent's one thread is shared by every job's TaskProlog queue: what one user's jobs may have judged is a budget
 // (TASK_BUDGET: a burst, then a rate), the rest dropped unread, so a user flooding from several jobs with proven
 // requests cannot make other jobs' Prologs fall back to Node (the review of e8e7aec: ten such jobs took other jobs'
-// Prologs from 26-52 ms to 1-1.8 s, five of six no longer answered by the agent); a line of any kind costs a turn,
-// so a flood of lines that never parse is read at that pace too (the review of a3c23a3), and bytes that end no line
-// cost a turn a read (the review of 07e7c19: 3.2 GB of /dev/zero in 3 s).
+// Prologs from 26-52 ms to 1-1.8 s, five of six no longer answered by the agent); a line that is no request of the
+// job costs a turn too, so a flood of lines that never parse is read at that pace (the review of a3c23a3), and bytes
+// that end no line cost a turn a read (the review of 07e7c19: 3.2 GB of /dev/zero in 3 s).
 import { spawn } from 'node:child_process';
 import { lstatSync } from 'node:fs';
 import path from 'node:path';
