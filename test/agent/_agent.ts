@@ -25,7 +25,7 @@ export async function startAgent(e: GateEnv, extra: string[] = [], node: string[
   const proc = spawn(process.execPath, [...node, CLI, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<number | null>((res) => proc.on('exit', (c) => res(c)));
+  const exited = new Promise<number | null>((res) => proc.on('close', (c) => res(c)));
   const pidFile = path.join(dir, 'agent.pid');
   const mine = (): boolean => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() === String(proc.pid);
   // Polled until its pid file is there (a Node start on a loaded 2-core machine can take seconds), or it exits.

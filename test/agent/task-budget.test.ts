@@ -54,7 +54,7 @@ async function flood(): Promise<void> {
         t.teardown(() => void p.kill('SIGKILL'));
         let out = '';
         p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-        return new Promise<number>((res) => p.on('exit', () => res(Number(out.trim()))));
+        return new Promise<number>((res) => p.on('close', () => res(Number(out.trim()))));
       }),
     );
     // A Prolog of another job while the last requests are answered: the agent's, no Node started.
@@ -97,7 +97,7 @@ async function flood(): Promise<void> {
       t.teardown(() => void p.kill('SIGKILL'));
       let out = '';
       p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      return new Promise<number>((res) => p.on('exit', () => ((outs[i] = out), res(Number(/^(\d+) bytes/m.exec(out)?.[1] ?? NaN)))));
+      return new Promise<number>((res) => p.on('close', () => ((outs[i] = out), res(Number(/^(\d+) bytes/m.exec(out)?.[1] ?? NaN)))));
     }));
     // A 64 KiB read a rest (1/perSecond s) a FIFO and the burst's first: ~3 MiB in 3 s, taken twice over for a timer's
     // jitter. Unbudgeted, the thread read as fast as it could split lines (22 MiB), or /dev/zero as fast as it came

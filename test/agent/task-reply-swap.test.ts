@@ -48,7 +48,7 @@ async function main(): Promise<void> {
     let said = '';
     a.stdout!.on('data', (d: Buffer) => (said += d.toString()));
     a.stderr!.on('data', (d: Buffer) => (said += d.toString()));
-    const code = await new Promise((r) => a.on('exit', r));
+    const code = await new Promise((r) => a.on('close', r));
     await new Promise((r) => setTimeout(r, 300));
     st.kill('SIGINT');
     await new Promise((r) => st.on('exit', r));

@@ -55,7 +55,7 @@ t.test('SIGHUP while the probe is being submitted: the drill file is removed (as
   const child = spawn(process.execPath, [CLI, 'drill', 'run', '--config', env.config, '--node', 'vm', '--step-seconds', '1'], { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal })));
   const t0 = Date.now();
   while (!existsSync(pidFile) && Date.now() - t0 < 50_000) await new Promise((r) => setTimeout(r, 50));
   t.teardown(() => {

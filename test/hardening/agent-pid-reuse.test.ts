@@ -65,7 +65,7 @@ SLURM_JOB_ID=5002 exec ${wrapper}
   const b = spawn(slurmdShim(e.dir), [first], { env: { ...JOB, SLURM_JOB_ID: '5001' }, cwd: '/', stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   b.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = new Promise<number | null>((res) => b.on('exit', (c) => res(c)));
+  const code = new Promise<number | null>((res) => b.on('close', (c) => res(c)));
 
   await until('the agent stopped in job 5001', () => state(apid) === 't' || state(apid) === 'T');
   await until('A gave its pid to B', () => existsSync(pidFile) && readFileSync(`/proc/${readFileSync(pidFile, 'utf8').trim()}/cmdline`, 'utf8').includes(wrapper));
