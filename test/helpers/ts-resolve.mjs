@@ -9,3 +9,8 @@ import { fileURLToPath } from 'node:url';
 process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL('../../node_modules/.cache/gdrgate-node-compile', import.meta.url));
 enableCompileCache(process.env.NODE_COMPILE_CACHE);
 register(new URL('./ts-resolve-hooks.mjs', import.meta.url));
+// Files and directories as an admin's root shell makes them (umask 022), whatever the tester's own umask: the gate
+// refuses a config, baseline or scontrol its group may change, and under a umask of 002 (a user's default where each
+// user has a group of their own) every file and directory a test makes would be group-writable. Inherited by every
+// process a test starts.
+process.umask(0o022);
