@@ -63,4 +63,8 @@ export class DrillHost implements Host {
   access(p: string): Promise<AccessAnswer> {
     return this.hidden(p) ? Promise.resolve({ access: 'unknown', why: 'ENOENT' }) : this.inner.access(p);
   }
+
+  untrusted(p: string): string | null {
+    return this.inner.untrusted?.(p) ?? null;
+  }
 }

@@ -3,6 +3,7 @@ import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import { LEAVES_ROOT, Resolver } from './fs-resolve.js';
 import { type AccessAnswer, cutShort, type Host, type ReadResult, type StatInfo, TEXT_MAX } from './host.js';
+import { untrustedReason } from './trust.js';
 
 /** Thrown for an open descriptor that is not a regular file: its message is the whole reason. */
 const NOT_REGULAR = 'ENOTREG';
@@ -249,5 +250,10 @@ export class FsHost implements Host {
       answer = { access: denied ? 'denied' : 'unknown', why: code === LEAVES_ROOT ? (e as Error).message : (code ?? (e as Error).message) };
     }
     return Promise.resolve(answer);
+  }
+
+  /** On the live node only (a capture's owners are whoever unpacked it). */
+  untrusted(p: string): string | null {
+    return this.confined ? null : untrustedReason(clean(p), process.getuid?.() ?? 0);
   }
 }

@@ -72,5 +72,22 @@ export interface Host {
    * GPU or verbs node has side effects). Mode bits only: a cgroup device rule shows at open(2), not here.
    */
   access(path: string): Promise<AccessAnswer>;
+  /**
+   * Why someone other than root (or this process's user) could change what `path` leads to, or null when nobody can
+   * (host/trust.ts: every directory on the way, every link, the file). Asked of the files the gate acts on besides
+   * the kernel's (Slurm's gres.conf and slurm.conf, slurmd's pid files). Only a Host over the live node has it: who
+   * may change a capture's or a snapshot's copy says nothing of the node's own file.
+   */
+  untrusted?(path: string): string | null;
+}
+
+/**
+ * `read()` of `path`, refused when someone other than root could change the file (Host.untrusted): a root process
+ * that acted on it would act on whatever that person wrote. Refused is unreadable (never absent): "could not tell".
+ */
+export async function readTrusted<T>(host: Host, path: string, read: () => Promise<ReadResult<T>>): Promise<ReadResult<T>> {
+  const r = await read();
+  const why = r.ok ? (host.untrusted?.(path) ?? null) : null;
+  return why === null ? r : { ok: false, missing: false, reason: `not read: ${why}` };
 }
 

@@ -1,7 +1,7 @@
 // What placement is judged by, on the node side: GPU device minors → PCI addresses (the NVIDIA module's
 // /proc/driver/nvidia/gpus/<BDF>/information), Slurm's gres.conf, and Slurm's abstract core ids → OS CPUs.
 // Shared with the job view (src/task/placement.ts): the same reads as the job's user.
-import type { Host } from '../host/host.js';
+import { type Host, readTrusted } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type GresConf, parseGresConf } from '../parsers/gres-conf.js';
 import { parseGpuInformation } from '../parsers/nvidia-gpu.js';
@@ -61,7 +61,8 @@ export async function readModels(host: Host): Promise<Fact<ReadonlyMap<number, s
 export const GRES_MAX_BYTES = 256 * 1024;
 
 export async function readGres(host: Host, kpath: string): Promise<Fact<GresConf>> {
-  const r = await host.readBytes(kpath, GRES_MAX_BYTES + 1);
+  // Root's alone: the placement check, and the numbering the job's record gives its TaskProlog, follow what it says.
+  const r = await readTrusted(host, kpath, () => host.readBytes(kpath, GRES_MAX_BYTES + 1));
   if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
   if (r.value.length > GRES_MAX_BYTES) return unknown(`${kpath}: larger than ${GRES_MAX_BYTES / 1024} KiB, not read`);
   const p = parseGresConf(Buffer.from(r.value).toString('utf8'));

@@ -1,5 +1,5 @@
 // Small helpers that turn Host reads into facts: missing → absent, unreadable or malformed → unknown plus a note.
-import type { Host, ReadResult } from '../host/host.js';
+import { type Host, type ReadResult, readTrusted } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Parsed } from '../parsers/sysfs.js';
 
@@ -65,9 +65,12 @@ export function readWhy(path: string, reason: string): string {
   return reason.includes(path) ? reason : `${path}: ${reason}`;
 }
 
-/** An attribute as a fact: missing is absent; unreadable is unknown (and a note); the text is trimmed. */
-export async function factText(host: Host, path: string, notes: Notes): Promise<Fact<string>> {
-  const r = await host.readText(path);
+/**
+ * An attribute as a fact: missing is absent; unreadable is unknown (and a note); the text is trimmed. `trusted`: a
+ * file someone other than root could change is unknown too (readTrusted).
+ */
+export async function factText(host: Host, path: string, notes: Notes, trusted = false): Promise<Fact<string>> {
+  const r = await (trusted ? readTrusted(host, path, () => host.readText(path)) : host.readText(path));
   if (r.ok) return present(r.value.trim());
   if (r.missing) return ABSENT;
   notes.add(path, r.reason);

@@ -9,7 +9,7 @@
 // in (an Include taken again counts again: two Includes of one file a level fan out as 2^depth) and MAX_TEXT
 // characters over all of them; past either, a problem (the numbering is then not derived, never guessed).
 import path from 'node:path';
-import { TEXT_MAX, type Host } from '../host/host.js';
+import { readTrusted, TEXT_MAX, type Host } from '../host/host.js';
 import { parseConf, type ConfEntry } from './conf-parse.js';
 
 export interface LoadedConf {
@@ -27,7 +27,11 @@ export const MAX_FILES = 64;
 /** Characters taken in over all files, repeats included. */
 export const MAX_TEXT = TEXT_MAX;
 
-export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
+/**
+ * `trusted`: each file (the conf and every Include) read only when root alone can change it (readTrusted): the
+ * Prolog numbers the job's GPUs by it as root. A by-hand `slurm-config` only prints what it read.
+ */
+export async function loadConf(host: Host, file: string, o: { readonly trusted?: boolean } = {}): Promise<LoadedConf> {
   const files: string[] = [];
   const entries: ConfEntry[] = [];
   const problems: string[] = [];
@@ -38,7 +42,7 @@ export async function loadConf(host: Host, file: string): Promise<LoadedConf> {
   /** Null once read; else why not. */
   const read = async (f: string, depth: number): Promise<{ why: string; missing: boolean } | null> => {
     const known = texts.get(f);
-    const text = known ?? (await host.readText(f));
+    const text = known ?? (await (o.trusted ? readTrusted(host, f, () => host.readText(f)) : host.readText(f)));
     if (!known) texts.set(f, text);
     if (!text.ok) return { why: text.missing ? 'no such file' : text.reason, missing: text.missing };
     if (++taken > MAX_FILES) return { why: `more than ${MAX_FILES} files included in all (an Include loop?), not read`, missing: false };

@@ -73,4 +73,8 @@ export class MemoHost implements Host {
   access(p: string): Promise<AccessAnswer> {
     return this.src.access(p);
   }
+
+  untrusted(p: string): string | null {
+    return this.src.untrusted?.(p) ?? null;
+  }
 }
