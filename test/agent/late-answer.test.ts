@@ -29,10 +29,14 @@ t.test("an answer written after the Prolog's wait ended, before its pipe was gon
   spawnSync('/usr/bin/mkfifo', ['-m', '600', path.join(dir, 'requests')]);
   const script = path.join(e.dir, 'stand-in-agent.sh');
   writeFileSync(script, STAND_IN, { mode: 0o755 });
-  const agent = spawn('/bin/bash', [script, dir], { stdio: 'ignore' });
+  // The wrapper keeps a pipe it stopped waiting on readable for 50 ms: the stand-in must write within that, so on a
+  // loaded machine it runs at a real-time priority where it may (root: CI), for the second or two it spins.
+  const rt = spawnSync('/usr/bin/chrt', ['-f', '10', '/bin/true']).status === 0;
+  const agent = spawn(rt ? '/usr/bin/chrt' : '/bin/bash', rt ? ['-f', '10', '/bin/bash', script, dir] : [script, dir], { stdio: 'ignore' });
   t.teardown(() => void agent.kill('SIGKILL'));
   for (let i = 0; i < 3000 && !existsSync(path.join(dir, 'agent.pid')); i++) await new Promise((r) => setTimeout(r, 10));
-  const prolog = installWrapper(e, `AGENT=${dir}\nAGENT_TIMEOUT=0.2\n`);
+  // Long enough for the stand-in to wake and open the pipe on a loaded machine; it writes only once the wait is over.
+  const prolog = installWrapper(e, `AGENT=${dir}\nAGENT_TIMEOUT=2\n`);
   const r = spawnSync(slurmdShim(e.dir), [prolog], { encoding: 'utf8', env: JOB, cwd: '/', timeout: 60_000 });
   await new Promise<void>((res) => (agent.exitCode !== null ? res() : agent.on('exit', () => res())));
   t.same([r.status, r.stdout], [0, 'gdrgate prolog: the late answer\n'], "the agent's line printed, exit 0");

@@ -64,7 +64,9 @@ async function flood(): Promise<void> {
     const judged = rig.agentErr().slice(before).split('\n').filter((l) => /"job":"81[0-2]"/.test(l) && /TaskProlog (answered|left to gdrgate)|stopped waiting before the answer/.test(l)).length;
     const most = TASK_BUDGET.burst + Math.ceil(TASK_BUDGET.perSecond * seconds);
     const total = asked.reduce((a, b) => a + b, 0);
-    t.equal(total > 4 * most, true, `the jobs asked far more than the budget (${total} requests)`);
+    // Twice over (a loaded machine's floods ask less, and its Prolog after them makes `seconds` longer): what is
+    // judged below is then the budget's doing, not the asking's.
+    t.equal(total > 2 * most, true, `the jobs asked far more than the budget (${total} requests, the budget ${most})`);
     t.equal(judged <= most, true, `judged ${judged} of ${total}: at most the burst and the rate over ${seconds.toFixed(1)} s (${most})`);
     t.equal(judged >= TASK_BUDGET.burst / 2, true, `and the agent did judge them (${judged})`);
   });

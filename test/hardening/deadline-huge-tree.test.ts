@@ -11,11 +11,17 @@ import { scratchDir, TREE_TMP } from '../helpers/scratch.js';
 import { INVENTORY_LIMITS } from '../../src/inventory/limits.js';
 
 /**
- * Slack for what the deadline cannot cover: spawning Node and Node's own start before any of the gate's code runs,
- * then the exit, on a loaded two-core machine (`node -e 0` alone measured 0.6 s at load 15). Before the fix the
- * 2,088-function tree's Prolog ran 4-8 s past a 500 ms deadline.
+ * Slack for what the deadline cannot cover, on the gate's own clock (its summary line's time, from when its code
+ * began; the deadline counts from the process's start, GDRGATE_T0 being empty, so Node's start is spent of it
+ * already): the last read under way when the deadline passed, then the report. Before the fix the 2,088-function
+ * tree's Prolog ran 4-8 s past a 500 ms deadline.
  */
-const MARGIN_MS = 3000;
+const MARGIN_MS = 2000;
+/**
+ * Seen from outside, spawning Node and Node's own start before any of the gate's code runs count too: on a loaded
+ * two-core machine that alone took 2.8 s (CI) and a whole run 3.9 s. Only a run that never ends is caught here.
+ */
+const WALL_MS = 30_000;
 
 interface Run {
   readonly code: number | null;
@@ -52,7 +58,9 @@ t.test('2,088 PCI functions (HGX H100, ConnectX-7 SR-IOV at its limit), deadline
   t.ok(/^internal-error: deadline of 300 ms exceeded (while reading the node|before check [a-z-]+)$/m.test(run.stdout), `said why: ${run.stdout.slice(-400)}`);
   t.ok(/ result=internal-error exit=0 \d+ms action=none$/m.test(run.stdout), 'summary line: internal error, no action');
   t.same(drains, [], 'no drain');
-  t.ok(run.wallMs < deadlineMs + MARGIN_MS, `ended ${Math.round(run.wallMs)} ms after spawn: within the ${deadlineMs} ms deadline + ${MARGIN_MS} ms for Node's start`);
+  const own = Number(/ result=internal-error exit=0 (\d+)ms action=none$/m.exec(run.stdout)?.[1] ?? NaN);
+  t.ok(own < deadlineMs + MARGIN_MS, `ended ${own} ms after its process started, by its own clock: within the ${deadlineMs} ms deadline + ${MARGIN_MS} ms`);
+  t.ok(run.wallMs < WALL_MS, `ended ${Math.round(run.wallMs)} ms after spawn`);
 });
 
 t.test(`more PCI functions than the ${INVENTORY_LIMITS.pciFunctions} read: refused before the per-function reads, fail-open, the count said`, async (t) => {
@@ -70,7 +78,8 @@ t.test(`more PCI functions than the ${INVENTORY_LIMITS.pciFunctions} read: refus
     writeFileSync(path.join(dev, 'class'), '0x088000\n');
     symlinkSync(`../../../devices/pci0001:00/${bdf}`, path.join(tree, 'sys/bus/pci/devices', bdf));
   }
-  const { run, drains } = prolog(dir, tree, 6000);
+  // A deadline no loaded machine reaches: what is tested is the count's refusal, not the deadline.
+  const { run, drains } = prolog(dir, tree, 60_000);
   t.equal(run.code, 0, 'exit 0: could not tell, the job runs');
   t.equal(
     run.stdout.split('\n').find((l) => l.startsWith('internal-error: ')),

@@ -72,7 +72,8 @@ t.test('a FIFO where a sysfs attribute should be never blocks the gate (read as 
   // A blocked read would have run into the deadline (result=internal-error) or kept the process from exiting.
   t.match(r.stdout, / result=healthy exit=0 \d+ms/, 'judged, not cut by the deadline');
   const ms = ownMs(r.stdout);
-  t.ok(ms < 3000, `ended in ${ms} ms by its own clock, inside the 3000 ms deadline`);
+  // A blocked open never returns: any end well inside the deadline shows none blocked (140 ms under load here).
+  t.ok(ms < 25_000, `ended in ${ms} ms by its own clock, inside the 30 s deadline`);
   t.match(r.stdout, /SKIP\s+pcie-link\s+0000:00:06\.0\s+GPU H200: link speed\/width not readable/);
   t.same(e.drainCalls(), []);
 });

@@ -59,7 +59,8 @@ t.test("the wait for another's drain: its read and its write, leaving this run's
   const exec: Exec = { run: () => ok('') };
   t.equal(new Scontrol(exec, { path: '/usr/bin/scontrol', timeoutMs: 3000 }).holderWaitMs(), 6500, 'no deadline: 2 x 3000 + 500');
   const near = new Scontrol(exec, { path: '/usr/bin/scontrol', timeoutMs: 3000, deadline: performance.now() + 5000 }).holderWaitMs();
-  t.equal(near > 1900 && near <= 2000, true, `a deadline 5 s away: at most 2000 ms (${near.toFixed(0)})`);
+  // (Above 1000: the time between the deadline's reading and the wait's is this machine's, however loaded.)
+  t.equal(near > 1000 && near <= 2000, true, `a deadline 5 s away: at most 2000 ms (${near.toFixed(0)})`);
   t.equal(new Scontrol(exec, { path: '/usr/bin/scontrol', timeoutMs: 3000, deadline: performance.now() + 1000 }).holderWaitMs(), 0, 'less than a timeout left: no wait');
 });
 
