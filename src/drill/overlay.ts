@@ -65,6 +65,6 @@ export class DrillHost implements Host {
   }
 
   untrusted(p: string): string | null {
-    return this.inner.untrusted?.(p) ?? null;
+    return this.inner.untrusted(p);
   }
 }

@@ -15,6 +15,6 @@ export async function resumeDrillDrain(cfg: Config, exec: Exec, node: string, ma
   const refuse = (reason: string | null): string | null =>
     hasMarker(reason, marker) ? null : `drained for a reason without ${marker ? `drill=${marker}` : 'a drill marker'} (${reason ?? 'none'}): left drained`;
   const recheck = async () =>
-    (await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust: trustedFiles(cfg), pidFiles: cfg.slurmdPidFiles, checks: selectChecks(cfg.checks) })).outcome;
+    (await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust: trustedFiles(cfg), pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: selectChecks(cfg.checks) })).outcome;
   return resumeOwned(scontrol, node, { refuse, recheck });
 }

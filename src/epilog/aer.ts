@@ -22,7 +22,7 @@ export async function epilogAer(cfg: Config, node: string, job: string): Promise
   const history = newerReference(own, readLastAer(cfg.stateDir));
   const deadline = new Deadline(cfg.deadlineMs);
   const ev = await withDeadline(
-    evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust: trustedFiles(cfg), pidFiles: cfg.slurmdPidFiles, checks: ['pcie-aer'], deadline, aerHistory: history }),
+    evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust: trustedFiles(cfg), pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: ['pcie-aer'], deadline, aerHistory: history }),
     deadline,
   );
   // The node's newest counters become the next Prolog's reference: growth during this job is judged here, once.

@@ -71,7 +71,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     // Claimed before probing: the interval rule of the next epilog counts from now even if this one is killed.
     if (!i.dryRun) writeStamp(dir, { ts: started, job: i.job, cursor: stamp?.cursor ?? 0 });
     // The engine's read of the node (trust, Host, inventory, class); the bandwidth judgement replaces the checks.
-    const { inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles });
+    const { inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles, gresConf: i.cfg.gresConf });
     const cls = baseline!.cls;
     const uid = process.getuid?.() ?? 0;
     // A tool root may not execute is unusable here (a skip), as its spawn's EACCES was before setpriv started it (126).

@@ -254,6 +254,6 @@ export class FsHost implements Host {
 
   /** On the live node only (a capture's owners are whoever unpacked it). */
   untrusted(p: string): string | null {
-    return this.confined ? null : untrustedReason(clean(p), process.getuid?.() ?? 0);
+    return this.confined ? null : untrustedReason(clean(p), process.getuid?.() ?? 0, { absent: true });
   }
 }

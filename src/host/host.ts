@@ -74,20 +74,23 @@ export interface Host {
   access(path: string): Promise<AccessAnswer>;
   /**
    * Why someone other than root (or this process's user) could change what `path` leads to, or null when nobody can
-   * (host/trust.ts: every directory on the way, every link, the file). Asked of the files the gate acts on besides
-   * the kernel's (Slurm's gres.conf and slurm.conf, slurmd's pid files). Only a Host over the live node has it: who
-   * may change a capture's or a snapshot's copy says nothing of the node's own file.
+   * (host/trust.ts: every directory on the way, every link, the file; a path that ends at a missing name, only what
+   * leads there: whoever could make the file there could make it absent too). Asked of the files the gate acts on
+   * besides the kernel's (Slurm's gres.conf and slurm.conf, slurmd's pid files). Every Host answers, so that a wrapper
+   * cannot drop the question: only one over the live node judges; who may change a capture's or a snapshot's copy says
+   * nothing of the node's own file, and those answer null.
    */
-  untrusted?(path: string): string | null;
+  untrusted(path: string): string | null;
 }
 
 /**
- * `read()` of `path`, refused when someone other than root could change the file (Host.untrusted): a root process
- * that acted on it would act on whatever that person wrote. Refused is unreadable (never absent): "could not tell".
+ * `read()` of `path`, refused when someone other than root could change the file, or make it absent (Host.untrusted):
+ * a root process that acted on it would act on whatever that person wrote. Refused is unreadable, never absent:
+ * "could not tell".
  */
 export async function readTrusted<T>(host: Host, path: string, read: () => Promise<ReadResult<T>>): Promise<ReadResult<T>> {
   const r = await read();
-  const why = r.ok ? (host.untrusted?.(path) ?? null) : null;
+  const why = r.ok || r.missing ? host.untrusted(path) : null;
   return why === null ? r : { ok: false, missing: false, reason: `not read: ${why}` };
 }
 

@@ -36,5 +36,6 @@ export function pacedHost(h: Host, pace: Pace, listed?: (path: string, n: number
     lstat: async (p) => (await pace.turn(), h.lstat(p)),
     stat: async (p) => (await pace.turn(), h.stat(p)),
     access: async (p) => (await pace.turn(), h.access(p)),
+    untrusted: (p) => h.untrusted(p),
   };
 }

@@ -31,8 +31,10 @@ export const absolute = (p: string): string => (p.startsWith('/') ? p : `${proce
 /**
  * Why someone other than root or `uid` could change what `file` leads to, or null when nobody can. The walk lstats
  * each component once (a link's target is walked the same way), so nothing is judged but what a read would reach.
+ * `absent`: a name missing on the way is no reason (null) once the directory it is missing from was judged: only
+ * whoever may write there could make it (a file the gate reads where it may be absent, as Slurm's gres.conf).
  */
-export function untrustedReason(file: string, uid = 0): string | null {
+export function untrustedReason(file: string, uid = 0, o: { readonly absent?: boolean } = {}): string | null {
   const given = absolute(file);
   const via = (p: string): string => (p === given ? '' : ` (on the way to ${file})`);
   const todo = given.split('/').filter(Boolean);
@@ -72,6 +74,8 @@ export function untrustedReason(file: string, uid = 0): string | null {
     }
     return judge(cur, at, uid, via(cur)); // what the path leads to
   } catch (e) {
+    // Only lstat of a name after its directory was judged (or of / and a `..`, which are there) answers ENOENT.
+    if (o.absent && (e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     return `${file}: ${(e as Error).message}`;
   }
 }

@@ -14,6 +14,13 @@ async function limitOf(host: Host, who: string, pid: ProcessMemlock['pid'], path
   return { who, pid, limit: p.ok ? present(p.value) : unknown(p.error) };
 }
 
+/** Whether every uid of `status` (real, effective, saved, filesystem) is root's, or this process's own user's. */
+function rootsProcess(status: string | undefined): boolean {
+  const m = status ? /^Uid:\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)$/m.exec(status) : null;
+  const own = process.getuid?.() ?? 0;
+  return m !== null && m.slice(1).every((u) => Number(u) === 0 || Number(u) === own);
+}
+
 function ppidOf(status: string | undefined): number | null {
   const m = status ? /^PPid:\s+(\d+)/m.exec(status) : null;
   return m ? Number(m[1]) : null;
@@ -37,9 +44,10 @@ async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[],
     pid = ppidOf(await text(`/proc/${pid}/status`));
   }
   for (const f of pidFiles) {
-    // Root's alone: whoever could write it could name a process of theirs called slurmd, whose limit would be judged.
+    // Root's alone: whoever could write it could name a process of theirs called slurmd, whose limit would be judged;
+    // and the process root's (anyone may name a process slurmd, and take a stale pid file's number).
     const t = await text(f, true);
-    if (t && /^\d+$/.test(t) && (await text(`/proc/${t}/comm`)) === 'slurmd') return Number(t);
+    if (t && /^\d+$/.test(t) && (await text(`/proc/${t}/comm`)) === 'slurmd' && rootsProcess(await text(`/proc/${t}/status`))) return Number(t);
   }
   return why === null ? null : { why };
 }

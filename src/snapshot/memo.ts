@@ -75,6 +75,6 @@ export class MemoHost implements Host {
   }
 
   untrusted(p: string): string | null {
-    return this.src.untrusted?.(p) ?? null;
+    return this.src.untrusted(p);
   }
 }

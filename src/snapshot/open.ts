@@ -244,6 +244,11 @@ export class SnapshotHost implements Host {
   async access(_path: string): Promise<AccessAnswer> {
     return { access: 'unknown', why: 'a snapshot cannot answer access(2)' };
   }
+
+  /** The node as it was: who could change its files then is not in a snapshot, and nothing read here acts as root. */
+  untrusted(_path: string): string | null {
+    return null;
+  }
 }
 
 /** Errors of the archive itself (its format, its limits, its manifest): anything else is a bug of ours and propagates. */

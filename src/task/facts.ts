@@ -180,6 +180,11 @@ export class FactHost implements Host {
     return Promise.resolve({ access: 'rw' });
   }
 
+  /** The job's own view, judged for its user: nothing read here acts as root (nor is gres.conf or slurm.conf read). */
+  untrusted(_p: string): string | null {
+    return null;
+  }
+
   realPath(p: string): Promise<ReadResult<string>> {
     const r = this.pick(this.f.real, 'the resolved path', p);
     return Promise.resolve(r.found ? { ok: true, value: r.v } : missing(p));

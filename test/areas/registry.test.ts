@@ -126,6 +126,9 @@ class Unreadable implements Host {
   access(p: string): Promise<AccessAnswer> {
     return this.re.test(p) ? Promise.resolve({ access: 'unknown', why: 'EACCES' }) : this.inner.access(p);
   }
+  untrusted(p: string): string | null {
+    return this.inner.untrusted(p);
+  }
 }
 
 const show = (d: Difference): string => `${d.impact} ${d.area} ${d.subject}: ${d.a} / ${d.b}`;

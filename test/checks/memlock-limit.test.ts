@@ -1,7 +1,18 @@
 // memlock-limit: RLIMIT_MEMLOCK soft and hard of this process and slurmd, against the class minimum (unlimited).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { limitsText } from '../gen/sysfs-tree.js';
+import { H200 } from '../helpers/paths.js';
 import { patches, put, remove, table, unreadable, type Want } from './_trees.js';
 
+/** A slurmd's /proc/4242/status: the real H200 capture's (a root process's) with its name, pids and uids replaced. */
+function slurmdStatus(uid: number): string {
+  return readFileSync(path.join(H200, 'proc/self/status'), 'utf8')
+    .replace(/^Name:.*$/m, 'Name:\tslurmd')
+    .replace(/^Pid:.*$/m, 'Pid:\t4242')
+    .replace(/^PPid:.*$/m, 'PPid:\t1')
+    .replace(/^Uid:.*$/m, `Uid:\t${uid}\t${uid}\t${uid}\t${uid}`);
+}
 /** /proc/<pid>/limits with a given "Max locked memory" row (fs/proc/base.c: "%-25s %-20s %-20s %-10s"). */
 function limits(soft: string, hard: string): string {
   return limitsText('unlimited').replace(/^Max locked memory .*$/m, `${'Max locked memory'.padEnd(25)} ${soft.padEnd(20)} ${hard.padEnd(20)} ${'bytes'.padEnd(10)}`);
@@ -79,6 +90,7 @@ export const cases = table('memlock-limit', [
       put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'),
       put('run/slurmd.pid', '4242\n'),
       put('proc/4242/comm', 'slurmd\n'),
+      put('proc/4242/status', slurmdStatus(0)),
       put('proc/4242/limits', limits(KiB64, KiB64)),
       unreadable(failed),
     ),
@@ -92,10 +104,26 @@ export const cases = table('memlock-limit', [
       walk === 'ends at init' ? put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n') : unreadable('proc/self/status'),
       put('run/slurmd.pid', '4242\n'),
       put('proc/4242/comm', 'slurmd\n'),
+      put('proc/4242/status', slurmdStatus(0)),
       put('proc/4242/limits', limits(KiB64, KiB64)),
     ),
     subjects: ['self', 'slurmd', 'slurmd[4242]'],
     bare: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
     based: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
   })),
+  // Anyone may name a process slurmd (and wait for a stale pid file's number): the pid file's process is taken only
+  // when it is root's. A user's process there, its limit low: not slurmd, nothing judged of it.
+  {
+    name: 'valid: the process /run/slurmd.pid names is called slurmd but is a user\'s (uid 1000): not slurmd, its 64 KiB not judged',
+    patch: patches(
+      put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'),
+      put('run/slurmd.pid', '4242\n'),
+      put('proc/4242/comm', 'slurmd\n'),
+      put('proc/4242/status', slurmdStatus(1000)),
+      put('proc/4242/limits', limits(KiB64, KiB64)),
+    ),
+    subjects: ['self', 'slurmd', 'slurmd[4242]'],
+    bare: [ok('unlimited')],
+    based: [ok('unlimited')],
+  },
 ]);

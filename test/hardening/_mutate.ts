@@ -211,6 +211,10 @@ export class MutatingHost implements Host {
   access(p: string): Promise<AccessAnswer> {
     return this.base.access(this.map(p));
   }
+
+  untrusted(p: string): string | null {
+    return this.base.untrusted(this.map(p));
+  }
 }
 
 /** A file's path with its device addresses and numbers wildcarded: one shape per kind of attribute. */

@@ -22,4 +22,5 @@ export class CountingHost implements Host {
   lstat(p: string): Promise<ReadResult<StatInfo>> { return this.note('lstat', p, this.inner.lstat(p)); }
   stat(p: string): Promise<ReadResult<StatInfo>> { return this.note('stat', p, this.inner.stat(p)); }
   access(p: string): Promise<AccessAnswer> { return this.note('access', p, this.inner.access(p)); }
+  untrusted(p: string): string | null { return this.inner.untrusted(p); }
 }

@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { FsHost } from '../../src/host/fs-host.js';
+import { exactly } from '../helpers/exactly.js';
+import { buildInventory } from '../../src/inventory/build.js';
 import { readMemlock } from '../../src/inventory/memlock.js';
 import { readGres } from '../../src/inventory/placement.js';
 import { Notes } from '../../src/inventory/read.js';
@@ -76,5 +78,44 @@ t.test('slurm.conf and its Includes, for the numbering the Prolog gives the job:
   t.same(await loaded(true), [`${conf}:2: Include ${inc}: not read: ${inc} is writable by anyone (mode 666)`, 'clustername=c'], 'an Include anyone may write: a problem, its lines not taken');
   t.same(await loaded(false), ['clustername=c', 'nodename=n1 Gres=gpu:8'], 'by hand (slurm-config prints what it read): read');
   chmodSync(conf, 0o666);
-  await t.rejects(loadConf(live, conf, { trusted: true }), { message: `${conf}: not read: ${conf} is writable by anyone (mode 666)` }, 'slurm.conf itself: refused whole');
+  await t.rejects(loadConf(live, conf, { trusted: true }), { message: exactly(`${conf}: not read: ${conf} is writable by anyone (mode 666)`) }, 'slurm.conf itself: refused whole');
+});
+
+t.test('through the inventory every run builds (its reads paced by a wrapping Host): the same refusals', async (t) => {
+  const slurmd = path.join(dir, 'inv-slurmd');
+  mkdirSync(slurmd, { mode: 0o700 });
+  symlinkSync('/bin/sleep', path.join(slurmd, 'slurmd'));
+  const child = spawn(path.join(slurmd, 'slurmd'), ['30'], { stdio: 'ignore' });
+  t.teardown(() => void child.kill('SIGKILL'));
+  for (let i = 0; i < 200; i++) {
+    const comm = await live.readText(`/proc/${child.pid}/comm`);
+    if (comm.ok && comm.value === 'slurmd\n') break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const pidFile = path.join(slurmd, 'slurmd.pid');
+  const gres = path.join(slurmd, 'gres.conf');
+  writeFileSync(pidFile, `${child.pid}\n`, { mode: 0o644 });
+  writeFileSync(gres, 'Name=gpu File=/dev/nvidia0\n', { mode: 0o644 });
+  const seen = async (): Promise<[unknown, string]> => {
+    const inv = await buildInventory(live, { slurmdPidFiles: [pidFile], gresConf: gres });
+    const s = inv.memlock.find((r) => r.who === 'slurmd');
+    const g = inv.placement.gres;
+    return [s === undefined ? 'no row' : s.limit.state === 'unknown' ? s.limit.why : s.pid, g.state === 'unknown' ? g.why : g.state];
+  };
+  t.same(await seen(), [child.pid, 'present'], 'both 0644: the pid file\'s slurmd judged, gres.conf read');
+  chmodSync(pidFile, 0o666);
+  chmodSync(gres, 0o666);
+  t.same(await seen(), [`slurmd's process could not be looked for: not read: ${pidFile} is writable by anyone (mode 666)`, `${gres}: not read: ${gres} is writable by anyone (mode 666)`], 'both 0666: neither taken');
+});
+
+t.test('a missing file in a directory someone else may write: could not tell, never absent (they could have removed it)', async (t) => {
+  const open = path.join(dir, 'open');
+  mkdirSync(open, { mode: 0o777 });
+  chmodSync(open, 0o777);
+  const gres = path.join(open, 'gres.conf');
+  const f = await readGres(live, gres);
+  t.same(f, { state: 'unknown', why: `${gres}: not read: ${open} is writable by anyone (mode 777) (on the way to ${gres})` });
+  chmodSync(open, 0o755);
+  t.same(await readGres(live, gres), { state: 'absent' }, 'its directory root\'s alone: absent');
+  t.same(await readGres(live, path.join(dir, 'no-such-dir', 'gres.conf')), { state: 'absent' }, 'a directory missing on the way, below one judged: absent');
 });

@@ -16,7 +16,7 @@ function counting(h: Host): { host: Host; reads: () => number } {
   let n = 0;
   const c = <A extends unknown[], R>(f: (...a: A) => R) => (...a: A): R => (n++, f(...a));
   return {
-    host: { root: h.root, list: c(h.list.bind(h)), readText: c(h.readText.bind(h)), readBytes: c(h.readBytes.bind(h)), readLink: c(h.readLink.bind(h)), realPath: c(h.realPath.bind(h)), lstat: c(h.lstat.bind(h)), stat: c(h.stat.bind(h)), access: c(h.access.bind(h)) },
+    host: { root: h.root, list: c(h.list.bind(h)), readText: c(h.readText.bind(h)), readBytes: c(h.readBytes.bind(h)), readLink: c(h.readLink.bind(h)), realPath: c(h.realPath.bind(h)), lstat: c(h.lstat.bind(h)), stat: c(h.stat.bind(h)), access: c(h.access.bind(h)), untrusted: (p) => h.untrusted(p) },
     reads: () => n,
   };
 }

@@ -70,6 +70,7 @@ function liveHost(): Host {
     lstat: async (p) => nodes[p] ?? none,
     stat: async (p) => nodes[p] ?? none,
     access: async () => ({ access: 'unknown' }),
+    untrusted: () => null,
   };
 }
 
