@@ -21,8 +21,7 @@ AGENT_TIMEOUT=1
 HARD_TIMEOUT=15
 LOGGER=/usr/bin/logger
 # What it sources or starts from must be root's alone. rootonly [-n] PATH...: sets reals (real: the first) to where each
-# PATH really lies; succeeds when only root can change them, each a regular file (slurm/prolog.sh says how; no /dev/fd:
-# after slurmstepd's change of user it may not open its own).
+# PATH lies; succeeds when only root can change them, each a regular file (as slurm/prolog.sh's; no /dev/fd: see there).
 rootonly() {
   local IFS=$' \t\n' p d r m n=0 rename=1; local -a dirs=(); reals=()
   [ "$1" = -n ] && rename= && shift
@@ -137,7 +136,7 @@ f_text() {
   local p=$ROOT$1 l t; local -a L
   # Read whole up to a NUL: one there (bash cannot hold it; Node reads it) or a last line without its newline (the
   # format has none): could not be told ('?', as absent says of any file that is there).
-  if [ -f "$p" ] && [ -r "$p" ] && ! IFS= read -r -d '' t <"$p" 2>/dev/null && { [ -z "$t" ] || [ "${t: -1}" = $'\n' ]; }; then
+  if [ -f "$p" ] && [ -r "$p" ] && ! IFS= read -r -d '' t 2>/dev/null <"$p" && { [ -z "$t" ] || [ "${t: -1}" = $'\n' ]; }; then
     while [ -n "$t" ]; do L+=("${t%%$'\n'*}"); t=${t#*$'\n'}; done
     F+=("text	$1	${#L[@]}" "${L[@]/#/	}")
   else
@@ -171,7 +170,7 @@ f_readable() {
 # Sets out and rc from the agent's answer, writes the task record it sends (as this user), and succeeds; else fails.
 ask() {
   local -a F=() names=() L
-  local here=$PWD proot= nonce d g v e c b k n i l kind said=1 w cs seen=
+  local here=$PWD proot= nonce d g v e c b k n i l kind said=1 w cs seen= r=87
   shopt -s nullglob dotglob
   [ -n "${SRANDOM-}" ] && [ "${CONFIG//[[:space:][:cntrl:]]/}" = "$CONFIG" ] && [ -p "$STATE/tasks-$SLURM_JOB_ID" ] || return 1
   case "$AGENT_TIMEOUT" in [0-9] | [0-9].[0-9]* | [0-9][0-9] | [0-9][0-9].[0-9]*) ;; *) AGENT_TIMEOUT=1 ;; esac
@@ -198,7 +197,7 @@ ask() {
     f_text "/sys/bus/pci/devices/$g/numa_node"
   done
   # The host's NCCL topology names devices by PCI address: where each lies in this job's /sys.
-  if [ -f "$dir/prolog.json" ] && [ ! -L "$dir/prolog.json" ] && mapfile -t L <"$dir/prolog.json" 2>/dev/null && [[ ${L[*]} == *ncclTopo* ]]; then
+  if [ -f "$dir/prolog.json" ] && [ ! -L "$dir/prolog.json" ] && mapfile -t L 2>/dev/null <"$dir/prolog.json" && [[ ${L[*]} == *ncclTopo* ]]; then
     l=${L[*]}
     while [[ $l =~ ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(.*) ]]; do
       [[ " ${seen-} " == *" ${BASH_REMATCH[1]} "* ]] || { seen="${seen-} ${BASH_REMATCH[1]}"; f_real "/sys/bus/pci/devices/${BASH_REMATCH[1]}"; }
@@ -207,7 +206,7 @@ ask() {
   fi
   f_readable "$CONFIG"
   # The baseline the config names (a hint only: a path read wrongly here is a fact the agent does not use).
-  if mapfile -t L <"$CONFIG" 2>/dev/null; then
+  if mapfile -t L 2>/dev/null <"$CONFIG"; then
     c=${L[*]}
     b=${c#*\"baseline\"}
     [ "$b" != "$c" ] && b=${b#*\"} && f_readable "${b%%\"*}"
@@ -225,15 +224,16 @@ ask() {
     [ "$said" = 0 ] && printf 'v1 task %s %s 87 %s %s %s\n' "$SLURM_JOB_ID" "$$" "$h" "$nonce" "$CONFIG" >&88
   fi
   { exec 88>&-; } 2>/dev/null
-  [ "$said" = 0 ] && read -r -t "$AGENT_TIMEOUT" -u 87 kind v l && [ "$v" = "$nonce" ] || { exec 87<&-; return 1; }
+  # Unanswered: fd 87 closed first, an answer begun meanwhile taken on 89 within 50 ms (slurm/prolog.sh says why).
+  [ "$said" = 0 ] && { read -r -t "$AGENT_TIMEOUT" -u 87 kind v l || { (($? > 128)) && exec 89<&87 87<&- && r=89 && read -r -t 0.05 -u 89 kind v l; }; } && [ "$v" = "$nonce" ] || { exec 87<&- 89<&-; return 1; }
   # The agent's "fallback" says why it did not judge: gdrgate judges, and the agent's log has the reason.
-  [ "$kind" = ok ] || { exec 87<&-; [ "$kind" != fallback ] || printf 'gdrgate taskprolog: the agent did not judge: %s\n' "$l" >&2; return 1; }
+  [ "$kind" = ok ] || { exec 87<&- 89<&-; [ "$kind" != fallback ] || printf 'gdrgate taskprolog: the agent did not judge: %s\n' "$l" >&2; return 1; }
   # "<rc> <lines> <bytes>", then the bytes read in one counted read (bytes: in the C locale).
   rc=${l%% *} l=${l#* } n=${l%% *} c=${l#* }
-  [[ $rc =~ ^[0-9]{1,3}$ && $n =~ ^[0-9]{1,4}$ && $c =~ ^[0-9]{1,6}$ ]] || { exec 87<&-; return 1; }
+  [[ $rc =~ ^[0-9]{1,3}$ && $n =~ ^[0-9]{1,4}$ && $c =~ ^[0-9]{1,6}$ ]] || { exec 87<&- 89<&-; return 1; }
   local LC_ALL=C
-  IFS= read -r -N "$c" -t "$AGENT_TIMEOUT" -u 87 l && [ "${#l}" = "$c" ] || { exec 87<&-; return 1; }
-  exec 87<&-
+  IFS= read -r -N "$c" -t "$AGENT_TIMEOUT" -u "$r" l && [ "${#l}" = "$c" ] || { exec 87<&- 89<&-; return 1; }
+  exec 87<&- 89<&-
   L=()
   for ((i = 0; i < n; i++)); do [[ $l == *$'\n'* ]] || return 1; L+=("${l%%$'\n'*}"); l=${l#*$'\n'}; done
   k=${l%%$'\n'*} l=${l#*$'\n'}
