@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { limitsText } from '../gen/sysfs-tree.js';
 import { H200 } from '../helpers/paths.js';
-import { patches, put, remove, table, unreadable, type Want } from './_trees.js';
+import { type Patch, patches, put, remove, table, unreadable, type Want } from './_trees.js';
 
 /** A slurmd's /proc/4242/status: the real H200 capture's (a root process's) with its name, pids and uids replaced. */
 function slurmdStatus(uid: number): string {
@@ -13,6 +13,17 @@ function slurmdStatus(uid: number): string {
     .replace(/^PPid:.*$/m, 'PPid:\t1')
     .replace(/^Uid:.*$/m, `Uid:\t${uid}\t${uid}\t${uid}\t${uid}`);
 }
+
+/** This process's walk up ends at init; /run/slurmd.pid names 4242, a process called slurmd of `uid`, at 64 KiB. */
+const viaPidFile = (uid: number, ...more: Patch[]): Patch =>
+  patches(
+    put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'),
+    put('run/slurmd.pid', '4242\n'),
+    put('proc/4242/comm', 'slurmd\n'),
+    put('proc/4242/status', slurmdStatus(uid)),
+    put('proc/4242/limits', limits(KiB64, KiB64)),
+    ...more,
+  );
 /** /proc/<pid>/limits with a given "Max locked memory" row (fs/proc/base.c: "%-25s %-20s %-20s %-10s"). */
 function limits(soft: string, hard: string): string {
   return limitsText('unlimited').replace(/^Max locked memory .*$/m, `${'Max locked memory'.padEnd(25)} ${soft.padEnd(20)} ${hard.padEnd(20)} ${'bytes'.padEnd(10)}`);
@@ -86,27 +97,14 @@ export const cases = table('memlock-limit', [
   // unjudged and the node passed. Unknown now, for each place the walk reads.
   ...(['proc/4242/comm', 'run/slurmd.pid'] as const).map((failed) => ({
     name: `skip: slurmd (64 KiB) behind an unreadable ${failed}: its limit unknown, never left out`,
-    patch: patches(
-      put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'),
-      put('run/slurmd.pid', '4242\n'),
-      put('proc/4242/comm', 'slurmd\n'),
-      put('proc/4242/status', slurmdStatus(0)),
-      put('proc/4242/limits', limits(KiB64, KiB64)),
-      unreadable(failed),
-    ),
+    patch: viaPidFile(0, unreadable(failed)),
     subjects: ['self', 'slurmd', 'slurmd[4242]'],
     bare: [ok('unlimited'), { status: 'skip', code: 'memlock-unknown', subject: 'slurmd' } as Want],
     based: [ok('unlimited'), { status: 'skip', code: 'memlock-unknown', subject: 'slurmd' } as Want],
   })),
   ...(['ends at init', 'cannot start (its own status unreadable)'] as const).map((walk) => ({
     name: `invalid: the same slurmd found through /run/slurmd.pid when the walk up ${walk}`,
-    patch: patches(
-      walk === 'ends at init' ? put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n') : unreadable('proc/self/status'),
-      put('run/slurmd.pid', '4242\n'),
-      put('proc/4242/comm', 'slurmd\n'),
-      put('proc/4242/status', slurmdStatus(0)),
-      put('proc/4242/limits', limits(KiB64, KiB64)),
-    ),
+    patch: walk === 'ends at init' ? viaPidFile(0) : viaPidFile(0, unreadable('proc/self/status')),
     subjects: ['self', 'slurmd', 'slurmd[4242]'],
     bare: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
     based: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
@@ -115,13 +113,7 @@ export const cases = table('memlock-limit', [
   // when it is root's. A user's process there, its limit low: not slurmd, nothing judged of it.
   {
     name: 'valid: the process /run/slurmd.pid names is called slurmd but is a user\'s (uid 1000): not slurmd, its 64 KiB not judged',
-    patch: patches(
-      put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'),
-      put('run/slurmd.pid', '4242\n'),
-      put('proc/4242/comm', 'slurmd\n'),
-      put('proc/4242/status', slurmdStatus(1000)),
-      put('proc/4242/limits', limits(KiB64, KiB64)),
-    ),
+    patch: viaPidFile(1000),
     subjects: ['self', 'slurmd', 'slurmd[4242]'],
     bare: [ok('unlimited')],
     based: [ok('unlimited')],

@@ -1,11 +1,11 @@
 // Files the gate acts on as root besides the kernel's (slurmd's pid files, Slurm's gres.conf and slurm.conf with its
 // Includes) are read only when root alone can change them, as the config and baseline are: on this machine's live
 // root, real files in a private directory, their modes changed between reads. A copy in a capture is not judged.
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { FsHost } from '../../src/host/fs-host.js';
 import { exactly } from '../helpers/exactly.js';
 import { buildInventory } from '../../src/inventory/build.js';
@@ -18,9 +18,9 @@ const live = new FsHost('/');
 const dir = mkdtempSync(path.join(tmpdir(), 'gdrgate-trusted-'));
 t.teardown(() => void spawn('/bin/rm', ['-rf', dir]));
 
-t.test("slurmd's pid file: taken only while root alone can change it", async (t) => {
-  // A process named slurmd (its comm: the name it was started by), not among this test's ancestors.
-  const slurmd = path.join(dir, 'slurmd');
+/** A process named slurmd (its comm: the name it was started by) in `where`, not among this test's ancestors. */
+async function startSlurmd(t: Test, where: string): Promise<ChildProcess> {
+  const slurmd = path.join(where, 'slurmd');
   symlinkSync('/bin/sleep', slurmd);
   const child = spawn(slurmd, ['30'], { stdio: 'ignore' });
   t.teardown(() => void child.kill('SIGKILL'));
@@ -29,6 +29,11 @@ t.test("slurmd's pid file: taken only while root alone can change it", async (t)
     if (comm.ok && comm.value === 'slurmd\n') break;
     await new Promise((r) => setTimeout(r, 10));
   }
+  return child;
+}
+
+t.test("slurmd's pid file: taken only while root alone can change it", async (t) => {
+  const child = await startSlurmd(t, dir);
   const pidFile = path.join(dir, 'slurmd.pid');
   writeFileSync(pidFile, `${child.pid}\n`, { mode: 0o644 });
   const found = async (): Promise<unknown> => {
@@ -84,14 +89,7 @@ t.test('slurm.conf and its Includes, for the numbering the Prolog gives the job:
 t.test('through the inventory every run builds (its reads paced by a wrapping Host): the same refusals', async (t) => {
   const slurmd = path.join(dir, 'inv-slurmd');
   mkdirSync(slurmd, { mode: 0o700 });
-  symlinkSync('/bin/sleep', path.join(slurmd, 'slurmd'));
-  const child = spawn(path.join(slurmd, 'slurmd'), ['30'], { stdio: 'ignore' });
-  t.teardown(() => void child.kill('SIGKILL'));
-  for (let i = 0; i < 200; i++) {
-    const comm = await live.readText(`/proc/${child.pid}/comm`);
-    if (comm.ok && comm.value === 'slurmd\n') break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const child = await startSlurmd(t, slurmd);
   const pidFile = path.join(slurmd, 'slurmd.pid');
   const gres = path.join(slurmd, 'gres.conf');
   writeFileSync(pidFile, `${child.pid}\n`, { mode: 0o644 });

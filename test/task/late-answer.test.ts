@@ -7,8 +7,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { REPO } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { taskWrapperDir } from './_wrapper-dir.js';
 
 const STAND_IN = `#!/bin/bash
 trap '' PIPE
@@ -22,14 +21,8 @@ echo "wrote $?" >"$2"
 `;
 
 t.test("a task's answer written after its wait ended, before its pipe was gone: taken, no judgement by gdrgate", async (t) => {
-  const dir = scratchDir('gdrgate-task-late-');
-  fs.chmodSync(dir, 0o755);
-  const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
-  fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
-  fs.chmodSync(wrapper, 0o755);
   // gdrgate's stand-in: what a task prints when the wrapper judged with it instead of taking the agent's answer.
-  const fake = path.join(dir, 'fake-cli.sh');
-  fs.writeFileSync(fake, '#!/bin/sh\necho "print gdrgate: judged"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || echo 0 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 0\n', { mode: 0o755 });
+  const { dir, wrapper, fake } = taskWrapperDir('gdrgate-task-late-', () => '#!/bin/sh\necho "print gdrgate: judged"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || echo 0 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 0\n', 0o755);
   const state = path.join(dir, 'state');
   fs.mkdirSync(path.join(state, 'job-7'), { recursive: true, mode: 0o700 });
   const fifo = path.join(state, 'tasks-7');

@@ -7,18 +7,11 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { REPO } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { taskWrapperDir } from './_wrapper-dir.js';
 
-const dir = scratchDir('gdrgate-taskenv-');
-fs.chmodSync(dir, 0o755);
-t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
-fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
-fs.chmodSync(wrapper, 0o755);
 // A stand-in for node + cli.js that answers as gdrgate does: one print line, its verdict into the wrapper's pipe.
-const fake = path.join(dir, 'fake-cli.sh');
-fs.writeFileSync(fake, '#!/bin/sh\necho "print gdrgate: judged"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || echo 0 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 0\n', { mode: 0o755 });
+const { dir, wrapper, fake } = taskWrapperDir('gdrgate-taskenv-', () => '#!/bin/sh\necho "print gdrgate: judged"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || echo 0 >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit 0\n', 0o755);
+t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
 const state = path.join(dir, 'state');
 fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nLOGGER=\nBLOB=\nAGENT=\nSTATE=${state}\nHARD_TIMEOUT=5\n`);
 const benv = path.join(dir, 'benv.sh');

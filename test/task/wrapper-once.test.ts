@@ -5,22 +5,16 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { REPO } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { taskWrapperDir } from './_wrapper-dir.js';
 
-const dir = scratchDir('gdrgate-taskonce-');
-const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
-fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
-fs.chmodSync(wrapper, 0o755);
-const calls = path.join(dir, 'calls');
 // A stand-in for node + cli.js: counts its runs, takes a while (so tasks overlap), answers two print lines (as gdrgate
 // task does, only as local task 0 or outside a step: src/task/hook.ts voice), an export line when EXPORT is set, and $RC.
-const fake = path.join(dir, 'fake-cli.sh');
-fs.writeFileSync(
-  fake,
-  `#!/bin/sh\necho run >> ${calls}\nsleep 0.4\n[ -z "\${NODE_OPTIONS+x}" ] || echo "print leaked NODE_OPTIONS=$NODE_OPTIONS"\nif [ -z "$SLURM_LOCALID" ] || [ "$SLURM_LOCALID" = 0 ]; then echo "print gdrgate: one"; echo "print gdrgate: two"; fi\n[ -z "$EXPORT" ] || echo "export NCCL_TOPO_FILE=/x"\n[ -z "\${GDRGATE_VERDICT_FD-}" ] || echo "\${RC:-0}" >"/proc/self/fd/\$GDRGATE_VERDICT_FD"\nexit "\${RC:-0}"\n`,
-  { mode: 0o755 },
+const { dir, wrapper, fake } = taskWrapperDir(
+  'gdrgate-taskonce-',
+  (d) =>
+    `#!/bin/sh\necho run >> ${path.join(d, 'calls')}\nsleep 0.4\n[ -z "\${NODE_OPTIONS+x}" ] || echo "print leaked NODE_OPTIONS=$NODE_OPTIONS"\nif [ -z "$SLURM_LOCALID" ] || [ "$SLURM_LOCALID" = 0 ]; then echo "print gdrgate: one"; echo "print gdrgate: two"; fi\n[ -z "$EXPORT" ] || echo "export NCCL_TOPO_FILE=/x"\n[ -z "\${GDRGATE_VERDICT_FD-}" ] || echo "\${RC:-0}" >"/proc/self/fd/\$GDRGATE_VERDICT_FD"\nexit "\${RC:-0}"\n`,
 );
+const calls = path.join(dir, 'calls');
 const state = path.join(dir, 'state');
 fs.mkdirSync(path.join(state, 'job-77'), { recursive: true, mode: 0o700 });
 fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nSTATE=${state}\nWAIT=30\n`);

@@ -5,17 +5,11 @@ import fs from 'node:fs';
 
 import path from 'node:path';
 import t from 'tap';
-import { REPO } from '../helpers/paths.js';
-import { scratchDir } from '../helpers/scratch.js';
+import { taskWrapperDir } from './_wrapper-dir.js';
 
-const dir = scratchDir('gdrgate-taskwrap-');
-const wrapper = path.join(dir, 'gdrgate-taskprolog.sh');
-fs.copyFileSync(path.join(REPO, 'slurm/taskprolog.sh'), wrapper);
-fs.chmodSync(wrapper, 0o755);
 // A stand-in for node + cli.js: prints its arguments as a TaskProlog line, writes $RC into the wrapper's verdict pipe
 // as gdrgate does (src/host/verdict.ts; not with NOVERDICT=1: Node's own exit) and exits with $RC.
-const fake = path.join(dir, 'fake-cli.sh');
-fs.writeFileSync(fake, '#!/bin/sh\necho "print args: $*"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n', { mode: 0o755 });
+const { dir, wrapper, fake } = taskWrapperDir('gdrgate-taskwrap-', () => '#!/bin/sh\necho "print args: $*"\n[ -z "${GDRGATE_VERDICT_FD-}" ] || [ "${NOVERDICT-}" = 1 ] || echo "${RC:-0}" >"/proc/self/fd/$GDRGATE_VERDICT_FD"\nexit "${RC:-0}"\n');
 
 function run(conf: string, rc: number, noVerdict = false): { code: number | null; stdout: string; stderr: string } {
   fs.writeFileSync(path.join(dir, 'gdrgate-taskprolog.conf'), `NODE=/bin/sh\nCLI=${fake}\nCONFIG=/etc/x.json\nLOGGER=\n${conf}`);
