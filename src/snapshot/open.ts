@@ -21,10 +21,7 @@ const err = (code: string, p: string, missing: boolean): { ok: false; missing: b
   reason: `${code}: ${code === 'ENOENT' ? 'no such file or directory' : code === 'ENOTDIR' ? 'not a directory' : code === 'ELOOP' ? 'too many levels of symbolic links' : code === 'ENAMETOOLONG' ? 'file name too long' : code === 'EISDIR' ? 'illegal operation on a directory' : code === 'EINVAL' ? 'invalid argument' : 'permission denied'}, snapshot ${p}`,
 });
 
-/**
- * path.posix.normalize('/' + p), without its cost where p is already normal (the inventory's paths nearly all
- * are): absolute, no empty, `.` or `..` component (no `//`, no `/.` at all), no trailing slash.
- */
+/** path.posix.normalize('/' + p), without its cost where p is normal already (absolute, no `//` or `/.`, no trailing `/`). */
 function normalPath(p: string): string {
   if (p.length > 1 && p.charCodeAt(0) === 0x2f && !p.endsWith('/') && !p.includes('//') && !p.includes('/.')) return p;
   return path.posix.normalize('/' + p);
@@ -246,9 +243,7 @@ export class SnapshotHost implements Host {
   }
 
   /** The node as it was: who could change its files then is not in a snapshot, and nothing read here acts as root. */
-  untrusted(_path: string): string | null {
-    return null;
-  }
+  readonly untrusted = (): null => null;
 }
 
 /** Errors of the archive itself (its format, its limits, its manifest): anything else is a bug of ours and propagates. */
@@ -259,9 +254,8 @@ const CHUNK_MIN = 16 * 1024;
 const CHUNK_MAX = 8 * 1024 * 1024;
 
 /**
- * The output chunk to inflate into: the size the gzip trailer states (ISIZE, RFC 1952 §2.3.1; one chunk, no
- * concatenation copy), within [CHUNK_MIN, CHUNK_MAX]. Only a hint: a trailer that lies costs more chunks, and
- * maxOutputLength still caps what is inflated.
+ * The output chunk to inflate into: the size the gzip trailer states (ISIZE, RFC 1952 §2.3.1; one chunk, no concatenation
+ * copy), within [CHUNK_MIN, CHUNK_MAX]. Only a hint: a lying trailer costs more chunks; maxOutputLength caps the output.
  */
 function outputHint(gz: Uint8Array): number {
   if (gz.length < 18) return CHUNK_MIN;
