@@ -5,6 +5,7 @@
 // transform and compile the same sources anew. NODE_COMPILE_CACHE set elsewhere wins; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
 import { enableCompileCache, register } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import { isMainThread } from 'node:worker_threads';
 
 process.env.NODE_COMPILE_CACHE ??= fileURLToPath(new URL('../../node_modules/.cache/gdrgate-node-compile', import.meta.url));
 enableCompileCache(process.env.NODE_COMPILE_CACHE);
@@ -12,5 +13,5 @@ register(new URL('./ts-resolve-hooks.mjs', import.meta.url));
 // Files and directories as an admin's root shell makes them (umask 022), whatever the tester's own umask: the gate
 // refuses a config, baseline or scontrol its group may change, and under a umask of 002 (a user's default where each
 // user has a group of their own) every file and directory a test makes would be group-writable. Inherited by every
-// process a test starts.
-process.umask(0o022);
+// process a test starts (a worker thread, which imports this too, shares its process's and may not set it).
+if (isMainThread) process.umask(0o022);
