@@ -22,7 +22,7 @@ rmSync('dist/chunks', { recursive: true, force: true }); // chunk names carry ha
 await Promise.all(Object.values(SHAPES).map((s) => build(s)));
 chmodSync('dist/cli.js', 0o755);
 // The one-file program is started by a Node (the packages' /usr/sbin/gdrgate, the wrappers), never by itself: no #! line.
-for (const f of ['dist/gdrgate.cjs', 'dist/fleet-read-worker.cjs']) writeFileSync(f, readFileSync(f, 'utf8').replace(/^#!.*\n/, ''));
+for (const f of ['dist/gdrgate.cjs', 'dist/fleet-read-worker.cjs', 'dist/config-read-worker.cjs']) writeFileSync(f, readFileSync(f, 'utf8').replace(/^#!.*\n/, ''));
 
 // The blob, warmed up on the bundled capture and the generated DGX-1 tree, made as `gdrgate startup-snapshot` makes
 // it on a node; skipped with GDRGATE_NO_BLOB=1 (the wrappers then run the program).

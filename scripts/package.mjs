@@ -66,16 +66,15 @@ function setVars(file, vars) {
 
 /** Replaces every `from`; one that is no longer there fails the build (the source changed: look again). */
 function rewrite(file, pairs) {
-  let text = read(file);
-  for (const [from, to] of pairs) {
+  return pairs.reduce((text, [from, to]) => {
     if (!text.includes(from)) throw new Error(`${file}: "${from}" not found`);
-    text = text.replaceAll(from, to);
-  }
-  return text;
+    return text.replaceAll(from, to);
+  }, read(file));
 }
 
 // The Slurm wrappers run the carried Node on the program, from the startup snapshot the package makes on the node.
 const [LIB, SBIN] = ['/usr/lib/gdrgate', '/usr/sbin/gdrgate'];
+const WORKERS = { 'fleet-read-worker.cjs': "the fleet report's reader thread", 'config-read-worker.cjs': "the agent's PCI config read-ahead thread" }; // beside it
 const wrapperVars = { NODE: `${LIB}/node`, CLI: `${LIB}/gdrgate.cjs` };
 const snippetPaths = ['prolog', 'epilog', 'taskprolog', 'health'].map((w) => [`/etc/slurm/gdrgate-${w}.sh`, `/usr/libexec/gdrgate/${w}.sh`]);
 const unit = rewrite('examples/systemd/gdrgate-agent.service', [
@@ -108,7 +107,7 @@ function fileList(node) {
     { dest: `${LIB}/node`, mode: 0o755, from: node.file, about: `Node.js ${node.version}, the runtime gdrgate carries (Node's own release build)` },
     // Run only by /usr/sbin/gdrgate with the Node beside it: scripts/build.mjs leaves it no #! line (rpmlint: non-executable-script).
     { dest: `${LIB}/gdrgate.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/gdrgate.cjs'), about: 'gdrgate: every command and dependency in one file' },
-    { dest: `${LIB}/fleet-read-worker.cjs`, mode: 0o644, from: path.join(repoRoot, 'dist/fleet-read-worker.cjs'), about: "the fleet report's reader thread" },
+    ...Object.entries(WORKERS).map(([w, about]) => ({ dest: `${LIB}/${w}`, mode: 0o644, from: path.join(repoRoot, 'dist', w), about })),
     { dest: '/etc/gdrgate/config.json', mode: 0o644, text: config, conffile: true, about: 'the configuration (gdrgate.json(5)); kept on upgrade and removal, removed on purge' },
     { dest: '/etc/logrotate.d/gdrgate', mode: 0o644, text: read('packaging/gdrgate.logrotate'), conffile: true, about: 'rotation of /var/log/gdrgate/*.log' },
     { dest: '/usr/libexec/gdrgate/prolog.sh', mode: 0o755, text: setVars('slurm/prolog.sh', { ...wrapperVars, BLOB }), about: 'Slurm Prolog wrapper (settings: /etc/gdrgate/prolog.conf, then /usr/libexec/gdrgate/prolog.conf)' },
@@ -262,7 +261,7 @@ async function rpm(root, list, arch) {
   return path.join(out, name);
 }
 
-for (const f of ['dist/gdrgate.cjs', 'dist/fleet-read-worker.cjs', 'dist/runner/policy.js'])
+for (const f of ['dist/gdrgate.cjs', ...Object.keys(WORKERS).map((w) => `dist/${w}`), 'dist/runner/policy.js'])
   if (!existsSync(path.join(repoRoot, f))) throw new Error(`${f} is missing: npm run build first`);
 mkdirSync(out, { recursive: true });
 // The stamp: the inputs' hash, then the files made from them (a build that did not finish leaves none).

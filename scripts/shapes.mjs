@@ -1,10 +1,11 @@
 // The shapes gdrgate is built in, declared once (`npm run build` makes all of them, scripts/build.mjs):
 //   modules  tsc's output, dist/**/*.js (tests and bench import it; `node dist/cli/run.js`'s runCli)
 //   esm      dist/cli.js: the ESM bundle a checkout runs (npm start, the wrappers' CLI= in a checkout), commands
-//            loaded lazily from dist/chunks/; the fleet's worker dist/fleet-read-worker.js
+//            loaded lazily from dist/chunks/; the fleet's worker dist/fleet-read-worker.js, the agent's
+//            dist/config-read-worker.js
 //   program  dist/gdrgate.cjs: every command and dependency in one CommonJS file, the form `node --build-snapshot`
 //            takes and the one the packages install (/usr/lib/gdrgate/gdrgate.cjs, with the pinned Node beside it);
-//            its worker dist/fleet-read-worker.cjs
+//            its workers dist/fleet-read-worker.cjs and dist/config-read-worker.cjs
 //   blob     a V8 startup snapshot of `program`, made where it runs (`gdrgate startup-snapshot`); in a checkout
 //            dist/gate.blob, warmed up on the bundled capture and a generated DGX-1 tree
 // Every bundle is built from the same entry (src/cli.ts), for every architecture (the bundles are JavaScript; the
@@ -54,7 +55,7 @@ const common = { bundle: true, platform: 'node', target: NODE_TARGET, plugins, l
 export const SHAPES = {
   esm: {
     ...common,
-    entryPoints: { cli: 'src/cli.ts', 'fleet-read-worker': 'src/fleet/read-worker.ts' },
+    entryPoints: { cli: 'src/cli.ts', 'fleet-read-worker': 'src/fleet/read-worker.ts', 'config-read-worker': 'src/host/config-read-worker.ts' },
     outdir: 'dist',
     format: 'esm',
     splitting: true,
@@ -67,7 +68,7 @@ export const SHAPES = {
     // pino asks worker_threads whether it runs in one; Node warns about that module in a startup snapshot, and
     // gdrgate is never a worker thread that logs.
     plugins: [...plugins, stub('worker_threads', /^(node:)?worker_threads$/, /[\\/]pino[\\/]/, 'module.exports = { isMainThread: true };')],
-    entryPoints: { gdrgate: 'src/cli.ts', 'fleet-read-worker': 'src/fleet/read-worker.ts' },
+    entryPoints: { gdrgate: 'src/cli.ts', 'fleet-read-worker': 'src/fleet/read-worker.ts', 'config-read-worker': 'src/host/config-read-worker.ts' },
     outdir: 'dist',
     outExtension: { '.js': '.cjs' },
     format: 'cjs',

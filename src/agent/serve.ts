@@ -14,6 +14,7 @@ import { ExecaExec, type Exec } from '../host/exec.js';
 import { O_NONBLOCK, O_RDWR, openFd } from '../host/fd.js';
 import { assertSafeAbove } from '../host/files.js';
 import { FsHost } from '../host/fs-host.js';
+import { ReadAhead, readAheadWorkerFile } from '../host/read-ahead.js';
 import { untrustedReason } from '../host/trust.js';
 import { readText } from '../host/whole-file.js';
 import { replaceAtomically } from '../state/store.js';
@@ -104,10 +105,12 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     ensureStateDir(stateDir);
     await fifos.start();
   }
+  // PCI config space read ahead by a worker thread as each Prolog's request arrives (host/read-ahead.ts).
+  const readAhead = await ReadAhead.start(readAheadWorkerFile());
   replaceAtomically(dir, PID_FILE, `${process.pid}\n`, 0o600);
   // The agent's own lines go to stderr (its service's journal); each answered Prolog's run line to the config's log file.
   setLogFile(undefined);
-  (await log()).info({ dir, config }, 'gdrgate agent listening');
+  (await log()).info({ dir, config, ...(readAhead.broken === null ? {} : { readAhead: `none: ${readAhead.broken}` }) }, 'gdrgate agent listening');
 
   // One request at a time, in arrival order (the data handler below chains them).
   let queue = Promise.resolve();
@@ -125,6 +128,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     }
     // A request being answered finishes first (within 5 s): a job answered a moment ago gets its record.
     await Promise.race([queue, new Promise((r) => setTimeout(r, 5000).unref())]);
+    await readAhead.close();
     setLogFile(undefined);
     (await log()).info({ dir, why }, 'gdrgate agent stopped');
     done(exit);
@@ -134,6 +138,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const answer = async (asked: Asked): Promise<string | null> => {
     const req = asked.req;
     if (stopping) return formatReply('fallback', 'the agent is stopping');
+    readAhead.begin();
     if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
     const changed = [...watched].find(([f, id]) => identity(f) !== id);
     if (changed) {
@@ -154,7 +159,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
         const why = fifos?.handOver(e) ?? null;
         if (why !== null) setImmediate(() => void log().then((l) => l.warn({ client: req.pid, why }, 'gdrgate agent: no TaskProlog FIFO for this job (its TaskProlog runs gdrgate)')));
       };
-      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid, handOver }, () => waiting(asked), (line) => reply(asked, formatReply('ok', line)));
+      a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid, handOver, readAhead: (h) => readAhead.wrap(h) }, () => waiting(asked), (line) => reply(asked, formatReply('ok', line)));
     } catch (e) {
       a = { healthy: false, why: `internal-error: ${(e as Error).message}` };
     } finally {

@@ -39,6 +39,8 @@ export interface GateContext {
   readonly selfPid?: number;
   /** The agent's: gives the job its TaskProlog FIFO once its record is written (before the job's user has it). */
   readonly handOver?: (env: NodeJS.ProcessEnv) => void;
+  /** The agent's: a Host over the opened one that takes config reads its worker made ahead (host/read-ahead.ts). */
+  readonly readAhead?: (h: Host) => Host;
 }
 
 /** What the Prolog saw, for the per-job state the TaskProlog compares with. */
@@ -61,7 +63,7 @@ export interface GateWork {
 
 type GateJudgement = Judgement<GateWork, Finding>;
 
-async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJudgement> {
+async function evaluate(run: HookRun, cfg: Config, a: GateArgs, readAhead?: (h: Host) => Host): Promise<GateJudgement> {
   const baseline = a.baseline ?? cfg.baseline;
   // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
   const drill = exists(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, run.node) : null;
@@ -74,7 +76,8 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs): Promise<GateJud
     pidFiles: cfg.slurmdPidFiles,
     gresConf: cfg.gresConf,
     selfPid: run.selfPid,
-    wrap: drill?.wrap,
+    // The drill's overlay over the read-ahead's: a staged fault answers before anything read.
+    wrap: readAhead && drill ? (h: Host) => drill.wrap(readAhead(h)) : (drill?.wrap ?? readAhead),
     checks,
     deadline: run.deadline,
     // pcie-aer's growth: against the previous run's counters (one small state file; missing or corrupt: none known).
@@ -151,7 +154,7 @@ export function gateHook(a: GateArgs, ctx: GateContext): ActingHook<GateWork, Fi
     dryRun: a.dryRun,
     startup: ctx.startup,
     selfPid: ctx.selfPid,
-    judge: async (run) => (run.cfg ? withDeadline(evaluate(run, run.cfg, a), run.deadline) : { outcome: { kind: 'healthy' }, findings: [], work: null }),
+    judge: async (run) => (run.cfg ? withDeadline(evaluate(run, run.cfg, a, ctx.readAhead), run.deadline) : { outcome: { kind: 'healthy' }, findings: [], work: null }),
     record: async (run, j) => {
       // Before the answer, an earlier attempt's job state goes and the job's directory is begun; this run's record is
       // written into it after the answer (later), off the Prolog's path: a task that comes first waits for it.
