@@ -106,7 +106,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     await fifos.start();
   }
   // PCI config space read ahead by a worker thread as each Prolog's request arrives (host/read-ahead.ts).
-  const readAhead = await ReadAhead.start(readAheadWorkerFile());
+  const readAhead = await ReadAhead.start(readAheadWorkerFile(), { onBroken: (why) => void log().then((l) => l.warn({ why }, 'gdrgate agent: config space read in place from now on')) });
   replaceAtomically(dir, PID_FILE, `${process.pid}\n`, 0o600);
   // The agent's own lines go to stderr (its service's journal); each answered Prolog's run line to the config's log file.
   setLogFile(undefined);
@@ -138,7 +138,6 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   const answer = async (asked: Asked): Promise<string | null> => {
     const req = asked.req;
     if (stopping) return formatReply('fallback', 'the agent is stopping');
-    readAhead.begin();
     if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
     const changed = [...watched].find(([f, id]) => identity(f) !== id);
     if (changed) {
@@ -152,6 +151,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     if (!environ.ok) return formatReply('fallback', `cannot read /proc/${req.pid}/environ: ${environ.reason}`);
     const env = parseEnviron(Buffer.from(environ.value));
     let a: AgentAnswer;
+    readAhead.begin();
     try {
       // The job's TaskProlog FIFO goes in place once its record is written (after the answer), before the directory is
       // the job user's: a task that finds the directory its own finds the FIFO too (slurm/taskprolog.sh waits for it).

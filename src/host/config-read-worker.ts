@@ -11,9 +11,10 @@ import type { ReadAheadAnswer, ReadAheadAsk } from './read-ahead.js';
 const port = parentPort;
 if (port === null) throw new Error('config-read-worker: not started as a worker thread');
 const live = new FsHost('/');
-port.on('message', (ask: ReadAheadAsk) => {
+// Each answer goes as soon as its file is read: the judgement may take the first while the worker reads the next.
+port.on('message', async (ask: ReadAheadAsk) => {
   for (const path of ask.paths) {
-    const read = live.readParts ? live.readParts(path, sparseConfig) : Promise.resolve(null);
-    void read.then((r) => port.postMessage({ gen: ask.gen, path, r } satisfies ReadAheadAnswer));
+    const r = live.readParts ? await live.readParts(path, sparseConfig) : null;
+    port.postMessage({ gen: ask.gen, path, r } satisfies ReadAheadAnswer);
   }
 });

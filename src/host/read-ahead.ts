@@ -32,6 +32,9 @@ export function readAheadWorkerFile(): string | null {
   return [new URL('./config-read-worker.cjs', here), new URL('../config-read-worker.js', here)].map((u) => fileURLToPath(u)).find((f) => exists(f)) ?? null;
 }
 
+/** An answer this much overdue: the worker is taken as stuck, and the judgements read in place from then on. */
+export const STUCK_MS = 10_000;
+
 /** A file sent to the worker: its answer once it comes (null: read it in place), and whether a judgement took it. */
 type Waiting = { readonly answer: Promise<ReadResult<Uint8Array> | null>; readonly settle: (r: ReadResult<Uint8Array> | null) => void; taken: boolean };
 
@@ -55,16 +58,33 @@ export class ReadAhead {
   served = 0;
   inPlace = 0;
 
-  /** Starts the worker from `file` (null: none), unless someone other than root could change it. */
-  static async start(file: string | null): Promise<ReadAhead> {
+  /** Told once when a worker that ran stops serving (failed, exited, or stuck: an answer overdue by STUCK_MS). */
+  private onBroken: (why: string) => void = () => {};
+  /** When the batch still outstanding was sent. */
+  private sentAt = 0;
+  private stuckMs = STUCK_MS;
+
+  /**
+   * Starts the worker from `file` (null: none), unless someone other than root could change it; a worker that cannot
+   * be made (no thread to be had: a cgroup's pids.max, RLIMIT_NPROC) leaves every read in place.
+   */
+  static async start(file: string | null, o: { readonly onBroken?: (why: string) => void; readonly stuckMs?: number } = {}): Promise<ReadAhead> {
     const ra = new ReadAhead();
+    if (o.onBroken) ra.onBroken = o.onBroken;
+    if (o.stuckMs !== undefined) ra.stuckMs = o.stuckMs;
     const why = file === null ? 'no config-read-worker file beside the program' : untrustedReason(file, process.getuid?.() ?? 0);
     if (why !== null || file === null) {
       ra.broken = why;
       return ra;
     }
     const { Worker } = await import('node:worker_threads');
-    const w = new Worker(file);
+    let w: Worker;
+    try {
+      w = new Worker(file);
+    } catch (e) {
+      ra.broken = `its worker did not start: ${(e as Error).message}`;
+      return ra;
+    }
     w.unref();
     w.on('message', (m: ReadAheadAnswer) => {
       ra.outstanding--;
@@ -76,6 +96,7 @@ export class ReadAhead {
       ra.broken = why;
       for (const s of ra.sent.values()) s.settle(null);
       ra.sent.clear();
+      ra.onBroken(why);
     };
     w.on('error', (e) => stop(`its worker failed: ${e.message}`));
     w.on('exit', (code) => stop(`its worker exited (${code})`));
@@ -94,9 +115,17 @@ export class ReadAhead {
     for (const s of this.sent.values()) s.settle(null);
     this.sent = new Map();
     this.gen++;
+    if (this.worker !== null && this.outstanding > 0 && Date.now() - this.sentAt > this.stuckMs) {
+      // A read stuck in the kernel holds the thread: it is left there (it cannot be ended), and never asked again.
+      this.broken = `its worker has not answered for ${((Date.now() - this.sentAt) / 1000).toFixed(1)} s (a config read stuck in the kernel?)`;
+      void this.worker.terminate(); // takes effect if that read ever returns
+      this.worker = null;
+      this.onBroken(this.broken);
+    }
     if (this.worker === null || last.length === 0 || this.outstanding > 0) return;
     for (const p of last) this.sent.set(p, waiting());
     this.outstanding += last.length;
+    this.sentAt = Date.now();
     this.worker.postMessage({ gen: this.gen, paths: last } satisfies ReadAheadAsk);
   }
 
@@ -133,13 +162,13 @@ export class ReadAhead {
     };
   }
 
-  /** Ends the worker (the agent's stop). */
-  async close(): Promise<void> {
+  /** Ends the worker (the agent's stop), waiting at most `ms`: a thread in a stuck read cannot be ended. */
+  async close(ms = 1000): Promise<void> {
     const w = this.worker;
     this.worker = null;
     this.broken = 'closed';
     for (const s of this.sent.values()) s.settle(null);
     this.sent.clear();
-    await w?.terminate();
+    if (w) await Promise.race([w.terminate(), new Promise((r) => setTimeout(r, ms).unref())]);
   }
 }
