@@ -92,10 +92,13 @@ async function flood(): Promise<void> {
       t.not(got, null, `a job of USER's with its FIFO (${got})`);
       jobs.push(got ?? 'none');
     }
-    // dd, stopped by SIGINT, says how many bytes the FIFO took: what the agent read, and a pipe's worth.
+    // dd, stopped by SIGINT, says how many bytes the FIFO took: what the agent read, and a pipe's worth. One SIGINT
+    // (--foreground): timeout otherwise sends it to its process group too, and dd, whose handler is reset by the first,
+    // died of the second before or while it printed its count (`yes x | timeout -s INT 0.3 dd`: 3 of 60 runs cut short
+    // on this machine, none with --foreground; a CI run and a full test run had read NaN).
     const outs: string[] = [];
     const taken = await Promise.all(floods.map((flood, i) => {
-      const p = spawn('/bin/bash', ['-c', `${flood} | /usr/bin/timeout -s INT ${SECONDS} /usr/bin/dd of="$1" bs=64k 2>&1 >/dev/null`, 'junk', path.join(rig.stateDir, `tasks-${jobs[i]}`)], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] });
+      const p = spawn('/bin/bash', ['-c', `${flood} | /usr/bin/timeout --foreground -s INT ${SECONDS} /usr/bin/dd of="$1" bs=64k 2>&1 >/dev/null`, 'junk', path.join(rig.stateDir, `tasks-${jobs[i]}`)], { uid: USER, gid: USER, stdio: ['ignore', 'pipe', 'inherit'] });
       t.teardown(() => void p.kill('SIGKILL'));
       let out = '';
       p.stdout!.on('data', (d: Buffer) => (out += d.toString()));
