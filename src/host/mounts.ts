@@ -64,6 +64,8 @@ export async function detachMounts(list: () => readonly string[], take: (mp: str
         continue;
       }
       if (!list().includes(mp)) continue; // moved before the lock: found where it is now on the next pass
+      // The module that runs umount loaded first: its 5 s are umount's own, not a loaded node's module loading.
+      await exec.ready?.();
       const r = await exec.run(UMOUNT, ['--lazy', '--no-canonicalize', '--', mp], { timeoutMs: 5_000 });
       if (r.exitCode !== 0) left.set(mp, `${mp}: ${r.error ?? (r.timedOut ? 'umount timed out' : r.stderr.trim() || `umount exit ${String(r.exitCode)}`)}`);
     }

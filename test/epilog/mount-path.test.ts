@@ -68,6 +68,7 @@ function main(): void {
         seen.push(`${file} ${args.join(' ')}`);
         return real.run(file, args, o);
       },
+      ready: () => real.ready(),
     };
     t.same(await detachMounts(() => mountsBelow(s), (mp) => lockPathTo(s, mp), exec), [], 'nothing left');
     t.same(seen, ['job-7 0 700', 'job-7/a 0 700', 'job-7/a/b 0 700', `/usr/bin/umount --lazy --no-canonicalize -- ${m}`]);
@@ -81,7 +82,7 @@ function main(): void {
     const victim = scratchDir('gdrgate-mount-path-victim-');
     symlinkSync(victim, path.join(s, 'job-8', 'alink'));
     const calls: string[] = [];
-    const exec: Exec = { run: async (file, args, o) => (calls.push(args.join(' ')), new ExecaExec().run(file, args, o)) };
+    const exec: Exec = { run: async (file, args, o) => (calls.push(args.join(' ')), new ExecaExec().run(file, args, o)), ready: () => new ExecaExec().ready() };
     // The user's swap, done before the lock reaches it: job-8/a is now the link, the mount's directory moved aside.
     spawnSync('/usr/bin/mv', ['-T', path.join(s, 'job-8', 'a'), path.join(s, 'job-8', 'moved')]);
     spawnSync('/usr/bin/mv', ['-T', path.join(s, 'job-8', 'alink'), path.join(s, 'job-8', 'a')]);
@@ -106,7 +107,7 @@ function main(): void {
     symlinkSync(path.join(victim, 'm'), path.join(s, 'job-9', 'a', 'b'));
     let reads = 0;
     const calls: string[] = [];
-    const exec: Exec = { run: async (file, args, o) => (calls.push(args.at(-1)!), new ExecaExec().run(file, args, o)) };
+    const exec: Exec = { run: async (file, args, o) => (calls.push(args.at(-1)!), new ExecaExec().run(file, args, o)), ready: () => new ExecaExec().ready() };
     const left = await detachMounts(() => (reads++ === 0 ? stale : mountsBelow(s)), (mp) => lockPathTo(s, mp), exec);
     t.same(left, []);
     t.same(calls, [path.join(s, 'job-9', 'a2', 'b')], 'umount named only where the mount really was');
