@@ -73,6 +73,7 @@ const identity = (f: string): string => {
 async function makeFifo(file: string, exec: Exec): Promise<void> {
   const made = `${file}.new`;
   removeFile(made);
+  await exec.ready?.(); // its 5 s are mkfifo's own, not a loaded node's module loading (as umount's, host/mounts.ts)
   const r = await exec.run(MKFIFO, ['-m', '600', made], { timeoutMs: 5000 });
   if (r.exitCode !== 0) throw new ConfigError(`${MKFIFO} ${made}: ${r.error ?? r.stderr.trim()}`);
   rename(made, file);

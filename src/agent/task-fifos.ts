@@ -167,6 +167,7 @@ export class TaskFifos {
 
   private async make(files: readonly string[]): Promise<void> {
     try {
+      await this.o.exec.ready?.(); // its 5 s are mkfifo's own, not module loading
       const r = await this.o.exec.run(MKFIFO, ['-m', '600', '--', ...files], { timeoutMs: 5000 });
       const made = r.exitCode === 0 && !this.closed ? files.map((f) => this.open(f, me())) : [];
       // Made while the agent stopped, by a failed mkfifo, or not what it made: not left behind.

@@ -29,6 +29,7 @@ export const SETPRIV = '/usr/bin/setpriv';
  */
 export async function tiedProbes(exec: Exec, untrusted: (path: string) => string | null): Promise<string | undefined> {
   if (untrusted(SETPRIV) !== null) return undefined;
+  await exec.ready?.(); // its 5 s are setpriv's own, not module loading
   const r = await exec.run(SETPRIV, ['--pdeathsig', 'KILL', '--', SETPRIV, '--version'], { timeoutMs: 5_000, env: { PATH: '/usr/bin:/bin', LC_ALL: 'C' } });
   return r.exitCode === 0 ? SETPRIV : undefined;
 }
