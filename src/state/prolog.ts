@@ -151,7 +151,11 @@ async function ncclTopoFile(host: Host, inv: Inventory): Promise<{ file: JobFile
   const { readNcclTopo, ncclEndpoints, renderNcclXml } = await import('../topo/nccl-read.js');
   const xml = renderNcclXml(await readNcclTopo(host, inv));
   const paths: Record<string, string> = {};
-  for (const e of ncclEndpoints(inv)) paths[e.sysPath.slice(e.sysPath.lastIndexOf('/') + 1)] = e.sysPath;
+  // Each GPU's and adapter's own path (an adapter's file element may be the function NCCL merges it into).
+  for (const e of ncclEndpoints(inv)) {
+    const own = e.own ?? e.sysPath;
+    paths[own.slice(own.lastIndexOf('/') + 1)] = own;
+  }
   return { file: { name: NCCL_TOPO_FILE, data: xml }, paths };
 }
 

@@ -120,7 +120,10 @@ export const FROM_ELSEWHERE: Readonly<Record<string, { readonly attrs: readonly 
   gpu: { attrs: 'all', why: 'dev, sm, rank, gdr, mlopart: NVML, CUDA and the communicator' },
   nvlink: { attrs: 'all', why: 'NVLink targets and counts: NVML' },
   c2c: { attrs: 'all', why: 'C2C links: NVML' },
-  net: { attrs: ['latency', 'guid', 'maxconn', 'gdr', 'net', 'coll', 'gin', 'rma'], why: "the network plugin's properties (IB verbs); gdr is whether GPUDirect RDMA works at run time" },
+  net: {
+    attrs: ['dev', 'speed', 'port', 'latency', 'guid', 'maxconn', 'gdr', 'net', 'coll', 'gin', 'rma'],
+    why: "the network plugin's properties (IB verbs): dev its index, speed the port's, port its IB port plus the function's place among those merged into one device; gdr is whether GPUDirect RDMA works at run time",
+  },
 };
 
 /** NCCL 2.30+ reads a GPU's ids and link from NVML (the current link generation and width, lower on an idle GPU). */

@@ -1,9 +1,9 @@
 // Gathers what NCCL's topology detection reads from sysfs for this node's GPUs and RDMA adapters, through the Host,
 // and hands it to the pure builder (topo/nccl-xml.ts). Reads only files: no process, no driver call.
-import { nul, valueOf } from '../model/fact.js';
+import { valueOf } from '../model/fact.js';
 import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
-import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
+import { buildNcclXml, checkNodeRoom, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, ncclMergedPath, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
 
 // The Prolog loads this module alone (one chunk in the checkout's bundle), so it hands on the renderer too.
 export { renderNcclXml } from './nccl-xml.js';
@@ -46,8 +46,16 @@ const natural = (a: string, b: string): number => {
   return x < y ? -1 : x > y ? 1 : 0;
 };
 
-/** The endpoints NCCL would use: every GPU, and every RDMA adapter with an active port (NCCL's IB transport skips the others). */
-export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
+/** Whether NCCL's IB transport uses the adapter: a port in state 4 (ACTIVE); it skips the others. */
+const inUse = (n: Inventory['nics'][number]): boolean => n.ports.some((p) => p.state.state === 'present' && /^4:/.test(p.state.value));
+
+/**
+ * The endpoints NCCL would use: every GPU, and every RDMA adapter with an active port (NCCL's IB transport skips the
+ * others), each adapter under the element NCCL merges its function into (ncclMergedPath), with its net only where that
+ * element is its own function: a card's second port and its VFs get theirs from NCCL, under the same element. An
+ * adapter whose merged element is no device here (a VF on a bus of its own) has none in the file: NCCL places it.
+ */
+export function ncclEndpoints(inv: Inventory, byPath = byPathOf(inv)): NcclEndpoint[] {
   const out: NcclEndpoint[] = [];
   for (const g of inv.gpus) {
     const d = inv.pci.get(g.bdf);
@@ -58,9 +66,10 @@ export function ncclEndpoints(inv: Inventory): NcclEndpoint[] {
     return d ? [{ n, d }] : [];
   });
   nics.sort((a, b) => natural(a.n.name, b.n.name)).forEach(({ n, d }) => {
-    const port = n.ports.find((p) => p.state.state === 'present' && /^4:/.test(p.state.value));
-    if (!port) return;
-    out.push({ sysPath: d.sysPath, kind: 'nic', net: { name: n.name, dev: out.filter((e) => e.net).length, port: port.port, rate: nul(port.rate) } });
+    if (!inUse(n)) return;
+    const merged = ncclMergedPath(d.sysPath);
+    if (merged === d.sysPath) out.push({ sysPath: d.sysPath, kind: 'nic', own: d.sysPath, net: { name: n.name } });
+    else if (byPath.has(merged)) out.push({ sysPath: merged, kind: 'nic', own: d.sysPath });
   });
   return out;
 }
@@ -133,10 +142,10 @@ async function learnSpeedStyle(host: Host, byPath: ReadonlyMap<string, PciDevice
 
 /** The node's NCCL topology XML tree: the files NCCL would read, read once, then built. */
 export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode> {
-  const endpoints = ncclEndpoints(inv);
+  const byPath = byPathOf(inv);
+  const endpoints = ncclEndpoints(inv, byPath);
   const { pci, tops } = ncclChain(endpoints);
   const dirs = [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))];
-  const byPath = byPathOf(inv);
   const sample = await learnSpeedStyle(host, byPath, dirs);
   const texts = prefill(inv, dirs, sample.style, byPath);
   if (sample.dir !== undefined && sample.text !== undefined) setText(texts, sample.dir, 'max_link_speed', sample.text);
@@ -151,5 +160,7 @@ export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode>
   const modalias = ma.ok ? ma.value : null;
   const cpuinfo = modalias === null ? await host.readText('/proc/cpuinfo') : null;
   const cpu = parseCpuIdentity(modalias, cpuinfo?.ok ? cpuinfo.value : null);
-  return buildNcclXml(texts, endpoints, cpu);
+  const root = buildNcclXml(texts, endpoints, cpu);
+  checkNodeRoom(root, endpoints.filter((e) => e.kind === 'gpu').length, inv.nics.filter(inUse).length - endpoints.filter((e) => e.net).length);
+  return root;
 }

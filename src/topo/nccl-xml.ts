@@ -12,8 +12,14 @@ export interface NcclEndpoint {
   /** The device's kernel path (the realpath of /sys/bus/pci/devices/<bdf>). */
   readonly sysPath: string;
   readonly kind: 'gpu' | 'nic';
-  /** RDMA adapters: the net NCCL's IB transport names after the device, with the port it would use. */
-  readonly net?: { readonly name: string; readonly dev: number; readonly port: number; readonly rate: string | null };
+  /**
+   * RDMA adapters: the net NCCL's IB transport names after the device, under the element of `sysPath`; absent for an
+   * adapter function that NCCL merges into another one's element (a card's second port, a VF): NCCL puts its net
+   * under that element itself, found by bus id.
+   */
+  readonly net?: { readonly name: string };
+  /** RDMA adapters: the function's own kernel path, where `sysPath` is the element NCCL merges it into (ncclMergedPath). */
+  readonly own?: string;
 }
 
 /** CPU identity as NCCL writes it on x86 (CPUID); null where this node's files do not say (NCCL then fills it itself). */
@@ -140,12 +146,6 @@ export function pciAttrs(t: Texts, p: string, kind: 'gpu' | 'nic' | 'bridge'): [
   return attrs;
 }
 
-/** NCCL's net speed in Mb/s from the port's `rate` ("400 Gb/sec (4X NDR)"): the same product of lane speed and width. */
-export function netSpeed(rate: string | null): number | null {
-  const m = rate === null ? null : /^\s*(\d+(?:\.\d+)?) Gb\/sec\b/.exec(rate);
-  return m ? Math.round(Number(m[1]) * 1000) : null;
-}
-
 const busidOf = (n: XmlNode): string | undefined => n.attrs.find(([k]) => k === 'busid')?.[1];
 
 /** Children of an element in NCCL's order: PCI elements sorted by bus id (strcmp, issue #820), the rest as added. */
@@ -157,6 +157,39 @@ function insertSorted(parent: XmlNode, child: XmlNode): void {
   });
   if (at < 0) parent.subs.push(child);
   else parent.subs.splice(at, 0, child);
+}
+
+/**
+ * The element NCCL's IB transport files an adapter function under (net_ib/init.cc ncclIbGetPciPath): the realpath of
+ * its device with the function digit made 0 (the ports of one card are one device) and, with NCCL_IB_MERGE_VFS (on by
+ * default), the two device digits made 0 too (a card's VFs are that device as well). A path whose last part is no bus
+ * id is left as it is.
+ */
+export function ncclMergedPath(sysPath: string): string {
+  if (!NCCL_BDF.test(baseOf(sysPath))) return sysPath;
+  return `${sysPath.slice(0, -4)}00.0`;
+}
+
+/** NCCL_TOPO_XML_MAX_NODES (src/graph/topo.h, NCCL 2.21.5+; 1024 before): the elements one node's topology holds, the file's and NCCL's own. */
+export const NCCL_MAX_NODES = 256;
+/** The RDMA devices NCCL's IB transport takes at most (net_ib/common.h MAX_IB_DEVS). */
+const NCCL_MAX_IB_DEVS = 32;
+
+const countNodes = (n: XmlNode): number => 1 + n.subs.reduce((k, s) => k + countNodes(s), 0);
+
+/**
+ * What NCCL adds to the file's elements in the same table of NCCL_MAX_NODES: per GPU its `gpu` and an `nvlink` per
+ * NVLink peer (every other GPU, or the NVSwitches as one) and one to the CPU (`nvlink` or `c2c`); per adapter whose net
+ * the file leaves to it a `nic` and a `net` (at most MAX_IB_DEVS adapters). Throws NcclXmlError when the file would not
+ * leave that room: NCCL fails its topology load on a larger one ("XML parser is limited to 256 nodes"), every job's
+ * communicator with it.
+ */
+export function checkNodeRoom(root: XmlNode, gpus: number, netsLeft: number): void {
+  const file = countNodes(root);
+  const theirs = gpus * (gpus + 1) + 2 * Math.min(netsLeft, NCCL_MAX_IB_DEVS);
+  if (file + theirs > NCCL_MAX_NODES) {
+    throw new NcclXmlError(`${file} elements, and NCCL adds up to ${theirs} of its own (${gpus} GPUs' gpu and nvlink elements, ${Math.min(netsLeft, NCCL_MAX_IB_DEVS)} adapters' nets): more than the ${NCCL_MAX_NODES} NCCL's topology reader holds (NCCL_TOPO_XML_MAX_NODES)`);
+  }
 }
 
 /**
@@ -201,11 +234,10 @@ export function buildNcclXml(t: Texts, endpoints: readonly NcclEndpoint[], cpu: 
     if (!ep.net) continue;
     let nic = e.subs.find((s) => s.name === 'nic');
     if (!nic) e.subs.push((nic = { name: 'nic', attrs: [], subs: [] }));
-    const speed = netSpeed(ep.net.rate);
-    const attrs: [string, string][] = [['name', ep.net.name], ['dev', String(ep.net.dev)]];
-    if (speed !== null) attrs.push(['speed', String(speed)]);
-    attrs.push(['port', String(ep.net.port)]);
-    nic.subs.push({ name: 'net', attrs, subs: [] });
+    // The name alone: NCCL finds its net by name and fills only what the file leaves out (topo.cc
+    // ncclTopoPopulateNics: xmlInitAttrInt), so a `port` or `speed` here would stand over its own (the port it
+    // numbers across merged functions, the speed ibv_query_port gives), and `dev` it sets itself.
+    nic.subs.push({ name: 'net', attrs: [['name', ep.net.name]], subs: [] });
   }
   // CPUs in NUMA order (NCCL adds them in the order it meets them; the order carries no meaning).
   system.subs.sort((a, b) => strtol0(a.attrs[0]![1]) - strtol0(b.attrs[0]![1]));

@@ -20,11 +20,13 @@ import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
  * (a file that stated it would override what NCCL finds), as src/topo/nccl-diff.ts lists it, checked here:
  * - cpu host_hash: a hash of the host name and boot id; NCCL 2.27+ rewrites it on load, older ones only tell hosts apart by it.
  * - gpu (dev, sm, rank, gdr, mlopart) and its nvlink/c2c children: NVML, CUDA and the communicator.
- * - net latency, guid, maxconn, gdr (and net/coll/gin/rma flags): the network plugin's properties (IB verbs).
+ * - net dev, speed, port, latency, guid, maxconn, gdr (and net/coll/gin/rma flags): the network plugin's properties
+ *   (IB verbs). A file's dev, speed or port would stand over NCCL's own (it fills only what is missing), and its port
+ *   numbers the functions it merges into one device.
  */
 t.test('the attributes set aside as not from the PCI tree', async (t) => {
   t.same(Object.fromEntries(Object.entries(FROM_ELSEWHERE).map(([k, v]) => [k, v.attrs])), {
-    cpu: ['host_hash'], gpu: 'all', nvlink: 'all', c2c: 'all', net: ['latency', 'guid', 'maxconn', 'gdr', 'net', 'coll', 'gin', 'rma'],
+    cpu: ['host_hash'], gpu: 'all', nvlink: 'all', c2c: 'all', net: ['dev', 'speed', 'port', 'latency', 'guid', 'maxconn', 'gdr', 'net', 'coll', 'gin', 'rma'],
   });
 });
 
@@ -37,9 +39,9 @@ t.test('the attributes set aside as not from the PCI tree', async (t) => {
  *   nets' latency/maxconn/gdr and coll (CollNet: the SHARP plugin's property, not the tree's).
  */
 const DUMPS: { source: string; node: GenNode; aside: string[]; gpus: number; nvlinks: number }[] = [
-  { source: ibm.source, node: ibm.node, aside: ['cpu.host_hash', 'gpu', 'net.gdr', 'net.guid', 'net.latency', 'net.maxconn', 'nvlink'], gpus: 8, nvlinks: 32 },
-  { source: simai.source, node: simai.node, aside: ['gpu', 'net.gdr', 'net.guid', 'net.latency', 'net.maxconn', 'nvlink'], gpus: 8, nvlinks: 48 },
-  { source: nebius.source, node: nebius.node, aside: ['net.coll', 'net.gdr', 'net.latency', 'net.maxconn'], gpus: 0, nvlinks: 0 },
+  { source: ibm.source, node: ibm.node, aside: ['cpu.host_hash', 'gpu', 'net.dev', 'net.gdr', 'net.guid', 'net.latency', 'net.maxconn', 'net.port', 'net.speed', 'nvlink'], gpus: 8, nvlinks: 32 },
+  { source: simai.source, node: simai.node, aside: ['gpu', 'net.dev', 'net.gdr', 'net.guid', 'net.latency', 'net.maxconn', 'net.port', 'net.speed', 'nvlink'], gpus: 8, nvlinks: 48 },
+  { source: nebius.source, node: nebius.node, aside: ['net.coll', 'net.dev', 'net.gdr', 'net.latency', 'net.maxconn', 'net.port', 'net.speed'], gpus: 0, nvlinks: 0 },
 ];
 
 for (const { source, node, aside, gpus, nvlinks } of DUMPS) {

@@ -1,6 +1,6 @@
 // NCCL's topology rules as gdrgate applies them (src/graph/xml.cc ncclTopoGetXmlFromSys), case by case over file texts.
 import t from 'tap';
-import { buildNcclXml, escapeAttr, NcclXmlError, ncclParent, netSpeed, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts, type XmlNode } from '../../src/topo/nccl-xml.js';
+import { buildNcclXml, checkNodeRoom, escapeAttr, NCCL_MAX_NODES, NcclXmlError, ncclMergedPath, ncclParent, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts, type XmlNode } from '../../src/topo/nccl-xml.js';
 import { parseCpuIdentity } from '../../src/topo/nccl-read.js';
 import { parseNcclXml } from '../../src/topo/nccl-diff.js';
 
@@ -41,11 +41,34 @@ t.test('pci attributes: sysfs text less its newline, in NCCL order; unreadable o
   t.equal(pciAttrs(new Map(), USP, 'bridge')[1]![0], 'link_speed', 'a bridge gets no made-up class');
 });
 
-t.test('strtol base 0 and the net speed', async (t) => {
+t.test('strtol base 0', async (t) => {
   for (const [s, v] of [['16', 16], ['0x10', 16], ['010', 8], ['', 0], ['x', 0], ['-1', -1], [' 4', 4], ['08', 0]] as const) t.equal(strtol0(s), v, JSON.stringify(s));
-  for (const [r, v] of [['400 Gb/sec (4X NDR)', 400000], ['200 Gb/sec (4X HDR)', 200000], ['56 Gb/sec (4X FDR)', 56000], ['2.5 Gb/sec (1X SDR)', 2500], ['invalid', null], [null, null]] as const) {
-    t.equal(netSpeed(r), v, String(r));
-  }
+});
+
+t.test("the element NCCL's IB transport files an adapter function under (ncclIbGetPciPath, NCCL_IB_MERGE_VFS on)", async (t) => {
+  t.equal(ncclMergedPath(`${DSP}/0000:1b:00.0`), `${DSP}/0000:1b:00.0`, 'function 0: its own');
+  t.equal(ncclMergedPath(`${DSP}/0000:1b:00.1`), `${DSP}/0000:1b:00.0`, "a card's second port: function 0");
+  t.equal(ncclMergedPath(`${DSP}/0000:1b:1f.7`), `${DSP}/0000:1b:00.0`, 'a VF (ARI routing id 255): device and function 0');
+  t.equal(ncclMergedPath(`${DSP}/0000:1b:01.2`), `${DSP}/0000:1b:00.0`);
+  t.equal(ncclMergedPath('/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.1'), '/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.1', 'no bus id NCCL reads (a VMD domain): as it is');
+});
+
+t.test("room in NCCL's 256-element table for the file and what NCCL adds to it", async (t) => {
+  const flat = (n: number): XmlNode => ({ name: 'system', attrs: [], subs: Array.from({ length: n - 1 }, () => ({ name: 'pci', attrs: [], subs: [] })) });
+  t.equal(NCCL_MAX_NODES, 256);
+  // 8 GPUs: each a gpu element and up to 8 nvlink ones (7 peers or the NVSwitches, 1 CPU): 72; 10 nets left: 20.
+  t.doesNotThrow(() => checkNodeRoom(flat(256 - 72 - 20), 8, 10), 'exactly full');
+  const said = ((): unknown => {
+    try {
+      checkNodeRoom(flat(256 - 72 - 20 + 1), 8, 10);
+      return null;
+    } catch (e) {
+      return e instanceof NcclXmlError ? e.message : e;
+    }
+  })();
+  t.equal(said, "165 elements, and NCCL adds up to 92 of its own (8 GPUs' gpu and nvlink elements, 10 adapters' nets): more than the 256 NCCL's topology reader holds (NCCL_TOPO_XML_MAX_NODES)", 'one over: refused, said');
+  t.doesNotThrow(() => checkNodeRoom(flat(256 - 64), 0, 5000), 'nets left to NCCL count at most its 32 IB devices');
+  t.throws(() => checkNodeRoom(flat(256 - 63), 0, 5000), NcclXmlError);
 });
 
 t.test('the tree: cpus by numaid with their cpumap, children by bus id, nets under their adapter', async (t) => {
@@ -56,7 +79,7 @@ t.test('the tree: cpus by numaid with their cpumap, children by bus id, nets und
     [`${GPU}/class`, '0x030200\n'], [`${NIC}/class`, '0x020700\n'], [`${USP}/class`, '0x060400\n'],
   ]);
   const x = buildNcclXml(m, [
-    { sysPath: NIC, kind: 'nic', net: { name: 'mlx5_0', dev: 0, port: 1, rate: '400 Gb/sec (4X NDR)' } },
+    { sysPath: NIC, kind: 'nic', net: { name: 'mlx5_0' } },
     { sysPath: OTHER, kind: 'gpu' },
     { sysPath: GPU, kind: 'gpu' },
   ], { arch: 'x86_64', vendor: 'GenuineIntel', familyid: 6, modelid: 143 });
@@ -66,7 +89,7 @@ t.test('the tree: cpus by numaid with their cpumap, children by bus id, nets und
   ], 'numa -1 has no cpumap: NCCL fills the affinity itself');
   const usp = x.subs[1]!.subs[0]!;
   t.same(usp.subs.map((s) => s.attrs[0]), [['busid', '0000:1a:00.0'], ['busid', '0000:1b:00.0']], 'sorted by bus id whatever the order met');
-  t.same(usp.subs[1]!.subs, [{ name: 'nic', attrs: [], subs: [{ name: 'net', attrs: [['name', 'mlx5_0'], ['dev', '0'], ['speed', '400000'], ['port', '1']], subs: [] }] }]);
+  t.same(usp.subs[1]!.subs, [{ name: 'nic', attrs: [], subs: [{ name: 'net', attrs: [['name', 'mlx5_0']], subs: [] }] }], 'the net by name alone: NCCL fills dev, speed and port');
   t.same(usp.subs[0]!.subs, [], 'no gpu element: NCCL adds it from NVML for its own GPU');
   const again = parseNcclXml(renderNcclXml(x));
   t.same(again.ok ? again.value : again.error, x, 'renders to XML that reads back the same');
