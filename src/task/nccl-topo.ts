@@ -3,7 +3,7 @@
 // host does (a container's flattened or partial /sys, from which NCCL would build a wrong tree), and the job did not
 // set NCCL_TOPO_FILE itself. Pure decision, plus the few reads it needs.
 import type { Host } from '../host/host.js';
-import { jobDirName } from '../state/names.js';
+import { jobDirName, parseJobId } from '../state/names.js';
 import type { PrologState } from '../state/types.js';
 import { tf, type TaskFinding } from './finding.js';
 import type { PlacementView } from './placement.js';
@@ -44,6 +44,20 @@ export function devicesToCompare(state: PrologState, jobGpus: readonly string[] 
   return Object.keys(paths).filter((bdf) => !gpus.has(bdf) || jobGpus === null || jobGpus.includes(bdf)).sort();
 }
 
+/**
+ * Whether NCCL_TOPO_FILE's value is gdrgate's own file, for this job (`path`) or any other one: the same state
+ * directory and file name, under a job's directory (`stateDir/job-<id>/nccl-topo.xml`).
+ */
+export function isOwnValue(env: string, path: string): boolean {
+  if (env === path) return true;
+  const cut = (p: string): [string, string, string] | null => {
+    const m = /^(.*)\/(job-[^/]+)\/([^/]+)$/.exec(p);
+    return m ? [m[1]!, m[2]!, m[3]!] : null;
+  };
+  const [e, p] = [cut(env), cut(path)];
+  return e !== null && p !== null && e[0] === p[0] && e[2] === p[2] && parseJobId(e[1].slice('job-'.length)) !== null;
+}
+
 export function decideNcclTopo(i: NcclTopoInput): NcclTopoDecision {
   const s = i.state;
   if (!s?.ncclTopo) return NONE;
@@ -62,8 +76,9 @@ export function decideNcclTopo(i: NcclTopoInput): NcclTopoDecision {
   if (n === 0) return NONE;
   const parts = [...(moved.length ? [`elsewhere: ${moved.join(', ')}`] : []), ...(hidden.length ? [`hidden: ${hidden.join(', ')}`] : [])];
   const what = `this job's /sys shows ${n === 1 ? 'a device' : `${n} devices`} of its GPU/RDMA path unlike the host (${parts.join('; ')}${example})`;
-  // A later step inherits the earlier step's export: our own value is not the job's choice.
-  if (i.env !== undefined && i.env !== i.path) {
+  // A later step inherits the earlier step's export, and a job submitted from another job's task (sbatch inherits the
+  // environment) that job's: gdrgate's own value for any job is not the job's choice.
+  if (i.env !== undefined && !isOwnValue(i.env, i.path)) {
     return { export: null, finding: tf('job-nccl-topo-kept', 'pass', 'NCCL_TOPO_FILE', `${what}; NCCL_TOPO_FILE is left as the job set it (${i.env})`), why: `gdrgate: ${what}; NCCL_TOPO_FILE left as the job set it` };
   }
   if (!i.readable || !SAFE_PATH.test(i.path)) {

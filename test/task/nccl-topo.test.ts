@@ -2,7 +2,7 @@
 import t from 'tap';
 import { FsHost } from '../../src/host/fs-host.js';
 import { oneLine } from '../../src/task/render.js';
-import { decideNcclTopo, type DeviceView, ncclTopoLines, readDeviceViews } from '../../src/task/nccl-topo.js';
+import { decideNcclTopo, type DeviceView, isOwnValue, ncclTopoLines, readDeviceViews } from '../../src/task/nccl-topo.js';
 import type { PrologState } from '../../src/state/types.js';
 import { allDevices, buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as V100 } from '../gen/topologies/v100sxm2-4gpu-4nic-pairs.js';
@@ -45,6 +45,25 @@ t.test('a flattened or partial view: exported, with the reason', async (t) => {
   t.same(ncclTopoLines(flat, oneLine, false), [`export NCCL_TOPO_FILE=${PATH}`], 'every other task: the export alone');
   t.equal(decideNcclTopo({ ...base, jobGpus: null, views: views({ [G1]: { kind: 'missing' } }) }).export, PATH, 'job GPUs unknown: every GPU counts');
   t.equal(decideNcclTopo({ ...base, env: PATH, views: views({ [N0]: { kind: 'missing' } }) }).export, PATH, 'our own value, inherited from the batch step: exported again');
+  // A job submitted from a task of job 6 (sbatch carries its environment): job 6's file is not this job's choice.
+  const other = decideNcclTopo({ ...base, env: '/var/lib/gdrgate/job-6/nccl-topo.xml', views: views({ [N0]: { kind: 'missing' } }) });
+  t.same([other.export, other.finding?.code], [PATH, 'job-nccl-topo-set'], "another job's gdrgate file: replaced by this job's");
+});
+
+t.test("gdrgate's own value, for any job: the state directory, a job's directory, the file's name", async (t) => {
+  for (const [env, own] of [
+    [PATH, true],
+    ['/var/lib/gdrgate/job-6/nccl-topo.xml', true],
+    ['/var/lib/gdrgate/job-4294967295/nccl-topo.xml', true],
+    ['/var/lib/gdrgate/job-06/nccl-topo.xml', false],
+    ['/var/lib/gdrgate/job-x/nccl-topo.xml', false],
+    ['/var/lib/gdrgate/job-6/other.xml', false],
+    ['/var/lib/other/job-6/nccl-topo.xml', false],
+    ['/var/lib/gdrgate/job-6/sub/nccl-topo.xml', false],
+    ['/home/u/job-6/nccl-topo.xml', false],
+    ['nccl-topo.xml', false],
+    ['', false],
+  ] as const) t.equal(isOwnValue(env, PATH), own, JSON.stringify(env));
 });
 
 t.test("never over the job's own NCCL_TOPO_FILE; said when the file cannot be reached", async (t) => {
