@@ -148,11 +148,12 @@ export interface RecordInput {
 
 /** The NCCL topology file for the job and the host paths it names (throws when it cannot be made). */
 async function ncclTopoFile(host: Host, inv: Inventory): Promise<{ file: JobFile; paths: Record<string, string> }> {
-  const { readNcclTopo, ncclEndpoints, renderNcclXml } = await import('../topo/nccl-read.js');
-  const xml = renderNcclXml(await readNcclTopo(host, inv));
+  const { ncclTopo, renderNcclXml } = await import('../topo/nccl-read.js');
+  const { root, endpoints } = await ncclTopo(host, inv);
+  const xml = renderNcclXml(root);
   const paths: Record<string, string> = {};
   // Each GPU's and adapter's own path (an adapter's file element may be the function NCCL merges it into).
-  for (const e of ncclEndpoints(inv)) {
+  for (const e of endpoints) {
     const own = e.own ?? e.sysPath;
     paths[own.slice(own.lastIndexOf('/') + 1)] = own;
   }

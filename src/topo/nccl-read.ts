@@ -3,6 +3,8 @@
 import { valueOf } from '../model/fact.js';
 import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
+import { parseVpd } from '../parsers/vpd.js';
+import { typeOf } from '../pcie/pci-kind.js';
 import { buildNcclXml, checkNodeRoom, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, ncclMergedPath, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
 
 // The Prolog loads this module alone (one chunk in the checkout's bundle), so it hands on the renderer too.
@@ -55,7 +57,7 @@ const inUse = (n: Inventory['nics'][number]): boolean => n.ports.some((p) => p.s
  * element is its own function: a card's second port and its VFs get theirs from NCCL, under the same element. An
  * adapter whose merged element is no device here (a VF on a bus of its own) has none in the file: NCCL places it.
  */
-export function ncclEndpoints(inv: Inventory, byPath = byPathOf(inv)): NcclEndpoint[] {
+export function ncclEndpoints(inv: Inventory, byPath = byPathOf(inv), dataDirect: ReadonlyMap<string, string> = new Map()): NcclEndpoint[] {
   const out: NcclEndpoint[] = [];
   for (const g of inv.gpus) {
     const d = inv.pci.get(g.bdf);
@@ -70,7 +72,42 @@ export function ncclEndpoints(inv: Inventory, byPath = byPathOf(inv)): NcclEndpo
     const merged = ncclMergedPath(d.sysPath);
     if (merged === d.sysPath) out.push({ sysPath: d.sysPath, kind: 'nic', own: d.sysPath, net: { name: n.name } });
     else if (byPath.has(merged)) out.push({ sysPath: merged, kind: 'nic', own: d.sysPath });
+    const dma = dataDirect.get(n.name);
+    if (dma !== undefined) out.push({ sysPath: dma, kind: 'nic', own: dma, net: { name: `${n.name}_dma` } });
   });
+  return out;
+}
+
+/** The most of a `vpd` file read: VPD-R, with the V3 keyword, comes right after the product name. */
+const VPD_READ = 4096;
+
+/**
+ * ConnectX-8 Data Direct: NCCL's IB transport (NCCL_IB_DATA_DIRECT=1, its default) uses such an adapter as
+ * `<name>_dma`, filed under the DMA function mlx5's data_direct driver ties to it (net_ib/init.cc: the path
+ * mlx5dv_get_data_direct_sysfs_path gives, as it is). Which one that is: the DMA function whose VPD V3 (the adapter's
+ * UUID) is the adapter's own, as rdma_topo pairs them. Adapter name → the DMA function's kernel path; reads the `vpd`
+ * of each DMA function and of each adapter's function (root's to read) only where the node has a DMA function. A pair
+ * that cannot be told (a VPD unread, no V3, two DMA functions with one V3) is left out: NCCL places that net itself.
+ */
+export async function dataDirectPairs(host: Host, inv: Inventory): Promise<Map<string, string>> {
+  const dmas = [...inv.pci.values()].filter((d) => typeOf(d) === 'cx_dma');
+  if (dmas.length === 0) return new Map();
+  const v3 = async (d: PciDevice): Promise<string | null> => {
+    const r = await host.readBytes(`${d.sysPath}/vpd`, VPD_READ);
+    return r.ok ? (parseVpd(r.value)?.ro.get('V3') ?? null) : null;
+  };
+  const byV3 = new Map<string, string[]>();
+  for (const d of dmas) {
+    const id = await v3(d);
+    if (id !== null) byV3.set(id, [...(byV3.get(id) ?? []), d.sysPath]);
+  }
+  const out = new Map<string, string>();
+  for (const n of inv.nics) {
+    const d = inv.pci.get(valueOf(n.bdf) ?? '');
+    const id = d ? await v3(d) : null;
+    const hit = id === null ? undefined : byV3.get(id);
+    if (hit?.length === 1) out.set(n.name, hit[0]!);
+  }
   return out;
 }
 
@@ -142,8 +179,13 @@ async function learnSpeedStyle(host: Host, byPath: ReadonlyMap<string, PciDevice
 
 /** The node's NCCL topology XML tree: the files NCCL would read, read once, then built. */
 export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode> {
+  return (await ncclTopo(host, inv)).root;
+}
+
+/** The tree and the endpoints it was built from (the Prolog records their own paths for the job's view). */
+export async function ncclTopo(host: Host, inv: Inventory): Promise<{ root: XmlNode; endpoints: NcclEndpoint[] }> {
   const byPath = byPathOf(inv);
-  const endpoints = ncclEndpoints(inv, byPath);
+  const endpoints = ncclEndpoints(inv, byPath, await dataDirectPairs(host, inv));
   const { pci, tops } = ncclChain(endpoints);
   const dirs = [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))];
   const sample = await learnSpeedStyle(host, byPath, dirs);
@@ -161,6 +203,8 @@ export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode>
   const cpuinfo = modalias === null ? await host.readText('/proc/cpuinfo') : null;
   const cpu = parseCpuIdentity(modalias, cpuinfo?.ok ? cpuinfo.value : null);
   const root = buildNcclXml(texts, endpoints, cpu);
-  checkNodeRoom(root, endpoints.filter((e) => e.kind === 'gpu').length, inv.nics.filter(inUse).length - endpoints.filter((e) => e.net).length);
-  return root;
+  // Nets left to NCCL: each adapter's, less those the file names (an adapter's `_dma` net names it too).
+  const named = new Set(endpoints.flatMap((e) => (e.net ? [e.net.name.replace(/_dma$/, '')] : [])));
+  checkNodeRoom(root, endpoints.filter((e) => e.kind === 'gpu').length, inv.nics.filter((n) => inUse(n) && !named.has(n.name)).length);
+  return { root, endpoints };
 }
