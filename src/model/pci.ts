@@ -84,6 +84,8 @@ export interface PciConfig {
   readonly classCode: number;
   /** Header type without the multi-function bit: 0 endpoint, 1 PCI-PCI bridge. */
   readonly headerType: number;
+  /** The header type's bit 7: the device has more functions than this one (§7.5.1.1.9; the kernel's `multifunction`). */
+  readonly multiFunction: boolean;
   /** False when the capability list lies beyond what was readable (unprivileged 64-byte read). */
   readonly capsReadable: boolean;
   /** False when extended space (offset >= 0x100) is not present in the blob. */

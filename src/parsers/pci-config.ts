@@ -47,7 +47,8 @@ export function parsePciConfig(bytes: Uint8Array): PciConfig {
     vendorId: cfg.u16(0x00),
     deviceId: cfg.u16(0x02),
     classCode: (cfg.u8(0x0b) << 16) | (cfg.u8(0x0a) << 8) | cfg.u8(0x09),
-    headerType: cfg.u8(0x0e) & 0x7f, // bit 7 is the multi-function flag (§7.5.1.1.9)
+    headerType: cfg.u8(0x0e) & 0x7f,
+    multiFunction: (cfg.u8(0x0e) & 0x80) !== 0, // §7.5.1.1.9
   };
   const unreadable = (why: string): Omit<PciConfig, 'problems'> => ({
     ...header,

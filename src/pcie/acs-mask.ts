@@ -63,3 +63,17 @@ export function acsFix(bdf: string, word: number, m: AcsMask): string {
   const hex = applyMask(word, m).toString(16).padStart(4, '0');
   return `setpci -s ${bdf} ECAP_ACS+0x6.w=${hex} (this boot); pci=config_acs=${m.text}@${bdf} on the kernel command line (Linux 6.11+, every boot)`;
 }
+
+/** PCIe Device/Port Types whose ACS applies only in a multi-function device (PCIe Base 6.3 §6.12.1.2). */
+const MULTIFUNCTION_ONLY: Readonly<Record<number, string>> = { 0: 'endpoint', 1: 'legacy endpoint', 5: 'switch upstream port', 9: 'root complex integrated endpoint' };
+
+/**
+ * Why a function's ACS controls bear on no isolation, as the kernel decides it (drivers/pci/pci.c pci_acs_enabled):
+ * ACS applies to a switch upstream port or an endpoint only in a multi-function device; a single-function one is
+ * taken as isolated whatever its controls. Null: they apply (downstream and root ports always), or its PCI Express
+ * capability could not be read.
+ */
+export function acsNotApplicable(pcie: { readonly state: string; readonly value?: { readonly portType: number } }, multiFunction: boolean): string | null {
+  const kind = pcie.state === 'present' && pcie.value ? MULTIFUNCTION_ONLY[pcie.value.portType] : undefined;
+  return kind !== undefined && !multiFunction ? `a single-function ${kind}: ACS does not apply to it, and the kernel takes it as isolated (pci_acs_enabled)` : null;
+}

@@ -2,6 +2,7 @@
 import { allDevices, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
+import { node as SIMAI } from '../gen/topologies/simai-hgx-8xa100-cx6dx-bond.js';
 import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
 import { node as B300 } from '../gen/topologies/hgx-b300-cx8-inline.js';
 import { acsCap, dev, detach, extAllOnes, extLoop, HGX, P0, parentOf, patches, put, table, unreadable as unreadableFile, type Want } from './_trees.js';
@@ -15,6 +16,8 @@ const unreadable = (subject: string): Want => ({ status: 'skip', code: 'acs-unre
 const na: Want = { status: 'skip', code: 'acs-na', subject: 'node' };
 const masked = (subject: string, expected: string, actual: string, ok: boolean): Want => ({ status: ok ? 'pass' : 'fail', code: ok ? 'acs-mask-ok' : 'acs-mask', subject, expected, actual });
 /** GB300 Data Direct complex of GPU 0009:06:00.0: Grace root port, DMA-side and GPU-side switch ports. */
+/** The kernel's isolation set (SrcValid ReqRedir CmpltRedir UpstreamFwd) on every root port and switch downstream port. */
+const isolateDownstream = (n: GenNode): void => allDevices(n).forEach((d) => void ((d.kind === 'switch-down' || d.kind === 'rootport') && (d.acsCtl = 0x1d)));
 const DD = { rp: '0009:00:00.0', dmaPort: '0009:02:00.0', gpuPort: '0009:02:01.0', dma: '0009:03:00.0' } as const;
 
 /** Each NIC leaves its switch for a second root port of the same host bridge: GPU↔NIC is PHB, through the root complex. */
@@ -194,6 +197,31 @@ export const cases = table('pcie-acs', [
     subjects: [P0.downGpu],
     bare: [{ status: 'pass', code: 'acs-ok', subject: P0.downGpu, expected: 'no redirect', actual: 'no ACS' }],
     based: [{ status: 'fail', code: 'acs-mask', subject: P0.downGpu, expected: 'xx111x1', actual: 'no ACS' }],
+  },
+  {
+    // PCIe Base 6.3 §6.12.1.2, drivers/pci/pci.c pci_acs_enabled: a single-function upstream port is isolated whatever
+    // its ACS; the HGX A100's lower switches' upstream ports (no ACS capability) failed "no isolation" before.
+    name: 'valid with baseline: a virtualized HGX A100 cascade, isolation on every root and downstream port: the lower switches\' upstream ports need none',
+    from: SIMAI,
+    change: isolateDownstream,
+    ref: isolateDownstream,
+    edit: { acsPolicy: 'virtualized' },
+    subjects: ['0000:0e:00.0', '0000:11:00.0'],
+    bare: [{ status: 'pass', code: 'acs-ok', subject: '0000:0e:00.0', expected: 'no redirect', actual: 'no ACS' }, { status: 'pass', code: 'acs-ok', subject: '0000:11:00.0', expected: 'no redirect', actual: 'no ACS' }],
+    based: ['0000:0e:00.0', '0000:11:00.0'].map((b) => masked(b, 'xx111x1', 'not applicable', true)),
+  },
+  {
+    name: 'invalid with baseline: the same, one upstream port a multi-function device without ACS: no isolation there',
+    from: SIMAI,
+    change: (n) => {
+      isolateDownstream(n);
+      dev(n, '0000:0e:00.0').multiFunction = true;
+    },
+    ref: isolateDownstream,
+    edit: { acsPolicy: 'virtualized' },
+    subjects: ['0000:0e:00.0', '0000:11:00.0'],
+    bare: [{ status: 'pass', code: 'acs-ok', subject: '0000:0e:00.0', expected: 'no redirect', actual: 'no ACS' }, { status: 'pass', code: 'acs-ok', subject: '0000:11:00.0', expected: 'no redirect', actual: 'no ACS' }],
+    based: [{ status: 'fail', code: 'acs-mask', subject: '0000:0e:00.0', expected: 'xx111x1', actual: 'no ACS' }, masked('0000:11:00.0', 'xx111x1', 'not applicable', true)],
   },
   {
     name: 'valid: DGX-1 (PLX switches with NIC + 2 GPUs, ACSCtl 0)',

@@ -49,7 +49,7 @@ export function configSpace(d: GenDevice): Buffer {
   b.writeUInt16LE(0x0010, 0x06); // Status bit 4: capabilities list
   b.writeUInt8(d.revision ?? 0xa1, 0x08);
   b.writeUIntLE(cls, 0x09, 3);
-  b.writeUInt8(bridge ? 0x01 : 0x00, 0x0e);
+  b.writeUInt8((bridge ? 0x01 : 0x00) | (d.multiFunction ? 0x80 : 0), 0x0e); // bit 7: a multi-function device
   // Type 1: primary, secondary, subordinate bus; type 0: subsystem vendor/device.
   if (bridge) [busOf(d.bdf), ...busRange(d)].forEach((bus, i) => b.writeUInt8(bus, 0x18 + i));
   else b.writeUInt32LE((((d.subsystem?.[1] ?? 0) << 16) | (d.subsystem?.[0] ?? vendor)) >>> 0, 0x2c);

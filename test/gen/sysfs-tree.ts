@@ -22,6 +22,7 @@ export interface GenDevice extends GenRegs, GenRebar {
   /** Link Control 2 Target Link Speed, GT/s: defaults to maxSpeed, as a port comes out of reset (a throttled port's is lower). */
   targetSpeed?: number;
   /** 16-bit ACS Control register; bridges only (root ports, switch downstream ports). */ acsCtl?: number;
+  /** The header type's multi-function bit (the device has other functions); unset unless asked. */ multiFunction?: boolean;
   /** ATS capability present, enabled or not (endpoints). */ ats?: boolean;
   /** Defaults to the host bridge's node; -1 = firmware gave none. */
   numaNode?: number;

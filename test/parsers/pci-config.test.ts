@@ -137,3 +137,12 @@ t.test('formatAcs round-trips every ACSCap/ACSCtl line of the reference lspci ca
   }
   t.end();
 });
+
+t.test("the header type's bit 7 (multi-function) is read apart from the type", (t) => {
+  t.equal(parsePciConfig(gpu).multiFunction, false, 'the H200 GPU: a single-function device');
+  const marked = Uint8Array.from(gpu);
+  marked[0x0e] = marked[0x0e]! | 0x80;
+  const cfg = parsePciConfig(marked);
+  t.same([cfg.headerType, cfg.multiFunction, cfg.problems], [0, true, []]);
+  t.end();
+});

@@ -4,7 +4,7 @@ import { ABSENT, within } from '../../model/fact.js';
 import type { BaselineClass } from '../../model/baseline.js';
 import type { Bdf, Inventory } from '../../model/inventory.js';
 import { formatAcs, redirectBits } from '../../parsers/pci-config.js';
-import { acsFix, acsWord, bits7, MASK, maskDiff, meets } from '../../pcie/acs-mask.js';
+import { acsFix, acsNotApplicable, acsWord, bits7, MASK, maskDiff, meets } from '../../pcie/acs-mask.js';
 import { topoMatrix } from '../../topo/matrix.js';
 import { type AcsFinding, f } from './codes.js';
 
@@ -37,6 +37,12 @@ export function classicFindings(inv: Inventory, baseline: BaselineClass | null, 
       continue;
     }
     if (policy === 'virtualized') {
+      const cfg = inv.pci.get(bdf)?.config;
+      const na = cfg?.state === 'present' ? acsNotApplicable(cfg.value.pcie, cfg.value.multiFunction) : null;
+      if (na !== null) {
+        out.push(f('acs-mask-ok', 'pass', bdf, `${na} ${via}`, MASK.isolated.text, 'not applicable'));
+        continue;
+      }
       const word = acs.state === 'present' ? acsWord(acs.value.ctl) : null;
       if (word !== null && meets(word, MASK.isolated)) out.push(f('acs-mask-ok', 'pass', bdf, `ACSCtl ${bits7(word)} keeps isolation ${via}`, MASK.isolated.text, bits7(word)));
       else out.push(f('acs-mask', 'fail', bdf, word === null ? `no ACS capability: no isolation ${via}` : `ACSCtl ${bits7(word)} ${via}, required ${MASK.isolated.text} (${maskDiff(word, MASK.isolated)}); fix: ${acsFix(bdf, word, MASK.isolated)}`, MASK.isolated.text, word === null ? 'no ACS' : bits7(word)));
