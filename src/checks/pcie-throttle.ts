@@ -20,12 +20,13 @@ function judge(inv: Inventory, c: PcieCooling): Finding {
   if (c.cur.value === 0) return f('throttle-ok', 'pass', c.port, at, 'state 0', 'state 0');
   const h = linkHeld(inv, c);
   if (h.state !== 'present') return f('throttle-unknown', 'skip', c.port, `${at}: the link runs below the port's top speed; whether it is held there could not be told (${factText(h)})`);
-  const { top, target } = h.value;
+  const { top, portTop, target } = h.value;
   const want = `Target Link Speed ${genOf(top)}`;
   const got = `${genOf(target)}, state ${c.cur.value}`;
-  if (h.value.held) return f('throttle-on', 'fail', c.port, `${at}: Target Link Speed ${genOf(target)} of the port's ${genOf(top)}: the link is held below its top speed`, want, got);
+  const whose = top === portTop ? `the port's ${genOf(top)}` : `the link's ${genOf(top)} (the device below ${genOf(top)}, the port ${genOf(portTop)})`;
+  if (h.value.held) return f('throttle-on', 'fail', c.port, `${at}: Target Link Speed ${genOf(target)} of ${whose}: the link is held below its top speed`, want, got);
   // The link runs slower than the port can, but nothing holds it there: a slower device, or an idle GPU (pcie-link's).
-  return f('throttle-ok', 'pass', c.port, `${at}, Target Link Speed ${genOf(target)} (the port's top): the link runs slower, not held there`, want, got);
+  return f('throttle-ok', 'pass', c.port, `${at}, Target Link Speed ${genOf(target)} (${top === portTop ? "the port's top" : `the link's top: the device below is ${genOf(top)}`}): the link runs slower, not held there`, want, got);
 }
 
 export default defineCheck('pcie-throttle', WORDING, {

@@ -43,6 +43,29 @@ export const cases = table('pcie-throttle', [
     based: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen5', actual: 'Gen5, state 3' }],
   },
   {
+    // bwctrl's state 0 targets the speeds the port and the device both support (pcie_bwctrl_select_speed): a Gen4 card
+    // under a Gen5 port runs at its top with a Gen4 target, and its cooling device reads state 1 for good.
+    name: 'valid: a Gen4 device under the Gen5 port, Target Link Speed Gen4, state 1: the link is at its top, not held',
+    change: (n) => {
+      dev(n, P0.gpu).speed = 16;
+      held(16)(n);
+    },
+    patch: patches(healthy, port(2, P0.downGpu, 1)),
+    subjects: [P0.downGpu],
+    bare: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen4, state 1' }],
+    based: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen4, state 1' }],
+  },
+  {
+    name: 'invalid: the same Gen4 device held at Gen3 (state 2): below the link\'s top',
+    change: (n) => {
+      dev(n, P0.gpu).speed = 16;
+      held(8)(n);
+    },
+    patch: patches(healthy, port(2, P0.downGpu, 2)),
+    bare: [{ status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen3, state 2' }],
+    based: [{ status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen3, state 2' }],
+  },
+  {
     name: 'skip: state 2 on a port read without root (64-byte config, no Link Control 2): whether it is held could not be told',
     change: (n) => void (dev(n, P0.downGpu).configBytes = 64),
     patch: patches(healthy, port(2, P0.downGpu, 2)),
