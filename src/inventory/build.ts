@@ -2,7 +2,7 @@
 import type { Host } from '../host/host.js';
 import { pacedHost } from '../host/paced.js';
 import { requireListingWithin, requireWithin } from './limits.js';
-import type { Bdf, Inventory, NumaNode, PciDevice } from '../model/inventory.js';
+import { type Bdf, type Inventory, type NumaNode, type PciDevice, UNPLACED } from '../model/inventory.js';
 import { parseKernelRelease, parseModules } from '../parsers/procfs.js';
 import { type CpuRanges, parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
@@ -141,6 +141,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     kernelRelease,
     pci,
     unidentified: skeletons.filter(unidentified).map((s) => s.bdf).sort(byText),
+    unaccounted: skeletons.filter((s) => unidentified(s) && ((pci.get(s.bdf)?.hostBridge ?? s.hostBridge) === UNPLACED || (!pci.has(s.bdf) && s.bridges.some((b) => !pci.has(b))))).map((s) => s.bdf).sort(byText),
     gpus,
     nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,

@@ -181,6 +181,11 @@ export interface Inventory {
   readonly pci: ReadonlyMap<Bdf, PciDevice>;
   /** PCI functions whose class (or, for a display controller, vendor) could not be read: a GPU among them is unknown, never missing. */
   readonly unidentified: readonly Bdf[];
+  /**
+   * Those of `unidentified` that may lie below a ConnectX switch unseen (a Direct NIC complex's DMA function or port):
+   * their place unread, or a bridge above them not read. One on a root bus, or below bridges all read, is not.
+   */
+  readonly unaccounted: readonly Bdf[];
   readonly gpus: readonly Gpu[];
   readonly nics: readonly RdmaNic[];
   readonly numa: readonly NumaNode[];

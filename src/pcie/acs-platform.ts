@@ -2,7 +2,7 @@
 // kernel-boot/) knows (a ConnectX-8 Data Direct function beside a GPU under nested ConnectX switches on a Grace root
 // port; a ConnectX switch carrying GPU and NIC inline; GPUs and NICs alone on Grace/Vera root ports), judged from
 // the inventory. Anything else is the classic platform (no redirect between GPU and NIC).
-import { type Bdf, type Inventory, type PciDevice, UNPLACED } from '../model/inventory.js';
+import { type Bdf, type Inventory, type PciDevice } from '../model/inventory.js';
 import { type AcsMask, acsMask, MASK } from './acs-mask.js';
 import { childrenOf, parentOf, typeOf, under } from './pci-kind.js';
 
@@ -98,9 +98,10 @@ function detect(inv: Inventory): AcsPlatform {
   // A function on or beside a GPU↔NIC path that cannot be told (a DMA function, a ConnectX switch port?): which
   // platform this is cannot be told either, never "not this one" (classic) nor a complex without it.
   const unread = devs.find((d) => typeOf(d) === 'unknown');
-  // A function that could not be told at all (its place or class unread) and was not read as part of a path may be
-  // a complex's DMA function or port: the complexes cannot be counted.
-  const lost = inv.unidentified.find((b) => (inv.pci.get(b)?.hostBridge ?? UNPLACED) === UNPLACED);
+  // A function that could not be told at all (its place or class unread), not read as part of a path, and not known
+  // to lie away from every ConnectX switch (on a root bus, or below bridges all read) may be a complex's DMA function
+  // or port: the complexes cannot be counted. One known to lie elsewhere changes nothing (inventory's `unaccounted`).
+  const lost = inv.unaccounted[0];
   if (lost) throw new Untold(`PCI function ${lost} could not be told (its place or class unread), so the Direct NIC complexes cannot be counted`);
   if (unread) throw new Untold(`what PCI function ${unread.bdf} is could not be read (its vendor or device ID${unread.vendor.state === 'unknown' ? `: ${unread.vendor.why}` : unread.device.state === 'unknown' ? `: ${unread.device.why}` : ''})`);
   const rules = new Map<Bdf, PortRule>();

@@ -5,6 +5,9 @@ import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
 import { node as SIMAI } from '../gen/topologies/simai-hgx-8xa100-cx6dx-bond.js';
 import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
 import { node as B300 } from '../gen/topologies/hgx-b300-cx8-inline.js';
+import { symlink } from 'node:fs/promises';
+import path from 'node:path';
+import { remove } from './_patches.js';
 import { acsCap, dev, detach, extAllOnes, extLoop, HGX, P0, parentOf, patches, put, table, unreadable as unreadableFile, type Want } from './_trees.js';
 
 const DOWN = allDevices(HGX).filter((d) => d.kind === 'switch-down').map((d) => d.bdf);
@@ -222,6 +225,33 @@ export const cases = table('pcie-acs', [
     subjects: ['0000:0e:00.0', '0000:11:00.0'],
     bare: [{ status: 'pass', code: 'acs-ok', subject: '0000:0e:00.0', expected: 'no redirect', actual: 'no ACS' }, { status: 'pass', code: 'acs-ok', subject: '0000:11:00.0', expected: 'no redirect', actual: 'no ACS' }],
     based: [{ status: 'fail', code: 'acs-mask', subject: '0000:0e:00.0', expected: 'xx111x1', actual: 'no ACS' }, masked('0000:11:00.0', 'xx111x1', 'not applicable', true)],
+  },
+  {
+    // A function that cannot be told counts against the platform only where it may lie below a ConnectX switch unseen.
+    name: 'invalid: ReqRedir above GPU0, and a function on a root bus of its own whose class is gone: the classic rule still judges',
+    change: (n) => {
+      dev(n, P0.downGpu).acsCtl = 0x0004;
+      n.hostBridges.unshift({ domainBus: '0000:00', numaNode: 0, devices: [{ bdf: '0000:00:05.0', kind: 'other' }] });
+    },
+    patch: remove('sys/bus/pci/devices/0000:00:05.0/class'),
+    bare: [redirect(P0.downGpu, 'ReqRedir')],
+    based: [redirect(P0.downGpu, 'ReqRedir')],
+  },
+  {
+    name: 'skip: GB300 Data Direct and a function whose class is gone below a root port not read: it may be a complex\'s, which platform cannot be told',
+    from: GB300,
+    change: (n) => void n.hostBridges.push({ domainBus: '0030:00', numaNode: 1, devices: [{ bdf: '0030:00:00.0', kind: 'rootport', children: [{ bdf: '0030:01:00.0', kind: 'other' }] }] }),
+    patch: remove('sys/bus/pci/devices/0030:01:00.0/class'),
+    bare: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' }],
+    based: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' }],
+  },
+  {
+    name: 'skip: GB300 Data Direct and a function whose place cannot be read (its link loops): which platform cannot be told',
+    from: GB300,
+    change: (n) => void n.hostBridges.push({ domainBus: '0030:00', numaNode: 1, devices: [{ bdf: '0030:00:05.0', kind: 'other' }] }),
+    patch: patches(remove('sys/bus/pci/devices/0030:00:05.0'), async (root) => symlink('0030:00:05.0', path.join(root, 'sys/bus/pci/devices/0030:00:05.0'))),
+    bare: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' }],
+    based: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' }],
   },
   {
     name: 'valid: DGX-1 (PLX switches with NIC + 2 GPUs, ACSCtl 0)',
