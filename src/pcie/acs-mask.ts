@@ -56,12 +56,14 @@ export function maskDiff(word: number, m: AcsMask): string {
 }
 
 /**
- * What a human applies, never gdrgate: `setpci` for this boot (ACS Control is at +6 of the ACS extended capability),
- * and the kernel parameter (Linux 6.11 and later) that sets it at every boot.
+ * What a human applies, never gdrgate: `setpci` for this boot (ACS Control is at +6 of the ACS extended capability)
+ * and the kernel parameter (Linux 6.11 and later) that sets it at every boot, each writing the mask's bits alone:
+ * setpci's VALUE:MASK form changes only the bits in MASK, as config_acs's 'x' leaves a bit as it is, so ACS Control's
+ * other bits (I/O Request Blocking, Unclaimed Request Redirect, bits 7 to 15, which gdrgate does not decode) stay.
  */
-export function acsFix(bdf: string, word: number, m: AcsMask): string {
-  const hex = applyMask(word, m).toString(16).padStart(4, '0');
-  return `setpci -s ${bdf} ECAP_ACS+0x6.w=${hex} (this boot); pci=config_acs=${m.text}@${bdf} on the kernel command line (Linux 6.11+, every boot)`;
+export function acsFix(bdf: string, m: AcsMask): string {
+  const hex = (n: number): string => n.toString(16).padStart(4, '0');
+  return `setpci -s ${bdf} ECAP_ACS+0x6.w=${hex(m.set)}:${hex(m.set | m.clear)} (this boot); pci=config_acs=${m.text}@${bdf} on the kernel command line (Linux 6.11+, every boot)`;
 }
 
 /** PCIe Device/Port Types whose ACS applies only in a multi-function device (PCIe Base 6.3 §6.12.1.2). */

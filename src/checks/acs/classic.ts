@@ -45,7 +45,7 @@ export function classicFindings(inv: Inventory, baseline: BaselineClass | null, 
       }
       const word = acs.state === 'present' ? acsWord(acs.value.ctl) : null;
       if (word !== null && meets(word, MASK.isolated)) out.push(f('acs-mask-ok', 'pass', bdf, `ACSCtl ${bits7(word)} keeps isolation ${via}`, MASK.isolated.text, bits7(word)));
-      else out.push(f('acs-mask', 'fail', bdf, word === null ? `no ACS capability: no isolation ${via}` : `ACSCtl ${bits7(word)} ${via}, required ${MASK.isolated.text} (${maskDiff(word, MASK.isolated)}); fix: ${acsFix(bdf, word, MASK.isolated)}`, MASK.isolated.text, word === null ? 'no ACS' : bits7(word)));
+      else out.push(f('acs-mask', 'fail', bdf, word === null ? `no ACS capability: no isolation ${via}` : `ACSCtl ${bits7(word)} ${via}, required ${MASK.isolated.text} (${maskDiff(word, MASK.isolated)}); fix: ${acsFix(bdf, MASK.isolated)}`, MASK.isolated.text, word === null ? 'no ACS' : bits7(word)));
       continue;
     }
     if (acs.state === 'absent') {
@@ -57,7 +57,7 @@ export function classicFindings(inv: Inventory, baseline: BaselineClass | null, 
     const set = redirectBits(acs.value.ctl);
     const ctl = formatAcs(acs.value.ctl);
     const word = acsWord(acs.value.ctl);
-    if (set.length && !allowed) out.push(f('acs-redirect', 'fail', bdf, `ACS ${set.join('+')} set ${via}; fix: ${acsFix(bdf, word, MASK.noRedirect)}`, 'no redirect', set.join('+')));
+    if (set.length && !allowed) out.push(f('acs-redirect', 'fail', bdf, `ACS ${set.join('+')} set ${via}; fix: ${acsFix(bdf, MASK.noRedirect)}`, 'no redirect', set.join('+')));
     else out.push(f('acs-ok', 'pass', bdf, `ACSCtl ${ctl} ${via}`, allowed ? 'redirect allowed' : 'no redirect', set.length ? set.join('+') : 'no redirect'));
   }
   return out;

@@ -17,6 +17,6 @@ export function maskFindings(inv: Inventory, rules: ReadonlyMap<string, PortRule
     const word = acsWord(acs.value.ctl);
     const hex = `0x${word.toString(16).padStart(4, '0')}`;
     if (meets(word, mask)) return f('acs-mask-ok', 'pass', bdf, `ACSCtl ${bits7(word)} (${hex}) meets ${mask.text} (${label}): ${role}`, mask.text, bits7(word));
-    return f('acs-mask', 'fail', bdf, `ACSCtl ${bits7(word)} (${hex}), ${label} requires ${mask.text}: want ${maskDiff(word, mask)}; ${role}; fix: ${acsFix(bdf, word, mask)}`, mask.text, bits7(word));
+    return f('acs-mask', 'fail', bdf, `ACSCtl ${bits7(word)} (${hex}), ${label} requires ${mask.text}: want ${maskDiff(word, mask)}; ${role}; fix: ${acsFix(bdf, mask)}`, mask.text, bits7(word));
   });
 }
