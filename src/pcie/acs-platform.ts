@@ -38,7 +38,8 @@ class NotThis extends Error {}
 class Odd extends Error {}
 class Untold extends Odd {}
 
-const hasAcs = (d: PciDevice | undefined): boolean => d !== undefined && d.config.state !== 'absent' && (d.config.state === 'unknown' || d.config.value.acs.state !== 'absent');
+/** Whether a port has, or may have, an ACS capability: only a config space read to its end without one says no (a `config` file missing says nothing). */
+const hasAcs = (d: PciDevice | undefined): boolean => d !== undefined && (d.config.state !== 'present' || d.config.value.acs.state !== 'absent');
 const isolated = (d: PciDevice): AcsMask => (typeOf(d) === 'vera_rp' ? MASK.isolatedVera : MASK.isolated);
 
 function need(d: PciDevice | undefined, type: string, what: string): PciDevice {

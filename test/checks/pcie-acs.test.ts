@@ -254,6 +254,21 @@ export const cases = table('pcie-acs', [
     based: [{ status: 'skip', code: 'acs-platform-unexpected', subject: 'node' }],
   },
   {
+    // A port the platform rules whose `config` file is missing (a capture without it) is unread, never dropped.
+    name: 'skip: GB300 Data Direct, the config file of a ConnectX switch port off the complex\'s three rules missing: said unreadable',
+    from: GB300,
+    patch: remove('sys/bus/pci/devices/0009:05:00.0/config'),
+    bare: [unreadable('0009:05:00.0')],
+    based: [unreadable('0009:05:00.0')],
+  },
+  {
+    name: 'skip: GB300 Data Direct, the config file of the switch port toward a DMA function missing: said unreadable, never "no ACS capability"',
+    from: GB300,
+    patch: remove(`sys/bus/pci/devices/${DD.dmaPort}/config`),
+    bare: [unreadable(DD.dmaPort)],
+    based: [unreadable(DD.dmaPort)],
+  },
+  {
     name: 'valid: DGX-1 (PLX switches with NIC + 2 GPUs, ACSCtl 0)',
     from: DGX1,
     bare: [],
