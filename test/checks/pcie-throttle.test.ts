@@ -9,9 +9,17 @@ const port = (n: number, bdf: string, cur: number): Patch => cooling(n, `PCIe_Po
 const healthy = patches(cooling(0, 'Processor', 0), port(1, P0.rp, 0), port(2, P0.downGpu, 0));
 const ok = (subject: string): Want => ({ status: 'pass', code: 'throttle-ok', subject, expected: 'state 0', actual: 'state 0' });
 const none: Want = { status: 'pass', code: 'throttle-ok', subject: 'node', expected: 'state 0', actual: 'no device' };
-const on = (state: number, target: string): Want => ({ status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'Target Link Speed Gen5', actual: `${target}, state ${state}` });
+const on = (state: number, target: string, top = 'Gen5'): Want => ({ status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: `Target Link Speed ${top}`, actual: `${target}, state ${state}` });
+/** State above 0, the port's target the link's top: a slower link, not held. */
+const slower = (state: number, top: string): Want => ({ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: `Target Link Speed ${top}`, actual: `${top}, state ${state}` });
 /** The bandwidth controller throttles by lowering the port's Target Link Speed (bwctrl.c pcie_set_target_speed). */
 const held = (gts: number) => (n: Parameters<typeof dev>[0]): void => void (dev(n, P0.downGpu).targetSpeed = gts);
+
+/** GPU0 a Gen4 device below its Gen5 port, the port's Target Link Speed `gts`. */
+const gen4Gpu = (gts: number) => (n: Parameters<typeof dev>[0]): void => {
+  dev(n, P0.gpu).speed = 16;
+  held(gts)(n);
+};
 
 export const cases = table('pcie-throttle', [
   {
@@ -39,31 +47,25 @@ export const cases = table('pcie-throttle', [
     name: 'valid: state 3 with the port\'s Target Link Speed its top: the link runs slower (a GPU idling at 2.5 GT/s), not held',
     patch: patches(healthy, port(2, P0.downGpu, 3)),
     subjects: [P0.downGpu],
-    bare: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen5', actual: 'Gen5, state 3' }],
-    based: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen5', actual: 'Gen5, state 3' }],
+    bare: [slower(3, 'Gen5')],
+    based: [slower(3, 'Gen5')],
   },
   {
     // bwctrl's state 0 targets the speeds the port and the device both support (pcie_bwctrl_select_speed): a Gen4 card
     // under a Gen5 port runs at its top with a Gen4 target, and its cooling device reads state 1 for good.
     name: 'valid: a Gen4 device under the Gen5 port, Target Link Speed Gen4, state 1: the link is at its top, not held',
-    change: (n) => {
-      dev(n, P0.gpu).speed = 16;
-      held(16)(n);
-    },
+    change: gen4Gpu(16),
     patch: patches(healthy, port(2, P0.downGpu, 1)),
     subjects: [P0.downGpu],
-    bare: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen4, state 1' }],
-    based: [{ status: 'pass', code: 'throttle-ok', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen4, state 1' }],
+    bare: [slower(1, 'Gen4')],
+    based: [slower(1, 'Gen4')],
   },
   {
     name: 'invalid: the same Gen4 device held at Gen3 (state 2): below the link\'s top',
-    change: (n) => {
-      dev(n, P0.gpu).speed = 16;
-      held(8)(n);
-    },
+    change: gen4Gpu(8),
     patch: patches(healthy, port(2, P0.downGpu, 2)),
-    bare: [{ status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen3, state 2' }],
-    based: [{ status: 'fail', code: 'throttle-on', subject: P0.downGpu, expected: 'Target Link Speed Gen4', actual: 'Gen3, state 2' }],
+    bare: [on(2, 'Gen3', 'Gen4')],
+    based: [on(2, 'Gen3', 'Gen4')],
   },
   {
     name: 'skip: state 2 on a port read without root (64-byte config, no Link Control 2): whether it is held could not be told',
