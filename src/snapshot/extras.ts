@@ -4,6 +4,7 @@ import type { Inventory } from '../model/inventory.js';
 import { BDF_RE } from '../parsers/sysfs.js';
 import type { Request } from './memo.js';
 import { ASPM_POLICY } from '../inventory/payload.js';
+import { typeOf } from '../pcie/pci-kind.js';
 
 /**
  * Only these paths are ever stored (links and files; directories are structure). Anything else the inventory
@@ -62,6 +63,9 @@ export async function extraRequests(host: Host, inv: Inventory): Promise<Request
     // The inventory already read the full config of devices on the paths; hwloc reads 256 bytes of the others.
     if (!onPath) out.push({ op: 'read', path: `${real.value}/config`, max: 256 });
     else out.push({ op: 'readLink', path: `${real.value}/driver` }, { op: 'readLink', path: `${real.value}/iommu_group` });
+    // A ConnectX adapter's or DMA function's VPD (its V3 ties a ConnectX-8 DMA function to its adapter: the NCCL file's
+    // `_dma` nets, rdma_topo's pairs); a few KiB at most, root's to read.
+    if (onPath && ['cx_nic', 'cx_dma'].includes(typeOf(inv.pci.get(bdf)))) out.push({ op: 'read', path: `${real.value}/vpd`, max: 4096 });
     // pcie-payload: the ASPM link/ attributes the kernel shows there (LTR and PCI-PM substates too, for the engineer).
     if (onPath) out.push({ op: 'list', path: `${real.value}/link` }, ...reads(`${real.value}/link`, await names(host, `${real.value}/link`, LINK_ATTR_RE)));
   }

@@ -1,6 +1,8 @@
 // ConnectX-8 Data Direct in the NCCL topology file (GB300 tray): each adapter's `<name>_dma` net under the DMA function
 // whose VPD V3 is the adapter's, as NCCL's IB transport names and files it by default; none where the pair is unsure.
 import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import { parseNcclXml } from '../../src/topo/nccl-diff.js';
@@ -8,6 +10,7 @@ import { ncclTopo, renderNcclXml } from '../../src/topo/nccl-read.js';
 import type { XmlNode } from '../../src/topo/nccl-xml.js';
 import { buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as gb300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
+import { CLI } from '../helpers/paths.js';
 import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 const attr = (n: XmlNode, k: string): string | undefined => n.attrs.find(([a]) => a === k)?.[1];
@@ -55,4 +58,16 @@ t.test('a pair that cannot be told is left to NCCL', async (t) => {
   // The DMA function beside GPU 0008:06:00.0 given adapter 0's V3 as well: two DMA functions claim mlx5_0.
   const twice = await topoOf(edited((d) => d.bdf === '0008:03:00.0', (d) => ({ ...d, vpd: { ...d.vpd!, v3: '5d1c0a7e-3b52-4e1f-9a4c-000000000000' } })));
   t.same(twice.nets, ['mlx5_0@0000:03:00.0', 'mlx5_1@0002:03:00.0', 'mlx5_2@0010:03:00.0', 'mlx5_2_dma@0019:03:00.0', 'mlx5_3@0012:03:00.0', 'mlx5_3_dma@0018:03:00.0'], 'mlx5_0 claimed twice, mlx5_1 by none: neither paired');
+});
+
+t.test("a snapshot of the tray keeps the ConnectX functions' VPD: its file has the same _dma nets", async (t) => {
+  const dir = await scratchDirAsync('gdrgate-nccldd-snap-', TREE_TMP);
+  const tree = path.join(dir, 'tree');
+  await buildTree(tree, gb300);
+  const run = (...args: string[]) => spawnSync(process.execPath, [CLI, ...args], { cwd: dir, encoding: 'utf8' });
+  t.equal(run('snapshot', '--root', tree, '--out', 'tray.tar.gz').status, 0);
+  const [live, kept] = [run('topo', '--nccl-xml', '--root', tree), run('topo', '--nccl-xml', '--root', 'tray.tar.gz')];
+  t.same([live.status, kept.status], [0, 0]);
+  t.equal(kept.stdout, live.stdout);
+  t.equal(kept.stdout.split('\n').filter((l) => l.includes('_dma"')).length, 4);
 });
