@@ -92,8 +92,9 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     let unwritten: readonly Sample[] = samples;
     if (!i.dryRun && samples.length) {
       const a = appendSamples({ dir }, samples);
-      if (a.ok) unwritten = [];
-      else writeErrors.push(`spool ${dir}: ${a.code} ${a.message}`);
+      // Judged besides the spool: only what did not reach it (after a short write its whole lines are read back).
+      unwritten = a.unwritten;
+      if (!a.ok) writeErrors.push(`spool ${dir}: ${a.code} ${a.message}`);
       writeErrors.push(...a.notes);
     }
     // The judged window: this node's samples (a spool copied from a golden image is another node's history), since

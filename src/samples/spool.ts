@@ -20,6 +20,11 @@ export interface SpoolOptions {
 interface AppendBase {
   readonly rejected: number;
   readonly notes: readonly string[];
+  /**
+   * The samples taken whose whole line did not reach the file (all of them when nothing was written; after a short
+   * write, those from the torn line on): what a reader of the spool will not see. Never a sample whose line is there.
+   */
+  readonly unwritten: readonly Sample[];
 }
 /** On failure `bytes` is what reached the file: a short write leaves whole lines before a torn one; the reader keeps them. */
 export type AppendResult =
@@ -114,33 +119,41 @@ function healTornTail(fd: number): string {
 export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): AppendResult {
   const notes: string[] = [];
   let rejected = 0;
+  const taken: { s: Sample; bytes: number }[] = [];
   let text = '';
-  let count = 0;
   for (const s of samples) {
     const line = sampleLine(s);
     if (line === null || Buffer.byteLength(line) > MAX_LINE_BYTES) rejected++;
     else {
       text += line;
-      count++;
+      taken.push({ s, bytes: Buffer.byteLength(line) });
     }
   }
-  if (count === 0) return { ok: true, written: 0, bytes: 0, rejected, notes };
+  if (rejected) notes.push(`${rejected} sample(s) not spooled: a line over ${MAX_LINE_BYTES} bytes, or a value a line cannot hold`);
+  const all = taken.map((x) => x.s);
+  if (taken.length === 0) return { ok: true, written: 0, bytes: 0, rejected, notes, unwritten: [] };
   let fd: number | null = null;
   try {
     maybeRotate(o, Buffer.byteLength(text), notes);
     fd = openAppend(join(o.dir, LIVE), 0o644, true);
-    const buf = Buffer.from(healTornTail(fd) + text);
+    const heal = healTornTail(fd);
+    const buf = Buffer.from(heal + text);
     const n = writeBytes(fd, buf);
     if (n !== buf.length) {
       // Only ENOSPC/EFBIG/EDQUOT cut a regular-file write short. End the torn line if there is room; if not, the
       // reader skips and counts it, and the next append starts on a fresh line (healTornTail).
       const end = fd;
       quietly(() => writeText(end, '\n'));
-      return { ok: false, code: 'ESHORTWRITE', message: `short write: ${n} of ${buf.length} bytes`, written: 0, bytes: n, rejected, notes };
+      // The lines wholly within the n bytes are in the spool: only the rest are this run's own to add.
+      let room = n - Buffer.byteLength(heal);
+      let whole = 0;
+      while (whole < taken.length && taken[whole]!.bytes <= room) room -= taken[whole++]!.bytes;
+      return { ok: false, code: 'ESHORTWRITE', message: `short write: ${n} of ${buf.length} bytes`, written: 0, bytes: n, rejected, notes, unwritten: all.slice(whole) };
     }
-    return { ok: true, written: count, bytes: n, rejected, notes };
+    return { ok: true, written: taken.length, bytes: n, rejected, notes, unwritten: [] };
   } catch (e) {
-    return { ok: false, code: errnoCode(e), message: errMsg(e), written: 0, bytes: 0, rejected, notes };
+    // writeSync throws before it writes: nothing of this run reached the file.
+    return { ok: false, code: errnoCode(e), message: errMsg(e), written: 0, bytes: 0, rejected, notes, unwritten: all };
   } finally {
     closeQuietly(fd);
   }

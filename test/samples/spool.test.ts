@@ -188,6 +188,11 @@ t.test('full disk on a 64 KiB tmpfs: failure reported, every acknowledged sample
   }
   t.ok(failure !== null && !failure.ok && ['ENOSPC', 'ESHORTWRITE'].includes(failure.code), `failed with ${failure?.ok === false ? failure.code : '?'}`);
   const full = readAll(dir);
+  // The failed batch: each sample either read back whole or reported unwritten, never both (the Epilog judges the
+  // unwritten ones beside the spool: one in both would count twice).
+  const last = Array.from({ length: 7 }, (_, i) => String((acked.length / 7) * 7 + i));
+  const unwritten = failure?.unwritten.map((s) => s.job) ?? [];
+  t.same([...last.filter((j) => full.jobs.includes(j)), ...unwritten].sort(), [...last].sort(), 'the failed batch: read back or unwritten, each once');
   t.ok(acked.every((j) => full.jobs.includes(j)), `all ${acked.length} acknowledged samples read back`);
   t.ok(full.report.torn + full.report.corrupt <= 1, 'at most the one torn line');
   rmSync(join(dir, 'filler'));
@@ -195,4 +200,22 @@ t.test('full disk on a 64 KiB tmpfs: failure reported, every acknowledged sample
   const after = readAll(dir);
   t.ok(['100000', '100004'].every((j) => after.jobs.includes(j)));
   t.equal(after.report.torn, 0, 'the tail was healed');
+});
+
+t.test('a write cut short by the file size limit: the whole lines before the cut are read back, only the rest unwritten', async (t) => {
+  const dir = freshDir();
+  const mod = transpiled();
+  t.ok(appendSamples({ dir }, batch(0, 20)).ok);
+  const size = statSync(join(dir, 'samples.jsonl')).size;
+  const line = Math.ceil(size / 20);
+  // `ulimit -f` counts KiB blocks in bash: a limit two to five lines past the file's end.
+  const kib = Math.ceil((size + 2 * line) / 1024);
+  const out = execFileSync('/bin/bash', ['-c', `ulimit -f ${kib} && exec "$0" "$@"`, process.execPath, here('./spool-fsize.mjs'), mod, dir, '100', '10'], { encoding: 'utf8' });
+  const said = JSON.parse(out) as { ok: boolean; code: string | null; bytes: number; unwritten: string[] };
+  const back = readAll(dir);
+  const mine = back.jobs.filter((j) => Number(j) >= 100);
+  t.same([said.ok, said.code], [false, 'ESHORTWRITE'], `cut short at ${kib} KiB (${said.bytes} bytes of this batch written)`);
+  t.ok(mine.length > 0 && mine.length < 10, `some of the batch read back (${mine.length})`);
+  t.same([...mine, ...said.unwritten], Array.from({ length: 10 }, (_, i) => String(100 + i)), 'each sample of the batch read back or unwritten, once, in order');
+  t.equal(back.report.samples, 20 + mine.length);
 });
