@@ -155,7 +155,8 @@ export async function main(argv: string[]): Promise<number> {
           .option('since', text('--since', { describe: 'recent window: since this long ago (90m, 24h, 7d) or an ISO time, instead of the last N samples' }))
           .option('window', count('--window', 1, 1_000_000, 'recent window: the last N samples of each path (default probes.window, 5)'))
           .option('json', flag('print JSON'))
-          .option('prom', text('--prom', { describe: 'also write a node_exporter textfile here (atomically)' })),
+          .option('prom', text('--prom', { describe: 'also write a node_exporter textfile here (atomically)' }))
+          .option('node', text('--node', { describe: "whose samples (default: SLURMD_NODENAME, then hostname, as the Epilog names this node)" })),
       (a) => set(import('./samples.js').then((m) => m.samplesCommand(a))),
     )
     .command(

@@ -1,6 +1,5 @@
 // `gdrgate samples`: per (probe, path, recipe) count, min, p50, p95, p99 and last, whole history against the recent
 // window, from the epilog's spool; optionally the same as a Prometheus textfile (--prom FILE, written atomically).
-import { hostname } from 'node:os';
 import { configPath, DEFAULTS, loadConfig } from '../config.js';
 import { collectStats, unreadableSpool } from '../epilog/collect.js';
 import { writeAtomic } from '../epilog/files.js';
@@ -12,6 +11,7 @@ import { escapeControls } from '../report/escape.js';
 import type { Summary, Window } from '../samples/stats.js';
 import { out } from './common.js';
 import { durationMs } from './options.js';
+import { nodeName } from '../engine/node.js';
 
 export interface SamplesArgs {
   readonly config?: string | undefined;
@@ -21,6 +21,8 @@ export interface SamplesArgs {
   readonly window?: number | undefined;
   readonly json: boolean;
   readonly prom?: string | undefined;
+  /** Whose samples (a spool copied from a golden image holds another node's too): default this node, as the Epilog names it. */
+  readonly node?: string | undefined;
 }
 
 /** `90m`, `24h`, `7d` before now, or an ISO 8601 time; Unix ms. */
@@ -46,15 +48,38 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
   const window: Window = a.since !== undefined ? { sinceTs: parseSince(a.since, Date.now()) } : { lastN };
   const label = a.since !== undefined ? `since ${a.since}` : `last ${lastN}`;
   const probes = a.probe ?? [];
-  const col = collectStats(dir, [], window, probes.length ? (s) => probes.includes(s.probe) : undefined);
+  // One node's samples, as the Epilog judges them (collect.ts): a spool copied from a golden image also holds that
+  // node's, whose figures under this node's name would hide a slow path. Those left out are counted, by node.
+  const of = (node: string): { col: ReturnType<typeof collectStats>; others: Map<string, number> } => {
+    const others = new Map<string, number>();
+    const col = collectStats(dir, [], window, (s) => {
+      if (s.node !== node) others.set(s.node, (others.get(s.node) ?? 0) + 1);
+      return s.node === node && (!probes.length || probes.includes(s.probe));
+    });
+    return { col, others };
+  };
+  let node = nodeName(process.env, a.node);
+  let { col, others } = of(node);
+  // Not given and none of this node's: a spool brought from one other node is that node's (said).
+  const only = [...others.keys()];
+  if (!a.node && only.length === 1 && others.get(only[0]!) === col.report.samples) {
+    process.stderr.write(`gdrgate: ${dir} holds no sample of ${escapeControls(node)}: the samples of ${escapeControls(only[0]!)}, its only node\n`);
+    node = only[0]!;
+    ({ col, others } = of(node));
+  }
   const r = col.report;
   // A spool that cannot be listed, or none of whose files can be read, is not an empty one: no textfile claiming a
   // fresh spool with 0 skipped lines (an old one is left as it is, and goes stale), and a usage error's exit code.
   const unreadable = unreadableSpool(dir, r);
   if (unreadable !== null) throw new UsageError(`${unreadable}${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
-  if (a.prom !== undefined) {
-    writeAtomic(a.prom, renderProm({ node: col.node ?? hostname().split('.')[0]!, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
+  const elsewhere = [...others].sort(([x], [y]) => (x < y ? -1 : 1)).map(([n, k]) => `${escapeControls(n)} (${k})`).join(', ');
+  if (others.size && r.samples === [...others.values()].reduce((x, y) => x + y, 0)) {
+    throw new UsageError(`${dir} holds no sample of ${escapeControls(node)}, only of ${elsewhere}: say whose with --node${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
   }
+  if (a.prom !== undefined) {
+    writeAtomic(a.prom, renderProm({ node, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
+  }
+  if (others.size) process.stderr.write(`gdrgate: samples of ${node} only; left out those of ${elsewhere}\n`);
   if (a.json) {
     const keys = col.stats.map((s) => ({ ...s.key, recipe: col.recipes.get(s.key.recipeHash) ?? null, unit: s.unit, all: s.all, recent: s.recent, unitMismatches: s.unitMismatches }));
     out(JSON.stringify({ spool: dir, files: r.files, samples: r.samples, torn: r.torn, corrupt: r.corrupt, future: col.future, problems: r.problems, window: { ...window, label }, keys }, null, 2));

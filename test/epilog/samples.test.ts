@@ -64,3 +64,25 @@ t.test('--prom writes a textfile promtool accepts', { skip: !PROMTOOL && !proces
   t.equal(check.status, 0, check.stdout + check.stderr);
   t.match(readFileSync(f, 'utf8'), /gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-gpu",gpu="0000:41:00.0",nic="mlx5_0",direction="gpu->nic->gpu",recipe="[0-9a-f]{12}",window="recent",stat="p50"\} 1312500000/);
 });
+
+t.test("a spool holding another node's samples (copied from a golden image): this node's alone, the others said", async (t) => {
+  const spool = path.join(dir, 'golden');
+  mkdirSync(spool);
+  const at = (node: string, i: number, value: number) =>
+    makeSample({ ts: NOW - (20 - i) * 60_000, node, job: String(i), probe: 'ib-write-gpu', recipe: recipe(true), gpu: '0000:41:00.0', nic: 'mlx5_0', bytes: 65536, value, unit: 'Gb/s' });
+  // Ten of the image's node at 400 Gb/s, then three of gpu007's own at 100.
+  appendSamples({ dir: spool }, [...Array.from({ length: 10 }, (_, i) => at('golden', i, 400)), ...[10, 11, 12].map((i) => at('gpu007', i, 100))]);
+  const f = path.join(spool, 'out.prom');
+  const r = cli(['samples', '--spool', spool, '--json', '--prom', f], { SLURMD_NODENAME: 'gpu007' });
+  t.equal(r.code, 0, r.stderr);
+  const j = JSON.parse(r.stdout) as { keys: { all: { count: number; p50: number }; recent: { count: number; p95: number } }[] };
+  t.same(j.keys.map((k) => [k.all.count, k.all.p50, k.recent.count, k.recent.p95]), [[3, 100, 3, 100]], "gpu007's three samples only");
+  t.equal(r.stderr, 'gdrgate: samples of gpu007 only; left out those of golden (10)\n');
+  const prom = readFileSync(f, 'utf8');
+  // Before: node="gpu007" with the golden node's 400 Gb/s (5e10 bytes/s) as its p50 over all 13.
+  t.same(prom.split('\n').filter((l) => /window="all",stat="p50"/.test(l)), ['gdrgate_bandwidth_bytes_per_second{node="gpu007",probe="ib-write-gpu",gpu="0000:41:00.0",nic="mlx5_0",direction="gpu->nic->gpu",recipe="' + /recipe="([0-9a-f]{12})"/.exec(prom)![1] + '",window="all",stat="p50"} 12500000000']);
+  const mine = cli(['samples', '--spool', spool, '--json', '--node', 'golden']);
+  t.same((JSON.parse(mine.stdout) as { keys: { all: { count: number } }[] }).keys.map((k) => k.all.count), [10], '--node golden: its ten');
+  const neither = cli(['samples', '--spool', spool, '--prom', path.join(spool, 'no.prom')], { SLURMD_NODENAME: 'gpu009' });
+  t.same([neither.code, neither.stderr, existsSync(path.join(spool, 'no.prom'))], [2, `gdrgate: ${spool} holds no sample of gpu009, only of golden (10), gpu007 (3): say whose with --node; ${path.join(spool, 'no.prom')} not written\n`, false]);
+});
