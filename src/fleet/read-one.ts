@@ -10,6 +10,7 @@ import { pciListUnknown } from '../inventory/pci-known.js';
 import type { Inventory } from '../model/inventory.js';
 import { SnapshotHost } from '../snapshot/open.js';
 import { readSummary } from './summary.js';
+import { isNodeHost } from './host-name.js';
 
 /** Where a node's facts came from: the summary it wrote, or its snapshot (no summary, or a stale one: `note` says). */
 export type FactSource = 'summary' | 'snapshot';
@@ -46,8 +47,7 @@ const why = (e: unknown): string | null => (e instanceof UsageError || e instanc
 export function notThisNode(node: string, host: string | null, pciUnknown: string | null): string | null {
   if (pciUnknown !== null) return `the snapshot's PCI device list is unknown (${pciUnknown})`;
   if (host === null) return 'the snapshot records no host name: whose it is cannot be told';
-  const short = host.split('.')[0]!;
-  if (short.toLowerCase() !== node.toLowerCase()) return `the snapshot was taken on ${JSON.stringify(host.slice(0, 64))}, not on ${node}: not judged as ${node}`;
+  if (!isNodeHost(host, node)) return `the snapshot was taken on ${JSON.stringify(host.slice(0, 64))}, not on ${node}: not judged as ${node}`;
   return null;
 }
 

@@ -4,6 +4,7 @@
 import { badNodeName } from '../slurm/node-name.js';
 import { ageProblem, type AgeRule } from './age.js';
 import { impossibleFigure, type NodeMissing, type NodePathStat, type WithheldPath } from './types.js';
+import { isNodeHost } from './host-name.js';
 
 export const BW_METRIC = 'gdrgate_bandwidth_bytes_per_second';
 export const COUNT_METRIC = 'gdrgate_bandwidth_samples';
@@ -67,8 +68,8 @@ export function nodeOf(s: Series): string {
 }
 
 /**
- * Why a series' `instance` (the target Prometheus scraped) cannot be the node it names, or null. A host name's first
- * label must be the node's (case-insensitive): a golden image cloned with its textfile serves the golden node's
+ * Why a series' `instance` (the target Prometheus scraped) cannot be the node it names, or null. The host's first
+ * labels must be the node's (case-insensitive, fleet/host-name.ts): a golden image cloned with its textfile serves the golden node's
  * figures from every clone. An IP address, or no instance (a copied textfile), cannot be checked and is taken.
  */
 export function foreignInstance(s: Series, node: string): string | null {
@@ -76,7 +77,7 @@ export function foreignInstance(s: Series, node: string): string | null {
   if (inst === undefined || inst === '') return null;
   const host = inst.startsWith('[') ? inst.slice(1, inst.indexOf(']') >>> 0) : inst.replace(/:\d*$/, '');
   if (host.includes(':') || /^\d{1,3}(?:\.\d{1,3}){3}$/.test(host)) return null;
-  return host.split('.')[0]!.toLowerCase() === node.toLowerCase() ? null : inst;
+  return isNodeHost(host, node) ? null : inst;
 }
 
 const need = (s: Series, label: string): string => {

@@ -4,6 +4,8 @@ import t from 'tap';
 import { buildFleetReport } from '../../src/fleet/report.js';
 import { foreignInstance, statsFromSeries, type Series } from '../../src/fleet/series.js';
 import { validate } from '../helpers/schema.js';
+import { isNodeHost } from '../../src/fleet/host-name.js';
+import { notThisNode } from '../../src/fleet/read-one.js';
 
 /** The epilog's p50 and samples series of one rail of `node`, scraped from `instance`. */
 function series(node: string, instance: string | null, rail = 0): Series[] {
@@ -21,6 +23,13 @@ t.test('which instances can speak for a node', async (t) => {
     ['gpu0002:9100', 'GPU0002.cluster.example:9100', 'gpu0002', '10.1.2.3:9100', '[fd00::2]:9100', null, 'gpu0001:9100', 'gpu00021:9100', 'login.gpu0002:9100'].map((i) => one(i)),
     [null, null, null, null, null, null, 'gpu0001:9100', 'gpu00021:9100', 'login.gpu0002:9100'],
   );
+});
+
+t.test('a node named by its full name (a Slurm NodeName with dots): its own host and exporter are its', async (t) => {
+  t.same(['n01.a.b:9100', 'N01.A.B.example:9100', 'n01:9100', 'n01.a.c:9100'].map((i) => foreignInstance(series('n01.a.b', i)[0]!, 'n01.a.b')), [null, null, 'n01:9100', 'n01.a.c:9100']);
+  t.same([isNodeHost('n01.a.b', 'n01.a.b'), isNodeHost('n01.a.b.example', 'n01.a.b'), isNodeHost('n01', 'n01.a.b'), isNodeHost('gpu017.cluster', 'gpu017'), isNodeHost('gpu0170', 'gpu017')], [true, true, false, true, false]);
+  t.equal(notThisNode('n01.a.b', 'n01.a.b', null), null, 'before: "taken on \"n01.a.b\", not on n01.a.b"');
+  t.equal(notThisNode('n01.a.b', 'n02.a.b', null), 'the snapshot was taken on "n02.a.b", not on n01.a.b: not judged as n01.a.b');
 });
 
 t.test("gpu0001's exporter serves series labelled gpu0002 (a cloned textfile): not counted for gpu0002, said", async (t) => {
