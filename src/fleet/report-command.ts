@@ -52,10 +52,11 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const stats: NodePathStat[] = [...spools.stats];
   const withheld: WithheldPath[] = [...spools.withheld];
   const broken: NodeMissing[] = [...inputs.broken, ...unreadable, ...spools.broken];
-  // A snapshot older than max-age (or stamped ahead of the clock) is not the node now: its facts are not judged.
+  // A snapshot older than max-age (or stamped ahead of the clock) is not the node now: its facts are not judged; nor
+  // are those of one whose time cannot be read (none recorded, or not as gdrgate writes it): its age cannot be told.
   const read: ReadNode[] = [];
   for (const r of readAll) {
-    const old = r.time === null ? null : ageProblem(r.time, age);
+    const old = r.time === null ? 'at a time its manifest does not say (none, or not as gdrgate writes it), so its age cannot be told' : ageProblem(r.time, age);
     if (old === null) read.push(r);
     else broken.push({ node: r.node, why: `snapshot taken ${old}: its facts are not judged` });
   }

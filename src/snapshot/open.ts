@@ -48,16 +48,27 @@ export class SnapshotHost implements Host {
   ) {
     const m = tree.get('/manifest.json');
     if (m?.kind !== 'file') return;
+    let j: { unreadable?: unknown; missing?: unknown; listed?: unknown; version?: unknown; time?: unknown };
     try {
-      const j = JSON.parse(Buffer.from(m.data).toString('utf8')) as { unreadable?: { path: string; reason: string }[]; missing?: unknown; listed?: unknown; version?: unknown; time?: unknown };
-      for (const u of j.unreadable ?? []) this.why.set(u.path, u.reason);
-      if (Array.isArray(j.missing)) this.recordedMissing = j.missing.filter((x): x is string => typeof x === 'string');
-      if (typeof j.version === 'string') this.takenBy = j.version;
-      this.takenAt = manifestTime(j.time);
-      if (Array.isArray(j.listed)) this.listed = new Set(j.listed.filter((x): x is string => typeof x === 'string').map(normalPath));
+      const parsed: unknown = JSON.parse(Buffer.from(m.data).toString('utf8'));
+      if (parsed === null || typeof parsed !== 'object') return;
+      j = parsed as typeof j;
     } catch {
       // a manifest that does not parse only costs the original reasons (and every absence becomes unknown)
+      return;
     }
+    // Each field on its own: one malformed field (an `unreadable` that is no list) costs that field, never the time
+    // (fleet report's --max-age) or the others.
+    this.takenAt = manifestTime(j.time);
+    if (typeof j.version === 'string') this.takenBy = j.version;
+    if (Array.isArray(j.unreadable)) {
+      for (const u of j.unreadable as unknown[]) {
+        const e = u as { path?: unknown; reason?: unknown } | null;
+        if (e !== null && typeof e === 'object' && typeof e.path === 'string' && typeof e.reason === 'string') this.why.set(e.path, e.reason);
+      }
+    }
+    if (Array.isArray(j.missing)) this.recordedMissing = j.missing.filter((x): x is string => typeof x === 'string');
+    if (Array.isArray(j.listed)) this.listed = new Set(j.listed.filter((x): x is string => typeof x === 'string').map(normalPath));
   }
 
   /**

@@ -121,6 +121,13 @@ t.test("snapshots: the manifest's time shown on every verdict; one from 2000 or 
   t.same(brief(verdict(r, 'gpu0005')), { status: 'incomplete', notes: ["snapshot taken 2100-01-01T00:00:00Z, more than 60 s ahead of this host's clock (its age cannot be told): its facts are not judged"], rails: [], snapshotTime: null });
   t.same(r.nodes.filter((v) => v.status === 'ok').map((v) => [v.node, v.snapshotTime]), ['gpu0001', 'gpu0003', 'gpu0004', 'gpu0006'].map((n) => [n, isoTime(GEN_TIME)]));
   t.equal(r.summary.read, 4);
+  // A time not as gdrgate writes it (an offset for Z; no time at all): its age cannot be told, never "judged as now".
+  retime(dir, 'gpu0003', '2001-01-01T00:00:00+0000');
+  retime(dir, 'gpu0004', 'no time anybody wrote...');
+  const u = (await runFleetReport({ dir, baseline: null })).report;
+  const untold = 'snapshot taken at a time its manifest does not say (none, or not as gdrgate writes it), so its age cannot be told: its facts are not judged';
+  t.same(['gpu0003', 'gpu0004'].map((n) => brief(verdict(u, n))), [0, 1].map(() => ({ status: 'incomplete', notes: [untold], rails: [], snapshotTime: null })));
+  t.equal(u.summary.read, 2);
   t.equal(r.exitCode, 1);
   t.same(validate('fleet-report', JSON.parse(JSON.stringify(r))), []);
 });
