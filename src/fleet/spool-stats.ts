@@ -41,6 +41,7 @@ type Out = { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; 
 
 function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffer, age: AgeRule | undefined): void {
   const { stats, recipes, problems } = out;
+  const had = stats.length;
   const acc = new StatsAccumulator(age ? { notAfter: age.now + CLOCK_TOLERANCE_MS } : {});
   let ahead = 0;
   // The rails samples from the future were left out of: the node measured them, so it is never "absent" there.
@@ -88,4 +89,10 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
     stats.push({ node, probe: k.key.probe, recipeHash: k.key.recipeHash, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction, p50: k.all.p50 * per, min: k.all.min * per, count: k.all.count, source });
   }
   if (refused.length) out.broken.push({ node, why: `${refused[0]!}${refused.length > 1 ? `; +${refused.length - 1} more` : ''}` });
+  // A spool that was read and gave this node no figure at all (empty, only torn lines, only another node's samples)
+  // still names the node: it gets a verdict that says so, never none (the report lists every node named anywhere).
+  else if (stats.length === had && !(r.files.length === 0 && files.length > 0)) {
+    const parts = [r.torn ? `${r.torn} torn` : '', foreign ? `${foreign} of another node` : ''].filter(Boolean);
+    out.broken.push({ node, why: `its spool holds no sample of ${node}${parts.length ? ` (lines: ${parts.join(', ')})` : ' (empty)'}` });
+  }
 }

@@ -145,3 +145,22 @@ t.test('every broken input of a node: listed with its state and why; the other n
   t.notMatch(c.stderr, /internal error|\n\s+at /);
   t.match(c.stdout, /^result: 0 of 17 nodes differ from their class; 17 not fully judged/m);
 });
+
+t.test('a spool that gives its node no figure (empty, only a torn line, only another node\'s samples, an empty spool directory): the node is listed, never left out', async (t) => {
+  const dir = path.join(t.testdir(), 'fleet');
+  await generateFleet(dir, { n: 2, seed: 5, rates: CLEAN });
+  const other = readFileSync(path.join(dir, 'gpu0001.samples.jsonl'), 'utf8');
+  writeFileSync(path.join(dir, 'gpu0009.samples.jsonl'), '');
+  writeFileSync(path.join(dir, 'gpu0010.samples.jsonl'), other.split('\n')[0]!.slice(0, 40));
+  writeFileSync(path.join(dir, 'gpu0011.samples.jsonl'), other);
+  mkdirSync(path.join(dir, 'gpu0012.spool'));
+  const r = (await runFleetReport({ dir, baseline: null })).report;
+  t.same(['gpu0009', 'gpu0010', 'gpu0011', 'gpu0012'].map((n) => [verdict(r, n)?.status, verdict(r, n)?.notes]), [
+    ['unreadable', ['its spool holds no sample of gpu0009 (empty)', 'no data from the spools']],
+    ['unreadable', ['its spool holds no sample of gpu0010 (lines: 1 torn)', 'no data from the spools']],
+    ['unreadable', [`its spool holds no sample of gpu0011 (lines: ${other.trimEnd().split('\n').length} of another node)`, 'no data from the spools']],
+    ['unreadable', ['its spool holds no sample of gpu0012 (empty)', 'no data from the spools']],
+  ]);
+  t.equal(r.exitCode, 1, 'before: "4 nodes … all agree (exit 0)"');
+  t.same(validate('fleet-report', JSON.parse(JSON.stringify(r))), []);
+});
