@@ -38,9 +38,10 @@ export const MODULES = ['nvidia', 'nvidia_peermem', 'ib_uverbs', 'ib_core', 'mlx
 export const PROC = ['/proc/cmdline', '/proc/modules', '/proc/version', '/proc/cpuinfo', '/proc/driver/nvidia/version', '/proc/driver/nvidia/params', '/proc/self/limits', '/proc/self/status', '/proc/sys/kernel/hostname', '/proc/sys/kernel/osrelease'];
 /**
  * hwloc (topology-linux.c, HWLOC_FSROOT) aborts its Linux discovery without CPU topology files, and places
- * PCI devices and NUMA nodes from these: the gate itself never reads them.
+ * PCI devices and NUMA nodes from these; `modalias` is the CPU's identity the NCCL topology file carries (its
+ * arch, vendor, family and model: NCCL requires them, topo/nccl-read.ts).
  */
-export const HWLOC_CPU = ['online', 'possible', 'present', 'kernel_max'];
+export const HWLOC_CPU = ['online', 'possible', 'present', 'kernel_max', 'modalias'];
 export const HWLOC_CPU_TOPOLOGY = ['physical_package_id', 'die_id', 'core_id', 'package_cpus', 'core_siblings', 'die_cpus', 'core_cpus', 'thread_siblings'];
 export const HWLOC_NODE = ['cpulist', 'cpumap', 'distance', 'meminfo'];
 

@@ -159,6 +159,22 @@ function insertSorted(parent: XmlNode, child: XmlNode): void {
   else parent.subs.splice(at, 0, child);
 }
 
+/** x86 vendors whose CPU element NCCL reads a family and model from (topo.cc ncclTopoAddCpu: Intel, Zhaoxin). */
+const MODEL_READ = new Set(['GenuineIntel', 'CentaurHauls', '  Shanghai  ']);
+
+/**
+ * What a `cpu` element lacks that NCCL's reader requires (topo.cc ncclTopoAddCpu: `arch`; on x86 `vendor`; for Intel
+ * and Zhaoxin `familyid` and `modelid`; a file without them fails the communicator's init: "Attribute arch of node
+ * cpu not found"), or null. NCCL fills them only for the CPUs it adds itself, never for a file's.
+ */
+export function cpuMissing(cpu: NcclCpu): string | null {
+  const why = (what: string): string => `the CPU's ${what} could not be read (/sys/devices/system/cpu/modalias, /proc/cpuinfo): NCCL requires it of every cpu element of a topology file`;
+  if (cpu.arch === null) return why('architecture');
+  if (cpu.arch !== 'x86_64') return null;
+  if (cpu.vendor === null) return why('vendor');
+  return MODEL_READ.has(cpu.vendor) && (cpu.familyid === null || cpu.modelid === null) ? why('family and model') : null;
+}
+
 /**
  * The element NCCL's IB transport files an adapter function under (net_ib/init.cc ncclIbGetPciPath): the realpath of
  * its device with the function digit made 0 (the ports of one card are one device) and, with NCCL_IB_MERGE_VFS (on by
@@ -206,6 +222,8 @@ export function buildNcclXml(t: Texts, endpoints: readonly NcclEndpoint[], cpu: 
     const numa = sysText(t, top, 'numa_node');
     let c = cpus.get(numa);
     if (!c) {
+      const missing = cpuMissing(cpu);
+      if (missing !== null) throw new NcclXmlError(missing);
       c = { name: 'cpu', attrs: [['numaid', numa]], subs: [] };
       // ncclTopoGetXmlFromCpu: the node's cpumap (NCCL reads node<strtoul(numaid)>; -1 has none).
       const n = strtol0(numa);

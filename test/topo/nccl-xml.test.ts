@@ -1,6 +1,6 @@
 // NCCL's topology rules as gdrgate applies them (src/graph/xml.cc ncclTopoGetXmlFromSys), case by case over file texts.
 import t from 'tap';
-import { buildNcclXml, checkNodeRoom, escapeAttr, NCCL_MAX_NODES, NcclXmlError, ncclMergedPath, ncclParent, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts, type XmlNode } from '../../src/topo/nccl-xml.js';
+import { buildNcclXml, checkNodeRoom, cpuMissing, escapeAttr, NCCL_MAX_NODES, NcclXmlError, ncclMergedPath, ncclParent, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts, type XmlNode } from '../../src/topo/nccl-xml.js';
 import { parseCpuIdentity } from '../../src/topo/nccl-read.js';
 import { parseNcclXml } from '../../src/topo/nccl-diff.js';
 
@@ -94,6 +94,18 @@ t.test('the tree: cpus by numaid with their cpumap, children by bus id, nets und
   const again = parseNcclXml(renderNcclXml(x));
   t.same(again.ok ? again.value : again.error, x, 'renders to XML that reads back the same');
   t.equal(renderNcclXml(buildNcclXml(new Map(), [], NO_CPU)), '<system version="1"/>\n');
+});
+
+t.test("a cpu element without what NCCL's reader requires (ncclTopoAddCpu) is never written: no file", async (t) => {
+  // On the live node NCCL 2.28.9 failed its init on a file whose cpu lacked arch ("Attribute arch of node cpu not found").
+  const why = (what: string): string => `the CPU's ${what} could not be read (/sys/devices/system/cpu/modalias, /proc/cpuinfo): NCCL requires it of every cpu element of a topology file`;
+  const intel: NcclCpu = { arch: 'x86_64', vendor: 'GenuineIntel', familyid: 6, modelid: 143 };
+  t.same(
+    [NO_CPU, { ...intel, vendor: null }, { ...intel, modelid: null }, { ...intel, vendor: '  Shanghai  ', familyid: null }, { ...intel, vendor: 'AuthenticAMD', familyid: null, modelid: null }, { arch: 'arm64', vendor: null, familyid: null, modelid: null }, intel].map(cpuMissing),
+    [why('architecture'), why('vendor'), why('family and model'), why('family and model'), null, null, null],
+  );
+  t.throws(() => buildNcclXml(new Map(), [{ sysPath: GPU, kind: 'gpu' }], NO_CPU), NcclXmlError, 'a GPU and no CPU identity: refused');
+  t.equal(renderNcclXml(buildNcclXml(new Map(), [], NO_CPU)), '<system version="1"/>\n', 'no endpoint, no cpu element: nothing asked');
 });
 
 t.test("values NCCL's reader cannot take: a long affinity left out and said; a name needing escaping refused", async (t) => {

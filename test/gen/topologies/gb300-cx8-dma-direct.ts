@@ -69,4 +69,6 @@ export const node: GenNode = {
   iommu: { units: ['smmu3.0x0000000011000000', 'smmu3.0x0000000012000000', 'smmu3.0x0000001011000000', 'smmu3.0x0000001012000000'], groupType: 'identity' },
   cmdline: 'BOOT_IMAGE=/boot/vmlinuz-6.14.0-1013-nvidia-64k root=UUID=0b6e1f3c-8d2a-4c5e-9f71-2a4b6c8d0e13 ro iommu.passthrough=1 init_on_alloc=0',
   hostname: 'gb300-tray01',
+  // Grace (aarch64): the arm64 modalias's form (drivers/base/cpu.c, cpu_show_modalias with the hwcap feature numbers).
+  cpuModalias: 'cpu:type:aarch64:feature:,0000,0001,0002,0003,0004,0005,0006,0007',
 };

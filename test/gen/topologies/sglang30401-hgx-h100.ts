@@ -45,4 +45,7 @@ export const node: GenNode = {
   memlockKiB: 'unlimited',
   iommu: { units: ['dmar0', 'dmar1', 'dmar2', 'dmar3', 'dmar4', 'dmar5', 'dmar6', 'dmar7'], groupType: 'identity' },
   cmdline: 'BOOT_IMAGE=/boot/vmlinuz-5.15.0-136-generic root=UUID=7d1e6a43-0c55-4a47-9b1e-2f7e8b0f5c11 ro intel_iommu=on iommu=pt',
+  // Sapphire Rapids, as the IIO stacks above: family 6, model 0x8F (the kernel's INTEL_SAPPHIRERAPIDS_X), the x86
+  // modalias's form (arch/x86/kernel/cpu print_cpu_modalias; the IBM gx3d model carries the same CPU).
+  cpuModalias: 'cpu:type:x86,ven0000fam0006mod008F:feature:,0000,0001,0002,0003',
 };
