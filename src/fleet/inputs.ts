@@ -97,8 +97,27 @@ export function scanFleetDir(dir: string): FleetInputs {
       addGens(node, fs.map((f, i, all) => ({ gen: all.length - i - 1 + 0.5, file: f })));
     }
   }
+  // Names that differ only in case (GPU0002.tar beside gpu0002.tar.gz): host names are one whatever their case, so
+  // these are one node's inputs under two names, and which is the node now cannot be told; counted apart they would
+  // each vote in their class's majority. None of them is judged; each name is listed, saying why.
+  const spelled = new Map<string, Set<string>>();
+  for (const n of [...snapshots.map((x) => x.node), ...gens.keys(), ...summaries.keys()]) {
+    const k = n.toLowerCase();
+    let set = spelled.get(k);
+    if (!set) spelled.set(k, (set = new Set()));
+    set.add(n);
+  }
+  const clash = new Set<string>();
+  for (const set of spelled.values()) {
+    if (set.size < 2) continue;
+    const all = [...set].sort(byNatural);
+    for (const n of all) {
+      clash.add(n);
+      broken.push({ node: n, why: `inputs named ${all.join(', ')}: names that differ only in case are one host's, so which is the node now cannot be told; judged from none (keep one name)` });
+    }
+  }
   const byNode = new Map<string, { node: string; file: string }[]>();
-  for (const s of snapshots.sort((a, b) => byNatural(a.file, b.file))) {
+  for (const s of snapshots.filter((x) => !clash.has(x.node)).sort((a, b) => byNatural(a.file, b.file))) {
     const l = byNode.get(s.node);
     if (l) l.push(s);
     else byNode.set(s.node, [s]);
@@ -111,9 +130,9 @@ export function scanFleetDir(dir: string): FleetInputs {
     else broken.push({ node, why: `${l.length} snapshots: ${l.map((s) => path.basename(s.file)).join(', ')}; judged from none (remove all but the current one)` });
   }
   unique.sort((a, b) => byNatural(a.node, b.node));
-  for (const [node, file] of summaries) if (!byNode.has(node)) broken.push({ node, why: `${path.basename(file)}: not used: no snapshot of ${node} was read to check it against` });
+  for (const [node, file] of summaries) if (!byNode.has(node) && !clash.has(node)) broken.push({ node, why: `${path.basename(file)}: not used: no snapshot of ${node} was read to check it against` });
   if (unique.length > MAX_NODES) throw new UsageError(`fleet directory ${dir}: ${unique.length} snapshots, more than ${MAX_NODES}`);
   const spools = new Map<string, string[]>();
-  for (const [node, fs] of gens) spools.set(node, fs.sort((a, b) => b.gen - a.gen).map((f) => f.file));
+  for (const [node, fs] of gens) if (!clash.has(node)) spools.set(node, fs.sort((a, b) => b.gen - a.gen).map((f) => f.file));
   return { snapshots: unique, spools, problems, broken };
 }

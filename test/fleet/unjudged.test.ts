@@ -164,3 +164,23 @@ t.test('a spool that gives its node no figure (empty, only a torn line, only ano
   t.equal(r.exitCode, 1, 'before: "4 nodes … all agree (exit 0)"');
   t.same(validate('fleet-report', JSON.parse(JSON.stringify(r))), []);
 });
+
+t.test("inputs whose names differ only in case (one host's, copied under two names): judged from none, every name listed", async (t) => {
+  const dir = path.join(t.testdir(), 'fleet');
+  await generateFleet(dir, { n: 3, seed: 5, rates: CLEAN });
+  copyFileSync(path.join(dir, 'gpu0002.tar.gz'), path.join(dir, 'GPU0002.tar'));
+  copyFileSync(path.join(dir, 'gpu0002.tar.gz'), path.join(dir, 'Gpu0002.tgz'));
+  copyFileSync(path.join(dir, 'gpu0003.samples.jsonl'), path.join(dir, 'GPU0003.samples.jsonl'));
+  const r = (await runFleetReport({ dir, baseline: null })).report;
+  const why = (names: string): string => `inputs named ${names}: names that differ only in case are one host's, so which is the node now cannot be told; judged from none (keep one name)`;
+  t.same(r.nodes.map((v) => [v.node, v.status, v.notes[0]]), [
+    ['GPU0002', 'unreadable', why('GPU0002, Gpu0002, gpu0002')],
+    ['GPU0003', 'unreadable', why('GPU0003, gpu0003')],
+    ['Gpu0002', 'unreadable', why('GPU0002, Gpu0002, gpu0002')],
+    ['gpu0002', 'unreadable', why('GPU0002, Gpu0002, gpu0002')],
+    ['gpu0003', 'unreadable', why('GPU0003, gpu0003')],
+    ['gpu0001', 'ok', undefined],
+  ]);
+  t.equal(r.summary.read, 1, 'before: 5 nodes read, gpu0002 three times in the majority');
+  t.equal(r.exitCode, 1);
+});
