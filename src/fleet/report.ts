@@ -176,18 +176,36 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     }
     const classRead = names.filter((n) => withSnapshot.has(n)).length;
     const unread: NodeMissing[] = [];
+    // A fact with no majority (two values held by as many nodes each): neither side is the deviant, so neither is
+    // judged on it; each node holding one of the tied values says so (incomplete), never `ok` for the side the
+    // reference happened to be on. A third value, held by fewer, still differs.
+    const tiedNote = new Map<string, string[]>();
+    const tiedOut = new Map<string, Set<string>>();
+    for (const f of facts.facts.filter((x) => x.tie)) {
+      const held = new Map<string, string[]>([[f.majority, []]]);
+      for (const d of f.deviations) held.set(d.value, [...(held.get(d.value) ?? []), d.node]);
+      const top = [...held].filter(([v, ns]) => v === f.majority || ns.length === f.agree).map(([v]) => v);
+      const note = `no majority on ${f.area} ${f.subject}: ${top.map((v) => `${v} on ${f.agree}`).join(', ')} of ${classRead}: not judged`;
+      const deviants = new Set(f.deviations.map((d) => d.node));
+      for (const n of names) {
+        const v = f.deviations.find((d) => d.node === n)?.value ?? (withSnapshot.has(n) && !deviants.has(n) ? f.majority : null);
+        if (v === null || !top.includes(v)) continue;
+        tiedNote.set(n, [...(tiedNote.get(n) ?? []), note]);
+        if (v !== f.majority) tiedOut.set(n, (tiedOut.get(n) ?? new Set()).add(`${f.area}\u0000${f.subject}`));
+      }
+    }
     for (const node of names) {
       const hasSnap = withSnapshot.has(node);
       const hasStats = withStats.has(node);
       const why = broken.get(node) ?? [];
-      const notes = [...why];
+      const notes = [...why, ...(tiedNote.get(node) ?? [])];
       if (!hasSnap && why.length === 0 && classRead > 0) notes.push(named.get(node) ?? 'no snapshot: its facts are not judged');
       for (const src of sources) {
         if (src.error !== null) notes.push(`no data from ${src.name}: ${src.error}`);
         else if (!src.nodes.has(node)) notes.push(`no data from ${src.name}`);
       }
       if (!hasSnap) unread.push({ node, why: notes[0] ?? named.get(node) ?? 'no snapshot' });
-      const differences = facts.byNode.get(node) ?? [];
+      const differences = (facts.byNode.get(node) ?? []).filter((d) => !tiedOut.get(node)?.has(`${d.area}\u0000${d.subject}`));
       const rs = rails.get(node) ?? [];
       const worst = worstOf([...differences.map((d) => d.impact), ...rs.map((r) => RAIL_IMPACT[r.kind])]);
       const status: NodeStatus = !hasSnap && !hasStats ? (why.length ? 'unreadable' : 'missing') : worst !== null ? 'differs' : notes.length ? 'incomplete' : 'ok';

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { readNode } from '../../src/engine/evaluate.js';
 import { compareView } from '../../src/compare/view.js';
 import { classFacts } from '../../src/fleet/facts.js';
+import { buildFleetReport } from '../../src/fleet/report.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { faultyTree } from '../gen/fleet.js';
 
@@ -28,4 +29,23 @@ t.test('the first node (ACS redirect, same devices and links as the rest) is not
 
 t.test('an empty class has nothing to disagree on', async (t) => {
   t.same(classFacts([]), { reference: null, facts: [], byNode: new Map() });
+});
+
+t.test('a fact with no majority (as many nodes on each side): neither side judged on it, each node says so, exit 1', async (t) => {
+  const dir = t.testdir();
+  const read = async (name: string, fault: Parameters<typeof faultyTree>[0]) => {
+    const root = path.join(dir, name);
+    await buildTree(root, { ...faultyTree(fault), hostname: name });
+    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+  };
+  // Two nodes, one with a GPU link trained at x8: before, the x8 node (the reference's side) was ok and the healthy one flagged.
+  const nodes = [await read('b1', { kind: 'link-x8', rail: 0, end: 'gpu' }), await read('b2', null)];
+  const r = buildFleetReport({ dir, nodes, classOf: () => 'hgx', stats: [], missing: [], problems: [] });
+  const f = r.classes[0]!.facts.find((x) => x.tie)!;
+  const note = `no majority on ${f.area} ${f.subject}: ${[f.majority, ...f.deviations.map((d) => d.value)].map((v) => `${v} on 1`).join(', ')} of 2: not judged`;
+  t.same(r.nodes.map((v) => [v.node, v.status, v.differences.length, v.notes]), [['b1', 'incomplete', 0, [note]], ['b2', 'incomplete', 0, [note]]]);
+  t.equal(r.exitCode, 1);
+  // With a third node the x8 one is the minority again: flagged, the other two ok.
+  const three = buildFleetReport({ dir, nodes: [...nodes, await read('b3', null)], classOf: () => 'hgx', stats: [], missing: [], problems: [] });
+  t.same(three.nodes.map((v) => [v.node, v.status]), [['b1', 'differs'], ['b2', 'ok'], ['b3', 'ok']]);
 });
