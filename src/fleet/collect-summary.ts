@@ -9,30 +9,50 @@ import type { NodeMissing } from './types.js';
 
 export const COLLECT_SUMMARY = 'gdrgate-collect.json';
 
-/** Pure: the missing nodes of a summary, or why it is not one. */
-export function missingOfSummary(v: unknown): { ok: true; missing: NodeMissing[] } | { ok: false; error: string } {
-  if (typeof v !== 'object' || v === null || !Array.isArray((v as { missing?: unknown }).missing)) return { ok: false, error: 'no "missing" list' };
-  const missing: NodeMissing[] = [];
-  for (const m of (v as { missing: unknown[] }).missing) {
-    const node = (m as { node?: unknown } | null)?.node;
-    const why = (m as { why?: unknown } | null)?.why;
-    if (typeof node !== 'string' || typeof why !== 'string') return { ok: false, error: 'a "missing" entry without node and why' };
-    const bad = badNodeName(node);
-    if (bad) return { ok: false, error: `missing node ${JSON.stringify(node.slice(0, 64))}: ${bad}` };
-    missing.push({ node, why: `fleet collect: ${why.slice(0, 300)}` });
-  }
-  return { ok: true, missing };
+export interface CollectSummary {
+  /** The nodes that did not answer, and why. */
+  readonly missing: NodeMissing[];
+  /** The nodes that answered (a snapshot written): one whose snapshot is not in the directory now is listed too. */
+  readonly answered: string[];
+  /** Entries that could not be taken, each said (the others stand); a summary that is none at all. */
+  readonly problems: string[];
 }
 
-/** The summary in `dir`, if there is one; a broken one is a problem of the report, never fatal. */
-export async function readCollectSummary(dir: string): Promise<{ missing: NodeMissing[]; problem: string | null }> {
+/** Pure: the nodes a summary names, entry by entry: one bad entry is said and skipped, never the whole list. */
+export function nodesOfSummary(v: unknown): CollectSummary {
+  const out: CollectSummary = { missing: [], answered: [], problems: [] };
+  if (typeof v !== 'object' || v === null || !Array.isArray((v as { missing?: unknown }).missing)) return { ...out, problems: ['no "missing" list'] };
+  const name = (node: unknown, what: string): string | null => {
+    if (typeof node !== 'string') {
+      out.problems.push(`a "${what}" entry without a node name, skipped`);
+      return null;
+    }
+    const bad = badNodeName(node);
+    if (bad) out.problems.push(`${what} node ${JSON.stringify(node.slice(0, 64))}: ${bad}, skipped`);
+    return bad ? null : node;
+  };
+  for (const m of (v as { missing: unknown[] }).missing) {
+    const node = name((m as { node?: unknown } | null)?.node, 'missing');
+    const why = (m as { why?: unknown } | null)?.why;
+    if (node !== null) out.missing.push({ node, why: `fleet collect: ${typeof why === 'string' ? why.slice(0, 300) : 'no snapshot written (no reason recorded)'}` });
+  }
+  const answered = (v as { answered?: unknown }).answered;
+  if (Array.isArray(answered)) for (const a of answered) {
+    const node = name((a as { node?: unknown } | null)?.node, 'answered');
+    if (node !== null) out.answered.push(node);
+  }
+  return out;
+}
+
+/** The summary in `dir`, if there is one; a broken one is a problem of the report (exit 1), never fatal. */
+export async function readCollectSummary(dir: string): Promise<CollectSummary> {
   const file = path.join(dir, COLLECT_SUMMARY);
-  if (!exists(file)) return { missing: [], problem: null };
+  if (!exists(file)) return { missing: [], answered: [], problems: [] };
   try {
-    const r = missingOfSummary(await readJsonFile(file, 'the fleet collect summary'));
-    return r.ok ? { missing: r.missing, problem: null } : { missing: [], problem: `${file}: ${r.error}, ignored` };
+    const r = nodesOfSummary(await readJsonFile(file, 'the fleet collect summary'));
+    return { ...r, problems: r.problems.map((p) => `${file}: ${p}`) };
   } catch (e) {
-    if (e instanceof ConfigError) return { missing: [], problem: `${e.message}, ignored` };
+    if (e instanceof ConfigError) return { missing: [], answered: [], problems: [`${e.message}, ignored`] };
     throw e;
   }
 }

@@ -65,9 +65,12 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   if (inputs.spools.size > 0 || spools.broken.length > 0) sources.push({ name: 'the spools', nodes: new Set(spools.stats.map((s) => s.node)), error: null });
   // Nodes fleet collect asked and got no snapshot from; a snapshot copied in since counts as read.
   const collected = await readCollectSummary(a.dir);
-  if (collected.problem) problems.push(collected.problem);
+  problems.push(...collected.problems);
   const readNames = new Set(readAll.map((r) => r.node));
   const missing = collected.missing.filter((m) => !readNames.has(m.node));
+  // A node that answered fleet collect and whose snapshot is not here now (removed, renamed, never copied) is named.
+  const inputNames = new Set([...inputs.snapshots.map((x) => x.node), ...inputs.broken.map((x) => x.node)]);
+  for (const n of collected.answered) if (!inputNames.has(n)) missing.push({ node: n, why: 'answered fleet collect, but no snapshot of it is in the directory now' });
   for (const s of a.sources ?? []) {
     // A source that cannot be read is a finding about every node's figures from it, never the end of the report.
     let got: Awaited<ReturnType<StatsSource['load']>>;
@@ -87,6 +90,8 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
     sources.push({ name: s.name, nodes: new Set(got.stats.map((x) => x.node)), error: null });
   }
   if (readAll.length === 0 && stats.length === 0 && broken.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
-  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing, broken, sources, withheld, problems });
+  // Inputs not taken (a file name refused, the collect summary or an entry of it unreadable): the fleet is not all judged.
+  const refused = inputs.problems.length + collected.problems.length;
+  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing, broken, sources, withheld, problems, refused });
   return { report, nodes: read, baseline, spools };
 }

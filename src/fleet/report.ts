@@ -107,6 +107,8 @@ export interface ReportInput {
   /** Paths whose figure was not judged for its age (its node says why): the node is never "absent" on them. */
   readonly withheld?: readonly WithheldPath[];
   readonly problems: readonly string[];
+  /** How many of `problems` are inputs not taken (a file name refused, the collect summary unreadable): exit 1. */
+  readonly refused?: number;
 }
 
 /** A rail below its class weighs as a major difference; a rail gone as a critical one (the adapter, most likely). */
@@ -247,6 +249,6 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     nodes: verdicts,
     problems: i.problems,
     // Nothing judged (an empty directory, every name refused, the only source unreachable) is never a healthy fleet.
-    exitCode: verdicts.length === 0 || verdicts.some((v) => v.status !== 'ok') ? 1 : 0,
+    exitCode: verdicts.length === 0 || verdicts.some((v) => v.status !== 'ok') || (i.refused ?? 0) > 0 ? 1 : 0,
   };
 }

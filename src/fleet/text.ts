@@ -121,6 +121,8 @@ export function renderFleetText(r: FleetReport): string {
       ? `result: nothing judged: no node found in ${r.dir}${r.problems.length ? ' (see the notes above)' : ''} (exit 1)`
       : r.exitCode === 0
       ? `result: all ${s.nodes} nodes judged, all agree with their class (exit 0)`
+      : s.clean === s.nodes
+      ? `result: all ${s.nodes} nodes judged agree with their class, but inputs were not taken (see the notes above) (exit 1)`
       : `result: ${s.flagged} of ${s.nodes} nodes differ from their class; ${unjudged} not fully judged (${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) (exit 1)`,
   );
   return out.map(escapeControls).join('\n') + '\n';

@@ -1,10 +1,11 @@
 // gdrgate fleet report and baseline capture --from-fleet as a user runs them (the built CLI) on a generated fleet.
 import t from 'tap';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { generateFleet, type GenFleetNode } from '../gen/fleet.js';
 import { cli } from '../helpers/cli.js';
 import { validate } from '../helpers/schema.js';
+import { badNodeName } from '../../src/slurm/node-name.js';
 
 t.test('fleet report: text worst first, --json to the schema, --html written; no progress when stderr is not a terminal', async (t) => {
   const root = t.testdir();
@@ -84,9 +85,18 @@ t.test('fleet report lists the nodes fleet collect got nothing from (gdrgate-col
   t.match(rep.missing[0]!.why, /fleet collect: slurmctld: State=IDLE\+NOT_RESPONDING/);
   t.equal(r.code, 1, 'a missing node: exit 1');
   t.match(cli(['fleet', 'report', dir]).stdout, /gpu0007/, 'and in the text');
-  writeFileSync(path.join(dir, 'gdrgate-collect.json'), '{"missing": [{"node": "../etc"}]}');
+  // One bad entry is said and skipped, the others stand; a node that answered and whose snapshot is gone is named too.
+  writeFileSync(path.join(dir, 'gdrgate-collect.json'), JSON.stringify({ answered: [{ node: 'gpu0002' }, { node: 'gpu0009' }], missing: [{ node: '../etc' }, { node: 'gpu[0010-0011]', why: 'x' }, { node: 'gpu0007', why: 'DOWN' }] }));
   const b = cli(['fleet', 'report', dir, '--json']);
-  const bad = JSON.parse(b.stdout) as { missing: unknown[]; problems: string[] };
-  t.same(bad.missing, [], 'nothing taken from a broken summary');
-  t.match(bad.problems.join('\n'), /gdrgate-collect\.json: a "missing" entry without node and why, ignored/);
+  const bad = JSON.parse(b.stdout) as { missing: { node: string; why: string }[]; problems: string[] };
+  t.same(bad.missing, [{ node: 'gpu0007', why: 'fleet collect: DOWN' }, { node: 'gpu0009', why: 'answered fleet collect, but no snapshot of it is in the directory now' }]);
+  const file = path.join(dir, 'gdrgate-collect.json');
+  t.same(bad.problems.filter((p) => p.startsWith(file)), [`${file}: missing node "../etc": ${badNodeName('../etc')}, skipped`, `${file}: missing node "gpu[0010-0011]": ${badNodeName('gpu[0010-0011]')}, skipped`]);
+  t.equal(b.code, 1);
+  // A summary that is none: said, and the fleet is not all judged (exit 1), though every node read agrees.
+  rmSync(path.join(dir, 'gdrgate-collect.json'));
+  writeFileSync(path.join(dir, 'gdrgate-collect.json'), '{"missing": 7}');
+  const none = cli(['fleet', 'report', dir]);
+  t.equal(none.code, 1, 'before: exit 0, "all agree"');
+  t.ok(none.stdout.includes('result: all 6 nodes judged agree with their class, but inputs were not taken (see the notes above) (exit 1)'), none.stdout);
 });
