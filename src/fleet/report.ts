@@ -8,6 +8,7 @@ import { distributions, type PathDistribution } from './bandwidth.js';
 import { classFacts, type ClassFact, type ClassNode } from './facts.js';
 import type { FactSource } from './read-one.js';
 import type { NodeMissing, NodePathStat, WithheldPath } from './types.js';
+import { gbps } from './text.js';
 
 export interface RailFinding {
   readonly probe: string;
@@ -170,8 +171,16 @@ export function buildFleetReport(i: ReportInput): FleetReport {
       if (l) l.push(r);
       else rails.set(node, [r]);
     };
+    // What a node is not judged on, said on it (incomplete): a fact with no majority, a path with no clear one.
+    const tiedNote = new Map<string, string[]>();
     for (const p of paths) {
       if (!p.band) continue;
+      if (p.band.unclear) {
+        const xs = p.points.map((pt) => pt.p50);
+        const note = `no clear majority on ${p.probe} ${p.rail} ${p.direction}: figures from ${gbps(Math.min(...xs))} to ${gbps(Math.max(...xs))} around a median of ${gbps(p.band.median)}: not judged`;
+        for (const pt of p.points) tiedNote.set(pt.node, [...(tiedNote.get(pt.node) ?? []), note]);
+        continue;
+      }
       const base = { probe: p.probe, rail: p.rail, direction: p.direction, recipeHash: p.recipeHash, median: p.band.median, low: p.band.low };
       for (const pt of p.points) if (pt.outlier === 'low') push(pt.node, { ...base, kind: 'low', p50: pt.p50, z: pt.z });
       for (const n of p.absent) push(n, { ...base, kind: 'absent', p50: null, z: null });
@@ -181,7 +190,6 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     // A fact with no majority (two values held by as many nodes each): neither side is the deviant, so neither is
     // judged on it; each node holding one of the tied values says so (incomplete), never `ok` for the side the
     // reference happened to be on. A third value, held by fewer, still differs.
-    const tiedNote = new Map<string, string[]>();
     const tiedOut = new Map<string, Set<string>>();
     for (const f of facts.facts.filter((x) => x.tie)) {
       const held = new Map<string, string[]>([[f.majority, []]]);

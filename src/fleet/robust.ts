@@ -11,6 +11,13 @@ export const OUTLIER_Z = 3.5;
  */
 export const MIN_SPREAD = 0.02;
 
+/**
+ * A spread beyond which a class has no figure its nodes agree on, as a share of the median (MAD × 1.4826 over 10 %
+ * of it: five times the noise floor): half a class on a weak rail puts the median between the two groups and a band
+ * drawn from it holds both, so no node falls outside it. Such a path is not judged, and says so.
+ */
+export const UNCLEAR_SPREAD = 0.1;
+
 export interface Band {
   readonly n: number;
   readonly median: number;
@@ -20,6 +27,8 @@ export interface Band {
   readonly sigma: number;
   readonly low: number;
   readonly high: number;
+  /** The spread is beyond UNCLEAR_SPREAD: no clear majority, no node judged against this band. */
+  readonly unclear?: boolean;
 }
 
 /** Median of the values (mean of the middle two for an even count); NaN for none. */
@@ -40,7 +49,8 @@ export function band(xs: readonly number[]): Band | null {
   const med = median(xs);
   const d = mad(xs, med);
   const sigma = Math.max(d * MAD_SCALE, MIN_SPREAD * Math.abs(med));
-  return { n: xs.length, median: med, mad: d, sigma, low: med - OUTLIER_Z * sigma, high: med + OUTLIER_Z * sigma };
+  const b = { n: xs.length, median: med, mad: d, sigma, low: med - OUTLIER_Z * sigma, high: med + OUTLIER_Z * sigma };
+  return d * MAD_SCALE > UNCLEAR_SPREAD * Math.abs(med) ? { ...b, unclear: true } : b;
 }
 
 /** (x − median) / sigma: negative below the class. */
@@ -51,5 +61,6 @@ export function zScore(b: Band, x: number): number {
 export type Side = 'low' | 'high' | null;
 
 export function outlier(b: Band, x: number): Side {
+  if (b.unclear) return null;
   return x < b.low ? 'low' : x > b.high ? 'high' : null;
 }

@@ -2,6 +2,8 @@
 import t from 'tap';
 import { band, mad, median, MIN_SPREAD, outlier, OUTLIER_Z } from '../../src/fleet/robust.js';
 import { compressHostlist } from '../../src/fleet/hostlist.js';
+import { buildFleetReport } from '../../src/fleet/report.js';
+import { validate } from '../helpers/schema.js';
 
 t.test('median and MAD of odd, even and empty inputs', async (t) => {
   t.equal(median([3, 1, 2]), 2);
@@ -33,4 +35,21 @@ t.test('identical values: the spread floor keeps a 1 % dip inside the band, a 10
 t.test('host lists compress to Slurm ranges by prefix and width, joined by commas', async (t) => {
   t.same(compressHostlist(['gpu0003', 'gpu0001', 'gpu0002', 'gpu0007', 'login', 'gpu12']), ['gpu12,gpu[0001-0003,0007],login']);
   t.same(compressHostlist(['n1']), ['n1']);
+});
+
+t.test('half a class on a weak rail: no clear majority, no band to judge by; the nodes say so, exit 1', async (t) => {
+  const gb = (x: number): number => (x * 1e9) / 8;
+  // Six nodes, three of them with mlx5_3 at 70 %: the median falls between the groups and a band from it held both.
+  const xs = [400, 399, 401, 280, 281, 279].map(gb);
+  const b = band(xs)!;
+  t.same([b.unclear, xs.map((x) => outlier(b, x))], [true, [null, null, null, null, null, null]]);
+  t.equal(band([400, 399, 401, 400, 280, 281, 279].map(gb))!.unclear, undefined, 'four against three: the four are the class, the three flagged');
+  t.same([400, 399, 401, 400, 280, 281, 279].map(gb).map((x) => outlier(band([400, 399, 401, 400, 280, 281, 279].map(gb))!, x)), [null, null, null, null, 'low', 'low', 'low']);
+  t.equal(band([400, 392, 408, 396, 404].map(gb))!.unclear, undefined, 'a 2 % spread is noise');
+  const stats = xs.map((p50, i) => ({ node: `gpu000${i + 1}`, probe: 'ib-write-gpu', recipeHash: 'r1', gpu: '0000:41:00.0', nic: 'mlx5_3', direction: 'gpu->nic', p50, min: null, count: 5, source: 'spool:x' }));
+  const r = buildFleetReport({ dir: 'x', nodes: [], classOf: () => 'hgx', stats, missing: [], problems: [] });
+  const note = 'no clear majority on ib-write-gpu 0000:41:00.0↔mlx5_3 gpu->nic: figures from 279.0 Gb/s to 401.0 Gb/s around a median of 340.0 Gb/s: not judged';
+  t.same(r.nodes.map((v) => [v.node, v.status, v.notes]), stats.map((s) => [s.node, 'incomplete', [note]]));
+  t.equal(r.exitCode, 1, 'before: "all 6 nodes judged, all agree" (exit 0)');
+  t.same(validate('fleet-report', JSON.parse(JSON.stringify(r))), []);
 });
