@@ -106,7 +106,8 @@ export function renderFleetHtml(r: FleetReport): string {
 <p>${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es): <b>${s.flagged} differ</b> (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor); ${s.lowRails} rail(s) below their band, ${s.absentRails} without a figure.</p>${sourceLines(r).length ? `
 <p class="sources">${sourceLines(r).map(esc).join('<br>')}</p>` : ''}
 <h2>nodes that differ from their class or were not judged, worst first</h2>
-${flagged.length ? flagged.map(flaggedRow).join('\n') : s.nodes === 0 ? `<p class="bad">nothing judged: no node found${r.problems.length ? `: ${esc(r.problems.slice(0, 5).join('; '))}` : ''}</p>` : '<p>none: every node judged, every node agrees with its class</p>'}
+${flagged.length ? flagged.map(flaggedRow).join('\n') : s.nodes === 0 ? `<p class="bad">nothing judged: no node found${r.problems.length ? `: ${esc(r.problems.slice(0, 5).join('; '))}` : ''}</p>` : r.exitCode === 0 ? '<p>none: every node judged, every node agrees with its class</p>' : '<p class="bad">every node judged agrees with its class, but inputs were not taken: see the notes below</p>'}${r.problems.length && s.nodes > 0 ? `
+<h2>notes</h2><ul class="notes">${r.problems.slice(0, 50).map((p) => `<li>${esc(p)}</li>`).join('')}${r.problems.length > 50 ? `<li>+${r.problems.length - 50} more (the text report lists them all)</li>` : ''}</ul>` : ''}
 <h2>bandwidth per rail</h2>
 ${r.classes.map(classSection).join('\n')}
 <h2>every node</h2><input id="filter" type="search" placeholder="filter nodes" aria-label="filter nodes">

@@ -80,3 +80,13 @@ t.test('hostile labels, class names, notes and problems are escaped: the only sc
   t.ok(html.includes(`<li>not judged: ${escaped}</li>`), 'a note escaped');
   t.ok(html.includes(`${escaped} 0000:18:00.0↔${escaped} ${escaped}`), 'a rail finding\'s probe, adapter and direction escaped');
 });
+
+t.test("the report's notes are on the page whatever was judged, and an input not taken is never 'every node agrees'", async (t) => {
+  const stats = ['gpu0001', 'gpu0002', 'gpu0003'].map((node) => ({ node, probe: 'ib-write-gpu', recipeHash: 'r1', gpu: '0000:18:00.0', nic: 'mlx5_0', direction: 'gpu->nic', p50: 4.9e10, min: null, count: 5, source: 'spool:x' }));
+  const problem = 'gpu[0008].tar.gz: not a node name, skipped';
+  const report = buildFleetReport({ dir: 'fleet', nodes: [], classOf: () => 'hgx', stats, missing: [], problems: [problem], refused: 1 });
+  const html = renderFleetHtml(report);
+  t.equal(report.exitCode, 1);
+  t.ok(html.includes('<p class="bad">every node judged agrees with its class, but inputs were not taken: see the notes below</p>'), 'not "none: every node judged, every node agrees"');
+  t.ok(html.includes(`<h2>notes</h2><ul class="notes"><li>${problem}</li></ul>`), 'the note itself');
+});
