@@ -6,7 +6,7 @@ import { ConfigError } from '../errors.js';
 import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX, wholeText } from '../host/host.js';
 import { readBytesAsync, statAsync } from '../host/whole-file.js';
 import { MAX_FILE_BYTES, MAX_LINKS, MAX_PATH_BYTES, MAX_TAR_BYTES } from './limits.js';
-import { manifestProblem, manifestTime } from './manifest.js';
+import { manifestFields, manifestProblem } from './manifest.js';
 import { TarError } from './tar.js';
 import { SnapTree, TreeError, type SnapNode } from './tree.js';
 
@@ -47,28 +47,15 @@ export class SnapshotHost implements Host {
     private readonly tree: SnapTree,
   ) {
     const m = tree.get('/manifest.json');
-    if (m?.kind !== 'file') return;
-    let j: { unreadable?: unknown; missing?: unknown; listed?: unknown; version?: unknown; time?: unknown };
-    try {
-      const parsed: unknown = JSON.parse(Buffer.from(m.data).toString('utf8'));
-      if (parsed === null || typeof parsed !== 'object') return;
-      j = parsed as typeof j;
-    } catch {
-      // a manifest that does not parse only costs the original reasons (and every absence becomes unknown)
-      return;
-    }
-    // Each field on its own: one malformed field (an `unreadable` that is no list) costs that field, never the time
-    // (fleet report's --max-age) or the others.
-    this.takenAt = manifestTime(j.time);
-    if (typeof j.version === 'string') this.takenBy = j.version;
-    if (Array.isArray(j.unreadable)) {
-      for (const u of j.unreadable as unknown[]) {
-        const e = u as { path?: unknown; reason?: unknown } | null;
-        if (e !== null && typeof e === 'object' && typeof e.path === 'string' && typeof e.reason === 'string') this.why.set(e.path, e.reason);
-      }
-    }
-    if (Array.isArray(j.missing)) this.recordedMissing = j.missing.filter((x): x is string => typeof x === 'string');
-    if (Array.isArray(j.listed)) this.listed = new Set(j.listed.filter((x): x is string => typeof x === 'string').map(normalPath));
+    // A manifest that does not parse only costs the original reasons (and every absence becomes unknown); one
+    // malformed field costs that field, never the time (fleet report's --max-age) or the others.
+    const f = m?.kind === 'file' ? manifestFields(m.data) : null;
+    if (f === null) return;
+    this.takenAt = f.time;
+    if (f.version !== null) this.takenBy = f.version;
+    for (const [p, why] of f.unreadable) this.why.set(p, why);
+    this.recordedMissing = f.missing;
+    if (f.listed !== null) this.listed = new Set(f.listed.map(normalPath));
   }
 
   /**

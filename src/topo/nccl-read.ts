@@ -5,7 +5,8 @@ import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { parseVpd } from '../parsers/vpd.js';
 import { typeOf } from '../pcie/pci-kind.js';
-import { buildNcclXml, checkNodeRoom, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, ncclMergedPath, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
+import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
+import { checkNodeRoom, ncclMergedPath } from './nccl-limits.js';
 
 // The Prolog loads this module alone (one chunk in the checkout's bundle), so it hands on the renderer too.
 export { renderNcclXml } from './nccl-xml.js';

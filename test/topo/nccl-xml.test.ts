@@ -1,6 +1,7 @@
 // NCCL's topology rules as gdrgate applies them (src/graph/xml.cc ncclTopoGetXmlFromSys), case by case over file texts.
 import t from 'tap';
-import { buildNcclXml, checkNodeRoom, cpuMissing, escapeAttr, NCCL_MAX_NODES, NcclXmlError, ncclMergedPath, ncclParent, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts, type XmlNode } from '../../src/topo/nccl-xml.js';
+import { checkNodeRoom, NCCL_MAX_NODES, ncclMergedPath } from '../../src/topo/nccl-limits.js';
+import { buildNcclXml, cpuMissing, escapeAttr, NcclXmlError, ncclParent, pciAttrs, renderNcclXml, strtol0, textsFrom, type NcclCpu, type Texts, type XmlNode } from '../../src/topo/nccl-xml.js';
 import { parseCpuIdentity } from '../../src/topo/nccl-read.js';
 import { parseNcclXml } from '../../src/topo/nccl-diff.js';
 
