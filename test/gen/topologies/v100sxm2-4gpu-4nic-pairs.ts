@@ -43,4 +43,6 @@ export const node: GenNode = {
   peermem: false,
   memlockKiB: 'unlimited',
   cmdline: 'BOOT_IMAGE=/vmlinuz-3.10.0-957.el7.x86_64 root=/dev/mapper/centos-root ro crashkernel=auto rhgb quiet',
+  // Skylake-SP, as the board above: family 6, model 0x55 (the kernel's INTEL_SKYLAKE_X), the x86 modalias's form.
+  cpuModalias: 'cpu:type:x86,ven0000fam0006mod0055:feature:,0000,0001,0002,0003',
 };
