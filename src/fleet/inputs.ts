@@ -26,6 +26,20 @@ const SNAPSHOT = /^(.+)\.(?:tar\.gz|tgz|tar)$/;
 const SPOOL_FILE = /^(.+)\.samples(?:\.(\d+))?\.jsonl$/;
 const SPOOL_DIR = /^(.+)\.spool$/;
 const SUMMARY = /^(.+)\.summary\.json$/;
+// Names meant for fleet that it does not read: one of its own suffixes in another case (GPU01.TAR.GZ, copied from a
+// tool that shouts), or a snapshot packed another way (.tar.zst, .tar.xz, .zip). Said, never skipped silently: the
+// node would else be missing from the report with nothing to say that its input was there.
+const OTHER_PACKING = /\.(?:tar\.(?:zst|zstd|xz|bz2|lz4|lzma|lz|z)|tzst|txz|tbz2?|zip|7z|gz|zst|xz)$/i;
+
+/** Why a name no pattern took is still a problem, or null for a file fleet has no business with. */
+export function nearMiss(name: string): string | null {
+  const lower = name.toLowerCase();
+  if (lower !== name && [SNAPSHOT, SPOOL_FILE, SPOOL_DIR, SUMMARY].some((r) => r.test(lower))) {
+    return `${name}: not read: fleet reads <node>.tar.gz, .tgz, .tar, .samples.jsonl, .samples.<n>.jsonl, .spool and .summary.json, their suffix in lower case`;
+  }
+  if (OTHER_PACKING.test(name)) return `${name}: not read: packed in a way fleet does not read (a snapshot is <node>.tar.gz, .tgz or .tar; a spool is read unpacked)`;
+  return null;
+}
 
 function kindOf(e: Dirent): string {
   if (e.isSymbolicLink()) return 'a symbolic link';
@@ -74,6 +88,11 @@ export function scanFleetDir(dir: string): FleetInputs {
     const snap = SNAPSHOT.exec(e.name);
     const spoolFile = snap ? null : SPOOL_FILE.exec(e.name);
     const spoolDir = snap || spoolFile ? null : SPOOL_DIR.exec(e.name);
+    if (!snap && !spoolFile && !spoolDir) {
+      const miss = nearMiss(e.name);
+      if (miss) problems.push(miss);
+      continue;
+    }
     const node = named(snap ?? spoolFile ?? spoolDir, e.name);
     if (node === null) continue;
     const what = snap ? 'snapshot' : spoolFile ? 'spool file' : 'spool directory';

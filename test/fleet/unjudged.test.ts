@@ -184,3 +184,29 @@ t.test("inputs whose names differ only in case (one host's, copied under two nam
   t.equal(r.summary.read, 1, 'before: 5 nodes read, gpu0002 three times in the majority');
   t.equal(r.exitCode, 1);
 });
+
+t.test('an input in a case or a packing fleet does not read is a problem said, never skipped silently; other files are nobody\'s business', async (t) => {
+  const dir = path.join(t.testdir(), 'fleet');
+  await generateFleet(dir, { n: 3, seed: 6, rates: CLEAN });
+  for (const [from, to] of [
+    ['gpu0002.tar.gz', 'GPU0004.TAR.GZ'],
+    ['gpu0002.tar.gz', 'gpu0005.Tgz'],
+    ['gpu0002.tar.gz', 'gpu0006.tar.zst'],
+    ['gpu0003.samples.jsonl', 'gpu0007.SAMPLES.jsonl'],
+    ['gpu0003.samples.jsonl', 'gpu0008.samples.1.jsonl.gz'],
+    ['gpu0003.samples.jsonl', 'README.txt'],
+    ['gpu0003.samples.jsonl', 'report.html'],
+  ] as const) copyFileSync(path.join(dir, from), path.join(dir, to));
+  const r = (await runFleetReport({ dir, baseline: null })).report;
+  const CASE = ': not read: fleet reads <node>.tar.gz, .tgz, .tar, .samples.jsonl, .samples.<n>.jsonl, .spool and .summary.json, their suffix in lower case';
+  const PACKED = ': not read: packed in a way fleet does not read (a snapshot is <node>.tar.gz, .tgz or .tar; a spool is read unpacked)';
+  t.same(r.problems, [
+    `GPU0004.TAR.GZ${CASE}`,
+    `gpu0005.Tgz${CASE}`,
+    `gpu0006.tar.zst${PACKED}`,
+    `gpu0007.SAMPLES.jsonl${CASE}`,
+    `gpu0008.samples.1.jsonl.gz${PACKED}`,
+  ]);
+  t.same(r.nodes.map((v) => v.node), ['gpu0001', 'gpu0002', 'gpu0003'], 'README.txt and report.html: not said, not nodes');
+  t.equal(r.exitCode, 1, 'before: exit 0, "3 nodes … all agree", five inputs left out without a word');
+});
