@@ -17,6 +17,22 @@ const CE_NAMES: readonly (readonly [number, string])[] = [[0, 'RxErr'], [6, 'Bad
 const ADV_NONFATAL = 1 << 13;
 /** Non-fatal errors a requester or completer may handle as advisory (§6.2.3.2.4): with AdvNonFatalErr set, correctable. */
 const ADVISORY = (1 << 12) | (1 << 14) | (1 << 15) | (1 << 16) | (1 << 20);
+/** The correctable file's label of CESta bit 13 (aer.c aer_correctable_error_string: 5.x on, and 4.19). */
+const ANFE_LABELS: ReadonlySet<string> = new Set(['NonFatalErr', 'Advisory Non-Fatal']);
+
+/**
+ * Advisory non-fatal errors the kernel handled: it takes one as correctable (aer.c pci_aer_handle_error clears
+ * COR_STATUS alone), counting it under the correctable file's bit 13, and leaves the error's UESta bit set. That
+ * bit is advisory only where the kernel counted such errors and no non-fatal one while it would have: a real
+ * non-fatal error with NonFatalErr+ is counted in aer_dev_nonfatal (and its status cleared by pcie_do_recovery).
+ * The count, or null where the counters do not show it.
+ */
+function anfeCounted(d: PciDevice, on: DevCtl | null): number | null {
+  const { correctable, nonfatal } = d.aer;
+  if (correctable.state !== 'present' || nonfatal.state !== 'present' || nonfatal.value.total !== 0 || on?.nonFatalErr !== true) return null;
+  const n = correctable.value.bits.filter((b) => ANFE_LABELS.has(b.label)).reduce((m, b) => m + b.count, 0);
+  return n > 0 ? n : null;
+}
 
 export function bitNames(reg: number, names: readonly (readonly [number, string])[]): string {
   const out = names.filter(([b]) => (reg >>> b) & 1).map(([, n]) => n);
@@ -126,7 +142,8 @@ export function uncorrectable(d: PciDevice, x: DeviceAer): Uncorrectable {
     const seen = cap.uncorStatus >>> 0;
     const masked = (seen & cap.uncorMask) >>> 0;
     let open = (seen & ~cap.uncorMask) >>> 0;
-    const advisory = cap.corStatus & ADV_NONFATAL ? (open & ~cap.uncorSeverity & ADVISORY) >>> 0 : 0;
+    const counted = cap.corStatus & ADV_NONFATAL ? null : anfeCounted(d, on);
+    const advisory = cap.corStatus & ADV_NONFATAL || counted !== null ? (open & ~cap.uncorSeverity & ADVISORY) >>> 0 : 0;
     open = (open & ~advisory) >>> 0;
     const fatalBits = (open & cap.uncorSeverity) >>> 0;
     const nonFatalBits = (open & ~cap.uncorSeverity) >>> 0;
@@ -138,7 +155,8 @@ export function uncorrectable(d: PciDevice, x: DeviceAer): Uncorrectable {
       errors.push(`UESta ${ueNames(nonFatalBits)} (severity non-fatal)`);
       actual.push(`UESta ${ueNames(nonFatalBits)}`);
     }
-    if (advisory) notes.push(`UESta ${ueNames(advisory)} with AdvNonFatalErr+ (advisory: handled as correctable)`);
+    if (advisory && counted === null) notes.push(`UESta ${ueNames(advisory)} with AdvNonFatalErr+ (advisory: handled as correctable)`);
+    else if (advisory) notes.push(`UESta ${ueNames(advisory)} with ${counted} advisory non-fatal error(s) counted as correctable and no non-fatal one (advisory: handled as correctable)`);
     if (masked) notes.push(`UESta ${ueNames(masked)} masked (UEMsk): recorded, never reported`);
   } else unknown.push(`status registers: ${x.capWhy}`);
   return { errors, notes, sources, unknown, unreadCounters, actual: actual.join(', ') };

@@ -9,6 +9,7 @@ import WORDING from './pcie-aer.json' with { type: 'json' };
 import { AER_DEFAULTS, ceNames, lostEnables, correctableGrowth, deviceAer, duration, enablesText, uncorrectable } from './aer-judge.js';
 
 const f = finder('pcie-aer', WORDING.codes);
+const DAY_S = 86_400;
 
 export default defineCheck('pcie-aer', WORDING, {
   run({ inv, baseline, aerHistory, now }): Finding[] {
@@ -36,11 +37,17 @@ export default defineCheck('pcie-aer', WORDING, {
       if (u.errors.length) out.push(f('aer-uncorrectable', 'fail', d.bdf, `uncorrectable errors since boot: ${u.errors.join('; ')}${notes}`, 'no uncorrectable error', u.actual));
       const g = correctableGrowth(d, x, nul(inv.bootId), aerHistory ?? null, at);
       const against = aerHistory?.against ?? 'the reference run';
-      if (g.kind === 'growth' && g.n > rate.correctableWarnAbove) {
-        const fail = g.n > rate.correctableFailAbove;
+      // The class's limits hold for an interval of up to a day; over a longer one (a node idle for weeks between
+      // Prologs, a job of a month) the growth is taken per day, else a month's trickle fails as a burst would.
+      const long = g.kind === 'growth' && g.seconds !== null && g.seconds > DAY_S;
+      const perDayOf = g.kind !== 'growth' ? 0 : long ? (g.n * DAY_S) / g.seconds! : g.n;
+      if (g.kind === 'growth' && perDayOf > rate.correctableWarnAbove) {
+        const fail = perDayOf > rate.correctableFailAbove;
         const n = `${g.n}${g.exact ? '' : ' or more'}`;
         const perHour = g.seconds ? `, ${((g.n * 3600) / g.seconds).toFixed(g.n * 3600 >= g.seconds * 10 ? 0 : 1)}/h` : '';
-        out.push(f('aer-correctable', fail ? 'fail' : 'warn', d.bdf, `correctable errors +${n} in ${duration(g.seconds)}${perHour} since ${against}: ${g.detail}`, `growth <= ${fail ? rate.correctableFailAbove : rate.correctableWarnAbove}`, `+${n}`));
+        const perDay = long ? ` (over more than a day the class's limits are per day: ${perDayOf.toFixed(perDayOf >= 10 ? 0 : 1)}/day)` : '';
+        const limit = `growth <= ${fail ? rate.correctableFailAbove : rate.correctableWarnAbove}${long ? ' a day' : ''}`;
+        out.push(f('aer-correctable', fail ? 'fail' : 'warn', d.bdf, `correctable errors +${n} in ${duration(g.seconds)}${perHour} since ${against}${perDay}: ${g.detail}`, limit, `+${n}`));
       }
       if (out.length) return out;
       // Nothing wrong found: say exactly what that rests on, and what could not be judged.

@@ -173,6 +173,8 @@ export interface Case {
   readonly edit?: Partial<BaselineClass>;
   /** The node at the previous run (pcie-aer): its counters are the reference this run's growth is judged against. */
   readonly previous?: (n: GenNode) => void;
+  /** When that previous run was (default PREVIOUS_RUN, an hour before THIS_RUN). */
+  readonly previousAt?: Date;
   /** Compare the findings about these subjects whatever their status; default: every finding that is not a pass. */
   readonly subjects?: readonly string[];
   readonly bare: readonly Want[];
@@ -203,7 +205,7 @@ export async function runCase(id: CheckId, c: Case): Promise<{ bare: Finding[]; 
   if (c.previous) {
     const p = structuredClone(c.from ?? HGX);
     c.previous(p);
-    const ref = aerReferenceOf(await inventoryCached(p), PREVIOUS_RUN, null);
+    const ref = aerReferenceOf(await inventoryCached(p), c.previousAt ?? PREVIOUS_RUN, null);
     extra = { aerHistory: { against: 'the previous Prolog', ref, why: '' }, now: THIS_RUN };
   }
   return { bare: runCheck(id, inv, null, extra), based: runCheck(id, inv, baseline, extra) };
