@@ -38,6 +38,11 @@ export function resumeAction(current: NodeState | null): ResumeAction {
   // DOWN is Slurm's (a node that stopped answering; ReturnToService says when it comes back), FAIL an admin's: our
   // reason under them is not ours to lift. Once Slurm lifts DOWN, the drain alone is ours again.
   if (/(^|\+)(DOWN|FAIL|FAILING)\*?(\+|$)/.test(current.state) || current.state.startsWith('DOWN')) return { act: 'refuse', why: `node is ${current.state}: its DOWN or FAIL is not ours to lift (our reason kept: ${current.reason ?? 'none'}); left as it is` };
+  // A reboot or power down an admin asked for (`scontrol reboot ASAP nextstate=resume`, which keeps our reason and its
+  // time when it names none) waits for the node's jobs to end; Slurm's resume clears it (node_mgr.c update_node,
+  // NODE_RESUME: REBOOT_REQUESTED, REBOOT_ISSUED, POWERING_DOWN), so the reboot would silently never come.
+  const pending = /(?:^|\+)(REBOOT_REQUESTED|REBOOT_ISSUED|POWER_DOWN|POWERING_DOWN|POWERED_DOWN)(?:\+|$)/.exec(current.state);
+  if (pending) return { act: 'refuse', why: `node is ${current.state}: a ${pending[1]!.startsWith('REBOOT') ? 'reboot' : 'power down'} is pending, which resuming would cancel (our reason kept: ${current.reason ?? 'none'}); left as it is` };
   return { act: 'resume' };
 }
 

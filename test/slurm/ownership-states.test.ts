@@ -38,13 +38,15 @@ t.test("a node down, failed or drained for an admin's reason is never drained ov
 class Slurmctld implements Exec {
   readonly calls: string[] = [];
   private shows = 0;
-  constructor(private readonly reasons: readonly string[]) {}
+  /** `states[i]`: the i-th show's State= (the last one after). */
+  constructor(private readonly reasons: readonly string[], private readonly states: readonly string[] = ['IDLE+DRAIN']) {}
   run(_file: string, args: readonly string[], _opts: ExecOptions): Promise<ExecResult> {
     this.calls.push(args.join(' '));
     const idle = fs.readFileSync(fixture('scontrol/show_node_o_idle_22.05.8.txt'), 'utf8');
     const reason = this.reasons[Math.min(this.shows, this.reasons.length - 1)]!;
+    const state = this.states[Math.min(this.shows, this.states.length - 1)]!;
     if (args[0] === 'show') this.shows++;
-    const stdout = args[0] === 'show' ? idle.replace('State=IDLE ', 'State=IDLE+DRAIN ').replace(/\n?$/, ` Reason=${reason}\n`) : '';
+    const stdout = args[0] === 'show' ? idle.replace('State=IDLE ', `State=${state} `).replace(/\n?$/, ` Reason=${reason}\n`) : '';
     return Promise.resolve({ exitCode: 0, stdout, stderr: '', timedOut: false, error: null, durationMs: 1 });
   }
 }
@@ -75,4 +77,22 @@ t.test('our reason written again during the re-check (same text and user, a new 
   t.same([r.resumed, r.result], [false, 'usage']);
   t.equal(r.why, `left drained: the reason changed during the re-check: now ${OURS} [root@2026-11-29T14:41:00] (was ${stamped})`);
   t.same(exec.calls, ['show node -o vm', 'show node -o vm'], 'never updated');
+});
+
+// `scontrol reboot ASAP nextstate=resume` with no reason keeps ours and its time (proc_req.c _slurm_rpc_reboot_nodes)
+// and waits for the jobs to end; Slurm's resume clears REBOOT_REQUESTED/ISSUED and POWERING_DOWN (node_mgr.c
+// update_node): resuming would cancel what the admin asked for.
+const PENDING = ['MIXED+DRAIN+REBOOT_REQUESTED', 'IDLE+DRAIN+REBOOT_ISSUED', 'ALLOCATED+DRAIN+POWER_DOWN', 'IDLE+DRAIN+POWERING_DOWN', 'IDLE+DRAIN+POWERED_DOWN'];
+
+t.test('a drain of ours under a pending reboot or power down is left: resuming would cancel it', async (t) => {
+  for (const s of PENDING) {
+    const what = s.includes('REBOOT') ? 'reboot' : 'power down';
+    t.same(resumeAction(node(s, OURS)), { act: 'refuse', why: `node is ${s}: a ${what} is pending, which resuming would cancel (our reason kept: ${OURS}); left as it is` }, s);
+  }
+  // Asked for during the health check's re-check: the second read refuses.
+  const exec = new Slurmctld([stamped], ['MIXED+DRAIN', 'MIXED+DRAIN+REBOOT_REQUESTED']);
+  const r = await resumeOwned(sc(exec), 'vm', { recheck: () => Promise.resolve({ kind: 'healthy' }) });
+  t.same([r.resumed, r.tried, r.result], [false, false, 'usage']);
+  t.equal(r.why, `node is MIXED+DRAIN+REBOOT_REQUESTED: a reboot is pending, which resuming would cancel (our reason kept: ${OURS}); left as it is`);
+  t.same(exec.calls, ['show node -o vm', 'show node -o vm'], 'before: show, show, update nodename=vm state=resume');
 });
