@@ -72,10 +72,17 @@ function acsPolicyOf(inv: Inventory, warnings: string[]): { acsPolicy?: 'classic
   return { acsPolicy: p.kind === 'classic' ? 'classic' : 'direct-nic' };
 }
 
-function memlockOf(inv: Inventory): number | 'unlimited' {
-  let lo: number | 'unlimited' = 'unlimited';
-  for (const p of inv.memlock) if (p.limit.state === 'present' && p.limit.value.soft !== 'unlimited') lo = lo === 'unlimited' ? p.limit.value.soft : Math.min(lo, p.limit.value.soft);
-  return lo;
+/**
+ * The class's memlock minimum: slurmd's soft limit (the Prolog and the jobs inherit it), else unlimited, the rule
+ * without a baseline. Never the capturing process's own: that is the admin's shell's (8 MiB by default since Linux
+ * 5.16, 64 KiB before), and taken as the minimum it let every later node pass with slurmd at that limit.
+ */
+function memlockOf(inv: Inventory, warnings: string[]): number | 'unlimited' {
+  const slurmd = inv.memlock.find((p) => p.who === 'slurmd');
+  if (!slurmd || slurmd.limit.state !== 'present') return 'unlimited';
+  const soft = slurmd.limit.value.soft;
+  if (soft !== 'unlimited') warnings.push(`memlock minimum recorded as slurmd's soft limit, ${soft} bytes, below unlimited (what RDMA registration of GPU memory is given without a baseline): is it really known-good?`);
+  return soft;
 }
 
 /**
@@ -140,7 +147,7 @@ export function captureClass(inv: Inventory, o: CaptureOptions): { cls: Baseline
     ...(v(inv.kernelRelease) ? { kernel: v(inv.kernelRelease)! } : {}),
     ...(g.driver.state === 'present' ? { driver: { flavour: g.driver.value.flavour, version: g.driver.value.version } } : {}),
     mechanism: mechanismOf(inv),
-    memlockMin: memlockOf(inv),
+    memlockMin: memlockOf(inv, warnings),
     iommu: iommuOf(inv, warnings),
     // A VM keeps isolation on (its hypervisor needs it); the virtualized class checks ATS instead.
     acsRedirectAllowed: o.platform === 'virtualized',

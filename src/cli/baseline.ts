@@ -1,6 +1,7 @@
 // `gdrgate baseline capture` (from a known-good node) and `gdrgate baseline validate FILE`.
 import { nul } from '../model/fact.js';
 import { captureClass } from '../baseline/capture.js';
+import { referenceFaults } from '../baseline/reference-faults.js';
 import { BASELINE_LIMITS, overLimits } from '../baseline/limits.js';
 import { checkBaseline, loadBaseline } from '../baseline/load.js';
 import { compilePattern } from '../baseline/match.js';
@@ -67,7 +68,7 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
     ...(probes ? { probes } : {}),
     ...(a.allowEmpty ? { allowEmpty: true } : {}),
   });
-  for (const w of [...warnings, ...probeNotes]) process.stderr.write(`gdrgate: note: ${w}\n`);
+  for (const w of [...warnings, ...probeNotes, ...referenceFaults(inv, null)]) process.stderr.write(`gdrgate: note: ${w}\n`);
   const b: Baseline = { version: 1, classes: [cls] };
   const text = JSON.stringify(b, null, 2);
   // What validate and every load would refuse is never written (limits.ts: the same numbers).
