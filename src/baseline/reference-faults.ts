@@ -3,16 +3,14 @@
 // the reference becomes what every node of the class is expected to be, and later nodes with the same fault pass.
 // Said, one line per check and code, so the admin sees it before the class goes out; never refused (a site may mean
 // it: an IOMMU in translation kept on purpose).
-import { CHECK_IDS } from '../checks/index.js';
 import type { Finding } from '../model/finding.js';
-import type { Inventory } from '../model/inventory.js';
-import { runChecks } from '../runner/run.js';
 
 /** Findings about the capturing process itself (its memlock is the admin's shell's, not the node's): not the node's. */
 const aboutTheCapture = (f: Finding): boolean => f.check === 'memlock-limit' && f.subject === 'self';
 
-export function referenceFaults(inv: Inventory, node: string | null): string[] {
-  const fs = runChecks({ inv, baseline: null, node }, CHECK_IDS).filter((f) => (f.status === 'fail' || f.status === 'warn') && !aboutTheCapture(f));
+/** `universal`: every check's findings on the reference without a baseline (engine/evaluate.ts judgeUniversal). */
+export function referenceFaults(universal: readonly Finding[]): string[] {
+  const fs = universal.filter((f) => (f.status === 'fail' || f.status === 'warn') && !aboutTheCapture(f));
   const groups = new Map<string, Finding[]>();
   for (const f of fs) {
     const k = `${f.status} ${f.check} ${f.code}`;

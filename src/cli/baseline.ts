@@ -13,7 +13,7 @@ import { ExecaExec } from '../host/exec.js';
 import type { Baseline, BaselineEnvelope } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
 import { UsageError } from '../errors.js';
-import { readNode } from '../engine/evaluate.js';
+import { judgeUniversal, readNode } from '../engine/evaluate.js';
 import { exitCode } from '../runner/exit.js';
 import { out } from './common.js';
 
@@ -68,7 +68,7 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
     ...(probes ? { probes } : {}),
     ...(a.allowEmpty ? { allowEmpty: true } : {}),
   });
-  for (const w of [...warnings, ...probeNotes, ...referenceFaults(inv, null)]) process.stderr.write(`gdrgate: note: ${w}\n`);
+  for (const w of [...warnings, ...probeNotes, ...referenceFaults(judgeUniversal(inv, null))]) process.stderr.write(`gdrgate: note: ${w}\n`);
   const b: Baseline = { version: 1, classes: [cls] };
   const text = JSON.stringify(b, null, 2);
   // What validate and every load would refuse is never written (limits.ts: the same numbers).

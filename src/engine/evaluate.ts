@@ -12,7 +12,8 @@ import type { CheckId, Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import type { Deadline } from '../runner/deadline.js';
 import { outcomeOf, type Outcome } from '../runner/policy.js';
-import { runChecksPaced, sortFindings } from '../runner/run.js';
+import { runChecks, runChecksPaced, sortFindings } from '../runner/run.js';
+import { CHECK_IDS } from '../checks/index.js';
 
 export interface ReadInput {
   /** A directory or a snapshot file; '/' on a live node. */
@@ -69,4 +70,9 @@ export async function evaluateNode(i: ReadInput & { readonly checks: readonly Ch
   const read = await readNode(i);
   const findings = sortFindings(await runChecksPaced({ inv: read.inv, baseline: read.baseline?.cls ?? null, aerHistory: i.aerHistory ?? null, node: i.node }, i.checks, i.deadline));
   return { ...read, findings, outcome: outcomeOf(findings) };
+}
+
+/** Every check on an inventory already read, without a baseline (the universal rules), worst first. */
+export function judgeUniversal(inv: Inventory, node: string | null): Finding[] {
+  return sortFindings(runChecks({ inv, baseline: null, node }, CHECK_IDS));
 }
