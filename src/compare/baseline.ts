@@ -8,7 +8,7 @@ import { CHECK_IDS, type CheckId } from '../checks/index.js';
 import { diff, type Area, type Difference, type Impact } from './types.js';
 
 /** Finding code → where it sits and how hard it hits the path; the response is the catalog's for that code. */
-const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
+export const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
   'inventory-missing': ['device', 'critical'],
   'inventory-extra': ['device', 'major'],
   'inventory-mismatch': ['device', 'major'],
@@ -37,7 +37,19 @@ const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
   'memlock-low': ['memlock', 'critical'],
   'topology-remote-nic': ['topology', 'major'],
   'topology-numa-changed': ['numa', 'major'],
+  'inventory-not-responding': ['device', 'critical'],
+  'iommu-group-split': ['iommu', 'critical'],
+  'iommu-group-shared': ['iommu', 'critical'],
+  'iommu-kernel-domain': ['iommu', 'critical'],
+  'acs-mask': ['acs', 'critical'],
+  'acs-platform-mismatch': ['acs', 'major'],
+  'peer-mapping-missing': ['gpudirect', 'major'],
+  'gres-cores-far': ['numa', 'major'],
+  'gres-cores-none': ['numa', 'minor'],
 };
+
+/** The codes a check may name without a difference (it passes, is not applicable, or could not tell). */
+export const NOT_A_DIFFERENCE = /-(ok|na|unknown|unreadable|reset|unexpected)$/;
 
 /** Where a check's "could not tell" sits: as node-to-node compare says it, a minor difference, never "equivalent". */
 const CHECK_AREA: Record<CheckId, Area> = {
@@ -80,7 +92,9 @@ function toDifference(f: Finding, subjects: ReadonlySet<string>): Difference | n
   if (code === 'driver-mismatch') return f.subject === 'kernel' ? diff('minor', 'kernel', 'node', a, b, code) : diff('major', 'driver', f.subject, a, b, code);
   if (code === 'topology-changed') return diff(f.status === 'fail' ? 'critical' : 'major', 'topology', f.subject, a, b, code);
   const m = MAP[code];
-  return m ? diff(m[1], m[0], f.subject, a, b, code) : null;
+  if (m) return diff(m[1], m[0], f.subject, a, b, code);
+  // A code the table does not know yet is never dropped: a node the Prolog fails is never "equivalent".
+  return Object.hasOwn(CHECK_AREA, f.check) ? diff(f.status === 'fail' ? 'major' : 'minor', CHECK_AREA[f.check as CheckId], f.subject, a, b, code) : null;
 }
 
 export function diffAgainstBaseline(inv: Inventory, cls: BaselineClass): Difference[] {

@@ -43,3 +43,36 @@ t.test('a GPU↔NIC path farther than the class records (pair 1 on socket 1: NOD
     ...['0000:33:00.0', '0000:36:00.0', '0000:32:00.0', '0000:32:01.0'].map((b): Line => ['major', 'numa', b, '1', '0']),
   ]);
 });
+
+t.test('every code a node check may fail or warn with has its place in compare: none is dropped as "equivalent"', async (t) => {
+  const { CHECKS } = await import('../../src/checks/index.js');
+  const { MAP, NOT_A_DIFFERENCE } = await import('../../src/compare/baseline.js');
+  const codes = CHECKS.flatMap((c) => Object.keys(c.codes));
+  // driver-mismatch and topology-changed are placed by their subject and status (toDifference), not the table.
+  const unplaced = codes.filter((c) => !NOT_A_DIFFERENCE.test(c) && !Object.hasOwn(MAP, c) && c !== 'driver-mismatch' && c !== 'topology-changed');
+  t.same(unplaced, [], 'before: inventory-not-responding, iommu-group-split, iommu-group-shared, iommu-kernel-domain, acs-mask, acs-platform-mismatch, gres-cores-far, gres-cores-none, peer-mapping-missing');
+});
+
+t.test('a GPU whose config space reads all ones (fallen off the bus) is a critical device difference, not "could not tell"', async (t) => {
+  const dir = t.testdir({});
+  const cls = await classOf(dir);
+  const sus = await tree(dir, 'sus', base());
+  const { readdirSync, readFileSync, statSync } = await import('node:fs');
+  // The GPU of pair 0 (0000:13:00.0), found where the tree put it.
+  const find = (d: string): string | null => {
+    for (const e of readdirSync(d)) {
+      const p = path.join(d, e);
+      if (e === '0000:13:00.0' && statSync(p).isDirectory()) return p;
+      if (statSync(p, { throwIfNoEntry: false })?.isDirectory() && /^(pci|0000:)/.test(e)) {
+        const r = find(p);
+        if (r) return r;
+      }
+    }
+    return null;
+  };
+  const gpu = find(path.join(sus.root, 'sys/devices'))!;
+  const config = path.join(gpu, 'config');
+  writeFileSync(config, Buffer.alloc(readFileSync(config).length, 0xff));
+  const got = lines(diffAgainstBaseline(await buildInventory(new FsHost(sus.root)), cls)).filter(([impact]) => impact !== 'minor');
+  t.same(got.map(([impact, area, subject]) => [impact, area, subject]), [['critical', 'device', '0000:13:00.0']], 'before: minor differences only ("could not tell")');
+});
