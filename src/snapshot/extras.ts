@@ -16,6 +16,11 @@ const ALLOW: readonly RegExp[] = [
   // This process and the ancestors the slurmd search walks: name, status and limits only (memlock.ts).
   /^\/proc\/(self|\d+)(\/(limits|status|comm))?$/,
   /^\/etc\/hostname$/,
+  // job-placement's inputs: Slurm's gres.conf where the snapshot's inventory reads it (DEFAULT_GRES_CONF; a site's own
+  // path is its config's, which a snapshot does not read), and each GPU's minor (placement.ts). Neither a secret nor a
+  // job's file; without them a snapshot's replay skipped job-placement where the node failed it.
+  /^\/etc\/slurm(\/gres\.conf)?$/,
+  /^\/proc\/driver\/nvidia\/gpus(\/[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7](\/information)?)?$/,
   /^\/(var\/)?run(\/slurmd\.pid)?$/, // /var/run is a link to /run on current distributions
 ];
 
