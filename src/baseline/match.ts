@@ -56,8 +56,10 @@ function globNode(body: string, fail: (why: string) => never): Node {
 }
 
 /**
- * A Slurm hostlist's commas outside brackets (`gpu[01-04],cpu01`) separate names: the pattern matches a name that one of them matches. Inside
- * brackets a comma belongs to the bracket.
+ * A Slurm hostlist's commas, spaces and tabs outside brackets (`gpu[01-04],cpu01`, `gpu[01-04] cpu01`, as the real
+ * `scontrol show hostnames` lists them) separate names: the pattern matches a name that one of them matches. Inside
+ * brackets a comma belongs to the bracket. (A newline is no separator there: scontrol takes `a[1-2]\nb[5-6]` for one
+ * name, a cross product; no host name holds one, so such a pattern matches nothing.)
  */
 function globList(body: string, fail: (why: string) => never): Node {
   const items: string[] = [];
@@ -66,7 +68,7 @@ function globList(body: string, fail: (why: string) => never): Node {
   for (let i = 0; i < body.length; i++) {
     if (body[i] === '[') depth = 1;
     else if (body[i] === ']') depth = 0;
-    else if (body[i] === ',' && depth === 0) {
+    else if ((body[i] === ',' || body[i] === ' ' || body[i] === '\t') && depth === 0) {
       items.push(body.slice(from, i));
       from = i + 1;
     }

@@ -24,7 +24,8 @@ function part(r: ReturnType<typeof seeded>): string {
 function pattern(r: ReturnType<typeof seeded>): string {
   const bracket = (): string => `[${Array.from({ length: 1 + r.int(3) }, () => part(r)).join(',')}]`;
   const one = (): string => r.pick(['gpu', 'node-', 'r']) + bracket() + (r.int(4) === 0 ? `g${bracket()}` : '');
-  return Array.from({ length: 1 + r.int(2) }, one).join(',');
+  // The separators scontrol takes between names (a comma most often; a space, a tab: hostlist.c _hostlist_create).
+  return Array.from({ length: 1 + r.int(2) }, one).reduce((a, b) => `${a}${r.pick([',', ',', ' ', '\t', ', '])}${b}`);
 }
 
 /** The names Slurm lists, and for each: with a leading zero more, one less, and the numbers beside it. */
