@@ -3,7 +3,8 @@ import { isDrainedOrDown, type NodeState } from '../parsers/scontrol.js';
 import { markerOf } from '../drill/marker.js';
 import { REASON_LABELS } from '../checks/index.js';
 import { notOurWriting } from './drain-record.js';
-import { isOurs, reasonLabel } from './reason.js';
+import { isOurs, labelOf, reasonLabel, reasonSubject, sanitize } from './reason.js';
+import type { AnyFinding } from '../model/finding.js';
 
 export type DrainAction =
   | { readonly act: 'drain' }
@@ -65,4 +66,17 @@ export function notJudgedByHealth(reason: string | null, judged: readonly string
  */
 export function healthLeaves(reason: string | null, judged: readonly string[], spool: string, node: string): string | null {
   return notJudgedByHealth(reason, judged) ?? notOurWriting(reason, spool, node);
+}
+
+/**
+ * A run judged healthy leaves a drain whose check could not tell of the reason's subject now (a skip or an error
+ * there: its link unread, its driver's files gone): "could not tell" is never a pass, so never a reason to resume.
+ * Null to go on.
+ */
+export function notToldNow(reason: string | null, findings: readonly AnyFinding[]): string | null {
+  const label = reasonLabel(reason);
+  const subject = reasonSubject(reason);
+  if (label === null || subject === null) return null;
+  const f = findings.find((x) => (x.status === 'skip' || x.status === 'error') && labelOf(x) === label && sanitize(x.subject).replace(/ /g, '') === subject);
+  return f ? `left drained: ${label} could not tell of ${subject} now (${f.status} ${f.code}): not resumed on a judgement not made` : null;
 }

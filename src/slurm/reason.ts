@@ -56,7 +56,7 @@ export function formatReason(head: ReasonHead | null, count: number, job: string
 }
 
 /** A check's findings are labelled by its record's reasonLabel; the epilog's bandwidth findings by their code. */
-function labelOf(f: AnyFinding): string {
+export function labelOf(f: AnyFinding): string {
   return f.check === 'bandwidth' ? f.code : ((LABEL as Readonly<Record<string, string>>)[f.check] ?? 'check');
 }
 
@@ -79,4 +79,10 @@ export function isOurs(reason: string | null): boolean {
 export function reasonLabel(reason: string | null): string | null {
   if (reason === null || !isOurs(reason)) return null;
   return reason.slice(PREFIX.length).trimStart().split(' ')[0] || null;
+}
+
+/** The subject a reason of ours names, the word after its label (as sanitize wrote it); null if not ours or none. */
+export function reasonSubject(reason: string | null): string | null {
+  if (reason === null || !isOurs(reason)) return null;
+  return reason.slice(PREFIX.length).trimStart().split(' ')[1] || null;
 }

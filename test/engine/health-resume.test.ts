@@ -98,3 +98,18 @@ t.test("a drill's drain (drill=<marker>), its drill file gone: left drained for 
   t.equal(r.action, "left drained: a drill's drain (drill=79f7346b) is not judged by the health check");
   t.same(r.resumes, []);
 });
+
+t.test('a drain whose check cannot tell now (the GPU link unread) is left: a judgement not made is no reason to resume', async (t) => {
+  const env = makeGateEnv();
+  const reason = drainedByProlog(env);
+  t.equal(reason, 'gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16) job=42');
+  // The GPU's link as a read that cannot be judged: config space cut to its 64-byte header (no PCI Express
+  // capability), the kernel's width file not a number.
+  const dir = path.join(env.tree, 'sys/devices/pci0000:00/0000:00:06.0');
+  writeFileSync(path.join(dir, 'config'), readFileSync(path.join(dir, 'config')).subarray(0, 64));
+  writeFileSync(path.join(dir, 'current_link_width'), 'garbage\n');
+  const r = health(env);
+  t.equal(r.code, 0);
+  t.same(r.resumes, [], 'before: update nodename=vm state=resume');
+  t.equal(r.action, 'left drained: pcie-link could not tell of 0000:00:06.0 now (skip link-unknown): not resumed on a judgement not made');
+});
