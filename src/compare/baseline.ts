@@ -52,7 +52,7 @@ export const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
 export const NOT_A_DIFFERENCE = /-(ok|na|unknown|unreadable|reset|unexpected)$/;
 
 /** Where a check's "could not tell" sits: as node-to-node compare says it, a minor difference, never "equivalent". */
-const CHECK_AREA: Record<CheckId, Area> = {
+export const CHECK_AREA: Record<CheckId, Area> = {
   'device-inventory': 'device',
   'pcie-link': 'link-width',
   'pcie-acs': 'acs',

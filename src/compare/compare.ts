@@ -6,12 +6,13 @@ import type { Inventory } from '../model/inventory.js';
 import { AREAS } from '../areas/index.js';
 import { placement, presence, topology } from './devices.js';
 import { ats, iommu, modules, versions } from './node.js';
+import { flagged } from './flagged.js';
 import { sortDifferences } from './order.js';
 import type { Difference } from './types.js';
 import { compareView, type CompareView } from './view.js';
 
 export function compareViews(a: CompareView, b: CompareView): Difference[] {
-  return sortDifferences([
+  const told = [
     ...presence(a, b),
     ...placement(a, b),
     ...topology(a, b),
@@ -20,7 +21,8 @@ export function compareViews(a: CompareView, b: CompareView): Difference[] {
     ...ats(a, b),
     ...modules(a, b),
     ...versions(a, b),
-  ]);
+  ];
+  return sortDifferences([...told, ...flagged(a, b, told)]);
 }
 
 export function compareInventories(a: Inventory, b: Inventory): Difference[] {

@@ -13,9 +13,10 @@ import type { Inventory, RdmaNic } from '../model/inventory.js';
 import { AREAS } from '../areas/index.js';
 import { linkText } from '../model/names.js';
 import { topoMatrix } from '../topo/matrix.js';
+import { judgeUniversal } from '../engine/evaluate.js';
 
 /** Bump when a field's meaning changes: a view of another version is not compared (a summary of it is stale). */
-export const VIEW_VERSION = 2;
+export const VIEW_VERSION = 3;
 
 export interface DeviceView {
   readonly bdf: string;
@@ -88,6 +89,21 @@ export interface CompareView {
   readonly areas: Readonly<Record<string, unknown>>;
   /** A few facts read without comparing (devices, firmware, links, versions): views alike here are likely alike. */
   readonly fingerprint: string;
+  /**
+   * What the universal rules (every check, no baseline) fail or warn of on this node, in their order: a fault no
+   * dimension above shows (an IOMMU group split from its GPU's, a device that stopped answering) still differs
+   * (flagged.ts). Since view 3.
+   */
+  readonly flagged: readonly FlaggedView[];
+}
+
+/** One finding of the universal rules that is not a pass. */
+export interface FlaggedView {
+  readonly check: string;
+  readonly code: string;
+  readonly status: 'fail' | 'warn';
+  readonly subject: string;
+  readonly actual: string;
 }
 
 function nicView(inv: Inventory, n: RdmaNic): NicView {
@@ -161,5 +177,6 @@ export function compareView(inv: Inventory): CompareView {
     kernel: nul(inv.kernelRelease),
     areas: Object.fromEntries(AREAS.flatMap((r) => (r.view ? [[r.id, r.view(inv)]] : []))),
     fingerprint: fingerprint(inv),
+    flagged: judgeUniversal(inv, null).flatMap((f) => (f.status === 'fail' || f.status === 'warn' ? [{ check: f.check, code: f.code, status: f.status, subject: f.subject.slice(0, 512), actual: (f.actual ?? f.message).slice(0, 4096) }] : [])),
   };
 }

@@ -76,7 +76,7 @@ t.test('every way a summary can be stale or broken: that node read from its snap
     ['gpu0003', 'snapshot', /^summary not used: it does not validate \(\/: must NOT have additional properties \(extra\)\); judged from the snapshot$/],
     ['gpu0004', 'snapshot', /^summary not used: it is "gpu0005"'s, not gpu0004's; judged from the snapshot$/],
     ['gpu0005', 'snapshot', /^summary not used: .*gpu0005\.summary\.json is a symbolic link; judged from the snapshot$/],
-    ['gpu0006', 'snapshot', /^summary not used: it does not validate \(\/view\/version: must be equal to constant: 2\); judged from the snapshot$/],
+    ['gpu0006', 'snapshot', /^summary not used: it does not validate \(\/view\/version: must be equal to constant: 3\); judged from the snapshot$/],
     ['gpu0007', 'snapshot', /^summary not used: .*gpu0007\.summary\.json is \d+ bytes, more than 1048576; judged from the snapshot$/],
     ['gpu0008', 'snapshot', null],
     ['gpu0009', 'summary', null],
