@@ -51,31 +51,13 @@ export const cases = table('pcie-aer', [
       unc(P0.gpu, 'UESta CmpltAbrt'),
     ],
   },
-  {
-    name: 'valid: 110 correctable errors over 30 days since the previous Prolog (3.7 a day): warns, never fails',
-    previous: gpuCor(40),
-    previousAt: daysBefore(30),
-    change: gpuCor(150),
-    subjects: [P0.gpu],
-    bare: [{ status: 'warn', code: 'aer-correctable', subject: P0.gpu, expected: 'growth <= 0 a day', actual: '+110' }],
-    based: [{ status: 'warn', code: 'aer-correctable', subject: P0.gpu, expected: 'growth <= 0 a day', actual: '+110' }],
-  },
-  {
-    name: 'invalid: 1,000 correctable errors over 2 days (500 a day): fails',
-    previous: gpuCor(0),
-    previousAt: daysBefore(2),
-    change: gpuCor(1000),
-    subjects: [P0.gpu],
-    bare: [{ status: 'fail', code: 'aer-correctable', subject: P0.gpu, expected: 'growth <= 100 a day', actual: '+1000' }],
-    based: [{ status: 'fail', code: 'aer-correctable', subject: P0.gpu, expected: 'growth <= 100 a day', actual: '+1000' }],
-  },
-  {
-    name: 'invalid: 101 correctable errors in exactly a day: the limit holds as a count, fails',
-    previous: gpuCor(0),
-    previousAt: daysBefore(1),
-    change: gpuCor(101),
-    subjects: [P0.gpu],
-    bare: [{ status: 'fail', code: 'aer-correctable', subject: P0.gpu, expected: 'growth <= 100', actual: '+101' }],
-    based: [{ status: 'fail', code: 'aer-correctable', subject: P0.gpu, expected: 'growth <= 100', actual: '+101' }],
-  },
+  // [name, days since the previous Prolog, its count, this count, status, the limit as worded]
+  ...([
+    ['valid: 110 correctable errors over 30 days since the previous Prolog (3.7 a day): warns, never fails', 30, 40, 150, 'warn', 'growth <= 0 a day'],
+    ['invalid: 1,000 correctable errors over 2 days (500 a day): fails', 2, 0, 1000, 'fail', 'growth <= 100 a day'],
+    ['invalid: 101 correctable errors in exactly a day: the limit holds as a count, fails', 1, 0, 101, 'fail', 'growth <= 100'],
+  ] as const).map(([name, days, was, now, status, expected]) => {
+    const want: Want = { status, code: 'aer-correctable', subject: P0.gpu, expected, actual: `+${now - was}` };
+    return { name, previous: gpuCor(was), previousAt: daysBefore(days), change: gpuCor(now), subjects: [P0.gpu], bare: [want], based: [want] };
+  }),
 ]);
