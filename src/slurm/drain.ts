@@ -94,10 +94,10 @@ export async function resumeOwned(scontrol: Scontrol, node: string, o: ResumeOpt
   if (!now.ok) return { resumed: false, tried: false, result: 'internal', why: `${now.why}: not resuming` };
   const after = resumeAction(now.node);
   if (after.act === 'none') return { resumed: false, tried: false, result: 'ok', why: after.why };
-  // A refusal that came during the re-check (a reboot asked for changes neither the reason nor its [user@time]).
-  if (after.act === 'refuse') return { resumed: false, tried: false, result: 'usage', why: after.why, rechecked: true };
   const changed = reasonChange(cur.node, now.node);
   if (changed !== null) return { resumed: false, tried: false, result: 'usage', why: `left drained: the reason changed during the re-check: ${changed}`, rechecked: true };
+  // A refusal that came during the re-check with the reason as it was (a reboot asked for keeps it and its [user@time]).
+  if (after.act === 'refuse') return { resumed: false, tried: false, result: 'usage', why: after.why, rechecked: true };
   const w = await scontrol.resume(node);
   return w.ok ? { resumed: true, tried: true, result: 'ok', why: `resumed (was: ${cur.node.reason ?? 'none'})`, was: cur.node.reason } : { resumed: false, tried: true, result: 'internal', why: w.why };
 }
