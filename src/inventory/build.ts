@@ -8,6 +8,7 @@ import { type CpuRanges, parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
+import { platformExtra } from './platform-extra.js';
 import { besideConnectX, detailPci, isGpu, listPci, unidentified, unlistedBridges } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
@@ -119,7 +120,10 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     [...wanted].filter((b) => onPaths.has(b)).map((b) => detailPci(host, onPaths.get(b)!, notes, endpoints.has(b), pacer)),
   );
   // Direct NIC platforms: what else hangs below a ConnectX switch on those paths (the ConnectX-8 DMA function).
-  const beside = besideConnectX(detailed, skeletons, wanted);
+  const near = besideConnectX(detailed, skeletons, wanted);
+  // And what the platform's rules cover off every path (platform-extra.ts): nothing more on an x86 node.
+  const extra = await platformExtra(host, detailed, skeletons, new Set([...wanted, ...near.map((s) => s.bdf)]), notes);
+  const beside = [...near, ...extra];
   detailed.push(...(await Promise.all(beside.map((s) => detailPci(host, s, notes, valueOf(s.classCode) !== 0x060400, pacer)))));
   const pci = new Map<Bdf, PciDevice>(detailed.sort((a, b) => byText(a.bdf, b.bdf)).map((d) => [d.bdf, d]));
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => valueOf(n.bdf) ?? ''), ...beside.map((s) => s.bdf)]

@@ -35,8 +35,32 @@ export type AcsPlatform =
 
 /** rdma_topo's two ways of giving up: not this topology at all (classic), or this topology built oddly (skip). */
 class NotThis extends Error {}
-class Odd extends Error {}
+class Odd extends Error {
+  /** The topology being built when it was found odd (set by detect). */
+  topology: DirectTopology | null = null;
+}
 class Untold extends Odd {}
+
+/**
+ * Every complex built, not the first alone: rdma_topo stops at the first it meets (in directory order), so one odd
+ * complex beside one that is "not this topology" gave either answer. Any odd one: odd (skip, never judged by a rule
+ * of the wrong platform); else any not of this topology: the classic rule.
+ */
+function every<T>(xs: readonly PciDevice[], build: (d: PciDevice) => T): T[] {
+  const got = xs.map((d): T | Error => {
+    try {
+      return build(d);
+    } catch (e) {
+      if (e instanceof NotThis || e instanceof Odd) return e;
+      throw e;
+    }
+  });
+  const odd = got.find((x) => x instanceof Odd);
+  if (odd) throw odd;
+  const not = got.find((x) => x instanceof NotThis);
+  if (not) throw not;
+  return got as T[];
+}
 
 /** Whether a port has, or may have, an ACS capability: only a config space read to its end without one says no (a `config` file missing says nothing). */
 const hasAcs = (d: PciDevice | undefined): boolean => d !== undefined && (d.config.state !== 'present' || d.config.value.acs.state !== 'absent');
@@ -109,44 +133,49 @@ function detect(inv: Inventory): AcsPlatform {
   const dma: { gpu: Bdf; dma: Bdf }[] = [];
   const inline: { nic: Bdf; gpu: Bdf }[] = [];
   const apart: { node: number; devs: Bdf[] }[] = [];
-  let topology: DirectTopology;
+  let topology: DirectTopology | undefined;
   let virt = false;
   const gpus = inv.gpus.map((g) => inv.pci.get(g.bdf)).filter((d): d is PciDevice => d !== undefined);
-  if (devs.some((d) => typeOf(d) === 'cx_dma')) {
-    topology = 'dma';
-    for (const d of devs.filter((x) => typeOf(x) === 'cx_dma')) dma.push(dmaComplex(inv, d, rules));
-  } else if (gpus.some((g) => ['grace_rp', 'vera_rp'].includes(typeOf(parentOf(inv, g))))) {
-    topology = 'numa';
-    // Every NUMA node holding a GPU or ConnectX NIC holds both (rdma_topo pairs them per node).
-    const nics = devs.filter((d) => typeOf(d) === 'cx_nic');
-    const node = (d: PciDevice): number | null => (d.numaNode.state === 'present' && d.numaNode.value >= 0 ? d.numaNode.value : null);
-    for (const n of new Set([...gpus, ...nics].map(node).filter((x): x is number => x !== null))) {
-      if (!nics.some((d) => node(d) === n)) throw new Odd(`no ConnectX NIC on NUMA node ${n}`);
-      if (!gpus.some((d) => node(d) === n)) throw new Odd(`no GPU on NUMA node ${n}`);
-      apart.push({ node: n, devs: [...nics, ...gpus].filter((d) => node(d) === n).map((d) => d.bdf).sort() });
-    }
-    apart.sort((a, b) => a.node - b.node);
-  } else if (devs.some((d) => typeOf(d) === 'cx_switch') && devs.some((d) => typeOf(d) === 'cx_nic') && gpus.length > 0) {
-    topology = 'inline';
-    const complexes = gpus.map((g) => ({ gpu: g.bdf, ...inlineComplex(inv, g) })).sort((a, b) => (a.nic.bdf < b.nic.bdf ? -1 : 1));
-    inline.push(...complexes.map((c) => ({ nic: c.nic.bdf, gpu: c.gpu })));
-    const ats = complexes.map((c) => (c.nic.config.state === 'present' ? c.nic.config.value.ats.state : 'unknown'));
-    if (ats.includes('unknown')) throw new Odd('ATS of a ConnectX NIC could not be read, so virtualization cannot be told');
-    if (new Set(ats).size > 1) throw new Odd('the ConnectX NICs differ in ATS, so virtualization cannot be told');
-    virt = ats[0] === 'present';
-    for (const { nic, ports: [nicDsp, gpuDsp, rp] } of complexes) {
-      rules.set(nicDsp.bdf, { bdf: nicDsp.bdf, mask: virt ? acsMask('1x111x1') : MASK.off, role: `switch port toward NIC ${nic.bdf}` });
-      rules.set(gpuDsp.bdf, { bdf: gpuDsp.bdf, mask: virt ? isolated(gpuDsp) : MASK.off, role: `switch port toward the GPU beside NIC ${nic.bdf}` });
-      rules.set(rp.bdf, { bdf: rp.bdf, mask: virt ? isolated(rp) : MASK.off, role: `root port of NIC ${nic.bdf} and its GPU` });
-    }
-  } else return { kind: 'classic', note: null };
+  try {
+    if (devs.some((d) => typeOf(d) === 'cx_dma')) {
+      topology = 'dma';
+      dma.push(...every(devs.filter((x) => typeOf(x) === 'cx_dma'), (d) => dmaComplex(inv, d, rules)));
+    } else if (gpus.some((g) => ['grace_rp', 'vera_rp'].includes(typeOf(parentOf(inv, g))))) {
+      topology = 'numa';
+      // Every NUMA node holding a GPU or ConnectX NIC holds both (rdma_topo pairs them per node).
+      const nics = devs.filter((d) => typeOf(d) === 'cx_nic');
+      const node = (d: PciDevice): number | null => (d.numaNode.state === 'present' && d.numaNode.value >= 0 ? d.numaNode.value : null);
+      for (const n of new Set([...gpus, ...nics].map(node).filter((x): x is number => x !== null))) {
+        if (!nics.some((d) => node(d) === n)) throw new Odd(`no ConnectX NIC on NUMA node ${n}`);
+        if (!gpus.some((d) => node(d) === n)) throw new Odd(`no GPU on NUMA node ${n}`);
+        apart.push({ node: n, devs: [...nics, ...gpus].filter((d) => node(d) === n).map((d) => d.bdf).sort() });
+      }
+      apart.sort((a, b) => a.node - b.node);
+    } else if (devs.some((d) => typeOf(d) === 'cx_switch') && devs.some((d) => typeOf(d) === 'cx_nic') && gpus.length > 0) {
+      topology = 'inline';
+      const complexes = every(gpus, (g) => ({ gpu: g.bdf, ...inlineComplex(inv, g) })).sort((a, b) => (a.nic.bdf < b.nic.bdf ? -1 : 1));
+      inline.push(...complexes.map((c) => ({ nic: c.nic.bdf, gpu: c.gpu })));
+      const ats = complexes.map((c) => (c.nic.config.state === 'present' ? c.nic.config.value.ats.state : 'unknown'));
+      if (ats.includes('unknown')) throw new Odd('ATS of a ConnectX NIC could not be read, so virtualization cannot be told');
+      if (new Set(ats).size > 1) throw new Odd('the ConnectX NICs differ in ATS, so virtualization cannot be told');
+      virt = ats[0] === 'present';
+      for (const { nic, ports: [nicDsp, gpuDsp, rp] } of complexes) {
+        rules.set(nicDsp.bdf, { bdf: nicDsp.bdf, mask: virt ? acsMask('1x111x1') : MASK.off, role: `switch port toward NIC ${nic.bdf}` });
+        rules.set(gpuDsp.bdf, { bdf: gpuDsp.bdf, mask: virt ? isolated(gpuDsp) : MASK.off, role: `switch port toward the GPU beside NIC ${nic.bdf}` });
+        rules.set(rp.bdf, { bdf: rp.bdf, mask: virt ? isolated(rp) : MASK.off, role: `root port of NIC ${nic.bdf} and its GPU` });
+      }
+    } else return { kind: 'classic', note: null };
+  } catch (e) {
+    if (e instanceof Odd && !(e instanceof Untold)) e.topology = topology!;
+    throw e;
+  }
   // Every other ConnectX/BlueField switch port and Grace/Vera root port: the kernel's isolation, except on a bare-metal inline node.
   for (const d of devs) {
     const t = typeOf(d);
     if (rules.has(d.bdf) || !hasAcs(d) || !(t.endsWith('_switch') || t === 'grace_rp' || t === 'vera_rp')) continue;
     rules.set(d.bdf, { bdf: d.bdf, mask: topology === 'inline' && !virt ? MASK.off : isolated(d), role: `${t.replace('_', ' ')} off the GPU↔NIC complexes` });
   }
-  return { kind: 'direct-nic', topology, virt, rules, dma, inline, apart };
+  return { kind: 'direct-nic', topology: topology!, virt, rules, dma, inline, apart };
 }
 
 /** The node's ACS platform; rdma_topo's refusals become the classic rule (not this topology) or `unexpected`. */
@@ -154,9 +183,8 @@ export function acsPlatform(inv: Inventory): AcsPlatform {
   try {
     return detect(inv);
   } catch (e) {
-    const topology: DirectTopology = [...inv.pci.values()].some((d) => typeOf(d) === 'cx_dma') ? 'dma' : 'inline';
     if (e instanceof NotThis) return { kind: 'classic', note: `not a Direct NIC topology (${e.message}): the classic rule` };
-    if (e instanceof Odd) return { kind: 'unexpected', topology: e instanceof Untold ? null : topology, why: e.message };
+    if (e instanceof Odd) return { kind: 'unexpected', topology: e.topology, why: e.message };
     throw e;
   }
 }
