@@ -154,7 +154,9 @@ function detect(inv: Inventory): AcsPlatform {
     } else if (devs.some((d) => typeOf(d) === 'cx_switch') && devs.some((d) => typeOf(d) === 'cx_nic') && gpus.length > 0) {
       topology = 'inline';
       const complexes = every(gpus, (g) => ({ gpu: g.bdf, ...inlineComplex(inv, g) })).sort((a, b) => (a.nic.bdf < b.nic.bdf ? -1 : 1));
-      inline.push(...complexes.map((c) => ({ nic: c.nic.bdf, gpu: c.gpu })));
+      // Every ConnectX NIC function beside the GPU (a second PF of a dual-port card too): each must share the GPU's
+      // group on bare metal, not only the first found (rdma_topo takes one, in an order it does not fix).
+      for (const c of complexes) for (const f of under(inv, c.ports[0].bdf).filter((d) => typeOf(d) === 'cx_nic')) inline.push({ nic: f.bdf, gpu: c.gpu });
       const ats = complexes.map((c) => (c.nic.config.state === 'present' ? c.nic.config.value.ats.state : 'unknown'));
       if (ats.includes('unknown')) throw new Odd('ATS of a ConnectX NIC could not be read, so virtualization cannot be told');
       if (new Set(ats).size > 1) throw new Odd('the ConnectX NICs differ in ATS, so virtualization cannot be told');

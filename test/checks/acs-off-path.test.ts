@@ -1,7 +1,8 @@
 // A Direct NIC platform's rules cover ports off every GPU↔NIC path, as rdma_topo reads the whole tree: a Grace root
 // port carrying only an NVMe drive (GB300 tray's E1.S) must hold the kernel's isolation; a ConnectX-8 DMA function
 // whose GPU is gone (Xid 79) leaves a complex rdma_topo refuses, so the platform cannot be told (skip, never a pass by
-// the other ports); a NUMA (Grace root port) node that cannot be judged says so as such. Without the oracle: these
+// the other ports); a NUMA (Grace root port) node that cannot be judged says so as such; every PF of an inline
+// ConnectX-8 is held to its GPU's IOMMU group, not the first alone. Without the oracle: these
 // are what acs-fuzz-oracle.test.ts checks against rdma_topo on thousands of variants.
 import t from 'tap';
 import type { GenDevice, GenNode } from '../gen/sysfs-tree.js';
@@ -44,4 +45,29 @@ t.test('a NUMA (Grace root port) node that cannot be judged is said to be one, n
   for (const hb of n.hostBridges) for (const d of hb.devices[0]!.children ?? []) if (d.kind === 'gpu') d.numaNode = 1;
   const fs = runCheck('pcie-acs', await inventoryOf(n), null).filter((f) => f.status !== 'pass');
   t.same(fs.map((f) => [f.status, f.code, f.message]), [['skip', 'acs-platform-unexpected', 'Grace root ports platform, but no GPU on NUMA node 0: no mask can be told']], 'before: "ConnectX switch inline platform, but …"');
+});
+
+t.test('HGX B300 inline, bare metal: a second PF of a ConnectX-8 in an IOMMU group apart from its GPU fails, as the first would', async (t) => {
+  const { hgxB300 } = await import('../gen/topologies/hgx-b300-cx8-inline.js');
+  const { allDevices } = await import('../gen/sysfs-tree.js');
+  /** The NIC 0000:39:00.0 with a second PF .1 (a dual-port card) in `group`, or in its own (null: the same). */
+  const pf1 = (group: number | null): GenNode => {
+    const n = hgxB300();
+    const pf0 = allDevices(n).find((d) => d.kind === 'nic' && d.bdf === '0000:39:00.0')!;
+    pf0.multiFunction = true;
+    const parent = allDevices(n).find((d) => d.children?.includes(pf0))!;
+    parent.children!.push({ ...structuredClone(pf0), bdf: '0000:39:00.1', iommuGroup: group ?? pf0.iommuGroup!, ib: { name: 'mlx5_1_1', fwVer: pf0.ib!.fwVer } });
+    return n;
+  };
+  // The inline verdicts (NIC with its GPU), not the passthrough ones of the same subjects.
+  const inline = async (n: GenNode): Promise<[string, string, string, string][]> =>
+    runCheck('iommu-mode', await inventoryOf(n), null).filter((f) => f.subject.startsWith('0000:39:00') && f.message.endsWith('(inline ConnectX, bare metal)')).map((f) => [f.status, f.code, f.subject, f.message]);
+  t.same(await inline(pf1(null)), [
+    ['pass', 'iommu-ok', '0000:39:00.0', 'NIC 0000:39:00.0 in IOMMU group 41, GPU 0000:3c:00.0 in 41 (inline ConnectX, bare metal)'],
+    ['pass', 'iommu-ok', '0000:39:00.1', 'NIC 0000:39:00.1 in IOMMU group 41, GPU 0000:3c:00.0 in 41 (inline ConnectX, bare metal)'],
+  ], 'both PFs in the GPU\'s group: pass');
+  t.same(await inline(pf1(777)), [
+    ['pass', 'iommu-ok', '0000:39:00.0', 'NIC 0000:39:00.0 in IOMMU group 41, GPU 0000:3c:00.0 in 41 (inline ConnectX, bare metal)'],
+    ['fail', 'iommu-group-shared', '0000:39:00.1', 'NIC 0000:39:00.1 in IOMMU group 777, GPU 0000:3c:00.0 in 41 (inline ConnectX, bare metal)'],
+  ], 'before: the second PF never judged');
 });
