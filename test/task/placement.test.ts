@@ -113,7 +113,10 @@ for (const c of cases) {
     const root = await jobRoot({ node: TWO, minors: SWAPPED, status: { cpus: c.cpus ?? '0-191', mems: c.mems ?? '0-1' }, ...c.root }, t.testdir());
     c.patch?.(root);
     const host = new FsHost(root);
-    const order = typeof c.order === 'string' ? slurmGpuOrder({ gres: present((parseGresConf(c.order) as { value: GresConf }).value), gresPath: 'gres.conf', minors: await readMinors(host), node: 'n1', asked: present({ count: 8, untyped: true, types: [] }) }) : c.order === undefined ? BY_MINOR : c.order;
+    const minors = await readMinors(host);
+    // slurm.conf's Gres=gpu:C as the node's: C its GPUs.
+    const count = minors.state === 'present' ? minors.value.size : 0;
+    const order = typeof c.order === 'string' ? slurmGpuOrder({ gres: present((parseGresConf(c.order) as { value: GresConf }).value), gresPath: 'gres.conf', minors, node: 'n1', asked: present({ count, untyped: true, types: [] }) }) : c.order === undefined ? BY_MINOR : c.order;
     const [place, view] = await Promise.all([readPlacement(host, selectGpus(c.gpus, c.step ?? null, true), order, 'no record'), readJobView(host, accessProbe(host))]);
     const f = judgePlacement({ place, view, paths: c.paths === undefined ? PATHS : c.paths });
     t.same(f.map((x) => [x.status, x.code]), c.want.map(([s, code]) => [s, code]), 'findings');
