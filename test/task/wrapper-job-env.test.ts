@@ -2,7 +2,8 @@
 // of either may make it print a line the gate did not mean (slurmstepd applies every `export`/`unset` line of its
 // stdout and stderr to the task) or hold a task for ever. Bash's start-up variables (BASH_ENV, SHELLOPTS with PS4, an
 // exported function named like a builtin) are ignored in privileged mode (#!/bin/bash -p); a kept answer is printed
-// only as the gate's lines (print, NCCL_TOPO_FILE's export) and read only from a regular file.
+// only as the gate's lines (NCCL_TOPO_FILE's export; its print lines were said by the task that judged) and read only
+// from a regular file.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,7 +38,7 @@ t.test("the job's BASH_ENV, SHELLOPTS=xtrace with PS4, and a function named like
   for (const [name, env] of Object.entries(hostile)) {
     fresh();
     t.strictSame(run(env), { code: 0, out: ['print gdrgate: judged'] }, `${name}: the first task`);
-    t.strictSame(run(env), { code: 0, out: ['print gdrgate: judged'] }, `${name}: a later task (the kept answer)`);
+    t.strictSame(run(env), { code: 0, out: [] }, `${name}: a later task (the kept answer: its print lines said once, by the task that judged)`);
   }
 });
 
@@ -48,7 +49,7 @@ t.test("a kept answer the job's user rewrote: only the gate's lines are printed;
   t.equal(kept.length, 1, 'one view kept');
   const file = path.join(state, 'job-7', kept[0]!);
   fs.appendFileSync(file, 'export LD_PRELOAD=/home/u/evil.so\nunset PATH\nexport NCCL_TOPO_FILE=/run/gdrgate/job-7/nccl-topo.xml\n');
-  t.strictSame(run(), { code: 0, out: ['print gdrgate: judged', 'export NCCL_TOPO_FILE=/run/gdrgate/job-7/nccl-topo.xml'] });
+  t.strictSame(run(), { code: 0, out: ['export NCCL_TOPO_FILE=/run/gdrgate/job-7/nccl-topo.xml'] }, 'the gate\'s export line alone (print lines are said by the task that judged)');
   fs.rmSync(file);
   spawnSync('/usr/bin/mkfifo', [file]);
   const t0 = Date.now();

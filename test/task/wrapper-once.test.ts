@@ -1,5 +1,6 @@
-// slurm/taskprolog.sh judges once per job, step and view on a node: the first task runs gdrgate, the others print
-// its answer from the job's directory (bash alone); another view (CPUs, step) is judged anew; a kept answer whose
+// slurm/taskprolog.sh judges once per job, step and view on a node: the first task runs gdrgate and says its print
+// lines, the others answer from the job's directory (bash alone: the exit code and the export lines); another view
+// (CPUs, GPUs, step) is judged anew and told by its own first task, whichever local task that is; a kept answer whose
 // view differs, or a directory that is not the job user's, is never printed.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -30,11 +31,12 @@ function task(env: Record<string, string>, pre: string[] = []): Promise<Ran> {
 const runs = (): number => (fs.existsSync(calls) ? fs.readFileSync(calls, 'utf8').split('\n').filter(Boolean).length : 0);
 const ANSWER = 'print gdrgate: one\nprint gdrgate: two\n';
 
-t.test('eight tasks of one step: one judgment, the same answer for all', async (t) => {
+t.test('eight tasks of one step: one judgment, told once, the same exit code for all', async (t) => {
   const all = await Promise.all(Array.from({ length: 8 }, () => task({})));
-  t.same(all, Array.from({ length: 8 }, () => ({ code: 0, stdout: ANSWER })));
+  t.same(all.map((r) => r.code), Array.from({ length: 8 }, () => 0));
+  t.same(all.map((r) => r.stdout).sort(), [...Array.from({ length: 7 }, () => ''), ANSWER], 'the task that judged says it; the others nothing');
   t.equal(runs(), 1, 'gdrgate ran once');
-  t.same(await task({}), { code: 0, stdout: ANSWER }, 'a later task of the step: the kept answer');
+  t.same(await task({}), { code: 0, stdout: '' }, 'a later task of the step: the kept answer, nothing said again');
   t.equal(runs(), 1);
 });
 
@@ -50,7 +52,7 @@ t.test("the exit-code policy holds for the kept answer: FAIL=1 fails every task 
   fs.appendFileSync(conf, 'FAIL=1\n');
   const first = await Promise.all([task({ RC: '1', SLURM_STEP_ID: '5' }), task({ RC: '1', SLURM_STEP_ID: '5' })]);
   t.same(first.map((r) => r.code), [1, 1]);
-  t.same(await task({ SLURM_STEP_ID: '5' }), { code: 1, stdout: ANSWER }, 'kept: still exit 1, though this run would say 0');
+  t.same(await task({ SLURM_STEP_ID: '5' }), { code: 1, stdout: '' }, 'kept: still exit 1, though this run would say 0');
   t.equal(runs(), 4);
   fs.writeFileSync(conf, fs.readFileSync(conf, 'utf8').replace('FAIL=1\n', ''));
 });
@@ -69,15 +71,18 @@ t.test('a kept answer for another view is not printed; a directory not the user\
   t.equal(runs(), 7, 'a linked job directory: every task judged');
 });
 
-t.test('whichever local task judges, local task 0 prints the print lines and every task the export lines', async (t) => {
+t.test('whichever local task judges says the print lines, once; every task the export lines', async (t) => {
   fs.mkdirSync(path.join(state, 'job-78'), { mode: 0o700 });
   const before = runs();
-  const as = (localid: string): Promise<Ran> => task({ SLURM_JOB_ID: '78', SLURM_STEP_ID: '0', SLURM_LOCALID: localid, EXPORT: '1' });
+  const as = (localid: string, more: Record<string, string> = {}): Promise<Ran> => task({ SLURM_JOB_ID: '78', SLURM_STEP_ID: '0', SLURM_LOCALID: localid, EXPORT: '1', ...more });
   const EXPORT = 'export NCCL_TOPO_FILE=/x\n';
-  t.same(await as('3'), { code: 0, stdout: EXPORT }, 'task 3 judges: its export line only');
-  t.same(await as('0'), { code: 0, stdout: ANSWER + EXPORT }, 'task 0, from the kept answer: the print lines too');
+  t.same(await as('3'), { code: 0, stdout: ANSWER + EXPORT }, 'task 3 judges: it says the view\'s print lines (before: its export line only)');
+  t.same(await as('0'), { code: 0, stdout: EXPORT }, 'task 0, from the kept answer: its export line only (before: the print lines, told by task 0 alone)');
   t.same(await as('5'), { code: 0, stdout: EXPORT }, 'task 5: its export line only');
   t.equal(runs() - before, 1, 'judged once');
+  // --gpus-per-task: task 1's own view (its own GPUs), which local task 0 does not share: told by task 1 itself.
+  t.same(await as('1', { SLURM_STEP_GPUS: '1' }), { code: 0, stdout: ANSWER + EXPORT }, 'before: judged, kept, never said (task 1 is not local task 0)');
+  t.equal(runs() - before, 2);
 });
 
 t.test("the job's NODE_OPTIONS never reach gdrgate's Node (--inspect-brk would hold the task for ever)", async (t) => {
