@@ -69,7 +69,9 @@ export interface Host {
   stat(path: string): Promise<ReadResult<StatInfo>>;
   /**
    * access(2) with R_OK|W_OK for the real uid, on the path under the root: the file is never opened (opening a
-   * GPU or verbs node has side effects). Mode bits only: a cgroup device rule shows at open(2), not here.
+   * GPU or verbs node has side effects). The mode bits and, for a device node, the cgroup's device rule (fs/namei.c
+   * inode_permission → devcgroup_inode_permission: cgroup v1's list, v2's BPF program): a node Slurm's
+   * ConstrainDevices denies answers EPERM here as at open(2).
    */
   access(path: string): Promise<AccessAnswer>;
   /**

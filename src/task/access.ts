@@ -1,6 +1,7 @@
 // Whether this process could open a file read-write, asked of the Host (Host.access: access(2) under its root,
 // so `--root` applies to /dev as to /sys): a device is never opened (opening a GPU or verbs node has side
-// effects), and "rw" means "permitted by the file", not "will open" (a cgroup device rule shows at open(2)).
+// effects). "rw" means permitted by the file's mode and, for a device node, by the cgroup's device rule, which access(2)
+// asks as open(2) does (inode_permission → devcgroup_inode_permission); not "will open" (a driver may still refuse).
 import type { Access, AccessAnswer, Host } from '../host/host.js';
 
 export type { Access };

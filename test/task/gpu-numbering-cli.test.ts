@@ -29,7 +29,17 @@ async function main(): Promise<void> {
   const tree = await jobRoot({ node: TWO, minors: [1, 0] }, path.join(work, 'tree'));
   // The job's view: bound to node 0 (next to 0000:18:00.0) or node 1 (next to 0000:9a:00.0).
   const near18 = await jobRoot({ node: TWO, minors: [1, 0], status: { cpus: '0-7', mems: '0' } }, path.join(work, 'near18'));
-  const gres = (text: string): void => { fs.mkdirSync(path.join(tree, 'etc/slurm'), { recursive: true }); fs.writeFileSync(path.join(tree, 'etc/slurm/gres.conf'), text); };
+  // gres.conf, and the slurm.conf beside it giving the node its two GPUs (under AutoDetect, Gres=gpu:C decides which
+  // GPUs slurmd keeps: without it the order is not derived, and the task's placement only skipped).
+  const gres = (text: string): void => {
+    fs.mkdirSync(path.join(tree, 'etc/slurm'), { recursive: true });
+    fs.writeFileSync(path.join(tree, 'etc/slurm/gres.conf'), text);
+    fs.writeFileSync(path.join(tree, 'etc/slurm/slurm.conf'), 'NodeName=gpu001 CPUs=192 Gres=gpu:2\n');
+  };
+  /** What the task record says of placement: [status, code, subject] of its job-placement findings. */
+  const placed = (job: string): [string, string, string][] =>
+    (JSON.parse(fs.readFileSync(path.join(stateDir, `job-${job}`, 'task.json'), 'utf8')) as { findings: { status: string; code: string; message: string }[] }).findings
+      .filter((f) => f.code.startsWith('job-placement')).map((f) => [f.status, f.code, f.message]);
   const stateDir = path.join(work, 'run');
   const scontrol = path.join(work, 'scontrol');
   fs.writeFileSync(scontrol, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
@@ -48,6 +58,7 @@ async function main(): Promise<void> {
     t.equal(prolog('81', '0').code, 0, 'prolog exit 0');
     const r = task('81', near18, { SLURM_JOB_GPUS: '0', SLURM_STEP_GPUS: '0', CUDA_VISIBLE_DEVICES: '0', SLURM_LOCALID: '0' });
     t.same([r.code, r.stdout], [0, ''], 'exit 0, no print line (before: CPUs and memory "away from GPU 0 (0000:9a:00.0)")');
+    t.same(placed('81'), [['pass', 'job-placement-ok', "this job's CPUs 0-7 and memory nodes 0 are near its GPUs 0=0000:18:00.0"]], 'judged, not skipped (before: skip, the order not derived without slurm.conf)');
   });
 
   await t.test('File= lines (AutoDetect off): the lines beginning with Name= come first, so 0 is /dev/nvidia1 = 0000:18:00.0', async (t) => {
@@ -55,6 +66,7 @@ async function main(): Promise<void> {
     t.equal(prolog('82', '0').code, 0, 'prolog exit 0');
     const r = task('82', near18, { SLURM_JOB_GPUS: '0', SLURM_LOCALID: '0' });
     t.same([r.code, r.stdout], [0, ''], 'exit 0, no print line');
+    t.same(placed('82'), [['pass', 'job-placement-ok', "this job's CPUs 0-7 and memory nodes 0 are near its GPUs 0=0000:18:00.0"]], 'judged, not skipped (before: skip, the order not derived without slurm.conf)');
   });
 
   await t.test("SLURM_STEP_GPUS=1 of the job's 0,1: the task's GPU is judged; the other GPU's node absent from its container is fine", async (t) => {
