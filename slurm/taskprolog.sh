@@ -259,17 +259,15 @@ begun() { [ -d "$dir" ] && [ ! -L "$dir" ] && ! { [ -O "$dir" ] && [ -e "$dir/pr
   { exec 7<> <(:); for ((w = 0; w < 100; w++)); do read -r -t 0.01 -u 7 _; begun || break; done; exec 7<&-; }
 # The job's directory is the job user's (the Prolog handed it over): only then are answers kept there.
 if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ -d "$dir" ] && [ -O "$dir" ] && [ ! -L "$dir" ] && [ "${#key}" -le 4096 ]; then
-  # Print lines: said once per view, by the task that judged it (whichever local task that is: a view task 0 does not
-  # share, each task bound to its own GPU, is told too); a task reading the kept answer says only its export lines.
-  voice=0
+  voice=0 # print lines: said by the task that judged the view (below), whichever local task; a kept answer's: never
   # The view's file name: its key with every character but [A-Za-z0-9.,=-] made _; a key too long for a file name,
   # hashed (a character at a time; over 4 KiB no view is kept). Two views of one name: told apart by key.
   h=${key//[^A-Za-z0-9.,=-]/_}
   [ "${#h}" -le 200 ] || for ((h = 5381, i = 0; i < ${#key}; i++)); do printf -v c %d "'${key:i:1}"; h=$(((h * 33 + c) & 0xffffffff)); done
   answer=$dir/task.$h
   # The kept answer is the view's whole answer, judged as its first local task (SLURM_LOCALID=0). Every task prints its
-  # export (only NCCL_TOPO_FILE: a kept answer is the user's file), only the task that judged the print lines (else a
-  # warning would reach the job once per task; and a view local task 0 does not share was never told).
+  # export (only NCCL_TOPO_FILE: a kept answer is the user's file), only the task that judged the print lines (once per
+  # view: a view local task 0 does not share, a task bound to its own GPU, is told too).
   tell() { local l; for l in "$@"; do case "$l" in "print "*) [ "$voice" = 1 ] && printf '%s\n' "$l" ;; "export NCCL_TOPO_FILE=/"*) printf '%s\n' "$l" ;; esac; done; return 0; }
   said() { [ -f "$answer.done" ] && [ -f "$answer" ] && [ ! -L "$answer" ] && mapfile -t lines <"$answer" && [ "${lines[0]-}" = "$key" ] && rc=${lines[1]-3} && kept=1 && tell "${lines[@]:2}"; }
   if said; then :
