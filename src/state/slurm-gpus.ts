@@ -127,10 +127,10 @@ function detectedOrder(i: OrderInput, minors: ReadonlyMap<number, string>, d: { 
   if (a.state === 'unknown') return no(`for this node cannot be told (${a.why}): which GPUs slurmd keeps depends on it`);
   if (a.state === 'absent' || (!a.value.count && !a.value.types.length)) return no('asks for no GPU on this node');
   const c = a.value.count;
-  // More GPUs asked for than the node has: slurmd counts something else as GPUs besides the whole ones read here (MIG
-  // instances under AutoDetect=nvml, gpu_nvml.c; sorted after the whole GPUs, 24.11 on, or by their empty links before),
-  // so neither the count nor the order of its records is the minors': not derived.
-  if (c > all.length) return no(`asks for ${c} GPUs where ${all.length} are on the bus (MIG instances are GPUs of their own to slurmd): its records are not these`);
+  // Under nvml, more GPUs asked for than the node has: NVML may give slurmd MIG instances as GPUs of their own
+  // (gpu_nvml.c; sorted after the whole GPUs, 24.11 on, or by their empty links before), so neither the count nor the
+  // order of its records need be the minors': not derived. (gpu/nvidia, AutoDetect=nvidia, sees no MIG instance.)
+  if (d.ad === 'nvml' && c > all.length) return no(`asks for ${c} GPUs where ${all.length} are on the bus (under nvml, MIG instances are GPUs of their own to slurmd): its records are not these`);
   if (a.value.types.length) {
     // Typed (gpu:h100:C): gres.conf's untyped lines match no record and are dropped; slurmd keeps the GPUs whose type
     // holds h100 (gres_gpu.c _normalize_sys_gres_types, xstrcasestr), as many as C. Modelled where every GPU's does and

@@ -43,8 +43,8 @@ t.test('AutoDetect=nvml: every GPU in PCI bus order, or only the ones File= name
   t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n', 4), [0, 1, 2, 3], 'Gres=gpu:4: the unnamed GPU taken too');
   // More than the node's GPUs: slurmd counts other records as GPUs (MIG instances under nvml: GPU0 split in two beside
   // three whole ones is Gres=gpu:5, the whole GPUs first from 24.11), so its numbering is not the minors'.
-  t.same(order('AutoDetect=nvml\n', 5), `gres.conf AutoDetect=nvml, and slurm.conf's Gres= asks for 5 GPUs where 4 are on the bus (MIG instances are GPUs of their own to slurmd): its records are not these: ${ND}`, 'before: GPUs 0-3 in bus order, Slurm\'s GPU 2 taken for /dev/nvidia2');
-  t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n', 8), `gres.conf AutoDetect=nvml, File= naming 3 of the 4 GPUs, and slurm.conf's Gres= asks for 8 GPUs where 4 are on the bus (MIG instances are GPUs of their own to slurmd): its records are not these: ${ND}`);
+  t.same(order('AutoDetect=nvml\n', 5), `gres.conf AutoDetect=nvml, and slurm.conf's Gres= asks for 5 GPUs where 4 are on the bus (under nvml, MIG instances are GPUs of their own to slurmd): its records are not these: ${ND}`, 'before: GPUs 0-3 in bus order, Slurm\'s GPU 2 taken for /dev/nvidia2');
+  t.same(order('AutoDetect=nvml\nName=gpu File=/dev/nvidia[1-3]\n', 8), `gres.conf AutoDetect=nvml, File= naming 3 of the 4 GPUs, and slurm.conf's Gres= asks for 8 GPUs where 4 are on the bus (under nvml, MIG instances are GPUs of their own to slurmd): its records are not these: ${ND}`);
   t.same(order('AutoDetect=nvml\n', 2), [0, 1], 'without lines, Gres=gpu:2: the first two by minor');
   // Typed (gpu:h100:C): the lines are dropped, and slurmd keeps the GPUs whose model's name holds h100.
   const H100 = 'NVIDIA H100 80GB HBM3';
