@@ -177,7 +177,7 @@ ask() {
   [ -z "$ROOT" ] || { cd -P -- "$ROOT" 2>/dev/null && proot=$PWD && cd -- "$here" 2>/dev/null; } || return 1
   printf -v nonce '%08x%08x%08x%08x' "$SRANDOM" "$SRANDOM" "$SRANDOM" "$SRANDOM"
   F=("gdrgate-task-facts 1 $nonce $$ $EUID $FAIL" "root	${ROOT:-/}")
-  for v in SLURM_JOB_ID SLURM_STEP_ID SLURM_LOCALID SLURM_JOB_GPUS SLURM_STEP_GPUS CUDA_VISIBLE_DEVICES SLURM_RLIMIT_MEMLOCK SLURMD_NODENAME NCCL_TOPO_FILE GDRGATE_CONFIG; do
+  for v in SLURM_JOB_ID SLURM_STEP_ID SLURM_LOCALID SLURM_JOB_GPUS SLURM_STEP_GPUS SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES SLURM_RLIMIT_MEMLOCK SLURMD_NODENAME NCCL_TOPO_FILE GDRGATE_CONFIG; do
     if [ "$v" = SLURM_LOCALID ]; then F+=("env	$v	0"); elif [ -n "${!v+x}" ]; then F+=("env	$v	${!v}"); else F+=("env	$v"); fi
   done
   f_text /proc/self/limits
@@ -250,7 +250,7 @@ ask() {
 cpus= mems=
 mapfile -t status </proc/self/status
 for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
-key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
+key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_GPUS_ON_NODE-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
 dir=$STATE/job-${SLURM_JOB_ID-}
 # The agent answers the Prolog, writes the job's record into the directory it began, then gives it to the job's user: a
 # task that finds it begun (not its own, or no record yet) waits while it is, at most 1 s (only then a process: a pipe).

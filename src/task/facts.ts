@@ -21,7 +21,7 @@ export const FACTS_FORMAT = 'gdrgate-task-facts 1';
 /** The facts file's cap: a node with 16 GPUs and 16 adapters writes ~6 KiB (most of it the /dev listing). */
 export const MAX_FACTS_BYTES = 256 * 1024;
 /** The variables the TaskProlog hands over, set or unset: what `gdrgate task` reads from its environment. */
-export const FACT_ENV = ['SLURM_JOB_ID', 'SLURM_STEP_ID', 'SLURM_LOCALID', 'SLURM_JOB_GPUS', 'SLURM_STEP_GPUS', 'CUDA_VISIBLE_DEVICES', 'SLURM_RLIMIT_MEMLOCK', 'SLURMD_NODENAME', 'NCCL_TOPO_FILE', 'GDRGATE_CONFIG'] as const;
+export const FACT_ENV = ['SLURM_JOB_ID', 'SLURM_STEP_ID', 'SLURM_LOCALID', 'SLURM_JOB_GPUS', 'SLURM_STEP_GPUS', 'SLURM_GPUS_ON_NODE', 'CUDA_VISIBLE_DEVICES', 'SLURM_RLIMIT_MEMLOCK', 'SLURMD_NODENAME', 'NCCL_TOPO_FILE', 'GDRGATE_CONFIG'] as const;
 
 const KINDS: readonly StatInfo['kind'][] = ['file', 'dir', 'link', 'char', 'block', 'fifo', 'socket', 'other'];
 type Told<T> = { readonly t: 'is'; readonly v: T } | { readonly t: 'missing' } | { readonly t: 'untold' };

@@ -66,7 +66,7 @@ export async function baselineClass(cfg: Config | null, node: string): Promise<B
  */
 async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null): Promise<NonNullable<JudgeInput['placement']>> {
   const rec = state?.status === 'trusted' ? state.state : null;
-  const sel = selectGpus(rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS), parseStepGpus(env.SLURM_STEP_GPUS), rec !== null);
+  const sel = selectGpus(rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS), parseStepGpus(env), rec !== null);
   const noRecord = rec ? "the Prolog's record (an older gdrgate's) does not say how Slurm numbers this node's GPUs" : "no trusted Prolog record says how Slurm numbers this node's GPUs";
   // Under MIG, slurmd's AutoDetect numbers MIG instances, and CUDA_VISIBLE_DEVICES names them (MIG-<uuid>): Slurm's
   // numbers are not GPUs, so no order of GPUs maps them (the Prolog's counts GPUs: judged by it, GPU 1 was a slice of 0).

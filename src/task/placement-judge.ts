@@ -71,6 +71,7 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
 export function judgePlacement(i: PlacementInput): TaskFinding[] {
   // No SLURM_JOB_GPUS: the job asked for no GPU, or Slurm did not say which; either way nothing was judged, and that is said.
   const sel = i.place.sel;
+  if (sel?.from === 'SLURM_STEP_GPUS' && !sel.ids.length) return [tf('job-placement-unknown', 'skip', 'job', `not checked: Slurm gave this step no GPU (as for srun --gres=none), so its CPUs, memory and adapters are not compared with GPUs`)];
   if (!sel?.ids.length) return [tf('job-placement-unknown', 'skip', 'job', `not checked: no SLURM_JOB_GPUS (the job asked for no GPU, or Slurm did not say which it has), so this job's CPUs, memory and adapters are not compared with its GPUs`)];
   const o = i.place.order;
   const ids = `${sel.from}=${sel.ids.join(',')}`;

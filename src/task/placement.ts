@@ -28,7 +28,7 @@ export interface GpuPlace {
 export interface PlacementView {
   /** Device minor → PCI address; absent when the NVIDIA module shows no GPU (no /proc/driver/nvidia/gpus). */
   readonly minors: Fact<ReadonlyMap<number, string>>;
-  /** The GPUs judged (the step's or the job's, by Slurm's numbers); null: the job asked for none. */
+  /** The GPUs judged (the step's or the job's, by Slurm's numbers); null: the job asked for none; no ids: the step was given none. */
   readonly sel: GpuSelection | null;
   /** Slurm's number → PCI address: the Prolog's (signed), or the one all numberings agree on, or why not known. */
   readonly order: GpuOrder;
@@ -44,21 +44,36 @@ export interface GpuSelection {
   readonly from: 'SLURM_STEP_GPUS' | 'SLURM_JOB_GPUS';
 }
 
+/** The step variables the GPU selection reads (the TaskProlog's environment). */
+export interface StepEnv {
+  readonly SLURM_STEP_GPUS?: string | undefined;
+  readonly SLURM_GPUS_ON_NODE?: string | undefined;
+  readonly SLURM_STEP_ID?: string | undefined;
+}
+
+/** Slurm's ordinary step numbers (srun, ext launcher): below SLURM_MAX_NORMAL_STEP_ID (0xfffffff0); batch, extern and interactive steps are above it. */
+const normalStep = (id: string | undefined): boolean => id !== undefined && /^(0|[1-9]\d{0,9})$/.test(id) && Number(id) < 0xfffffff0;
+
 /**
- * SLURM_STEP_GPUS as slurmstepd sets it: the step's GPUs; [] where it says the step has none (`NoDevFiles`, Slurm's
- * word for a step given no GPU, or set empty); null when unset or malformed.
+ * SLURM_STEP_GPUS as slurmstepd sets it: the step's GPUs; [] where it says the step has none: `NoDevFiles` or empty
+ * (older Slurm), or, in an ordinary step, unset together with SLURM_GPUS_ON_NODE (gres_common_gpu_set_env since 22.05
+ * unsets both for a step given no GPU, `srun --gres=none` inside a GPU job, while the job's SLURM_JOB_GPUS stays in the
+ * inherited environment; a batch or interactive step gets the job's variables, SLURM_GPUS_ON_NODE among them, and an
+ * ext launcher's step all of the job's GPUs in SLURM_STEP_GPUS); null when unset otherwise or malformed.
  */
-export function parseStepGpus(s: string | undefined): number[] | null {
+export function parseStepGpus(env: StepEnv): number[] | null {
+  const s = env.SLURM_STEP_GPUS;
+  if (s === undefined) return env.SLURM_GPUS_ON_NODE === undefined && normalStep(env.SLURM_STEP_ID) ? [] : null;
   return s === 'NoDevFiles' || s === '' ? [] : parseJobGpus(s);
 }
 
 /**
  * The GPUs this task uses: slurmstepd sets SLURM_STEP_GPUS per task (gres_g_task_set_env) before the TaskProlog runs;
  * taken when they are among the job's (the signed record's when `trusted`), else the job's. Never a GPU not the job's.
- * A step Slurm gave no GPU (`step` empty) uses none, whatever the job holds: null, as for a job that asked for none.
+ * A step Slurm gave no GPU (`step` empty) uses none, whatever the job holds: no ids, from SLURM_STEP_GPUS.
  */
 export function selectGpus(job: readonly number[] | null, step: readonly number[] | null, trusted: boolean): GpuSelection | null {
-  if (step !== null && step.length === 0) return null;
+  if (step !== null && step.length === 0) return { ids: [], from: 'SLURM_STEP_GPUS' };
   const mine = new Set(job);
   if (step?.length && (job === null ? !trusted : step.every((s) => mine.has(s)))) return { ids: step, from: 'SLURM_STEP_GPUS' };
   return job?.length ? { ids: job, from: 'SLURM_JOB_GPUS' } : null;

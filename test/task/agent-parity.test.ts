@@ -43,7 +43,13 @@ async function main(): Promise<void> {
       const status = pick(['0-7\t0', '8-15\t1', '0\t0,1', '16-23\t0']).split('\t');
       fs.writeFileSync(path.join(tree, 'proc/self/status'), `Name:\tbash\nCpus_allowed_list:\t${status[0]}\nMems_allowed_list:\t${status[1]}\n`);
       const env: Record<string, string> = { SLURM_STEP_ID: pick(['0', '1', 'batch']), SLURM_LOCALID: pick(['0', '3']) };
-      if (gpus !== null) env.SLURM_JOB_GPUS = gpus;
+      // As slurmstepd sets them: a batch step the job's variables; an srun step its own GPUs, or none of them (--gres=none).
+      if (gpus !== null) {
+        env.SLURM_JOB_GPUS = gpus;
+        const given = env.SLURM_STEP_ID === 'batch' || r() < 0.8;
+        if (given) env.SLURM_GPUS_ON_NODE = String(gpus.split(',').length);
+        if (given && env.SLURM_STEP_ID !== 'batch') env.SLURM_STEP_GPUS = gpus;
+      }
       const ml = pick([null, '65536', 'U8388608', '18446744073709551615', 'x']);
       if (ml !== null) env.SLURM_RLIMIT_MEMLOCK = ml;
       if (r() < 0.2) env.NCCL_TOPO_FILE = pick(['', '/x/topo.xml']);

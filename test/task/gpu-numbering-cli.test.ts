@@ -78,7 +78,7 @@ async function main(): Promise<void> {
     t.same([r.code, r.stdout], [0, ''], 'exit 0 under --fail, no job-cpus-far, no job-gpu-missing');
   });
 
-  await t.test('a step Slurm gave no GPU (SLURM_STEP_GPUS NoDevFiles, or set empty: srun --gres=none) uses none of the job\'s', async (t) => {
+  await t.test('a step Slurm gave no GPU (srun --gres=none: SLURM_STEP_GPUS and SLURM_GPUS_ON_NODE unset; NoDevFiles or empty before) uses none of the job\'s', async (t) => {
     gres('AutoDetect=nvml\n');
     t.equal(prolog('84', '0,1').code, 0, 'prolog exit 0');
     // A CPU-only helper step in a container without /dev/nvidia*, bound to node 0.
@@ -87,8 +87,13 @@ async function main(): Promise<void> {
       const r = task('84', cpuOnly, { SLURM_JOB_GPUS: '0,1', SLURM_STEP_GPUS: v, CUDA_VISIBLE_DEVICES: v, SLURM_LOCALID: '0', SLURM_STEP_ID: '1' });
       t.same([r.code, r.stdout], [0, ''], `${JSON.stringify(v)}: not failed for GPUs it was never given, nor told its CPUs are away from them`);
     }
-    const batch = task('84', cpuOnly, { SLURM_JOB_GPUS: '0,1', SLURM_LOCALID: '0' });
-    t.equal(batch.code, 1, "SLURM_STEP_GPUS unset (the batch step): the job's GPUs, whose device nodes that container lacks");
+    // Slurm 22.05 on (gres_common_gpu_set_env): both step variables unset in an ordinary step; SLURM_JOB_GPUS inherited.
+    const none = task('84', cpuOnly, { SLURM_JOB_GPUS: '0,1', SLURM_LOCALID: '0', SLURM_STEP_ID: '2' });
+    t.same([none.code, none.stdout], [0, ''], 'SLURM_STEP_GPUS and SLURM_GPUS_ON_NODE unset in step 2: no GPU of the job is asked of it');
+    const batch = task('84', cpuOnly, { SLURM_JOB_GPUS: '0,1', SLURM_GPUS_ON_NODE: '2', SLURM_LOCALID: '0' });
+    t.equal(batch.code, 1, "SLURM_STEP_GPUS unset, SLURM_GPUS_ON_NODE=2 (the batch step): the job's GPUs, whose device nodes that container lacks");
+    const interactive = task('84', cpuOnly, { SLURM_JOB_GPUS: '0,1', SLURM_LOCALID: '0', SLURM_STEP_ID: '4294967290' });
+    t.equal(interactive.code, 1, "the interactive step (SLURM_STEP_ID 0xfffffffa) without SLURM_GPUS_ON_NODE: still the job's GPUs");
   });
 
   await t.test("MIG (AutoDetect=nvml, Gres=gpu:14 over 2 GPUs; CUDA_VISIBLE_DEVICES=MIG-…): Slurm's 1 is an instance, not GPU 1", async (t) => {

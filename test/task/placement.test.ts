@@ -143,13 +143,23 @@ t.test('a selection that names no GPU (SLURM_JOB_GPUS set but empty) is said, ne
   // selectGpus gives null for an empty list today; the judge must not depend on that.
   t.equal(selectGpus([], null, true), null, 'selectGpus: no ids, no selection');
   // SLURM_STEP_GPUS=NoDevFiles or set empty (srun --gres=none): the step has no GPU, whatever the job holds.
-  t.strictSame([parseStepGpus('NoDevFiles'), parseStepGpus(''), parseStepGpus(undefined), parseStepGpus('1,0')], [[], [], null, [1, 0]]);
-  t.equal(selectGpus([0, 1], [], true), null, 'a step given no GPU uses none');
+  const step = (SLURM_STEP_GPUS: string | undefined, more: { SLURM_GPUS_ON_NODE?: string; SLURM_STEP_ID?: string } = {}): number[] | null => parseStepGpus({ SLURM_STEP_GPUS, ...more });
+  t.strictSame([step('NoDevFiles'), step(''), step(undefined), step('1,0')], [[], [], null, [1, 0]]);
+  // Unset in an ordinary step with SLURM_GPUS_ON_NODE (Slurm 22.05 on unsets both for a step given no GPU): none.
+  t.strictSame([step(undefined, { SLURM_STEP_ID: '0' }), step(undefined, { SLURM_STEP_ID: '4294967279' })], [[], []], 'steps 0 and 0xffffffef');
+  t.strictSame(
+    [step(undefined, { SLURM_STEP_ID: '0', SLURM_GPUS_ON_NODE: '2' }), step(undefined, { SLURM_STEP_ID: '4294967290' }), step(undefined, { SLURM_STEP_ID: '4294967291' }), step(undefined, { SLURM_STEP_ID: '-5' }), step(undefined, { SLURM_STEP_ID: 'batch' }), step(undefined, { SLURM_STEP_ID: '01' })],
+    [null, null, null, null, null, null],
+    "the job's variables (SLURM_GPUS_ON_NODE set), the interactive and batch steps, and what is not a step number: not told",
+  );
+  t.strictSame(selectGpus([0, 1], [], true), { ids: [], from: 'SLURM_STEP_GPUS' }, 'a step given no GPU uses none');
   t.strictSame(selectGpus([0, 1], [1], true), { ids: [1], from: 'SLURM_STEP_GPUS' });
   t.strictSame(selectGpus([0, 1], [2], true), { ids: [0, 1], from: 'SLURM_JOB_GPUS' }, "never a GPU not the job's");
   const place = { minors: ABSENT, sel: { ids: [], from: 'SLURM_JOB_GPUS' }, order: { ok: true, how: 'test', gpus: [] }, gpus: new Map(), allowed: ABSENT, verbsOf: ABSENT } as unknown as PlacementView;
   const view = { self: ABSENT, hcas: present([]), verbsClass: present([]), uverbs: present([]), nvidia: present([]) } as unknown as JobView;
   t.same(judgePlacement({ place, view, paths: null }).map((x) => [x.status, x.code, x.subject]), [['skip', 'job-placement-unknown', 'job']]);
+  const stepNone = { ...place, sel: selectGpus([0, 1], [], true) } as PlacementView;
+  t.same(judgePlacement({ place: stepNone, view, paths: null }).map((x) => [x.status, x.code, x.message]), [['skip', 'job-placement-unknown', 'not checked: Slurm gave this step no GPU (as for srun --gres=none), so its CPUs, memory and adapters are not compared with GPUs']]);
 });
 
 t.test('nearest adapters: the best class when PIX or PXB, none beyond', async (t) => {
