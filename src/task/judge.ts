@@ -5,7 +5,7 @@ import type { StateRead } from '../state/read.js';
 import type { Bytes, PrologState } from '../state/types.js';
 import { tf, type TaskFinding } from './finding.js';
 import { atLeast, jobMemlock } from './memlock.js';
-import { judgePlacement, type PlacementInput } from './placement-judge.js';
+import { judgePlacement, nearestNics, type PlacementInput } from './placement-judge.js';
 import type { DevNode, JobView } from './view.js';
 
 export interface MemlockMin {
@@ -70,17 +70,65 @@ function gpuNodesOf(p: JudgeInput['placement']): GpuNodes {
   return { ok: true, names: sel.ids.flatMap((id) => (o.gpus[id] ? [`nvidia${o.gpus[id].minor}`] : [])) };
 }
 
-function againstHost(v: JobView, s: PrologState, gpus: GpuNodes): TaskFinding[] {
+/**
+ * The adapters this job's GPUs use (each one's nearest, PIX or PXB, in the class's matrix), and the uverbs node of each
+ * other adapter of the job's /sys: a container may hold only the adapters of its GPUs (enroot's MELLANOX_VISIBLE_DEVICES,
+ * a RDMA namespace), and one not next to any of its GPUs is not this job's to miss. Known only when every GPU the job
+ * was given is mapped and has an adapter next to it; null otherwise, and every adapter of the host is then required.
+ */
+interface Needed {
+  readonly nics: ReadonlySet<string>;
+  /** uverbs node → its adapter, from the job's /sys/class/infiniband_verbs/<node>/ibdev. */
+  readonly adapterOf: ReadonlyMap<string, string>;
+}
+
+function neededAdapters(p: JudgeInput['placement']): Needed | null {
+  const sel = p?.place.sel;
+  if (!p?.paths || !sel?.ids.length) return null;
+  const nics = new Set<string>();
+  for (const id of sel.ids) {
+    const g = p.place.gpus.get(id);
+    const near = g ? nearestNics(p.paths, g.bdf) : null;
+    if (!near) return null;
+    for (const n of near.nics) nics.add(n);
+  }
+  const v = p.place.verbsOf;
+  return { nics, adapterOf: new Map(v.state === 'present' ? [...v.value].map(([a, u]) => [u, a] as const) : []) };
+}
+
+/** What the job misses, split into what it needs and the adapters that are not its GPUs' (by name, for the report). */
+function split<T extends string>(miss: readonly T[], adapter: (m: T) => string | undefined, need: Needed | null): { readonly lost: T[]; readonly notMine: string[] } {
+  if (!need) return { lost: [...miss], notMine: [] };
+  const lost: T[] = [];
+  const notMine: string[] = [];
+  for (const m of miss) {
+    const a = adapter(m);
+    if (a !== undefined && !need.nics.has(a)) notMine.push(a);
+    else lost.push(m);
+  }
+  return { lost, notMine };
+}
+
+interface Seen {
+  readonly found: TaskFinding[];
+  /** Adapters of the host the job does not see that are next to none of its GPUs. */
+  readonly notMine: readonly string[];
+}
+
+function againstHost(v: JobView, s: PrologState, gpus: GpuNodes, need: Needed | null): Seen {
   const out: TaskFinding[] = [];
+  const notMine = new Set<string>();
   if (v.hcas.state === 'present') {
     const seen = new Set(v.hcas.value);
-    const miss = s.hcas.filter((h) => !seen.has(h));
-    if (miss.length) out.push(tf('job-hca-missing', 'fail', '/sys/class/infiniband', `this job sees ${s.hcas.length - miss.length} of the ${s.hcas.length} RDMA adapters of the host (missing ${list(miss)})`, list(s.hcas), list(v.hcas.value)));
+    const m = split(s.hcas.filter((h) => !seen.has(h)), (h) => h, need);
+    m.notMine.forEach((a) => notMine.add(a));
+    if (m.lost.length) out.push(tf('job-hca-missing', 'fail', '/sys/class/infiniband', `this job sees ${s.hcas.length - m.lost.length - m.notMine.length} of the ${s.hcas.length} RDMA adapters of the host (missing ${list(m.lost)}${need ? ', next to its GPUs' : ''})`, list(s.hcas), list(v.hcas.value)));
   }
   if (v.uverbs.state === 'present') {
     const seen = new Set(v.uverbs.value.map((n) => n.name));
-    const miss = s.uverbs.filter((u) => !seen.has(u));
-    if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - miss.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(miss.map((u) => `/dev/infiniband/${u}`))})`, list(s.uverbs), list([...seen])));
+    const m = split(s.uverbs.filter((u) => !seen.has(u)), (u) => need?.adapterOf.get(u), need);
+    m.notMine.forEach((a) => notMine.add(a));
+    if (m.lost.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - m.lost.length - m.notMine.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(m.lost.map((u) => `/dev/infiniband/${u}`))}${need ? ', of the adapters next to its GPUs or of no adapter its /sys names' : ''})`, list(s.uverbs), list([...seen])));
     out.push(...denied(v.uverbs.value.filter((n) => s.uverbs.includes(n.name)), '/dev/infiniband', 'job-uverbs-denied'));
   }
   if (gpus && v.nvidia.state === 'present') {
@@ -92,31 +140,35 @@ function againstHost(v: JobView, s: PrologState, gpus: GpuNodes): TaskFinding[] 
     if (miss.length) out.push(tf('job-gpu-missing', 'fail', '/dev', `this job sees ${want.length - miss.length} of the ${want.length} NVIDIA device nodes of its GPUs (missing ${list(miss.map((n) => `/dev/${n}`))})`, list(want), list([...seen])));
     out.push(...denied(v.nvidia.value.filter((n) => want.includes(n.name)), '/dev', 'job-gpu-denied'));
   }
-  return out;
+  return { found: out, notMine: [...notMine].sort() };
 }
 
 /** Without the host's record: the job's view must at least agree with itself. */
-function selfConsistent(v: JobView, standalone: boolean): TaskFinding[] {
+function selfConsistent(v: JobView, standalone: boolean, need: Needed | null): Seen {
   const out: TaskFinding[] = [];
+  let notMine: string[] = [];
   if (v.verbsClass.state === 'present' && v.uverbs.state === 'present') {
     const seen = new Set(v.uverbs.value.map((n) => n.name));
-    const miss = v.verbsClass.value.filter((u) => !seen.has(u));
-    if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `the kernel has verbs devices ${list(miss)} (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them`, list(v.verbsClass.value), list([...seen])));
+    const m = split(v.verbsClass.value.filter((u) => !seen.has(u)), (u) => need?.adapterOf.get(u), need);
+    notMine = [...new Set(m.notMine)].sort();
+    if (m.lost.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `the kernel has verbs devices ${list(m.lost)} (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them`, list(v.verbsClass.value), list([...seen])));
   }
   if (v.uverbs.state === 'present') out.push(...denied(v.uverbs.value, '/dev/infiniband', 'job-uverbs-denied'));
   if (v.nvidia.state === 'present') out.push(...denied(v.nvidia.value, '/dev', 'job-gpu-denied'));
   if (standalone && v.hcas.state === 'present' && v.hcas.value.length === 0) out.push(tf('job-no-rdma', 'warn', '/sys/class/infiniband', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)'));
-  return out;
+  return { found: out, notMine };
 }
 
 function visibility(i: JudgeInput): TaskFinding[] {
   const v = i.view;
   const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.state === 'unknown' ? [tf('job-view-unknown', 'skip', 'job', k.why)] : []));
   const trusted = i.state?.status === 'trusted' ? i.state.state : null;
-  const found = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement)) : selfConsistent(v, i.state === null);
+  const need = neededAdapters(i.placement);
+  const { found, notMine } = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement), need) : selfConsistent(v, i.state === null, need);
   if (found.length) return [...found, ...unknown];
   const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.state === 'present' ? String(k.value.length) : '?');
-  return [tf('job-visibility-ok', 'pass', 'job', `this job sees ${n(v.hcas)} RDMA adapters, ${n(v.uverbs)} verbs devices, ${n(v.nvidia)} NVIDIA device nodes`), ...unknown];
+  const mine = notMine.length ? `; not ${list(notMine)}, next to none of its GPUs (next to them: ${list([...need!.nics].sort())})` : '';
+  return [tf('job-visibility-ok', 'pass', 'job', `this job sees ${n(v.hcas)} RDMA adapters, ${n(v.uverbs)} verbs devices, ${n(v.nvidia)} NVIDIA device nodes${mine}`), ...unknown];
 }
 
 function stateFinding(s: StateRead | null): TaskFinding[] {

@@ -96,6 +96,26 @@ async function main(): Promise<void> {
     t.equal(interactive.code, 1, "the interactive step (SLURM_STEP_ID 0xfffffffa) without SLURM_GPUS_ON_NODE: still the job's GPUs");
   });
 
+  await t.test("a container holding only the adapter next to the job's GPU (enroot MELLANOX_VISIBLE_DEVICES): not failed for the other", async (t) => {
+    gres('AutoDetect=nvml\n');
+    t.equal(prolog('86', '0').code, 0, 'prolog exit 0');
+    const ibdev = (u: string): string => fs.readFileSync(path.join(tree, 'sys/class/infiniband_verbs', u, 'ibdev'), 'utf8');
+    t.same([ibdev('uverbs0'), ibdev('uverbs1')], ['mlx5_0\n', 'mlx5_1\n'], 'uverbs0 is mlx5_0 (PIX to 0000:18:00.0), uverbs1 mlx5_1 (SYS)');
+    const view = (name: string, uverbs: string[]): Promise<string> => jobRoot({ node: TWO, minors: [1, 0], status: { cpus: '0-7', mems: '0' }, uverbs, nvidia: ['nvidia-uvm', 'nvidiactl', 'nvidia1'] }, path.join(work, name));
+    const env = { SLURM_JOB_GPUS: '0', SLURM_STEP_GPUS: '0', SLURM_GPUS_ON_NODE: '1', CUDA_VISIBLE_DEVICES: '0', SLURM_LOCALID: '0', SLURM_STEP_ID: '0' };
+    const own = task('86', await view('own-nic', ['uverbs0']), env);
+    t.same([own.code, own.stdout], [0, ''], 'only uverbs0 (mlx5_0, next to GPU 0): exit 0 under --fail, nothing said');
+    const seen = (JSON.parse(fs.readFileSync(path.join(stateDir, 'job-86', 'task.json'), 'utf8')) as { findings: { code: string; message: string }[] }).findings.filter((f) => f.code === 'job-visibility-ok').map((f) => f.message);
+    t.same(seen, ['this job sees 2 RDMA adapters, 1 verbs devices, 3 NVIDIA device nodes; not mlx5_1, next to none of its GPUs (next to them: mlx5_0)'], 'the pass names the adapter not required');
+    const far = task('86', await view('far-nic', ['uverbs1']), { ...env, SLURM_STEP_ID: '1' });
+    t.same(far.code, 1, 'only uverbs1 (mlx5_1, away from GPU 0): failed');
+    const codes = (JSON.parse(fs.readFileSync(path.join(stateDir, 'job-86', 'task.json'), 'utf8')) as { findings: { code: string; status: string; message: string }[] }).findings.filter((f) => f.status === 'fail').map((f) => [f.code, f.message]);
+    t.same(codes, [
+      ['job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, of the adapters next to its GPUs or of no adapter its /sys names)'],
+      ['job-nic-hidden', 'this job cannot use mlx5_0 (no usable /dev/infiniband/uverbs0), the PIX adapter next to GPU 0 (0000:18:00.0)'],
+    ], 'the adapter next to its GPU missing: both findings');
+  });
+
   await t.test("MIG (AutoDetect=nvml, Gres=gpu:14 over 2 GPUs; CUDA_VISIBLE_DEVICES=MIG-…): Slurm's 1 is an instance, not GPU 1", async (t) => {
     gres('AutoDetect=nvml\n');
     fs.writeFileSync(path.join(tree, 'etc/slurm/slurm.conf'), 'NodeName=gpu001 Gres=gpu:14 CPUs=192\n');
