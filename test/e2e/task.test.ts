@@ -270,7 +270,9 @@ async function e2e(): Promise<void> {
     const step = (cpu: number): string => `srun -n1 -c${cpus.length} --cpu-bind=map_cpu:${cpu} grep Cpus_allowed_list /proc/self/status`;
     const bind = (from: string, to: string): string => `mount --bind ${PLACE}/${from} ${PLACE}/${to}`;
     const container = `unshare -Urm sh -c '${bind('sys/class/ib-view', 'sys/class/infiniband')} && ${bind('dev/ib-view', 'dev/infiniband')} && exec ${NODE} ${CLI} task --standalone --config ${CONFIG}'`;
-    const script = [`echo "== gpus $SLURM_JOB_GPUS"`, `echo "== far"`, step(far), `echo "== near"`, step(near), `echo "== container"`, container, 'true'].join('; ');
+    // A helper step given no GPU, bound where the job's GPU is far: its variables as slurmstepd leaves them.
+    const none = `srun -n1 -c${cpus.length} --gres=none --cpu-bind=map_cpu:${far} sh -c 'env | grep -E "^SLURM_(STEP_GPUS|GPUS_ON_NODE|JOB_GPUS|STEP_ID)=" | sort'`;
+    const script = [`echo "== gpus $SLURM_JOB_GPUS"`, `echo "== far"`, step(far), `echo "== near"`, step(near), `echo "== none"`, none, `echo "== container"`, container, 'true'].join('; ');
     const [since, from] = [logLines().length, agentSaid.length];
     const id = submit('case5', script, undefined, `--gres=gpu:1 -c ${cpus.length}`);
     tt.equal(await finished(id), 'COMPLETED', `job ${id} COMPLETED`);
@@ -286,13 +288,16 @@ async function e2e(): Promise<void> {
     const nearOut = part('near');
     tt.match(nearOut, new RegExp(`^Cpus_allowed_list:\\s+${near}$`, 'm'), `the near step bound to CPU ${near}`);
     tt.same(gdrLines(nearOut), [], 'the near step: nothing');
+    const noneOut = part('none');
+    tt.same(noneOut.split('\n').filter((l) => l.startsWith('SLURM_')), ['SLURM_JOB_GPUS=0', 'SLURM_STEP_ID=2'], "srun --gres=none: slurmstepd left the job's SLURM_JOB_GPUS and unset SLURM_STEP_GPUS and SLURM_GPUS_ON_NODE");
+    tt.same(gdrLines(noneOut), [], 'the step given no GPU: nothing said of GPU 0 (it is bound far from it)');
     const c = part('container');
     tt.match(c, /^FAIL\s+job-placement\s+GPU 0 \(0000:18:00\.0\)\s+this job cannot use mlx5_0 \(no \/sys\/class\/infiniband\/mlx5_0\), the PIX adapter next to GPU 0 \(0000:18:00\.0\)/m, 'the container view names the missing PIX adapter');
     tt.notMatch(c, /mlx5_1 \(no/, 'the far adapter it still sees is not named');
     const lines = logLines().slice(since).filter((l) => l.job === id && String(l.msg).startsWith('gdrgate job view'));
     // The near step ran last: its TaskProlog kept the far step's finding in task.json, which the Epilog counts.
     tt.ok(lines.some((l) => JSON.stringify(l.findings).includes('job-cpus-far')), "the Epilog logged the far step's finding for the counts");
-    tt.same([byAgent(id, from, 'answered'), byAgent(id, from, 'left to gdrgate')], [3, 0], 'the agent judged the batch step and both bound steps');
+    tt.same([byAgent(id, from, 'answered'), byAgent(id, from, 'left to gdrgate')], [4, 0], 'the agent judged the batch step, both bound steps and the one given no GPU');
     tt.ok(await stateGone(id), 'Epilog removed the job state');
   });
   umountAll();
