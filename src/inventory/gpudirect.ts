@@ -55,14 +55,20 @@ export async function readGpudirect(host: Host, kernelRelease: Fact<string>, mod
       driver = unknown(`${VERSION}: ${p.error}`);
     }
   }
+  // Built in (CONFIG_INFINIBAND_USER_ACCESS=y), ib_uverbs is not listed and has no /sys/module directory (kernel/params.c
+  // makes one for a built-in only with parameters or a version, and uverbs_main.c declares neither): its class's uverbs<N>
+  // entries (drivers/infiniband/core/uverbs_main.c) show it running. Read only when the two cheaper looks said no.
+  const listedOrDir = ibUverbs.ok || modules.has('ib_uverbs');
+  const cls = listedOrDir || !ibUverbs.missing ? null : await host.list('/sys/class/infiniband_verbs');
+  const inClass = cls?.ok === true && cls.value.some((n) => /^uverbs\d+$/.test(n));
   return {
     nvMem,
     nvMemNc,
     nvidiaPeermem,
     driver,
     kernelRelease,
-    // Listed, or its /sys/module directory there (a module built in is not listed); a look that failed is no "not loaded".
-    ibUverbs: ibUverbs.ok || modules.has('ib_uverbs') ? present(true) : ibUverbs.missing ? present(false) : unknown(`/sys/module/ib_uverbs: ${ibUverbs.reason}`),
+    // Listed, its /sys/module directory there, or its class's nodes; a look that failed is no "not loaded".
+    ibUverbs: listedOrDir || inClass ? present(true) : !ibUverbs.missing ? unknown(`/sys/module/ib_uverbs: ${ibUverbs.reason}`) : cls && !cls.ok && !cls.missing ? unknown(`/sys/class/infiniband_verbs: ${cls.reason}`) : present(false),
     dmabuf: dmabufFact(driver, kernelRelease),
     peermem: peermemFact([nvMem, nvMemNc, nvidiaPeermem], modules.has('nvidia_peermem')),
     registryDwords,

@@ -11,7 +11,7 @@ import { typeOf } from '../pcie/pci-kind.js';
  * reads is recorded in the manifest as skipped: no environment, no command lines, no job or user files.
  */
 const ALLOW: readonly RegExp[] = [
-  /^\/sys\/(bus\/pci\/devices|class\/(infiniband|iommu|thermal)|devices|module|kernel\/(iommu_groups|mm\/memory_peers))(\/|$)/,
+  /^\/sys\/(bus\/pci\/devices|class\/(infiniband|infiniband_verbs|iommu|thermal)|devices|module|kernel\/(iommu_groups|mm\/memory_peers))(\/|$)/,
   /^\/proc\/(cmdline|modules|version|cpuinfo|driver\/nvidia\/(version|params)|sys\/kernel\/(hostname|osrelease|random\/boot_id))$/,
   // This process and the ancestors the slurmd search walks: name, status and limits only (memlock.ts).
   /^\/proc\/(self|\d+)(\/(limits|status|comm))?$/,
