@@ -5,6 +5,7 @@ import { collectStats, unreadableSpool } from '../epilog/collect.js';
 import { writeAtomic } from '../epilog/files.js';
 import { renderProm } from '../epilog/prom.js';
 import { countTaskFindings } from '../epilog/task-counts.js';
+import { countProbeRuns } from '../epilog/probe-runs.js';
 import { PROBE_DEFAULTS } from '../probes/config.js';
 import { UsageError } from '../errors.js';
 import { escapeControls } from '../report/escape.js';
@@ -77,7 +78,7 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
     throw new UsageError(`${dir} holds no sample of ${escapeControls(node)}, only of ${elsewhere}: say whose with --node${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
   }
   if (a.prom !== undefined) {
-    writeAtomic(a.prom, renderProm({ node, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
+    writeAtomic(a.prom, renderProm({ node, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir), probeRuns: countProbeRuns(dir) }), { above: false });
   }
   if (others.size) process.stderr.write(`gdrgate: samples of ${node} only; left out those of ${elsewhere}\n`);
   if (a.json) {

@@ -1,6 +1,7 @@
 // Pure: sample statistics as a node_exporter textfile (Prometheus text exposition format 0.0.4), in base units.
 import { BYTES_PER_SECOND } from '../samples/sample.js';
 import type { KeyStats, Summary } from '../samples/stats.js';
+import type { ProbeRunCount } from './probe-runs.js';
 
 export { BYTES_PER_SECOND };
 
@@ -16,6 +17,8 @@ export interface PromInput {
   readonly now: number;
   /** TaskProlog findings counted per code (src/epilog/task-counts.ts). */
   readonly taskFindings?: Readonly<Record<string, number>>;
+  /** The Epilog's probe runs by outcome (src/epilog/probe-runs.ts). */
+  readonly probeRuns?: readonly ProbeRunCount[];
 }
 
 const esc = (v: string): string => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
@@ -61,6 +64,14 @@ export function renderProm(i: PromInput): string {
             .map(([code, n]) => `gdrgate_task_findings_total${labels({ node: i.node, code })} ${n}`),
         ]
       : []),
+    ...(i.probeRuns?.length
+      ? [
+          '# HELP gdrgate_probe_runs_total Probe runs the Epilog made, by outcome: ok (samples), failed (the tool ran and gave none: see the Epilog\'s bw-probe-failed line in the log), unusable (the tool missing, not executable or not trusted), budget (not run: the time budget was spent).',
+          '# TYPE gdrgate_probe_runs_total counter',
+          ...i.probeRuns.map((c) => `gdrgate_probe_runs_total${labels({ node: i.node, probe: c.probe, subject: c.subject, outcome: c.outcome })} ${c.runs}`),
+        ]
+      : []),
+    ...family('gdrgate_probe_last_run_timestamp_seconds', 'Unix time of the newest probe run with this outcome (a failed one newer than the newest ok one: the path or the tool is broken now).', (i.probeRuns ?? []).map((c) => `gdrgate_probe_last_run_timestamp_seconds${labels({ node: i.node, probe: c.probe, subject: c.subject, outcome: c.outcome })} ${c.lastTs / 1000}`)),
     ...family('gdrgate_samples_generated_timestamp_seconds', 'Unix time this file was written.', [`gdrgate_samples_generated_timestamp_seconds${node} ${i.now / 1000}`]),
     '',
   ].join('\n');

@@ -22,6 +22,7 @@ import { judge } from './judge.js';
 import { samplingDecision, type SamplingVerdict } from './policy.js';
 import { renderProm } from './prom.js';
 import { countTaskFindings } from './task-counts.js';
+import { countProbeRuns, recordProbeRuns } from './probe-runs.js';
 
 export interface EpilogProbeInput {
   readonly cfg: Config;
@@ -104,11 +105,16 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     const col = collectStats(dir, unwritten, from === null ? { lastN: p.window } : { lastN: p.window, sinceTs: from }, (s) => s.node === i.node);
     const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples, renamed: renamedNics(cls.devices, inv.nics) });
     if (!i.dryRun) {
+      try {
+        recordProbeRuns(dir, i.job, run.outcomes);
+      } catch (e) {
+        writeErrors.push(`probe runs ${dir}: ${(e as Error).message}`);
+      }
       const unreadable = unreadableSpool(dir, col.report);
       if (p.promFile !== null && unreadable !== null) writeErrors.push(`textfile ${p.promFile} not written: ${unreadable}`);
       else if (p.promFile !== null) {
         try {
-          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, recent: `the last ${p.window} samples this node judged${from === null ? '' : ` since ${new Date(from).toISOString()}`}`, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir) }), { above: false });
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, recent: `the last ${p.window} samples this node judged${from === null ? '' : ` since ${new Date(from).toISOString()}`}`, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir), probeRuns: countProbeRuns(dir) }), { above: false });
         } catch (e) {
           writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
         }

@@ -42,7 +42,8 @@ t.test('a sustained GPU↔NIC fall drains once with a gdrgate: bw- reason', asyn
 t.test('ib_write_bw measured another GPU (82:00) than planned (0000:41:00.0): a failed probe, no sample under 0000:41:00.0, no drain', async (t) => {
   // The real slow capture (10.50 Gb/s) was taken on the GPU at 82:00; filed under 0000:41:00.0 it used to drain the node.
   const e = await healthy(3);
-  e.writeConfig(probes('gpu-slow'));
+  const prom = path.join(e.dir, 'gdrgate.prom');
+  e.writeConfig(probes('gpu-slow', { promFile: prom }));
   const runs = ['4', '5', '6', '7'].map((j) => e.epilog(j));
   t.strictSame(runs.map((r) => r.code), [0, 0, 0, 0], 'never exit 1');
   for (const r of runs) {
@@ -52,6 +53,15 @@ t.test('ib_write_bw measured another GPU (82:00) than planned (0000:41:00.0): a 
   t.equal(e.drainCalls().length, 0, 'no drain');
   const gpuSamples = lines(e).map((l) => JSON.parse(l) as { probe: string; value: number }).filter((s) => s.probe === 'ib-write-gpu');
   t.strictSame(gpuSamples.map((s) => s.value), [23.03, 23.03, 23.03], 'only the healthy epilogs\' GPU samples');
+  // Never silent: the failures are counted in the textfile beside the runs that gave samples (the 3 healthy Epilogs too).
+  t.strictSame(readFileSync(prom, 'utf8').split('\n').filter((l) => l.startsWith('gdrgate_probe_runs_total')), [
+    'gdrgate_probe_runs_total{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="ok"} 3',
+    'gdrgate_probe_runs_total{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="failed"} 4',
+    'gdrgate_probe_runs_total{node="gpu001",probe="ib-write-host",subject="mlx5_0",outcome="ok"} 7',
+    'gdrgate_probe_runs_total{node="gpu001",probe="nvbw-h2d",subject="host_to_device_memcpy_ce",outcome="ok"} 7',
+  ]);
+  const at = (outcome: string): number => Number(/ (\S+)$/.exec(readFileSync(prom, 'utf8').split('\n').find((l) => l.startsWith(`gdrgate_probe_last_run_timestamp_seconds{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="${outcome}"}`)) ?? '')?.[1]);
+  t.ok(at('failed') > at('ok'), `the newest failed run (${at('failed')}) after the newest ok one (${at('ok')})`);
 });
 
 t.test("a human's drain is never overwritten: nothing written, exit 0", async (t) => {

@@ -22,7 +22,11 @@ function text(node = 'gpu001'): string {
   add('ib-write-gpu', '0000:41:00.0', 'mlx5_0', r('gpu->nic->gpu', ['-d', 'mlx5_0', '--use_cuda=0']), 'Gb/s', [23.03, 10.5, 10.5, 10.5, 10.5, 10.5, 23]);
   add('ib-write-host', null, 'rxe0', r('host->nic->host', ['-d', 'rxe0']), 'MB/s', [110.28]);
   add('nvbw-h2d', '0000:41:00.0', null, { ...r('h2d', ['-t', 'host_to_device_memcpy_ce']), tool: 'nvbandwidth' }, 'GB/s', [25.17]);
-  return renderProm({ node, stats: acc.result({ lastN: 5 }), window: 5, spool: { torn: 1, corrupt: 0 }, now: 1_800_000_000_000 });
+  const probeRuns = [
+    { probe: 'ib-write-gpu', subject: 'mlx5_0/0000:41:00.0', outcome: 'ok', runs: 3, lastTs: 1_800_000_000_000 },
+    { probe: 'ib-write-gpu', subject: 'mlx5_0/0000:41:00.0', outcome: 'failed', runs: 2, lastTs: 1_800_000_600_500 },
+  ] as const;
+  return renderProm({ node, stats: acc.result({ lastN: 5 }), window: 5, spool: { torn: 1, corrupt: 0 }, now: 1_800_000_000_000, probeRuns });
 }
 
 t.test('base units, one series per path, recipe and window as labels', async (t) => {
@@ -35,6 +39,14 @@ t.test('base units, one series per path, recipe and window as labels', async (t)
   t.match(p, /probe="ib-write-gpu".*window="recent",stat="p50"\} 1312500000$/m, 'recent p50 10.5 Gb/s while the whole history is higher');
   t.match(p, /^gdrgate_bandwidth_samples\{.*probe="ib-write-gpu".*window="all"\} 7$/m);
   t.match(p, /^gdrgate_spool_skipped_lines\{node="gpu001",kind="torn"\} 1$/m);
+  t.strictSame(p.split('\n').filter((l) => /^(# TYPE )?gdrgate_probe_/.test(l)), [
+    '# TYPE gdrgate_probe_runs_total counter',
+    'gdrgate_probe_runs_total{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="ok"} 3',
+    'gdrgate_probe_runs_total{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="failed"} 2',
+    '# TYPE gdrgate_probe_last_run_timestamp_seconds gauge',
+    'gdrgate_probe_last_run_timestamp_seconds{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="ok"} 1800000000',
+    'gdrgate_probe_last_run_timestamp_seconds{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="failed"} 1800000600.5',
+  ], 'probe runs by outcome: a counter and the newest run of each');
   t.equal(BYTES_PER_SECOND['Gb/s'] * 8, 1e9);
   t.ok(p.endsWith('\n'), 'ends with a newline');
 });

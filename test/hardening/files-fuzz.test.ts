@@ -8,6 +8,7 @@ import { chownSync, mkdirSync, readdirSync, rmSync, symlinkSync, truncateSync, w
 import path from 'node:path';
 import { PROBE_LOCK, readStamp, STAMP, takeProbeLock, writeStamp } from '../../src/epilog/files.js';
 import { countTaskFindings, recordTaskFindings, TASK_FINDINGS_FILE } from '../../src/epilog/task-counts.js';
+import { countProbeRuns, PROBE_RUNS_FILE, recordProbeRuns } from '../../src/epilog/probe-runs.js';
 import { writeAtomic } from '../../src/host/files.js';
 import { appendSamples, LIVE, LOCK, readSpool } from '../../src/samples/spool.js';
 import { samples, scratch } from './_files.js';
@@ -27,7 +28,7 @@ function rng(seed: number): () => number {
   };
 }
 
-const NAMES = [LIVE, 'samples.1.jsonl', 'samples.2.jsonl', STAMP, PROBE_LOCK, LOCK, TASK_FINDINGS_FILE, 'gdrgate.prom'];
+const NAMES = [LIVE, 'samples.1.jsonl', 'samples.2.jsonl', STAMP, PROBE_LOCK, LOCK, TASK_FINDINGS_FILE, PROBE_RUNS_FILE, 'gdrgate.prom'];
 type Shape = 'none' | 'link-file' | 'link-dir' | 'link-dangling' | 'fifo' | 'dir' | 'foreign' | 'huge' | 'garbage';
 const SHAPES: readonly Shape[] = ['none', 'link-file', 'link-dir', 'link-dangling', 'fifo', 'dir', 'foreign', 'huge', 'garbage'];
 
@@ -78,12 +79,14 @@ t.test(`planted shapes at the spool's paths (seed ${SEED})`, async (t) => {
     never('readSpool', () => readSpool(s.dir, () => undefined));
     never('readStamp', () => readStamp(s.dir));
     never('countTaskFindings', () => countTaskFindings(s.dir));
+    never('countProbeRuns', () => countProbeRuns(s.dir));
     never('takeProbeLock', () => {
       const l = takeProbeLock(s.dir, 60_000);
       if ('release' in l) l.release();
     });
     may(() => writeStamp(s.dir, { ts: rounds, job: null, cursor: 0 }));
     may(() => recordTaskFindings(s.dir, '5', ['job-memlock-low']));
+    may(() => recordProbeRuns(s.dir, '5', [{ spec: { kind: 'nvbandwidth', probe: 'nvbw-h2d', tool: '/x', testcase: 'host_to_device_memcpy_ce', args: [], recipe: { tool: 'nvbandwidth', args: [], msgSize: null, iterations: null, durationS: null, qps: null, numaNode: null, direction: 'h2d' }, gpus: [], timeoutMs: 1 }, kind: 'unusable', why: 'missing' }]));
     may(() => writeAtomic(path.join(s.dir, 'gdrgate.prom'), 'm 1\n'));
     if (!s.intact() || readdirSync(victimDir).length !== 0) {
       problems.push(`round ${rounds} (${where}): wrote through a link`);
