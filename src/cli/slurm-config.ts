@@ -8,6 +8,7 @@ import { FsHost } from '../host/fs-host.js';
 import type { Host } from '../host/host.js';
 import { loadConf } from '../slurm/conf-load.js';
 import { mergePlan } from '../slurm/conf-merge.js';
+import { findPyxis } from '../slurm/plugstack.js';
 import { renderJson, renderText } from '../slurm/conf-render.js';
 import { OLDEST, parseVersion, type Release } from '../slurm/versions.js';
 import { VERSION } from '../version.js';
@@ -83,14 +84,18 @@ export async function slurmConfigCommand(a: SlurmConfigArgs, exec: Exec = new Ex
   const { release, from, note } = await findRelease(exec, a.slurmVersion, file);
   const scripts = a.scripts.replace(/\/$/, '');
   const wrapperDir = a.wrapperDir ?? (configless ? '/etc/slurm' : path.posix.dirname(file));
+  // slurm.conf's PlugStackConfig, else plugstack.conf beside it (spank.c: get_extra_conf_path), as slurmstepd reads it.
+  const stack = [...loaded.entries].reverse().find((x) => x.name === 'plugstackconfig')?.value;
+  const pyxis = await findPyxis(host, stack ? path.posix.resolve(path.posix.dirname(file), stack) : path.posix.join(path.posix.dirname(file), 'plugstack.conf'));
   const plan = mergePlan({
+    pyxis: pyxis.at,
     entries: loaded.entries,
     mainFile: file,
     release,
     scripts: { prolog: `${scripts}/prolog.sh`, epilog: `${scripts}/epilog.sh`, taskprolog: `${scripts}/taskprolog.sh`, health: `${scripts}/health.sh` },
     wrapperDir,
   });
-  const ctx = { conf: file, files: loaded.files, configless, release, releaseFrom: from, problems: [...(note ? [note] : []), ...loaded.problems] };
+  const ctx = { conf: file, files: loaded.files, configless, release, releaseFrom: from, problems: [...(note ? [note] : []), ...loaded.problems, ...pyxis.problems] };
   out(a.json ? `${JSON.stringify(renderJson(ctx, plan, VERSION), null, 2)}\n` : renderText(ctx, plan));
   return 0;
 }

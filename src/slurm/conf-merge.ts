@@ -41,6 +41,8 @@ export interface MergeInput {
   readonly scripts: Readonly<Record<Hook, string>>;
   /** Where generated chain wrappers go (the directory of the controller's slurm.conf). */
   readonly wrapperDir: string;
+  /** The plugstack line that loads pyxis (plugstack.ts), if any: then a container step's TaskProlog runs in its container. */
+  readonly pyxis?: { readonly file: string; readonly line: number } | null;
 }
 
 /** The shortest bound that fits gdrgate: its Prolog deadline (deadlineMs, 6 s) and Epilog probes (budgetMs 20 s + 6 s) with margin. */
@@ -94,8 +96,14 @@ export function mergePlan(inp: MergeInput): Plan {
     const values = seen.map((e) => e.value);
     const now = seen.map(shown);
     const e = seen.at(-1);
+    const caged = hook === 'taskprolog' && inp.pyxis ? inp.pyxis : null;
+    if (caged) warnings.push(pyxisWarning(caged, ours));
     if (values.includes(ours) || values.includes(chain)) {
       changes.push({ key, action: 'keep', ...at(e), now, set: null, why: `gdrgate's ${key} is there already${values.includes(chain) ? ' (through its chain wrapper)' : ''}` });
+      return;
+    }
+    if (caged && !e) {
+      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: `optional here: pyxis is loaded (${caged.file}:${caged.line}), and a container step's ${key} must then be in its container (see the warning)` });
       return;
     }
     if (hook === 'health' && !e) {
@@ -174,6 +182,17 @@ export function mergePlan(inp: MergeInput): Plan {
   }
 
   return { changes, wrappers, warnings };
+}
+
+/** What pyxis does to a TaskProlog, in words (src/slurm/plugstack.ts says why; docs/task.md). */
+function pyxisWarning(at: { readonly file: string; readonly line: number }, ours: string): string {
+  return (
+    `pyxis is loaded (${at.file}:${at.line}): a --container-image step's TaskProlog runs inside its container (pyxis enters it at task_init, ` +
+    `which slurmstepd runs before the TaskProlog), and where ${ours}, bash and gdrgate's stateDir are not in the image Slurm cannot run it ` +
+    `and ends every task of the step ("TaskProlog failed", src/slurmd/slurmstepd/task.c; NVIDIA/pyxis issues 83, 135 and 163: from Slurm 24.11 ` +
+    `slurmstepd's own libraries must be in the image too). Leave TaskProlog out on these nodes (the Prolog and Epilog are not affected), or mount ` +
+    `what it needs into every container (enroot: a file in /etc/enroot/mounts.d)`
+  );
 }
 
 const dirOf = (file: string): string => file.slice(0, file.lastIndexOf('/')) || '/';
