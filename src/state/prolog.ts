@@ -31,6 +31,8 @@ export function parseJobGpus(s: string | undefined): number[] | null {
 export type StateInput = Pick<PrologState, 'job' | 'uid' | 'node' | 'memlockMin' | 'jobGpus' | 'slurmGpus'> & {
   readonly inv: Inventory;
   readonly devInfiniband: readonly string[];
+  /** Adapter name → its uverbs node (/sys/class/infiniband_verbs); null: that class could not be read. */
+  readonly verbsOf?: ReadonlyMap<string, string> | null;
   readonly dev: readonly string[];
   readonly now: Date;
 };
@@ -50,6 +52,7 @@ export function buildPrologState(i: StateInput): PrologState {
     uverbs: i.devInfiniband.filter((n) => UVERBS_RE.test(n)).sort(),
     nvidia: i.dev.filter((n) => NVIDIA_RE.test(n)).sort(),
     gpus: i.inv.gpus.map((g) => g.bdf),
+    ...(i.verbsOf ? { adapters: i.inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [{ name: n.name, bdf: n.bdf.value, uverbs: i.verbsOf!.get(n.name) ?? null }] : [])) } : {}),
     jobGpus: i.jobGpus,
     ...(i.slurmGpus ? { slurmGpus: i.slurmGpus } : {}),
   };
@@ -202,6 +205,15 @@ export function dropBegun(stateDir: string, job: string, begun: Begun): void {
   }
 }
 
+/** Adapter name → its uverbs node, from /sys/class/infiniband_verbs/uverbs<N>/ibdev; null where the class could not be listed. */
+async function readVerbsOf(host: Host): Promise<ReadonlyMap<string, string> | null> {
+  const ls = await host.list('/sys/class/infiniband_verbs');
+  if (!ls.ok) return ls.missing ? new Map() : null;
+  const nodes = ls.value.filter((n) => UVERBS_RE.test(n)).sort();
+  const ib = await Promise.all(nodes.map((u) => host.readText(`/sys/class/infiniband_verbs/${u}/ibdev`)));
+  return new Map(nodes.flatMap((u, k) => { const r = ib[k]!; const name = r.ok ? r.value.trim() : ''; return name ? [[name, u] as const] : []; }));
+}
+
 /** The gate's one call: never throws; a failure is for the log only and never changes the Prolog's exit code. */
 export async function recordJobState(i: RecordInput): Promise<RecordResult> {
   const t0 = performance.now();
@@ -210,7 +222,7 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
     const uid = parseId(i.env.SLURM_JOB_UID);
     if (job === null) return { ok: false, level: i.env.SLURM_JOB_ID ? 'warn' : 'skip', why: `SLURM_JOB_ID ${JSON.stringify(i.env.SLURM_JOB_ID ?? null)} is not a job id` };
     if (uid === null) return { ok: false, level: 'warn', why: `SLURM_JOB_UID ${JSON.stringify(i.env.SLURM_JOB_UID ?? null)} is not a uid` };
-    const [devInfiniband, dev] = await Promise.all([names(i.host, '/dev/infiniband'), names(i.host, '/dev')]);
+    const [devInfiniband, dev, verbsOf] = await Promise.all([names(i.host, '/dev/infiniband'), names(i.host, '/dev'), readVerbsOf(i.host)]);
     const state = buildPrologState({
       job,
       uid,
@@ -219,6 +231,7 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
       memlockMin: i.memlockMin,
       devInfiniband,
       dev,
+      verbsOf,
       jobGpus: parseJobGpus(i.env.SLURM_JOB_GPUS),
       // Which PCI device each of Slurm's GPU numbers is, the way slurmd numbers them: root reads gres.conf and the minors.
       slurmGpus: await gpuOrder(i),

@@ -7,6 +7,12 @@ import type { PROLOG_FORMAT, TASK_FORMAT } from './names.js';
 export type Bytes = number | 'unlimited';
 
 
+export interface RecordedAdapter {
+  readonly name: string;
+  readonly bdf: string;
+  readonly uverbs: string | null;
+}
+
 /** The host side of a job, as root saw it in the Prolog. */
 export interface PrologState {
   readonly job: string;
@@ -25,6 +31,12 @@ export interface PrologState {
   readonly nvidia: readonly string[];
   /** GPU PCI functions of the node. */
   readonly gpus: readonly string[];
+  /**
+   * Each adapter of the host as root saw it: its name, PCI function and uverbs node (/sys/class/infiniband_verbs/<node>/ibdev),
+   * which a container may hide from the job (enroot's 99-mellanox.sh keeps only the adapters it shows). Absent in an older
+   * gdrgate's record; an adapter whose PCI function could not be read is left out.
+   */
+  readonly adapters?: readonly RecordedAdapter[];
   /** SLURM_JOB_GPUS: Slurm's GPU numbers (gres_device->index, not device minors); null when the job asked for none. */
   readonly jobGpus: readonly number[] | null;
   /**

@@ -72,7 +72,8 @@ async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead 
   // numbers are not GPUs, so no order of GPUs maps them (the Prolog's counts GPUs: judged by it, GPU 1 was a slice of 0).
   const mig = /(^|,)MIG-/.test(env.CUDA_VISIBLE_DEVICES ?? '');
   const order = mig ? { ok: false as const, why: 'CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs' } : (rec?.slurmGpus ?? null);
-  return { place: await readPlacement(host, sel, order, noRecord), paths: cls?.paths ?? null };
+  const refNics = cls ? new Map(cls.devices.flatMap((d) => (d.role === 'nic' && d.name !== undefined ? [[d.name, d.bdf] as const] : []))) : null;
+  return { place: await readPlacement(host, sel, order, noRecord), paths: cls?.paths ?? null, refNics };
 }
 
 function taskRecord(job: string, uid: number, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {

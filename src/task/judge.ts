@@ -5,7 +5,7 @@ import type { StateRead } from '../state/read.js';
 import type { Bytes, PrologState } from '../state/types.js';
 import { tf, type TaskFinding } from './finding.js';
 import { atLeast, jobMemlock } from './memlock.js';
-import { judgePlacement, nearestNics, type PlacementInput } from './placement-judge.js';
+import { hereNames, judgePlacement, nearestNics, type PlacementInput } from './placement-judge.js';
 import type { DevNode, JobView } from './view.js';
 
 export interface MemlockMin {
@@ -71,29 +71,35 @@ function gpuNodesOf(p: JudgeInput['placement']): GpuNodes {
 }
 
 /**
- * The adapters this job's GPUs use (each one's nearest, PIX or PXB, in the class's matrix), and the uverbs node of each
- * other adapter of the job's /sys: a container may hold only the adapters of its GPUs (enroot's MELLANOX_VISIBLE_DEVICES,
- * a RDMA namespace), and one not next to any of its GPUs is not this job's to miss. Known only when every GPU the job
- * was given is mapped and has an adapter next to it; null otherwise, and every adapter of the host is then required.
+ * The adapters this job's GPUs use (each one's nearest, PIX or PXB, in the class's matrix, by this node's names) and
+ * which adapter each uverbs node is, both from the Prolog's record (root's view: a container may hide the adapters it
+ * does not show from /sys/class/infiniband and /sys/class/infiniband_verbs alike, as enroot's 99-mellanox.sh does).
+ * A container may hold only the adapters of its GPUs, and one next to none of them is not this job's to miss. Known
+ * only when every GPU the job was given is mapped, has an adapter next to it, and each of those is found in the
+ * record by its PCI function; null otherwise, and every adapter of the host is then required.
  */
 interface Needed {
   readonly nics: ReadonlySet<string>;
-  /** uverbs node → its adapter, from the job's /sys/class/infiniband_verbs/<node>/ibdev. */
+  /** uverbs node → its adapter (the record's). */
   readonly adapterOf: ReadonlyMap<string, string>;
 }
 
-function neededAdapters(p: JudgeInput['placement']): Needed | null {
+function neededAdapters(p: JudgeInput['placement'], s: PrologState): Needed | null {
   const sel = p?.place.sel;
-  if (!p?.paths || !sel?.ids.length) return null;
+  const here = p ? hereNames({ refNics: p.refNics ?? null, adapters: s.adapters ?? null }) : null;
+  if (!p?.paths || !sel?.ids.length || !here || !s.adapters) return null;
   const nics = new Set<string>();
   for (const id of sel.ids) {
     const g = p.place.gpus.get(id);
     const near = g ? nearestNics(p.paths, g.bdf) : null;
     if (!near) return null;
-    for (const n of near.nics) nics.add(n);
+    for (const n of near.nics) {
+      const name = here.get(n);
+      if (name === undefined) return null;
+      nics.add(name);
+    }
   }
-  const v = p.place.verbsOf;
-  return { nics, adapterOf: new Map(v.state === 'present' ? [...v.value].map(([a, u]) => [u, a] as const) : []) };
+  return { nics, adapterOf: new Map(s.adapters.flatMap((a) => (a.uverbs ? [[a.uverbs, a.name] as const] : []))) };
 }
 
 /** What the job misses, split into what it needs and the adapters that are not its GPUs' (by name, for the report). */
@@ -144,27 +150,25 @@ function againstHost(v: JobView, s: PrologState, gpus: GpuNodes, need: Needed | 
 }
 
 /** Without the host's record: the job's view must at least agree with itself. */
-function selfConsistent(v: JobView, standalone: boolean, need: Needed | null): Seen {
+function selfConsistent(v: JobView, standalone: boolean): Seen {
   const out: TaskFinding[] = [];
-  let notMine: string[] = [];
   if (v.verbsClass.state === 'present' && v.uverbs.state === 'present') {
     const seen = new Set(v.uverbs.value.map((n) => n.name));
-    const m = split(v.verbsClass.value.filter((u) => !seen.has(u)), (u) => need?.adapterOf.get(u), need);
-    notMine = [...new Set(m.notMine)].sort();
-    if (m.lost.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `the kernel has verbs devices ${list(m.lost)} (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them`, list(v.verbsClass.value), list([...seen])));
+    const miss = v.verbsClass.value.filter((u) => !seen.has(u));
+    if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `the kernel has verbs devices ${list(miss)} (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them`, list(v.verbsClass.value), list([...seen])));
   }
   if (v.uverbs.state === 'present') out.push(...denied(v.uverbs.value, '/dev/infiniband', 'job-uverbs-denied'));
   if (v.nvidia.state === 'present') out.push(...denied(v.nvidia.value, '/dev', 'job-gpu-denied'));
   if (standalone && v.hcas.state === 'present' && v.hcas.value.length === 0) out.push(tf('job-no-rdma', 'warn', '/sys/class/infiniband', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)'));
-  return { found: out, notMine };
+  return { found: out, notMine: [] };
 }
 
 function visibility(i: JudgeInput): TaskFinding[] {
   const v = i.view;
   const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.state === 'unknown' ? [tf('job-view-unknown', 'skip', 'job', k.why)] : []));
   const trusted = i.state?.status === 'trusted' ? i.state.state : null;
-  const need = neededAdapters(i.placement);
-  const { found, notMine } = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement), need) : selfConsistent(v, i.state === null, need);
+  const need = trusted ? neededAdapters(i.placement, trusted) : null;
+  const { found, notMine } = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement), need) : selfConsistent(v, i.state === null);
   if (found.length) return [...found, ...unknown];
   const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.state === 'present' ? String(k.value.length) : '?');
   const mine = notMine.length ? `; not ${list(notMine)}, next to none of its GPUs (next to them: ${list([...need!.nics].sort())})` : '';
@@ -186,6 +190,6 @@ function stateFinding(s: StateRead | null): TaskFinding[] {
 }
 
 export function judge(i: JudgeInput): TaskFinding[] {
-  const all = [memlock(i), ...visibility(i), ...(i.placement ? judgePlacement({ ...i.placement, view: i.view }) : []), ...stateFinding(i.state)];
+  const all = [memlock(i), ...visibility(i), ...(i.placement ? judgePlacement({ ...i.placement, view: i.view, adapters: i.state?.status === 'trusted' ? (i.state.state.adapters ?? null) : null }) : []), ...stateFinding(i.state)];
   return all.map((f, k) => [f, k] as const).sort((a, b) => STATUS_RANK[a[0].status] - STATUS_RANK[b[0].status] || a[1] - b[1]).map(([f]) => f);
 }

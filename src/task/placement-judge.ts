@@ -8,12 +8,27 @@ import { cpusOverlap } from '../parsers/sysfs.js';
 import { tf, type TaskFinding } from './finding.js';
 import type { GpuPlace, PlacementView } from './placement.js';
 import type { DevNode, JobView } from './view.js';
+import type { RecordedAdapter } from '../state/types.js';
 
 export interface PlacementInput {
   readonly place: PlacementView;
   readonly view: JobView;
   /** The class's GPU↔NIC matrix; null when no baseline could be read. */
   readonly paths: readonly BaselinePath[] | null;
+  /** The class's adapters, the reference node's name → PCI function (its devices); the matrix names them so. */
+  readonly refNics?: ReadonlyMap<string, string> | null;
+  /** This node's adapters as the Prolog recorded them (trusted record only). */
+  readonly adapters?: readonly RecordedAdapter[] | null;
+}
+
+/**
+ * The matrix's adapter names (the reference node's) → this node's, by PCI function, as topology-distance pairs them: a
+ * node whose mlx5_0 and mlx5_1 swapped names has each path where it was. Null without the class's devices or the record's adapters.
+ */
+export function hereNames(i: Pick<PlacementInput, 'refNics' | 'adapters'>): ReadonlyMap<string, string> | null {
+  if (!i.refNics || !i.adapters) return null;
+  const byBdf = new Map(i.adapters.map((a) => [a.bdf, a.name] as const));
+  return new Map([...i.refNics].flatMap(([ref, bdf]) => { const here = byBdf.get(bdf); return here !== undefined ? [[ref, here] as const] : []; }));
 }
 
 
@@ -49,12 +64,18 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   // Which adapters are next to the GPU is the baseline's matrix: without it, say that this part was not checked.
   if (i.paths === null) return [tf('job-placement-unknown', 'skip', gpuName(g), `the adapters next to ${gpuName(g)} were not checked: no baseline class (its GPU↔NIC matrix says which they are)`)];
   if (!i.paths.some((p) => p.gpu === g.bdf)) return [tf('job-placement-unknown', 'skip', gpuName(g), `the adapters next to ${gpuName(g)} were not checked: the baseline class's GPU↔NIC matrix has no row for ${g.bdf}`)];
-  const near = nearestNics(i.paths, g.bdf);
+  const ref = nearestNics(i.paths, g.bdf);
   // The GPU's best class is PHB or farther: no adapter is next to it, nothing a job must see.
-  if (!near) return [];
+  if (!ref) return [];
+  // This node's names of the adapters the matrix names (one with nothing at its address: the adapter that carries the name).
+  const here = hereNames(i);
+  const near = { cls: ref.cls, nics: [...new Set(ref.nics.map((n) => here?.get(n) ?? n))].sort() };
   const { hcas, uverbs } = i.view;
   if (hcas.state === 'unknown' || uverbs.state === 'unknown' || i.place.verbsOf.state === 'unknown') return [tf('job-placement-unknown', 'skip', gpuName(g), hcas.state === 'unknown' ? hcas.why : uverbs.state === 'unknown' ? uverbs.why : (i.place.verbsOf as { why: string }).why)];
-  const verbsOf = i.place.verbsOf.state === 'present' ? i.place.verbsOf.value : new Map<string, string>();
+  // The job's /sys names each adapter's uverbs node; where a container hid that class, the Prolog's record does.
+  const recorded = new Map((i.adapters ?? []).flatMap((a) => (a.uverbs ? [[a.name, a.uverbs] as const] : [])));
+  const seen = i.place.verbsOf.state === 'present' ? i.place.verbsOf.value : new Map<string, string>();
+  const verbsOf = new Map([...recorded, ...seen]);
   // access(2) answered neither yes nor no (ENOENT of a dangling link, ELOOP…): whether the adapter is usable cannot be told.
   const untold = near.nics.flatMap((n) => { const u = verbsOf.get(n); const d = u === undefined ? undefined : uverbs.value.find((x) => x.name === u); return hcas.value.includes(n) && d?.access === 'unknown' ? [`/dev/infiniband/${d.name} (${d.why ?? 'access unknown'})`] : []; });
   if (untold.length) return [tf('job-placement-unknown', 'skip', gpuName(g), `whether this job can use the adapters next to ${gpuName(g)} could not be told: access(2) of ${untold.join(', ')} answered neither yes nor no`)];
