@@ -24,17 +24,22 @@ export interface ProbeRunCount {
 }
 
 const PROBE_RE = /^[a-z0-9][a-z0-9-]{0,63}$/;
-const SUBJECT_RE = /^[\w.:/-]{1,128}$/;
+/** Any adapter name the kernel allows (a rename limits only length and '/'), without control characters; labels are escaped. */
+const SUBJECT_RE = /^[^\u0000-\u001f\u007f]{1,128}$/;
 
-export function recordProbeRuns(spoolDir: string, job: string | null, outcomes: readonly ProbeOutcome[], now = Date.now()): void {
-  appendCounted(spoolDir, LOG, outcomes.map((o) => ({ ts: now, job, probe: o.spec.probe, subject: subjectOf(o.spec), outcome: o.kind })));
+export function recordProbeRuns(spoolDir: string, node: string, job: string | null, outcomes: readonly ProbeOutcome[], now = Date.now()): void {
+  appendCounted(spoolDir, LOG, outcomes.map((o) => ({ ts: now, node, job, probe: o.spec.probe, subject: subjectOf(o.spec), outcome: o.kind })));
 }
 
-/** Runs per probe, subject and outcome, ordered; lines that are torn or name no known outcome are skipped. */
-export function countProbeRuns(spoolDir: string): ProbeRunCount[] {
+/**
+ * This node's runs per probe, subject and outcome, ordered; lines that are torn, name no known outcome, or are another
+ * node's (a spool copied from a golden image, as the samples: src/epilog/run.ts) are skipped.
+ */
+export function countProbeRuns(spoolDir: string, node: string): ProbeRunCount[] {
   const by = new Map<string, { probe: string; subject: string; outcome: ProbeOutcomeKind; runs: number; lastTs: number }>();
   for (const l of readCounted(spoolDir, LOG)) {
-    const { ts, probe, subject, outcome } = (l ?? {}) as { ts?: unknown; probe?: unknown; subject?: unknown; outcome?: unknown };
+    const { ts, probe, subject, outcome, node: of } = (l ?? {}) as { ts?: unknown; probe?: unknown; subject?: unknown; outcome?: unknown; node?: unknown };
+    if (of !== node) continue;
     if (typeof ts !== 'number' || !Number.isFinite(ts) || typeof probe !== 'string' || !PROBE_RE.test(probe) || typeof subject !== 'string' || !SUBJECT_RE.test(subject)) continue;
     if (!PROBE_OUTCOMES.includes(outcome as ProbeOutcomeKind)) continue;
     const key = `${probe}\0${subject}\0${String(outcome)}`;

@@ -106,7 +106,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     const findings = judge({ outcomes: run.outcomes, stats: col.stats, envelopes: cls.probes ?? null, minSamples: p.minSamples, renamed: renamedNics(cls.devices, inv.nics) });
     if (!i.dryRun) {
       try {
-        recordProbeRuns(dir, i.job, run.outcomes);
+        recordProbeRuns(dir, i.node, i.job, run.outcomes);
       } catch (e) {
         writeErrors.push(`probe runs ${dir}: ${(e as Error).message}`);
       }
@@ -114,7 +114,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       if (p.promFile !== null && unreadable !== null) writeErrors.push(`textfile ${p.promFile} not written: ${unreadable}`);
       else if (p.promFile !== null) {
         try {
-          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, recent: `the last ${p.window} samples this node judged${from === null ? '' : ` since ${new Date(from).toISOString()}`}`, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir), probeRuns: countProbeRuns(dir) }), { above: false });
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, recent: `the last ${p.window} samples this node judged${from === null ? '' : ` since ${new Date(from).toISOString()}`}`, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir), probeRuns: countProbeRuns(dir, i.node) }), { above: false });
         } catch (e) {
           writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
         }

@@ -1,6 +1,6 @@
 // The Epilog's probe runs counted per probe, subject and outcome (src/epilog/probe-runs.ts): what recordProbeRuns
-// appends is counted back exactly; a torn line (a crash mid-append), a line of unknown outcome, or one whose fields are
-// not a probe's are skipped, never counted.
+// appends is counted back exactly, this node's only (a spool copied from a golden image holds another's); a torn line (a
+// crash mid-append), a line of unknown outcome, or one whose fields are not a probe's are skipped, never counted.
 import t from 'tap';
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -20,24 +20,28 @@ t.test('recorded runs counted back, by outcome, the newest time of each', async 
     gpuOk ? { spec: ib('0000:41:00.0'), kind: 'ok', samples: [], durationMs: 5, notes: [] } : { spec: ib('0000:41:00.0'), kind: 'failed', why: 'GPU buffer failed (exit 1)', lines: [], durationMs: 5 },
     { spec: nv, kind: 'unusable', why: '/usr/bin/nvbandwidth: missing' },
   ];
-  recordProbeRuns(dir, '1', run(true), 1000);
-  recordProbeRuns(dir, '2', run(false), 2000);
-  recordProbeRuns(dir, '3', [{ spec: ib('0000:41:00.0'), kind: 'budget', why: 'no time left' }], 3000);
+  recordProbeRuns(dir, 'gpu001', '1', run(true), 1000);
+  recordProbeRuns(dir, 'gpu001', '2', run(false), 2000);
+  recordProbeRuns(dir, 'golden', '9', run(false), 2500);
+  recordProbeRuns(dir, 'gpu001', '3', [{ spec: ib('0000:41:00.0'), kind: 'budget', why: 'no time left' }], 3000);
   appendFileSync(path.join(dir, PROBE_RUNS_FILE), [
-    JSON.stringify({ ts: 4000, job: '4', probe: 'ib-write-host', subject: 'mlx5_0', outcome: 'exploded' }),
-    JSON.stringify({ ts: 4000, job: '4', probe: 'ib-write-host', subject: 'mlx5_0"} 1e9\nx{a="', outcome: 'ok' }),
-    JSON.stringify({ ts: 'soon', job: '4', probe: 'ib-write-host', subject: 'mlx5_0', outcome: 'ok' }),
+    JSON.stringify({ ts: 4000, node: 'gpu001', job: '4', probe: 'ib-write-host', subject: 'mlx5_0', outcome: 'exploded' }),
+    JSON.stringify({ ts: 4000, node: 'gpu001', job: '4', probe: 'ib-write-host', subject: 'mlx5_0"} 1e9\nx{a="', outcome: 'ok' }),
+    JSON.stringify({ ts: 'soon', node: 'gpu001', job: '4', probe: 'ib-write-host', subject: 'mlx5_0', outcome: 'ok' }),
+    JSON.stringify({ ts: 4000, job: '4', probe: 'ib-write-host', subject: 'mlx5_0', outcome: 'ok' }),
+    JSON.stringify({ ts: 4000, node: 'gpu001', job: '4', probe: 'ib-write-host', subject: 'rxe@eth0', outcome: 'ok' }),
     '{"ts":5000,"job":"5","probe":"ib-wri',
   ].join('\n'));
-  t.strictSame(countProbeRuns(dir), [
+  t.strictSame(countProbeRuns(dir, 'gpu001'), [
     { probe: 'ib-write-gpu', subject: 'mlx5_0/0000:41:00.0', outcome: 'ok', runs: 1, lastTs: 1000 },
     { probe: 'ib-write-gpu', subject: 'mlx5_0/0000:41:00.0', outcome: 'failed', runs: 1, lastTs: 2000 },
     { probe: 'ib-write-gpu', subject: 'mlx5_0/0000:41:00.0', outcome: 'budget', runs: 1, lastTs: 3000 },
     { probe: 'ib-write-host', subject: 'mlx5_0', outcome: 'ok', runs: 2, lastTs: 2000 },
+    { probe: 'ib-write-host', subject: 'rxe@eth0', outcome: 'ok', runs: 1, lastTs: 4000 },
     { probe: 'nvbw-d2h', subject: 'device_to_host_memcpy_ce', outcome: 'unusable', runs: 2, lastTs: 2000 },
   ]);
 });
 
 t.test('no file yet: nothing counted', async (t) => {
-  t.strictSame(countProbeRuns(path.join(dir, 'none')), []);
+  t.strictSame(countProbeRuns(path.join(dir, 'none'), 'gpu001'), []);
 });
