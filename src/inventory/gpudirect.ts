@@ -68,7 +68,9 @@ export async function readGpudirect(host: Host, kernelRelease: Fact<string>, mod
     driver,
     kernelRelease,
     // Listed, its /sys/module directory there, or its class's nodes; a look that failed is no "not loaded".
-    ibUverbs: listedOrDir || inClass ? present(true) : !ibUverbs.missing ? unknown(`/sys/module/ib_uverbs: ${ibUverbs.reason}`) : cls && !cls.ok && !cls.missing ? unknown(`/sys/class/infiniband_verbs: ${cls.reason}`) : present(false),
+    // The class is evidence for, never against: one that cannot be listed (a snapshot taken before it was recorded)
+    // leaves the answer the two looks gave.
+    ibUverbs: listedOrDir || inClass ? present(true) : !ibUverbs.missing ? unknown(`/sys/module/ib_uverbs: ${ibUverbs.reason}`) : present(false),
     dmabuf: dmabufFact(driver, kernelRelease),
     peermem: peermemFact([nvMem, nvMemNc, nvidiaPeermem], modules.has('nvidia_peermem')),
     registryDwords,
