@@ -3,7 +3,7 @@
 // path: a few synchronous syscalls and one Ed25519 signature, no process; the agent writes it after its answer.
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
-import { jobDirName, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
+import { jobDirName, MAX_STATE_BYTES, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
 import { makeDir, removeTree, someNames } from '../host/dirs.js';
 import { lstatOrNull } from '../host/files.js';
@@ -52,7 +52,7 @@ export function buildPrologState(i: StateInput): PrologState {
     uverbs: i.devInfiniband.filter((n) => UVERBS_RE.test(n)).sort(),
     nvidia: i.dev.filter((n) => NVIDIA_RE.test(n)).sort(),
     gpus: i.inv.gpus.map((g) => g.bdf),
-    ...(i.verbsOf ? { adapters: i.inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [{ name: n.name, bdf: n.bdf.value, uverbs: i.verbsOf!.get(n.name) ?? null }] : [])) } : {}),
+    ...(i.verbsOf ? { adapters: i.inv.nics.map((n) => ({ name: n.name, bdf: n.bdf.state === 'present' ? n.bdf.value : null, uverbs: i.verbsOf!.get(n.name) ?? null })) } : {}),
     jobGpus: i.jobGpus,
     ...(i.slurmGpus ? { slurmGpus: i.slurmGpus } : {}),
   };
@@ -107,12 +107,24 @@ export function writePrologState(stateDir: string, state: PrologState, gid: numb
     const old = removeJobDir(stateDir, state.job, undefined, undefined, true);
     if (!old.ok && old.setAside === null) throw new Error(old.why);
   }
-  const payload = JSON.stringify(state);
-  const env: SignedEnvelope = { format: PROLOG_FORMAT, payload, signature: signText(payload, key) };
+  const sealed = (st: PrologState): string => {
+    const payload = JSON.stringify(st);
+    const env: SignedEnvelope = { format: PROLOG_FORMAT, payload, signature: signText(payload, key) };
+    return JSON.stringify(env) + '\n';
+  };
+  // The TaskProlog reads at most MAX_STATE_BYTES (a larger file is refused as untrusted): on a node with hundreds of
+  // RDMA devices (SR-IOV VFs) the optional adapters go first, and a record still too large is not written (the job's
+  // tasks then read "no record", a skip, where they would have read tampering).
+  let text = sealed(state);
+  if (Buffer.byteLength(text) > MAX_STATE_BYTES && state.adapters) {
+    const { adapters: _, ...rest } = state;
+    text = sealed(rest);
+  }
+  if (Buffer.byteLength(text) > MAX_STATE_BYTES) throw new Error(`the job's record would take ${Buffer.byteLength(text)} bytes, more than the ${MAX_STATE_BYTES} the TaskProlog reads: not written`);
   if (!begun) makeDir(dir, 0o700);
   try {
     // Written while the directory is still root's, so the user has nothing to race against.
-    writeNew(`${dir}/${PROLOG_FILE}`, JSON.stringify(env) + '\n', 0o444);
+    writeNew(`${dir}/${PROLOG_FILE}`, text, 0o444);
     for (const f of extra) writeNew(`${dir}/${f.name}`, f.data, 0o444);
     handOver?.();
     chown(dir, state.uid, gid ?? -1);

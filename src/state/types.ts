@@ -9,7 +9,8 @@ export type Bytes = number | 'unlimited';
 
 export interface RecordedAdapter {
   readonly name: string;
-  readonly bdf: string;
+  /** Null: its PCI function could not be read, or it has none (a software device: rxe, siw). */
+  readonly bdf: string | null;
   readonly uverbs: string | null;
 }
 
@@ -34,7 +35,7 @@ export interface PrologState {
   /**
    * Each adapter of the host as root saw it: its name, PCI function and uverbs node (/sys/class/infiniband_verbs/<node>/ibdev),
    * which a container may hide from the job (enroot's 99-mellanox.sh keeps only the adapters it shows). Absent in an older
-   * gdrgate's record; an adapter whose PCI function could not be read is left out.
+   * gdrgate's record, and left out of one that would be too large for the TaskProlog to read (hundreds of VFs).
    */
   readonly adapters?: readonly RecordedAdapter[];
   /** SLURM_JOB_GPUS: Slurm's GPU numbers (gres_device->index, not device minors); null when the job asked for none. */

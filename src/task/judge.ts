@@ -134,7 +134,7 @@ function againstHost(v: JobView, s: PrologState, gpus: GpuNodes, need: Needed | 
     const seen = new Set(v.uverbs.value.map((n) => n.name));
     const m = split(s.uverbs.filter((u) => !seen.has(u)), (u) => need?.adapterOf.get(u), need);
     m.notMine.forEach((a) => notMine.add(a));
-    if (m.lost.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - m.lost.length - m.notMine.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(m.lost.map((u) => `/dev/infiniband/${u}`))}${need ? ', of the adapters next to its GPUs or of no adapter its /sys names' : ''})`, list(s.uverbs), list([...seen])));
+    if (m.lost.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - m.lost.length - m.notMine.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(m.lost.map((u) => `/dev/infiniband/${u}`))}${need ? ', of the adapters next to its GPUs or of one the record does not place' : ''})`, list(s.uverbs), list([...seen])));
     out.push(...denied(v.uverbs.value.filter((n) => s.uverbs.includes(n.name)), '/dev/infiniband', 'job-uverbs-denied'));
   }
   if (gpus && v.nvidia.state === 'present') {

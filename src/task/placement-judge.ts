@@ -27,7 +27,7 @@ export interface PlacementInput {
  */
 export function hereNames(i: Pick<PlacementInput, 'refNics' | 'adapters'>): ReadonlyMap<string, string> | null {
   if (!i.refNics || !i.adapters) return null;
-  const byBdf = new Map(i.adapters.map((a) => [a.bdf, a.name] as const));
+  const byBdf = new Map(i.adapters.flatMap((a) => (a.bdf !== null ? [[a.bdf, a.name] as const] : [])));
   return new Map([...i.refNics].flatMap(([ref, bdf]) => { const here = byBdf.get(bdf); return here !== undefined ? [[ref, here] as const] : []; }));
 }
 

@@ -5,7 +5,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { jobDirName, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT } from '../../src/state/names.js';
+import { jobDirName, MAX_STATE_BYTES, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT } from '../../src/state/names.js';
 import { writePrologState } from '../../src/state/prolog.js';
 import { readPrologState } from '../../src/state/read.js';
 import { KEY_FILE, loadOrCreateKey, PUB_FILE, signText } from '../../src/state/sign.js';
@@ -48,6 +48,23 @@ t.test('signed state: written, handed to the user, verified', { skip: !isRoot &&
   fs.writeFileSync(path.join(dir, 'junk'), 'x');
   writePrologState(stateDir, sampleState(), null);
   t.notOk(fs.existsSync(path.join(dir, 'junk')), 'requeue: the old directory is replaced, not reused');
+});
+
+t.test('a record the TaskProlog could not read is never written: the adapters go first, then nothing', { skip: !isRoot && 'chown to the job uid needs root' }, async (t) => {
+  // An SR-IOV node (test/gen/topologies/hgx-h100-sriov.ts: 2,048 RDMA devices) recorded every adapter: 211,729 bytes
+  // against the reader's 64 KiB, and every task read "untrusted" (a review found it).
+  const vf = (k: number): string => `mlx5_${k}`;
+  const names = Array.from({ length: 1200 }, (_, k) => vf(k));
+  const adapters = names.map((name, k) => ({ name, bdf: `0000:${(0x10 + (k >> 5)).toString(16)}:${(k & 31).toString(16).padStart(2, '0')}.1`, uverbs: `uverbs${k}` }));
+  const { stateDir } = tmpStateDir();
+  const file = writePrologState(stateDir, sampleState({ hcas: names, uverbs: names.map((_, k) => `uverbs${k}`), adapters }), 4343);
+  t.ok(fs.statSync(file).size <= MAX_STATE_BYTES, `written: ${fs.statSync(file).size} bytes, within the ${MAX_STATE_BYTES} the reader takes`);
+  const r = readPrologState(stateDir, want);
+  t.strictSame([r.status, r.status === 'trusted' ? r.state.adapters : 'none', r.status === 'trusted' ? r.state.hcas.length : 0], ['trusted', undefined, 1200], 'trusted, without the adapters (the TaskProlog then requires every adapter)');
+  const { stateDir: big } = tmpStateDir();
+  const huge = Array.from({ length: 6000 }, (_, k) => vf(k));
+  t.throws(() => writePrologState(big, sampleState({ hcas: huge, uverbs: huge }), 4343), /^the job's record would take \d+ bytes, more than the 65536 the TaskProlog reads: not written$/);
+  t.equal(fs.existsSync(path.join(big, jobDirName('1234'))), false, 'no directory left for it: the tasks read "no record" (a skip)');
 });
 
 t.test('tampering is reported, never trusted', { skip: !isRoot && 'needs root' }, async (t) => {

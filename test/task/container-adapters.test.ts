@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       code: 1,
       fails: [
         ['job-hca-missing', 'this job sees 1 of the 2 RDMA adapters of the host (missing mlx5_0, next to its GPUs)'],
-        ['job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, of the adapters next to its GPUs or of no adapter its /sys names)'],
+        ['job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, of the adapters next to its GPUs or of one the record does not place)'],
         ['job-nic-hidden', 'this job cannot use mlx5_0 (no /sys/class/infiniband/mlx5_0), the PIX adapter next to GPU 0 (0000:18:00.0)'],
       ],
     }, 'the adapter next to its GPU hidden: failed');
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
       code: 1,
       fails: [
         ['job-hca-missing', 'this job sees 1 of the 2 RDMA adapters of the host (missing mlx5_1, next to its GPUs)'],
-        ['job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, of the adapters next to its GPUs or of no adapter its /sys names)'],
+        ['job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, of the adapters next to its GPUs or of one the record does not place)'],
         ['job-nic-hidden', 'this job cannot use mlx5_1 (no /sys/class/infiniband/mlx5_1), the PIX adapter next to GPU 0 (0000:18:00.0)'],
       ],
     }, "only mlx5_0 (here the far adapter): failed for mlx5_1, the GPU's own");

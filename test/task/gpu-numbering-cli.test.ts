@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     t.same(far.code, 1, 'only uverbs1 (mlx5_1, away from GPU 0): failed');
     const codes = (JSON.parse(fs.readFileSync(path.join(stateDir, 'job-86', 'task.json'), 'utf8')) as { findings: { code: string; status: string; message: string }[] }).findings.filter((f) => f.status === 'fail').map((f) => [f.code, f.message]);
     t.same(codes, [
-      ['job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, of the adapters next to its GPUs or of no adapter its /sys names)'],
+      ['job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, of the adapters next to its GPUs or of one the record does not place)'],
       ['job-nic-hidden', 'this job cannot use mlx5_0 (no usable /dev/infiniband/uverbs0), the PIX adapter next to GPU 0 (0000:18:00.0)'],
     ], 'the adapter next to its GPU missing: both findings');
   });
