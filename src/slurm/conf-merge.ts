@@ -106,6 +106,12 @@ export function mergePlan(inp: MergeInput): Plan {
       changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: `optional here: pyxis is loaded (${caged.file}:${caged.line}), and a container step's ${key} must then be in its container (see the warning)` });
       return;
     }
+    // The site's own TaskProlog works in its containers (or their tasks would end): a chain wrapper that then runs
+    // gdrgate's script, which they lack, would end them. Kept; chaining is the site's, by hand, once mounted.
+    if (caged && e) {
+      changes.push({ key, action: 'keep', ...at(e), now, set: null, why: `not chained: pyxis is loaded (${caged.file}:${caged.line}), and a wrapper running ${ours} after the site's script would end every container step whose image lacks it (see the warning); chain it by hand once it is mounted into the containers` });
+      return;
+    }
     if (hook === 'health' && !e) {
       changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: 'optional: the same gate on idle nodes between jobs (with HealthCheckInterval=300, HealthCheckNodeState=ANY); it resumes only its own drains' });
       return;
@@ -189,9 +195,9 @@ function pyxisWarning(at: { readonly file: string; readonly line: number }, ours
   return (
     `pyxis is loaded (${at.file}:${at.line}): a --container-image step's TaskProlog runs inside its container (pyxis enters it at task_init, ` +
     `which slurmstepd runs before the TaskProlog), and where ${ours}, bash and gdrgate's stateDir are not in the image Slurm cannot run it ` +
-    `and ends every task of the step ("TaskProlog failed", src/slurmd/slurmstepd/task.c; NVIDIA/pyxis issues 83, 135 and 163: from Slurm 24.11 ` +
-    `slurmstepd's own libraries must be in the image too). Leave TaskProlog out on these nodes (the Prolog and Epilog are not affected), or mount ` +
-    `what it needs into every container (enroot: a file in /etc/enroot/mounts.d)`
+    `and ends every task of the step ("TaskProlog failed", src/slurmd/slurmstepd/task.c; NVIDIA/pyxis issues 83, 135 and 163; on Slurm ` +
+    `24.11.0-24.11.6 and 25.05.0-25.05.1, which run it through slurmstepd itself, slurmstepd's libraries must be in the image too). Leave ` +
+    `TaskProlog out on these nodes (the Prolog and Epilog are not affected), or mount what it needs into every container (enroot: a file in /etc/enroot/mounts.d)`
   );
 }
 

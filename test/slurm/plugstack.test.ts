@@ -68,6 +68,10 @@ t.test('slurm-config under pyxis (the built command): TaskProlog optional, and w
   t.strictSame(caged.changes.filter((c) => c.key === 'Prolog' || c.key === 'Epilog').map((c) => c.action), ['add', 'add'], 'the Prolog and Epilog as without pyxis');
   const named = run((dir) => ({ 'slurm.conf': `ClusterName=c\nPlugStackConfig=${dir}/spank/stack.conf\nTaskProlog=/usr/libexec/gdrgate/taskprolog.sh\n`, 'spank/stack.conf': PYXIS }));
   t.strictSame([named.changes.find((c) => c.key === 'TaskProlog')?.action, named.warnings.filter((w) => /^pyxis is loaded \(\/.*\/spank\/stack\.conf:1\)/.test(w)).length], ['keep', 1], "PlugStackConfig's file; gdrgate's TaskProlog already there: kept, and warned");
+  const site = run((dir) => ({ 'slurm.conf': `ClusterName=c\nTaskProlog=${dir}/site-task.sh\n`, 'site-task.sh': '#!/bin/sh\n', 'plugstack.conf': PYXIS }));
+  const stp = site.changes.find((c) => c.key === 'TaskProlog');
+  t.strictSame([stp?.action, /^not chained: pyxis is loaded /.test(stp?.why ?? '')], ['keep', true], "the site's own TaskProlog under pyxis: kept, never a chain wrapper that would end container steps");
+  t.equal(/on Slurm 24\.11\.0-24\.11\.6 and 25\.05\.0-25\.05\.1, which run it through slurmstepd itself/.test(site.warnings.find((w) => w.startsWith('pyxis')) ?? ''), true, 'the releases that need slurmstepd\'s libraries in the image, named');
   const plain = run(() => ({ 'slurm.conf': 'ClusterName=c\n' }));
   t.strictSame([plain.changes.find((c) => c.key === 'TaskProlog')?.action, plain.warnings.filter((w) => w.startsWith('pyxis')).length], ['add', 0], 'no pyxis: added as before');
 });
