@@ -73,7 +73,8 @@ export function parseStepGpus(env: StepEnv): number[] | null {
  * A step Slurm gave no GPU (`step` empty) uses none, whatever the job holds: no ids, from SLURM_STEP_GPUS.
  */
 export function selectGpus(job: readonly number[] | null, step: readonly number[] | null, trusted: boolean): GpuSelection | null {
-  if (step !== null && step.length === 0) return { ids: [], from: 'SLURM_STEP_GPUS' };
+  // (A job with no GPU at all is said as such: null, whatever the step's variables.)
+  if (step !== null && step.length === 0) return job?.length ? { ids: [], from: 'SLURM_STEP_GPUS' } : null;
   const mine = new Set(job);
   if (step?.length && (job === null ? !trusted : step.every((s) => mine.has(s)))) return { ids: step, from: 'SLURM_STEP_GPUS' };
   return job?.length ? { ids: job, from: 'SLURM_JOB_GPUS' } : null;

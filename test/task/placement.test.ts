@@ -153,6 +153,7 @@ t.test('a selection that names no GPU (SLURM_JOB_GPUS set but empty) is said, ne
     "the job's variables (SLURM_GPUS_ON_NODE set), the interactive and batch steps, and what is not a step number: not told",
   );
   t.strictSame(selectGpus([0, 1], [], true), { ids: [], from: 'SLURM_STEP_GPUS' }, 'a step given no GPU uses none');
+  t.strictSame([selectGpus(null, [], true), selectGpus([], [], false)], [null, null], 'a job with no GPU: said as the job\'s (no SLURM_JOB_GPUS), not as the step\'s');
   t.strictSame(selectGpus([0, 1], [1], true), { ids: [1], from: 'SLURM_STEP_GPUS' });
   t.strictSame(selectGpus([0, 1], [2], true), { ids: [0, 1], from: 'SLURM_JOB_GPUS' }, "never a GPU not the job's");
   const place = { minors: ABSENT, sel: { ids: [], from: 'SLURM_JOB_GPUS' }, order: { ok: true, how: 'test', gpus: [] }, gpus: new Map(), allowed: ABSENT, verbsOf: ABSENT } as unknown as PlacementView;
