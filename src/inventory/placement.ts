@@ -9,6 +9,19 @@ import { type CpuRanges, parseCpuList, type Parsed } from '../parsers/sysfs.js';
 import { listFact } from './read.js';
 
 const GPUS = '/proc/driver/nvidia/gpus';
+const VERBS = '/sys/class/infiniband_verbs';
+
+/**
+ * Adapter name → its uverbs node, from /sys/class/infiniband_verbs/uverbs<N>/ibdev (drivers/infiniband/core/uverbs_main.c):
+ * the job's view (task/placement.ts) and root's, for the job's record (state/prolog.ts). No class: an empty map.
+ */
+export async function readVerbsOf(host: Host): Promise<Fact<ReadonlyMap<string, string>>> {
+  const ls = await listFact(host, VERBS);
+  if (ls.state !== 'present') return ls.state === 'absent' ? present(new Map()) : ls;
+  const names = ls.value.filter((n) => /^uverbs\d+$/.test(n));
+  const ib = await Promise.all(names.map((u) => host.readText(`${VERBS}/${u}/ibdev`)));
+  return present(new Map(names.flatMap((u, i) => { const r = ib[i]!; return r.ok && r.value.trim() ? [[r.value.trim(), u] as const] : []; })));
+}
 const CPU = '/sys/devices/system/cpu';
 
 /** A file parsed: absent when missing, unknown (with the path) when unreadable or malformed. */

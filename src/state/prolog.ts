@@ -3,6 +3,7 @@
 // path: a few synchronous syscalls and one Ed25519 signature, no process; the agent writes it after its answer.
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
+import { readVerbsOf } from '../inventory/placement.js';
 import { jobDirName, MAX_STATE_BYTES, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
 import { makeDir, removeTree, someNames } from '../host/dirs.js';
@@ -217,15 +218,6 @@ export function dropBegun(stateDir: string, job: string, begun: Begun): void {
   }
 }
 
-/** Adapter name → its uverbs node, from /sys/class/infiniband_verbs/uverbs<N>/ibdev; null where the class could not be listed. */
-async function readVerbsOf(host: Host): Promise<ReadonlyMap<string, string> | null> {
-  const ls = await host.list('/sys/class/infiniband_verbs');
-  if (!ls.ok) return ls.missing ? new Map() : null;
-  const nodes = ls.value.filter((n) => UVERBS_RE.test(n)).sort();
-  const ib = await Promise.all(nodes.map((u) => host.readText(`/sys/class/infiniband_verbs/${u}/ibdev`)));
-  return new Map(nodes.flatMap((u, k) => { const r = ib[k]!; const name = r.ok ? r.value.trim() : ''; return name ? [[name, u] as const] : []; }));
-}
-
 /** The gate's one call: never throws; a failure is for the log only and never changes the Prolog's exit code. */
 export async function recordJobState(i: RecordInput): Promise<RecordResult> {
   const t0 = performance.now();
@@ -234,7 +226,7 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
     const uid = parseId(i.env.SLURM_JOB_UID);
     if (job === null) return { ok: false, level: i.env.SLURM_JOB_ID ? 'warn' : 'skip', why: `SLURM_JOB_ID ${JSON.stringify(i.env.SLURM_JOB_ID ?? null)} is not a job id` };
     if (uid === null) return { ok: false, level: 'warn', why: `SLURM_JOB_UID ${JSON.stringify(i.env.SLURM_JOB_UID ?? null)} is not a uid` };
-    const [devInfiniband, dev, verbsOf] = await Promise.all([names(i.host, '/dev/infiniband'), names(i.host, '/dev'), readVerbsOf(i.host)]);
+    const [devInfiniband, dev, verbsOf] = await Promise.all([names(i.host, '/dev/infiniband'), names(i.host, '/dev'), readVerbsOf(i.host).then((f) => (f.state === 'present' ? f.value : null))]);
     const state = buildPrologState({
       job,
       uid,

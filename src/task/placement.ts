@@ -5,13 +5,11 @@
 // (/proc/self/status), and which verbs node belongs to which adapter (/sys/class/infiniband_verbs/*/ibdev,
 // drivers/infiniband/core/uverbs_main.c).
 import type { Host } from '../host/host.js';
-import { readFact, readMinors } from '../inventory/placement.js';
-import { listFact } from '../inventory/read.js';
+import { readFact, readMinors, readVerbsOf } from '../inventory/placement.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type Allowed, parseAllowed } from '../parsers/proc-status.js';
 import { type CpuRanges, parseCpuList, parseNumaNode } from '../parsers/sysfs.js';
 import { agreedOrder, type GpuOrder } from '../state/gpu-order.js';
-import { UVERBS_RE } from '../state/names.js';
 import { parseJobGpus } from '../state/prolog.js';
 
 export interface GpuPlace {
@@ -91,14 +89,6 @@ async function gpuPlace(host: Host, id: number, minor: number, bdf: string): Pro
   // readable local_cpulist (a kernel without CONFIG_NUMA). Beside a missing local_cpulist it is unknown: nothing was seen.
   const n: Fact<number> = numa.state === 'present' ? (numa.value === null ? ABSENT : present(numa.value)) : numa.state === 'absent' && !text.ok ? unknown(`${dir}/numa_node: not in this job's /sys`) : numa;
   return { id, minor, bdf, localCpuList, localCpus, numa: n };
-}
-
-async function readVerbsOf(host: Host): Promise<Fact<ReadonlyMap<string, string>>> {
-  const ls = await listFact(host, '/sys/class/infiniband_verbs');
-  if (ls.state !== 'present') return ls.state === 'absent' ? present(new Map()) : ls;
-  const names = ls.value.filter((n) => UVERBS_RE.test(n));
-  const ib = await Promise.all(names.map((u) => host.readText(`/sys/class/infiniband_verbs/${u}/ibdev`)));
-  return present(new Map(names.flatMap((u, i) => { const r = ib[i]!; return r.ok && r.value.trim() ? [[r.value.trim(), u] as const] : []; })));
 }
 
 /** `recorded`: the Prolog's order (trusted); null: none, and `noRecord` says why (then only an agreed order is used). */
