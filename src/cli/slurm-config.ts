@@ -84,9 +84,10 @@ export async function slurmConfigCommand(a: SlurmConfigArgs, exec: Exec = new Ex
   const { release, from, note } = await findRelease(exec, a.slurmVersion, file);
   const scripts = a.scripts.replace(/\/$/, '');
   const wrapperDir = a.wrapperDir ?? (configless ? '/etc/slurm' : path.posix.dirname(file));
-  // slurm.conf's PlugStackConfig, else plugstack.conf beside it (spank.c: get_extra_conf_path), as slurmstepd reads it.
+  // slurm.conf's PlugStackConfig as written (spank.c opens it as it is: a relative one from slurmstepd's working
+  // directory, which findPyxis does not guess), else plugstack.conf beside it (read_config.c: get_extra_conf_path).
   const stack = [...loaded.entries].reverse().find((x) => x.name === 'plugstackconfig')?.value;
-  const pyxis = await findPyxis(host, stack ? path.posix.resolve(path.posix.dirname(file), stack) : path.posix.join(path.posix.dirname(file), 'plugstack.conf'));
+  const pyxis = await findPyxis(host, stack ?? path.posix.join(path.posix.dirname(file), 'plugstack.conf'));
   const plan = mergePlan({
     pyxis: pyxis.at,
     entries: loaded.entries,

@@ -15,11 +15,15 @@ export interface SpankLine {
   readonly target: string;
 }
 
-/** Pure: the plugin and include lines of one plugstack file. */
+/**
+ * Pure: the plugin and include lines of one plugstack file, split as spank.c splits them (strtok_r on space, tab and
+ * newline only): a carriage return stays part of its word, so `required spank_pyxis.so\r` names a file Slurm cannot
+ * load, and `optional\r` is no line type at all.
+ */
 export function parsePlugstack(text: string, file: string): SpankLine[] {
   const out: SpankLine[] = [];
   text.split('\n').forEach((raw, i) => {
-    const words = raw.replace(/#.*/, '').trim().split(/\s+/).filter(Boolean);
+    const words = raw.replace(/#.*/, '').split(/[ \t]+/).filter(Boolean);
     const kind = words[0];
     if ((kind === 'required' || kind === 'optional' || kind === 'include') && words[1] !== undefined) out.push({ file, line: i + 1, kind, target: words[1] });
   });
@@ -43,6 +47,7 @@ export interface PyxisFound {
 
 export async function findPyxis(host: Host, plugstack: string): Promise<PyxisFound> {
   const problems: string[] = [];
+  if (!plugstack.startsWith('/')) return { at: null, problems: [`PlugStackConfig=${plugstack}: a relative path, which slurmstepd opens from its working directory; not followed (give it whole)`] };
   const seen = new Set<string>();
   const visit = async (file: string, depth: number): Promise<{ file: string; line: number } | null> => {
     if (seen.has(file) || seen.size >= MAX_FILES || depth > 8) return null;

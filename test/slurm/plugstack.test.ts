@@ -75,3 +75,19 @@ t.test('slurm-config under pyxis (the built command): TaskProlog optional, and w
   const plain = run(() => ({ 'slurm.conf': 'ClusterName=c\n' }));
   t.strictSame([plain.changes.find((c) => c.key === 'TaskProlog')?.action, plain.warnings.filter((w) => w.startsWith('pyxis')).length], ['add', 0], 'no pyxis: added as before');
 });
+
+t.test('CRLF lines as spank.c reads them: the carriage return is part of the last word, so no pyxis is loaded', async (t) => {
+  t.strictSame(parsePlugstack('required /a/spank_pyxis.so\r\noptional\r\ninclude /etc/p.d/*\r\n', '/p'), [
+    { file: '/p', line: 1, kind: 'required', target: '/a/spank_pyxis.so\r' },
+    { file: '/p', line: 3, kind: 'include', target: '/etc/p.d/*\r' },
+  ]);
+  const { host } = tree(t, { 'etc/slurm/plugstack.conf': 'required /usr/lib/slurm/spank_pyxis.so\r\n' });
+  t.strictSame(await findPyxis(host, '/etc/slurm/plugstack.conf'), { at: null, problems: [] });
+  const args = tree(t, { 'etc/slurm/plugstack.conf': 'required /usr/lib/slurm/spank_pyxis.so container_scope=job\r\n' });
+  t.strictSame(await findPyxis(args.host, '/etc/slurm/plugstack.conf'), { at: { file: '/etc/slurm/plugstack.conf', line: 1 }, problems: [] }, 'a CR after an argument leaves the plugin word whole');
+});
+
+t.test('a relative PlugStackConfig is opened from slurmstepd\'s working directory: not guessed, said', async (t) => {
+  const { host } = tree(t, { 'etc/slurm/plug.conf': PYXIS });
+  t.strictSame(await findPyxis(host, 'plug.conf'), { at: null, problems: ['PlugStackConfig=plug.conf: a relative path, which slurmstepd opens from its working directory; not followed (give it whole)'] });
+});
