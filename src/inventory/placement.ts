@@ -5,7 +5,7 @@ import { type Host, readTrusted } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import { type GresConf, parseGresConf } from '../parsers/gres-conf.js';
 import { parseGpuInformation } from '../parsers/nvidia-gpu.js';
-import { type CpuRanges, parseCpuList, type Parsed } from '../parsers/sysfs.js';
+import { BDF_RE, type CpuRanges, parseCpuList, type Parsed } from '../parsers/sysfs.js';
 import { listFact } from './read.js';
 
 const GPUS = '/proc/driver/nvidia/gpus';
@@ -21,6 +21,20 @@ export async function readVerbsOf(host: Host): Promise<Fact<ReadonlyMap<string, 
   const names = ls.value.filter((n) => /^uverbs\d+$/.test(n));
   const ib = await Promise.all(names.map((u) => host.readText(`${VERBS}/${u}/ibdev`)));
   return present(new Map(names.flatMap((u, i) => { const r = ib[i]!; return r.ok && r.value.trim() ? [[r.value.trim(), u] as const] : []; })));
+}
+
+/**
+ * Each SR-IOV VF among `bdfs` → its PF, from the VF's physfn link (drivers/pci/iov.c makes it in a VF's directory and
+ * nowhere else). A function without one (a PF), or whose link cannot be read or names no PCI function, is left out:
+ * it is then a card of its own, as before anything was known of VFs.
+ */
+export async function readPhysfn(host: Host, bdfs: readonly string[]): Promise<ReadonlyMap<string, string>> {
+  const links = await Promise.all(bdfs.map((b) => host.readLink(`/sys/bus/pci/devices/${b}/physfn`)));
+  return new Map(bdfs.flatMap((b, k) => {
+    const r = links[k]!;
+    const pf = r.ok ? r.value.slice(r.value.lastIndexOf('/') + 1) : '';
+    return BDF_RE.test(pf) && pf !== b ? [[b, pf] as const] : [];
+  }));
 }
 const CPU = '/sys/devices/system/cpu';
 

@@ -3,7 +3,7 @@
 // path: a few synchronous syscalls and one Ed25519 signature, no process; the agent writes it after its answer.
 import type { Host } from '../host/host.js';
 import type { Inventory } from '../model/inventory.js';
-import { readVerbsOf } from '../inventory/placement.js';
+import { readPhysfn, readVerbsOf } from '../inventory/placement.js';
 import { jobDirName, MAX_STATE_BYTES, NCCL_TOPO_FILE, NVIDIA_RE, parseId, parseJobId, PROLOG_FILE, PROLOG_FORMAT, UVERBS_RE } from './names.js';
 import { loadOrCreateKey, signText } from './sign.js';
 import { makeDir, removeTree, someNames } from '../host/dirs.js';
@@ -12,7 +12,7 @@ import { mountAt, mountsBelow } from '../host/mounts.js';
 import { chown } from '../host/entries.js';
 import { writeNew } from '../host/files.js';
 import { ensureStateDir, removeJobDir } from './store.js';
-import type { Bytes, PrologState, SignedEnvelope } from './types.js';
+import type { Bytes, PrologState, RecordedAdapter, SignedEnvelope } from './types.js';
 import type { GpuOrder } from './gpu-order.js';
 
 /** More GPU numbers than a node has (MIG instances included) by far: a longer list is no list of Slurm's. */
@@ -34,9 +34,17 @@ export type StateInput = Pick<PrologState, 'job' | 'uid' | 'node' | 'memlockMin'
   readonly devInfiniband: readonly string[];
   /** Adapter name → its uverbs node (/sys/class/infiniband_verbs); null: that class could not be read. */
   readonly verbsOf?: ReadonlyMap<string, string> | null;
+  /** An SR-IOV VF's PCI function → its PF's (the VF's physfn link); absent: none read. */
+  readonly physfn?: ReadonlyMap<string, string>;
   readonly dev: readonly string[];
   readonly now: Date;
 };
+
+function adapterOf(n: Inventory['nics'][number], verbsOf: ReadonlyMap<string, string>, physfn: ReadonlyMap<string, string> | undefined): RecordedAdapter {
+  const bdf = n.bdf.state === 'present' ? n.bdf.value : null;
+  const pf = bdf === null ? undefined : physfn?.get(bdf);
+  return { name: n.name, bdf, uverbs: verbsOf.get(n.name) ?? null, ...(pf !== undefined ? { pf } : {}) };
+}
 
 /** Pure: the record from the inventory the gate already gathered. */
 export function buildPrologState(i: StateInput): PrologState {
@@ -53,7 +61,7 @@ export function buildPrologState(i: StateInput): PrologState {
     uverbs: i.devInfiniband.filter((n) => UVERBS_RE.test(n)).sort(),
     nvidia: i.dev.filter((n) => NVIDIA_RE.test(n)).sort(),
     gpus: i.inv.gpus.map((g) => g.bdf),
-    ...(i.verbsOf ? { adapters: i.inv.nics.map((n) => ({ name: n.name, bdf: n.bdf.state === 'present' ? n.bdf.value : null, uverbs: i.verbsOf!.get(n.name) ?? null })) } : {}),
+    ...(i.verbsOf ? { adapters: i.inv.nics.map((n) => adapterOf(n, i.verbsOf!, i.physfn)) } : {}),
     jobGpus: i.jobGpus,
     ...(i.slurmGpus ? { slurmGpus: i.slurmGpus } : {}),
   };
@@ -227,6 +235,10 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
     if (job === null) return { ok: false, level: i.env.SLURM_JOB_ID ? 'warn' : 'skip', why: `SLURM_JOB_ID ${JSON.stringify(i.env.SLURM_JOB_ID ?? null)} is not a job id` };
     if (uid === null) return { ok: false, level: 'warn', why: `SLURM_JOB_UID ${JSON.stringify(i.env.SLURM_JOB_UID ?? null)} is not a uid` };
     const [devInfiniband, dev, verbsOf] = await Promise.all([names(i.host, '/dev/infiniband'), names(i.host, '/dev'), readVerbsOf(i.host).then((f) => (f.state === 'present' ? f.value : null))]);
+    // Which adapters are VFs of which PF, only where the adapters can be recorded at all (each takes 40 bytes or more
+    // of a record the TaskProlog reads MAX_STATE_BYTES of: 2,048 VFs would be read for a record that drops them).
+    const bdfs = i.inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [n.bdf.value] : []));
+    const physfn = verbsOf && i.inv.nics.length * 40 <= MAX_STATE_BYTES ? await readPhysfn(i.host, bdfs) : undefined;
     const state = buildPrologState({
       job,
       uid,
@@ -236,6 +248,7 @@ export async function recordJobState(i: RecordInput): Promise<RecordResult> {
       devInfiniband,
       dev,
       verbsOf,
+      ...(physfn ? { physfn } : {}),
       jobGpus: parseJobGpus(i.env.SLURM_JOB_GPUS),
       // Which PCI device each of Slurm's GPU numbers is, the way slurmd numbers them: root reads gres.conf and the minors.
       slurmGpus: await gpuOrder(i),

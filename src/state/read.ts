@@ -38,7 +38,7 @@ export function asPrologState(v: unknown): PrologState | string {
   if (jg !== null && !(Array.isArray(jg) && jg.every((n) => Number.isInteger(n) && n >= 0))) return bad('jobGpus');
   if (v.slurmGpus !== undefined && !isGpuOrder(v.slurmGpus)) return bad('slurmGpus');
   const ad = v.adapters;
-  if (ad !== undefined && !(Array.isArray(ad) && ad.every((a) => isObj(a) && strs([a.name]) && (a.bdf === null || strs([a.bdf])) && (a.uverbs === null || strs([a.uverbs]))))) return bad('adapters');
+  if (ad !== undefined && !(Array.isArray(ad) && ad.every((a) => isObj(a) && strs([a.name]) && (a.bdf === null || strs([a.bdf])) && (a.uverbs === null || strs([a.uverbs])) && (a.pf === undefined || strs([a.pf]))))) return bad('adapters');
   const nt = v.ncclTopo;
   if (nt !== undefined && !(isObj(nt) && typeof nt.file === 'string' && isObj(nt.paths) && Object.values(nt.paths).every((p) => typeof p === 'string'))) return bad('ncclTopo');
   return v as unknown as PrologState;

@@ -12,6 +12,12 @@ export interface RecordedAdapter {
   /** Null: its PCI function could not be read, or it has none (a software device: rxe, siw). */
   readonly bdf: string | null;
   readonly uverbs: string | null;
+  /**
+   * The physical function this one is an SR-IOV VF of (its `physfn` link, drivers/pci/iov.c), as root saw it: a VF and
+   * its PF are one card, and a job that can use any function of it has that card. Absent for a PF, a software device,
+   * or where the link could not be read (then the function is a card of its own).
+   */
+  readonly pf?: string;
 }
 
 /** The host side of a job, as root saw it in the Prolog. */

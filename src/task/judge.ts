@@ -5,7 +5,7 @@ import type { StateRead } from '../state/read.js';
 import type { Bytes, PrologState } from '../state/types.js';
 import { tf, type TaskFinding } from './finding.js';
 import { atLeast, jobMemlock } from './memlock.js';
-import { hereNames, judgePlacement, nearestNics, type PlacementInput } from './placement-judge.js';
+import { hereNames, judgePlacement, nearestNics, type PlacementInput, throughSibling } from './placement-judge.js';
 import type { DevNode, JobView } from './view.js';
 
 export interface MemlockMin {
@@ -102,39 +102,57 @@ function neededAdapters(p: JudgeInput['placement'], s: PrologState): Needed | nu
   return { nics, adapterOf: new Map(s.adapters.flatMap((a) => (a.uverbs ? [[a.uverbs, a.name] as const] : []))) };
 }
 
-/** What the job misses, split into what it needs and the adapters that are not its GPUs' (by name, for the report). */
-function split<T extends string>(miss: readonly T[], adapter: (m: T) => string | undefined, need: Needed | null): { readonly lost: T[]; readonly notMine: string[] } {
-  if (!need) return { lost: [...miss], notMine: [] };
+/**
+ * What the job misses, split into what it needs, the adapters that are not its GPUs' and those it has through
+ * another function of their card (`via`: missing adapter → the one it uses; by name, for the report).
+ */
+function split<T extends string>(miss: readonly T[], adapter: (m: T) => string | undefined, need: Needed | null, via: ReadonlyMap<string, string>): { readonly lost: T[]; readonly notMine: string[]; readonly through: string[] } {
+  if (!need) return { lost: [...miss], notMine: [], through: [] };
   const lost: T[] = [];
   const notMine: string[] = [];
+  const through: string[] = [];
   for (const m of miss) {
     const a = adapter(m);
     if (a !== undefined && !need.nics.has(a)) notMine.push(a);
+    else if (a !== undefined && via.has(a)) through.push(a);
     else lost.push(m);
   }
-  return { lost, notMine };
+  return { lost, notMine, through };
 }
 
 interface Seen {
   readonly found: TaskFinding[];
   /** Adapters of the host the job does not see that are next to none of its GPUs. */
   readonly notMine: readonly string[];
+  /** Adapters next to its GPUs it does not see but has through another function of their card → that function. */
+  readonly through: ReadonlyMap<string, string>;
+}
+
+/** Missing adapters next to the job's GPUs that it has through another function of their card (the record's pf). */
+function siblings(v: JobView, s: PrologState, need: Needed | null): ReadonlyMap<string, string> {
+  if (!need || v.hcas.state !== 'present' || v.uverbs.state !== 'present') return new Map();
+  const hcas = new Set(v.hcas.value);
+  const nodes = new Map(v.uverbs.value.map((n) => [n.name, n] as const));
+  const uverbsOf = new Map((s.adapters ?? []).flatMap((a) => (a.uverbs ? [[a.name, a.uverbs] as const] : [])));
+  const usable = (a: string): boolean => { const u = uverbsOf.get(a); return hcas.has(a) && u !== undefined && nodes.get(u)?.access === 'rw'; };
+  return throughSibling([...need.nics].filter((a) => !usable(a)), s.adapters, usable);
 }
 
 function againstHost(v: JobView, s: PrologState, gpus: GpuNodes, need: Needed | null): Seen {
   const out: TaskFinding[] = [];
   const notMine = new Set<string>();
+  const via = siblings(v, s, need);
   if (v.hcas.state === 'present') {
     const seen = new Set(v.hcas.value);
-    const m = split(s.hcas.filter((h) => !seen.has(h)), (h) => h, need);
+    const m = split(s.hcas.filter((h) => !seen.has(h)), (h) => h, need, via);
     m.notMine.forEach((a) => notMine.add(a));
-    if (m.lost.length) out.push(tf('job-hca-missing', 'fail', '/sys/class/infiniband', `this job sees ${s.hcas.length - m.lost.length - m.notMine.length} of the ${s.hcas.length} RDMA adapters of the host (missing ${list(m.lost)}${need ? ', next to its GPUs' : ''})`, list(s.hcas), list(v.hcas.value)));
+    if (m.lost.length) out.push(tf('job-hca-missing', 'fail', '/sys/class/infiniband', `this job sees ${s.hcas.length - m.lost.length - m.notMine.length - m.through.length} of the ${s.hcas.length} RDMA adapters of the host (missing ${list(m.lost)}${need ? ', next to its GPUs' : ''})`, list(s.hcas), list(v.hcas.value)));
   }
   if (v.uverbs.state === 'present') {
     const seen = new Set(v.uverbs.value.map((n) => n.name));
-    const m = split(s.uverbs.filter((u) => !seen.has(u)), (u) => need?.adapterOf.get(u), need);
+    const m = split(s.uverbs.filter((u) => !seen.has(u)), (u) => need?.adapterOf.get(u), need, via);
     m.notMine.forEach((a) => notMine.add(a));
-    if (m.lost.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - m.lost.length - m.notMine.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(m.lost.map((u) => `/dev/infiniband/${u}`))}${need ? ', of the adapters next to its GPUs or of one the record does not place' : ''})`, list(s.uverbs), list([...seen])));
+    if (m.lost.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `this job sees ${s.uverbs.length - m.lost.length - m.notMine.length - m.through.length} of the ${s.uverbs.length} verbs devices of the host (missing ${list(m.lost.map((u) => `/dev/infiniband/${u}`))}${need ? ', of the adapters next to its GPUs or of one the record does not place' : ''})`, list(s.uverbs), list([...seen])));
     out.push(...denied(v.uverbs.value.filter((n) => s.uverbs.includes(n.name)), '/dev/infiniband', 'job-uverbs-denied'));
   }
   if (gpus && v.nvidia.state === 'present') {
@@ -146,7 +164,7 @@ function againstHost(v: JobView, s: PrologState, gpus: GpuNodes, need: Needed | 
     if (miss.length) out.push(tf('job-gpu-missing', 'fail', '/dev', `this job sees ${want.length - miss.length} of the ${want.length} NVIDIA device nodes of its GPUs (missing ${list(miss.map((n) => `/dev/${n}`))})`, list(want), list([...seen])));
     out.push(...denied(v.nvidia.value.filter((n) => want.includes(n.name)), '/dev', 'job-gpu-denied'));
   }
-  return { found: out, notMine: [...notMine].sort() };
+  return { found: out, notMine: [...notMine].sort(), through: via };
 }
 
 /** Without the host's record: the job's view must at least agree with itself. */
@@ -160,7 +178,7 @@ function selfConsistent(v: JobView, standalone: boolean): Seen {
   if (v.uverbs.state === 'present') out.push(...denied(v.uverbs.value, '/dev/infiniband', 'job-uverbs-denied'));
   if (v.nvidia.state === 'present') out.push(...denied(v.nvidia.value, '/dev', 'job-gpu-denied'));
   if (standalone && v.hcas.state === 'present' && v.hcas.value.length === 0) out.push(tf('job-no-rdma', 'warn', '/sys/class/infiniband', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)'));
-  return { found: out, notMine: [] };
+  return { found: out, notMine: [], through: new Map() };
 }
 
 function visibility(i: JudgeInput): TaskFinding[] {
@@ -168,11 +186,13 @@ function visibility(i: JudgeInput): TaskFinding[] {
   const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.state === 'unknown' ? [tf('job-view-unknown', 'skip', 'job', k.why)] : []));
   const trusted = i.state?.status === 'trusted' ? i.state.state : null;
   const need = trusted ? neededAdapters(i.placement, trusted) : null;
-  const { found, notMine } = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement), need) : selfConsistent(v, i.state === null);
+  const { found, notMine, through } = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement), need) : selfConsistent(v, i.state === null);
   if (found.length) return [...found, ...unknown];
   const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.state === 'present' ? String(k.value.length) : '?');
   const mine = notMine.length ? `; not ${list(notMine)}, next to none of its GPUs (next to them: ${list([...need!.nics].sort())})` : '';
-  return [tf('job-visibility-ok', 'pass', 'job', `this job sees ${n(v.hcas)} RDMA adapters, ${n(v.uverbs)} verbs devices, ${n(v.nvidia)} NVIDIA device nodes${mine}`), ...unknown];
+  const cards = [...new Set(through.values())].sort().map((u) => `${list([...through].filter(([, x]) => x === u).map(([m]) => m).sort())} through ${u}`);
+  const one = cards.length ? `; ${cards.join('; ')} (other functions of one card)` : '';
+  return [tf('job-visibility-ok', 'pass', 'job', `this job sees ${n(v.hcas)} RDMA adapters, ${n(v.uverbs)} verbs devices, ${n(v.nvidia)} NVIDIA device nodes${mine}${one}`), ...unknown];
 }
 
 function stateFinding(s: StateRead | null): TaskFinding[] {

@@ -31,6 +31,25 @@ export function hereNames(i: Pick<PlacementInput, 'refNics' | 'adapters'>): Read
   return new Map([...i.refNics].flatMap(([ref, bdf]) => { const here = byBdf.get(bdf); return here !== undefined ? [[ref, here] as const] : []; }));
 }
 
+/**
+ * Which of `missing` (this node's adapter names) the job has through another function of the same card: an SR-IOV VF
+ * and its PF are one card (the record's pf), and a container given the PF alone (enroot's MELLANOX_VISIBLE_DEVICES
+ * naming the PFs, where the VFs are bound to mlx5_core too) or a VF alone can use the card next to the GPU. Missing
+ * name → the adapter the job uses instead. A function with no PCI function recorded is a card of none.
+ */
+export function throughSibling(missing: readonly string[], adapters: readonly RecordedAdapter[] | null | undefined, usable: (name: string) => boolean): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  if (!missing.length || !adapters?.length) return out;
+  const card = new Map(adapters.flatMap((a) => (a.bdf !== null ? [[a.name, a.pf ?? a.bdf] as const] : [])));
+  const byCard = new Map<string, string[]>();
+  for (const [n, c] of card) byCard.set(c, [...(byCard.get(c) ?? []), n]);
+  for (const m of missing) {
+    const c = card.get(m);
+    const via = c === undefined ? undefined : byCard.get(c)!.find((x) => x !== m && usable(x));
+    if (via !== undefined) out.set(m, via);
+  }
+  return out;
+}
 
 /** The adapters at the GPU's best class, when that class is PIX or PXB (through a PCIe switch). */
 export function nearestNics(paths: readonly BaselinePath[], bdf: string): { readonly cls: PathClass; readonly nics: readonly string[] } | null {
@@ -79,11 +98,14 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   // access(2) answered neither yes nor no (ENOENT of a dangling link, ELOOP…): whether the adapter is usable cannot be told.
   const untold = near.nics.flatMap((n) => { const u = verbsOf.get(n); const d = u === undefined ? undefined : uverbs.value.find((x) => x.name === u); return hcas.value.includes(n) && d?.access === 'unknown' ? [`/dev/infiniband/${d.name} (${d.why ?? 'access unknown'})`] : []; });
   if (untold.length) return [tf('job-placement-unknown', 'skip', gpuName(g), `whether this job can use the adapters next to ${gpuName(g)} could not be told: access(2) of ${untold.join(', ')} answered neither yes nor no`)];
-  const missing = near.nics.filter((n) => {
-    if (!hcas.value.includes(n)) return true;
+  const usable = (n: string): boolean => {
     const u = verbsOf.get(n);
-    return u === undefined || !rw(uverbs.value.find((d) => d.name === u));
-  });
+    return hcas.value.includes(n) && u !== undefined && rw(uverbs.value.find((d) => d.name === u));
+  };
+  const hidden = near.nics.filter((n) => !usable(n));
+  // Another function of the same card (a VF of the PF it misses, the PF of a VF) carries the GPU's traffic as well.
+  const via = throughSibling(hidden, i.adapters, usable);
+  const missing = hidden.filter((n) => !via.has(n));
   if (!missing.length) return [];
   const what = (n: string): string => (!hcas.value.includes(n) ? `${n} (no /sys/class/infiniband/${n})` : `${n} (no usable /dev/infiniband/${verbsOf.get(n) ?? 'uverbs node'})`);
   return [tf('job-nic-hidden', 'fail', gpuName(g), `this job cannot use ${missing.map(what).join(', ')}, the ${near.cls} adapter${missing.length > 1 ? 's' : ''} next to ${gpuName(g)}`, near.nics.join(', '), near.nics.filter((n) => !missing.includes(n)).join(', ') || 'none')];

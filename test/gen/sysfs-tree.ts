@@ -36,6 +36,11 @@ export interface GenDevice extends GenRegs, GenRebar {
   /** 4096 as root reads it; 256 for conventional space only; 64 for an unprivileged read. */
   configBytes?: 64 | 256 | 4096;
   /** The `vpd` file (ConnectX functions: board name, serial, the V3 UUID tying a DMA function to its PF). */ vpd?: GenVpd;
+  /**
+   * An SR-IOV VF's PF (its PCI address; a sibling written before it): the VF gets `physfn` and the PF `virtfn<N>`, N
+   * counting the PF's VFs from 0 (drivers/pci/iov.c pci_iov_sysfs_link).
+   */
+  physfn?: string;
 }
 
 export interface GenHostBridge { domainBus: string; numaNode: number; devices: GenDevice[] }
@@ -108,7 +113,7 @@ async function link(root: string, p: string, target: string): Promise<void> {
   symlinkSync(`${up ? `${up}/` : ''}${path.posix.basename(target)}`, path.join(root, p));
 }
 
-interface Ctx { root: string; node: GenNode; nrCpus: number; allCpus: string }
+interface Ctx { root: string; node: GenNode; nrCpus: number; allCpus: string; vfs: Map<string, number> }
 
 async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus: number, hb: GenHostBridge): Promise<void> {
   if (busOf(d.bdf) !== parentBus) throw new Error(`${d.bdf} cannot sit on bus ${hx(parentBus, 2)}`);
@@ -143,6 +148,12 @@ async function writeDevice(ctx: Ctx, d: GenDevice, parentDir: string, parentBus:
     await link(ctx.root, `${dir}/iommu_group`, g);
     await link(ctx.root, `${g}/devices/${d.bdf}`, dir);
     await write(ctx.root, `${g}/type`, `${ctx.node.iommu?.groupType ?? 'identity'}\n`);
+  }
+  if (d.physfn !== undefined) {
+    const n = ctx.vfs.get(d.physfn) ?? 0;
+    ctx.vfs.set(d.physfn, n + 1);
+    await link(ctx.root, `${dir}/physfn`, `${parentDir}/${d.physfn}`);
+    await link(ctx.root, `${parentDir}/${d.physfn}/virtfn${n}`, dir);
   }
   if (d.ib) await writeIb(ctx, d, dir, device);
   for (const c of d.children ?? []) await writeDevice(ctx, c, dir, busRange(d)[0], hb);
@@ -205,7 +216,7 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
   madeDirs.clear(); // a test may have removed what an earlier build made
   const allCpus = node.numa.map((n) => n.cpus).join(',');
   const nrCpus = Math.max(0, ...node.numa.flatMap((n) => cpus(n.cpus))) + 1;
-  const ctx: Ctx = { root: dir, node, nrCpus, allCpus };
+  const ctx: Ctx = { root: dir, node, nrCpus, allCpus, vfs: new Map() };
   for (const hb of node.hostBridges) {
     if (!/^[0-9a-f]{4}:[0-9a-f]{2}$/.test(hb.domainBus)) throw new Error(`not a domain:bus: ${hb.domainBus}`);
     await write(dir, `sys/devices/pci${hb.domainBus}/uevent`, '');

@@ -58,4 +58,8 @@ t.test('the record keeps every adapter, one without a PCI function with bdf null
   const back = asPrologState(JSON.parse(JSON.stringify(st)));
   t.strictSame(typeof back === 'string' ? back : back.adapters, st.adapters, 'asPrologState takes it');
   t.equal(asPrologState({ ...st, adapters: [{ name: 'x', bdf: 7, uverbs: null }] }), 'payload field adapters is malformed');
+  const vf = buildPrologState({ job: '7', uid: 1001, node: 'n1', memlockMin: null, jobGpus: [0], inv, devInfiniband: ['uverbs0', 'uverbs1'], dev: [], verbsOf: new Map([['mlx5_0', 'uverbs0']]), physfn: new Map([['0000:19:00.0', '0000:19:00.1']]), now: new Date(0) });
+  t.strictSame(vf.adapters, [{ name: 'mlx5_0', bdf: '0000:19:00.0', uverbs: 'uverbs0', pf: '0000:19:00.1' }, { name: 'rxe0', bdf: null, uverbs: null }], "a VF's PF recorded, nothing for the others");
+  t.strictSame(asPrologState(JSON.parse(JSON.stringify(vf))), vf, 'read back');
+  t.equal(asPrologState({ ...st, adapters: [{ name: 'x', bdf: '0000:19:00.0', uverbs: null, pf: 3 }] }), 'payload field adapters is malformed', 'a pf that is no string');
 });

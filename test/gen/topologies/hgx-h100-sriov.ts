@@ -30,7 +30,8 @@ export function sriovNode(vfsPerPf = 127): GenNode {
       iommuGroup: kind === 'pf' && f === 0 ? pf0.iommuGroup! : group++,
       ib: { name: kind === 'pf' && f === 0 ? `mlx5_${i}` : `mlx5_${8 + ibIndex++}`, fwVer: '28.39.1002' },
     });
-    const fns = [fn(0, 'pf'), fn(1, 'pf'), ...Array.from({ length: 2 * vfsPerPf }, (_, k) => fn(2 + k, 'vf'))];
+    // The first vfsPerPf VFs are PF0's, the rest PF1's (each VF's physfn).
+    const fns = [fn(0, 'pf'), fn(1, 'pf'), ...Array.from({ length: 2 * vfsPerPf }, (_, k) => ({ ...fn(2 + k, 'vf'), physfn: rid(bus, k < vfsPerPf ? 0 : 1) }))];
     return { ...hb, devices: [{ ...root, children: [{ ...up, children: [gpuPort!, { ...nicPort!, children: fns }] }] }] };
   });
   return { ...hgx, hostBridges };
