@@ -35,7 +35,10 @@ export interface ReadReport {
   /** Files read, oldest first. */
   readonly files: readonly string[];
   readonly samples: number;
-  /** Last line of a file without its newline: a crash, a full disk, or a writer caught mid-write. Skipped. */
+  /**
+   * Lines cut by a crash, a full disk or a writer caught mid-write: the last line of a file without its newline, or one
+   * the next append closed (it ends in TORN_MARK). Skipped.
+   */
   readonly torn: number;
   /** Complete lines that are not a valid sample. Skipped. */
   readonly corrupt: number;
@@ -52,6 +55,12 @@ const CHUNK = 1 << 20;
 export const SPOOL_READ_BYTES = CHUNK;
 /** A spool file larger than this was not written by the rotating appender (16 MiB files): not read, whatever it holds. */
 export const MAX_READ_BYTES = 64 << 20;
+/**
+ * What an append writes after a line a crash or a full disk cut, before its newline: the line stays a torn one for every
+ * later read (a bare newline made it a complete line that is no sample, counted corrupt). No line JSON.stringify writes
+ * holds a raw tab. A line that is this alone is a second writer's close of the same cut line: skipped like a blank one.
+ */
+export const TORN_MARK = '\t#torn';
 
 const errMsg = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 const rotated = (dir: string, n: number): string => join(dir, `samples.${n}.jsonl`);
@@ -102,14 +111,15 @@ function maybeRotate(o: SpoolOptions, incoming: number, notes: string[]): void {
 }
 
 /**
- * "\n" when the file ends inside a line (an earlier short write or crash), so that torn line ends before ours and
- * costs only itself. Two writers may both add one: the reader skips blank lines.
+ * TORN_MARK and "\n" when the file ends inside a line (an earlier short write or crash), so that torn line ends before
+ * ours, costs only itself and is still read as torn. Two writers may both add one: the reader skips a line that is the
+ * mark alone.
  */
 function healTornTail(fd: number): string {
   const st = fstatFd(fd);
   if (!st.isFile() || st.size === 0) return '';
   const last = Buffer.alloc(1);
-  return readFd(fd, last, 0, 1, st.size - 1) === 1 && last[0] !== 0x0a ? '\n' : '';
+  return readFd(fd, last, 0, 1, st.size - 1) === 1 && last[0] !== 0x0a ? `${TORN_MARK}\n` : '';
 }
 
 /**
@@ -143,7 +153,7 @@ export function appendSamples(o: SpoolOptions, samples: readonly Sample[]): Appe
       // Only ENOSPC/EFBIG/EDQUOT cut a regular-file write short. End the torn line if there is room; if not, the
       // reader skips and counts it, and the next append starts on a fresh line (healTornTail).
       const end = fd;
-      quietly(() => writeText(end, '\n'));
+      quietly(() => writeText(end, `${TORN_MARK}\n`));
       // The lines wholly within the n bytes are in the spool: only the rest are this run's own to add.
       let room = n - Buffer.byteLength(heal);
       let whole = 0;
@@ -188,7 +198,11 @@ export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) =>
   let torn = 0;
   let corrupt = 0;
   const take = (line: string): void => {
-    if (line === '') return;
+    if (line === '' || line === TORN_MARK) return;
+    if (line.endsWith(TORN_MARK)) {
+      torn++;
+      return;
+    }
     const s = parseSampleLine(line);
     if (s === null) corrupt++;
     else {

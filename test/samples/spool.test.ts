@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { makeSample, type ProbeRecipe, type Sample } from '../../src/samples/sample.js';
-import { appendSamples, LOCK, readSpool, type SpoolOptions } from '../../src/samples/spool.js';
+import { appendSamples, LOCK, readSpool, TORN_MARK, type SpoolOptions } from '../../src/samples/spool.js';
 import { scratchDir } from '../helpers/scratch.js';
 
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
@@ -124,7 +124,14 @@ t.test('torn last line (crash mid-write) is skipped and counted; the next append
   t.ok(appendSamples(o, batch(10, 5)).ok);
   const second = readAll(dir);
   t.equal(second.report.samples, 15, 'the batch after the tear is intact');
-  t.same([second.report.torn, second.report.corrupt], [0, 1], 'the torn line is now a counted corrupt line');
+  t.strictSame([second.report.torn, second.report.corrupt], [1, 0], 'the closed line is still counted torn, not corrupt');
+  const lines = readFileSync(join(dir, 'samples.jsonl'), 'utf8').split('\n');
+  t.equal(lines[10], `${whole.slice(0, whole.length >> 1)}${TORN_MARK}`, 'closed with the mark');
+  // A second writer that saw the same cut tail closes it again: its mark alone on a line is neither torn nor corrupt.
+  appendFileSync(join(dir, 'samples.jsonl'), `${TORN_MARK}\n`);
+  t.ok(appendSamples(o, batch(15, 1)).ok);
+  const third = readAll(dir);
+  t.strictSame([third.report.samples, third.report.torn, third.report.corrupt], [16, 1, 0]);
 });
 
 t.test('bad input is rejected and counted; a missing directory is an error result, not a throw', async (t) => {
@@ -199,7 +206,7 @@ t.test('full disk on a 64 KiB tmpfs: failure reported, every acknowledged sample
   t.ok(appendSamples({ dir }, batch(100000, 5)).ok, 'appends again once space is back');
   const after = readAll(dir);
   t.ok(['100000', '100004'].every((j) => after.jobs.includes(j)));
-  t.equal(after.report.torn, 0, 'the tail was healed');
+  t.strictSame([after.report.torn, after.report.corrupt], [full.report.torn + full.report.corrupt, 0], 'the tail was closed: a cut line stays torn');
 });
 
 t.test('a write cut short by the file size limit: the whole lines before the cut are read back, only the rest unwritten', async (t) => {
@@ -218,4 +225,8 @@ t.test('a write cut short by the file size limit: the whole lines before the cut
   t.ok(mine.length > 0 && mine.length < 10, `some of the batch read back (${mine.length})`);
   t.same([...mine, ...said.unwritten], Array.from({ length: 10 }, (_, i) => String(100 + i)), 'each sample of the batch read back or unwritten, once, in order');
   t.equal(back.report.samples, 20 + mine.length);
+  t.strictSame([back.report.torn, back.report.corrupt], [1, 0], 'the cut line: torn (no room left to close it)');
+  t.ok(appendSamples({ dir }, batch(200, 2)).ok);
+  const after = readAll(dir);
+  t.strictSame([after.report.samples, after.report.torn, after.report.corrupt], [22 + mine.length, 1, 0], 'closed by the next append, still torn');
 });
