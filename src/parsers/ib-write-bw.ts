@@ -31,6 +31,11 @@ export interface IbWriteBwGpu {
   readonly index: number | null;
   /** Bus:device as perftest prints it (`41:00`), from the "CUDA device N: PCIe address is" list. */
   readonly pciAddress: string | null;
+  /**
+   * The bus:device of every CUDA device perftest listed, in its order. perftest prints no PCI domain (`%02X:%02X`,
+   * src/cuda_memory.c): GPUs in different domains at the same bus:device (Hyper-V vPCI) list alike.
+   */
+  readonly listed: readonly string[];
   readonly name: string | null;
   /** true: DMA-BUF in use (perftest printed "using DMA-BUF ..." or the echoed command has --use_cuda_dmabuf); null: cannot tell. */
   readonly dmabuf: boolean | null;
@@ -207,6 +212,7 @@ export function parseIbWriteBw(output: string, exitCode: number | null = null): 
     ? {
         index: g.index,
         pciAddress: g.index !== null ? (g.addresses.get(g.index) ?? null) : null,
+        listed: [...g.addresses.entries()].sort(([a], [b]) => a - b).map(([, a]) => a),
         name: g.name,
         dmabuf: g.dmabuf,
       }

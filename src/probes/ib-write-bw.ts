@@ -17,8 +17,8 @@ export function command(spec: IbWriteSpec, args: readonly string[]): [string, st
   return [spec.numactl.path, ['-N', n, '-m', n, spec.tool, ...args]];
 }
 
-/** `0000:41:00.0` → `41:00`, as perftest lists CUDA devices. */
-const busDev = (bdf: string): string => bdf.slice(5, 10).toLowerCase();
+/** `0000:41:00.0` (or a 5-digit VMD domain's `10000:e1:00.0`) → `41:00`, as perftest lists CUDA devices: no domain. */
+const busDev = (bdf: string): string => bdf.toLowerCase().replace(/^[0-9a-f]+:([0-9a-f]{2}:[0-9a-f]{2})\.[0-7]$/, '$1');
 
 const spawnFailed = (r: ExecResult): boolean => r.exitCode === null && !r.timedOut && r.error !== null;
 
@@ -72,6 +72,14 @@ export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number
   }
   if (spec.gpu !== null && picked !== busDev(spec.gpu)) {
     return { spec, kind: 'failed', why: `measured GPU ${picked}, not ${spec.gpu} (CUDA device ${spec.gpuIndex}): is CUDA_DEVICE_ORDER honoured?`, lines: [], durationMs };
+  }
+  // perftest prints bus:device without the PCI domain: where two GPUs share it in different domains (Hyper-V vPCI
+  // gives each GPU a domain of its own, all at 00:00), the line names none of them, and the run is never filed.
+  const listedThere = (p.gpu?.listed ?? []).filter((a) => a.toLowerCase() === picked).length;
+  const gpusThere = spec.gpus.filter((b) => busDev(b) === picked);
+  if (spec.gpu !== null && (listedThere > 1 || gpusThere.length > 1)) {
+    const where = listedThere > 1 ? `CUDA lists ${listedThere} devices at ${picked}` : `the inventory has ${gpusThere.length} GPUs at ${picked} (${gpusThere.join(', ')})`;
+    return { spec, kind: 'failed', why: `could not tell which GPU ib_write_bw used: it names bus:device only (${picked}, no PCI domain), and ${where}: not filed under ${spec.gpu} (CUDA device ${spec.gpuIndex})`, lines: [], durationMs };
   }
   const notes = [...p.problems];
   const sample = makeSample({

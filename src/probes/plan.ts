@@ -29,6 +29,7 @@ export function nearestGpus(inv: Inventory): Map<string, { bdf: string; index: n
 function ibWriteSpecs(inv: Inventory, c: ProbesConfig, tool: string): ProbeSpec[][] {
   const s = c.ibWriteBw;
   const near = nearestGpus(inv);
+  const gpus = inv.gpus.map((g) => g.bdf);
   const units: ProbeSpec[][] = [];
   for (const nic of inv.nics) {
     const bdf = valueOf(nic.bdf);
@@ -48,7 +49,7 @@ function ibWriteSpecs(inv: Inventory, c: ProbesConfig, tool: string): ProbeSpec[
         tool: 'ib_write_bw', args, msgSize: s.msgSize, iterations: s.durationS !== null ? null : s.iterations,
         durationS: s.durationS, qps: s.qps, numaNode: numactl?.node ?? null, direction: DIRECTION[probe],
       };
-      return { kind: 'ib_write_bw', probe, tool, nic: nic.name, gpu: gpu?.bdf ?? null, gpuIndex: gpu?.index ?? null, numactl, serverArgs, args, recipe, timeoutMs: s.timeoutMs };
+      return { kind: 'ib_write_bw', probe, tool, nic: nic.name, gpu: gpu?.bdf ?? null, gpuIndex: gpu?.index ?? null, gpus, numactl, serverArgs, args, recipe, timeoutMs: s.timeoutMs };
     };
     const unit: ProbeSpec[] = [];
     if (s.host) unit.push(spec('ib-write-host', null));

@@ -20,6 +20,11 @@ export interface IbWriteSpec {
   readonly gpu: string | null;
   /** `--use_cuda=<index>`: position of the GPU in PCI bus order (CUDA_DEVICE_ORDER=PCI_BUS_ID is set). */
   readonly gpuIndex: number | null;
+  /**
+   * Every GPU BDF of the inventory, in PCI bus order: the bus:device perftest says it used must be one of theirs
+   * only (perftest prints no domain), or the run could have measured any of those that share it.
+   */
+  readonly gpus: readonly string[];
   /** numactl binding (`-N n -m n`), when a numactl is configured and the HCA reports a node. */
   readonly numactl: { readonly path: string; readonly node: number } | null;
   readonly serverArgs: readonly string[];

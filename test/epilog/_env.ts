@@ -36,6 +36,15 @@ export function railAt(gpuBus: number): GenNode {
   return node([sock(gpuBus - 1, gpuBus, gpuBus + 1, 'mlx5_0', 0)]);
 }
 
+/**
+ * A Hyper-V vPCI node (Azure ND H100 v5): every GPU and HCA in a PCI domain of its own, each at bus:device 00:00 on
+ * its host bridge (GPUs 0001:00:00.0, 0002:00:00.0 …; HCAs 0101:00:00.0 …), rail i on NUMA node i.
+ */
+export function vpci(rails = 2): GenNode {
+  const one = (domain: number, d: GenDevice, numa: number) => ({ domainBus: `${domain.toString(16).padStart(4, '0')}:00`, numaNode: numa, devices: [d] });
+  return node(Array.from({ length: rails }, (_, i) => [one(i + 1, gpu(`000${i + 1}:00:00.0`), i), one(0x101 + i, nic(`0${(0x101 + i).toString(16)}:00:00.0`, `mlx5_${i}`), i)]).flat());
+}
+
 function node(hostBridges: ReturnType<typeof sock>[]): GenNode {
   return {
     hostBridges,

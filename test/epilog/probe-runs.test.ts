@@ -11,7 +11,7 @@ import { scratchDir } from '../helpers/scratch.js';
 const dir = path.join(scratchDir('gdrgate-probe-runs-'), 'spool');
 mkdirSync(dir, { mode: 0o755 });
 const recipe = { tool: 'ib_write_bw', args: [], msgSize: null, iterations: null, durationS: null, qps: null, numaNode: null, direction: 'gpu->nic->gpu' };
-const ib = (gpu: string | null): ProbeSpec => ({ kind: 'ib_write_bw', probe: gpu ? 'ib-write-gpu' : 'ib-write-host', tool: '/usr/bin/ib_write_bw', nic: 'mlx5_0', gpu, gpuIndex: gpu ? 0 : null, numactl: null, serverArgs: [], args: [], recipe, timeoutMs: 1000 });
+const ib = (gpu: string | null): ProbeSpec => ({ kind: 'ib_write_bw', probe: gpu ? 'ib-write-gpu' : 'ib-write-host', tool: '/usr/bin/ib_write_bw', nic: 'mlx5_0', gpu, gpuIndex: gpu ? 0 : null, gpus: gpu ? [gpu] : [], numactl: null, serverArgs: [], args: [], recipe, timeoutMs: 1000 });
 const nv: ProbeSpec = { kind: 'nvbandwidth', probe: 'nvbw-d2h', tool: '/usr/bin/nvbandwidth', testcase: 'device_to_host_memcpy_ce', args: [], recipe: { ...recipe, tool: 'nvbandwidth', direction: 'd2h' }, gpus: [], timeoutMs: 1000 };
 
 t.test('recorded runs counted back, by outcome, the newest time of each', async (t) => {

@@ -38,7 +38,7 @@ t.test('SR-IOV RoCE host run: Gb/sec, tabs in the row, closing dash line one sho
 t.test('T4 CUDA run: GPU picked, PCIe address, relaxed-ordering warnings kept as warnings', async (t) => {
   const r = parseIbWriteBw(fixture('sriov_roce_t4_cuda_client_10gbps_slow.txt'));
   t.equal(r.device, 'mlx5_4');
-  t.same(r.gpu, { index: 0, pciAddress: '82:00', name: 'Tesla T4', dmabuf: null });
+  t.same(r.gpu, { index: 0, pciAddress: '82:00', listed: ['82:00'], name: 'Tesla T4', dmabuf: null });
   t.equal(r.rows[0]?.bwAverage, 10.5);
   t.equal(r.rows[0]?.bwPeak, 10.68);
   t.equal(r.header['ibv_wr* API'], 'ON');
@@ -59,7 +59,7 @@ t.test('OpenShift T4 sweep (-a): 23 rows from 2 B to 8 MiB, 2 QPs, 6-decimal sma
   t.same(r.rows.at(-1), { bytes: 8388608, iterations: 10000, bwPeak: 23.01, bwAverage: 22.99, msgRate: 0.000343 });
   t.ok(r.rows.every((row, i) => row.bytes === 2 ** (i + 1)), 'sizes double');
   t.equal(r.header['PCIe relax order'], 'Unsupported');
-  t.same(r.gpu, { index: 0, pciAddress: '41:00', name: 'Tesla T4', dmabuf: null });
+  t.same(r.gpu, { index: 0, pciAddress: '41:00', listed: ['41:00'], name: 'Tesla T4', dmabuf: null });
   t.ok(allFinite(r));
   t.same(r.problems, []);
 });

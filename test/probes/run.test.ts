@@ -11,7 +11,7 @@ import { probesConfig, type ProbesConfigInput } from '../../src/probes/config.js
 import { planProbes } from '../../src/probes/plan.js';
 import { runProbes, type RunOptions } from '../../src/probes/run.js';
 import type { ProbeOutcome, ProbeSpec } from '../../src/probes/types.js';
-import { bin, railAt, twoRail } from '../epilog/_env.js';
+import { bin, railAt, twoRail, vpci } from '../epilog/_env.js';
 import { inventoryOf } from './_inv.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { shared } from '../helpers/paths.js';
@@ -45,6 +45,24 @@ t.test('the slow GPU capture measured the GPU at 82:00: on a node whose GPU 0 is
   // The same capture where it belongs: mlx5_1's GPU is 0000:82:00.0 on the two-rail node.
   const two = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-gpu-slow') } }, inv2), opts());
   t.strictSame(values(two.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'failed: measured GPU 82:00, not 0000:41:00.0 (CUDA device 0): is CUDA_DEVICE_ORDER honoured?', 'ib-write-host mlx5_1 92.56 Gb/s', 'ib-write-gpu 0000:82:00.0 10.5 Gb/s']);
+});
+
+t.test('Hyper-V vPCI (a PCI domain per GPU, all at 00:00): perftest names no domain, so no GPU run is filed under a GPU', async (t) => {
+  const two = await inventoryOf(vpci(2));
+  const r = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-vpci') } }, two), opts());
+  t.strictSame(values(r.outcomes), [
+    'ib-write-host mlx5_0 92.56 Gb/s',
+    'failed: could not tell which GPU ib_write_bw used: it names bus:device only (00:00, no PCI domain), and CUDA lists 2 devices at 00:00: not filed under 0001:00:00.0 (CUDA device 0)',
+    'ib-write-host mlx5_1 92.56 Gb/s',
+    'failed: could not tell which GPU ib_write_bw used: it names bus:device only (00:00, no PCI domain), and CUDA lists 2 devices at 00:00: not filed under 0002:00:00.0 (CUDA device 1)',
+  ]);
+  // CUDA shows one device (the others hidden from it), the inventory two GPUs at 00:00: which one ran is still unsaid.
+  const hidden = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-vpci1') }, ibWriteBw: { host: false } }, two), opts());
+  t.strictSame(values(hidden.outcomes), [0, 1].map((i) => `failed: could not tell which GPU ib_write_bw used: it names bus:device only (00:00, no PCI domain), and the inventory has 2 GPUs at 00:00 (0001:00:00.0, 0002:00:00.0): not filed under 000${i + 1}:00:00.0 (CUDA device ${i})`));
+  t.strictSame(judge({ outcomes: hidden.outcomes, stats: [], envelopes: null, minSamples: 3 }).map((f) => `${f.status} ${f.code} ${f.subject}`), ['error bw-probe-failed mlx5_0/0001:00:00.0', 'error bw-probe-failed mlx5_1/0002:00:00.0'], 'never judged against a band');
+  // One GPU in its own domain: 00:00 names it alone, a sample.
+  const one = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-vpci1') }, ibWriteBw: { host: false } }, await inventoryOf(vpci(1))), opts());
+  t.strictSame(values(one.outcomes), ['ib-write-gpu 0001:00:00.0 23.03 Gb/s']);
 });
 
 const REF = shared('corpus-reference/ib_write_bw');
