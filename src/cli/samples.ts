@@ -78,7 +78,7 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
     throw new UsageError(`${dir} holds no sample of ${escapeControls(node)}, only of ${elsewhere}: say whose with --node${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
   }
   if (a.prom !== undefined) {
-    writeAtomic(a.prom, renderProm({ node, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir), probeRuns: countProbeRuns(dir, node) }), { above: false });
+    writeAtomic(a.prom, renderProm({ node, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir, node), probeRuns: countProbeRuns(dir, node) }), { above: false });
   }
   if (others.size) process.stderr.write(`gdrgate: samples of ${node} only; left out those of ${elsewhere}\n`);
   if (a.json) {

@@ -135,7 +135,7 @@ export function epilogHook(a: EpilogArgs, env: NodeJS.ProcessEnv, exec?: Exec): 
       // Counted for the admin's metrics (gdrgate_task_findings_total): a site-wide misconfiguration shows as a trend.
       if (job === null || !j.work?.taskCodes) return;
       try {
-        recordTaskFindings(run.cfg?.spool ?? DEFAULTS.spool, job, j.work.taskCodes);
+        recordTaskFindings(run.cfg?.spool ?? DEFAULTS.spool, run.node, job, j.work.taskCodes);
       } catch (e) {
         (await log()).error({ job, node: run.node, why: (e as Error).message }, 'epilog: could not count task findings');
       }

@@ -114,7 +114,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
       if (p.promFile !== null && unreadable !== null) writeErrors.push(`textfile ${p.promFile} not written: ${unreadable}`);
       else if (p.promFile !== null) {
         try {
-          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, recent: `the last ${p.window} samples this node judged${from === null ? '' : ` since ${new Date(from).toISOString()}`}`, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir), probeRuns: countProbeRuns(dir, i.node) }), { above: false });
+          writeAtomic(p.promFile, renderProm({ node: i.node, stats: col.stats, window: p.window, recent: `the last ${p.window} samples this node judged${from === null ? '' : ` since ${new Date(from).toISOString()}`}`, spool: { ...col.report, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir, i.node), probeRuns: countProbeRuns(dir, i.node) }), { above: false });
         } catch (e) {
           writeErrors.push(`textfile ${p.promFile}: ${(e as Error).message}`);
         }

@@ -16,16 +16,21 @@ const known = (code: unknown): code is string => isTaskCode(code);
 export const TASK_FINDINGS_OLD = 'task-findings.1.jsonl';
 const LOG = { live: TASK_FINDINGS_FILE, old: TASK_FINDINGS_OLD };
 
-export function recordTaskFindings(spoolDir: string, job: string, codes: readonly string[], now = Date.now()): void {
-  appendCounted(spoolDir, LOG, codes.filter(known).slice(0, MAX_PER_JOB).map((code) => ({ ts: now, job, code })));
+/** Each line names its node, as the probe runs' do (src/epilog/probe-runs.ts). */
+export function recordTaskFindings(spoolDir: string, node: string, job: string, codes: readonly string[], now = Date.now()): void {
+  appendCounted(spoolDir, LOG, codes.filter(known).slice(0, MAX_PER_JOB).map((code) => ({ ts: now, node, job, code })));
 }
 
-/** code → number of jobs' findings; torn, foreign or unknown lines are skipped. */
-export function countTaskFindings(spoolDir: string): Record<string, number> {
+/**
+ * code → number of this node's jobs' findings; torn or unknown lines are skipped, and so are another node's (a spool
+ * copied from a golden image) and lines that name no node (written before lines named theirs: whose they are is
+ * unsaid, as the probe runs' old lines were; the counts start again once, a counter reset).
+ */
+export function countTaskFindings(spoolDir: string, node: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const l of readCounted(spoolDir, LOG)) {
-    const code = (l as { code?: unknown } | null)?.code;
-    if (known(code)) out[code] = (out[code] ?? 0) + 1;
+    const { code, node: of } = (l ?? {}) as { code?: unknown; node?: unknown };
+    if (of === node && known(code)) out[code] = (out[code] ?? 0) + 1;
   }
   return out;
 }

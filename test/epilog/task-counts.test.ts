@@ -1,4 +1,4 @@
-// TaskProlog findings counted for the admin: appended per job, counted per code, exported to Prometheus.
+// TaskProlog findings counted for the admin: appended per job, counted per code for this node only, exported to Prometheus.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -10,12 +10,12 @@ import { scratchDir } from '../helpers/scratch.js';
 
 t.test('append per job, count per code, torn lines skipped', async (t) => {
   const dir = scratchDir('gdrgate-taskcount-');
-  t.same(countTaskFindings(dir), {}, 'nothing yet');
-  recordTaskFindings(dir, '41', ['job-memlock-propagated']);
-  recordTaskFindings(dir, '42', ['job-memlock-propagated', 'job-uverbs-missing']);
-  recordTaskFindings(dir, '43', []);
-  appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"job":"44","co'); // a crash mid-line
-  t.same(countTaskFindings(dir), { 'job-memlock-propagated': 2, 'job-uverbs-missing': 1 });
+  t.same(countTaskFindings(dir, 'gpu001'), {}, 'nothing yet');
+  recordTaskFindings(dir, 'gpu001', '41', ['job-memlock-propagated']);
+  recordTaskFindings(dir, 'gpu001', '42', ['job-memlock-propagated', 'job-uverbs-missing']);
+  recordTaskFindings(dir, 'gpu001', '43', []);
+  appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"node":"gpu001","job":"44","co'); // a crash mid-line
+  t.same(countTaskFindings(dir, 'gpu001'), { 'job-memlock-propagated': 2, 'job-uverbs-missing': 1 });
 });
 
 t.test('exported as a counter that promtool accepts', async (t) => {
@@ -36,34 +36,52 @@ t.test('the file is set aside before it would pass the 4 MiB ever counted: what 
   const old = path.join(dir, TASK_FINDINGS_OLD);
   // 150,000 jobs' findings (about 10 MiB of lines): set aside twice.
   const JOBS = 150_000;
-  for (let job = 1; job <= JOBS; job++) recordTaskFindings(dir, String(job), ['job-memlock-propagated']);
-  const longest = `${JSON.stringify({ ts: Date.now(), job: String(JOBS), code: 'job-memlock-propagated' })}\n`.length;
+  for (let job = 1; job <= JOBS; job++) recordTaskFindings(dir, 'gpu001', String(job), ['job-memlock-propagated']);
+  const longest = `${JSON.stringify({ ts: Date.now(), node: 'gpu001', job: String(JOBS), code: 'job-memlock-propagated' })}\n`.length;
   const [a, b] = [statSync(live).size, statSync(old).size];
   t.equal(a <= 4 << 20 && b <= 4 << 20 && b > (4 << 20) - longest, true, `live ${a} bytes, the one before ${b}: each at most 4 MiB, the one before within a line of it`);
   const lines = readFileSync(live, 'utf8').split('\n').filter(Boolean);
   t.equal(JSON.parse(lines.at(-1)!).job, String(JOBS), 'the newest job is in the live file');
-  t.same(countTaskFindings(dir), { 'job-memlock-propagated': lines.length }, 'counted from the live file: the jobs since it was set aside');
+  t.same(countTaskFindings(dir, 'gpu001'), { 'job-memlock-propagated': lines.length }, 'counted from the live file: the jobs since it was set aside');
 });
 
 t.test('the counter never falls before the rotation: a job that would take the file past 4 MiB is counted in a new file', async (t) => {
   const dir = scratchDir('gdrgate-taskcount-edge-');
   const live = path.join(dir, TASK_FINDINGS_FILE);
   // Lines as recordTaskFindings writes them, up to 100 bytes short of the 4 MiB counted (written at once: quicker).
-  const line = `${JSON.stringify({ ts: 1, job: '1', code: 'job-no-rdma' })}\n`;
+  const line = `${JSON.stringify({ ts: 1, node: 'gpu001', job: '1', code: 'job-no-rdma' })}\n`;
   const n = Math.floor(((4 << 20) - 100) / line.length);
   writeFileSync(live, line.repeat(n));
-  t.same(countTaskFindings(dir), { 'job-no-rdma': n }, 'all counted');
-  recordTaskFindings(dir, '2', ['job-no-rdma'], 1);
-  t.same(countTaskFindings(dir), { 'job-no-rdma': n + 1 }, 'a job that fits: +1 exactly');
-  recordTaskFindings(dir, '123456789', Array(32).fill('job-nccl-topo-unreachable'), 1764430000000);
-  t.same(countTaskFindings(dir), { 'job-nccl-topo-unreachable': 32 }, 'one that would not fit: set aside first, the counts start again (one reset)');
+  t.same(countTaskFindings(dir, 'gpu001'), { 'job-no-rdma': n }, 'all counted');
+  recordTaskFindings(dir, 'gpu001', '2', ['job-no-rdma'], 1);
+  t.same(countTaskFindings(dir, 'gpu001'), { 'job-no-rdma': n + 1 }, 'a job that fits: +1 exactly');
+  recordTaskFindings(dir, 'gpu001', '123456789', Array(32).fill('job-nccl-topo-unreachable'), 1764430000000);
+  t.same(countTaskFindings(dir, 'gpu001'), { 'job-nccl-topo-unreachable': 32 }, 'one that would not fit: set aside first, the counts start again (one reset)');
   t.equal(readFileSync(path.join(dir, TASK_FINDINGS_OLD), 'utf8').split('\n').filter(Boolean).length, n + 1, 'the one before holds every earlier line');
   t.equal(statSync(live).size <= 4 << 20, true);
 });
 
 t.test('read side: a line with a code the TaskProlog never emits is not counted (no new series)', async (t) => {
   const dir = scratchDir('gdrgate-taskcount-foreign-');
-  recordTaskFindings(dir, '1', ['job-no-rdma'], 1);
-  appendFileSync(path.join(dir, TASK_FINDINGS_FILE), `${JSON.stringify({ ts: 1, job: '2', code: 'job-made-up' })}\n${JSON.stringify({ ts: 1, job: '3', code: 7 })}\n`);
-  t.same(countTaskFindings(dir), { 'job-no-rdma': 1 });
+  recordTaskFindings(dir, 'gpu001', '1', ['job-no-rdma'], 1);
+  appendFileSync(path.join(dir, TASK_FINDINGS_FILE), `${JSON.stringify({ ts: 1, node: 'gpu001', job: '2', code: 'job-made-up' })}\n${JSON.stringify({ ts: 1, node: 'gpu001', job: '3', code: 7 })}\n`);
+  t.same(countTaskFindings(dir, 'gpu001'), { 'job-no-rdma': 1 });
+});
+
+t.test("this node's lines only: a spool copied from a golden image (another node's lines) and lines that name no node are not counted", async (t) => {
+  const dir = scratchDir('gdrgate-taskcount-node-');
+  const live = path.join(dir, TASK_FINDINGS_FILE);
+  // The golden image's node ran jobs before the spool was copied; its lines come first, as in the copy.
+  recordTaskFindings(dir, 'golden', '7', ['job-memlock-propagated', 'job-uverbs-missing'], 1);
+  // A line as the Epilog wrote them before lines named their node.
+  appendFileSync(live, `${JSON.stringify({ ts: 2, job: '8', code: 'job-memlock-propagated' })}\n`);
+  recordTaskFindings(dir, 'gpu001', '41', ['job-memlock-propagated'], 3);
+  t.strictSame(readFileSync(live, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as unknown), [
+    { ts: 1, node: 'golden', job: '7', code: 'job-memlock-propagated' },
+    { ts: 1, node: 'golden', job: '7', code: 'job-uverbs-missing' },
+    { ts: 2, job: '8', code: 'job-memlock-propagated' },
+    { ts: 3, node: 'gpu001', job: '41', code: 'job-memlock-propagated' },
+  ], 'each line names its node');
+  t.strictSame(countTaskFindings(dir, 'gpu001'), { 'job-memlock-propagated': 1 });
+  t.strictSame(countTaskFindings(dir, 'golden'), { 'job-memlock-propagated': 1, 'job-uverbs-missing': 1 });
 });

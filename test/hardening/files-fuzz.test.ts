@@ -78,14 +78,14 @@ t.test(`planted shapes at the spool's paths (seed ${SEED})`, async (t) => {
     never('appendSamples', () => appendSamples({ dir: s.dir, maxBytes: 2048 }, samples(3)));
     never('readSpool', () => readSpool(s.dir, () => undefined));
     never('readStamp', () => readStamp(s.dir));
-    never('countTaskFindings', () => countTaskFindings(s.dir));
+    never('countTaskFindings', () => countTaskFindings(s.dir, 'n'));
     never('countProbeRuns', () => countProbeRuns(s.dir, 'n'));
     never('takeProbeLock', () => {
       const l = takeProbeLock(s.dir, 60_000);
       if ('release' in l) l.release();
     });
     may(() => writeStamp(s.dir, { ts: rounds, job: null, cursor: 0 }));
-    may(() => recordTaskFindings(s.dir, '5', ['job-memlock-low']));
+    may(() => recordTaskFindings(s.dir, 'n', '5', ['job-memlock-low']));
     may(() => recordProbeRuns(s.dir, 'n', '5', [{ spec: { kind: 'nvbandwidth', probe: 'nvbw-h2d', tool: '/x', testcase: 'host_to_device_memcpy_ce', args: [], recipe: { tool: 'nvbandwidth', args: [], msgSize: null, iterations: null, durationS: null, qps: null, numaNode: null, direction: 'h2d' }, gpus: [], timeoutMs: 1 }, kind: 'unusable', why: 'missing' }]));
     may(() => writeAtomic(path.join(s.dir, 'gdrgate.prom'), 'm 1\n'));
     if (!s.intact() || readdirSync(victimDir).length !== 0) {

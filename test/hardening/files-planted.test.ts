@@ -32,7 +32,7 @@ t.test('a link at each path the gate writes: replaced or refused, its target unt
   at(LIVE);
   t.match(appendSamples({ dir: s.dir }, samples(2)), { ok: false, code: /^EUNSAFE$/, message: /symbolic link/ }, 'samples.jsonl: refused');
   at(TASK_FINDINGS_FILE);
-  t.throws(() => recordTaskFindings(s.dir, '9', ['job-memlock-low']), /symbolic link/, 'task-findings.jsonl: refused');
+  t.throws(() => recordTaskFindings(s.dir, 'gpu001', '9', ['job-memlock-low']), /symbolic link/, 'task-findings.jsonl: refused');
   at('drills.jsonl');
   t.throws(() => appendText(path.join(s.dir, 'drills.jsonl'), '{}\n', 0o600), /symbolic link/, 'drills.jsonl: refused');
   at(PROBE_LOCK);

@@ -42,9 +42,9 @@ t.test('only catalog codes survive the epilog; an unknown state reads as unknown
 t.test('counted: known codes only, at most 32 per job; the metric says it is the job\'s own report', async (t) => {
   const dir = scratchDir('gdrgate-taskrec-', '/tmp');
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  recordTaskFindings(dir, '1', ['job-memlock-low', 'job-forged-outage', ...Array.from({ length: 100 }, () => 'job-gpu-missing')]);
-  fs.appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"job":"2","code":"job-forged-outage"}\n');
-  const c = countTaskFindings(dir);
+  recordTaskFindings(dir, 'gpu001', '1', ['job-memlock-low', 'job-forged-outage', ...Array.from({ length: 100 }, () => 'job-gpu-missing')]);
+  fs.appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"node":"gpu001","job":"2","code":"job-forged-outage"}\n');
+  const c = countTaskFindings(dir, 'gpu001');
   t.strictSame(c, { 'job-memlock-low': 1, 'job-gpu-missing': 31 });
   const text = renderProm({ node: 'gpu001', stats: [], window: 5, spool: { torn: 0, corrupt: 0 }, now: 0, taskFindings: c });
   t.match(text, /# HELP gdrgate_task_findings_total .*job's own unverified report/);
