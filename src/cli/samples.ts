@@ -46,7 +46,8 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
     dir ??= cfg?.spool ?? DEFAULTS.spool;
     lastN ??= cfg?.probes?.window ?? PROBE_DEFAULTS.window;
   }
-  const window: Window = a.since !== undefined ? { sinceTs: parseSince(a.since, Date.now()) } : { lastN };
+  const sinceTs = a.since !== undefined ? parseSince(a.since, Date.now()) : null;
+  const window: Window = sinceTs !== null ? { sinceTs } : { lastN };
   const label = a.since !== undefined ? `since ${a.since}` : `last ${lastN}`;
   const probes = a.probe ?? [];
   // One node's samples, as the Epilog judges them (collect.ts): a spool copied from a golden image also holds that
@@ -78,7 +79,9 @@ export async function samplesCommand(a: SamplesArgs): Promise<number> {
     throw new UsageError(`${dir} holds no sample of ${escapeControls(node)}, only of ${elsewhere}: say whose with --node${a.prom !== undefined ? `; ${a.prom} not written` : ''}`);
   }
   if (a.prom !== undefined) {
-    writeAtomic(a.prom, renderProm({ node, stats: col.stats, window: lastN, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir, node), probeRuns: countProbeRuns(dir, node) }), { above: false });
+    // The textfile's HELP says what window="recent" holds: with --since every sample since then, not the last N.
+    const recent = sinceTs !== null ? `every sample since ${new Date(sinceTs).toISOString()} (--since)` : undefined;
+    writeAtomic(a.prom, renderProm({ node, stats: col.stats, window: lastN, recent, spool: { ...r, future: col.future }, now: Date.now(), taskFindings: countTaskFindings(dir, node), probeRuns: countProbeRuns(dir, node) }), { above: false });
   }
   if (others.size) process.stderr.write(`gdrgate: samples of ${node} only; left out those of ${elsewhere}\n`);
   if (a.json) {

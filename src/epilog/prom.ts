@@ -10,7 +10,7 @@ export interface PromInput {
   readonly stats: readonly KeyStats[];
   /** Size of the recent window (last N samples per path), for the help text. */
   readonly window: number;
-  /** What window="recent" holds, where it is more than the last N samples (the Epilog's: its judged window). */
+  /** What window="recent" holds where it is not just the last N samples (the Epilog's judged window; `samples --since`). */
   readonly recent?: string | undefined;
   /** future: samples stamped after now + CLOCK_TOLERANCE_MS, left out of the statistics (collect.ts). */
   readonly spool: { readonly torn: number; readonly corrupt: number; readonly future?: number };

@@ -65,6 +65,16 @@ t.test('--prom writes a textfile promtool accepts', { skip: !PROMTOOL && !proces
   t.match(readFileSync(f, 'utf8'), /gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-gpu",gpu="0000:41:00.0",nic="mlx5_0",direction="gpu->nic->gpu",recipe="[0-9a-f]{12}",window="recent",stat="p50"\} 1312500000/);
 });
 
+t.test('--prom --since: HELP says the window holds every sample since then, not the last N', async (t) => {
+  const f = path.join(dir, 'since.prom');
+  // Just over 3 h ago: the last three GPU samples (the fourth is 3 h old), and the last three host ones.
+  const since = new Date(NOW - 3 * 3_600_000 + 1000).toISOString();
+  t.equal(cli(['samples', '--spool', dir, '--window', '5', '--since', since, '--prom', f]).code, 0);
+  const prom = readFileSync(f, 'utf8').split('\n');
+  t.equal(prom.find((l) => l.startsWith('# HELP gdrgate_bandwidth_bytes_per_second ')), `# HELP gdrgate_bandwidth_bytes_per_second Bandwidth of a probe path and recipe: min, p50 (the middle value; of an even count the upper one), nearest-rank p95 and p99, and the newest sample, over the whole spool (window="all") or every sample since ${since} (--since) (window="recent").`);
+  t.strictSame(prom.filter((l) => l.startsWith('gdrgate_bandwidth_samples{') && l.includes('window="recent"')).map((l) => l.split(' ').pop()), ['3', '3'], 'what the series holds: the samples since then');
+});
+
 t.test("a spool holding another node's samples (copied from a golden image): this node's alone, the others said", async (t) => {
   const spool = path.join(dir, 'golden');
   mkdirSync(spool);
