@@ -39,13 +39,11 @@ const fmt = (v: number): string => (Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFix
 const row = (cells: readonly string[], widths: readonly number[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
 
 export async function samplesCommand(a: SamplesArgs): Promise<number> {
-  let dir = a.spool;
-  let lastN = a.window;
-  if (dir === undefined || lastN === undefined) {
-    const cfg = dir === undefined ? await loadConfig(configPath(a.config)) : null;
-    dir ??= cfg?.spool ?? DEFAULTS.spool;
-    lastN ??= cfg?.probes?.window ?? PROBE_DEFAULTS.window;
-  }
+  // The config is read when it is named (--config) or no spool is given; --spool wins over its spool, --window over
+  // its probes.window. A spool given alone is read without one (a copy examined on a machine with no config).
+  const cfg = a.config !== undefined || a.spool === undefined ? await loadConfig(configPath(a.config)) : null;
+  const dir = a.spool ?? cfg?.spool ?? DEFAULTS.spool;
+  const lastN = a.window ?? cfg?.probes?.window ?? PROBE_DEFAULTS.window;
   const sinceTs = a.since !== undefined ? parseSince(a.since, Date.now()) : null;
   const window: Window = sinceTs !== null ? { sinceTs } : { lastN };
   const label = a.since !== undefined ? `since ${a.since}` : `last ${lastN}`;
