@@ -11,8 +11,8 @@ import { sortDifferences } from './order.js';
 import type { Difference } from './types.js';
 import { compareView, type CompareView } from './view.js';
 
-export function compareViews(a: CompareView, b: CompareView): Difference[] {
-  const told = [
+function toldDifferences(a: CompareView, b: CompareView): Difference[] {
+  return [
     ...presence(a, b),
     ...placement(a, b),
     ...topology(a, b),
@@ -22,7 +22,21 @@ export function compareViews(a: CompareView, b: CompareView): Difference[] {
     ...modules(a, b),
     ...versions(a, b),
   ];
+}
+
+export function compareViews(a: CompareView, b: CompareView): Difference[] {
+  const told = toldDifferences(a, b);
   return sortDifferences([...told, ...flagged(a, b, told)]);
+}
+
+/**
+ * compareViews(a, b), and what the universal rules flag on the reference b and not on a (flagged.ts the other way
+ * round; a and b as the reference sees them: a its finding, b `not flagged on the reference`). `compare A B` takes B as
+ * known-good; the fleet has no known-good node, so a fault only the reference has must count too (fleet/facts.ts).
+ */
+export function compareViewsBothWays(a: CompareView, b: CompareView): { readonly differences: Difference[]; readonly onReference: Difference[] } {
+  const told = toldDifferences(a, b);
+  return { differences: sortDifferences([...told, ...flagged(a, b, told)]), onReference: flagged(b, a, told) };
 }
 
 export function compareInventories(a: Inventory, b: Inventory): Difference[] {

@@ -1,10 +1,11 @@
 // The class's majority for every fact `compare` extracts, and the nodes that differ from it, ranked as compare ranks
 // them. Facts come from compare itself: every node is compared with one reference node; a fact a node does not
-// differ on has the reference's value. When the reference is in the minority on some fact, the node agreeing with
+// differ on has the reference's value, and what the universal rules flag on the reference alone counts as a
+// difference of each node without it. When the reference is in the minority on some fact, the node agreeing with
 // the majority on most facts becomes the reference and the comparison is made again, so the differences (and their
 // impact) are those of each node against the majority. Each node comes as its compare view (compare/view.ts, from
 // its summary or its snapshot); nodes of one view key (digest.ts) are compared once per key.
-import { compareViews } from '../compare/compare.js';
+import { compareViewsBothWays } from '../compare/compare.js';
 import { compareAreas, sortDifferences } from '../compare/order.js';
 import { IMPACT_RANK, type Area, type Difference, type Impact } from '../compare/types.js';
 import type { CompareView } from '../compare/view.js';
@@ -60,10 +61,17 @@ function pass(nodes: readonly ClassNode[], ref: ClassNode): Pass {
   const refValue = new Map<string, string>();
   // compareViews is pure: one call per key answers for every node of the key.
   const byKey = new Map<string, Difference[]>();
+  // A finding of the universal rules on the reference and not on the node (the reference is any node, never known
+  // good: it may be the faulty one) is a difference of the node's too, its value the other side's text: the tally
+  // then puts the reference in the minority and the next pass makes a node without it the reference.
+  const both = (n: ClassNode): Difference[] => {
+    const r = compareViewsBothWays(n.view, ref.view);
+    return [...r.differences, ...r.onReference.map((d) => ({ ...d, a: d.b, b: d.a }))];
+  };
   const compared = (n: ClassNode): Difference[] => {
-    if (n.key === undefined) return compareViews(n.view, ref.view);
+    if (n.key === undefined) return both(n);
     let ds = byKey.get(n.key);
-    if (!ds) byKey.set(n.key, (ds = compareViews(n.view, ref.view)));
+    if (!ds) byKey.set(n.key, (ds = both(n)));
     return ds;
   };
   for (const n of nodes) {
