@@ -55,9 +55,10 @@ interface Acc {
  * a band, and only when a strict majority of the probe's nodes measure the rail. Two recipes of one probe (a
  * rollout) never make each other's nodes absent, and an absent list is never longer than its rail's nodes: the work
  * and the output are linear in the figures, however many recipes or rails a source names. A node whose figure on a
- * rail was withheld (too old to judge) measured that rail: it is not absent there.
+ * rail was withheld (too old to judge) measured that rail: it is not absent there; nor is a node in `unsure` (an
+ * input of it not read, lines of it corrupt: what it measured is not all known) on any rail.
  */
-export function distributions(stats: readonly NodePathStat[], classNodes: readonly string[], withheld: readonly WithheldPath[] = []): PathDistribution[] {
+export function distributions(stats: readonly NodePathStat[], classNodes: readonly string[], withheld: readonly WithheldPath[] = [], unsure: ReadonlySet<string> = new Set()): PathDistribution[] {
   const members = new Set(classNodes);
   const paths = new Map<string, Acc>();
   const rails = new Map<string, { nodes: Set<string>; paths: Acc[] }>();
@@ -87,7 +88,8 @@ export function distributions(stats: readonly NodePathStat[], classNodes: readon
     // Every node of the rail measured its probe: how many did not measure the rail is known before any is listed.
     if (all.size - r.nodes.size === 0 || all.size - r.nodes.size >= r.nodes.size) continue;
     const main = r.paths.reduce((m, p) => (p.byNode.size > m.byNode.size || (p.byNode.size === m.byNode.size && p.key.recipeHash < m.key.recipeHash) ? p : m));
-    if (main.byNode.size >= MIN_NODES) absentOf.set(main, [...all].filter((n) => !r.nodes.has(n)).sort(byNatural));
+    // A node whose rails are not all known (an input of it unread, lines of it corrupt) is absent nowhere: it says why.
+    if (main.byNode.size >= MIN_NODES) absentOf.set(main, [...all].filter((n) => !r.nodes.has(n) && !unsure.has(n)).sort(byNatural));
   }
   const out: PathDistribution[] = [];
   for (const p of paths.values()) {

@@ -20,6 +20,8 @@ export interface FleetInputs {
   readonly problems: readonly string[];
   /** Inputs named for a node that cannot be read (a link, not a file; a spool directory that cannot be listed): the node is listed with why. */
   readonly broken: readonly NodeMissing[];
+  /** Nodes with a spool input not read (said in `broken`): what they measured is not all known. */
+  readonly unreadSpools: readonly string[];
 }
 
 const SNAPSHOT = /^(.+)\.(?:tar\.gz|tgz|tar)$/;
@@ -63,6 +65,7 @@ export function scanFleetDir(dir: string): FleetInputs {
   const gens = new Map<string, { gen: number; file: string }[]>();
   const problems: string[] = [];
   const broken: NodeMissing[] = [];
+  const unreadSpools: string[] = [];
   const summaries = new Map<string, string>();
   // Appended in place: a node with many spool files costs one push each, never a copy of its list so far.
   const addGens = (node: string, xs: readonly { gen: number; file: string }[]): void => {
@@ -100,6 +103,7 @@ export function scanFleetDir(dir: string): FleetInputs {
     if (!want) {
       // A link is never followed (it could name any file of this machine, or another node's snapshot); nor is a FIFO read.
       broken.push({ node, why: `${e.name}: the ${what} is ${kindOf(e)}, not ${spoolDir ? 'a directory' : 'a regular file'}: not read` });
+      if (!snap) unreadSpools.push(node);
       continue;
     }
     if (snap) snapshots.push({ node, file });
@@ -111,6 +115,7 @@ export function scanFleetDir(dir: string): FleetInputs {
         fs = spoolFiles(file);
       } catch (err) {
         broken.push({ node, why: `${e.name}: the spool directory cannot be listed: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
+        unreadSpools.push(node);
         continue;
       }
       addGens(node, fs.map((f, i, all) => ({ gen: all.length - i - 1 + 0.5, file: f })));
@@ -153,5 +158,5 @@ export function scanFleetDir(dir: string): FleetInputs {
   if (unique.length > MAX_NODES) throw new UsageError(`fleet directory ${dir}: ${unique.length} snapshots, more than ${MAX_NODES}`);
   const spools = new Map<string, string[]>();
   for (const [node, fs] of gens) if (!clash.has(node)) spools.set(node, fs.sort((a, b) => b.gen - a.gen).map((f) => f.file));
-  return { snapshots: unique, spools, problems, broken };
+  return { snapshots: unique, spools, problems, broken, unreadSpools };
 }

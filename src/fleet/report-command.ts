@@ -92,6 +92,6 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   if (readAll.length === 0 && stats.length === 0 && broken.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
   // Inputs not taken (a file name refused, the collect summary or an entry of it unreadable): the fleet is not all judged.
   const refused = inputs.problems.length + collected.problems.length;
-  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing, broken, sources, withheld, problems, refused });
+  const report = buildFleetReport({ dir: a.dir, nodes: read, classOf: classifier(baseline), stats, missing, broken, sources, withheld, unsure: [...inputs.unreadSpools, ...spools.unsure], problems, refused });
   return { report, nodes: read, baseline, spools };
 }

@@ -107,6 +107,8 @@ export interface ReportInput {
   readonly sources?: readonly FigureSource[];
   /** Paths whose figure was not judged for its age (its node says why): the node is never "absent" on them. */
   readonly withheld?: readonly WithheldPath[];
+  /** Nodes whose figures are not all known (a spool file not read, corrupt lines; said in `broken`): never "absent". */
+  readonly unsure?: readonly string[];
   readonly problems: readonly string[];
   /** How many of `problems` are inputs not taken (a file name refused, the collect summary unreadable): exit 1. */
   readonly refused?: number;
@@ -161,10 +163,11 @@ export function buildFleetReport(i: ReportInput): FleetReport {
   const byClass = byClassOf<ClassNode>(i.nodes);
   const statsOf = byClassOf<NodePathStat>(i.stats);
   const withheldOf = byClassOf<WithheldPath>(i.withheld ?? []);
+  const unsure = new Set(i.unsure ?? []);
   for (const [name, set] of [...members].sort((a, b) => byNatural(a[0], b[0]))) {
     const names = [...set].sort(byNatural);
     const facts = classFacts(byClass.get(name) ?? []);
-    const paths = distributions(statsOf.get(name) ?? [], names, withheldOf.get(name));
+    const paths = distributions(statsOf.get(name) ?? [], names, withheldOf.get(name), unsure);
     const rails = new Map<string, RailFinding[]>();
     const push = (node: string, r: RailFinding): void => {
       const l = rails.get(node);

@@ -15,6 +15,11 @@ export interface SpoolStats {
   readonly broken: readonly NodeMissing[];
   /** Paths whose newest figure is older than max-age, or with samples ahead of the clock: not all judged, said in `broken`. */
   readonly withheld: readonly WithheldPath[];
+  /**
+   * Nodes whose rails are not all known: a spool file of theirs not read (over the size cap, unreadable) or lines of
+   * it corrupt (no sample, so which rail they measured is unknown). Said in `broken`; never "absent" on a rail.
+   */
+  readonly unsure: readonly string[];
 }
 
 /**
@@ -24,7 +29,7 @@ export interface SpoolStats {
  * left out (as the epilog leaves them out) and a path whose newest sample is older than max-age is not judged; both said.
  */
 export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly string[]>, everyMs = 4, age?: AgeRule): Promise<SpoolStats> {
-  const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[], broken: [] as NodeMissing[], withheld: [] as WithheldPath[] };
+  const out = { stats: [] as NodePathStat[], recipes: new Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>(), problems: [] as string[], broken: [] as NodeMissing[], withheld: [] as WithheldPath[], unsure: [] as string[] };
   let last = performance.now();
   // One read buffer for all the nodes (a fresh megabyte per node was a tenth of the time at 10,000 nodes).
   const buffer = Buffer.allocUnsafe(SPOOL_READ_BYTES);
@@ -37,7 +42,7 @@ export async function spoolStatsInTurns(spools: ReadonlyMap<string, readonly str
   return out;
 }
 
-type Out = { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[]; broken: NodeMissing[]; withheld: WithheldPath[] };
+type Out = { stats: NodePathStat[]; recipes: Map<string, { recipe: ProbeRecipe; unit: BandwidthUnit }>; problems: string[]; broken: NodeMissing[]; withheld: WithheldPath[]; unsure: string[] };
 
 function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffer, age: AgeRule | undefined): void {
   const { stats, recipes, problems } = out;
@@ -60,8 +65,8 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
     }
     acc.add(s);
   }, [], buffer);
-  if (r.files.length === 0 && files.length > 0) out.broken.push({ node, why: `no spool file could be read: ${r.problems[0] ?? 'unknown'}${r.problems.length > 1 ? `; +${r.problems.length - 1} more` : ''}` });
-  else for (const p of r.problems) problems.push(p);
+  const noneRead = r.files.length === 0 && files.length > 0;
+  if (noneRead) out.broken.push({ node, why: `no spool file could be read: ${r.problems[0] ?? 'unknown'}${r.problems.length > 1 ? `; +${r.problems.length - 1} more` : ''}` });
   // A torn line is a crash's last write (the next append heals it): said for the fleet. A corrupt one is no sample (bad
   // JSON, a field out of range, a figure no link carries: src/samples/sample.ts): what it measured is not judged, so
   // the node is judged in part, and says why.
@@ -69,7 +74,11 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
   const corrupt = r.corrupt > 0 ? [`${r.corrupt} corrupt spool lines skipped (no sample: bad JSON, a field out of range or a figure no link carries), not judged`] : [];
   if (foreign > 0) problems.push(`${node}: ${foreign} samples name another node, left out`);
   const source = `spool:${files[files.length - 1] ?? ''}`;
-  const refused: string[] = [...corrupt];
+  // A file of the node not read (over the size cap, unreadable, a line too long) is an input of it that could not be
+  // read: the node is judged in part, and says which; what that file measured is unknown, so it is absent nowhere.
+  const refused: string[] = noneRead ? [] : r.problems.map((p) => `spool ${p}: not judged`);
+  for (const c of corrupt) refused.push(c);
+  if (refused.length) out.unsure.push(node);
   for (const w of aheadRails.values()) out.withheld.push(w);
   if (acc.future > 0) refused.push(`${acc.future} spool samples stamped after this host's clock by more than ${CLOCK_TOLERANCE_MS / 1000} s (the newest ${isoTime(ahead)}): their age cannot be told, not judged`);
   for (const k of acc.result()) {
@@ -78,6 +87,8 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
     const bad = impossibleFigure(k.all.p50 * per) ?? impossibleFigure(k.all.min * per);
     if (bad) {
       refused.push(`${k.key.probe} ${k.key.gpu ?? '-'}→${k.key.nic ?? '-'} ${k.key.direction} recipe ${k.key.recipeHash}: spool figure of ${bad}, not judged`);
+      // It measured the rail: never "absent" there.
+      out.withheld.push({ node, probe: k.key.probe, gpu: k.key.gpu, nic: k.key.nic, direction: k.key.direction });
       continue;
     }
     const old = age ? ageProblem(k.all.lastTs, age) : null;
@@ -91,7 +102,7 @@ function oneNode(node: string, files: readonly string[], out: Out, buffer: Buffe
   if (refused.length) out.broken.push({ node, why: `${refused[0]!}${refused.length > 1 ? `; +${refused.length - 1} more` : ''}` });
   // A spool that was read and gave this node no figure at all (empty, only torn lines, only another node's samples)
   // still names the node: it gets a verdict that says so, never none (the report lists every node named anywhere).
-  else if (stats.length === had && !(r.files.length === 0 && files.length > 0)) {
+  else if (stats.length === had && !noneRead) {
     const parts = [r.torn ? `${r.torn} torn` : '', foreign ? `${foreign} of another node` : ''].filter(Boolean);
     out.broken.push({ node, why: `its spool holds no sample of ${node}${parts.length ? ` (lines: ${parts.join(', ')})` : ' (empty)'}` });
   }
