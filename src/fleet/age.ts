@@ -29,8 +29,12 @@ export interface AgeRule {
   readonly maxAgeMs: number;
 }
 
-/** Why a time (ms) is not judged under the rule: older than max-age, or ahead of the clock; null when it is judged. */
+/**
+ * Why a time (ms) is not judged under the rule: not a time (NaN, ±Inf: an exporter's or a relabelling's), older than
+ * max-age, or ahead of the clock; null when it is judged. Every comparison with NaN is false: it must be asked first.
+ */
 export function ageProblem(ms: number, r: AgeRule): string | null {
+  if (!Number.isFinite(ms)) return `${ms}, not a time (its age cannot be told)`;
   if (ms < r.now - r.maxAgeMs) return `${isoTime(ms)}, older than ${formatDuration(r.maxAgeMs)}`;
   if (ms > r.now + CLOCK_TOLERANCE_MS) return `${isoTime(ms)}, more than ${CLOCK_TOLERANCE_MS / 1000} s ahead of this host's clock (its age cannot be told)`;
   return null;
