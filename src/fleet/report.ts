@@ -4,7 +4,7 @@ import { IMPACT_RANK, type Difference, type Impact } from '../compare/types.js';
 import { byNatural } from '../model/order.js';
 import { VERSION } from '../version.js';
 import { isoTime } from './age.js';
-import { distributions, type PathDistribution } from './bandwidth.js';
+import { distributions, MIN_NODES, type PathDistribution } from './bandwidth.js';
 import { classFacts, type ClassFact, type ClassNode } from './facts.js';
 import type { FactSource } from './read-one.js';
 import type { NodeMissing, NodePathStat, WithheldPath } from './types.js';
@@ -176,8 +176,14 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     };
     // What a node is not judged on, said on it (incomplete): a fact with no majority, a path with no clear one.
     const tiedNote = new Map<string, string[]>();
+    // A path fewer than MIN_NODES nodes measured has no band: its nodes are not judged there (two that disagree have
+    // no deviant side, as a tied fact), and each says so, once, naming the first such path.
+    const unbanded = new Map<string, string[]>();
     for (const p of paths) {
-      if (!p.band) continue;
+      if (!p.band) {
+        for (const pt of p.points) unbanded.set(pt.node, [...(unbanded.get(pt.node) ?? []), `${p.probe} ${p.rail} ${p.direction}`]);
+        continue;
+      }
       if (p.band.unclear) {
         const xs = p.points.map((pt) => pt.p50);
         const note = `no clear majority on ${p.probe} ${p.rail} ${p.direction}: figures from ${gbps(Math.min(...xs))} to ${gbps(Math.max(...xs))} around a median of ${gbps(p.band.median)}: not judged`;
@@ -187,6 +193,10 @@ export function buildFleetReport(i: ReportInput): FleetReport {
       const base = { probe: p.probe, rail: p.rail, direction: p.direction, recipeHash: p.recipeHash, median: p.band.median, low: p.band.low };
       for (const pt of p.points) if (pt.outlier === 'low') push(pt.node, { ...base, kind: 'low', p50: pt.p50, z: pt.z });
       for (const n of p.absent) push(n, { ...base, kind: 'absent', p50: null, z: null });
+    }
+    for (const [node, ps] of unbanded) {
+      const more = ps.length > 1 ? ` and ${ps.length - 1} more path(s)` : '';
+      tiedNote.set(node, [...(tiedNote.get(node) ?? []), `${ps[0]!}${more}: measured by fewer than ${MIN_NODES} nodes of the class, no band: not judged`]);
     }
     const classRead = names.filter((n) => withSnapshot.has(n)).length;
     const unread: NodeMissing[] = [];

@@ -90,8 +90,9 @@ t.test('the CLI: --max-age takes a duration, refuses anything else; stale figure
 
 t.test('Prometheus figures: the last-sample time is asked and judged; a path without one is judged and said for the source', async (t) => {
   const dir = path.join(t.testdir(), 'fleet');
-  await generateFleet(dir, { n: 4, seed: 3, rates: CLEAN, spools: false });
-  const series = ['gpu0001', 'gpu0002', 'gpu0003', 'gpu0004'].flatMap((node, i) => parsePromText(nodeTextfile(node, false, 21 + i).text, `textfile:${node}.prom`))
+  // Five nodes: with gpu0002's and gpu0004's mlx5_1 figures not judged, three are left on that path to band it.
+  await generateFleet(dir, { n: 5, seed: 3, rates: CLEAN, spools: false });
+  const series = ['gpu0001', 'gpu0002', 'gpu0003', 'gpu0004', 'gpu0005'].flatMap((node, i) => parsePromText(nodeTextfile(node, false, 21 + i).text, `textfile:${node}.prom`))
     // gpu0002's textfile left behind in 2000; gpu0003's from an exporter that does not export the time; gpu0004 ahead.
     .filter((s) => !(s.name === TS_METRIC && s.labels.get('node') === 'gpu0003'))
     .map((s) => (s.name !== TS_METRIC ? s : s.labels.get('node') === 'gpu0002' ? { ...s, value: Y2000 / 1000 } : s.labels.get('node') === 'gpu0004' && s.labels.get('nic') === 'mlx5_1' ? { ...s, value: Y2100 / 1000 } : s));
