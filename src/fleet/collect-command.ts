@@ -2,14 +2,16 @@
 // DIR/<node>.tar.gz (DIR on the filesystem the nodes share), each node writing beside it the summary fleet report
 // reads instead (DIR/<node>.summary.json, summary.ts). Nodes slurmctld cannot run a step on are listed, not
 // waited for; the step itself is bounded (--immediate, --time, and this process's own timeout on srun).
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DEFAULTS, loadConfig } from '../config.js';
 import { UsageError } from '../errors.js';
 import { ExecaExec, type Exec, type ExecResult } from '../host/exec.js';
-import { ensureSafeDir, lstatOrNull, writeAtomic } from '../host/files.js';
+import { makeTempDir, removeTree } from '../host/dirs.js';
+import { ensureSafeDir, lstatOrNull, writeAtomic, writeNew } from '../host/files.js';
 import { out } from '../host/stdout.js';
 import type { Result } from '../runner/exit.js';
-import { parseNodeLines, preflight, srunArgs, srunWordsFor } from './collect-plan.js';
+import { hostlistChunks, parseNodeLines, preflight, srunArgs, srunWordsFor } from './collect-plan.js';
 import { COLLECT_SUMMARY } from './collect-summary.js';
 import { expandHostlist } from './hostlist-expand.js';
 import { summaryName } from './summary.js';
@@ -83,6 +85,21 @@ const identity = (file: string): string | null => {
   return st && st.isFile() ? `${st.ino}:${st.mtimeMs}:${st.size}` : null;
 };
 
+/**
+ * `scontrol show node -o HOSTLIST`, one call per hostlist chunk (one for any fleet whose names number their nodes):
+ * a list written out whole is one argument over Linux's 128 KiB (E2BIG at 10,000 nodes). The first failure is the answer.
+ */
+async function showNodes(exec: Exec, scontrol: string, nodes: readonly string[], timeoutMs: number): Promise<ExecResult> {
+  let stdout = '';
+  let last: ExecResult | null = null;
+  for (const list of hostlistChunks(nodes)) {
+    last = await exec.run(scontrol, ['show', 'node', '-o', list], { timeoutMs });
+    if (last.exitCode !== 0 || last.timedOut) return last;
+    stdout += last.stdout.endsWith('\n') || last.stdout === '' ? last.stdout : `${last.stdout}\n`;
+  }
+  return { ...last!, stdout };
+}
+
 export async function collectCommand(o: CollectOptions): Promise<Result> {
   const list = expandHostlist(o.nodes);
   if (!list.ok) throw new UsageError(`--nodes: ${list.error}`);
@@ -101,7 +118,7 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
   const deadline = performance.now() + timeoutS * 1000;
 
   // 1. Who can run a step now, in slurmctld's own words (one call for the whole list).
-  const show = await exec.run(t.scontrol, ['show', 'node', '-o', list.hosts.join(',')], { timeoutMs: Math.min(t.scontrolTimeoutMs, timeoutS * 500) });
+  const show = await showNodes(exec, t.scontrol, list.hosts, Math.min(t.scontrolTimeoutMs, timeoutS * 500));
   let plan = { run: list.hosts, missing: [] as NodeMissing[] };
   if (show.exitCode === 0 && !show.timedOut) plan = preflight(list.hosts, parseNodeLines(show.stdout));
   else process.stderr.write(`gdrgate: scontrol show node failed (${show.error?.replace(/:[\s\S]*$/, '') ?? `exit ${show.exitCode}`}: ${show.stderr.trim().slice(0, 200)}); asking srun for every node\n`);
@@ -118,7 +135,12 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
   let srun: ExecResult | null = null;
   let args: string[] = [];
   if (plan.run.length) {
-    args = srunArgs({ nodes: plan.run, timeoutS, self: o.gdrgate ? o.gdrgate.map((p) => absolute(p, '--gdrgate')) : await self(), outDir: dir, root, commands: o.commands ?? true });
+    // Names that do not compress into one argument go in a file, one a line, in a directory of this user's (mkdtemp, 0700).
+    const runner = o.gdrgate ? o.gdrgate.map((p) => absolute(p, '--gdrgate')) : await self();
+    const listDir = hostlistChunks(plan.run).length > 1 ? makeTempDir(path.join(tmpdir(), 'gdrgate-nodes-')) : null;
+    const nodeFile = listDir === null ? undefined : path.join(listDir, 'nodes');
+    if (nodeFile !== undefined) writeNew(nodeFile, `${plan.run.join('\n')}\n`, 0o600);
+    args = srunArgs({ nodes: plan.run, timeoutS, self: runner, outDir: dir, root, commands: o.commands ?? true, ...(nodeFile === undefined ? {} : { nodeFile }) });
     const progress = process.stderr.isTTY ? setInterval(() => process.stderr.write(`\rgdrgate: ${plan.run.filter(fresh).length} of ${plan.run.length} nodes answered`), 1000) : null;
     try {
       srun = await exec.run(t.srun, args, { timeoutMs: Math.max(1000, Math.floor(deadline - performance.now())) });
@@ -127,6 +149,7 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
         clearInterval(progress);
         process.stderr.write('\n');
       }
+      if (listDir !== null) removeTree(listDir);
     }
   }
 
@@ -135,7 +158,7 @@ export async function collectCommand(o: CollectOptions): Promise<Result> {
   const answered: Answered[] = [];
   const missing = [...plan.missing];
   const silent = plan.run.filter((n) => !fresh(n));
-  const after = silent.length ? await exec.run(t.scontrol, ['show', 'node', '-o', silent.join(',')], { timeoutMs: t.scontrolTimeoutMs }) : null;
+  const after = silent.length ? await showNodes(exec, t.scontrol, silent, t.scontrolTimeoutMs) : null;
   const now = after && after.exitCode === 0 && !after.timedOut ? preflight(silent, parseNodeLines(after.stdout)).missing : [];
   for (const n of plan.run) {
     if (fresh(n)) {

@@ -1,6 +1,31 @@
 // Pure: what `fleet collect` decides before and after its one srun step: which named nodes slurmctld can run a
 // step on now (the others would hold the step pending: listed, not waited for), the srun line, and who answered.
+import { compressHostlist } from './hostlist.js';
 import type { NodeMissing } from './types.js';
+
+/**
+ * The longest one argument fleet collect passes: Linux refuses an exec with an argument of 128 KiB or more
+ * (MAX_ARG_STRLEN, E2BIG), and 10,000 names written out are several times that. Kept well below it.
+ */
+export const MAX_ARG_CHARS = 100_000;
+
+/**
+ * Node names as Slurm hostlist expressions (`rack01-node[0001-0250],…`: srun's --nodelist and `scontrol show node`
+ * both take one, src/common/hostlist.c), each at most `limit` characters: one for any fleet whose names number
+ * their nodes, several where the names do not compress (each a whole list of names, never a name cut).
+ */
+export function hostlistChunks(nodes: readonly string[], limit = MAX_ARG_CHARS): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (const p of compressHostlist(nodes)) {
+    if (cur && cur.length + 1 + p.length > limit) {
+      out.push(cur);
+      cur = p;
+    } else cur = cur ? `${cur},${p}` : p;
+  }
+  if (cur) out.push(cur);
+  return out;
+}
 
 export interface NodeStateLine {
   readonly name: string;
@@ -54,17 +79,22 @@ export interface SrunPlan {
   readonly outDir: string;
   readonly root: string;
   readonly commands: boolean;
+  /**
+   * A file naming the nodes one a line, for a list whose hostlist is longer than one argument may be: srun reads
+   * --nodelist as a file when it holds a '/' (src/common/proc_args.c verify_node_list). Absent: the hostlist.
+   */
+  readonly nodeFile?: string;
 }
 
 /**
  * One step, one task per node. `--immediate` gives up when the allocation is not granted within half the bound
  * (busy or reserved nodes), `--time` makes Slurm end the step itself if this process is killed, `--export=NONE`
  * keeps this shell's environment (NODE_OPTIONS, a stray GDRGATE_CONFIG) out of the tasks; each task names its file
- * after SLURMD_NODENAME (`snapshot --out-dir`).
+ * after SLURMD_NODENAME (`snapshot --out-dir`). The nodes go as a compressed hostlist, or as `nodeFile`.
  */
 export function srunArgs(p: SrunPlan): string[] {
   return [
-    `--nodelist=${p.nodes.join(',')}`,
+    `--nodelist=${p.nodeFile ?? hostlistChunks(p.nodes, Number.MAX_SAFE_INTEGER)[0] ?? ''}`,
     `--nodes=${p.nodes.length}`,
     `--ntasks=${p.nodes.length}`,
     '--ntasks-per-node=1',

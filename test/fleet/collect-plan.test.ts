@@ -72,7 +72,7 @@ t.test('preflight: what slurmctld says of each node, on real scontrol captures',
 t.test('the srun line: one step, a task per node, bounded, no environment, each task its own file', async (t) => {
   const a = srunArgs({ nodes: ['n1', 'n2', 'n3'], timeoutS: 90, self: ['/usr/sbin/gdrgate'], outDir: '/shared/fleet', root: '/', commands: true });
   t.same(a, [
-    '--nodelist=n1,n2,n3', '--nodes=3', '--ntasks=3', '--ntasks-per-node=1', '--immediate=45', '--time=2', '--job-name=gdrgate-collect',
+    '--nodelist=n[1-3]', '--nodes=3', '--ntasks=3', '--ntasks-per-node=1', '--immediate=45', '--time=2', '--job-name=gdrgate-collect',
     '--kill-on-bad-exit=0', '--export=NONE', '--chdir=/', '--', '/usr/sbin/gdrgate', 'snapshot', '--out-dir', '/shared/fleet', '--root', '/',
   ]);
   t.same(srunArgs({ nodes: ['n1'], timeoutS: 5, self: ['/usr/bin/node', '/opt/gdrgate/dist/cli.js'], outDir: '/d', root: '/r', commands: false }).slice(4, 6), ['--immediate=2', '--time=1']);
