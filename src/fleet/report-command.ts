@@ -64,7 +64,18 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const sources: FigureSource[] = [];
   if (inputs.spools.size > 0 || spools.broken.length > 0) sources.push({ name: 'the spools', nodes: new Set(spools.stats.map((s) => s.node)), error: null });
   // Nodes fleet collect asked and got no snapshot from; a snapshot copied in since counts as read.
-  const collected = await readCollectSummary(a.dir);
+  // Host names are one whatever their case: a Prometheus `node` label or a collect summary's name that is a
+  // directory input's name in another case is that node (the directory's are Slurm's, as collect writes them).
+  const dirNames = new Map<string, string | null>();
+  for (const n of [...inputs.snapshots.map((x) => x.node), ...inputs.spools.keys(), ...inputs.broken.map((x) => x.node)]) {
+    const k = n.toLowerCase();
+    const had = dirNames.get(k);
+    dirNames.set(k, had === undefined || had === n ? n : null);
+  }
+  const canon = (n: string): string => dirNames.get(n.toLowerCase()) ?? n;
+  const folded = <T extends { readonly node: string }>(xs: readonly T[]): T[] => xs.map((x) => (canon(x.node) === x.node ? x : { ...x, node: canon(x.node) }));
+  const raw = await readCollectSummary(a.dir);
+  const collected = { ...raw, missing: folded(raw.missing), answered: raw.answered.map(canon) };
   problems.push(...collected.problems);
   const readNames = new Set(readAll.map((r) => r.node));
   const missing = collected.missing.filter((m) => !readNames.has(m.node));
@@ -83,11 +94,14 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
       sources.push({ name: s.name, nodes: new Set(), error: why });
       continue;
     }
-    for (const x of got.stats) stats.push(x);
-    for (const m of got.missing) broken.push({ node: m.node, why: `${s.name}: ${m.why}` });
+    const mine = folded(got.stats);
+    for (const x of mine) stats.push(x);
+    // Two spellings of one host, folded to one name, say the same thing once.
+    const said = new Set<string>();
+    for (const m of folded(got.missing)) if (!said.has(`${m.node}\u0000${m.why}`) && said.add(`${m.node}\u0000${m.why}`)) broken.push({ node: m.node, why: `${s.name}: ${m.why}` });
     for (const n of got.notes ?? []) problems.push(`${s.name}: ${n}`);
-    for (const w of got.withheld ?? []) withheld.push(w);
-    sources.push({ name: s.name, nodes: new Set(got.stats.map((x) => x.node)), error: null });
+    for (const w of folded(got.withheld ?? [])) withheld.push(w);
+    sources.push({ name: s.name, nodes: new Set(mine.map((x) => x.node)), error: null });
   }
   if (readAll.length === 0 && stats.length === 0 && broken.length === 0) problems.push(`${a.dir}: no snapshot (<node>.tar.gz) and no spool (<node>.samples.jsonl) found`);
   // Inputs not taken (a file name refused, the collect summary or an entry of it unreadable): the fleet is not all judged.
