@@ -23,7 +23,10 @@ export function appendCounted(spoolDir: string, log: CountedLog, lines: readonly
   const text = lines.map((l) => JSON.stringify(l) + '\n').join('');
   const size = lstatOrNull(file)?.size ?? 0;
   if (size > 0 && size + Buffer.byteLength(text) > MAX_READ) quietly(() => rename(file, path.join(spoolDir, log.old)));
-  appendText(file, text);
+  // A last line a crash or a full disk cut is ended first: appended to, it would take this run's first line with it
+  // (one unparsable line where two were, so the count lost is a new one). Two writers may both end it: a blank line.
+  const tail = readSmall(file, { max: 1, tail: true });
+  appendText(file, tail.ok && tail.value.length === 1 && tail.value[0] !== 0x0a ? `\n${text}` : text);
 }
 
 /** Each whole line of the live file parsed as JSON, oldest first; a torn or unparsable line is skipped. */

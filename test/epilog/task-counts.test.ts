@@ -16,6 +16,10 @@ t.test('append per job, count per code, torn lines skipped', async (t) => {
   recordTaskFindings(dir, 'gpu001', '43', []);
   appendFileSync(path.join(dir, TASK_FINDINGS_FILE), '{"ts":1,"node":"gpu001","job":"44","co'); // a crash mid-line
   t.same(countTaskFindings(dir, 'gpu001'), { 'job-memlock-propagated': 2, 'job-uverbs-missing': 1 });
+  // The next job's line starts on a line of its own: only the cut one is lost.
+  recordTaskFindings(dir, 'gpu001', '45', ['job-uverbs-missing']);
+  t.strictSame(countTaskFindings(dir, 'gpu001'), { 'job-memlock-propagated': 2, 'job-uverbs-missing': 2 }, 'the line after a cut one counted');
+  t.equal(readFileSync(path.join(dir, TASK_FINDINGS_FILE), 'utf8').split('\n').at(-3), '{"ts":1,"node":"gpu001","job":"44","co', 'the cut line ended where it was cut');
 });
 
 t.test('exported as a counter that promtool accepts', async (t) => {
