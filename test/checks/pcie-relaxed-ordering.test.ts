@@ -2,12 +2,18 @@
 import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as P40 } from '../gen/topologies/paddle-8xp40-plx-cascade.js';
 import { node as SIMAI } from '../gen/topologies/simai-hgx-8xa100-cx6dx-bond.js';
+import { node as DGX1V } from '../gen/topologies/dgx1v-8xv100-4nic.js';
+import { node as GX3D } from '../gen/topologies/ibm-gx3d-8xh100-vsi.js';
 import { dev, detach, HGX, NICS, P0, table, type Want } from './_trees.js';
 
 const roOff = (bdf: string) => (n: GenNode): void => void (dev(n, bdf).relaxedOrdering = false);
 const ok = (subject: string, expected = 'on', actual = 'on'): Want => ({ status: 'pass', code: 'ro-ok', subject, expected, actual });
 const off = (status: 'warn' | 'fail'): Want => ({ status, code: 'ro-off', subject: P0.nic, expected: 'on', actual: 'off' });
 const P40_NIC = allDevices(P40).find((d) => d.kind === 'nic')!.bdf;
+const nicsOf = (n: GenNode): string[] => allDevices(n).filter((d) => d.kind === 'nic').map((d) => d.bdf);
+/** What probe.c does below a quirked root port (and what a VF reads): RlxdOrd- on every adapter and GPU. */
+const allOff = (n: GenNode): void => allDevices(n).forEach((d) => { if (d.kind === 'nic' || d.kind === 'gpu') d.relaxedOrdering = false; });
+const asRef = (b: string): Want => ({ status: 'pass', code: 'ro-ok', subject: b, expected: 'off', actual: 'off' });
 
 export const cases = table('pcie-relaxed-ordering', [
   {
@@ -52,11 +58,29 @@ export const cases = table('pcie-relaxed-ordering', [
     based: [{ status: 'skip', code: 'ro-na', subject: 'node' }],
   },
   {
-    name: 'RlxdOrd- on the P40 cascade\'s only NIC (no GPU shares its switch, SYS): a pass alone, a fail against the reference',
+    name: 'RlxdOrd- on the P40 cascade\'s only NIC (below a Broadwell-EP root port, 8086:6f04): the quirk\'s pass alone, a fail against a reference that had it on',
     from: P40,
     change: roOff(P40_NIC),
     subjects: [P40_NIC],
-    bare: [ok(P40_NIC, 'on where a GPU is near', 'off')],
+    bare: [{ status: 'pass', code: 'ro-quirk-ok', subject: P40_NIC, expected: 'off below a quirked root port', actual: 'off' }],
     based: [{ status: 'fail', code: 'ro-off', subject: P40_NIC, expected: 'on', actual: 'off' }],
+  },
+  {
+    name: 'valid: DGX-1V below Broadwell-EP root ports (8086:6f04, 6f08), where the kernel clears RlxdOrd (quirks.c): a pass that says why',
+    from: DGX1V,
+    change: allOff,
+    ref: allOff,
+    subjects: nicsOf(DGX1V),
+    bare: nicsOf(DGX1V).map((b): Want => ({ status: 'pass', code: 'ro-quirk-ok', subject: b, expected: 'off below a quirked root port', actual: 'off' })),
+    based: nicsOf(DGX1V).map(asRef),
+  },
+  {
+    name: 'skip: the ConnectX-7 VFs of the IBM gx3d VM (0x101e), whose RlxdOrd bit is reserved and reads 0; as the reference with one',
+    from: GX3D,
+    change: allOff,
+    ref: allOff,
+    subjects: nicsOf(GX3D),
+    bare: nicsOf(GX3D).map((b): Want => ({ status: 'skip', code: 'ro-vf-unknown', subject: b })),
+    based: nicsOf(GX3D).map(asRef),
   },
 ]);
