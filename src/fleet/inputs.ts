@@ -7,6 +7,7 @@ import { listEntries, type Dirent } from '../host/dirs.js';
 import { byNatural } from '../model/order.js';
 import { spoolFiles } from '../samples/spool.js';
 import { badNodeName } from '../slurm/node-name.js';
+import { caseTwins } from './host-name.js';
 import type { NodeMissing } from './types.js';
 
 /** More entries than this in one directory is not a fleet of one site's GPU nodes. */
@@ -124,17 +125,8 @@ export function scanFleetDir(dir: string): FleetInputs {
   // Names that differ only in case (GPU0002.tar beside gpu0002.tar.gz): host names are one whatever their case, so
   // these are one node's inputs under two names, and which is the node now cannot be told; counted apart they would
   // each vote in their class's majority. None of them is judged; each name is listed, saying why.
-  const spelled = new Map<string, Set<string>>();
-  for (const n of [...snapshots.map((x) => x.node), ...gens.keys(), ...summaries.keys()]) {
-    const k = n.toLowerCase();
-    let set = spelled.get(k);
-    if (!set) spelled.set(k, (set = new Set()));
-    set.add(n);
-  }
   const clash = new Set<string>();
-  for (const set of spelled.values()) {
-    if (set.size < 2) continue;
-    const all = [...set].sort(byNatural);
+  for (const all of caseTwins([...snapshots.map((x) => x.node), ...gens.keys(), ...summaries.keys()])) {
     for (const n of all) {
       clash.add(n);
       broken.push({ node: n, why: `inputs named ${all.join(', ')}: names that differ only in case are one host's, so which is the node now cannot be told; judged from none (keep one name)` });

@@ -4,7 +4,7 @@
 import { badNodeName } from '../slurm/node-name.js';
 import { ageProblem, type AgeRule } from './age.js';
 import { impossibleFigure, type NodeMissing, type NodePathStat, type WithheldPath } from './types.js';
-import { isNodeHost } from './host-name.js';
+import { caseTwins, isNodeHost } from './host-name.js';
 
 export const BW_METRIC = 'gdrgate_bandwidth_bytes_per_second';
 export const COUNT_METRIC = 'gdrgate_bandwidth_samples';
@@ -157,16 +157,7 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
   // `node` labels that differ only in case (GPU0005 beside gpu0005): host names are one whatever their case, so these
   // are one host's figures under two names, and which are the node's now cannot be told; none is counted (as for
   // files, inputs.ts), each name says why.
-  const spelled = new Map<string, string[]>();
-  for (const node of byNode.keys()) {
-    const k = node.toLowerCase();
-    const l = spelled.get(k);
-    if (l) l.push(node);
-    else spelled.set(k, [node]);
-  }
-  for (const names of spelled.values()) {
-    if (names.length < 2) continue;
-    const all = [...names].sort();
+  for (const all of caseTwins(byNode.keys())) {
     for (const n of all) {
       byNode.delete(n);
       missing.push({ node: n, why: `series labelled node=${all.map((x) => `"${x}"`).join(', node=')}: names that differ only in case are one host's, so which are the node's cannot be told; none counted` });
