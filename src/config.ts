@@ -54,6 +54,11 @@ export function configPath(flag: string | undefined): string {
   return flag ?? process.env.GDRGATE_CONFIG ?? DEFAULT_CONFIG_PATH;
 }
 
+/** Whether a config was named, by --config or $GDRGATE_CONFIG (one name, two ways), rather than defaulted. */
+export function configNamed(flag: string | undefined): boolean {
+  return flag !== undefined || process.env.GDRGATE_CONFIG !== undefined;
+}
+
 export async function loadConfig(file: string): Promise<Config> {
   const data = await readJsonFile(file, 'config');
   const errs = (await validatorFor('config'))(data);

@@ -153,7 +153,7 @@ export async function main(argv: string[]): Promise<number> {
           .option('spool', text('--spool', { describe: 'spool directory (default: the config\'s)' }))
           .option('probe', ids('--probe', 'only these probes (ib-write-host, ib-write-gpu, nvbw-h2d, nvbw-d2h), comma or space separated'))
           .option('since', text('--since', { describe: 'recent window: since this long ago (90m, 24h, 7d) or an ISO time, instead of the last N samples' }))
-          .option('window', count('--window', 1, 1_000_000, 'recent window: the last N samples of each path (default: the config\'s probes.window, read with --config or without --spool; else 5)'))
+          .option('window', count('--window', 1, 1_000_000, 'recent window: the last N samples of each path (default: the config\'s probes.window, read when named by --config or $GDRGATE_CONFIG, or without --spool; else 5)'))
           .option('json', flag('print JSON'))
           .option('prom', text('--prom', { describe: 'also write a node_exporter textfile here (atomically)' }))
           .option('node', text('--node', { describe: "whose samples (default: SLURMD_NODENAME, then hostname, as the Epilog names this node)" })),

@@ -1,6 +1,6 @@
 // `gdrgate samples`: per (probe, path, recipe) count, min, p50, p95, p99 and last, whole history against the recent
 // window, from the epilog's spool; optionally the same as a Prometheus textfile (--prom FILE, written atomically).
-import { configPath, DEFAULTS, loadConfig } from '../config.js';
+import { configNamed, configPath, DEFAULTS, loadConfig } from '../config.js';
 import { collectStats, unreadableSpool } from '../epilog/collect.js';
 import { writeAtomic } from '../epilog/files.js';
 import { renderProm } from '../epilog/prom.js';
@@ -39,9 +39,10 @@ const fmt = (v: number): string => (Math.abs(v) >= 1000 ? v.toFixed(0) : v.toFix
 const row = (cells: readonly string[], widths: readonly number[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
 
 export async function samplesCommand(a: SamplesArgs): Promise<number> {
-  // The config is read when it is named (--config) or no spool is given; --spool wins over its spool, --window over
-  // its probes.window. A spool given alone is read without one (a copy examined on a machine with no config).
-  const cfg = a.config !== undefined || a.spool === undefined ? await loadConfig(configPath(a.config)) : null;
+  // The config is read when it is named (--config or $GDRGATE_CONFIG) or no spool is given; --spool wins over its
+  // spool, --window over its probes.window. A spool given alone is read without one (a copy examined on a machine
+  // with no config).
+  const cfg = configNamed(a.config) || a.spool === undefined ? await loadConfig(configPath(a.config)) : null;
   const dir = a.spool ?? cfg?.spool ?? DEFAULTS.spool;
   const lastN = a.window ?? cfg?.probes?.window ?? PROBE_DEFAULTS.window;
   const sinceTs = a.since !== undefined ? parseSince(a.since, Date.now()) : null;

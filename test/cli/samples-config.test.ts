@@ -1,5 +1,6 @@
-// `gdrgate samples --config C --spool X`: the config is read whenever it is named, so its probes.window sets the
-// recent window (it was read only without --spool, and the window fell back to 5); --spool and --window still win.
+// `gdrgate samples --config C --spool X` (or $GDRGATE_CONFIG=C): the config is read whenever it is named, so its
+// probes.window sets the recent window (it was read only without --spool, and the window fell back to 5); --spool
+// and --window still win.
 import t from 'tap';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,6 +29,8 @@ t.test('--config with --spool: probes.window of the config; --window over it; th
   t.strictSame(recent(['--config', config, '--spool', spool]), ['last 3', 3, 10.5], "the config's window: the three slow runs");
   t.strictSame(recent(['--config', config, '--spool', spool, '--window', '4']), ['last 4', 4, 10.5], '--window wins');
   t.strictSame(recent(['--spool', spool]), ['last 5', 5, 10.5], 'a spool alone: no config read, the default 5');
+  const byEnv = cli(['samples', '--json', '--spool', spool], { ...env, GDRGATE_CONFIG: config });
+  t.strictSame((JSON.parse(byEnv.stdout) as { window: { label: string } }).window.label, 'last 3', '$GDRGATE_CONFIG names the config as --config does');
   const prom = path.join(dir, 'gdrgate.prom');
   t.equal(cli(['samples', '--config', config, '--spool', spool, '--prom', prom], env).code, 0);
   t.strictSame(readFileSync(prom, 'utf8').split('\n').filter((l) => l.startsWith('gdrgate_bandwidth_samples{')).map((l) => l.split(' ').pop()), ['10', '3'], 'the textfile: all 10, recent 3');
@@ -35,4 +38,6 @@ t.test('--config with --spool: probes.window of the config; --window over it; th
   writeFileSync(bad, JSON.stringify({ baseline: path.join(dir, 'baseline.json'), probes: { window: 2, minSamples: 3 } }));
   const r = cli(['samples', '--config', bad, '--spool', spool], env);
   t.strictSame([r.code, r.stdout, r.stderr], [2, '', `gdrgate: ${bad}: probes.window 2 is below probes.minSamples 3: no window would ever hold enough samples to judge\n`], 'a config named is checked, even with --spool');
+  const e = cli(['samples', '--spool', spool], { ...env, GDRGATE_CONFIG: bad });
+  t.strictSame([e.code, e.stdout, e.stderr], [2, '', `gdrgate: ${bad}: probes.window 2 is below probes.minSamples 3: no window would ever hold enough samples to judge\n`], 'and one named by $GDRGATE_CONFIG');
 });
