@@ -31,13 +31,17 @@ export const POSTINST = [
 // Prolog=, Epilog=, TaskProlog= and HealthCheckProgram= of the node's slurm.conf (SLURM_CONF), the other files of
 // /etc/slurm and a configless node's cached copies (SlurmdSpoolDir/conf-cache, at its two usual places) that resolves
 // into /usr/libexec/gdrgate, or a script that names it (a site's chain). GDRGATE_REMOVE_IN_USE=1 removes anyway.
+// Every key=value as Slurm's parser reads it (parse_config.c): lines continued by a backslash joined, comments cut,
+// a value in double quotes or not, any key of a line (not only its first); a value not absolute (a configless node's
+// bare script name, fetched beside the cached slurm.conf) and a glob are taken in the file's own directory.
 export const PRERM_IN_USE = [
-  'in_use= seen=',
+  'in_use= seen= here=$PWD',
   'for f in "${SLURM_CONF:-/etc/slurm/slurm.conf}" /etc/slurm/*.conf /var/spool/slurmd/conf-cache/*.conf /var/spool/slurm/d/conf-cache/*.conf; do',
+  '  case "$f" in /*) ;; *) f=$here/$f ;; esac',
   '  case " $seen " in *" $f "*) continue ;; esac',
   '  seen="$seen $f"',
-  '  [ -f "$f" ] || continue',
-  String.raw`  for p in $(sed -n 's/^[[:space:]]*\(prolog\|epilog\|taskprolog\|healthcheckprogram\)[[:space:]]*=[[:space:]]*\([^[:space:]#]*\).*/\2/Ip' "$f"); do`,
+  '  [ -f "$f" ] && cd "$(dirname -- "$f")" || continue',
+  String.raw`  for p in $(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' -e 's/#.*//;s/[[:space:]]*=[[:space:]]*/=/g;s/"\([^"]*\)"/\1/g;s/[[:space:]]\{1,\}/\n/g' "$f" | sed -n 's/^\(prolog\|epilog\|taskprolog\|healthcheckprogram\)=//Ip'); do`,
   '    r=$(readlink -f "$p" 2>/dev/null) || r=$p',
   '    case "$r" in /usr/libexec/gdrgate/*) in_use="$in_use $f:$p" ;; *) ! grep -qs /usr/libexec/gdrgate/ "$r" || in_use="$in_use $f:$p" ;; esac',
   '  done',

@@ -56,3 +56,19 @@ t.test("a node whose Slurm runs no wrapper (none at all, another Prolog, a comme
   t.same(check(`Prolog=${site}\n#Prolog=/usr/libexec/gdrgate/prolog.sh\nPrologFlags=Alloc\n`), { code: 0, stderr: '' });
   t.same(check('NODE=/usr/lib/gdrgate/node\nCLI=/usr/libexec/gdrgate/x\n'), { code: 0, stderr: '' });
 });
+
+t.test('a wrapper named in any form Slurm reads: quoted, after another key on its line, continued, a bare name beside a cached slurm.conf: refused', async (t) => {
+  const conf = path.join(dir, 'slurm.conf');
+  t.same(check('Prolog="/usr/libexec/gdrgate/prolog.sh"\n'), refused(` ${conf}:/usr/libexec/gdrgate/prolog.sh`), 'a quoted value (parse_config.c keyvalue_pattern)');
+  t.same(check('PrologFlags=Alloc,DeferBatch Prolog=/usr/libexec/gdrgate/prolog.sh\n'), refused(` ${conf}:/usr/libexec/gdrgate/prolog.sh`), 'the second key=value of a line');
+  t.same(check('Epilog=\\\n/usr/libexec/gdrgate/epilog.sh\n'), refused(` ${conf}:/usr/libexec/gdrgate/epilog.sh`), 'a line continued with a backslash');
+  // Configless (23.11+): `Prolog=<bare name>` is fetched into conf-cache beside slurm.conf and run from there.
+  const cache = path.join(dir, 'conf-cache');
+  mkdirSync(cache);
+  writeFileSync(path.join(cache, 'site-prolog.sh'), '#!/bin/sh\nexec /usr/libexec/gdrgate/prolog.sh\n', { mode: 0o755 });
+  const cached = path.join(cache, 'slurm.conf');
+  writeFileSync(cached, 'Prolog=site-prolog.sh\n');
+  const r = spawnSync('/bin/sh', ['-ec', HERMETIC], { encoding: 'utf8', cwd: '/', env: { PATH: '/usr/bin:/bin', SLURM_CONF: cached }, timeout: 30_000 });
+  t.same({ code: r.status, stderr: r.stderr }, refused(` ${cached}:site-prolog.sh`), "a bare name: the script beside the cached slurm.conf, which runs the wrapper");
+  t.same(check('PrologFlags=Alloc Prolog="/etc/slurm/site.sh"\nEpilogMsgTime=2000\n'), { code: 0, stderr: '' }, 'none of them gdrgate: removed');
+});
