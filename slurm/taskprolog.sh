@@ -72,13 +72,13 @@ set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
-# A judgment starts Node: from the node's startup snapshot (made on this node, root's alone, as slurm/prolog.sh uses
-# it), else the plain program. An exit code is gdrgate's verdict only when gdrgate writes it into this script's pipe
-# (GDRGATE_VERDICT_FD, src/host/verdict.ts; this process's own, $BASHPID: the first task of a view judges in a command
-# substitution): else the blob judged nothing (14: refused; 10: stale; a signal: damaged; Node's own 1) and the plain
-# program answers, or 125 (no verdict). The hard bound, as slurm/prolog.sh's (Slurm gives a TaskProlog no time limit: a
-# gate blocked in a read held the task for ever): Node under /usr/bin/timeout, killed HARD_TIMEOUT s after the judgment
-# first started it, on the uptime; such a run judged nothing (124), and no plain program follows a blob's.
+# A judgment starts Node and CLI only where root alone can change them (else 123; started from where they lie: this runs
+# as every job's user), from the node's startup snapshot (made here, root's alone, as slurm/prolog.sh uses it), else the
+# plain program. An exit code is gdrgate's verdict only when gdrgate writes it into this script's pipe (GDRGATE_VERDICT_FD,
+# src/host/verdict.ts; this process's own, $BASHPID: the first task of a view judges in a command substitution): else the
+# blob judged nothing (14: refused; 10: stale; a signal: damaged; Node's own 1) and the plain program answers, or 125 (no
+# verdict). The hard bound, as slurm/prolog.sh's (no TaskProlog time limit in Slurm: a gate blocked in a read held the task
+# for ever): Node under timeout, killed HARD_TIMEOUT s after the judgment first started it, on the uptime; such a run judged nothing (124), and no plain program follows a blob's.
 case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=15 ;; esac
 HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
 [ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
@@ -88,25 +88,25 @@ upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; cas
 bound() { local left; hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] || return 0; upcs; b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)); ((left < 1)) && left=1; bl=$((left * 100)); hard=(/usr/bin/timeout --foreground -s KILL "$left"); }
 stopped() { [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= bl - 5)); }
 judge() {
-  local said v; for v in "${!NODE_@}"; do unset "$v"; done # the job's NODE_OPTIONS (--inspect-brk waits for ever) are not ours
+  local said v node cli; for v in "${!NODE_@}"; do unset "$v"; done # the job's NODE_OPTIONS (--inspect-brk waits for ever) are not ours
   if [ -z "$vfd" ]; then
     { exec 86<<<'' && exec 86<>"/proc/$BASHPID/fd/86" && [ -p "/proc/$BASHPID/fd/86" ] && read -r -u 86 _; } 2>/dev/null ||
       { exec 86<> <(:); } 2>/dev/null
     [ -p "/proc/$BASHPID/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
   fi
-  upcs && t0=$REPLY
+  rootonly -n "$NODE" "$CLI" || return 123; node=${reals[0]} cli=${reals[1]}; upcs && t0=$REPLY
   if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
     bound
-    said=$(GDRGATE_CLI=$CLI "${hard[@]}" "$NODE" --snapshot-blob "$real" "$@"); rc=$?
+    said=$(GDRGATE_CLI=$CLI "${hard[@]}" "$node" --snapshot-blob "$real" "$@"); rc=$?
     verdict "$rc" && { [ -z "$said" ] || printf '%s\n' "$said"; return "$rc"; }
     stopped "$rc" && return 124
   fi
   bound
-  "${hard[@]}" "$NODE" "$CLI" "$@" & wait $! 2>/dev/null; rc=$? # (bash's "Killed" notice: wait's stderr)
+  "${hard[@]}" "$node" "$cli" "$@" & wait $! 2>/dev/null; rc=$? # (bash's "Killed" notice: wait's stderr)
   verdict "$rc" && return "$rc"
   stopped "$rc" && return 124
   # A timeout that fails itself (125) or cannot start Node (126, 127): once more without it (slurm/prolog.sh).
-  case "$rc:${#hard[@]}" in 12[5-7]:[1-9]*) "$NODE" "$CLI" "$@" & wait $! 2>/dev/null; rc=$?; verdict "$rc" && return "$rc" ;; esac
+  case "$rc:${#hard[@]}" in 12[5-7]:[1-9]*) "$node" "$cli" "$@" & wait $! 2>/dev/null; rc=$?; verdict "$rc" && return "$rc" ;; esac
   return 125
 }
 # verdict RC: whether RC (0-3) is the last line gdrgate wrote, the pipe emptied (as slurm/prolog.sh; no pipe: 0-3).
@@ -247,8 +247,7 @@ ask() {
 }
 # The task's view: what gdrgate task judges that may differ between tasks of a job on this node (/proc/self/status read
 # whole: `read` line by line seeks back after each line, and each seek makes the kernel format it again).
-cpus= mems=
-mapfile -t status </proc/self/status
+cpus= mems= && mapfile -t status </proc/self/status
 for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_GPUS_ON_NODE-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
 dir=$STATE/job-${SLURM_JOB_ID-}
@@ -295,6 +294,7 @@ fi
 [ -n "$kept" ] || case $rc in
   0) ;; 124) say user.err "gdrgate taskprolog: $NODE killed at the hard bound, ${HARD_TIMEOUT}s after the gate started, without a verdict; letting the task run" ;;
   125) say user.err "gdrgate taskprolog: $NODE ended without a verdict (an exit gdrgate did not write); letting the task run" ;;
+  123) for bad in "$NODE" "$CLI"; do rootonly -n "$bad" || break; done; [ -e "$bad" ] && bad="$bad, or a directory above where it lies, is not root's alone or not a regular file" || bad="$bad is missing"; say user.err "gdrgate taskprolog: not starting $NODE $CLI ($bad): want each a regular file there, and it and every directory above where it lies owned by root and writable by root only; letting the task run" ;;
   *) say user.err "gdrgate taskprolog: gdrgate exited $rc; letting the task run" ;;
 esac
 exit 0
