@@ -4,8 +4,8 @@ trap '' PIPE; unset FUNCNEST TMOUT # a write to a reader that left is an error, 
 # applies the propagated limits; its stdout is Slurm's TaskProlog protocol ("print ..." and "export ..." lines only).
 # Settings (docs/slurm-wrappers.md; root-owned NAME.conf overrides them): NODE, CLI, BLOB (startup snapshot; empty:
 # none), CONFIG, ROOT (tests), FAIL=1 (a finding fails the task), STATE (the config's stateDir; empty: judge every task),
-# WAIT (s a task waits for another's judgment), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT, LOGGER,
-# HARD_TIMEOUT (s from a judgment's start after which Node is killed and the task runs; 0 or empty: never; bad: 15).
+# WAIT (whole s a task waits for another's judgment; bad: 10), AGENT (1: ask a running agent; empty: never),
+# AGENT_TIMEOUT, LOGGER, HARD_TIMEOUT (s from a judgment's start after which Node is killed and the task runs; 0 or empty: never; bad: 15).
 # The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's directory
 # (the Epilog removes it); every other task of that view prints it from bash alone.
 NODE=/usr/bin/node
@@ -83,6 +83,12 @@ case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=15 ;; esac
 HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
 [ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
 HARD_TIMEOUT=$((10#0$HARD_TIMEOUT))
+# WAIT in whole seconds (bad, a CRLF file's "10\r" too: 10): arithmetic on anything else fails, and the task would judge
+# again beside the one that judges.
+case "$WAIT" in '' | *[!0-9]*) WAIT=10 ;; esac
+WAIT=${WAIT#"${WAIT%%[!0]*}"}
+[ "${#WAIT}" -gt 5 ] && WAIT=99999
+WAIT=$((10#0$WAIT))
 upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; case "$u" in '' | *[!0-9]*) u=${EPOCHSECONDS}00 ;; esac; REPLY=$((10#$u)); }
 # bound: `hard`, what bounds the next run (slurm/prolog.sh). stopped RC: whether that run ended by the bound's kill.
 bound() { local left; hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] || return 0; upcs; b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)); ((left < 1)) && left=1; bl=$((left * 100)); hard=(/usr/bin/timeout --foreground -s KILL "$left"); }

@@ -99,3 +99,19 @@ t.test('a view whose key is over 4 KiB (a job-controlled variable) is judged, ne
   t.equal(runs() - before, 2, 'each task judged');
   t.same(fs.readdirSync(path.join(state, 'job-80')), [], 'nothing kept');
 });
+
+t.test('a WAIT that is no whole number (1.5, a CRLF file\'s "30\\r") still waits: one judgment for the view', async (t) => {
+  const conf = path.join(dir, 'gdrgate-taskprolog.conf');
+  const was = fs.readFileSync(conf, 'utf8');
+  let job = 81;
+  for (const wait of ['1.5', '30\r', '08']) {
+    fs.writeFileSync(conf, was.replace('WAIT=30\n', `WAIT=${wait}\n`));
+    fs.mkdirSync(path.join(state, `job-${job}`), { mode: 0o700 });
+    const before = runs();
+    const two = await Promise.all([task({ SLURM_JOB_ID: String(job) }), task({ SLURM_JOB_ID: String(job) })]);
+    t.same(two.map((r) => r.stdout).sort(), ['', ANSWER], `WAIT=${JSON.stringify(wait)}: told once`);
+    t.equal(runs() - before, 1, `WAIT=${JSON.stringify(wait)}: judged once (before: the waiting task judged too)`);
+    job++;
+  }
+  fs.writeFileSync(conf, was);
+});
