@@ -21,7 +21,7 @@ import type { TaskFinding } from './finding.js';
 import { judge, resolveMin, type JudgeInput } from './judge.js';
 import { jobMemlock } from './memlock.js';
 import { judgedBdfs, ncclTopoForJob, ncclTopoLines } from './nccl-topo.js';
-import { parseStepGpus, readPlacement, selectGpus } from './placement.js';
+import { normalStep, parseStepGpus, readPlacement, selectGpus } from './placement.js';
 import { oneLine, renderStandalone, taskPrologLines } from './render.js';
 import { readJobView, type JobView } from './view.js';
 
@@ -66,14 +66,16 @@ export async function baselineClass(cfg: Config | null, node: string): Promise<B
  */
 async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null): Promise<NonNullable<JudgeInput['placement']>> {
   const rec = state?.status === 'trusted' ? state.state : null;
-  const sel = selectGpus(rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS), parseStepGpus(env), rec !== null);
+  const job = rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS);
+  const step = parseStepGpus(env);
+  const sel = selectGpus(job, step, rec !== null, normalStep(env.SLURM_STEP_ID));
   const noRecord = rec ? "the Prolog's record (an older gdrgate's) does not say how Slurm numbers this node's GPUs" : "no trusted Prolog record says how Slurm numbers this node's GPUs";
   // Under MIG, slurmd's AutoDetect numbers MIG instances, and CUDA_VISIBLE_DEVICES names them (MIG-<uuid>): Slurm's
   // numbers are not GPUs, so no order of GPUs maps them (the Prolog's counts GPUs: judged by it, GPU 1 was a slice of 0).
   const mig = /(^|,)MIG-/.test(env.CUDA_VISIBLE_DEVICES ?? '');
   const order = mig ? { ok: false as const, why: 'CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs' } : (rec?.slurmGpus ?? null);
   const refNics = cls ? new Map(cls.devices.flatMap((d) => (d.role === 'nic' && d.name !== undefined ? [[d.name, d.bdf] as const] : []))) : null;
-  return { place: await readPlacement(host, sel, order, noRecord), paths: cls?.paths ?? null, refNics };
+  return { place: await readPlacement(host, sel, order, noRecord, [...(job ?? []), ...(step ?? [])]), paths: cls?.paths ?? null, refNics };
 }
 
 function taskRecord(job: string, uid: number, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {

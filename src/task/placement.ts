@@ -50,7 +50,7 @@ export interface StepEnv {
 }
 
 /** Slurm's ordinary step numbers (srun, ext launcher): below SLURM_MAX_NORMAL_STEP_ID (0xfffffff0); batch, extern and interactive steps are above it. */
-const normalStep = (id: string | undefined): boolean => id !== undefined && /^(0|[1-9]\d{0,9})$/.test(id) && Number(id) < 0xfffffff0;
+export const normalStep = (id: string | undefined): boolean => id !== undefined && /^(0|[1-9]\d{0,9})$/.test(id) && Number(id) < 0xfffffff0;
 
 /**
  * SLURM_STEP_GPUS as slurmstepd sets it: the step's GPUs; [] where it says the step has none: `NoDevFiles` or empty
@@ -69,12 +69,16 @@ export function parseStepGpus(env: StepEnv): number[] | null {
  * The GPUs this task uses: slurmstepd sets SLURM_STEP_GPUS per task (gres_g_task_set_env) before the TaskProlog runs;
  * taken when they are among the job's (the signed record's when `trusted`), else the job's. Never a GPU not the job's.
  * A step Slurm gave no GPU (`step` empty) uses none, whatever the job holds: no ids, from SLURM_STEP_GPUS.
+ * Without a trusted record the job's list is the environment's, which in an `ordinary` step (`normalStep`) is the one
+ * inherited from the batch step: slurmstepd sets SLURM_JOB_GPUS only for batch, interactive and external-launcher
+ * steps (slurmstepd.c gres_g_job_set_env), so on every node but the batch step's it names that node's GPUs, while the
+ * ordinary step's SLURM_STEP_GPUS, set or unset by slurmstepd on this node, is this node's: taken as it is.
  */
-export function selectGpus(job: readonly number[] | null, step: readonly number[] | null, trusted: boolean): GpuSelection | null {
+export function selectGpus(job: readonly number[] | null, step: readonly number[] | null, trusted: boolean, ordinary = false): GpuSelection | null {
   // (A job with no GPU at all is said as such: null, whatever the step's variables.)
   if (step !== null && step.length === 0) return job?.length ? { ids: [], from: 'SLURM_STEP_GPUS' } : null;
   const mine = new Set(job);
-  if (step?.length && (job === null ? !trusted : step.every((s) => mine.has(s)))) return { ids: step, from: 'SLURM_STEP_GPUS' };
+  if (step?.length && (job === null ? !trusted : (ordinary && !trusted) || step.every((s) => mine.has(s)))) return { ids: step, from: 'SLURM_STEP_GPUS' };
   return job?.length ? { ids: job, from: 'SLURM_JOB_GPUS' } : null;
 }
 
@@ -91,10 +95,22 @@ async function gpuPlace(host: Host, id: number, minor: number, bdf: string): Pro
   return { id, minor, bdf, localCpuList, localCpus, numa: n };
 }
 
-/** `recorded`: the Prolog's order (trusted); null: none, and `noRecord` says why (then only an agreed order is used). */
-export async function readPlacement(host: Host, sel: GpuSelection | null, recorded: GpuOrder | null, noRecord: string): Promise<PlacementView> {
+/**
+ * The order all numberings agree on, from the minors this job sees; `named`: every number Slurm gave (the job's, the
+ * step's). The minors are the node's only where each of those numbers is among them: a container shows only its own
+ * GPUs (nvidia-container-cli binds their /proc/driver/nvidia/gpus directories alone), whose minors may run 0..n-1 in
+ * PCI order though Slurm's numbers for them do not (GPUs 1 and 4 of eight, minors 0 and 1: "GPU 1" is not minor 1).
+ */
+function agreedHere(minors: ReadonlyMap<number, string>, noRecord: string, named: readonly number[]): GpuOrder {
+  const beyond = named.find((n) => n >= minors.size);
+  if (beyond === undefined) return agreedOrder(minors, noRecord);
+  return { ok: false, why: `${noRecord}, and Slurm's GPU ${beyond} is not among the ${minors.size} GPUs /proc/driver/nvidia/gpus shows this job (a container's share of the node's, or not GPUs): their minors do not number Slurm's GPUs` };
+}
+
+/** `recorded`: the Prolog's order (trusted); null: none, and `noRecord` says why (then only an agreed order is used, `named` the numbers Slurm gave). */
+export async function readPlacement(host: Host, sel: GpuSelection | null, recorded: GpuOrder | null, noRecord: string, named: readonly number[] = sel?.ids ?? []): Promise<PlacementView> {
   const [minors, allowed, verbsOf] = await Promise.all([readMinors(host), readFact(host, '/proc/self/status', parseAllowed), readVerbsOf(host)]);
-  const order: GpuOrder = recorded ?? (minors.state === 'present' ? agreedOrder(minors.value, noRecord) : { ok: false, why: minors.state === 'unknown' ? minors.why : 'no /proc/driver/nvidia/gpus: the GPUs cannot be mapped to PCI addresses' });
+  const order: GpuOrder = recorded ?? (minors.state === 'present' ? agreedHere(minors.value, noRecord, named) : { ok: false, why: minors.state === 'unknown' ? minors.why : 'no /proc/driver/nvidia/gpus: the GPUs cannot be mapped to PCI addresses' });
   const gpus = new Map<number, GpuPlace>();
   if (order.ok && sel)
     for (const g of await Promise.all(sel.ids.flatMap((id) => { const o = order.gpus[id]; return o ? [gpuPlace(host, id, o.minor, o.bdf)] : []; }))) gpus.set(g.id, g);
