@@ -256,6 +256,17 @@ ask() {
 cpus= mems= && mapfile -t status </proc/self/status
 for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_GPUS_ON_NODE-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
+# A heterogeneous step: slurmstepd gives the tasks of every component the leader's SLURM_JOB_ID (task.c, exec_task),
+# while each component's Prolog ran, and keeps its record, under the component's own id. Where this node has no
+# directory of the leader's, the one component (SLURM_JOB_ID_HET_GROUP_<n>, inherited by every step) whose directory is
+# here is this task's job for the gate; none or two (components sharing the node): as before, no record found.
+if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ "${SLURM_JOB_ID_HET_GROUP_0-}" = "$SLURM_JOB_ID" ] && [ ! -e "$STATE/job-$SLURM_JOB_ID" ]; then
+  het=
+  for v in "${!SLURM_JOB_ID_HET_GROUP_@}"; do
+    case "${!v}" in '' | *[!0-9]*) ;; *) [ -d "$STATE/job-${!v}" ] && het="$het ${!v}" ;; esac
+  done
+  case "$het" in '' | " "*" "*) ;; *) SLURM_JOB_ID=${het# } ;; esac
+fi
 dir=$STATE/job-${SLURM_JOB_ID-}
 # The agent answers the Prolog, writes the job's record into the directory it began, then gives it to the job's user: a
 # task that finds it begun (not its own, or no record yet) waits while it is, at most 1 s (only then a process: a pipe).
