@@ -34,18 +34,32 @@ export const POSTINST = [
 // Every key=value as Slurm's parser reads it (parse_config.c): lines continued by a backslash joined, comments cut,
 // a value in double quotes or not, any key of a line (not only its first); a value not absolute (a configless node's
 // bare script name, fetched beside the cached slurm.conf) and a glob are taken in the file's own directory.
+// Files named by Include are read too, each file once.
 export const PRERM_IN_USE = [
-  'in_use= seen= here=$PWD',
-  'for f in "${SLURM_CONF:-/etc/slurm/slurm.conf}" /etc/slurm/*.conf /var/spool/slurmd/conf-cache/*.conf /var/spool/slurm/d/conf-cache/*.conf; do',
-  '  case "$f" in /*) ;; *) f=$here/$f ;; esac',
-  '  case " $seen " in *" $f "*) continue ;; esac',
-  '  seen="$seen $f"',
-  '  [ -f "$f" ] && cd "$(dirname -- "$f")" || continue',
-  String.raw`  for p in $(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' -e 's/#.*//;s/[[:space:]]*=[[:space:]]*/=/g;s/"\([^"]*\)"/\1/g;s/[[:space:]]\{1,\}/\n/g' "$f" | sed -n 's/^\(prolog\|epilog\|taskprolog\|healthcheckprogram\)=//Ip'); do`,
-  '    r=$(readlink -f "$p" 2>/dev/null) || r=$p',
-  '    case "$r" in /usr/libexec/gdrgate/*) in_use="$in_use $f:$p" ;; *) ! grep -qs /usr/libexec/gdrgate/ "$r" || in_use="$in_use $f:$p" ;; esac',
+  // (A function: its positional parameters are the files still to read, the maintainer script's own left as they are.)
+  'gdrgate_in_use() {',
+  '  here=$PWD',
+  '  set -- "${SLURM_CONF:-/etc/slurm/slurm.conf}" /etc/slurm/*.conf /var/spool/slurmd/conf-cache/*.conf /var/spool/slurm/d/conf-cache/*.conf',
+  '  while [ $# -gt 0 ]; do',
+  '    f=$1 && shift',
+  '    case "$f" in /*) ;; *) f=$here/$f ;; esac',
+  '    case " $seen " in *" $f "*) continue ;; esac',
+  '    seen="$seen $f"',
+  '    [ -f "$f" ] && cd "$(dirname -- "$f")" || continue',
+  // Include FILE (parse_config.c _parse_include_directive: the keyword in any case, a file absolute or in the conf's
+  // directory; no globs) is read as part of the file that names it.
+  String.raw`    for i in $(sed -n 's/^[[:space:]]*include[[:space:]]\{1,\}\([^[:space:]#]\{1,\}\).*/\1/Ip' "$f"); do`,
+  '      case "$i" in /*) ;; *) i=$PWD/$i ;; esac',
+  '      set -- "$@" "$i"',
+  '    done',
+  String.raw`    for p in $(sed -e ':a' -e '/\\$/{N;s/\\\n//;ba' -e '}' -e 's/#.*//;s/[[:space:]]*=[[:space:]]*/=/g;s/"\([^"]*\)"/\1/g;s/[[:space:]]\{1,\}/\n/g' "$f" | sed -n 's/^\(prolog\|epilog\|taskprolog\|healthcheckprogram\)=//Ip'); do`,
+  '      r=$(readlink -f "$p" 2>/dev/null) || r=$p',
+  '      case "$r" in /usr/libexec/gdrgate/*) in_use="$in_use $f:$p" ;; *) ! grep -qs /usr/libexec/gdrgate/ "$r" || in_use="$in_use $f:$p" ;; esac',
+  '    done',
   '  done',
-  'done',
+  '}',
+  'in_use= seen=',
+  'gdrgate_in_use',
   'if [ -n "$in_use" ] && [ "${GDRGATE_REMOVE_IN_USE-}" != 1 ]; then',
   '  echo "gdrgate: not removed: Slurm on this node still runs its wrappers:$in_use. Without them every job fails (a missing Prolog drains the node: Prolog error). Take them out of slurm.conf and scontrol reconfigure first, or remove with GDRGATE_REMOVE_IN_USE=1." >&2',
   '  exit 1',

@@ -72,3 +72,20 @@ t.test('a wrapper named in any form Slurm reads: quoted, after another key on it
   t.same({ code: r.status, stderr: r.stderr }, refused(` ${cached}:site-prolog.sh`), "a bare name: the script beside the cached slurm.conf, which runs the wrapper");
   t.same(check('PrologFlags=Alloc Prolog="/etc/slurm/site.sh"\nEpilogMsgTime=2000\n'), { code: 0, stderr: '' }, 'none of them gdrgate: removed');
 });
+
+t.test('a wrapper named in a file slurm.conf includes (relative to its directory or absolute, any case; a loop read once): refused', async (t) => {
+  const inc = path.join(dir, 'inc');
+  mkdirSync(path.join(inc, 'conf.d'), { recursive: true });
+  const hooks = path.join(inc, 'conf.d/hooks.conf');
+  writeFileSync(hooks, `Prolog=/usr/libexec/gdrgate/prolog.sh\ninclude ${path.join(inc, 'slurm.conf')}\n`);
+  writeFileSync(path.join(inc, 'slurm.conf'), 'ClusterName=c\nInclude conf.d/hooks.conf\n');
+  const run = (conf: string) => {
+    const r = spawnSync('/bin/sh', ['-ec', HERMETIC], { encoding: 'utf8', cwd: '/', env: { PATH: '/usr/bin:/bin', SLURM_CONF: conf }, timeout: 30_000 });
+    return { code: r.status, stderr: r.stderr };
+  };
+  t.same(run(path.join(inc, 'slurm.conf')), refused(` ${hooks}:/usr/libexec/gdrgate/prolog.sh`), 'Include conf.d/hooks.conf, which includes slurm.conf back');
+  writeFileSync(path.join(inc, 'top.conf'), `INCLUDE   ${hooks} # the site's hooks\n`);
+  t.same(run(path.join(inc, 'top.conf')), refused(` ${hooks}:/usr/libexec/gdrgate/prolog.sh`), 'an absolute INCLUDE with a comment after it');
+  writeFileSync(path.join(inc, 'none.conf'), 'Include conf.d/missing.conf\nIncludeX conf.d/hooks.conf\n');
+  t.same(run(path.join(inc, 'none.conf')), { code: 0, stderr: '' }, 'a missing include, and a key that only begins with Include: removed');
+});
