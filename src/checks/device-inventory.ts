@@ -45,7 +45,9 @@ export default defineCheck('device-inventory', WORDING, {
       const role = inv.gpus.some((g) => g.bdf === d.bdf) ? 'GPU' : inv.nics.some((n) => valueOf(n.bdf) === d.bdf) ? 'RDMA adapter' : 'bridge';
       out.push(f('inventory-not-responding', 'fail', d.bdf, `${role} ${deviceName(d.vendor.value, nul(d.device))} does not answer configuration reads (vendor ID reads 0xffff, sysfs says 0x${hex4(d.vendor.value)}): fallen off the bus`, 'answers', 'all ones'));
     }
-    if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
+    // A function whose class or vendor could not be read may be a GPU: "none" cannot be told.
+    if (inv.gpus.length === 0 && inv.unidentified.length) out.push(f('inventory-unknown', 'skip', 'node', `whether an NVIDIA GPU is on the PCI bus cannot be told: what PCI function ${inv.unidentified.join(', ')} is could not be read (its sysfs link, class or vendor)`));
+    else if (inv.gpus.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no NVIDIA GPU on the PCI bus'));
     if (inv.nics.length === 0) out.push(f('inventory-ok', 'pass', 'node', 'no RDMA adapter (/sys/class/infiniband absent or empty)'));
     if (!baseline) return out;
 

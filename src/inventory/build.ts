@@ -9,7 +9,7 @@ import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
 import { platformExtra } from './platform-extra.js';
-import { besideConnectX, detailPci, isGpu, listPci, unidentified, unlistedBridges } from './pci.js';
+import { besideConnectX, detailPci, isGpu, listPci, unaccountedOf, unidentified, unlistedBridges } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
 import { readPcieCooling } from './thermal.js';
@@ -145,7 +145,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     kernelRelease,
     pci,
     unidentified: skeletons.filter(unidentified).map((s) => s.bdf).sort(byText),
-    unaccounted: skeletons.filter((s) => unidentified(s) && ((pci.get(s.bdf)?.hostBridge ?? s.hostBridge) === UNPLACED || (!pci.has(s.bdf) && s.bridges.some((b) => !pci.has(b))))).map((s) => s.bdf).sort(byText),
+    unaccounted: unaccountedOf(skeletons, pci).sort(byText),
     gpus,
     nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,

@@ -172,6 +172,26 @@ export async function detailPci(host: Host, s: PciSkeleton, notes: Notes, endpoi
 /** A function whose class could not be read, or a display controller whose vendor could not: what it is cannot be told. */
 export const unidentified = (s: PciSkeleton): boolean => s.classCode.state !== 'present' || (isDisplay(s.classCode) && s.vendor.state !== 'present');
 
+/** The ports a Direct NIC complex hangs from (pcie/acs-platform.ts): a function below one may be its GPU or DMA function. */
+const COMPLEX_PORTS: ReadonlySet<PciKind> = new Set(['grace_rp', 'vera_rp', 'cx_switch', 'bf3_switch']);
+
+/**
+ * The unidentified functions that may belong to a Direct NIC complex unseen: their place unread, a bridge above them
+ * not read, or the port right above them one a complex hangs from (a GPU whose vendor could not be read on a GH200's
+ * Grace root port is no "no GPU there"). One on a root bus, or below other bridges all read, is not.
+ */
+export function unaccountedOf(skeletons: readonly PciSkeleton[], pci: ReadonlyMap<Bdf, PciDevice>): Bdf[] {
+  return skeletons
+    .filter((s) => {
+      if (!unidentified(s)) return false;
+      if ((pci.get(s.bdf)?.hostBridge ?? s.hostBridge) === UNPLACED) return true;
+      if (pci.has(s.bdf)) return false;
+      const port = pci.get(s.bridges[s.bridges.length - 1] ?? '');
+      return s.bridges.some((b) => !pci.has(b)) || (port !== undefined && COMPLEX_PORTS.has(typeOf(port)));
+    })
+    .map((s) => s.bdf);
+}
+
 export function isGpu(s: PciSkeleton): boolean {
   return valueOf(s.vendor) === 0x10de && isDisplay(s.classCode);
 }

@@ -182,8 +182,9 @@ export interface Inventory {
   /** PCI functions whose class (or, for a display controller, vendor) could not be read: a GPU among them is unknown, never missing. */
   readonly unidentified: readonly Bdf[];
   /**
-   * Those of `unidentified` that may lie below a ConnectX switch unseen (a Direct NIC complex's DMA function or port):
-   * their place unread, or a bridge above them not read. One on a root bus, or below bridges all read, is not.
+   * Those of `unidentified` that may belong to a Direct NIC complex unseen (its DMA function, port or GPU): their place
+   * unread, a bridge above them not read, or right below a Grace/Vera root port or a ConnectX/BlueField switch port
+   * (inventory/pci.ts unaccountedOf). One on a root bus, or below other bridges all read, is not.
    */
   readonly unaccounted: readonly Bdf[];
   readonly gpus: readonly Gpu[];

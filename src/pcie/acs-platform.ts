@@ -123,11 +123,11 @@ function detect(inv: Inventory): AcsPlatform {
   // A function on or beside a GPU↔NIC path that cannot be told (a DMA function, a ConnectX switch port?): which
   // platform this is cannot be told either, never "not this one" (classic) nor a complex without it.
   const unread = devs.find((d) => typeOf(d) === 'unknown');
-  // A function that could not be told at all (its place or class unread), not read as part of a path, and not known
-  // to lie away from every ConnectX switch (on a root bus, or below bridges all read) may be a complex's DMA function
-  // or port: the complexes cannot be counted. One known to lie elsewhere changes nothing (inventory's `unaccounted`).
+  // A function that could not be told at all (its place, class or vendor unread), not read as part of a path, and not
+  // known to lie away from every complex (on a root bus, or below bridges all read that no complex hangs from) may be a
+  // complex's DMA function, port or GPU: the complexes cannot be counted. One known to lie elsewhere changes nothing (inventory's `unaccounted`).
   const lost = inv.unaccounted[0];
-  if (lost) throw new Untold(`PCI function ${lost} could not be told (its place or class unread), so the Direct NIC complexes cannot be counted`);
+  if (lost) throw new Untold(`PCI function ${lost} could not be told (its place, class or vendor unread), so the Direct NIC complexes cannot be counted`);
   if (unread) throw new Untold(`what PCI function ${unread.bdf} is could not be read (its vendor or device ID${unread.vendor.state === 'unknown' ? `: ${unread.vendor.why}` : unread.device.state === 'unknown' ? `: ${unread.device.why}` : ''})`);
   const rules = new Map<Bdf, PortRule>();
   const dma: { gpu: Bdf; dma: Bdf }[] = [];
