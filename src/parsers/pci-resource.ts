@@ -28,7 +28,8 @@ export interface Bar1Window extends PciResource {
   readonly size: bigint;
 }
 
-const LINE_RE = /^0x([0-9a-f]{1,16}) 0x([0-9a-f]{1,16}) 0x([0-9a-f]{1,16})$/;
+/** resource_show's "0x%016llx" thrice: each field exactly 16 digits; a shorter one is a field cut short, never a value. */
+const LINE_RE = /^0x([0-9a-f]{16}) 0x([0-9a-f]{16}) 0x([0-9a-f]{16})$/;
 
 /**
  * Every line as the kernel wrote it; a line of another shape is an error (never a silent zero), and so is a file
