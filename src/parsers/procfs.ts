@@ -25,8 +25,9 @@ export interface NvidiaDriver {
 export function parseNvidiaVersion(text: string): Parsed<NvidiaDriver> {
   const line = text.split('\n').find((l) => /^(NVRM version: )?NVIDIA UNIX /.test(l));
   if (!line) return { ok: false, error: 'no "NVRM version: NVIDIA UNIX" line' };
-  const v = /\s(\d+\.\d+(?:\.\d+)?)\s/.exec(line + ' ');
-  if (!v) return { ok: false, error: `no version number in ${JSON.stringify(line.slice(0, 120))}` };
+  // The field right after "Kernel Module" (and its " for <arch>"): a number further on (a date, a build host) is none.
+  const v = /\bKernel Module(?: for \S+)?\s+(\d+\.\d+(?:\.\d+)?)(?:\s|$)/.exec(line);
+  if (!v) return { ok: false, error: `no version number after "Kernel Module" in ${JSON.stringify(line.slice(0, 120))}` };
   return { ok: true, value: { flavour: /\bOpen Kernel\b/.test(line) ? 'open' : 'proprietary', version: v[1]! } };
 }
 

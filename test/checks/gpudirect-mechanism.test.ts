@@ -92,6 +92,14 @@ export const cases = table('gpudirect-mechanism', [
     based: [node('skip', 'mechanism-unknown', 'dmabuf', 'dmabuf?')],
   },
   {
+    // The version field is the one after "Kernel Module [for <arch>]"; a line whose field is no version ("570.") must
+    // not give a number from further on ("133.20": below R515, so DMA-BUF "not possible", a fail).
+    name: 'skip: the version field is no version ("570. 133.20"): unknown, never a later number of the line',
+    patch: put('proc/driver/nvidia/version', 'NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570. 133.20  Release Build  (dvs-builder@U16-I3-B03-4-3)  Thu Oct 19 18:42:12 UTC 2023\n'),
+    bare: [node('skip', 'mechanism-unknown', 'any', 'dmabuf?')],
+    based: [node('skip', 'mechanism-unknown', 'dmabuf', 'dmabuf?')],
+  },
+  {
     name: 'skip: /proc/driver/nvidia/version garbage: the driver is unknown, not absent',
     patch: put('proc/driver/nvidia/version', '\u0000\u00ff garbage\n'),
     bare: [node('skip', 'mechanism-unknown', 'any', 'dmabuf?')],

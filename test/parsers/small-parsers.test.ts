@@ -97,6 +97,9 @@ t.test('/proc/driver/nvidia/version: open vs proprietary on real lines', async (
   ];
   for (const [name, file, flavour, version] of cases) t.same(parseNvidiaVersion(read(file)), { ok: true, value: { flavour, version } }, name);
   t.equal(parseNvidiaVersion('GCC version: 12\n').ok, false);
+  // The number right after "Kernel Module [for <arch>]", never one further on the line.
+  for (const bad of ['NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570. 133.20  Release Build  (x@y)  Thu Oct 19 18:42:12 UTC 2023', 'NVRM version: NVIDIA UNIX x86_64 Kernel Module  v535  Release 535.129.03 ', 'NVRM version: NVIDIA UNIX x86_64 Kernel Module'])
+    t.same(parseNvidiaVersion(`${bad}\n`), { ok: false, error: `no version number after "Kernel Module" in ${JSON.stringify(bad.slice(0, 120))}` }, bad);
 });
 
 t.test('scontrol show node -o from real Slurm 22.05.8', async (t) => {
