@@ -56,10 +56,21 @@ function wellFormed(text: string, kind: AerKind): AerCounterFile | null {
   return total === null ? null : { bits, total };
 }
 
-/** One `aer_dev_*` file. The total line must be there (every kernel since 4.19 prints it) and come last. */
+/**
+ * One `aer_dev_*` file. The total line must be there (every kernel since 4.19 prints it) and come last. No bit may
+ * count more than the total: pci_dev_aer_stats_incr adds 1 to the total for every error and 1 to each status bit the
+ * error had, so "DLP 3" under "TOTAL_ERR_FATAL 0" is no file the kernel writes (torn, foreign), never "no error".
+ */
 export function parseAerCounterFile(text: string, kind: AerKind): Parsed<AerCounterFile> {
   const v = wellFormed(text, kind);
-  return v !== null ? { ok: true, value: v } : byLines(text, kind);
+  const p = v !== null ? { ok: true as const, value: v } : byLines(text, kind);
+  return p.ok ? withinTotal(p.value) : p;
+}
+
+/** The file, or an error when a bit counts more errors than the total (see parseAerCounterFile). */
+export function withinTotal(f: AerCounterFile): Parsed<AerCounterFile> {
+  const over = f.bits.find((b) => b.count > f.total);
+  return over ? { ok: false, error: `${over.label} ${over.count} is more than the total ${f.total}: not a count the kernel keeps` } : { ok: true, value: f };
 }
 
 /** Line by line, naming the first thing wrong. */
