@@ -4,8 +4,8 @@ trap '' PIPE; unset FUNCNEST TMOUT # a write to a reader that left is an error, 
 # applies the propagated limits; its stdout is Slurm's TaskProlog protocol ("print ..." and "export ..." lines only).
 # Settings (docs/slurm-wrappers.md; root-owned NAME.conf overrides them): NODE, CLI, BLOB (startup snapshot; empty:
 # none), CONFIG, ROOT (tests), FAIL=1 (a finding fails the task), STATE (the config's stateDir; empty: judge every task),
-# WAIT (whole s a task waits for another's judgment; bad: 10), AGENT (1: ask a running agent; empty: never),
-# AGENT_TIMEOUT, LOGGER, HARD_TIMEOUT (s from a judgment's start after which Node is killed and the task runs; 0 or empty: never; bad: 15).
+# WAIT (whole s a task waits for another's judgment; bad, as "1.5", "10\r": 10), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT,
+# LOGGER, HARD_TIMEOUT (s from a judgment's start after which Node is killed, the task runs; 0 or empty: never; bad: 15).
 # The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's directory
 # (the Epilog removes it); every other task of that view prints it from bash alone.
 NODE=/usr/bin/node
@@ -73,23 +73,19 @@ set -- task --config "$CONFIG"
 [ "$FAIL" = 1 ] && set -- "$@" --fail
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # A judgment starts Node and CLI only where root alone can change them (else 123; started from where they lie: this runs
-# as every job's user), from the node's startup snapshot (made here, root's alone, as slurm/prolog.sh uses it), else the
-# plain program. An exit code is gdrgate's verdict only when gdrgate writes it into this script's pipe (GDRGATE_VERDICT_FD,
-# src/host/verdict.ts; this process's own, $BASHPID: the first task of a view judges in a command substitution): else the
-# blob judged nothing (14: refused; 10: stale; a signal: damaged; Node's own 1) and the plain program answers, or 125 (no
-# verdict). The hard bound, as slurm/prolog.sh's (no TaskProlog time limit in Slurm: a gate blocked in a read held the task
-# for ever): Node under timeout, killed HARD_TIMEOUT s after the judgment first started it, on the uptime; such a run judged nothing (124), and no plain program follows a blob's.
+# as every job's user; in a user namespace, a container's, root's files are nobody's and that cannot be told: as given),
+# from the node's startup snapshot (made here, root's alone, as slurm/prolog.sh uses it), else the plain program. An exit
+# code is gdrgate's verdict only when gdrgate writes it into this script's pipe (GDRGATE_VERDICT_FD, src/host/verdict.ts;
+# $BASHPID's: the first task of a view judges in a command substitution): else the blob judged nothing (14: refused; 10:
+# stale; a signal: damaged; Node's own 1) and the plain program answers, or 125 (no verdict). The hard bound (slurm/prolog.sh's;
+# Slurm gives a TaskProlog no time limit): Node under timeout, killed HARD_TIMEOUT s after the judgment first started it, on the uptime; such a run judged nothing (124), and no plain program follows a blob's.
+case "$WAIT" in '' | *[!0-9]*) WAIT=10 ;; esac; WAIT=${WAIT#"${WAIT%%[!0]*}"}; ((${#WAIT} > 5)) && WAIT=99999; WAIT=$((10#0$WAIT))
 case "$HARD_TIMEOUT" in '') HARD_TIMEOUT=0 ;; *[!0-9]*) HARD_TIMEOUT=15 ;; esac
 HARD_TIMEOUT=${HARD_TIMEOUT#"${HARD_TIMEOUT%%[!0]*}"}
 [ "${#HARD_TIMEOUT}" -gt 6 ] && HARD_TIMEOUT=999999
 HARD_TIMEOUT=$((10#0$HARD_TIMEOUT))
-# WAIT in whole seconds (bad, a CRLF file's "10\r" too: 10): arithmetic on anything else fails, and the task would judge
-# again beside the one that judges.
-case "$WAIT" in '' | *[!0-9]*) WAIT=10 ;; esac
-WAIT=${WAIT#"${WAIT%%[!0]*}"}
-[ "${#WAIT}" -gt 5 ] && WAIT=99999
-WAIT=$((10#0$WAIT))
 upcs() { local u=; { read -r u _ </proc/uptime; } 2>/dev/null; u=${u/[.,]/}; case "$u" in '' | *[!0-9]*) u=${EPOCHSECONDS}00 ;; esac; REPLY=$((10#$u)); }
+hostns() { local a b c; { read -r a b c </proc/self/uid_map; } 2>/dev/null; [ "$a:$b:$c" = 0:0:4294967295 ]; }
 # bound: `hard`, what bounds the next run (slurm/prolog.sh). stopped RC: whether that run ended by the bound's kill.
 bound() { local left; hard=(); ((HARD_TIMEOUT > 0)) && [ -x /usr/bin/timeout ] || return 0; upcs; b0=$REPLY left=$(((HARD_TIMEOUT * 100 - REPLY + 10#$t0 + 99) / 100)); ((left < 1)) && left=1; bl=$((left * 100)); hard=(/usr/bin/timeout --foreground -s KILL "$left"); }
 stopped() { [ "$1" = 137 ] && [ "${#hard[@]}" -gt 0 ] && upcs && ((REPLY - b0 >= bl - 5)); }
@@ -100,7 +96,8 @@ judge() {
       { exec 86<> <(:); } 2>/dev/null
     [ -p "/proc/$BASHPID/fd/86" ] && vfd=86 && GDRGATE_VERDICT_FD=86 && export GDRGATE_VERDICT_FD
   fi
-  rootonly -n "$NODE" "$CLI" || return 123; node=${reals[0]} cli=${reals[1]}; upcs && t0=$REPLY
+  node=$NODE cli=$CLI && ! hostns || { rootonly -n "$NODE" "$CLI" || return 123; node=${reals[0]} cli=${reals[1]}; }
+  upcs && t0=$REPLY
   if [ -n "$BLOB" ] && [ -r "$BLOB" ] && rootonly "$BLOB"; then
     bound
     said=$(GDRGATE_CLI=$CLI "${hard[@]}" "$node" --snapshot-blob "$real" "$@"); rc=$?
@@ -123,14 +120,9 @@ verdict() { local v= l n=0; [ -n "$vfd" ] || { [ "$1" -le 3 ]; return; }; while 
 # answer comes back only into this process's pipe, with the facts' nonce: src/agent/task.ts), and prints what the agent
 # says gdrgate would have said. Anything it cannot read as gdrgate would (an error it cannot name, a name with a
 # newline), no agent, or no answer within AGENT_TIMEOUT: gdrgate judges as before. F: the facts, a line each
-# (src/task/facts.ts). absent PATH: not there (ENOENT, ENOTDIR), as opposed to unreachable (EACCES) or a link to nowhere.
-absent() {
-  local d=$1
-  # There (a directory where a file should be, a FIFO, a file this user may not read), or a link: not absent.
-  [ -L "$d" ] || [ -e "$d" ] && return 1
-  while d=${d%/*}; [ -n "$d" ]; do if [ -e "$d" ]; then [ ! -d "$d" ] || [ -x "$d" ]; return; fi; done
-  return 0
-}
+# (src/task/facts.ts). absent PATH: not there (ENOENT, ENOTDIR), as opposed to unreachable (EACCES) or a link to nowhere
+# (there, not absent: a directory where a file should be, a FIFO, a file this user may not read; or a link).
+absent() { local d=$1; [ -L "$d" ] || [ -e "$d" ] && return 1; while d=${d%/*}; [ -n "$d" ]; do if [ -e "$d" ]; then [ ! -d "$d" ] || [ -x "$d" ]; return; fi; done; return 0; }
 f_list() {
   local p=$ROOT$1 e; local -a n
   names=() # the entries listed: none where it could not list them, never the last list's
@@ -186,15 +178,11 @@ ask() {
   for v in SLURM_JOB_ID SLURM_STEP_ID SLURM_LOCALID SLURM_JOB_GPUS SLURM_STEP_GPUS SLURM_GPUS_ON_NODE CUDA_VISIBLE_DEVICES SLURM_RLIMIT_MEMLOCK SLURMD_NODENAME NCCL_TOPO_FILE GDRGATE_CONFIG; do
     if [ "$v" = SLURM_LOCALID ]; then F+=("env	$v	0"); elif [ -n "${!v+x}" ]; then F+=("env	$v	${!v}"); else F+=("env	$v"); fi
   done
-  f_text /proc/self/limits
-  f_text /proc/self/status
-  f_list /sys/class/infiniband
-  f_list /sys/class/infiniband_verbs
+  f_text /proc/self/limits; f_text /proc/self/status
+  f_list /sys/class/infiniband; f_list /sys/class/infiniband_verbs
   for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_text "/sys/class/infiniband_verbs/$n/ibdev"; done
-  f_list /dev/infiniband
-  for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_node "/dev/infiniband/$n"; done
-  f_list /dev
-  for n in "$ROOT/dev"/nvidia*; do f_node "/dev/${n##*/}"; done
+  f_list /dev/infiniband; for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_node "/dev/infiniband/$n"; done
+  f_list /dev; for n in "$ROOT/dev"/nvidia*; do f_node "/dev/${n##*/}"; done
   f_list /proc/driver/nvidia/gpus
   for g in "${names[@]}"; do
     f_text "/proc/driver/nvidia/gpus/$g/information"
@@ -256,15 +244,10 @@ ask() {
 cpus= mems= && mapfile -t status </proc/self/status
 for l in "${status[@]}"; do case "$l" in Cpus_allowed_list:*) cpus=${l#*$'\t'} ;; Mems_allowed_list:*) mems=${l#*$'\t'} ;; esac; done
 key="v1 step=${SLURM_STEP_ID-} cpus=$cpus mems=$mems gpus=${SLURM_STEP_GPUS-}/${SLURM_GPUS_ON_NODE-}/${SLURM_JOB_GPUS-}/${CUDA_VISIBLE_DEVICES-} memlock=${SLURM_RLIMIT_MEMLOCK-} root=$ROOT fail=$FAIL"
-# A heterogeneous step: slurmstepd gives the tasks of every component the leader's SLURM_JOB_ID (task.c, exec_task),
-# while each component's Prolog ran, and keeps its record, under the component's own id. Where this node has no
-# directory of the leader's, the one component (SLURM_JOB_ID_HET_GROUP_<n>, inherited by every step) whose directory is
-# here is this task's job for the gate; none or two (components sharing the node): as before, no record found.
+# A heterogeneous step's tasks carry the leader's SLURM_JOB_ID (slurmstepd task.c), each component's Prolog recorded
+# under its own: with no leader's directory here, the one SLURM_JOB_ID_HET_GROUP_<n> whose directory is (none, two: as is).
 if [ -n "$STATE" ] && [ -n "${SLURM_JOB_ID-}" ] && [ "${SLURM_JOB_ID_HET_GROUP_0-}" = "$SLURM_JOB_ID" ] && [ ! -e "$STATE/job-$SLURM_JOB_ID" ]; then
-  het=
-  for v in "${!SLURM_JOB_ID_HET_GROUP_@}"; do
-    case "${!v}" in '' | *[!0-9]*) ;; *) [ -d "$STATE/job-${!v}" ] && het="$het ${!v}" ;; esac
-  done
+  het= && for v in "${!SLURM_JOB_ID_HET_GROUP_@}"; do case "${!v}" in '' | *[!0-9]*) ;; *) [ -d "$STATE/job-${!v}" ] && het="$het ${!v}" ;; esac; done
   case "$het" in '' | " "*" "*) ;; *) SLURM_JOB_ID=${het# } ;; esac
 fi
 dir=$STATE/job-${SLURM_JOB_ID-}

@@ -45,4 +45,13 @@ function main(): void {
     const missing = path.join(dir, 'none.sh');
     t.same(run(missing), refused(missing, true), 'no program there');
   });
+
+  t.test("in a user namespace, a container's, root's files read as nobody's: who may change them cannot be told there, so the program is started as given", async (t) => {
+    // The settings written into the script (a .conf of root's reads as nobody's there too, and is rightly not read).
+    const baked = path.join(dir, 'baked.sh');
+    const text = fs.readFileSync(wrapper, 'utf8').replace(/^NODE=.*$/m, 'NODE=/bin/sh').replace(/^CLI=.*$/m, `CLI=${fake}`).replace(/^CONFIG=.*$/m, 'CONFIG=/etc/x.json').replace(/^STATE=.*$/m, 'STATE=').replace(/^AGENT=.*$/m, 'AGENT=').replace(/^BLOB=.*$/m, 'BLOB=').replace(/^LOGGER=.*$/m, 'LOGGER=');
+    fs.writeFileSync(baked, text, { mode: 0o755 });
+    const r = spawnSync('/usr/bin/unshare', ['--user', `--map-user=${NOBODY}`, `--map-group=${NOBODY}`, '--', baked], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' }, cwd: '/', timeout: 30_000 });
+    t.same({ code: r.status, stdout: r.stdout, stderr: r.stderr }, { code: 0, stdout: 'print ran: task --config /etc/x.json\n', stderr: '' });
+  });
 }
