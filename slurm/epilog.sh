@@ -72,6 +72,7 @@ trap - EXIT
 # this Epilog with its status, which drains the node).
 set +eu +o pipefail +o posix
 IFS=$' \t\n'
+for gdrgate_v in NODE CLI CONFIG HARD_TIMEOUT LOGGER; do printf -v "$gdrgate_v" %s "${!gdrgate_v%$'\r'}"; done # a .conf saved with CRLF: each value less its \r
 # gdrgate's exit code is its verdict only when gdrgate says so, in a pipe of this script's (GDRGATE_VERDICT_FD,
 # src/host/verdict.ts): Node's own exit 1 (an exception before or outside gdrgate's code: the program missing,
 # unreadable or cut short) is no drain of gdrgate's, and would drain the node with Slurm's "Epilog error". (bash, not

@@ -76,6 +76,7 @@ trap - EXIT
 # Prolog with 142; in POSIX mode, a failed open of exec would end it with 1; a non-zero Prolog drains the node).
 set +eu +o pipefail +o posix
 IFS=$' \t\n'
+for gdrgate_v in NODE CLI CONFIG BLOB AGENT AGENT_TIMEOUT HARD_TIMEOUT LOGGER; do printf -v "$gdrgate_v" %s "${!gdrgate_v%$'\r'}"; done # a .conf saved with CRLF: each value less its \r
 [ "$BLOB" = default ] && BLOB="${CLI%/*}/gate.blob"
 # Which hook this is. slurmd says so for a Prolog: SLURM_SCRIPT_CONTEXT=prolog_slurmd (prep/script, every release
 # 22.05-26.05, also from the job's extern slurmstepd under PrologFlags=RunInJob), whatever the script is named (a

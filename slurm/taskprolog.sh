@@ -4,7 +4,7 @@ trap '' PIPE; unset FUNCNEST TMOUT # a write to a reader that left is an error, 
 # applies the propagated limits; its stdout is Slurm's TaskProlog protocol ("print ..." and "export ..." lines only).
 # Settings (docs/slurm-wrappers.md; root-owned NAME.conf overrides them): NODE, CLI, BLOB (startup snapshot; empty:
 # none), CONFIG, ROOT (tests), FAIL=1 (a finding fails the task), STATE (the config's stateDir; empty: judge every task),
-# WAIT (whole s a task waits for another's judgment; bad, as "1.5", "10\r": 10), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT,
+# WAIT (whole s a task waits for another's judgment; bad, as "1.5": 10), AGENT (1: ask a running agent; empty: never), AGENT_TIMEOUT,
 # LOGGER, HARD_TIMEOUT (s from a judgment's start after which Node is killed, the task runs; 0 or empty: never; bad: 15).
 # The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's directory
 # (the Epilog removes it); every other task of that view prints it from bash alone.
@@ -65,9 +65,9 @@ trap - EXIT
 # A .conf's shell options are undone (slurm/prolog.sh), and those that change what the agent's reads below see (bash
 # takes SHELLOPTS from the job's environment: noglob made every listing one "*", noclobber kept an old task record).
 set +eu +o pipefail +o posix
-set +fC
-shopt -u failglob nocaseglob nocasematch
+set +fC; shopt -u failglob nocaseglob nocasematch
 IFS=$' \t\n'
+for gdrgate_v in NODE CLI BLOB CONFIG ROOT FAIL STATE WAIT AGENT AGENT_TIMEOUT HARD_TIMEOUT LOGGER; do printf -v "$gdrgate_v" %s "${!gdrgate_v%$'\r'}"; done # a .conf saved with CRLF: each value less its \r
 set -- task --config "$CONFIG"
 [ -n "$ROOT" ] && set -- "$@" --root "$ROOT"
 [ "$FAIL" = 1 ] && set -- "$@" --fail

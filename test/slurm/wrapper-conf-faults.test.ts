@@ -122,4 +122,17 @@ if (process.getuid?.() !== 0) {
       t.equal(r.stdout, 'rc=0\n', s);
     }
   });
+
+  // A .conf saved with CRLF line ends (edited on another system): each value read ends with a carriage return, and
+  // NODE=/bin/sh\r is no file, so the hook would never judge (fail open on every job). The values the admin wrote hold.
+  t.test('a .conf with CRLF line ends: its values, less the carriage return, hold', async (t) => {
+    const got: Record<string, unknown> = {};
+    for (const s of SCRIPTS) {
+      const file = install(s, path.join(dir, `crlf/gdrgate-${s}.sh`));
+      const text = `${base}CONFIG=/etc/crlf.json\nLOGGER=\nHARD_TIMEOUT=30\n`;
+      conf(path.join(dir, `crlf/gdrgate-${s}.conf`), text.replaceAll('\n', '\r\n'));
+      got[s] = run(file, s === 'taskprolog' ? TASK_ENV : PROLOG_ENV);
+    }
+    t.same(got, Object.fromEntries(SCRIPTS.map((s) => [s, { code: 0, stdout: `${args[s]} /etc/crlf.json\n`, stderr: '' }])));
+  });
 }
