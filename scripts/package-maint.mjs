@@ -29,7 +29,8 @@ export const POSTINST = [
 // Removal refused while this node's Slurm still runs the wrappers: a Prolog that is not there drains the node with
 // Slurm's "Prolog error" on its next job (which no gdrgate resumes), an Epilog or TaskProlog fails every job. Each
 // Prolog=, Epilog=, TaskProlog= and HealthCheckProgram= of the node's slurm.conf (SLURM_CONF), the other files of
-// /etc/slurm and a configless node's cached copies (SlurmdSpoolDir/conf-cache, at its two usual places) that resolves
+// /etc/slurm, a configless node's cached copies (SlurmdSpoolDir/conf-cache, at its two usual places) and the files a
+// running slurmd was started with (its -f, its SLURM_CONF, its -d's conf-cache) that resolves
 // into /usr/libexec/gdrgate, or a script that names it (a site's chain). GDRGATE_REMOVE_IN_USE=1 removes anyway.
 // Every key=value as Slurm's parser reads it (parse_config.c): lines continued by a backslash joined, comments cut,
 // a value in double quotes or not, any key of a line (not only its first); a value not absolute (a configless node's
@@ -40,6 +41,13 @@ export const PRERM_IN_USE = [
   'gdrgate_in_use() {',
   '  here=$PWD',
   '  set -- "${SLURM_CONF:-/etc/slurm/slurm.conf}" /etc/slurm/*.conf /var/spool/slurmd/conf-cache/*.conf /var/spool/slurm/d/conf-cache/*.conf',
+  // A running slurmd's own: SLURM_CONF in its environment, -f FILE, and -d DIR's conf-cache (slurmd.c: opt_string
+  // "bcCd:Df:F::GhL:Mn:N:svVZ", so -Df FILE and -fFILE too), found by its comm (one grep for every process).
+  '  for d in $(grep -lsx slurmd /proc/[0-9]*/comm); do',
+  String.raw`    for c in $(tr '\000' '\n' 2>/dev/null <"${'$'}{d%/comm}/environ" | sed -n 's/^SLURM_CONF=//p') $(tr '\000' '\n' 2>/dev/null <"${'$'}{d%/comm}/cmdline" | sed -n -e '/^-[bcCDGhMsvVZ]*[df]$/{N;s/^-[bcCDGhMsvVZ]*\([df]\)\n/-\1/;}' -e 's/^-[bcCDGhMsvVZ]*f\(..*\)/\1/p' -e 's|^-[bcCDGhMsvVZ]*d\(..*\)|\1/conf-cache/slurm.conf|p'); do`,
+  '      set -- "$@" "$c"',
+  '    done',
+  '  done',
   '  while [ $# -gt 0 ]; do',
   '    f=$1 && shift',
   '    case "$f" in /*) ;; *) f=$here/$f ;; esac',

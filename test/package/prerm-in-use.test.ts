@@ -2,7 +2,7 @@
 // a Prolog= that is not there drains the node with Slurm's "Prolog error" on its next job. Run as the maintainer
 // script runs it (sh -e), on slurm.conf files named through SLURM_CONF, as slurmd finds its own.
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { scratchDir } from '../helpers/scratch.js';
@@ -15,7 +15,11 @@ const dir = scratchDir('gdrgate-prerm-');
 // into empty directories of the test's own (each must be in the script exactly once), so what this machine's Slurm
 // runs never turns a case into a skip.
 const MACHINE = ['/etc/slurm/*.conf', '/var/spool/slurmd/conf-cache/*.conf', '/var/spool/slurm/d/conf-cache/*.conf'];
-const HERMETIC = MACHINE.reduce((script, glob, i) => script.replace(glob, `${dir}/none${i}/*.conf`), PRERM_IN_USE);
+// The running slurmd processes it asks (by their comm): the test's own stand-in for /proc, empty unless a case fills it.
+const PROC = '/proc/[0-9]*/comm';
+const proc = path.join(dir, 'proc');
+mkdirSync(proc);
+const HERMETIC = MACHINE.reduce((script, glob, i) => script.replace(glob, `${dir}/none${i}/*.conf`), PRERM_IN_USE).replace(PROC, `${proc}/[0-9]*/comm`);
 const check = (conf: string, env: Record<string, string> = {}) => {
   const file = path.join(dir, 'slurm.conf');
   writeFileSync(file, conf);
@@ -29,7 +33,7 @@ const refused = (uses: string) => ({
 
 t.test('the check is the first thing the removal script does; the places it looks, each once', async (t) => {
   t.equal(PRERM_REMOVE.startsWith(PRERM_IN_USE), true);
-  t.same(MACHINE.map((g) => PRERM_IN_USE.split(g).length - 1), [1, 1, 1]);
+  t.same([...MACHINE, PROC].map((g) => PRERM_IN_USE.split(g).length - 1), [1, 1, 1, 1]);
 });
 
 t.test('a wrapper named by any hook key, in any case and spacing, or through a script of the site that names it: refused', async (t) => {
@@ -88,4 +92,40 @@ t.test('a wrapper named in a file slurm.conf includes (relative to its directory
   t.same(run(path.join(inc, 'top.conf')), refused(` ${hooks}:/usr/libexec/gdrgate/prolog.sh`), 'an absolute INCLUDE with a comment after it');
   writeFileSync(path.join(inc, 'none.conf'), 'Include conf.d/missing.conf\nIncludeX conf.d/hooks.conf\n');
   t.same(run(path.join(inc, 'none.conf')), { code: 0, stderr: '' }, 'a missing include, and a key that only begins with Include: removed');
+});
+
+t.test("the files a running slurmd was started with (its -f in each form getopt takes, its SLURM_CONF, its -d's conf-cache): refused", async (t) => {
+  const at = path.join(dir, 'slurmd');
+  mkdirSync(path.join(at, 'spool/conf-cache'), { recursive: true });
+  const hooks = 'Prolog=/usr/libexec/gdrgate/prolog.sh\n';
+  const files = { f: path.join(at, 'f.conf'), env: path.join(at, 'env.conf'), cache: path.join(at, 'spool/conf-cache/slurm.conf') };
+  for (const file of Object.values(files)) writeFileSync(file, hooks);
+  // A process per case (comm, NUL-separated cmdline and environ, as /proc/PID has them); SLURM_CONF names an empty file.
+  const slurmd = (pid: number, argv: string[], env: string[] = [], comm = 'slurmd') => {
+    mkdirSync(path.join(proc, String(pid)));
+    writeFileSync(path.join(proc, String(pid), 'comm'), `${comm}\n`);
+    writeFileSync(path.join(proc, String(pid), 'cmdline'), argv.map((a) => `${a}\0`).join(''));
+    writeFileSync(path.join(proc, String(pid), 'environ'), env.map((a) => `${a}\0`).join(''));
+  };
+  const cases: [string, string[], string[], string][] = [
+    ['-f FILE', ['/usr/sbin/slurmd', '-D', '-f', files.f], [], files.f],
+    ['-Dvf FILE', ['/usr/sbin/slurmd', '-Dvf', files.f], [], files.f],
+    ['-fFILE', ['/usr/sbin/slurmd', `-f${files.f}`], [], files.f],
+    ['SLURM_CONF in its environment', ['/usr/sbin/slurmd'], ['PATH=/bin', `SLURM_CONF=${files.env}`], files.env],
+    ['-d DIR (configless)', ['/usr/sbin/slurmd', '-d', path.join(at, 'spool'), '--conf-server', 'ctl'], [], files.cache],
+  ];
+  let pid = 100;
+  for (const [name, argv, env, file] of cases) {
+    rmSync(proc, { recursive: true });
+    mkdirSync(proc);
+    slurmd(++pid, argv, env);
+    slurmd(++pid, ['/usr/sbin/slurmstepd', '-f', path.join(at, 'never.conf')], [], 'slurmstepd');
+    t.same(check(''), refused(` ${file}:/usr/libexec/gdrgate/prolog.sh`), name);
+  }
+  rmSync(proc, { recursive: true });
+  mkdirSync(proc);
+  slurmd(200, ['/usr/sbin/slurmd', '-L', '-f', '-n', '5'], ['SLURM_CONFX=/x']);
+  t.same(check(''), { code: 0, stderr: '' }, 'a slurmd whose files run no wrapper (-L takes an argument; no -f FILE): removed');
+  rmSync(proc, { recursive: true });
+  mkdirSync(proc);
 });
