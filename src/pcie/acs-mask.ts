@@ -37,6 +37,16 @@ export const MASK = {
   noRedirect: acsMask('x0x00xx'),
 } as const;
 
+/**
+ * The mask a port can hold: each bit it wants set that the port's ACS Capability lacks left as it is ('x'). The kernel
+ * sets only the controls a port implements (drivers/pci/pci.c pci_std_enable_acs) and takes a missing one as hard-wired
+ * enabled (pci_acs_flags_enabled), while its Control bit reads 0: wanting it set is a fail no setpci can mend.
+ */
+export function withinCap(m: AcsMask, cap: AcsBits): AcsMask {
+  const has = acsWord(cap);
+  return acsMask(NAMES.map((_, i) => 6 - i).map((bit) => ((m.set >> bit) & 1 ? ((has >> bit) & 1 ? '1' : 'x') : (m.clear >> bit) & 1 ? '0' : 'x')).join(''));
+}
+
 /** The ACS Control word (bits 6..0) from its decoded fields. */
 export function acsWord(b: AcsBits): number {
   return BITS.reduce((w, k, i) => (b[k] ? w | (1 << i) : w), 0);

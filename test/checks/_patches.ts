@@ -22,13 +22,16 @@ export const patches = (...ps: Patch[]): Patch => async (root) => {
   for (const p of ps) await p(root);
 };
 
-/** Sets bits of a bridge's ACS Capability register (+4), as a switch that implements Egress Control reports it. */
-export const acsCap = (bdf: string, bits: number): Patch => async (root) => {
+/**
+ * Sets bits of a bridge's ACS Capability register (+4), as a switch that implements Egress Control reports it, and
+ * clears `clear` there (a port that does not implement a control: its Control bit then reads 0, hard-wired).
+ */
+export const acsCap = (bdf: string, bits: number, clear = 0): Patch => async (root) => {
   const file = path.join(root, 'sys/bus/pci/devices', bdf, 'config');
   const b = await fsp.readFile(file);
   const acs = nul(parsePciConfig(b).acs);
   if (!acs) throw new Error(`${bdf} has no ACS capability`);
-  b.writeUInt16LE(b.readUInt16LE(acs.offset + 4) | bits, acs.offset + 4);
+  b.writeUInt16LE((b.readUInt16LE(acs.offset + 4) | bits) & ~clear & 0xffff, acs.offset + 4);
   await fsp.writeFile(file, b);
 };
 

@@ -202,6 +202,17 @@ export const cases = table('pcie-acs', [
     based: [{ status: 'fail', code: 'acs-mask', subject: P0.downGpu, expected: 'xx111x1', actual: 'no ACS' }],
   },
   {
+    // drivers/pci/pci.c: pci_std_enable_acs sets only the controls ACS Capability has, and pci_acs_flags_enabled takes
+    // a missing one as hard-wired enabled; this port implements no Upstream Forwarding (its Control bit reads 0).
+    name: 'valid with baseline: a virtualized class, HGX H100 switch ports without Upstream Forwarding in ACSCap, the kernel\'s isolation set: isolated',
+    change: (n) => [P0.downGpu, P0.downNic].forEach((b) => void (dev(n, b).acsCtl = 0x000d)),
+    patch: patches(acsCap(P0.downGpu, 0, 0x0010), acsCap(P0.downNic, 0, 0x0010)),
+    edit: { acsPolicy: 'virtualized' },
+    subjects: [P0.downGpu, P0.downNic],
+    bare: [redirect(P0.downGpu, 'ReqRedir+CmpltRedir'), redirect(P0.downNic, 'ReqRedir+CmpltRedir')],
+    based: [masked(P0.downGpu, 'xxx11x1', '0001101', true), masked(P0.downNic, 'xxx11x1', '0001101', true)],
+  },
+  {
     // PCIe Base 6.3 §6.12.1.2, drivers/pci/pci.c pci_acs_enabled: a single-function upstream port is isolated whatever
     // its ACS; the HGX A100's lower switches' upstream ports (no ACS capability) failed "no isolation" before.
     name: 'valid with baseline: a virtualized HGX A100 cascade, isolation on every root and downstream port: the lower switches\' upstream ports need none',

@@ -4,7 +4,7 @@ import { ABSENT, within } from '../../model/fact.js';
 import type { BaselineClass } from '../../model/baseline.js';
 import type { Bdf, Inventory } from '../../model/inventory.js';
 import { formatAcs, redirectBits } from '../../parsers/pci-config.js';
-import { acsFix, acsNotApplicable, acsWord, bits7, MASK, maskDiff, meets } from '../../pcie/acs-mask.js';
+import { acsFix, acsNotApplicable, acsWord, bits7, MASK, maskDiff, meets, withinCap } from '../../pcie/acs-mask.js';
 import { topoMatrix } from '../../topo/matrix.js';
 import { type AcsFinding, f } from './codes.js';
 
@@ -44,8 +44,10 @@ export function classicFindings(inv: Inventory, baseline: BaselineClass | null, 
         continue;
       }
       const word = acs.state === 'present' ? acsWord(acs.value.ctl) : null;
-      if (word !== null && meets(word, MASK.isolated)) out.push(f('acs-mask-ok', 'pass', bdf, `ACSCtl ${bits7(word)} keeps isolation ${via}`, MASK.isolated.text, bits7(word)));
-      else out.push(f('acs-mask', 'fail', bdf, word === null ? `no ACS capability: no isolation ${via}` : `ACSCtl ${bits7(word)} ${via}, required ${MASK.isolated.text} (${maskDiff(word, MASK.isolated)}); fix: ${acsFix(bdf, MASK.isolated)}`, MASK.isolated.text, word === null ? 'no ACS' : bits7(word)));
+      // The kernel's isolation is what the port implements of it (pci_acs_flags_enabled): a control it lacks is no want.
+      const need = acs.state === 'present' ? withinCap(MASK.isolated, acs.value.cap) : MASK.isolated;
+      if (word !== null && meets(word, need)) out.push(f('acs-mask-ok', 'pass', bdf, `ACSCtl ${bits7(word)} keeps isolation ${via}`, need.text, bits7(word)));
+      else out.push(f('acs-mask', 'fail', bdf, word === null ? `no ACS capability: no isolation ${via}` : `ACSCtl ${bits7(word)} ${via}, required ${need.text} (${maskDiff(word, need)}); fix: ${acsFix(bdf, need)}`, need.text, word === null ? 'no ACS' : bits7(word)));
       continue;
     }
     if (acs.state === 'absent') {
