@@ -40,7 +40,7 @@ LS=${LSPCI:-}
 { echo "boot_id $(cat /proc/sys/kernel/random/boot_id 2>/dev/null)"
   for bdf in $gpus; do
     real=$(readlink -f "/sys/bus/pci/devices/$bdf")
-    for dev in $(echo "${real#/sys/devices/}" | tr '/' '\n' | grep -E '^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$'); do
+    for dev in $(echo "${real#/sys/devices/}" | tr '/' '\n' | grep -E '^[0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$'); do
       d=/sys/bus/pci/devices/$dev
       echo "== $dev (path of $bdf)"
       found=0

@@ -193,7 +193,7 @@ ask() {
   # The host's NCCL topology names devices by PCI address: where each lies in this job's /sys.
   if [ -f "$dir/prolog.json" ] && [ ! -L "$dir/prolog.json" ] && mapfile -t L 2>/dev/null <"$dir/prolog.json" && [[ ${L[*]} == *ncclTopo* ]]; then
     l=${L[*]}
-    while [[ $l =~ ([0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(.*) ]]; do
+    while [[ $l =~ ([0-9a-f]{4,8}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7])(.*) ]]; do
       [[ " ${seen-} " == *" ${BASH_REMATCH[1]} "* ]] || { seen="${seen-} ${BASH_REMATCH[1]}"; f_real "/sys/bus/pci/devices/${BASH_REMATCH[1]}"; }
       l=${BASH_REMATCH[2]}
     done

@@ -6,13 +6,12 @@ import { hex4 } from '../model/names.js';
 import { silent, type PciConfig, type PcieCap } from '../model/pci.js';
 import { sparseConfig } from '../parsers/pci-config.js';
 import { parsePciConfigOnce } from './config-memo.js';
-import { BDF_RE, isLinkWidth, parseCpuList, parseLinkSpeed, parsePciClass, parsePciId, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
+import { BDF_RE, HOST_BRIDGE_RE, isLinkWidth, parseCpuList, parseLinkSpeed, parsePciClass, parsePciId, parseLinkWidth, parseNumaNode } from '../parsers/sysfs.js';
 import { readAerCounters } from './aer.js';
 import { type PciKind, typeOf } from '../pcie/pci-kind.js';
 import { factLinkBase, factParsed, factText, listWhole, type Notes, type Pacer, readWhy } from './read.js';
 
 const DEV = '/sys/bus/pci/devices';
-const HOST_BRIDGE_RE = /^pci[0-9a-f]{4}:[0-9a-f]{2}$/;
 
 // What phase 1 reads of a device: where it is, and for display controllers only (GPU candidates) its vendor and
 // class; absent (not read) for the others until phase 2.
@@ -39,7 +38,9 @@ export async function listPci(host: Host, notes: Notes): Promise<PciSkeleton[]> 
         return { bdf, sysPath: `${DEV}/${bdf}`, hostBridge: UNPLACED, bridges: [], vendor: ABSENT, classCode: unknown(why) };
       }
       const segs = real.value.split('/');
-      const hb = segs.findIndex((s) => HOST_BRIDGE_RE.test(s));
+      // The root bus nearest the device: a VMD domain's (pci10000:00) lies inside the VMD endpoint's directory, below
+      // the host bridge of its own domain (drivers/pci/controller/vmd.c), and its ports are the device's path.
+      const hb = segs.findLastIndex((s) => HOST_BRIDGE_RE.test(s));
       // Every PCI function the kernel shows lies below a host bridge (/sys/devices/pciDDDD:BB/...); an entry that is
       // not a link to one (a capture copied with links dereferenced) has no place: unidentified, as an unresolvable one.
       if (hb < 0) {

@@ -64,7 +64,7 @@ export async function readMinors(host: Host): Promise<Fact<ReadonlyMap<number, s
     const other = seen.get(bdf);
     if (other !== undefined) return unknown(`${GPUS}/${ls.value[k]}/information: Bus Location ${bdf} also claimed by minor ${other}`);
     const dir = ls.value[k]!;
-    if (/^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/i.test(dir) && dir.toLowerCase() !== bdf) return unknown(`${GPUS}/${dir}/information: Bus Location ${bdf} in another GPU's directory`);
+    if (BDF_RE.test(dir.toLowerCase()) && dir.toLowerCase() !== bdf) return unknown(`${GPUS}/${dir}/information: Bus Location ${bdf} in another GPU's directory`);
     out.set(minor, bdf);
     seen.set(bdf, minor);
   }

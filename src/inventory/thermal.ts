@@ -6,6 +6,7 @@ import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown, within } from '../model/fact.js';
 import type { Bdf, PciDevice, PcieCooling } from '../model/inventory.js';
 import { targetLinkSpeed } from '../parsers/pci-config.js';
+import { BDF_RE } from '../parsers/sysfs.js';
 import { factParsed, factText, type Notes, readWhy } from './read.js';
 
 const DIR = '/sys/class/thermal';
@@ -13,14 +14,13 @@ const PREFIX = 'PCIe_Port_Link_Speed_';
 // The thermal core prints an unsigned long; no cooling device has a billion states (pcie_cooling.c: one per speed).
 const state = (s: string) => (/^\d{1,9}$/.test(s) ? { ok: true as const, value: Number(s) } : { ok: false as const, error: `not a cooling state: ${JSON.stringify(s.slice(0, 20))}` });
 
-const BDF = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
 
 /** A cooling device's `type` as a fact: empty, unprintable or a link-speed type without a PCI address is unknown, never "another kind of device". */
 async function coolingType(host: Host, path: string, notes: Notes): Promise<Fact<string>> {
   const t = await factText(host, path, notes);
   if (t.state !== 'present') return t.state === 'absent' ? unknown(`${path}: absent`) : t;
   const v = t.value;
-  if (v === '' || !/^[\x21-\x7e]{1,64}$/.test(v) || (v.startsWith(PREFIX) && !BDF.test(v.slice(PREFIX.length)))) return unknown(`${path}: not a cooling device type: ${JSON.stringify(v.slice(0, 40))}`);
+  if (v === '' || !/^[\x21-\x7e]{1,64}$/.test(v) || (v.startsWith(PREFIX) && !BDF_RE.test(v.slice(PREFIX.length)))) return unknown(`${path}: not a cooling device type: ${JSON.stringify(v.slice(0, 40))}`);
   return t;
 }
 

@@ -128,5 +128,12 @@ export function parseFwVer(text: string): Parsed<string> {
   return { ok: true, value: s };
 }
 
+/**
+ * A PCI domain as the kernel prints it, "%04x" of a 32-bit number (pci_name, pci_bus_add's "pci%04x:%02x"): four hex
+ * digits, or five to eight past 0xffff with no leading zero (Intel VMD's 10000 and up; hwloc's 2pa-pcidomain32bits).
+ */
+const DOMAIN = '(?:[0-9a-f]{4}|[1-9a-f][0-9a-f]{4,7})';
 /** A PCI address as the kernel names it: domain:bus:device.function. */
-export const BDF_RE = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
+export const BDF_RE = new RegExp(`^${DOMAIN}:[0-9a-f]{2}:[0-9a-f]{2}\\.[0-7]$`);
+/** A PCI root bus's directory in /sys/devices: pci + domain:bus. */
+export const HOST_BRIDGE_RE = new RegExp(`^pci${DOMAIN}:[0-9a-f]{2}$`);

@@ -5,10 +5,14 @@ import { bandwidthProblem, makeSample, type Sample } from '../samples/sample.js'
 import { PROBE_ENV } from './ib-write-bw.js';
 import type { NvbwSpec, ProbeOutcome, SampleContext } from './types.js';
 
-/** `00000000:1b:00` (nvbandwidth) names the GPU whose BDF starts `0000:1b:00`. */
+/**
+ * `00000000:1b:00` (nvbandwidth: CUDA's 8-digit domain) names the GPU whose BDF starts `0000:1b:00.`, and
+ * `00010000:01:00` the one at `10000:01:00.` (the kernel prints the domain "%04x": 4 digits, more past 0xffff).
+ */
 function byBusId(gpus: readonly string[], busId: string | null): string | null {
-  if (busId === null) return null;
-  const want = `${busId.slice(4, 8)}:${busId.slice(9)}`.toLowerCase();
+  const m = busId === null ? null : /^([0-9a-f]{8}):([0-9a-f]{2}:[0-9a-f]{2})$/i.exec(busId);
+  if (m === null) return null;
+  const want = `${Number.parseInt(m[1]!, 16).toString(16).padStart(4, '0')}:${m[2]!.toLowerCase()}.`;
   return gpus.find((g) => g.startsWith(want)) ?? null;
 }
 

@@ -6,6 +6,7 @@
 import { unlink } from '../host/entries.js';
 import { errno, readSmall } from '../host/files.js';
 import type { AerHistory, AerReference, AerSample } from '../model/aer.js';
+import { BDF_RE } from '../parsers/sysfs.js';
 import { jobDirName } from './names.js';
 
 export const AER_FORMAT = 'gdrgate-aer-counters/1';
@@ -23,7 +24,6 @@ export const JOB_PROLOG = "the job's Prolog";
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const count = (v: unknown): v is number | null => v === null || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0);
-const BDF = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
 
 /** Pure: the shape of a reference file; a string says what is wrong with it. */
 export function asAerReference(raw: unknown): AerReference | string {
@@ -34,7 +34,7 @@ export function asAerReference(raw: unknown): AerReference | string {
   if (!isObj(raw.devices)) return 'devices is malformed';
   const devices: Record<string, AerSample> = {};
   for (const [bdf, s] of Object.entries(raw.devices)) {
-    if (!BDF.test(bdf) || !isObj(s) || !count(s.cor) || !count(s.rootCor) || !count(s.ceSta)) return `device ${bdf.slice(0, 16)} is malformed`;
+    if (!BDF_RE.test(bdf) || !isObj(s) || !count(s.cor) || !count(s.rootCor) || !count(s.ceSta)) return `device ${bdf.slice(0, 16)} is malformed`;
     devices[bdf] = { cor: s.cor, rootCor: s.rootCor, ceSta: s.ceSta };
   }
   return { time: raw.time, boot: raw.boot, job: raw.job, devices };

@@ -1,17 +1,19 @@
 // NCCL's own limits on a topology file, beyond its values (nccl-xml.ts): where its IB transport files each adapter
 // (NCCL_IB_MERGE_VFS), and how many elements its table holds. Pure.
-import { NCCL_BDF, NcclXmlError, type XmlNode } from './nccl-xml.js';
+import { BDF_RE } from '../parsers/sysfs.js';
+import { NcclXmlError, type XmlNode } from './nccl-xml.js';
 
 const baseOf = (p: string): string => p.slice(p.lastIndexOf('/') + 1);
 
 /**
  * The element NCCL's IB transport files an adapter function under (net_ib/init.cc ncclIbGetPciPath): the realpath of
  * its device with the function digit made 0 (the ports of one card are one device) and, with NCCL_IB_MERGE_VFS (on by
- * default), the two device digits made 0 too (a card's VFs are that device as well). A path whose last part is no bus
- * id is left as it is.
+ * default), the two device digits made 0 too (a card's VFs are that device as well). NCCL counts those characters from
+ * the path's end, whatever the domain's width: a VMD domain's `10000:01:00.1` is merged as `0000:01:00.1` is. A path
+ * whose last part is no bus id the kernel names is left as it is.
  */
 export function ncclMergedPath(sysPath: string): string {
-  if (!NCCL_BDF.test(baseOf(sysPath))) return sysPath;
+  if (!BDF_RE.test(baseOf(sysPath))) return sysPath;
   return `${sysPath.slice(0, -4)}00.0`;
 }
 

@@ -14,7 +14,7 @@ export const DEFAULTS: Record<GenKind, { vendor: number; device: number; cls: nu
   nic: { vendor: 0x15b3, device: 0x1021, cls: 0x020700, driver: 'mlx5_core' },
   other: { vendor: 0x8086, device: 0x0d57, cls: 0x088000, driver: null },
 };
-const BDF_RE = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/;
+const BDF_RE = /^([0-9a-f]{4,8}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/;
 export const isBridge = (k: GenKind): boolean => k === 'rootport' || k === 'switch-up' || k === 'switch-down';
 export const hx = (n: number, w: number): string => n.toString(16).padStart(w, '0');
 

@@ -3,6 +3,7 @@
 // GPU BAR0 16 MiB, BAR1 at line 2, BAR3 32 MiB at line 4, all 64-bit prefetchable (flags 0x14220c); a ConnectX's
 // BAR0 32 MiB likewise; a bridge's prefetchable window (line 15, flags 0x102201) spanning what lies below it.
 import type { GenDevice } from './sysfs-tree.js';
+import { busOf } from './config-space.js';
 
 export interface GenRegs extends GenAerRegs {
   /** GPUs: the GPUDirect window (resource line 2) in GiB (whole MiB: 0.25 is 256 MiB); 0 leaves it unassigned. Default 128 (H100 80 GB). */
@@ -79,7 +80,7 @@ type Line = [start: bigint, end: bigint, flags: bigint];
 const ZERO: Line = [0n, 0n, 0n];
 
 /** One 512 GiB slot of address space per bus number, so no two devices' windows overlap. */
-const baseOf = (d: GenDevice): bigint => 0x80000000000n + BigInt(parseInt(d.bdf.slice(5, 7), 16)) * 512n * GiB;
+const baseOf = (d: GenDevice): bigint => 0x80000000000n + BigInt(busOf(d.bdf)) * 512n * GiB;
 
 function bars(d: GenDevice): Line[] {
   const lines: Line[] = Array.from({ length: ENDPOINT_LINES }, () => ZERO);

@@ -218,7 +218,7 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
   const nrCpus = Math.max(0, ...node.numa.flatMap((n) => cpus(n.cpus))) + 1;
   const ctx: Ctx = { root: dir, node, nrCpus, allCpus, vfs: new Map() };
   for (const hb of node.hostBridges) {
-    if (!/^[0-9a-f]{4}:[0-9a-f]{2}$/.test(hb.domainBus)) throw new Error(`not a domain:bus: ${hb.domainBus}`);
+    if (!/^[0-9a-f]{4,8}:[0-9a-f]{2}$/.test(hb.domainBus)) throw new Error(`not a domain:bus: ${hb.domainBus}`);
     await write(dir, `sys/devices/pci${hb.domainBus}/uevent`, '');
     for (const d of hb.devices) await writeDevice(ctx, d, `sys/devices/pci${hb.domainBus}`, busOf(`${hb.domainBus}:00.0`), hb);
   }

@@ -134,6 +134,14 @@ t.test('nvbandwidth: the real A10 capture; JSON mapped by bus id; a testcase wit
   t.same(foreign.outcomes.map((o) => o.kind === 'failed' && [o.why, o.lines]), [['no GPU cell in the result', ['device 0 (00000000:1b:00) is not a GPU of the inventory: not recorded', 'device 1 (00000000:43:00) is not a GPU of the inventory: not recorded']]], 'bus ids of other GPUs are not recorded as ours');
 });
 
+t.test("nvbandwidth's 8-digit domain read as a number: 00010000:1b:00 is the GPU at 10000:1b:00.0, never 0000:1b:00.0", async (t) => {
+  const [h2d] = plan({ tools: { ibWriteBw: null, nvbandwidth: bin('nvbandwidth-vmd') }, nvbandwidth: { json: true, testcases: ['host_to_device_memcpy_ce'] } })[0]!;
+  const on = async (gpus: string[]) => values((await runProbes([[{ ...h2d!, gpus } as ProbeSpec]], opts())).outcomes);
+  // Before, the domain's last four digits were taken: device 0 was filed under the GPU of domain 0000 at 1b:00.
+  t.strictSame(await on(['0000:1b:00.0', '0000:43:00.0']), ['nvbw-h2d 0000:43:00.0 55.19 GB/s']);
+  t.strictSame(await on(['10000:1b:00.0', '0000:43:00.0']), ['nvbw-h2d 10000:1b:00.0 55.21 GB/s,nvbw-h2d 0000:43:00.0 55.19 GB/s']);
+});
+
 t.test('could not tell which GPU, or the tool said it failed: no sample (a GPU run without its address line, nvbandwidth without bus ids on fewer devices than GPUs, nvbandwidth exit 1)', async (t) => {
   const ib = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-noaddr') } }), opts());
   t.strictSame(values(ib.outcomes), ['ib-write-host mlx5_0 92.56 Gb/s', 'failed: ib_write_bw did not say which GPU it used (no "PCIe address is" line): not filed under 0000:41:00.0 (CUDA device 0)']);

@@ -51,7 +51,8 @@ t.test("the element NCCL's IB transport files an adapter function under (ncclIbG
   t.equal(ncclMergedPath(`${DSP}/0000:1b:00.1`), `${DSP}/0000:1b:00.0`, "a card's second port: function 0");
   t.equal(ncclMergedPath(`${DSP}/0000:1b:1f.7`), `${DSP}/0000:1b:00.0`, 'a VF (ARI routing id 255): device and function 0');
   t.equal(ncclMergedPath(`${DSP}/0000:1b:01.2`), `${DSP}/0000:1b:00.0`);
-  t.equal(ncclMergedPath('/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.1'), '/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.1', 'no bus id NCCL reads (a VMD domain): as it is');
+  t.equal(ncclMergedPath('/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.1'), '/sys/devices/pci0000:00/0000:00:0e.0/pci10000:00/10000:00:02.0/10000:01:00.0', 'a VMD domain: the digits counted from the end, as NCCL does');
+  t.equal(ncclMergedPath('/sys/devices/platform/x/rxe0'), '/sys/devices/platform/x/rxe0', 'no bus id: as it is');
 });
 
 t.test("room in NCCL's 256-element table for the file and what NCCL adds to it", async (t) => {
