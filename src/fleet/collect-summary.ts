@@ -1,9 +1,9 @@
 // What `fleet collect` left beside the snapshots (DIR/gdrgate-collect.json): the nodes that did not answer, and why.
 // The report lists them as missing, so a node that never sent a snapshot is not silently absent from the fleet.
 import path from 'node:path';
-import { ConfigError } from '../errors.js';
-import { exists } from '../host/entries.js';
-import { readJsonFile } from '../host/json-file.js';
+import { lstatIfAny, type Stats } from '../host/entries.js';
+import { readCapped } from '../host/fleet-files.js';
+import { MAX_FILE_BYTES } from '../host/json-file.js';
 import { badNodeName } from '../slurm/node-name.js';
 import type { NodeMissing } from './types.js';
 
@@ -44,15 +44,32 @@ export function nodesOfSummary(v: unknown): CollectSummary {
   return out;
 }
 
-/** The summary in `dir`, if there is one; a broken one is a problem of the report (exit 1), never fatal. */
+/**
+ * The summary in `dir`, if there is one; a broken one is a problem of the report (exit 1), never fatal. Read as fleet
+ * reads every input: a symbolic link (dangling, or naming another fleet's summary) is never followed, nor a FIFO read.
+ */
 export async function readCollectSummary(dir: string): Promise<CollectSummary> {
   const file = path.join(dir, COLLECT_SUMMARY);
-  if (!exists(file)) return { missing: [], answered: [], problems: [] };
+  const none = (why: string): CollectSummary => ({ missing: [], answered: [], problems: [`${file}: the fleet collect summary ${why}, ignored`] });
+  let st: Stats | undefined;
   try {
-    const r = nodesOfSummary(await readJsonFile(file, 'the fleet collect summary'));
-    return { ...r, problems: r.problems.map((p) => `${file}: ${p}`) };
+    st = lstatIfAny(file);
   } catch (e) {
-    if (e instanceof ConfigError) return { missing: [], answered: [], problems: [`${e.message}, ignored`] };
-    throw e;
+    return none(`cannot be read: ${(e as Error).message}`);
   }
+  if (st === undefined) return { missing: [], answered: [], problems: [] };
+  if (st.isSymbolicLink()) return none("is a symbolic link: not read (a link could name any file, another fleet's summary)");
+  if (!st.isFile()) return none('is not a regular file');
+  const raw = readCapped(file, MAX_FILE_BYTES);
+  if (!raw.ok) return none(`cannot be read: ${raw.why}`);
+  const text = raw.value.toString('utf8');
+  if (text.trim() === '') return none('is empty');
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (e) {
+    return none(`is not valid JSON: ${(e as Error).message.slice(0, 200)}`);
+  }
+  const r = nodesOfSummary(v);
+  return { ...r, problems: r.problems.map((p) => `${file}: ${p}`) };
 }
