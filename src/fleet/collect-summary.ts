@@ -8,6 +8,8 @@ import { badNodeName } from '../slurm/node-name.js';
 import type { NodeMissing } from './types.js';
 
 export const COLLECT_SUMMARY = 'gdrgate-collect.json';
+/** Entries not taken that are said one by one; the rest are counted in one line (a summary of millions is no list to print). */
+export const MAX_SAID = 20;
 
 export interface CollectSummary {
   /** The nodes that did not answer, and why. */
@@ -41,6 +43,10 @@ export function nodesOfSummary(v: unknown): CollectSummary {
     const node = name((a as { node?: unknown } | null)?.node, 'answered');
     if (node !== null) out.answered.push(node);
   }
+  if (out.problems.length <= MAX_SAID) return out;
+  const more = out.problems.length - MAX_SAID;
+  out.problems.length = MAX_SAID;
+  out.problems.push(`${more} more entries not taken (not said one by one)`);
   return out;
 }
 

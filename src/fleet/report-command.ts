@@ -76,7 +76,7 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const folded = <T extends { readonly node: string }>(xs: readonly T[]): T[] => xs.map((x) => (canon(x.node) === x.node ? x : { ...x, node: canon(x.node) }));
   const raw = await readCollectSummary(a.dir);
   const collected = { ...raw, missing: folded(raw.missing), answered: raw.answered.map(canon) };
-  problems.push(...collected.problems);
+  for (const p of collected.problems) problems.push(p);
   const readNames = new Set(readAll.map((r) => r.node));
   const missing = collected.missing.filter((m) => !readNames.has(m.node));
   // A node that answered fleet collect and whose snapshot is not here now (removed, renamed, never copied) is named.
