@@ -176,27 +176,39 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     };
     // What a node is not judged on, said on it (incomplete): a fact with no majority, a path with no clear one.
     const tiedNote = new Map<string, string[]>();
+    // Appended in place: a node with many notes costs one push each, never a copy of its list so far.
+    const noteOn = (node: string, note: string): void => {
+      const l = tiedNote.get(node);
+      if (l) l.push(note);
+      else tiedNote.set(node, [note]);
+    };
     // A path fewer than MIN_NODES nodes measured has no band: its nodes are not judged there (two that disagree have
     // no deviant side, as a tied fact), and each says so, once, naming the first such path.
-    const unbanded = new Map<string, string[]>();
+    const unbanded = new Map<string, { readonly first: string; n: number }>();
     for (const p of paths) {
       if (!p.band) {
-        for (const pt of p.points) unbanded.set(pt.node, [...(unbanded.get(pt.node) ?? []), `${p.probe} ${p.rail} ${p.direction}`]);
+        for (const pt of p.points) {
+          const u = unbanded.get(pt.node);
+          if (u) u.n++;
+          else unbanded.set(pt.node, { first: `${p.probe} ${p.rail} ${p.direction}`, n: 1 });
+        }
         continue;
       }
       if (p.band.unclear) {
-        const xs = p.points.map((pt) => pt.p50);
-        const note = `no clear majority on ${p.probe} ${p.rail} ${p.direction}: figures from ${gbps(Math.min(...xs))} to ${gbps(Math.max(...xs))} around a median of ${gbps(p.band.median)}: not judged`;
-        for (const pt of p.points) tiedNote.set(pt.node, [...(tiedNote.get(pt.node) ?? []), note]);
+        // A loop, not Math.min(...xs): past about 120,000 arguments a spread call throws RangeError.
+        let [lo, hi] = [Infinity, -Infinity];
+        for (const pt of p.points) [lo, hi] = [Math.min(lo, pt.p50), Math.max(hi, pt.p50)];
+        const note = `no clear majority on ${p.probe} ${p.rail} ${p.direction}: figures from ${gbps(lo)} to ${gbps(hi)} around a median of ${gbps(p.band.median)}: not judged`;
+        for (const pt of p.points) noteOn(pt.node, note);
         continue;
       }
       const base = { probe: p.probe, rail: p.rail, direction: p.direction, recipeHash: p.recipeHash, median: p.band.median, low: p.band.low };
       for (const pt of p.points) if (pt.outlier === 'low') push(pt.node, { ...base, kind: 'low', p50: pt.p50, z: pt.z });
       for (const n of p.absent) push(n, { ...base, kind: 'absent', p50: null, z: null });
     }
-    for (const [node, ps] of unbanded) {
-      const more = ps.length > 1 ? ` and ${ps.length - 1} more path(s)` : '';
-      tiedNote.set(node, [...(tiedNote.get(node) ?? []), `${ps[0]!}${more}: measured by fewer than ${MIN_NODES} nodes of the class, no band: not judged`]);
+    for (const [node, u] of unbanded) {
+      const more = u.n > 1 ? ` and ${u.n - 1} more path(s)` : '';
+      noteOn(node, `${u.first}${more}: measured by fewer than ${MIN_NODES} nodes of the class, no band: not judged`);
     }
     const classRead = names.filter((n) => withSnapshot.has(n)).length;
     const unread: NodeMissing[] = [];
@@ -206,14 +218,20 @@ export function buildFleetReport(i: ReportInput): FleetReport {
     const tiedOut = new Map<string, Set<string>>();
     for (const f of facts.facts.filter((x) => x.tie)) {
       const held = new Map<string, string[]>([[f.majority, []]]);
-      for (const d of f.deviations) held.set(d.value, [...(held.get(d.value) ?? []), d.node]);
+      for (const d of f.deviations) {
+        const l = held.get(d.value);
+        if (l) l.push(d.node);
+        else held.set(d.value, [d.node]);
+      }
       const top = [...held].filter(([v, ns]) => v === f.majority || ns.length === f.agree).map(([v]) => v);
       const note = `no majority on ${f.area} ${f.subject}: ${top.map((v) => `${v} on ${f.agree}`).join(', ')} of ${classRead}: not judged`;
-      const deviants = new Set(f.deviations.map((d) => d.node));
+      // Each node's value looked up, never searched for: a tie of thousands against thousands is not names × deviations.
+      const deviant = new Map<string, string>();
+      for (const d of f.deviations) if (!deviant.has(d.node)) deviant.set(d.node, d.value);
       for (const n of names) {
-        const v = f.deviations.find((d) => d.node === n)?.value ?? (withSnapshot.has(n) && !deviants.has(n) ? f.majority : null);
+        const v = deviant.get(n) ?? (withSnapshot.has(n) ? f.majority : null);
         if (v === null || !top.includes(v)) continue;
-        tiedNote.set(n, [...(tiedNote.get(n) ?? []), note]);
+        noteOn(n, note);
         if (v !== f.majority) tiedOut.set(n, (tiedOut.get(n) ?? new Set()).add(`${f.area}\u0000${f.subject}`));
       }
     }

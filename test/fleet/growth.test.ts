@@ -1,6 +1,6 @@
 // How the fleet report's work grows with its input, counted (array elements visited), not timed: a Prometheus
-// answer's series, a node's spool files, and a fleet read from its nodes' summaries and judged, at n and 4n, may
-// cost at most what N log N allows, never N².
+// answer's series, a node's spool files, a fleet read from its nodes' summaries and judged, and one node's figures on
+// paths no other node has judged, at n and 4n, may cost at most what N log N allows, never N².
 import t from 'tap';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +13,7 @@ import { scanFleetDir } from '../../src/fleet/inputs.js';
 import { statsFromSeries } from '../../src/fleet/series.js';
 import { spoolStatsInTurns } from '../../src/fleet/spool-stats.js';
 import { countVisits, nLogNBound } from '../helpers/ops.js';
+import type { NodePathStat } from '../../src/fleet/types.js';
 
 /** Ages judged as of the answers' time (--max-age's default): every figure here is current. */
 const AGE = { now: 1_800_000_000_000, maxAgeMs: 7 * 86_400_000 };
@@ -96,4 +97,18 @@ t.test('a fleet read from its summaries and judged: the work grows no faster tha
   const n = 150;
   const [a, b] = [await visits(n), await visits(4 * n)];
   t.ok(b / a <= nLogNBound(n), `4x the nodes: ${(b / a).toFixed(2)}x the work (N log N allows ${nLogNBound(n).toFixed(2)}x)`);
+});
+
+t.test('one node naming paths no other node measured (a hostile spool or exporter): judging grows no faster than N log N', async (t) => {
+  const stat = (node: string, k: number): NodePathStat => ({ node, probe: 'ib-write-gpu', recipeHash: '0bb1817a553a', gpu: `${(k >> 5).toString(16).padStart(4, '0')}:${(k & 31).toString(16).padStart(2, '0')}:00.0`, nic: 'mlx5_0', direction: 'gpu->nic', p50: 49e9, min: 48e9, count: 5, source: 'spool:x' });
+  const visits = async (paths: number): Promise<number> => {
+    const stats = ['gpu0002', 'gpu0003', 'gpu0004'].map((n) => stat(n, 0));
+    for (let k = 1; k <= paths; k++) stats.push(stat('gpu0001', k));
+    const r = await countVisits(() => buildFleetReport({ dir: 'f', nodes: [], classOf: () => 'fleet', stats, missing: [], problems: [] }));
+    t.strictSame(r.value.nodes.find((v) => v.node === 'gpu0001')?.notes, [`ib-write-gpu 0000:01:00.0↔mlx5_0 gpu->nic and ${paths - 1} more path(s): measured by fewer than 3 nodes of the class, no band: not judged`]);
+    return r.visits;
+  };
+  const n = 1000;
+  const [a, b] = [await visits(n), await visits(4 * n)];
+  t.ok(b / a <= nLogNBound(n), `4x the paths: ${(b / a).toFixed(2)}x the work (N log N allows ${nLogNBound(n).toFixed(2)}x)`);
 });
