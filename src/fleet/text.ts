@@ -86,7 +86,8 @@ export function renderFleetText(r: FleetReport): string {
   const out = [
     `gdrgate fleet report — ${r.dir}: ${s.nodes} nodes (${s.read} read, ${s.unreadable} unreadable, ${s.missing} missing, ${s.incomplete} judged in part) in ${s.classes} class(es); ${s.flagged} differ (${s.impacts.critical} critical, ${s.impacts.major} major, ${s.impacts.minor} minor)`,
   ];
-  out.push(...sourceLines(r));
+  // Lines appended one by one, never spread into one call: past about 120,000 arguments a spread call throws RangeError.
+  for (const l of sourceLines(r)) out.push(l);
   const byName = new Map(r.classes.map((c) => [c.name, c]));
   const agreeMap = new Map<string, number>(r.classes.flatMap((c) => c.facts.map((f): [string, number] => [`${c.name}\u0000${f.area}\u0000${f.subject}`, f.agree])));
   const share = (cls: string, area: string, subject: string): string | null => {
@@ -95,10 +96,11 @@ export function renderFleetText(r: FleetReport): string {
     return n === undefined || !c ? null : outOf(n, c);
   };
   const shown = r.nodes.filter((v) => v.status !== 'ok');
-  const w = Math.max(4, ...shown.map((v) => v.node.length));
+  let w = 4;
+  for (const v of shown) w = Math.max(w, v.node.length);
   if (shown.length) {
     out.push('', `${pad('NODE', w)}  ${pad('WORST', 10)}  DIFFERS FROM ITS CLASS, OR WHY IT WAS NOT JUDGED`);
-    for (const v of shown) out.push(...nodeLines(v, share, w));
+    for (const v of shown) for (const l of nodeLines(v, share, w)) out.push(l);
   }
   for (const c of r.classes) {
     const unread = c.unread.length ? `, ${c.unread.length} not: ${some(c.unread.map((m) => `${m.node} (${m.why})`), 4)}` : '';
@@ -107,7 +109,7 @@ export function renderFleetText(r: FleetReport): string {
       out.push('  facts the class disagrees on (majority, nodes that differ):');
       for (const f of c.facts) out.push(`  ${pad(f.impact.toUpperCase(), 8)}  ${f.area} ${f.subject}: ${f.majority} (${outOf(f.agree, c)}${f.tie ? ', tie' : ''}) — ${some(f.deviations.map((d) => `${d.node}: ${d.value}`), 4)}`);
     } else if (c.read > 0) out.push(`  every node read agrees on every fact`);
-    if (c.paths.length) out.push(...bandwidthLines(c));
+    if (c.paths.length) for (const l of bandwidthLines(c)) out.push(l);
   }
   if (r.missing.length) {
     out.push('', `not judged: could not be read or did not answer (${r.missing.length}):`);

@@ -1,9 +1,10 @@
 // The text report: the bandwidth table's columns line up whatever the lengths of probes, rails and directions,
-// and every finding is followed by what to do about it.
+// every finding is followed by what to do about it, and a report of hundreds of thousands of lines is still written.
 import t from 'tap';
 import { parsePromText } from '../../src/fleet/prom-text.js';
 import { buildFleetReport } from '../../src/fleet/report.js';
 import { statsFromSeries } from '../../src/fleet/series.js';
+import type { NodePathStat } from '../../src/fleet/types.js';
 import { gbps, renderFleetText } from '../../src/fleet/text.js';
 import { nodeTextfile } from './_prom-fleet.js';
 
@@ -36,4 +37,18 @@ t.test('every finding is followed by what to do', async (t) => {
   const i = lines.findIndex((l) => /^gpu002 /.test(l) || /^gpu004 /.test(l));
   t.match(lines[i] ?? '', /^gpu004 +MAJOR +bw ib-write-gpu 0000:82:00\.0↔mlx5_1 gpu->nic->gpu: /);
   t.match(lines[i + 1] ?? '', /^ +what to do: rerun the probe on this node; if it stays below the band, check the rail/);
+});
+
+t.test('150,000 nodes not judged and one node naming 150,000 paths (a hostile collect summary, spool): every line written', async (t) => {
+  const n = 150_000;
+  const stat = (node: string, k: number): NodePathStat => ({ node, probe: 'ib-write-gpu', recipeHash: '0bb1817a553a', gpu: `${(k >> 5).toString(16).padStart(4, '0')}:${(k & 31).toString(16).padStart(2, '0')}:00.0`, nic: 'mlx5_0', direction: 'gpu->nic', p50: 49e9, min: 48e9, count: 5, source: 'spool:x' });
+  const many = Array.from({ length: n }, (_, k) => stat('gpu0', k));
+  const missing = Array.from({ length: n }, (_, k) => ({ node: `n${k + 1}`, why: 'fleet collect: srun: node not responding' }));
+  const r = buildFleetReport({ dir: 'f', nodes: [], classOf: () => 'fleet', stats: many, missing, problems: [] });
+  const text = renderFleetText(r).split('\n');
+  t.equal(text.filter((l) => l.startsWith('    ib-write-gpu  ')).length, n, 'a row per path');
+  const at = text.indexOf(`not judged: could not be read or did not answer (${n}):`);
+  t.strictSame(text.slice(at + 1, at + 1 + n), missing.map((m) => `  ${m.node}: ${m.why}`), 'a line per node not judged');
+  t.equal(text.find((l) => l.startsWith('gpu0 ')), 'gpu0     INCOMPLETE  not judged: ib-write-gpu 0000:00:00.0↔mlx5_0 gpu->nic and 149999 more path(s): measured by fewer than 3 nodes of the class, no band: not judged');
+  t.equal(text.at(-2), `result: 0 of ${n + 1} nodes differ from their class; ${n + 1} not fully judged (0 unreadable, ${n} missing, 1 judged in part) (exit 1)`);
 });
