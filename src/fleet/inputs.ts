@@ -32,6 +32,9 @@ const SUMMARY = /^(.+)\.summary\.json$/;
 // Names meant for fleet that it does not read: one of its own suffixes in another case (GPU01.TAR.GZ, copied from a
 // tool that shouts), or a snapshot packed another way (.tar.zst, .tar.xz, .zip). Said, never skipped silently: the
 // node would else be missing from the report with nothing to say that its input was there.
+// A file being written: gdrgate's own (host/files.ts: `.<name>.<pid>.<12 hex>`, renamed onto <name> when whole) or
+// rsync's (`.<name>.<6 characters>`). The node's input is arriving: said, never skipped as a stranger's file.
+const IN_FLIGHT = /^\.(.+)\.(?:\d+\.[0-9a-f]{12}|[A-Za-z0-9]{6})$/;
 const OTHER_PACKING = /\.(?:tar\.(?:zst|zstd|xz|bz2|lz4|lzma|lz|z)|tzst|txz|tbz2?|zip|7z|gz|zst|xz)$/i;
 
 /** Why a name no pattern took is still a problem, or null for a file fleet has no business with. */
@@ -93,6 +96,15 @@ export function scanFleetDir(dir: string): FleetInputs {
     const spoolFile = snap ? null : SPOOL_FILE.exec(e.name);
     const spoolDir = snap || spoolFile ? null : SPOOL_DIR.exec(e.name);
     if (!snap && !spoolFile && !spoolDir) {
+      const inner = IN_FLIGHT.exec(e.name)?.[1] ?? '';
+      const arriving = SNAPSHOT.exec(inner) ?? SPOOL_FILE.exec(inner);
+      const node = named(arriving, e.name);
+      if (node !== null) {
+        broken.push({ node, why: `${e.name}: a ${SNAPSHOT.test(inner) ? 'snapshot' : 'spool file'} of ${node} being written (or left by a writer that stopped), not read: what the node is now is not all here` });
+        if (!SNAPSHOT.test(inner)) unreadSpools.push(node);
+        continue;
+      }
+      if (arriving) continue;
       const miss = nearMiss(e.name);
       if (miss) problems.push(miss);
       continue;
