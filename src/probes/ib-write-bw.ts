@@ -59,6 +59,14 @@ export async function runIbWrite(exec: Exec, spec: IbWriteSpec, deadline: number
   if (srv.exitCode !== 0 || srvErrors.length) {
     return { spec, kind: 'failed', why: `loopback server failed (exit ${srv.timedOut ? 'none: timed out' : (srv.exitCode ?? 'none')}): the client's result is not ours`, lines: srvErrors.map((l) => `server: ${l}`).slice(0, 8), durationMs };
   }
+  // The HCA perftest says it ran on decides, as the GPU does below: with rdma_cm (-R, a site flag) the device is the one
+  // the route to the address resolves to, and -d was not what ran (perftest 16ecbfe: "--ib-dev was silently ignored";
+  // since then the header names the resolved device). A run of another HCA, or of one it does not name, is no sample
+  // of this one: judged against this one's band it would hide a slow rail, or drain for another's.
+  if (p.device === null) {
+    return { spec, kind: 'failed', why: `ib_write_bw did not say which device it used (no "Device :" in its header): not filed under ${spec.nic}`, lines: [], durationMs };
+  }
+  if (p.device !== spec.nic) return { spec, kind: 'failed', why: `ib_write_bw ran on ${p.device}, not ${spec.nic} (-d): not filed under ${spec.nic}`, lines: [], durationMs };
   const row = p.rows.find((x) => x.bytes === spec.recipe.msgSize) ?? p.rows[p.rows.length - 1]!;
   const impossible = bandwidthProblem(row.bwAverage, p.unit);
   if (impossible !== null) return { spec, kind: 'failed', why: `not a bandwidth: ${impossible}`, lines: p.problems.slice(0, 8), durationMs };

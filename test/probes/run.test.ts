@@ -177,3 +177,13 @@ t.test("the loopback's own server failed (port taken) while the client has a res
   t.strictSame(judge({ outcomes: r.outcomes, stats: [], envelopes: null, minSamples: 3 }).map((f) => `${f.status} ${f.code} ${f.subject}`),
     ['error bw-probe-failed mlx5_0', 'error bw-probe-failed mlx5_0/0000:41:00.0']);
 });
+
+t.test('a run perftest says it made on another HCA (rdma_cm, -R, resolves the device by route: -d is not what ran) or on none it names: not filed under the planned one', async (t) => {
+  // The captures as captured: the host run's header names mlx5_8, the GPU sweep's mlx5_0; the plan's HCA is mlx5_0.
+  const asis = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-asis') } }), opts());
+  t.strictSame(values(asis.outcomes), ['failed: ib_write_bw ran on mlx5_8, not mlx5_0 (-d): not filed under mlx5_0', 'ib-write-gpu 0000:41:00.0 23.03 Gb/s']);
+  const nodev = await runProbes(plan({ tools: { ibWriteBw: bin('ib_write_bw-nodev') } }), opts());
+  t.strictSame(values(nodev.outcomes), ['ib_write_bw did not say which device it used (no "Device :" in its header): not filed under mlx5_0', 'ib_write_bw did not say which device it used (no "Device :" in its header): not filed under mlx5_0'].map((w) => `failed: ${w}`));
+  t.strictSame(judge({ outcomes: [asis.outcomes[0]!, ...nodev.outcomes], stats: [], envelopes: null, minSamples: 3 }).map((f) => `${f.status} ${f.code} ${f.subject}`),
+    ['error bw-probe-failed mlx5_0', 'error bw-probe-failed mlx5_0', 'error bw-probe-failed mlx5_0/0000:41:00.0'], 'could not tell: never judged against a band');
+});
