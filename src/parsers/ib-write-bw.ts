@@ -1,6 +1,9 @@
 // Pure parser of perftest `ib_write_bw` (and other `* BW Test`) output: header, GPU buffer info, result rows, tool failures.
 
-/** Bandwidth unit of the table: `--report_gbits` prints Gb/sec, otherwise MB/sec (perftest's MB is 2^20 bytes). */
+/**
+ * Bandwidth unit of the table: `--report_gbits` prints Gb/sec, otherwise MB/sec (perftest's MB is 2^20 bytes), headed
+ * MiB/sec since perftest 24.07 (1d202bb): the same unit.
+ */
 export type IbBwUnit = 'Gb/s' | 'MB/s';
 
 /** The failure perftest itself reported, by class; the tool's own lines are kept in `errorLines`. */
@@ -91,7 +94,7 @@ function num(token: string | undefined): number | null {
 
 function unitOf(u: string): IbBwUnit | null {
   if (u === 'Gb') return 'Gb/s';
-  if (u === 'MB') return 'MB/s';
+  if (u === 'MB' || u === 'MiB') return 'MB/s';
   return null;
 }
 

@@ -74,6 +74,16 @@ t.test('Soft-RoCE excerpt: MB/sec, CPU frequency line inside the table, no leadi
   t.same(r.problems, []);
 });
 
+t.test('perftest 24.07 on (1d202bb "Display proper unit for MiB/sec results"): the same 2^20-byte unit headed MiB/sec', async (t) => {
+  // The Soft-RoCE excerpt with its table header as RESULT_FMT prints it since then (perftest_parameters.h), the one change.
+  const text = fixture('softroce_rxe0_host_ib_write_bw_110MBps_excerpt.txt').replace('BW peak[MB/sec]    BW average[MB/sec]', 'BW peak[MiB/sec]    BW average[MiB/sec]');
+  const r = parseIbWriteBw(text, 0);
+  t.equal(r.unit, 'MB/s');
+  t.same(r.rows, [{ bytes: 65536, iterations: 5000, bwPeak: 110.31, bwAverage: 110.28, msgRate: 0.001764 }]);
+  t.equal(r.error, null);
+  t.same(r.problems, []);
+});
+
 t.test('real Debian ib_write_bw with no RDMA device: failure classified, tool lines kept', async (t) => {
   const meta = JSON.parse(fixture('real_no_rdma_device_debian.json')) as { exitCode: number; stdout: string; stderr: string };
   const text = fixture('real_no_rdma_device_debian.txt');
