@@ -1,5 +1,6 @@
 // Pure: what `fleet collect` decides before and after its one srun step: which named nodes slurmctld can run a
 // step on now (the others would hold the step pending: listed, not waited for), the srun line, and who answered.
+import { reasonOf } from '../parsers/scontrol.js';
 import { compressHostlist } from './hostlist.js';
 import type { NodeMissing } from './types.js';
 
@@ -33,14 +34,17 @@ export interface NodeStateLine {
   readonly reason: string | null;
 }
 
-/** `scontrol show node -o LIST`: one `NodeName=… State=…` line per node; Reason runs to its `[user@time]`. */
+/**
+ * `scontrol show node -o LIST`: one `NodeName=… State=…` line per node; its Reason read as a drain's is (the whole
+ * text, an admin's note after a stamp in it and its further lines, here joined by " / " on the one line said).
+ */
 export function parseNodeLines(text: string): Map<string, NodeStateLine> {
   const out = new Map<string, NodeStateLine>();
   for (const line of text.split('\n')) {
     const name = /^NodeName=(\S+)/.exec(line)?.[1];
     const state = / State=(\S+)/.exec(line)?.[1];
     if (!name || !state) continue;
-    out.set(name, { name, state, reason: / Reason=(.*?) \[[^\]]*\]/.exec(line)?.[1] ?? null });
+    out.set(name, { name, state, reason: reasonOf(line)?.text.replaceAll('\n', ' / ') ?? null });
   }
   return out;
 }

@@ -41,7 +41,7 @@ const NEXT_LINE = ' '.repeat(8);
  * does not end it, nor does the reason end at its first line; read short, an edited reason of ours would pass for
  * the very text gdrgate wrote. No stamp (reason_time 0): null, as no reason of ours.
  */
-function reasonOf(line: string): { text: string; user: string; time: string } | null {
+export function reasonOf(line: string): { text: string; user: string; time: string } | null {
   const at = line.indexOf(' Reason=');
   if (at < 0) return null;
   const text = line.slice(at + ' Reason='.length);

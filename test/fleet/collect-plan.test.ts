@@ -64,7 +64,10 @@ t.test('preflight: what slurmctld says of each node, on real scontrol captures',
   t.same(p.run, [idle.name]);
   t.same(p.missing, [{ node: 'ghost1', why: 'slurmctld does not know this node' }]);
   const d = preflight([drained.name], new Map([[drained.name, drained]])).missing[0];
-  t.match(d?.why, /^slurmctld: State=\S*DRAIN\S* Reason=rack maintenance/, String(d?.why));
+  t.equal(d?.why, `slurmctld: State=${drained.state} Reason=rack maintenance`);
+  // An admin's note after a stamp inside the reason, and a further line: the whole reason (as a drain's is read).
+  const noted = readFileSync(fixture('scontrol', 'show_node_o_drain_rack_maintenance_22.05.8.txt'), 'utf8').replace('Reason=rack maintenance [root@2026-11-29T14:39:05]', 'Reason=rack maintenance [ops@ticket-42] RMA open [root@2026-11-29T14:39:05]        DO NOT RESUME');
+  t.equal(preflight([drained.name], parseNodeLines(noted)).missing[0]?.why, `slurmctld: State=${drained.state} Reason=rack maintenance [ops@ticket-42] RMA open / DO NOT RESUME`);
   for (const s of ['IDLE', 'MIXED', 'ALLOCATED', 'IDLE+COMPLETING', 'MIXED+PLANNED']) t.notOk(unavailable(s), s);
   for (const s of ['DOWN', 'DOWN*', 'IDLE+DRAIN', 'IDLE*', 'IDLE+NOT_RESPONDING', 'ALLOCATED+DRAIN', 'FUTURE', 'IDLE+POWERED_DOWN', 'DOWN+REBOOT_ISSUED', 'UNKNOWN']) t.ok(unavailable(s), s);
 });
