@@ -13,6 +13,8 @@ export const STAMP = 'probe-stamp.json';
 export const WINDOW_FROM = 'probe-window.json';
 export const PROBE_LOCK = 'probe.lock';
 const MAX_STAMP_BYTES = 4096;
+/** The largest time a Date holds (ECMA-262 TimeClip: 8.64e15 ms). */
+const MAX_DATE_MS = 8.64e15;
 
 /** The spool directory, created if needed; refused when another user could write into it (they could plant links there). */
 export function ensureDir(dir: string): void {
@@ -44,7 +46,9 @@ export function readWindowFrom(dir: string): number | null {
   if (!r.ok) return null;
   try {
     const v = (JSON.parse(r.value.toString('utf8')) as { from?: unknown }).from;
-    return typeof v === 'number' && Number.isFinite(v) ? v : null;
+    // A time a clock can hold (whole ms since 1970, within Date's range): ±1e17 is a torn or hand-made file, and a
+    // Date of it throws where the window is said (the textfile, the rewrite of a start ahead of the clock).
+    return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 && v <= MAX_DATE_MS ? v : null;
   } catch {
     return null;
   }

@@ -96,3 +96,14 @@ t.test('a window start written ahead of the clock (a drain while it ran fast) is
   t.equal(w.why, `was ${new Date(ahead).toISOString()}, ahead of the clock: set to now`);
   t.strictSame([epilog(r, '5', 'healthy'), epilog(r, '6', 'slow41')], ['0 healthy none', '0 healthy none'], 'the broken period before stays out');
 });
+
+t.test('a window start no clock can hold (±1e17 ms: a torn or hand-made file) is no start: the Epilog judges, never breaks', async (t) => {
+  const r = await rail();
+  const file = path.join(r.e.spool, 'probe-window.json');
+  t.equal(epilog(r, '9', 'healthy'), '0 healthy none', 'the spool made');
+  for (const [i, from] of [1e17, -1e17].entries()) {
+    writeFileSync(file, `${JSON.stringify({ from, why: 'drained' })}\n`);
+    t.equal(epilog(r, String(10 + i), 'healthy'), '0 healthy none', `from ${from}`);
+    t.equal(readFileSync(file, 'utf8'), `${JSON.stringify({ from, why: 'drained' })}\n`, `from ${from}: left as it is`);
+  }
+});
