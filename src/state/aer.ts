@@ -3,8 +3,9 @@
 // and removes. Written the gate's one way (src/host/files.ts: temporary file and rename, never through a link), read
 // only when root's and not writable by others. A missing, refused or corrupt file is "no growth known", never a
 // failure and never a throw.
+import path from 'node:path';
 import { unlink } from '../host/entries.js';
-import { errno, readSmall } from '../host/files.js';
+import { assertSafeDir, errno, readSmall } from '../host/files.js';
 import type { AerHistory, AerReference, AerSample } from '../model/aer.js';
 import { BDF_RE } from '../parsers/sysfs.js';
 import { jobDirName } from './names.js';
@@ -40,7 +41,20 @@ export function asAerReference(raw: unknown): AerReference | string {
   return { time: raw.time, boot: raw.boot, job: raw.job, devices };
 }
 
+/** Why the directory a reference lies in is not root's alone (another user could remove it, or put an older one of
+ * root's back, and growth be judged from counts of their choosing), or null; none at all is the file's "missing". */
+function dirRefused(dir: string): string | null {
+  try {
+    assertSafeDir(dir);
+    return null;
+  } catch (e) {
+    return errno(e) === 'ENOENT' ? null : (e as Error).message;
+  }
+}
+
 function read(file: string, against: string): AerHistory {
+  const bad = dirRefused(path.dirname(file));
+  if (bad !== null) return { against, ref: null, why: `${against}'s counters refused: ${bad}` };
   const r = readSmall(file, { max: MAX_BYTES, owner: process.geteuid?.() ?? 0, mode: 'no-other-write' });
   if (!r.ok) return { against, ref: null, why: r.kind === 'missing' ? `${against} recorded no counters (a first run on this node)` : `${against}'s counters refused: ${r.why}` };
   let raw: unknown;

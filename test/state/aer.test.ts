@@ -62,6 +62,19 @@ t.test('first run, corrupt or refused file: no growth known, a pass that says so
   t.match(readLastAer(dir).why, /refused: .*writable by others/, 'a file others may write is refused');
 });
 
+t.test("a reference in a directory others may write is refused (they could remove it, or put an older one of root's back)", async (t) => {
+  for (const mode of [0o777, 0o775]) {
+    const dir = path.join(t.testdir(), `open-${mode.toString(8)}`);
+    fs.mkdirSync(dir, { mode: 0o711 });
+    writeAer(dir, aerReferenceOf(invBefore, PREVIOUS_RUN, '41'));
+    fs.chmodSync(dir, mode); // opened after root wrote (writeAer refuses such a directory)
+    const who = mode === 0o777 ? 'anyone' : 'its group';
+    t.same([readLastAer(dir).ref, readLastAer(dir).why], [null, `the previous run's counters refused: ${dir} is writable by ${who} (mode 0${mode.toString(8)})`]);
+    t.same([takeJobAer(dir, '41').ref, takeJobAer(dir, '41').why.split(': ')[0]], [null, "the job's Prolog's counters refused"]);
+    t.same(gpuFinding(readLastAer(dir)), ['pass aer-ok none'], 'growth unknown: a pass that says so, never a fail');
+  }
+});
+
 t.test('writing replaces a link planted at the name, never writes through it', async (t) => {
   const dir = stateDir(t);
   const victim = path.join(path.dirname(dir), 'victim');
