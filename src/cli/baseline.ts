@@ -74,6 +74,8 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
   // What validate and every load would refuse is never written (limits.ts: the same numbers).
   const over = overLimits(b, Buffer.byteLength(text) + 1);
   if (over.length) throw new ConfigError(`baseline capture: the class would be ${over.join('; ')}: more than a baseline may hold (${BASELINE_LIMITS.bytes} bytes)`);
+  // Only what `baseline validate` (and so every prolog) accepts is ever written: a refused class turns the gate off.
+  await checkBaseline(JSON.parse(text), 'baseline capture (not written)');
   out(text);
   return exitCode('ok');
 }
