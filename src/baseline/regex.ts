@@ -18,6 +18,8 @@ const CLASS_ESCAPES: Readonly<Record<string, CharSet>> = {
   S: SPACE.complement(),
 };
 const CONTROL: Readonly<Record<string, string>> = { t: '\t', n: '\n', r: '\r', f: '\f', v: '\v' };
+/** A counted repetition at a position (sticky): the pattern is at most MAX_PATTERN_CHARS, so is this text. */
+const BRACES = /\{(\d+)(,(\d*))?\}/y;
 
 class Parser {
   private i = 0;
@@ -58,9 +60,14 @@ class Parser {
     return cat(xs);
   }
 
-  /** `{m}`, `{m,}`, `{m,n}` when the text is one (else `{` is a literal, as in a JS RegExp without `u`). */
+  /**
+   * `{m}`, `{m,}`, `{m,n}` when the text is one (else `{` is a literal, as in a JS RegExp without `u`), however many
+   * digits it is written with: RegExp reads `{00000000000000000000001}` as `{1}`, and one over MAX_REPEAT is refused,
+   * never taken for text.
+   */
   private braces(): { min: number; max: number | null; len: number } | null {
-    const m = /^\{(\d+)(,(\d*))?\}/.exec(this.src.slice(this.i, this.i + 24));
+    BRACES.lastIndex = this.i;
+    const m = BRACES.exec(this.src);
     if (!m) return null;
     const min = Number(m[1]);
     const max = m[2] === undefined ? min : m[3] === '' ? null : Number(m[3]);

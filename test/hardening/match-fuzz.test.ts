@@ -74,6 +74,48 @@ t.test('regex: random character soup is accepted only where RegExp accepts it, a
   t.ok(accepted > 500, 'the soup reaches the matcher');
 });
 
+t.test('regex: {m,n} however long it is written means what RegExp reads, or is refused', async (t) => {
+  // Leading zeros make a short count long text ({00000000000000000000001} is {1}): RegExp reads the count whatever
+  // its length, so the matcher must too, never take the braces for literal text.
+  const g = seeded(0x5eed);
+  const num = (): string => '0'.repeat(g.int(40)) + String(g.int(4));
+  const wrong: string[] = [];
+  for (let i = 0; i < 400; i++) {
+    const q = g.pick([`{${num()}}`, `{${num()},}`, `{${num()},${num()}}`]);
+    const src = `^${g.pick(['a', '(?:ab)', '[ab]', '\\d'])}${q}${g.pick(['', '?'])}$`;
+    let js: RegExp;
+    try {
+      js = new RegExp(src);
+    } catch {
+      continue; // {2,1}: out of order, a SyntaxError both ways
+    }
+    let mine;
+    try {
+      mine = compilePattern(`/${src}/`);
+    } catch (e) {
+      wrong.push(`/${src}/ refused (${(e as Error).message}), RegExp takes it`);
+      continue;
+    }
+    for (const h of ['', 'a', 'aa', 'aaa', 'ab', 'abab', '1', '12', '123', `a${q}`, `ab${q}`])
+      if (mine.test(h) !== js.test(h)) wrong.push(`/${src}/ ~ ${JSON.stringify(h)}: RegExp says ${js.test(h)}`);
+  }
+  t.same(wrong.slice(0, 5), [], 'every accepted count agrees');
+  // A count over MAX_REPEAT is refused however it is written, never read as text.
+  const refusal = (src: string): string | null => {
+    try {
+      compilePattern(src);
+      return null;
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  for (const q of ['{65}', `{${'0'.repeat(30)}65}`, '{1,99999999999999999999}', `{1,${'0'.repeat(30)}65}`]) {
+    const src = `/^a${q}$/`;
+    const shown = JSON.stringify(src.length > 80 ? `${src.slice(0, 77)}...` : src);
+    t.equal(refusal(src), `invalid regex in host pattern ${shown}: repetition ${q} over 64 at offset 2`, q);
+  }
+});
+
 /** A glob, and the JS RegExp its expansion means (Slurm brackets spelt out number by number). */
 function glob(g: Seeded): { pattern: string; oracle: RegExp } {
   let pattern = '';
