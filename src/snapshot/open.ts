@@ -4,7 +4,7 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ConfigError } from '../errors.js';
 import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX, wholeText } from '../host/host.js';
-import { readBytesAsync, statAsync } from '../host/whole-file.js';
+import { readRegularCapped } from '../host/whole-file.js';
 import { MAX_FILE_BYTES, MAX_LINKS, MAX_PATH_BYTES, MAX_TAR_BYTES } from './limits.js';
 import { manifestFields, manifestProblem } from './manifest.js';
 import { TarError } from './tar.js';
@@ -289,8 +289,13 @@ export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
 }
 
 export async function openSnapshot(file: string): Promise<SnapshotHost> {
-  const st = await statAsync(file);
-  if (!st.isFile()) throw new SnapshotError(`${file}: not a regular file`);
-  if (st.size > MAX_FILE_BYTES) throw new SnapshotError(`${file}: ${st.size} bytes, more than the ${MAX_FILE_BYTES}-byte cap`);
-  return parseSnapshot(file, await readBytesAsync(file));
+  let bytes: Buffer;
+  try {
+    bytes = await readRegularCapped(file, MAX_FILE_BYTES);
+  } catch (e) {
+    // A file that cannot be opened keeps its errno (the caller's exit 2); what the descriptor showed is a snapshot error.
+    if ((e as NodeJS.ErrnoException).code !== undefined) throw e;
+    throw new SnapshotError((e as Error).message);
+  }
+  return parseSnapshot(file, bytes);
 }

@@ -136,3 +136,10 @@ t.test('bad input: not gzip/tar, over the cap, a directory', async (t) => {
   await t.rejects(openSnapshot(dir), /not a regular file/);
   t.ok(readFileSync(path.join(dir, 'junk.tar.gz')).length < 100);
 });
+
+// Read through one descriptor, checked there and on what came: a file that says 0 bytes and holds more (procfs, some
+// FUSE; or one swapped after a check by path) is never read past the cap its size allowed.
+t.test('a file whose size says less than it holds is not read past what it said', async (t) => {
+  const said = await openSnapshot('/proc/self/status').then(() => 'opened', (e: unknown) => (e as Error).message);
+  t.equal(said, '/proc/self/status: grew past 0 bytes while it was read');
+});
