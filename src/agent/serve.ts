@@ -101,7 +101,7 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
   let stopping = false;
   const budget = new TaskBudget();
   const idle = idleGc();
-  const fifos = stateDir === null ? null : new TaskFifos({ stateDir, exec, serve: (tfd, job) => serveTasks(tfd, { config, live, stopping: () => stopping, job, budget, idle }) });
+  const fifos = stateDir === null ? null : new TaskFifos({ stateDir, exec, serve: (tfd, job) => serveTasks(tfd, { config, live, stopping: () => stopping, upgraded: () => upgraded(), job, budget, idle }) });
   if (fifos !== null && stateDir !== null) {
     ensureStateDir(stateDir);
     await fifos.start();
@@ -135,16 +135,21 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     done(exit);
   };
 
+  /** Why not to answer with this code: a watched file changed since the start (the agent then stops, once); else null. */
+  const upgraded = (): string | null => {
+    const changed = [...watched].find(([f, id]) => identity(f) !== id);
+    if (!changed) return null;
+    setImmediate(() => void stop(`${changed[0]} changed since the agent started`, 0));
+    return `gdrgate changed on disk since the agent started (${changed[0]}); the agent exits for its service manager to restart it`;
+  };
+
   /** The reply for `req`; null when the answer was delivered already (healthy: the agent's run delivers it itself). */
   const answer = async (asked: Asked): Promise<string | null> => {
     const req = asked.req;
     if (stopping) return formatReply('fallback', 'the agent is stopping');
     if (req.config !== config) return formatReply('fallback', `the agent answers for ${config}, not ${req.config}`);
-    const changed = [...watched].find(([f, id]) => identity(f) !== id);
-    if (changed) {
-      setImmediate(() => void stop(`${changed[0]} changed since the agent started`, 0));
-      return formatReply('fallback', `gdrgate changed on disk since the agent started (${changed[0]}); the agent exits for its service manager to restart it`);
-    }
+    const changed = upgraded();
+    if (changed !== null) return formatReply('fallback', changed);
     const why = await notAProlog(live, req.pid);
     if (why) return formatReply('fallback', why);
     // The Prolog is a live process whatever root the config reads: its environment comes from the live /proc.

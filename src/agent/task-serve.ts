@@ -44,7 +44,7 @@ export class TaskBudget {
 }
 
 /** Reads `job`'s task requests from `fd` (its FIFO, opened read-write) until destroyed; its owner's requests count against `budget`. */
-export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly job: string; readonly budget: TaskBudget; readonly idle?: IdleGc }): { destroy(): void } {
+export function serveTasks(fd: number, o: { readonly config: string; readonly live: Host; readonly stopping: () => boolean; readonly upgraded?: () => string | null; readonly job: string; readonly budget: TaskBudget; readonly idle?: IdleGc }): { destroy(): void } {
   // The FIFO is the job user's (task-fifos.ts hands it over with fchown before it is read).
   const uid = fstatFd(fd).uid;
   const input = new net.Socket({ fd, readable: true, writable: false });
@@ -107,7 +107,10 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
           if (pipe === null || o.stopping()) return;
           const asked = { req: req.value, pipe };
           const t0 = performance.now();
-          const a = await answerTask(req.value, o.config, o.live).catch((e: Error): TaskAnswer => ({ ok: false, why: `the agent could not judge: ${e.message}` }));
+          const judged = await answerTask(req.value, o.config, o.live).catch((e: Error): TaskAnswer => ({ ok: false, why: `the agent could not judge: ${e.message}` }));
+          // Code changed on disk since the start (an upgrade): no answer of the old code's, as for a Prolog (serve.ts).
+          const changed = !judged.ok && judged.silent ? null : (o.upgraded?.() ?? null);
+          const a: TaskAnswer = changed === null ? judged : { ok: false, why: changed };
           if (!a.ok && a.silent) {
             (await log()).warn({ client: req.value.pid, job: req.value.job, why: a.why }, 'gdrgate agent: TaskProlog request not answered');
             return;
