@@ -17,12 +17,15 @@ export interface Agent {
   readonly exited: Promise<number | null>;
 }
 
-/** The agent on `e`: `extra` its own arguments, `node` Node's flags (the package's unit: --max-semi-space-size=16 --expose-gc). */
-export async function startAgent(e: GateEnv, extra: string[] = [], node: string[] = []): Promise<Agent> {
+/**
+ * The agent on `e`: `extra` its own arguments, `node` Node's flags (the package's unit: --max-semi-space-size=16
+ * --expose-gc), `cli` the program it is started as.
+ */
+export async function startAgent(e: GateEnv, extra: string[] = [], node: string[] = [], cli = CLI): Promise<Agent> {
   const dir = path.join(e.dir, 'agent');
   let err = '';
   let out = '';
-  const proc = spawn(process.execPath, [...node, CLI, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...node, cli, 'agent', '--config', e.config, '--dir', dir, ...extra], { stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stderr!.on('data', (d: Buffer) => (err += d.toString()));
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((res) => proc.on('close', (c) => res(c)));
