@@ -34,7 +34,7 @@ export interface AgentOptions {
   readonly dir: string;
   /** The config this agent answers for; a request naming another gets "fallback". */
   readonly config: string;
-  /** Files whose identity (inode, size, mtime) at start is this agent's code: when one changes, the agent exits. */
+  /** Files whose identity (inode, size, mtime, ctime) at start is this agent's code: when one changes, the agent exits. */
   readonly watch: readonly string[];
 }
 
@@ -56,10 +56,11 @@ function checkDir(dir: string): void {
   if ((st.mode & 0o077) !== 0) throw new ConfigError(`agent directory ${dir} has mode ${(st.mode & 0o777).toString(8)}; want 700`);
 }
 
+/** A file's identity: ctime too, which no write can keep (a copy over it with `cp -p` keeps inode, size and mtime). */
 const identity = (f: string): string => {
   try {
     const st = stat(f);
-    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+    return `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
   } catch (e) {
     return `missing: ${(e as NodeJS.ErrnoException).code ?? 'error'}`;
   }
