@@ -289,13 +289,9 @@ export function parseSnapshot(root: string, buf: Uint8Array): SnapshotHost {
 }
 
 export async function openSnapshot(file: string): Promise<SnapshotHost> {
-  let bytes: Buffer;
-  try {
-    bytes = await readRegularCapped(file, MAX_FILE_BYTES);
-  } catch (e) {
-    // A file that cannot be opened keeps its errno (the caller's exit 2); what the descriptor showed is a snapshot error.
-    if ((e as NodeJS.ErrnoException).code !== undefined) throw e;
-    throw new SnapshotError((e as Error).message);
-  }
+  // A file that cannot be opened keeps its errno (the caller's exit 2); what the descriptor showed is a snapshot error.
+  const bytes = await readRegularCapped(file, MAX_FILE_BYTES).catch((e: NodeJS.ErrnoException) => {
+    throw e.code !== undefined ? e : new SnapshotError(e.message);
+  });
   return parseSnapshot(file, bytes);
 }
