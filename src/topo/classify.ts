@@ -64,8 +64,11 @@ export function numaAffinity(inv: Inventory, d: PciDevice): number[] | null {
 
 
 
+/** NUMA nodes that have CPUs, or may have (their cpulist unread); a memory-only node (GH200's HBM, CXL) has none. */
+const cpuNodes = (inv: Inventory): number => inv.numa.filter((n) => n.cpus.state !== 'present' || n.cpus.value.length > 0).length;
+
 export interface PathInfo {
-  /** '?': the class depends on a fact that could not be read (the NUMA node of one side). */
+  /** '?': the class depends on a fact that could not be read or is not there (the NUMA node of one side). */
   readonly cls: PathClass | 'X' | '?';
   /** Bridges a peer transaction crosses below the common switch (where ACS redirect matters); empty above PXB. */
   readonly peerBridges: readonly Bdf[];
@@ -84,8 +87,10 @@ export function classify(inv: Inventory, a: PciDevice, b: PciDevice): PathInfo {
     if (a.hostBridge === b.hostBridge) return { cls: 'PHB', peerBridges: [] };
     const [na, nb] = [numaFact(inv, a), numaFact(inv, b)];
     if (na.state === 'unknown' || nb.state === 'unknown') return { cls: '?', peerBridges: [] };
-    const apart = na.state === 'present' && nb.state === 'present' && na.value !== nb.value;
-    return { cls: apart ? 'SYS' : 'NODE', peerBridges: [] };
+    if (na.state === 'present' && nb.state === 'present') return { cls: na.value !== nb.value ? 'SYS' : 'NODE', peerBridges: [] };
+    // A side without NUMA affinity (numa_node -1: every CPU its local one) may lie on any socket: NODE only where
+    // no second NUMA node has CPUs (one with unreadable CPUs may).
+    return { cls: cpuNodes(inv) > 1 ? '?' : 'NODE', peerBridges: [] };
   }
   const below = [...a.bridges.slice(k), ...b.bridges.slice(k)];
   const units = new Set<Bdf>([unitOf(inv, a.bridges, k - 1)]);

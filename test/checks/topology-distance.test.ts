@@ -42,6 +42,17 @@ const pair0OnNode1 = [
   ...[P0.downGpu, P0.downNic, P0.gpu, P0.nic].map((bdf): Want => ({ status: 'fail', code: 'topology-numa-changed', subject: bdf, expected: '0', actual: '1' })),
 ];
 
+/** Socket 0's adapters pulled, numa_node -1 on every host bridge (each device's local CPUs: all of them). */
+const noAffinity = (n: GenNode): void => {
+  NICS.slice(0, 4).forEach((b) => detach(n, b));
+  n.hostBridges.forEach((hb) => void (hb.numaNode = -1));
+};
+/** The same on a node whose CPUs all lie on one NUMA node. */
+const oneNode = (n: GenNode): void => {
+  noAffinity(n);
+  n.numa = [{ id: 0, cpus: n.numa.map((x) => x.cpus).join(',') }];
+};
+
 export const cases = table('topology-distance', [
   {
     name: 'invalid with baseline: GPU0\'s numa_node reads -1 (firmware lost its proximity data) where the reference had 0',
@@ -82,6 +93,25 @@ export const cases = table('topology-distance', [
     bare: GPUS.slice(0, 4).map(remote),
     based: [],
   },
+  // numa_node -1 on every host bridge (firmware without proximity data: the kernel gives each device every CPU as
+  // local) on a two-socket node: a GPU and an adapter on different host bridges may share a socket (NODE) or not
+  // (SYS). It was NODE, so GPU0-3, whose adapters are all on socket 1, passed as near.
+  {
+    name: 'skip without baseline: no NUMA affinity on a two-socket node, socket 0 without an RDMA adapter: NODE or SYS cannot be told, never a pass',
+    change: noAffinity,
+    ref: noAffinity,
+    subjects: GPUS.slice(0, 4),
+    bare: GPUS.slice(0, 4).map(unplaced),
+    based: [],
+  },
+  {
+    name: 'valid without baseline: no NUMA affinity on a node whose only CPUs lie on one NUMA node: NODE across host bridges (one NUMA node to lie on)',
+    change: oneNode,
+    ref: oneNode,
+    subjects: GPUS.slice(0, 4),
+    bare: GPUS.slice(0, 4).map((bdf): Want => ({ status: 'pass', code: 'topology-ok', subject: bdf, expected: 'not SYS', actual: 'NODE' })),
+    based: [],
+  },
   {
     name: 'warn without baseline: 8x P40 with the only NIC on the other socket (valid against its own baseline)',
     from: P40,
@@ -105,7 +135,6 @@ export const cases = table('topology-distance', [
   // alone, and its NODE paths to the adapters on node 1 read SYS: four fails on a healthy node.
   {
     name: 'skip with baseline: node1\'s cpulist unreadable while GPU0 has no numa_node: its paths off its switch are unknown, never SYS',
-    ref: (n) => void (dev(n, P0.gpu).numaNode = -1),
     change: (n) => void (dev(n, P0.gpu).numaNode = -1),
     patch: unreadable('sys/devices/system/node/node1/cpulist'),
     subjects: [1, 2, 3, 4, 5, 6, 7].map((k) => `${P0.gpu}-mlx5_${k}`),
@@ -114,7 +143,6 @@ export const cases = table('topology-distance', [
   },
   {
     name: 'skip with baseline: node0\'s cpulist read empty (as a memory-only node\'s is) while GPU0 has no numa_node: CPUs of GPU0 that no node holds, its place unknown',
-    ref: (n) => void (dev(n, P0.gpu).numaNode = -1),
     change: (n) => void (dev(n, P0.gpu).numaNode = -1),
     patch: put('sys/devices/system/node/node0/cpulist', '\n'),
     subjects: [1, 2, 3, 4, 5, 6, 7].map((k) => `${P0.gpu}-mlx5_${k}`),
