@@ -87,6 +87,7 @@ export function mergePlan(inp: MergeInput): Plan {
   for (const hook of ['prolog', 'epilog'] as const) chainHook(hook, f.multiPrologLines);
   chainHook('taskprolog', false);
   chainHook('health', false);
+  healthSchedule();
 
   function chainHook(hook: Hook, multi: boolean): void {
     const key = KEY[hook];
@@ -113,7 +114,7 @@ export function mergePlan(inp: MergeInput): Plan {
       return;
     }
     if (hook === 'health' && !e) {
-      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: 'optional: the same gate on idle nodes between jobs (with HealthCheckInterval=300, HealthCheckNodeState=ANY); it resumes only its own drains' });
+      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: 'optional: the same gate on idle nodes between jobs, on the schedule of HealthCheckInterval and HealthCheckNodeState; it resumes only its own drains' });
       return;
     }
     if (!e) {
@@ -134,6 +135,30 @@ export function mergePlan(inp: MergeInput): Plan {
     }
     wrappers.push({ hook, path: chain, text: chainText(hook, sites, ours, inp.release) });
     changes.push({ key, action: 'set', ...at(e), now, set: `${e.key}=${chain}`, why: `Slurm ${inp.release} takes one ${key}=: the wrapper ${chain} (below) runs ${sites.join(' ')} and then gdrgate's ${ours}` });
+  }
+
+  // slurmd starts HealthCheckProgram only with an interval, or HealthCheckNodeState=START_ONLY (25.11+) or
+  // REBOOT_ONLY (26.05+) (slurmd.c run_script_health_check; an unknown word is ignored): the site's schedule is kept,
+  // and where there is none the interval is offered, or a HealthCheckProgram line would do nothing.
+  function healthSchedule(): void {
+    const iv = last('HealthCheckInterval');
+    const ns = last('HealthCheckNodeState');
+    const key = 'HealthCheckInterval';
+    const secs = iv && /^\d+$/.test(iv.value) ? Number(iv.value) : 0;
+    const words = ns ? ns.value.split(',').map((w) => w.trim().toUpperCase()) : [];
+    const once = (f.healthStartOnly && words.includes('START_ONLY')) || (f.healthRebootOnly && words.includes('REBOOT_ONLY'));
+    const states = ns ? ` (${shown(ns)})` : '';
+    if (secs > 0) changes.push({ key, action: 'keep', ...at(iv), now: [shown(iv!)], set: null, why: `the site's: slurmd starts HealthCheckProgram every ${secs} s${states}` });
+    else if (once) changes.push({ key, action: 'keep', ...at(iv), now: iv ? [shown(iv)] : [], set: null, why: `the site's: slurmd starts HealthCheckProgram only ${f.healthRebootOnly && words.includes('REBOOT_ONLY') ? 'after a reboot slurmctld asked for' : 'as it starts'}${states}, no interval` });
+    else
+      changes.push({
+        key,
+        action: 'optional',
+        ...at(iv),
+        now: iv ? [shown(iv)] : [],
+        set: `${iv?.key ?? key}=300`,
+        why: 'without one slurmd never starts HealthCheckProgram (slurmd.c run_script_health_check): the HealthCheckProgram line alone would do nothing; 300 s between runs, on the nodes HealthCheckNodeState names (default ANY)',
+      });
   }
 
   timeouts();

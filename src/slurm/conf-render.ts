@@ -25,7 +25,7 @@ function where(c: Change): string {
     case 'remove':
       return `remove ${c.file}${line}`;
     case 'optional':
-      return `optional, add to ${c.file}`;
+      return c.line === null ? `optional, add to ${c.file}` : `optional, change ${c.file}${line}`;
   }
 }
 
@@ -42,7 +42,7 @@ export function renderText(ctx: PlanContext, plan: Plan): string {
     if (c.action === 'keep') out.push(...c.now.map((l) => `  ${l}`));
     else if (c.action === 'remove') out.push(...c.now.map((l) => `- ${l}`));
     else if (c.action === 'set') out.push(...c.now.slice(-1).map((l) => `- ${l}`), `+ ${c.set}`);
-    else if (c.action === 'optional') out.push(`+ ${c.set}`);
+    else if (c.action === 'optional') out.push(...(c.line === null ? [] : c.now.slice(-1).map((l) => `- ${l}`)), `+ ${c.set}`);
     else out.push(...c.now.map((l) => `  ${l}`), `+ ${c.set}`);
     out.push(`  why: ${c.why}`);
   }

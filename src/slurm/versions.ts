@@ -16,6 +16,10 @@ const SINCE = {
   relativePrologEpilog: '23.11',
   /** The same for TaskProlog=. */
   relativeTaskProlog: '25.11',
+  /** HealthCheckNodeState=START_ONLY: slurmd runs HealthCheckProgram as it starts, with no interval (slurmd.c). */
+  healthStartOnly: '25.11',
+  /** HealthCheckNodeState=REBOOT_ONLY: the same after a reboot slurmctld asked for. */
+  healthRebootOnly: '26.05',
 } as const satisfies Record<string, Release>;
 
 /** PrologFlags every release accepts (read_config.c prolog_str2flags), then those a release added, with it. */

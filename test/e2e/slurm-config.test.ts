@@ -103,6 +103,7 @@ async function e2e(): Promise<void> {
         `Epilog add Epilog=${LIBEXEC}/epilog.sh`,
         `TaskProlog set taskprolog=${DIR}/etc/gdrgate-taskprolog-chain.sh`,
         `HealthCheckProgram optional HealthCheckProgram=${LIBEXEC}/health.sh`,
+        'HealthCheckInterval optional HealthCheckInterval=300',
         'PrologEpilogTimeout add PrologEpilogTimeout=60',
         'PropagateResourceLimits remove',
         'PropagateResourceLimitsExcept add PropagateResourceLimitsExcept=MEMLOCK',

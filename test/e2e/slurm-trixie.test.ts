@@ -212,6 +212,7 @@ async function e2e(): Promise<void> {
         `Epilog add Epilog=${LIBEXEC}/epilog.sh`,
         `TaskProlog add TaskProlog=${LIBEXEC}/taskprolog.sh`,
         `HealthCheckProgram optional HealthCheckProgram=${LIBEXEC}/health.sh`,
+        'HealthCheckInterval keep@25',
         'PrologEpilogTimeout add PrologEpilogTimeout=60',
         'PropagateResourceLimitsExcept add PropagateResourceLimitsExcept=MEMLOCK',
       ],

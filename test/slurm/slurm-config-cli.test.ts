@@ -93,7 +93,7 @@ t.test('the JSON follows schemas/slurm-config.schema.json', async (t) => {
   const data = renderJson(ctx, plan, '0.0.0') as { changes: { key: string; action: string }[]; wrappers: { path: string }[] };
   t.same(validate('slurm-config', data), []);
   t.same(data.wrappers.map((w) => w.path), ['/etc/slurm/gdrgate-prolog-chain.sh']);
-  t.same(data.changes.map((c) => `${c.key} ${c.action}`), ['PrologFlags set', 'Prolog set', 'Epilog add', 'TaskProlog add', 'HealthCheckProgram optional', 'PrologEpilogTimeout keep', 'PropagateResourceLimitsExcept add']);
+  t.same(data.changes.map((c) => `${c.key} ${c.action}`), ['PrologFlags set', 'Prolog set', 'Epilog add', 'TaskProlog add', 'HealthCheckProgram optional', 'HealthCheckInterval optional', 'PrologEpilogTimeout keep', 'PropagateResourceLimitsExcept add']);
 });
 
 t.test('the built command: --conf, --slurm-version, --json; --help names the schema', async (t) => {

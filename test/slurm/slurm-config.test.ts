@@ -31,6 +31,7 @@ const NONE = [
   `Epilog add Epilog=${S}/epilog.sh`,
   `TaskProlog add TaskProlog=${S}/taskprolog.sh`,
   `HealthCheckProgram optional HealthCheckProgram=${S}/health.sh`,
+  'HealthCheckInterval optional HealthCheckInterval=300',
   'PrologEpilogTimeout add PrologEpilogTimeout=60',
   'PropagateResourceLimitsExcept add PropagateResourceLimitsExcept=MEMLOCK',
 ];
@@ -66,6 +67,7 @@ const cases: { name: string; release: Release; files: Record<string, string>; wa
       'Epilog set @scripts.conf:1 Epilog=/etc/slurm/gdrgate-epilog-chain.sh',
       `TaskProlog add TaskProlog=${S}/taskprolog.sh`,
       `HealthCheckProgram optional HealthCheckProgram=${S}/health.sh`,
+      'HealthCheckInterval optional HealthCheckInterval=300',
       'PrologEpilogTimeout keep @alpha-limits.conf:2',
       'PropagateResourceLimitsExcept set @alpha-limits.conf:1 PropagateResourceLimitsExcept=CORE,NOFILE,MEMLOCK',
     ],
@@ -75,7 +77,7 @@ const cases: { name: string; release: Release; files: Record<string, string>; wa
     name: 'an existing TaskProlog: chained in every release (one TaskProlog=)',
     release: '25.11',
     files: { [CONF]: 'TaskProlog=/etc/slurm/site-task.sh\nPrologFlags=RunInJob\n' },
-    want: ['PrologFlags set @slurm.conf:2 PrologFlags=RunInJob,DeferBatch', `Prolog add Prolog=${S}/prolog.sh`, `Epilog add Epilog=${S}/epilog.sh`, 'TaskProlog set @slurm.conf:1 TaskProlog=/etc/slurm/gdrgate-taskprolog-chain.sh', ...NONE.slice(4, 5), NONE[5]!, NONE[6]!],
+    want: ['PrologFlags set @slurm.conf:2 PrologFlags=RunInJob,DeferBatch', `Prolog add Prolog=${S}/prolog.sh`, `Epilog add Epilog=${S}/epilog.sh`, 'TaskProlog set @slurm.conf:1 TaskProlog=/etc/slurm/gdrgate-taskprolog-chain.sh', ...NONE.slice(4)],
     wrappers: ['/etc/slurm/gdrgate-taskprolog-chain.sh'],
   },
   {
@@ -93,14 +95,14 @@ const cases: { name: string; release: Release; files: Record<string, string>; wa
         '',
       ].join('\n'),
     },
-    want: ['PrologFlags keep @slurm.conf:3', ...NONE.slice(1, 4), 'HealthCheckProgram set @slurm.conf:4 healthcheckprogram=/etc/slurm/gdrgate-health-chain.sh', 'PrologEpilogTimeout set @slurm.conf:6 prologepilogtimeout=60', 'PropagateResourceLimits keep @slurm.conf:7'],
+    want: ['PrologFlags keep @slurm.conf:3', ...NONE.slice(1, 4), 'HealthCheckProgram set @slurm.conf:4 healthcheckprogram=/etc/slurm/gdrgate-health-chain.sh', 'HealthCheckInterval keep @slurm.conf:5', 'PrologEpilogTimeout set @slurm.conf:6 prologepilogtimeout=60', 'PropagateResourceLimits keep @slurm.conf:7'],
     wrappers: ['/etc/slurm/gdrgate-health-chain.sh'],
   },
   {
     name: '25.05: PrologTimeout and EpilogTimeout override PrologEpilogTimeout, each checked',
     release: '25.05',
     files: { [CONF]: 'PrologEpilogTimeout=90\nEpilogTimeout=20\nPropagateResourceLimits=CORE,MEMLOCK\n' },
-    want: [...NONE.slice(0, 5), 'PrologTimeout keep @slurm.conf:1', 'EpilogTimeout set @slurm.conf:2 EpilogTimeout=60', 'PropagateResourceLimits set @slurm.conf:3 PropagateResourceLimits=CORE'],
+    want: [...NONE.slice(0, 6), 'PrologTimeout keep @slurm.conf:1', 'EpilogTimeout set @slurm.conf:2 EpilogTimeout=60', 'PropagateResourceLimits set @slurm.conf:3 PropagateResourceLimits=CORE'],
   },
   {
     name: 'DeferBatch alone: Alloc is written beside it (26.05 would imply it; explicit holds in every release)',
@@ -112,13 +114,13 @@ const cases: { name: string; release: Release; files: Record<string, string>; wa
     name: 'PropagateResourceLimits=ALL: the line goes, the Except form comes',
     release: '22.05',
     files: { [CONF]: 'PropagateResourceLimits=ALL\n' },
-    want: [...NONE.slice(0, 6), 'PropagateResourceLimits remove @slurm.conf:1', 'PropagateResourceLimitsExcept add PropagateResourceLimitsExcept=MEMLOCK'],
+    want: [...NONE.slice(0, 7), 'PropagateResourceLimits remove @slurm.conf:1', 'PropagateResourceLimitsExcept add PropagateResourceLimitsExcept=MEMLOCK'],
   },
   {
     name: 'already set up for gdrgate: all kept',
     release: '24.11',
     files: { [CONF]: `PrologFlags=Alloc,DeferBatch\nProlog=/etc/slurm/site.sh\nProlog=${S}/prolog.sh\nEpilog=${S}/epilog.sh\nTaskProlog=/etc/slurm/gdrgate-taskprolog-chain.sh\nPrologEpilogTimeout=60\nPropagateResourceLimitsExcept=RLIMIT_MEMLOCK\n` },
-    want: ['PrologFlags keep @slurm.conf:1', 'Prolog keep @slurm.conf:3', 'Epilog keep @slurm.conf:4', 'TaskProlog keep @slurm.conf:5', NONE[4]!, 'PrologEpilogTimeout keep @slurm.conf:6', 'PropagateResourceLimitsExcept keep @slurm.conf:7'],
+    want: ['PrologFlags keep @slurm.conf:1', 'Prolog keep @slurm.conf:3', 'Epilog keep @slurm.conf:4', 'TaskProlog keep @slurm.conf:5', NONE[4]!, NONE[5]!, 'PrologEpilogTimeout keep @slurm.conf:6', 'PropagateResourceLimitsExcept keep @slurm.conf:7'],
   },
 ];
 
