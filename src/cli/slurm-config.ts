@@ -8,6 +8,7 @@ import { FsHost } from '../host/fs-host.js';
 import type { Host } from '../host/host.js';
 import { loadConf } from '../slurm/conf-load.js';
 import { mergePlan } from '../slurm/conf-merge.js';
+import { confValue } from '../slurm/conf-value.js';
 import { findPyxis } from '../slurm/plugstack.js';
 import { renderJson, renderText } from '../slurm/conf-render.js';
 import { OLDEST, parseVersion, type Release } from '../slurm/versions.js';
@@ -84,6 +85,9 @@ export async function slurmConfigCommand(a: SlurmConfigArgs, exec: Exec = new Ex
   const { release, from, note } = await findRelease(exec, a.slurmVersion, file);
   const scripts = a.scripts.replace(/\/$/, '');
   const wrapperDir = a.wrapperDir ?? (configless ? '/etc/slurm' : path.posix.dirname(file));
+  // Each is written into a slurm.conf line: one that no line can hold is refused here, never printed cut or misread.
+  for (const [flag, dir] of [['--scripts', scripts], ['--wrapper-dir (or the conf\'s directory)', wrapperDir]] as const)
+    if (confValue(`${dir}/gdrgate-taskprolog-chain.sh`) === null) throw new UsageError(`${flag} ${JSON.stringify(dir)}: a slurm.conf line cannot hold this path (a control character, or a double quote with a blank, # or \\)`);
   // slurm.conf's PlugStackConfig as written (spank.c opens it as it is: a relative one from slurmstepd's working
   // directory, which findPyxis does not guess), else plugstack.conf beside it (read_config.c: get_extra_conf_path).
   const stack = [...loaded.entries].reverse().find((x) => x.name === 'plugstackconfig')?.value;

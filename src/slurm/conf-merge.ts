@@ -3,6 +3,7 @@
 // gdrgate never writes slurm.conf; the CLI (src/cli/slurm-config.ts) prints this plan.
 import type { ConfEntry } from './conf-parse.js';
 import { chainText, unchainable, type Hook } from './chain.js';
+import { confLine } from './conf-value.js';
 import { features, type Release } from './versions.js';
 
 export type Action = 'keep' | 'set' | 'add' | 'remove' | 'optional';
@@ -80,7 +81,7 @@ export function mergePlan(inp: MergeInput): Plan {
       implied.length ? `; ${implied.join(', ')} already ${implied.length > 1 ? 'imply' : 'implies'} Alloc` : '',
       tokens.length ? '; every flag the site has is kept' : '',
     ].join('');
-    changes.push(add.length === 0 ? { key: 'PrologFlags', action: 'keep', ...at(e), now: e ? [shown(e)] : [], set: null, why } : { key: 'PrologFlags', action: e ? 'set' : 'add', ...at(e), now: e ? [shown(e)] : [], set: `${e?.key ?? 'PrologFlags'}=${[...tokens, ...add].join(',')}`, why });
+    changes.push(add.length === 0 ? { key: 'PrologFlags', action: 'keep', ...at(e), now: e ? [shown(e)] : [], set: null, why } : { key: 'PrologFlags', action: e ? 'set' : 'add', ...at(e), now: e ? [shown(e)] : [], set: confLine(e?.key ?? 'PrologFlags', [...tokens, ...add].join(',')), why });
   }
 
   // Prolog, Epilog: another line from 24.05 on; before, a chain wrapper in place of the site's one script.
@@ -104,7 +105,7 @@ export function mergePlan(inp: MergeInput): Plan {
       return;
     }
     if (caged && !e) {
-      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: `optional here: pyxis is loaded (${caged.file}:${caged.line}), and a container step's ${key} must then be in its container (see the warning)` });
+      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: confLine(key, ours), why: `optional here: pyxis is loaded (${caged.file}:${caged.line}), and a container step's ${key} must then be in its container (see the warning)` });
       return;
     }
     // The site's own TaskProlog works in its containers (or their tasks would end): a chain wrapper that then runs
@@ -114,15 +115,15 @@ export function mergePlan(inp: MergeInput): Plan {
       return;
     }
     if (hook === 'health' && !e) {
-      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: 'optional: the same gate on idle nodes between jobs, on the schedule of HealthCheckInterval and HealthCheckNodeState; it resumes only its own drains' });
+      changes.push({ key, action: 'optional', file: inp.mainFile, line: null, now, set: confLine(key, ours), why: 'optional: the same gate on idle nodes between jobs, on the schedule of HealthCheckInterval and HealthCheckNodeState; it resumes only its own drains' });
       return;
     }
     if (!e) {
-      changes.push({ key, action: 'add', file: inp.mainFile, line: null, now, set: `${key}=${ours}`, why: ADD_WHY[hook] });
+      changes.push({ key, action: 'add', file: inp.mainFile, line: null, now, set: confLine(key, ours), why: ADD_WHY[hook] });
       return;
     }
     if (multi) {
-      changes.push({ key, action: 'add', file: e.file, line: e.line, now, set: `${key}=${ours}`, why: `Slurm ${inp.release} runs every ${key}= line in order (a failure stops the rest): add this line after ${e.file}:${e.line}, the site's ${key} runs first and stays as it is` });
+      changes.push({ key, action: 'add', file: e.file, line: e.line, now, set: confLine(key, ours), why: `Slurm ${inp.release} runs every ${key}= line in order (a failure stops the rest): add this line after ${e.file}:${e.line}, the site's ${key} runs first and stays as it is` });
       return;
     }
     // A bare name (23.11+) is found beside the main slurm.conf (read_config.c _load_script's callers).
@@ -134,7 +135,7 @@ export function mergePlan(inp: MergeInput): Plan {
       return;
     }
     wrappers.push({ hook, path: chain, text: chainText(hook, sites, ours, inp.release) });
-    changes.push({ key, action: 'set', ...at(e), now, set: `${e.key}=${chain}`, why: `Slurm ${inp.release} takes one ${key}=: the wrapper ${chain} (below) runs ${sites.join(' ')} and then gdrgate's ${ours}` });
+    changes.push({ key, action: 'set', ...at(e), now, set: confLine(e.key, chain), why: `Slurm ${inp.release} takes one ${key}=: the wrapper ${chain} (below) runs ${sites.join(' ')} and then gdrgate's ${ours}` });
   }
 
   // slurmd starts HealthCheckProgram only with an interval, or HealthCheckNodeState=START_ONLY (25.11+) or
@@ -192,7 +193,7 @@ export function mergePlan(inp: MergeInput): Plan {
     if (exc) {
       const t = names(exc.value);
       if (exc.value === 'ALL' || t.some(isMemlock)) changes.push({ key: 'PropagateResourceLimitsExcept', action: 'keep', ...at(exc), now: [shown(exc)], set: null, why: `MEMLOCK is not propagated already: ${why}` });
-      else changes.push({ key: 'PropagateResourceLimitsExcept', action: 'set', ...at(exc), now: [shown(exc)], set: `${exc.key}=${exc.value === 'NONE' ? 'MEMLOCK' : [...t, 'MEMLOCK'].join(',')}`, why: `MEMLOCK added to the site's list: ${why}` });
+      else changes.push({ key: 'PropagateResourceLimitsExcept', action: 'set', ...at(exc), now: [shown(exc)], set: confLine(exc.key, exc.value === 'NONE' ? 'MEMLOCK' : [...t, 'MEMLOCK'].join(',')), why: `MEMLOCK added to the site's list: ${why}` });
       if (t.some((n) => isMemlock(n.toUpperCase()) && !isMemlock(n))) warnings.push(`PropagateResourceLimitsExcept: Slurm's limit names are upper case (${exc.value}): it refuses the file as written`);
       if (prl) warnings.push(`PropagateResourceLimits (${prl.file}:${prl.line}) is ignored while PropagateResourceLimitsExcept is set`);
       return;
@@ -205,7 +206,7 @@ export function mergePlan(inp: MergeInput): Plan {
       const t = names(prl.value);
       const rest = t.filter((n) => !isMemlock(n));
       if (rest.length === t.length) changes.push({ key: 'PropagateResourceLimits', action: 'keep', ...at(prl), now: [shown(prl)], set: null, why: `MEMLOCK is not in the site's list, so it is not propagated: ${why}` });
-      else changes.push({ key: 'PropagateResourceLimits', action: 'set', ...at(prl), now: [shown(prl)], set: `${prl.key}=${rest.length ? rest.join(',') : 'NONE'}`, why: `MEMLOCK taken out of the site's list: ${why}` });
+      else changes.push({ key: 'PropagateResourceLimits', action: 'set', ...at(prl), now: [shown(prl)], set: confLine(prl.key, rest.length ? rest.join(',') : 'NONE'), why: `MEMLOCK taken out of the site's list: ${why}` });
       return;
     }
     if (prl) changes.push({ key: 'PropagateResourceLimits', action: 'remove', ...at(prl), now: [shown(prl)], set: null, why: 'ALL is the default; PropagateResourceLimitsExcept below says the same but MEMLOCK' });
