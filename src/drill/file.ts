@@ -23,6 +23,9 @@ export type Loaded = { readonly ok: true; readonly spec: DrillSpec; readonly fau
 export const DEFAULT_MINUTES = 30;
 export const MAX_MINUTES = 24 * 60;
 const MAX_DRILL_BYTES = 64 * 1024;
+/** How far createdAt may lie ahead of now and the drill still be in force (one node's clock, read twice). */
+const CLOCK_SLACK_MS = 60_000;
+const iso = (ms: number): string => new Date(ms).toISOString();
 
 export function newDrill(node: string, fault: Fault, minutes: number, now = Date.now(), reservation?: string): DrillSpec {
   return {
@@ -91,6 +94,12 @@ export function loadDrill(stateDir: string, node: string, now = Date.now(), owne
   const expires = Date.parse(data.expiresAt);
   if (!Number.isFinite(expires)) return { ok: false, why: `${file}: expiresAt ${JSON.stringify(data.expiresAt)} is not a time` };
   if (expires <= now) return { ok: false, why: `drill ${data.marker} expired at ${data.expiresAt}` };
+  // In force only between createdAt and expiresAt, at most MAX_MINUTES apart: a file that says longer (edited by hand),
+  // or one made after now (the clock set back since drill start), would outlive the bound it was armed with.
+  const created = Date.parse(data.createdAt);
+  if (!Number.isFinite(created)) return { ok: false, why: `${file}: createdAt ${JSON.stringify(data.createdAt)} is not a time` };
+  if (expires - created > MAX_MINUTES * 60_000) return { ok: false, why: `drill ${data.marker} lasts from ${iso(created)} to ${iso(expires)}, more than ${MAX_MINUTES} minutes: not in force` };
+  if (created > now + CLOCK_SLACK_MS) return { ok: false, why: `drill ${data.marker} was created at ${iso(created)}, after now (${iso(now)}: the clock was set back?): not in force` };
   if (data.node !== node) return { ok: false, why: `drill ${data.marker} is for node ${data.node}, not ${node}` };
   const f = parseFault(data.fault);
   return f.ok ? { ok: true, spec: data, fault: f.value } : { ok: false, why: `${file}: ${f.error}` };
