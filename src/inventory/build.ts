@@ -3,7 +3,7 @@ import type { Host } from '../host/host.js';
 import { pacedHost } from '../host/paced.js';
 import { requireListingWithin, requireWithin } from './limits.js';
 import { type Bdf, type Inventory, type NumaNode, type PciDevice, UNPLACED } from '../model/inventory.js';
-import { parseKernelRelease, parseModules } from '../parsers/procfs.js';
+import { parseKernelRelease, parseModuleStates } from '../parsers/procfs.js';
 import { type CpuRanges, parseCpuList } from '../parsers/sysfs.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
@@ -81,12 +81,14 @@ async function readKernel(host: Host, notes: Notes): Promise<Fact<string>> {
   return p.ok ? present(p.value) : unknown(`/proc/version: ${p.error}`);
 }
 
-async function readModules(host: Host, notes: Notes): Promise<Set<string>> {
+/** The modules there (listed, or built in), and the state /proc/modules gives each it lists (Live, Loading, Unloading). */
+async function readModules(host: Host, notes: Notes): Promise<{ names: Set<string>; states: ReadonlyMap<string, string> }> {
   const [procMods, sysMods] = await Promise.all([factText(host, '/proc/modules', notes), listWhole(host, '/sys/module', notes)]);
-  const out = procMods.state === 'present' ? parseModules(procMods.value) : new Set<string>();
+  const states = procMods.state === 'present' ? parseModuleStates(procMods.value) : new Map<string, string>();
+  const names = new Set(states.keys());
   // Built-in modules appear only under /sys/module (e.g. mlx5_core on some kernels).
-  for (const m of sysMods) out.add(m);
-  return out;
+  for (const m of sysMods) names.add(m);
+  return { names, states };
 }
 
 export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promise<Inventory> {
@@ -131,7 +133,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     .filter((g): g is string => !!g);
   const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([
     readIommu(host, groups, notes, cmdline),
-    readGpudirect(host, kernelRelease, modules, notes),
+    readGpudirect(host, kernelRelease, modules.names, notes, modules.states),
     readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
     readGpus(host, gpuSk.map((s) => s.bdf).sort(byText), pci, notes),
     readPcieCooling(host, notes, pci),
@@ -153,7 +155,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     iommu,
     gpudirect,
     memlock,
-    modules,
+    modules: modules.names,
     pcieCooling,
     bootId,
     placement,

@@ -3,7 +3,7 @@
 import type { Host } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
 import type { Gpudirect } from '../model/inventory.js';
-import { kernelMajorMinor, type NvidiaDriver, parseNvidiaVersion } from '../parsers/procfs.js';
+import { inTransit, kernelMajorMinor, type NvidiaDriver, parseNvidiaVersion } from '../parsers/procfs.js';
 import { factParsed, factText, Notes } from './read.js';
 import { parseRegistryDwords } from '../parsers/nvidia-params.js';
 
@@ -30,14 +30,28 @@ export function dmabufFact(driver: Fact<NvidiaDriver>, kernel: Fact<string>): Fa
   return present(dmabufPossible('open', driver.value.version, kernel.value));
 }
 
-/** Loaded when a file reads or the module is listed; unknown when neither and a file could not be read; else not loaded. */
-export function peermemFact(files: readonly Fact<string>[], listed: boolean): Fact<boolean> {
+/** The modules whose peer-memory client NCCL's files show: nvidia_peermem, and MOFED's nv_peer_mem before it. */
+const PEER_MODULES = ['nvidia_peermem', 'nv_peer_mem'] as const;
+
+/** "nvidia_peermem is Unloading in /proc/modules" for the first of `names` caught loading or unloading; else null. */
+function transit(names: readonly string[], states: ReadonlyMap<string, string>): string | null {
+  const m = names.find((n) => inTransit(states.get(n)));
+  return m === undefined ? null : `${m} is ${states.get(m)} in /proc/modules, so whether it is there for the job cannot be told`;
+}
+
+/**
+ * Loaded when a file reads or the module is listed; unknown when neither and a file could not be read; else not loaded.
+ * `moving`: a peer-memory module caught in its init or exit (its files there, its client perhaps not): unknown.
+ */
+export function peermemFact(files: readonly Fact<string>[], listed: boolean, moving: string | null = null): Fact<boolean> {
+  if (moving !== null) return unknown(`nvidia_peermem: ${moving}`);
   if (listed || files.some((f) => f.state === 'present')) return present(true);
   const bad = files.find((f) => f.state === 'unknown');
   return bad?.state === 'unknown' ? unknown(`nvidia_peermem: ${bad.why}`) : present(false);
 }
 
-export async function readGpudirect(host: Host, kernelRelease: Fact<string>, modules: ReadonlySet<string>, notes: Notes): Promise<Gpudirect> {
+/** `states`: the state /proc/modules gives each module it lists (Live, Loading, Unloading). */
+export async function readGpudirect(host: Host, kernelRelease: Fact<string>, modules: ReadonlySet<string>, notes: Notes, states: ReadonlyMap<string, string>): Promise<Gpudirect> {
   const [nvMem, nvMemNc, nvidiaPeermem, nvVersion, ibUverbs, registryDwords] = await Promise.all([
     factText(host, PEERMEM_FILES.nvMem, notes),
     factText(host, PEERMEM_FILES.nvMemNc, notes),
@@ -61,6 +75,7 @@ export async function readGpudirect(host: Host, kernelRelease: Fact<string>, mod
   const listedOrDir = ibUverbs.ok || modules.has('ib_uverbs');
   const cls = listedOrDir || !ibUverbs.missing ? null : await host.list('/sys/class/infiniband_verbs');
   const inClass = cls?.ok === true && cls.value.some((n) => /^uverbs\d+$/.test(n));
+  const uverbsMoving = transit(['ib_uverbs'], states);
   return {
     nvMem,
     nvMemNc,
@@ -70,9 +85,10 @@ export async function readGpudirect(host: Host, kernelRelease: Fact<string>, mod
     // Listed, its /sys/module directory there, or its class's nodes; a look that failed is no "not loaded".
     // The class is evidence for, never against: one that cannot be listed (a snapshot taken before it was recorded)
     // leaves the answer the two looks gave.
-    ibUverbs: listedOrDir || inClass ? present(true) : !ibUverbs.missing ? unknown(`/sys/module/ib_uverbs: ${ibUverbs.reason}`) : present(false),
+    // One caught loading or unloading is neither.
+    ibUverbs: uverbsMoving !== null ? unknown(uverbsMoving) : listedOrDir || inClass ? present(true) : !ibUverbs.missing ? unknown(`/sys/module/ib_uverbs: ${ibUverbs.reason}`) : present(false),
     dmabuf: dmabufFact(driver, kernelRelease),
-    peermem: peermemFact([nvMem, nvMemNc, nvidiaPeermem], modules.has('nvidia_peermem')),
+    peermem: peermemFact([nvMem, nvMemNc, nvidiaPeermem], modules.has('nvidia_peermem'), transit(PEER_MODULES, states)),
     registryDwords,
   };
 }

@@ -4,13 +4,26 @@ import { cmdlineWords } from './pci-cmdline.js';
 
 /** /proc/modules: "name size refcount deps state address [taint]" → names of loaded modules. */
 export function parseModules(text: string): Set<string> {
-  const out = new Set<string>();
+  return new Set(parseModuleStates(text).keys());
+}
+
+/**
+ * /proc/modules → each module's state (kernel/module/procfs.c m_show): Live, or Loading while its init runs
+ * (MODULE_STATE_COMING: it may yet fail) and Unloading while its exit runs (MODULE_STATE_GOING). The state is the
+ * fifth field with or without CONFIG_MODULE_UNLOAD (" %i " refcount and its users, or " - -"); '' where a line has none.
+ */
+export function parseModuleStates(text: string): Map<string, string> {
+  const out = new Map<string, string>();
   for (const line of text.split('\n')) {
-    const name = line.split(' ')[0];
-    if (name && /^[A-Za-z0-9_]+$/.test(name)) out.add(name);
+    const fields = line.split(' ');
+    const name = fields[0];
+    if (name && /^[A-Za-z0-9_]+$/.test(name)) out.set(name, fields[4] ?? '');
   }
   return out;
 }
+
+/** A module whose init or exit is running: neither there for a job nor gone. */
+export const inTransit = (state: string | undefined): state is 'Loading' | 'Unloading' => state === 'Loading' || state === 'Unloading';
 
 export interface NvidiaDriver {
   readonly flavour: 'open' | 'proprietary';

@@ -129,6 +129,36 @@ export const cases = table('gpudirect-mechanism', [
     bare: [node('skip', 'mechanism-unknown', 'any', 'peermem?')],
     based: [node('skip', 'mechanism-unknown', 'peermem', 'peermem?')],
   },
+  // A module in /proc/modules as Loading (its init running: nvidia_peermem's fails with EINVAL where ib_core has no
+  // peer-memory API) or Unloading (rmmod under way) has its /sys/module files, yet is not there for the job: unknown.
+  ...(['Loading', 'Unloading'] as const).map((state) => ({
+    name: `skip: proprietary driver, nvidia_peermem ${state} in /proc/modules: peermem unknown, never a pass`,
+    change: (n: GenNode) => {
+      withPeermem(n);
+      n.moduleStates = { nvidia_peermem: state };
+    },
+    ref: withPeermem,
+    subjects: ['node'],
+    bare: [node('skip', 'mechanism-unknown', 'any', 'peermem?')],
+    based: [node('skip', 'mechanism-unknown', 'peermem', 'peermem?')],
+  })),
+  {
+    name: 'valid: open module with nvidia_peermem Unloading: DMA-BUF alone decides',
+    change: (n) => {
+      n.peermem = true;
+      n.moduleStates = { nvidia_peermem: 'Unloading' };
+    },
+    subjects: ['node'],
+    bare: [node('pass', 'mechanism-ok', 'any', 'peermem?+dmabuf')],
+    based: [node('pass', 'mechanism-ok', 'dmabuf', 'peermem?+dmabuf')],
+  },
+  {
+    name: 'skip: ib_uverbs Unloading in /proc/modules: whether user space can open the adapters cannot be told',
+    change: (n) => void (n.moduleStates = { ib_uverbs: 'Unloading' }),
+    subjects: ['ib_uverbs'],
+    bare: [{ status: 'skip', code: 'mechanism-unknown', subject: 'ib_uverbs', expected: 'loaded' }],
+    based: [{ status: 'skip', code: 'mechanism-unknown', subject: 'ib_uverbs', expected: 'loaded' }],
+  },
   {
     name: 'warn: ib_uverbs not loaded while RDMA adapters are present',
     change: (n) => void (n.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core']),

@@ -53,6 +53,12 @@ export interface GenNode extends GenKernelRegs {
   kernel?: string; procVersion?: string;
   /** /proc/modules names (default: nvidia's and mlx5/ib_* when present); peermem adds nvidia_peermem. */
   modules?: string[]; peermem?: boolean;
+  /**
+   * A module caught while its init or exit runs (kernel/module/procfs.c m_show prints Loading for MODULE_STATE_COMING,
+   * Unloading for MODULE_STATE_GOING; kernel/module/sysfs.c initstate "coming"/"going"): modprobe or rmmod under way.
+   * Its /sys/module directory is there in both (mod_sysfs_setup runs before its init, teardown after its exit).
+   */
+  moduleStates?: Record<string, 'Loading' | 'Unloading'>;
   memlockKiB?: number | 'unlimited';
   /** The hard limit when it differs from the soft one (memlockKiB); the kernel keeps soft <= hard. */
   memlockHardKiB?: number | 'unlimited';
@@ -197,12 +203,14 @@ export function nvidiaVersionText(drv: NonNullable<GenNode['driver']>): string {
   return `NVRM version: NVIDIA UNIX x86_64 Kernel Module  ${drv.version}  ${drv.date ?? 'Thu Oct 19 18:56:32 UTC 2023'}\n${gcc}`;
 }
 
+const INITSTATE = { Live: 'live', Loading: 'coming', Unloading: 'going' } as const;
+
 /** /proc/modules (kernel/module/procfs.c m_show): "name size refcnt deps state address taint". */
 function modulesText(names: string[], node: GenNode): string {
   const taint = (m: string): string => (!m.startsWith('nvidia') ? '' : node.driver?.open === false ? ' (POE)' : ' (OE)');
   return names.map((m, i) => {
     const users = m === 'nvidia' ? names.filter((n) => n.startsWith('nvidia_')) : [];
-    return `${m} ${m === 'nvidia' ? 56180736 : 16384 * (i + 1)} ${users.length} ${users.length ? `${users.join(',')},` : '-'} Live 0xffffffffc${hx(0x0400000 + i * 0x40000, 7)}${taint(m)}\n`;
+    return `${m} ${m === 'nvidia' ? 56180736 : 16384 * (i + 1)} ${users.length} ${users.length ? `${users.join(',')},` : '-'} ${node.moduleStates?.[m] ?? 'Live'} 0xffffffffc${hx(0x0400000 + i * 0x40000, 7)}${taint(m)}\n`;
   }).join('');
 }
 
@@ -249,7 +257,7 @@ export async function buildTree(dir: string, node: GenNode): Promise<void> {
   const mods = [...(node.peermem ? ['nvidia_peermem'] : []), ...(node.modules ?? [...(node.driver ? ['nvidia_uvm', 'nvidia_modeset', 'nvidia'] : []), ...rdma])]
     .filter((m, i, all) => all.indexOf(m) === i);
   await write(dir, 'proc/modules', modulesText(mods, node));
-  for (const [p, v] of [...mods.map((m) => [`sys/module/${m}/initstate`, 'live\n']), ...kernelFiles(node)]) await write(dir, p!, v!);
+  for (const [p, v] of [...mods.map((m) => [`sys/module/${m}/initstate`, `${INITSTATE[node.moduleStates?.[m] ?? 'Live']}\n`]), ...kernelFiles(node)]) await write(dir, p!, v!);
   if (node.driver) {
     await write(dir, 'proc/driver/nvidia/version', nvidiaVersionText(node.driver));
     for (const m of mods.filter((x) => /^nvidia(_uvm|_modeset|_peermem)?$/.test(x))) await write(dir, `sys/module/${m}/version`, `${node.driver.version}\n`);

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { cpusCovered, cpusWithin, mergeCpus, parseCpuList, parseLinkSpeed, parseLinkWidth, parseNumaNode, parsePciClass, parsePciId } from '../../src/parsers/sysfs.js';
 import { formatBytes, parseLimits, parseMemlock, parseSize } from '../../src/parsers/limits.js';
-import { kernelMajorMinor, parseIommuCmdline, parseKernelRelease, parseModules, parseNvidiaVersion } from '../../src/parsers/procfs.js';
+import { kernelMajorMinor, parseIommuCmdline, parseKernelRelease, parseModules, parseModuleStates, parseNvidiaVersion } from '../../src/parsers/procfs.js';
 import { isDrainedOrDown, parseShowNode } from '../../src/parsers/scontrol.js';
 import { fixture, H200 } from '../helpers/paths.js';
 
@@ -77,6 +77,9 @@ t.test('limits: 64 KiB memlock, odd spacing, not a limits file', async (t) => {
 t.test('procfs: modules, kernel release, cmdline of the real capture', async (t) => {
   const mods = parseModules(read(path.join(H200, 'proc/modules')));
   t.same([...mods].sort(), ['nvidia', 'nvidia_uvm']);
+  // The capture's kernel has no CONFIG_MODULE_UNLOAD (" - -" for refcount and users): the state is still the fifth field.
+  t.same([...parseModuleStates(read(path.join(H200, 'proc/modules')))], [['nvidia_uvm', 'Live'], ['nvidia', 'Live']]);
+  t.same([...parseModuleStates('nvidia_peermem 16384 0 - Unloading 0xffffffffc0a00000 (OE)\nib_uverbs 184320 2 rdma_ucm, Loading 0xffffffffc0b00000\n')], [['nvidia_peermem', 'Unloading'], ['ib_uverbs', 'Loading']]);
   t.same(parseKernelRelease(read(path.join(H200, 'proc/version'))), { ok: true, value: '6.18.44-fc-v657-gpu' });
   t.same(kernelMajorMinor('6.18.44-fc-v657-gpu'), [6, 18]);
   t.same(parseIommuCmdline(read(path.join(H200, 'proc/cmdline'))), {}, 'the VM has no iommu= parameters');
