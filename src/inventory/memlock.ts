@@ -39,8 +39,10 @@ async function findSlurmd(host: Host, notes: Notes, pidFiles: readonly string[],
     return valueOf(f);
   };
   let pid = ppidOf(await text(`${selfProc}/status`));
-  for (let hops = 0; pid !== null && pid > 1 && hops < 8; hops++) {
+  // Pid 1 is looked at too (slurmd as its container's init: an entrypoint's `exec slurmd -D`), and ends the walk.
+  for (let hops = 0; pid !== null && pid >= 1 && hops < 8; hops++) {
     if ((await text(`/proc/${pid}/comm`)) === 'slurmd') return pid;
+    if (pid === 1) break;
     pid = ppidOf(await text(`/proc/${pid}/status`));
   }
   for (const f of pidFiles) {

@@ -93,6 +93,22 @@ export const cases = table('memlock-limit', [
     bare: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
     based: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[4242]')],
   },
+  // slurmd as its container's init (an entrypoint that ends `exec /usr/sbin/slurmd -D`, its pid file where slurm.conf
+  // puts it, /var/run/slurmd/slurmd.pid): the Prolog's walk up reaches pid 1, which is slurmd.
+  {
+    name: 'invalid: slurmd is pid 1 (a container\'s entrypoint execs it), at 64 KiB, the prolog script between',
+    patch: patches(
+      put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t4242\n'),
+      put('proc/4242/comm', 'prolog.sh\n'),
+      put('proc/4242/status', 'Name:\tprolog.sh\nState:\tS (sleeping)\nPid:\t4242\nPPid:\t1\n'),
+      put('proc/1/comm', 'slurmd\n'),
+      put('proc/1/status', 'Name:\tslurmd\nState:\tS (sleeping)\nPid:\t1\nPPid:\t0\n'),
+      put('proc/1/limits', limits(KiB64, KiB64)),
+    ),
+    subjects: ['self', 'slurmd', 'slurmd[1]'],
+    bare: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[1]')],
+    based: [ok('unlimited'), low('64 KiB', '>= unlimited', 'slurmd[1]')],
+  },
   // A read that failed on the way to slurmd (its comm, the pid file) was "no slurmd": the low limit above went
   // unjudged and the node passed. Unknown now, for each place the walk reads.
   ...(['proc/4242/comm', 'run/slurmd.pid'] as const).map((failed) => ({
