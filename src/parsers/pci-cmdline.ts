@@ -24,10 +24,7 @@ export function parsePciCmdline(text: string): Parsed<PciCmdline> {
   if (text.length > MAX || /[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) return { ok: false, error: 'not a kernel command line (control characters, or longer than 64 KiB)' };
   let busPolicy: BusPolicy | null = null;
   let aspm: PciCmdline['aspm'] = null;
-  for (const word of cmdlineWords(text)) {
-    const eq = word.indexOf('=');
-    if (eq < 0) continue;
-    const [key, value] = [word.slice(0, eq), word.slice(eq + 1)];
+  for (const [key, value] of cmdlineParams(text)) {
     if (key === 'pci') {
       for (const opt of value.split(',')) {
         // pci_setup's order: pcie_bus_tune_off, _safe, _perf, _peer2peer, each by its own length.
@@ -47,6 +44,20 @@ export function cmdlineWords(text: string): string[] {
   const all = splitWords(text);
   const end = all.indexOf('--');
   return end < 0 ? all : all.slice(0, end);
+}
+
+/**
+ * The parameters given a value (`name=value`), in order, each name as the kernel matches it: `-` and `_` are one
+ * character in a parameter's name (kernel/params.c parameq for early_param, parameqn in init/main.c
+ * obsolete_checksetup for __setup), so `intel-iommu=on` is intel_iommu=on; read here with `_`. Values are as given.
+ */
+export function cmdlineParams(text: string): [name: string, value: string][] {
+  const out: [string, string][] = [];
+  for (const word of cmdlineWords(text)) {
+    const eq = word.indexOf('=');
+    if (eq > 0) out.push([word.slice(0, eq).replaceAll('-', '_'), word.slice(eq + 1)]);
+  }
+  return out;
 }
 
 function splitWords(text: string): string[] {

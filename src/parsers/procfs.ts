@@ -1,6 +1,6 @@
 // Pure parsers for small procfs files: /proc/modules, /proc/driver/nvidia/version, /proc/version, /proc/cmdline.
 import type { Parsed } from './sysfs.js';
-import { cmdlineWords } from './pci-cmdline.js';
+import { cmdlineParams } from './pci-cmdline.js';
 
 /** /proc/modules: "name size refcount deps state address [taint]" → names of loaded modules. */
 export function parseModules(text: string): Set<string> {
@@ -59,12 +59,10 @@ export function kernelMajorMinor(release: string): [number, number] | null {
 /** /proc/cmdline → the IOMMU-related parameters (iommu=, intel_iommu=, amd_iommu=, iommu.passthrough=). */
 export function parseIommuCmdline(text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  // Words as the kernel reads them (quotes kept together and dropped), none after a bare `--` (init's arguments).
-  for (const tok of cmdlineWords(text)) {
-    const eq = tok.indexOf('=');
-    if (eq < 0) continue;
-    const key = tok.slice(0, eq);
-    if (/^(iommu|intel_iommu|amd_iommu|iommu\.passthrough|iommu\.strict)$/.test(key)) out[key] = tok.slice(eq + 1);
+  // Words as the kernel reads them (quotes kept together and dropped), none after a bare `--` (init's arguments), a
+  // name's `-` read as `_` as the kernel matches names (intel-iommu=on is intel_iommu=on).
+  for (const [key, value] of cmdlineParams(text)) {
+    if (/^(iommu|intel_iommu|amd_iommu|iommu\.passthrough|iommu\.strict)$/.test(key)) out[key] = value;
   }
   return out;
 }

@@ -125,6 +125,11 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
     mutate: (n) => void (n.cmdline = n.cmdline!.replace(' iommu=pt', '')),
     want: [['major', 'iommu', 'cmdline', 'intel_iommu=on', 'intel_iommu=on iommu=pt']],
   },
+  // The kernel matches a parameter's name with `-` and `_` as one (kernel/params.c parameq, init/main.c parameqn).
+  'IOMMU kernel parameters spelled with dashes (intel-iommu=on): the same parameters, no difference': {
+    mutate: (n) => void (n.cmdline = n.cmdline!.replace('intel_iommu=on', 'intel-iommu=on')),
+    want: [],
+  },
   'GPUDirect mechanism: nvidia_peermem not loaded (proprietary driver, so no DMA-BUF)': {
     mutate: (n) => void (n.peermem = false),
     want: [['critical', 'gpudirect', 'mechanism', 'none', 'peermem']],

@@ -75,6 +75,7 @@ t.test('parsePciCmdline', async (t) => {
     ['not at the option\'s start', 'pci=nopcie_bus_perf', none],
     ['pcie_aspm=off and force', 'pcie_aspm=force pcie_aspm=off', { busPolicy: null, aspm: 'off' }],
     ['pcie_aspm= with another value is ignored by the kernel', 'pcie_aspm=on', none],
+    ['pcie-aspm=off: a name\'s - is its _ to the kernel (init/main.c obsolete_checksetup parameqn)', 'ro pcie-aspm=off', { busPolicy: null, aspm: 'off' }],
     ['empty', '', none],
   ];
   for (const [name, text, want] of valid) t.same(parsePciCmdline(text), { ok: true, value: want }, name);

@@ -87,6 +87,9 @@ t.test('procfs: modules, kernel release, cmdline of the real capture', async (t)
   // As the kernel reads it (lib/cmdline.c next_arg): quotes dropped, the last of a repeated key, nothing after `--`.
   t.same(parseIommuCmdline('ro "intel_iommu=on" iommu=nopt iommu=pt -- iommu=off'), { intel_iommu: 'on', iommu: 'pt' });
   t.same(parseIommuCmdline('ro "iommu=pt quiet" amd_iommu=on'), { iommu: 'pt quiet', amd_iommu: 'on' });
+  // A name's `-` is its `_` to the kernel (parameq, parameqn); the last of either spelling wins; values are as given.
+  t.same(parseIommuCmdline('ro intel-iommu=on amd-iommu=off iommu=pt intel_iommu=sm-on'), { intel_iommu: 'sm-on', amd_iommu: 'off', iommu: 'pt' });
+  t.same(parseIommuCmdline('iommu.passthrough=1 iommu.strict=0'), { 'iommu.passthrough': '1', 'iommu.strict': '0' });
 });
 
 t.test('/proc/driver/nvidia/version: open vs proprietary on real lines', async (t) => {
