@@ -8,7 +8,10 @@ export type BusPolicy = (typeof BUS_POLICIES)[number];
 
 export interface PciCmdline {
   readonly busPolicy: BusPolicy | null;
-  /** `pcie_aspm=off` (the OS leaves ASPM as firmware set it) or `force`; null when not given or another value. */
+  /**
+   * `pcie_aspm=off` (the OS leaves ASPM as firmware set it) or `force`; null when not given or another value. Off wins
+   * in any order: pcie_aspm_disable's off clears aspm_support_enabled, force only sets aspm_force, neither undoes the other.
+   */
   readonly aspm: 'off' | 'force' | null;
 }
 
@@ -31,7 +34,7 @@ export function parsePciCmdline(text: string): Parsed<PciCmdline> {
         const hit = BUS_POLICIES.find((p) => opt.startsWith(p));
         if (hit) busPolicy = hit;
       }
-    } else if (key === 'pcie_aspm') aspm = value === 'off' || value === 'force' ? value : aspm;
+    } else if (key === 'pcie_aspm' && (value === 'off' || value === 'force')) aspm = aspm === 'off' ? 'off' : value;
   }
   return { ok: true, value: { busPolicy, aspm } };
 }

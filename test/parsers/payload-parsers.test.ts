@@ -73,7 +73,11 @@ t.test('parsePciCmdline', async (t) => {
     ['after -- it is init\'s', 'ro -- pci=pcie_bus_perf', none],
     ['not the pci parameter', 'xpci=pcie_bus_perf pci.pcie_bus_perf nopci=pcie_bus_safe', none],
     ['not at the option\'s start', 'pci=nopcie_bus_perf', none],
+    // pcie_aspm_disable sets two flags, neither undoing the other: off (aspm_support_enabled = false) holds whatever
+    // comes after it; force alone is force.
     ['pcie_aspm=off and force', 'pcie_aspm=force pcie_aspm=off', { busPolicy: null, aspm: 'off' }],
+    ['pcie_aspm=off, then force: still off', 'pcie_aspm=off pcie_aspm=force', { busPolicy: null, aspm: 'off' }],
+    ['pcie_aspm=force, then a value the kernel ignores', 'pcie_aspm=force pcie_aspm=on', { busPolicy: null, aspm: 'force' }],
     ['pcie_aspm= with another value is ignored by the kernel', 'pcie_aspm=on', none],
     ['pcie-aspm=off: a name\'s - is its _ to the kernel (init/main.c obsolete_checksetup parameqn)', 'ro pcie-aspm=off', { busPolicy: null, aspm: 'off' }],
     ['empty', '', none],
