@@ -19,6 +19,14 @@ const gen4Port = (n: GenNode): void => {
   Object.assign(parentOf(n, P0.nic)!, { speed: 16, maxSpeed: 16 });
 };
 
+/** The GPU on the root bus, no port above it (a VM's passed-through GPU on the emulated root complex). */
+const ROOT_GPU = '0000:15:02.0';
+const onRootBus = (n: GenNode): void => {
+  const g = dev(n, P0.gpu);
+  detach(n, P0.gpu);
+  n.hostBridges[0]!.devices.push({ ...g, bdf: ROOT_GPU });
+};
+
 /** Every GPU and RDMA adapter taken off the bus (the switches stay, but no link end is left to judge). */
 const noDevices = (n: GenNode): void => [...GPUS, ...NICS].forEach((b) => detach(n, b));
 const na: Want = { status: 'skip', code: 'link-na', subject: 'node' };
@@ -115,6 +123,30 @@ export const cases = table('pcie-link', [
     subjects: [P0.nic],
     bare: [{ status: 'skip', code: 'link-max-unknown', subject: P0.nic, actual: GEN5 }],
     based: [ok(P0.nic)],
+  },
+  {
+    name: 'skip without baseline: NIC read unprivileged with max_link_width but no max_link_speed: the speed it can do is not known',
+    change: (n) => void (dev(n, P0.nic).configBytes = 64),
+    patch: remove(`sys/bus/pci/devices/${P0.nic}/max_link_speed`),
+    subjects: [P0.nic],
+    bare: [{ status: 'skip', code: 'link-max-unknown', subject: P0.nic, actual: GEN5 }],
+    based: [ok(P0.nic)],
+  },
+  {
+    name: 'valid: GPU on the root bus (no port above): its own maximum is what the link can do',
+    change: onRootBus,
+    subjects: [ROOT_GPU],
+    bare: [ok(ROOT_GPU)],
+    based: [ok(ROOT_GPU)],
+  },
+  {
+    name: 'invalid: GPU on the root bus (no port above) trained x8 of its x16',
+    change: (n) => {
+      onRootBus(n);
+      train(n, ROOT_GPU, { width: 8 });
+    },
+    bare: [{ ...x8, subject: ROOT_GPU }],
+    based: [{ ...x8, subject: ROOT_GPU }],
   },
   {
     name: 'skip: NIC in D3cold, config space reads all ones: judged from sysfs, speed "Unknown"',
