@@ -1,4 +1,8 @@
 // pcie-throttle: the kernel's PCIe link-speed cooling devices (drivers/thermal/pcie_cooling.c) on the HGX tree.
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { nul } from '../../src/model/fact.js';
+import { parsePciConfig } from '../../src/parsers/pci-config.js';
 import { dev, P0, patches, put, table, unreadable, type Patch, type Want } from './_trees.js';
 
 /** /sys/class/thermal/cooling_deviceN as the thermal core writes it (type, cur_state, max_state). */
@@ -20,6 +24,16 @@ const gen4Gpu = (gts: number) => (n: Parameters<typeof dev>[0]): void => {
   dev(n, P0.gpu).speed = 16;
   held(gts)(n);
 };
+
+/** The port above GPU0's Link Capabilities Max Link Speed a reserved encoding (0): the port's top speed not known. */
+const portTopReserved: Patch = async (root) => {
+  const file = path.join(root, 'sys/bus/pci/devices', P0.downGpu, 'config');
+  const b = await fsp.readFile(file);
+  const at = nul(parsePciConfig(b).pcie)!.offset + 0x0c;
+  b.writeUInt32LE((b.readUInt32LE(at) & ~0xf) >>> 0, at);
+  await fsp.writeFile(file, b);
+};
+const unknownDownGpu: Want = { status: 'skip', code: 'throttle-unknown', subject: P0.downGpu };
 
 export const cases = table('pcie-throttle', [
   {
@@ -74,6 +88,25 @@ export const cases = table('pcie-throttle', [
     subjects: [P0.downGpu],
     bare: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
     based: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
+  },
+  {
+    name: 'skip: state 2, Target Link Speed Gen3, GPU0 below read without root (no Link Capabilities): the link\'s top could not be told',
+    change: (n) => {
+      held(8)(n);
+      dev(n, P0.gpu).configBytes = 64;
+    },
+    patch: patches(healthy, port(2, P0.downGpu, 2)),
+    subjects: [P0.downGpu],
+    bare: [unknownDownGpu],
+    based: [unknownDownGpu],
+  },
+  {
+    name: 'skip: state 2, Target Link Speed Gen3, the port\'s own Max Link Speed a reserved encoding: its top could not be told',
+    change: held(8),
+    patch: patches(healthy, port(2, P0.downGpu, 2), portTopReserved),
+    subjects: [P0.downGpu],
+    bare: [unknownDownGpu],
+    based: [unknownDownGpu],
   },
   {
     name: 'skip: a state above max_state (7 of 3) is no state of that device: unknown, never a throttled link',
