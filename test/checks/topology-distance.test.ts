@@ -211,6 +211,12 @@ export const cases = table('topology-distance', [
     based: [GPU_PIX0, { status: 'pass', code: 'topology-ok', subject: `${GPUS[4]}-mlx5_4`, expected: 'PIX', actual: 'PIX' }],
   },
   {
+    name: 'skip with baseline: a class that records no GPU↔NIC path (topology-na), nothing judged of the paths',
+    edit: { paths: [] },
+    bare: [],
+    based: [na],
+  },
+  {
     name: 'valid: DGX-1 (PIX, PHB, SYS mix) against its own baseline',
     from: DGX1,
     bare: [],
@@ -227,4 +233,17 @@ probe('only RDMA device a soft-RoCE rxe0 (no PCI function): every GPU is topolog
   t.strictSame(runCheck('topology-distance', inv, null).map(line), GPUS.map(unplaced).map(line), 'without baseline: one skip per GPU, nothing else');
   const own = runCheck('topology-distance', inv, captureFrom(inv));
   t.strictSame(own.filter((f) => f.status !== 'skip').map(line), [], 'against its own baseline: no pass, warn or fail');
+});
+
+// A reference whose GPU0 numa_node could not be read records none for it (capture leaves it out): nothing to compare.
+probe('the reference could not read GPU0\'s numa_node: no NUMA finding of GPU0 against it, the node passes', async (t) => {
+  const ref = await inventoryOf(structuredClone(HGX), put(`sys/bus/pci/devices/${P0.gpu}/numa_node`, 'garbage\n'));
+  const cls = captureFrom(ref);
+  const gpu0 = cls.devices.find((d) => d.bdf === P0.gpu);
+  t.equal(gpu0?.role, 'gpu', 'the class records GPU0');
+  t.equal(gpu0?.numaNode, undefined, 'with no NUMA node');
+  t.equal(cls.paths.length, 64, 'and every GPU↔NIC path (8 x 8)');
+  const fs = runCheck('topology-distance', await inventoryOf(structuredClone(HGX)), cls);
+  t.strictSame(fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject}`), [], 'no skip, warn or fail');
+  t.equal(fs.length, cls.paths.length, 'one pass per recorded path');
 });
