@@ -122,6 +122,15 @@ export const cases = table('iommu-mode', [
     based: [{ status: 'skip', code: 'iommu-unknown', subject: 'node' }],
   },
   {
+    name: 'valid with a class of acsPolicy classic: the same GB300 whose DMA function cannot be told: no Direct NIC rules are owed, none said untold',
+    from: GB300,
+    patch: patches(unreadable(`sys/bus/pci/devices/${DD.dma}/config`), unreadable(`sys/bus/pci/devices/${DD.dma}/device`)),
+    edit: { acsPolicy: 'classic' },
+    subjects: [DD.dma, 'node'],
+    bare: [{ status: 'skip', code: 'iommu-unknown', subject: 'node' }],
+    based: [],
+  },
+  {
     name: 'invalid: GB300 Data Direct, the DMA function in an IOMMU group of its own',
     from: GB300,
     change: (n) => void (allDevices(n).find((d) => d.bdf === DD.dma)!.iommuGroup = 140),
