@@ -88,6 +88,20 @@ export const cases = table('pcie-payload', [
     based: [pass('node', 'no pci=pcie_bus_*, ASPM policy none')],
   },
   {
+    name: 'invalid against the reference: the reference had no ASPM policy file (a kernel without ASPM), this node has one',
+    ref: (n) => void (n.aspmPolicy = null),
+    subjects: ['node'],
+    bare: [pass('node', DEFAULT, 'no reference')],
+    based: [{ status: 'warn', code: 'payload-policy-changed', subject: 'node', expected: 'no pci=pcie_bus_*, ASPM policy none', actual: DEFAULT }],
+  },
+  {
+    name: 'invalid against the reference: the reference booted with pcie_aspm=off, this node without it',
+    ref: (n) => void (n.cmdline = 'BOOT_IMAGE=/boot/vmlinuz root=/dev/sda1 ro pcie_aspm=off quiet'),
+    subjects: ['node'],
+    bare: [pass('node', DEFAULT, 'no reference')],
+    based: [{ status: 'warn', code: 'payload-policy-changed', subject: 'node', expected: 'no pci=pcie_bus_*, pcie_aspm=off, ASPM policy default', actual: DEFAULT }],
+  },
+  {
     name: 'skip: non-root read (64-byte configs): payload sizes and ASPM unknown on every path device, never pass',
     change: (n) => allDevices(n).forEach((d) => (d.configBytes = 64)),
     subjects: [P0.rp, P0.gpu, P0.nic],
@@ -100,6 +114,13 @@ export const cases = table('pcie-payload', [
     subjects: [P0.gpu],
     bare: [{ status: 'skip', code: 'payload-unknown', subject: P0.gpu }],
     based: [{ status: 'skip', code: 'payload-unknown', subject: P0.gpu }],
+  },
+  {
+    name: 'invalid: the port right above GPU0 unreadable, the switch upstream port above it at 128 bytes: GPU0\'s 256 judged against that one',
+    change: (n) => { set(P0.downGpu, { configBytes: 64 })(n); set(P0.up, { mps: 128 })(n); },
+    subjects: [P0.gpu],
+    bare: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }],
+    based: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }],
   },
   {
     name: 'skip: the ASPM policy file unreadable (EISDIR): unknown, never pass',
