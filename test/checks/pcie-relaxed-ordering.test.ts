@@ -15,6 +15,22 @@ const nicsOf = (n: GenNode): string[] => allDevices(n).filter((d) => d.kind === 
 const allOff = (n: GenNode): void => allDevices(n).forEach((d) => { if (d.kind === 'nic' || d.kind === 'gpu') d.relaxedOrdering = false; });
 const asRef = (b: string): Want => ({ status: 'pass', code: 'ro-ok', subject: b, expected: 'off', actual: 'off' });
 
+/** Pair 0's root port given these IDs; mlx5_0 below it with RlxdOrd- (or + with `on`). */
+const rootIds = (vendor: number, device: number, on = false) => (n: GenNode): void => {
+  Object.assign(dev(n, P0.rp), { vendor, device });
+  if (!on) roOff(P0.nic)(n);
+};
+const hex = (v: number): string => v.toString(16).padStart(4, '0');
+/** quirks.c quirk_relaxedordering_disable: 8086:6f01-6f0e, 8086:2f01-2f0e, 1022:1a00-1a02; each range's ends and one past them. */
+const QUIRKED = [[0x8086, 0x6f01], [0x8086, 0x6f0e], [0x8086, 0x2f01], [0x8086, 0x2f0e], [0x1022, 0x1a00], [0x1022, 0x1a02]] as const;
+const NOT_QUIRKED = [[0x8086, 0x6f00], [0x8086, 0x6f0f], [0x8086, 0x2f00], [0x8086, 0x2f0f], [0x1022, 0x19ff], [0x1022, 0x1a03], [0x1022, 0x6f04]] as const;
+/** GPU0 moved off pair 0's switch to a root port of its own on the same host bridge: mlx5_0's nearest GPU is PHB. */
+const gpu0OwnRootPort = (n: GenNode): void => {
+  const gpu = { ...dev(n, P0.gpu), bdf: '0000:1c:00.0' };
+  detach(n, P0.gpu);
+  n.hostBridges[0]!.devices.push({ bdf: '0000:15:02.0', kind: 'rootport', speed: 32, children: [gpu] });
+};
+
 export const cases = table('pcie-relaxed-ordering', [
   {
     name: 'invalid: RlxdOrd- on a SimAI A100 adapter whose nearest GPU is PXB (behind two switches): warn',
@@ -82,5 +98,33 @@ export const cases = table('pcie-relaxed-ordering', [
     subjects: nicsOf(GX3D),
     bare: nicsOf(GX3D).map((b): Want => ({ status: 'skip', code: 'ro-vf-unknown', subject: b })),
     based: nicsOf(GX3D).map(asRef),
+  },
+  ...QUIRKED.map(([v, d]) => ({
+    name: `valid alone: RlxdOrd- on mlx5_0 below a quirked root port ${hex(v)}:${hex(d)}: the kernel's doing`,
+    change: rootIds(v, d),
+    subjects: [P0.nic],
+    bare: [{ status: 'pass', code: 'ro-quirk-ok', subject: P0.nic, expected: 'off below a quirked root port', actual: 'off' } as Want],
+    based: [off('fail')],
+  })),
+  ...NOT_QUIRKED.map(([v, d]) => ({
+    name: `invalid: RlxdOrd- on mlx5_0 below root port ${hex(v)}:${hex(d)}, which the kernel does not quirk`,
+    change: rootIds(v, d),
+    subjects: [P0.nic],
+    bare: [off('warn')],
+    based: [off('fail')],
+  })),
+  {
+    name: 'valid: RlxdOrd+ on mlx5_0 below a quirked root port (8086:6f04; set by hand after probe): on, not the quirk\'s off',
+    change: rootIds(0x8086, 0x6f04, true),
+    subjects: [P0.nic],
+    bare: [ok(P0.nic)],
+    based: [ok(P0.nic)],
+  },
+  {
+    name: 'valid alone: RlxdOrd- on mlx5_0 whose nearest GPU is PHB (GPU0 on another root port of the host bridge): no GPU under its switch',
+    change: (n) => { gpu0OwnRootPort(n); roOff(P0.nic)(n); },
+    subjects: [P0.nic],
+    bare: [ok(P0.nic, 'on where a GPU is near', 'off')],
+    based: [off('fail')],
   },
 ]);
