@@ -30,6 +30,9 @@ t.test('a drain the health check would resume gives way to one it would not; not
   t.same(drainAction(drained(LINK), 'gdrgate: pcie-acs 0000:00:01.0 ReqRedir+ (want ReqRedir-) job=9', ours), { act: 'keep', why: `already drained by gdrgate: ${LINK}` }, 'another check over a check: the first stays');
   const drill = 'gdrgate: drill memlock=64K drill=0123abcd';
   t.same(drainAction(drained(drill), BW, ours), { act: 'keep', why: `already drained by gdrgate: ${drill}` }, "over a drill's drain: the first stays");
+  const drilledLink = `${LINK} drill=0123abcd`;
+  t.same(drainAction(drained(drilledLink), BW, ours), { act: 'keep', why: `already drained by gdrgate: ${drilledLink}` }, "over a drill's pcie-link drain (a label the health check resumes): the first stays");
+  t.same(drainAction(null, BW, ours), { act: 'keep', why: 'node state unknown: not writing a reason' }, 'node state unread: nothing written');
 });
 
 /** slurmctld answering after `ms`: `show` prints the node with the reason last written (IDLE until then). */

@@ -7,7 +7,7 @@ import type { Exec, ExecOptions, ExecResult } from '../../src/host/exec.js';
 import type { NodeState } from '../../src/parsers/scontrol.js';
 import type { Outcome } from '../../src/runner/policy.js';
 import { resumeOwned } from '../../src/slurm/drain.js';
-import { drainAction, resumeAction } from '../../src/slurm/ownership.js';
+import { drainAction, notJudgedByHealth, resumeAction } from '../../src/slurm/ownership.js';
 import { Scontrol } from '../../src/slurm/scontrol.js';
 import { fixture } from '../helpers/paths.js';
 
@@ -95,4 +95,12 @@ t.test('a drain of ours under a pending reboot or power down is left: resuming w
   t.same([r.resumed, r.tried, r.result], [false, false, 'usage']);
   t.equal(r.why, `node is MIXED+DRAIN+REBOOT_REQUESTED: a reboot is pending, which resuming would cancel (our reason kept: ${OURS}); left as it is`);
   t.same(exec.calls, ['show node -o vm', 'show node -o vm'], 'before: show, show, update nodename=vm state=resume');
+});
+
+t.test('the health check resumes only a drain whose check it ran', async (t) => {
+  t.equal(notJudgedByHealth(OURS, ['pcie-link', 'pcie-acs']), null, 'pcie-link judged: may resume');
+  t.equal(notJudgedByHealth(OURS, ['pcie-acs']), 'left drained: pcie-link is not judged by the health check', 'pcie-link not run: left');
+  t.equal(notJudgedByHealth(OURS, []), 'left drained: pcie-link is not judged by the health check', 'nothing run: left');
+  t.equal(notJudgedByHealth(`${OURS} drill=0123abcd`, ['pcie-link']), "left drained: a drill's drain (drill=0123abcd) is not judged by the health check", "a drill's drain: left");
+  t.equal(notJudgedByHealth(ADMIN, ['pcie-link']), 'left drained: its reason is not judged by the health check', "an admin's reason: left");
 });
