@@ -53,8 +53,8 @@ t.test('/proc/<pid>/limits of the real capture', async (t) => {
     t.same(m, { ok: true, value: { soft: 'unlimited', hard: 'unlimited' } }, f);
   }
   const all = parseLimits(read(path.join(H200, 'proc/self/limits')));
-  t.ok(all.ok && all.value.get('Max open files')?.soft === 20000);
-  t.ok(all.ok && all.value.size === 16, 'every row');
+  t.same(all.ok && all.value.get('Max open files'), { soft: 20000, hard: 20000 }, 'Max open files');
+  t.equal(all.ok && all.value.size, 16, 'every row');
 });
 
 t.test('limits: 64 KiB memlock, odd spacing, not a limits file', async (t) => {
@@ -72,6 +72,14 @@ t.test('limits: 64 KiB memlock, odd spacing, not a limits file', async (t) => {
   t.same(parseSize('8MiB'), { ok: true, value: 8388608 });
   t.same(parseSize('unlimited'), { ok: true, value: 'unlimited' });
   t.equal(parseSize('lots').ok, false);
+  t.equal(formatBytes(1536), '1536 B', 'not a whole KiB: bytes, never rounded');
+  t.equal(formatBytes(3 * 1024 ** 3), '3 GiB');
+  t.equal(formatBytes(2 * 1024 ** 4), '2 TiB');
+  t.same(parseSize('infinity'), { ok: true, value: 'unlimited' }, "systemd's LimitMEMLOCK=infinity");
+  t.same(parseSize('2G'), { ok: true, value: 2 * 1024 ** 3 });
+  t.same(parseSize('1TiB'), { ok: true, value: 1024 ** 4 });
+  t.same(parseSize('64k'), { ok: true, value: 65536 }, 'lower case unit');
+  t.same(parseSize('65536'), { ok: true, value: 65536 }, 'bytes');
 });
 
 t.test('procfs: modules, kernel release, cmdline of the real capture', async (t) => {
