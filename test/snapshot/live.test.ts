@@ -23,9 +23,14 @@ t.test('live check --json on the H200 equals check --root of its snapshot', asyn
   // The findings are the live run's. The notes are not: this gdrgate reads files the one that took the snapshot
   // never asked for (the ASPM policy, the root port's AER counters, the boot id), and the snapshot answers those
   // "not recorded" (unknown, with a note), never "absent on the node".
-  const got = strip(r.stdout) as { notes: string[] };
+  const got = strip(r.stdout) as { notes: string[]; findings: { check: string; subject: string }[]; summary: { skip: number } };
   const want = strip(live) as { notes: string[] };
-  t.same({ ...got, notes: [] }, { ...want, notes: [] });
+  // One finding more than the node gave (as test/snapshot/live-device.test.ts): the walk up to slurmd looks at pid 1
+  // too now, and this snapshot's gdrgate never read /proc/1/comm, so the replay cannot tell whether pid 1 is slurmd.
+  const isUntold = (f: { check: string; subject: string }): boolean => f.check === 'memlock-limit' && f.subject === 'slurmd';
+  t.same(got.findings.filter(isUntold).map((f) => (f as unknown as { message: string }).message), ["memlock not readable: slurmd's process could not be looked for: /proc/1/comm: not recorded by this snapshot (taken by gdrgate 0.1.0): /proc/1"]);
+  const rest = { ...got, findings: got.findings.filter((f) => !isUntold(f)), summary: { ...got.summary, skip: got.summary.skip - 1 } };
+  t.same({ ...rest, notes: [] }, { ...want, notes: [] });
   t.same(want.notes, [], 'the live run had no notes');
   t.ok(got.notes.length > 0, 'the replay names what the snapshot did not record');
   for (const n of got.notes) t.match(n, /: not recorded by this snapshot \(taken by gdrgate 0\.1\.0\): /, n);
