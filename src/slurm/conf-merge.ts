@@ -72,7 +72,8 @@ export function mergePlan(inp: MergeInput): Plan {
     const tokens = e ? e.value.split(',').map((t) => t.trim()).filter(Boolean) : [];
     const has = (flag: string): boolean => tokens.some((t) => t.toLowerCase() === flag.toLowerCase());
     for (const t of tokens) if (!f.prologFlags.some((k) => k.toLowerCase() === t.toLowerCase())) warnings.push(`PrologFlags ${t} is not a flag Slurm ${inp.release} knows: slurmctld will refuse the file`);
-    if (has('NoHold') && (has('Contain') || has('X11'))) warnings.push('PrologFlags NoHold does not combine with Contain or X11: slurmctld refuses the file (read_config.c)');
+    // X11 and RunInJob set Contain too (prolog_str2flags), and NoHold with Contain is fatal to slurmctld.
+    if (has('NoHold') && (has('Contain') || has('X11') || has('RunInJob'))) warnings.push('PrologFlags NoHold does not combine with Contain, X11 or RunInJob (both set Contain): slurmctld refuses the file (read_config.c)');
     if (has('RunInJob') && has('Serial')) warnings.push('PrologFlags RunInJob and Serial do not combine (Slurm 24.05+ says so at start)');
     const add = [...(f.impliesAlloc.some(has) || has('Alloc') ? [] : ['Alloc']), ...(has('DeferBatch') ? [] : ['DeferBatch'])];
     const implied = f.impliesAlloc.filter(has);

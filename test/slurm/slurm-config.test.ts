@@ -148,7 +148,9 @@ t.test('a repeated one-value key is said, with every place', async (t) => {
   t.same(p.plan.warnings, ['PrologFlags is set 2 times (/etc/slurm/slurm.conf:2, /etc/slurm/slurm.conf:3): Slurm 22.05 uses the last one only']);
 });
 
-t.test('NoHold with Contain is said (slurmctld refuses it); RunInJob with Serial too', async (t) => {
-  t.same((await plan(t, { [CONF]: 'PrologFlags=NoHold,Contain\n' }, '22.05')).plan.warnings, ['PrologFlags NoHold does not combine with Contain or X11: slurmctld refuses the file (read_config.c)']);
+t.test('NoHold with Contain, or with RunInJob (which sets Contain), is said (slurmctld refuses it); RunInJob with Serial too', async (t) => {
+  const noHold = 'PrologFlags NoHold does not combine with Contain, X11 or RunInJob (both set Contain): slurmctld refuses the file (read_config.c)';
+  t.same((await plan(t, { [CONF]: 'PrologFlags=NoHold,Contain\n' }, '22.05')).plan.warnings, [noHold]);
+  t.same((await plan(t, { [CONF]: 'PrologFlags=NoHold,RunInJob\n' }, '24.05')).plan.warnings, [noHold]);
   t.same((await plan(t, { [CONF]: 'PrologFlags=RunInJob,Serial\n' }, '24.05')).plan.warnings, ['PrologFlags RunInJob and Serial do not combine (Slurm 24.05+ says so at start)']);
 });
