@@ -152,15 +152,21 @@ export function mergePlan(inp: MergeInput): Plan {
     const states = ns ? ` (${shown(ns)})` : '';
     if (secs > 0) changes.push({ key, action: 'keep', ...at(iv), now: [shown(iv!)], set: null, why: `the site's: slurmd starts HealthCheckProgram every ${secs} s${states}` });
     else if (once) changes.push({ key, action: 'keep', ...at(iv), now: iv ? [shown(iv)] : [], set: null, why: `the site's: slurmd starts HealthCheckProgram only ${f.healthRebootOnly && words.includes('REBOOT_ONLY') ? 'after a reboot slurmctld asked for' : 'as it starts'}${states}, no interval` });
-    else
+    else {
+      // 300 s, or more than the site's HealthCheckTimeout (26.05: read_config.c says an interval not above it is wrong).
+      const to = last('HealthCheckTimeout');
+      const timeout = to && /^\d+$/.test(to.value) ? Number(to.value) : 0;
+      const every = Math.max(300, timeout + 60);
+      const above = every > 300 ? `, 60 s more than the site's ${shown(to!)} (slurmd wants the interval above it)` : '';
       changes.push({
         key,
         action: 'optional',
         ...at(iv),
         now: iv ? [shown(iv)] : [],
-        set: `${iv?.key ?? key}=300`,
-        why: 'without one slurmd never starts HealthCheckProgram (slurmd.c run_script_health_check): the HealthCheckProgram line alone would do nothing; 300 s between runs, on the nodes HealthCheckNodeState names (default ANY)',
+        set: `${iv?.key ?? key}=${every}`,
+        why: `without one slurmd never starts HealthCheckProgram (slurmd.c run_script_health_check): the HealthCheckProgram line alone would do nothing; ${every} s between runs${above}, on the nodes HealthCheckNodeState names (default ANY)`,
       });
+    }
   }
 
   timeouts();

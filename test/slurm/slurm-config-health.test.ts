@@ -72,3 +72,10 @@ t.test('START_ONLY runs it at slurmd start from 25.11 (REBOOT_ONLY from 26.05); 
   t.same((await health(t, 'HealthCheckNodeState=reboot_only\n', '26.05')).lines, [PROGRAM, 'HealthCheckInterval keep']);
   t.same((await health(t, 'HealthCheckNodeState=REBOOT_ONLY\n', '25.11')).lines, [PROGRAM, 'HealthCheckInterval optional HealthCheckInterval=300']);
 });
+
+t.test("26.05's HealthCheckTimeout: the interval offered is above it (read_config.c: a timeout not below the interval is an error)", async (t) => {
+  const p = await health(t, 'HealthCheckTimeout=600\n', '26.05');
+  t.same(p.lines, [PROGRAM, 'HealthCheckInterval optional HealthCheckInterval=660']);
+  t.equal(p.changes[1]!.why, "without one slurmd never starts HealthCheckProgram (slurmd.c run_script_health_check): the HealthCheckProgram line alone would do nothing; 660 s between runs, 60 s more than the site's HealthCheckTimeout=600 (slurmd wants the interval above it), on the nodes HealthCheckNodeState names (default ANY)");
+  t.same((await health(t, 'HealthCheckTimeout=90\n', '26.05')).lines, [PROGRAM, 'HealthCheckInterval optional HealthCheckInterval=300'], 'a timeout well below 300: 300');
+});
