@@ -6,7 +6,8 @@
 // Only root can change what is read here: the spool is checked as it is read (a directory others may write is refused),
 // and the record itself must be root's and written by root alone.
 import path from 'node:path';
-import { assertSafeDir, ensureSafeDir, errno, readSmall, writeAtomic } from '../host/files.js';
+import { ensureSafeDir, readSmall, writeAtomic } from '../host/files.js';
+import { unsafeDirWhy } from '../host/safe-dir.js';
 
 export const DRAIN_RECORD = 'drain-reason.json';
 /** A record is a reason of at most 255 bytes with its node and time; anything larger is not one of ours. */
@@ -30,7 +31,7 @@ export function readDrainRecord(spool: string, node: string): DrainRecord {
   const file = path.join(spool, DRAIN_RECORD);
   // The spool as the record is read, not only as it was written: in one another user can write, the record may have
   // been removed (the prefix rule would then lift an admin's edited reason) or an older one of root's put back.
-  const dir = safeDir(spool);
+  const dir = unsafeDirWhy(spool);
   if (dir !== null) return { ok: false, none: dir === 'missing', why: dir === 'missing' ? `gdrgate keeps no record of writing a drain on this node (${file})` : dir };
   const r = readSmall(file, { max: MAX_RECORD_BYTES, owner: process.geteuid?.() ?? 0, mode: 'no-other-write' });
   if (!r.ok) return { ok: false, none: r.kind === 'missing', why: r.kind === 'missing' ? `gdrgate keeps no record of writing a drain on this node (${file})` : r.why };
@@ -44,16 +45,6 @@ export function readDrainRecord(spool: string, node: string): DrainRecord {
   if (typeof rec.reason !== 'string' || typeof rec.node !== 'string') return { ok: false, none: false, why: `${file} holds no node and reason` };
   if (rec.node !== node) return { ok: false, none: true, why: `${file} is node ${JSON.stringify(rec.node)}'s record, not ${node}'s` };
   return { ok: true, reason: rec.reason };
-}
-
-/** Null when `spool` is a directory no other user can change; 'missing' when there is none; else why not. */
-function safeDir(spool: string): string | null {
-  try {
-    assertSafeDir(spool);
-    return null;
-  } catch (e) {
-    return errno(e) === 'ENOENT' ? 'missing' : (e as Error).message;
-  }
 }
 
 /**

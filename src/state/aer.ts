@@ -5,7 +5,8 @@
 // failure and never a throw.
 import path from 'node:path';
 import { unlink } from '../host/entries.js';
-import { assertSafeDir, errno, readSmall } from '../host/files.js';
+import { errno, readSmall } from '../host/files.js';
+import { unsafeDirWhy } from '../host/safe-dir.js';
 import type { AerHistory, AerReference, AerSample } from '../model/aer.js';
 import { BDF_RE } from '../parsers/sysfs.js';
 import { jobDirName } from './names.js';
@@ -41,20 +42,11 @@ export function asAerReference(raw: unknown): AerReference | string {
   return { time: raw.time, boot: raw.boot, job: raw.job, devices };
 }
 
-/** Why the directory a reference lies in is not root's alone (another user could remove it, or put an older one of
- * root's back, and growth be judged from counts of their choosing), or null; none at all is the file's "missing". */
-function dirRefused(dir: string): string | null {
-  try {
-    assertSafeDir(dir);
-    return null;
-  } catch (e) {
-    return errno(e) === 'ENOENT' ? null : (e as Error).message;
-  }
-}
-
 function read(file: string, against: string): AerHistory {
-  const bad = dirRefused(path.dirname(file));
-  if (bad !== null) return { against, ref: null, why: `${against}'s counters refused: ${bad}` };
+  // In a directory others may write, a reference could be removed, or an older one of root's put back (growth judged
+  // from counts of their choosing); none at all is the file's own "missing" below.
+  const bad = unsafeDirWhy(path.dirname(file));
+  if (bad !== null && bad !== 'missing') return { against, ref: null, why: `${against}'s counters refused: ${bad}` };
   const r = readSmall(file, { max: MAX_BYTES, owner: process.geteuid?.() ?? 0, mode: 'no-other-write' });
   if (!r.ok) return { against, ref: null, why: r.kind === 'missing' ? `${against} recorded no counters (a first run on this node)` : `${against}'s counters refused: ${r.why}` };
   let raw: unknown;
