@@ -249,3 +249,11 @@ t.test('loadStatsFromTextfiles: the *.prom files of a directory, the same figure
   await t.rejects(loadStatsFromTextfiles(dir), /bad\.prom: line 1: label node: unterminated value/);
   await t.rejects(loadStatsFromTextfiles(path.join(dir, 'absent')), TextfileError);
 });
+
+t.test('loadStatsFromTextfiles: a textfile of 150,000 series (within the size cap) is read, never a spread call past its bound', async (t) => {
+  const dir = scratchDir('gdrgate-textfiles-many-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(path.join(dir, 'gpu001.prom'), Array.from({ length: 150_000 }, (_, i) => `node_other_metric{i="${i}"} 1\n`).join(''));
+  const r = await loadStatsFromTextfiles(dir);
+  t.same(r.stats, []);
+});
