@@ -13,10 +13,12 @@ export function isNodeHost(host: string, node: string): boolean {
 }
 
 /**
- * Names that differ only in case, grouped (each group two or more spellings, sorted naturally): host names are one
- * whatever their case, so each group is one host under several names. Names without a twin are left out.
+ * Names that are one host's, grouped (each group two or more spellings, sorted naturally): names that differ only in
+ * case (host names are one whatever their case), and a short name beside a full one whose first labels it is
+ * (`gpu017` beside `gpu017.cluster.example`, as isNodeHost reads them). Names without a twin are left out. Linear in
+ * the names times their labels: 100,000 names that share a first label are never compared pair by pair.
  */
-export function caseTwins(names: Iterable<string>): string[][] {
+export function hostTwins(names: Iterable<string>): string[][] {
   const spelled = new Map<string, Set<string>>();
   for (const n of names) {
     const k = n.toLowerCase();
@@ -24,5 +26,59 @@ export function caseTwins(names: Iterable<string>): string[][] {
     if (!set) spelled.set(k, (set = new Set()));
     set.add(n);
   }
-  return [...spelled.values()].filter((s) => s.size > 1).map((s) => [...s].sort(byNatural));
+  // Lowercase names joined to every shorter one among them that is their first labels: one host per joined set.
+  const up = new Map<string, string>([...spelled.keys()].map((k) => [k, k]));
+  const root = (k: string): string => {
+    let r = k;
+    while (up.get(r) !== r) r = up.get(r)!;
+    for (let x = k; x !== r; ) {
+      const next = up.get(x)!;
+      up.set(x, r);
+      x = next;
+    }
+    return r;
+  };
+  for (const k of spelled.keys()) {
+    for (let dot = k.indexOf('.'); dot > 0; dot = k.indexOf('.', dot + 1)) {
+      const short = k.slice(0, dot);
+      if (up.has(short)) up.set(root(short), root(k));
+    }
+  }
+  const hosts = new Map<string, string[]>();
+  for (const [k, set] of spelled) {
+    const r = root(k);
+    const l = hosts.get(r);
+    if (l) for (const n of set) l.push(n);
+    else hosts.set(r, [...set]);
+  }
+  return [...hosts.values()].filter((l) => l.length > 1).map((l) => l.sort(byNatural));
+}
+
+/**
+ * The directory's name for a name another input gives (a Prometheus `node` label, a collect summary's): the one
+ * directory name that is the same host (in another case, or its short or full name), else the name itself. A name
+ * two directory names could be (the directory's own twins, said there) stays itself.
+ */
+export function hostNamer(dirNames: Iterable<string>): (name: string) => string {
+  const names = new Map<string, string | null>();
+  const shorts = new Map<string, string | null>();
+  const put = (m: Map<string, string | null>, k: string, n: string): void => {
+    const had = m.get(k);
+    m.set(k, had === undefined || had === n ? n : null);
+  };
+  for (const n of dirNames) {
+    const k = n.toLowerCase();
+    put(names, k, n);
+    for (let dot = k.indexOf('.'); dot > 0; dot = k.indexOf('.', dot + 1)) put(shorts, k.slice(0, dot), n);
+  }
+  return (name) => {
+    const k = name.toLowerCase();
+    if (names.has(k)) return names.get(k) ?? name;
+    if (shorts.has(k)) return shorts.get(k) ?? name;
+    for (let dot = k.lastIndexOf('.'); dot > 0; dot = k.lastIndexOf('.', dot - 1)) {
+      const short = k.slice(0, dot);
+      if (names.has(short)) return names.get(short) ?? name;
+    }
+    return name;
+  };
 }

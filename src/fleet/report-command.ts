@@ -6,6 +6,7 @@ import type { Baseline } from '../model/baseline.js';
 import { ageProblem, DEFAULT_MAX_AGE_MS, type AgeRule } from './age.js';
 import { classifier } from './classes.js';
 import { readCollectSummary } from './collect-summary.js';
+import { hostNamer } from './host-name.js';
 import { scanFleetDir } from './inputs.js';
 import { readFleet, type FleetProgress, type ReadNode } from './read.js';
 import { buildFleetReport, type FigureSource, type FleetReport } from './report.js';
@@ -64,15 +65,9 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
   const sources: FigureSource[] = [];
   if (inputs.spools.size > 0 || spools.broken.length > 0) sources.push({ name: 'the spools', nodes: new Set(spools.stats.map((s) => s.node)), error: null });
   // Nodes fleet collect asked and got no snapshot from; a snapshot copied in since counts as read.
-  // Host names are one whatever their case: a Prometheus `node` label or a collect summary's name that is a
-  // directory input's name in another case is that node (the directory's are Slurm's, as collect writes them).
-  const dirNames = new Map<string, string | null>();
-  for (const n of [...inputs.snapshots.map((x) => x.node), ...inputs.spools.keys(), ...inputs.broken.map((x) => x.node)]) {
-    const k = n.toLowerCase();
-    const had = dirNames.get(k);
-    dirNames.set(k, had === undefined || had === n ? n : null);
-  }
-  const canon = (n: string): string => dirNames.get(n.toLowerCase()) ?? n;
+  // A Prometheus `node` label or a collect summary's name that is a directory input's host under another spelling (in
+  // another case, its short or full name) is that node (the directory's are Slurm's, as collect writes them).
+  const canon = hostNamer([...inputs.snapshots.map((x) => x.node), ...inputs.spools.keys(), ...inputs.broken.map((x) => x.node)]);
   const folded = <T extends { readonly node: string }>(xs: readonly T[]): T[] => xs.map((x) => (canon(x.node) === x.node ? x : { ...x, node: canon(x.node) }));
   const raw = await readCollectSummary(a.dir);
   const collected = { ...raw, missing: folded(raw.missing), answered: raw.answered.map(canon) };

@@ -4,7 +4,7 @@
 import { badNodeName } from '../slurm/node-name.js';
 import { ageProblem, type AgeRule } from './age.js';
 import { impossibleFigure, type NodeMissing, type NodePathStat, type WithheldPath } from './types.js';
-import { caseTwins, isNodeHost } from './host-name.js';
+import { hostTwins, isNodeHost } from './host-name.js';
 
 export const BW_METRIC = 'gdrgate_bandwidth_bytes_per_second';
 export const COUNT_METRIC = 'gdrgate_bandwidth_samples';
@@ -154,13 +154,13 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
   }
   const stats: NodePathStat[] = [];
   const missing: NodeMissing[] = [];
-  // `node` labels that differ only in case (GPU0005 beside gpu0005): host names are one whatever their case, so these
-  // are one host's figures under two names, and which are the node's now cannot be told; none is counted (as for
-  // files, inputs.ts), each name says why.
-  for (const all of caseTwins(byNode.keys())) {
+  // `node` labels of one host (GPU0005 beside gpu0005: host names are one whatever their case; gpu0005.cluster beside
+  // gpu0005: a short name and its full one) are one host's figures under several names, and which are the node's now
+  // cannot be told; none is counted (as for files, inputs.ts), each name says why.
+  for (const all of hostTwins(byNode.keys())) {
     for (const n of all) {
       byNode.delete(n);
-      missing.push({ node: n, why: `series labelled node=${all.map((x) => `"${x}"`).join(', node=')}: names that differ only in case are one host's, so which are the node's cannot be told; none counted` });
+      missing.push({ node: n, why: `series labelled node=${all.map((x) => `"${x}"`).join(', node=')}: names that are one host's (the same but for case, or a short name and its full one), so which are the node's cannot be told; none counted` });
     }
   }
   const undated = { paths: 0, nodes: 0, first: [] as string[] };

@@ -4,7 +4,7 @@ import t from 'tap';
 import { buildFleetReport } from '../../src/fleet/report.js';
 import { foreignInstance, statsFromSeries, type Series } from '../../src/fleet/series.js';
 import { validate } from '../helpers/schema.js';
-import { isNodeHost } from '../../src/fleet/host-name.js';
+import { hostNamer, hostTwins, isNodeHost } from '../../src/fleet/host-name.js';
 import { notThisNode } from '../../src/fleet/read-one.js';
 
 /** The epilog's p50 and samples series of one rail of `node`, scraped from `instance`. */
@@ -42,4 +42,14 @@ t.test("gpu0001's exporter serves series labelled gpu0002 (a cloned textfile): n
   t.equal(r.exitCode, 1);
   // The opt-out for relabelled setups (instance names a proxy): every series taken as labelled.
   t.same(statsFromSeries(series('gpu0002', 'gpu0001:9100'), 'all', false).missing, []);
+});
+
+t.test('which names are one host: the same but for case, or a short name beside its full ones; linear in the names', async (t) => {
+  t.same(hostTwins(['n01', 'N01.a', 'n01.a.b', 'n01.c', 'n02', 'n010', 'n02x.n02', 'm1.a', 'm1.b']), [['N01.a', 'n01', 'n01.a.b', 'n01.c']]);
+  t.same(hostTwins(['gpu1.x.y', 'gpu1.x', 'GPU2', 'gpu2']), [['gpu1.x', 'gpu1.x.y'], ['GPU2', 'gpu2']]);
+  const many = Array.from({ length: 100_000 }, (_, i) => `x.${i}`);
+  t.same(hostTwins(many), [], 'full names that share a first label and have no short one are apart');
+  t.same(hostTwins([...many, 'x']).map((g) => g.length), [100_001]);
+  const named = hostNamer(['gpu0001', 'gpu0002.cluster.example', 'n01', 'N01']);
+  t.same(['GPU0001', 'gpu0001.cluster.example', 'gpu0002', 'gpu0002.cluster', 'gpu0002.cluster.example.org', 'gpu0002.other', 'n01.a', 'gpu0003'].map(named), ['gpu0001', 'gpu0001', 'gpu0002.cluster.example', 'gpu0002.cluster.example', 'gpu0002.cluster.example', 'gpu0002.other', 'n01.a', 'gpu0003']);
 });

@@ -172,7 +172,7 @@ t.test("inputs whose names differ only in case (one host's, copied under two nam
   copyFileSync(path.join(dir, 'gpu0002.tar.gz'), path.join(dir, 'Gpu0002.tgz'));
   copyFileSync(path.join(dir, 'gpu0003.samples.jsonl'), path.join(dir, 'GPU0003.samples.jsonl'));
   const r = (await runFleetReport({ dir, baseline: null })).report;
-  const why = (names: string): string => `inputs named ${names}: names that differ only in case are one host's, so which is the node now cannot be told; judged from none (keep one name)`;
+  const why = (names: string): string => `inputs named ${names}: names that are one host's (the same but for case, or a short name and its full one), so which is the node now cannot be told; judged from none (keep one name)`;
   t.same(r.nodes.map((v) => [v.node, v.status, v.notes[0]]), [
     // The one node judged has no class to be banded against: not judged on its rails.
     ['gpu0001', 'incomplete', 'ib-write-gpu 0000:18:00.0↔mlx5_0 gpu->nic and 7 more path(s): measured by fewer than 3 nodes of the class, no band: not judged'],
@@ -183,6 +183,20 @@ t.test("inputs whose names differ only in case (one host's, copied under two nam
     ['gpu0003', 'unreadable', why('GPU0003, gpu0003')],
   ]);
   t.equal(r.summary.read, 1, 'before: 5 nodes read, gpu0002 three times in the majority');
+  t.equal(r.exitCode, 1);
+});
+
+t.test("a snapshot under the node's full name beside its short one (one host's): judged from neither, both listed", async (t) => {
+  const dir = path.join(t.testdir(), 'fleet');
+  await generateFleet(dir, { n: 3, seed: 5, rates: CLEAN, spools: false });
+  copyFileSync(path.join(dir, 'gpu0002.tar.gz'), path.join(dir, 'gpu0002.cluster.example.tar.gz'));
+  const r = (await runFleetReport({ dir, baseline: null })).report;
+  const why = "inputs named gpu0002, gpu0002.cluster.example: names that are one host's (the same but for case, or a short name and its full one), so which is the node now cannot be told; judged from none (keep one name)";
+  t.same(r.nodes.filter((v) => v.node.startsWith('gpu0002')).map((v) => [v.node, v.status, v.notes]), [
+    ['gpu0002', 'unreadable', [why]],
+    ['gpu0002.cluster.example', 'unreadable', [why]],
+  ]);
+  t.equal(r.summary.read, 2, 'before: 4 nodes read, gpu0002 twice in the majority');
   t.equal(r.exitCode, 1);
 });
 
