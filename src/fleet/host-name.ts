@@ -82,3 +82,9 @@ export function hostNamer(dirNames: Iterable<string>): (name: string) => string 
     return name;
   };
 }
+
+/** A group of names as said on each of them: the first five and how many more (a hostile directory's group of 100,000 is not said 100,000 times whole). */
+export function twinsText(all: readonly string[], show: (name: string) => string = (n) => n, sep = ', '): string {
+  const shown = all.slice(0, 5).map(show).join(sep);
+  return all.length > 5 ? `${shown} and ${all.length - 5} more` : shown;
+}

@@ -7,7 +7,7 @@ import { listEntries, type Dirent } from '../host/dirs.js';
 import { byNatural } from '../model/order.js';
 import { spoolFiles } from '../samples/spool.js';
 import { badNodeName } from '../slurm/node-name.js';
-import { hostTwins } from './host-name.js';
+import { hostTwins, twinsText } from './host-name.js';
 import type { NodeMissing } from './types.js';
 
 /** More entries than this in one directory is not a fleet of one site's GPU nodes. */
@@ -139,9 +139,10 @@ export function scanFleetDir(dir: string): FleetInputs {
   // cannot be told; counted apart they would each vote in their class's majority. None of them is judged; each name is listed, saying why.
   const clash = new Set<string>();
   for (const all of hostTwins([...snapshots.map((x) => x.node), ...gens.keys(), ...summaries.keys()])) {
+    const named = twinsText(all);
     for (const n of all) {
       clash.add(n);
-      broken.push({ node: n, why: `inputs named ${all.join(', ')}: names that are one host's (the same but for case, or a short name and its full one), so which is the node now cannot be told; judged from none (keep one name)` });
+      broken.push({ node: n, why: `inputs named ${named}: names that are one host's (the same but for case, or a short name and its full one), so which is the node now cannot be told; judged from none (keep one name)` });
     }
   }
   const byNode = new Map<string, { node: string; file: string }[]>();

@@ -4,7 +4,7 @@
 import { badNodeName } from '../slurm/node-name.js';
 import { ageProblem, type AgeRule } from './age.js';
 import { impossibleFigure, type NodeMissing, type NodePathStat, type WithheldPath } from './types.js';
-import { hostTwins, isNodeHost } from './host-name.js';
+import { hostTwins, isNodeHost, twinsText } from './host-name.js';
 
 export const BW_METRIC = 'gdrgate_bandwidth_bytes_per_second';
 export const COUNT_METRIC = 'gdrgate_bandwidth_samples';
@@ -158,9 +158,10 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
   // gpu0005: a short name and its full one) are one host's figures under several names, and which are the node's now
   // cannot be told; none is counted (as for files, inputs.ts), each name says why.
   for (const all of hostTwins(byNode.keys())) {
+    const named = twinsText(all, (x) => `"${x}"`, ', node=');
     for (const n of all) {
       byNode.delete(n);
-      missing.push({ node: n, why: `series labelled node=${all.map((x) => `"${x}"`).join(', node=')}: names that are one host's (the same but for case, or a short name and its full one), so which are the node's cannot be told; none counted` });
+      missing.push({ node: n, why: `series labelled node=${named}: names that are one host's (the same but for case, or a short name and its full one), so which are the node's cannot be told; none counted` });
     }
   }
   const undated = { paths: 0, nodes: 0, first: [] as string[] };

@@ -200,6 +200,17 @@ t.test("a snapshot under the node's full name beside its short one (one host's):
   t.equal(r.exitCode, 1);
 });
 
+t.test('2,000 full names of one short one: each says the first five names and how many more, never all of them', async (t) => {
+  const dir = path.join(t.testdir(), 'fleet');
+  await generateFleet(dir, { n: 3, seed: 5, rates: CLEAN, spools: false });
+  for (let i = 0; i < 2000; i++) writeFileSync(path.join(dir, `gpu0002.r${i}.tar.gz`), '');
+  const r = (await runFleetReport({ dir, baseline: null })).report;
+  const why = "inputs named gpu0002, gpu0002.r0, gpu0002.r1, gpu0002.r2, gpu0002.r3 and 1996 more: names that are one host's (the same but for case, or a short name and its full one), so which is the node now cannot be told; judged from none (keep one name)";
+  const twins = r.nodes.filter((v) => v.node.startsWith('gpu0002'));
+  t.equal(twins.length, 2001);
+  t.same([...new Set(twins.map((v) => JSON.stringify([v.status, v.notes])))], [JSON.stringify(['unreadable', [why]])], 'before: each note named all 2,001 inputs (36 KB a note, 72 MB in all)');
+});
+
 t.test('an input in a case or a packing fleet does not read is a problem said, never skipped silently; other files are nobody\'s business', async (t) => {
   const dir = path.join(t.testdir(), 'fleet');
   await generateFleet(dir, { n: 3, seed: 6, rates: CLEAN });
