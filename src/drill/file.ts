@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { makeDirs } from '../host/dirs.js';
 import { exists, removeFile } from '../host/entries.js';
 import { assertSafeAbove, readSmall, writeAtomic } from '../host/files.js';
+import { unsafeDirWhy } from '../host/safe-dir.js';
 import { formatFault, parseFault, type Fault } from './fault.js';
 import { drillFile } from './path.js';
 
@@ -80,6 +81,9 @@ export function readSpec(stateDir: string): DrillSpec | null {
  */
 export function loadDrill(stateDir: string, node: string, now = Date.now(), owner = 0): Loaded {
   const file = drillFile(stateDir);
+  // In a directory another user can write, root's file may be one they kept aside and put back after `drill stop`.
+  const dir = unsafeDirWhy(stateDir);
+  if (dir !== null && dir !== 'missing') return { ok: false, why: `${dir}: a drill file there may not be the one root left (not in force)` };
   // Opened once, checked on the descriptor: a link, a FIFO or a file someone else could write never injects a fault.
   const r = readSmall(file, { max: MAX_DRILL_BYTES, owner, mode: 'no-other-write' });
   if (!r.ok) return { ok: false, why: r.why };

@@ -47,6 +47,21 @@ t.test('ownership and mode', async (t) => {
   t.match(loadDrill(dir, 'gpu001', NOW, uid), { ok: false, why: /writable by others \(mode 0622\)/ }, 'group/world writable: ignored');
 });
 
+t.test("in a state directory another user can write: not in force (root's file may be one kept aside and put back)", async (t) => {
+  const dir = path.join(fresh(), 'state');
+  const spec = newDrill('gpu001', fault, 30, NOW);
+  writeDrill(dir, spec);
+  chmodSync(dir, 0o777);
+  t.same(loadDrill(dir, 'gpu001', NOW, uid), { ok: false, why: `${dir} is writable by anyone (mode 0777): a drill file there may not be the one root left (not in force)` });
+  chmodSync(dir, 0o1777);
+  t.same(loadDrill(dir, 'gpu001', NOW, uid), { ok: true, spec, fault }, 'sticky: only its owner can rename or remove it');
+  chmodSync(dir, 0o711);
+  if (uid === 0) {
+    chownSync(dir, 1000, 1000);
+    t.same(loadDrill(dir, 'gpu001', NOW), { ok: false, why: `${dir} is owned by uid 1000: another user could plant files there: a drill file there may not be the one root left (not in force)` });
+  }
+});
+
 t.test('malformed files are ignored, never half-used', async (t) => {
   const dir = fresh();
   const write = (s: string): void => {
