@@ -167,8 +167,25 @@ function againstHost(v: JobView, s: PrologState, gpus: GpuNodes, need: Needed | 
   return { found: out, notMine: [...notMine].sort(), through: via };
 }
 
+/**
+ * Without the host's record, the GPU nodes judged are those againstHost judges: the job's own (through Slurm's order)
+ * and the control nodes. Slurm's ConstrainDevices (cgroup v1's list, v2's BPF program) leaves other jobs' /dev/nvidiaN
+ * in /dev and access(2) answers EPERM for them: not the job's to open. A denied GPU node the order cannot place is a
+ * skip; a job Slurm gave no GPU is judged for none; outside Slurm (standalone, no GPU list) every node, as before.
+ */
+function selfNvidia(nodes: readonly DevNode[], gpus: GpuNodes, standalone: boolean): TaskFinding[] {
+  if (gpus === null) return standalone ? denied(nodes, '/dev', 'job-gpu-denied') : [];
+  const want = [...(gpus.ok ? gpus.names : []), 'nvidiactl', 'nvidia-uvm'];
+  const untold = gpus.ok ? [] : nodes.filter((n) => /^nvidia\d+$/.test(n.name) && n.access === 'denied');
+  const why = gpus.ok ? '' : gpus.why;
+  return [
+    ...denied(nodes.filter((n) => want.includes(n.name)), '/dev', 'job-gpu-denied'),
+    ...(untold.length ? [tf('job-view-unknown', 'skip', '/dev', `whether ${list(untold.map((n) => `/dev/${n.name}`))} (denied: ${untold[0]!.why ?? 'denied'}) ${untold.length > 1 ? 'are' : 'is'} among this job's GPUs cannot be told (not judged): ${why}`)] : []),
+  ];
+}
+
 /** Without the host's record: the job's view must at least agree with itself. */
-function selfConsistent(v: JobView, standalone: boolean): Seen {
+function selfConsistent(v: JobView, standalone: boolean, gpus: GpuNodes): Seen {
   const out: TaskFinding[] = [];
   if (v.verbsClass.state === 'present' && v.uverbs.state === 'present') {
     const seen = new Set(v.uverbs.value.map((n) => n.name));
@@ -176,7 +193,7 @@ function selfConsistent(v: JobView, standalone: boolean): Seen {
     if (miss.length) out.push(tf('job-uverbs-missing', 'fail', '/dev/infiniband', `the kernel has verbs devices ${list(miss)} (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them`, list(v.verbsClass.value), list([...seen])));
   }
   if (v.uverbs.state === 'present') out.push(...denied(v.uverbs.value, '/dev/infiniband', 'job-uverbs-denied'));
-  if (v.nvidia.state === 'present') out.push(...denied(v.nvidia.value, '/dev', 'job-gpu-denied'));
+  if (v.nvidia.state === 'present') out.push(...selfNvidia(v.nvidia.value, gpus, standalone));
   if (standalone && v.hcas.state === 'present' && v.hcas.value.length === 0) out.push(tf('job-no-rdma', 'warn', '/sys/class/infiniband', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)'));
   return { found: out, notMine: [], through: new Map() };
 }
@@ -186,7 +203,7 @@ function visibility(i: JudgeInput): TaskFinding[] {
   const unknown = [v.hcas, v.verbsClass, v.uverbs, v.nvidia].flatMap((k) => (k.state === 'unknown' ? [tf('job-view-unknown', 'skip', 'job', k.why)] : []));
   const trusted = i.state?.status === 'trusted' ? i.state.state : null;
   const need = trusted ? neededAdapters(i.placement, trusted) : null;
-  const { found, notMine, through } = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement), need) : selfConsistent(v, i.state === null);
+  const { found, notMine, through } = trusted ? againstHost(v, trusted, gpuNodesOf(i.placement), need) : selfConsistent(v, i.state === null, gpuNodesOf(i.placement));
   if (found.length) return [...found, ...unknown];
   const n = (k: JobView['hcas'] | JobView['uverbs'] | JobView['nvidia']): string => (k.state === 'present' ? String(k.value.length) : '?');
   const mine = notMine.length ? `; not ${list(notMine)}, next to none of its GPUs (next to them: ${list([...need!.nics].sort())})` : '';
