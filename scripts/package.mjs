@@ -10,8 +10,7 @@
 // The architectures are built at once (two cores: each one's gzip is one process). The output directory gets
 // inputs.sha256, the hash of everything the packages are made from (scripts/package-lib.mjs); --if-changed builds
 // nothing when it still matches, so the packaging tests reuse one build per set of sources.
-// Usage: node scripts/package.mjs [--arch x64|arm64|all] [--release N] [--out DIR] [--no-rpm] [--if-changed]
-// Writes dist/package/.
+// Usage: node scripts/package.mjs [--arch x64|arm64|all] [--release N] [--out DIR] [--no-rpm] [--if-changed] (default dist/package/)
 import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -61,8 +60,10 @@ function setVars(file, vars) {
     if (!re.test(text)) throw new Error(`${file}: no ${k}= line to point at the installed gdrgate`);
     text = text.replace(re, `${k}=${v}`);
   }
-  return text;
+  return confNames(text);
 }
+// The checkout's settings files named as the installed wrappers read them (/etc/gdrgate/prolog.conf, then beside it).
+const confNames = (text) => text.replace(/(?:\/etc\/(gdrgate|slurm)\/)?gdrgate-(prolog|epilog|taskprolog|health)\.conf/g, (_, dir, w) => `${dir === 'slurm' ? '/usr/libexec/gdrgate' : '/etc/gdrgate'}/${w}.conf`);
 
 /** Replaces every `from`; one that is no longer there fails the build (the source changed: look again). */
 function rewrite(file, pairs) {
@@ -116,7 +117,7 @@ function fileList(node) {
     ...['epilog', 'taskprolog'].map((w) => ({ dest: `/usr/libexec/gdrgate/${w}.sh`, mode: 0o755, text: setVars(`slurm/${w}.sh`, w === 'taskprolog' ? { ...wrapperVars, BLOB } : wrapperVars), about: `Slurm ${w === 'epilog' ? 'Epilog' : 'TaskProlog'} wrapper (settings: /etc/gdrgate/${w}.conf, then /usr/libexec/gdrgate/${w}.conf)` })),
     { dest: '/usr/lib/systemd/system/gdrgate-agent.service', mode: 0o644, text: unit, about: 'the resident agent the Prolog asks first (systemctl enable --now gdrgate-agent)' },
     { dest: '/usr/lib/tmpfiles.d/gdrgate.conf', mode: 0o644, text: read('packaging/gdrgate.tmpfiles'), about: 'creates /run/gdrgate, the per-job state directory, at boot' },
-    { dest: '/usr/share/doc/gdrgate/slurm.conf.snippet', mode: 0o644, text: rewrite('slurm/slurm.conf.snippet', snippetPaths), about: 'the lines to add to slurm.conf' },
+    { dest: '/usr/share/doc/gdrgate/slurm.conf.snippet', mode: 0o644, text: confNames(rewrite('slurm/slurm.conf.snippet', [...snippetPaths, ['(examples/systemd)', '(systemctl enable --now gdrgate-agent)']])), about: 'the lines to add to slurm.conf' },
     ...readdirSync(path.join(repoRoot, 'schemas')).sort().map((f) => ({ dest: `/usr/share/doc/gdrgate/schemas/${f}`, mode: 0o644, from: path.join(repoRoot, 'schemas', f), about: 'JSON Schema of a gdrgate file or report' })),
     { dest: '/usr/share/gdrgate/examples/h200-vm.tar.gz', mode: 0o644, from: path.join(repoRoot, 'examples/h200-vm.tar.gz'), about: 'a real H200 node captured by gdrgate snapshot: gdrgate check --root FILE' },
     { dest: '/usr/share/doc/gdrgate/copyright', mode: 0o644, text: read('packaging/copyright'), about: 'licenses' },

@@ -41,6 +41,16 @@ if (why) {
     t.notMatch(unit, /node_modules|\/usr\/bin\/node/);
   });
 
+  // The wrappers read /etc/gdrgate/NAME.conf, then /usr/libexec/gdrgate/NAME.conf (NAME: the script's name less .sh):
+  // a settings file the installed snippet or a wrapper's header names otherwise (the checkout's gdrgate-NAME.conf)
+  // would be written by an admin and never read (FAIL=1 in it: a TaskProlog that still only warns).
+  t.test('the installed snippet and wrappers name only the settings files the installed wrappers read', async (t) => {
+    const texts = ['usr/share/doc/gdrgate/slurm.conf.snippet', ...['prolog', 'epilog', 'taskprolog'].map((w) => `usr/libexec/gdrgate/${w}.sh`)].map((f) => readFileSync(path.join(debRoot, f), 'utf8'));
+    const named = texts.flatMap((text) => [...text.matchAll(/[\w/.-]*(?:prolog|epilog|health)\.conf\b/g)].map((m) => m[0]));
+    t.same(named, ['/etc/gdrgate/prolog.conf', '/etc/gdrgate/taskprolog.conf', '/etc/gdrgate/prolog.conf', '/usr/libexec/gdrgate/prolog.conf', '/etc/gdrgate/epilog.conf', '/usr/libexec/gdrgate/epilog.conf']);
+    t.same(texts[0]!.match(/examples\/\S*/g), null, 'the snippet names no file of the checkout');
+  });
+
   t.test('the committed snapshot file replays as the capture tree it was made from', async (t) => {
     const json = (root: string) => (JSON.parse(exe(['check', '--json', '--root', root]).stdout) as { findings: unknown[] }).findings;
     t.same(json(path.join(REPO, 'examples/h200-vm.tar.gz')), json(path.join(REPO, 'examples/h200-vm')));
