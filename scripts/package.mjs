@@ -23,9 +23,9 @@ import { ARCHES, nodeBinary, stripTool } from './runtime.mjs';
 import { gdrgate8, gdrgateJson5 } from './package-man.mjs';
 import { BLOB, LINTIAN_OVERRIDES, POSTINST, PRERM_REMOVE, PURGE } from './package-maint.mjs';
 
-const { values: opt } = parseArgs({
-  options: { arch: { type: 'string', default: 'all' }, release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, 'no-rpm': { type: 'boolean', default: false }, 'if-changed': { type: 'boolean', default: false } },
-});
+const { values: opt } = parseArgs({ options: { arch: { type: 'string', default: 'all' }, release: { type: 'string', default: '1' }, out: { type: 'string', default: 'dist/package' }, 'no-rpm': { type: 'boolean', default: false }, 'if-changed': { type: 'boolean', default: false } } });
+// Modes the package's, not the builder's umask (002: a group-writable /var in the .deb; 027: DEBIAN 0750, refused).
+process.umask(0o022);
 const out = path.resolve(repoRoot, opt.out);
 const arches = opt.arch === 'all' ? Object.keys(ARCHES) : [opt.arch];
 for (const a of arches) if (!(a in ARCHES)) throw new Error(`--arch: one of ${Object.keys(ARCHES).join(', ')}, or all`);
