@@ -6,6 +6,7 @@ import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { breakLink, makeGateEnv, type GateEnv } from '../helpers/gate-env.js';
 import { cli } from '../helpers/cli.js';
+import { literal } from '../helpers/exactly.js';
 
 /** A node drained by the gate itself (our reason), so that resume and drill stop have something to act on. */
 function drainedEnv(): GateEnv {
@@ -24,9 +25,10 @@ const byHand: { name: string; args: (e: GateEnv) => string[] }[] = [
   { name: 'drill run', args: (e) => ['drill', 'run', '--config', e.config, '--node', 'vm'] },
 ];
 
-const planted: { what: string; plant: (e: GateEnv) => void; says: RegExp }[] = [
-  { what: 'a scontrol anyone can write', plant: (e) => chmodSync(JSON.parse(readFileSync(e.config, 'utf8')).scontrol as string, 0o777), says: /refusing .*scontrol: .*writable by anyone/ },
-  { what: 'a config anyone can write (0666)', plant: (e) => chmodSync(e.config, 0o666), says: /refusing .*config\.json: .*writable by anyone/ },
+const scontrolOf = (e: GateEnv): string => JSON.parse(readFileSync(e.config, 'utf8')).scontrol as string;
+const planted: { what: string; plant: (e: GateEnv) => void; says: (e: GateEnv) => string }[] = [
+  { what: 'a scontrol anyone can write', plant: (e) => chmodSync(JSON.parse(readFileSync(e.config, 'utf8')).scontrol as string, 0o777), says: (e) => `refusing ${scontrolOf(e)}: ${scontrolOf(e)} is writable by anyone (mode 777)` },
+  { what: 'a config anyone can write (0666)', plant: (e) => chmodSync(e.config, 0o666), says: (e) => `refusing ${e.config}: ${e.config} is writable by anyone (mode 666)` },
 ];
 
 for (const p of planted) {
@@ -37,7 +39,7 @@ for (const p of planted) {
       p.plant(e);
       const r = cli(c.args(e));
       t.equal(r.code, 2, r.stdout + r.stderr);
-      t.match(r.stderr, p.says);
+      t.equal(r.stderr, `gdrgate: ${p.says(e)}\n`);
       t.notOk(existsSync(e.calls), 'scontrol was not run');
     });
   }
@@ -48,7 +50,7 @@ for (const p of planted) {
       p.plant(e);
       const r = cli([mode, '--config', e.config], { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '43' });
       t.equal(r.code, 0, r.stdout);
-      t.match(r.stdout, p.says);
+      t.match(r.stdout, new RegExp(`^config-error: ${literal(p.says(e))}$`, 'm'));
       t.notOk(existsSync(e.calls), 'scontrol was not run');
     });
   }

@@ -13,6 +13,7 @@ import { buildTree } from '../gen/sysfs-tree.js';
 import { twoSocket } from '../gen/topologies/two-socket-2gpu-2nic.js';
 import { nodeTextfile } from '../fleet/_prom-fleet.js';
 import { cli } from '../helpers/cli.js';
+import { literal } from '../helpers/exactly.js';
 import { CLI } from '../helpers/paths.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -58,7 +59,7 @@ t.test('topo: the NIC legend escaped', async (t) => {
   const r = cli(['topo', '--root', evil]);
   t.equal(r.code, 0);
   t.notMatch(r.stdout, /[\x00-\x08\x0b-\x1f\x7f-\x9f\u202e]/, 'raw controls: none but the layout (tabs, newlines)');
-  t.match(r.stdout, /\n\nNIC Legend:\n\n {2}NIC0: mlx5_\\u001b\[1K0\\u202e\n {2}NIC1: mlx5_\\u001b\[1K1\\u202e\n$/);
+  t.equal(r.stdout, '\tGPU0\tGPU1\tNIC0\tNIC1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\nGPU0\tX\tSYS\tPIX\tSYS\t0-47,96-143\t0\tN/A\nGPU1\tSYS\tX\tSYS\tPIX\t48-95,144-191\t1\tN/A\nNIC0\tPIX\tSYS\tX\tSYS\nNIC1\tSYS\tPIX\tSYS\tX\n\nLegend:\n\n  X    = Self\n  SYS  = Connection traversing PCIe as well as the SMP interconnect between NUMA nodes (e.g., QPI/UPI)\n  NODE = Connection traversing PCIe as well as the interconnect between PCIe Host Bridges within a NUMA node\n  PHB  = Connection traversing PCIe as well as a PCIe Host Bridge (typically the CPU)\n  PXB  = Connection traversing multiple PCIe bridges (without traversing the PCIe Host Bridge)\n  PIX  = Connection traversing at most a single PCIe bridge\n\nComputed from sysfs: GPU↔GPU cells show the PCIe path; NVLink (NV#) is not visible in sysfs and is not shown.\n\nNIC Legend:\n\n  NIC0: mlx5_\\u001b[1K0\\u202e\n  NIC1: mlx5_\\u001b[1K1\\u202e\n');
 });
 
 t.test('compare: both sides and every difference escaped', async (t) => {
@@ -74,7 +75,7 @@ t.test('compare: both sides and every difference escaped', async (t) => {
 t.test("prolog --dry-run: the summary line escaped (slurmd's node name here)", async (t) => {
   const r = cli(['prolog', '--dry-run', '--root', evil, '--config', path.join(dir, 'none.json')], { SLURM_JOB_ID: '7', SLURMD_NODENAME: HOST });
   t.notMatch(r.stdout, RAW);
-  t.match(r.stdout, /^gdrgate prolog node=gpu\\u001b\]0;owned\\u0007\\u001b\[2J001 job=7 result=config-error /m);
+  t.match(r.stdout, new RegExp(`^gdrgate prolog — root ${literal(evil)}, no baseline \\(universal rules only\\)\nSTATUS  CHECK  SUBJECT  FINDING\nresult: config-error \\(exit 0\\) — 0 fail, 0 error, 0 warn, 0 pass, 0 skip\nconfig-error: refusing ${literal(path.join(dir, 'none.json'))}: ${literal(path.join(dir, 'none.json'))}: ENOENT: no such file or directory, lstat '${literal(path.join(dir, 'none.json'))}'\ngdrgate prolog node=gpu\\\\u001b\\]0;owned\\\\u0007\\\\u001b\\[2J001 job=7 result=config-error exit=0 \\d+ms action=none\n$`));
 });
 
 t.test('fleet report: a Prometheus label and a snapshot file name escaped', async (t) => {

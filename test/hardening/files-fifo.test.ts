@@ -25,8 +25,8 @@ t.test('a FIFO at logFile: the prolog logs to stderr with one warning and ends',
   t.equal(r.killed, false, 'not hung in open(2)');
   t.equal(r.code, 0, r.stderr);
   t.equal(r.stderr.match(/cannot open log file/g)?.length, 1, 'one warning');
-  t.match(r.stderr, /is not a regular file/);
-  t.match(r.stderr, /"msg":"gdrgate run"/, "the run line went to stderr");
+  t.equal(r.stderr.split('\n')[0], `gdrgate: cannot open log file ${g.log}: ${g.log} is not a regular file (a FIFO or socket); logging to stderr`);
+  t.match(r.stderr, /^\{"level":30,"time":"[^"]+","tool":"gdrgate","pid":\d+,"mode":"prolog","node":"vm","job":"42","durationMs":\d+,"afterMs":\d+,"startup":"modules","result":"healthy","exitCode":0,"failedOpen":false,"reason":null,"action":"none","summary":\{"pass":11,"warn":0,"fail":0,"skip":5,"error":0\},"msg":"gdrgate run"\}$/m, "the run line went to stderr");
 });
 
 t.test('a link at logFile: never appended through', async (t) => {
@@ -36,7 +36,7 @@ t.test('a link at logFile: never appended through', async (t) => {
   symlinkSync(victim, g.log);
   const r = run(['prolog', '--config', g.config], { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42' });
   t.equal(r.code, 0, r.stderr);
-  t.match(r.stderr, /cannot open log file .*is a symbolic link; logging to stderr/);
+  t.equal(r.stderr.split('\n')[0], `gdrgate: cannot open log file ${g.log}: ${g.log} is a symbolic link; logging to stderr`);
   t.equal(readFileSync(victim, 'utf8'), 'precious\n', 'target untouched');
 });
 
@@ -49,10 +49,12 @@ t.test('FIFOs at the stamp, the spool and the findings file: the epilog ends, sa
   const r = run(['epilog', '--config', e.config], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '7', SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' });
   t.equal(r.killed, false, 'not hung');
   t.equal(r.code, 0, r.stdout + r.stderr);
-  t.match(r.stdout, /probes=ran samples=3 result=healthy exit=0/);
+  t.match(r.stdout, /^gdrgate epilog node=gpu001 job=7 view=none removed=false probes=ran samples=3 result=healthy exit=0 \d+ms action=none$/m);
   const log = readFileSync(e.log, 'utf8');
-  t.match(log, /samples or textfile not written/);
-  t.match(log, /samples\.jsonl is not a regular file/);
+  const unwritten = log.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((o) => o.level === 50).map(({ time: _t, pid: _p, ...o }) => o);
+  t.same(unwritten.map(({ writeErrors: _w, ...o }) => o), [{ level: 50, tool: 'gdrgate', node: 'gpu001', job: '7', msg: 'epilog: samples or textfile not written' }]);
+  const fifo = path.join(e.spool, 'samples.jsonl');
+  t.same(unwritten.map((o) => o.writeErrors), [[`spool ${e.spool}: EUNSAFE ${fifo} is not a regular file`, `textfile ${prom} not written: cannot read the spool ${e.spool}: ${fifo}: ${fifo} is not a regular file`]]);
   // None of the spool could be read: no textfile from it (it would read as a fresh history of this run's samples with
   // nothing skipped), as gdrgate samples --prom refuses; the log says why.
   t.equal(existsSync(prom), false, 'no textfile from a spool that could not be read');
@@ -75,5 +77,5 @@ t.test('gdrgate samples over a spool of FIFOs: none read, said, exit 2 (never an
   mkdirSync(empty);
   const p = run(['samples', '--spool', empty, '--window', '5', '--prom', path.join(shared, 'gdrgate.prom')]);
   t.not(p.code, 0, 'refused');
-  t.match(p.stderr, /shared is writable by anyone \(mode 0777\)/);
+  t.equal(p.stderr.split('\n')[0], `gdrgate: ${shared} is writable by anyone (mode 0777)`);
 });

@@ -9,6 +9,7 @@ import { recordTaskFindings, TASK_FINDINGS_FILE } from '../../src/epilog/task-co
 import { takeDrainLock } from '../../src/host/drain-lock.js';
 import { appendText, writeAtomic } from '../../src/host/files.js';
 import { appendSamples, LIVE } from '../../src/samples/spool.js';
+import { exactly } from '../helpers/exactly.js';
 import { samples, scratch } from './_files.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -30,7 +31,7 @@ t.test('a link at each path the gate writes: replaced or refused, its target unt
   writeAtomic(path.join(s.dir, 'x.prom'), 'metrics\n');
   t.ok(lstatSync(path.join(s.dir, 'x.prom')).isFile(), 'textfile: the link itself replaced by rename(2)');
   at(LIVE);
-  t.match(appendSamples({ dir: s.dir }, samples(2)), { ok: false, code: /^EUNSAFE$/, message: /symbolic link/ }, 'samples.jsonl: refused');
+  t.match(appendSamples({ dir: s.dir }, samples(2)), { ok: false, code: /^EUNSAFE$/, message: exactly(`${path.join(s.dir, LIVE)} is a symbolic link`) }, 'samples.jsonl: refused');
   at(TASK_FINDINGS_FILE);
   t.throws(() => recordTaskFindings(s.dir, 'gpu001', '9', ['job-memlock-low']), /symbolic link/, 'task-findings.jsonl: refused');
   at('drills.jsonl');

@@ -33,4 +33,4 @@ const devices = payload.filter((f) => f.subject !== 'node');
 t.ok(devices.length >= 1 && devices.some((f) => f.subject === '0000:82:00.0'), `the adapter and its bridges: ${devices.map((f) => f.subject).join(', ')}`);
 t.same(devices.map((f) => `${f.status} ${f.code}`), devices.map(() => 'skip payload-unknown'), 'every path device: unknown (64-byte config)');
 t.ok(devices.every((f) => /64-byte config space/.test(f.message)), 'the reason names the 64-byte read');
-t.match(payload.find((f) => f.subject === 'node'), { status: /^skip$/, code: /^payload-unknown$/, message: /\/proc\/cmdline absent/ }, 'the capture has no /proc/cmdline: the bus policy is unknown');
+t.same(payload.find((f) => f.subject === 'node'), { check: 'pcie-payload', code: 'payload-unknown', status: 'skip', subject: 'node', message: 'kernel command line unknown (/proc/cmdline absent)' }, 'the capture has no /proc/cmdline: the bus policy is unknown');
