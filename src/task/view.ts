@@ -42,7 +42,15 @@ async function nodes(host: Host, probe: AccessProbe, dir: string, re: RegExp): P
       const st = await host.stat(p);
       if (st.ok && st.value.kind === 'dir') return null;
       const a = await probe.rw(p);
-      return { name, kind: st.ok ? st.value.kind : null, access: a.access, ...(a.why ? { why: a.why } : {}) };
+      // Read from the answer when judged, not here: the TaskProlog's facts answer a node the judge never reads only then.
+      return {
+        name,
+        kind: st.ok ? st.value.kind : null,
+        get access(): DevNode['access'] {
+          return a.access;
+        },
+        ...(a.why ? { why: a.why } : {}),
+      };
     }),
   );
   return present(all.filter((n): n is DevNode => n !== null));

@@ -37,7 +37,8 @@ async function main(): Promise<void> {
       t.equal(rig.prolog(job, gpus), 0, `seed ${seed}: prolog`);
       // The job's view drifts from the host's record: a verbs node gone, a device this user may not open, another binding.
       const gone = r() < 0.3 ? pick(UVERBS) : null;
-      const denied = r() < 0.2 ? pick(['dev/nvidia0', 'dev/infiniband/uverbs1']) : null;
+      const deny = r() < 0.2 ? pick(['dev/nvidia0', 'dev/infiniband/uverbs1']) : null;
+      const denied = deny === `dev/infiniband/${gone}` ? null : deny; // a node gone is not there to deny
       if (gone) fs.renameSync(path.join(tree, 'dev/infiniband', gone), path.join(work, 'gone'));
       if (denied) fs.chmodSync(path.join(tree, denied), 0o600);
       const status = pick(['0-7\t0', '8-15\t1', '0\t0,1', '16-23\t0']).split('\t');
@@ -58,8 +59,11 @@ async function main(): Promise<void> {
         const b = await rig.both(job, env, `FAIL=${fail ? 1 : 0}`);
         t.same(said(b.viaAgent), said(b.viaNode), `seed ${seed}: the same lines and exit code`);
         t.same(b.agentRecord, b.nodeRecord, `seed ${seed}: the same task record`);
-        t.equal(b.agentRuns, denied ? 1 : 0, `seed ${seed}: ${denied ? `gdrgate judged (${denied} denied to the user)` : 'the agent answered'}`, { agentErr: rig.agentErr() });
-        if (!denied && b.agentRuns === 0) answered++;
+        // A denied node the judge reads (the job's own GPU, a recorded verbs node) is a question bash cannot answer
+        // (EACCES or EPERM): gdrgate judges it, and says so. One it never reads (another job's GPU) is the agent's.
+        const judged = denied !== null && b.viaNode.stdout.includes(`this job cannot open /${denied} read-write`);
+        t.equal(b.agentRuns, judged ? 1 : 0, `seed ${seed}: ${judged ? `gdrgate judged (${denied} denied to the user)` : `the agent answered${denied ? ` (${denied} denied, not this job's)` : ''}`}`, { agentErr: rig.agentErr(), node: b.viaNode.stdout });
+        if (b.agentRuns === 0) answered++;
         answers.add(`${b.viaAgent.code} ${b.viaAgent.stdout}`);
       } finally {
         if (gone) fs.renameSync(path.join(work, 'gone'), path.join(tree, 'dev/infiniband', gone));
@@ -69,5 +73,25 @@ async function main(): Promise<void> {
     t.ok(answered > CASES / 2, `the agent answered ${answered} of ${CASES} views`);
     // The views differ in what they say (silence, memlock, placement, hidden devices, FAIL's exit code), not only in name.
     t.ok(answers.size >= Math.min(4, CASES), `${answers.size} different answers`);
+  });
+
+  await t.test("another job's GPU denied (Slurm's ConstrainDevices): the agent answers; the job's own denied: gdrgate judges", async (t) => {
+    const env = { SLURM_STEP_ID: '0', SLURM_LOCALID: '0', SLURM_JOB_GPUS: '3', SLURM_STEP_GPUS: '3', SLURM_GPUS_ON_NODE: '1' };
+    fs.writeFileSync(path.join(tree, 'proc/self/status'), 'Name:\tbash\nCpus_allowed_list:\t0-7\nMems_allowed_list:\t0\n');
+    for (const n of ['nvidia0', 'nvidia1', 'nvidia2']) fs.chmodSync(path.join(tree, 'dev', n), 0o600);
+    try {
+      t.equal(rig.prolog('901', '3'), 0);
+      const other = await rig.both('901', env, 'FAIL=1');
+      t.same(said(other.viaAgent), said(other.viaNode), 'the same lines and exit code');
+      t.equal(other.viaNode.code, 0, 'gdrgate: the job may open its own GPU');
+      t.equal(other.agentRuns, 0, 'before: the agent handed back every view with a denied node (1)');
+      t.equal(rig.prolog('902', '0'), 0);
+      const own = await rig.both('902', { ...env, SLURM_JOB_GPUS: '0', SLURM_STEP_GPUS: '0' }, 'FAIL=1');
+      t.same(said(own.viaAgent), said(own.viaNode), 'the same lines and exit code');
+      t.not(own.viaNode.code, 0, "gdrgate: the job cannot open its own GPU, and FAIL=1");
+      t.equal(own.agentRuns, 1, 'gdrgate judged');
+    } finally {
+      for (const n of ['nvidia0', 'nvidia1', 'nvidia2']) fs.chmodSync(path.join(tree, 'dev', n), 0o666);
+    }
   });
 }
