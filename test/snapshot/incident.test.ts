@@ -1,4 +1,5 @@
-// docs/incident.md stays true: its compare outputs are what the commands print today on the same two trees.
+// docs/incident.md and the README's copy of its suspect stay true: their outputs are what the commands print today on
+// the same two trees.
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -7,12 +8,13 @@ import { CLI, REPO } from '../helpers/paths.js';
 import { buildIncident } from './incident-trees.js';
 
 const DOC = readFileSync(`${REPO}/docs/incident.md`, 'utf8');
+const README = readFileSync(`${REPO}/README.md`, 'utf8');
 
 /** The output printed under `$ <cmd>` in the doc, up to the next prompt or the end of the block. */
-function printed(cmd: string): string {
-  const at = DOC.indexOf(`$ ${cmd}\n`);
-  if (at < 0) throw new Error(`docs/incident.md does not show ${cmd}`);
-  const rest = DOC.slice(at + cmd.length + 3);
+function printed(cmd: string, doc = DOC): string {
+  const at = doc.indexOf(`$ ${cmd}\n`);
+  if (at < 0) throw new Error(`${doc === DOC ? 'docs/incident.md' : 'README.md'} does not show ${cmd}`);
+  const rest = doc.slice(at + cmd.length + 3);
   return rest.slice(0, Math.min(...['\n$ ', '\n```'].map((m) => (rest.includes(m) ? rest.indexOf(m) : rest.length)))) + '\n';
 }
 
@@ -30,4 +32,6 @@ t.test('the compare outputs in docs/incident.md are real', async (t) => {
   }
   const check = run('check', '--root', 'gpu017.tar.gz');
   t.equal(check.stdout.split('\n').filter((l) => l && !l.startsWith('PASS')).join('\n') + '\n', printed('gdrgate check --root gpu017.tar.gz | grep -v "^PASS"'));
+  const tree = run('check', '--root', 'suspect');
+  t.equal(tree.stdout.split('\n').filter((l) => l && !l.startsWith('PASS')).join('\n') + '\n', printed('gdrgate check --root suspect | grep -v "^PASS"', README), "the README's suspect");
 });
