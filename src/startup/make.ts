@@ -12,6 +12,7 @@ import { ConfigError, UsageError } from '../errors.js';
 import { exists } from '../host/entries.js';
 import { ExecaExec, type ExecResult } from '../host/exec.js';
 import { writeAtomic, writeNew } from '../host/files.js';
+import { cannotWriteIn } from '../host/safe-dir.js';
 import { untrustedReason } from '../host/trust.js';
 import { readBytes } from '../host/whole-file.js';
 import { seal } from './blob-seal.js';
@@ -80,6 +81,9 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   // not after it, when every Prolog would pass it over.
   const where = uid === 0 ? untrustedReason(path.dirname(a.out), 0) : null;
   if (where !== null) throw new ConfigError(`not making ${a.out}: the Slurm wrappers start only a startup snapshot that root alone can change, and ${where}`);
+  // A directory this user cannot write in (not root's, a read-only file system) is said before the build, as a refusal.
+  const cannot = cannotWriteIn(path.dirname(a.out));
+  if (cannot !== null) throw new UsageError(`not making ${a.out}: ${cannot}`);
   // A blob is code: one that someone other than this user (root, on a node) could change is never started, here as
   // in the wrappers (slurm/prolog.sh's rootonly), which would pass it over on every run. It is remade instead.
   let notUsed = '';
@@ -113,7 +117,11 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
     if (said !== versionLine()) throw new Error(`the new blob says "${said}", not "${versionLine()}"`);
     if (configs[0]) must('a prolog from the new blob', await run(['--snapshot-blob', blob, 'prolog', '--dry-run', '--config', configs[0]], {}, 30_000));
     const bytes = readBytes(blob);
-    writeAtomic(a.out, bytes, { mode: 0o644, sync: true });
+    try {
+      writeAtomic(a.out, bytes, { mode: 0o644, sync: true });
+    } catch (e) {
+      throw new UsageError(`not making ${a.out}: ${(e as Error).message}`, { cause: e }); // ENOSPC, EDQUOT, EIO: said, not a crash
+    }
     return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}${notUsed}`;
   });
 }
