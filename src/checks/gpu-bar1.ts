@@ -1,7 +1,7 @@
 // gpu-bar1: the aperture GPUDirect RDMA maps GPU memory through (NVIDIA's GPUDirect RDMA guide, "PCI BAR sizes") is
 // as large as on the reference node and lies inside its upstream bridge's window.
 import { factText } from '../model/fact.js';
-import { bar1Window, insideWindow, sizeText } from '../parsers/pci-resource.js';
+import { bar1Window, insideWindow, sizeText, unassignedBars } from '../parsers/pci-resource.js';
 import type { Finding } from '../model/finding.js';
 import { defineCheck, finder } from './types.js';
 import WORDING from './gpu-bar1.json' with { type: 'json' };
@@ -19,7 +19,12 @@ export default defineCheck('gpu-bar1', WORDING, {
       const expected = want === undefined ? 'a 64-bit prefetchable BAR' : `>= ${sizeText(BigInt(want))}`;
       if (g.resource.state !== 'present') return f('bar1-unreadable', 'skip', g.bdf, `resource ${factText(g.resource)}`);
       const w = bar1Window(g.resource.value);
-      if (!w) return f('bar1-none', 'fail', g.bdf, 'no assigned 64-bit prefetchable BAR in resource', expected, 'none');
+      if (!w) {
+        // The kernel keeps a BAR it could not place with IORESOURCE_UNSET: named, so dmesg's "BAR n … failed to assign" is found.
+        const u = unassignedBars(g.resource.value)[0];
+        const why = u ? `resource line ${u.index} (${sizeText(u.size)}, 64-bit prefetchable) has no address (IORESOURCE_UNSET): the BIOS or kernel could not assign it` : 'no assigned 64-bit prefetchable BAR in resource';
+        return f('bar1-none', 'fail', g.bdf, why, expected, 'none');
+      }
       const at = `resource line ${w.index}, 0x${w.start.toString(16)}-0x${w.end.toString(16)}`;
       const actual = sizeText(w.size);
       if (want !== undefined && w.size < BigInt(want)) return f('bar1-small', 'fail', g.bdf, `GPUDirect window ${actual} (${at}), reference ${sizeText(BigInt(want))}`, expected, actual);

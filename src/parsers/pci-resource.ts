@@ -2,10 +2,12 @@
 // resource, start end flags) and the GPU's GPUDirect window in it (NVIDIA's GPUDirect RDMA guide, "PCI BAR sizes").
 import type { Parsed } from './sysfs.js';
 
-/** include/linux/ioport.h: IORESOURCE_MEM, IORESOURCE_PREFETCH, IORESOURCE_MEM_64. */
+/** include/linux/ioport.h: IORESOURCE_MEM, IORESOURCE_PREFETCH, IORESOURCE_MEM_64, IORESOURCE_DISABLED, IORESOURCE_UNSET. */
 export const IORESOURCE_MEM = 0x200;
 export const IORESOURCE_PREFETCH = 0x2000;
 export const IORESOURCE_MEM_64 = 0x100000;
+export const IORESOURCE_DISABLED = 0x10000000;
+export const IORESOURCE_UNSET = 0x20000000;
 /** Lines 0..5 are the BARs (PCI_STD_RESOURCE_END); 6 is the ROM, then SR-IOV BARs, then a bridge's windows. */
 const STD_BARS = 6;
 /**
@@ -48,26 +50,41 @@ export function parseResource(text: string, min: number = FUNCTION_LINES): Parse
   return { ok: true, value: out };
 }
 
-const assigned = (r: PciResource): boolean => r.end > r.start;
+/**
+ * A resource with an address. One the kernel could not place keeps its size and flags with IORESOURCE_UNSET, start 0
+ * and end size-1 (drivers/pci/probe.c __pci_read_base "initial BAR value invalid", setup-res.c pci_assign_resource
+ * "failed to assign", pci_release_resource); a bridge window not decoded carries IORESOURCE_DISABLED. Neither is an
+ * address range, whatever its start and end say (resource_show prints them as they are on kernels before the
+ * "backwards compatibility" zeroing of such bridge windows).
+ */
+const assigned = (r: PciResource): boolean => r.end > r.start && (r.flags & (IORESOURCE_UNSET | IORESOURCE_DISABLED)) === 0;
 const has = (r: PciResource, bits: number): boolean => (r.flags & bits) === bits;
+const PREF64 = IORESOURCE_MEM | IORESOURCE_PREFETCH | IORESOURCE_MEM_64;
+/** Lines 0..5 that are 64-bit prefetchable memory BARs with a size, assigned or not (an unassigned one is 0..size-1). */
+const pref64 = (rs: readonly PciResource[]): Bar1Window[] =>
+  rs.slice(0, STD_BARS).flatMap((r) => (r.end > r.start && has(r, PREF64) ? [{ ...r, size: r.end - r.start + 1n }] : []));
 
 /**
  * The largest 64-bit prefetchable memory BAR: BAR1 on A100 (line 1), line 2 on H100/H200 whose BAR0 is 64-bit
- * too. Null when no BAR is 64-bit prefetchable and assigned (a window the BIOS did not place).
+ * too. Null when there is none, or when the largest has no address (IORESOURCE_UNSET: the BIOS or kernel could not
+ * place it): a smaller BAR that was placed is not the GPUDirect window.
  */
 export function bar1Window(rs: readonly PciResource[]): Bar1Window | null {
   let best: Bar1Window | null = null;
-  for (const r of rs.slice(0, STD_BARS)) {
-    if (!assigned(r) || !has(r, IORESOURCE_MEM | IORESOURCE_PREFETCH | IORESOURCE_MEM_64)) continue;
-    const size = r.end - r.start + 1n;
-    if (!best || size > best.size) best = { ...r, size };
-  }
-  return best;
+  for (const r of pref64(rs)) if (!best || r.size > best.size || (r.size === best.size && assigned(r) && !assigned(best))) best = r;
+  return best && assigned(best) ? best : null;
 }
 
-/** True when [start, end] lies inside one of a bridge's memory windows (the lines after its BARs and ROM). */
+/** The 64-bit prefetchable BARs the kernel left without an address, largest first (what bar1-none names). */
+export function unassignedBars(rs: readonly PciResource[]): Bar1Window[] {
+  return pref64(rs)
+    .filter((r) => !assigned(r))
+    .sort((a, b) => (a.size === b.size ? a.index - b.index : a.size > b.size ? -1 : 1));
+}
+
+/** True when [start, end] lies inside one of a bridge's memory windows (the lines after its BARs and ROM) that decodes. */
 export function insideWindow(w: PciResource, bridge: readonly PciResource[]): boolean {
-  return bridge.slice(STD_BARS + 1).some((r) => assigned(r) && has(r, IORESOURCE_MEM) && r.start <= w.start && w.end <= r.end);
+  return assigned(w) && bridge.slice(STD_BARS + 1).some((r) => assigned(r) && has(r, IORESOURCE_MEM) && r.start <= w.start && w.end <= r.end);
 }
 
 /** `256 GiB`, `32 MiB`: the unit nvidia-smi's "BAR1 Memory Usage" rounds to is MiB. */

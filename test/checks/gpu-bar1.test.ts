@@ -3,7 +3,7 @@ import { allDevices, type GenNode } from '../gen/sysfs-tree.js';
 import { node as DGX1 } from '../gen/topologies/dgx1v-8xv100-4nic.js';
 import { promises as fsp } from 'node:fs';
 import path from 'node:path';
-import { cut, detach, dev, GPUS, HGX, P0, type Patch, put, remove, table, type Want } from './_trees.js';
+import { cut, detach, dev, GPUS, HGX, P0, type Patch, patches, put, remove, table, type Want } from './_trees.js';
 
 const BASE = 'a 64-bit prefetchable BAR';
 const ok = (subject: string, expected = BASE, actual = '128 GiB'): Want => ({ status: 'pass', code: 'bar1-ok', subject, expected, actual });
@@ -15,6 +15,8 @@ const edit = (kpath: string, fn: (line: string, i: number) => string): Patch => 
   const file = path.join(root, kpath);
   await fsp.writeFile(file, (await fsp.readFile(file, 'utf8')).split('\n').map(fn).join('\n'));
 };
+/** Line 2 of a GPU whose 128 GiB BAR has no address (IORESOURCE_UNSET | the BAR's flags, start 0, end size-1). */
+const UNSET_128G = '0x0000000000000000 0x0000001fffffffff 0x000000002014220c';
 /** The switch port above GPU0 with its prefetchable window moved 1 TiB away from the GPU (line 15 of 17). */
 const strayWindow = put(
   `sys/bus/pci/devices/${P0.downGpu}/resource`,
@@ -60,6 +62,29 @@ export const cases = table('gpu-bar1', [
     patch: put(`sys/bus/pci/devices/${P0.gpu}/resource`, '0x0000000000000000 0x0000000000000000 0x0000000000000000\n'.repeat(13)),
     bare: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: BASE, actual: 'none' }],
     based: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: '>= 128 GiB', actual: 'none' }],
+  },
+  {
+    // __pci_read_base ("initial BAR value invalid"), pci_assign_resource ("failed to assign") and pci_release_resource
+    // keep the size and set IORESOURCE_UNSET with start 0, end size-1: it read as a 128 GiB window at 0, outside.
+    name: 'invalid: line 2 unassigned as the kernel prints it (IORESOURCE_UNSET, 0 to size-1): no window, not one "outside"',
+    patch: edit(`sys/bus/pci/devices/${P0.gpu}/resource`, (l, i) => (i === 2 ? UNSET_128G : l)),
+    bare: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: BASE, actual: 'none' }],
+    based: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: '>= 128 GiB', actual: 'none' }],
+  },
+  {
+    name: 'invalid: line 2 and the port\'s prefetchable window both unassigned (0 to size-1): no window, never "inside" one',
+    patch: patches(
+      edit(`sys/bus/pci/devices/${P0.gpu}/resource`, (l, i) => (i === 2 ? UNSET_128G : l)),
+      edit(`sys/bus/pci/devices/${P0.downGpu}/resource`, (l, i) => (i === 15 ? '0x0000000000000000 0x0000001fffffffff 0x0000000020102201' : l)),
+    ),
+    bare: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: BASE, actual: 'none' }],
+    based: [{ status: 'fail', code: 'bar1-none', subject: P0.gpu, expected: '>= 128 GiB', actual: 'none' }],
+  },
+  {
+    name: 'invalid: the port\'s prefetchable window not decoded (IORESOURCE_DISABLED, its range kept): it holds no window',
+    patch: edit(`sys/bus/pci/devices/${P0.downGpu}/resource`, (l, i) => (i === 15 ? l.replace(/0x0000000000102201$/, '0x0000000010102201') : l)),
+    bare: [{ status: 'fail', code: 'bar1-outside', subject: P0.gpu, expected: 'inside the bridge window', actual: 'outside' }],
+    based: [{ status: 'fail', code: 'bar1-outside', subject: P0.gpu, expected: 'inside the bridge window', actual: 'outside' }],
   },
   {
     name: 'invalid: the window lies outside the upstream switch port\'s prefetchable window',
