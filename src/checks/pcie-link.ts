@@ -2,6 +2,7 @@
 import { type Fact, present, unknown, whyUnknown, nul, valueOf } from '../model/fact.js';
 import type { Bdf, Inventory, PciDevice } from '../model/inventory.js';
 import { deviceName, linkText } from '../model/names.js';
+import { linkless } from '../model/pci.js';
 import { portType } from '../topo/classify.js';
 import type { Finding } from '../model/finding.js';
 import { defineCheck, finder } from './types.js';
@@ -49,6 +50,12 @@ export default defineCheck('pcie-link', WORDING, {
     if (ends.length === 0) return [f('link-na', 'skip', 'node', 'not applicable: no GPU or RDMA adapter on the PCI bus')];
     for (const { dev, parent } of ends) {
       const what = isGpu.has(dev.bdf) ? `GPU ${deviceName(nul(dev.vendor), nul(dev.device))}` : isNic.has(dev.bdf) ? `NIC ${isNic.get(dev.bdf)}` : 'switch uplink';
+      // An RC integrated endpoint or event collector has no link: its Link registers are reserved, nothing to judge.
+      const type = portType(inv, dev.bdf);
+      if (type !== null && linkless(type)) {
+        out.push(f('link-na', 'skip', dev.bdf, `${what}: a Root Complex ${type === 9 ? 'Integrated Endpoint' : 'Event Collector'} (PCIe Device/Port Type ${type}) has no link to check`));
+        continue;
+      }
       const { speed, width } = dev.current;
       if (speed.state !== 'present' || width.state !== 'present') {
         const why = whyUnknown(speed, width) ?? 'no current_link_* and no Link Status';

@@ -97,8 +97,12 @@ async function link(host: Host, dir: string, which: 'current' | 'max', notes: No
   return { speed, width };
 }
 
-/** One end of the link from the PCI Express capability: a reserved speed encoding is unknown, never a number. */
+/**
+ * One end of the link from the PCI Express capability: a reserved speed encoding is unknown, never a number. A
+ * function with no link (an RC integrated endpoint or event collector, model/pci.ts linkless) has none: absent.
+ */
 function fromRegisters(l: PcieCap['linkStatus'], what: string): LinkEnd {
+  if (l === null) return { speed: ABSENT, width: ABSENT };
   return {
     speed: l.speed === null ? unknown(`${what} speed field holds a reserved encoding`) : present(l.speed),
     width: l.width === 0 ? unknown(`${what} width field is 0`) : isLinkWidth(l.width) ? present(l.width) : unknown(`${what} width field holds ${l.width}, none a link can have`),

@@ -22,7 +22,8 @@ export function devicePayload(inv: Inventory, bdf: Bdf): Fact<DevicePayload> {
   if (pcie.state !== 'present') return pcie.state === 'absent' ? unknown('no PCI Express capability') : pcie;
   const p = pcie.value;
   if (p.devCtl.mps === null || p.devCtl.mrrs === null) return unknown('Device Control holds a reserved payload size encoding');
-  return present({ mps: p.devCtl.mps, mrrs: p.devCtl.mrrs, mpsSupported: p.mpsSupported, aspm: aspmCtlText(p.lnkCtl.aspm), clockPm: p.lnkCtl.clockPm });
+  // A function with no link (model/pci.ts linkless) has no Link Control: no ASPM enabled, whatever its reserved bits hold.
+  return present({ mps: p.devCtl.mps, mrrs: p.devCtl.mrrs, mpsSupported: p.mpsSupported, aspm: aspmCtlText(p.lnkCtl?.aspm ?? 0), clockPm: p.lnkCtl?.clockPm ?? false });
 }
 
 /** `MaxPayload 256 bytes, MaxReadReq 4096 bytes, ASPM Disabled`: lspci's own words for the three fields. */

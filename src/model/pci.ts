@@ -33,16 +33,26 @@ export interface LnkCtl {
   readonly clockPm: boolean;
 }
 
+/**
+ * Device/Port Types with no Link registers: a Root Complex Integrated Endpoint (9) and a Root Complex Event Collector
+ * (10) sit inside the Root Complex, with no link (PCIe Base 6.3 §7.5.3: Link Capabilities/Control/Status are reserved
+ * for them). The kernel's pcie_cap_has_lnkctl (drivers/pci/access.c) leaves them out, so pcie_capability_read_*
+ * reads their Link registers as 0, and lspci prints no LnkCap/LnkCtl/LnkSta for them (pciutils ls-caps.c). A VMM puts
+ * a passed-through endpoint on a PCIe root bus as type 9 (QEMU's q35 pcie.0).
+ */
+export const linkless = (portType: number): boolean => portType === 9 || portType === 10;
+
 export interface PcieCap {
   readonly offset: number;
   /** Device/Port Type, PCIe cap register bits 7:4: 0 endpoint, 1 legacy endpoint, 4 root port, 5 switch upstream, 6 switch downstream, 7 PCIe-to-PCI bridge, 8 PCI-to-PCIe bridge, 9 RC integrated endpoint, 10 RC event collector. */
   readonly portType: number;
-  readonly linkCap: { readonly speed: GTs; readonly width: number };
-  readonly linkStatus: { readonly speed: GTs; readonly width: number };
+  /** Link Capabilities (+0x0c), Status (+0x12), Control (+0x10): null for a function with no link (linkless). */
+  readonly linkCap: { readonly speed: GTs; readonly width: number } | null;
+  readonly linkStatus: { readonly speed: GTs; readonly width: number } | null;
   readonly devCtl: DevCtl;
   /** Device Capabilities (+0x04, §7.5.3.3) bits 2:0: Max_Payload_Size Supported in bytes; null for a reserved encoding. */
   readonly mpsSupported: number | null;
-  readonly lnkCtl: LnkCtl;
+  readonly lnkCtl: LnkCtl | null;
   /** Capability Version (+0x02 bits 3:0, §7.5.3.2): 2 and later have Link Control 2 (+0x30), read only where asked. */
   readonly version: number;
 }

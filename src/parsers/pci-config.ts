@@ -1,6 +1,6 @@
 // Pure decoder of one PCI configuration-space blob (sysfs `config`): PCIe link, ACS and ATS state.
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
-import type { AcsBits, AcsCap, AerCap, AtsCap, GTs, PciConfig, PcieCap } from '../model/pci.js';
+import { type AcsBits, type AcsCap, type AerCap, type AtsCap, type GTs, linkless, type PciConfig, type PcieCap } from '../model/pci.js';
 import { ConfigReader, hex } from './config-reader.js';
 import { decodeDevCtl, flags, payloadSize } from './pci-devctl.js';
 import { CAP_ID_SSVID, decodeSubsystem } from './pci-subsystem.js';
@@ -193,16 +193,16 @@ function walkCapabilities(cfg: ConfigReader, headerType: number, problems: strin
 /** PCI Express Capability structure (PCIe Base 6.3 §7.5.3): port type, Device Capabilities/Control, Link Capabilities/Control/Status. */
 function readPcie(cfg: ConfigReader, at: number, problems: string[]): Fact<PcieCap> {
   if (!cfg.has(at, 0x14)) return cutOff('PCI Express', at, cfg, problems);
-  const linkCap = cfg.u32(at + 0x0c); // §7.5.3.6
-  const linkStatus = cfg.u16(at + 0x12); // §7.5.3.8
+  const [linkCap, linkStatus, portType] = [cfg.u32(at + 0x0c), cfg.u16(at + 0x12), (cfg.u16(at + 0x02) >> 4) & 0xf]; // §7.5.3.6, .8, .2
+  const link = !linkless(portType); // an RC integrated endpoint or event collector: Link registers reserved, not decoded
   return present({
     offset: at,
-    portType: (cfg.u16(at + 0x02) >> 4) & 0xf, // §7.5.3.2 Device/Port Type
-    linkCap: { speed: speed(linkCap & 0xf), width: (linkCap >> 4) & 0x3f },
-    linkStatus: { speed: speed(linkStatus & 0xf), width: (linkStatus >> 4) & 0x3f },
+    portType,
+    linkCap: link ? { speed: speed(linkCap & 0xf), width: (linkCap >> 4) & 0x3f } : null,
+    linkStatus: link ? { speed: speed(linkStatus & 0xf), width: (linkStatus >> 4) & 0x3f } : null,
     devCtl: decodeDevCtl(cfg.u16(at + 0x08)), // §7.5.3.4
     mpsSupported: payloadSize(cfg.u32(at + 0x04) & 7), // §7.5.3.3 Device Capabilities
-    lnkCtl: { aspm: cfg.u16(at + 0x10) & 3, clockPm: (cfg.u16(at + 0x10) & 0x100) !== 0 }, // §7.5.3.7 Link Control
+    lnkCtl: link ? { aspm: cfg.u16(at + 0x10) & 3, clockPm: (cfg.u16(at + 0x10) & 0x100) !== 0 } : null, // §7.5.3.7 Link Control
     version: cfg.u16(at + 0x02) & 0xf,
   });
 }

@@ -19,7 +19,7 @@ export interface Held {
 export function linkHeld(inv: Inventory, c: PcieCooling): Fact<Held> {
   const pcie = within(inv.pci.get(c.port)?.config ?? ABSENT, (x) => x.pcie, 'no config space');
   if (pcie.state !== 'present') return pcie.state === 'absent' ? unknown('no PCI Express capability') : pcie;
-  const portTop = pcie.value.linkCap.speed;
+  const portTop = pcie.value.linkCap?.speed ?? null;
   if (portTop === null) return unknown('its Link Capabilities speed not readable');
   if (c.target.state !== 'present') return c.target.state === 'absent' ? unknown('its Link Control 2 Target Link Speed not read') : c.target;
   // The first function on its secondary bus, as bwctrl takes it (inv.pci holds every device below a path's ports).
@@ -27,7 +27,7 @@ export function linkHeld(inv: Inventory, c: PcieCooling): Fact<Held> {
   const below = [...inv.pci.values()].filter((d) => port !== undefined && d.sysPath.slice(0, d.sysPath.lastIndexOf('/')) === port.sysPath).sort((a, b) => (a.bdf < b.bdf ? -1 : 1))[0];
   if (below === undefined) return unknown('no device below it was read');
   const dev = within(below.config, (x) => x.pcie, 'no config space');
-  const devTop = dev.state === 'present' ? dev.value.linkCap.speed : null;
+  const devTop = dev.state === 'present' ? (dev.value.linkCap?.speed ?? null) : null;
   if (devTop === null) return unknown(`the Link Capabilities speed of ${below.bdf} below it not readable`);
   const top = Math.min(portTop, devTop);
   return present({ held: c.target.value < top, top, portTop, target: c.target.value });

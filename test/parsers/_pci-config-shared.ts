@@ -36,7 +36,7 @@ export function agreesWithLspci(t: Test, cfg: PciConfig, ls: LspciDevice, opts: 
   if (b && pc && pc.version >= 2 && ls.targetSpeed !== null) t.equal(targetLinkSpeed(b[pc.offset + 0x30]! | (b[pc.offset + 0x31]! << 8)), ls.targetSpeed, 'LnkCtl2 Target Link Speed');
   t.same([nul(cfg.pcie)?.devCtl ?? null, aerSeen(nul(cfg.pcie) && nul(cfg.aer))], [ls.devCtl, ls.aer], 'DevCtl; AER UESta/CESta (lspci shows extended space only below a PCIe cap)');
   const p = nul(cfg.pcie);
-  t.same([p?.mpsSupported ?? null, p ? { aspm: aspmCtlText(p.lnkCtl.aspm), clockPm: p.lnkCtl.clockPm } : null], [ls.devCapMps, ls.lnkCtl], 'DevCap MaxPayload; LnkCtl ASPM and ClockPM');
+  t.same([p?.mpsSupported ?? null, p?.lnkCtl ? { aspm: aspmCtlText(p.lnkCtl.aspm), clockPm: p.lnkCtl.clockPm } : null], [ls.devCapMps, ls.lnkCtl], 'DevCap MaxPayload; LnkCtl ASPM and ClockPM');
   t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.ctl), ls.acsCtl, 'ACSCtl');
   t.equal(nul(cfg.acs) === null ? null : formatAcs(nul(cfg.acs)!.cap), ls.acsCap, 'ACSCap');
   t.same(nul(cfg.ats) === null ? null : { enabled: nul(cfg.ats)!.enabled, stu: nul(cfg.ats)!.stu }, ls.atsCtl, 'ATSCtl');

@@ -71,7 +71,7 @@ t.test('n1sdp PLX 8749 `lspci -vvxxx` dumps: 256 bytes, so ACS is unreadable, no
       t.same(nul(cfg.pcie)?.linkCap, dev.lnkCap, `text LnkCap: ${JSON.stringify(dev.lnkCap)}`);
       // The corpus text itself: DevCtl MaxPayload 128 bytes, MaxReadReq 128 bytes; DevCap MaxPayload 256; LnkCtl ASPM Disabled.
       t.same([nul(cfg.pcie)?.devCtl.mps, nul(cfg.pcie)?.devCtl.mrrs, nul(cfg.pcie)?.mpsSupported], [dev.devCtl?.mps, dev.devCtl?.mrrs, dev.devCapMps], 'MPS, MRRS, MPS supported as the text');
-      t.equal(aspmCtlText(nul(cfg.pcie)?.lnkCtl.aspm ?? -1), dev.lnkCtl?.aspm, 'LnkCtl ASPM as the text');
+      t.equal(aspmCtlText(nul(cfg.pcie)?.lnkCtl?.aspm ?? -1), dev.lnkCtl?.aspm, 'LnkCtl ASPM as the text');
       t.not(dev.acsCtl, null, 'the text shows ACSCtl...');
       t.equal(cfg.acs.state, 'unknown', '...but it is beyond the dump: unknown, not absent');
       t.same(cfg.problems, []);
