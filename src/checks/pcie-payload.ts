@@ -30,6 +30,34 @@ function nodeFinding(inv: Inventory, ref: BaselinePayload | undefined) {
 
 const shown = (p: Pick<DevicePayload, 'mps' | 'mrrs' | 'aspm'>, l: Fact<LinkAspm>): string => `${payloadText(p)}${l.state === 'present' && linkAspmText(l.value) !== 'none' ? `; link ${linkAspmText(l.value)}` : ''}`;
 
+/**
+ * A GPU's or NIC's writes to a peer of the other kind below the same switch (GPUDirect RDMA) cross the bridges below
+ * their nearest common one and land in the peer: a TLP larger than the MPS of any of them is Malformed (§2.2.2). The
+ * kernel keeps peers equal in its default and pcie_bus_safe modes (probe.c pci_configure_mps, pcie_find_smpss), but
+ * pcie_bus_perf gives each device min(its MPSS, its parent's MPS) "on the assumption that downstream communication
+ * will never be larger than the MRRS" (pcie_write_mps), and firmware may do the same: a 512-byte NIC beside a 256-byte
+ * GPU. The smallest MPS on such a path below this device's own, or null; a device not read there is not compared
+ * (its own finding says so), and peers joined only through the Root Complex are not judged.
+ */
+function peerOver(inv: Inventory, d: PciDevice, mps: number): { limit: number; at: string; peer: string } | null {
+  const gpus = inv.gpus.map((g) => g.bdf);
+  const nics = inv.nics.flatMap((n) => (n.bdf.state === 'present' ? [n.bdf.value] : []));
+  const peers = gpus.includes(d.bdf) ? nics : nics.includes(d.bdf) ? gpus : [];
+  let worst: { limit: number; at: string; peer: string } | null = null;
+  for (const bdf of peers) {
+    const peer = inv.pci.get(bdf);
+    if (!peer) continue;
+    let k = 0;
+    while (k < d.bridges.length && d.bridges[k] === peer.bridges[k]) k++;
+    if (k === 0) continue;
+    for (const b of [...d.bridges.slice(k), ...peer.bridges.slice(k), bdf]) {
+      const bp = devicePayload(inv, b);
+      if (bp.state === 'present' && bp.value.mps < mps && (worst === null || bp.value.mps < worst.limit)) worst = { limit: bp.value.mps, at: b, peer: bdf };
+    }
+  }
+  return worst;
+}
+
 function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | undefined) {
   const who = inv.nics.find((n) => valueOf(n.bdf) === d.bdf)?.name ?? (inv.gpus.some((g) => g.bdf === d.bdf) ? 'GPU' : 'bridge');
   const p = devicePayload(inv, d.bdf);
@@ -45,6 +73,9 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const cap = p.value.mpsSupported === null ? '' : ` (supports ${p.value.mpsSupported})`;
   if (upMps !== null && p.value.mps > upMps)
     return f('payload-mps-over', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${up!.b}'s ${upMps} bytes, the port above it`, `at most ${upMps} bytes`, `${p.value.mps} bytes`);
+  const over = peerOver(inv, d, p.value.mps);
+  if (over)
+    return f('payload-peer-mps', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${over.at}'s ${over.limit} bytes on the path to its peer ${over.peer} under the same switch: its writes there are Malformed TLPs`, `at most ${over.limit} bytes`, `${p.value.mps} bytes`);
   // The port right above could not be read: this link's MaxPayload was not compared, so no pass for it.
   const parent = d.bridges[d.bridges.length - 1];
   const pp = parent === undefined ? null : devicePayload(inv, parent);

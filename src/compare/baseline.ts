@@ -25,6 +25,7 @@ export const MAP: Partial<Record<Code, readonly [Area, Impact]>> = {
   'aer-reporting-off': ['aer', 'major'],
   'throttle-on': ['link-speed', 'critical'],
   'payload-mps-over': ['payload', 'critical'],
+  'payload-peer-mps': ['payload', 'critical'],
   'payload-changed': ['payload', 'major'],
   'payload-policy-changed': ['payload', 'major'],
   'bar1-none': ['bar1', 'critical'],

@@ -9,6 +9,7 @@ const GPU = `${sizes(256, 4096)}; link l1_aspm=0`;
 const NIC = sizes(256, 4096);
 const RP = sizes(256, 128);
 const pass = (subject: string, actual: string, expected = actual): Want => ({ status: 'pass', code: 'payload-ok', subject, expected, actual });
+const peer = (subject: string, limit: number, mps: number): Want => ({ status: 'fail', code: 'payload-peer-mps', subject, expected: `at most ${limit} bytes`, actual: `${mps} bytes` });
 const changed = (subject: string, expected: string, actual: string): Want => ({ status: 'warn', code: 'payload-changed', subject, expected, actual });
 const policy = (actual: string): Want => ({ status: 'warn', code: 'payload-policy-changed', subject: 'node', expected: DEFAULT, actual });
 const set = (bdf: string, regs: Partial<GenNode['hostBridges'][number]['devices'][number]>) => (n: GenNode): void => void Object.assign(dev(n, bdf), regs);
@@ -30,8 +31,9 @@ export const cases = table('pcie-payload', [
   {
     name: 'invalid: the switch port above GPU0 at 128 bytes under GPU0\'s 256 (a port reprogrammed after boot)',
     change: set(P0.downGpu, { mps: 128 }),
-    bare: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }],
-    based: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }, changed(P0.downGpu, sizes(256, 128), sizes(128, 128))],
+    // mlx5_0's 256-byte writes to GPU0 leave the switch through that port too.
+    bare: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }, peer(P0.nic, 128, 256)],
+    based: [{ status: 'fail', code: 'payload-mps-over', subject: P0.gpu, expected: 'at most 128 bytes', actual: '256 bytes' }, changed(P0.downGpu, sizes(256, 128), sizes(128, 128)), peer(P0.nic, 128, 256)],
   },
   {
     name: 'valid alone, a warning against the reference: mlx5_0 reads at most 512 bytes where the reference read 4096',
@@ -45,6 +47,24 @@ export const cases = table('pcie-payload', [
     subjects: [P0.gpu],
     bare: [pass(P0.gpu, `${sizes(128, 4096)}; link l1_aspm=0`, 'MaxPayload at most 256 bytes')],
     based: [changed(P0.gpu, GPU, `${sizes(128, 4096)}; link l1_aspm=0`)],
+  },
+  {
+    // GPUDirect RDMA: mlx5_0 writes into GPU0's memory through the switch (downNic → downGpu → GPU0) in TLPs up to its
+    // own 256 bytes, past GPU0's 128: Malformed TLPs (§2.2.2). Each device is within its port, so only the pair tells.
+    name: 'invalid: GPU0 at 128 bytes, mlx5_0 beside it under the same switch at 256: mlx5_0\'s writes to GPU0 exceed its MaxPayload',
+    change: set(P0.gpu, { mps: 128 }),
+    bare: [peer(P0.nic, 128, 256)],
+    based: [peer(P0.nic, 128, 256), changed(P0.gpu, GPU, `${sizes(128, 4096)}; link l1_aspm=0`)],
+  },
+  {
+    // pci=pcie_bus_perf (probe.c pcie_write_mps): each device gets the smaller of its MPSS and its parent's MPS, on the
+    // assumption that nothing but reads flows downstream; a 512-byte path with a GPU that supports 256 splits the peers.
+    name: 'invalid: pair 0 at 512 bytes with GPU0 at the 256 it supports, as pcie_bus_perf leaves it: mlx5_0\'s 512 over GPU0\'s 256',
+    change: (n) => { PATH0.forEach((b) => set(b, { mps: 512, mpsSupported: 512 })(n)); set(P0.gpu, { mps: 256, mpsSupported: 256 })(n); },
+    ref: (n) => { PATH0.forEach((b) => set(b, { mps: 512, mpsSupported: 512 })(n)); set(P0.gpu, { mps: 256, mpsSupported: 256 })(n); },
+    subjects: [P0.gpu, P0.nic],
+    bare: [pass(P0.gpu, GPU, 'MaxPayload at most 512 bytes'), peer(P0.nic, 256, 512)],
+    based: [pass(P0.gpu, GPU), peer(P0.nic, 256, 512)],
   },
   {
     name: 'valid: the whole pair-0 path at 128 bytes on the reference too (pcie_bus_safe under a 128-byte port): as the reference',
