@@ -22,11 +22,19 @@ function stripComment(line: string): string {
   return line;
 }
 
-/** An odd run of backslashes at the end (trailing spaces aside) continues the line: the text before it, or null. */
+const SPACE = ' \t\n\v\f\r';
+/**
+ * An odd run of backslashes at the end (trailing spaces aside) continues the line: the text before it, or null. Counted
+ * back from the end: the unanchored /(\\+)\s*$/ this was tried every start in a run of backslashes that ends before
+ * the line does, in time quadratic in the run (a 256 KiB gres.conf line of them: minutes, past a Prolog's deadline).
+ */
 function continued(line: string): string | null {
-  const m = /(\\+)[ \t\n\v\f\r]*$/.exec(line);
-  if (!m || m[1]!.length % 2 === 0) return null;
-  return line.slice(0, m.index + m[1]!.length - 1);
+  let end = line.length;
+  while (end > 0 && SPACE.includes(line[end - 1]!)) end--;
+  let start = end;
+  while (start > 0 && line[start - 1] === '\\') start--;
+  if ((end - start) % 2 === 0) return null;
+  return line.slice(0, end - 1);
 }
 
 /** `\x` is `x`; `\\` is one backslash. */
