@@ -13,8 +13,10 @@ export function parseLimits(text: string): Parsed<Map<string, Limit>> {
   if (!lines[0]?.startsWith('Limit')) return { ok: false, error: 'not a limits file: header "Limit ... Soft Limit" missing' };
   const out = new Map<string, Limit>();
   for (const line of lines.slice(1)) {
-    // Name is words; then soft, hard, optional units. Split on runs of 2+ spaces or on the first numeric/unlimited token.
-    const m = /^(Max [A-Za-z ]+?)\s+(unlimited|\d+)\s+(unlimited|\d+)(?:\s+\S+)?\s*$/.exec(line);
+    // Name is words; then soft, hard, optional units. The name's words and its spaces are told apart: `Max [A-Za-z ]+?`
+    // then `\s+` could split a run of spaces two ways at every point, in time quadratic in the row (a capture's row of
+    // 1 MiB of spaces held a Prolog for many minutes past its deadline).
+    const m = /^(Max(?: +[A-Za-z]+)+?)\s+(unlimited|\d+)\s+(unlimited|\d+)(?:\s+\S+)?\s*$/.exec(line);
     if (!m) continue;
     const soft = value(m[2]!);
     const hard = value(m[3]!);
