@@ -30,9 +30,53 @@ export function parsePlugstack(text: string, file: string): SpankLine[] {
   return out;
 }
 
-/** A glob's last part (`*.conf`) as a regular expression; the directory part must have none. */
-function globPart(p: string): RegExp {
-  return new RegExp(`^${p.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]')}$`);
+/** One element of a glob: `*`, or what one character must be. */
+type GlobItem = '*' | ((c: string) => boolean);
+
+/**
+ * A glob's last part (`*.conf`) as glob(3) reads it (flags 0, spank.c): `*`, `?`, a bracket expression (`[a-c]`,
+ * `[!x]` or `[^x]`, a `]` first in it is itself; one never closed is a plain `[`) and `\` taking the next character
+ * as it is. Never a regular expression: a `[` left open made one that did not compile (slurm-config ended on a
+ * SyntaxError), and `*a*a…*b` one that backtracked for ever on a long name.
+ */
+function globItems(p: string): GlobItem[] {
+  const items: GlobItem[] = [];
+  for (let i = 0; i < p.length; i++) {
+    const c = p[i]!;
+    if (c === '*') {
+      if (items[items.length - 1] !== '*') items.push('*');
+    } else if (c === '?') items.push(() => true);
+    else if (c === '[' && p.indexOf(']', i + (p[i + 1] === '!' || p[i + 1] === '^' ? 3 : 2)) > 0) {
+      const not = p[i + 1] === '!' || p[i + 1] === '^';
+      const end = p.indexOf(']', i + (not ? 3 : 2));
+      const body = p.slice(i + (not ? 2 : 1), end);
+      const ranges: [string, string][] = [];
+      for (let k = 0; k < body.length; k++) ranges.push(body[k + 1] === '-' && k + 2 < body.length ? [body[k]!, body[(k += 2)]!] : [body[k]!, body[k]!]);
+      items.push((x) => ranges.some(([a, b]) => a <= x && x <= b) !== not);
+      i = end;
+    } else {
+      const lit = c === '\\' && i + 1 < p.length ? p[++i]! : c;
+      items.push((x) => x === lit);
+    }
+  }
+  return items;
+}
+
+/** Whether `name` matches: the last `*` is retried one character on at a time, O(name × items) at worst. */
+function globMatch(items: readonly GlobItem[], name: string): boolean {
+  let i = 0;
+  let n = 0;
+  let star = -1;
+  let from = 0;
+  while (n < name.length) {
+    const it = items[i];
+    if (it === '*') [star, from, i] = [i, n, i + 1];
+    else if (it !== undefined && it(name[n]!)) [i, n] = [i + 1, n + 1];
+    else if (star >= 0) [i, n, from] = [star + 1, from + 1, from + 1];
+    else return false;
+  }
+  while (items[i] === '*') i++;
+  return i === items.length;
 }
 
 const MAX_FILES = 64;
@@ -75,8 +119,8 @@ export async function findPyxis(host: Host, plugstack: string): Promise<PyxisFou
         if (!names.missing) problems.push(`${file}:${l.line}: include ${l.target}: ${names.reason}`);
         continue;
       }
-      const re = globPart(base);
-      for (const n of names.value.filter((x) => re.test(x) && !x.startsWith('.')).sort()) {
+      const items = globItems(base);
+      for (const n of names.value.filter((x) => globMatch(items, x) && !x.startsWith('.')).sort()) {
         const found = await visit(path.posix.join(dir, n), depth + 1);
         if (found) return found;
       }
