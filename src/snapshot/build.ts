@@ -72,26 +72,37 @@ async function carryCapture(host: Host, tree: SnapTree): Promise<void> {
 
 const KIND: Record<number, string> = { 0o020000: 'char', 0o040000: 'dir', 0o060000: 'block', 0o100000: 'file', 0o120000: 'link' };
 
+/** [major, minor] as listDev and capture-node.py write it, or null (not a device). */
+const isRdev = (r: unknown): r is readonly [number, number] | null => r === null || (Array.isArray(r) && r.length === 2 && r.every((x) => Number.isInteger(x) && x >= 0 && x < 2 ** 32));
+type Obj = Readonly<Record<string, unknown>>;
+const isObj = (e: unknown): e is Obj => typeof e === 'object' && e !== null;
+const devPath = (p: unknown): p is string => typeof p === 'string' && p.startsWith('/dev/');
+
 /**
  * The /dev listing of a capture: from its own manifest (a snapshot of a snapshot keeps it), else from the
- * capture-node.py listing (capture/dev.json: full st_mode in octal, rdev as [major, minor]).
+ * capture-node.py listing (capture/dev.json: full st_mode in octal, rdev as [major, minor]). Both are the capture's
+ * to say, as untrusted as the rest of it: an entry of another shape is left out (a null one ended the snapshot on a
+ * TypeError), never taken as it is.
  */
 async function priorDev(host: Host): Promise<DevNode[]> {
-  const parse = async <T>(p: string): Promise<T | null> => {
+  const parse = async (p: string): Promise<unknown> => {
     const r = await host.readText(p);
     try {
-      return r.ok ? (JSON.parse(r.value) as T) : null;
+      return r.ok ? (JSON.parse(r.value) as unknown) : null;
     } catch {
       return null;
     }
   };
-  const m = await parse<{ dev?: DevNode[] }>('/manifest.json');
-  if (Array.isArray(m?.dev)) return m.dev;
-  const d = await parse<{ path: string; mode: string; rdev: [number, number] | null }[]>('/capture/dev.json');
+  const m = await parse('/manifest.json');
+  const dev = isObj(m) ? m.dev : undefined;
+  if (Array.isArray(dev))
+    return dev.filter(isObj).flatMap((e) => (devPath(e.path) && typeof e.kind === 'string' && typeof e.mode === 'string' && /^[0-7]{4}$/.test(e.mode) && isRdev(e.rdev) ? [{ path: e.path, kind: e.kind, mode: e.mode, rdev: e.rdev }] : []));
+  const d = await parse('/capture/dev.json');
   if (!Array.isArray(d)) return [];
-  return d.map((e) => {
+  return d.filter(isObj).flatMap((e) => {
+    if (!devPath(e.path) || typeof e.mode !== 'string' || !/^0o[0-7]{1,7}$/.test(e.mode) || !isRdev(e.rdev)) return [];
     const mode = Number(e.mode);
-    return { path: e.path, kind: KIND[mode & 0o170000] ?? 'other', mode: (mode & 0o7777).toString(8).padStart(4, '0'), rdev: e.rdev };
+    return [{ path: e.path, kind: KIND[mode & 0o170000] ?? 'other', mode: (mode & 0o7777).toString(8).padStart(4, '0'), rdev: e.rdev }];
   });
 }
 
