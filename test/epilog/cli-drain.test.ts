@@ -23,20 +23,20 @@ t.test('a sustained GPU↔NIC fall drains once with a gdrgate: bw- reason', asyn
   // The drain restarts the judged window (probe-window.json): the next Epilog, on the node still drained, judges only
   // what was measured since (pending), never the samples that drained it once more.
   t.strictSame(runs.map((r) => r.code), [1, 0], 'exit 1 only once our reason is on the node');
-  t.match(last(runs[0]!.stdout), /^.* result=unhealthy exit=1 \d+ms reason="gdrgate: bw-gpu-path mlx5_0\/0000:41:00.0 p50 23.03 Gb\/s over 4 \(want >= 30 Gb\/s\) job=4" action=drained$/);
-  t.match(runs[0]!.stdout, /^FAIL bw-gpu-path mlx5_0\/0000:41:00.0: GPU memory p50 23.03 Gb\/s over 4 .* while host memory on mlx5_0 is healthy \(p50 92.56 Gb\/s\)\n {5}GPU↔NIC path: /m);
+  t.match(last(runs[0]!.stdout), /^gdrgate epilog node=gpu001 job=4 view=none removed=false probes=ran samples=3 result=unhealthy exit=1 \d+ms reason="gdrgate: bw-gpu-path mlx5_0\/0000:41:00.0 p50 23.03 Gb\/s over 4 \(want >= 30 Gb\/s\) job=4" action=drained$/);
+  t.match(runs[0]!.stdout, /^FAIL bw-gpu-path mlx5_0\/0000:41:00\.0: GPU memory p50 23\.03 Gb\/s over 4 \(band: warn < 40, fail < 30 Gb\/s\) while host memory on mlx5_0 is healthy \(p50 92\.56 Gb\/s\)\n {5}GPU↔NIC path: GPUDirect RDMA from GPU memory is below its band while host memory on the same HCA is healthy, so the adapter and the fabric are fine and the fault is between this GPU and this NIC\.\n {5}-> Check pcie-link and pcie-acs on this GPU↔NIC path \(gdrgate check --only pcie-link,pcie-acs\), the IOMMU mode, and the GPUDirect mechanism \(nvidia_peermem loaded, or DMA-BUF with the open module\); compare gdrgate topo with the reference node\. \[server\]\nPASS bw-ok 0000:41:00\.0: nvbw-h2d p50 25\.17 GB\/s over 4 \(band: warn < 21\.39, fail < 17\.62 GB\/s\)\nPASS bw-ok mlx5_0: ib-write-host p50 92\.56 Gb\/s over 4 \(band: warn < 78\.68, fail < 64\.79 Gb\/s\)\ngdrgate epilog node=gpu001 job=4 view=none removed=false probes=ran samples=3 result=unhealthy exit=1 \d+ms reason="gdrgate: bw-gpu-path mlx5_0\/0000:41:00\.0 p50 23\.03 Gb\/s over 4 \(want >= 30 Gb\/s\) job=4" action=drained\n$/);
   t.equal(runs[0]!.stdout.split('\n').filter((l) => /^ *-> Check pcie-link and pcie-acs on this GPU↔NIC path/.test(l)).length, 1, 'the advice, once');
   t.match(last(runs[1]!.stdout), /^gdrgate epilog node=gpu001 job=5 view=none removed=false probes=ran samples=3 result=healthy exit=0 \d+ms action=none$/);
   t.strictSame(runs[1]!.stdout.split('\n').filter((l) => l.startsWith('SKIP')).map((l) => l.split(/\s+/).slice(0, 3).join(' ')), ['SKIP bw-pending 0000:41:00.0:', 'SKIP bw-pending mlx5_0:', 'SKIP bw-pending mlx5_0/0000:41:00.0:'], 'judged from the one run since the drain: pending');
   t.equal(e.drainCalls().length, 1, 'one scontrol drain');
-  t.match(e.drainCalls()[0], /^update nodename=gpu001 state=drain reason=gdrgate: bw-gpu-path /);
+  t.equal(e.drainCalls()[0], 'update nodename=gpu001 state=drain reason=gdrgate: bw-gpu-path mlx5_0/0000:41:00.0 p50 23.03 Gb/s over 4 (want >= 30 Gb/s) job=4');
   t.equal(lines(e).length, 5 * 3, 'spool: 3 samples per probing epilog, 5 epilogs');
   const log = readFileSync(e.log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
   const four = log.find((l) => l.msg === 'gdrgate epilog' && l.job === '4');
-  t.match(four, { result: /^unhealthy$/, exitCode: 1, action: /^drained$/ });
+  t.same([four?.result, four?.exitCode, four?.action, four?.reason], ['unhealthy', 1, 'drained', 'gdrgate: bw-gpu-path mlx5_0/0000:41:00.0 p50 23.03 Gb/s over 4 (want >= 30 Gb/s) job=4']);
   t.same(four?.summary, { pass: 2, warn: 0, fail: 1, skip: 0, error: 0 });
   t.same((four?.findings as { status: string; code: string; subject: string }[]).map((f) => `${f.status} ${f.code} ${f.subject}`), ['fail bw-gpu-path mlx5_0/0000:41:00.0'], 'the log holds the one failing finding');
-  t.match(readFileSync(prom, 'utf8'), /^gdrgate_bandwidth_samples\{node="gpu001",probe="ib-write-gpu",.*window="all"\} 5$/m);
+  t.match(readFileSync(prom, 'utf8'), /^gdrgate_bandwidth_samples\{node="gpu001",probe="ib-write-gpu",gpu="0000:41:00\.0",nic="mlx5_0",direction="gpu->nic->gpu",recipe="[0-9a-f]{12}",window="all"\} 5$/m);
 });
 
 t.test('ib_write_bw measured another GPU (82:00) than planned (0000:41:00.0): a failed probe, no sample under 0000:41:00.0, no drain', async (t) => {
@@ -70,7 +70,7 @@ t.test("a human's drain is never overwritten: nothing written, exit 0", async (t
   raiseGpuBand(e);
   const r = ['3', '4', '5'].map((j) => e.epilog(j));
   t.strictSame(r.map((x) => x.code), [0, 0, 0]);
-  t.match(last(r[2]!.stdout), /result=unhealthy exit=0 .*action=kept: node is IDLE\+DRAIN for a reason that is not ours \(rack maintenance\)/);
+  t.match(last(r[2]!.stdout), /^gdrgate epilog node=gpu001 job=5 view=none removed=false probes=ran samples=3 result=unhealthy exit=0 \d+ms reason="gdrgate: bw-gpu-path mlx5_0\/0000:41:00\.0 p50 23\.03 Gb\/s over 5 \(want >= 30 Gb\/s\) job=5" action=kept: node is IDLE\+DRAIN for a reason that is not ours \(rack maintenance\): left as it is$/);
   t.equal(e.drainCalls().length, 0);
 });
 
@@ -85,11 +85,11 @@ t.test('slow samples stamped while the clock ran a year ahead: left out and coun
   t.ok(real && appendSamples({ dir: e.spool }, Array.from({ length: 5 }, (_, i) => ({ ...real, ts: ahead + i, value: 10.5 }))).ok, 'future samples written');
   const r = e.epilog('4');
   t.equal(r.code, 0);
-  t.match(last(r.stdout), /^.* probes=ran samples=3 result=healthy exit=0 \d+ms action=none$/);
+  t.match(last(r.stdout), /^gdrgate epilog node=gpu001 job=4 view=none removed=false probes=ran samples=3 result=healthy exit=0 \d+ms action=none$/);
   t.equal(e.drainCalls().length, 0, 'no drain');
   const text = readFileSync(prom, 'utf8');
   t.match(text, /^gdrgate_spool_skipped_lines\{node="gpu001",kind="future"\} 5$/m);
-  t.match(text, /^gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-gpu",.*window="recent",stat="p50"\} 2878750000$/m, 'recent p50 23.03 Gb/s');
+  t.match(text, /^gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-gpu",gpu="0000:41:00\.0",nic="mlx5_0",direction="gpu->nic->gpu",recipe="[0-9a-f]{12}",window="recent",stat="p50"\} 2878750000$/m, 'recent p50 23.03 Gb/s');
   const log = readFileSync(e.log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
   t.strictSame(log.filter((l) => l.future !== undefined).map((l) => [l.job, l.future, l.msg]), [['4', 5, 'epilog: spool samples stamped in the future (the clock ran ahead) left out of the statistics']]);
 });

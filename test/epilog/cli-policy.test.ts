@@ -21,14 +21,14 @@ t.test('sampling policy: outside it no process is spawned and nothing is written
     });
   const out = run('121');
   t.equal(out.status, 0);
-  t.match(out.stdout, /probes=skipped \(job 121 % 10 = 1\) result=healthy exit=0/);
+  t.match(out.stdout, /^gdrgate epilog node=gpu001 job=121 view=none removed=false probes=skipped \(job 121 % 10 = 1\) result=healthy exit=0 \d+ms action=none\n$/);
   t.equal(readFileSync(count, 'utf8'), '0', 'no spawn');
   t.equal(lines(e).length, 0, 'no sample');
   const inside = run('120');
-  t.match(inside.stdout, /probes=ran samples=3/);
+  t.match(inside.stdout, /^SKIP bw-pending 0000:41:00\.0: p50 25\.17 GB\/s over 1; judged from 3 samples on\nSKIP bw-pending mlx5_0: p50 92\.56 Gb\/s over 1; judged from 3 samples on\nSKIP bw-pending mlx5_0\/0000:41:00\.0: p50 23\.03 Gb\/s over 1; judged from 3 samples on\ngdrgate epilog node=gpu001 job=120 view=none removed=false probes=ran samples=3 result=healthy exit=0 \d+ms action=none\n$/);
   t.equal(readFileSync(count, 'utf8'), existsSync(SETPRIV) ? '6' : '5', 'inside: setpriv asked once whether it ties the probes to the gate (when there), server and client per ib_write_bw run, nvbandwidth once');
   e.writeConfig(probes('healthy', { sampling: { minIntervalS: 3600 } }));
-  t.match(e.epilog('122').stdout, /probes=skipped \(last probing run \d+ s ago \(every 3600 s at most\)\)/, 'the stamp of job 120 counts');
+  t.match(e.epilog('122').stdout, /^gdrgate epilog node=gpu001 job=122 view=none removed=false probes=skipped \(last probing run \d+ s ago \(every 3600 s at most\)\) result=healthy exit=0 \d+ms action=none\n$/, 'the stamp of job 120 counts');
   t.equal(lines(e).length, 3);
 });
 
@@ -38,7 +38,7 @@ t.test('dry run: probes whatever the policy says, writes nothing, drains nothing
   const before = readdirSync(e.spool).map((f) => `${f}:${readFileSync(path.join(e.spool, f), 'utf8').length}`);
   const r = e.epilog('9', ['--dry-run']);
   t.equal(r.code, 0, 'judged with the sample in memory');
-  t.match(r.stdout, /PASS bw-ok mlx5_0\/0000:41:00.0/);
+  t.match(r.stdout, /^PASS bw-ok 0000:41:00\.0: nvbw-h2d p50 25\.17 GB\/s over 4 \(band: warn < 21\.39, fail < 17\.62 GB\/s\)\nPASS bw-ok mlx5_0: ib-write-host p50 92\.56 Gb\/s over 4 \(band: warn < 78\.68, fail < 64\.79 Gb\/s\)\nPASS bw-ok mlx5_0\/0000:41:00\.0: ib-write-gpu p50 23\.03 Gb\/s over 4 \(band: warn < 19\.58, fail < 16\.12 Gb\/s\)\ngdrgate epilog node=gpu001 job=9 probes=ran samples=3 result=healthy exit=0 \d+ms action=none\n$/);
   t.strictSame(readdirSync(e.spool).map((f) => `${f}:${readFileSync(path.join(e.spool, f), 'utf8').length}`), before, 'spool and stamp unchanged');
   t.equal(e.drainCalls().length, 0);
 });
@@ -68,5 +68,5 @@ t.test('a hung probe: the epilog stays inside its budget and exits 0', async (t)
   // The whole epilog's hard limit (src/epilog/command.ts): the probe budget, then the gate's deadline for the rest.
   const total = Number(/ (\d+)ms action=/.exec(last(r.stdout))?.[1]);
   t.ok(total <= budgetMs + DEFAULTS.deadlineMs, `the whole epilog ${total} ms by its own clock: inside budget + deadline (${budgetMs + DEFAULTS.deadlineMs} ms), the ${HANG_MS} ms hang cut`);
-  t.match(last(r.stdout), /probes=ran samples=[01] result=healthy exit=0/, 'at most the instant nvbandwidth stand-in fits in what is left');
+  t.match(last(r.stdout), /^gdrgate epilog node=gpu001 job=1 view=none removed=false probes=ran samples=[01] result=healthy exit=0 \d+ms action=none$/, 'at most the instant nvbandwidth stand-in fits in what is left');
 });

@@ -4,6 +4,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { literal } from '../helpers/exactly.js';
 import { CLI } from '../helpers/paths.js';
 import { bin, makeEpilogEnv } from './_env.js';
 
@@ -25,7 +26,7 @@ t.equal(ran.length, 1, 'exactly one probed');
 for (const r of runs.filter((x) => !/probes=ran/.test(x.out)))
   // (no pid when the holder had created its lock file but not yet written it: src/host/lock.ts reads it empty; "busy"
   // when the lock was released and taken again by another epilog twice between this one's tries, on a loaded machine)
-  t.match(r.out, /^gdrgate epilog node=\S+ job=5\d\d .*probes=skipped \((another epilog( \(pid \d+\))? is probing|another epilog probed meanwhile: .*|last probing run \d+ s ago .*|\S+\/probe\.lock is busy)\) result=healthy exit=0 \d+ms action=none$/m);
+  t.match(r.out, new RegExp(`^gdrgate epilog node=gpu001 job=5\\d\\d view=none removed=false probes=skipped \\((another epilog( \\(pid \\d+\\))? is probing|(another epilog probed meanwhile: )?last probing run \\d+ s ago \\(every 3600 s at most\\)|${literal(path.join(e.spool, 'probe.lock'))} is busy)\\) result=healthy exit=0 \\d+ms action=none\\n$`));
 const lines = readFileSync(path.join(e.spool, 'samples.jsonl'), 'utf8').split('\n').filter(Boolean);
 t.equal(lines.length, 3, 'one run of samples');
 t.ok(lines.every((l) => JSON.parse(l)), 'every line whole');

@@ -130,8 +130,8 @@ t.test('an older host recipe kept beside the current one: the GPU side is set ag
 
 t.test('a bw-gpu-path finding says what it saw and what it wanted', async (t) => {
   const [f] = run(cases.find((c) => c.name.startsWith('sustained: GPU memory low'))!);
-  t.match(f, { code: /^bw-gpu-path$/, actual: /^p50 10\.6 Gb\/s over 5$/, expected: /^>= 16 Gb\/s$/, probe: /^ib-write-gpu$/ });
-  t.match(f!.message, /while host memory on mlx5_0 is healthy \(p50 92\.5 Gb\/s\)/);
+  t.same(f, { check: 'bandwidth', code: 'bw-gpu-path', status: 'fail', subject: 'mlx5_0/0000:41:00.0', message: 'GPU memory p50 10.6 Gb/s over 5 (band: warn < 19.5, fail < 16 Gb/s) while host memory on mlx5_0 is healthy (p50 92.5 Gb/s)', probe: 'ib-write-gpu', recipeHash: '9948f7323a3e', actual: 'p50 10.6 Gb/s over 5', expected: '>= 16 Gb/s' });
+  t.equal(f!.message, 'GPU memory p50 10.6 Gb/s over 5 (band: warn < 19.5, fail < 16 Gb/s) while host memory on mlx5_0 is healthy (p50 92.5 Gb/s)');
 });
 
 t.test('samples from the future are left out: the fresh run is judged on its true predecessors, pending says why', async (t) => {

@@ -14,6 +14,8 @@ import { scratchDir } from '../helpers/scratch.js';
 const PROMTOOL = ['/usr/bin/promtool', '/usr/local/bin/promtool'].find(existsSync);
 const r = (direction: string, args: string[]): ProbeRecipe => ({ tool: 'ib_write_bw', args, msgSize: 65536, iterations: 5000, durationS: null, qps: 1, numaNode: 0, direction });
 
+const SERIES = (node: string, probe: string, gpu: string, nic: string, direction: string, recipe: string) => `{node="${node}",probe="${probe}",gpu="${gpu}",nic="${nic}",direction="${direction}",recipe="${recipe}"`;
+
 function text(node = 'gpu001'): string {
   const acc = new StatsAccumulator();
   const add = (probe: string, gpu: string | null, nic: string | null, recipe: ProbeRecipe, unit: BandwidthUnit, vs: number[]) =>
@@ -31,14 +33,25 @@ function text(node = 'gpu001'): string {
 
 t.test('base units, one series per path, recipe and window as labels', async (t) => {
   const p = text();
-  t.match(p, /^# HELP gdrgate_bandwidth_bytes_per_second /m);
-  t.match(p, /^# TYPE gdrgate_bandwidth_bytes_per_second gauge$/m);
-  t.match(p, /^gdrgate_bandwidth_bytes_per_second\{node="gpu001",probe="ib-write-host",gpu="",nic="mlx5_0",direction="host->nic->host",recipe="[0-9a-f]{12}",window="all",stat="min"\} 11550000000$/m, '92.4 Gb/s in bytes/s');
-  t.match(p, /probe="ib-write-host",gpu="",nic="rxe0".*stat="p50"\} 115636961\.28$/m, '110.28 MiB/s (perftest MB) in bytes/s');
-  t.match(p, /probe="nvbw-h2d",gpu="0000:41:00.0",nic="".*stat="last"\} 25170000000$/m, '25.17 GB/s');
-  t.match(p, /probe="ib-write-gpu".*window="recent",stat="p50"\} 1312500000$/m, 'recent p50 10.5 Gb/s while the whole history is higher');
-  t.match(p, /^gdrgate_bandwidth_samples\{.*probe="ib-write-gpu".*window="all"\} 7$/m);
-  t.match(p, /^gdrgate_spool_skipped_lines\{node="gpu001",kind="torn"\} 1$/m);
+  const lines = p.split('\n');
+  const bps = (series: string, window: string, stat: string): string | undefined => lines.find((l) => l.startsWith(`gdrgate_bandwidth_bytes_per_second${series},window="${window}",stat="${stat}"} `));
+  const host = SERIES('gpu001', 'ib-write-host', '', 'mlx5_0', 'host->nic->host', '622fa090e09b');
+  const rxe = SERIES('gpu001', 'ib-write-host', '', 'rxe0', 'host->nic->host', 'ce82b0428d02');
+  const h2d = SERIES('gpu001', 'nvbw-h2d', '0000:41:00.0', '', 'h2d', 'c9a9c45b6d4a');
+  const gpu = SERIES('gpu001', 'ib-write-gpu', '0000:41:00.0', 'mlx5_0', 'gpu->nic->gpu', '18a4ed472419');
+  t.equal(lines[0], '# HELP gdrgate_bandwidth_bytes_per_second Bandwidth of a probe path and recipe: min, p50 (the middle value; of an even count the upper one), nearest-rank p95 and p99, and the newest sample, over the whole spool (window="all") or the last 5 samples (window="recent").');
+  t.equal(lines[1], '# TYPE gdrgate_bandwidth_bytes_per_second gauge');
+  t.equal(bps(host, 'all', 'min'), `gdrgate_bandwidth_bytes_per_second${host},window="all",stat="min"} 11550000000`, '92.4 Gb/s in bytes/s');
+  t.same([bps(rxe, 'all', 'p50'), bps(rxe, 'recent', 'p50')], [`gdrgate_bandwidth_bytes_per_second${rxe},window="all",stat="p50"} 115636961.28`, `gdrgate_bandwidth_bytes_per_second${rxe},window="recent",stat="p50"} 115636961.28`], '110.28 MiB/s (perftest MB) in bytes/s');
+  t.same([bps(h2d, 'all', 'last'), bps(h2d, 'recent', 'last')], [`gdrgate_bandwidth_bytes_per_second${h2d},window="all",stat="last"} 25170000000`, `gdrgate_bandwidth_bytes_per_second${h2d},window="recent",stat="last"} 25170000000`], '25.17 GB/s');
+  t.same([bps(gpu, 'all', 'p50'), bps(gpu, 'recent', 'p50')], [`gdrgate_bandwidth_bytes_per_second${gpu},window="all",stat="p50"} 1312500000`, `gdrgate_bandwidth_bytes_per_second${gpu},window="recent",stat="p50"} 1312500000`], 'recent p50 10.5 Gb/s while the whole history is higher');
+  t.same(lines.filter((l) => l.startsWith('gdrgate_bandwidth_samples{')), [
+    `gdrgate_bandwidth_samples${gpu},window="all"} 7`, `gdrgate_bandwidth_samples${gpu},window="recent"} 5`,
+    `gdrgate_bandwidth_samples${host},window="all"} 3`, `gdrgate_bandwidth_samples${host},window="recent"} 3`,
+    `gdrgate_bandwidth_samples${rxe},window="all"} 1`, `gdrgate_bandwidth_samples${rxe},window="recent"} 1`,
+    `gdrgate_bandwidth_samples${h2d},window="all"} 1`, `gdrgate_bandwidth_samples${h2d},window="recent"} 1`,
+  ]);
+  t.same(lines.filter((l) => l.startsWith('gdrgate_spool_skipped_lines{')), ['gdrgate_spool_skipped_lines{node="gpu001",kind="torn"} 1', 'gdrgate_spool_skipped_lines{node="gpu001",kind="corrupt"} 0', 'gdrgate_spool_skipped_lines{node="gpu001",kind="future"} 0']);
   t.strictSame(p.split('\n').filter((l) => /^(# TYPE )?gdrgate_probe_/.test(l)), [
     '# TYPE gdrgate_probe_runs_total counter',
     'gdrgate_probe_runs_total{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="ok"} 3',
@@ -52,7 +65,7 @@ t.test('base units, one series per path, recipe and window as labels', async (t)
 });
 
 t.test('label values escaped', async (t) => {
-  t.match(text('we"ird\\node'), /node="we\\"ird\\\\node"/);
+  t.same(text('we"ird\\node').split('\n').filter((l) => l.startsWith('gdrgate_spool_skipped_lines{') || l.startsWith('gdrgate_samples_generated')), ['gdrgate_spool_skipped_lines{node="we\\"ird\\\\node",kind="torn"} 1', 'gdrgate_spool_skipped_lines{node="we\\"ird\\\\node",kind="corrupt"} 0', 'gdrgate_spool_skipped_lines{node="we\\"ird\\\\node",kind="future"} 0', 'gdrgate_samples_generated_timestamp_seconds{node="we\\"ird\\\\node"} 1800000000']);
   // A newline (SLURMD_NODENAME is not validated) would split the line, and node_exporter drops the whole textfile.
   const lines = text('a\nb').split('\n');
   t.equal(lines.find((l) => l.startsWith('gdrgate_spool_skipped_lines')), 'gdrgate_spool_skipped_lines{node="a\\nb",kind="torn"} 1');

@@ -24,7 +24,20 @@ t.test('append per job, count per code, torn lines skipped', async (t) => {
 
 t.test('exported as a counter that promtool accepts', async (t) => {
   const text = renderProm({ node: 'gpu001', stats: [], window: 5, spool: { torn: 0, corrupt: 0 }, now: 1764430000000, taskFindings: { 'job-memlock-propagated': 3 } });
-  t.match(text, /# TYPE gdrgate_task_findings_total counter\ngdrgate_task_findings_total\{node="gpu001",code="job-memlock-propagated"\} 3\n/);
+  t.equal(text, [
+    '# HELP gdrgate_spool_skipped_lines Spool lines skipped when the statistics were computed (torn: cut by a crash or a full disk; corrupt: not a sample; future: stamped more than 60 s after the clock, written while it ran ahead).',
+    '# TYPE gdrgate_spool_skipped_lines gauge',
+    'gdrgate_spool_skipped_lines{node="gpu001",kind="torn"} 0',
+    'gdrgate_spool_skipped_lines{node="gpu001",kind="corrupt"} 0',
+    'gdrgate_spool_skipped_lines{node="gpu001",kind="future"} 0',
+    '# HELP gdrgate_task_findings_total Findings the TaskProlog reported from inside jobs (memlock, device visibility), by code: each job\'s own unverified report (task.json is written by the job\'s user; only known codes are counted, nothing acts on them).',
+    '# TYPE gdrgate_task_findings_total counter',
+    'gdrgate_task_findings_total{node="gpu001",code="job-memlock-propagated"} 3',
+    '# HELP gdrgate_samples_generated_timestamp_seconds Unix time this file was written.',
+    '# TYPE gdrgate_samples_generated_timestamp_seconds gauge',
+    'gdrgate_samples_generated_timestamp_seconds{node="gpu001"} 1764430000',
+    '',
+  ].join('\n'));
   const promtool = '/usr/bin/promtool';
   if (!existsSync(promtool) && process.env.CI) t.fail('promtool missing in CI');
   await t.test('promtool check metrics', { skip: existsSync(promtool) ? false : 'promtool not installed' }, async (t) => {
