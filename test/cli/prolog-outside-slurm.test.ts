@@ -59,7 +59,7 @@ t.test('what still runs in a shell: --dry-run, --outside-slurm, health; and slur
   breakLink(e.tree);
   const dry = cli(['prolog', '--config', e.config, '--dry-run'], SHELL);
   t.equal(dry.code, 1, '--dry-run judges');
-  t.match(dry.stdout, /^gdrgate prolog node=vm result=unhealthy exit=1 \d+ms reason="gdrgate: [^"]+" action=dry-run: would drain\n$/m);
+  t.match(dry.stdout, /^gdrgate prolog node=vm result=unhealthy exit=1 \d+ms reason="gdrgate: pcie-link 0000:00:06\.0 Gen5 x8 \(want Gen5 x16\)" action=dry-run: would drain\n$/m);
   t.same(e.drainCalls(), [], '--dry-run drains nothing');
   const forced = cli(['prolog', '--config', e.config, '--outside-slurm'], SHELL);
   t.equal(forced.code, 1, '--outside-slurm runs the gate');
