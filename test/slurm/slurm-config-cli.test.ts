@@ -104,7 +104,29 @@ t.test('the built command: --conf, --slurm-version, --json; --help names the sch
   t.same(validate('slurm-config', data), []);
   t.same(data.slurm, { release: '24.05', from: '--slurm-version 24.05' });
   t.equal(data.changes[0]!.set, 'PrologFlags=Alloc,DeferBatch');
-  t.match(cli(['slurm-config', '--help']).stdout, /schemas\/slurm-config\.schema\.json/);
+  t.equal(cli(['slurm-config', '--help']).stdout, [
+    'gdrgate slurm-config',
+    '',
+    'print the slurm.conf lines to change for gdrgate, merged with the site\'s (flags',
+    'kept, scripts chained); never writes slurm.conf',
+    '',
+    'Options:',
+    '      --version        Show version number                             [boolean]',
+    '      --conf           slurm.conf to read (default $SLURM_CONF,',
+    '                       /etc/slurm/slurm.conf, ..., a configless node\'s cached',
+    '                       copy)                                            [string]',
+    '      --slurm-version  target Slurm release, e.g. 23.11 (default: sinfo',
+    '                       --version / slurmd -V, else 22.05)               [string]',
+    '      --scripts        directory of gdrgate\'s prolog.sh, epilog.sh,',
+    '                       taskprolog.sh, health.sh on the nodes',
+    '                                      [string] [default: "/usr/libexec/gdrgate"]',
+    '      --wrapper-dir    where the chain wrappers go (default: the conf\'s',
+    '                       directory; /etc/slurm when configless)           [string]',
+    '      --json           print JSON (schemas/slurm-config.schema.json)',
+    '                                                      [boolean] [default: false]',
+    '  -h, --help           Show help                                       [boolean]',
+    '',
+  ].join('\n'));
   const missing = cli(['slurm-config', '--conf', path.join(dir, 'nope.conf')]);
   t.equal(missing.code, 2);
   t.equal(missing.stdout, '');
