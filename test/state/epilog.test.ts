@@ -7,6 +7,7 @@ import { collectJobState, summarizeTaskRecord } from '../../src/state/epilog.js'
 import { writePrologState } from '../../src/state/prolog.js';
 import { TASK_FILE, TASK_FORMAT } from '../../src/state/names.js';
 import { removeJobDir } from '../../src/state/store.js';
+import { exactly, literal } from '../helpers/exactly.js';
 import { JOB_UID, sampleState, tmpStateDir } from './_state.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -62,21 +63,23 @@ t.test('task.json is re-typed field by field', async (t) => {
 });
 
 t.test('collect + remove', { skip: !isRoot && 'needs root' }, async (t) => {
+  const none = { removed: 0, left: 0, errors: [] };
+  const gone = (taskWhy: string) => ({ job: '1234', ownerUid: JOB_UID, task: null, taskWhy, removed: true, error: null, reclaimed: none });
   let j = jobDir();
   j.asUser(TASK_FILE, JSON.stringify(record()));
   let o = collectJobState(j.stateDir, '1234');
-  t.match(o, { job: /^1234$/, ownerUid: JOB_UID, removed: true, task: { state: /^trusted$/ } }, 'reads the record and removes the directory');
+  t.same(o, { job: '1234', ownerUid: JOB_UID, task: { step: 'batch', state: 'trusted', memlock: { soft: 65536, hard: 8388608, source: 'propagated' }, findings: [MEMLOCK_FINDING] }, taskWhy: null, removed: true, error: null, reclaimed: none }, 'reads the record and removes the directory');
   t.equal(o.error, null, 'no error');
   t.same(o.task?.findings, [MEMLOCK_FINDING], 'its one finding');
   t.notOk(fs.existsSync(j.dir), 'job dir gone');
 
   o = collectJobState(j.stateDir, '1234');
-  t.match(o, { removed: false, taskWhy: /^no state directory$/ }, 'nothing to do the second time');
+  t.same(o, { job: '1234', ownerUid: null, task: null, taskWhy: 'no state directory', removed: false, error: null, reclaimed: none }, 'nothing to do the second time');
   t.equal(o.task, null);
 
   j = jobDir();
   o = collectJobState(j.stateDir, '1234');
-  t.match(o, { removed: true, taskWhy: /no task record/ }, 'no task.json: still removed');
+  t.same(o, gone('no task record (the TaskProlog did not run or did not write)'), 'no task.json: still removed');
   t.equal(o.task, null);
 
   // task.json as a link to a root-only file: never read through the link.
@@ -85,20 +88,20 @@ t.test('collect + remove', { skip: !isRoot && 'needs root' }, async (t) => {
   fs.writeFileSync(secret, JSON.stringify(record({ step: 'SECRET' })), { mode: 0o600 });
   fs.symlinkSync(secret, path.join(j.dir, TASK_FILE));
   o = collectJobState(j.stateDir, '1234');
-  t.match(o, { taskWhy: /symbolic link/, removed: true }, 'a symlinked task.json is not followed');
+  t.same(o, gone(`${path.join(j.dir, TASK_FILE)} is a symbolic link`), 'a symlinked task.json is not followed');
   t.equal(o.task, null, 'no task read through the link');
   t.ok(fs.existsSync(secret), 'and its target is untouched');
 
   j = jobDir();
   j.asUser(TASK_FILE, 'x'.repeat(100 * 1024));
   o = collectJobState(j.stateDir, '1234');
-  t.match(o, { taskWhy: /larger than/, removed: true }, 'an oversized task.json');
+  t.same(o, gone(`${path.join(j.dir, TASK_FILE)} is larger than 65536 bytes`), 'an oversized task.json');
   t.equal(o.task, null);
 
   j = jobDir();
   j.asUser(TASK_FILE, '{"format":');
   o = collectJobState(j.stateDir, '1234');
-  t.match(o, { taskWhy: /not JSON/, removed: true }, 'a truncated task.json');
+  t.same(o, gone('task.json is not JSON'), 'a truncated task.json');
   t.equal(o.task, null);
 });
 
@@ -126,13 +129,15 @@ t.test('too much to remove: locked and set aside', { skip: !isRoot && 'needs roo
   const r = removeJobDir(j.stateDir, '1234', { maxEntries: 10, maxDepth: 8 });
   t.equal(r.ok, false, 'gives up past the entry budget');
   if (!r.ok) {
-    t.match(r.why, /more than 10 entries/, r.why);
+    t.equal(r.why, `${j.dir}: more than 10 entries`, r.why);
     t.ok(r.setAside && fs.lstatSync(r.setAside).isDirectory(), 'what is left is set aside');
-    t.match(fs.lstatSync(r.setAside!), { uid: 0 }, 'root-owned: the user cannot touch it any more');
+    t.equal(fs.lstatSync(r.setAside!).uid, 0, 'root-owned: the user cannot touch it any more');
     t.equal(fs.lstatSync(r.setAside!).mode & 0o777, 0o700, 'mode 0700');
   }
   t.notOk(fs.existsSync(j.dir), 'the name job-<id> is free for the next Prolog');
   const deep = jobDir();
   deep.asUser('1/2/3/4');
-  t.match(removeJobDir(deep.stateDir, '1234', { maxEntries: 100, maxDepth: 2 }), { ok: false, why: /deeper than 2/ }, 'depth bounded too');
+  const d = removeJobDir(deep.stateDir, '1234', { maxEntries: 100, maxDepth: 2 });
+  t.same(Object.keys(d), ['ok', 'why', 'setAside']);
+  t.match(d, { ok: false, why: exactly(`${deep.dir}: deeper than 2 levels`), setAside: new RegExp(`^${literal(path.join(deep.stateDir, '.stale-job-1234-'))}[0-9a-f]{8}$`) }, 'depth bounded too');
 });

@@ -102,7 +102,8 @@ t.test('gres.conf there but not read, or holding what is not modelled: not deriv
   const many = Array.from({ length: 60 }, (_, k) => `x${k}`).join(',') + ',n1';
   t.same(order(`NodeName=${many} Name=gpu File=/dev/nvidia[2,0]\n`), [2, 0], `a NodeName= list of ${many.length} characters`);
   t.equal(order('NodeName=n[1x] Name=gpu File=/dev/nvidia[2,0]\n'), `gres.conf line 1 (whether NodeName=n[1x] names this node cannot be told): ${ND}`, 'a bracket slurmd refuses');
-  t.match(order(`NodeName=n[${Array.from({ length: 90 }, (_, k) => k + 2).join(',')}] Name=gpu File=/dev/nvidia[2,0]\n`), /^gres\.conf line 1 \(whether NodeName=n\[2,3,4,[0-9,]*,91\] names this node cannot be told\): Slurm's numbering is not derived for it$/, 'one name too long for the matcher: cannot be told');
+  const ninety = Array.from({ length: 90 }, (_, k) => k + 2).join(',');
+  t.equal(order(`NodeName=n[${ninety}] Name=gpu File=/dev/nvidia[2,0]\n`), `gres.conf line 1 (whether NodeName=n[${ninety}] names this node cannot be told): ${ND}`, 'one name too long for the matcher: cannot be told');
   t.equal(order('AutoDetect=nvidia\nNodeName=n[1x] AutoDetect=off\n'), `gres.conf gives this node two AutoDetect= of its own, or one whose NodeName= cannot be told: ${ND}`);
 });
 

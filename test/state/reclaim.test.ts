@@ -8,6 +8,7 @@ import { collectJobState } from '../../src/state/epilog.js';
 import { writePrologState } from '../../src/state/prolog.js';
 import { readPrologState } from '../../src/state/read.js';
 import { reclaimStale, RECLAIM_BUDGET, REMOVE_LIMITS } from '../../src/state/store.js';
+import { literal } from '../helpers/exactly.js';
 import { JOB_UID, sampleState, tmpStateDir } from './_state.js';
 
 const isRoot = process.getuid?.() === 0;
@@ -27,7 +28,8 @@ t.test('set-aside job directories are reclaimed by the next epilogs, a bounded s
   // Three jobs each over the removal budget, as in the report (2,000 files each).
   for (const job of ['11', '12', '13']) jobWithFiles(stateDir, job, 2000);
   const first = collectJobState(stateDir, '11');
-  t.match(first, { removed: false, error: /more than 1024 entries.*set aside/ }, 'over the budget: set aside');
+  t.same(first, { job: '11', ownerUid: JOB_UID, task: null, taskWhy: 'no task record (the TaskProlog did not run or did not write)', removed: false, error: first.error, reclaimed: first.reclaimed }, 'over the budget: set aside');
+  t.match(first.error, new RegExp(`^${literal(path.join(stateDir, 'job-11'))}: more than 1024 entries \\(set aside as ${literal(path.join(stateDir, '.stale-job-11-'))}[0-9a-f]{8}\\)$`));
   t.same(first.reclaimed, { removed: 1, left: 0, errors: [] }, 'one set-aside directory reclaimed whole, no error');
   t.equal(stale(stateDir).length, 0, 'and reclaimed by the same epilog (2,000 entries < the reclaim budget)');
   collectJobState(stateDir, '12');
@@ -70,7 +72,7 @@ t.test('a failed Prolog write leaves no job directory: the TaskProlog says "miss
     fs.writeSync = real;
   }
   t.notOk(fs.existsSync(path.join(stateDir, 'job-1234')), 'no partial job directory');
-  t.match(readPrologState(stateDir, { job: '1234', uid: JOB_UID, node: 'gpu001' }), { status: /^missing$/ });
+  t.same(readPrologState(stateDir, { job: '1234', uid: JOB_UID, node: 'gpu001' }), { status: 'missing', why: `${path.join(stateDir, 'job-1234')} does not exist (the Prolog recorded nothing for this job)` });
 });
 
 const canMount = ((): string | false => {
@@ -103,5 +105,5 @@ t.test('the same on a really full tmpfs', { skip: canMount }, async (t) => {
   }
   t.throws(() => writePrologState(stateDir, sampleState(), null), /ENOSPC/);
   t.notOk(fs.existsSync(path.join(stateDir, 'job-1234')), 'no partial job directory');
-  t.match(readPrologState(stateDir, { job: '1234', uid: JOB_UID, node: 'gpu001' }), { status: /^missing$/ });
+  t.same(readPrologState(stateDir, { job: '1234', uid: JOB_UID, node: 'gpu001' }), { status: 'missing', why: `${path.join(stateDir, 'job-1234')} does not exist (the Prolog recorded nothing for this job)` });
 });

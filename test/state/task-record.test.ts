@@ -47,5 +47,5 @@ t.test('counted: known codes only, at most 32 per job; the metric says it is the
   const c = countTaskFindings(dir, 'gpu001');
   t.strictSame(c, { 'job-memlock-low': 1, 'job-gpu-missing': 31 });
   const text = renderProm({ node: 'gpu001', stats: [], window: 5, spool: { torn: 0, corrupt: 0 }, now: 0, taskFindings: c });
-  t.match(text, /# HELP gdrgate_task_findings_total .*job's own unverified report/);
+  t.same(text.split('\n').filter((l) => l.startsWith('# HELP gdrgate_task_findings_total ')), ['# HELP gdrgate_task_findings_total Findings the TaskProlog reported from inside jobs (memlock, device visibility), by code: each job\'s own unverified report (task.json is written by the job\'s user; only known codes are counted, nothing acts on them).']);
 });
