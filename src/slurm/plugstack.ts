@@ -33,33 +33,62 @@ export function parsePlugstack(text: string, file: string): SpankLine[] {
 /** One element of a glob: `*`, or what one character must be. */
 type GlobItem = '*' | ((c: string) => boolean);
 
+/** glob(3)'s character classes (`[[:alpha:]]`), as the C locale has them. */
+const CLASSES: Readonly<Record<string, RegExp>> = { alnum: /[A-Za-z0-9]/, alpha: /[A-Za-z]/, blank: /[ \t]/, cntrl: /[\x00-\x1f\x7f]/, digit: /[0-9]/, graph: /[!-~]/, lower: /[a-z]/, print: /[ -~]/, punct: /[!-/:-@[-`{-~]/, space: /[ \t\n\v\f\r]/, upper: /[A-Z]/, xdigit: /[0-9A-Fa-f]/ };
+
 /**
- * A glob's last part (`*.conf`) as glob(3) reads it (flags 0, spank.c): `*`, `?`, a bracket expression (`[a-c]`,
- * `[!x]` or `[^x]`, a `]` first in it is itself; one never closed is a plain `[`) and `\` taking the next character
- * as it is. Never a regular expression: a `[` left open made one that did not compile (slurm-config ended on a
- * SyntaxError), and `*a*a…*b` one that backtracked for ever on a long name.
+ * The bracket expression opening at `p[i]`: what one character must be and where it closes, or null where it never
+ * closes (a plain `[`). `!` or `^` first negates; a `]` first is itself; `\` takes the next character as it is; `a-c`
+ * is a range; `[:alpha:]` a class (an unknown one matches nothing, as fnmatch answers no match for it).
  */
-function globItems(p: string): GlobItem[] {
+function bracket(p: string, i: number): { readonly test: (c: string) => boolean; readonly end: number } | null {
+  let k = i + 1;
+  const not = p[k] === '!' || p[k] === '^';
+  if (not) k++;
+  const tests: ((c: string) => boolean)[] = [];
+  let unknown = false;
+  const one = (): string => (p[k] === '\\' && k + 1 < p.length ? p[(k += 2) - 1]! : p[k++]!);
+  for (let first = true; k < p.length; first = false) {
+    if (p[k] === ']' && !first) return { test: (c) => !unknown && tests.some((f) => f(c)) !== not, end: k };
+    const close = p[k] === '[' && p[k + 1] === ':' ? p.indexOf(':]', k + 2) : -1;
+    if (close >= 0) {
+      const re = CLASSES[p.slice(k + 2, close)];
+      if (re) tests.push((c) => re.test(c));
+      else unknown = true;
+      k = close + 2;
+      continue;
+    }
+    const lo = one();
+    const hi = p[k] === '-' && k + 1 < p.length && p[k + 1] !== ']' ? (k++, one()) : lo;
+    tests.push((c) => lo <= c && c <= hi);
+  }
+  return null;
+}
+
+/**
+ * A glob's last part (`*.conf`) as glob(3) reads it (flags 0, spank.c): `*`, `?`, a bracket expression (bracket())
+ * and `\` taking the next character as it is; `dot`: it starts with a `.` of its own, which a name starting with one
+ * needs (no GLOB_PERIOD: a leading `.` is matched by no `*`, `?` or bracket). Never a regular expression: a `[` left
+ * open made one that did not compile (slurm-config ended on a SyntaxError), and `*a*a…*b` one that backtracked for
+ * ever on a long name.
+ */
+function globItems(p: string): { readonly items: GlobItem[]; readonly dot: boolean } {
   const items: GlobItem[] = [];
   for (let i = 0; i < p.length; i++) {
     const c = p[i]!;
+    const b = c === '[' ? bracket(p, i) : null;
     if (c === '*') {
       if (items[items.length - 1] !== '*') items.push('*');
     } else if (c === '?') items.push(() => true);
-    else if (c === '[' && p.indexOf(']', i + (p[i + 1] === '!' || p[i + 1] === '^' ? 3 : 2)) > 0) {
-      const not = p[i + 1] === '!' || p[i + 1] === '^';
-      const end = p.indexOf(']', i + (not ? 3 : 2));
-      const body = p.slice(i + (not ? 2 : 1), end);
-      const ranges: [string, string][] = [];
-      for (let k = 0; k < body.length; k++) ranges.push(body[k + 1] === '-' && k + 2 < body.length ? [body[k]!, body[(k += 2)]!] : [body[k]!, body[k]!]);
-      items.push((x) => ranges.some(([a, b]) => a <= x && x <= b) !== not);
-      i = end;
+    else if (b) {
+      items.push(b.test);
+      i = b.end;
     } else {
       const lit = c === '\\' && i + 1 < p.length ? p[++i]! : c;
       items.push((x) => x === lit);
     }
   }
-  return items;
+  return { items, dot: p.startsWith('.') || p.startsWith('\\.') };
 }
 
 /** Whether `name` matches: the last `*` is retried one character on at a time, O(name × items) at worst. */
@@ -119,8 +148,8 @@ export async function findPyxis(host: Host, plugstack: string): Promise<PyxisFou
         if (!names.missing) problems.push(`${file}:${l.line}: include ${l.target}: ${names.reason}`);
         continue;
       }
-      const items = globItems(base);
-      for (const n of names.value.filter((x) => globMatch(items, x) && !x.startsWith('.')).sort()) {
+      const g = globItems(base);
+      for (const n of names.value.filter((x) => globMatch(g.items, x) && (g.dot || !x.startsWith('.'))).sort()) {
         const found = await visit(path.posix.join(dir, n), depth + 1);
         if (found) return found;
       }

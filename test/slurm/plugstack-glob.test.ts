@@ -34,6 +34,16 @@ t.test('bracket expressions: [!a] and [^a] are "not a", ranges, a `]` first is i
   t.equal(await at('[b-c]*'), null);
 });
 
+t.test('as glob(3) also reads them: a character class, a `\\` inside brackets, a leading `.` matched only by a `.`', async (t) => {
+  const files = { 'etc/slurm/plug/x.conf': PYXIS, 'etc/slurm/plug/].conf': PYXIS, 'etc/slurm/plug/.p.conf': PYXIS, 'etc/slurm/plug/[.conf': '' };
+  const at = async (glob: string) => (await findPyxis(new FsHost(tree(t, { ...files, 'etc/slurm/plugstack.conf': `include /etc/slurm/plug/${glob}\n` })), '/etc/slurm/plugstack.conf')).at?.file ?? null;
+  t.equal(await at('[[:alpha:]].conf'), '/etc/slurm/plug/x.conf', '[[:alpha:]] is any letter, not one of "[:alph" followed by "]"');
+  t.equal(await at('[![:alpha:]].conf'), '/etc/slurm/plug/].conf', '[![:alpha:]]: [ (no pyxis) and ], not x');
+  t.equal(await at('[\\]].conf'), '/etc/slurm/plug/].conf', '[\\]]: the escaped ] is in the set, the next one closes it');
+  t.equal(await at('.p*'), '/etc/slurm/plug/.p.conf', 'a leading . in the glob matches a name that starts with one');
+  t.equal(await at('*p.conf'), null, 'a * never matches the leading . of .p.conf');
+});
+
 t.test('slurm-config: `include *a*a…*b` (40 stars) beside a name of 250 a: answered, not backtracked for ever', async (t) => {
   const dir = tree(t, { 'slurm.conf': 'ClusterName=c\n', 'plugstack.conf': `include plug/${'*a'.repeat(40)}*b\n`, [`plug/${'a'.repeat(250)}`]: PYXIS, 'plug/ab': PYXIS });
   // Killed outright at 60 s: a SIGTERM waits for a synchronous match to end.
