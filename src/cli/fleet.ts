@@ -14,7 +14,7 @@ export function statsSources(a: { readonly prometheus?: string | undefined; read
   const url = a.prometheus;
   if (url === undefined) return [];
   const checkInstance = a.anyInstance !== true;
-  return [{ name: `prometheus ${url}`, load: (age) => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000, checkInstance, age })) }];
+  return [{ name: `prometheus ${url}`, load: (age, nodeName) => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000, checkInstance, age, nodeName })) }];
 }
 
 /** Progress on stderr only when it is a terminal; nothing of it reaches the report. */

@@ -19,6 +19,8 @@ export interface PrometheusOptions {
   readonly checkInstance?: boolean;
   /** Judge each path's age by its newest sample's time (series.ts); without it, no age is judged. */
   readonly age?: AgeRule;
+  /** The node a `node` label is filed under (the directory's name for that host: report-command's hostNamer). */
+  readonly nodeName?: (label: string) => string;
 }
 
 /** The server could not be asked, or its answer is not one Prometheus gives. The message says which. */
@@ -70,7 +72,7 @@ export async function loadPrometheus(url: string, opts: PrometheusOptions): Prom
   const source = `prometheus:${redact(new URL(url))}`;
   try {
     const answers = await Promise.all(urls.map((u) => ask(u, source, opts)));
-    return statsFromSeries(answers.flat(), window, opts.checkInstance ?? true, opts.age);
+    return statsFromSeries(answers.flat(), window, opts.checkInstance ?? true, opts.age, opts.nodeName);
   } catch (e) {
     if (e instanceof PrometheusError || e instanceof UsageError) throw e;
     if (e instanceof HttpError || e instanceof PromAnswerError || e instanceof SeriesError) throw new PrometheusError(`${source}: ${e.message}`, { cause: e });

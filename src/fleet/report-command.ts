@@ -17,7 +17,7 @@ import type { NodeMissing, NodePathStat, WithheldPath } from './types.js';
 export interface StatsSource {
   readonly name: string;
   /** Figures older than the rule's max-age, or ahead of its clock, are left out and said (series.ts). */
-  load(age: AgeRule): Promise<{ stats: NodePathStat[]; missing: NodeMissing[]; notes?: string[]; withheld?: WithheldPath[] }>;
+  load(age: AgeRule, nodeName: (label: string) => string): Promise<{ stats: NodePathStat[]; missing: NodeMissing[]; notes?: string[]; withheld?: WithheldPath[] }>;
 }
 
 export interface FleetArgs {
@@ -81,7 +81,7 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
     // A source that cannot be read is a finding about every node's figures from it, never the end of the report.
     let got: Awaited<ReturnType<StatsSource['load']>>;
     try {
-      got = await s.load(age);
+      got = await s.load(age, canon);
     } catch (e) {
       if (e instanceof UsageError) throw e;
       const why = (e as Error).message.slice(0, 300);

@@ -110,7 +110,7 @@ function problem(p: Path, window: StatWindow): string | null {
  * With `age`, a path whose newest sample (TS_METRIC) is older than max-age or ahead of the clock is not judged, and
  * its node says so; a path without a TS_METRIC series is judged, its age unknown, said once for the source.
  */
-export function statsFromSeries(series: readonly Series[], window: StatWindow = 'all', checkInstance = true, age?: AgeRule): FleetStats {
+export function statsFromSeries(series: readonly Series[], window: StatWindow = 'all', checkInstance = true, age?: AgeRule, nodeName: (label: string) => string = (l) => l): FleetStats {
   const paths = new Map<string, Path>();
   // Per path, its last sample times: kept apart until the figures are in (a time alone makes no path).
   const times = new Map<string, number[]>();
@@ -123,7 +123,9 @@ export function statsFromSeries(series: readonly Series[], window: StatWindow = 
     const stat = s.name === BW_METRIC ? need(s, 'stat') : isTs ? 'ts' : 'count';
     if (stat !== 'p50' && stat !== 'min' && stat !== 'count' && stat !== 'ts') continue;
     const node = nodeOf(s);
-    const other = checkInstance ? foreignInstance(s, node) : null;
+    // Against the node the figures will be filed under (a short label filed under a directory's full name must come
+    // from that host: `n01` scraped from n01.c.d is not n01.a.b's), not the label alone.
+    const other = checkInstance ? foreignInstance(s, nodeName(node)) : null;
     if (other !== null) {
       let f = foreign.get(node);
       if (!f) foreign.set(node, (f = new Set()));

@@ -53,3 +53,10 @@ t.test('which names are one host: the same but for case, or a short name beside 
   const named = hostNamer(['gpu0001', 'gpu0002.cluster.example', 'n01', 'N01']);
   t.same(['GPU0001', 'gpu0001.cluster.example', 'gpu0002', 'gpu0002.cluster', 'gpu0002.cluster.example.org', 'gpu0002.other', 'n01.a', 'gpu0003'].map(named), ['gpu0001', 'gpu0001', 'gpu0002.cluster.example', 'gpu0002.cluster.example', 'gpu0002.cluster.example', 'gpu0002.other', 'n01.a', 'gpu0003']);
 });
+
+t.test('a short label is checked against the node it is filed under: n01 from n01.c.d is not n01.a.b\'s', async (t) => {
+  const named = hostNamer(['n01.a.b', 'gpu0004']);
+  const f = statsFromSeries([...series('n01', 'n01.c.d:9100'), ...series('n01', 'n01.a.b.example:9100', 1), ...series('gpu0004.cluster.example', 'gpu0004.cluster.example:9100')], 'all', true, undefined, named);
+  t.same(f.stats.map((s) => [s.node, s.nic]), [['gpu0004.cluster.example', 'mlx5_0'], ['n01', 'mlx5_1']], 'filed under their labels; report-command folds them');
+  t.same(f.missing, [{ node: 'n01', why: 'series labelled node="n01" from instance n01.c.d:9100, not this node\'s exporter: not counted' }], 'before: counted, then filed under n01.a.b');
+});
