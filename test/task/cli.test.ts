@@ -11,6 +11,9 @@ import { scratchDir } from '../helpers/scratch.js';
 const isRoot = process.getuid?.() === 0;
 const USER = 4242; // need not exist: root can setuid to any number
 const MiB8 = 8 * 1024 * 1024;
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+const NO_GPUS = "not checked: no SLURM_JOB_GPUS (the job asked for no GPU, or Slurm did not say which it has), so this job's CPUs, memory and adapters are not compared with its GPUs";
+const MEMLOCK_PRINT = 'print gdrgate: memlock is 64 KiB in this job (need >= 8 MiB): RDMA registration will fail (Slurm copied the limit of the shell you submitted from); ask your admin to set PropagateResourceLimitsExcept=MEMLOCK, or submit from a shell with ulimit -l unlimited';
 /** The build as copied under the test's directory: the job user cannot traverse a checkout under a 0700 home. */
 let CLI = '';
 /** A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home). */
@@ -52,12 +55,22 @@ async function main(): Promise<void> {
     const p = prolog('77', { SLURM_JOB_GPUS: '1' });
     t.equal(p.code, 0, 'prolog exit 0', { stdout: p.stdout, stderr: p.stderr });
     const dir = path.join(stateDir, 'job-77');
-    t.match(fs.lstatSync(dir), { uid: USER }, 'job-77 handed to the job user');
+    t.equal(fs.lstatSync(dir).uid, USER, 'job-77 handed to the job user');
     const r = task('77');
     t.equal(r.code, 0, 'task exit 0', { stderr: r.stderr });
     t.equal(r.stdout, '', 'no print line: nothing to tell the user');
-    const rec = JSON.parse(fs.readFileSync(path.join(dir, 'task.json'), 'utf8')) as Record<string, unknown>;
-    t.match(rec, { job: /^77$/, uid: USER, state: /^trusted$/, memlock: { soft: /^unlimited$/, source: /^self$/ } }, 'task.json left for the epilog');
+    const { time, ...rec } = JSON.parse(fs.readFileSync(path.join(dir, 'task.json'), 'utf8')) as Record<string, unknown>;
+    t.match(time, ISO_TIME);
+    const noGpu = 'no /proc/driver/nvidia/gpus: no GPU to number';
+    t.same(rec, {
+      format: 'gdrgate-task-state/1', job: '77', step: 'batch', uid: USER, node: 'gpu001', state: 'trusted', memlock: { soft: 'unlimited', hard: 'unlimited', source: 'self' },
+      findings: [
+        { code: 'job-view-unknown', status: 'skip', subject: '/dev', message: `which /dev/nvidiaN nodes are this job's GPUs cannot be told (not checked): ${noGpu}` },
+        { code: 'job-placement-unknown', status: 'skip', subject: 'job', message: `not checked: which GPUs Slurm's SLURM_JOB_GPUS=1 are cannot be told: ${noGpu}` },
+        { code: 'job-memlock-ok', status: 'pass', subject: 'job', message: 'memlock is unlimited in this job' },
+        { code: 'job-state-ok', status: 'pass', subject: 'prolog.json', message: 'host record of job 77 verifies' },
+      ],
+    }, 'task.json left for the epilog');
   });
 
   await t.test('ulimit -l 64 propagated: the print line, --fail fails the task', async (t) => {
@@ -73,16 +86,25 @@ async function main(): Promise<void> {
     t.equal(task('78', [], { SLURM_RLIMIT_MEMLOCK: '65536', SLURM_LOCALID: '3' }).stdout, '', 'other local tasks stay quiet');
     const e = run(['epilog', '--config', config], slurm('78', { SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' }));
     t.equal(e.code, 0, 'epilog exit 0', { stderr: e.stderr });
-    t.match(e.stdout, /^gdrgate epilog node=gpu001 job=78 view=trusted findings=job-memlock-propagated removed=true aer=ok\n$/, e.stdout.trim());
+    t.equal(e.stdout, 'gdrgate epilog node=gpu001 job=78 view=trusted findings=job-memlock-propagated removed=true aer=ok\n', e.stdout.trim());
     t.notOk(fs.existsSync(path.join(stateDir, 'job-78')), 'job-78 removed');
     const line = logLines().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'gdrgate job view' && l.job === '78');
-    t.match(line, { level: 40, uid: USER, state: /^trusted$/, memlock: { soft: 65536, source: /^propagated$/ } }, 'the admin log has it');
+    const { time, pid, ...logged } = line ?? {};
+    t.match({ time, pid }, { time: ISO_TIME, pid: Number });
+    t.same(logged, {
+      level: 40, tool: 'gdrgate', job: '78', node: 'gpu001', uid: USER, step: 'batch', state: 'trusted', memlock: { soft: 65536, hard: 'unlimited', source: 'propagated' }, ncclTopo: false,
+      findings: [
+        { code: 'job-memlock-propagated', status: 'fail', subject: 'job', message: 'memlock is 64 KiB in this job' },
+        { code: 'job-placement-unknown', status: 'skip', subject: 'job', message: NO_GPUS },
+      ],
+      msg: 'gdrgate job view',
+    }, 'the admin log has it');
     t.same((line?.findings as { code: string; status: string }[]).map((f) => `${f.status} ${f.code}`), ['fail job-memlock-propagated', 'skip job-placement-unknown'], 'the finding, and placement not checked (no SLURM_JOB_GPUS)');
   });
 
   await t.test("a later step without the finding keeps an earlier step's in task.json (the Epilog counts the job's)", async (t) => {
     t.equal(prolog('82').code, 0, 'prolog');
-    t.match(task('82', [], { SLURM_RLIMIT_MEMLOCK: '65536', SLURM_STEP_ID: '0' }).stdout, /memlock is 64 KiB/, 'step 0 is told');
+    t.equal(task('82', [], { SLURM_RLIMIT_MEMLOCK: '65536', SLURM_STEP_ID: '0' }).stdout, `${MEMLOCK_PRINT}\n`, 'step 0 is told');
     t.equal(task('82', [], { SLURM_STEP_ID: '1' }).stdout, '', 'step 1 has nothing to say');
     const rec = JSON.parse(fs.readFileSync(path.join(stateDir, 'job-82', 'task.json'), 'utf8')) as { step: string; findings: { code: string }[] };
     t.equal(rec.step, '1', "task.json is step 1's");
@@ -93,7 +115,7 @@ async function main(): Promise<void> {
     t.equal(prolog('79').code, 0, 'prolog (host tree has 4 uverbs nodes)');
     const r = task('79', ['--root', hidden]);
     t.equal(r.code, 0);
-    t.match(r.stdout, /^print gdrgate: this job sees 0 of the 4 verbs devices of the host \(missing \/dev\/infiniband\/uverbs0, .*uverbs3\): user-space verbs cannot open those adapters/, r.stdout.trim());
+    t.equal(r.stdout, 'print gdrgate: this job sees 0 of the 4 verbs devices of the host (missing /dev/infiniband/uverbs0, /dev/infiniband/uverbs1, /dev/infiniband/uverbs2, /dev/infiniband/uverbs3): user-space verbs cannot open those adapters: NCCL falls back to TCP sockets; pass the devices into the container (--device /dev/infiniband, or the runtime hook of your site)\n', r.stdout.trim());
   });
 
   await t.test('a forged state is reported, never trusted', async (t) => {
@@ -117,22 +139,42 @@ async function main(): Promise<void> {
     const before = logLines().length;
     const p = prolog('81', { SLURM_JOB_UID: '' });
     t.equal(p.code, 0, 'no SLURM_JOB_UID: prolog still exit 0');
-    t.match(logLines().slice(before), /"level":40.*"why":"SLURM_JOB_UID \\"\\" is not a uid","msg":"per-job state not written/, 'logged');
+    const { time, pid, ...logged } = JSON.parse(logLines().slice(before).split('\n')[0]!) as Record<string, unknown>;
+    t.match({ time, pid }, { time: ISO_TIME, pid: Number });
+    t.same(logged, { level: 40, tool: 'gdrgate', node: 'gpu001', job: '81', why: 'SLURM_JOB_UID "" is not a uid', msg: 'per-job state not written; the TaskProlog will report it missing' }, 'logged');
     t.notOk(fs.existsSync(path.join(stateDir, 'job-81')), 'nothing written');
     t.equal(prolog('../../etc', {}).code, 0, 'malformed job id: exit 0');
     const r = task('81');
-    t.match(r, { code: 0, stdout: /^$/ }, 'the task without a record: quiet (skip), exit 0');
+    t.same(r, { code: 0, stdout: '', stderr: '' }, 'the task without a record: quiet (skip), exit 0');
   });
 
   await t.test('usage', async (t) => {
     const r = run(['task', '--config', config], {}, USER);
     t.equal(r.code, 2, 'outside a job without --standalone: exit 2');
-    t.match(r.stderr, /not inside a Slurm job/);
+    t.equal(r.stderr, 'gdrgate: not inside a Slurm job (SLURM_JOB_ID unset or malformed); run it by hand with --standalone\n');
     const ok = run(['task', '--standalone', '--root', tree], {});
     t.equal(ok.code, 0, 'standalone on the full tree: exit 0', { stdout: ok.stdout });
-    t.match(ok.stdout, /result: ok \(exit 0\)/);
+    t.equal(ok.stdout, [
+      `gdrgate task --standalone — root ${tree}, host vm, memlock minimum unlimited (default (no baseline))`,
+      'STATUS  CHECK           SUBJECT  FINDING',
+      `SKIP    job-placement   job      ${NO_GPUS}`,
+      'PASS    memlock-limit   job      memlock is unlimited in this job',
+      'PASS    job-visibility  job      this job sees 4 RDMA adapters, 4 verbs devices, 7 NVIDIA device nodes',
+      'result: ok (exit 0) — 0 fail, 0 error, 0 warn, 2 pass, 1 skip',
+      '',
+    ].join('\n'));
     const bad = run(['task', '--standalone', '--root', hidden], {});
     t.equal(bad.code, 1, 'standalone without /dev/infiniband: exit 1');
-    t.match(bad.stdout, /FAIL +job-visibility +\/dev\/infiniband +the kernel has verbs devices uverbs0, uverbs1, uverbs2, uverbs3/);
+    t.equal(bad.stdout, [
+      `gdrgate task --standalone — root ${hidden}, host vm, memlock minimum unlimited (default (no baseline))`,
+      'STATUS  CHECK           SUBJECT          FINDING',
+      'FAIL    job-visibility  /dev/infiniband  the kernel has verbs devices uverbs0, uverbs1, uverbs2, uverbs3 (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them (want uverbs0, uverbs1, uverbs2, uverbs3)',
+      '                                         tells: user-space verbs cannot open those adapters: NCCL falls back to TCP sockets',
+      '                                         do:    pass the devices into the container (--device /dev/infiniband, or the runtime hook of your site) [application]',
+      `SKIP    job-placement   job              ${NO_GPUS}`,
+      'PASS    memlock-limit   job              memlock is unlimited in this job',
+      'result: problems found (exit 1) — 1 fail, 0 error, 0 warn, 1 pass, 1 skip',
+      '',
+    ].join('\n'));
   });
 }

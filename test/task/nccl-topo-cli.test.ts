@@ -12,6 +12,8 @@ import { jobRoot } from './_roots.js';
 
 const isRoot = process.getuid?.() === 0;
 const USER = 4243;
+/** What the TaskProlog says of the flattened tree's /sys. */
+const FLAT_WHY = "this job's /sys shows 5 devices of its GPU/RDMA path unlike the host (elsewhere: 0000:88:00.0, 0000:8a:00.0, 0000:8b:00.0, 0000:b3:00.0, 0000:b4:00.0; 0000:88:00.0 is at /sys/devices/pci0000:88/0000:88:00.0, on the host at /sys/devices/pci0000:85/0000:85:00.0/0000:86:00.0/0000:87:08.0/0000:88:00.0)";
 let CLI = '';
 /** A Node the job user can start (the project's own lies in the clone, which may be under a 0700 home). */
 let NODE = process.execPath;
@@ -74,7 +76,7 @@ async function main(): Promise<void> {
     const file = path.join(stateDir, 'job-90', 'nccl-topo.xml');
     const lines = topoLines(r.stdout);
     t.equal(lines.length, 2, r.stdout);
-    t.match(lines[0], /^print gdrgate: this job's \/sys shows 5 devices of its GPU\/RDMA path unlike the host \(.*\): NCCL_TOPO_FILE set to the host's topology \(/);
+    t.equal(lines[0], `print gdrgate: ${FLAT_WHY}: NCCL_TOPO_FILE set to the host's topology (${file}) so that NCCL sees the node's real GPU-NIC paths`);
     t.equal(lines[1], `export NCCL_TOPO_FILE=${file}`);
     const e = run(['epilog', '--config', on], slurm('90', { SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' }));
     t.equal(e.code, 0, 'epilog exit 0', { stderr: e.stderr });
@@ -87,7 +89,7 @@ async function main(): Promise<void> {
     t.same(topoLines(task(on, '91', tree).stdout), [], 'full view');
     const own = topoLines(task(on, '91', flat, { NCCL_TOPO_FILE: '/home/u/mine.xml' }).stdout);
     t.equal(own.length, 1);
-    t.match(own[0], /^print gdrgate: .*; NCCL_TOPO_FILE left as the job set it$/);
+    t.equal(own[0], `print gdrgate: ${FLAT_WHY}; NCCL_TOPO_FILE left as the job set it`);
     t.equal(prolog(off, '92').code, 0);
     t.equal(fs.existsSync(path.join(stateDir, 'job-92', 'nccl-topo.xml')), false, 'no file without ncclTopo');
     t.same(topoLines(task(off, '92', flat).stdout), []);

@@ -57,7 +57,17 @@ async function main(): Promise<void> {
       t.equal(got.code, 0, `job ${job}: the task runs`);
       t.equal(rig.runs() - before, 0, `job ${job}: the agent answered, once the record was there`, { stderr: got.stderr });
       const rec = JSON.parse(fs.readFileSync(path.join(dirOf(job), 'prolog.json'), 'utf8')) as { payload: string };
-      t.match(JSON.parse(rec.payload), { slurmGpus: { ok: true } }, `job ${job}: its record numbers the GPUs from slurm.conf`);
+      const { time, ...payload } = JSON.parse(rec.payload) as Record<string, unknown>;
+      t.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, `job ${job}: the Prolog's time`);
+      const gpus = ['0000:88:00.0', '0000:89:00.0', '0000:b1:00.0', '0000:b2:00.0'];
+      t.same(payload, {
+        job, uid: USER, node: 'gpu001', memlock: { who: 'self', soft: 'unlimited', hard: 'unlimited' }, memlockMin: 8388608,
+        hcas: ['mlx5_0', 'mlx5_1', 'mlx5_2', 'mlx5_3'], uverbs: ['uverbs0', 'uverbs1', 'uverbs2', 'uverbs3'],
+        nvidia: ['nvidia-caps', 'nvidia-uvm', 'nvidia-uvm-tools', 'nvidia0', 'nvidia1', 'nvidia2', 'nvidia3', 'nvidiactl'], gpus,
+        adapters: [{ name: 'mlx5_0', bdf: '0000:8a:00.0', uverbs: 'uverbs0' }, { name: 'mlx5_1', bdf: '0000:8b:00.0', uverbs: 'uverbs1' }, { name: 'mlx5_2', bdf: '0000:b3:00.0', uverbs: 'uverbs2' }, { name: 'mlx5_3', bdf: '0000:b4:00.0', uverbs: 'uverbs3' }],
+        jobGpus: [0, 1],
+        slurmGpus: { ok: true, how: '/etc/slurm/gres.conf AutoDetect=nvml, slurm.conf Gres=gpu:4: Slurm numbers the GPUs in PCI bus order', gpus: gpus.map((bdf, minor) => ({ bdf, minor })) },
+      }, `job ${job}: its record numbers the GPUs from slurm.conf`);
     }
   });
 

@@ -34,7 +34,7 @@ function task(blob: string): { code: number | null; stdout: string; starts: stri
 
 const plain = task('');
 t.equal(plain.code, 0, 'a finding warns; the task runs');
-t.match(plain.stdout, /^print gdrgate: memlock is 64 KiB in this job/m, 'the memlock finding is printed');
+t.equal(plain.stdout, 'print gdrgate: memlock is 64 KiB in this job (need >= unlimited): RDMA registration will fail (Slurm copied the limit of the shell you submitted from); ask your admin to set PropagateResourceLimitsExcept=MEMLOCK, or submit from a shell with ulimit -l unlimited\n', 'the memlock finding is printed');
 t.same(plain.starts, ['plain'], 'BLOB= (empty): the plain program only');
 
 t.test('a good blob answers alone, with the same lines', async (t) => {
