@@ -53,7 +53,7 @@ t.test('`..` above the root still leaves it: refused, in a directory and in a sn
   cpSync(H200, root, { recursive: true, verbatimSymlinks: true });
   symlinkSync('../../../../..', path.join(root, 'sys/up'));
   const r = await new FsHost(root).readText('/sys/up/etc/hostname');
-  t.match(r, { ok: false, missing: false, reason: /^unreadable: leaves the root: a link target climbs above it / });
+  t.same(r, { ok: false, missing: false, reason: 'unreadable: leaves the root: a link target climbs above it (resolving /sys/up/etc)' });
 });
 
 const liveRun = ((): boolean => {

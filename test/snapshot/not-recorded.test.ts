@@ -50,6 +50,16 @@ interface Finding {
   actual?: string;
 }
 
+const ENOENT = 'ENOENT: no such file or directory, snapshot ';
+const PAYLOAD_UNREAD = 'Payload sizes or ASPM could not be read (config space beyond the 64-byte header needs root, no PCI Express capability, or a kernel file unreadable).';
+/** The node-wide pcie-payload finding of a kernel without the policy file. */
+const NO_POLICY = {
+  check: 'pcie-payload', code: 'payload-ok', status: 'pass', subject: 'node',
+  message: 'no pci=pcie_bus_*, ASPM policy none (no pcie_aspm policy file: a kernel without ASPM support, or a capture without it); no reference: recorded only',
+  expected: 'no reference', actual: 'no pci=pcie_bus_*, ASPM policy none', layer: 'server',
+  tells: "Payload sizes and ASPM are as on the reference node (or, without one, as read), and no device's MPS exceeds the port above it.", response: 'None.',
+};
+
 function nodeFinding(t: Test, root: string): Finding | undefined {
   const r = cli(['check', '--root', root, '--only', 'pcie-payload', '--json']);
   t.not(r.stdout, '', r.stderr);
@@ -66,37 +76,45 @@ t.test('a file the snapshot never recorded (an older gdrgate did not read it) is
   const older = await variant(dir, 'older.tar.gz', entries, (p) => p === ASPM_POLICY, (m) => m.filter((p) => p !== ASPM_POLICY));
   const h = await openSnapshot(older);
   const version = (JSON.parse(Buffer.from(entries.find((e) => e.path === 'manifest.json')!.data!).toString('utf8')) as Manifest).version;
-  const unknown = { ok: false, missing: false, reason: new RegExp(`^not recorded by this snapshot \\(taken by gdrgate ${version.replace(/\./g, '\\.')}\\)`) };
+  const unrecorded = `not recorded by this snapshot (taken by gdrgate ${version}): ${ASPM_POLICY}`;
+  const unknown = { ok: false, missing: false, reason: unrecorded };
   // Every answer about the path: none of them may say "absent" (nor make up a value).
-  t.match(await h.readText(ASPM_POLICY), unknown, 'readText');
-  t.match(await h.readBytes(ASPM_POLICY), unknown, 'readBytes');
-  t.match(await h.list(ASPM_POLICY), unknown, 'list');
-  t.match(await h.lstat(ASPM_POLICY), unknown, 'lstat');
-  t.match(await h.stat(ASPM_POLICY), unknown, 'stat');
-  t.match(await h.readLink(ASPM_POLICY), unknown, 'readLink');
-  t.match(await h.realPath(ASPM_POLICY), unknown, 'realPath');
-  t.match(await h.readText(`${ASPM_POLICY}/below`), unknown, 'a path below it');
+  t.same(await h.readText(ASPM_POLICY), unknown, 'readText');
+  t.same(await h.readBytes(ASPM_POLICY), unknown, 'readBytes');
+  t.same(await h.list(ASPM_POLICY), unknown, 'list');
+  t.same(await h.lstat(ASPM_POLICY), unknown, 'lstat');
+  t.same(await h.stat(ASPM_POLICY), unknown, 'stat');
+  t.same(await h.readLink(ASPM_POLICY), unknown, 'readLink');
+  t.same(await h.realPath(ASPM_POLICY), unknown, 'realPath');
+  t.same(await h.readText(`${ASPM_POLICY}/below`), unknown, 'a path below it');
   t.same(await h.access(ASPM_POLICY), { access: 'unknown', why: 'a snapshot cannot answer access(2)' }, 'access(2): never answered by a snapshot');
   // What the recording did find absent stays absent.
   const m = JSON.parse(Buffer.from(entries.find((e) => e.path === 'manifest.json')!.data!).toString('utf8')) as Manifest;
   t.ok(m.missing.length > 0, 'the H200 recording found some paths absent');
-  for (const p of m.missing) t.match(await h.stat(p), { ok: false, missing: true, reason: /^ENOENT/ }, `${p}: recorded missing`);
+  // The component the archive lacks, where it is a directory above the path.
+  const absentAt: Record<string, string> = {
+    '/etc/slurm/gres.conf': '/etc/slurm', '/proc/413/comm': '/proc/413', '/proc/413/status': '/proc/413', '/proc/sys/kernel/random/boot_id': '/proc/sys/kernel/random',
+    '/run/slurmd.pid': '/run', '/sys/devices/system/cpu/online': '/sys/devices/system/cpu', '/sys/kernel/iommu_groups': '/sys/kernel',
+    '/sys/kernel/mm/memory_peers/nv_mem/version': '/sys/kernel', '/sys/kernel/mm/memory_peers/nv_mem_nc/version': '/sys/kernel',
+    '/sys/module/nvidia_peermem/version': '/sys/module/nvidia_peermem', '/var/run/slurmd.pid': '/var',
+  };
+  for (const p of m.missing) t.same(await h.stat(p), { ok: false, missing: true, reason: `${ENOENT}${absentAt[p] ?? p}` }, `${p}: recorded missing`);
 
   const f = nodeFinding(t, older);
-  t.match(f, { check: /^pcie-payload$/, code: /^payload-unknown$/, status: /^skip$/, message: /^ASPM policy unknown \(.*not recorded by this snapshot/ }, 'skips, naming why: not "ASPM policy none"');
+  t.same(f, { check: 'pcie-payload', code: 'payload-unknown', status: 'skip', subject: 'node', message: `ASPM policy unknown (${unrecorded})`, layer: 'scheduler', tells: PAYLOAD_UNREAD, response: 'Run the gate as root (Slurm Prolog does); the message names what was missing.' }, 'skips, naming why: not "ASPM policy none"');
 });
 
 t.test('a file recorded missing (the path, or a directory above it) stays absent', async (t) => {
   const { dir, entries } = current(t);
   const gone = await variant(dir, 'gone.tar.gz', entries, (p) => p === ASPM_POLICY, (m) => [...m, ASPM_POLICY]);
   const h = await openSnapshot(gone);
-  t.match(await h.readText(ASPM_POLICY), { ok: false, missing: true, reason: /^ENOENT/ });
-  t.match(await h.lstat(ASPM_POLICY), { ok: false, missing: true, reason: /^ENOENT/ });
-  t.match(nodeFinding(t, gone), { code: /^payload-ok$/, status: /^pass$/, actual: /^no pci=pcie_bus_\*, ASPM policy none$/ }, 'judged as a kernel without the policy file');
+  t.same(await h.readText(ASPM_POLICY), { ok: false, missing: true, reason: `${ENOENT}${ASPM_POLICY}` });
+  t.same(await h.lstat(ASPM_POLICY), { ok: false, missing: true, reason: `${ENOENT}${ASPM_POLICY}` });
+  t.same(nodeFinding(t, gone), NO_POLICY, 'judged as a kernel without the policy file');
 
   const top = '/sys/module/pcie_aspm';
   const noDir = await variant(dir, 'nodir.tar.gz', entries, (p) => p === top || p.startsWith(`${top}/`), (m) => [...m, top]);
   const d = await openSnapshot(noDir);
-  for (const p of [top, `${top}/parameters`, ASPM_POLICY]) t.match(await d.stat(p), { ok: false, missing: true, reason: /^ENOENT/ }, `${p}: under a directory recorded missing`);
-  t.match(nodeFinding(t, noDir), { code: /^payload-ok$/, status: /^pass$/, actual: /^no pci=pcie_bus_\*, ASPM policy none$/ });
+  for (const p of [top, `${top}/parameters`, ASPM_POLICY]) t.same(await d.stat(p), { ok: false, missing: true, reason: `${ENOENT}${top}` }, `${p}: under a directory recorded missing`);
+  t.same(nodeFinding(t, noDir), NO_POLICY);
 });
