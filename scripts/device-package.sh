@@ -5,7 +5,7 @@
 # $OUT/speed.txt (for each row ROUNDS rounds, default 30, alternating with bash -c exit and node -e 0: an empty
 # startup snapshot, the program's blob saying its version, the Prolog through /usr/libexec/gdrgate/prolog.sh answered by the agent,
 # without the agent (from the blob made at install), without the blob, and the TaskProlog as the job's user:
-# a step's first task and a later one), each in the environment slurmd gives a Prolog (env -i, a slurmd
+# a step's first task and a later one, also with seven GPU device nodes it may not open, as under ConstrainDevices), each in the environment slurmd gives a Prolog (env -i, a slurmd
 # ancestor, a new job id each run), timed with bash's $EPOCHREALTIME (no process of its own).
 set -u
 . "${0%/*}/device-lib.sh"
@@ -27,6 +27,11 @@ cp $L/taskprolog.sh $L/tasknoagent.sh && echo 'AGENT=' >$L/tasknoagent.conf
 chmod 644 $L/*.conf
 job=1000
 slurm() { job=$((job + 1)); env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 "$@"; }
+cd_made=()
+cd_nodes() {
+  if [ "$1" = on ]; then for n in 1 2 3 4 5 6 7; do [ -e /dev/nvidia$n ] || { mknod -m 600 /dev/nvidia$n c 195 $n && cd_made+=(/dev/nvidia$n); }; done
+  else rm -f "${cd_made[@]}"; cd_made=(); fi
+}
 task() { env -i SLURMD_NODENAME=gpu SLURM_JOB_ID=$job SLURM_JOB_UID=65534 SLURM_JOB_GID=65534 SLURM_STEP_ID=${1:-0} /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups $L/${2:-taskprolog}.sh; }
 start_agent "$W"
 {
@@ -44,6 +49,10 @@ start_agent "$W"
   echo "\$ ls -la /run/gdrgate/job-$job; cat task.json"; ls -la /run/gdrgate/job-$job; cat /run/gdrgate/job-$job/task.json
   echo "\$ ls -la /run/gdrgate/tasks-$job"; ls -la /run/gdrgate/tasks-$job
   echo "\$ (as uid 65533, another user) exec 3<>/run/gdrgate/tasks-$job"; /usr/bin/setpriv --reuid=65533 --regid=65533 --clear-groups /bin/bash -c "exec 3<>/run/gdrgate/tasks-$job"; echo "(exit $?)"
+  # Slurm's ConstrainDevices as a one-GPU VM can show it: seven more GPU device nodes the job's user may not open
+  # (bash's access test cannot tell EACCES from the cgroup's EPERM: the TaskProlog writes "access ?" for them).
+  cd_nodes on; echo "\$ slurm $L/prolog.sh; task (first task, /dev/nvidia1-7 denied to uid 65534)"; slurm $L/prolog.sh >/dev/null; task; echo "(exit $?)"
+  tail -n 1 $W/agent.err | grep -o '"msg":"[^"]*"\|"why":"[^"]*"'; cd_nodes off
   echo "\$ slurm $L/noblob.sh"; slurm $L/noblob.sh; echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "\$ (ulimit -l 64; slurm $L/prolog.sh)"; (ulimit -l 64; slurm $L/prolog.sh); echo "(exit $?)"; tail -n 1 /var/log/gdrgate/gdrgate.log
   echo "scontrol calls: $(cat $W/scontrol.calls 2>/dev/null)"
@@ -80,6 +89,7 @@ tasks() { slurm $L/prolog.sh >/dev/null 2>&1; us task 0; echo "task-first $T"; u
   ROW=prolog-blob; row $ROW one slurm $L/noagent.sh
   ROW=prolog-noblob; row $ROW one slurm $L/noblob.sh
   row task tasks
+  cd_nodes on; row task-denied tasks; cd_nodes off
   echo "startup counts: $(grep -o '"startup":"[a-z]*"' /var/log/gdrgate/gdrgate.log | sort | uniq -c | tr -s ' \n' ' ')"
   # The agent's own part of each answered Prolog (from reading the request to writing the answer), in whole ms.
   echo "agent durationMs: $(grep '"startup":"agent"' /var/log/gdrgate/gdrgate.log | grep -o '"durationMs":[0-9]*' | cut -d: -f2 | sort -n | uniq -c | tr -s ' \n' ' ')"
@@ -95,7 +105,7 @@ for (const part of t.split(/^phase /m).slice(1)) {
   const by = {}; for (const m of part.matchAll(/^(\S+) (\d+)$/gm)) (by[m[1]] ??= []).push(Number(m[2]) / 1000);
   const node = q(by["node-e0"], 0.5), bash = q(by["bash-exit"], 0.5);
   for (const [k, v] of Object.entries(by)) if (k !== "node-e0" && k !== "bash-exit")
-    console.log(`${k.padEnd(15)} p50 ${q(v, 0.5).toFixed(1).padStart(6)} ms  p10 ${q(v, 0.1).toFixed(1).padStart(6)}  p90 ${q(v, 0.9).toFixed(1).padStart(6)}  ratio to node -e 0 ${(q(v, 0.5) / node).toFixed(2)}  (node -e 0 ${node.toFixed(1)} ms, bash -c exit ${bash.toFixed(1)} ms beside it)  n=${v.length}`);
+    console.log(`${(part.startsWith("task-denied") ? k + "/denied" : k).padEnd(15)} p50 ${q(v, 0.5).toFixed(1).padStart(6)} ms  p10 ${q(v, 0.1).toFixed(1).padStart(6)}  p90 ${q(v, 0.9).toFixed(1).padStart(6)}  ratio to node -e 0 ${(q(v, 0.5) / node).toFixed(2)}  (node -e 0 ${node.toFixed(1)} ms, bash -c exit ${bash.toFixed(1)} ms beside it)  n=${v.length}`);
 }
 ' "$OUT/speed.txt" >"$OUT/summary.txt"
 cat "$OUT/summary.txt" >>"$OUT/speed.txt"
