@@ -153,3 +153,11 @@ t.test('reference captures (read in place, not copied)', { skip: !existsSync(REF
     t.same(r.problems, []);
   }
 });
+
+t.test('a header line of 1 MiB with no colon (not perftest): said and not read, not parsed for hours; long lines said cut', async (t) => {
+  const words = 'ab '.repeat(350_000).trim();
+  const r = parseIbWriteBw(` RDMA_Write BW Test\n ${words}\n`, 0);
+  t.same(r.problems, ['a header line of 1049999 characters (perftest writes under 1024): not read'], 'before: the lazy key tried every start, quadratic (10 s for 64 KiB here, so about 40 minutes for this one)');
+  const table = ` RDMA_Write BW Test\n${'-'.repeat(40)}\n#bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]\n${words}\n`;
+  t.same(parseIbWriteBw(table, 0).problems.map((p) => p.length), ['unrecognised line in results table: '.length + 200, 'results table has no rows'.length], 'a table line is said by its first 200 characters');
+});
