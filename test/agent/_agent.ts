@@ -105,3 +105,22 @@ export async function agentRuns(e: GateEnv, ...jobs: string[]): Promise<Line[]> 
   while (!want.every((j) => read().some((l) => l.job === j)) && performance.now() < until) await new Promise((r) => setTimeout(r, 20));
   return read();
 }
+
+const ISO_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/**
+ * A log record with what varies from run to run put as `<time>`, `<pid>`…: its time, and the numbers named in `keys`
+ * (pids, durations), each only where it has that form; the rest as it is, for the whole record to be compared.
+ */
+export function masked(l: object | undefined, ...keys: string[]): Record<string, unknown> {
+  const varies = (k: string, v: unknown): boolean => (k === 'time' ? typeof v === 'string' && ISO_TIME.test(v) : keys.includes(k) && Number.isSafeInteger(v) && (v as number) >= 0);
+  return Object.fromEntries(Object.entries(l ?? {}).map(([k, v]) => [k, varies(k, v) ? `<${k}>` : v]));
+}
+/** A run line masked for its durations (and `keys`). */
+export const maskedRun = (l: object | undefined, ...keys: string[]): Record<string, unknown> => masked(l, 'durationMs', 'afterMs', ...keys);
+/** The run line of a healthy Prolog of `job` on the bundled capture, as maskedRun() gives it; `more` for the rest. */
+export const healthyRun = (job: string, startup: 'agent' | 'snapshot', more: Record<string, unknown>): Record<string, unknown> => ({
+  level: 30, time: '<time>', tool: 'gdrgate', mode: 'prolog', node: 'vm', job, durationMs: '<durationMs>', afterMs: '<afterMs>', startup,
+  result: 'healthy', exitCode: 0, failedOpen: false, reason: null, action: 'none', summary: { pass: 11, warn: 0, fail: 0, skip: 5, error: 0 }, msg: 'gdrgate run', ...more,
+});
+/** The agent's stderr, a log record a line, each masked for its time. */
+export const stderrRecords = (s: string): Record<string, unknown>[] => s.trim().split('\n').map((l) => masked(JSON.parse(l) as object));

@@ -8,6 +8,7 @@ import t from 'tap';
 import { agentProlog } from '../../src/engine/prolog.js';
 import { setLogFile } from '../../src/log.js';
 import { breakLink, makeGateEnv } from '../helpers/gate-env.js';
+import { healthyRun, maskedRun } from './_agent.js';
 
 const env = { SLURMD_NODENAME: 'vm', SLURM_JOB_ID: '42', SLURM_JOB_UID: String(process.getuid!()), SLURM_JOB_GID: String(process.getgid!()) };
 const runLines = (log: string): string[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').filter((l) => l.includes('"gdrgate run"')) : []);
@@ -38,7 +39,7 @@ t.test('healthy, and the Prolog waits: the summary line, the job state, one run 
   t.same(last.devices['0000:00:06.0'], { cor: null, rootCor: null, ceSta: 0 }, 'the H200: no counters, CESta 0');
   t.ok(existsSync(path.join(e.dir, 'run', 'aer-job-42.json')), "and for the job's Epilog");
   setLogFile(undefined); // flush to the file before reading it
-  t.match(JSON.parse(runLines(e.log)[0]!), { startup: /^agent$/, client: process.pid, job: /^42$/, result: /^healthy$/ });
+  t.same(maskedRun(JSON.parse(runLines(e.log)[0]!) as object), healthyRun('42', 'agent', { pid: process.pid, client: process.pid }));
 });
 
 t.test('healthy, but the answer finds nobody: no AER reference, no run line (the Prolog judges and records itself)', async (t) => {
@@ -100,6 +101,7 @@ t.test('unhealthy: handed back with the count, no drain, no state, no run line',
 
 t.test('a config error, even fail-open: handed back, so the Prolog logs and applies its policy', async (t) => {
   const e = makeGateEnv();
-  const a = await agentProlog(path.join(e.dir, 'missing.json'), { env, startup: 'agent' }, () => true, () => t.fail('nothing to deliver'));
-  t.match(a, { healthy: false, why: /^config-error: / });
+  const missing = path.join(e.dir, 'missing.json');
+  const a = await agentProlog(missing, { env, startup: 'agent' }, () => true, () => t.fail('nothing to deliver'));
+  t.same(a, { healthy: false, why: `config-error: refusing ${missing}: ${missing}: ENOENT: no such file or directory, lstat '${missing}'` });
 });
