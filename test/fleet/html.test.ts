@@ -4,6 +4,7 @@
 import t from 'tap';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { renderFleetHtml } from '../../src/fleet/html.js';
 import { buildFleetReport } from '../../src/fleet/report.js';
 import { runFleetReport } from '../../src/fleet/report-command.js';
@@ -26,7 +27,7 @@ t.test('headless Chromium: no console errors, every node shown, outliers marked,
   writeFileSync(file, html);
   const page = loadPage(bin!, file, path.join(dir, 'profile'));
   t.equal(page.code, 0, 'chromium exited 0');
-  t.match(page.console[0] ?? '', READY, "the page's script ran and its console was captured");
+  t.equal(page.console[0], `"gdrgate fleet report: ${plan.length} nodes", source: ${pathToFileURL(file).href} (27)`, "the page's script ran and its console was captured");
   t.same(page.console.filter((l) => !READY.test(l)), [], 'nothing else on the console (no error, no warning)');
   const rows = [...page.dom.matchAll(/<tr><td>([^<]+)<\/td><td>[^<]*<\/td><td class="status-(\w+)">/g)].map((m) => [m[1]!, m[2]!]);
   t.same(rows.map((r) => r[0]).sort(), plan.map((n) => n.name).sort(), 'every node in the node table');
@@ -47,7 +48,7 @@ t.test('the console check would catch a failing page (the detector itself is tes
   const file = path.join(dir, 'broken.html');
   writeFileSync(file, '<!DOCTYPE html><html><body><script>null.f();</script></body></html>');
   const page = loadPage(bin!, file, path.join(dir, 'profile'));
-  t.match(page.console.join('\n'), /Uncaught TypeError/);
+  t.same(page.console, [`"Uncaught TypeError: Cannot read properties of null (reading 'f')", source: ${pathToFileURL(file).href} (1)`]);
 });
 
 t.test('the page opens on the worst nodes and their differences with what to do; the plots come after', async (t) => {

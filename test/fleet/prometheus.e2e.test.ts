@@ -120,7 +120,23 @@ t.test('three node_exporters, one Prometheus, loadPrometheus', { skip: absent.le
     const empty = path.join(work, 'snapshots');
     mkdirSync(empty);
     const c = spawnSync(process.execPath, [path.join(REPO, 'dist/cli.js'), 'fleet', 'report', empty, '--prometheus', url], { encoding: 'utf8', timeout: 60_000 });
-    t.match(c.stdout, /gpu002/, `gdrgate fleet report --prometheus names the slow node (exit ${c.status}): ${c.stderr.slice(0, 500)}`);
+    const want = [
+      `gdrgate fleet report — ${empty}: 3 nodes (0 read, 0 unreadable, 0 missing, 0 judged in part) in 1 class(es); 1 differ (0 critical, 1 major, 0 minor)`,
+      '',
+      'NODE    WORST       DIFFERS FROM ITS CLASS, OR WHY IT WAS NOT JUDGED',
+      'gpu002  MAJOR       bw ib-write-gpu 0000:82:00.0↔mlx5_1 gpu->nic->gpu: 10.5 Gb/s  (class median 22.9 Gb/s, band from 21.3 Gb/s, z -27.1)',
+      '                      what to do: rerun the probe on this node; if it stays below the band, check the rail (gdrgate check --only pcie-link,pcie-acs on the node) and its cable',
+      '',
+      'class fleet: 3 nodes, 0 snapshots read, 3 not: gpu001 (no snapshot), gpu002 (no snapshot), gpu003 (no snapshot); majority as on (no snapshot)',
+      '  bandwidth per path (node p50s):',
+      '    PROBE          RAIL                 DIRECTION        NODES  MEDIAN     MAD       BAND FROM  BELOW',
+      '    ib-write-gpu   0000:41:00.0↔mlx5_0  gpu->nic->gpu    3      23.0 Gb/s  0.1 Gb/s  21.4 Gb/s  -',
+      '    ib-write-gpu   0000:82:00.0↔mlx5_1  gpu->nic->gpu    3      22.9 Gb/s  0.1 Gb/s  21.3 Gb/s  gpu002',
+      '    ib-write-host  host↔mlx5_0          host->nic->host  3      92.0 Gb/s  0.1 Gb/s  85.5 Gb/s  -',
+      '',
+      'result: 1 of 3 nodes differ from their class; 0 not fully judged (0 unreadable, 0 missing, 0 judged in part) (exit 1)',
+    ];
+    t.equal(c.stdout, `${want.join('\n')}\n`, `gdrgate fleet report --prometheus names the slow node (exit ${c.status}): ${c.stderr.slice(0, 500)}`);
   } else t.comment('gdrgate fleet report is not in this tree yet: loadPrometheus asked directly');
   t.ok(readFileSync(path.join(work, 'gpu002', 'gdrgate.prom'), 'utf8').includes('node="gpu002"'));
 });
