@@ -26,7 +26,9 @@ export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok
 
 /** One request line, without its newline. The config path must be absolute and plain (no spaces, no control bytes). */
 export function parseRequest(line: string): Parsed<Request> {
-  if (line.length >= PIPE_BUF) return { ok: false, error: `request of ${line.length} bytes (at most ${PIPE_BUF - 1})` };
+  // In bytes, as the pipe counts them (a line of UTF-16 units may hold more bytes than it has characters).
+  const bytes = Buffer.byteLength(line);
+  if (bytes >= PIPE_BUF) return { ok: false, error: `request of ${bytes} bytes (at most ${PIPE_BUF - 1})` };
   const parts = line.split(' ');
   if (parts[0] === 'v1') return { ok: false, error: 'protocol v1 (a reply FIFO) is not answered any more: that Prolog wrapper is older than this agent; it judges itself after its timeout' };
   if (parts[0] !== 'v2') return { ok: false, error: `unknown protocol ${JSON.stringify(parts[0] ?? '')} (want v2)` };
@@ -36,7 +38,8 @@ export function parseRequest(line: string): Parsed<Request> {
   if (!/^[1-9]\d{0,9}$/.test(pidText) || Number(pidText) > 2 ** 31 - 1) return { ok: false, error: `pid ${JSON.stringify(pidText)} is not a process id` };
   if (!/^[1-9]\d{0,2}$/.test(fdText) || Number(fdText) < MIN_REPLY_FD || Number(fdText) > MAX_REPLY_FD)
     return { ok: false, error: `fd ${JSON.stringify(fdText)} is not a descriptor from ${MIN_REPLY_FD} to ${MAX_REPLY_FD}` };
-  if (!config.startsWith('/') || /[\x00-\x1f\x7f]/.test(config)) return { ok: false, error: `config ${JSON.stringify(config)} is not an absolute path` };
+  if (!config.startsWith('/')) return { ok: false, error: `config ${JSON.stringify(config)} is not an absolute path` };
+  if (/[\x00-\x1f\x7f]/.test(config)) return { ok: false, error: `config ${JSON.stringify(config)} holds a control character` };
   return { ok: true, value: { pid: Number(pidText), fd: Number(fdText), config } };
 }
 

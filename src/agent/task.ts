@@ -35,7 +35,8 @@ export interface TaskRequest {
 }
 
 export function parseTaskRequest(line: string): Parsed<TaskRequest> {
-  if (line.length >= PIPE_BUF) return { ok: false, error: `request of ${line.length} bytes` };
+  const bytes = Buffer.byteLength(line); // as the pipe counts them
+  if (bytes >= PIPE_BUF) return { ok: false, error: `request of ${bytes} bytes` };
   const p = line.split(' ');
   if (p.length !== 8 || p[0] !== 'v1' || p[1] !== 'task') return { ok: false, error: 'want "v1 task <job> <pid> <fd> <view> <nonce> <config>"' };
   const [, , job, pid, fd, view, nonce, config] = p as [string, string, string, string, string, string, string, string];
@@ -44,7 +45,8 @@ export function parseTaskRequest(line: string): Parsed<TaskRequest> {
   if (!/^[1-9]\d{0,2}$/.test(fd) || Number(fd) < MIN_REPLY_FD || Number(fd) > MAX_REPLY_FD) return { ok: false, error: 'not a reply descriptor' };
   if (!/^[A-Za-z0-9.,=_-]{1,200}$/.test(view) || view.includes('..')) return { ok: false, error: 'not a view name' };
   if (!/^[0-9a-f]{8,64}$/.test(nonce)) return { ok: false, error: 'not a nonce' };
-  if (!config.startsWith('/') || /[\x00-\x20\x7f]/.test(config)) return { ok: false, error: 'config is not an absolute path' };
+  if (!config.startsWith('/')) return { ok: false, error: 'config is not an absolute path' };
+  if (/[\x00-\x20\x7f]/.test(config)) return { ok: false, error: 'config holds a space or a control character' };
   return { ok: true, value: { job, pid: Number(pid), fd: Number(fd), view, nonce, config } };
 }
 

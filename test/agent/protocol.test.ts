@@ -29,9 +29,11 @@ t.test('requests the agent refuses, each with its reason', async (t) => {
     ['v2 prolog 12 255 /c', 'fd "255" is not a descriptor from 3 to 254'],
     ['v2 prolog 12 087 /c', 'fd "087" is not a descriptor from 3 to 254'],
     ['v2 prolog 12 87 relative.json', 'config "relative.json" is not an absolute path'],
-    ['v2 prolog 12 87 /c\tx', 'config "/c\\tx" is not an absolute path'],
+    ['v2 prolog 12 87 /c\tx', 'config "/c\\tx" holds a control character'],
     ['', 'unknown protocol "" (want v2)'],
     [`v2 prolog 12 87 /${'a'.repeat(PIPE_BUF)}`, 'request of 4113 bytes (at most 4095)'],
+    // 2,040 characters of 2 bytes each: 4,097 bytes, past one atomic pipe write (counted as 2,057 "bytes" before).
+    [`v2 prolog 12 87 /${'é'.repeat(2040)}`, 'request of 4097 bytes (at most 4095)'],
   ];
   for (const [line, why] of bad) {
     const r = parseRequest(line);

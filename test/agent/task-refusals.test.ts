@@ -25,6 +25,8 @@ t.test('request lines', async (t) => {
     [`v1 task 77 1 87 a..b ${NONCE} /c`]: 'not a view name',
     'v1 task 77 1 87 42 XYZ /c': 'not a nonce',
     [`v1 task 77 1 87 42 ${NONCE} c`]: 'config is not an absolute path',
+    [`v1 task 77 1 87 42 ${NONCE} /c\u0007`]: 'config holds a space or a control character',
+    [`v1 task 77 1 87 42 ${NONCE} /${'é'.repeat(2030)}`]: 'request of 4113 bytes',
   };
   for (const [line, error] of Object.entries(bad)) t.same(parseTaskRequest(line), { ok: false, error }, line);
   t.equal(formatTaskReply(NONCE, { ok: false, why: 'a\nb' }), `fallback ${NONCE} a b\n`, 'a reason is one line');
