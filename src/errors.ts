@@ -3,6 +3,12 @@
 export class UsageError extends Error {
   override readonly name = 'UsageError';
 }
+/** A root (a directory or a snapshot file) that cannot be opened: the CLI says `--root <path>: <detail>`; a caller that names the file its own way (the fleet view) takes `path` and `detail`. */
+export class RootError extends UsageError {
+  constructor(readonly path: string, readonly detail: string) {
+    super(`--root ${path}: ${detail}`);
+  }
+}
 /** The config or baseline is wrong (schema, trust, no matching class): an admin fixes it; never a drain by itself. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

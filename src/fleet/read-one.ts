@@ -5,7 +5,7 @@
 import { compareView, type CompareView } from '../compare/view.js';
 import { nul } from '../model/fact.js';
 import { readNode } from '../engine/evaluate.js';
-import { ConfigError, UsageError } from '../errors.js';
+import { ConfigError, RootError, UsageError } from '../errors.js';
 import { pciListUnknown } from '../inventory/pci-known.js';
 import type { Inventory } from '../model/inventory.js';
 import { SnapshotHost } from '../snapshot/open.js';
@@ -37,7 +37,8 @@ export interface WorkerRead {
 
 export type WorkerAnswer = { readonly i: number } & (WorkerRead | { readonly why: string } | { readonly fatal: string });
 
-const why = (e: unknown): string | null => (e instanceof UsageError || e instanceof ConfigError || (e as NodeJS.ErrnoException).code !== undefined ? (e as Error).message : null);
+// A snapshot that cannot be opened is named by its file: the fleet view has no --root.
+const why = (e: unknown): string | null => (e instanceof RootError ? `${e.path}: ${e.detail}` : e instanceof UsageError || e instanceof ConfigError || (e as NodeJS.ErrnoException).code !== undefined ? (e as Error).message : null);
 
 /**
  * Why a snapshot (or its summary) read without error still cannot be judged as `node`: taken on another host (a copy

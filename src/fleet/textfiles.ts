@@ -1,5 +1,6 @@
 // Bandwidth figures from node_exporter textfiles copied by another means (one *.prom per node, as the epilog
 // writes them): the same figures loadPrometheus gives, read through a Host on the directory.
+import { RootError } from '../errors.js';
 import { openHost } from '../host/open.js';
 import { parsePromText } from './prom-text.js';
 import { statsFromSeries, type FleetStats, type Series, type StatWindow } from './series.js';
@@ -14,7 +15,7 @@ export class TextfileError extends Error {
 
 export async function loadStatsFromTextfiles(dir: string, window: StatWindow = 'all'): Promise<FleetStats> {
   const host = await openHost(dir).catch((e: unknown) => {
-    throw new TextfileError(`${dir}: ${(e as Error).message.replace(/^--root [^:]*: /, '')}`, { cause: e });
+    throw new TextfileError(`${dir}: ${e instanceof RootError ? e.detail : (e as Error).message}`, { cause: e });
   });
   const names = await host.list('/');
   if (!names.ok) throw new TextfileError(`${dir}: ${names.reason}`);

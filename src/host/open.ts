@@ -1,6 +1,6 @@
 // Opens a root for reading: a directory (a live `/` or an unpacked capture) or a snapshot file (gdrgate snapshot).
 import { statSync, type Stats } from 'node:fs';
-import { UsageError } from '../errors.js';
+import { RootError } from '../errors.js';
 import { FsHost } from './fs-host.js';
 import type { Host } from './host.js';
 
@@ -10,7 +10,7 @@ export async function openHost(root: string): Promise<Host> {
     st = statSync(root); // synchronous: an async stat would start libuv's thread pool for this one call
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    throw new UsageError(`--root ${root}: ${err.code === 'ENOENT' ? 'no such file or directory' : err.message}`);
+    throw new RootError(root, err.code === 'ENOENT' ? 'no such file or directory' : err.message);
   }
   if (st.isFile()) {
     const { openSnapshot, SnapshotError } = await import('../snapshot/open.js');
@@ -18,9 +18,9 @@ export async function openHost(root: string): Promise<Host> {
     return openSnapshot(root).catch((e: unknown) => {
       if (!(e instanceof SnapshotError) && (e as NodeJS.ErrnoException).code === undefined) throw e;
       const m = (e as Error).message;
-      throw new UsageError(`--root ${root}: ${m.startsWith(root) ? m.slice(root.length + 2) : m}`);
+      throw new RootError(root, m.startsWith(root) ? m.slice(root.length + 2) : m);
     });
   }
-  if (!st.isDirectory()) throw new UsageError(`--root ${root}: not a directory or a snapshot file`);
+  if (!st.isDirectory()) throw new RootError(root, 'not a directory or a snapshot file');
   return new FsHost(root);
 }

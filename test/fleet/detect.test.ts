@@ -71,7 +71,7 @@ t.test('an unreadable snapshot is a missing node, listed; the others are still j
   writeFileSync(`${dir}/bad name!.tar.gz`, '');
   const { report } = await runFleetReport({ dir, baseline: null });
   t.same(report.missing.map((m) => m.node), ['gpu0099']);
-  t.equal(report.missing[0]!.why, `--root ${dir}/gpu0099.tar.gz: not a snapshot archive: truncated archive: partial header at offset 0`);
+  t.equal(report.missing[0]!.why, `${dir}/gpu0099.tar.gz: not a snapshot archive: truncated archive: partial header at offset 0`);
   t.ok(report.problems.some((p) => p.includes('bad name!.tar.gz')), 'a file that is not a node name is said');
   t.equal(report.summary.flagged, 0, `none of ${plan.length} clean nodes flagged`);
   t.equal(report.exitCode, 1, 'a node missing makes the exit 1');

@@ -133,7 +133,7 @@ t.test('every broken input of a node: listed with its state and why; the other n
   t.equal(cls.read, 7, 'the snapshots of gpu0009-0013, gpu0015 and gpu0016 read');
   t.same(cls.unread.map((m) => m.node).sort(), ['gpu0001', 'gpu0002', 'gpu0003', 'gpu0004', 'gpu0005', 'gpu0006', 'gpu0007', 'gpu0008', 'gpu0014', 'gpu0020']);
   const text = renderFleetText(r);
-  const gzip = (n: number): string => `gpu000${n} (--root ${snap(n)}: not a readable gzip stream: unexpected end of file)`;
+  const gzip = (n: number): string => `gpu000${n} (${snap(n)}: not a readable gzip stream: unexpected end of file)`;
   const unreadLine = `class fleet: 17 nodes, 7 snapshots read, 10 not: gpu0001 (gpu0001.tar.gz: the snapshot is a symbolic link, not a regular file: not read), gpu0002 (the snapshot was taken on "gpu0016", not on gpu0002: not judged as gpu0002), ${gzip(3)}, ${gzip(4)}, +6 more; majority as on gpu0009`;
   t.same(text.split('\n').filter((l) => l.startsWith('class ')), [unreadLine]);
 
