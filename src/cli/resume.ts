@@ -5,11 +5,13 @@ import { nodeName } from '../engine/node.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
 import { requireTrusted } from '../host/trust.js';
 import { log } from '../log.js';
+import type { Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import { exitCode } from '../runner/exit.js';
 import { selectChecks } from '../runner/run.js';
 import { resumeOwned } from '../slurm/drain.js';
 import { restartWindow } from '../epilog/window.js';
+import { notToldNow } from '../slurm/ownership.js';
 import { Scontrol } from '../slurm/scontrol.js';
 import { readLastAer } from '../state/aer.js';
 import { aerReferenceOf } from '../checks/aer-judge.js';
@@ -25,12 +27,15 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   // --force skips the re-check; it never overrides a reason that is not ours. The re-check judges pcie-aer's growth
   // against the last run's counters, as the gate would: a link still erroring since the drain is not resumed.
   let seen: Inventory | null = null;
+  let findings: readonly Finding[] = [];
   const recheck = async () => {
     const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: selectChecks(cfg.checks), aerHistory: readLastAer(cfg.stateDir) });
     seen = ev.inv;
+    findings = ev.findings;
     return ev.outcome;
   };
-  const r = await resumeOwned(scontrol, node, { recheck: a.force ? undefined : recheck });
+  // As the health check: a re-check that could not tell of the drain's subject (a skip there) is no reason to resume.
+  const r = await resumeOwned(scontrol, node, a.force ? {} : { recheck, untold: (reason) => notToldNow(reason, findings) });
   // A resume accepts what the counters say now: the next run judges only the errors after it (docs/limits-and-state.md).
   if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen);
   // A drain of ours lifted: the Epilog judges the paths from here on (what it sampled before was before the repair).

@@ -58,6 +58,8 @@ export interface ResumeOptions {
   readonly recheck?: (() => Promise<Outcome>) | undefined;
   /** A further condition on the current reason (a drill's marker): a refusal's text, or null to go on. */
   readonly refuse?: ((reason: string | null) => string | null) | undefined;
+  /** After a healthy re-check: whether it could tell of the reason's subject (ownership.ts notToldNow on its findings); a refusal's text, or null to go on. */
+  readonly untold?: ((reason: string | null) => string | null) | undefined;
 }
 
 export interface Resumed {
@@ -87,6 +89,9 @@ export async function resumeOwned(scontrol: Scontrol, node: string, o: ResumeOpt
       const why = outcome.kind === 'unhealthy' ? outcome.failing.map((f) => `${f.check} ${f.subject}: ${f.message}`).join('; ') : outcome.message;
       return { resumed: false, tried: false, result: outcome.kind === 'unhealthy' ? 'unhealthy' : outcome.kind === 'config-error' ? 'usage' : 'internal', why: `still unhealthy, left drained: ${why}`, rechecked: true };
     }
+    // No fail is not a pass: a re-check that could not tell of what the drain was for never resumes it.
+    const untold = o.untold?.(cur.node.reason) ?? null;
+    if (untold !== null) return { resumed: false, tried: false, result: 'unhealthy', why: untold, rechecked: true };
   }
   // The re-check took seconds: an admin may have drained over ours meanwhile. Read again, and resume only the very
   // reason judged (text and [user@time]); Slurm has no compare-and-set, this cuts the window to one round trip.
