@@ -18,7 +18,7 @@ export interface Config {
   readonly onConfigError: Policy;
   readonly onInternalError: Policy;
   readonly slurmdPidFiles: readonly string[] | undefined;
-  /** Slurm's gres.conf, compared with sysfs by job-placement; undefined: Slurm's default, /etc/slurm/gres.conf. */
+  /** Slurm's gres.conf, compared with sysfs by job-placement; undefined: the one slurmd reads, beside SLURM_CONF (inventory/gres-path.ts). */
   readonly gresConf: string | undefined;
   readonly stateDir: string;
   readonly spool: string;

@@ -29,7 +29,7 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   let seen: Inventory | null = null;
   let findings: readonly Finding[] = [];
   const recheck = async () => {
-    const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: selectChecks(cfg.checks), aerHistory: readLastAer(cfg.stateDir) });
+    const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, env: process.env, checks: selectChecks(cfg.checks), aerHistory: readLastAer(cfg.stateDir) });
     seen = ev.inv;
     findings = ev.findings;
     return ev.outcome;

@@ -25,8 +25,10 @@ export interface ReadInput {
   /** Files this run trusts as root (config.ts trustedFiles); refused unless root's alone. Empty: a run by hand. */
   readonly trust: readonly string[];
   readonly pidFiles?: readonly string[] | undefined;
-  /** Slurm's gres.conf, when the config names one. */
+  /** Slurm's gres.conf, when the config names one (else slurmd's: inventory/gres-path.ts). */
   readonly gresConf?: string | undefined;
+  /** The hook's environment (its SLURM_CONF places slurmd's gres.conf); none: the places alone. */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** On a live root, the process whose limits and place under slurmd are judged (the agent's client). */
   readonly selfPid?: number | undefined;
   /** A Host over the opened one (gdrgate drill's overlay), before anything is read. */
@@ -53,7 +55,7 @@ export async function readNode(i: ReadInput): Promise<NodeRead> {
   const host = i.wrap ? i.wrap(opened) : opened;
   const file = i.baseline;
   const pid = i.root === '/' ? i.selfPid : undefined;
-  const gathering = buildInventory(host, { ...(i.pidFiles ? { slurmdPidFiles: i.pidFiles } : {}), ...(i.gresConf ? { gresConf: i.gresConf } : {}), ...(pid !== undefined ? { selfPid: pid } : {}), ...(i.deadline ? { deadline: i.deadline } : {}) });
+  const gathering = buildInventory(host, { ...(i.pidFiles ? { slurmdPidFiles: i.pidFiles } : {}), ...(i.gresConf ? { gresConf: i.gresConf } : {}), ...(i.env ? { env: i.env } : {}), ...(pid !== undefined ? { selfPid: pid } : {}), ...(i.deadline ? { deadline: i.deadline } : {}) });
   // The node name is known up front (Slurm's); only a capture without one waits for the inventory's host name.
   if (file === null) return { host, inv: await gathering, baseline: null };
   if (i.node !== null) {

@@ -75,6 +75,7 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs, readAhead?: (h: 
     trust: trustedFiles(cfg, baseline),
     pidFiles: cfg.slurmdPidFiles,
     gresConf: cfg.gresConf,
+    env: run.env,
     selfPid: run.selfPid,
     // The drill's overlay over the read-ahead's: a staged fault answers before anything read.
     wrap: readAhead && drill ? (h: Host) => drill.wrap(readAhead(h)) : (drill?.wrap ?? readAhead),

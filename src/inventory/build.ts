@@ -18,6 +18,7 @@ import { readAreas } from '../areas/index.js';
 import { readCores, readGres, readMinors } from './placement.js';
 import { ABSENT } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
+import { slurmGresConf } from './gres-path.js';
 import { factParsed, factText, listWhole, Notes, Pacer } from './read.js';
 import { type Fact, nul, present, unknown, valueOf } from '../model/fact.js';
 import { byNatural, byText } from '../model/order.js';
@@ -27,14 +28,15 @@ export interface BuildOptions {
   readonly slurmdPidFiles?: readonly string[];
   /** The process whose limits are judged: this one (default), or the Prolog's pid when the agent answers it. */
   readonly selfPid?: number;
-  /** Slurm's gres.conf (the config's gresConf). */
+  /** Slurm's gres.conf (the config's gresConf); none: the one slurmd reads (gres-path.ts). */
   readonly gresConf?: string;
+  /** The hook's environment: SLURM_CONF, slurmd's slurm.conf, places gres.conf on a live root. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
   /** The run's deadline: asked before every read, which throws once it has passed (inventory/read.ts Pacer). */
   readonly deadline?: { check(where: string): void };
 }
 
-/** Slurm looks for gres.conf beside slurm.conf: /etc/slurm in the Debian and RPM packages. */
-export const DEFAULT_GRES_CONF = '/etc/slurm/gres.conf';
+export { DEFAULT_GRES_CONF } from './gres-path.js';
 
 const DEFAULT_PIDFILES = ['/run/slurmd.pid', '/var/run/slurmd.pid'];
 
@@ -55,8 +57,9 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
     .sort((a, b) => a.id - b.id);
 }
 
-/** gres.conf, and what comparing it needs only when it names GPUs and cores (no read otherwise). */
-async function readPlacement(host: Host, gresPath: string): Promise<Placement> {
+/** gres.conf (the config's, else slurmd's), and what comparing it needs only when it names GPUs and cores (no read otherwise). */
+async function readPlacement(host: Host, given: string | undefined, env: Readonly<Record<string, string | undefined>>): Promise<Placement> {
+  const gresPath = given ?? (await slurmGresConf(host, env, host.root === '/'));
   const gres = await readGres(host, gresPath);
   const lines = gres.state === 'present' ? gres.value.lines : [];
   const [minors, cores] = await Promise.all([
@@ -137,7 +140,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
     readGpus(host, gpuSk.map((s) => s.bdf).sort(byText), pci, notes),
     readPcieCooling(host, notes, pci),
-    readPlacement(host, opts.gresConf ?? DEFAULT_GRES_CONF),
+    readPlacement(host, opts.gresConf, opts.env ?? {}),
     readPayload(host, pci, cmdline, notes),
   ]);
   const areas = await readAreas(host, { gpus: gpus.map((g) => g.bdf), pci, notes });

@@ -165,7 +165,7 @@ export interface PayloadPolicy {
 
 /** What job placement is judged by on the node side (checks/job-placement.ts). */
 export interface Placement {
-  /** The gres.conf read (the config's gresConf, default Slurm's /etc/slurm/gres.conf); absent when not there. */
+  /** The gres.conf read (the config's gresConf, else the one slurmd reads: inventory/gres-path.ts); absent when not there. */
   readonly gresPath: string;
   readonly gres: Fact<GresConf>;
   /** GPU device minor → PCI address (/proc/driver/nvidia/gpus/<BDF>/information). */

@@ -88,7 +88,7 @@ t.test('a file the snapshot never recorded (an older gdrgate did not read it) is
   t.ok(m.missing.length > 0, 'the H200 recording found some paths absent');
   // The component the archive lacks, where it is a directory above the path.
   const absentAt: Record<string, string> = {
-    '/etc/slurm/gres.conf': '/etc/slurm', '/proc/413/comm': '/proc/413', '/proc/413/status': '/proc/413', '/proc/sys/kernel/random/boot_id': '/proc/sys/kernel/random',
+    '/etc/slurm/gres.conf': '/etc/slurm', '/etc/slurm/slurm.conf': '/etc/slurm', '/run/slurm/conf/slurm.conf': '/run', '/proc/413/comm': '/proc/413', '/proc/413/status': '/proc/413', '/proc/sys/kernel/random/boot_id': '/proc/sys/kernel/random',
     '/run/slurmd.pid': '/run', '/sys/devices/system/cpu/online': '/sys/devices/system/cpu', '/sys/kernel/iommu_groups': '/sys/kernel',
     '/sys/kernel/mm/memory_peers/nv_mem/version': '/sys/kernel', '/sys/kernel/mm/memory_peers/nv_mem_nc/version': '/sys/kernel',
     '/sys/module/nvidia_peermem/version': '/sys/module/nvidia_peermem', '/var/run/slurmd.pid': '/var',

@@ -1,0 +1,60 @@
+// Which gres.conf the inventory reads when the config names none: the one slurmd reads, beside its slurm.conf
+// (SLURM_CONF on the node itself; else /etc/slurm, else the configless cache /run/slurm/conf), not always /etc/slurm.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { openHost } from '../../src/host/open.js';
+import { buildInventory } from '../../src/inventory/build.js';
+import { slurmGresConf } from '../../src/inventory/gres-path.js';
+import { scratchDir } from '../helpers/scratch.js';
+
+const GRES = 'Name=gpu File=/dev/nvidia0\n';
+
+/** A root holding `files` (path → text). */
+function rootWith(files: Record<string, string>): string {
+  const root = scratchDir('gdrgate-gres-path-');
+  for (const [f, text] of Object.entries(files)) {
+    mkdirSync(path.join(root, path.dirname(f)), { recursive: true });
+    writeFileSync(path.join(root, f), text);
+  }
+  return root;
+}
+
+t.test('a configless node (no /etc/slurm/slurm.conf, the cache linked as /run/slurm/conf): its cached gres.conf', async (t) => {
+  const root = rootWith({ 'run/slurm/conf/slurm.conf': 'ClusterName=c\n', 'run/slurm/conf/gres.conf': GRES });
+  const inv = await buildInventory(await openHost(root));
+  t.same({ path: inv.placement.gresPath, state: inv.placement.gres.state }, { path: '/run/slurm/conf/gres.conf', state: 'present' });
+});
+
+t.test('/etc/slurm/slurm.conf there: /etc/slurm/gres.conf, as a Slurm command would read it, whatever the cache holds', async (t) => {
+  const root = rootWith({ 'etc/slurm/slurm.conf': 'ClusterName=c\n', 'etc/slurm/gres.conf': GRES, 'run/slurm/conf/slurm.conf': 'ClusterName=c\n', 'run/slurm/conf/gres.conf': GRES });
+  const inv = await buildInventory(await openHost(root));
+  t.same({ path: inv.placement.gresPath, state: inv.placement.gres.state }, { path: '/etc/slurm/gres.conf', state: 'present' });
+});
+
+t.test('neither slurm.conf: Slurm default place, /etc/slurm/gres.conf (absent here)', async (t) => {
+  const inv = await buildInventory(await openHost(rootWith({})));
+  t.same({ path: inv.placement.gresPath, state: inv.placement.gres.state }, { path: '/etc/slurm/gres.conf', state: 'absent' });
+});
+
+t.test('the config names one: that one, whatever SLURM_CONF says', async (t) => {
+  const root = rootWith({ 'run/slurm/conf/slurm.conf': 'ClusterName=c\n', 'site/gres.conf': GRES });
+  const inv = await buildInventory(await openHost(root), { gresConf: '/site/gres.conf', env: { SLURM_CONF: '/opt/slurm/etc/slurm.conf' } });
+  t.same({ path: inv.placement.gresPath, state: inv.placement.gres.state }, { path: '/site/gres.conf', state: 'present' });
+});
+
+t.test("on the node itself, SLURM_CONF (slurmd's, in its Prolog's and Epilog's environment) decides", async (t) => {
+  const host = await openHost(rootWith({ 'etc/slurm/slurm.conf': 'ClusterName=c\n' }));
+  const got = await Promise.all([
+    slurmGresConf(host, { SLURM_CONF: '/opt/slurm/etc/slurm.conf' }, true),
+    slurmGresConf(host, { SLURM_CONF: '/var/spool/slurmd/conf-cache/slurm.conf' }, true),
+    slurmGresConf(host, { SLURM_CONF: '/etc/slurm//./slurm.conf' }, true),
+    // A capture's root: the node's SLURM_CONF names no file of it.
+    slurmGresConf(host, { SLURM_CONF: '/opt/slurm/etc/slurm.conf' }, false),
+    // Not a file's absolute path: the places, as without it.
+    slurmGresConf(host, { SLURM_CONF: 'slurm.conf' }, true),
+    slurmGresConf(host, { SLURM_CONF: '/etc/slurm/' }, true),
+    slurmGresConf(host, {}, true),
+  ]);
+  t.same(got, ['/opt/slurm/etc/gres.conf', '/var/spool/slurmd/conf-cache/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf']);
+});
