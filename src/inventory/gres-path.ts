@@ -1,7 +1,7 @@
 // Where slurmd reads its gres.conf when the config names none: beside the slurm.conf it reads (src/interfaces/gres.c
 // _parse_gres_conf_locked: get_extra_conf_path("gres.conf"), src/common/read_config.c: the directory of SLURM_CONF).
-// slurmd sets SLURM_CONF to that file for itself and for its Prolog and Epilog (slurmd.c _set_slurmd_spooldir and
-// _read_config; prep_script_slurmd.c _build_env), so `slurmd -f /opt/slurm/etc/slurm.conf` reads
+// slurmd sets SLURM_CONF to that file for itself and for its Prolog and Epilog (slurmd.c _establish_configuration,
+// which links /run/slurm/conf to its conf-cache in _handle_slash_run; prep_script_slurmd.c _build_env), so `slurmd -f /opt/slurm/etc/slurm.conf` reads
 // /opt/slurm/etc/gres.conf, and a configless slurmd its cached copy (SlurmdSpoolDir/conf-cache/gres.conf).
 // Without SLURM_CONF (the HealthCheckProgram's environment is SLURMD_NODENAME alone; a person's shell), the places a
 // Slurm command looks (read_config.c _establish_config_source): /etc/slurm/slurm.conf when it is there, else the
@@ -12,7 +12,7 @@ import type { Host } from '../host/host.js';
 /** Slurm's default slurm.conf (the Debian and RPM packages' --sysconfdir) and its gres.conf. */
 export const DEFAULT_SLURM_CONF = '/etc/slurm/slurm.conf';
 export const DEFAULT_GRES_CONF = '/etc/slurm/gres.conf';
-/** The link slurmd makes to its conf-cache in configless operation (slurmd.c _set_slurmd_spooldir). */
+/** The link slurmd makes to its conf-cache in configless operation (slurmd.c _handle_slash_run). */
 const CACHED_SLURM_CONF = '/run/slurm/conf/slurm.conf';
 
 const beside = (conf: string): string => path.posix.join(path.posix.dirname(conf), 'gres.conf');
