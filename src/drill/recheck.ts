@@ -18,7 +18,7 @@ export async function resumeDrillDrain(cfg: Config, exec: Exec, node: string, ma
     hasMarker(reason, marker) ? null : `drained for a reason without ${marker ? `drill=${marker}` : 'a drill marker'} (${reason ?? 'none'}): left drained`;
   let findings: readonly Finding[] = [];
   const recheck = async () => {
-    const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust: trustedFiles(cfg), pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: selectChecks(cfg.checks) });
+    const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust: trustedFiles(cfg), pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, env: process.env, checks: selectChecks(cfg.checks) });
     findings = ev.findings;
     return ev.outcome;
   };
