@@ -60,13 +60,24 @@ async function e2e(): Promise<void> {
   await t.test('healthy jobs: the epilog records samples, node stays idle', async (t) => {
     const ids = [await job(), await job(), await job()];
     for (const id of ids) t.match(epilogLine(id), { probes: /^ran samples=3$/, result: /^healthy$/, exitCode: 0 }, `job ${id}: 3 samples, healthy`);
-    t.match(flags(), /^IDLE$/, 'node IDLE');
+    t.equal(flags(), 'IDLE', 'node IDLE');
     const s = gdrgate(['samples', '--config', CONFIG]);
     t.equal(s.status, 0);
     t.comment(`gdrgate samples:\n${s.stdout}`);
-    t.match(s.stdout, /^ib-write-gpu\s+mlx5_0\s+0000:41:00.0\s+gpu->nic->gpu\s+[0-9a-f]{12}\s+Gb\/s\s+all\s+3\s+23.03/m);
-    t.match(s.stdout, /^ib-write-host\s+mlx5_0\s+-\s+host->nic->host\s+[0-9a-f]{12}\s+Gb\/s\s+all\s+3\s+92.56/m);
-    t.match(s.stdout, /^nvbw-h2d\s+-\s+0000:41:00.0\s+h2d\s+[0-9a-f]{12}\s+GB\/s\s+all\s+3\s+25.17/m);
+    const table = [
+      'PROBE          NIC     GPU           DIRECTION        RECIPE        UNIT  WINDOW  N  MIN    P50    P95    P99    LAST',
+      'ib-write-gpu   mlx5_0  0000:41:00.0  gpu->nic->gpu    4d481c806fcb  Gb/s  all     3  23.03  23.03  23.03  23.03  23.03',
+      '                                                                          last 5  3  23.03  23.03  23.03  23.03  23.03',
+      'ib-write-host  mlx5_0  -             host->nic->host  fd0e3b9ba062  Gb/s  all     3  92.56  92.56  92.56  92.56  92.56',
+      '                                                                          last 5  3  92.56  92.56  92.56  92.56  92.56',
+      'nvbw-h2d       -       0000:41:00.0  h2d              e2a7ca95a025  GB/s  all     3  25.17  25.17  25.17  25.17  25.17',
+      '                                                                          last 5  3  25.17  25.17  25.17  25.17  25.17',
+      'recipe fd0e3b9ba062: ib_write_bw -d mlx5_0 -s 65536 -n 5000 -q 1 -F --report_gbits -p 18515 127.0.0.1',
+      'recipe 4d481c806fcb: ib_write_bw -d mlx5_0 -s 65536 -n 5000 -q 1 -F --report_gbits -p 18515 --use_cuda=0 127.0.0.1',
+      'recipe e2a7ca95a025: nvbandwidth -t host_to_device_memcpy_ce',
+      `spool ${join(WORK, 'spool')}: 1 file(s), 9 samples`,
+    ];
+    t.equal(s.stdout, `${table.join('\n')}\n`, 'gdrgate samples: the three paths, 3 samples each, their recipes and the spool');
   });
 
   // The real slow capture (10.50 Gb/s) was measured on a GPU at 82:00, not this node's 0000:41:00.0: its runs are
@@ -93,8 +104,8 @@ async function e2e(): Promise<void> {
     t.equal(drained.value, `gdrgate: bw-gpu-path mlx5_0/0000:41:00.0 p50 23.03 Gb/s over 4 (want >= 30 Gb/s) job=${id}`);
     const r = slurm('sinfo', ['-R', '-h', '-n', node]).stdout;
     t.comment(`sinfo -R: ${r.trimEnd()}`);
-    t.match(r, /^gdrgate: bw-gpu-path\s/, 'sinfo -R (20 characters) says gdrgate: bw-gpu-path');
-    t.match(flags(), /^[A-Z]+\+DRAIN(\+[A-Z]+)*$/, `scontrol: State=${flags()}`);
+    t.match(r, new RegExp(`^gdrgate: bw-gpu-path root {6}\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d ${node}\\n$`), 'sinfo -R (20 characters) says gdrgate: bw-gpu-path');
+    t.equal(flags(), 'IDLE+DRAIN', 'scontrol: State=IDLE+DRAIN');
     t.match(epilogLine(id), { result: /^unhealthy$/, exitCode: 1, action: /^drained$/ });
     if (existsSync('/usr/bin/promtool')) t.equal(spawnSync('/usr/bin/promtool', ['check', 'metrics'], { input: readFileSync(PROM) }).status, 0, 'the textfile the epilog wrote passes promtool');
   });
