@@ -14,6 +14,8 @@ export const SANDBOX = join(REPO, 'test/e2e/sandbox');
 export const CLIENT_TIMEOUT_MS = 20_000; // every Slurm client call: sinfo hangs ~60 s when slurmctld is gone
 export const HELD = 'launch failed requeued held';
 export const T0 = performance.now();
+/** `s` as a regular expression matching itself only (for the fixed parts of an anchored pattern). */
+export const reEsc = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 export const secs = (from: number): string => `${((performance.now() - from) / 1000).toFixed(1)} s`;
 
 /** Whether to run at all: CI or GDRGATE_E2E=1, and root (the sandbox starts munged, slurmctld and slurmd). */

@@ -11,7 +11,7 @@ import { renderDrill, type DrillReport } from '../../src/drill/report.js';
 import { validate } from '../helpers/schema.js';
 import { buildTree } from '../gen/sysfs-tree.js';
 import { node as HGX } from '../gen/topologies/sglang30401-hgx-h100.js';
-import { gateConf, HELD, installWrapper, REPO, run, runOrSkip, sandbox, secs, slurmClients, snapshotBuild, waitFor, type Ran } from './_sandbox.js';
+import { gateConf, HELD, installWrapper, reEsc, REPO, run, runOrSkip, sandbox, secs, slurmClients, snapshotBuild, waitFor, type Ran } from './_sandbox.js';
 
 const PORT = process.env.SANDBOX_PORT ?? '7990'; // slurmctld; slurmd PORT+1. Unique among the e2e files.
 
@@ -67,17 +67,18 @@ async function e2e(): Promise<void> {
   await t.test('drill start refuses an idle node without --drain or --force', async (tt) => {
     const r = drill(['start', '--fault', 'memlock=64K']);
     tt.equal(r.status, 2, 'exit 2: refused', { stdout: r.stdout, stderr: r.stderr });
-    tt.match(r.stdout, /refusing: the node is IDLE/, r.stdout.trim());
+    tt.equal(r.stdout, `${node}: refusing: the node is IDLE; drain or reserve it for the drill, or pass --drain or --force\n`, r.stdout.trim());
     tt.notOk(existsSync(join(STATE, 'drill.json')), 'no drill file written');
     tt.equal(state(), 'idle', 'node untouched');
   });
 
-  const FAULTS: [string, RegExp][] = [
-    ['pcie-link:0000:18:00.0=x8', /^gdrgate: pcie-link 0000:18:00\.0 Gen5 x8/],
-    ['pcie-acs:0000:17:00.0=ReqRedir', /^gdrgate: pcie-acs 0000:17:00\.0 ReqRedir/],
-    ['memlock=64K', /^gdrgate: memlock self 64 KiB/],
+  // Each fault and the drain reason it gives, less its " job=<probe> drill=<marker>".
+  const FAULTS: [string, string][] = [
+    ['pcie-link:0000:18:00.0=x8', 'gdrgate: pcie-link 0000:18:00.0 Gen5 x8 (want Gen5 x16)'],
+    ['pcie-acs:0000:17:00.0=ReqRedir', 'gdrgate: pcie-acs 0000:17:00.0 ReqRedir (want no redirect)'],
+    ['memlock=64K', 'gdrgate: memlock self 64 KiB (want >= unlimited)'],
     // peermem hidden, DMA-BUF impossible (kernel reported 5.4): one failing check; the kernel change only warns.
-    ['gpudirect-mechanism=none', /^gdrgate: gpudirect node none \(want dmabuf\) job=\d+ drill=/],
+    ['gpudirect-mechanism=none', 'gdrgate: gpudirect node none (want dmabuf)'],
   ];
   for (const [fault, want] of FAULTS) {
     await t.test(`drill ${fault}`, async (tt) => {
@@ -86,7 +87,7 @@ async function e2e(): Promise<void> {
       const s = drill(['start', '--fault', fault, '--drain', '--minutes', '5']);
       tt.equal(s.status, 0, `drill start --drain: ${s.stdout.trim()}`, { stderr: s.stderr });
       const marker = /drill ([0-9a-f]{8}) armed/.exec(s.stdout)?.[1] ?? '?';
-      tt.match(reason(), new RegExp(`^gdrgate: drill .* drill=${marker}$`), 'node drained for the drill, marker in the reason');
+      tt.equal(reason(), `gdrgate: drill ${fault} drill=${marker}`, 'node drained for the drill, marker in the reason');
       const r = drill(['run', '--json', '--step-seconds', '40'], 120_000);
       tt.equal(r.status, 0, 'drill run exits 0', { stdout: r.stdout.slice(-3000), stderr: r.stderr.slice(-2000) });
       let rep: DrillReport | null = null;
@@ -97,20 +98,19 @@ async function e2e(): Promise<void> {
         return;
       }
       tt.equal(rep.ok, true, 'report: ok', { problems: rep.problems });
-      tt.match(rep.drain.reason ?? '', want, `drain reason: ${rep.drain.reason}`);
-      tt.ok(rep.drain.reason?.endsWith(` drill=${marker}`), 'the reason ends with the drill marker');
+      tt.equal(rep.drain.reason, `${want} job=${rep.probe.job} drill=${marker}`, `drain reason, the drill marker at its end: ${rep.drain.reason}`);
       tt.ok(Buffer.byteLength(rep.drain.reason ?? '') <= 255, 'at most 255 bytes');
-      tt.match(rep.probe.fate ?? '', new RegExp(`PENDING \\(${HELD}\\)`), `probe job ${rep.probe.job}: ${rep.probe.fate}`);
+      tt.equal(rep.probe.fate, `PENDING (${HELD})`, `probe job ${rep.probe.job}: ${rep.probe.fate}`);
       tt.same(validate('drill', rep), [], 'the report validates against schemas/drill.schema.json');
       // One node: the requeued probe cannot run anywhere else; the drill says so and cancels it at once.
-      tt.match(rep.requeue, { outcome: /^cancelled$/, released: false, restarts: 1, state: /^CANCELLED$/ }, `requeued probe: ${rep.requeue.why}`);
-      tt.match(rep.requeue.why, /^cancelled: no other node of partition \S+ can take it$/, 'and says why');
-      tt.match(rep.drain.sinfoR ?? '', /^gdrgate: \S+/, 'sinfo -R shows our reason');
+      const why = 'cancelled: no other node of partition debug can take it';
+      tt.same({ ...rep.requeue, ms: 0 }, { outcome: 'cancelled', why, released: false, nodeList: null, batchHost: null, restarts: 1, state: 'CANCELLED', ms: 0 }, `requeued probe, and why: ${rep.requeue.why}`);
+      tt.match(rep.drain.sinfoR, new RegExp(`^${reEsc(want.slice(0, 20))} root {6}\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d ${node}$`), 'sinfo -R shows our reason');
       tt.equal(rep.recovery.followUp.state, 'COMPLETED', `follow-up job ${rep.recovery.followUp.job} COMPLETED`);
       tt.equal((await waitFor(state, (s) => s !== 'completing', 60_000)).value, 'idle', 'node idle at the end (once the follow-up job stops COMPLETING)');
       tt.notOk(existsSync(join(STATE, 'drill.json')), 'drill file gone');
       const rec = readFileSync(join(STATE, 'drills.jsonl'), 'utf8').trim().split('\n').pop() ?? '';
-      tt.match(rec, new RegExp(`"marker":"${marker}"`), 'appended to drills.jsonl');
+      tt.same(JSON.parse(rec), rep, 'appended to drills.jsonl: the report printed');
       tt.comment(renderDrill(rep));
       tt.comment(
         `${fault}: submit→drain ${rep.drain.ms} ms, resume→idle ${rep.recovery.idleMs} ms, follow-up ${rep.recovery.followUp.ms} ms, drill ${rep.totalMs} ms (case ${secs(c0)}); reason "${rep.drain.reason}"; sinfo -R "${rep.drain.sinfoR?.replace(/\s+/g, ' ')}"`,
@@ -159,7 +159,8 @@ async function e2e(): Promise<void> {
     if (Date.now() < expiresAt + 500) await sleep(expiresAt + 500 - Date.now());
     const gate = gdrgate(['prolog', '--config', CONFIG, '--dry-run'], 30_000);
     tt.equal(gate.status, 0, `after expiry the gate sees a healthy node: ${gate.stdout.trim().split('\n').pop()}`, { stderr: gate.stderr });
-    tt.match(readFileSync(LOG, 'utf8'), new RegExp(`drill ${armed} expired at`), 'the gate logged the expired drill file');
+    const ignored = readFileSync(LOG, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'drill file ignored' && String(l.why).startsWith(`drill ${armed} `));
+    tt.match(ignored?.why, new RegExp(`^drill ${armed} expired at \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z$`), 'the gate logged the expired drill file');
     const st = drill(['stop']);
     tt.equal(st.status, 0, `drill stop: ${st.stdout.trim().replace(/\n/g, ' | ')}`);
     tt.notOk(existsSync(join(STATE, 'drill.json')), 'drill file removed');
@@ -181,12 +182,19 @@ async function e2e(): Promise<void> {
     const before = slurm('squeue', ['-h', '-t', 'all', '-o', '%i']).stdout.trim();
     const r = drill(['run'], 60_000);
     tt.equal(r.status, 1, 'drill run exits 1', { stdout: r.stdout });
-    tt.match(r.stdout, /not this drill's \(rack maintenance\): left as it is/, 'and says why');
+    const armed = /drill ([0-9a-f]{8}) armed/.exec(s.stdout)?.[1] ?? '?';
+    const report = [
+      `gdrgate drill ${armed} on ${node}: pcie-link:0000:18:00.0=x8 (started <time>)`,
+      ...['probe job        -', 'submit → drain   - (not drained)', 'drain reason     -', 'sinfo -R         -', 'probe job fate   -', 'requeued probe   the probe job was not requeued'],
+      ...[`nodes            drilled ${node}; the probe ended on -`, 'fault removed    at -', 'resume           -', 'resume → idle    -', 'follow-up job    - - in -', 'total            <s> s'],
+    ].map((l, i) => (i ? `  ${l}` : l));
+    const masked = r.stdout.replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/, '<time>').replace(/^( {2}total {12})\d+\.\d\d s$/m, '$1<s> s');
+    tt.equal(masked, `${report.join('\n')}\nresult: FAIL — ${node} is IDLE+DRAIN for a reason that is not this drill's (rack maintenance): left as it is\n`, 'and says why');
     tt.equal(slurm('squeue', ['-h', '-t', 'all', '-o', '%i']).stdout.trim(), before, 'no probe job submitted');
     const st = drill(['stop']);
     tt.equal(st.status, 0, `drill stop: ${st.stdout.trim().replace(/\n/g, ' | ')}`);
-    tt.match(st.stdout, /no drill drain, left as it is/);
+    tt.equal(st.stdout, `${node}: drill file removed (drill ${armed}, pcie-link:0000:18:00.0=x8)\n${node}: IDLE+DRAIN (rack maintenance): no drill drain, left as it is\n`, 'drill stop: the file removed, no drill drain');
     tt.equal(reason(), 'rack maintenance', 'reason still exactly "rack maintenance"');
-    tt.match(state(), /^drain/, 'node still drained');
+    tt.equal(state(), 'drained', 'node still drained');
   });
 }
