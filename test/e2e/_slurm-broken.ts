@@ -4,8 +4,15 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { gateConf, HELD, installWrapper, run, secs, waitFor } from './_sandbox.js';
-import { ownMs, processesWithArgv, type GateSandbox } from './_slurm-gate.js';
+import { gateConf, HELD, installWrapper, reEsc, run, secs, waitFor } from './_sandbox.js';
+import { GPU_BDF, ownMs, processesWithArgv, type GateSandbox } from './_slurm-gate.js';
+
+/** The last two lines of the Prolog's stdout for job `job` on the x8 tree when the node state cannot be read (its own duration masked). */
+const stateUnknown = (node: string, job: string): [string, RegExp] => [
+  'result: unhealthy (exit 1) — 1 fail, 0 error, 0 warn, 10 pass, 5 skip',
+  new RegExp(`^gdrgate prolog node=${node} job=${job} result=unhealthy exit=1 \\d+ms reason="gdrgate: pcie-link ${reEsc(GPU_BDF)} Gen5 x8 \\(want Gen5 x16\\) job=${job}" action=kept: node state unknown: not writing a reason$`),
+];
+const lastTwo = (stdout: string): string[] => stdout.trimEnd().split('\n').slice(-2);
 
 export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
   const { node, WORK, DIR, CONF, CONFIG, LOG, BAD_BASELINE, WRAPPER, HANG, HANG_RAN, SLEEP_ARGV, CLI, X8, slurm, state, reason, sinfoR, submit, writeConfig, logLines, runLine, waitHeld, waitDone, completes, timed } = ctx;
@@ -23,8 +30,7 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
     tt.ok(held.ok, `onConfigError closed: job ${id2} "${HELD}"`, { got: held.value });
     const why = reason();
     tt.comment(`sinfo %E: ${why}`);
-    tt.ok(why.startsWith('gdrgate: config'), 'reason starts with "gdrgate: config"', { got: why });
-    tt.ok(why.endsWith(`job=${id2}`), `reason ends with job=${id2}`);
+    tt.equal(why, `gdrgate: config ${BAD_BASELINE}: baseline is not valid JSON: Expected double-quoted property name in JSON at position 51 (line 2 column 1) job=${id2}`, `reason: gdrgate: config, the file, why, job=${id2}`);
     tt.ok(Buffer.byteLength(why) <= 255, 'reason at most 255 bytes');
     tt.comment(`sinfo -R: ${sinfoR()}`);
   });
@@ -44,7 +50,9 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
     // after scontrol (report, log) ran the gate's own figure to 5.7 s for this deadline (test/hardening/faults.test.ts).
     tt.ok(ownMs(direct.stdout) < 30_000, `ended by its own clock in ${ownMs(direct.stdout)} ms: the 600 s hang cut, as the log line below`);
     tt.equal(direct.status, 1, 'exit 1 (unhealthy)', { stderr: direct.stderr });
-    tt.match(direct.stdout, /action=kept: node state unknown/, 'wrote nothing: node state unknown');
+    const [result, summary] = stateUnknown(node, '424242');
+    tt.equal(lastTwo(direct.stdout)[0], result, 'the result line: the one failing link');
+    tt.match(lastTwo(direct.stdout)[1], summary, 'wrote nothing: node state unknown');
     tt.ok(existsSync(HANG_RAN), 'the hung scontrol did run');
     tt.same(processesWithArgv(SLEEP_ARGV), [], 'no sleep left running');
     tt.equal(reason(), 'none', 'node not drained by the direct run');
@@ -55,7 +63,7 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
     const held = await waitHeld(id, 30_000);
     tt.ok(held.ok, `through Slurm: job ${id} attempt returned, "${HELD}" after ${held.ms} ms`, { got: held.value });
     const gate = runLine(id);
-    tt.match(gate, { exitCode: 1, action: /^kept: node state unknown/ }, 'gate log: no state, nothing written');
+    tt.match(gate, { exitCode: 1, action: /^kept: node state unknown: not writing a reason$/ }, 'gate log: no state, nothing written');
     tt.ok(typeof gate?.durationMs === 'number' && gate.durationMs < 30_000, `gate run took ${String(gate?.durationMs)} ms: the hang cut`);
     tt.equal(reason(), 'Prolog error', 'Slurm drained with its own "Prolog error" (gdrgate could not read the state)');
     tt.ok(existsSync(HANG_RAN), 'the hung scontrol did run under slurmd');
@@ -84,7 +92,7 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
       writeConfig({ root: X8 });
       const bad = submit();
       tt.ok((await waitHeld(bad)).ok, `job ${bad} requeued held`);
-      tt.match(reason(), /^gdrgate: pcie-link .* job=\d+$/, 'drained with our reason');
+      tt.equal(reason(), `gdrgate: pcie-link ${GPU_BDF} Gen5 x8 (want Gen5 x16) job=${bad}`, 'drained with our reason');
       tt.match(runLine(bad), { result: /^unhealthy$/, action: /^drained$/, startup: /^snapshot$/, agent: /^fallback: unhealthy: 1 failing finding\(s\)$/ }, 'the agent handed it back; the gate in the Prolog judged and drained');
       tt.equal(logLines().filter((l) => l.job === bad && l.startup === 'agent').length, 0, 'the agent logged no run for it');
     } finally {
@@ -122,7 +130,9 @@ export async function brokenToolCases(ctx: GateSandbox): Promise<void> {
     // after scontrol (report, log) ran the gate's own figure to 5.7 s for this deadline (test/hardening/faults.test.ts).
     tt.ok(ownMs(direct.stdout) < 30_000, `ended by its own clock in ${ownMs(direct.stdout)} ms: the 600 s hang cut, as the log line below`);
     tt.equal(direct.status, 1, 'exit 1: the node is unhealthy, whatever slurmctld says');
-    tt.match(direct.stdout, /action=kept: node state unknown/, 'no reason written without a state');
+    const [result, summary] = stateUnknown(node, '434343');
+    tt.equal(lastTwo(direct.stdout)[0], result, 'the result line: the one failing link');
+    tt.match(lastTwo(direct.stdout)[1], summary, 'no reason written without a state');
     const lines = unknown().slice(before);
     tt.equal(lines.length, 1, 'logged once: cannot read node state');
     tt.comment(`log: ${lines[0] ?? ''}`);
