@@ -17,6 +17,8 @@ const missingTools = TOOLS.filter((p) => !existsSync(p));
 /** The gate's default deadline: the cluster's configs leave deadlineMs and scontrolTimeoutMs to the defaults. */
 export const DEADLINE_MS = DEFAULTS.deadlineMs;
 export const PCIE_REASON = /^gdrgate: pcie-link 0000:00:06\.0 /;
+/** Our reason for a node's GPU trained to x8, whole: for `job`, or from the health check (no job). */
+export const pcieReason = (job?: string): string => `gdrgate: pcie-link 0000:00:06.0 Gen5 x8 (want Gen5 x16)${job ? ` job=${job}` : ''}`;
 // GDRGATE_CLUSTER_CASES=6a,6c,7: only these cases (the id before the name's colon); unset: all of them.
 const ONLY = process.env.GDRGATE_CLUSTER_CASES?.split(',').map((s) => s.trim()).filter(Boolean) ?? null;
 const wanted = (name: string): boolean => ONLY === null || ONLY.includes(name.slice(0, name.indexOf(':')));
