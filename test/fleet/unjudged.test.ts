@@ -73,16 +73,16 @@ t.test('every broken input of a node: listed with its state and why; the other n
   const good = readFileSync(snap(16));
   const manifest = JSON.stringify({ tool: 'gdrgate', kind: 'snapshot', format: 1, version: '0.1.0', host: 'gpu0005', missing: [] });
   // Nodes 1-8: the snapshot broken, the spool removed (nothing of the node can be read).
-  const gzipEnd = (n: number): string => `--root ${snap(n)}: not a readable gzip stream: unexpected end of file`;
+  const gzipEnd = (n: number): string => `${snap(n)}: not a readable gzip stream: unexpected end of file`;
   const cases: [number, string, (f: string) => void, string][] = [
     [1, 'symlinked snapshot', (f) => (rmSync(f), symlinkSync(snap(16), f)), 'gpu0001.tar.gz: the snapshot is a symbolic link, not a regular file: not read'],
     [2, "another node's snapshot under its name", (f) => copyFileSync(snap(16), f), 'the snapshot was taken on "gpu0016", not on gpu0002: not judged as gpu0002'],
     [3, 'truncated gzip', (f) => writeFileSync(f, good.subarray(0, Math.floor(good.length / 2))), gzipEnd(3)],
     [4, 'garbage gzip', (f) => writeFileSync(f, Buffer.concat([Buffer.from([0x1f, 0x8b, 8, 0]), Buffer.alloc(200, 0x5a)])), gzipEnd(4)],
     [5, 'manifest-only snapshot', (f) => writeFileSync(f, gzipSync(writeTar([{ path: 'manifest.json', kind: 'file', mode: 0o644, mtime: 0, data: Buffer.from(manifest) }]))), "the snapshot's PCI device list is unknown (/sys/bus/pci/devices: not recorded by this snapshot (taken by gdrgate 0.1.0): /sys)"],
-    [6, 'empty file', (f) => writeFileSync(f, ''), `--root ${snap(6)}: not a snapshot archive: truncated archive: no end-of-archive block after offset 0`],
+    [6, 'empty file', (f) => writeFileSync(f, ''), `${snap(6)}: not a snapshot archive: truncated archive: no end-of-archive block after offset 0`],
     [7, 'a directory named as a snapshot', (f) => (rmSync(f), mkdirSync(f)), 'gpu0007.tar.gz: the snapshot is a directory, not a regular file: not read'],
-    [8, 'a tar that is not a snapshot', (f) => writeFileSync(f, gzipSync(writeTar([{ path: 'x', kind: 'file', mode: 0o644, mtime: 0, data: Buffer.from('x') }]))), `--root ${snap(8)}: not a snapshot archive: no manifest.json: not written by gdrgate snapshot`],
+    [8, 'a tar that is not a snapshot', (f) => writeFileSync(f, gzipSync(writeTar([{ path: 'x', kind: 'file', mode: 0o644, mtime: 0, data: Buffer.from('x') }]))), `${snap(8)}: not a snapshot archive: no manifest.json: not written by gdrgate snapshot`],
   ];
   for (const [n, , breakIt] of cases) {
     breakIt(snap(n));
