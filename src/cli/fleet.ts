@@ -2,6 +2,7 @@
 import { UsageError } from '../errors.js';
 import type { CollectOptions } from '../fleet/collect-command.js';
 import { writeAtomic } from '../host/files.js';
+import { redact } from '../host/http.js';
 import { progressWriter } from '../fleet/progress.js';
 import type { FleetProgress } from '../fleet/read.js';
 import type { StatsSource } from '../fleet/report-command.js';
@@ -14,7 +15,9 @@ export function statsSources(a: { readonly prometheus?: string | undefined; read
   const url = a.prometheus;
   if (url === undefined) return [];
   const checkInstance = a.anyInstance !== true;
-  return [{ name: `prometheus ${url}`, load: (age, nodeName) => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000, checkInstance, age, nodeName })) }];
+  // Named without the URL's user and password: the report is shared (its HTML, its textfile), the credentials are not.
+  const u = URL.parse(url);
+  return [{ name: `prometheus ${u !== null && (u.username || u.password) ? redact(u) : url}`, load: (age, nodeName) => import('../fleet/prometheus.js').then((m) => m.loadPrometheus(url, { timeoutMs: 10_000, checkInstance, age, nodeName })) }];
 }
 
 /** Progress on stderr only when it is a terminal; nothing of it reaches the report. */

@@ -1,6 +1,7 @@
 // Bandwidth across the fleet from the Prometheus that scrapes every node's epilog textfile through node_exporter:
 // three instant queries on the HTTP API (GET /api/v1/query), read under one deadline and a size cap, parsed strictly.
 import { HttpError, httpGet, redact } from '../host/http.js';
+import { SourceError } from './source-error.js';
 import { UsageError } from '../errors.js';
 import { parseQueryAnswer, PromAnswerError } from './prom-answer.js';
 import type { AgeRule } from './age.js';
@@ -24,7 +25,7 @@ export interface PrometheusOptions {
 }
 
 /** The server could not be asked, or its answer is not one Prometheus gives. The message says which. */
-export class PrometheusError extends Error {
+export class PrometheusError extends SourceError {
   override readonly name = 'PrometheusError';
 }
 
@@ -60,9 +61,9 @@ async function ask(url: URL, source: string, o: PrometheusOptions) {
     } catch (e) {
       detail = e instanceof PromAnswerError && e.message.startsWith('Prometheus answered') ? e.message : JSON.stringify(a.body.slice(0, 200));
     }
-    throw new PrometheusError(`${source}: HTTP ${a.status}: ${detail}`);
+    throw new PrometheusError(source, `HTTP ${a.status}: ${detail}`);
   }
-  if (!/^application\/json\b/i.test(a.contentType)) throw new PrometheusError(`${source}: the answer is ${JSON.stringify(a.contentType.slice(0, 80))}, not application/json (is this Prometheus's base URL?)`);
+  if (!/^application\/json\b/i.test(a.contentType)) throw new PrometheusError(source, `the answer is ${JSON.stringify(a.contentType.slice(0, 80))}, not application/json (is this Prometheus's base URL?)`);
   return parseQueryAnswer(a.body, source);
 }
 
@@ -75,7 +76,7 @@ export async function loadPrometheus(url: string, opts: PrometheusOptions): Prom
     return statsFromSeries(answers.flat(), window, opts.checkInstance ?? true, opts.age, opts.nodeName);
   } catch (e) {
     if (e instanceof PrometheusError || e instanceof UsageError) throw e;
-    if (e instanceof HttpError || e instanceof PromAnswerError || e instanceof SeriesError) throw new PrometheusError(`${source}: ${e.message}`, { cause: e });
+    if (e instanceof HttpError || e instanceof PromAnswerError || e instanceof SeriesError) throw new PrometheusError(source, e.message, { cause: e });
     throw e;
   }
 }

@@ -11,6 +11,7 @@ import { scanFleetDir } from './inputs.js';
 import { readFleet, type FleetProgress, type ReadNode } from './read.js';
 import { buildFleetReport, type FigureSource, type FleetReport } from './report.js';
 import { spoolStatsInTurns, type SpoolStats } from './spool-stats.js';
+import { SourceError } from './source-error.js';
 import type { NodeMissing, NodePathStat, WithheldPath } from './types.js';
 
 /** More bandwidth figures from elsewhere (Prometheus, a collector): merged with the spools' before judging. */
@@ -84,7 +85,8 @@ export async function runFleetReport(a: FleetArgs): Promise<FleetRun> {
       got = await s.load(age, canon);
     } catch (e) {
       if (e instanceof UsageError) throw e;
-      const why = (e as Error).message.slice(0, 300);
+      // The source's name leads the line; its error says why without naming it again.
+      const why = (e instanceof SourceError ? e.detail : (e as Error).message).slice(0, 300);
       problems.push(`${s.name}: ${why}`);
       sources.push({ name: s.name, nodes: new Set(), error: why });
       continue;

@@ -245,7 +245,8 @@ export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) =>
       }
       if (carry.length > 0) torn++;
     } catch (e) {
-      problems.push(`${path}: ${errMsg(e)}`);
+      // A refused file (a link, not ours) is named by its own message already.
+      problems.push(errnoCode(e) === 'EUNSAFE' ? errMsg(e) : `${path}: ${errMsg(e)}`);
     } finally {
       closeQuietly(fd);
     }
