@@ -179,7 +179,9 @@ ask() {
     if [ "$v" = SLURM_LOCALID ]; then F+=("env	$v	0"); elif [ -n "${!v+x}" ]; then F+=("env	$v	${!v}"); else F+=("env	$v"); fi
   done
   f_text /proc/self/limits; f_text /proc/self/status
-  f_list /sys/class/infiniband; f_list /sys/class/infiniband_verbs
+  # Each adapter's PCI function: where its device link leads (gdrgate reads it only without a trusted record).
+  f_list /sys/class/infiniband; for n in "${names[@]}"; do f_real "/sys/class/infiniband/$n/device"; done
+  f_list /sys/class/infiniband_verbs
   for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_text "/sys/class/infiniband_verbs/$n/ibdev"; done
   f_list /dev/infiniband; for n in "${names[@]}"; do [[ $n =~ ^uverbs[0-9]+$ ]] && f_node "/dev/infiniband/$n"; done
   f_list /dev; for n in "$ROOT/dev"/nvidia*; do f_node "/dev/${n##*/}"; done
@@ -234,9 +236,7 @@ ask() {
   [ "$l" = "end $nonce"$'\n' ] || return 1
   # The task record, as `gdrgate task` leaves it: private to the job's user.
   [ "$k" = - ] || { umask 077 && printf '%s\n' "$k" >"$dir/task.json"; } 2>/dev/null
-  out=
-  [ "$n" = 0 ] || printf -v out '%s\n' "${L[@]}"
-  out=${out%$'\n'}
+  out=; [ "$n" = 0 ] || printf -v out '%s\n' "${L[@]}"; out=${out%$'\n'}
   return 0
 }
 # The task's view: what gdrgate task judges that may differ between tasks of a job on this node (/proc/self/status read

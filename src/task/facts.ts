@@ -18,7 +18,7 @@ import type { AccessAnswer, Host, ReadResult, StatInfo } from '../host/host.js';
 import type { Parsed } from '../parsers/sysfs.js';
 
 export const FACTS_FORMAT = 'gdrgate-task-facts 1';
-/** The facts file's cap: a node with 16 GPUs and 16 adapters writes ~6 KiB (most of it the /dev listing). */
+/** The facts file's cap: a node with 16 GPUs and 16 adapters writes ~8 KiB (most of it the /dev listing and the adapters' device links). */
 export const MAX_FACTS_BYTES = 256 * 1024;
 /** The variables the TaskProlog hands over, set or unset: what `gdrgate task` reads from its environment. */
 export const FACT_ENV = ['SLURM_JOB_ID', 'SLURM_STEP_ID', 'SLURM_LOCALID', 'SLURM_JOB_GPUS', 'SLURM_STEP_GPUS', 'SLURM_GPUS_ON_NODE', 'CUDA_VISIBLE_DEVICES', 'SLURM_RLIMIT_MEMLOCK', 'SLURMD_NODENAME', 'NCCL_TOPO_FILE', 'GDRGATE_CONFIG'] as const;

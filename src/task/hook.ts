@@ -7,6 +7,7 @@ import type { ActingHook, HookRun, Judgement } from '../engine/hook.js';
 import { readSmall } from '../host/files.js';
 import type { Host } from '../host/host.js';
 import { openHost } from '../host/open.js';
+import { readAdapterFunctions } from '../inventory/placement.js';
 import type { BaselineClass } from '../model/baseline.js';
 import { formatBytes } from '../parsers/limits.js';
 import { taskResult } from '../runner/exit.js';
@@ -64,7 +65,7 @@ export async function baselineClass(cfg: Config | null, node: string): Promise<B
  * Where the task landed: its GPUs (the step's when they are the job's; the job's from the signed record when trusted,
  * else the environment), which PCI devices Slurm's numbers are (the record's order), and the class's matrix.
  */
-async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null): Promise<NonNullable<JudgeInput['placement']>> {
+async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead | null, cls: BaselineClass | null, hcas: JobView['hcas']): Promise<NonNullable<JudgeInput['placement']>> {
   const rec = state?.status === 'trusted' ? state.state : null;
   const job = rec ? rec.jobGpus : parseJobGpus(env.SLURM_JOB_GPUS);
   const step = parseStepGpus(env);
@@ -75,7 +76,9 @@ async function placementOf(host: Host, env: NodeJS.ProcessEnv, state: StateRead 
   const mig = /(^|,)MIG-/.test(env.CUDA_VISIBLE_DEVICES ?? '');
   const order = mig ? { ok: false as const, why: 'CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs' } : (rec?.slurmGpus ?? null);
   const refNics = cls ? new Map(cls.devices.flatMap((d) => (d.role === 'nic' && d.name !== undefined ? [[d.name, d.bdf] as const] : []))) : null;
-  return { place: await readPlacement(host, sel, order, noRecord, [...(job ?? []), ...(step ?? [])]), paths: cls?.paths ?? null, refNics };
+  // Without root's record of this node's adapters, the PCI function of each one the job sees, as its own /sys shows it.
+  const [place, functions] = await Promise.all([readPlacement(host, sel, order, noRecord, [...(job ?? []), ...(step ?? [])]), !rec && refNics?.size && hcas.state === 'present' ? readAdapterFunctions(host, hcas.value) : null]);
+  return { place, paths: cls?.paths ?? null, refNics, functions };
 }
 
 function taskRecord(job: string, uid: number, env: NodeJS.ProcessEnv, node: string, view: JobView, state: StateRead, findings: readonly TaskFinding[]): TaskRecord {
@@ -137,7 +140,7 @@ async function judgeTaskProlog(run: HookRun, a: TaskArgs, job: string, from: Tas
   const [view, state] = await Promise.all([readJobView(host, accessProbe(host)), Promise.resolve(readPrologState(stateDir, { job, uid, node }))]);
   const cls = await tv.baseline(cfg, node);
   const min = resolveMin(state, cls?.memlockMin ?? null);
-  const placement = await placementOf(host, env, state, cls);
+  const placement = await placementOf(host, env, state, cls, view.hcas);
   // The host's NCCL topology for this job, when the Prolog wrote one and this job's /sys would mislead NCCL.
   const topo = await ncclTopoForJob({ host, stateDir, job, state: state.status === 'trusted' ? state.state : null, gpus: judgedBdfs(placement.place), env: env.NCCL_TOPO_FILE, readable: (p) => tv.readable(p) });
   const findings = [...judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state, min, placement }), ...(topo.finding ? [topo.finding] : [])];
@@ -177,7 +180,7 @@ export function standaloneHook(a: TaskArgs, env: NodeJS.ProcessEnv): ActingHook<
       const host = await openHost(root);
       const [view, cls] = await Promise.all([readJobView(host, accessProbe(host)), baselineClass(run.cfg, run.node)]);
       const min = resolveMin(null, cls?.memlockMin ?? null);
-      const placement = await placementOf(host, env, null, cls);
+      const placement = await placementOf(host, env, null, cls, view.hcas);
       const findings = judge({ view, rlimitMemlock: env.SLURM_RLIMIT_MEMLOCK, state: null, min, placement });
       return { outcome: outcomeOf(findings, 'standalone', true), findings, work: { root, min: { value: formatBytes(min.value), from: min.from } } };
     },

@@ -3,6 +3,7 @@
 // ncclTopoGetCpuAffinity), its NUMA node must be in the task's memory nodes, and the adapters nearest to it in the
 // baseline's matrix (PIX/PXB: the ones GPUDirect RDMA uses by default, NCCL_NET_GDR_LEVEL) must be visible.
 import type { BaselinePath } from '../model/baseline.js';
+import type { Fact } from '../model/fact.js';
 import { PATH_RANK as RANK, type PathClass } from '../model/inventory.js';
 import { cpusOverlap } from '../parsers/sysfs.js';
 import { tf, type TaskFinding } from './finding.js';
@@ -19,6 +20,8 @@ export interface PlacementInput {
   readonly refNics?: ReadonlyMap<string, string> | null;
   /** This node's adapters as the Prolog recorded them (trusted record only). */
   readonly adapters?: readonly RecordedAdapter[] | null;
+  /** Without that record: each adapter the job sees → the PCI function its own /sys shows (inventory/placement.ts readAdapterFunctions). */
+  readonly functions?: ReadonlyMap<string, Fact<string>> | null;
 }
 
 /**
@@ -29,6 +32,25 @@ export function hereNames(i: Pick<PlacementInput, 'refNics' | 'adapters'>): Read
   if (!i.refNics || !i.adapters) return null;
   const byBdf = new Map(i.adapters.flatMap((a) => (a.bdf !== null ? [[a.bdf, a.name] as const] : [])));
   return new Map([...i.refNics].flatMap(([ref, bdf]) => { const here = byBdf.get(bdf); return here !== undefined ? [[ref, here] as const] : []; }));
+}
+
+/** A matrix adapter in the job's own view: this node's name for it, hidden (its PCI function), or not to be told (why). */
+export type Seen = { readonly name: string } | { readonly hidden: string } | { readonly untold: string };
+
+/**
+ * Without a trusted record: the matrix's adapter names → this node's, by the PCI function the job's own /sys shows for
+ * each adapter it sees. One at a function no visible adapter has is hidden, unless a visible adapter's function could
+ * not be read (that one may be it: untold). One the class gives no function keeps its name. Null when not read.
+ */
+export function seenNames(i: Pick<PlacementInput, 'refNics' | 'functions'>): ReadonlyMap<string, Seen> | null {
+  if (!i.refNics || !i.functions) return null;
+  const fns = [...i.functions];
+  const byBdf = new Map(fns.flatMap(([n, f]) => (f.state === 'present' ? [[f.value, n] as const] : [])));
+  const untold = fns.flatMap(([n, f]) => (f.state === 'unknown' ? [`the PCI function of ${n} could not be read (${f.why})`] : []));
+  return new Map([...i.refNics].map(([ref, bdf]): [string, Seen] => {
+    const here = byBdf.get(bdf);
+    return [ref, here !== undefined ? { name: here } : untold.length ? { untold: untold.join(', ') } : { hidden: bdf }];
+  }));
 }
 
 /**
@@ -86,11 +108,18 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   const ref = nearestNics(i.paths, g.bdf);
   // The GPU's best class is PHB or farther: no adapter is next to it, nothing a job must see.
   if (!ref) return [];
-  // This node's names of the adapters the matrix names (one with nothing at its address: the adapter that carries the name).
+  // This node's names of the adapters the matrix names: by the record's PCI functions (one with nothing at its address:
+  // the adapter that carries the name), else by those the job's /sys shows, where an adapter at none is hidden.
   const here = hereNames(i);
-  const near = { cls: ref.cls, nics: [...new Set(ref.nics.map((n) => here?.get(n) ?? n))].sort() };
+  const byFn = here ? null : seenNames(i);
+  const refAt = (n: string, more = ''): string => `${i.refNics!.get(n)!} (${n} on the reference node${more})`;
   const { hcas, uverbs } = i.view;
   if (hcas.state === 'unknown' || uverbs.state === 'unknown' || i.place.verbsOf.state === 'unknown') return [tf('job-placement-unknown', 'skip', gpuName(g), hcas.state === 'unknown' ? hcas.why : uverbs.state === 'unknown' ? uverbs.why : (i.place.verbsOf as { why: string }).why)];
+  // A matrix adapter at no function the job shows, beside an adapter whose function it does not show: that one may be it.
+  const unplaced = ref.nics.flatMap((n) => { const s = byFn?.get(n); return s && 'untold' in s ? [{ n, why: s.untold }] : []; });
+  if (unplaced.length) return [tf('job-placement-unknown', 'skip', gpuName(g), `whether this job has the ${ref.cls} adapter${unplaced.length > 1 ? 's' : ''} next to ${gpuName(g)} cannot be told: no adapter in its /sys/class/infiniband is at ${unplaced.map((u) => refAt(u.n)).join(' or ')}, and ${unplaced[0]!.why}`)];
+  const gone = ref.nics.filter((n) => { const s = byFn?.get(n); return s !== undefined && 'hidden' in s; });
+  const near = { cls: ref.cls, nics: [...new Set(ref.nics.flatMap((n) => { const s = byFn?.get(n); return s === undefined ? [here?.get(n) ?? n] : 'name' in s ? [s.name] : []; }))].sort() };
   // The job's /sys names each adapter's uverbs node; where a container hid that class, the Prolog's record does.
   const recorded = new Map((i.adapters ?? []).flatMap((a) => (a.uverbs ? [[a.name, a.uverbs] as const] : [])));
   const seen = i.place.verbsOf.state === 'present' ? i.place.verbsOf.value : new Map<string, string>();
@@ -106,9 +135,12 @@ function nics(i: PlacementInput, g: GpuPlace): TaskFinding[] {
   // Another function of the same card (a VF of the PF it misses, the PF of a VF) carries the GPU's traffic as well.
   const via = throughSibling(hidden, i.adapters, usable);
   const missing = hidden.filter((n) => !via.has(n));
-  if (!missing.length) return [];
+  if (!missing.length && !gone.length) return [];
   const what = (n: string): string => (!hcas.value.includes(n) ? `${n} (no /sys/class/infiniband/${n})` : `${n} (no usable /dev/infiniband/${verbsOf.get(n) ?? 'uverbs node'})`);
-  return [tf('job-nic-hidden', 'fail', gpuName(g), `this job cannot use ${missing.map(what).join(', ')}, the ${near.cls} adapter${missing.length > 1 ? 's' : ''} next to ${gpuName(g)}`, near.nics.join(', '), near.nics.filter((n) => !missing.includes(n)).join(', ') || 'none')];
+  // An adapter at no PCI function the job sees has no name here: said by its function and the reference's name.
+  const lost = [...missing.map(what), ...gone.map((n) => `the adapter at ${refAt(n, "; no adapter in this job's /sys/class/infiniband is at that PCI function")}`)];
+  const all = [...near.nics, ...gone.map((n) => refAt(n))];
+  return [tf('job-nic-hidden', 'fail', gpuName(g), `this job cannot use ${lost.join(', ')}, the ${near.cls} adapter${lost.length > 1 ? 's' : ''} next to ${gpuName(g)}`, all.join(', '), near.nics.filter((n) => !missing.includes(n)).join(', ') || 'none')];
 }
 
 export function judgePlacement(i: PlacementInput): TaskFinding[] {

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { reachableBuild, reachableNode } from '../helpers/reachable.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { REPO } from '../helpers/paths.js';
+import type { GenNode } from '../gen/sysfs-tree.js';
 import { jobRoot } from './_roots.js';
 
 export const USER = 4245;
@@ -54,7 +55,8 @@ export interface Rig {
   close(): void;
 }
 
-export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
+/** `node`: the tree the jobs run on (default _roots.ts's 4x V100); `reference`: the node the baseline is captured from (default the same tree). */
+export async function startRig(o: { gpus?: boolean; node?: GenNode; reference?: GenNode } = {}): Promise<Rig> {
   const work = scratchDir('gdrgate-taskrig-', '/tmp');
   fs.chmodSync(work, 0o755);
   const CLI = reachableBuild(work);
@@ -64,11 +66,12 @@ export async function startRig(o: { gpus?: boolean } = {}): Promise<Rig> {
   fs.writeFileSync(counted, `#!/bin/sh\necho run >> ${calls}\nexec ${NODE} "$@"\n`, { mode: 0o755 });
   fs.writeFileSync(calls, '');
   fs.chmodSync(calls, 0o666);
-  const tree = await jobRoot({ minors: o.gpus === false ? undefined : [], status: { cpus: '0-7', mems: '0' } }, path.join(work, 'tree'));
+  const tree = await jobRoot({ node: o.node, minors: o.gpus === false ? undefined : [], status: { cpus: '0-7', mems: '0' } }, path.join(work, 'tree'));
+  const ref = o.reference ? await jobRoot({ node: o.reference, minors: [] }, path.join(work, 'reference')) : tree;
   const stateDir = path.join(work, 'run');
   const scontrol = path.join(work, 'scontrol');
   fs.writeFileSync(scontrol, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
-  const cap = spawnSync(NODE, [CLI, 'baseline', 'capture', '--root', tree, '--class', 't', '--match', '*'], { encoding: 'utf8' });
+  const cap = spawnSync(NODE, [CLI, 'baseline', 'capture', '--root', ref, '--class', 't', '--match', '*'], { encoding: 'utf8' });
   if (cap.status !== 0) throw new Error(`baseline capture: ${cap.stderr}`);
   const baseline = JSON.parse(cap.stdout) as { classes: { memlockMin: unknown }[] };
   baseline.classes[0]!.memlockMin = 8 * 1024 * 1024;
