@@ -27,8 +27,10 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   // --force skips the re-check; it never overrides a reason that is not ours. The re-check judges pcie-aer's growth
   // against the last run's counters, as the gate would: a link still erroring since the drain is not resumed.
   let seen: Inventory | null = null;
+  let seenAt = new Date();
   let findings: readonly Finding[] = [];
   const recheck = async () => {
+    seenAt = new Date();
     const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, env: process.env, checks: selectChecks(cfg.checks), aerHistory: readLastAer(cfg.stateDir) });
     seen = ev.inv;
     findings = ev.findings;
@@ -37,16 +39,16 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   // As the health check: a re-check that could not tell of the drain's subject (a skip there) is no reason to resume.
   const r = await resumeOwned(scontrol, node, a.force ? {} : { recheck, untold: (reason) => notToldNow(reason, findings) });
   // A resume accepts what the counters say now: the next run judges only the errors after it (docs/limits-and-state.md).
-  if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen);
+  if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen, seenAt);
   // A drain of ours lifted: the Epilog judges the paths from here on (what it sampled before was before the repair).
   if (r.resumed && cfg.probes) await restartWindow(cfg.spool, `resumed: ${r.was ?? 'none'}`, node);
   out(`${node}: ${r.why}`);
   return exitCode(r.result);
 }
 
-async function recordResumeAer(stateDir: string, node: string, inv: Inventory): Promise<void> {
+async function recordResumeAer(stateDir: string, node: string, inv: Inventory, read: Date): Promise<void> {
   try {
-    (await import('../state/aer-write.js')).writeAer(stateDir, aerReferenceOf(inv, new Date(), null));
+    (await import('../state/aer-write.js')).writeAer(stateDir, aerReferenceOf(inv, read, null));
   } catch (e) {
     (await log()).error({ node, why: (e as Error).message }, 'AER counters not recorded at resume; the next run judges from the one before');
   }

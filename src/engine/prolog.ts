@@ -59,6 +59,8 @@ export interface GateWork {
   readonly cls: string;
   /** gdrgate drill: the staged fault the Host answered with (its marker ends the drain reason); never recorded. */
   readonly drill: ActiveDrill | null;
+  /** When the judgement began reading the node: the time of pcie-aer's reference it records. */
+  readonly read: Date;
 }
 
 type GateJudgement = Judgement<GateWork, Finding>;
@@ -68,6 +70,7 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs, readAhead?: (h: 
   // Drill mode (gdrgate drill): one stat of the drill file on the pass path; the overlay loads only when one is there.
   const drill = exists(drillFile(cfg.stateDir)) ? await (await import('../drill/hook.js')).activeDrill(cfg.stateDir, run.node) : null;
   const checks = selectChecks(cfg.checks);
+  const read = new Date();
   const ev = await evaluateNode({
     root: a.root ?? cfg.root,
     baseline,
@@ -89,7 +92,7 @@ async function evaluate(run: HookRun, cfg: Config, a: GateArgs, readAhead?: (h: 
   // What a health check that passes may resume: the drains of the checks it ran, and of the gate's own config and
   // internal errors (it has just read the config and judged without error); never the Epilog's bw-* or a drill's.
   const judged = [...checks.map((id) => REASON_LABELS[id]), ...GATE_SOURCES.map((g) => REASON_LABELS[g])];
-  return { outcome: ev.outcome, findings: ev.findings, work: { seen, cls: cls.name, drill }, judged, ...(drill ? { markReason: (r: string) => drill.mark(r) } : {}) };
+  return { outcome: ev.outcome, findings: ev.findings, work: { seen, cls: cls.name, drill, read }, judged, ...(drill ? { markReason: (r: string) => drill.mark(r) } : {}) };
 }
 
 /** A passing Prolog's judgement (not a dry run): its job gets a state. */
@@ -116,7 +119,9 @@ async function recordState(run: HookRun, cfg: Config, seen: Seen, begun: Begun |
 async function recordAer(run: HookRun, cfg: Config, w: GateWork): Promise<void> {
   // A drill's staged counters are not the node's: they must not become the next run's reference.
   if (w.drill) return;
-  const ref = aerReferenceOf(w.seen.inv, new Date(), run.mode === 'prolog' ? parseJobId(run.env.SLURM_JOB_ID) : null);
+  // Stamped when the counters began to be read, not when written: a run that read them later and recorded them first
+  // keeps its reference (aer-write.ts), so the errors between the two reads are judged once.
+  const ref = aerReferenceOf(w.seen.inv, w.read, run.mode === 'prolog' ? parseJobId(run.env.SLURM_JOB_ID) : null);
   try {
     (await import('../state/aer-write.js')).writeAer(cfg.stateDir, ref);
   } catch (e) {

@@ -21,12 +21,13 @@ export async function epilogAer(cfg: Config, node: string, job: string): Promise
   // A run that judged the node since the job's Prolog (a health check, another job's Prolog) moved the reference.
   const history = newerReference(own, readLastAer(cfg.stateDir));
   const deadline = new Deadline(cfg.deadlineMs);
+  const read = new Date();
   const ev = await withDeadline(
     evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust: trustedFiles(cfg), pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, checks: ['pcie-aer'], deadline, aerHistory: history }),
     deadline,
   );
   // The node's newest counters become the next Prolog's reference: growth during this job is judged here, once.
-  writeAer(cfg.stateDir, aerReferenceOf(ev.inv, new Date(), null));
+  writeAer(cfg.stateDir, aerReferenceOf(ev.inv, read, null));
   const findings = ev.findings.filter((f) => f.status !== 'pass' && f.status !== 'skip');
   return { judged: true, findings, failing: findings.filter((f) => f.status === 'fail') };
 }

@@ -1,20 +1,59 @@
 // Writing pcie-aer's reference counters (src/state/aer.ts says where and why); loaded after the judgement only,
 // like the per-job state: store.ts brings node:crypto, which the Prolog's start must not pay for.
+import path from 'node:path';
 import { listNames } from '../host/dirs.js';
 import { lstatIfAny, unlink } from '../host/entries.js';
 import { writeAtomicNames } from '../host/files.js';
+import { takeLock, type Lock } from '../host/lock.js';
 import type { AerReference } from '../model/aer.js';
-import { AER_FORMAT, AER_JOBS_KEPT, AER_LAST, aerJobFile, JOB_RE } from './aer.js';
+import { AER_FORMAT, AER_JOBS_KEPT, AER_LAST, aerJobFile, JOB_RE, readLastAer } from './aer.js';
 import { ensureStateDir } from './store.js';
 
-/** Records a Prolog's counters: as the node's last, and for the job's Epilog when there is a job. */
+const AER_LOCK = 'aer.lock';
+/** Held for one small read and one write: a holder this long is gone, or stuck. */
+const LOCK_STALE_MS = 10_000;
+/** How long a writer waits for another's read and write before it writes unlocked (a run's record is never lost). */
+const LOCK_WAIT_MS = 1000;
+
+function aerLock(stateDir: string): Lock {
+  const file = path.join(stateDir, AER_LOCK);
+  let lock = takeLock(file, { staleMs: LOCK_STALE_MS, holder: (pid) => `another run${pid} is recording its AER counters` });
+  for (const until = performance.now() + LOCK_WAIT_MS; !lock.ok && lock.held && performance.now() < until; ) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    lock = takeLock(file, { staleMs: LOCK_STALE_MS, holder: (pid) => `another run${pid} is recording its AER counters` });
+  }
+  return lock;
+}
+
+/**
+ * Whether aer-last.json holds counters read after `ref`'s (same boot, its time later than `ref`'s and not ahead of the
+ * clock): a run that read the counters before another run judged them must not put its older ones back, or the next
+ * run judges the errors between the two again. A time ahead of the clock (a clock stepped back since) never holds.
+ */
+function newerOnDisk(stateDir: string, ref: AerReference, now: number): boolean {
+  const last = readLastAer(stateDir).ref;
+  if (last === null || last.boot !== ref.boot) return false;
+  const t = Date.parse(last.time);
+  return t > Date.parse(ref.time) && t <= now;
+}
+
+/**
+ * Records a run's counters (`ref.time`: when the run began reading them): as the node's last unless a run that read
+ * them later has recorded its own since, and for the job's Epilog when there is a job. Under stateDir/aer.lock, so that
+ * the look at the last reference and the rename over it are one step for concurrent runs.
+ */
 export function writeAer(stateDir: string, ref: AerReference): string[] {
   ensureStateDir(stateDir);
   const text = JSON.stringify({ format: AER_FORMAT, ...ref }) + '\n';
-  const files = [AER_LAST, ...(ref.job !== null ? [aerJobFile(ref.job)] : [])];
-  // Both names hold the same text: one file written, the job's name linked to it (one write per Prolog, not two).
-  writeAtomicNames(stateDir, files, text, { mode: 0o600 });
-  return files;
+  const lock = aerLock(stateDir);
+  try {
+    const files = [...(newerOnDisk(stateDir, ref, Date.now()) ? [] : [AER_LAST]), ...(ref.job !== null ? [aerJobFile(ref.job)] : [])];
+    // Both names hold the same text: one file written, the job's name linked to it (one write per Prolog, not two).
+    writeAtomicNames(stateDir, files, text, { mode: 0o600 });
+    return files;
+  } finally {
+    if (lock.ok) lock.release();
+  }
 }
 
 /** Job references beyond the newest `keep` (their Epilog never ran): removed by the Epilog, off the Prolog's path. */
