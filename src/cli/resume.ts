@@ -37,7 +37,7 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
     return ev.outcome;
   };
   // As the health check: a re-check that could not tell of the drain's subject (a skip there) is no reason to resume.
-  const r = await resumeOwned(scontrol, node, a.force ? {} : { recheck, untold: (reason) => notToldNow(reason, findings) });
+  const r = await resumeOwned(scontrol, node, a.force ? { stateDir: cfg.stateDir } : { recheck, untold: (reason) => notToldNow(reason, findings), stateDir: cfg.stateDir });
   // A resume accepts what the counters say now: the next run judges only the errors after it (docs/limits-and-state.md).
   if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen, seenAt);
   // A drain of ours lifted: the Epilog judges the paths from here on (what it sampled before was before the repair).

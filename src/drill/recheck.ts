@@ -22,5 +22,5 @@ export async function resumeDrillDrain(cfg: Config, exec: Exec, node: string, ma
     findings = ev.findings;
     return ev.outcome;
   };
-  return resumeOwned(scontrol, node, { refuse, recheck, untold: (reason) => notToldNow(reason, findings) });
+  return resumeOwned(scontrol, node, { refuse, recheck, untold: (reason) => notToldNow(reason, findings), stateDir: cfg.stateDir });
 }

@@ -192,7 +192,7 @@ async function act(run: HookRun, rules: ModeRules, j: Judgement<unknown, AnyFind
     // the drain was written (a Prolog's, on a link that went bad meanwhile): the node is judged once more after the
     // drain is read, and only the very reason read is resumed (resumeOwned's re-check). Only with a drain of ours.
     let left: string | null = null;
-    const r = await resumeOwned(scontrol(), node, { refuse: (reason) => (left = healthLeaves(reason, j.judged ?? [], cfg?.spool ?? DEFAULTS.spool, node) ?? notToldNow(reason, j.findings)), recheck: rejudge });
+    const r = await resumeOwned(scontrol(), node, { refuse: (reason) => (left = healthLeaves(reason, j.judged ?? [], cfg?.spool ?? DEFAULTS.spool, node) ?? notToldNow(reason, j.findings)), recheck: rejudge, stateDir: cfg?.stateDir ?? DEFAULTS.stateDir });
     if (r.result === 'internal' && !r.tried && !r.rechecked) (await log()).error({ node, why: r.why }, 'cannot read node state; not resuming');
     return { reason: null, action: r.resumed ? 'resumed' : r.tried ? `resume failed: ${r.why}` : (left ?? (r.result === 'ok' && !r.rechecked ? 'none' : r.why)), code: d.exitCode };
   }
