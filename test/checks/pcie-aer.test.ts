@@ -66,6 +66,13 @@ export const cases = table('pcie-aer', [
     bare: [ok(P0.nic)],
     based: [ok(P0.nic)],
   },
+  {
+    name: 'invalid: a Completion Timeout of fatal severity (UESvrt bit 14) beside AdvNonFatalErr+: only non-fatal ones are advisory',
+    change: (n) => void (dev(n, P0.nic).aer = { ueSta: CMPLT_TO, ueSvrt: 0x00462030 | CMPLT_TO, ceSta: ADV_NONFATAL }),
+    subjects: [P0.nic],
+    bare: [unc(P0.nic, 'UESta CmpltTO')],
+    based: [unc(P0.nic, 'UESta CmpltTO')],
+  },
   // The other errors a requester or completer may handle as advisory (PCIe Base 6.3 §6.2.3.2.4), each on its own.
   ...([[12, 'a Poisoned TLP'], [14, 'a Completion Timeout'], [15, 'a Completer Abort'], [16, 'an Unexpected Completion']] as const).map(([bit, what]) => ({
     name: `valid: ${what} (bit ${bit}), non-fatal severity, AdvNonFatalErr+: advisory, so correctable`,
@@ -215,6 +222,13 @@ export const cases = table('pcie-aer', [
     subjects: [P0.gpu],
     bare: [ok(P0.gpu, 'none seen (counters unknown)')],
     based: [{ status: 'warn', code: 'aer-reporting-off', subject: P0.gpu, expected: 'CorrErr+ NonFatalErr+ FatalErr+ UnsupReq+', actual: 'CorrErr- NonFatalErr- FatalErr+ UnsupReq-' }],
+  },
+  {
+    name: 'valid with baseline: GPU0 reports correctable errors the reference did not (CorrErr+ where it had CorrErr-): nothing lost',
+    ref: (n) => void (dev(n, P0.gpu).errorEnables = NO_CORR_ERR),
+    subjects: [P0.gpu],
+    bare: [ok(P0.gpu)],
+    based: [ok(P0.gpu)],
   },
   {
     name: 'invalid with baseline: the kernel keeps no counters for GPU0 where the reference kept them (pci=noaer)',
