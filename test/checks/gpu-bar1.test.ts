@@ -52,6 +52,14 @@ export const cases = table('gpu-bar1', [
     based: [{ status: 'fail', code: 'bar1-small', subject: P0.gpu, expected: '>= 128 GiB', actual: '256 MiB' }],
   },
   {
+    name: 'valid with baseline: a 128 MiB window where the reference had 128 MiB; below the floor it warns only without one',
+    change: bar1(0.125),
+    ref: bar1(0.125),
+    subjects: [P0.gpu],
+    bare: [{ status: 'warn', code: 'bar1-small', subject: P0.gpu, expected: '>= 256 MiB', actual: '128 MiB' }],
+    based: [ok(P0.gpu, '>= 128 MiB', '128 MiB')],
+  },
+  {
     name: 'invalid: line 2 unassigned; what is left is BAR3\'s 32 MiB: a warning alone, a fail against the reference',
     change: bar1(0),
     bare: [{ status: 'warn', code: 'bar1-small', subject: P0.gpu, expected: '>= 256 MiB', actual: '32 MiB' }],
