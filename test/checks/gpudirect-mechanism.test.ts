@@ -210,6 +210,13 @@ export const cases = table('gpudirect-mechanism', [
     based: [ibgda('warn', 'peer-mapping-missing', 'PeerMappingOverride=1', 'not set')],
   },
   {
+    name: 'warn with baseline: a GPU-initiated (IBGDA) class, PeerMappingOverride=0 (set, but off)',
+    patch: params('PeerMappingOverride=0;'),
+    edit: { gpuInitiated: true },
+    bare: [],
+    based: [ibgda('warn', 'peer-mapping-missing', 'PeerMappingOverride=1', 'PeerMappingOverride=0')],
+  },
+  {
     name: 'skip with baseline: a GPU-initiated class, /proc/driver/nvidia/params without a RegistryDwords line',
     patch: put('proc/driver/nvidia/params', 'ModifyDeviceFiles: 1\n'),
     edit: { gpuInitiated: true },
