@@ -54,12 +54,12 @@ t.test('FIFOs at the stamp, the spool and the findings file: the epilog ends, sa
   const unwritten = log.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).filter((o) => o.level === 50).map(({ time: _t, pid: _p, ...o }) => o);
   t.same(unwritten.map(({ writeErrors: _w, ...o }) => o), [{ level: 50, tool: 'gdrgate', node: 'gpu001', job: '7', msg: 'epilog: samples or textfile not written' }]);
   const fifo = path.join(e.spool, 'samples.jsonl');
-  t.same(unwritten.map((o) => o.writeErrors), [[`spool ${e.spool}: EUNSAFE ${fifo} is not a regular file`, `textfile ${prom} not written: cannot read the spool ${e.spool}: ${fifo}: ${fifo} is not a regular file`]]);
+  t.same(unwritten.map((o) => o.writeErrors), [[`spool ${e.spool}: EUNSAFE ${fifo} is not a regular file`, `textfile ${prom} not written: cannot read the spool ${e.spool}: ${fifo} is not a regular file`]]);
   // None of the spool could be read: no textfile from it (it would read as a fresh history of this run's samples with
   // nothing skipped), as gdrgate samples --prom refuses; the log says why.
   t.equal(existsSync(prom), false, 'no textfile from a spool that could not be read');
   const errs = log.trim().split('\n').map((l) => JSON.parse(l) as { writeErrors?: string[] }).flatMap((l) => l.writeErrors ?? []);
-  t.equal(errs.find((w) => w.startsWith('textfile ')), `textfile ${prom} not written: cannot read the spool ${e.spool}: ${path.join(e.spool, 'samples.jsonl')}: ${path.join(e.spool, 'samples.jsonl')} is not a regular file`);
+  t.equal(errs.find((w) => w.startsWith('textfile ')), `textfile ${prom} not written: cannot read the spool ${e.spool}: ${path.join(e.spool, 'samples.jsonl')} is not a regular file`);
 });
 
 t.test('gdrgate samples over a spool of FIFOs: none read, said, exit 2 (never an empty healthy spool); --prom into a shared directory refused', async (t) => {
@@ -69,7 +69,7 @@ t.test('gdrgate samples over a spool of FIFOs: none read, said, exit 2 (never an
   const r = run(['samples', '--spool', e.spool, '--window', '5']);
   t.equal(r.killed, false, 'not hung');
   const first = path.join(e.spool, 'samples.1.jsonl');
-  t.same([r.code, r.stdout, r.stderr], [2, '', `gdrgate: cannot read the spool ${e.spool}: ${first}: ${first} is not a regular file (+1 more)\n`]);
+  t.same([r.code, r.stdout, r.stderr], [2, '', `gdrgate: cannot read the spool ${e.spool}: ${first} is not a regular file (+1 more)\n`]);
   const shared = path.join(e.dir, 'shared');
   mkdirSync(shared, { mode: 0o777 });
   execFileSync('/bin/chmod', ['0777', shared]);

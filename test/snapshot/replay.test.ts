@@ -86,7 +86,7 @@ t.test('the manifest: host, version, counts, missing paths; nothing outside the 
   t.match(time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   t.same({ tool, kind, format, version, host, uid, root: at, live, counts }, {
     tool: 'gdrgate', kind: 'snapshot', format: 1, version: VERSION, host: 'gpu001', uid: process.getuid?.(), root, live: false,
-    counts: { files: 1213, dirs: 152, links: 144, bytes: 286360, requests: 2221, pciDevices: 48, pathDevices: 48, gpus: 8, nics: 8 },
+    counts: { files: 1213, dirs: 152, links: 144, bytes: 286360, requests: 2223, pciDevices: 48, pathDevices: 48, gpus: 8, nics: 8 },
   });
   t.same([m.unreadable, m.skipped, m.commands], [[], [], []], 'nothing unreadable, nothing skipped, no command run');
   t.same(m.notes, ['commands not run: not a live root (a capture keeps its own capture/ directory)']);
