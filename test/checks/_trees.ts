@@ -1,6 +1,8 @@
 // Shared setup of the check tables (not a test): the healthy HGX H100 tree, one-change variants of it, a baseline
 // captured from the reference node, and a runner that compares one check's findings with the expected ones, with and
-// without the baseline (ESLint RuleTester style: each case names one fault and the exact findings it must give).
+// without the baseline (ESLint RuleTester style: each case names one fault and the exact findings it must give), and
+// the findings' messages against test/checks/messages/<table>.json (_messages.ts says how to update that record:
+// `GDRGATE_WRITE_MESSAGES=1 npx tap test/checks/<table>.test.ts`, then read every changed sentence before committing).
 import fs, { existsSync, promises as fsp, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,6 +23,7 @@ import { node as HGX_NODE } from '../gen/topologies/sglang30401-hgx-h100.js';
 import { REPO } from '../helpers/paths.js';
 import type { Patch } from './_patches.js';
 import { scratchDirAsync } from '../helpers/scratch.js';
+import { checkStale, type Messages, normalise, readRecord, tableFile, WRITE, writeRecord } from './_messages.js';
 
 /** The reference: 8x H100 + 8 ConnectX-7, bare metal, each GPU+NIC pair under one PCIe Gen5 switch. */
 export const HGX: GenNode = HGX_NODE;
@@ -150,7 +153,7 @@ export function runCheck(id: CheckId, inv: Inventory, baseline: BaselineClass | 
 export const PREVIOUS_RUN = new Date('2025-06-02T09:00:00Z');
 export const THIS_RUN = new Date('2025-06-02T10:00:00Z');
 
-/** What a case pins down of a finding; the message is free wording, everything else is data. */
+/** What a case pins down of a finding as data; its message is kept in the message record (_messages.ts). */
 export interface Want {
   readonly status: Status;
   readonly code: string;
@@ -188,6 +191,11 @@ const order = (ws: readonly Want[]): Want[] =>
 
 export function selected(c: Case, fs: readonly Finding[]): Want[] {
   return order(fs.filter((f) => (c.subjects ? c.subjects.includes(f.subject) : f.status !== 'pass')));
+}
+
+/** The messages of the findings a case compares, in the order the check gives them, the temporary root normalised. */
+export function messagesOf(c: Case, fs: readonly Finding[]): string[] {
+  return fs.filter((f) => (c.subjects ? c.subjects.includes(f.subject) : f.status !== 'pass')).map((f) => normalise(f.message));
 }
 
 /** The reference node (the start, or the start with `ref` applied) captured, then edited by hand. */
@@ -234,7 +242,12 @@ export function table(id: CheckId, cases: readonly Case[]): readonly Case[] {
   // Start every case now (a few trees at a time); each tap test then waits for its own.
   const runs = cases.map((c) => runCase(id, c));
   for (const r of runs) r.catch(() => undefined); // reported by its test, not as an unhandled rejection
+  const file = tableFile();
+  const record = readRecord(file);
+  const written: Messages = {};
   t.test(id, async (t) => {
+    const names = cases.map((c) => c.name);
+    t.strictSame(names.filter((n, i) => names.indexOf(n) !== i), [], 'case names are unique (they key the message record)');
     for (const [i, c] of cases.entries()) {
       await t.test(c.name, async (t) => {
         const r = await runs[i]!;
@@ -242,8 +255,13 @@ export function table(id: CheckId, cases: readonly Case[]): readonly Case[] {
         t.strictSame(selected(c, r.based), order(c.based), 'with baseline');
         t.strictSame(catalogGaps([...r.bare, ...r.based]), [], 'every code is in the catalog');
         t.ok([...r.bare, ...r.based].every((f) => f.check === id), `every finding is ${id}'s`);
+        const said = { 'without baseline': messagesOf(c, r.bare), 'with baseline': messagesOf(c, r.based) };
+        if (WRITE) written[c.name] = said;
+        else t.same(said, record[c.name] ?? 'no entry', `messages as test/checks/messages/${file}.json records them`);
       });
     }
+    if (WRITE) writeRecord(file, written);
+    else checkStale(t, file, record, names);
   });
   return cases;
 }
