@@ -68,7 +68,7 @@ export function deviceAer(d: PciDevice): DeviceAer {
   const devCtl = cfg.value.pcie.state === 'present' ? cfg.value.pcie.value.devCtl : null;
   const aer = cfg.value.aer;
   if (aer.state === 'present') return { devCtl, cap: aer.value, capWhy: null };
-  return { devCtl, cap: null, capWhy: aer.state === 'absent' ? 'no AER capability' : `AER capability ${aer.why}` };
+  return { devCtl, cap: null, capWhy: aer.state === 'absent' ? 'no AER capability' : `AER capability unknown (${aer.why})` };
 }
 
 /** What the next run keeps of a device: the counters as read (whatever the enables), and CESta. `x`: deviceAer(d), when the caller has it. */
@@ -184,7 +184,7 @@ export function correctableGrowth(d: PciDevice, x: DeviceAer, bootId: string | n
   const cur = aerSample(d, x);
   const counted = cur.cor !== null && x.devCtl?.corrErr === true;
   if (!counted && cur.ceSta === null)
-    return { kind: 'unknown', why: cur.cor === null ? `correctable counter ${d.aer.correctable.state === 'absent' ? 'absent' : factText(d.aer.correctable)} and CESta unreadable` : `correctable counter with ${x.devCtl ? 'CorrErr- (reporting off)' : 'reporting enables unreadable'} and CESta unreadable` };
+    return { kind: 'unknown', why: cur.cor === null ? `correctable counter ${d.aer.correctable.state === 'absent' ? 'absent' : factText(d.aer.correctable)} and CESta unreadable` : `correctable counter ${cur.cor} with ${x.devCtl ? 'CorrErr- (reporting off)' : 'reporting enables unreadable'} and CESta unreadable` };
   if (!h || !h.ref) return { kind: 'first', why: h ? `no growth known: ${h.why}` : 'no growth known (no reference run: a run by hand)' };
   const ref = h.ref;
   // Counters count from boot: growth is known only within one boot, so both boot ids must be read (a boot_id that

@@ -36,7 +36,7 @@ export default defineCheck('device-inventory', WORDING, {
       }
       const d = bdf ? inv.pci.get(bdf) : undefined;
       const ports = n.ports.map((p) => `port ${p.port} ${nul(p.state) ?? '?'} ${nul(p.rate) ?? ''}`.trim()).join('; ');
-      out.push(f('inventory-ok', 'pass', n.name, `RDMA ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))} at ${bdf ?? '?'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
+      out.push(f('inventory-ok', 'pass', n.name, `${bdf ? `RDMA ${deviceName(nul(d?.vendor ?? ABSENT), nul(d?.device ?? ABSENT))} at ${bdf}` : 'RDMA device with no PCI function (software RDMA)'}, fw ${n.fwVer.state === 'present' ? n.fwVer.value : '?'}${ports ? `, ${ports}` : ''}`));
     }
     // A GPU, RDMA adapter or bridge on their paths that no longer answers configuration reads is there for sysfs
     // only: whatever else it reads as is unknown, and the device is unusable (its checks skip; this fails).

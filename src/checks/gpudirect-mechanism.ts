@@ -10,8 +10,9 @@ const f = finder('gpudirect-mechanism', WORDING.codes);
 export function describe(g: Gpudirect): string {
   const d = g.driver;
   const drv = d.state === 'present' ? `${d.value.flavour === 'open' ? 'open kernel module' : 'proprietary kernel module'} ${d.value.version}` : d.state === 'absent' ? 'no NVIDIA driver' : `NVIDIA driver unknown (${d.why})`;
-  const dmabuf = factText(g.dmabuf, (v) => (v ? 'DMA-BUF possible' : 'DMA-BUF not possible')).replace(/^unknown/, 'DMA-BUF unknown');
-  const peer = factText(g.peermem, (v) => (v ? `nvidia_peermem ${nul(g.nvidiaPeermem) ?? nul(g.nvMem) ?? nul(g.nvMemNc) ?? 'loaded'}` : 'nvidia_peermem absent')).replace(/^unknown/, 'nvidia_peermem unknown');
+  // The inventory's why already opens with the mechanism's name (`DMA-BUF: …`): said once, after `unknown`.
+  const dmabuf = factText(g.dmabuf, (v) => (v ? 'DMA-BUF possible' : 'DMA-BUF not possible')).replace(/^unknown \((?:DMA-BUF: )?/, 'DMA-BUF unknown (');
+  const peer = factText(g.peermem, (v) => (v ? `nvidia_peermem ${nul(g.nvidiaPeermem) ?? nul(g.nvMem) ?? nul(g.nvMemNc) ?? 'loaded'}` : 'nvidia_peermem absent')).replace(/^unknown \((?:nvidia_peermem: )?/, 'nvidia_peermem unknown (');
   return `${drv}, kernel ${nul(g.kernelRelease) ?? '?'}: ${dmabuf}, ${peer}`;
 }
 
@@ -37,10 +38,11 @@ function peerMapping(g: Gpudirect): ReturnType<typeof f> {
   const r = g.registryDwords;
   if (r.state !== 'present') return f('peer-mapping-unknown', 'skip', 'nvidia', `PeerMappingOverride not readable (${r.state === 'unknown' ? r.why : '/proc/driver/nvidia/params absent'})`);
   const v = r.value.PeerMappingOverride;
-  const shown = Object.entries(r.value).map(([k, x]) => `${k}=${x}`).join(';') || 'empty';
+  const keys = Object.entries(r.value).map(([k, x]) => `${k}=${x}`).join(';');
+  const shown = keys ? `"${keys}"` : 'empty';
   return v === '1'
-    ? f('peer-mapping-ok', 'pass', 'nvidia', `RegistryDwords "${shown}"`, 'PeerMappingOverride=1', 'PeerMappingOverride=1')
-    : f('peer-mapping-missing', 'warn', 'nvidia', `GPU-initiated networking (IBGDA) class, driver RegistryDwords "${shown}"`, 'PeerMappingOverride=1', v === undefined ? 'not set' : `PeerMappingOverride=${v}`);
+    ? f('peer-mapping-ok', 'pass', 'nvidia', `RegistryDwords ${shown}`, 'PeerMappingOverride=1', 'PeerMappingOverride=1')
+    : f('peer-mapping-missing', 'warn', 'nvidia', `GPU-initiated networking (IBGDA) class, driver RegistryDwords ${shown}`, 'PeerMappingOverride=1', v === undefined ? 'not set' : `PeerMappingOverride=${v}`);
 }
 
 export default defineCheck('gpudirect-mechanism', WORDING, {

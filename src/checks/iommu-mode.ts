@@ -65,7 +65,7 @@ export default defineCheck('iommu-mode', WORDING, {
       if (want === null) {
         // Without a baseline the platform is unknown: translated mode is flagged, not failed (a VM may need it).
         return mode === 'translated'
-          ? f('iommu-translated', 'warn', subject, `translated IOMMU domain ${got}`, 'passthrough or off', got)
+          ? f('iommu-translated', 'warn', subject, `IOMMU ${got}`, 'passthrough or off', got)
           : f('iommu-ok', 'pass', subject, `IOMMU ${got}`, 'passthrough or off', got);
       }
       const ok = want === 'any' || want === mode;

@@ -8,7 +8,7 @@ import { maskFindings } from './acs/direct-nic.js';
 import { defineCheck } from './types.js';
 import WORDING from './pcie-acs.json' with { type: 'json' };
 
-const TOPOLOGY = { dma: 'ConnectX-8 Data Direct', inline: 'ConnectX switch inline', numa: 'Grace root ports' } as const;
+const TOPOLOGY = { dma: 'ConnectX-8 Data Direct', inline: 'ConnectX switch inline', numa: 'Grace/Vera root ports' } as const;
 
 export default defineCheck('pcie-acs', WORDING, {
   run({ inv, baseline }): Finding[] {

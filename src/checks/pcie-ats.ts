@@ -16,9 +16,10 @@ export default defineCheck('pcie-ats', WORDING, {
       if (ats.state === 'unknown') return f('ats-unreadable', 'skip', bdf, `ATS not readable (${ats.why})`);
       const on = ats.state === 'present' && ats.value.enabled;
       const got = ats.state === 'present' ? (on ? `enabled (STU ${ats.value.stu})` : 'disabled') : 'no ATS capability';
+      const said = ats.state === 'present' ? `ATS ${got}` : got;
       const want = enforce ? baseline?.devices.find((d) => d.bdf === bdf)?.ats : undefined;
-      if (want && !on) return f('ats-off', 'fail', bdf, `ATS ${got}`, 'enabled', got);
-      return f('ats-ok', 'pass', bdf, `ATS ${got}`, want ? 'enabled' : 'not required', got);
+      if (want && !on) return f('ats-off', 'fail', bdf, said, 'enabled', got);
+      return f('ats-ok', 'pass', bdf, said, want ? 'enabled' : 'not required', got);
     });
   },
 });

@@ -72,7 +72,7 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const upMps = up?.p.state === 'present' ? up.p.value.mps : null;
   const cap = p.value.mpsSupported === null ? '' : ` (supports ${p.value.mpsSupported})`;
   if (upMps !== null && p.value.mps > upMps)
-    return f('payload-mps-over', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${up!.b}'s ${upMps} bytes, the port above it`, `at most ${upMps} bytes`, `${p.value.mps} bytes`);
+    return f('payload-mps-over', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${up!.b}'s ${upMps} bytes, ${up!.b === d.bridges[d.bridges.length - 1] ? 'the port above it' : 'the nearest port above it that could be read'}`, `at most ${upMps} bytes`, `${p.value.mps} bytes`);
   const over = peerOver(inv, d, p.value.mps);
   if (over)
     return f('payload-peer-mps', 'fail', d.bdf, `${who}: MaxPayload ${p.value.mps} bytes${cap} above ${over.at}'s ${over.limit} bytes on the path to its peer ${over.peer} under the same switch: its writes there are Malformed TLPs`, `at most ${over.limit} bytes`, `${p.value.mps} bytes`);
@@ -84,7 +84,7 @@ function deviceFinding(inv: Inventory, d: PciDevice, ref: BaselinePayload | unde
   const rd = ref?.devices.find((x) => x.bdf === d.bdf);
   if (!rd) {
     const actual = shown(p.value, link);
-    const lk = link.state === 'unknown' ? `; link/ ASPM attributes unknown (${link.why})` : '';
+    const lk = link.state === 'unknown' ? `; link ASPM attributes unknown (${link.why})` : '';
     return f('payload-ok', 'pass', d.bdf, `${who}: ${actual}${cap}${lk}${ref ? ' (not in the reference)' : ''}`, upMps === null ? 'no reference' : `MaxPayload at most ${upMps} bytes`, actual);
   }
   const refLink = rd.link ?? {};

@@ -60,7 +60,7 @@ export default defineCheck('pcie-relaxed-ordering', WORDING, {
       if (!on && rootQuirked) return f('ro-quirk-ok', 'pass', bdf, `${n.name}: DevCtl RlxdOrd-, cleared by the kernel below root port ${rootBdf} (${ids!.map((x) => x.toString(16).padStart(4, '0')).join(':')}, a completion erratum: quirks.c)`, 'off below a quirked root port', actual);
       // Off only matters where a GPU shares the adapter's switch (PIX/PXB).
       const near = m.gpus.filter((g) => NEAR.has(m.cell(g.label, n.label))).map((g) => g.bdf);
-      if (!on && near.length) return f('ro-off', 'warn', bdf, `${n.name}: DevCtl RlxdOrd- with GPU ${near.slice(0, 2).join(', ')}${near.length > 2 ? ` +${near.length - 2}` : ''} under the same switch`, 'on', actual);
+      if (!on && near.length) return f('ro-off', 'warn', bdf, `${n.name}: DevCtl RlxdOrd- with GPU${near.length > 1 ? 's' : ''} ${near.slice(0, 2).join(', ')}${near.length > 2 ? ` +${near.length - 2} more` : ''} under the same switch`, 'on', actual);
       return f('ro-ok', 'pass', bdf, `${n.name}: DevCtl RlxdOrd${on ? '+' : '-'}${on ? '' : ' (no GPU under the same switch)'}`, on ? 'on' : 'on where a GPU is near', actual);
     });
   },

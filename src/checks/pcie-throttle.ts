@@ -19,7 +19,7 @@ function judge(inv: Inventory, c: PcieCooling): Finding {
   const at = `${c.device} (PCIe_Port_Link_Speed_${c.port}) at state ${c.cur.value}${c.max.state === 'present' ? ` of ${c.max.value}` : ''}`;
   if (c.cur.value === 0) return f('throttle-ok', 'pass', c.port, at, 'state 0', 'state 0');
   const h = linkHeld(inv, c);
-  if (h.state !== 'present') return f('throttle-unknown', 'skip', c.port, `${at}: the link runs below the port's top speed; whether it is held there could not be told (${factText(h)})`);
+  if (h.state !== 'present') return f('throttle-unknown', 'skip', c.port, `${at}: the link runs below the port's top speed; whether it is held there could not be told (${h.state === 'unknown' ? h.why : factText(h)})`);
   const { top, portTop, target } = h.value;
   const want = `Target Link Speed ${genOf(top)}`;
   const got = `${genOf(target)}, state ${c.cur.value}`;
@@ -36,7 +36,7 @@ export default defineCheck('pcie-throttle', WORDING, {
     // inv.pci holds exactly the GPUs, the NICs and the bridges on their paths.
     const onPath = all.value.filter((c) => inv.pci.has(c.port));
     if (onPath.length === 0) {
-      const why = all.value.length ? `${all.value.length} elsewhere, none` : 'none registered (a kernel without the PCIe bandwidth controller, or no port it drives)';
+      const why = all.value.length ? `none (${all.value.length} elsewhere)` : 'none registered (a kernel without the PCIe bandwidth controller, or no port it drives)';
       return [f('throttle-ok', 'pass', 'node', `PCIe link-speed cooling devices on GPU↔NIC paths: ${why}`, 'state 0', 'no device')];
     }
     return onPath.map((c) => judge(inv, c));

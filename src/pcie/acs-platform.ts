@@ -66,8 +66,12 @@ function every<T>(xs: readonly PciDevice[], build: (d: PciDevice) => T): T[] {
 const hasAcs = (d: PciDevice | undefined): boolean => d !== undefined && (d.config.state !== 'present' || d.config.value.acs.state !== 'absent');
 const isolated = (d: PciDevice): AcsMask => (typeOf(d) === 'vera_rp' ? MASK.isolatedVera : MASK.isolated);
 
+/** The ports a message names by kind, in words (never the kind's identifier). */
+const NAMED: Readonly<Record<string, string>> = { cx_switch: 'ConnectX switch port', bf3_switch: 'BlueField-3 switch port', grace_rp: 'Grace root port', vera_rp: 'Vera root port' };
+const named = (kind: string): string => NAMED[kind] ?? kind;
+
 function need(d: PciDevice | undefined, type: string, what: string): PciDevice {
-  if (!d || typeOf(d) !== type) throw new Odd(`${what} is not a ${type.replace('_', ' ')}`);
+  if (!d || typeOf(d) !== type) throw new Odd(`${what} is not a ${named(type)}`);
   return d;
 }
 
@@ -175,7 +179,7 @@ function detect(inv: Inventory): AcsPlatform {
   for (const d of devs) {
     const t = typeOf(d);
     if (rules.has(d.bdf) || !hasAcs(d) || !(t.endsWith('_switch') || t === 'grace_rp' || t === 'vera_rp')) continue;
-    rules.set(d.bdf, { bdf: d.bdf, mask: topology === 'inline' && !virt ? MASK.off : isolated(d), role: `${t.replace('_', ' ')} off the GPU↔NIC complexes` });
+    rules.set(d.bdf, { bdf: d.bdf, mask: topology === 'inline' && !virt ? MASK.off : isolated(d), role: `${named(t)} off the GPU↔NIC complexes` });
   }
   return { kind: 'direct-nic', topology: topology!, virt, rules, dma, inline, apart };
 }

@@ -44,7 +44,7 @@ t.test('a NUMA (Grace root port) node that cannot be judged is said to be one, n
   // NUMA node 0's GPUs moved to node 1 in firmware's table: node 0 keeps NICs and no GPU.
   for (const hb of n.hostBridges) for (const d of hb.devices[0]!.children ?? []) if (d.kind === 'gpu') d.numaNode = 1;
   const fs = runCheck('pcie-acs', await inventoryOf(n), null).filter((f) => f.status !== 'pass');
-  t.same(fs.map((f) => [f.status, f.code, f.message]), [['skip', 'acs-platform-unexpected', 'Grace root ports platform, but no GPU on NUMA node 0: no mask can be told']], 'before: "ConnectX switch inline platform, but …"');
+  t.same(fs.map((f) => [f.status, f.code, f.message]), [['skip', 'acs-platform-unexpected', 'Grace/Vera root ports platform, but no GPU on NUMA node 0: no mask can be told']], 'before: "ConnectX switch inline platform, but …"');
 });
 
 t.test('HGX B300 inline, bare metal: a second PF of a ConnectX-8 in an IOMMU group apart from its GPU fails, as the first would', async (t) => {

@@ -4,6 +4,7 @@
 // /var/run -> /run link (a replay never reads outside its root), which only the slurmd pid file lookup meets.
 import t from 'tap';
 import { readFileSync } from 'node:fs';
+import { reworded } from '../helpers/reworded.js';
 import { cli } from '../helpers/cli.js';
 import { fixture } from '../helpers/paths.js';
 
@@ -12,7 +13,7 @@ const PAYLOAD_UNREAD = 'Payload sizes or ASPM could not be read (config space be
 type Report = { findings: { check: string; subject: string; tells?: string; response?: string }[]; summary: unknown; outcome?: unknown; exitCode?: unknown };
 
 t.test('live check on the H200 equals the replay of its snapshot (findings, summary, exit code)', async (t) => {
-  const live = JSON.parse(readFileSync(fixture('device-h200-live/live-check-2026-12-01.json'), 'utf8')) as Report;
+  const live = JSON.parse(reworded(readFileSync(fixture('device-h200-live/live-check-2026-12-01.json'), 'utf8'))) as Report;
   // The checks the recording ran (a check added since is compared on the next recording).
   const ids = [...new Set(live.findings.map((f) => f.check))].join(',');
   const r = cli(['check', '--root', fixture('device-h200-live/live-2026-12-01.tar.gz'), '--only', ids, '--json']);

@@ -61,7 +61,7 @@ export function groupRules(inv: Inventory, p: AcsPlatform): GroupVerdict[] {
   const apart = p.apart.flatMap(({ node, devs }) => devs.map((b): GroupVerdict => {
     const mine = g(b);
     const twins = devs.filter((o) => o !== b && mine !== null && g(o) === mine);
-    return { subject: b, ok: mine !== null && twins.length === 0, why: `IOMMU group ${mine ?? 'none'} on NUMA node ${node}${twins.length ? `, shared with ${twins.join(', ')}` : ''} (Grace root ports)`, expected: 'a group of its own', actual: `group ${mine ?? 'none'}`, unknown: unreadGroup(inv, devs) };
+    return { subject: b, ok: mine !== null && twins.length === 0, why: `IOMMU group ${mine ?? 'none'} on NUMA node ${node}${twins.length ? `, shared with ${twins.join(', ')}` : ''} (Grace/Vera root ports)`, expected: 'a group of its own', actual: `group ${mine ?? 'none'}`, unknown: unreadGroup(inv, devs) };
   }));
   return [...inline, ...apart];
 }
