@@ -30,7 +30,7 @@ export function classicFindings(inv: Inventory, baseline: BaselineClass | null, 
   const out: AcsFinding[] = [];
   for (const [bdf, pairs] of [...bridges].sort()) {
     const acs = within(inv.pci.get(bdf)?.config ?? ABSENT, (c) => c.acs, 'config space absent');
-    const via = `on the path of ${pairs.slice(0, 3).join(', ')}${pairs.length > 3 ? ` +${pairs.length - 3}` : ''}${tail}`;
+    const via = `on the path of ${pairs.slice(0, 3).join(', ')}${pairs.length > 3 ? ` +${pairs.length - 3} more` : ''}${tail}`;
     // Unknown (not root, or a capability list that broke before its end) is never "no ACS": skip with the reason.
     if (acs.state === 'unknown') {
       out.push(f('acs-unreadable', 'skip', bdf, `ACS control not readable (${acs.why})`));
