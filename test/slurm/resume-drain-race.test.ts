@@ -1,24 +1,11 @@
 // The health check's resume and an Epilog's drain at once: the Epilog's bw- drain written over our link drain between the health check's last read and its resume is never lifted with it.
 import t from 'tap';
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { type CliRun } from '../helpers/cli.js';
-import { CLI } from '../helpers/paths.js';
+import { cliBackground } from '../helpers/cli.js';
 import { healthy, probes } from '../epilog/_cli.js';
 import type { EpilogEnv } from '../epilog/_env.js';
-
-/** Runs the CLI in the background; resolves with what it printed once it ends. */
-function background(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** The GPU-memory band of a class whose paths do better than this one's 23.03 Gb/s: the next Epilog drains. */
 function raiseGpuBand(e: EpilogEnv): void {
@@ -57,8 +44,8 @@ t.test("an Epilog's bw- drain lands between the health check's last read and its
   );
   chmodSync(exe, 0o755);
 
-  const epilog = background(['epilog', '--config', e.config], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '4', SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' });
-  const health = background(['health', '--config', e.config], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '' });
+  const epilog = cliBackground(['epilog', '--config', e.config], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '4', SLURM_SCRIPT_CONTEXT: 'epilog_slurmd' });
+  const health = cliBackground(['health', '--config', e.config], { SLURMD_NODENAME: 'gpu001', SLURM_JOB_ID: '' });
   const [h, ep] = await Promise.all([health, epilog]);
   t.equal(existsSync(held), true, 'the health check read the node a second time');
   t.equal(h.code, 0, 'the health check judged the node healthy');

@@ -1,27 +1,13 @@
 // pcie-aer's reference with two runs at once: a health check that read the counters before a burst, held in its scontrol call, must not put them back over the reference of a Prolog that judged the burst meanwhile.
 import t from 'tap';
 import { chmodSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cli, type CliRun } from '../helpers/cli.js';
-import { CLI } from '../helpers/paths.js';
+import { cli, cliBackground, type CliRun } from '../helpers/cli.js';
 import { makeEpilogEnv } from '../epilog/_env.js';
 
 const GPU = '0000:41:00.0';
 const cor = (n: number): string => `RxErr 0\nBadTLP ${n}\nBadDLLP 0\nRollover 0\nTimeout 0\nNonFatalErr 0\nCorrIntErr 0\nHeaderOF 0\nTOTAL_ERR_COR ${n}\n`;
-
-/** Runs the CLI in the background; resolves with what it printed once it ends. */
-function background(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
-  return new Promise((resolve) => {
-    const p = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env } });
-    let stdout = '';
-    let stderr = '';
-    p.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    p.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    p.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 /** Waits for `file` to appear (a barrier, bounded: the test fails rather than hangs). */
 async function until(file: string, ms = 60_000): Promise<boolean> {
@@ -54,7 +40,7 @@ t.test('a health check held in scontrol after reading the counters: a Prolog jud
   writeFileSync(exe, `#!/bin/bash\nif [ "$1" = show ] && mkdir "${gate}" 2>/dev/null; then : > "${held}"; while [ ! -e "${go}" ]; do sleep 0.02; done; fi\nexec "${exe}.real" "$@"\n`);
   chmodSync(exe, 0o755);
 
-  const health = background(['health', '--config', e.config], { ...env, SLURM_JOB_ID: '' });
+  const health = cliBackground(['health', '--config', e.config], { ...env, SLURM_JOB_ID: '' });
   t.equal(await until(held), true, 'the health check judged the node (no burst yet) and waits in scontrol show');
   errors(150);
   const p = prolog('11');
