@@ -59,6 +59,12 @@ const cases: Case[] = [
   { name: 'skip: /proc/self/limits unreadable', view: { self: { state: 'unknown', why: 'EACCES' } }, state: host(), want: [['skip', 'job-memlock-unknown', 'memlock not readable: EACCES']] },
   { name: 'invalid: container hides /sys/class/infiniband', view: { hcas: { state: 'present', value: [] } }, state: host(), want: [['fail', 'job-hca-missing', 'this job sees 0 of the 2 RDMA adapters of the host (missing mlx5_0, mlx5_1)']] },
   { name: 'invalid: no /dev/infiniband in the job', view: { uverbs: dev([]) }, state: host(), want: [['fail', 'job-uverbs-missing', 'this job sees 0 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, /dev/infiniband/uverbs1)']] },
+  {
+    name: 'invalid: neither adapters nor verbs nodes: two fails, in the order they were judged (adapters, then verbs nodes)',
+    view: { hcas: { state: 'present', value: [] }, uverbs: dev([]) },
+    state: host(),
+    want: [['fail', 'job-hca-missing', 'this job sees 0 of the 2 RDMA adapters of the host (missing mlx5_0, mlx5_1)'], ['fail', 'job-uverbs-missing', 'this job sees 0 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs0, /dev/infiniband/uverbs1)']],
+  },
   { name: 'invalid: one uverbs node fewer than the host', view: { uverbs: dev(['uverbs0']) }, state: host(), want: [['fail', 'job-uverbs-missing', 'this job sees 1 of the 2 verbs devices of the host (missing /dev/infiniband/uverbs1)']] },
   { name: 'invalid: uverbs node not writable by the user', view: { uverbs: dev(['uverbs0', 'uverbs1'], ['uverbs1']) }, state: host(), want: [['fail', 'job-uverbs-denied', 'this job cannot open /dev/infiniband/uverbs1 read-write (EACCES)']] },
   { name: "invalid: the job's GPU node hidden (SLURM_JOB_GPUS=1)", view: { nvidia: dev(['nvidia-uvm', 'nvidia0', 'nvidiactl']) }, state: host(), want: [['fail', 'job-gpu-missing', 'this job sees 2 of the 3 NVIDIA device nodes of its GPUs (missing /dev/nvidia1)']] },
