@@ -14,6 +14,10 @@ t.test('reason format', async (t) => {
   t.equal(buildReason([f()], '4242'), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=4242');
   t.equal(buildReason([f(), f({ subject: '0000:18:00.0' }), f({ check: 'pcie-acs' })], '7'), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16); +2 more job=7');
   t.equal(buildReason([f()], undefined), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16)');
+  // A job id is kept whole up to 24 characters (an array task's `<id>_<task>` is at most 10 + 1 + 10), cut with "..." beyond.
+  t.equal(buildReason([f()], '4294967294_4000001'), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=4294967294_4000001');
+  t.equal(buildReason([f()], '123456789012345678901234'), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=123456789012345678901234');
+  t.equal(buildReason([f()], '1234567890123456789012345'), 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=123456789012345678901...');
 });
 
 t.test('the first 20 characters name the failing check, for every check', async (t) => {
