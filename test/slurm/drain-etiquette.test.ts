@@ -58,6 +58,21 @@ t.test('two runs draining at once: the second waits for the first and leaves wit
   t.same(slurm.calls, ['show node -o', 'update nodename=vm state=drain', 'show node -o']);
 });
 
+t.test('through drainOwned: a bw-* drain replaces the pcie-link drain this node\'s record says we wrote, and only that one', async (t) => {
+  const stateDir = scratchDir('gdrgate-drain-replace-');
+  const slurm = new SlowSlurmctld(1);
+  const sc = new Scontrol(slurm, { path: '/usr/bin/scontrol', timeoutMs: 1000 });
+  t.same(await drainOwned(sc, 'vm', LINK, stateDir, stateDir), { action: 'drained', ours: true }, 'the link drain, written and recorded');
+  t.same(await drainOwned(sc, 'vm', BW, stateDir, stateDir), { action: 'drained', ours: true }, 'the bandwidth drain over it: the very text recorded');
+  t.same(await drainOwned(sc, 'vm', LINK, stateDir, stateDir), { action: `kept: already drained by gdrgate: ${BW}`, ours: true }, 'the link drain again: bw-* stays');
+  const other = scratchDir('gdrgate-drain-replace-other-');
+  const slurm2 = new SlowSlurmctld(1);
+  const sc2 = new Scontrol(slurm2, { path: '/usr/bin/scontrol', timeoutMs: 1000 });
+  t.same(await drainOwned(sc2, 'vm', LINK, other, other), { action: 'drained', ours: true });
+  t.same(await sc2.drain('vm', `${LINK} RMA 5512`), { ok: true }, "an admin's note added to our text (scontrol update, no record of ours)");
+  t.same(await drainOwned(sc2, 'vm', BW, other, other), { action: `kept: already drained by gdrgate: ${LINK} RMA 5512`, ours: true }, 'not the text recorded: the edited drain stays');
+});
+
 t.test("the wait for another's drain: its read and its write, leaving this run's own read before the deadline", async (t) => {
   const exec: Exec = { run: () => ok('') };
   t.equal(new Scontrol(exec, { path: '/usr/bin/scontrol', timeoutMs: 3000 }).holderWaitMs(), 6500, 'no deadline: 2 x 3000 + 500');
