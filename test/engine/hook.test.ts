@@ -67,6 +67,22 @@ t.test('a drain that is not ours (an admin\'s reason): the Epilog exits 0, the P
   }
 });
 
+t.test('a drain of ours already on the node: the Epilog writes nothing and still exits 1 (its own drain stands)', async (t) => {
+  const p = place();
+  const BW6 = 'gdrgate: bw-gpu-path GPU1-mlx5_1 90 Gb/s (want >= 180 Gb/s) job=6';
+  ourDrain(p, BW6);
+  const r = await run('epilog', p, failing(bwFail));
+  t.same([r.code, r.acted.action, p.sc.drainCalls()], [1, `kept: already drained by gdrgate: ${BW6}`, []]);
+});
+
+t.test('health --dry-run judged healthy resumes nothing: a drain of ours stays', async (t) => {
+  const p = place();
+  ourDrain(p, 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6');
+  const r = await runHook<null, AnyFinding>({ mode: 'health', env, config: p.config, dryRun: true, judge: async () => ({ ...healthy, judged: ['pcie-link'] }) });
+  t.same([r.code, r.acted.action], [0, 'none']);
+  t.equal(existsSync(p.sc.calls), false, 'scontrol never run: no read, no resume');
+});
+
 t.test('health resumes a drain of ours once judged healthy; the Prolog does not', async (t) => {
   for (const [mode, action] of [['health', 'resumed'], ['prolog', 'none']] as const) {
     const p = place();
