@@ -120,6 +120,26 @@ t.test('a counter that went down, or another boot, resets the reference and says
   t.equal(f.message, 'no uncorrectable error (fatal counter, non-fatal counter, UESta); another boot since the previous run (2025-06-02T09:00:00.000Z): reference reset');
 });
 
+t.test('the last reference is kept from a run that read the counters earlier, and only from that run', async (t) => {
+  const later = aerReferenceOf(invAfter, THIS_RUN, null);
+  const earlier = aerReferenceOf(invBefore, PREVIOUS_RUN, '44');
+  const dir = stateDir(t);
+  t.same(writeAer(dir, later), [AER_LAST]);
+  t.same(writeAer(dir, earlier), ['aer-job-44.json'], 'read an hour before the one on disk (same boot): only the job\'s name written');
+  t.same(readLastAer(dir).ref, later, 'the later counters stay');
+  t.same(writeAer(dir, { ...earlier, time: later.time }), [AER_LAST, 'aer-job-44.json'], 'read at the same time as the one on disk: not older, written');
+  const other = path.join(t.testdir(), 'other');
+  fs.mkdirSync(other, { mode: 0o711 });
+  t.same(writeAer(other, { ...later, boot: 'another-boot' }), [AER_LAST]);
+  t.same(writeAer(other, earlier), [AER_LAST, 'aer-job-44.json'], 'the one on disk of another boot: written over');
+  t.same(readLastAer(other).ref, earlier);
+  const ahead = path.join(t.testdir(), 'ahead');
+  fs.mkdirSync(ahead, { mode: 0o711 });
+  t.same(writeAer(ahead, { ...later, time: new Date(Date.now() + 3_600_000).toISOString() }), [AER_LAST]);
+  t.same(writeAer(ahead, earlier), [AER_LAST, 'aer-job-44.json'], 'the one on disk ahead of the clock (a clock stepped back since): written over');
+  t.same(readLastAer(ahead).ref, earlier);
+});
+
 t.test('job records whose Epilog never came are pruned beyond the newest 64', async (t) => {
   const dir = stateDir(t);
   const ref = aerReferenceOf(invBefore, PREVIOUS_RUN, null);
