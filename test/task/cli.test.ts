@@ -111,6 +111,14 @@ async function main(): Promise<void> {
     t.ok(rec.findings.some((f) => f.code === 'job-memlock-propagated'), "and still holds step 0's finding");
   });
 
+  await t.test("an earlier step's passes are not kept beside a later step's findings: only what the later step did not meet again", async (t) => {
+    t.equal(prolog('88').code, 0, 'prolog');
+    t.equal(task('88', [], { SLURM_STEP_ID: '0' }).stdout, '', 'step 0: memlock unlimited, nothing to tell');
+    t.equal(task('88', [], { SLURM_RLIMIT_MEMLOCK: '65536', SLURM_STEP_ID: '1' }).stdout, `${MEMLOCK_PRINT}\n`, 'step 1 is told');
+    const rec = JSON.parse(fs.readFileSync(path.join(stateDir, 'job-88', 'task.json'), 'utf8')) as { step: string; findings: { status: string; code: string }[] };
+    t.same([rec.step, rec.findings.map((f) => `${f.status} ${f.code}`)], ['1', ['fail job-memlock-propagated', 'skip job-placement-unknown', 'pass job-visibility-ok', 'pass job-state-ok']], "step 1's findings alone: step 0's job-memlock-ok is not kept beside job-memlock-propagated");
+  });
+
   await t.test('a job view without /dev/infiniband', async (t) => {
     t.equal(prolog('79').code, 0, 'prolog (host tree has 4 uverbs nodes)');
     const r = task('79', ['--root', hidden]);
@@ -176,5 +184,18 @@ async function main(): Promise<void> {
       'result: problems found (exit 1) — 1 fail, 0 error, 0 warn, 1 pass, 1 skip',
       '',
     ].join('\n'));
+    const noRdma = await jobRoot({ hideHcas: true }, path.join(work, 'tree-no-rdma'));
+    const warned = run(['task', '--standalone', '--root', noRdma], {});
+    t.same([warned.code, warned.stdout], [1, [
+      `gdrgate task --standalone — root ${noRdma}, host vm, memlock minimum unlimited (default (no baseline))`,
+      'STATUS  CHECK           SUBJECT                FINDING',
+      'WARN    job-visibility  /sys/class/infiniband  no RDMA adapter is visible (/sys/class/infiniband is empty or absent)',
+      '                                               tells: GPUDirect RDMA and NCCL over InfiniBand/RoCE are impossible from this environment',
+      '                                               do:    run on a node with RDMA adapters and make /sys/class/infiniband and /dev/infiniband visible to the container [application]',
+      `SKIP    job-placement   job                    ${NO_GPUS}`,
+      'PASS    memlock-limit   job                    memlock is unlimited in this job',
+      'result: problems found (exit 1) — 0 fail, 0 error, 1 warn, 1 pass, 1 skip',
+      '',
+    ].join('\n')], 'standalone with a warning alone (no /sys/class/infiniband): exit 1, as a person running it by hand is told');
   });
 }
