@@ -126,5 +126,16 @@ async function main(): Promise<void> {
     t.same([r.code, r.stdout], [0, ''], 'exit 0 under --fail: no job-gpu-missing for /dev/nvidia0, no job-cpus-far');
     const rec = JSON.parse(fs.readFileSync(path.join(stateDir, 'job-85/task.json'), 'utf8')) as { findings: { status: string; code: string; message: string }[] };
     t.equal(rec.findings.find((f) => f.code === 'job-view-unknown')?.message, "which /dev/nvidiaN nodes are this job's GPUs cannot be told (not checked): CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs");
+    // One GPU whole and the other in 7 instances (Gres=gpu:8): Slurm names the whole GPU by its index, the instance by
+    // its MIG UUID, so the list need not begin with MIG-.
+    fs.writeFileSync(path.join(tree, 'etc/slurm/slurm.conf'), 'NodeName=gpu001 Gres=gpu:8 CPUs=192\n');
+    t.equal(prolog('87', '0,1').code, 0, 'prolog exit 0');
+    const mixed = task('87', mig, { SLURM_JOB_GPUS: '0,1', SLURM_STEP_GPUS: '0,1', CUDA_VISIBLE_DEVICES: '0,MIG-5c7ee1a8-1b6c-5e0d-9f4e-4a4a1d2b7c31', SLURM_LOCALID: '0', SLURM_STEP_ID: '0' });
+    t.same([mixed.code, mixed.stdout], [0, ''], 'a MIG instance second in CUDA_VISIBLE_DEVICES: exit 0 under --fail');
+    const rec87 = JSON.parse(fs.readFileSync(path.join(stateDir, 'job-87/task.json'), 'utf8')) as { findings: { status: string; code: string; message: string }[] };
+    t.same(rec87.findings.filter((f) => f.status !== 'pass').map((f) => [f.status, f.code, f.message]), [
+      ['skip', 'job-view-unknown', "which /dev/nvidiaN nodes are this job's GPUs cannot be told (not checked): CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs"],
+      ['skip', 'job-placement-unknown', "not checked: which GPUs Slurm's SLURM_STEP_GPUS=0,1 are cannot be told: CUDA_VISIBLE_DEVICES names MIG instances: Slurm numbers the MIG instances here, not the GPUs"],
+    ], 'Slurm\'s numbers not taken for GPUs');
   });
 }
