@@ -83,6 +83,16 @@ t.test('health --dry-run judged healthy resumes nothing: a drain of ours stays',
   t.equal(existsSync(p.sc.calls), false, 'scontrol never run: no read, no resume');
 });
 
+t.test("the agent's deadline counts from the question's arrival, not from the wrapper's GDRGATE_T0 as a Prolog's does", async (t) => {
+  const p = place();
+  // The wrapper started 100 s ago (within the 120 s runOrigin takes); the config gives 60 s.
+  const T0 = ((Date.now() - 100_000) / 1000).toFixed(3);
+  const left: Record<string, number> = {};
+  for (const startup of ['agent', 'modules'] as const)
+    await runHook<null, AnyFinding>({ mode: 'prolog', env: { ...env, GDRGATE_T0: T0 }, config: p.config, startup, judge: async (run) => ((left[startup] = Math.round(run.deadline.left() / 10_000) * 10), healthy) });
+  t.same(left, { agent: 60, modules: -40 }, 'seconds left when judged, to ten: the agent 60, the Prolog run itself 60 - 100');
+});
+
 t.test('health resumes a drain of ours once judged healthy; the Prolog does not', async (t) => {
   for (const [mode, action] of [['health', 'resumed'], ['prolog', 'none']] as const) {
     const p = place();
