@@ -6,12 +6,14 @@
 // complaint printed on stdout is quoted.
 import fs from 'node:fs';
 import t from 'tap';
-import type { Exec, ExecOptions, ExecResult } from '../../src/host/exec.js';
+import { ExecaExec, type Exec, type ExecOptions, type ExecResult } from '../../src/host/exec.js';
 import { parseShowNode } from '../../src/parsers/scontrol.js';
+import { readDrainRecord } from '../../src/slurm/drain-record.js';
 import { drainOwned } from '../../src/slurm/drain.js';
 import { drainAction } from '../../src/slurm/ownership.js';
 import { sanitize } from '../../src/slurm/reason.js';
 import { Scontrol } from '../../src/slurm/scontrol.js';
+import { fakeScontrol } from '../helpers/fake-scontrol.js';
 import { fixture } from '../helpers/paths.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -71,6 +73,14 @@ t.test('through drainOwned: a bw-* drain replaces the pcie-link drain this node\
   t.same(await drainOwned(sc2, 'vm', LINK, other, other), { action: 'drained', ours: true });
   t.same(await sc2.drain('vm', `${LINK} RMA 5512`), { ok: true }, "an admin's note added to our text (scontrol update, no record of ours)");
   t.same(await drainOwned(sc2, 'vm', BW, other, other), { action: `kept: already drained by gdrgate: ${LINK} RMA 5512`, ours: true }, 'not the text recorded: the edited drain stays');
+});
+
+t.test('a drain scontrol refused (Slurm 22.05.8: Invalid user id) leaves no record of our writing', async (t) => {
+  const dir = scratchDir('gdrgate-drain-refused-');
+  const sc = new Scontrol(new ExecaExec(), { path: fakeScontrol(dir, 'update-fails').path, timeoutMs: 5000 });
+  const r = await drainOwned(sc, 'vm', LINK, dir, dir);
+  t.same(r, { action: 'drain failed: scontrol update exited 1: slurm_update error: Invalid user id', ours: false });
+  t.same(readDrainRecord(dir, 'vm'), { ok: false, none: true, why: `gdrgate keeps no record of writing a drain on this node (${dir}/drain-reason.json)` }, 'nothing kept: a later reason of ours is judged by the prefix, not by a text never written');
 });
 
 t.test("the wait for another's drain: its read and its write, leaving this run's own read before the deadline", async (t) => {
