@@ -40,6 +40,7 @@ t.test('facts that are not whole are not facts', async (t) => {
     [head]: 'the facts are cut short (no end line)',
     [head + 'list\t/dev\t3\n\ta\n\tb\nend\n']: 'line 3: /dev: a line of its list does not start with a tab',
     [head + 'list\t/dev\t1\n\t..\nend\n']: 'line 3: /dev: an entry that is no file name',
+    [head + 'list\t/dev\t1\n\tinfiniband/uverbs0\nend\n']: 'line 3: /dev: an entry that is no file name',
     [head + 'kind\t/dev/x\tfile\nkind\t/dev/x\tdir\nend\n']: 'line 4: a malformed or repeated kind record',
     [head + 'access\t/dev/x\tdenied\nend\n']: 'line 3: a malformed or repeated access record',
     [`gdrgate-task-facts 1 ${NONCE} 5 1000 0\nend\n`]: 'no root record',
