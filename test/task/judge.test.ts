@@ -87,6 +87,7 @@ const cases: Case[] = [
     state: { status: 'missing', why: 'no dir' },
     want: [['skip', 'job-state-missing', 'no host record for this job: no dir']],
   },
+  { name: 'skip: /sys/class/infiniband_verbs unreadable: said, never passed over', view: { verbsClass: { state: 'unknown', why: '/sys/class/infiniband_verbs: EACCES' } }, state: host(), want: [['skip', 'job-view-unknown', '/sys/class/infiniband_verbs: EACCES']] },
   { name: 'skip: record unreadable', state: { status: 'unreadable', why: 'EACCES' }, want: [['skip', 'job-state-unreadable', 'the host record for this job could not be read: EACCES']] },
   { name: 'standalone: no RDMA adapter at all', view: { hcas: { state: 'present', value: [] }, verbsClass: { state: 'present', value: [] }, uverbs: dev([]) }, state: null, want: [['warn', 'job-no-rdma', 'no RDMA adapter is visible (/sys/class/infiniband is empty or absent)']] },
   { name: 'standalone: sysfs shows verbs devices, /dev does not', view: { uverbs: dev([]) }, state: null, want: [['fail', 'job-uverbs-missing', 'the kernel has verbs devices uverbs0, uverbs1 (/sys/class/infiniband_verbs) but this job has no /dev/infiniband node for them']] },
@@ -126,6 +127,8 @@ t.test('SLURM_RLIMIT_MEMLOCK', async (t) => {
   const MiB64 = 64 * 1024 * 1024;
   t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, '18446744073709551615'), { ok: true, value: { soft: MiB64, hard: MiB64, source: 'propagated', env: '18446744073709551615' } }, 'conf: soft = hard');
   t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, 'U18446744073709551615'), { ok: true, value: { soft: MiB8, hard: MiB64, source: 'self', env: 'U18446744073709551615' } }, 'user: unchanged');
+  t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, String(2 * MiB8)), { ok: true, value: { soft: 2 * MiB8, hard: MiB64, source: 'propagated', env: String(2 * MiB8) } }, 'above the soft limit, under the hard one: set as it is');
+  t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, 'U' + String(MiB64)), { ok: true, value: { soft: MiB64, hard: MiB64, source: 'propagated', env: 'U' + String(MiB64) } }, "the user's, equal to the hard limit: set");
   t.same(jobMemlock({ soft: MiB8, hard: MiB64 }, String(MiB64 + 1)), { ok: true, value: { soft: MiB64, hard: MiB64, source: 'propagated', env: String(MiB64 + 1) } }, 'one byte over: the hard limit');
 });
 
