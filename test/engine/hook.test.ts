@@ -103,6 +103,18 @@ t.test('health resumes a drain of ours once judged healthy; the Prolog does not'
   }
 });
 
+t.test('health with probes configured: its resume restarts the probe window', async (t) => {
+  const p = place();
+  writeFileSync(p.config, JSON.stringify({ ...(JSON.parse(readFileSync(p.config, 'utf8')) as object), probes: {} }));
+  const LINK = 'gdrgate: pcie-link 0000:17:00.0 Gen5 x8 (want Gen5 x16) job=6';
+  ourDrain(p, LINK);
+  const r = await run('health', p, { ...healthy, judged: ['pcie-link'] });
+  t.equal(r.acted.action, 'resumed');
+  const win = JSON.parse(readFileSync(path.join(path.dirname(p.config), 'spool', 'probe-window.json'), 'utf8')) as { why: string };
+  // (gdrgate resume names the reason it lifted here; the health check's run names its outcome.)
+  t.equal(win.why, 'resumed: healthy', 'samples taken while drained are not judged with the mended path\'s');
+});
+
 t.test("health on a node drained for another's reason says why it left it, not \"none\"", async (t) => {
   const p = place();
   p.sc.adminDrain('memory test');
