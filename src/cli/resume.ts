@@ -1,19 +1,15 @@
 // `gdrgate resume`: re-run the checks and resume the node only if they pass and the drain reason is ours.
 import { configPath, loadTrustedConfig, trustedFiles } from '../config.js';
-import { evaluateNode } from '../engine/evaluate.js';
+import { nodeRecheck } from '../engine/recheck.js';
 import { nodeName } from '../engine/node.js';
 import { ExecaExec, type Exec } from '../host/exec.js';
 import { requireTrusted } from '../host/trust.js';
 import { log } from '../log.js';
-import type { Finding } from '../model/finding.js';
 import type { Inventory } from '../model/inventory.js';
 import { exitCode } from '../runner/exit.js';
-import { selectChecks } from '../runner/run.js';
 import { resumeOwned } from '../slurm/drain.js';
 import { restartWindow } from '../epilog/window.js';
-import { notToldNow } from '../slurm/ownership.js';
 import { Scontrol } from '../slurm/scontrol.js';
-import { readLastAer } from '../state/aer.js';
 import { aerReferenceOf } from '../checks/aer-judge.js';
 import { out } from './common.js';
 
@@ -26,20 +22,11 @@ export async function resumeCommand(a: { config?: string | undefined; force: boo
   const scontrol = new Scontrol(exec, { path: cfg.scontrol, timeoutMs: cfg.scontrolTimeoutMs });
   // --force skips the re-check; it never overrides a reason that is not ours. The re-check judges pcie-aer's growth
   // against the last run's counters, as the gate would: a link still erroring since the drain is not resumed.
-  let seen: Inventory | null = null;
-  let seenAt = new Date();
-  let findings: readonly Finding[] = [];
-  const recheck = async () => {
-    seenAt = new Date();
-    const ev = await evaluateNode({ root: cfg.root, baseline: cfg.baseline, node, trust, pidFiles: cfg.slurmdPidFiles, gresConf: cfg.gresConf, env: process.env, checks: selectChecks(cfg.checks), aerHistory: readLastAer(cfg.stateDir) });
-    seen = ev.inv;
-    findings = ev.findings;
-    return ev.outcome;
-  };
-  // As the health check: a re-check that could not tell of the drain's subject (a skip there) is no reason to resume.
-  const r = await resumeOwned(scontrol, node, a.force ? { stateDir: cfg.stateDir } : { recheck, untold: (reason) => notToldNow(reason, findings), stateDir: cfg.stateDir });
+  const again = nodeRecheck(cfg, node, true);
+  const r = await resumeOwned(scontrol, node, a.force ? { stateDir: cfg.stateDir } : { ...again.options, stateDir: cfg.stateDir });
   // A resume accepts what the counters say now: the next run judges only the errors after it (docs/limits-and-state.md).
-  if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen, seenAt);
+  const seen = again.last();
+  if (r.resumed && seen) await recordResumeAer(cfg.stateDir, node, seen.ev.inv, seen.read);
   // A drain of ours lifted: the Epilog judges the paths from here on (what it sampled before was before the repair).
   if (r.resumed && cfg.probes) await restartWindow(cfg.spool, `resumed: ${r.was ?? 'none'}`, node);
   out(`${node}: ${r.why}`);

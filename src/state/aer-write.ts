@@ -16,12 +16,11 @@ const LOCK_STALE_MS = 10_000;
 const LOCK_WAIT_MS = 1000;
 
 function aerLock(stateDir: string): Lock {
-  const file = path.join(stateDir, AER_LOCK);
-  let lock = takeLock(file, { staleMs: LOCK_STALE_MS, holder: (pid) => `another run${pid} is recording its AER counters` });
-  for (const until = performance.now() + LOCK_WAIT_MS; !lock.ok && lock.held && performance.now() < until; ) {
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
-    lock = takeLock(file, { staleMs: LOCK_STALE_MS, holder: (pid) => `another run${pid} is recording its AER counters` });
-  }
+  const take = (): Lock => takeLock(path.join(stateDir, AER_LOCK), { staleMs: LOCK_STALE_MS, holder: (pid) => `another run${pid} is recording its AER counters` });
+  // Synchronous, as the write it guards: 5 ms naps (Atomics.wait) while another run holds it, 1 s at most.
+  const nap = new Int32Array(new SharedArrayBuffer(4));
+  let lock = take();
+  for (const until = performance.now() + LOCK_WAIT_MS; !lock.ok && lock.held && performance.now() < until; lock = take()) Atomics.wait(nap, 0, 0, 5);
   return lock;
 }
 
