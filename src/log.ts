@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { Logger } from 'pino';
 import { closeFd, O_APPEND, O_CREAT, O_WRONLY, writeText } from './host/fd.js';
 import { assertSafeDir, openRegular } from './host/files.js';
+import { fileWhy } from './host/file-why.js';
 
 let logger: Logger | undefined;
 let target: string | undefined;
@@ -41,7 +42,7 @@ function destination(): Destination {
         assertSafeDir(path.dirname(file), false);
         fd = openRegular(file, O_WRONLY | O_APPEND | O_CREAT, 0o640, process.geteuid?.() ?? 0, true);
       } catch (e) {
-        writeText(2, `gdrgate: cannot open log file ${file}: ${(e as Error).message}; logging to stderr\n`);
+        writeText(2, `gdrgate: cannot open log file: ${fileWhy(file, e)}; logging to stderr\n`);
       }
     },
     write(msg: string): void {

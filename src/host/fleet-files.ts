@@ -1,6 +1,7 @@
 // The two reads `fleet report` makes of every node when summaries are there: a summary (small, size-capped, read in
 // one go) and the SHA-256 of the snapshot beside it (read in chunks, never held whole). Both through openRegular:
 // no link followed, no FIFO read, only regular files.
+import { fileWhy } from './file-why.js';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { errno, openRegular, type FileResult } from './files.js';
@@ -8,11 +9,10 @@ import { errno, openRegular, type FileResult } from './files.js';
 const CHUNK = 256 * 1024;
 /** One read buffer for every digest taken on this thread (a fleet report hashes one snapshot per node). */
 let chunk: Buffer | null = null;
-const msg = (e: unknown): string => (e as Error).message;
 
 function failed<T>(file: string, e: unknown): FileResult<T> {
   if (errno(e) === 'ENOENT') return { ok: false, kind: 'missing', why: `${file}: no such file (ENOENT)` };
-  return { ok: false, kind: errno(e) === 'EUNSAFE' ? 'unsafe' : 'io', why: errno(e) === 'EUNSAFE' ? msg(e) : `${file}: ${msg(e)}` };
+  return { ok: false, kind: errno(e) === 'EUNSAFE' ? 'unsafe' : 'io', why: fileWhy(file, e) };
 }
 
 /** `use` on the file opened read-only as a regular file (no link, no FIFO), closed after; any error a FileResult. */

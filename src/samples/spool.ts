@@ -5,6 +5,7 @@ import { listNames } from '../host/dirs.js';
 import { lstatIfAny, moveNoClobber, removeFile } from '../host/entries.js';
 import { closeFd, fstatFd, O_RDONLY, readFd, writeBytes, writeText } from '../host/fd.js';
 import { errno as errnoCode, openAppend, openRegular, quietly } from '../host/files.js';
+import { fileWhy } from '../host/file-why.js';
 import { takeLock } from '../host/lock.js';
 
 export interface SpoolOptions {
@@ -245,8 +246,7 @@ export function readSpoolFiles(list: readonly string[], onSample: (s: Sample) =>
       }
       if (carry.length > 0) torn++;
     } catch (e) {
-      // A refused file (a link, not ours) is named by its own message already.
-      problems.push(errnoCode(e) === 'EUNSAFE' ? errMsg(e) : `${path}: ${errMsg(e)}`);
+      problems.push(fileWhy(path, e));
     } finally {
       closeQuietly(fd);
     }

@@ -113,7 +113,7 @@ function main(): void {
     e.writeConfig({ logFile: path.join(logs, 'gate.log') });
     const r = e.prolog();
     t.equal(r.code, 0, r.stdout);
-    t.equal(r.stderr.split('\n')[0], `gdrgate: cannot open log file ${logs}/gate.log: ${logs} is owned by uid ${USER}: another user could plant files there; logging to stderr`);
+    t.equal(r.stderr.split('\n')[0], `gdrgate: cannot open log file: ${logs}/gate.log: ${logs} is owned by uid ${USER}: another user could plant files there; logging to stderr`);
     t.equal(existsSync(path.join(logs, 'gate.log')), false, 'no file made there');
   });
 }

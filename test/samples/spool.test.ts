@@ -38,7 +38,7 @@ const freshDir = (): string => {
  */
 function transpiled(): string {
   const out = join(root, 'mod');
-  for (const f of ['samples/sample', 'samples/spool', 'host/process', 'host/files', 'host/lock', 'host/dirs', 'host/entries', 'host/fd', 'host/trust', 'errors']) {
+  for (const f of ['samples/sample', 'samples/spool', 'host/process', 'host/files', 'host/lock', 'host/file-why', 'host/dirs', 'host/entries', 'host/fd', 'host/trust', 'errors']) {
     mkdirSync(join(out, f, '..'), { recursive: true });
     const src = readFileSync(here(`../../src/${f}.ts`), 'utf8');
     const js = ts.transpileModule(src, { compilerOptions: { module: ts.ModuleKind.ES2022, target: ts.ScriptTarget.ES2022 } });
