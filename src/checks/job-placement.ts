@@ -5,7 +5,7 @@
 import { nul } from '../model/fact.js';
 import { compilePattern, type HostPattern } from '../baseline/match.js';
 import type { CpuRanges } from '../parsers/sysfs.js';
-import { deviceMinor, type GresConf, type GresLine } from '../parsers/gres-conf.js';
+import { deviceMinor, type GresConf, gresAt, type GresLine } from '../parsers/gres-conf.js';
 import type { Inventory } from '../model/inventory.js';
 import type { Finding } from '../model/finding.js';
 import { defineCheck, finder } from './types.js';
@@ -129,7 +129,7 @@ function lineCores(inv: Inventory, l: GresLine): Line | null {
 
 function judgeLine(inv: Inventory, l: GresLine, autoDetect: string | null): ReturnType<typeof f>[] {
   const { minors } = inv.placement;
-  const at = `gres.conf line ${l.line}`;
+  const at = gresAt(l);
   const lc = l.files.length ? lineCores(inv, l) : null;
   return l.files.map((file) => {
     const minor = deviceMinor(file);
@@ -161,7 +161,7 @@ export default defineCheck('job-placement', WORDING, {
     const host = node ?? nul(inv.hostname);
     const all = gres.state === 'present' ? gres.value.lines.filter(isGpuLine) : [];
     // A line whose NodeName= cannot be read as slurmd reads it: neither judged nor passed over.
-    const unsure = all.filter((l) => forNode(l, host) === null).map((l) => f('gres-unknown', 'skip', gresPath, `gres.conf line ${l.line}: whether NodeName=${l.nodeName} names this node cannot be told`));
+    const unsure = all.filter((l) => forNode(l, host) === null).map((l) => f('gres-unknown', 'skip', gresPath, `${gresAt(l)}: whether NodeName=${l.nodeName} names this node cannot be told`));
     const lines = all.filter((l) => forNode(l, host) === true);
     if (!lines.length && !unsure.length) return [f('gres-na', 'skip', 'node', gres.state === 'absent' ? `no ${gresPath}` : `${gresPath} has no GPU line for this node`)];
     const ad = gres.state === 'present' ? autoDetectFor(gres.value, host) : null;

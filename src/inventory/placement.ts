@@ -1,9 +1,10 @@
 // What placement is judged by, on the node side: GPU device minors → PCI addresses (the NVIDIA module's
 // /proc/driver/nvidia/gpus/<BDF>/information), Slurm's gres.conf, and Slurm's abstract core ids → OS CPUs.
 // Shared with the job view (src/task/placement.ts): the same reads as the job's user.
-import { type Host, readTrusted } from '../host/host.js';
+import { type Host, type ReadResult, readTrusted } from '../host/host.js';
 import { ABSENT, type Fact, present, unknown } from '../model/fact.js';
-import { type GresConf, parseGresConf } from '../parsers/gres-conf.js';
+import { type GresConf, gresItems, type GresRaw, parseGresLines } from '../parsers/gres-conf.js';
+import { type Walked, walkIncludes } from '../slurm/include-walk.js';
 import { parseGpuInformation } from '../parsers/nvidia-gpu.js';
 import { BDF_RE, type CpuRanges, parseCpuList, type Parsed } from '../parsers/sysfs.js';
 import { listFact, readWhy } from './read.js';
@@ -105,16 +106,40 @@ export async function readModels(host: Host): Promise<Fact<ReadonlyMap<number, s
   return present(out);
 }
 
-/** A real gres.conf is a few KiB (a line per GPU type and node group); a larger file is not parsed, and a read cut at the cap never is. */
+/** A real gres.conf is a few KiB (a line per GPU type and node group); more, its Includes counted, is not parsed. */
 export const GRES_MAX_BYTES = 256 * 1024;
+/** Files taken in, gres.conf and each Include's. */
+const GRES_MAX_FILES = 64;
 
+/** gres.conf and the files it includes, read as slurmd reads them (slurm/include-walk.ts); unknown where any is not. */
 export async function readGres(host: Host, kpath: string): Promise<Fact<GresConf>> {
   // Root's alone: the placement check, and the numbering the job's record gives its TaskProlog, follow what it says.
-  const r = await readTrusted(host, kpath, () => host.readBytes(kpath, GRES_MAX_BYTES + 1));
-  if (!r.ok) return r.missing ? ABSENT : unknown(`${kpath}: ${r.reason}`);
-  if (r.value.length > GRES_MAX_BYTES) return unknown(`${kpath}: larger than ${GRES_MAX_BYTES / 1024} KiB, not read`);
-  const p = parseGresConf(Buffer.from(r.value).toString('utf8'));
-  return p.ok ? present(p.value) : unknown(`${kpath}: ${p.error}`);
+  const read = async (f: string): Promise<ReadResult<string>> => {
+    const r = await readTrusted(host, f, () => host.readBytes(f, GRES_MAX_BYTES + 1));
+    if (!r.ok) return r;
+    if (r.value.length > GRES_MAX_BYTES) return { ok: false, missing: false, reason: `larger than ${GRES_MAX_BYTES / 1024} KiB, not read` };
+    return { ok: true, value: Buffer.from(r.value).toString('utf8') };
+  };
+  const top = await read(kpath);
+  if (!top.ok && top.missing) return ABSENT;
+  let walked: Walked<GresRaw>;
+  try {
+    walked = await walkIncludes(host, kpath, {
+      read: (f) => (f === kpath ? Promise.resolve(top) : read(f)),
+      parse: gresItems,
+      // gres.conf has no ClusterName for `%c` (parse_config.c _parse_for_format): slurmd refuses the file.
+      expand: (inc) => (inc.target.includes('%c') ? { ok: false, problem: `${inc.file}:${inc.line}: Include ${inc.target}: %c and no ClusterName in gres.conf (slurmd would not start)` } : { ok: true, value: inc.target }),
+      maxFiles: GRES_MAX_FILES,
+      maxText: GRES_MAX_BYTES,
+      maxTextWords: `${GRES_MAX_BYTES / 1024} KiB`,
+      missingMeans: ' (slurmd would not start)',
+    });
+  } catch (e) {
+    return unknown((e as Error).message);
+  }
+  if (walked.problems.length) return unknown(walked.problems[0]!);
+  const p = parseGresLines(walked.entries, kpath);
+  return p.ok ? present(p.value) : unknown(p.error);
 }
 
 /** First index of sorted `xs` holding a value >= x. */

@@ -1,12 +1,14 @@
 // Slurm's gres.conf (man gres.conf, src/common/gres.c _parse_gres_config): one `Key=Value …` record a line, keys
 // case-insensitive, read as slurmd reads its files (comments, continued lines, quotes: slurm-syntax.ts). For the GPU lines: which device files (File=/dev/nvidia[0-3]) may use
 // which cores (Cores=, Slurm's abstract core index, not the OS's CPU numbers) and their NVLink counts (Links=).
-import { blank, keyValues, logicalLines } from './slurm-syntax.js';
+import { blank, INCLUDE_LINE, keyValues, logicalLines } from './slurm-syntax.js';
 import { type CpuRanges, type Parsed, parseCpuList } from './sysfs.js';
 
 export interface GresLine {
-  /** 1-based line number in the file, for the finding. */
+  /** 1-based line number in its file, for the finding. */
   readonly line: number;
+  /** The file an `Include` took it from; absent: gres.conf itself. */
+  readonly file?: string;
   /** NodeName= as written (a Slurm hostlist); null: every node that reads the file. */
   readonly nodeName: string | null;
   /** The line begins with NodeName= (slurmd reads the lines that begin with Name= first, then these: gres.c
@@ -65,13 +67,39 @@ export function deviceMinor(file: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-export function parseGresConf(text: string): Parsed<GresConf> {
+/** One logical line of a gres.conf or of a file it includes, not yet read as keys and values. */
+export interface GresRaw {
+  readonly file: string;
+  readonly line: number;
+  readonly body: string;
+}
+
+/** Where a line stands, for a finding: `gres.conf line 3`, or the included file's path and line. */
+export const gresAt = (l: GresLine, top = 'gres.conf'): string => `${l.file ?? top} line ${l.line}`;
+
+/** One file's text → its lines and its Include lines, in file order (the Includes are followed by the caller). */
+export function gresItems(text: string, file: string): { order: ({ kind: 'entry'; entry: GresRaw } | { kind: 'include'; include: { file: string; line: number; target: string } })[]; problems: string[] } {
+  const order: ReturnType<typeof gresItems>['order'] = [];
+  for (const { line, body } of logicalLines(text)) {
+    if (blank(body)) continue;
+    const inc = INCLUDE_LINE.exec(body);
+    order.push(inc ? { kind: 'include', include: { file, line, target: inc[1]! } } : { kind: 'entry', entry: { file, line, body } });
+  }
+  return { order, problems: [] };
+}
+
+/**
+ * gres.conf's lines (of it and of the files it includes, in the order slurmd reads them) → its GPU lines and
+ * AutoDetect=s. `top`: gres.conf's own path; its lines carry no `file`, and a line Slurm would refuse is said as
+ * `TOP: line N: ...` (an included file's by its own path).
+ */
+export function parseGresLines(raws: readonly GresRaw[], top: string): Parsed<GresConf> {
   const lines: GresLine[] = [];
   const autoDetects: { nodeName: string | null; value: string }[] = [];
-  for (const { line: at, body } of logicalLines(text)) {
-    if (blank(body)) continue;
+  for (const { file, line: at, body } of raws) {
+    const where = `${file}: line ${at}`;
     const pairs = keyValues(body);
-    if (!pairs.ok) return { ok: false, error: `line ${at}: ${pairs.error}` };
+    if (!pairs.ok) return { ok: false, error: `${where}: ${pairs.error}` };
     const kv = new Map(pairs.value.map(([k, v]) => [k.toLowerCase(), v]));
     const first = pairs.value[0]![0].toLowerCase();
     const name = kv.get('name');
@@ -81,12 +109,22 @@ export function parseGresConf(text: string): Parsed<GresConf> {
     // Files= is File='s other spelling (gres.c _gres_options).
     const fileText = kv.get('file') ?? kv.get('files');
     const files = fileText !== undefined ? expandFiles(fileText) : { ok: true as const, value: [] };
-    if (!files.ok) return { ok: false, error: `line ${at}: ${files.error}` };
+    if (!files.ok) return { ok: false, error: `${where}: ${files.error}` };
     // CPUs= is the older spelling of Cores= (gres.conf: "CPUs ... deprecated, use Cores").
     const coresText = kv.get('cores') ?? kv.get('cpus') ?? null;
     const cores = coresText === null ? null : parseCpuList(coresText);
-    if (cores && !cores.ok) return { ok: false, error: `line ${at}: Cores=${coresText}: ${cores.error}` };
-    lines.push({ line: at, nodeName: kv.get('nodename') ?? null, nodeFirst: first === 'nodename', name, type: kv.get('type') ?? null, keys: [...kv.keys()], files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? kv.get('link') ?? null, count: kv.get('count') ?? null });
+    if (cores && !cores.ok) return { ok: false, error: `${where}: Cores=${coresText}: ${cores.error}` };
+    lines.push({ line: at, ...(file !== top ? { file } : {}), nodeName: kv.get('nodename') ?? null, nodeFirst: first === 'nodename', name, type: kv.get('type') ?? null, keys: [...kv.keys()], files: files.value, cores: cores ? cores.value : null, coresText, links: kv.get('links') ?? kv.get('link') ?? null, count: kv.get('count') ?? null });
   }
   return { ok: true, value: { lines, autoDetects } };
+}
+
+/** One gres.conf's text with no Include followed (an Include line is refused); `file` names it in a refusal. */
+export function parseGresConf(text: string, file = 'gres.conf'): Parsed<GresConf> {
+  const raws: GresRaw[] = [];
+  for (const item of gresItems(text, file).order) {
+    if (item.kind === 'include') return { ok: false, error: `${file}: line ${item.include.line}: Include ${item.include.target} not followed here` };
+    raws.push(item.entry);
+  }
+  return parseGresLines(raws, file);
 }

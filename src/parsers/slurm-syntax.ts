@@ -9,6 +9,8 @@ import type { Parsed } from './sysfs.js';
  */
 export const KEY_VALUE = /^[ \t\n\v\f\r]*([A-Za-z0-9_.]+)[ \t\n\v\f\r]*([-*+/]?)=[ \t\n\v\f\r]*(?:"([^"]*)"|([^ \t\n\v\f\r]+))(?:[ \t\n\v\f\r]|$)/;
 /** Nothing but [[:space:]] left. */
+/** An Include line (parse_config.c _parse_include_directive: `include`, any case, at the line's start, then blanks and a name). */
+export const INCLUDE_LINE = /^include\s+(\S+)/i;
 export const blank = (s: string): boolean => /^[ \t\n\v\f\r]*$/.test(s);
 
 /** Everything from the first `#` not escaped by an odd number of backslashes is a comment. */

@@ -1,7 +1,8 @@
 // slurm.conf text → its key=value entries and Include lines, as Slurm's own parser reads them (src/common/parse_config.c:
 // _get_next_line, _strip_comments, _strip_continuation, _strip_escapes, keyvalue_pattern, _parse_include_directive).
 // Pure: the loader (conf-load.ts) reads the files and follows the Include lines.
-import { blank, KEY_VALUE, logicalLines } from '../parsers/slurm-syntax.js';
+import { blank, INCLUDE_LINE, KEY_VALUE, logicalLines } from '../parsers/slurm-syntax.js';
+import type { WalkItem } from './include-walk.js';
 
 export interface ConfEntry {
   /** The file it was read from, and its first physical line (1-based). */
@@ -16,16 +17,9 @@ export interface ConfEntry {
   readonly op: '' | '+' | '-' | '*' | '/';
 }
 
-export interface ConfInclude {
-  readonly file: string;
-  readonly line: number;
-  /** The file name as written, `%c` not yet replaced. */
-  readonly target: string;
-}
-
 export interface ParsedConf {
   /** Entries and includes in file order; `order` interleaves them as they appear. */
-  readonly order: readonly ({ readonly kind: 'entry'; readonly entry: ConfEntry } | { readonly kind: 'include'; readonly include: ConfInclude })[];
+  readonly order: readonly WalkItem<ConfEntry>[];
   /** Lines Slurm would refuse, in words (`FILE:LINE: ...`). */
   readonly problems: readonly string[];
 }
@@ -34,11 +28,11 @@ export interface ParsedConf {
 const LINE_KEYS = new Set(['nodename', 'partitionname', 'nodeset', 'frontendname', 'downnodes']);
 
 export function parseConf(text: string, file: string): ParsedConf {
-  const order: ParsedConf['order'][number][] = [];
+  const order: WalkItem<ConfEntry>[] = [];
   const problems: string[] = [];
   for (const { line: first, body: line } of logicalLines(text)) {
     if (blank(line)) continue;
-    const inc = /^include\s+(\S+)/i.exec(line);
+    const inc = INCLUDE_LINE.exec(line);
     if (inc) {
       order.push({ kind: 'include', include: { file, line: first, target: inc[1]! } });
       continue;

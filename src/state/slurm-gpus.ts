@@ -6,7 +6,7 @@ import path from 'node:path';
 import { readMinors, readModels } from '../inventory/placement.js';
 import { type Fact, present, unknown } from '../model/fact.js';
 import type { Placement } from '../model/inventory.js';
-import { deviceMinor, type GresConf, type GresLine } from '../parsers/gres-conf.js';
+import { deviceMinor, type GresConf, gresAt, type GresLine } from '../parsers/gres-conf.js';
 import { loadConf } from '../slurm/conf-load.js';
 import { type GpuAsk, nodeGpuAsk } from '../slurm/node-gres.js';
 import { agreedOrder, byBdf, type GpuOrder, type SlurmGpu } from './gpu-order.js';
@@ -60,11 +60,12 @@ export function slurmGpuOrder(i: OrderInput): OrderResult {
   const g = i.gres;
   if (g.state === 'absent') return agreedOrder(m.value, `no ${i.gresPath}`);
   const no = (why: string): GpuOrder => ({ ok: false, why: `${i.gresPath}${why}: Slurm's numbering is not derived for it` });
+  const noAt = (l: GresLine, why: string): GpuOrder => ({ ok: false, why: `${gresAt(l, i.gresPath)} (${why}): Slurm's numbering is not derived for it` });
   if (g.state === 'unknown') return { ok: false, why: `${i.gresPath} not usable (${g.why}): Slurm's numbering is not derived` };
   const ad = autoDetectFor(g.value, i.node);
   if (ad === 'conflict') return no(' gives this node two AutoDetect= of its own, or one whose NodeName= cannot be told');
   const unsure = g.value.lines.find((l) => isGpuLine(l) && forNode(l, i.node) === null);
-  if (unsure) return no(` line ${unsure.line} (whether NodeName=${unsure.nodeName} names this node cannot be told)`);
+  if (unsure) return noAt(unsure, `whether NodeName=${unsure.nodeName} names this node cannot be told`);
   const lines = g.value.lines.filter((l) => isGpuLine(l) && forNode(l, i.node) === true);
   const known = ad !== null && Object.hasOwn(DETECTED, ad);
   if (ad !== null && ad !== 'off' && !known) {
@@ -81,7 +82,7 @@ export function slurmGpuOrder(i: OrderInput): OrderResult {
   };
   for (const l of lines) {
     const why = oddness(l);
-    if (why !== null) return no(` line ${l.line} (${why}${detected ? ` under AutoDetect=${detected.ad}` : ''})`);
+    if (why !== null) return noAt(l, `${why}${detected ? ` under AutoDetect=${detected.ad}` : ''}`);
   }
   // Without AutoDetect, GPUs of several types are numbered type by type in slurm.conf's order, unknown here.
   if (!detected && new Set(lines.map((l) => l.type?.toLowerCase() ?? null)).size > 1) return no(` has GPU lines of several Type= for this node`);
@@ -91,13 +92,13 @@ export function slurmGpuOrder(i: OrderInput): OrderResult {
       const n = deviceMinor(f);
       const bdf = n === null ? undefined : m.value.get(n);
       const why = n === null || bdf === undefined ? `${f} is ${n !== null ? 'no GPU of this node' : 'not a /dev/nvidiaN node'}` : gpus.some((x) => x.minor === n) ? `${f} twice` : null;
-      if (why !== null) return no(` line ${l.line} (${why})`);
+      if (why !== null) return noAt(l, why);
       gpus.push({ bdf: bdf!.toLowerCase(), minor: n! });
     }
   }
   // Count=, where given with File=, must say as many.
   const counted = lines.find((l) => l.keys.includes('count') && Number(l.count) !== l.files.length);
-  if (counted) return no(` line ${counted.line} (Count=${counted.count} for ${counted.files.length} File=)`);
+  if (counted) return noAt(counted, `Count=${counted.count} for ${counted.files.length} File=`);
   // nvidia: a Slurm before 24.11 knows no such AutoDetect and numbers by File= order, 24.11 on by minor: derived only
   // where the two agree (which Slurm runs is not read here).
   if (detected?.ad === 'nvidia' && [...gpus].sort(DETECTED.nvidia.by).some((x, k) => x !== gpus[k])) return no(` AutoDetect=nvidia with File= not in minor order (Slurm 24.11 and later number by minor, earlier ones by File=)`);

@@ -103,6 +103,45 @@ export const cases = table('job-placement', [
     patch: gres(`AutoDetect=off\n${'Name=gpu File=/dev/nvidia0 Cores=0-47\n'.repeat(7000)}`),
     ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]),
   },
+  // gres.conf's Include lines, followed as slurmd follows them (parse_config.c _parse_include_directive): a relative
+  // name from gres.conf's own directory (slurm.conf's, where slurmd reads gres.conf), in the place the line stands.
+  {
+    name: 'valid: the GPU lines in a file gres.conf includes (Include gres.d/gpus.conf), judged as written there',
+    from: TWO,
+    patch: patches(gres('AutoDetect=off\nInclude gres.d/gpus.conf\n'), put('etc/slurm/gres.d/gpus.conf', GOOD.slice('AutoDetect=off\n'.length))),
+    subjects: [G0, G1],
+    ...both([ok(G0, L0, '0-47', L0), ok(G1, L1, '48-95', L1)]),
+  },
+  {
+    name: 'invalid: a far Cores= in an included file: the finding names that file and its line',
+    from: TWO,
+    patch: patches(gres('Include /etc/slurm/gres.d/gpus.conf\n'), put('etc/slurm/gres.d/gpus.conf', '# socket 1\nName=gpu File=/dev/nvidia0 Cores=48-95\n')),
+    ...both([far(G0, L0, '48-95', L1)]),
+  },
+  {
+    name: 'skip: an Include of a file that is not there (slurmd would not start), never the lines around it alone',
+    from: TWO,
+    patch: gres('Name=gpu File=/dev/nvidia0 Cores=0-47\nInclude gres.d/missing.conf\n'),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]),
+  },
+  {
+    name: 'skip: an Include with a glob (Slurm expands none: it skips the line or refuses the file)',
+    from: TWO,
+    patch: patches(gres('Include gres.d/*.conf\n'), put('etc/slurm/gres.d/a.conf', 'Name=gpu File=/dev/nvidia0 Cores=0-47\n')),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]),
+  },
+  {
+    name: 'skip: a gres.conf that includes itself: bounded, a skip, never a hang',
+    from: TWO,
+    patch: gres('Name=gpu File=/dev/nvidia0 Cores=0-47\nInclude gres.conf\n'),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]),
+  },
+  {
+    name: 'skip: a line Slurm refuses in an included file: not usable, said with that file',
+    from: TWO,
+    patch: patches(gres('Include gres.d/gpus.conf\n'), put('etc/slurm/gres.d/gpus.conf', 'Name=gpu File=/dev/nvidia0 Cores=zero\n')),
+    ...both([{ status: 'skip', code: 'gres-unknown', subject: '/etc/slurm/gres.conf' }]),
+  },
   {
     name: 'valid: offline CPUs (no topology directory) are not cores, the online ones still judged',
     from: TWO,

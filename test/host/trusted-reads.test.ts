@@ -1,5 +1,5 @@
-// Files the gate acts on as root besides the kernel's (slurmd's pid files, Slurm's gres.conf and slurm.conf with its
-// Includes) are read only when root alone can change them, as the config and baseline are: on this machine's live
+// Files the gate acts on as root besides the kernel's (slurmd's pid files, Slurm's gres.conf and slurm.conf with
+// their Includes) are read only when root alone can change them, as the config and baseline are: on this machine's live
 // root, real files in a private directory, their modes changed between reads. A copy in a capture is not judged.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -67,6 +67,20 @@ t.test('gres.conf: read only while root alone can change it; a capture\'s copy i
   chmodSync(path.join(root, 'etc/slurm/gres.conf'), 0o666);
   t.equal(await state(new FsHost(root), '/etc/slurm/gres.conf'), 'present', 'in a capture: read');
   t.equal(await state(live, path.join(dir, 'none.conf')), 'absent', 'missing: absent, as before');
+});
+
+t.test('a file gres.conf includes: read only while root alone can change it, as gres.conf itself', async (t) => {
+  const gres = path.join(dir, 'gres-inc.conf');
+  const inc = path.join(dir, 'gres-gpus.conf');
+  writeFileSync(gres, `AutoDetect=off\nInclude ${inc}\n`, { mode: 0o644 });
+  writeFileSync(inc, 'Name=gpu File=/dev/nvidia0\n', { mode: 0o644 });
+  const seen = async (): Promise<string> => {
+    const f = await readGres(live, gres);
+    return f.state === 'present' ? f.value.lines.map((l) => `${l.file} line ${l.line}: ${l.files.join(',')}`).join('; ') : f.state === 'unknown' ? f.why : f.state;
+  };
+  t.equal(await seen(), `${inc} line 1: /dev/nvidia0`, 'both 0644: the included line, with its file');
+  chmodSync(inc, 0o646);
+  t.equal(await seen(), `${gres}:2: Include ${inc}: not read: ${inc} is writable by anyone (mode 646)`, 'the included file writable by anyone: unknown, said');
 });
 
 t.test('slurm.conf and its Includes, for the numbering the Prolog gives the job: each root\'s alone', async (t) => {

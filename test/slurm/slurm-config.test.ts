@@ -143,6 +143,11 @@ t.test('a missing Include file and an unknown flag are said', async (t) => {
   t.same(p.plan.warnings, ['PrologFlags RunInJob is not a flag Slurm 23.11 knows: slurmctld will refuse the file']);
 });
 
+t.test('an Include with a glob: said as Slurm says it (no glob expanded), never read as a file named *', async (t) => {
+  const p = await plan(t, { [CONF]: 'ClusterName=c\nInclude conf.d/*.conf\n', '/etc/slurm/conf.d/a.conf': 'PrologFlags=Alloc\n' }, '23.11');
+  t.same(p.problems, ['/etc/slurm/slurm.conf:2: Include conf.d/*.conf: Slurm does not expand a glob (it skips the line or refuses the file)']);
+});
+
 t.test('a repeated one-value key is said, with every place', async (t) => {
   const p = await plan(t, cases[5]!.files, '22.05');
   t.same(p.plan.warnings, ['PrologFlags is set 2 times (/etc/slurm/slurm.conf:2, /etc/slurm/slurm.conf:3): Slurm 22.05 uses the last one only']);

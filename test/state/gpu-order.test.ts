@@ -90,7 +90,7 @@ t.test('AutoDetect=nvidia: every GPU by device minor, or the ones File= names wh
 });
 
 t.test('gres.conf there but not read, or holding what is not modelled: not derived, never the agreed order', async (t) => {
-  t.equal(order('Include gres.d.conf\n'), 'gres.conf not usable (line 1: "Include gres.d.conf" is not Key=Value): Slurm\'s numbering is not derived', 'Include');
+  t.equal(order('Include gres.d.conf\n'), 'gres.conf not usable (gres.conf: line 1: Include gres.d.conf not followed here): Slurm\'s numbering is not derived', 'an Include, to the parser of one text (readGres follows it: test/inventory/gres-include.test.ts)');
   t.equal(order('Name=gpu File=/dev/nvidia2,/dev/nvidia1\n'), `gres.conf line 1 (/dev/nvidia2,/dev/nvidia1 is not a /dev/nvidiaN node): ${ND}`, 'a comma list outside brackets');
   t.equal(order('Name=gpu Type=a File=/dev/nvidia1\nName=gpu Type=b File=/dev/nvidia0\n'), `gres.conf has GPU lines of several Type= for this node: ${ND}`, 'types are numbered in slurm.conf\'s order');
   t.equal(order('Name=gpu File=/dev/nvidia[1-2] Count=3\n'), `gres.conf line 1 (Count=3 for 2 File=): ${ND}`);
