@@ -4,14 +4,16 @@
 // Debian root's real `slurmd -G` (trixie/gres-order.sh), whose final File= list is Slurm's index order. Plain
 // shapes (makeCase: AutoDetect=nvidia alone or with File= lines; no AutoDetect with Name= and NodeName= lines in any
 // order; File= as one file or a bracket list in any order; another node's lines, keys in any case, tabs, comments,
-// quoted values, blanks around `=`, continued lines) must be derived and equal slurmd's; a global AutoDetect with the
+// quoted values, blanks around `=`, continued lines; includeCase: those lines split over files gres.conf includes,
+// read by the Prolog's own readGres) must be derived and equal slurmd's; a global AutoDetect with the
 // node's own, and odd shapes (oddCase: what the numbering does not model, or a typed slurm.conf Gres=), must equal
 // slurmd's wherever derived, and may say they cannot be: never another order.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'tap';
 import { ABSENT, present, unknown } from '../../src/model/fact.js';
-import { parseGresConf } from '../../src/parsers/gres-conf.js';
+import { FsHost } from '../../src/host/fs-host.js';
+import { readGres } from '../../src/inventory/placement.js';
 import { parseConf } from '../../src/slurm/conf-parse.js';
 import { nodeGpuAsk } from '../../src/slurm/node-gres.js';
 import { slurmGpuOrder } from '../../src/state/slurm-gpus.js';
@@ -25,6 +27,8 @@ interface Case {
   readonly ask: string;
   /** AutoDetect=nvml: the GPUs as NVML would list them, for slurmd's own stand-in (fake_gpus.conf, gres_gpu.c). */
   readonly fake?: string;
+  /** Files gres.conf includes, by their name under /etc/slurm/gres.d (includeCase). */
+  readonly included?: Readonly<Record<string, string>>;
 }
 
 const H100 = 'NVIDIA H100 80GB HBM3';
@@ -154,6 +158,32 @@ export function oddCase(r: (n: number) => number): Case {
 }
 
 /**
+ * A plain case whose gres.conf lines are split over files it includes (parse_config.c _parse_include_directive, the
+ * keyword in any case): a run of its lines moved into gres.d/a.conf, named relative (from slurm.conf's directory) or
+ * absolute, where the run stood; sometimes a run of that file moved on into gres.d/b.conf, included from a.conf. So
+ * the Name= lines of one file and the NodeName= lines of another meet in slurmd's order (every Name= line first).
+ */
+export function includeCase(r: (n: number) => number): Case {
+  const c = makeCase(r, (['files', 'nvidia-files'] as const)[r(2)]!);
+  const include = (name: string): string => `${['Include', 'include', 'INCLUDE'][r(3)]!}${gap(r)}${r(2) === 0 ? `gres.d/${name}` : `/etc/slurm/gres.d/${name}`}`;
+  /** `lines` with a drawn run of them (one at least) moved into `name`, and that file's text. */
+  const split = (lines: readonly string[], name: string): [string[], string] => {
+    const a = r(lines.length);
+    const b = a + 1 + r(lines.length - a);
+    return [[...lines.slice(0, a), include(name), ...lines.slice(b)], `${lines.slice(a, b).join('\n')}\n`];
+  };
+  const lines = c.gres.replace(/\\\n[ \t]*/g, ' ').split('\n').filter(Boolean);
+  const [top, a] = split(lines, 'a.conf');
+  const included: Record<string, string> = { 'a.conf': a };
+  if (r(2) === 0) {
+    const [inner, b] = split(a.split('\n').filter(Boolean), 'b.conf');
+    included['a.conf'] = `${inner.join('\n')}\n`;
+    included['b.conf'] = b;
+  }
+  return { ...c, gres: `${top.join('\n')}\n`, included };
+}
+
+/**
  * slurm.conf's lines for the node, drawn: its own line or a range holding it, the Gres= there or on a NodeName=DEFAULT
  * line before it, keys in any case, another node's line (slurmd reads past it).
  */
@@ -165,41 +195,55 @@ function nodeLines(r: (n: number) => number, ask: string): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** The minors in the order slurmGpuOrder gives Slurm's indices, or why it derives none; slurm.conf read as the Prolog reads it. */
-function derived(c: Case, nodes: string): number[] | string {
-  const g = parseGresConf(c.gres);
-  if (!g.ok) return `gres.conf: ${g.error}`;
+/**
+ * The minors in the order slurmGpuOrder gives Slurm's indices, or why it derives none: gres.conf (and the files it
+ * includes) read as the Prolog reads them (readGres, from a copy of the case under `dir`), slurm.conf's lines too.
+ */
+async function derived(c: Case, nodes: string, dir: string): Promise<number[] | string> {
+  const slurm = join(dir, 'prolog-root/etc/slurm');
+  mkdirSync(join(slurm, 'gres.d'), { recursive: true });
+  writeFileSync(join(slurm, 'gres.conf'), c.gres);
+  for (const [name, text] of Object.entries(c.included ?? {})) writeFileSync(join(slurm, 'gres.d', name), text);
+  const g = await readGres(new FsHost(join(dir, 'prolog-root')), '/etc/slurm/gres.conf');
+  if (g.state !== 'present') return `gres.conf: ${g.state === 'unknown' ? g.why : 'absent'}`;
   const entries = parseConf(nodes, 'slurm.conf').order.flatMap((o) => (o.kind === 'entry' ? [o.entry] : []));
   const a = nodeGpuAsk(entries, 'n1');
   const asked = !a.ok ? unknown(a.error) : a.value === null ? ABSENT : present(a.value);
   const models = present(new Map(c.gpus.map((x) => [x.minor, x.model ?? H100])));
-  const o = slurmGpuOrder({ gres: present(g.value), gresPath: 'gres.conf', minors: present(new Map(c.gpus.map((x) => [x.minor, x.bdf]))), node: 'n1', asked, models });
+  const o = slurmGpuOrder({ gres: g, gresPath: 'gres.conf', minors: present(new Map(c.gpus.map((x) => [x.minor, x.bdf]))), node: 'n1', asked, models });
   return o.ok ? o.gpus.map((x) => x.minor) : o.why;
 }
 
-/** `root`: an unpacked Debian root with slurmd 24.11+ (gpu/nvidia). */
-export async function gresOrderOracle(t: Test, root: string, cases = 30): Promise<void> {
+const KINDS = ['nvidia', 'nvidia-files', 'nvml', 'nvml-files', 'files', 'override', 'odd', 'include'] as const;
+type Kind = (typeof KINDS)[number];
+
+/** `root`: an unpacked Debian root with slurmd 24.11+ (gpu/nvidia). `kinds`: the shapes drawn, in turn. */
+export async function gresOrderOracle(t: Test, root: string, cases = 30, kinds: readonly Kind[] = KINDS): Promise<void> {
   const seed = Number(process.env.GDRGATE_GRES_SEED ?? Date.now() % 1_000_000);
   t.comment(`gres order: seed ${seed} (GDRGATE_GRES_SEED=${seed} draws the same cases)`);
   const r = rng(seed);
   const work = mkdtempSync('/tmp/gdrgate-gres-order-');
-  const kinds = ['nvidia', 'nvidia-files', 'nvml', 'nvml-files', 'files', 'override', 'odd'] as const;
   let derivedCount = 0;
   for (let i = 0; i < cases; i++) {
     const kind = kinds[i % kinds.length]!;
-    const c = kind === 'odd' ? oddCase(r) : makeCase(r, kind);
+    const c = kind === 'odd' ? oddCase(r) : kind === 'include' ? includeCase(r) : makeCase(r, kind);
     const dir = join(work, String(i));
     run('/bin/mkdir', [dir]);
     writeFileSync(join(dir, 'gpus'), c.gpus.map((g) => `${g.minor} ${g.bdf} ${g.model ?? H100}\n`).join(''));
     // AutoDetect=nvml: slurmd gets AutoDetect=nvidia and NVML's list from fake_gpus.conf (gres-order.sh copies it).
     writeFileSync(join(dir, 'gres.conf'), c.fake === undefined ? c.gres : c.gres.replace(/(autodetect[ \t]*=[ \t]*"?)nvml/gi, '$1nvidia'));
     if (c.fake !== undefined) writeFileSync(join(dir, 'fake_gpus.conf'), c.fake);
+    if (c.included !== undefined) {
+      run('/bin/mkdir', [join(dir, 'gres.d')]);
+      for (const [name, text] of Object.entries(c.included)) writeFileSync(join(dir, 'gres.d', name), text);
+    }
     const nodes = nodeLines(r, c.ask);
     writeFileSync(join(dir, 'nodes'), nodes);
     const s = run('/usr/bin/unshare', ['-m', '/bin/bash', join(REPO, 'test/e2e/trixie/gres-order.sh'), root, dir], { timeoutMs: 60_000 });
     const slurm = s.stdout.split('\n').filter(Boolean).map((f) => Number(f.slice('/dev/nvidia'.length)));
-    const what = `${c.gpus.map((g) => `nvidia${g.minor}=${g.bdf}`).join(' ')} | ${c.gres.trim().replace(/\n/g, ' | ')} || ${nodes.trim().replace(/\n/g, ' | ')}`;
-    const d = derived(c, nodes);
+    const files = Object.entries(c.included ?? {}).map(([name, text]) => ` || gres.d/${name}: ${text.trim().replace(/\n/g, ' | ')}`).join('');
+    const what = `${c.gpus.map((g) => `nvidia${g.minor}=${g.bdf}`).join(' ')} | ${c.gres.trim().replace(/\n/g, ' | ')}${files} || ${nodes.trim().replace(/\n/g, ' | ')}`;
+    const d = await derived(c, nodes, dir);
     const refused = /fatal:/.test(readFileSync(join(dir, 'slurmd.out'), 'utf8'));
     // Under nvml, slurm.conf asking for more GPUs than the node has is not derived (MIG instances count as GPUs there).
     const moreThanNvml = c.fake !== undefined && Number(c.ask.slice(c.ask.lastIndexOf(':') + 1)) > c.gpus.length;

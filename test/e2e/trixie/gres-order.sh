@@ -4,7 +4,7 @@
 # root's /proc/driver, /sys/bus/pci/drivers, /dev and /etc/slurm it mounts what CASE describes, so that gpu/nvidia
 # (AutoDetect=nvidia: it reads /proc/driver/nvidia/gpus/*/information and /sys/bus/pci/drivers/nvidia/*/local_cpulist)
 # and gres.conf's File= (stat'ed) find the GPUs there. CASE: gpus (lines "MINOR BDF [MODEL]"), gres.conf, nodes (slurm.conf's
-# NodeName= lines: the GPUs Slurm is told of), fake_gpus.conf (optional). Nothing outside this namespace changes; the root may run a cluster meanwhile (its /etc/slurm is untouched).
+# NodeName= lines: the GPUs Slurm is told of), fake_gpus.conf (optional), gres.d/ (optional: files gres.conf includes). Nothing outside this namespace changes; the root may run a cluster meanwhile (its /etc/slurm is untouched).
 set -eu
 R=$1 C=$2
 mount --make-rprivate /
@@ -40,6 +40,8 @@ echo CgroupPlugin=disabled >"$R/etc/slurm/cgroup.conf"
 head -c 1024 /dev/urandom >"$R/etc/slurm/slurm.key"
 chmod 600 "$R/etc/slurm/slurm.key"
 cp "$C/gres.conf" "$R/etc/slurm/gres.conf"
+# The files gres.conf includes (Include gres.d/NAME or /etc/slurm/gres.d/NAME), where the case has them.
+[ ! -d "$C/gres.d" ] || cp -r "$C/gres.d" "$R/etc/slurm/gres.d"
 # gres_gpu.c's own stand-in for NVML (AutoDetect=nvml without NVIDIA's library), where the case has one.
 [ ! -f "$C/fake_gpus.conf" ] || cp "$C/fake_gpus.conf" "$R/etc/slurm/fake_gpus.conf"
 mkdir -p "$R/var/spool/slurmd"
