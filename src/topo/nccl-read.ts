@@ -5,7 +5,8 @@ import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
 import { parseVpd } from '../parsers/vpd.js';
 import { typeOf } from '../pcie/pci-kind.js';
-import { buildNcclXml, NCCL_BDF, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
+import { BDF_RE } from '../parsers/sysfs.js';
+import { buildNcclXml, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
 import { checkNodeRoom, ncclMergedPath } from './nccl-limits.js';
 
 // The Prolog loads this module alone (one chunk in the checkout's bundle), so it hands on the renderer too.
@@ -112,12 +113,16 @@ export async function dataDirectPairs(host: Host, inv: Inventory): Promise<Map<s
   return out;
 }
 
-/** Reads the PCI attribute files not known yet; a host bridge's directory (pci0000:00) has none, so none is tried. */
+/**
+ * Reads the PCI attribute files not known yet; a host bridge's directory (pci0000:00) has none, so none is tried. A
+ * device's directory is read whatever its domain's width (10000:98:00.0, as NCCL does): only NCCL's parent rule takes
+ * four domain digits alone.
+ */
 async function readAll(host: Host, files: ReadonlyMap<string, readonly string[]>, into: Map<string, Map<string, string>>): Promise<void> {
   const todo: [dir: string, file: string][] = [];
   for (const [dir, names] of files) {
     const have = into.get(dir);
-    for (const f of names) if (!have?.has(f) && NCCL_BDF.test(dir.slice(dir.lastIndexOf('/') + 1))) todo.push([dir, f]);
+    for (const f of names) if (!have?.has(f) && BDF_RE.test(dir.slice(dir.lastIndexOf('/') + 1))) todo.push([dir, f]);
   }
   const got = await Promise.all(todo.map(async ([dir, f]) => [dir, f, await host.readText(`${dir}/${f}`)] as const));
   for (const [dir, f, r] of got) if (r.ok) setText(into, dir, f, r.value);
