@@ -231,7 +231,9 @@ export function buildNcclXml(t: Texts, endpoints: readonly NcclEndpoint[], cpu: 
 
 /**
  * NCCL's reader (src/graph/xml.cc xmlGetValue, xml.h MAX_STR_LEN 255) copies a value verbatim up to its closing
- * quote, decodes no entity, and fails topology loading ("value too long") on a value of 254 characters or more.
+ * quote, one byte at a time, decodes no entity, and fails topology loading ("value too long") on a value of 254 bytes
+ * or more. The file is UTF-8: a value's length is its bytes there (a sysfs text that was no UTF-8 reads as U+FFFD,
+ * three bytes each), not its characters.
  */
 export const NCCL_MAX_VALUE = 253;
 /** Attributes NCCL does without when a file leaves them out (it reads the CPU's affinity from sysfs itself). */
@@ -248,9 +250,10 @@ export class NcclXmlError extends Error {
 function readableAttrs(n: XmlNode, notes: string[]): (readonly [string, string])[] {
   return n.attrs.filter(([k, v]) => {
     if (UNREADABLE.test(v)) throw new NcclXmlError(`<${n.name} ${k}=${JSON.stringify(v.slice(0, 80))}>: a character NCCL's topology reader would not read as written (it decodes no entity)`);
-    if (v.length <= NCCL_MAX_VALUE) return true;
-    if (!OPTIONAL.has(k)) throw new NcclXmlError(`<${n.name} ${k}>: ${v.length} characters, NCCL's topology reader takes at most ${NCCL_MAX_VALUE}`);
-    notes.push(`<${n.name}> ${k} left out: ${v.length} characters, NCCL's topology reader takes at most ${NCCL_MAX_VALUE} (NCCL reads it from sysfs)`);
+    const bytes = Buffer.byteLength(v, 'utf8');
+    if (bytes <= NCCL_MAX_VALUE) return true;
+    if (!OPTIONAL.has(k)) throw new NcclXmlError(`<${n.name} ${k}>: ${bytes} bytes, NCCL's topology reader takes at most ${NCCL_MAX_VALUE}`);
+    notes.push(`<${n.name}> ${k} left out: ${bytes} bytes, NCCL's topology reader takes at most ${NCCL_MAX_VALUE} (NCCL reads it from sysfs)`);
     return false;
   });
 }

@@ -117,12 +117,28 @@ t.test("values NCCL's reader cannot take: a long affinity left out and said; a n
   const tree = (affinity: string, name: string): XmlNode => ({ name: 'system', attrs: [['version', '1']], subs: [{ name: 'cpu', attrs: [['numaid', '0'], ['affinity', affinity], ['arch', 'x86_64']], subs: [net(name)] }] });
   const notes: string[] = [];
   t.equal(renderNcclXml(tree(cpumap, 'mlx5_0'), 0, notes), '<system version="1">\n  <cpu numaid="0" arch="x86_64">\n    <net name="mlx5_0" dev="0"/>\n  </cpu>\n</system>\n');
-  t.same(notes, ["<cpu> affinity left out: 287 characters, NCCL's topology reader takes at most 253 (NCCL reads it from sysfs)"]);
+  t.same(notes, ["<cpu> affinity left out: 287 bytes, NCCL's topology reader takes at most 253 (NCCL reads it from sysfs)"]);
   const short = cpumap.slice(0, 253);
-  t.equal(renderNcclXml(tree(short, 'mlx5_0')).split('\n')[1], `  <cpu numaid="0" affinity="${short}" arch="x86_64">`, '253 characters: kept');
+  t.equal(renderNcclXml(tree(short, 'mlx5_0')).split('\n')[1], `  <cpu numaid="0" affinity="${short}" arch="x86_64">`, '253 bytes: kept');
   for (const bad of ['mlx5_a&b', 'x"y', 'a<b', "a'b", 'a\tb'])
     t.throws(() => renderNcclXml(tree(short, bad)), NcclXmlError, `${JSON.stringify(bad)}: refused, never escaped into what NCCL would read literally`);
   t.throws(() => renderNcclXml(tree(short, 'm'.repeat(254))), NcclXmlError, 'a net name too long: refused (NCCL needs it)');
+  // NCCL counts bytes (fread, one char at a time); the file is UTF-8, so a value's length is its bytes there. A text
+  // that is no UTF-8 (a sysfs file's 0xff bytes) reads as U+FFFD, three bytes each.
+  const said = (v: XmlNode): unknown => {
+    try {
+      return renderNcclXml(v);
+    } catch (e) {
+      return e instanceof NcclXmlError ? e.message : e;
+    }
+  };
+  t.equal(said(tree(short, '\u00e9'.repeat(127))), "<net name>: 254 bytes, NCCL's topology reader takes at most 253", '127 two-byte characters: 254 bytes, refused');
+  t.equal(said(tree(short, '\ufffd'.repeat(100))), "<net name>: 300 bytes, NCCL's topology reader takes at most 253", '100 undecodable bytes: 300 bytes as written');
+  t.equal(said(tree(short, '\u00e9'.repeat(126))), `<system version="1">\n  <cpu numaid="0" affinity="${short}" arch="x86_64">\n    <net name="${'\u00e9'.repeat(126)}" dev="0"/>\n  </cpu>\n</system>\n`, '252 bytes: kept');
+  const wideMap = '\u00e9'.repeat(127);
+  const notesWide: string[] = [];
+  t.equal(renderNcclXml(tree(wideMap, 'mlx5_0'), 0, notesWide).split('\n')[1], '  <cpu numaid="0" arch="x86_64">', 'an affinity of 254 bytes: left out');
+  t.same(notesWide, ["<cpu> affinity left out: 254 bytes, NCCL's topology reader takes at most 253 (NCCL reads it from sysfs)"]);
   t.throws(() => escapeAttr('a&b'), NcclXmlError);
   t.equal(escapeAttr('0000:18:00.0'), '0000:18:00.0');
 });
