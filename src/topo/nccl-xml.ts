@@ -209,6 +209,9 @@ export function buildNcclXml(t: Texts, endpoints: readonly NcclEndpoint[], cpu: 
     if (e) return e;
     const kind = kindOf.get(p) ?? 'bridge';
     e = { name: 'pci', attrs: pciAttrs(t, p, kind), subs: [] };
+    // topo.cc ncclTopoAddPci requires a class of every pci element ("Attribute class of node pci not found", the
+    // communicator's init fails); an endpoint has NCCL's own, a bridge whose file cannot be read has none.
+    if (!e.attrs.some(([k]) => k === 'class')) throw new NcclXmlError(`<pci busid="${baseOf(p).toLowerCase()}">: its class could not be read (${p}/class): NCCL requires it of every pci element of a topology file`);
     made.set(p, e);
     const up = ncclParent(p);
     insertSorted('cpuOf' in up ? cpuFor(up.cpuOf) : element(up.pci), e);
