@@ -10,6 +10,8 @@ export const LINTIAN_OVERRIDES = [
   'gdrgate: embedded-library zlib [usr/lib/gdrgate/node]',
   "# Node.js's release build is not PIE; relinking it is not the packager's to do.",
   'gdrgate: hardening-no-pie [usr/lib/gdrgate/node]',
+  "# The package's own program, at the path this package installs it: a gdrgate earlier on PATH (/usr/local/bin) is another.",
+  'gdrgate: command-with-path-in-maintainer-script /usr/sbin/gdrgate (plain script) [postinst:*]',
   '# Not uploaded to Debian: no bug to close.',
   'gdrgate: initial-upload-closes-no-bugs',
   '',
@@ -20,8 +22,9 @@ export const LINTIAN_OVERRIDES = [
 export const POSTINST = [
   'command -v systemd-tmpfiles >/dev/null && systemd-tmpfiles --create gdrgate.conf || true',
   '[ -d /run/systemd/system ] && systemctl daemon-reload || true',
-  // (by name: the maintainer scripts run with /usr/sbin on PATH, and lintian wants no path there)
-  'gdrgate startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (gdrgate startup-snapshot tries again)" >&2',
+  // The package's own program by its path: sudo's secure_path and dpkg put /usr/local/bin before /usr/sbin, where
+  // `npm install -g gdrgate` puts another gdrgate (whose blob goes beside itself, never to /var/lib/gdrgate).
+  '/usr/sbin/gdrgate startup-snapshot >/dev/null || echo "gdrgate: no startup snapshot made; the Slurm wrappers run without it (/usr/sbin/gdrgate startup-snapshot tries again)" >&2',
   // An agent running the old code restarts itself on the change (it watches its file); one started now is new.
   '[ -d /run/systemd/system ] && systemctl try-restart gdrgate-agent.service >/dev/null 2>&1 || true',
   '',
