@@ -1,6 +1,6 @@
 // Directories as values: whether one the gate reads its own records from is root's alone (a record another user could
 // remove, or put an older one of root's back, in a directory they can write is not what the gate wrote), and why this
-// process cannot make a file in one.
+// process cannot make a file in one, and how much room is left in one.
 import fs from 'node:fs';
 import { assertSafeDir, errno } from './files.js';
 
@@ -21,5 +21,15 @@ export function cannotWriteIn(dir: string): string | null {
     return null;
   } catch (e) {
     return `${dir}: ${errno(e)} (this user cannot make a file there)`;
+  }
+}
+
+/** The bytes this process may still write on the file system holding `dir` (statfs(2) f_bavail × f_bsize); null where it cannot be told. */
+export function freeBytes(dir: string): number | null {
+  try {
+    const s = fs.statfsSync(dir);
+    return s.bavail * s.bsize;
+  } catch {
+    return null;
   }
 }

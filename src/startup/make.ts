@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { ConfigError, UsageError } from '../errors.js';
 import { exists } from '../host/entries.js';
 import { ExecaExec, type ExecResult } from '../host/exec.js';
-import { writeAtomic, writeNew } from '../host/files.js';
-import { cannotWriteIn } from '../host/safe-dir.js';
+import { errno, writeAtomic, writeNew } from '../host/files.js';
+import { cannotWriteIn, freeBytes } from '../host/safe-dir.js';
 import { untrustedReason } from '../host/trust.js';
 import { readBytes } from '../host/whole-file.js';
 import { seal } from './blob-seal.js';
@@ -61,6 +61,18 @@ export function bundledCapture(program: string): string | null {
   return candidates.find((f) => exists(f)) ?? null;
 }
 
+/**
+ * A build that failed where its work directory's file system is full (ENOSPC, EDQUOT, or Node aborting as it wrote
+ * the blob, which gives no errno: under 1 MiB left there): a refusal (exit 2) in one line, as for the blob's own
+ * directory, never an internal error with Node's abort and a stack in the installer's output. Else null.
+ */
+function workFull(tmp: string, out: string, e: unknown): UsageError | null {
+  if (e instanceof UsageError) return null; // said already (the blob's own directory full)
+  const free = freeBytes(tmp);
+  if (errno(e) !== 'ENOSPC' && errno(e) !== 'EDQUOT' && (free === null || free >= 2 ** 20)) return null;
+  return new UsageError(`not making ${out}: ${tmp} is full, where the build makes about 20 MiB of files (TMPDIR names another)`, { cause: e });
+}
+
 function must(what: string, r: ExecResult): string {
   if (r.exitCode === 0) return r.stdout;
   const why = r.error ?? (r.timedOut ? 'timed out' : `exit ${r.exitCode}`);
@@ -76,7 +88,8 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
   const run = (args: string[], env: Record<string, string> = {}, timeoutMs = BUILD_TIMEOUT_MS): Promise<ExecResult> =>
     exec.run(node, args, { timeoutMs, env: { ...process.env, ...job, ...env } });
   const uid = process.getuid?.() ?? 0;
-  sweepWorkDirs(tmpdir(), uid);
+  const tmp = tmpdir();
+  sweepWorkDirs(tmp, uid);
   // As root (on a node): where the wrappers (rootonly) would never start it, it is not made; said before the build,
   // not after it, when every Prolog would pass it over.
   const where = uid === 0 ? untrustedReason(path.dirname(a.out), 0) : null;
@@ -95,8 +108,10 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
       if (now.exitCode === 0 && now.stdout.trim() === versionLine()) return `${a.out}: up to date (${versionLine()})`;
     } else notUsed = `; the one there was not used: ${untrusted}`;
   }
-  // A private directory (0700): nobody can plant a link where the builder writes (work-dir.ts: removed however it ends).
-  return withWorkDir(tmpdir(), async (work) => {
+  // Its work directory's place (TMPDIR), said before the build as the blob's directory is.
+  const noWork = cannotWriteIn(tmp);
+  if (noWork !== null) throw new UsageError(`not making ${a.out}: no work directory in TMPDIR: ${noWork}`);
+  const build = async (work: string): Promise<string> => {
     const configs: string[] = [];
     for (const [i, root] of a.warmUp.entries()) {
       const baseline = path.join(work, `warm-up-${i}.baseline.json`);
@@ -123,5 +138,12 @@ export async function makeStartupSnapshot(a: MakeArgs): Promise<string> {
       throw new UsageError(`not making ${a.out}: ${(e as Error).message}`, { cause: e }); // ENOSPC, EDQUOT, EIO: said, not a crash
     }
     return `${a.out}: startup snapshot of ${program} (${(bytes.length / 2 ** 20).toFixed(1)} MiB, ${configs.length} warm-up run(s)), ${versionLine()}${notUsed}`;
-  });
+  };
+  // A private directory (0700): nobody can plant a link where the builder writes (work-dir.ts: removed however it ends).
+  // A full file system is told while the build's files still fill it.
+  return withWorkDir(tmp, (work) =>
+    build(work).catch((e: unknown) => {
+      throw workFull(tmp, a.out, e) ?? e;
+    }),
+  );
 }
