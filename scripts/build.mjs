@@ -23,6 +23,9 @@ await Promise.all(Object.values(SHAPES).map((s) => build(s)));
 chmodSync('dist/cli.js', 0o755);
 // The one-file program is started by a Node (the packages' /usr/sbin/gdrgate, the wrappers), never by itself: no #! line.
 for (const f of ['dist/gdrgate.cjs', 'dist/fleet-read-worker.cjs', 'dist/config-read-worker.cjs']) writeFileSync(f, readFileSync(f, 'utf8').replace(/^#!.*\n/, ''));
+// Its first line is its build id (src/startup/build-id.ts): a startup snapshot knows its own program by it.
+const { stampBuildId } = await import(pathToFileURL(path.resolve('dist/startup/build-id.js')).href);
+writeFileSync('dist/gdrgate.cjs', stampBuildId(readFileSync('dist/gdrgate.cjs', 'utf8')));
 
 // The blob, warmed up on the bundled capture and the generated DGX-1 tree, made as `gdrgate startup-snapshot` makes
 // it on a node; skipped with GDRGATE_NO_BLOB=1 (the wrappers then run the program).

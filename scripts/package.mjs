@@ -177,9 +177,7 @@ async function deb(root, list, arch) {
       `Architecture: ${ARCHES[arch].deb}`,
       `Maintainer: ${MAINTAINER}`,
       `Installed-Size: ${kib}`,
-      // What the carried Node links against (test/package/depends.test.ts): GLIBC_2.28, GLIBCXX_3.4.21 (GCC 5); libgcc_s
-      // under its name before bullseye too.
-      'Depends: libc6 (>= 2.28), libstdc++6 (>= 5.2), libgcc-s1 | libgcc1',
+      'Depends: libc6 (>= 2.28), libstdc++6 (>= 5.2), libgcc-s1 | libgcc1', // what the carried Node needs: depends.test.ts
       // Sites run their own Slurm build: never pull Debian's in.
       'Recommends: logrotate',
       'Enhances: slurmd',

@@ -3,13 +3,12 @@
 // start-up and its checks, not the loading and compiling of ~1 MB of code. A snapshot loads only in the Node
 // build, with the V8 flags and on the CPU that made it, so it is made where it runs (`gdrgate startup-snapshot`,
 // src/startup/make.ts) and the Slurm wrappers fall back to the plain program when it is refused.
-import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { startupSnapshot } from 'node:v8';
 import { gateCommand } from './gate.js';
 import { runCli } from './run.js';
 import { realPath } from '../host/entries.js';
-import { readBytes } from '../host/whole-file.js';
+import { programIdentity as identity } from '../startup/build-id.js';
 import { blobOf, fileSealProblem } from '../startup/blob-seal.js';
 import { setLogFile } from '../log.js';
 // Loaded by gateCommand only on a passing prolog (and then node:crypto with it): here it is in the blob.
@@ -19,22 +18,6 @@ import '../state/prolog.js';
 export const STALE_EXIT = 10;
 /** The exit code of a blob cut short or never sealed (blob-seal.ts): the wrappers run the plain program instead. */
 export const DAMAGED_EXIT = 11;
-
-/**
- * The program as it is now: the sha256 of its bytes. Its size and modification time are not enough: dpkg-deb and
- * rpmbuild clamp every file's mtime to SOURCE_DATE_EPOCH (the last commit's time, or the %changelog day's), so two
- * builds of one commit with a change not committed, or rpms of two commits of one day, may differ in content alone,
- * one size and time, and the blob ran the first one's code (an upgrade whose postinst could not remake it). Its
- * device and inode change where the file does not (an NFS root, a stateless image unpacked at boot). One read of the
- * program (1.5 MB) and its hash per start of the blob.
- */
-function identity(file: string): string {
-  try {
-    return createHash('sha256').update(readBytes(file)).digest('hex');
-  } catch (e) {
-    return `unreadable: ${(e as Error).message}`;
-  }
-}
 
 /**
  * Whether `cli` (what a wrapper would run) is `program` (what the blob was made of), or the program's other shape

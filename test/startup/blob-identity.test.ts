@@ -1,7 +1,8 @@
 // A startup snapshot serves its program only while the program holds the same bytes: a rebuild of the same size and
 // modification time (dpkg-deb and rpmbuild clamp every file's mtime to SOURCE_DATE_EPOCH, so two builds of one commit
 // differ in content alone) is stale (exit 10), and `startup-snapshot --if-needed` remakes its blob; the same bytes
-// under another modification time (a reinstall, a copy) are still the blob's program.
+// under another modification time (a reinstall, a copy) are still the blob's program. The program is known by the
+// build id `npm run build` writes as its first line (src/startup/build-id.ts), and its size.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -9,6 +10,7 @@ import t from 'tap';
 import { REPO } from '../helpers/paths.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { sealBlob } from '../helpers/seal.js';
+import { stampBuildId } from '../../src/startup/build-id.js';
 
 const CAPTURE = path.join(REPO, 'examples/h200-vm.tar.gz');
 // The commit time a reproducible build clamps every file's mtime to (SOURCE_DATE_EPOCH=$(git log -1 --format=%ct)).
@@ -37,7 +39,7 @@ t.test('a rebuild with other bytes, the same size and the same modification time
   t.equal(report.code, 0, report.stderr);
   t.equal(report.stdout.split('\n')[0]!.split(' ')[0], 'gdrgate', 'the blob of the first build judges');
   t.equal(built.split('`gdrgate ${').length > 1, true, 'the report line is built in the bundle');
-  const rebuilt = built.replaceAll('`gdrgate ${', '`GDRGATE ${');
+  const rebuilt = stampBuildId(built.replaceAll('`gdrgate ${', '`GDRGATE ${'));
   install(rebuilt);
   t.same([statSync(program).size, statSync(program).mtimeMs], [Buffer.byteLength(built), EPOCH * 1000], 'the size and modification time of the first build');
   t.same(fromBlob(['check', '--root', CAPTURE]), stale, 'never the first build’s code');
@@ -46,7 +48,7 @@ t.test('a rebuild with other bytes, the same size and the same modification time
 });
 
 t.test('startup-snapshot --if-needed remakes the blob of such a rebuild', async (t) => {
-  install(built.replaceAll('`gdrgate ${', '`GDRGATE ${'));
+  install(stampBuildId(built.replaceAll('`gdrgate ${', '`GDRGATE ${')));
   const r = spawnSync(process.execPath, [program, 'startup-snapshot', '--if-needed', '--out', blob, '--warm-up', CAPTURE], { encoding: 'utf8', timeout: 300_000 });
   t.equal(r.status, 0, r.stderr);
   t.equal(r.stdout.startsWith(`${blob}: startup snapshot of ${program} (`), true, r.stdout);
@@ -54,7 +56,15 @@ t.test('startup-snapshot --if-needed remakes the blob of such a rebuild', async 
 });
 
 t.test('the same bytes under another modification time: still the blob’s program', async (t) => {
-  install(built.replaceAll('`gdrgate ${', '`GDRGATE ${'), EPOCH + 86_400);
+  install(stampBuildId(built.replaceAll('`gdrgate ${', '`GDRGATE ${')), EPOCH + 86_400);
   t.equal(fromBlob(['check', '--root', CAPTURE]).stdout, report.stdout.replace(/^gdrgate /, 'GDRGATE '));
   t.equal(fromBlob(['version']).code, 0);
+});
+
+t.test('the build line: the sha256 of the code after it; an edit by hand that keeps it but not the size: stale', async (t) => {
+  t.equal(stampBuildId(built), built, 'dist/gdrgate.cjs carries its own id');
+  t.equal(built.slice(0, 24), '// gdrgate-build sha256:', 'its first line');
+  const current = readFileSync(program, 'utf8');
+  install(current.replace('`GDRGATE ${', '`GDRGATE! ${'), EPOCH + 86_400);
+  t.same(fromBlob(['version']), stale);
 });
