@@ -41,33 +41,61 @@ export function outermost(mounts: readonly string[]): string[] {
 
 /** Passes over the mount table: a mount moved, or one stacked under another, is found on a later one. */
 const PASSES = 4;
+/** Bytes of mount point paths one umount is given (far below ARG_MAX: 1000 paths of 4096 bytes would pass it). */
+const ARGS_BYTES = 128 * 1024;
+
+/** `mps` in runs of at most ARGS_BYTES of path. */
+function batches(mps: readonly string[]): string[][] {
+  const out: string[][] = [];
+  let size = ARGS_BYTES;
+  for (const mp of mps) {
+    if (size + mp.length + 1 > ARGS_BYTES) {
+      out.push([]);
+      size = 0;
+    }
+    out.at(-1)!.push(mp);
+    size += mp.length + 1;
+  }
+  return out;
+}
 
 /**
  * Detaches the mounts `list()` names (umount2 MNT_DETACH: each leaves the tree at once and nothing asks its file
  * system). Only the outermost are named to umount: a path through a user's mount is looked up by their file system,
- * which may answer with a link. Before each, `take(mp)` makes every directory above the mount point root's alone; one
- * it throws for is left mounted. Then the table is read again and the mount detached only if it is still listed at
+ * which may answer with a link. Before, `take(mp)` makes every directory above each mount point root's alone; one
+ * it throws for is left mounted. Then the table is read again and a mount detached only if it is still listed at
  * that path: the kernel looks the path up again at umount(2), and a user who swapped a directory above it for a decoy
  * before the lock (a link where the mount was) would otherwise aim the detach at any mount on the node. A mount moved
- * so, or one stacked under another, is taken on the next pass. Returns what could not be detached (empty: none left).
+ * so, or one stacked under another, is taken on the next pass. One umount for all of a pass's mounts (a few, for
+ * thousands of long paths): a user may have as many as fusermount's mount_max (1000 by default), and a process each
+ * held the Epilog for seconds before its deadline counts. Returns what could not be detached (empty: none left).
  */
 export async function detachMounts(list: () => readonly string[], take: (mp: string) => void, exec: Exec = new ExecaExec()): Promise<string[]> {
   const left = new Map<string, string>();
   for (let pass = 0; pass < PASSES; pass++) {
     const outer = outermost(list()).filter((mp) => !left.has(mp));
     if (!outer.length) break;
+    const taken: string[] = [];
     for (const mp of outer) {
       try {
         take(mp);
+        taken.push(mp);
       } catch (e) {
         left.set(mp, `${mp}: not detached, its path not taken back (${(e as Error).message})`);
-        continue;
       }
-      if (!list().includes(mp)) continue; // moved before the lock: found where it is now on the next pass
+    }
+    const listed = new Set(list());
+    // Moved before the lock: found where it is now on the next pass.
+    for (const run of batches(taken.filter((mp) => listed.has(mp)))) {
       // The module that runs umount loaded first: its 5 s are umount's own, not a loaded node's module loading.
       await exec.ready?.();
-      const r = await exec.run(UMOUNT, ['--lazy', '--no-canonicalize', '--', mp], { timeoutMs: 5_000 });
-      if (r.exitCode !== 0) left.set(mp, `${mp}: ${r.error ?? (r.timedOut ? 'umount timed out' : r.stderr.trim() || `umount exit ${String(r.exitCode)}`)}`);
+      const r = await exec.run(UMOUNT, ['--lazy', '--no-canonicalize', '--', ...run], { timeoutMs: 5_000 });
+      if (r.exitCode === 0) continue;
+      // Which of them failed: those still listed (umount goes on past one it cannot detach, and says each).
+      const why = r.error ?? (r.timedOut ? 'umount timed out' : null);
+      const said = r.stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+      const still = new Set(list());
+      for (const mp of run) if (still.has(mp)) left.set(mp, `${mp}: ${why ?? said.find((l) => l.startsWith(`umount: ${mp}: `)) ?? (said.join('; ') || `umount exit ${String(r.exitCode)}`)}`);
     }
   }
   return [...left.values(), ...list().filter((mp) => !left.has(mp)).map((mp) => `${mp}: still mounted`)];
