@@ -33,8 +33,6 @@ export function notExecutable(p: string): string | null {
 }
 export const chmod = (p: string, mode: number): void => fs.chmodSync(p, mode);
 export const chown = (p: string, uid: number, gid: number): void => fs.chownSync(p, uid, gid);
-/** chown of the name itself, a link not followed. */
-export const lchown = (p: string, uid: number, gid: number): void => fs.lchownSync(p, uid, gid);
 
 /**
  * Moves src to dst but never replaces dst (link + unlink: Node has no RENAME_NOREPLACE), so two moves that

@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 
 export type { Stats } from 'node:fs';
-export const { O_RDONLY, O_WRONLY, O_RDWR, O_APPEND, O_CREAT, O_NONBLOCK, O_NOFOLLOW } = fs.constants;
+export const { O_RDONLY, O_WRONLY, O_RDWR, O_APPEND, O_CREAT, O_NONBLOCK, O_NOFOLLOW, O_DIRECTORY } = fs.constants;
 
 /** open(2) of `file` with `flags` (and `mode` when it creates; 0666 less the umask when not given). */
 export const openFd = (file: string, flags: number, mode?: number): number => fs.openSync(file, flags, mode);

@@ -6,7 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { listNames, makeDirs, removeDir, someNames } from '../host/dirs.js';
-import { chmod, lchown, lstat, rename, unlink } from '../host/entries.js';
+import { chmod, lstat, rename, unlink } from '../host/entries.js';
+import { closeFd, fchmodFd, fchownFd, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, openFd } from '../host/fd.js';
 import { assertSafeAbove, errno, lstatOrNull, writeAtomic } from '../host/files.js';
 import { mountAt, mountsBelow } from '../host/mounts.js';
 import { untrustedReason } from '../host/trust.js';
@@ -59,13 +60,24 @@ export type RemoveResult = { readonly ok: true; readonly removed: boolean } | { 
 
 /**
  * Locks `dir` to this process's euid with mode 0700. The caller guarantees `dir`'s parent is already locked,
- * so the name cannot be re-pointed between the lstat and the chmod.
+ * so the name cannot be re-pointed meanwhile. Changed through a descriptor opened as a directory, never following a
+ * link: a name the user swapped for a hard link to a file (one inode: its owner and mode are the file's, wherever it
+ * lies) or for a symbolic link is refused before anything changes.
  */
 export function lockDir(dir: string): void {
-  lchown(dir, process.geteuid?.() ?? 0, process.getegid?.() ?? 0);
-  const st = lstat(dir);
-  if (!st.isDirectory()) throw new Error(`${dir} changed type while being locked`);
-  chmod(dir, 0o700);
+  let fd: number;
+  try {
+    fd = openFd(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (e) {
+    if (errno(e) === 'ENOTDIR' || errno(e) === 'ELOOP') throw new Error(`${dir} changed type while being locked`, { cause: e });
+    throw e;
+  }
+  try {
+    fchownFd(fd, process.geteuid?.() ?? 0, process.getegid?.() ?? 0);
+    fchmodFd(fd, 0o700);
+  } finally {
+    closeFd(fd);
+  }
 }
 
 /**
