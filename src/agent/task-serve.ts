@@ -24,22 +24,41 @@ export const REPLY_MS = 250;
  * The TaskProlog requests one user may have judged by the agent, over all their jobs: a burst (a step's first tasks on a
  * node ask at once, one per view; several steps at once) and a steady rate after it. Without it, one user's jobs
  * flooding with proven requests held the one thread, and other jobs' Prologs fell back to Node (the review of e8e7aec:
- * ten such jobs, other jobs' Prologs from 26-52 ms to 1-1.8 s).
+ * ten such jobs, other jobs' Prologs from 26-52 ms to 1-1.8 s). A turn pays for `turnMs` of the thread; a request that
+ * held it longer pays a turn for each `turnMs` more after it (its facts are the user's to write, up to 256 KiB: one that
+ * large took ~40-250 ms to read and parse where a node's ~8 KiB takes ~1.5 ms, and the count alone let such requests
+ * keep the thread busy).
  */
-export const TASK_BUDGET = { burst: 64, perSecond: 16 } as const;
+export const TASK_BUDGET = { burst: 64, perSecond: 16, turnMs: 4 } as const;
+
+type Budget = { readonly burst: number; readonly perSecond: number; readonly turnMs?: number };
 
 /** A token bucket a uid, shared by every job's queue. */
 export class TaskBudget {
   private readonly by = new Map<number, { tokens: number; at: number }>();
-  constructor(private readonly b: { readonly burst: number; readonly perSecond: number } = TASK_BUDGET) {}
+  constructor(private readonly b: Budget = TASK_BUDGET) {}
+
+  /** `uid`'s tokens now (refilled since last seen). */
+  private now(uid: number, now: number): number {
+    const was = this.by.get(uid) ?? { tokens: this.b.burst, at: now };
+    return Math.min(this.b.burst, was.tokens + ((now - was.at) / 1000) * this.b.perSecond);
+  }
 
   /** Whether `uid` may have one more request judged now (and counts it). */
   take(uid: number, now = performance.now()): boolean {
-    const was = this.by.get(uid) ?? { tokens: this.b.burst, at: now };
-    const tokens = Math.min(this.b.burst, was.tokens + ((now - was.at) / 1000) * this.b.perSecond);
+    const tokens = this.now(uid, now);
     const ok = tokens >= 1;
     this.by.set(uid, { tokens: ok ? tokens - 1 : tokens, at: now });
     return ok;
+  }
+
+  /**
+   * Charges `uid` for a request of theirs that held the thread `ms`: past the turn take() counted, one more a `turnMs`,
+   * at most a burst's worth (the bucket may go below zero: their next requests wait until it has refilled).
+   */
+  spend(uid: number, ms: number, now = performance.now()): void {
+    const more = Math.min(this.b.burst, Math.floor(ms / (this.b.turnMs ?? TASK_BUDGET.turnMs)));
+    if (more > 0) this.by.set(uid, { tokens: this.now(uid, now) - more, at: now });
   }
 }
 
@@ -108,6 +127,8 @@ export function serveTasks(fd: number, o: { readonly config: string; readonly li
           const asked = { req: req.value, pipe };
           const t0 = performance.now();
           const judged = await answerTask(req.value, o.config, o.live).catch((e: Error): TaskAnswer => ({ ok: false, why: `the agent could not judge: ${e.message}` }));
+          // What it held the thread for (awaits included: what others did meanwhile is a little more, never less).
+          o.budget.spend(uid, performance.now() - t0);
           // Code changed on disk since the start (an upgrade): no answer of the old code's, as for a Prolog (serve.ts).
           const changed = !judged.ok && judged.silent ? null : (o.upgraded?.() ?? null);
           const a: TaskAnswer = changed === null ? judged : { ok: false, why: changed };

@@ -22,6 +22,16 @@ t.test('the bucket: a burst, then the rate; each uid its own', async (t) => {
   t.same(takes(1000, 499, 1), [false], 'half a token after 499 ms');
   t.same(takes(1000, 500, 2), [true, false], 'one after 500 ms at 2 a second');
   t.same(takes(1000, 60_500, 5), [true, true, true, true, false], 'never more than the burst, however long the wait');
+  // What a request held the thread for: past its turn, a turn each turnMs more (task-budget-cost.test.ts).
+  const c = new TaskBudget({ burst: 4, perSecond: 2, turnMs: 4 });
+  c.spend(2000, 3.9, 0);
+  t.same(Array.from({ length: 5 }, () => c.take(2000, 0)), [true, true, true, true, false], 'under turnMs: the turn take() counted is all');
+  c.spend(2001, 8, 0);
+  t.same(Array.from({ length: 3 }, () => c.take(2001, 0)), [true, true, false], '8 ms: two turns more');
+  c.spend(2002, 60_000, 0);
+  t.same([c.take(2002, 0), c.take(2002, 499), c.take(2002, 500)], [false, false, true], 'a minute: a burst more at most (a full bucket emptied), then a turn at the rate (2 a second)');
+  c.spend(2002, 60_000, 500);
+  t.same([c.take(2002, 500), c.take(2002, 2499), c.take(2002, 3100)], [false, false, true], 'again at once: below zero, a turn again some 2.5 s later');
 });
 
 if (process.getuid?.() !== 0) t.skip('needs root (the agent is root, the requests come from another uid)', () => {});
