@@ -5,6 +5,7 @@ import { requireListingWithin, requireWithin } from './limits.js';
 import { type Bdf, type Inventory, type NumaNode, type PciDevice, UNPLACED } from '../model/inventory.js';
 import { parseKernelRelease, parseModuleStates } from '../parsers/procfs.js';
 import { type CpuRanges, parseCpuList } from '../parsers/sysfs.js';
+import { kernelCmdline } from '../parsers/pci-cmdline.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
@@ -110,7 +111,8 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     // Which boot the AER counters count from (pcie-aer's growth); one small read. A UUID ("%pU", drivers/char/random.c)
     // or unknown: an empty or torn one is no boot, and would read as another boot (a reset) or the same one.
     factParsed(host, '/proc/sys/kernel/random/boot_id', (s) => (BOOT_ID.test(s) ? { ok: true, value: s } : { ok: false, error: `not a boot id: ${JSON.stringify(s.slice(0, 40))}` }), notes, 'absent'),
-    factText(host, '/proc/cmdline', notes), // read once: the IOMMU and the payload readers both use it
+    // Read once, and judged a command line once: the IOMMU and the payload readers both use it.
+    factParsed(host, '/proc/cmdline', kernelCmdline, notes, 'absent'),
   ]);
   const byBdf = new Map(skeletons.map((s) => [s.bdf, s]));
   const gpuSk = skeletons.filter(isGpu);

@@ -19,12 +19,22 @@ export interface PciCmdline {
 const MAX = 64 * 1024;
 
 /**
+ * The text as the kernel's command line, or why it cannot be one (control characters, longer than MAX). Judged once
+ * where /proc/cmdline is read (inventory/build.ts), so that every reader of it (IOMMU, PCI payload) sees one fact.
+ */
+export function kernelCmdline(text: string): Parsed<string> {
+  if (text.length > MAX || /[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) return { ok: false, error: 'not a kernel command line (control characters, or longer than 64 KiB)' };
+  return { ok: true, value: text };
+}
+
+/**
  * The kernel's own reading: words split at spaces, `"…"` kept together (lib/cmdline.c next_arg), nothing after
  * a bare `--` (arguments for init). Every `pci=` is applied in turn, each of its comma-separated options too, and
  * the options are matched by prefix as pci_setup does (strncmp): the last one given wins.
  */
 export function parsePciCmdline(text: string): Parsed<PciCmdline> {
-  if (text.length > MAX || /[\u0000-\u0008\u000b-\u001f\u007f]/.test(text)) return { ok: false, error: 'not a kernel command line (control characters, or longer than 64 KiB)' };
+  const line = kernelCmdline(text);
+  if (!line.ok) return line;
   let busPolicy: BusPolicy | null = null;
   let aspm: PciCmdline['aspm'] = null;
   for (const [key, value] of cmdlineParams(text)) {
