@@ -1,6 +1,6 @@
 // A Host that answers exactly one drill fault differently and passes every other read through unchanged; how the
 // fault changes a read is its area record's staging (areas/*.ts).
-import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX, wholeText } from '../host/host.js';
+import { type AccessAnswer, type Host, type ReadResult, type StatInfo, textMax, wholeText } from '../host/host.js';
 import type { Staging } from '../areas/types.js';
 import { faultSpec, type Fault } from './fault.js';
 
@@ -41,7 +41,7 @@ export class DrillHost implements Host {
   }
 
   async readText(p: string): Promise<ReadResult<string>> {
-    return wholeText(await this.readBytes(p, TEXT_MAX + 1), p);
+    return wholeText(await this.readBytes(p, textMax(p) + 1), p);
   }
 
   readLink(p: string): Promise<ReadResult<string>> {

@@ -2,7 +2,7 @@
 import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
 import { LEAVES_ROOT, Resolver } from './fs-resolve.js';
-import { type AccessAnswer, cutShort, type Host, type ReadResult, type StatInfo, TEXT_MAX } from './host.js';
+import { type AccessAnswer, cutShort, type Host, type ReadResult, type StatInfo, textMax, tooLarge } from './host.js';
 import { untrustedReason } from './trust.js';
 
 /** Thrown for an open descriptor that is not a regular file: its message is the whole reason. */
@@ -131,8 +131,9 @@ export class FsHost implements Host {
   /** As readBytes(p) decoded, without the copy: the text is decoded from `scratch` itself; whole, or not at all. */
   readText(p: string): Promise<ReadResult<string>> {
     return sync(() => {
-      const len = this.readInto(clean(p), TEXT_MAX + 1); // first: a long file replaces `scratch`
-      if (len > TEXT_MAX) throw Object.assign(new Error(`${p}: larger than ${TEXT_MAX >> 20} MiB, not read`), { code: NOT_REGULAR });
+      const k = clean(p);
+      const len = this.readInto(k, textMax(k) + 1); // first: a long file replaces `scratch`
+      if (len > textMax(k)) throw Object.assign(new Error(tooLarge(p)), { code: NOT_REGULAR });
       const cut = cutShort(p, len ? scratch[len - 1] : undefined);
       if (cut) throw Object.assign(new Error(cut), { code: NOT_REGULAR });
       return scratch.toString('utf8', 0, len);

@@ -15,6 +15,36 @@ export type ReadResult<T> =
 /** readText's bound: a text larger than this is not read (a failed read), never handed over cut short. */
 export const TEXT_MAX = 16 << 20;
 
+/** One page of the largest size the gate's architectures use (arm64's 64K pages). */
+const PAGE_MAX = 64 << 10;
+/**
+ * Kernel text files the gate reads whole whose size the kernel bounds far below TEXT_MAX. Larger, the file is none the
+ * kernel wrote (a capture or snapshot made up, or broken), and parsing it is one synchronous stretch no deadline
+ * interrupts: 16 MiB of /proc/modules held a Prolog 2.2 s past a 1 s deadline, a GPU's `resource` 1.3 s.
+ */
+const KERNEL_TEXT: readonly (readonly [RegExp, number])[] = [
+  // fs/sysfs/file.c sysfs_kf_seq_show: a text attribute's show() fills one page (binary ones, config, vpd, are readBytes').
+  [/^\/sys\//, PAGE_MAX],
+  // One record each: the command line (COMMAND_LINE_SIZE ≤ 4096, bootconfig's 32 KiB), uname, sysctl strings,
+  // fs/proc/base.c proc_pid_status (a few CPU and node masks) and comm; the NVIDIA driver's few lines. (A <pid>/limits
+  // row the gate does not know is passed over, and memlock still judged: test/hardening/hostile-lines.test.ts.)
+  [/^\/proc\/(?:cmdline|version|sys\/kernel\/[\w./]+|(?:self|\d+)\/(?:status|comm)|driver\/nvidia\/(?:version|params|gpus\/[^/]+\/information))$/, PAGE_MAX],
+  // kernel/module/procfs.c m_show: a line per loaded module, about 100 bytes: ten thousand modules.
+  [/^\/proc\/modules$/, 1 << 20],
+];
+
+/** The most readText hands over of `path`: the kernel's bound where KERNEL_TEXT has one, else TEXT_MAX. */
+export function textMax(path: string): number {
+  for (const [re, max] of KERNEL_TEXT) if (re.test(path)) return max;
+  return TEXT_MAX;
+}
+
+/** Why a text of `path` larger than textMax(path) is not read. */
+export function tooLarge(path: string): string {
+  const max = textMax(path);
+  return `${path}: larger than ${max >= 1 << 20 ? `${max >> 20} MiB` : `${max >> 10} KiB`}${max < TEXT_MAX ? ' (more than the kernel writes there)' : ''}, not read`;
+}
+
 /**
  * A text file the kernel writes (under /sys and /proc) ends with a newline; one that does not was cut short (a torn
  * read or capture, a file over a page), and a prefix of a value is another value: a link width "16" read as "1", a
@@ -25,10 +55,10 @@ export function cutShort(path: string, last: number | undefined): string | null 
   return last !== undefined && last !== 0x0a && (path.startsWith('/sys/') || path.startsWith('/proc/')) ? `${path}: cut short (no final newline, which the kernel ends every text file with)` : null;
 }
 
-/** readBytes(path, TEXT_MAX + 1) as readText's answer: decoded whole, or refused as too large or cut short. */
+/** readBytes(path, textMax(path) + 1) as readText's answer: decoded whole, or refused as too large or cut short. */
 export function wholeText(r: ReadResult<Uint8Array>, path: string): ReadResult<string> {
   if (!r.ok) return r;
-  if (r.value.length > TEXT_MAX) return { ok: false, missing: false, reason: `${path}: larger than ${TEXT_MAX >> 20} MiB, not read` };
+  if (r.value.length > textMax(path)) return { ok: false, missing: false, reason: tooLarge(path) };
   const cut = cutShort(path, r.value.length ? r.value[r.value.length - 1] : undefined);
   if (cut) return { ok: false, missing: false, reason: cut };
   return { ok: true, value: Buffer.from(r.value.buffer, r.value.byteOffset, r.value.byteLength).toString('utf8') };

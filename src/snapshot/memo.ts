@@ -1,5 +1,5 @@
 // A Host wrapper that reads each path once and records what the inventory asked for: a snapshot stores exactly those answers.
-import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX, wholeText } from '../host/host.js';
+import { type AccessAnswer, type Host, type ReadResult, type StatInfo, textMax, wholeText } from '../host/host.js';
 
 export type Op = 'list' | 'read' | 'readLink' | 'realPath' | 'lstat' | 'stat';
 
@@ -50,7 +50,7 @@ export class MemoHost implements Host {
   }
 
   async readText(p: string): Promise<ReadResult<string>> {
-    return wholeText(await this.readBytes(p, TEXT_MAX + 1), p);
+    return wholeText(await this.readBytes(p, textMax(p) + 1), p);
   }
 
   readLink(p: string): Promise<ReadResult<string>> {

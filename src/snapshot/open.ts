@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { ConfigError } from '../errors.js';
-import { type AccessAnswer, type Host, type ReadResult, type StatInfo, TEXT_MAX, wholeText } from '../host/host.js';
+import { type AccessAnswer, type Host, type ReadResult, type StatInfo, textMax, wholeText } from '../host/host.js';
 import { readRegularCapped } from '../host/whole-file.js';
 import { MAX_FILE_BYTES, MAX_LINKS, MAX_PATH_BYTES, MAX_TAR_BYTES } from './limits.js';
 import { manifestFields, manifestProblem } from './manifest.js';
@@ -205,7 +205,7 @@ export class SnapshotHost implements Host {
 
   async readText(p: string): Promise<ReadResult<string>> {
     // Decoded from a Buffer view of the data (Buffer.from of a Uint8Array would copy it first).
-    return wholeText(await this.readBytes(p, TEXT_MAX + 1), p);
+    return wholeText(await this.readBytes(p, textMax(p) + 1), p);
   }
 
   async readLink(p: string): Promise<ReadResult<string>> {
