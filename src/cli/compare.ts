@@ -28,11 +28,18 @@ async function side(root: string): Promise<{ inv: Inventory; side: Side }> {
   return { inv, side: { source: root, kind: host instanceof FsHost ? 'directory' : 'snapshot', host: nul(inv.hostname) } };
 }
 
-/** A baseline is a JSON file: the first non-blank byte is `{` (a tar or gzip stream never starts so). */
+/** Looked at for the first byte that is not JSON's blank (RFC 8259: space, tab, CR, LF). */
+const HEAD = 64 * 1024;
+
+/**
+ * A baseline is a JSON file: the first byte that is not blank is `{` (a gzip stream starts 1f 8b, a tar with a file
+ * name), or a head all blank (the baseline reader then says what is wrong with it).
+ */
 async function isJson(file: string): Promise<boolean> {
   const st = await statAsync(file).catch(() => null);
-  if (!st?.isFile()) return false;
-  return (await readHead(file, 64)).toString('latin1').trimStart().startsWith('{');
+  if (!st?.isFile() || st.size === 0) return false;
+  const first = /[^ \t\r\n]/.exec((await readHead(file, HEAD)).toString('latin1'));
+  return first === null || first[0] === '{';
 }
 
 export async function compareCommand(a: CompareArgs): Promise<number> {

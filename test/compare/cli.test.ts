@@ -54,6 +54,12 @@ t.test('compare: suspect snapshot against reference directory, snapshot and base
   ], 'against the baseline: the checks’ findings as differences');
   const good = cli(['compare', refFile, baseline]);
   t.equal(good.code, 0, `the reference matches its own baseline: ${good.stdout}`);
+  // JSON may begin with any amount of blank (RFC 8259 whitespace): still the baseline, never read as a tar.
+  const padded = path.join(dir, 'padded.json');
+  await fsp.writeFile(padded, `${' \n\t\r'.repeat(40)}${await fsp.readFile(baseline, 'utf8')}`);
+  const vp = cli(['compare', susFile, padded, '--json']);
+  t.equal(vp.code, 1, vp.stderr);
+  t.same((JSON.parse(vp.stdout) as Out).differences, ob.differences, 'a baseline after 160 bytes of blank: the same differences');
 });
 
 t.test('bad input exits 2', async (t) => {
