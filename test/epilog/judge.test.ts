@@ -59,6 +59,13 @@ export const cases: readonly Case[] = [
   { name: 'sustained: GPU memory low, host healthy → bw-gpu-path fail', history: { 'ib-write-host': H, 'ib-write-gpu': [23, 23, 10.5, 10.6, 10.5] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
   { name: 'recovering: window p50 low but the newest sample healthy → warn, not fail', history: { 'ib-write-host': H, 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 23] }, envelopes: [HOST, GPUB], want: [['warn', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
   { name: 'between the bands → warn', history: { 'ib-write-host': H, 'ib-write-gpu': [18, 18, 18, 18, 18] }, envelopes: [HOST, GPUB], want: [['warn', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
+  // The band reads "fail < 16": a figure at the bound is not below it.
+  { name: 'the window p50 exactly at the fail bound, the newest below it: warn, not fail', history: { 'ib-write-host': H, 'ib-write-gpu': [16, 16, 16, 10.5, 10.5] }, envelopes: [HOST, GPUB], want: [['warn', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
+  { name: 'the window p50 below the fail bound, the newest exactly at it: warn, not fail', history: { 'ib-write-host': H, 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 16] }, envelopes: [HOST, GPUB], want: [['warn', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
+  { name: 'a p50 exactly at the warn bound is not below it: pass', history: { 'ib-write-host': H, 'ib-write-gpu': [19.5, 19.5, 19.5, 19.5, 19.5] }, envelopes: [HOST, GPUB], want: [['pass', 'bw-ok', 'mlx5_0'], ['pass', 'bw-ok', `mlx5_0/${GPU}`]] },
+  // capture.failRatio equal to warnRatio (or above it: envelope.ts takes the smaller) gives failBelow === warnBelow, a
+  // band without a warn zone: a usable band, judged, never bw-band-invalid.
+  { name: 'fail bound equal to the warn bound (no warn zone): judged, low → fail', history: { 'ib-write-host': H, 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 10.5] }, envelopes: [HOST, env('ib-write-gpu', 16, 16)], want: [['fail', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
   { name: 'exactly minSamples (3) samples, low: judged', history: { 'ib-write-host': H, 'ib-write-gpu': [10.5, 10.5, 10.5] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-gpu-path', `mlx5_0/${GPU}`], ['pass', 'bw-ok', 'mlx5_0']] },
   {
     name: 'host probed and low, GPU run failed over a low history: the host finding is kept (no fresh GPU side to make a bw-nic)',
@@ -68,8 +75,16 @@ export const cases: readonly Case[] = [
     envelopes: [HOST, GPUB],
     want: [['fail', 'bw-low', 'mlx5_0'], ['error', 'bw-probe-failed', 'mlx5_0']],
   },
+  {
+    name: 'host probed and low, GPU not probed this run over a low window: the host finding is kept (the GPU side makes no bw-nic this run)',
+    history: { 'ib-write-host': [40, 40, 40, 40, 40], 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 10.5] },
+    fresh: ['ib-write-host'],
+    envelopes: [HOST, GPUB],
+    want: [['fail', 'bw-low', 'mlx5_0']],
+  },
   { name: 'too few samples: pending even when low (one outlier never drains)', history: { 'ib-write-host': [92.5], 'ib-write-gpu': [10.5, 10.5] }, envelopes: [HOST, GPUB], want: [['skip', 'bw-pending', 'mlx5_0'], ['skip', 'bw-pending', `mlx5_0/${GPU}`]] },
   { name: 'host and GPU memory both low → one bw-nic', history: { 'ib-write-host': [40, 41, 40, 40, 40], 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 10.5] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-nic', 'mlx5_0']] },
+  { name: 'GPU memory between its bands, host memory below its fail band → one bw-nic, a fail (the worse side decides)', history: { 'ib-write-host': [40, 40, 40, 40, 40], 'ib-write-gpu': [18, 18, 18, 18, 18] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-nic', 'mlx5_0']] },
   { name: 'GPU low, host not probed and no host band → bw-low', history: { 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 10.5] }, envelopes: [GPUB], want: [['fail', 'bw-low', `mlx5_0/${GPU}`]] },
   { name: 'GPU low, host band but no host samples yet → bw-low', history: { 'ib-write-gpu': [10.5, 10.5, 10.5, 10.5, 10.5] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-low', `mlx5_0/${GPU}`]] },
   { name: 'host low, GPU healthy → bw-low on the host path', history: { 'ib-write-host': [40, 40, 40, 40, 40], 'ib-write-gpu': [23, 23, 23, 23, 23] }, envelopes: [HOST, GPUB], want: [['fail', 'bw-low', 'mlx5_0'], ['pass', 'bw-ok', `mlx5_0/${GPU}`]] },
@@ -126,6 +141,18 @@ t.test('an older host recipe kept beside the current one: the GPU side is set ag
   for (const x of [...slowOld, ...host, ...gpu]) acc.add(x);
   const f = judge({ outcomes: [ok('ib-write-gpu', gpu[4]!)], stats: acc.result({ lastN: 5 }), envelopes: [oldEnv, HOST, GPUB], minSamples: 3 });
   t.strictSame(f.map((x) => [x.status, x.code, x.message]), [['warn', 'bw-gpu-path', `GPU memory p50 18 Gb/s over 5 (band: warn < 19.5, fail < 16 Gb/s) while host memory on mlx5_0 is healthy (p50 92.5 Gb/s)`]]);
+});
+
+t.test("the GPU side is set against host memory on its own adapter, never another adapter's", async (t) => {
+  // mlx5_1's host memory is low and measured last; mlx5_0's, the adapter of the GPU run, is healthy.
+  const other = (r: ProbeRecipe): ProbeRecipe => ({ ...r, args: r.args.map((a) => (a === 'mlx5_0' ? 'mlx5_1' : a)) });
+  const host1: BaselineEnvelope = { ...HOST, nic: 'mlx5_1', recipe: other(HOST.recipe) };
+  const acc = new StatsAccumulator();
+  const gpu = series('ib-write-gpu', [10.5, 10.5, 10.5, 10.5, 10.5]);
+  const low1 = [40, 40, 40, 40, 40].map((value, i) => makeSample({ ts: 1_900_000_000_000 + i, node: 'gpu001', job: String(i), recipe: host1.recipe, probe: 'ib-write-host', gpu: null, nic: 'mlx5_1', bytes: 65536, value, unit: 'Gb/s' }));
+  for (const x of [...series('ib-write-host', H), ...gpu, ...low1]) acc.add(x);
+  const f = judge({ outcomes: [ok('ib-write-gpu', gpu[4]!)], stats: acc.result({ lastN: 5 }), envelopes: [HOST, host1, GPUB], minSamples: 3 });
+  t.strictSame(f.map((x) => [x.status, x.code, x.subject]), [['fail', 'bw-gpu-path', `mlx5_0/${GPU}`]]);
 });
 
 t.test('a bw-gpu-path finding says what it saw and what it wanted', async (t) => {
