@@ -63,8 +63,11 @@ t.test('limits: 64 KiB memlock, odd spacing, not a limits file', async (t) => {
   t.same(parseMemlock(low), { ok: true, value: { soft: 65536, hard: 65536 } });
   const odd = real.replace(/^Max locked memory.*$/m, 'Max locked memory 8388608 unlimited bytes');
   t.same(parseMemlock(odd), { ok: true, value: { soft: 8388608, hard: 'unlimited' } });
-  t.equal(parseMemlock('').ok, false);
-  t.equal(parseMemlock(real.replace(/^Max locked memory.*\n/m, '')).ok, false, 'row missing is an error');
+  t.same(parseMemlock(''), { ok: false, error: 'not a limits file: header "Limit ... Soft Limit" missing' });
+  t.same(parseMemlock(real.replace(/^Max locked memory.*\n/m, '')), { ok: false, error: '"Max locked memory" row missing' }, 'row missing is an error');
+  // The capture's rows without the header line above them: not taken for a limits file.
+  t.same(parseMemlock(real.replace(/^Limit .*\n/, '')), { ok: false, error: 'not a limits file: header "Limit ... Soft Limit" missing' });
+  t.same(parseLimits(real.split('\n')[0]!), { ok: false, error: 'no limit rows found' }, 'the header alone');
   t.equal(formatBytes(65536), '64 KiB');
   t.equal(formatBytes(8388608), '8 MiB');
   t.equal(formatBytes('unlimited'), 'unlimited');
