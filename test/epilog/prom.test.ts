@@ -60,8 +60,21 @@ t.test('base units, one series per path, recipe and window as labels', async (t)
     'gdrgate_probe_last_run_timestamp_seconds{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="ok"} 1800000000',
     'gdrgate_probe_last_run_timestamp_seconds{node="gpu001",probe="ib-write-gpu",subject="mlx5_0/0000:41:00.0",outcome="failed"} 1800000600.5',
   ], 'probe runs by outcome: a counter and the newest run of each');
+  t.same(lines.filter((l) => l.startsWith('gdrgate_bandwidth_last_sample_timestamp_seconds{')), [
+    `gdrgate_bandwidth_last_sample_timestamp_seconds${gpu}} 1800000000.006`,
+    `gdrgate_bandwidth_last_sample_timestamp_seconds${host}} 1800000000.002`,
+    `gdrgate_bandwidth_last_sample_timestamp_seconds${rxe}} 1800000000`,
+    `gdrgate_bandwidth_last_sample_timestamp_seconds${h2d}} 1800000000`,
+  ], 'the newest sample of each path, in seconds (the fleet judges its age by it)');
   t.equal(BYTES_PER_SECOND['Gb/s'] * 8, 1e9);
   t.ok(p.endsWith('\n'), 'ends with a newline');
+});
+
+t.test('samples from the future counted apart; task findings by code in one order, whatever order they were counted in', async (t) => {
+  const p = renderProm({ node: 'gpu001', stats: [], window: 5, spool: { torn: 0, corrupt: 2, future: 3 }, now: 1_800_000_000_000, taskFindings: { 'job-memlock-propagated': 1, 'job-gpu-missing': 2 } });
+  const lines = p.split('\n');
+  t.same(lines.filter((l) => l.startsWith('gdrgate_spool_skipped_lines{')), ['gdrgate_spool_skipped_lines{node="gpu001",kind="torn"} 0', 'gdrgate_spool_skipped_lines{node="gpu001",kind="corrupt"} 2', 'gdrgate_spool_skipped_lines{node="gpu001",kind="future"} 3']);
+  t.same(lines.filter((l) => l.startsWith('gdrgate_task_findings_total{')), ['gdrgate_task_findings_total{node="gpu001",code="job-gpu-missing"} 2', 'gdrgate_task_findings_total{node="gpu001",code="job-memlock-propagated"} 1']);
 });
 
 t.test('label values escaped', async (t) => {
