@@ -93,7 +93,30 @@ t.test('files of the same text share their parse, never across kinds', async (t)
   t.teardown(() => writeFileSync(fatal, was));
   const after = await counted();
   const got = after.inv.pci.get(a.bdf)!.aer.fatal;
-  t.match(got, { state: /^unknown$/, why: /TOTAL_ERR_COR in the fatal file \(want TOTAL_ERR_FATAL\)/ }, 'the correctable text is not a fatal file');
+  t.same(got, { state: 'unknown', why: `${a.sysPath}/aer_dev_fatal: TOTAL_ERR_COR in the fatal file (want TOTAL_ERR_FATAL)` }, 'the correctable text is not a fatal file');
   t.equal(after.inv.pci.get(b.bdf)!.aer.fatal.state, 'present', 'the other GPU as before');
   t.ok(after.inv.notes.some((n) => n.startsWith(`${fatal.slice(root.length)}: TOTAL_ERR_COR`)), 'and a note names the file');
+});
+
+// aer_rootport_total_err_{cor,nonfatal,fatal} come as a group (aer_stats_rootport_attr_group): without _cor the
+// group is absent; a group that is there in part, or a file of it unreadable, says nothing of the port: unknown.
+t.test('root port totals: without _cor absent, in part unknown, a file not a count unknown with its why', async (t) => {
+  const port = allDevices(HGX).find((d) => d.kind === 'rootport')!.bdf;
+  const { inv } = await counted();
+  const dir = inv.pci.get(port)!.sysPath;
+  const file = (k: string): string => path.join(root, dir, `aer_rootport_total_err_${k}`);
+  const saved = ['cor', 'nonfatal', 'fatal'].map((k) => [k, readFileSync(file(k))] as const);
+  t.same(saved.map(([, b]) => b.toString()), ['0\n', '0\n', '0\n'], 'the generated port: no error');
+  const restore = (): void => saved.forEach(([k, b]) => writeFileSync(file(k), b));
+  t.teardown(restore);
+  t.same(inv.pci.get(port)!.aer.rootport, { state: 'present', value: { cor: 0, nonfatal: 0, fatal: 0 } });
+  const rootport = async (): Promise<unknown> => (await counted()).inv.pci.get(port)!.aer.rootport;
+  unlinkSync(file('cor'));
+  t.same(await rootport(), { state: 'absent' }, 'no _cor: no group, whatever else is there');
+  restore();
+  unlinkSync(file('fatal'));
+  t.same(await rootport(), { state: 'unknown', why: `${dir}: only some aer_rootport_total_err_* files` }, 'no _fatal');
+  restore();
+  writeFileSync(file('nonfatal'), 'x\n');
+  t.same(await rootport(), { state: 'unknown', why: `${dir}/aer_rootport_total_err_nonfatal: not a count: "x"` }, '_nonfatal not a count');
 });
