@@ -136,6 +136,7 @@ t.test('scontrol show node -o from real Slurm 22.05.8', async (t) => {
 t.test('cpu ranges: merged in any order, the part of one within another, and whether one covers another', async (t) => {
   t.same(mergeCpus([[48, 95], [0, 47], [144, 191], [96, 143]]), [[0, 191]]);
   t.same(mergeCpus([[5, 9], [0, 3], [2, 4]]), [[0, 9]]);
+  t.same(mergeCpus([[0, 47], [8, 15], [40, 50]]), [[0, 50]], 'a range inside an earlier one: the earlier end kept');
   t.same(cpusWithin([[0, 65536]], [[0, 47], [96, 143]]), [[0, 47], [96, 143]], 'arm64 cpu_all_mask, cut to the online CPUs');
   t.same(cpusWithin([[10, 20]], [[0, 5]]), []);
   t.same([cpusCovered([[0, 47], [96, 143]], [[0, 191]]), cpusCovered([[0, 191]], [[0, 95], [97, 191]]), cpusCovered([], [])], [true, false, true]);
