@@ -67,6 +67,15 @@ t.test('keys: probe, gpu, nic, direction and recipe hash each split the series',
   t.equal(r.find((k) => k.key.nic === 'mlx5_1')?.all.p50, 60);
   t.equal(r.find((k) => k.key.recipeHash === recipeHash(other))?.all.min, 1);
   t.not(recipeHash(recipe), recipeHash(other));
+  const keys = (xs: readonly { key: { gpu: string | null; nic: string | null; recipeHash: string } }[]) => xs.map((k) => [k.key.gpu, k.key.nic, k.key.recipeHash]);
+  t.same(keys(r), [['0000:1b:00.0', 'mlx5_0', 'd727bc77a67c'], ['0000:1b:00.0', 'mlx5_0', 'f40849b23b9f'], ['0000:1b:00.0', 'mlx5_1', 'f40849b23b9f']], 'sorted by probe, gpu, nic, direction, recipe hash');
+  // Two GPUs measured through one adapter with one recipe (the GPU chosen outside the arguments): two series.
+  const gpus = new StatsAccumulator();
+  for (let i = 1; i <= 3; i++) {
+    gpus.add(sample(20 + i, i, { gpu: '0000:9a:00.0' }));
+    gpus.add(sample(10 + i, i));
+  }
+  t.same(gpus.result().map((k) => [k.key.gpu, k.all.count, k.all.p50]), [['0000:1b:00.0', 3, 12], ['0000:9a:00.0', 3, 22]]);
 });
 
 t.test('recipe hash: 12 hex of sha256 over canonical JSON, key order does not matter, arg order does', async (t) => {
@@ -106,6 +115,18 @@ t.test('out of order at the tail (a delayed writer): the last N and the newest a
   for (const ts of [1, 2, 3, 4, 5, 6, 10, 7, 8, 9]) acc.add(sample(10 * ts, ts));
   t.same(acc.result({ lastN: 3 })[0]?.recent, { count: 3, min: 80, p50: 90, p95: 100, p99: 100, last: 100, lastTs: 10 });
   t.same(acc.result({ sinceTs: 9 })[0]?.recent, { count: 2, min: 90, p50: 100, p95: 100, p99: 100, last: 100, lastTs: 10 });
+});
+
+t.test('ties and a spool read newest first: the newest is by ts, the later one in the spool on a tie', async (t) => {
+  t.same(summarize([50, 60, 70], [1, 2, 2]), { count: 3, min: 50, p50: 60, p95: 70, p99: 70, last: 70, lastTs: 2 }, 'two samples of one ms: the later one');
+  const acc = new StatsAccumulator();
+  // Arrival strictly newest first (ts 5 down to 1, value 10·ts): the last 2 by ts are ts 4 and 5.
+  for (const ts of [5, 4, 3, 2, 1]) acc.add(sample(10 * ts, ts));
+  t.same(acc.result({ lastN: 2 })[0]?.recent, { count: 2, min: 40, p50: 50, p95: 50, p99: 50, last: 50, lastTs: 5 });
+  // Out of order with a tie at the tail: of the two at ts 9, the one written later is the newest.
+  const tie = new StatsAccumulator();
+  for (const [ts, v] of [[1, 10], [9, 91], [3, 30], [9, 92]] as const) tie.add(sample(v, ts));
+  t.same(tie.result({ lastN: 1 })[0]?.recent, { count: 1, min: 92, p50: 92, p95: 92, p99: 92, last: 92, lastTs: 9 });
 });
 
 t.test('samples stamped after notAfter (from the future) are left out of all and recent, and counted', async (t) => {
