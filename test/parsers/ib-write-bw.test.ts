@@ -44,9 +44,23 @@ t.test('T4 CUDA run: GPU picked, PCIe address, relaxed-ordering warnings kept as
   t.equal(r.header['ibv_wr* API'], 'ON');
   t.equal(r.header['PCIe relax order'], 'ON');
   t.equal(r.warnings.length, 2);
-  t.match(r.warnings[0], /not PCIe relaxed ordering compliant/);
+  t.same(r.warnings, ['WARNING: CPU is not PCIe relaxed ordering compliant.', 'WARNING: You should disable PCIe RO with `--disable_pcie_relaxed` for both server and client.']);
   t.equal(r.error, null);
   t.same(r.problems, []);
+});
+
+t.test('two GPUs listed, the second picked: its own address, both listed in device order', async (t) => {
+  // The T4 capture as perftest prints a node with two CUDA devices (cuda_memory.c lists each, then the one picked).
+  const text = fixture('sriov_roce_t4_cuda_client_10gbps_slow.txt').replace('CUDA device 0: PCIe address is 82:00\n', 'CUDA device 0: PCIe address is 82:00\nCUDA device 1: PCIe address is 83:00\n').replace('Picking device No. 0', 'Picking device No. 1');
+  t.same(parseIbWriteBw(text, 0).gpu, { index: 1, pciAddress: '83:00', listed: ['82:00', '83:00'], name: 'Tesla T4', dmabuf: null });
+});
+
+t.test('the exit status: non-zero fails a run whose table printed; 0 beside a failure line is said', async (t) => {
+  const host = fixture('sriov_roce_host_client_92gbps.txt');
+  const failed = parseIbWriteBw(host, 1);
+  t.same([failed.error, failed.rows.length, failed.problems], ['tool failed', 1, []], 'its figures are not a measurement');
+  const torn = parseIbWriteBw(`${host}\nCompletion with error at client\n`, 0);
+  t.same([torn.error, torn.errorLines, torn.problems], ['run failed', ['Completion with error at client'], ['exit status 0 but perftest printed failure lines']]);
 });
 
 t.test('OpenShift T4 sweep (-a): 23 rows from 2 B to 8 MiB, 2 QPs, 6-decimal small sizes', async (t) => {
