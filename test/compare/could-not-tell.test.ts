@@ -7,6 +7,8 @@ import path from 'node:path';
 import { captureClass } from '../../src/baseline/capture.js';
 import { diffAgainstBaseline } from '../../src/compare/baseline.js';
 import { compareInventories } from '../../src/compare/compare.js';
+import { gpudirect } from '../../src/compare/node.js';
+import { compareView } from '../../src/compare/view.js';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import { base, tree } from './trees.js';
@@ -50,6 +52,16 @@ t.test('a /proc/cmdline one side could not read is minor (could not tell), never
   rmSync(path.join(a.root, 'proc/cmdline'));
   const d = compareInventories(await buildInventory(new FsHost(a.root)), withB).filter((x) => x.area === 'iommu');
   t.same(d.map((x) => [x.impact, x.subject, x.a, x.b, x.response]), [['minor', 'cmdline', 'not readable', 'intel_iommu=on iommu=pt', UNKNOWN_SIDE]]);
+});
+
+t.test('ib_uverbs one side could not tell (either side): minor, never "missing" nor "better"', async (t) => {
+  const dir = t.testdir({});
+  const v = compareView((await tree(dir, 'a', base())).inv);
+  const [told, untold, off] = [{ ...v, ibUverbs: true }, { ...v, ibUverbs: null }, { ...v, ibUverbs: false }];
+  const row = (a: typeof v, b: typeof v) => gpudirect(a, b).map((x) => [x.impact, x.area, x.subject, x.a, x.b, x.response]);
+  t.same(row(off, untold), [['minor', 'gpudirect', 'ib_uverbs', 'false', 'unknown', UNKNOWN_SIDE]], 'the reference could not tell');
+  t.same(row(untold, told), [['minor', 'gpudirect', 'ib_uverbs', 'unknown', 'true', UNKNOWN_SIDE]], 'the suspect could not tell');
+  t.same(row(off, told).map((x) => x.slice(0, 5)), [['major', 'gpudirect', 'ib_uverbs', 'absent', 'loaded']], 'both told: missing');
 });
 
 t.test('against a baseline, a capture read without root is not "equivalent": each check that could not tell is said', async (t) => {

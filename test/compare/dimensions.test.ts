@@ -121,6 +121,11 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
     mutate: (n) => void (n.iommu = { units: ['dmar0', 'dmar1'], groupType: 'DMA-FQ' }),
     want: ['0000:13:00.0', '0000:33:00.0', 'mlx5_0', 'mlx5_1'].map((s): Line => ['critical', 'iommu', s, 'translated (DMA-FQ)', 'passthrough (identity)']),
   },
+  // The node has IOMMU units (dmar0, dmar1), the GPU no iommu_group link: not "off", which only a node without units is.
+  'IOMMU: a GPU in no group on a node with IOMMU units': {
+    mutate: (n) => void delete dev(n, '0000:13:00.0').iommuGroup,
+    want: [['major', 'iommu', '0000:13:00.0', 'no group', 'passthrough (identity)']],
+  },
   'IOMMU kernel parameters': {
     mutate: (n) => void (n.cmdline = n.cmdline!.replace(' iommu=pt', '')),
     want: [['major', 'iommu', 'cmdline', 'intel_iommu=on', 'intel_iommu=on iommu=pt']],
