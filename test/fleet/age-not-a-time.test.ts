@@ -1,5 +1,6 @@
 // A last-sample time from Prometheus that is not a time (NaN, +Inf, -Inf): the path's age cannot be told, so it is
-// not judged and its node says so (incomplete), as for a time ahead of the clock; it never passes as fresh.
+// not judged and its node says so (incomplete), as for a time ahead of the clock; it never passes as fresh. And the
+// bounds of ageProblem: max-age, and the clock tolerance ahead of this host's clock.
 import t from 'tap';
 import { ageProblem, DEFAULT_MAX_AGE_MS } from '../../src/fleet/age.js';
 import { parsePromText } from '../../src/fleet/prom-text.js';
@@ -14,6 +15,13 @@ t.test('ageProblem: a value that is not a time is never judged', async (t) => {
   t.equal(ageProblem(Number.POSITIVE_INFINITY, AGE), 'Infinity, not a time (its age cannot be told)');
   t.equal(ageProblem(Number.NEGATIVE_INFINITY, AGE), '-Infinity, not a time (its age cannot be told)');
   t.equal(ageProblem(GEN_TIME, AGE), null, 'a real time within max-age is judged');
+});
+
+t.test('ageProblem at its bounds: max-age old still judged, ahead of the clock within its 60 s tolerance judged', async (t) => {
+  const { now, maxAgeMs } = AGE;
+  t.same([ageProblem(now - maxAgeMs, AGE), ageProblem(now - maxAgeMs - 1, AGE)], [null, `${new Date(now - maxAgeMs - 1).toISOString()}, older than 7d`]);
+  // Another host's clock a few seconds ahead (NTP slews stay far below a minute): judged, as samples.ts's clock tolerance.
+  t.same([ageProblem(now + 5_000, AGE), ageProblem(now + 60_000, AGE), ageProblem(now + 60_001, AGE)], [null, null, `${new Date(now + 60_001).toISOString()}, more than 60 s ahead of this host's clock (its age cannot be told)`]);
 });
 
 for (const bad of [Number.NaN, Number.POSITIVE_INFINITY]) {
