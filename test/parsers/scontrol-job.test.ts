@@ -19,14 +19,14 @@ t.test('ReqNodeList/ExcNodeList are not NodeList; fields with spaces do not spli
   t.match(line, / ReqNodeList=\(null\) ExcNodeList=node1 NodeList=node2 /, 'the capture holds all three');
   const withSpaces = line.replace('Reason=None', 'Reason=launch failed requeued held');
   const p = parseShowJob(withSpaces, '1');
-  t.ok(p.ok && p.value.reason === 'launch failed requeued held' && p.value.nodeList === 'node2', 'a reason with spaces stays whole');
+  t.same(p, { ok: true, value: { id: '1', state: 'COMPLETED', reason: 'launch failed requeued held', nodeList: 'node2', batchHost: 'node2', restarts: 1, partition: 'debug', exitCode: '0:0' } }, 'a reason with spaces stays whole');
 });
 
 t.test('refuses what is not this job', async (t) => {
-  t.match(parseShowJob(cap('running'), '2'), { ok: false, error: /answer names job "1", not "2"/ });
-  t.match(parseShowJob(cap('not_found_stderr'), '999'), { ok: false, error: /no JobId= line/ });
-  t.match(parseShowJob('', '1'), { ok: false, error: /no JobId= line/ });
-  t.match(parseShowJob(`${cap('running').trim()}\n${cap('running')}`, '1'), { ok: false, error: /2 JobId= lines/ });
-  t.match(parseShowJob(cap('running').replace('JobState=RUNNING', 'JobState='), '1'), { ok: false, error: /no JobState=/ });
-  t.match(parseShowJob(cap('running').replace('Restarts=0', 'Restarts=x'), '1'), { ok: false, error: /Restarts= is not a count/ });
+  t.same(parseShowJob(cap('running'), '2'), { ok: false, error: 'answer names job "1", not "2"' });
+  t.same(parseShowJob(cap('not_found_stderr'), '999'), { ok: false, error: 'no JobId= line in "slurm_load_jobs error: Invalid job id specified\\n"' });
+  t.same(parseShowJob('', '1'), { ok: false, error: 'no JobId= line in ""' });
+  t.same(parseShowJob(`${cap('running').trim()}\n${cap('running')}`, '1'), { ok: false, error: '2 JobId= lines for one job "1"' });
+  t.same(parseShowJob(cap('running').replace('JobState=RUNNING', 'JobState='), '1'), { ok: false, error: 'no JobState= field ("")' });
+  t.same(parseShowJob(cap('running').replace('Restarts=0', 'Restarts=x'), '1'), { ok: false, error: 'Restarts= is not a count: "x"' });
 });
