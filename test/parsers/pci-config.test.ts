@@ -5,6 +5,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { formatAcs, parsePciConfig, redirectBits } from '../../src/parsers/pci-config.js';
 import { hexDumpBytes, lspciDecode, reassembleExtended, type LspciDevice } from './lspci-oracle.js';
 import { aspmCtlText } from '../../src/parsers/aspm.js';
+import { decodeDevCtl, devCtlText, payloadSize } from '../../src/parsers/pci-devctl.js';
 import { acs, agreesWithLspci, corpus, gpu, H200, h200, oracle, path } from './_pci-config-shared.js';
 import { shared } from '../helpers/paths.js';
 
@@ -46,6 +47,16 @@ t.test('H200 GPU 00:06.0: Gen5 x16 endpoint, no ACS, no ATS (lspci: LnkSta Speed
     [[0, 0x100], [0x18, 0x12c], [0, 0x134], [0x01, 0x1b8], [0, 0x248], [0, 0x250], [0x0b, 0x2a4], [0x04, 0x2b8], [0x03, 0x2f0]]);
   t.equal(cfg.acs.state, 'absent', 'extended space was read and holds no ACS');
   t.equal(cfg.ats.state, 'absent');
+  t.equal(devCtlText(devCtl), 'RlxdOrd+ MaxPayload 256 bytes, MaxReadReq 4096 bytes', "lspci's words for the part a report shows");
+  t.end();
+});
+
+t.test('Device Control: payload sizes 128 << n for 0-5, the reserved 6 and 7 no size (PCIe Base 6.3 §7.5.3.4)', (t) => {
+  t.same([0, 1, 2, 3, 4, 5, 6, 7].map(payloadSize), [128, 256, 512, 1024, 2048, 4096, null, null]);
+  // A register whose Max Payload and Max Read Request hold the reserved 6 and 7: read as no size, never 8192.
+  const reg = (6 << 5) | (7 << 12) | (1 << 4);
+  t.same(decodeDevCtl(reg), { corrErr: false, nonFatalErr: false, fatalErr: false, unsupReq: false, relaxedOrdering: true, extTag: false, noSnoop: false, mps: null, mrrs: null });
+  t.equal(devCtlText(decodeDevCtl(reg & ~(1 << 4))), 'RlxdOrd- MaxPayload ? bytes, MaxReadReq ? bytes');
   t.end();
 });
 

@@ -39,6 +39,12 @@ t.test('H200: an unassigned BAR smaller than the assigned window leaves the wind
   t.same(bar1Window(p(bar4)), { index: 2, start: 0x100000000000n, end: 0x103fffffffffn, flags: 0x14220c, size: 256n << 30n });
 });
 
+t.test('H200: two BARs of the window\'s size, the first unassigned: the assigned one is the window', async (t) => {
+  const two = setLine(setLine(GPU, 2, 0n, (256n << 30n) - 1n, 0x14220c | UNSET), 4, 0x100000000000n, 0x103fffffffffn, 0x14220c);
+  t.same(bar1Window(p(two)), { index: 4, start: 0x100000000000n, end: 0x103fffffffffn, flags: 0x14220c, size: 256n << 30n });
+  t.same(unassignedBars(p(two)).map((b) => b.index), [2]);
+});
+
 // A real switch tree (Supermicro SYS-4029GP-TRT2, hwloc's test suite): NEC vector engine 0000:1b:00.0, its 64 GiB
 // 64-bit prefetchable BAR 0 at 0x39e000000000, inside PLX downstream port 0000:19:08.0's prefetchable window (line 15).
 const TAR = shared('corpus/sysfs-real/32intel64-2p8co2t+8ve.tar.bz2');

@@ -17,6 +17,7 @@ t.test('H200 resource: 7 lines (BARs and ROM; that kernel writes no SR-IOV lines
   const w = bar1Window(r.value);
   t.same(w, { index: 2, start: 0x100000000000n, end: 0x103fffffffffn, flags: 0x14220c, size: 256n << 30n });
   t.equal(sizeText(w!.size), '256 GiB');
+  t.same([sizeText(1536n), sizeText((256n << 20n) + 4096n), sizeText(32n << 20n)], ['1536 B', '262148 KiB', '32 MiB'], 'the largest unit that divides the size, never rounded');
 });
 
 t.test('equals nvidia-smi -q "BAR1 Memory Usage: Total" of the same capture', async (t) => {
