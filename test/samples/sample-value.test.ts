@@ -46,3 +46,18 @@ t.test('the spool: an impossible sample is rejected on write, an old line holdin
   t.same(seen, [25.17]);
   t.equal(r.corrupt, 1, 'the -5 line counted as corrupt');
 });
+
+// toSample checks a spool line field by field (src/samples/sample.ts): the line the Epilog writes, each field in turn
+// given a value of another type (a hand-edited or foreign spool), is no sample; the same line as written is one.
+t.test('a spool line with any one field of the wrong type is not a sample', async (t) => {
+  const line = JSON.parse(sampleLine({ ...mk(25.17), ncclTopo: true })!) as Record<string, unknown>;
+  t.same(toSample(line), { ...mk(25.17), ncclTopo: true }, 'as written');
+  const wrong: [string, unknown][] = [
+    ['ts', '1800000000000'], ['node', null], ['job', 7], ['probe', null], ['recipeHash', 0], ['gpu', 41], ['nic', false], ['direction', null],
+    ['bytes', '0'], ['value', '25.17'], ['unit', 'Gbit/s'], ['ncclTopo', 'yes'],
+  ];
+  const r = line['recipe'] as Record<string, unknown>;
+  const recipeWrong: [string, unknown][] = [['tool', null], ['args', [1]], ['msgSize', '65536'], ['iterations', '5000'], ['durationS', '10'], ['qps', '1'], ['numaNode', '0'], ['direction', 1]];
+  t.same(wrong.filter(([k, v]) => toSample({ ...line, [k]: v }) !== null).map(([k]) => k), [], 'fields accepted with a wrong type');
+  t.same(recipeWrong.filter(([k, v]) => toSample({ ...line, recipe: { ...r, [k]: v } }) !== null).map(([k]) => `recipe.${k}`), [], 'recipe fields accepted with a wrong type');
+});

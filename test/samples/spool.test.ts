@@ -1,7 +1,7 @@
 // Tests the spool: 50 concurrent writer processes lose nothing, rotation is bounded, torn lines and full disks are survived.
 import t from 'tap';
 import { execFileSync, fork } from 'node:child_process';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -229,4 +229,15 @@ t.test('a write cut short by the file size limit: the whole lines before the cut
   t.ok(appendSamples({ dir }, batch(200, 2)).ok);
   const after = readAll(dir);
   t.strictSame([after.report.samples, after.report.torn, after.report.corrupt], [22 + mine.length, 1, 0], 'closed by the next append, still torn');
+});
+
+// rotate() moves samples.jsonl to samples.1.jsonl with moveNoClobber (link, then unlink): a reader between the two sees
+// one file under both names, and reads it once.
+t.test('a rotation caught between link and unlink: one file under two names is read once', async (t) => {
+  const dir = freshDir();
+  t.same(appendSamples({ dir }, [mk('1', 91), mk('2', 92)]).ok, true);
+  linkSync(join(dir, 'samples.jsonl'), join(dir, 'samples.1.jsonl'));
+  const seen: number[] = [];
+  const r = readSpool(dir, (x) => seen.push(x.value));
+  t.same([seen, r.files, r.samples], [[91, 92], [join(dir, 'samples.1.jsonl')], 2]);
 });
