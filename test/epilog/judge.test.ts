@@ -161,6 +161,14 @@ t.test('a bw-gpu-path finding says what it saw and what it wanted', async (t) =>
   t.equal(f!.message, 'GPU memory p50 10.6 Gb/s over 5 (band: warn < 19.5, fail < 16 Gb/s) while host memory on mlx5_0 is healthy (p50 92.5 Gb/s)');
 });
 
+t.test("a bw-nic finding: both sides' figures, to two decimals, and the host side's fail bound wanted", async (t) => {
+  const acc = new StatsAccumulator();
+  const gpu = series('ib-write-gpu', [10.55, 10.55, 10.55, 10.55, 10.55]);
+  for (const x of [...series('ib-write-host', [40.25, 40.25, 40.25, 40.25, 40.25]), ...gpu]) acc.add(x);
+  const f = judge({ outcomes: [ok('ib-write-gpu', gpu[4]!)], stats: acc.result({ lastN: 5 }), envelopes: [HOST, GPUB], minSamples: 3 });
+  t.same(f, [{ check: 'bandwidth', code: 'bw-nic', status: 'fail', subject: 'mlx5_0', message: 'GPU memory p50 10.55 Gb/s over 5 and host memory p50 40.25 Gb/s over 5, both below their bands', probe: 'ib-write-gpu', recipeHash: '9948f7323a3e', actual: 'host p50 40.25 GPU p50 10.55 Gb/s', expected: 'host >= 64 Gb/s' }]);
+});
+
 t.test('samples from the future are left out: the fresh run is judged on its true predecessors, pending says why', async (t) => {
   const now = 1_800_000_000_000 + 4000;
   const acc = new StatsAccumulator({ notAfter: now });

@@ -77,6 +77,20 @@ t.test('samples from the future counted apart; task findings by code in one orde
   t.same(lines.filter((l) => l.startsWith('gdrgate_task_findings_total{')), ['gdrgate_task_findings_total{node="gpu001",code="job-gpu-missing"} 2', 'gdrgate_task_findings_total{node="gpu001",code="job-memlock-propagated"} 1']);
 });
 
+t.test('a path with no sample in the recent window (the judged window restarted after it): its window="all" series only', async (t) => {
+  const acc = new StatsAccumulator();
+  const recipe = r('host->nic->host', ['-d', 'mlx5_0']);
+  [92.56, 92.4].forEach((value, i) => acc.add(makeSample({ ts: 1_800_000_000_000 + i, node: 'gpu001', job: String(i), probe: 'ib-write-host', recipe, gpu: null, nic: 'mlx5_0', bytes: 65536, value, unit: 'Gb/s' })));
+  const stats = acc.result({ sinceTs: 1_800_000_000_002 });
+  t.equal(stats[0]?.recent, null);
+  const lines = renderProm({ node: 'gpu001', stats, window: 5, recent: 'the samples since the judged window restarted', spool: { torn: 0, corrupt: 0 }, now: 1_800_000_000_002 }).split('\n');
+  const host = SERIES('gpu001', 'ib-write-host', '', 'mlx5_0', 'host->nic->host', '622fa090e09b');
+  t.same(lines.filter((l) => /^gdrgate_bandwidth_(bytes_per_second|samples)\{/.test(l)), [
+    ...['min', 'p50', 'p95', 'p99', 'last'].map((stat, i) => `gdrgate_bandwidth_bytes_per_second${host},window="all",stat="${stat}"} ${[11550000000, 11570000000, 11570000000, 11570000000, 11550000000][i]}`),
+    `gdrgate_bandwidth_samples${host},window="all"} 2`,
+  ]);
+});
+
 t.test('label values escaped', async (t) => {
   t.same(text('we"ird\\node').split('\n').filter((l) => l.startsWith('gdrgate_spool_skipped_lines{') || l.startsWith('gdrgate_samples_generated')), ['gdrgate_spool_skipped_lines{node="we\\"ird\\\\node",kind="torn"} 1', 'gdrgate_spool_skipped_lines{node="we\\"ird\\\\node",kind="corrupt"} 0', 'gdrgate_spool_skipped_lines{node="we\\"ird\\\\node",kind="future"} 0', 'gdrgate_samples_generated_timestamp_seconds{node="we\\"ird\\\\node"} 1800000000']);
   // A newline (SLURMD_NODENAME is not validated) would split the line, and node_exporter drops the whole textfile.
