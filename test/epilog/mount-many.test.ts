@@ -4,7 +4,7 @@
 // once a mount (200 mounts cost 200 processes, ~1.2 s here, and 1000 the Epilog ~6-20 s). tmpfs mounted as the user's
 // stands in for FUSE; needs root and mount(8).
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { epilogJobState } from '../../src/epilog/job-state.js';
@@ -12,18 +12,9 @@ import { ExecaExec, type Exec } from '../../src/host/exec.js';
 import { detachMounts, mountsBelow } from '../../src/host/mounts.js';
 import { lockPathTo } from '../../src/state/store.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { canMountAsUser, mountAsUser, USER } from '../helpers/user-tmpfs.js';
 
-const USER = 65534;
-const MOUNT = '/usr/bin/mount';
 const MANY = 200;
-const mount = (dir: string): boolean => spawnSync(MOUNT, ['-t', 'tmpfs', '-o', `size=64k,uid=${USER},gid=${USER},mode=0755`, 'tmpfs', dir]).status === 0;
-const canMount = (): boolean => {
-  if (process.getuid?.() !== 0 || !existsSync(MOUNT)) return false;
-  const d = scratchDir('gdrgate-mount-probe-');
-  const ok = mount(d);
-  if (ok) spawnSync('/usr/bin/umount', [d]);
-  return ok;
-};
 
 /** A state directory (root's, 0711) with job `id`'s directory, its user's, holding MANY mount points of theirs. */
 function jobWithMounts(id: string): { s: string; mps: string[] } {
@@ -39,10 +30,10 @@ function jobWithMounts(id: string): { s: string; mps: string[] } {
     mkdirSync(m);
     chownSync(m, USER, USER);
   }
-  return { s, mps: mps.filter(mount) };
+  return { s, mps: mps.filter(mountAsUser) };
 }
 
-if (!canMount()) t.skip('needs root and mount(8) that may mount a tmpfs here', () => {});
+if (!canMountAsUser()) t.skip('needs root and mount(8) that may mount a tmpfs here', () => {});
 else main();
 
 function main(): void {

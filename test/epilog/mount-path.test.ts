@@ -12,17 +12,8 @@ import { ExecaExec, type Exec } from '../../src/host/exec.js';
 import { detachMounts, mountsBelow } from '../../src/host/mounts.js';
 import { lockPathTo } from '../../src/state/store.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { canMountAsUser, mountAsUser, USER } from '../helpers/user-tmpfs.js';
 
-const USER = 65534;
-const MOUNT = '/usr/bin/mount';
-const mount = (dir: string): boolean => spawnSync(MOUNT, ['-t', 'tmpfs', '-o', `size=64k,uid=${USER},gid=${USER},mode=0755`, 'tmpfs', dir]).status === 0;
-const canMount = (): boolean => {
-  if (process.getuid?.() !== 0 || !existsSync(MOUNT)) return false;
-  const d = scratchDir('gdrgate-mount-probe-');
-  const ok = mount(d);
-  if (ok) spawnSync('/usr/bin/umount', [d]);
-  return ok;
-};
 
 /** A state directory (root's, 0711) with the user's directories `rel` under it, made as the Prolog and the user would. */
 function userDirs(stateDir: string, rel: string): string {
@@ -43,7 +34,7 @@ function stateDir(): string {
   return s;
 }
 
-if (!canMount()) t.skip('needs root and mount(8) that may mount a tmpfs here', () => {});
+if (!canMountAsUser()) t.skip('needs root and mount(8) that may mount a tmpfs here', () => {});
 else main();
 
 function main(): void {
@@ -54,9 +45,9 @@ function main(): void {
   t.test('the path is taken back before umount runs; only the outermost mount is named', async (t) => {
     const s = stateDir();
     const m = userDirs(s, 'job-7/a/b/m');
-    t.equal(mount(m), true, "the user's mount");
+    t.equal(mountAsUser(m), true, "the user's mount");
     mkdirSync(path.join(m, 'x'));
-    t.equal(mount(path.join(m, 'x')), true, 'a mount inside it');
+    t.equal(mountAsUser(path.join(m, 'x')), true, 'a mount inside it');
     const seen: string[] = [];
     const real = new ExecaExec();
     const exec: Exec = {
@@ -78,7 +69,7 @@ function main(): void {
   t.test('a link in place of a directory on the way: not detached, umount never run', async (t) => {
     const s = stateDir();
     const m = userDirs(s, 'job-8/a/m');
-    t.equal(mount(m), true, "the user's mount");
+    t.equal(mountAsUser(m), true, "the user's mount");
     const victim = scratchDir('gdrgate-mount-path-victim-');
     symlinkSync(victim, path.join(s, 'job-8', 'alink'));
     const calls: string[] = [];
@@ -95,10 +86,10 @@ function main(): void {
   t.test('a directory above the mount swapped for a decoy before the lock (its mount point a link): the decoy is never named, the mount found where it went', async (t) => {
     const s = stateDir();
     const b = userDirs(s, 'job-9/a/b');
-    t.equal(mount(b), true, "the user's mount");
+    t.equal(mountAsUser(b), true, "the user's mount");
     const victim = scratchDir('gdrgate-mount-path-victim-');
     mkdirSync(path.join(victim, 'm'));
-    t.equal(mount(path.join(victim, 'm')), true, 'a mount elsewhere on the node');
+    t.equal(mountAsUser(path.join(victim, 'm')), true, 'a mount elsewhere on the node');
     const stale = mountsBelow(s);
     // The user, between the Epilog's read of the table and its lock: job-9/a moved away (the mount with it), a decoy
     // directory in its place whose b is a link to the other mount.
@@ -119,8 +110,8 @@ function main(): void {
   t.test('a mount stacked on the job directory over one inside it: both detached', async (t) => {
     const s = stateDir();
     const inner = userDirs(s, 'job-6/a/m');
-    t.equal(mount(inner), true, 'a mount inside');
-    t.equal(mount(path.join(s, 'job-6')), true, 'a mount over the whole job directory');
+    t.equal(mountAsUser(inner), true, 'a mount inside');
+    t.equal(mountAsUser(path.join(s, 'job-6')), true, 'a mount over the whole job directory');
     t.same(await detachMounts(() => mountsBelow(s), (mp) => lockPathTo(s, mp)), []);
     t.same(mountsBelow(s), [], 'none left');
   });
@@ -132,7 +123,7 @@ function main(): void {
     const aside = path.join(s, '.stale-job-5-0a1b2c3d');
     mkdirSync(aside, { mode: 0o700 });
     const stale = userDirs(aside, 'm');
-    for (const m of [own, other, stale]) t.equal(mount(m), true, `mounted ${path.relative(s, m)}`);
+    for (const m of [own, other, stale]) t.equal(mountAsUser(m), true, `mounted ${path.relative(s, m)}`);
     const o = await epilogJobState(s, '7', 'vm');
     t.equal(o.removed, true, "job-7's directory removed");
     t.equal(o.ownerUid, USER, "the job's user, seen before the lock");

@@ -10,18 +10,10 @@ import { ensureSafeDir, writeAtomic } from '../../src/host/files.js';
 import { ensureStateDir } from '../../src/state/store.js';
 import { makeGateEnv } from '../helpers/gate-env.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { thrown } from '../helpers/thrown.js';
 
 const USER = 65534;
 
-/** The message of what `f` throws, or null. */
-function thrown(f: () => void): string | null {
-  try {
-    f();
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
 
 if (process.getuid?.() !== 0) t.skip('needs root: files of another owner', () => {});
 else main();

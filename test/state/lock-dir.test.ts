@@ -8,6 +8,7 @@ import path from 'node:path';
 import t from 'tap';
 import { lockDir, lockPathTo } from '../../src/state/store.js';
 import { scratchDir } from '../helpers/scratch.js';
+import { thrown } from '../helpers/thrown.js';
 
 const USER = 65534;
 
@@ -34,15 +35,6 @@ function linkedFile(dir: string, at: string): string {
   return f;
 }
 
-/** The message `f` throws (null: none), compared whole. */
-function thrown(f: () => void): string | null {
-  try {
-    f();
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
-}
 
 const owner = (p: string): string => {
   const st = lstatSync(p);
