@@ -25,7 +25,8 @@ export function parseGpuInformation(text: string): Parsed<GpuInformation> {
   const minor = f.get('Device Minor');
   const bus = f.get('Bus Location')?.toLowerCase();
   // The module's minors are 0..254 (NV_MAX_DEVICES, /dev/nvidia255 is nvidiactl).
-  if (minor === undefined || !/^\d{1,3}$/.test(minor) || Number(minor) > 254) return { ok: false, error: `no Device Minor line (got ${JSON.stringify(minor ?? null)})` };
+  if (minor === undefined) return { ok: false, error: 'no Device Minor line' };
+  if (!/^\d{1,3}$/.test(minor) || Number(minor) > 254) return { ok: false, error: `Device Minor ${JSON.stringify(minor)} is no GPU's (the module's GPUs are 0 to 254)` };
   if (bus === undefined || !BDF_RE.test(bus)) return { ok: false, error: `no Bus Location line (got ${JSON.stringify(bus ?? null)})` };
   return { ok: true, value: { minor: Number(minor), bdf: bus, model: f.get('Model') || null } };
 }
