@@ -114,10 +114,15 @@ function otherClass(c: PciConfig, sysfsClass: number): boolean {
   return c.length >= 0x0c && c.vendorId !== 0xffff && c.vendorId !== 0 && c.classCode >> 16 !== sysfsClass >> 16;
 }
 
+/** A PCI Express function's configuration space, in bytes. */
+const CONFIG_SPACE = 4096;
+
 async function config(host: Host, dir: string): Promise<Fact<PciConfig>> {
   // On a live /sys only the parts the checks look at (~44 of 1024 dwords); a capture's file is read whole.
-  const r = host.readParts ? await host.readParts(`${dir}/config`, sparseConfig) : await host.readBytes(`${dir}/config`, 4096);
+  const r = host.readParts ? await host.readParts(`${dir}/config`, sparseConfig) : await host.readBytes(`${dir}/config`, CONFIG_SPACE + 1);
   if (!r.ok) return r.missing ? ABSENT : unknown(readWhy(`${dir}/config`, r.reason));
+  // drivers/pci/pci-sysfs.c: 256 or 4096 bytes. More is no kernel's file (a capture made up or broken): not judged.
+  if (r.value.length > CONFIG_SPACE) return unknown(`${dir}/config: larger than ${CONFIG_SPACE} bytes, more than a PCI function's configuration space`);
   return present(parsePciConfigOnce(r.value));
 }
 

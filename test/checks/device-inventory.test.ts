@@ -67,6 +67,12 @@ export const cases = table('device-inventory', [
     bare: [],
     based: [],
   },
+  {
+    name: 'skip, never a fail: a GPU config file past 4096 bytes (all ones) is none the kernel writes: not read, never "fallen off the bus"',
+    patch: async (root) => writeFileSync(path.join(root, 'sys/bus/pci/devices', P0.gpu, 'config'), Buffer.alloc(8192, 0xff)),
+    bare: [],
+    based: [],
+  },
   // A NIC's or a bridge's config space another function's (here GPU0's, copied over mlx5_0's): its IDs were taken as
   // the NIC's ("device id 0x10de:0x2330", a mismatch fail) where sysfs says 0x15b3:0x1021; as for a GPU, the header
   // is refused now (its base class, 03h, is not the 02h of mlx5_0's class file) and the IDs come from sysfs.
