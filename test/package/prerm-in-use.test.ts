@@ -49,7 +49,9 @@ t.test('a wrapper named by any hook key, in any case and spacing, or through a s
   const etc = path.join(dir, 'etc');
   mkdirSync(etc);
   writeFileSync(path.join(etc, 'slurm.conf'), 'Prolog=/usr/libexec/gdrgate/prolog.sh\n');
-  const twice = spawnSync('/bin/sh', ['-ec', PRERM_IN_USE.replace('/etc/slurm/*.conf', `${etc}/*.conf`)], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SLURM_CONF: path.join(etc, 'slurm.conf') }, timeout: 30_000 });
+  // Hermetic but for /etc/slurm, moved to `etc` (a slurmd another test runs meanwhile is never asked).
+  const script = MACHINE.reduce((sh, glob, i) => sh.replace(glob, i === 0 ? `${etc}/*.conf` : `${dir}/none${i}/*.conf`), PRERM_IN_USE).replace(PROC, `${proc}/[0-9]*/comm`);
+  const twice = spawnSync('/bin/sh', ['-ec', script], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin', SLURM_CONF: path.join(etc, 'slurm.conf') }, timeout: 30_000 });
   t.same({ code: twice.status, stderr: twice.stderr }, refused(` ${etc}/slurm.conf:/usr/libexec/gdrgate/prolog.sh`), 'one file, said once');
 });
 
