@@ -1,4 +1,4 @@
-// Follows the Include lines of a Slurm config file (slurm.conf, gres.conf: any file read by s_p_parse_file) as
+// Follows the Include lines of a Slurm config file (slurm.conf, gres.conf: every file Slurm reads with s_p_parse_file) as
 // Slurm does: a relative name is taken from the directory of the file first named in 23.02 and later
 // (parse_config.c _parse_include_directive → read_config.c get_extra_conf_path, SLURM_CONF's directory, whatever file
 // includes it), from the including file's in 22.05 (_add_full_path). The two differ only for an Include in an

@@ -1,5 +1,5 @@
 // The program's build id: `npm run build` writes the sha256 of dist/gdrgate.cjs's code as the file's first line, so a
-// startup snapshot tells its own program from any other build with one small read at each start, where hashing the
+// startup snapshot tells its own program from every other build with one small read at each start, where hashing the
 // whole program cost 2-3 ms (1.5 MB) on every Prolog the blob answers. Two builds whose files have one size and one
 // modification time (dpkg-deb and rpmbuild clamp every mtime to SOURCE_DATE_EPOCH) still differ here.
 import { createHash } from 'node:crypto';

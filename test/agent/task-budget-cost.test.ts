@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { MAX_FACTS_BYTES } from '../../src/task/facts.js';
-import { startRig, USER } from '../task/_agent-rig.js';
+import { floodScript, startRig, USER } from '../task/_agent-rig.js';
 
 const SECONDS = 4;
 const JOBS = ['870', '871', '872'];
@@ -36,17 +36,7 @@ async function main(): Promise<void> {
     fs.writeFileSync(rest, body(rig.tree), { mode: 0o644 });
     t.equal(fs.statSync(rest).size <= MAX_FACTS_BYTES - 64, true, 'the facts fit the agent\'s cap');
     // As task-budget.test.ts's flood: a process of USER's with eight reply pipes, its facts, asking on all eight.
-    const script = [
-      'for ((f = 87; f < 95; f++)); do eval "exec $f<<<\'\' && exec $f<>/proc/$$/fd/$f && read -r -u $f _" || exit 3; done',
-      '{ printf "gdrgate-task-facts 1 0123456789abcdef %s %s 0\\n" $$ $EUID; /bin/cat "$4"; } >"$3/task.$$.facts" || exit 4',
-      'exec 86<>"$2" || exit 5',
-      'end=$((SECONDS + $5)); k=0',
-      'while ((SECONDS < end)); do',
-      '  for ((f = 87; f < 95; f++)); do printf "v1 task %s %s %s %s 0123456789abcdef %s\\n" "$6" $$ $f $$ "$1"; done >&86; k=$((k + 8))',
-      '  for ((f = 87; f < 95; f++)); do while read -r -t 0 -u $f && read -r -t 0.001 -u $f _; do :; done; done',
-      'done',
-      'echo "$k"',
-    ].join('\n');
+    const script = floodScript('{ printf "gdrgate-task-facts 1 0123456789abcdef %s %s 0\\n" $$ $EUID; /bin/cat "$4"; }');
     const before = rig.agentErr().length;
     const t0 = performance.now();
     const floods = JOBS.map((job) => {

@@ -9,7 +9,7 @@ import { lstatSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { TASK_BUDGET, TaskBudget } from '../../src/agent/task-serve.js';
-import { startRig, USER } from '../task/_agent-rig.js';
+import { floodScript, startRig, USER } from '../task/_agent-rig.js';
 
 const SECONDS = 3;
 const JOBS = ['810', '811', '812'];
@@ -44,17 +44,7 @@ async function flood(): Promise<void> {
     for (const job of JOBS) t.equal(rig.prolog(job), 0, `job ${job}: USER's, with its FIFO`);
     // Each job: a process of USER's with eight reply pipes (fd 87-94) and facts of its own, asking on all eight,
     // reading its answers, and asking again.
-    const script = [
-      'for ((f = 87; f < 95; f++)); do eval "exec $f<<<\'\' && exec $f<>/proc/$$/fd/$f && read -r -u $f _" || exit 3; done',
-      'printf "gdrgate-task-facts 1 0123456789abcdef %s %s 0\\nroot\\t%s\\nend\\n" $$ $EUID "$4" >"$3/task.$$.facts" || exit 4',
-      'exec 86<>"$2" || exit 5',
-      'end=$((SECONDS + $5)); k=0',
-      'while ((SECONDS < end)); do',
-      '  for ((f = 87; f < 95; f++)); do printf "v1 task %s %s %s %s 0123456789abcdef %s\\n" "$6" $$ $f $$ "$1"; done >&86; k=$((k + 8))',
-      '  for ((f = 87; f < 95; f++)); do while read -r -t 0 -u $f && read -r -t 0.001 -u $f _; do :; done; done',
-      'done',
-      'echo "$k"',
-    ].join('\n');
+    const script = floodScript('printf "gdrgate-task-facts 1 0123456789abcdef %s %s 0\\nroot\\t%s\\nend\\n" $$ $EUID "$4"');
     const before = rig.agentErr().length;
     const runsBefore = rig.runs();
     const t0 = performance.now();

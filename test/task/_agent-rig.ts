@@ -170,3 +170,22 @@ export async function startRig(o: { gpus?: boolean; node?: GenNode; reference?: 
 
 /** What must match between the two answers: stdout and the exit code (stderr differs: the agent's path says less). */
 export const said = (r: Ran): { code: number | null; stdout: string } => ({ code: r.code, stdout: r.stdout });
+
+/**
+ * A job's TaskProlog flood, as a bash script run as USER with arguments (config, the job's task FIFO, the job's
+ * directory, $4, seconds, job id): eight reply pipes (fd 87-94), its facts written by `facts` (a bash command line
+ * that writes them to stdout, `$4` at hand), then asking on all eight, reading the answers, and asking again until the
+ * seconds are over; it prints how many it asked.
+ */
+export const floodScript = (facts: string): string =>
+  [
+    'for ((f = 87; f < 95; f++)); do eval "exec $f<<<\'\' && exec $f<>/proc/$$/fd/$f && read -r -u $f _" || exit 3; done',
+    `${facts} >"$3/task.$$.facts" || exit 4`,
+    'exec 86<>"$2" || exit 5',
+    'end=$((SECONDS + $5)); k=0',
+    'while ((SECONDS < end)); do',
+    '  for ((f = 87; f < 95; f++)); do printf "v1 task %s %s %s %s 0123456789abcdef %s\\n" "$6" $$ $f $$ "$1"; done >&86; k=$((k + 8))',
+    '  for ((f = 87; f < 95; f++)); do while read -r -t 0 -u $f && read -r -t 0.001 -u $f _; do :; done; done',
+    'done',
+    'echo "$k"',
+  ].join('\n');
