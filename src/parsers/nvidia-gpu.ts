@@ -27,6 +27,7 @@ export function parseGpuInformation(text: string): Parsed<GpuInformation> {
   // The module's minors are 0..254 (NV_MAX_DEVICES, /dev/nvidia255 is nvidiactl).
   if (minor === undefined) return { ok: false, error: 'no Device Minor line' };
   if (!/^\d{1,3}$/.test(minor) || Number(minor) > 254) return { ok: false, error: `Device Minor ${JSON.stringify(minor)} is no GPU's (the module's GPUs are 0 to 254)` };
-  if (bus === undefined || !BDF_RE.test(bus)) return { ok: false, error: `no Bus Location line (got ${JSON.stringify(bus ?? null)})` };
+  if (bus === undefined) return { ok: false, error: 'no Bus Location line' };
+  if (!BDF_RE.test(bus)) return { ok: false, error: `Bus Location ${JSON.stringify(bus)} is no PCI address` };
   return { ok: true, value: { minor: Number(minor), bdf: bus, model: f.get('Model') || null } };
 }
