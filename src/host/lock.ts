@@ -1,9 +1,10 @@
 // The one lock file of the gate (drain, probing epilog, spool rotation): created with O_EXCL|O_NOFOLLOW, holding
-// `<pid> <ms> <token>`; stale when its pid is gone or it is older than staleMs (an empty or foreign one: by age
-// alone); broken by exactly one breaker; released only by its owner (it may have been broken and retaken).
+// `<pid> <ms> <token> start=<ticks>`; stale when its pid is gone or now names a process started at another time (the
+// pid reused), or when older than staleMs (an empty or foreign one: by age alone); broken by exactly one breaker;
+// released only by its owner (it may have been broken and retaken).
 import fs from 'node:fs';
 import { errno, readSmall, writeNew } from './files.js';
-import { pidAlive } from './process.js';
+import { ownerRuns, ownStartTicks } from './process.js';
 
 export type Lock =
   | { readonly ok: true; release(): void }
@@ -29,6 +30,11 @@ function ownerPid(text: string): number | null {
   const m = /^(\d{1,10})[ \n]/.exec(text);
   const pid = m ? Number(m[1]) : NaN;
   return Number.isSafeInteger(pid) && pid > 0 ? pid : null;
+}
+
+/** The owner's start time the lock recorded (a lock written before it was recorded has none). */
+function ownerStart(text: string): string | null {
+  return /^\d{1,10} \d{1,16} [0-9a-z]{0,16} start=(\d{1,20})\n$/.exec(text)?.[1] ?? null;
 }
 
 /**
@@ -60,11 +66,12 @@ function isStale(file: string, seen: string | null, staleMs: number): boolean {
   if (!st.isFile()) return true; // a link or FIFO planted at the name is nobody's lock
   if (Date.now() - st.mtimeMs >= staleMs) return true;
   const pid = seen === null ? null : ownerPid(seen);
-  return pid !== null && !pidAlive(pid);
+  return pid !== null && !ownerRuns(pid, ownerStart(seen!));
 }
 
 export function takeLock(file: string, o: LockOptions): Lock {
-  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2)}\n`;
+  const start = ownStartTicks();
+  const token = `${process.pid} ${Date.now()} ${Math.random().toString(36).slice(2)}${start === null ? '' : ` start=${start}`}\n`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       writeNew(file, token, 0o600);

@@ -77,7 +77,7 @@ t.test('probe lock: one prober; a dead owner or a stale lock is broken', async (
   writeFileSync(join(dir, PROBE_LOCK), '999999999\n'); // no such pid
   const c = takeProbeLock(dir, 60_000);
   t.ok('release' in c, 'lock of a dead pid broken');
-  t.match(readFileSync(join(dir, PROBE_LOCK), 'utf8'), new RegExp(`^${process.pid} \\d+ \\w+\n$`), 'ours now: pid, time, token');
+  t.match(readFileSync(join(dir, PROBE_LOCK), 'utf8'), new RegExp(`^${process.pid} \\d+ \\w+ start=\\d+\n$`), 'ours now: pid, time, token, its start');
   if ('release' in c) c.release();
 });
 
