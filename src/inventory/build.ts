@@ -9,6 +9,8 @@ import { kernelCmdline } from '../parsers/pci-cmdline.js';
 import { readGpudirect } from './gpudirect.js';
 import { readIommu } from './iommu.js';
 import { readMemlock } from './memlock.js';
+import { findSlurmd, slurmdConfOf } from './slurmd.js';
+import type { SlurmdConf } from '../parsers/slurmd-conf.js';
 import { platformExtra } from './platform-extra.js';
 import { besideConnectX, detailPci, isGpu, listPci, unaccountedOf, unidentified, unlistedBridges } from './pci.js';
 import { listRdma } from './rdma.js';
@@ -59,8 +61,8 @@ async function readNuma(host: Host, notes: Notes): Promise<NumaNode[]> {
 }
 
 /** gres.conf (the config's, else slurmd's), and what comparing it needs only when it names GPUs and cores (no read otherwise). */
-async function readPlacement(host: Host, given: string | undefined, env: Readonly<Record<string, string | undefined>>): Promise<Placement> {
-  const gresPath = given ?? (await slurmGresConf(host, env, host.root === '/'));
+async function readPlacement(host: Host, given: string | undefined, env: Readonly<Record<string, string | undefined>>, slurmd: () => Promise<SlurmdConf | null>): Promise<Placement> {
+  const gresPath = given ?? (await slurmGresConf(host, env, host.root === '/', slurmd));
   const gres = await readGres(host, gresPath);
   const lines = gres.state === 'present' ? gres.value.lines : [];
   const [minors, cores] = await Promise.all([
@@ -136,13 +138,17 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
   const groups = [...gpuSk.map((g) => g.bdf), ...nics.map((n) => valueOf(n.bdf) ?? ''), ...beside.map((s) => s.bdf)]
     .map((b) => valueOf(pci.get(b)?.iommuGroup ?? ABSENT))
     .filter((g): g is string => !!g);
+  const slurmd = findSlurmd(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid === undefined ? '/proc/self' : `/proc/${opts.selfPid}`);
   const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([
     readIommu(host, groups, notes, cmdline),
     readGpudirect(host, kernelRelease, modules.names, notes, modules.states),
-    readMemlock(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid ?? null),
+    readMemlock(host, notes, slurmd, opts.selfPid ?? null),
     readGpus(host, gpuSk.map((s) => s.bdf).sort(byText), pci, notes),
     readPcieCooling(host, notes, pci),
-    readPlacement(host, opts.gresConf, opts.env ?? {}),
+    readPlacement(host, opts.gresConf, opts.env ?? {}, async () => {
+      const pid = await slurmd;
+      return typeof pid === 'number' ? slurmdConfOf(host, pid, notes) : null;
+    }),
     readPayload(host, pci, cmdline, notes),
   ]);
   const areas = await readAreas(host, { gpus: gpus.map((g) => g.bdf), pci, notes });

@@ -10,6 +10,7 @@ import { FsHost } from '../../src/host/fs-host.js';
 import { exactly } from '../helpers/exactly.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import { readMemlock } from '../../src/inventory/memlock.js';
+import { findSlurmd } from '../../src/inventory/slurmd.js';
 import { readGres } from '../../src/inventory/placement.js';
 import { Notes } from '../../src/inventory/read.js';
 import { loadConf } from '../../src/slurm/conf-load.js';
@@ -37,7 +38,8 @@ t.test("slurmd's pid file: taken only while root alone can change it", async (t)
   const pidFile = path.join(dir, 'slurmd.pid');
   writeFileSync(pidFile, `${child.pid}\n`, { mode: 0o644 });
   const found = async (): Promise<unknown> => {
-    const rows = await readMemlock(live, new Notes(), [pidFile]);
+    const notes = new Notes();
+    const rows = await readMemlock(live, notes, findSlurmd(live, notes, [pidFile], '/proc/self'));
     const s = rows.find((r) => r.who === 'slurmd');
     return s === undefined ? 'no row' : s.limit.state === 'unknown' ? s.limit.why : s.pid;
   };

@@ -1,8 +1,9 @@
 // Which gres.conf the inventory reads when the config names none: the one slurmd reads, beside its slurm.conf
 // (SLURM_CONF on the node itself; else /etc/slurm, else the configless cache /run/slurm/conf), not always /etc/slurm.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { openHost } from '../../src/host/open.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import { slurmGresConf } from '../../src/inventory/gres-path.js';
@@ -57,4 +58,37 @@ t.test("on the node itself, SLURM_CONF (slurmd's, in its Prolog's and Epilog's e
     slurmGresConf(host, {}, true),
   ]);
   t.same(got, ['/opt/slurm/etc/gres.conf', '/var/spool/slurmd/conf-cache/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf', '/etc/slurm/gres.conf']);
+});
+
+/** A real process named slurmd (a copy of bash: comm is its file's name) started with `args` and `env`; its child's pid. */
+async function slurmdWith(t: Test, args: readonly string[], env: Record<string, string>): Promise<number> {
+  const dir = scratchDir('gdrgate-gres-path-slurmd-');
+  const exe = path.join(dir, 'slurmd');
+  copyFileSync('/bin/bash', exe);
+  chmodSync(exe, 0o755);
+  // bash -c SCRIPT NAME ARGS...: SCRIPT and NAME are operands slurmd's getopt_long skips; ARGS are slurmd's.
+  const p = spawn(exe, ['-c', '/bin/sleep 60 & echo $!; wait', 'slurmd', ...args], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  t.teardown(() => void p.kill('SIGKILL'));
+  const line = await new Promise<string>((resolve) => p.stdout.once('data', (d: Buffer) => resolve(d.toString())));
+  const child = Number(line.trim());
+  t.teardown(() => {
+    try {
+      process.kill(child, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  });
+  return child;
+}
+
+t.test('the HealthCheckProgram (no SLURM_CONF): the slurm.conf its slurmd was started with, on a real process tree', async (t) => {
+  const host = await openHost('/');
+  const as = async (args: string[], env: Record<string, string>): Promise<string> => (await buildInventory(host, { selfPid: await slurmdWith(t, args, env), env: {} })).placement.gresPath;
+  t.equal(await as(['-D', '-f', '/opt/site slurm/etc/slurm.conf', '-N', 'gpu001'], {}), '/opt/site slurm/etc/gres.conf', '-f');
+  t.equal(await as(['--systemd'], { SLURM_CONF: '/shared/slurm/slurm.conf' }), '/shared/slurm/gres.conf', "SLURM_CONF in slurmd's environment");
+  t.equal(await as(['--systemd', '--conf-server', 'ctl:6817'], {}), '/run/slurm/conf/gres.conf', 'configless');
+  const inv = await buildInventory(host, { selfPid: await slurmdWith(t, ['--not-an-option'], {}), env: {} });
+  const usual = existsSync('/etc/slurm/slurm.conf') ? '/etc/slurm/gres.conf' : existsSync('/run/slurm/conf/slurm.conf') ? '/run/slurm/conf/gres.conf' : '/etc/slurm/gres.conf';
+  t.equal(inv.placement.gresPath, usual, 'cannot be told: the usual places');
+  t.equal(inv.notes.some((n) => n.includes('which slurm.conf slurmd (pid ') && n.includes('cannot be told (slurmd\'s option "--not-an-option" is not one this reading knows)')), true, JSON.stringify(inv.notes));
 });
