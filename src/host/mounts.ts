@@ -7,6 +7,8 @@ import { ExecaExec, type Exec } from './exec.js';
 
 /** mountinfo's octal escapes (show_mountinfo: space, tab, newline, backslash as \ooo). */
 const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+/** What show_mountinfo writes for `s` (fs/proc_namespace.c: seq_path_root with the escapes " \t\n\\"). */
+const escape = (s: string): string => s.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 
 /** The mount points strictly below `dir` (deepest first); none when mountinfo cannot be read. */
 export function mountsBelow(dir: string, table = '/proc/self/mountinfo'): string[] {
@@ -16,12 +18,33 @@ export function mountsBelow(dir: string, table = '/proc/self/mountinfo'): string
   } catch {
     return [];
   }
+  return mountPointsBelow(text, dir);
+}
+
+/**
+ * Pure: the mount points strictly below `dir` in a mountinfo text (deepest first). One pass over the text, a line's
+ * fifth field compared as the kernel wrote it: escaping is a character at a time and each escape begins with a
+ * backslash, which the kernel escapes too, so a mount point lies below `dir` exactly when its escaped form begins with
+ * `dir`'s escaped form and a slash; only those are cut out and unescaped. The four fields before it (mount id, parent
+ * id, major:minor, root: escaped as the mount point is) hold no space.
+ */
+export function mountPointsBelow(text: string, dir: string): string[] {
+  const want = `${escape(dir)}/`;
   const out: string[] = [];
-  for (const line of text.split('\n')) {
-    const mp = line.split(' ')[4];
-    if (mp === undefined) continue;
-    const p = unescape(mp);
-    if (p.startsWith(`${dir}/`)) out.push(p);
+  for (let at = 0; at < text.length; ) {
+    const nl = text.indexOf('\n', at);
+    const end = nl < 0 ? text.length : nl;
+    let sp = at - 1;
+    for (let i = 0; i < 4 && sp < end; i++) {
+      sp = text.indexOf(' ', sp + 1);
+      if (sp < 0) sp = end;
+    }
+    if (sp < end && text.startsWith(want, sp + 1)) {
+      const next = text.indexOf(' ', sp + 1);
+      const mp = text.slice(sp + 1, next < 0 || next > end ? end : next);
+      out.push(mp.includes('\\') ? unescape(mp) : mp);
+    }
+    at = end + 1;
   }
   return out.sort((a, b) => b.length - a.length);
 }
