@@ -162,8 +162,8 @@ export async function serveAgent(o: AgentOptions, exec: Exec = new ExecaExec()):
     try {
       // The job's TaskProlog FIFO goes in place once its record is written (after the answer), before the directory is
       // the job user's: a task that finds the directory its own finds the FIFO too (slurm/taskprolog.sh waits for it).
-      const handOver = (e: NodeJS.ProcessEnv): void => {
-        const why = fifos?.handOver(e) ?? null;
+      const handOver = (e: NodeJS.ProcessEnv, mounts: readonly string[]): void => {
+        const why = fifos?.handOver(e, mounts) ?? null;
         if (why !== null) setImmediate(() => void log().then((l) => l.warn({ client: req.pid, why }, 'gdrgate agent: no TaskProlog FIFO for this job (its TaskProlog runs gdrgate)')));
       };
       a = await agentProlog(config, { env, startup: 'agent', selfPid: req.pid, handOver, readAhead: (h) => readAhead.wrap(h) }, () => waiting(asked), (line) => reply(asked, formatReply('ok', line)));

@@ -188,19 +188,22 @@ export class TaskFifos {
   /**
    * Gives the job of the Prolog whose environment is `env` its FIFO: called once its record is written, just before
    * its directory (this agent's still) is handed to the job's user, after the answer. Returns why not, or null.
+   * `seen`: the mount table the record was written by (writePrologState: read in this same synchronous stretch). The
+   * jobs that ended are let go by it too (sweep): their directories are looked at in that stretch, a few file writes
+   * after the read, as a sweep of its own looks at them right after its read.
    */
-  handOver(env: NodeJS.ProcessEnv): string | null {
+  handOver(env: NodeJS.ProcessEnv, seen?: readonly string[]): string | null {
+    let mounts = seen;
+    const table = (): readonly string[] => (mounts ??= mountsBelow(this.o.stateDir));
+    if (this.jobs.size) this.sweep(table());
     // In a turn of its own: a mkfifo forked now would hold up the hand-over of the directory.
-    setImmediate(() => {
-      this.sweep();
-      void this.fill();
-    });
+    setImmediate(() => void this.fill());
     const job = parseJobId(env.SLURM_JOB_ID);
     const uid = parseId(env.SLURM_JOB_UID);
     const gid = parseId(env.SLURM_JOB_GID);
     // A root job's TaskProlog the agent never judges (a root-owned job directory proves nothing of the user's).
     if (job === null || uid === null || uid === 0) return null;
-    const mount = mountAt(mountsBelow(this.o.stateDir), this.jobDir(job));
+    const mount = mountAt(table(), this.jobDir(job));
     if (mount !== null) return `${mount} is a mount: not entered`;
     const dir = look(this.jobDir(job));
     if (!dir?.isDirectory() || (dir.uid !== uid && dir.uid !== me())) return `${this.jobDir(job)} is not a directory of uid ${uid} or of this agent's`;
@@ -221,9 +224,12 @@ export class TaskFifos {
     return null;
   }
 
-  /** Lets go of the FIFOs of jobs that ended (their directory gone: removed with it) or whose name leads elsewhere. */
-  sweep(): void {
-    const mounts = this.jobs.size ? mountsBelow(this.o.stateDir) : [];
+  /**
+   * Lets go of the FIFOs of jobs that ended (their directory gone: removed with it) or whose name leads elsewhere.
+   * `seen`: the mount table just read (handOver's); else it is read here, right before the jobs' directories are looked at.
+   */
+  sweep(seen?: readonly string[]): void {
+    const mounts = this.jobs.size ? (seen ?? mountsBelow(this.o.stateDir)) : [];
     for (const [job, j] of this.jobs) {
       // A mount on or in the job's directory (its user's FUSE?): never looked into; the job gets no more answers.
       if (mountAt(mounts, this.jobDir(job)) !== null) {

@@ -37,8 +37,8 @@ export interface GateContext {
   readonly startup: Startup;
   /** The pid of the Prolog the agent answers (its limits, its place under slurmd); absent: this process. */
   readonly selfPid?: number;
-  /** The agent's: gives the job its TaskProlog FIFO once its record is written (before the job's user has it). */
-  readonly handOver?: (env: NodeJS.ProcessEnv) => void;
+  /** The agent's: gives the job its TaskProlog FIFO once its record is written (before the job's user has it), by the mount table the record was written by. */
+  readonly handOver?: (env: NodeJS.ProcessEnv, mounts: readonly string[]) => void;
   /** The agent's: a Host over the opened one that takes config reads its worker made ahead (host/read-ahead.ts). */
   readonly readAhead?: (h: Host) => Host;
 }
@@ -101,7 +101,7 @@ const passed = (run: HookRun, j: GateJudgement): boolean => !!run.cfg && !!j.wor
 /** A passing Prolog's per-job state, for the TaskProlog (gdrgate task): a failure is logged, never the exit code. */
 async function recordState(run: HookRun, cfg: Config, seen: Seen, begun: Begun | null, handOver?: GateContext['handOver']): Promise<void> {
   const st = await import('../state/prolog.js').then(
-    (m) => m.recordJobState({ stateDir: cfg.stateDir, env: run.env, node: run.node, ...seen, begun, ...(handOver ? { handOver: () => handOver(run.env) } : {}) }),
+    (m) => m.recordJobState({ stateDir: cfg.stateDir, env: run.env, node: run.node, ...seen, begun, ...(handOver ? { handOver: (mounts: readonly string[]) => handOver(run.env, mounts) } : {}) }),
     (e: Error) => ({ ok: false, level: 'error', why: e.message }) as const,
   );
   const job = run.job ?? undefined;

@@ -84,8 +84,8 @@ export interface Begun {
  * mount is on it (a user's FUSE daemon would answer root's lstat, or never). Gone or replaced: the job ended (its
  * Epilog ran) before its record was written, and no directory is made again for it.
  */
-function notBegun(stateDir: string, dir: string, begun: Begun): string | null {
-  const mount = mountAt(mountsBelow(stateDir), dir);
+function notBegun(stateDir: string, dir: string, begun: Begun, mounts: readonly string[] = mountsBelow(stateDir)): string | null {
+  const mount = mountAt(mounts, dir);
   if (mount !== null) return `${mount} is a mount: not entered`;
   const st = lstatOrNull(dir);
   const ours = st !== null && st.isDirectory() && st.dev === begun.dev && st.ino === begun.ino && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700;
@@ -94,26 +94,34 @@ function notBegun(stateDir: string, dir: string, begun: Begun): string | null {
 
 const replaced = (dir: string): string => `${dir} is no longer the directory begun for the job before its Prolog's answer (its Epilog ran?): no record written`;
 
-/** The record goes only into the directory begun, still empty. */
-function stillBegun(stateDir: string, dir: string, begun: Begun): void {
-  const why = notBegun(stateDir, dir, begun) ?? (someNames(dir, 1).length ? replaced(dir) : null);
+/** The record goes only into the directory begun, still empty. Returns the mount table it looked at the directory by. */
+function stillBegun(stateDir: string, dir: string, begun: Begun): readonly string[] {
+  const mounts = mountsBelow(stateDir);
+  const why = notBegun(stateDir, dir, begun, mounts) ?? (someNames(dir, 1).length ? replaced(dir) : null);
   if (why !== null) throw new Error(why);
+  return mounts;
 }
 
 /**
  * Writes the signed state (and `extra` files) into the job's directory: `begun`, beginJobState's, else a fresh one;
  * then hands the directory to `uid`. `handOver` (the agent's: the job's TaskProlog FIFO) runs just before, so that a
- * task that finds the directory its user's finds the FIFO too.
+ * task that finds the directory its user's finds the FIFO too; it is given the mount table read here (mountsBelow).
  */
-export function writePrologState(stateDir: string, state: PrologState, gid: number | null, extra: readonly JobFile[] = [], handOver?: () => void, begun?: Begun): string {
+export function writePrologState(stateDir: string, state: PrologState, gid: number | null, extra: readonly JobFile[] = [], handOver?: (mounts: readonly string[]) => void, begun?: Begun): string {
   ensureStateDir(stateDir);
   const key = loadOrCreateKey(stateDir);
   const dir = `${stateDir}/${jobDirName(state.job)}`;
   // A directory left by an earlier attempt of this id (requeue, crashed epilog) is not trusted: start clean. (Begun:
-  // the Prolog cleared it, and the FIFO, before its answer; the FIFO handed over since is kept.)
-  if (begun) stillBegun(stateDir, dir, begun);
+  // the Prolog cleared it, and the FIFO, before its answer; the FIFO handed over since is kept.) The mount table is
+  // read here, once: from here to the chown below nothing waits (no await), and the directory is root's, 0700 (begun,
+  // or made below), until that chown, so no user can mount at or in it; the hand-over looks by this table, as the chown
+  // relies on it. Not the table beginJobState read: since, the answer went out, and another run for the job (one whose
+  // answer came too late) or its Epilog may have given a directory of that name to the user, who may mount on it.
+  let mounts: readonly string[];
+  if (begun) mounts = stillBegun(stateDir, dir, begun);
   else {
-    const old = removeJobDir(stateDir, state.job, undefined, undefined, true);
+    mounts = mountsBelow(stateDir);
+    const old = removeJobDir(stateDir, state.job, undefined, mounts, true);
     if (!old.ok && old.setAside === null) throw new Error(old.why);
   }
   const sealed = (st: PrologState): string => {
@@ -135,7 +143,7 @@ export function writePrologState(stateDir: string, state: PrologState, gid: numb
     // Written while the directory is still root's, so the user has nothing to race against.
     writeNew(`${dir}/${PROLOG_FILE}`, text, 0o444);
     for (const f of extra) writeNew(`${dir}/${f.name}`, f.data, 0o444);
-    handOver?.();
+    handOver?.(mounts);
     chown(dir, state.uid, gid ?? -1);
   } catch (e) {
     // A root-owned directory left behind (stateDir full) would read to the TaskProlog as the user's tampering;
@@ -156,8 +164,8 @@ async function names(host: Host, kpath: string): Promise<string[]> {
 }
 
 export interface RecordInput {
-  /** Called once the record is written, before the directory is the job user's (writePrologState). */
-  readonly handOver?: () => void;
+  /** Called once the record is written, before the directory is the job user's, with the mount table read for it (writePrologState). */
+  readonly handOver?: (mounts: readonly string[]) => void;
   /** The directory beginJobState made before the answer: written into, or dropped when the record fails. */
   readonly begun?: Begun | null;
   readonly stateDir: string;
