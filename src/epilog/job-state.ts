@@ -15,14 +15,17 @@ export async function epilogJobState(stateDir: string, job: string, node: string
   // are detached first without asking them anything; each one's path is taken back before (lockPathTo), so its user
   // cannot re-point it at another mount. Another running job's directory is its own Epilog's.
   const dir = `${stateDir}/${jobDirName(job)}`;
-  const ours = (): string[] => mountsBelow(stateDir).filter((mp) => mp === dir || mp.startsWith(`${dir}/`) || mp.startsWith(`${stateDir}/.stale-`));
-  const mounted = ours();
+  const mine = (table: readonly string[]): string[] => table.filter((mp) => mp === dir || mp.startsWith(`${dir}/`) || mp.startsWith(`${stateDir}/.stale-`));
+  const table = mountsBelow(stateDir);
+  const mounted = mine(table);
   const owner = mounted.length && !mounted.includes(dir) ? lstatOrNull(dir)?.uid ?? null : null; // a mount point's stat asks its file system
   if (mounted.length) {
-    const left = await detachMounts(ours, (mp) => lockPathTo(stateDir, mp));
+    const left = await detachMounts(() => mine(mountsBelow(stateDir)), (mp) => lockPathTo(stateDir, mp), undefined, mounted);
     logger[left.length ? 'error' : 'warn']({ job, node, mounts: mounted.slice(0, 16), left }, left.length ? 'mounts below the state directory not detached: their state is left as it is' : 'mounts below the state directory detached (a job user\'s)');
   }
-  const got = collectJobState(stateDir, job);
+  // Nothing detached: the job's directory is looked at by the table just read (nothing in between). After a detach the
+  // table is read again: what was detached, and what its user may have mounted on their directory since, is seen anew.
+  const got = collectJobState(stateDir, job, mounted.length ? undefined : table);
   // The lock made the job's directory root's: its owner is the one seen before.
   const o = owner !== null && got.ownerUid !== null ? { ...got, ownerUid: owner } : got;
   const t = o.task;

@@ -92,12 +92,18 @@ function batches(mps: readonly string[]): string[][] {
  * so, or one stacked under another, is taken on the next pass. One umount for all of a pass's mounts (a few, for
  * thousands of long paths): a user may have as many as fusermount's mount_max (1000 by default), and a process each
  * held the Epilog for seconds before its deadline counts. Returns what could not be detached (empty: none left).
+ * `seen`: what `list()` gave the caller just before (the first pass starts from it). The table is read again after
+ * each step that may change what it lists: the paths taken, each pass's detaching; the last read that found nothing
+ * more to detach is the answer.
  */
-export async function detachMounts(list: () => readonly string[], take: (mp: string) => void, exec: Exec = new ExecaExec()): Promise<string[]> {
+export async function detachMounts(list: () => readonly string[], take: (mp: string) => void, exec: Exec = new ExecaExec(), seen?: readonly string[]): Promise<string[]> {
   const left = new Map<string, string>();
+  let now = seen ?? null;
   for (let pass = 0; pass < PASSES; pass++) {
-    const outer = outermost(list()).filter((mp) => !left.has(mp));
+    now ??= list();
+    const outer = outermost(now).filter((mp) => !left.has(mp));
     if (!outer.length) break;
+    now = null;
     const taken: string[] = [];
     for (const mp of outer) {
       try {
@@ -121,5 +127,5 @@ export async function detachMounts(list: () => readonly string[], take: (mp: str
       for (const mp of run) if (still.has(mp)) left.set(mp, `${mp}: ${why ?? said.find((l) => l.startsWith(`umount: ${mp}: `)) ?? (said.join('; ') || `umount exit ${String(r.exitCode)}`)}`);
     }
   }
-  return [...left.values(), ...list().filter((mp) => !left.has(mp)).map((mp) => `${mp}: still mounted`)];
+  return [...left.values(), ...(now ?? list()).filter((mp) => !left.has(mp)).map((mp) => `${mp}: still mounted`)];
 }

@@ -60,14 +60,13 @@ export function summarizeTaskRecord(raw: unknown, job: string): TaskSummary | st
   };
 }
 
-/** Reads and removes stateDir/job-<id>. Never throws. */
-export function collectJobState(stateDir: string, job: string): JobStateOutcome {
+/** Reads and removes stateDir/job-<id>, looking first at `mounts` (the mount table below stateDir, just read). Never throws. */
+export function collectJobState(stateDir: string, job: string, mounts: readonly string[] = mountsBelow(stateDir)): JobStateOutcome {
   const dir = `${stateDir}/${jobDirName(job)}`;
   let ownerUid: number | null = null;
   let task: TaskSummary | null = null;
   let taskWhy: string | null = null;
   // A mount on or in the job's directory (its user's) is never entered: not read, not removed.
-  const mounts = mountsBelow(stateDir);
   const mount = mountAt(mounts, dir);
   if (mount !== null) return { job, ownerUid, task, taskWhy: `${mount} is a mount: not entered`, removed: false, error: `${mount} is a mount (its user's?): not entered, not removed`, reclaimed: null };
   try {

@@ -1,16 +1,22 @@
 // How often one run reads the mount table (/proc/self/mountinfo, host/mounts.ts mountsBelow): a job's user may mount
 // as many as fusermount's mount_max (1000) file systems in their job's directory, and each read of that table then
 // costs the kernel's writing of it and its parse, ms a read. Counted here on the bundled H200 capture, each path as it
-// runs: a passing Prolog in its own process, a Prolog the agent answers (its job given a TaskProlog FIFO).
+// runs: a passing Prolog in its own process, a Prolog the agent answers (its job given a TaskProlog FIFO), an Epilog
+// (with the user's mounts in the job's directory: tmpfs mounted as the user's stands in for FUSE, as root and mount(8)
+// allow).
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { TaskFifos } from '../../src/agent/task-fifos.js';
 import { runHook } from '../../src/engine/hook.js';
 import { agentProlog, gateHook } from '../../src/engine/prolog.js';
+import { epilogJobState } from '../../src/epilog/job-state.js';
 import { ExecaExec } from '../../src/host/exec.js';
+import { mountsBelow } from '../../src/host/mounts.js';
 import { setLogFile } from '../../src/log.js';
 import { makeGateEnv } from '../helpers/gate-env.js';
+import { canMountAsUser, mountAsUser, USER } from '../helpers/user-tmpfs.js';
 
 const TABLE = '/proc/self/mountinfo';
 let reads = 0;
@@ -57,3 +63,33 @@ t.test("a Prolog the agent answers: the same two; the FIFO's hand-over and the s
   t.equal(await prolog('43'), 2, 'the next job, a FIFO held: swept by the same table');
   t.same([fs.existsSync(path.join(stateDir, 'tasks-42')), fs.lstatSync(path.join(stateDir, 'tasks-43')).isFIFO()], [false, true], "the ended job's FIFO removed, the new job's in place");
 });
+
+t.test("an Epilog, nothing mounted in the job's directory: the table read once", async (t) => {
+  const e = makeGateEnv();
+  const stateDir = path.join(e.dir, 'run');
+  await runHook({ ...gateHook({ mode: 'prolog', config: e.config, dryRun: false }, { env: env('42'), startup: 'modules' }) });
+  const n = await counted(() => epilogJobState(stateDir, '42', 'vm'));
+  t.equal(fs.existsSync(path.join(stateDir, 'job-42')), false, 'its directory removed');
+  t.equal(n, 1);
+});
+
+if (!canMountAsUser()) t.skip("an Epilog with the user's mounts: needs root and mount(8) that may mount a tmpfs here", () => {});
+else {
+  t.test("an Epilog, the user's mounts in the job's directory: read before, after the paths are taken, after the detach", async (t) => {
+    const e = makeGateEnv();
+    const stateDir = path.join(e.dir, 'run');
+    await runHook({ ...gateHook({ mode: 'prolog', config: e.config, dryRun: false }, { env: env('42'), startup: 'modules' }) });
+    const dir = path.join(stateDir, 'job-42');
+    fs.chownSync(dir, USER, USER);
+    t.teardown(() => {
+      for (const m of mountsBelow(stateDir)) spawnSync('/usr/bin/umount', ['--lazy', m]);
+    });
+    for (const m of ['a', 'b', 'c']) {
+      fs.mkdirSync(path.join(dir, m));
+      t.equal(mountAsUser(path.join(dir, m)), true, `mounted ${m}`);
+    }
+    const n = await counted(() => epilogJobState(stateDir, '42', 'vm'));
+    t.same([mountsBelow(stateDir), fs.existsSync(dir)], [[], false], 'the mounts detached, the directory removed');
+    t.equal(n, 4);
+  });
+}
