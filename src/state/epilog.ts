@@ -68,14 +68,21 @@ export function collectJobState(stateDir: string, job: string, mounts: readonly 
   let taskWhy: string | null = null;
   // A mount on or in the job's directory (its user's) is never entered: not read, not removed.
   const mount = mountAt(mounts, dir);
-  if (mount !== null) return { job, ownerUid, task, taskWhy: `${mount} is a mount: not entered`, removed: false, error: `${mount} is a mount (its user's?): not entered, not removed`, reclaimed: null };
+  const refused = (m: string): JobStateOutcome => ({ job, ownerUid, task, taskWhy: `${m} is a mount: not entered`, removed: false, error: `${m} is a mount (its user's?): not entered, not removed`, reclaimed: null });
+  if (mount !== null) return refused(mount);
+  let locked: readonly string[] | null = null;
   try {
     const st = lstatOrNull(dir);
     if (st === null) return { job, ownerUid, task, taskWhy: 'no state directory', removed: false, error: null, reclaimed: reclaimStale(stateDir) };
     ownerUid = st.uid;
     if (st.isDirectory()) {
-      // From here on the user can neither add to the directory nor swap task.json for a link.
+      // From here on the user can neither add to the directory nor swap task.json for a link, nor mount in it
+      // (fusermount looks the mount point up through it): one made before that, since `mounts` was read, is in the
+      // table read now, and nothing in the directory is opened.
       lockDir(dir);
+      locked = mountsBelow(stateDir);
+      const inside = mountAt(locked, dir);
+      if (inside !== null) return refused(inside);
       const f = readSmall(`${dir}/${TASK_FILE}`, { max: MAX_STATE_BYTES });
       if (f.ok) {
         let raw: unknown = null;
@@ -94,7 +101,7 @@ export function collectJobState(stateDir: string, job: string, mounts: readonly 
   } catch (e) {
     taskWhy ??= (e as Error).message;
   }
-  const rm = removeJobDir(stateDir, job, undefined, mounts);
+  const rm = removeJobDir(stateDir, job, undefined, locked ? { locked } : { mounts });
   const reclaimed = reclaimStale(stateDir);
   return { job, ownerUid, task, taskWhy, removed: rm.ok && rm.removed, error: rm.ok ? null : `${rm.why}${rm.setAside ? ` (set aside as ${rm.setAside})` : ''}`, reclaimed };
 }

@@ -121,7 +121,7 @@ export function writePrologState(stateDir: string, state: PrologState, gid: numb
   if (begun) mounts = stillBegun(stateDir, dir, begun);
   else {
     mounts = mountsBelow(stateDir);
-    const old = removeJobDir(stateDir, state.job, undefined, mounts, true);
+    const old = removeJobDir(stateDir, state.job, undefined, { mounts, keepFifo: true });
     if (!old.ok && old.setAside === null) throw new Error(old.why);
   }
   const sealed = (st: PrologState): string => {

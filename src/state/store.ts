@@ -124,11 +124,23 @@ function empty(dir: string, depth: number, budget: { left: number }, limits: Rem
   }
 }
 
+/** Where removeJobDir learns the mounts below stateDir. */
+export interface RemoveMounts {
+  /** The table read before the directory was looked at (default: read then). */
+  readonly mounts?: readonly string[];
+  /** The table the caller read after it took the directory back itself (lockDir): not read again. */
+  readonly locked?: readonly string[];
+  /** The job's TaskProlog FIFO left in place. */
+  readonly keepFifo?: boolean;
+}
+
 /**
  * Removes `stateDir/job-<id>`. On failure (too many entries, an I/O error) what is left has been locked
  * and is renamed out of the way (`.stale-job-<id>-<rand>`) so the next Prolog for this id can start clean.
  */
-export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS, mounts: readonly string[] = mountsBelow(stateDir), keepFifo = false): RemoveResult {
+export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS, o: RemoveMounts = {}): RemoveResult {
+  const mounts = o.locked ?? o.mounts ?? mountsBelow(stateDir);
+  const keepFifo = o.keepFifo ?? false;
   const dir = `${stateDir}/${jobDirName(job)}`;
   // The job's TaskProlog FIFO (src/agent/task-fifos.ts) goes with it: a name in stateDir, which only root changes.
   // (Kept by the record written after the agent's answer: the FIFO then is this run's, handed over with the answer.)
@@ -148,6 +160,12 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
       unlink(dir);
       return { ok: true, removed: true };
     }
+    // Taken back before anything in it is looked at; a mount its user made in it after `mounts` was read, before
+    // that, is in the table read now (and none after: fusermount looks the mount point up through the directory).
+    // Not entered, and not set aside either: a rename would carry the mount along, into what reclaimStale walks.
+    lockDir(dir);
+    const inside = mountAt(o.locked ?? mountsBelow(stateDir), dir);
+    if (inside !== null) return { ok: false, why: `${inside} is a mount: not entered`, setAside: null };
     empty(dir, 0, { left: limits.maxEntries }, limits);
     removeDir(dir);
     return { ok: true, removed: true };

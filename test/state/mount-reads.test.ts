@@ -64,18 +64,18 @@ t.test("a Prolog the agent answers: the same two; the FIFO's hand-over and the s
   t.same([fs.existsSync(path.join(stateDir, 'tasks-42')), fs.lstatSync(path.join(stateDir, 'tasks-43')).isFIFO()], [false, true], "the ended job's FIFO removed, the new job's in place");
 });
 
-t.test("an Epilog, nothing mounted in the job's directory: the table read once", async (t) => {
+t.test("an Epilog, nothing mounted in the job's directory: before it is looked at, and once it is root's", async (t) => {
   const e = makeGateEnv();
   const stateDir = path.join(e.dir, 'run');
   await runHook({ ...gateHook({ mode: 'prolog', config: e.config, dryRun: false }, { env: env('42'), startup: 'modules' }) });
   const n = await counted(() => epilogJobState(stateDir, '42', 'vm'));
   t.equal(fs.existsSync(path.join(stateDir, 'job-42')), false, 'its directory removed');
-  t.equal(n, 1);
+  t.equal(n, 2);
 });
 
 if (!canMountAsUser()) t.skip("an Epilog with the user's mounts: needs root and mount(8) that may mount a tmpfs here", () => {});
 else {
-  t.test("an Epilog, the user's mounts in the job's directory: read before, after the paths are taken, after the detach", async (t) => {
+  t.test("an Epilog, the user's mounts in the job's directory: before, once their paths are taken, after the detach, once the directory is root's", async (t) => {
     const e = makeGateEnv();
     const stateDir = path.join(e.dir, 'run');
     await runHook({ ...gateHook({ mode: 'prolog', config: e.config, dryRun: false }, { env: env('42'), startup: 'modules' }) });
@@ -90,6 +90,6 @@ else {
     }
     const n = await counted(() => epilogJobState(stateDir, '42', 'vm'));
     t.same([mountsBelow(stateDir), fs.existsSync(dir)], [[], false], 'the mounts detached, the directory removed');
-    t.equal(n, 4);
+    t.equal(n, 5);
   });
 }

@@ -1,0 +1,73 @@
+// A mount its user makes in their job's directory after root read the mount table and before root took the directory
+// back (lockDir: root's, 0700; from then on fusermount, looking the mount point up through it, is refused) is never
+// entered: the table is read again once the directory is root's. Without that, root's removal lstat'ed, locked and
+// emptied the user's mount (with allow_other a FUSE daemon there holds root's every look), set the directory aside
+// with the mount in it, and the next reclaim entered it again; the Epilog read the user's file mounted on task.json.
+// The race is made deterministic: the table is read, then the user mounts, then root goes on from the stale table.
+// tmpfs (and a bind mount of a file) as the user's stand in for FUSE; needs root and mount(8).
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { mountsBelow } from '../../src/host/mounts.js';
+import { collectJobState } from '../../src/state/epilog.js';
+import { TASK_FORMAT } from '../../src/state/names.js';
+import { removeJobDir } from '../../src/state/store.js';
+import { scratchDir } from '../helpers/scratch.js';
+import { canMountAsUser, mountAsUser, USER } from '../helpers/user-tmpfs.js';
+
+/** A state directory with job 42's, its user's, holding `x` (a directory of theirs) and task.json. */
+function jobDir(): { s: string; dir: string } {
+  const top = scratchDir('gdrgate-mount-race-');
+  fs.chmodSync(top, 0o755);
+  const s = path.join(top, 'run');
+  fs.mkdirSync(s, { mode: 0o711 });
+  const dir = path.join(s, 'job-42');
+  fs.mkdirSync(path.join(dir, 'x'), { recursive: true, mode: 0o755 });
+  fs.writeFileSync(path.join(dir, 'task.json'), '{}');
+  for (const p of [dir, path.join(dir, 'x'), path.join(dir, 'task.json')]) fs.chownSync(p, USER, USER);
+  return { s, dir };
+}
+
+/** What is mounted below `s`, each with its root's owner (0: root went in and took it). */
+const mounted = (s: string): [string, number][] => mountsBelow(s).map((m) => [m, fs.statSync(m).uid]);
+const staleNames = (s: string): string[] => fs.readdirSync(s).filter((n) => n.startsWith('.stale-'));
+
+if (!canMountAsUser()) t.skip('needs root and mount(8) that may mount a tmpfs here', () => {});
+else {
+  t.teardown(() => {
+    for (const m of mountsBelow('/tmp')) if (m.includes('gdrgate-mount-race-')) spawnSync('/usr/bin/umount', ['--lazy', m]);
+  });
+
+  t.test('the Prolog removing an earlier attempt\'s directory: a mount made in it since the table was read', async (t) => {
+    const { s, dir } = jobDir();
+    const table = mountsBelow(s);
+    t.equal(mountAsUser(path.join(dir, 'x')), true, "the user's mount, after the read");
+    t.same(removeJobDir(s, '42', undefined, { mounts: table }), { ok: false, why: `${dir}/x is a mount: not entered`, setAside: null });
+    t.same(mounted(s), [[`${dir}/x`, USER]], 'where it was, its root still the user\'s');
+    t.same(staleNames(s), [], 'nothing set aside');
+  });
+
+  t.test('the Epilog: a mount made in the directory since the table was read', async (t) => {
+    const { s, dir } = jobDir();
+    const table = mountsBelow(s);
+    t.equal(mountAsUser(path.join(dir, 'x')), true, "the user's mount, after the read");
+    const got = collectJobState(s, '42', table);
+    const why = `${dir}/x is a mount: not entered`;
+    t.same(got, { job: '42', ownerUid: USER, task: null, taskWhy: why, removed: false, error: `${dir}/x is a mount (its user's?): not entered, not removed`, reclaimed: null });
+    t.same(mounted(s), [[`${dir}/x`, USER]], 'where it was, its root still the user\'s');
+    t.same(staleNames(s), [], 'nothing set aside');
+  });
+
+  t.test('the Epilog: a file of the user\'s mounted on task.json since the table was read is not read', async (t) => {
+    const { s, dir } = jobDir();
+    const forged = path.join(path.dirname(s), 'forged.json');
+    fs.writeFileSync(forged, JSON.stringify({ format: TASK_FORMAT, job: '42', step: 'batch', state: 'trusted', findings: [] }));
+    const table = mountsBelow(s);
+    t.equal(spawnSync('/usr/bin/mount', ['--bind', forged, path.join(dir, 'task.json')]).status, 0, 'mounted on task.json, after the read');
+    const got = collectJobState(s, '42', table);
+    const why = `${dir}/task.json is a mount: not entered`;
+    t.same([got.task, got.taskWhy, got.removed], [null, why, false], 'not read, not removed');
+    t.same(mountsBelow(s), [`${dir}/task.json`], 'still mounted there');
+  });
+}
