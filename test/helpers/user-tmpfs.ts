@@ -1,7 +1,7 @@
 // A tmpfs mounted as an unprivileged user's (uid 65534): stands in for a job user's FUSE mount in the tests of what
 // root does with mounts below a job's directory. Needs root and mount(8).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { scratchDir } from './scratch.js';
 
 export const USER = 65534;
@@ -17,4 +17,16 @@ export function canMountAsUser(): boolean {
   const ok = mountAsUser(d);
   if (ok) spawnSync('/usr/bin/umount', [d]);
   return ok;
+}
+
+/**
+ * Detaches every mount below `top`, deepest first, found by a plain reading of /proc/self/mountinfo (each line split, its
+ * fifth field unescaped), not by src/host/mounts.ts: a test of that code leaves nothing mounted when it is broken.
+ */
+export function unmountAllBelow(top: string): void {
+  const mps = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => (l.split(' ')[4] ?? '').replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8))))
+    .filter((p) => p.startsWith(`${top}/`));
+  for (const m of mps.sort((a, b) => b.length - a.length)) spawnSync('/usr/bin/umount', ['--lazy', m]);
 }

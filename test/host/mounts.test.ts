@@ -1,14 +1,13 @@
 // host/mounts.ts mountsBelow, the mount table read: the mount points strictly below a directory, deepest first, their
 // names unescaped, from the kernel's own table (mounts made here, named with every character show_mountinfo escapes)
 // and from seeded tables in its format, against the plain reading (each line split, its fifth field unescaped).
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { mountPointsBelow, mountsBelow } from '../../src/host/mounts.js';
 import { scratchDir } from '../helpers/scratch.js';
 import { seeded } from '../helpers/seeded.js';
-import { canMountAsUser, mountAsUser } from '../helpers/user-tmpfs.js';
+import { canMountAsUser, mountAsUser, unmountAllBelow } from '../helpers/user-tmpfs.js';
 
 /** The plain reading: every line split on spaces, its fifth field unescaped (\ooo), kept when below `dir`. */
 function plain(text: string, dir: string): string[] {
@@ -63,9 +62,7 @@ else {
     const mps = names.map((n) => path.join(dir, n));
     fs.mkdirSync(dir);
     fs.mkdirSync(`${dir}x`);
-    t.teardown(() => {
-      for (const m of mountsBelow(top)) spawnSync('/usr/bin/umount', ['--lazy', m]);
-    });
+    t.teardown(() => unmountAllBelow(top));
     // Each mount point made in the file system mounted above it.
     for (const m of [dir, `${dir}x`, ...mps]) {
       fs.mkdirSync(m, { recursive: true });

@@ -8,17 +8,18 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { mountsBelow } from '../../src/host/mounts.js';
 import { collectJobState } from '../../src/state/epilog.js';
 import { TASK_FORMAT } from '../../src/state/names.js';
 import { removeJobDir } from '../../src/state/store.js';
 import { scratchDir } from '../helpers/scratch.js';
-import { canMountAsUser, mountAsUser, USER } from '../helpers/user-tmpfs.js';
+import { canMountAsUser, mountAsUser, unmountAllBelow, USER } from '../helpers/user-tmpfs.js';
 
 /** A state directory with job 42's, its user's, holding `x` (a directory of theirs) and task.json. */
-function jobDir(): { s: string; dir: string } {
+function jobDir(t: Test): { s: string; dir: string } {
   const top = scratchDir('gdrgate-mount-race-');
+  t.teardown(() => unmountAllBelow(top));
   fs.chmodSync(top, 0o755);
   const s = path.join(top, 'run');
   fs.mkdirSync(s, { mode: 0o711 });
@@ -35,12 +36,9 @@ const staleNames = (s: string): string[] => fs.readdirSync(s).filter((n) => n.st
 
 if (!canMountAsUser()) t.skip('needs root and mount(8) that may mount a tmpfs here', () => {});
 else {
-  t.teardown(() => {
-    for (const m of mountsBelow('/tmp')) if (m.includes('gdrgate-mount-race-')) spawnSync('/usr/bin/umount', ['--lazy', m]);
-  });
 
   t.test('the Prolog removing an earlier attempt\'s directory: a mount made in it since the table was read', async (t) => {
-    const { s, dir } = jobDir();
+    const { s, dir } = jobDir(t);
     const table = mountsBelow(s);
     t.equal(mountAsUser(path.join(dir, 'x')), true, "the user's mount, after the read");
     t.same(removeJobDir(s, '42', undefined, { mounts: table }), { ok: false, why: `${dir}/x is a mount: not entered`, setAside: null });
@@ -49,7 +47,7 @@ else {
   });
 
   t.test('the Epilog: a mount made in the directory since the table was read', async (t) => {
-    const { s, dir } = jobDir();
+    const { s, dir } = jobDir(t);
     const table = mountsBelow(s);
     t.equal(mountAsUser(path.join(dir, 'x')), true, "the user's mount, after the read");
     const got = collectJobState(s, '42', table);
@@ -60,7 +58,7 @@ else {
   });
 
   t.test('the Epilog: a file of the user\'s mounted on task.json since the table was read is not read', async (t) => {
-    const { s, dir } = jobDir();
+    const { s, dir } = jobDir(t);
     const forged = path.join(path.dirname(s), 'forged.json');
     fs.writeFileSync(forged, JSON.stringify({ format: TASK_FORMAT, job: '42', step: 'batch', state: 'trusted', findings: [] }));
     const table = mountsBelow(s);

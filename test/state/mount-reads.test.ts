@@ -4,7 +4,6 @@
 // runs: a passing Prolog in its own process, a Prolog the agent answers (its job given a TaskProlog FIFO), an Epilog
 // (with the user's mounts in the job's directory: tmpfs mounted as the user's stands in for FUSE, as root and mount(8)
 // allow).
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -16,7 +15,7 @@ import { ExecaExec } from '../../src/host/exec.js';
 import { mountsBelow } from '../../src/host/mounts.js';
 import { setLogFile } from '../../src/log.js';
 import { makeGateEnv } from '../helpers/gate-env.js';
-import { canMountAsUser, mountAsUser, USER } from '../helpers/user-tmpfs.js';
+import { canMountAsUser, mountAsUser, unmountAllBelow, USER } from '../helpers/user-tmpfs.js';
 
 const TABLE = '/proc/self/mountinfo';
 let reads = 0;
@@ -81,9 +80,7 @@ else {
     await runHook({ ...gateHook({ mode: 'prolog', config: e.config, dryRun: false }, { env: env('42'), startup: 'modules' }) });
     const dir = path.join(stateDir, 'job-42');
     fs.chownSync(dir, USER, USER);
-    t.teardown(() => {
-      for (const m of mountsBelow(stateDir)) spawnSync('/usr/bin/umount', ['--lazy', m]);
-    });
+    t.teardown(() => unmountAllBelow(stateDir));
     for (const m of ['a', 'b', 'c']) {
       fs.mkdirSync(path.join(dir, m));
       t.equal(mountAsUser(path.join(dir, m)), true, `mounted ${m}`);
