@@ -19,7 +19,7 @@ import { lstat, rename, unlink, type Stats } from '../host/entries.js';
 import { closeFd, fchmodFd, fchownFd, fstatFd, O_NOFOLLOW, O_NONBLOCK, O_RDWR, openFd } from '../host/fd.js';
 import { quietly } from '../host/files.js';
 import { log } from '../log.js';
-import { mountAt, mountsBelow } from '../host/mounts.js';
+import { mountAt, mountsOrWhy } from '../host/mounts.js';
 import { jobDirName, parseId, parseJobId, taskFifoName } from '../state/names.js';
 import { TASK_FIFO } from './task.js';
 
@@ -91,8 +91,9 @@ export class TaskFifos {
     if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) quietly(() => removeTree(this.poolDir));
     makeDirs(this.poolDir, 0o700);
     // A job's directory with a mount on or in it (its user's) is never looked into: its FIFO is neither put back nor read.
-    const mounts = mountsBelow(this.o.stateDir);
-    const open = (job: string): boolean => mountAt(mounts, this.jobDir(job)) === null && look(this.jobDir(job))?.isDirectory() === true;
+    // A table that cannot be read: no job's directory is looked into, no FIFO put back (its job's tasks run gdrgate).
+    const read = mountsOrWhy(this.o.stateDir);
+    const open = (job: string): boolean => 'mounts' in read && mountAt(read.mounts, this.jobDir(job)) === null && look(this.jobDir(job))?.isDirectory() === true;
     for (const name of listNames(this.poolDir)) {
       const from = path.join(this.poolDir, name);
       const job = /^parked\.(.+)$/.exec(name)?.[1];
@@ -102,7 +103,7 @@ export class TaskFifos {
     }
     for (const name of listNames(this.o.stateDir)) {
       const job = /^tasks-(.+)$/.exec(name)?.[1];
-      if (job !== undefined && parseJobId(job) === job) this.adopt(job, mounts);
+      if (job !== undefined && parseJobId(job) === job && 'mounts' in read) this.adopt(job, read.mounts);
     }
     await this.fill();
     this.timer = setInterval(() => this.sweep(), SWEEP_MS);
@@ -193,9 +194,9 @@ export class TaskFifos {
    * after the read, as a sweep of its own looks at them right after its read.
    */
   handOver(env: NodeJS.ProcessEnv, seen?: readonly string[]): string | null {
-    let mounts = seen;
-    const table = (): readonly string[] => (mounts ??= mountsBelow(this.o.stateDir));
-    if (this.jobs.size) this.sweep(table());
+    const read = seen !== undefined ? { mounts: seen } : mountsOrWhy(this.o.stateDir);
+    if ('why' in read) return read.why;
+    if (this.jobs.size) this.sweep(read.mounts);
     // In a turn of its own: a mkfifo forked now would hold up the hand-over of the directory.
     setImmediate(() => void this.fill());
     const job = parseJobId(env.SLURM_JOB_ID);
@@ -203,7 +204,7 @@ export class TaskFifos {
     const gid = parseId(env.SLURM_JOB_GID);
     // A root job's TaskProlog the agent never judges (a root-owned job directory proves nothing of the user's).
     if (job === null || uid === null || uid === 0) return null;
-    const mount = mountAt(table(), this.jobDir(job));
+    const mount = mountAt(read.mounts, this.jobDir(job));
     if (mount !== null) return `${mount} is a mount: not entered`;
     const dir = look(this.jobDir(job));
     if (!dir?.isDirectory() || (dir.uid !== uid && dir.uid !== me())) return `${this.jobDir(job)} is not a directory of uid ${uid} or of this agent's`;
@@ -229,7 +230,11 @@ export class TaskFifos {
    * `seen`: the mount table just read (handOver's); else it is read here, right before the jobs' directories are looked at.
    */
   sweep(seen?: readonly string[]): void {
-    const mounts = this.jobs.size ? (seen ?? mountsBelow(this.o.stateDir)) : [];
+    if (!this.jobs.size) return;
+    const read = seen !== undefined ? { mounts: seen } : mountsOrWhy(this.o.stateDir);
+    // A table that cannot be read: no job's directory is looked at this time (the next sweep tries again).
+    if ('why' in read) return;
+    const mounts = read.mounts;
     for (const [job, j] of this.jobs) {
       // A mount on or in the job's directory (its user's FUSE?): never looked into; the job gets no more answers.
       if (mountAt(mounts, this.jobDir(job)) !== null) {

@@ -13,7 +13,7 @@
 import { DEFAULTS, loadTrustedConfig } from '../config.js';
 import { runHook } from '../engine/hook.js';
 import { lstatOrNull, modeAllowsRead, readSmall, type Ids } from '../host/files.js';
-import { mountAt, mountsBelow } from '../host/mounts.js';
+import { mountAt, mountsOrWhy } from '../host/mounts.js';
 import type { Host } from '../host/host.js';
 import { jobDirName, parseJobId } from '../state/names.js';
 import type { TaskRecord } from '../state/types.js';
@@ -82,7 +82,9 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   const stateDir = cfg.stateDir ?? DEFAULTS.stateDir;
   const dir = `${stateDir}/${jobDirName(req.job)}`;
   // A mount on or in the job's directory (its user's FUSE file system?) is never entered: root would wait on its daemon.
-  const mount = mountAt(mountsBelow(stateDir), dir);
+  const read = mountsOrWhy(stateDir);
+  if ('why' in read) return quiet(read.why);
+  const mount = mountAt(read.mounts, dir);
   if (mount !== null) return quiet(`${mount} is a mount: not entered`);
   const st = lstatOrNull(dir);
   if (!st?.isDirectory()) return quiet(`${dir} is not a directory`);

@@ -1,7 +1,7 @@
 // The Epilog's per-job state step (called by src/epilog/command.ts): log for the admin what the TaskProlog saw in
 // the job, then remove the job's state directory. Never throws: a failing Epilog drains the node.
 import { log } from '../log.js';
-import { detachMounts, mountsBelow } from '../host/mounts.js';
+import { detachMounts, mountsBelow, mountsOrWhy } from '../host/mounts.js';
 import { lstatOrNull } from '../host/files.js';
 import { collectJobState, type JobStateOutcome } from '../state/epilog.js';
 import { jobDirName } from '../state/names.js';
@@ -16,11 +16,17 @@ export async function epilogJobState(stateDir: string, job: string, node: string
   // cannot re-point it at another mount. Another running job's directory is its own Epilog's.
   const dir = `${stateDir}/${jobDirName(job)}`;
   const mine = (table: readonly string[]): string[] => table.filter((mp) => mp === dir || mp.startsWith(`${dir}/`) || mp.startsWith(`${stateDir}/.stale-`));
-  const table = mountsBelow(stateDir);
+  const read = mountsOrWhy(stateDir);
+  if ('why' in read) {
+    logger.error({ job, node, why: read.why }, 'per-job state not removed');
+    return { job, ownerUid: null, task: null, taskWhy: read.why, removed: false, error: `${dir} not entered, not removed: ${read.why}`, reclaimed: null };
+  }
+  const table = read.mounts;
   const mounted = mine(table);
   const owner = mounted.length && !mounted.includes(dir) ? lstatOrNull(dir)?.uid ?? null : null; // a mount point's stat asks its file system
   if (mounted.length) {
-    const left = await detachMounts(() => mine(mountsBelow(stateDir)), (mp) => lockPathTo(stateDir, mp), undefined, mounted);
+    // A table unread mid-way ends the detaching; what is left is said, and the look below reads the table again.
+    const left = await detachMounts(() => mine(mountsBelow(stateDir)), (mp) => lockPathTo(stateDir, mp), undefined, mounted).catch((e: Error) => [e.message]);
     logger[left.length ? 'error' : 'warn']({ job, node, mounts: mounted.slice(0, 16), left }, left.length ? 'mounts below the state directory not detached: their state is left as it is' : 'mounts below the state directory detached (a job user\'s)');
   }
   // Nothing detached: the job's directory is looked at by the table just read (nothing in between). After a detach the

@@ -10,15 +10,27 @@ const unescape = (s: string): string => s.replace(/\\([0-7]{3})/g, (_, o: string
 /** What show_mountinfo writes for `s` (fs/proc_namespace.c: seq_path_root with the escapes " \t\n\\"). */
 const escape = (s: string): string => s.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
 
-/** The mount points strictly below `dir` (deepest first); none when mountinfo cannot be read. */
+/**
+ * The mount points strictly below `dir` (deepest first). A table that cannot be read (EMFILE, ENOMEM) throws: which
+ * paths are mounts cannot be told then, and every caller enters nothing below `dir` (it never reads as "none").
+ */
 export function mountsBelow(dir: string, table = '/proc/self/mountinfo'): string[] {
   let text: string;
   try {
     text = fs.readFileSync(table, 'utf8');
-  } catch {
-    return [];
+  } catch (e) {
+    throw new Error(`${table} could not be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): which paths below ${dir} are mounts cannot be told, none is entered`);
   }
   return mountPointsBelow(text, dir);
+}
+
+/** mountsBelow, or the reason it could not be read. */
+export function mountsOrWhy(dir: string, table?: string): { readonly mounts: string[] } | { readonly why: string } {
+  try {
+    return { mounts: mountsBelow(dir, table) };
+  } catch (e) {
+    return { why: (e as Error).message };
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Status } from '../model/finding.js';
 import { isTaskCode } from '../task/records.js';
 import { jobDirName, MAX_STATE_BYTES, TASK_FILE, TASK_FORMAT } from './names.js';
 import { lstatOrNull, readSmall } from '../host/files.js';
-import { mountAt, mountsBelow } from '../host/mounts.js';
+import { mountAt, mountsOrWhy } from '../host/mounts.js';
 import { lockDir, reclaimStale, removeJobDir, type Reclaimed } from './store.js';
 import type { Bytes, TaskFindingRecord } from './types.js';
 
@@ -61,11 +61,16 @@ export function summarizeTaskRecord(raw: unknown, job: string): TaskSummary | st
 }
 
 /** Reads and removes stateDir/job-<id>, looking first at `mounts` (the mount table below stateDir, just read). Never throws. */
-export function collectJobState(stateDir: string, job: string, mounts: readonly string[] = mountsBelow(stateDir)): JobStateOutcome {
+export function collectJobState(stateDir: string, job: string, given?: readonly string[]): JobStateOutcome {
   const dir = `${stateDir}/${jobDirName(job)}`;
   let ownerUid: number | null = null;
   let task: TaskSummary | null = null;
   let taskWhy: string | null = null;
+  // A mount table that cannot be read: whether the directory is a user's mount cannot be told, so it is not entered.
+  const unread = (why: string): JobStateOutcome => ({ job, ownerUid, task, taskWhy: why, removed: false, error: `${dir} not entered, not removed: ${why}`, reclaimed: null });
+  const read = given !== undefined ? { mounts: given } : mountsOrWhy(stateDir);
+  if ('why' in read) return unread(read.why);
+  const mounts = read.mounts;
   // A mount on or in the job's directory (its user's) is never entered: not read, not removed.
   const mount = mountAt(mounts, dir);
   const refused = (m: string): JobStateOutcome => ({ job, ownerUid, task, taskWhy: `${m} is a mount: not entered`, removed: false, error: `${m} is a mount (its user's?): not entered, not removed`, reclaimed: null });
@@ -80,7 +85,9 @@ export function collectJobState(stateDir: string, job: string, mounts: readonly 
       // (fusermount looks the mount point up through it): one made before that, since `mounts` was read, is in the
       // table read now, and nothing in the directory is opened.
       lockDir(dir);
-      locked = mountsBelow(stateDir);
+      const now = mountsOrWhy(stateDir);
+      if ('why' in now) return unread(now.why);
+      locked = now.mounts;
       const inside = mountAt(locked, dir);
       if (inside !== null) return refused(inside);
       const f = readSmall(`${dir}/${TASK_FILE}`, { max: MAX_STATE_BYTES });

@@ -9,7 +9,7 @@ import { listNames, makeDirs, removeDir, someNames } from '../host/dirs.js';
 import { chmod, lstat, rename, unlink } from '../host/entries.js';
 import { closeFd, fchmodFd, fchownFd, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, openFd } from '../host/fd.js';
 import { assertSafeAbove, errno, lstatOrNull, writeAtomic } from '../host/files.js';
-import { mountAt, mountsBelow } from '../host/mounts.js';
+import { mountAt, mountsOrWhy } from '../host/mounts.js';
 import { untrustedReason } from '../host/trust.js';
 import { jobDirName, taskFifoName } from './names.js';
 
@@ -139,7 +139,10 @@ export interface RemoveMounts {
  * and is renamed out of the way (`.stale-job-<id>-<rand>`) so the next Prolog for this id can start clean.
  */
 export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits = REMOVE_LIMITS, o: RemoveMounts = {}): RemoveResult {
-  const mounts = o.locked ?? o.mounts ?? mountsBelow(stateDir);
+  const given = o.locked ?? o.mounts;
+  const read = given !== undefined ? { mounts: given } : mountsOrWhy(stateDir);
+  if ('why' in read) return { ok: false, why: read.why, setAside: null };
+  const mounts = read.mounts;
   const keepFifo = o.keepFifo ?? false;
   const dir = `${stateDir}/${jobDirName(job)}`;
   // The job's TaskProlog FIFO (src/agent/task-fifos.ts) goes with it: a name in stateDir, which only root changes.
@@ -164,7 +167,10 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
     // that, is in the table read now (and none after: fusermount looks the mount point up through the directory).
     // Not entered, and not set aside either: a rename would carry the mount along, into what reclaimStale walks.
     lockDir(dir);
-    const inside = mountAt(o.locked ?? mountsBelow(stateDir), dir);
+    const now = o.locked ? { mounts: o.locked } : mountsOrWhy(stateDir);
+    // Unread: not entered, not set aside (a rename would carry a mount in it along).
+    if ('why' in now) return { ok: false, why: now.why, setAside: null };
+    const inside = mountAt(now.mounts, dir);
     if (inside !== null) return { ok: false, why: `${inside} is a mount: not entered`, setAside: null };
     empty(dir, 0, { left: limits.maxEntries }, limits);
     removeDir(dir);
