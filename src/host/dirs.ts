@@ -3,6 +3,7 @@
 // library call) each, errors as the kernel gives them.
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ReadResult } from './host.js';
 
 export type { Dirent } from 'node:fs';
 
@@ -43,5 +44,19 @@ export function someNames(dir: string, max: number): string[] {
     return names;
   } finally {
     d.closeSync();
+  }
+}
+
+/**
+ * someNames of the kernel path `kpath` under `root` (a test's tree, or '/'), as a read's answer: ENOENT is missing (a
+ * process that ended, an fd closed meanwhile), any other error unreadable. A caller that asks one more than it takes
+ * tells a listing cut short from one that fits.
+ */
+export function someNamesUnder(root: string, kpath: string, max: number): ReadResult<string[]> {
+  try {
+    return { ok: true, value: someNames(root === '/' ? kpath : path.join(root, kpath), max) };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
+    return { ok: false, missing: code === 'ENOENT', reason: code };
   }
 }
