@@ -14,6 +14,8 @@ import type { Sample } from '../samples/sample.js';
 import { appendSamples } from '../samples/spool.js';
 import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
 import { otherJobs } from './busy.js';
+import { devicesHeld } from './holders.js';
+import { heldReason } from './holders-rule.js';
 import { collectStats, unreadableSpool } from './collect.js';
 import { ensureDir, readStamp, readWindowFrom, takeProbeLock, writeAtomic, writeStamp, writeWindowFrom } from './files.js';
 import type { BwFinding } from './finding.js';
@@ -69,15 +71,18 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     // Two epilogs may both have passed the policy; the one that got the lock second asks again.
     const again = samplingDecision(p.sampling, i.job, () => stamp, started);
     if (!again.probe && !i.dryRun) return { ran: false, why: `another epilog probed meanwhile: ${again.why}` };
-    // Claimed before probing: the interval rule of the next epilog counts from now even if this one is killed.
-    if (!i.dryRun) writeStamp(dir, { ts: started, job: i.job, cursor: stamp?.cursor ?? 0 });
     // The engine's read of the node (trust, Host, inventory, class); the bandwidth judgement replaces the checks.
-    const { inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles, gresConf: i.cfg.gresConf });
+    const { host, inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles, gresConf: i.cfg.gresConf });
     const cls = baseline!.cls;
     const uid = process.getuid?.() ?? 0;
     // A tool root may not execute is unusable here (a skip), as its spawn's EACCES was before setpriv started it (126).
     const untrusted = (f: string): string | null => untrustedReason(f, uid) ?? notExecutable(f);
     const units = planProbes(inv, p);
+    // A process outside the jobs busy.ts sees that holds a probed GPU or adapter open (src/epilog/holders-rule.ts).
+    const held = units.length ? await devicesHeld(host, units, process.pid) : null;
+    if (held && !held.probe && !i.dryRun) return { ran: false, why: heldReason(held, false) };
+    // Claimed before probing: the interval rule of the next epilog counts from now even if this one is killed.
+    if (!i.dryRun) writeStamp(dir, { ts: started, job: i.job, cursor: stamp?.cursor ?? 0 });
     const run = await runProbes(units, {
       exec: i.exec,
       budgetMs: p.budgetMs,
@@ -128,7 +133,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     }
     if (col.future) logger.warn({ node: i.node, job: i.job, future: col.future }, 'epilog: spool samples stamped in the future (the clock ran ahead) left out of the statistics');
     if (writeErrors.length) logger.error({ node: i.node, job: i.job, writeErrors }, 'epilog: samples or textfile not written');
-    const busy = others.length ? `; other jobs run on this node (job ${others.slice(0, 4).join(', job ')}): an Epilog would not probe` : '';
+    const busy = (others.length ? `; other jobs run on this node (job ${others.slice(0, 4).join(', job ')}): an Epilog would not probe` : '') + (held && !held.probe ? `; ${heldReason(held, true)}` : '');
     return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})${busy}` : `${decision.why}${busy}`, cls: cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
   } finally {
     lock.release();
