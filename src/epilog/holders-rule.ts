@@ -56,14 +56,9 @@ export function probedDevices(units: readonly (readonly ProbeSpec[])[], minors: 
   };
 }
 
-/** A process found holding a probed device open, with what decides whether it counts. */
-export interface Holder {
+/** What decides whether a process counts, all of it read from /proc/<pid>/status and cgroup, before any fd. */
+export interface Who {
   readonly pid: number;
-  /** /proc/<pid>/comm; null when it could not be read. */
-  readonly comm: string | null;
-  /** The fd link's text and what it is (DeviceMatch). */
-  readonly link: string;
-  readonly device: string;
   /** The real uid (/proc/<pid>/status Uid:, as root's namespace maps it); null: not read, `unread` says why. */
   readonly uid: number | null;
   /** Parent, grandparent, … (PPid: chain, as far as read). */
@@ -71,6 +66,15 @@ export interface Holder {
   /** The systemd cgroup path (/proc/<pid>/cgroup: the v2 line, else v1's name=systemd); null: none or not read. */
   readonly cgroup: string | null;
   readonly unread: string | null;
+}
+
+/** A process found holding a probed device open, with what decides whether it counts. */
+export interface Holder extends Who {
+  /** /proc/<pid>/comm; null when it could not be read. */
+  readonly comm: string | null;
+  /** The fd link's text and what it is (DeviceMatch). */
+  readonly link: string;
+  readonly device: string;
 }
 
 /** What /proc showed: every process looked at, or why the look could not be finished (could not tell). */
@@ -100,7 +104,7 @@ export function parseUidMin(text: string): number | null {
 const SYSTEM_SERVICE = /^\/system\.slice\/(?!slurmd\.service(?:\/|$))[^/]+\.service(?:\/|$)/;
 
 /**
- * Which holders count: not this Epilog nor a process it started (`self` among its ancestors), run by a user (real uid
+ * Which processes count: not this Epilog nor a process it started (`self` among its ancestors), run by a user (real uid
  * at least UID_MIN), and not a system service's. The node's own GPU daemons hold every /dev/nvidiaN open all the time
  * and must never count, or a DGX/HGX node would never be probed again: nvidia-persistenced attaches every GPU while
  * persistence mode is on and runs as root or, with --user, as the system account its init/install.sh makes
@@ -111,14 +115,32 @@ const SYSTEM_SERVICE = /^\/system\.slice\/(?!slurmd\.service(?:\/|$))[^/]+\.serv
  * DynamicUser='s 61184-65519 of systemd.exec(5)). A job's process is its user's (Slurm
  * starts tasks with the job's uid; a rootless container's root is its user's uid as root's /proc shows it), in
  * slurmstepd.scope or slurm/uid_<uid>/job_<id>, slurmd.service (proctrack/linuxproc), a user's session, or wherever it
- * escaped to. A holder whose user could not be read could be one: could not tell, not probed.
+ * escaped to. A process whose user could not be read could be one. The scan (holders.ts) asks this of every process
+ * before reading its fds, so that the fds of root's and the services' processes, most of a node's, are never read: on
+ * a node where root's ptrace access to some of them is confined (an LSM profile, Yama), readlink(2) of their fds
+ * answers EACCES, and a look that read them could never finish. Only a cgroup path can take a process out (never put
+ * one in): with the path still unread (null), `counts` is true of every process it could be true of.
  */
-export function holdersVerdict(scan: HolderScan, o: { readonly self: number; readonly uidMin: number }): HolderVerdict {
+export function counts(w: Who, o: CountOptions): boolean {
+  const mine = w.pid === o.self || w.ancestors.includes(o.self);
+  return !mine && !(w.cgroup !== null && SYSTEM_SERVICE.test(w.cgroup)) && (w.uid === null || w.uid >= o.uidMin);
+}
+
+/** `counts`'s context: this Epilog's pid, as the /proc read numbers it, and UID_MIN. */
+export interface CountOptions {
+  readonly self: number;
+  readonly uidMin: number;
+}
+
+/** A process as a reason names it: "pid 31337 (python3, uid 1000)". */
+export const whoText = (w: Who, comm: string | null): string => `pid ${w.pid} (${comm ?? 'comm unread'}, ${w.uid === null ? `user unread: ${w.unread ?? 'unknown'}` : `uid ${w.uid}`})`;
+
+/** Whether to probe: no holder counts (`counts`), and the look was finished. */
+export function holdersVerdict(scan: HolderScan, o: CountOptions): HolderVerdict {
   if (!scan.done) return { probe: false, kind: 'unknown', why: `which processes hold the probed devices open could not be told (${scan.why})` };
-  const mine = (h: Holder): boolean => h.pid === o.self || h.ancestors.includes(o.self);
-  const counted = scan.holders.filter((h) => !mine(h) && !(h.cgroup !== null && SYSTEM_SERVICE.test(h.cgroup)) && (h.uid === null || h.uid >= o.uidMin));
+  const counted = scan.holders.filter((h) => counts(h, o));
   if (!counted.length) return { probe: true };
-  const one = (h: Holder): string => `pid ${h.pid} (${h.comm ?? 'comm unread'}, ${h.uid === null ? `user unread: ${h.unread ?? 'unknown'}` : `uid ${h.uid}`}) holds ${h.link} (${h.device})`;
+  const one = (h: Holder): string => `${whoText(h, h.comm)} holds ${h.link} (${h.device})`;
   const more = counted.length > 4 ? `; +${counted.length - 4} more` : '';
   return { probe: false, kind: 'held', why: `${counted.slice(0, 4).map(one).join('; ')}${more}` };
 }

@@ -1,6 +1,7 @@
 // The Epilog's look for processes holding a probed GPU or RDMA adapter open (src/epilog/holders.ts, holders-rule.ts):
 // over a generated /proc of a two-rail node running the GPU daemons of a DGX/HGX node, escaped job processes, the
-// Epilog's own children; its bounds; and the rule's parts (UID_MIN, the systemd cgroup path).
+// Epilog's own children, fds root may not read; which fds it reads; its bounds; and the rule's parts (UID_MIN, the
+// systemd cgroup path).
 import t from 'tap';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { heldReason, type HolderVerdict, parseUidMin, probedDevices } from '../.
 import { writeNvidiaGpus } from '../gen/nvidia-procfs.js';
 import { cudaFds, DAEMONS, type GenProcess, writeProcesses } from '../gen/proc-pids.js';
 import { buildTree } from '../gen/sysfs-tree.js';
+import { CountingHost } from '../helpers/counting-host.js';
 import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 import { twoRail } from './_env.js';
 
@@ -48,15 +50,11 @@ t.test('the GPU daemons never count; a job process that escaped, on the probed G
     user(3002, 'python3', '/user.slice/user-1000.slice/session-4.scope', cudaFds('/dev/nvidia1')),
     user(3003, 'ib_write_bw', '/system.slice/slurmd.service', ['/dev/null', '/dev/infiniband/rdma_cm', '/dev/infiniband/uverbs0 (deleted)'], 1001),
   ]);
-  const scan = await scanHolders(host, probedDevices(units, await readMinors(host), await readVerbsOf(host)));
+  const scan = await scanHolders(host, probedDevices(units, await readMinors(host), await readVerbsOf(host)), { self: SELF, uidMin: 1000 });
   t.same(scan.done ? scan.holders.map((h) => [h.pid, h.comm, h.uid, h.link, h.device, h.cgroup, h.ancestors]) : scan, [
-    [2101, 'nvidia-persiste', 999, '/dev/nvidia1', 'GPU 0000:41:00.0', '/system.slice/nvidia-persistenced.service', [1]],
-    [2102, 'nv-hostengine', 0, '/dev/nvidia1', 'GPU 0000:41:00.0', '/system.slice/nvidia-dcgm.service', [1]],
-    [2103, 'nv-fabricmanage', 0, '/dev/nvidia1', 'GPU 0000:41:00.0', '/system.slice/nvidia-fabricmanager.service', [1]],
-    [2104, 'dcgm-exporter', 0, '/dev/nvidia1', 'GPU 0000:41:00.0', '/system.slice/docker-6f0e1c2b9a7d4e3f8c5b1a2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f.scope', [2050]],
     [3002, 'python3', 1000, '/dev/nvidia1', 'GPU 0000:41:00.0', '/user.slice/user-1000.slice/session-4.scope', [1]],
     [3003, 'ib_write_bw', 1001, '/dev/infiniband/uverbs0 (deleted)', 'mlx5_0', '/system.slice/slurmd.service', [1]],
-  ], 'every holder of the probed nodes, the daemons among them, with what decides');
+  ], 'the holders of the probed nodes that could count, with what decides: the daemons, never counted, are not looked into');
   t.equal(no(await devicesHeld(host, units, SELF)), 'pid 3002 (python3, uid 1000) holds /dev/nvidia1 (GPU 0000:41:00.0); pid 3003 (ib_write_bw, uid 1001) holds /dev/infiniband/uverbs0 (deleted) (mlx5_0): not probed, its traffic would read as a slow path');
 });
 
@@ -73,6 +71,39 @@ t.test('a service of the system manager does not count whatever its uid; a task 
   t.equal(no(await devicesHeld(host, units, SELF)), 'probe');
   writeProcesses(root, [user(3004, 'python3', '/system.slice/slurmstepd.scope/job_41/step_0/user/task_0', cudaFds('/dev/nvidia1'), 1000, 3000)]);
   t.equal(no(await devicesHeld(host, units, SELF)), 'pid 3004 (python3, uid 1000) holds /dev/nvidia1 (GPU 0000:41:00.0): not probed, its traffic would read as a slow path');
+});
+
+t.test("the fds of a process that could never count are not read: root's or a service's that root may not read never keep the Epilog from probing; a user's do", async (t) => {
+  const { root, host, units } = await node();
+  writeProcesses(root, [
+    { ...DAEMONS[0]!, unreadable: 'fd-links' }, // as this machine's pid 1: readlink(2) of its fds answers root EACCES
+    ...DAEMONS.slice(1),
+    { pid: 2105, ppid: 1, comm: 'containerd', uid: 0, cgroup: '/system.slice/containerd.service', fds: ['/dev/null', 'socket:[2500]'], unreadable: 'fd-dir' },
+    { ...user(2202, 'gpu-exporter', '/system.slice/gpu-exporter.service', cudaFds('/dev/nvidia1'), 61234), unreadable: 'fd-links' }, // DynamicUser=
+    { ...user(4001, 'setpriv', '/system.slice/slurmd.service', ['/dev/null'], 1000, SELF), unreadable: 'fd-dir' }, // this Epilog's child
+  ]);
+  t.equal(no(await devicesHeld(host, units, SELF)), 'probe', 'root, a service above UID_MIN, the Epilog\'s own child');
+  writeProcesses(root, [{ ...user(3007, 'python3', '/user.slice/user-1000.slice/session-4.scope', cudaFds('/dev/nvidia1')), unreadable: 'fd-links' }]);
+  t.equal(no(await devicesHeld(host, units, SELF)), `which processes hold the probed devices open could not be told (pid 3007 (python3, uid 1000) could hold one: /proc/3007/fd/0: EINVAL: invalid argument, readlink '${root}/proc/3007/fd/0'): not probed`);
+  rmSync(path.join(root, 'proc/3007'), { recursive: true });
+  writeProcesses(root, [{ ...user(3008, 'python3', '/system.slice/slurmstepd.scope/job_41/step_0/user/task_0', cudaFds('/dev/nvidia1'), 1000, 3000), unreadable: 'fd-dir' }]);
+  t.equal(no(await devicesHeld(host, units, SELF)), 'which processes hold the probed devices open could not be told (pid 3008 (python3, uid 1000) could hold one: /proc/3008/fd: ENOTDIR): not probed');
+});
+
+t.test("which processes' fds are read: those that could count, not root's nor a system service's", async (t) => {
+  const { root, units } = await node();
+  const otherRail = user(3001, 'python3', '/system.slice/slurmstepd.scope/job_41/step_0/user/task_0', cudaFds('/dev/nvidia0', '/dev/infiniband/uverbs1'));
+  const onProbed = user(3002, 'python3', '/user.slice/user-1000.slice/session-4.scope', cudaFds('/dev/nvidia1'));
+  const service = user(2202, 'gpu-exporter', '/system.slice/gpu-exporter.service', cudaFds('/dev/nvidia1'), 61234);
+  writeProcesses(root, [...DAEMONS, service, otherRail, onProbed]);
+  const host = new CountingHost(new FsHost(root));
+  t.equal(no(await devicesHeld(host, units, SELF)), 'pid 3002 (python3, uid 1000) holds /dev/nvidia1 (GPU 0000:41:00.0): not probed, its traffic would read as a slow path');
+  const links = host.calls.filter((c) => c.startsWith('readLink /proc/'));
+  t.same([...new Set(links.map((c) => Number(c.split('/')[2])))], [3001, 3002], 'fd links read of the two users\' processes only');
+  t.equal(links.length, otherRail.fds.length + onProbed.fds.length, 'each of their fds once');
+  t.same(host.calls.filter((c) => c.endsWith('/cgroup')).map((c) => c.split('/')[2]), ['2202', '3001', '3002'], 'the cgroup of those whose uid leaves them a candidate');
+  const scan = await scanHolders(new FsHost(root), probedDevices(units, await readMinors(host), await readVerbsOf(host)), { self: SELF, uidMin: 1000 });
+  t.same(scan.done ? [scan.processes, scan.fds] : scan, [8, otherRail.fds.length + onProbed.fds.length], 'the fds counted are the fds read');
 });
 
 t.test('where the minors or the verbs nodes cannot be told, every GPU or verbs node stands for the probed one', async (t) => {
@@ -101,10 +132,14 @@ t.test('bounded: too many processes or fds, or past the time, is could not tell 
   const limits = { processes: 5, fds: 1_000, ms: 2_000 };
   t.equal(no(await devicesHeld(host, units, SELF, { limits })), 'probe', 'five processes within five');
   t.equal(no(await devicesHeld(host, units, SELF, { limits: { ...limits, processes: 4 } })), 'which processes hold the probed devices open could not be told (more than 4 processes): not probed');
-  t.equal(no(await devicesHeld(host, units, SELF, { limits: { ...limits, fds: 30 } })), 'which processes hold the probed devices open could not be told (more than 30 open files): not probed');
+  t.equal(no(await devicesHeld(host, units, SELF, { limits: { ...limits, fds: 30 } })), 'probe', "the daemons' 40 fds are not read, so not counted");
+  writeProcesses(root, [user(3009, 'python3', '/user.slice/user-1000.slice/session-4.scope', [...cudaFds(), ...Array<string>(24).fill('/dev/null')])]);
+  const six = { ...limits, processes: 6 };
+  t.equal(no(await devicesHeld(host, units, SELF, { limits: { ...six, fds: 30 } })), 'which processes hold the probed devices open could not be told (more than 30 open files): not probed', "a user's 30 fds and one");
+  t.equal(no(await devicesHeld(host, units, SELF, { limits: { ...six, fds: 31 } })), 'probe');
   let clock = 0;
   const running = (): number => (clock += 700);
-  t.equal(no(await devicesHeld(host, units, SELF, { limits, now: running })), 'which processes hold the probed devices open could not be told (not finished in 2000 ms (13 fds of 5 processes read)): not probed');
+  t.equal(no(await devicesHeld(host, units, SELF, { limits: six, now: running })), "which processes hold the probed devices open could not be told (not finished in 2000 ms (2 of 6 processes' status read)): not probed");
   t.equal(heldReason({ probe: false, kind: 'held', why: 'pid 3002 (python3, uid 1000) holds /dev/nvidia1 (GPU 0000:41:00.0)' }, true), 'pid 3002 (python3, uid 1000) holds /dev/nvidia1 (GPU 0000:41:00.0): an Epilog would not probe');
 });
 

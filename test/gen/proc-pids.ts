@@ -15,6 +15,14 @@ export interface GenProcess {
   readonly cgroup: string;
   /** Each fd's link text, fd 0 first. */
   readonly fds: readonly string[];
+  /**
+   * What root may not read of it where ptrace access is confined (an LSM profile, Yama): readlink(2) of each fd/<n>
+   * answers EACCES (fs/proc/base.c proc_pid_get_link, proc_fd_access_allowed: ptrace_may_access), as this build
+   * machine's pid 1 does, or the fd directory cannot be listed. Root passes every mode of a plain file system, so the
+   * tree stands an error other than ENOENT in for EACCES, as the scanner takes any such error: 'fd-links' writes each
+   * fd/<n> as a regular file (readlink: EINVAL), 'fd-dir' a regular file where fd/ would be (opendir: ENOTDIR).
+   */
+  readonly unreadable?: 'fd-links' | 'fd-dir';
 }
 
 /** The real capture's status with the process's own lines. */
@@ -32,11 +40,13 @@ export function processStatus(p: GenProcess): string {
 export function writeProcesses(root: string, procs: readonly GenProcess[]): void {
   for (const p of procs) {
     const dir = path.join(root, 'proc', String(p.pid));
-    mkdirSync(path.join(dir, 'fd'), { recursive: true });
+    mkdirSync(p.unreadable === 'fd-dir' ? dir : path.join(dir, 'fd'), { recursive: true });
     writeFileSync(path.join(dir, 'status'), processStatus(p));
     writeFileSync(path.join(dir, 'comm'), `${p.comm}\n`);
     writeFileSync(path.join(dir, 'cgroup'), `0::${p.cgroup}\n`);
-    p.fds.forEach((l, fd) => symlinkSync(l, path.join(dir, 'fd', String(fd))));
+    if (p.unreadable === 'fd-dir') writeFileSync(path.join(dir, 'fd'), '');
+    else if (p.unreadable === 'fd-links') p.fds.forEach((l, fd) => writeFileSync(path.join(dir, 'fd', String(fd)), l));
+    else p.fds.forEach((l, fd) => symlinkSync(l, path.join(dir, 'fd', String(fd))));
   }
 }
 
