@@ -106,6 +106,18 @@ t.test("which processes' fds are read: those that could count, not root's nor a 
   t.same(scan.done ? [scan.processes, scan.fds] : scan, [8, otherRail.fds.length + onProbed.fds.length], 'the fds counted are the fds read');
 });
 
+t.test('a process whose status cannot be read could be a user\'s: its fds are read, and it counts', async (t) => {
+  const { root, units } = await node();
+  writeProcesses(root, [...DAEMONS, user(3010, 'python3', '/user.slice/user-1000.slice/session-4.scope', cudaFds('/dev/nvidia1'))]);
+  // A directory where the status file would be: read(2) answers EISDIR, an error other than ENOENT, as EACCES would be.
+  rmSync(path.join(root, 'proc/3010/status'));
+  mkdirSync(path.join(root, 'proc/3010/status'));
+  const host = new CountingHost(new FsHost(root));
+  const v = await devicesHeld(host, units, SELF);
+  t.equal(no(v), 'pid 3010 (python3, user unread: /proc/3010/status: EISDIR: illegal operation on a directory, read) holds /dev/nvidia1 (GPU 0000:41:00.0): not probed, its traffic would read as a slow path');
+  t.same([...new Set(host.calls.filter((c) => c.startsWith('readLink /proc/')).map((c) => Number(c.split('/')[2])))], [3010]);
+});
+
 t.test('where the minors or the verbs nodes cannot be told, every GPU or verbs node stands for the probed one', async (t) => {
   const { root, host, units } = await node({ minors: false, verbs: false });
   writeProcesses(root, [...DAEMONS, user(3005, 'python3', '/user.slice/user-1000.slice/session-4.scope', cudaFds('/dev/nvidia0', '/dev/infiniband/uverbs1'))]);
