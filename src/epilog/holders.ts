@@ -5,7 +5,7 @@
 // processes with as many fds each, nearly all of them root's or a service's, which never count: only the fds of a
 // process that could count are read (its status and cgroup first). Past a count or the time limit the look is
 // unfinished, "could not tell".
-import { someNamesUnder } from '../host/dirs.js';
+import { someNamesOn } from '../host/dirs.js';
 import type { Host, ReadResult } from '../host/host.js';
 import { readMinors, readVerbsOf } from '../inventory/placement.js';
 import { statusField, statusWords } from '../parsers/proc-status.js';
@@ -63,7 +63,7 @@ export async function scanHolders(host: Host, match: DeviceMatch, who: CountOpti
   const lim = o.limits ?? SCAN_LIMITS;
   const now = o.now ?? Date.now;
   const until = now() + lim.ms;
-  const ls = someNamesUnder(host.root, '/proc', lim.processes + PROC_OTHERS + 1);
+  const ls = await someNamesOn(host, '/proc', lim.processes + PROC_OTHERS + 1);
   if (!ls.ok) return { done: false, why: `/proc: ${ls.reason}` };
   // In pid order (readdir's is the file system's), as each process's fds: the same /proc reads the same.
   const pids = ls.value.filter((n) => /^[1-9]\d*$/.test(n)).map(Number).sort((a, b) => a - b);
@@ -88,7 +88,7 @@ export async function scanHolders(host: Host, match: DeviceMatch, who: CountOpti
     if (!counts(it, who)) continue;
     looked++;
     const dir = `/proc/${p}/fd`;
-    const names = someNamesUnder(host.root, dir, lim.fds - fds + 1);
+    const names = await someNamesOn(host, dir, lim.fds - fds + 1);
     // Gone meanwhile: it holds nothing now. Any other failure (EACCES: hidepid, a confined ptrace): it could hold one.
     if (!names.ok && names.missing) continue;
     if (!names.ok) return { done: false, why: await unreadable(host, it, `${dir}: ${names.reason}`) };

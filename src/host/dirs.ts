@@ -3,7 +3,7 @@
 // library call) each, errors as the kernel gives them.
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ReadResult } from './host.js';
+import type { Host, ReadResult } from './host.js';
 
 export type { Dirent } from 'node:fs';
 
@@ -59,4 +59,22 @@ export function someNamesUnder(root: string, kpath: string, max: number): ReadRe
     const code = (e as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
     return { ok: false, missing: code === 'ENOENT', reason: code };
   }
+}
+
+/**
+ * At most `max` names of `kpath` on `host`: on a live root or a directory tree, someNamesUnder (the listing cut at the
+ * bound, however many there are); in a snapshot file, as its Host lists it (a capture holds no more than it wrote).
+ */
+export async function someNamesOn(host: Host, kpath: string, max: number): Promise<ReadResult<string[]>> {
+  let tree = host.root === '/';
+  if (!tree) {
+    try {
+      tree = fs.statSync(host.root).isDirectory();
+    } catch {
+      tree = false;
+    }
+  }
+  if (tree) return someNamesUnder(host.root, kpath, max);
+  const r = await host.list(kpath);
+  return r.ok ? { ok: true, value: r.value.slice(0, max) } : r;
 }

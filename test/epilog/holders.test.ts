@@ -167,3 +167,13 @@ t.test("the systemd cgroup path: v2's line, else v1's name=systemd", async (t) =
   t.equal(systemdPath('11:freezer:/slurm/uid_1000/job_41/step_0\n1:name=systemd:/system.slice/slurmd.service\n'), '/system.slice/slurmd.service');
   t.equal(systemdPath('5:memory:/\n'), null);
 });
+
+t.test("a capture's /proc, a directory or a snapshot file, is looked at through its Host: the bundled H200 capture is probed", async (t) => {
+  const { openHost } = await import('../../src/host/open.js');
+  const match = (link: string): string | null => (/^\/dev\/nvidia\d+$/.test(link) ? 'a GPU' : null);
+  // The directory holds /proc/1/limits (slurmd's, as captured), the snapshot /proc/self alone.
+  for (const [root, processes] of [['examples/h200-vm', 1], ['examples/h200-vm.tar.gz', 0]] as const) {
+    const scan = await scanHolders(await openHost(root), match, { self: 999_999_999, uidMin: 1000 });
+    t.same(scan, { done: true, holders: [], processes, fds: 0 }, root);
+  }
+});
