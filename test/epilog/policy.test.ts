@@ -4,7 +4,7 @@ import t from 'tap';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 
 import { join } from 'node:path';
-import { PROBE_LOCK, readStamp, takeProbeLock, writeStamp } from '../../src/epilog/files.js';
+import { PROBE_LOCK, readStamp, STAMP, takeProbeLock, writeStamp } from '../../src/epilog/files.js';
 import { bw } from '../../src/epilog/finding.js';
 import { parseStamp, samplingDecision, type Stamp } from '../../src/epilog/policy.js';
 import type { SamplingPolicy } from '../../src/probes/config.js';
@@ -64,6 +64,25 @@ t.test('stamp: round trip, malformed is a fresh start', async (t) => {
   writeStamp(dir, { ts: NOW, job: '9', cursor: 2 });
   t.strictSame(readStamp(dir), { ts: NOW, job: '9', cursor: 2 });
   for (const bad of ['', '{', '[]', '{"ts":"x","cursor":0}', '{"ts":1,"cursor":-1}', '{"ts":1e999,"cursor":0}', '{"ts":-1e999,"cursor":0}']) t.equal(parseStamp(bad), null, JSON.stringify(bad));
+});
+
+// The cursor indexes the plan's units (probes/run.ts: start = cursor % units): 1.5 would name no unit (units[1.5] is
+// undefined) and every later epilog would stop on it. A cursor that is no whole number of units is no stamp: this
+// epilog probes from the first unit and writes a good one.
+t.test('stamp: a cursor that is not a whole non-negative number is no stamp; 0 is one', async (t) => {
+  const dir = scratchDir('gdrgate-stamp-cursor-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const hourly = pol({ minIntervalS: 3600 });
+  for (const cursor of ['1.5', '"2"', '-1', '1e309', '9007199254740992', 'null', 'true']) {
+    writeFileSync(join(dir, STAMP), `{"ts":${NOW - 60_000},"job":"9","cursor":${cursor}}\n`);
+    t.equal(readStamp(dir), null, `cursor ${cursor}`);
+    t.strictSame(samplingDecision(hourly, '10', () => readStamp(dir), NOW), { probe: true, why: 'no probing run recorded yet' }, `cursor ${cursor}: probes`);
+  }
+  for (const cursor of [0, 9007199254740991]) {
+    writeFileSync(join(dir, STAMP), `{"ts":${NOW - 60_000},"job":"9","cursor":${cursor}}\n`);
+    t.strictSame(readStamp(dir), { ts: NOW - 60_000, job: '9', cursor }, `cursor ${cursor}`);
+    t.strictSame(samplingDecision(hourly, '10', () => readStamp(dir), NOW), { probe: false, why: 'last probing run 60 s ago (every 3600 s at most)' });
+  }
 });
 
 t.test('probe lock: one prober; a dead owner or a stale lock is broken', async (t) => {
