@@ -146,6 +146,21 @@ export const cases = table('pcie-throttle', [
     based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
   },
   {
+    // The kernel names every one `PCIe_Port_Link_Speed_` + pci_name() (pcie_cooling.c): a type cut inside the
+    // address (a torn copy in a capture) names no port, and may be the port above GPU0 held at state 2.
+    name: 'skip: a link-speed cooling device type cut inside its PCI address may be a path port\'s: never "that port is elsewhere"',
+    change: held(8),
+    patch: patches(healthy, port(2, P0.downGpu, 2), put('sys/class/thermal/cooling_device2/type', `PCIe_Port_Link_Speed_${P0.downGpu.slice(0, 7)}\n`)),
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+  },
+  {
+    name: 'skip: a link-speed cooling device type with no address at all names no port',
+    patch: patches(healthy, put('sys/class/thermal/cooling_device2/type', 'PCIe_Port_Link_Speed_\n')),
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+  },
+  {
     name: 'skip: a cooling device type that is empty is no type at all',
     patch: patches(cooling(0, 'Processor', 0), port(1, P0.downGpu, 0), put('sys/class/thermal/cooling_device1/type', '\n')),
     bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
