@@ -80,10 +80,12 @@ function pass(nodes: readonly ClassNode[], ref: ClassNode): Pass {
     for (const d of compared(n)) {
       const k = factKey(d);
       const had = mine.get(k);
-      // Two differences of one fact (rare: a device missing and moved): one value, the worse impact.
-      mine.set(k, had ? { ...had, a: `${had.a}; ${d.a}`, impact: IMPACT_RANK[d.impact] < IMPACT_RANK[had.impact] ? d.impact : had.impact } : d);
-      if (!refValue.has(k)) refValue.set(k, d.b);
+      // Two differences of one fact (a port the kernel throttles is a throttle and a slower link; a device missing and
+      // moved): each side's values joined in compare's order, the worse impact. The reference's side joined too, or the
+      // class would read `not throttled` against the node's `throttled, state 1; Gen4 x16`.
+      mine.set(k, had ? { ...had, a: `${had.a}; ${d.a}`, b: `${had.b}; ${d.b}`, impact: IMPACT_RANK[d.impact] < IMPACT_RANK[had.impact] ? d.impact : had.impact } : d);
     }
+    for (const [k, d] of mine) if (!refValue.has(k)) refValue.set(k, d.b);
     if (mine.size) diffs.set(n.node, mine);
   }
   return { ref, diffs, refValue };

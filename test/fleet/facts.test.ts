@@ -1,12 +1,13 @@
 // The majority, not the first node: a reference that is itself in the minority is replaced and the comparison made
 // again, so the differences are each node's against the majority (with compare's impact).
 import t from 'tap';
+import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { readNode } from '../../src/engine/evaluate.js';
 import { compareView } from '../../src/compare/view.js';
 import { classFacts } from '../../src/fleet/facts.js';
 import { buildFleetReport } from '../../src/fleet/report.js';
-import { buildTree } from '../gen/sysfs-tree.js';
+import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { faultyTree } from '../gen/fleet.js';
 
 t.test('the first node (ACS redirect, same devices and links as the rest) is not taken as the majority', async (t) => {
@@ -51,4 +52,43 @@ t.test('a fact with no majority (as many nodes on each side): neither side judge
   // With a third node the x8 one is the minority again: flagged, the other two ok.
   const three = buildFleetReport({ dir, nodes: [...nodes, await read('b3', null)], classOf: () => 'hgx', stats: [], missing: [], problems: [] });
   t.same(three.nodes.map((v) => [v.node, v.status]), [['b1', 'differs'], ['b2', 'ok'], ['b3', 'ok']]);
+});
+
+/** /sys/class/thermal/cooling_deviceN as the thermal core writes it for a PCIe port (drivers/thermal/pcie_cooling.c). */
+async function portCooling(root: string, n: number, port: string, cur: number): Promise<void> {
+  const d = path.join(root, `sys/class/thermal/cooling_device${n}`);
+  await fsp.mkdir(d, { recursive: true });
+  for (const [k, v] of Object.entries({ type: `PCIe_Port_Link_Speed_${port}`, cur_state: `${cur}`, max_state: '3' })) await fsp.writeFile(path.join(d, k), `${v}\n`);
+}
+
+// Two differences on one fact: the kernel holds the switch port above GPU 0 at Gen4 (its cooling device at state 1,
+// Target Link Speed Gen4), so compare gives that port a throttle and a slower link, both link-speed differences of it.
+t.test('a node with two differences on one fact shows both values, the worse impact, and counts once', async (t) => {
+  const dir = t.testdir();
+  const port = '0000:17:00.0';
+  const nodes = [];
+  for (const name of ['c1', 'c2', 'c3']) {
+    const tree = faultyTree(null);
+    if (name === 'c1') {
+      const dsp = allDevices(tree).find((d) => d.bdf === port)!;
+      Object.assign(dsp, { maxSpeed: 32, speed: 16, targetSpeed: 16 });
+      Object.assign(dsp.children![0]!, { maxSpeed: 32, speed: 16 });
+    }
+    const root = path.join(dir, name);
+    await buildTree(root, { ...tree, hostname: name });
+    await portCooling(root, 0, port, name === 'c1' ? 1 : 0);
+    nodes.push({ node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) });
+  }
+  const f = classFacts(nodes);
+  t.equal(f.reference, 'c2');
+  const held = 'Find the thermal zone and trip point bound to the cooling device (/sys/class/thermal/thermal_zone*/cdev*) and fix the cooling; the state returns to 0 when the zone cools. Where no zone is bound, the target was set by firmware or by hand: `lspci -vvv -s <port>` shows LnkCtl2 Target Link Speed.';
+  const idle = 'Confirm under load (nvidia-smi -q, Link Gen Current) before acting; set gpuSpeedStrict in the baseline to fail instead.';
+  t.same(f.facts, [
+    { area: 'link-speed', subject: port, majority: 'not throttled; Gen5 x16', agree: 2, tie: false, impact: 'critical', deviations: [{ node: 'c1', value: 'throttled, state 1; Gen4 x16', impact: 'critical', response: held }] },
+    { area: 'link-speed', subject: '0000:18:00.0', majority: 'Gen5 x16', agree: 2, tie: false, impact: 'minor', deviations: [{ node: 'c1', value: 'Gen4 x16', impact: 'minor', response: idle }] },
+  ], 'before: the class\'s side read "not throttled" alone');
+  t.same([...f.byNode], [['c1', [
+    { impact: 'critical', area: 'link-speed', subject: port, a: 'throttled, state 1; Gen4 x16', b: 'not throttled; Gen5 x16', response: held },
+    { impact: 'minor', area: 'link-speed', subject: '0000:18:00.0', a: 'Gen4 x16', b: 'Gen5 x16', response: idle },
+  ]]]);
 });
