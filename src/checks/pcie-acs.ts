@@ -19,7 +19,12 @@ export default defineCheck('pcie-acs', WORDING, {
       const note = platform.kind === 'classic' ? platform.note : platform.kind === 'unexpected' ? `Direct NIC topology not recognised (${platform.why})` : `the class sets ${policy} on a Direct NIC node (${TOPOLOGY[platform.topology]})`;
       return classicFindings(inv, baseline, policy, note);
     }
-    if (platform.kind === 'unexpected') return [f('acs-platform-unexpected', 'skip', 'node', `${platform.topology ? `${TOPOLOGY[platform.topology]} platform` : 'Direct NIC platform'}, but ${platform.why}: no mask can be told`)];
+    // A function that could not be told leaves no topology (acs-platform.ts Untold): a Direct NIC platform only where the
+    // class says so; without a class the node may be any (an x86 HGX with one unreadable function lands here too).
+    if (platform.kind === 'unexpected') {
+      const what = platform.topology ? `${TOPOLOGY[platform.topology]} platform, but` : baseline?.acsPolicy === 'direct-nic' ? 'Direct NIC platform, but' : 'which platform this is cannot be told:';
+      return [f('acs-platform-unexpected', 'skip', 'node', `${what} ${platform.why}: no mask can be told`)];
+    }
     if (platform.kind === 'classic') return [f('acs-platform-mismatch', 'fail', 'node', `the class expects a Direct NIC node; ${platform.note ?? 'no ConnectX DMA function, inline ConnectX switch or GPU on a Grace root port'}`, 'direct-nic', 'classic')];
     const label = `${TOPOLOGY[platform.topology]}${platform.topology === 'inline' ? (platform.virt ? ', virtualized' : ', bare metal') : ''}`;
     return maskFindings(inv, platform.rules, label);
