@@ -15,12 +15,15 @@ const PREFIX = 'PCIe_Port_Link_Speed_';
 const state = (s: string) => (/^\d{1,9}$/.test(s) ? { ok: true as const, value: Number(s) } : { ok: false as const, error: `not a cooling state: ${JSON.stringify(s.slice(0, 20))}` });
 
 
-/** A cooling device's `type` as a fact: empty, unprintable or a link-speed type without a PCI address is unknown, never "another kind of device". */
+/**
+ * A cooling device's `type` as a fact: empty, unprintable or a link-speed type without a PCI address is unknown, never
+ * "another kind of device". A space is printable: intel_tcc_cooling.c registers "TCC Offset".
+ */
 async function coolingType(host: Host, path: string, notes: Notes): Promise<Fact<string>> {
   const t = await factText(host, path, notes);
   if (t.state !== 'present') return t.state === 'absent' ? unknown(`${path}: absent`) : t;
   const v = t.value;
-  if (v === '' || !/^[\x21-\x7e]{1,64}$/.test(v) || (v.startsWith(PREFIX) && !BDF_RE.test(v.slice(PREFIX.length)))) return unknown(`${path}: not a cooling device type: ${JSON.stringify(v.slice(0, 40))}`);
+  if (v === '' || !/^[\x20-\x7e]{1,64}$/.test(v) || (v.startsWith(PREFIX) && !BDF_RE.test(v.slice(PREFIX.length)))) return unknown(`${path}: not a cooling device type: ${JSON.stringify(v.slice(0, 40))}`);
   return t;
 }
 

@@ -115,6 +115,15 @@ export const cases = table('pcie-throttle', [
     based: [{ status: 'skip', code: 'throttle-unknown', subject: P0.downGpu }],
   },
   {
+    // drivers/thermal/intel/intel_tcc_cooling.c registers its device as "TCC Offset" (Intel client CPUs, Skylake on):
+    // a type with a space is a type, not an unreadable one.
+    name: 'valid: beside the two ports, the CPU\'s "TCC Offset" cooling device (a type with a space)',
+    patch: patches(healthy, cooling(3, 'TCC Offset', 0, 63)),
+    subjects: [P0.rp, P0.downGpu],
+    bare: [ok(P0.rp), ok(P0.downGpu)],
+    based: [ok(P0.rp), ok(P0.downGpu)],
+  },
+  {
     name: 'valid: thermal class with only CPU cooling devices (a kernel without the PCIe bandwidth controller)',
     patch: cooling(0, 'Processor', 0),
     subjects: ['node'],
