@@ -3,6 +3,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { nul } from '../../src/model/fact.js';
 import { parsePciConfig } from '../../src/parsers/pci-config.js';
+import { remove } from './_patches.js';
 import { dev, P0, patches, put, table, unreadable, type Patch, type Want } from './_trees.js';
 
 /** /sys/class/thermal/cooling_deviceN as the thermal core writes it (type, cur_state, max_state). */
@@ -166,6 +167,12 @@ export const cases = table('pcie-throttle', [
   {
     name: 'skip: a link-speed cooling device type with no address at all names no port',
     patch: patches(healthy, put('sys/class/thermal/cooling_device2/type', 'PCIe_Port_Link_Speed_\n')),
+    bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+    based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
+  },
+  {
+    name: 'skip: a cooling device without its type file (a capture that left it out) is said by that file',
+    patch: patches(cooling(0, 'Processor', 0), port(1, P0.downGpu, 0), remove('sys/class/thermal/cooling_device1/type')),
     bare: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
     based: [{ status: 'skip', code: 'throttle-unknown', subject: 'node' }],
   },
