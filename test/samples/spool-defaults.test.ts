@@ -1,10 +1,10 @@
 // The spool's defaults, as the epilog uses them (epilog/run.ts passes only the directory): files rotate when the next
-// batch would take the live file past 16 MiB, and three rotated generations are kept.
+// batch would take the live file past 16 MiB, three rotated generations are kept, and a rotation lock is stale after 30 s.
 import t from 'tap';
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeSample, sampleLine, type Sample } from '../../src/samples/sample.js';
-import { appendSamples, LIVE, readSpool } from '../../src/samples/spool.js';
+import { appendSamples, LIVE, LOCK, readSpool } from '../../src/samples/spool.js';
 import { gpuBdf, NOMINAL_GBPS, RECIPE } from '../gen/fleet.js';
 import { scratchDir } from '../helpers/scratch.js';
 
@@ -53,4 +53,18 @@ t.test('maxBytes unset: a live file filled to exactly 16 MiB is not rotated; one
   t.equal(appendSamples({ dir }, [mk('2000000')]).ok, true);
   t.same(readdirSync(dir).sort(), ['samples.1.jsonl', LIVE]);
   t.same([statSync(join(dir, 'samples.1.jsonl')).size, statSync(join(dir, LIVE)).size], [max, line]);
+});
+
+t.test('staleLockMs unset: a live process\'s rotation lock is held until 30 s old, then broken', async (t) => {
+  for (const [ageS, rotated] of [[29, false], [31, true]] as const) {
+    const dir = freshDir();
+    t.equal(appendSamples({ dir, maxBytes: 2048 }, [mk('1000'), mk('1001'), mk('1002')]).ok, true);
+    // Our own pid: alive, so only the lock's age (its mtime, host/lock.ts) can make it stale.
+    writeFileSync(join(dir, LOCK), `${process.pid} ${Date.now()} live\n`);
+    const then = (Date.now() - ageS * 1000) / 1000;
+    utimesSync(join(dir, LOCK), then, then);
+    const r = appendSamples({ dir, maxBytes: 2048 }, [mk('1003'), mk('1004'), mk('1005')]);
+    t.same(r.notes, rotated ? [] : [`rotation skipped: spool lock held by another process (pid ${process.pid})`], `${ageS} s old`);
+    t.same(readdirSync(dir).sort(), rotated ? ['samples.1.jsonl', LIVE] : [LIVE, LOCK], `${ageS} s old`);
+  }
 });

@@ -92,6 +92,14 @@ t.test('rotation keeps N generations under maxBytes', async (t) => {
   t.equal(report.corrupt + report.torn, 0);
 });
 
+t.test('an empty live file is not rotated, however large the batch: no empty generation', async (t) => {
+  const dir = freshDir();
+  writeFileSync(join(dir, 'samples.jsonl'), '');
+  const r = appendSamples({ dir, maxBytes: 512, keep: 3 }, batch(0, 4));
+  t.same([r.ok, r.written, r.notes], [true, 4, []]);
+  t.same(readdirSync(dir), ['samples.jsonl']);
+});
+
 t.test('stale lock (dead pid) is broken; a live lock skips rotation but never the append', async (t) => {
   const dir = freshDir();
   const o: SpoolOptions = { dir, maxBytes: 1024, keep: 3 };
