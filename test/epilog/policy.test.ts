@@ -38,6 +38,16 @@ t.test('samplingDecision', async (t) => {
   }
 });
 
+t.test('bounds: half a second short of T is not T; a job id that is not digits is no job id', async (t) => {
+  const hourly = pol({ minIntervalS: 3600 });
+  t.strictSame(samplingDecision(hourly, '5', () => at(3599.5), NOW), { probe: false, why: 'last probing run 3599 s ago (every 3600 s at most)' }, 'whole seconds since, rounded down');
+  t.strictSame(samplingDecision(hourly, '5', () => at(3600), NOW), { probe: true, why: 'last probing run 3600 s ago (every 3600 s at most)' });
+  const tenth = pol({ everyNthJob: 10 });
+  // Number('') and Number(' 120') are 0 and 120: read as numbers they would pick this epilog to probe.
+  for (const job of ['', ' 120', '120 ', '1.2e2', '0x78']) t.strictSame(samplingDecision(tenth, job, () => null, NOW), { probe: false, why: 'no job id for everyNthJob' }, JSON.stringify(job));
+  t.strictSame(samplingDecision(tenth, '120', () => null, NOW), { probe: true, why: 'job 120 % 10 = 0' });
+});
+
 t.test('a probe stamp from the future is stale: the epilog probes and says why (a clock that ran ahead)', async (t) => {
   const hourly = pol({ minIntervalS: 3600 });
   const year = 365 * 86400;
