@@ -1,11 +1,10 @@
 // The agent reads as root what a TaskProlog's user asks it to judge: the config, the baseline, the signed record and its key; it may use each only where the job's user could read it too (an admin's 0600 file), whatever the facts (the user's to write) claim.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { answerTask } from '../../src/agent/task.js';
 import { FsHost } from '../../src/host/fs-host.js';
-import { said, startRig, USER } from '../task/_agent-rig.js';
+import { factsAgain, said, startRig } from '../task/_agent-rig.js';
 
 if (process.getuid?.() !== 0) t.skip('needs root (the agent is root, the TaskProlog runs as the job uid)', () => {});
 else await main();
@@ -31,16 +30,9 @@ async function main(): Promise<void> {
     const r = await rig.task({ SLURM_JOB_ID: '601', SLURM_STEP_ID: '0', SLURM_JOB_GPUS: '0,1' });
     t.equal(r.code, 0, 'the TaskProlog ran');
     const dir = path.join(rig.stateDir, 'job-601');
-    const name = fs.readdirSync(dir).find((f) => f.endsWith('.facts'))!;
     // Those facts, as a live process of the user's would send them again.
-    const proc = spawn('/bin/sleep', ['60'], { uid: USER, gid: USER });
-    t.teardown(() => void proc.kill());
-    const facts = fs.readFileSync(path.join(dir, name), 'utf8').split('\n');
-    const [, , nonce, , uid, fail] = facts[0]!.split(' ');
-    facts[0] = `gdrgate-task-facts 1 ${nonce} ${proc.pid} ${uid} ${fail}`;
-    fs.writeFileSync(path.join(dir, name), facts.join('\n'));
-    fs.chownSync(path.join(dir, name), USER, USER);
-    const ask = () => answerTask({ job: '601', pid: proc.pid!, fd: 87, view: name.split('.')[1]!, nonce: nonce!, config: rig.config }, rig.config, new FsHost('/'));
+    const { name, proc, nonce } = factsAgain(t, rig.stateDir, '601');
+    const ask = () => answerTask({ job: '601', pid: proc.pid!, fd: 87, view: name.split('.')[1]!, nonce, config: rig.config }, rig.config, new FsHost('/'));
     t.equal((await ask()).ok, true, 'files the user may read: judged');
     for (const [file, why] of [
       [baseline, `not among the TaskProlog's facts: the baseline ${baseline}: readable, say the facts; not by its mode`],

@@ -1,7 +1,7 @@
 // The spool's defaults, as the epilog uses them (epilog/run.ts passes only the directory): files rotate when the next
 // batch would take the live file past 16 MiB, three rotated generations are kept, and a rotation lock is stale after 30 s.
 import t from 'tap';
-import { mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import { readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeSample, sampleLine, type Sample } from '../../src/samples/sample.js';
 import { appendSamples, LIVE, LOCK, readSpool } from '../../src/samples/spool.js';
@@ -14,14 +14,8 @@ const mk = (job: string): Sample =>
   makeSample({ ts: TS, node: 'gpu0001', job, probe: 'gdr-write', recipe: RECIPE, gpu: gpuBdf(0), nic: 'mlx5_0', bytes: 1048576, value: NOMINAL_GBPS, unit: 'Gb/s' });
 const bytesOf = (s: Sample): number => Buffer.byteLength(sampleLine(s)!);
 
-const root = scratchDir('gdrgate-spool-defaults-');
-t.teardown(() => rmSync(root, { recursive: true, force: true }));
-let n = 0;
-const freshDir = (): string => {
-  const d = join(root, `s${n++}`);
-  mkdirSync(d);
-  return d;
-};
+/** A spool directory of its own for each case (removed when the test's process exits). */
+const freshDir = (): string => scratchDir('gdrgate-spool-defaults-');
 
 t.test('keep unset: samples.1 to samples.3 are kept, the fourth generation is dropped', async (t) => {
   const dir = freshDir();

@@ -15,29 +15,20 @@ import { ExecaExec } from '../../src/host/exec.js';
 import { mountsBelow } from '../../src/host/mounts.js';
 import { setLogFile } from '../../src/log.js';
 import { makeGateEnv } from '../helpers/gate-env.js';
+import { countTableReads } from '../helpers/table-reads.js';
 import { canMountAsUser, mountAsUser, unmountAllBelow, USER } from '../helpers/user-tmpfs.js';
 
-const TABLE = '/proc/self/mountinfo';
-let reads = 0;
-// Every read of the table goes through node:fs's readFileSync (host/mounts.ts): each counted, then done as it would be.
-const real = fs.readFileSync;
-fs.readFileSync = function (this: unknown, ...a: Parameters<typeof real>) {
-  if (a[0] === TABLE) reads++;
-  return real.apply(this, a);
-} as typeof real;
-t.teardown(() => {
-  fs.readFileSync = real;
-});
+const reads = countTableReads(t);
 t.afterEach(() => setLogFile(undefined));
 
 const env = (job: string): NodeJS.ProcessEnv => ({ SLURMD_NODENAME: 'vm', SLURM_JOB_ID: job, SLURM_JOB_UID: '4242', SLURM_JOB_GID: '4242' });
 /** The reads `run` makes, and those of the turns it leaves queued (setImmediate). */
 async function counted(run: () => Promise<unknown>): Promise<number> {
-  reads = 0;
+  const before = reads();
   await run();
   await new Promise((r) => setImmediate(r));
   await new Promise((r) => setImmediate(r));
-  return reads;
+  return reads() - before;
 }
 
 t.test('a passing Prolog in its own process: before the answer (an earlier attempt removed, the directory begun), and at its record', async (t) => {

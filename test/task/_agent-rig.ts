@@ -189,3 +189,20 @@ export const floodScript = (facts: string): string =>
     'done',
     'echo "$k"',
   ].join('\n');
+
+/**
+ * The facts the job's TaskProlog wrote in its directory, claimed again for a live process of the job's user (a sleep
+ * that `t` kills at its end), as that process would send them: the file's name, the process and the facts' nonce.
+ */
+export function factsAgain(t: { teardown(f: () => void): void }, stateDir: string, job: string): { name: string; proc: ChildProcess; nonce: string } {
+  const dir = path.join(stateDir, `job-${job}`);
+  const name = fs.readdirSync(dir).find((f) => f.endsWith('.facts'))!;
+  const proc = spawn('/bin/sleep', ['60'], { uid: USER, gid: USER });
+  t.teardown(() => void proc.kill());
+  const facts = fs.readFileSync(path.join(dir, name), 'utf8').split('\n');
+  const [, , nonce, , uid, fail] = facts[0]!.split(' ');
+  facts[0] = `gdrgate-task-facts 1 ${nonce} ${proc.pid} ${uid} ${fail}`;
+  fs.writeFileSync(path.join(dir, name), facts.join('\n'));
+  fs.chownSync(path.join(dir, name), USER, USER);
+  return { name, proc, nonce: nonce! };
+}
