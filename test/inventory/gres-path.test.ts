@@ -1,7 +1,7 @@
 // Which gres.conf the inventory reads when the config names none: the one slurmd reads, beside its slurm.conf
 // (SLURM_CONF on the node itself; else /etc/slurm, else the configless cache /run/slurm/conf), not always /etc/slurm.
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { openHost } from '../../src/host/open.js';
@@ -87,8 +87,11 @@ t.test('the HealthCheckProgram (no SLURM_CONF): the slurm.conf its slurmd was st
   t.equal(await as(['-D', '-f', '/opt/site slurm/etc/slurm.conf', '-N', 'gpu001'], {}), '/opt/site slurm/etc/gres.conf', '-f');
   t.equal(await as(['--systemd'], { SLURM_CONF: '/shared/slurm/slurm.conf' }), '/shared/slurm/gres.conf', "SLURM_CONF in slurmd's environment");
   t.equal(await as(['--systemd', '--conf-server', 'ctl:6817'], {}), '/run/slurm/conf/gres.conf', 'configless');
-  const inv = await buildInventory(host, { selfPid: await slurmdWith(t, ['--not-an-option'], {}), env: {} });
+  const child = await slurmdWith(t, ['--not-an-option'], {});
+  const slurmd = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${child}/status`, 'utf8'))![1]);
+  const inv = await buildInventory(host, { selfPid: child, env: {} });
   const usual = existsSync('/etc/slurm/slurm.conf') ? '/etc/slurm/gres.conf' : existsSync('/run/slurm/conf/slurm.conf') ? '/run/slurm/conf/gres.conf' : '/etc/slurm/gres.conf';
   t.equal(inv.placement.gresPath, usual, 'cannot be told: the usual places');
-  t.equal(inv.notes.some((n) => n.includes('which slurm.conf slurmd (pid ') && n.includes('cannot be told (slurmd\'s option "--not-an-option" is not one this reading knows)')), true, JSON.stringify(inv.notes));
+  const at = `/proc/${slurmd}/cmdline`;
+  t.same(inv.notes.filter((n) => n.startsWith(`${at}: `)), [`${at}: which slurm.conf slurmd (pid ${slurmd}) reads cannot be told (slurmd's option "--not-an-option" is not one this reading knows): its gres.conf is looked for in the usual places`]);
 });
