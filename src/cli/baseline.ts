@@ -37,10 +37,20 @@ interface CaptureArgs {
 }
 
 /** `--with-probes`: the config's probe settings, run on this node; the bands carry the recipes they were measured with. */
-async function probeBands(a: CaptureArgs, inv: Inventory, warnings: string[]): Promise<BaselineEnvelope[]> {
+async function probeBands(a: CaptureArgs, host: Host, inv: Inventory, warnings: string[]): Promise<BaselineEnvelope[]> {
   const cfg = await loadConfig(configPath(a.config));
   if (cfg.probes === null) throw new UsageError(`--with-probes: ${configPath(a.config)} has no "probes" section`);
-  const { captureEnvelopes } = await import('../epilog/envelope.js');
+  const [{ captureEnvelopes }, { portTraffic }, { busyPorts, untoldText }, { planProbes }] = await Promise.all([
+    import('../epilog/envelope.js'),
+    import('../epilog/port-traffic.js'),
+    import('../epilog/port-traffic-rule.js'),
+    import('../probes/plan.js'),
+  ]);
+  // Bands measured beside other traffic are low, and every later Epilog is judged against them: not captured.
+  const traffic = await portTraffic(host, inv, planProbes(inv, cfg.probes), cfg.probes.quiet);
+  if (traffic && !traffic.probe) throw new UsageError(`--with-probes: ${busyPorts(traffic)}: bands measured now would be too low; nothing written. Capture when the adapters are quiet (probes.quiet.windowMs 0 skips this look)`);
+  const untold = traffic ? untoldText(traffic) : null;
+  if (untold) warnings.push(`--with-probes: ${untold}`);
   const r = await captureEnvelopes(inv, cfg.probes, new ExecaExec(), nul(inv.hostname) ?? hostname());
   warnings.push(...r.warnings);
   return r.envelopes;
@@ -59,7 +69,7 @@ export async function captureCommand(a: CaptureArgs): Promise<number> {
   const { host, inv } = await readNode({ root: a.root, baseline: null, node: null, trust: [] });
   const platform = a.platform === 'bare-metal' || a.platform === 'virtualized' ? a.platform : await detectPlatform(host);
   const probeNotes: string[] = [];
-  const probes = a.withProbes ? await probeBands(a, inv, probeNotes) : undefined;
+  const probes = a.withProbes ? await probeBands(a, host, inv, probeNotes) : undefined;
   const { cls, warnings } = captureClass(inv, {
     name: a.class,
     match: a.match?.length ? a.match : [nul(inv.hostname) ?? '*'],

@@ -16,6 +16,8 @@ import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
 import { otherJobs } from './busy.js';
 import { devicesHeld } from './holders.js';
 import { heldReason } from './holders-rule.js';
+import { portTraffic } from './port-traffic.js';
+import { trafficReason, untoldText } from './port-traffic-rule.js';
 import { collectStats, unreadableSpool } from './collect.js';
 import { ensureDir, readStamp, readWindowFrom, takeProbeLock, writeAtomic, writeStamp, writeWindowFrom } from './files.js';
 import type { BwFinding } from './finding.js';
@@ -81,6 +83,9 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     // A process outside the jobs busy.ts sees that holds a probed GPU or adapter open (src/epilog/holders-rule.ts).
     const held = units.length ? await devicesHeld(host, units, process.pid) : null;
     if (held && !held.probe && !i.dryRun) return { ran: false, why: heldReason(held, false) };
+    // Traffic no process holds a device for (the kernel's users of the adapter, a peer's RDMA): its ports' counters.
+    const traffic = units.length ? await portTraffic(host, inv, units, p.quiet) : null;
+    if (traffic && !traffic.probe && !i.dryRun) return { ran: false, why: trafficReason(traffic, false) };
     // Claimed before probing: the interval rule of the next epilog counts from now even if this one is killed.
     if (!i.dryRun) writeStamp(dir, { ts: started, job: i.job, cursor: stamp?.cursor ?? 0 });
     const run = await runProbes(units, {
@@ -133,7 +138,12 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     }
     if (col.future) logger.warn({ node: i.node, job: i.job, future: col.future }, 'epilog: spool samples stamped in the future (the clock ran ahead) left out of the statistics');
     if (writeErrors.length) logger.error({ node: i.node, job: i.job, writeErrors }, 'epilog: samples or textfile not written');
-    const busy = (others.length ? `; other jobs run on this node (job ${others.slice(0, 4).join(', job ')}): an Epilog would not probe` : '') + (held && !held.probe ? `; ${heldReason(held, true)}` : '');
+    const untold = traffic ? untoldText(traffic) : null;
+    const busy =
+      (others.length ? `; other jobs run on this node (job ${others.slice(0, 4).join(', job ')}): an Epilog would not probe` : '') +
+      (held && !held.probe ? `; ${heldReason(held, true)}` : '') +
+      (traffic && !traffic.probe ? `; ${trafficReason(traffic, true)}` : '') +
+      (untold ? `; ${untold}` : '');
     return { ran: true, why: i.dryRun && !decision.probe ? `dry run (policy: ${decision.why})${busy}` : `${decision.why}${busy}`, cls: cls.name, outcomes: run.outcomes, samples, findings, writeErrors, durationMs: run.durationMs };
   } finally {
     lock.release();

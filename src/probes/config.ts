@@ -9,6 +9,14 @@ export interface SamplingPolicy {
   readonly combine: 'any' | 'all';
 }
 
+/** The look at the probed adapters' ports just before probing (src/epilog/port-traffic-rule.ts). */
+export interface QuietSettings {
+  /** The window between the two reads of each port's counters; 0: the look is off. */
+  readonly windowMs: number;
+  /** A port that moved more than this (sent plus received, Gb/s) over the window is busy: not probed. */
+  readonly belowGbps: number;
+}
+
 export interface IbWriteBwSettings {
   readonly host: boolean;
   readonly gpu: boolean;
@@ -53,6 +61,8 @@ export interface ProbesConfig {
   readonly capture: { readonly runs: number; readonly warnRatio: number; readonly failRatio: number };
   readonly ibWriteBw: IbWriteBwSettings;
   readonly nvbandwidth: NvbandwidthSettings;
+  /** The probed adapters' ports read twice `windowMs` apart before probing: moving more than `belowGbps`, not probed (src/epilog/port-traffic-rule.ts). */
+  readonly quiet: QuietSettings;
 }
 
 export const NVBW_TESTCASES = ['host_to_device_memcpy_ce', 'device_to_host_memcpy_ce'] as const;
@@ -67,6 +77,7 @@ export const PROBE_DEFAULTS: ProbesConfig = {
   capture: { runs: 3, warnRatio: 0.85, failRatio: 0.7 },
   ibWriteBw: { host: true, gpu: true, dmabuf: false, msgSize: 65536, iterations: 5000, durationS: null, qps: 1, port: 18515, timeoutMs: 8000, extraArgs: [], hcas: null },
   nvbandwidth: { testcases: NVBW_TESTCASES, json: false, bufferMiB: null, timeoutMs: 15_000 },
+  quiet: { windowMs: 250, belowGbps: 1 },
 };
 
 /** The section as the JSON gives it: every key optional at every depth. */
@@ -87,5 +98,6 @@ export function probesConfig(raw: ProbesConfigInput | undefined): ProbesConfig |
     capture: { ...d.capture, ...raw.capture },
     ibWriteBw: { ...d.ibWriteBw, ...raw.ibWriteBw },
     nvbandwidth: { ...d.nvbandwidth, ...raw.nvbandwidth },
+    quiet: { ...d.quiet, ...raw.quiet },
   };
 }

@@ -10,7 +10,20 @@ import { busOf, busRange, configSpace, DEFAULTS, hx, isBridge, linkOf } from './
 export { configSpace } from './config-space.js';
 
 export type GenKind = 'rootport' | 'switch-up' | 'switch-down' | 'gpu' | 'nic' | 'other';
-export interface GenIbPort { state: string; physState: string; rate: string; linkLayer: string }
+export interface GenIbPort {
+  state: string;
+  physState: string;
+  rate: string;
+  linkLayer: string;
+  /**
+   * ports/N/counters/port_xmit_data and port_rcv_data (4-octet units); absent: the values of a real ConnectX-3 port
+   * (hwloc's 32em64t-2n8c capture, mlx4_0 port 1); null: no counters directory (a driver that keeps none).
+   */
+  counters?: { xmit: string; rcv: string } | null;
+}
+
+/** hwloc tests/hwloc/linux/32em64t-2n8c+dax+nvme+mic+dimms: mlx4_0/ports/1/counters, as captured. */
+export const REAL_PORT_COUNTERS = { xmit: '8039908\n', rcv: '5550796\n' };
 
 export interface GenDevice extends GenRegs, GenRebar {
   bdf: string;
@@ -173,7 +186,11 @@ async function writeIb(ctx: Ctx, d: GenDevice, pciDir: string, device: number): 
   const nodeGuid = ib.nodeGuid ?? `b83f:d203:${g.slice(0, 4)}:${g.slice(4)}`;
   await writeAll(ctx.root, dir, { fw_ver: `${ib.fwVer ?? '28.39.1002'}\n`, node_guid: `${nodeGuid}\n`, node_type: '1: CA\n', hca_type: `MT${device}\n` });
   const ports = ib.ports ?? [{ state: '4: ACTIVE', physState: '5: LinkUp', rate: '400 Gb/sec (4X NDR)', linkLayer: 'InfiniBand' }];
-  for (const [i, p] of ports.entries()) await writeAll(ctx.root, `${dir}/ports/${i + 1}`, { state: `${p.state}\n`, phys_state: `${p.physState}\n`, rate: `${p.rate}\n`, link_layer: `${p.linkLayer}\n` });
+  for (const [i, p] of ports.entries()) {
+    await writeAll(ctx.root, `${dir}/ports/${i + 1}`, { state: `${p.state}\n`, phys_state: `${p.physState}\n`, rate: `${p.rate}\n`, link_layer: `${p.linkLayer}\n` });
+    const c = p.counters === undefined ? REAL_PORT_COUNTERS : p.counters;
+    if (c) await writeAll(ctx.root, `${dir}/ports/${i + 1}/counters`, { port_xmit_data: c.xmit, port_rcv_data: c.rcv });
+  }
   await link(ctx.root, `${dir}/device`, pciDir);
   await link(ctx.root, `sys/class/infiniband/${ib.name}`, dir);
 }

@@ -1,0 +1,137 @@
+// The Epilog's look at the probed adapters' port counters before probing, on a real capture (hwloc's 32em64t-2n8c,
+// mlx4_0 port 1, whose counters files are as the kernel wrote them) and on a generated two-port adapter: traffic over
+// the threshold keeps it from probing, said with the port and the rate; a port whose traffic cannot be told (no
+// counters, the PMA's "N/A", a stopped 32-bit counter, a reset) is named and probed as before; 64-bit counters past
+// 2^53 are exact.
+import t from 'tap';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { portTraffic } from '../../src/epilog/port-traffic.js';
+import { trafficReason, untoldText } from '../../src/epilog/port-traffic-rule.js';
+import { FsHost } from '../../src/host/fs-host.js';
+import { buildInventory } from '../../src/inventory/build.js';
+import { parsePortCounter } from '../../src/parsers/ib-counter.js';
+import { PROBE_DEFAULTS } from '../../src/probes/config.js';
+import { planProbes } from '../../src/probes/plan.js';
+import { buildTree, type GenDevice } from '../gen/sysfs-tree.js';
+import { node as gh200 } from '../gen/topologies/gh200-cx7.js';
+import { fixture } from '../helpers/paths.js';
+import { scratchDir } from '../helpers/scratch.js';
+
+const TMP = existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir();
+const dir = scratchDir('gdrgate-traffic-', TMP);
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+execFileSync('/bin/tar', ['xjf', fixture('sysfs-real/32em64t-2n8c+dax+nvme+mic+dimms.tar.bz2'), '-C', dir], { timeout: 120_000 });
+const root = path.join(dir, '32em64t-2n8c+1mic');
+const COUNTERS = path.join(root, 'sys/devices/pci0000:80/0000:80:02.2/0000:82:00.0/infiniband/mlx4_0/ports/1/counters');
+const XMIT = path.join(COUNTERS, 'port_xmit_data');
+const RCV = path.join(COUNTERS, 'port_rcv_data');
+const ORIGINAL = { xmit: readFileSync(XMIT, 'utf8'), rcv: readFileSync(RCV, 'utf8') };
+const restore = (): void => {
+  writeFileSync(XMIT, ORIGINAL.xmit);
+  writeFileSync(RCV, ORIGINAL.rcv);
+};
+
+const Q = { windowMs: 250, belowGbps: 1 };
+/** Over the 250 ms window, `gbps` is this many 4-octet units. */
+const units = (gbps: number): bigint => BigInt(Math.round((gbps * 1e9 * 0.25) / 32));
+
+/** The verdict on `r`, the window passing on a clock that reads 0 then 250 ms, `during` run meanwhile. */
+async function look(r: string, during: () => void = () => {}, q = Q) {
+  const host = new FsHost(r);
+  const inv = await buildInventory(host);
+  const plan = planProbes(inv, PROBE_DEFAULTS);
+  const clock = [0, 250];
+  return portTraffic(host, inv, plan, q, { wait: async () => during(), now: () => clock.shift()! });
+}
+
+t.test('the parser on the capture and on what else the kernel prints', async (t) => {
+  t.same(parsePortCounter(ORIGINAL.xmit), { ok: true, value: 8039908n }, 'the capture as the kernel wrote it');
+  t.same(parsePortCounter('18446744073709551615\n'), { ok: true, value: 18446744073709551615n }, "a 64-bit counter's largest value");
+  t.same(parsePortCounter('N/A (no PMA)\n'), { ok: false, error: 'the adapter\'s performance agent does not answer ("N/A (no PMA)")' });
+  t.same(parsePortCounter('4294967295\n'), { ok: false, error: 'a 32-bit counter that has stopped at its maximum (4294967295)' });
+  t.same(parsePortCounter('18446744073709551616\n'), { ok: false, error: 'not a counter: 18446744073709551616 is beyond 64 bits' });
+  for (const bad of ['', '\n', '-1\n', ' 12\n', '12 \n', '0x10\n', '1e9\n', '12\n\n'])
+    t.same(parsePortCounter(bad), { ok: false, error: `not a counter: ${JSON.stringify(bad.endsWith('\n') ? bad.slice(0, -1) : bad)}` }, JSON.stringify(bad));
+});
+
+t.test('the capture as it is: quiet, told, probed', async (t) => {
+  restore();
+  t.same(await look(root), { probe: true, busy: [], untold: [], windowMs: 250 });
+});
+
+t.test('40 Gb/s sent over the window: busy, not probed, said', async (t) => {
+  restore();
+  const v = await look(root, () => writeFileSync(XMIT, `${8039908n + units(40)}\n`));
+  t.same(v, { probe: false, busy: [{ nic: 'mlx4_0', port: 1, sentGbps: 40, receivedGbps: 0 }], untold: [], windowMs: 250 });
+  t.equal(trafficReason(v!, false), "mlx4_0 port 1 moved 40.0 Gb/s (40.0 sent, 0.00 received) in the 250 ms before probing, traffic no process here holds a verbs device for (IPoIB, NFS over RDMA, Lustre, a peer's RDMA): not probed, it would read as a slow path");
+  t.equal(trafficReason(v!, true), "mlx4_0 port 1 moved 40.0 Gb/s (40.0 sent, 0.00 received) in the 250 ms before probing, traffic no process here holds a verbs device for (IPoIB, NFS over RDMA, Lustre, a peer's RDMA): an Epilog would not probe");
+});
+
+t.test('the threshold: sent plus received at 1 Gb/s is quiet, one unit more is busy', async (t) => {
+  restore();
+  const half = units(0.5);
+  const at = await look(root, () => {
+    writeFileSync(XMIT, `${8039908n + half}\n`);
+    writeFileSync(RCV, `${5550796n + half}\n`);
+  });
+  t.same(at?.probe, true, 'exactly 1 Gb/s');
+  restore();
+  const over = await look(root, () => {
+    writeFileSync(XMIT, `${8039908n + half}\n`);
+    writeFileSync(RCV, `${5550796n + half + 1n}\n`);
+  });
+  t.same(over?.probe, false, 'one unit past it');
+  t.same(over?.busy.length, 1);
+});
+
+t.test('64-bit counters past 2^53 are exact', async (t) => {
+  const big = 2n ** 60n + 3n;
+  writeFileSync(XMIT, `${big}\n`);
+  writeFileSync(RCV, `${big}\n`);
+  const v = await look(root, () => writeFileSync(RCV, `${big + units(2)}\n`));
+  t.same(v?.busy, [{ nic: 'mlx4_0', port: 1, sentGbps: 0, receivedGbps: 2 }]);
+  restore();
+});
+
+t.test('traffic that cannot be told: named, probed as without the look', async (t) => {
+  const cases: [string, () => void, () => void, string][] = [
+    ['no PMA', () => writeFileSync(XMIT, 'N/A (no PMA)\n'), () => {}, 'port_xmit_data: the adapter\'s performance agent does not answer ("N/A (no PMA)")'],
+    ['a stopped 32-bit counter', () => writeFileSync(RCV, '4294967295\n'), () => {}, 'port_rcv_data: a 32-bit counter that has stopped at its maximum (4294967295)'],
+    ['a reset meanwhile', () => {}, () => writeFileSync(XMIT, '12\n'), 'port_xmit_data: went back from 8039908 to 12 (reset meanwhile)'],
+    ['no counters', () => rmSync(COUNTERS, { recursive: true }), () => {}, 'port_xmit_data: no such file (the driver keeps no counters for this port)'],
+  ];
+  for (const [name, before, during, why] of cases) {
+    restore();
+    before();
+    const v = await look(root, during);
+    t.same(v, { probe: true, busy: [], untold: [{ nic: 'mlx4_0', port: 1, untold: why }], windowMs: 250 }, name);
+    t.equal(untoldText(v!), `traffic not told on mlx4_0 port 1 (${why}): probed as without the look`, name);
+  }
+  execFileSync('/bin/mkdir', ['-p', COUNTERS]);
+  restore();
+});
+
+t.test('window 0: no look at all', async (t) => {
+  t.equal(await look(root, () => writeFileSync(XMIT, `${8039908n + units(40)}\n`), { windowMs: 0, belowGbps: 1 }), null);
+  restore();
+});
+
+t.test("a two-port adapter: the second port's traffic counts too", async (t) => {
+  // The GH200 tree (gh200-cx7.ts) with its ConnectX-7 a dual-port card, both ports up at 200 Gb/s.
+  const node = structuredClone(gh200);
+  const port = { state: '4: ACTIVE', physState: '5: LinkUp', rate: '200 Gb/sec (4X HDR)', linkLayer: 'InfiniBand' };
+  const walk = (d: GenDevice): void => {
+    if (d.ib) d.ib.ports = [port, port];
+    for (const c of d.children ?? []) walk(c);
+  };
+  for (const h of node.hostBridges) for (const d of h.devices) walk(d);
+  const tree = path.join(dir, 'two-port');
+  await buildTree(tree, node);
+  const p2 = path.join(tree, 'sys/class/infiniband/mlx5_0/ports/2/counters/port_rcv_data');
+  const v = await look(tree, () => writeFileSync(p2, `${5550796n + units(150)}\n`));
+  t.same(v, { probe: false, busy: [{ nic: 'mlx5_0', port: 2, sentGbps: 0, receivedGbps: 150 }], untold: [], windowMs: 250 });
+  t.equal(trafficReason(v!, false).split(',')[0], 'mlx5_0 port 2 moved 150 Gb/s (0.00 sent');
+});
