@@ -50,6 +50,7 @@ function delta(what: string, c: CounterPair, ms: number): Parsed<number> {
 
 /** Each port's rate over `elapsedMs` (the time between the two reads' starts), or why it cannot be told. */
 export function portRate(r: PortReading, elapsedMs: number): PortRate {
+  if (r.port === null) return { nic: r.nic, port: null, untold: 'its ports could not be listed' };
   if (!(elapsedMs > 0)) return { nic: r.nic, port: r.port, untold: 'no time passed between the two reads' };
   const s = delta('port_xmit_data', r.sent, elapsedMs);
   const v = delta('port_rcv_data', r.received, elapsedMs);

@@ -31,7 +31,7 @@ async function readAll(host: Host, ports: readonly Port[]): Promise<(readonly [P
   return Promise.all(
     ports.map(async (p) => {
       if (p.port === null) {
-        const none: Parsed<bigint> = { ok: false, error: 'its ports could not be listed' };
+        const none: Parsed<bigint> = { ok: false, error: 'not read' };
         return [none, none] as const;
       }
       const dir = `${CLASS}/${p.nic}/ports/${p.port}/counters`;

@@ -5,7 +5,7 @@
 // 2^53 are exact.
 import t from 'tap';
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { portTraffic } from '../../src/epilog/port-traffic.js';
@@ -134,4 +134,14 @@ t.test("a two-port adapter: the second port's traffic counts too", async (t) => 
   const v = await look(tree, () => writeFileSync(p2, `${5550796n + units(150)}\n`));
   t.same(v, { probe: false, busy: [{ nic: 'mlx5_0', port: 2, sentGbps: 0, receivedGbps: 150 }], untold: [], windowMs: 250 });
   t.equal(trafficReason(v!, false).split(',')[0], 'mlx5_0 port 2 moved 150 Gb/s (0.00 sent');
+});
+
+t.test('an adapter without a ports directory: named as such, probed', async (t) => {
+  restore();
+  const ports = path.join(COUNTERS, '../..');
+  renameSync(ports, `${ports}.away`);
+  t.teardown(() => renameSync(`${ports}.away`, ports));
+  const v = await look(root);
+  t.same(v, { probe: true, busy: [], untold: [{ nic: 'mlx4_0', port: null, untold: 'its ports could not be listed' }], windowMs: 250 });
+  t.equal(untoldText(v!), 'traffic not told on mlx4_0 (its ports could not be listed): probed as without the look');
 });
