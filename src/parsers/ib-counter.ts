@@ -16,7 +16,8 @@ const MAX_64 = 0xffff_ffff_ffff_ffffn;
 export function parsePortCounter(text: string): Parsed<bigint> {
   const body = text.endsWith('\n') ? text.slice(0, -1) : text;
   if (body.startsWith('N/A')) return { ok: false, error: `the adapter's performance agent does not answer (${JSON.stringify(body.slice(0, 40))})` };
-  if (!/^\d{1,20}$/.test(body)) return { ok: false, error: `not a counter: ${JSON.stringify(body.slice(0, 40))}` };
+  // "%u" and "%llu" write no leading zero: a text with one is not the kernel's.
+  if (!/^(?:0|[1-9]\d{0,19})$/.test(body)) return { ok: false, error: `not a counter: ${JSON.stringify(body.slice(0, 40))}` };
   const n = BigInt(body);
   if (n > MAX_64) return { ok: false, error: `not a counter: ${body} is beyond 64 bits` };
   if (n === SATURATED_32) return { ok: false, error: 'a 32-bit counter that has stopped at its maximum (4294967295)' };

@@ -49,11 +49,12 @@ async function look(r: string, during: () => void = () => {}, q = Q) {
 
 t.test('the parser on the capture and on what else the kernel prints', async (t) => {
   t.same(parsePortCounter(ORIGINAL.xmit), { ok: true, value: 8039908n }, 'the capture as the kernel wrote it');
+  t.same(parsePortCounter('0\n'), { ok: true, value: 0n }, 'a counter never moved');
   t.same(parsePortCounter('18446744073709551615\n'), { ok: true, value: 18446744073709551615n }, "a 64-bit counter's largest value");
   t.same(parsePortCounter('N/A (no PMA)\n'), { ok: false, error: 'the adapter\'s performance agent does not answer ("N/A (no PMA)")' });
   t.same(parsePortCounter('4294967295\n'), { ok: false, error: 'a 32-bit counter that has stopped at its maximum (4294967295)' });
   t.same(parsePortCounter('18446744073709551616\n'), { ok: false, error: 'not a counter: 18446744073709551616 is beyond 64 bits' });
-  for (const bad of ['', '\n', '-1\n', ' 12\n', '12 \n', '0x10\n', '1e9\n', '12\n\n'])
+  for (const bad of ['', '\n', '-1\n', ' 12\n', '12 \n', '0x10\n', '1e9\n', '12\n\n', '0796\n', '00\n'])
     t.same(parsePortCounter(bad), { ok: false, error: `not a counter: ${JSON.stringify(bad.endsWith('\n') ? bad.slice(0, -1) : bad)}` }, JSON.stringify(bad));
 });
 

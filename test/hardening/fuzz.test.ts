@@ -10,6 +10,7 @@ import { parseShowNode } from '../../src/parsers/scontrol.js';
 import { parseNvsmiTopo } from '../../src/parsers/nvsmi-topo.js';
 import { parseIbWriteBw } from '../../src/parsers/ib-write-bw.js';
 import { parseNvbandwidth } from '../../src/parsers/nvbandwidth.js';
+import { parsePortCounter } from '../../src/parsers/ib-counter.js';
 import { fixture, H200 } from '../helpers/paths.js';
 import { mulberry32 } from '../helpers/seeded.js';
 
@@ -64,6 +65,17 @@ const parsers: [string, (s: string) => unknown, string[]][] = [
   ['parseNvsmiTopo', parseNvsmiTopo, dir('nvidia_smi_topo')],
   ['parseIbWriteBw', (s) => parseIbWriteBw(s), dir('ib_write_bw')],
   ['parseNvbandwidth', (s) => parseNvbandwidth(s), dir('nvbandwidth')],
+  // hwloc's 32em64t-2n8c capture (test/fixtures/sysfs-real), mlx4_0 port 1's counters/port_{xmit,rcv}_data; the PMA's N/A.
+  [
+    'parsePortCounter',
+    (s) => {
+      const r = parsePortCounter(s);
+      // What it takes is the text's own digits, exactly; anything else is refused.
+      if (r.ok && `${r.value}` !== s.replace(/\n$/, '')) throw new Error(`read ${r.value} from ${JSON.stringify(s)}`);
+      return r;
+    },
+    ['8039908\n', '5550796\n', 'N/A (no PMA)\n'],
+  ],
 ];
 
 for (const [name, parse, seeds] of parsers) {
