@@ -84,7 +84,7 @@ for gdrgate_v in NODE CLI CONFIG BLOB AGENT AGENT_TIMEOUT HARD_TIMEOUT LOGGER; d
 # with SLURMD_NODENAME alone (26.05 adds SLURM_NODE_IS_HEALTHY), never a SLURM_JOB_ID (slurmd.c
 # run_script_health_check). Anything else (by hand, a wrapper between, another context): the script's name.
 MODE=prolog
-case "$0" in *health*) MODE=health ;; esac
+case "${0##*/}" in *health*) MODE=health ;; esac # the file's name, not a directory above it
 if [ "${SLURM_SCRIPT_CONTEXT-}" = prolog_slurmd ]; then
   MODE=prolog
 elif [ -z "${SLURM_SCRIPT_CONTEXT+set}${SLURM_JOB_ID+set}" ] && [ -n "${SLURMD_NODENAME-}" ] &&

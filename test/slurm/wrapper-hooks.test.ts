@@ -67,6 +67,10 @@ if (process.getuid?.() !== 0) {
     t.equal(run(plain, { SLURMD_NODENAME: 'vm' }).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'the same environment typed in a shell: the name (the CLI then refuses a prolog outside Slurm)');
     t.equal(run(plain, PROLOG_ENV, slurmd).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'a Prolog under slurmd');
     t.equal(run(plain, { SLURMD_NODENAME: 'vm', SLURM_SCRIPT_CONTEXT: 'epilog_slurmd', SLURM_JOB_ID: '42' }, slurmd).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'another context: the name');
+    // The file's name, not a directory above it: a Prolog kept under a site's health.d/ stays a Prolog by hand.
+    const under = install('prolog', path.join(dir, 'site-health.d/gate-hc-dir.sh'), false);
+    conf(path.join(dir, 'site-health.d/gate-hc-dir.conf'), base);
+    t.equal(run(under, { SLURMD_NODENAME: 'vm' }).stdout, 'args: prolog --config /etc/gdrgate/config.json\n', 'a directory named *health* does not name the hook');
   });
 
   t.test('the fallback gate killed (the OOM killer in a RunInJob job cgroup): the Prolog fails open, says why', async (t) => {
