@@ -4,7 +4,7 @@ import t, { type Test } from 'tap';
 import { existsSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CATALOG } from '../../src/checks/catalog.js';
+import { CATALOG, WORDING } from '../../src/checks/catalog.js';
 import { CHECK_IDS, CHECKS } from '../../src/checks/index.js';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
@@ -37,6 +37,24 @@ t.test('every check has its docs page (reads, fails when, what to do, a real out
     t.match(page, /```[^]*?\n(PASS|WARN|FAIL|SKIP) /, `${c.id}: a real example output`);
     for (const code of Object.keys(c.codes)) t.ok(page.includes(`\`${code}\``), `${c.id}: page names ${code}`);
     t.ok(table.includes(`| \`${c.id}\` |`), `${c.id}: README "What it checks" row`);
+  }
+});
+
+// A page's table says each code as the wording table does: a row whose first cell is a worded code (a check's, or a
+// job-view code gdrgate task makes) carries that code's tells and do, after a status cell where the table has one.
+t.test("every code row of a check's page holds the code's wording as the table words it", async (t) => {
+  const STATUSES = new Set(['pass', 'warn', 'fail', 'skip', 'error']);
+  const worded = new Map<string, { tells: string; do: string }>(Object.entries(WORDING));
+  for (const c of CHECKS) {
+    const page = readFileSync(path.join(REPO, c.docs), 'utf8');
+    for (const line of page.split('\n').filter((l) => /^\| `[a-z0-9-]+` \|/.test(l))) {
+      const cells = line.slice(1, -1).split(' | ').map((x) => x.trim());
+      const code = cells[0]!.slice(1, -1);
+      const w = worded.get(code);
+      if (w === undefined) continue; // a table of something else (pcie-acs's policies)
+      const rest = STATUSES.has(cells[1] ?? '') ? cells.slice(2) : cells.slice(1);
+      t.same(rest.slice(0, 2), [w.tells, w.do], `${c.docs}: ${code}`);
+    }
   }
 });
 
