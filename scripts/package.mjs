@@ -79,8 +79,8 @@ const WORKERS = { 'fleet-read-worker.cjs': "the fleet report's reader thread", '
 const wrapperVars = { NODE: `${LIB}/node`, CLI: `${LIB}/gdrgate.cjs` };
 const snippetPaths = ['prolog', 'epilog', 'taskprolog', 'health'].map((w) => [`/etc/slurm/gdrgate-${w}.sh`, `/usr/libexec/gdrgate/${w}.sh`]);
 const unit = rewrite('examples/systemd/gdrgate-agent.service', [
-  ['ExecStart=/usr/bin/node --max-semi-space-size=16 --expose-gc /usr/lib/node_modules/gdrgate/dist/cli.js agent', `ExecStart=${LIB}/node --max-semi-space-size=16 --expose-gc ${LIB}/gdrgate.cjs agent`],
-  ['ExecStartPre=-/usr/bin/node /usr/lib/node_modules/gdrgate/dist/cli.js startup-snapshot --if-needed --out /usr/lib/node_modules/gdrgate/dist/gate.blob', `ExecStartPre=-${SBIN} startup-snapshot --if-needed`],
+  ['ExecStart=/usr/bin/node --max-semi-space-size=16 --expose-gc /usr/lib/node_modules/gdrgate/dist/gdrgate.cjs agent', `ExecStart=${LIB}/node --max-semi-space-size=16 --expose-gc ${LIB}/gdrgate.cjs agent`],
+  ['ExecStartPre=-/usr/bin/node /usr/lib/node_modules/gdrgate/dist/gdrgate.cjs startup-snapshot --if-needed --out /usr/lib/node_modules/gdrgate/dist/gate.blob', `ExecStartPre=-${SBIN} startup-snapshot --if-needed`],
   ['Install as /etc/systemd/system/gdrgate-agent.service.', 'Enable with: systemctl enable --now gdrgate-agent'],
   ['(slurm/prolog.sh, AGENT=/run/gdrgate-agent)', '(/usr/libexec/gdrgate/prolog.sh, AGENT=/run/gdrgate-agent)'],
   ['the view slurm/taskprolog.sh read', 'the view /usr/libexec/gdrgate/taskprolog.sh read'],

@@ -6,12 +6,12 @@ trap '' PIPE # an output whose reader left is an error to write, never the end o
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
 # A non-zero Epilog makes Slurm drain the node with "Epilog error": only gdrgate's exit 1 (the node now
 # carries gdrgate's own "gdrgate: bw-..." reason) passes through; a broken gdrgate never drains by itself.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), CONFIG, HARD_TIMEOUT (slurm/prolog.sh: seconds from the
+# Settings: NODE (node binary), CLI (gdrgate's one-file dist/gdrgate.cjs: dist/cli.js loads chunks beside it that the ownership check below never sees), CONFIG, HARD_TIMEOUT (slurm/prolog.sh: seconds from the
 # gate's start after which Node is killed and the Epilog fails open; above probes.budgetMs + deadlineMs), overridden
 # by /etc/gdrgate/NAME.conf and then by a file beside this script, NAME being this script's name less .sh (e.g.
 # /etc/gdrgate/gdrgate-epilog.conf, /etc/slurm/gdrgate-epilog.conf).
 NODE=/usr/bin/node
-CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
+CLI=/usr/lib/node_modules/gdrgate/dist/gdrgate.cjs
 CONFIG=/etc/gdrgate/config.json
 HARD_TIMEOUT=55
 LOGGER=/usr/bin/logger

@@ -5,14 +5,14 @@ GDRGATE_T0=$EPOCHREALTIME
 export GDRGATE_T0
 # Slurm Prolog (and HealthCheckProgram, as health.sh) for gdrgate.
 # Slurm runs it as root with no PATH, cwd in slurmd's log directory, stdin /dev/null: every path is absolute.
-# Settings: NODE (node binary), CLI (gdrgate's dist/cli.js), BLOB (the gate's startup snapshot, default gate.blob
+# Settings: NODE (node binary), CLI (gdrgate's one-file dist/gdrgate.cjs: dist/cli.js loads chunks beside it that the ownership check below never sees), BLOB (the gate's startup snapshot, default gate.blob
 # beside CLI; empty: never use one), AGENT (the directory of a running `gdrgate agent`; empty: never ask one) and
 # AGENT_TIMEOUT (seconds), and HARD_TIMEOUT (seconds from the gate's start, when it is started, after which Node is
 # killed and the hook fails open; 0 or empty: never; malformed: 45), overridden by /etc/gdrgate/NAME.conf and then
 # by a file beside this script, NAME being this script's name less .sh (e.g. /etc/gdrgate/gdrgate-prolog.conf,
 # /etc/slurm/gdrgate-prolog.conf).
 NODE=/usr/bin/node
-CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
+CLI=/usr/lib/node_modules/gdrgate/dist/gdrgate.cjs
 CONFIG=/etc/gdrgate/config.json
 BLOB=default
 AGENT=/run/gdrgate-agent

@@ -9,7 +9,7 @@ trap '' PIPE; unset FUNCNEST TMOUT # a write to a reader that left is an error, 
 # The first task of a view (step, CPUs, memory nodes, GPUs, memlock) judges and keeps its answer in the job's directory
 # (the Epilog removes it); every other task of that view prints it from bash alone.
 NODE=/usr/bin/node
-CLI=/usr/lib/node_modules/gdrgate/dist/cli.js
+CLI=/usr/lib/node_modules/gdrgate/dist/gdrgate.cjs
 BLOB=default
 CONFIG=/etc/gdrgate/config.json
 ROOT=

@@ -241,7 +241,7 @@ t.test('the example service unit: valid for systemd, and naming the directory th
   const wrapperAgent = /^AGENT=(.*)$/m.exec(readFileSync(path.join(REPO, 'slurm/prolog.sh'), 'utf8'))?.[1];
   t.equal(`/run/${key('RuntimeDirectory')}`, wrapperAgent, "systemd makes the directory slurm/prolog.sh's AGENT names");
   t.equal(key('RuntimeDirectoryMode'), '0700', 'closed to all but root, as the agent requires');
-  t.equal(key('ExecStart'), `/usr/bin/node --max-semi-space-size=16 --expose-gc /usr/lib/node_modules/gdrgate/dist/cli.js agent --config /etc/gdrgate/config.json --dir ${wrapperAgent}`, 'the agent serves that directory');
+  t.equal(key('ExecStart'), `/usr/bin/node --max-semi-space-size=16 --expose-gc /usr/lib/node_modules/gdrgate/dist/gdrgate.cjs agent --config /etc/gdrgate/config.json --dir ${wrapperAgent}`, 'the agent serves that directory');
   t.equal(key('Restart'), 'always', 'restarted after it exits for an upgrade');
   // ProtectSystem=full makes /usr read-only to the service: the blob its ExecStartPre writes there needs ReadWritePaths.
   const out = / --out (\S+)$/.exec(key('ExecStartPre'))?.[1] ?? '';
