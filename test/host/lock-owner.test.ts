@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { takeLock } from '../../src/host/lock.js';
-import { ownStartTicks, startTicks } from '../../src/host/process.js';
+import { ownerRuns, ownStartTicks, startTicks } from '../../src/host/process.js';
 import { scratchDir } from '../helpers/scratch.js';
 
 const holder = (pid: string): string => `held${pid}`;
@@ -86,5 +86,47 @@ t.test('a stat that is not there or not a stat line gives no start', (t) => {
   fs.mkdirSync(path.join(proc, '4243'));
   fs.writeFileSync(path.join(proc, '4243', 'stat'), '4243 (x) S 1 2\n');
   t.equal(startTicks(4243, proc), null, 'too few fields');
+  t.end();
+});
+
+t.test('a stat line at its widest (every number 20 digits, a 15-byte name) gives its start', (t) => {
+  // proc(5): 52 fields; pid, the name in parentheses, the state, then 49 numbers, none wider than 2^64's 20 digits.
+  const proc = scratchDir('gdrgate-lock-owner-proc-');
+  const wide = '18446744073709551615';
+  const fields = ['4244', '(kworker/u1024:7)', 'S', ...Array.from({ length: 49 }, (_, i) => (i === 18 ? '12345678901234567890' : wide))];
+  fs.mkdirSync(path.join(proc, '4244'));
+  fs.writeFileSync(path.join(proc, '4244', 'stat'), `${fields.join(' ')}\n`);
+  t.equal(startTicks(4244, proc), '12345678901234567890');
+  t.end();
+});
+
+t.test("a live owner whose start cannot be read (a /proc that hides it, hidepid=2) still holds its lock: could not tell is not stale", async (t) => {
+  const child = sleeper(t);
+  await started(child, 'sleep');
+  const start = startTicks(child.pid!)!;
+  const hidden = scratchDir('gdrgate-lock-owner-proc-');
+  t.same([ownerRuns(child.pid!, start), ownerRuns(child.pid!, start, hidden), ownerRuns(child.pid!, `${start}1`)], [true, true, false]);
+});
+
+t.test('a lock naming no owner (empty: its taker between create and write; or foreign) is judged by its age alone', (t) => {
+  for (const text of ['', 'x\n', '0 1765000000000 abc start=1\n']) {
+    const file = lockIn(text);
+    t.strictSame(takeLock(file, { staleMs: 60_000, holder }), { ok: false, held: true, why: 'held' }, `fresh ${JSON.stringify(text)}: held`);
+    const old = new Date(Date.now() - 120_000);
+    fs.utimesSync(file, old, old);
+    t.equal(takeLock(file, { staleMs: 60_000, holder }).ok, true, `old ${JSON.stringify(text)}: broken and ours`);
+  }
+  t.end();
+});
+
+t.test('release removes the lock only while it is still ours: one broken and retaken meanwhile is left to its owner', (t) => {
+  const file = path.join(scratchDir('gdrgate-lock-owner-'), 'drain.lock');
+  const l = takeLock(file, { staleMs: 60_000, holder });
+  if (!l.ok) throw new Error(l.why);
+  fs.rmSync(file);
+  const other = `${process.pid + 1} ${Date.now()} other\n`;
+  fs.writeFileSync(file, other, { mode: 0o600 });
+  l.release();
+  t.equal(fs.readFileSync(file, 'utf8'), other);
   t.end();
 });
