@@ -47,6 +47,19 @@ t.test('configless: --conf-server (any unique prefix) or SLURM_CONF_SERVER, abov
   t.end();
 });
 
+t.test("every option of slurmd's opt_string and long options: those with an argument take the next word, whatever it looks like", (t) => {
+  const file = '/opt/slurm/etc/slurm.conf';
+  const want = { kind: 'file', file, from: '-f' };
+  // slurmd(8): -d slurmstepd's path, -L the log file, -n the nice value, -N the node name.
+  const withArg: [string, string][] = [['-d', '/opt/slurm/sbin/slurmstepd'], ['-L', '/var/log/slurm/slurmd.log'], ['-n', '-5'], ['-N', 'gpu001']];
+  t.same(withArg.map(([o, v]) => slurmdConf(['slurmd', o, v, '-f', file], UNIT_ENV)), withArg.map(() => want), withArg.map(([o]) => o).join(' '));
+  const flags = ['-b', '-c', '-C', '-D', '-F', '-G', '-h', '-M', '-s', '-v', '-vvv', '-V', '-Z'];
+  t.same(flags.map((o) => slurmdConf(['slurmd', o, '-f', file], UNIT_ENV)), flags.map(() => want), flags.join(' '));
+  const long = ['--authinfo', '--ca-cert-file', '--conf', '--extra', '--instance-id', '--instance-type', '--parameters'];
+  t.same(long.map((o) => slurmdConf(['slurmd', o, '-f', '-f', file], UNIT_ENV)), long.map(() => want), `${long.join(' ')}: '-f' their argument`);
+  t.end();
+});
+
 t.test("a reconfigure's re-exec names its conf-cache, above everything", (t) => {
   t.same(slurmdConf(['/usr/sbin/slurmd', '--conf-server', 'ctl'], [...UNIT_ENV, 'SLURMD_RECONF_CONF_CACHE=/var/spool/slurmd/conf-cache']), { kind: 'file', file: '/var/spool/slurmd/conf-cache/slurm.conf', from: 'SLURMD_RECONF_CONF_CACHE' });
   t.end();
