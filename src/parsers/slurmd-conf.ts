@@ -1,18 +1,19 @@
 // Which slurm.conf a running slurmd reads, from its command line and the environment it was started with
 // (/proc/<pid>/cmdline and /proc/<pid>/environ, NUL-separated). slurmd's precedence (slurmd.c
 // _establish_configuration, Slurm 20.11 to 25.05): a reconfigure's re-exec names its conf-cache
-// (SLURMD_RECONF_CONF_CACHE); --conf-server (or SLURM_CONF_SERVER) fetches the files (configless); then -f FILE, then
-// SLURM_CONF, then the default file compiled in. The options are read as getopt_long reads slurmd's (opt_string
-// "bcCd:Df:F::GhL:Mn:N:svVZ", the same short options since 20.11; long options may be abbreviated to a unique
-// prefix); anything this reading does not know (an option of another version, a relative file) is "cannot tell",
-// never a guess. Pure.
+// (SLURMD_RECONF_CONF_CACHE); --conf-server fetches the files (configless); then -f FILE, then SLURM_CONF, then the
+// default file compiled in where it is there, else configless again (fetch_config: SLURM_CONF_SERVER, else DNS SRV
+// records; the comment above _establish_configuration ranks SLURM_CONF_SERVER second, its code does not). The options
+// are read as getopt_long reads slurmd's (opt_string "bcCd:Df:F::GhL:Mn:N:svVZ", the same short options since 20.11;
+// long options may be abbreviated to a unique prefix); anything this reading does not know (an option of another
+// version, a relative file) is "cannot tell", never a guess. Pure.
 
 export type SlurmdConf =
   /** slurmd reads this file (absolute). */
   | { readonly kind: 'file'; readonly file: string; readonly from: string }
-  /** Configless: slurmd fetched the files into its conf-cache (linked as /run/slurm/conf). */
+  /** Configless (--conf-server): slurmd fetched the files into its conf-cache (linked as /run/slurm/conf). */
   | { readonly kind: 'configless'; readonly from: string }
-  /** Neither told: slurmd reads the default file compiled into it. */
+  /** No file told: slurmd reads the default file compiled into it where it is there, else it is configless. */
   | { readonly kind: 'default' }
   | { readonly kind: 'unknown'; readonly why: string };
 
@@ -90,7 +91,6 @@ export function slurmdConf(argv: readonly string[], environ: readonly string[]):
   const o = options(argv);
   if ('why' in o) return { kind: 'unknown', why: o.why };
   if (o.confServer) return { kind: 'configless', from: '--conf-server' };
-  if (env('SLURM_CONF_SERVER') !== undefined) return { kind: 'configless', from: 'SLURM_CONF_SERVER' };
   const file = o.f ?? env('SLURM_CONF') ?? null;
   const from = o.f !== null ? '-f' : 'SLURM_CONF';
   if (file === null || file === '') return { kind: 'default' };

@@ -95,3 +95,16 @@ t.test('the HealthCheckProgram (no SLURM_CONF): the slurm.conf its slurmd was st
   const at = `/proc/${slurmd}/cmdline`;
   t.same(inv.notes.filter((n) => n.startsWith(`${at}: `)), [`${at}: which slurm.conf slurmd (pid ${slurmd}) reads cannot be told (slurmd's option "--not-an-option" is not one this reading knows): its gres.conf is looked for in the usual places`]);
 });
+
+/** buildInventory as the HealthCheckProgram below a real process named slurmd, started with `env`: the gres.conf read, the notes on slurmd's /proc files. */
+async function readBelow(t: Test, env: Record<string, string>): Promise<{ path: string; notes: string[]; slurmd: number }> {
+  const child = await slurmdWith(t, ['--systemd'], env);
+  const inv = await buildInventory(await openHost('/'), { selfPid: child, env: {} });
+  const slurmd = Number(/^PPid:\s+(\d+)$/m.exec(readFileSync(`/proc/${child}/status`, 'utf8'))![1]);
+  return { path: inv.placement.gresPath, notes: inv.notes.filter((n) => n.startsWith(`/proc/${slurmd}/`)), slurmd };
+}
+
+t.test("SLURM_CONF_SERVER in slurmd's environment beside SLURM_CONF: slurmd reads the file, and so does this reading", async (t) => {
+  const got = await readBelow(t, { SLURM_CONF_SERVER: 'ctl:6817', SLURM_CONF: '/shared/slurm/slurm.conf' });
+  t.same({ path: got.path, notes: got.notes }, { path: '/shared/slurm/gres.conf', notes: [] });
+});

@@ -38,12 +38,21 @@ t.test('SLURM_CONF in slurmd\'s starting environment, below -f', (t) => {
   t.end();
 });
 
-t.test('configless: --conf-server (any unique prefix) or SLURM_CONF_SERVER, above -f and SLURM_CONF', (t) => {
+t.test('configless: --conf-server (any unique prefix), above -f and SLURM_CONF', (t) => {
   const want = { kind: 'configless', from: '--conf-server' };
   t.same(slurmdConf(['/usr/sbin/slurmd', '--systemd', '--conf-server', 'slurmctl-primary:6817'], UNIT_ENV), want);
   t.same(slurmdConf(['/usr/sbin/slurmd', '--conf-server=slurmctl-primary:6817,slurmctl-secondary', '-f', '/etc/slurm/slurm.conf'], UNIT_ENV), want);
   t.same(slurmdConf(['/usr/sbin/slurmd', '--conf-s', 'ctl'], UNIT_ENV), want, 'abbreviated');
-  t.same(slurmdConf(['/usr/sbin/slurmd'], [...UNIT_ENV, 'SLURM_CONF_SERVER=ctl:6817', 'SLURM_CONF=/x/slurm.conf']), { kind: 'configless', from: 'SLURM_CONF_SERVER' });
+  t.end();
+});
+
+t.test('SLURM_CONF_SERVER is asked only where no file is told: -f and SLURM_CONF stand above it, and alone it is as if unset', (t) => {
+  // slurmd.c _establish_configuration reads a file where --conf-server is not given and _slurm_conf_file_exists (-f,
+  // SLURM_CONF, the default file when it is there); SLURM_CONF_SERVER is read only by fetch_config (20.11 to 25.11).
+  const server = [...UNIT_ENV, 'SLURM_CONF_SERVER=ctl:6817'];
+  t.same(slurmdConf(['/usr/sbin/slurmd'], [...server, 'SLURM_CONF=/x/slurm.conf']), { kind: 'file', file: '/x/slurm.conf', from: 'SLURM_CONF' });
+  t.same(slurmdConf(['/usr/sbin/slurmd', '-f', '/opt/slurm/etc/slurm.conf'], server), { kind: 'file', file: '/opt/slurm/etc/slurm.conf', from: '-f' });
+  t.same(slurmdConf(['/usr/sbin/slurmd', '--systemd'], server), { kind: 'default' }, 'the default file where it is there, else configless: as without it');
   t.end();
 });
 
