@@ -6,21 +6,21 @@ import { H200 } from '../helpers/paths.js';
 import { type Patch, patches, put, remove, table, unreadable, type Want } from './_trees.js';
 
 /** A slurmd's /proc/4242/status: the real H200 capture's (a root process's) with its name, pids and uids replaced. */
-function slurmdStatus(uid: number): string {
+function slurmdStatus(uid: number, uids = `${uid}\t${uid}\t${uid}\t${uid}`): string {
   return readFileSync(path.join(H200, 'proc/self/status'), 'utf8')
     .replace(/^Name:.*$/m, 'Name:\tslurmd')
     .replace(/^Pid:.*$/m, 'Pid:\t4242')
     .replace(/^PPid:.*$/m, 'PPid:\t1')
-    .replace(/^Uid:.*$/m, `Uid:\t${uid}\t${uid}\t${uid}\t${uid}`);
+    .replace(/^Uid:.*$/m, `Uid:\t${uids}`);
 }
 
 /** This process's walk up ends at init; /run/slurmd.pid names 4242, a process called slurmd of `uid`, at 64 KiB. */
-const viaPidFile = (uid: number, ...more: Patch[]): Patch =>
+const viaPidFile = (uid: number | string, ...more: Patch[]): Patch =>
   patches(
     put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'),
     put('run/slurmd.pid', '4242\n'),
     put('proc/4242/comm', 'slurmd\n'),
-    put('proc/4242/status', slurmdStatus(uid)),
+    put('proc/4242/status', typeof uid === 'number' ? slurmdStatus(uid) : slurmdStatus(0, uid)),
     put('proc/4242/limits', limits(KiB64, KiB64)),
     ...more,
   );
@@ -133,5 +133,20 @@ export const cases = table('memlock-limit', [
     subjects: ['self', 'slurmd', 'slurmd[4242]'],
     bare: [ok('unlimited')],
     based: [ok('unlimited')],
+  },
+  // Every uid root's, not one of them: a user's setuid-root program (real uid the user's, effective root's) named slurmd.
+  {
+    name: "valid: the process /run/slurmd.pid names is called slurmd, its effective uid root's, its real uid a user's: not slurmd",
+    patch: viaPidFile('1000\t0\t0\t0'),
+    subjects: ['self', 'slurmd', 'slurmd[4242]'],
+    bare: [ok('unlimited')],
+    based: [ok('unlimited')],
+  },
+  {
+    name: "skip: the process /run/slurmd.pid names is called slurmd, its status unreadable: whose it is unknown, its limit too",
+    patch: viaPidFile(0, unreadable('proc/4242/status')),
+    subjects: ['self', 'slurmd', 'slurmd[4242]'],
+    bare: [ok('unlimited'), { status: 'skip', code: 'memlock-unknown', subject: 'slurmd' } as Want],
+    based: [ok('unlimited'), { status: 'skip', code: 'memlock-unknown', subject: 'slurmd' } as Want],
   },
 ]);

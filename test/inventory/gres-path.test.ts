@@ -108,3 +108,26 @@ t.test("SLURM_CONF_SERVER in slurmd's environment beside SLURM_CONF: slurmd read
   const got = await readBelow(t, { SLURM_CONF_SERVER: 'ctl:6817', SLURM_CONF: '/shared/slurm/slurm.conf' });
   t.same({ path: got.path, notes: got.notes }, { path: '/shared/slurm/gres.conf', notes: [] });
 });
+
+t.test("slurmd's starting environment: one of Lmod's size read whole, one past 128 KiB not read, said", async (t) => {
+  const conf = { SLURM_CONF: '/shared/slurm/slurm.conf' };
+  // Lmod keeps its module table in the environment in 256-byte pieces (_ModuleTable001_, _ModuleTable002_, ...).
+  const lmod = (pieces: number): Record<string, string> => Object.fromEntries(Array.from({ length: pieces }, (_, i) => [`_ModuleTable${String(i + 1).padStart(3, '0')}_`, 'X'.repeat(256)]));
+  const read = await readBelow(t, { ...lmod(300), ...conf });
+  t.same({ path: read.path, notes: read.notes }, { path: '/shared/slurm/gres.conf', notes: [] }, '300 pieces (80 KiB): read whole, SLURM_CONF at its end found');
+  const big = await readBelow(t, { ...lmod(520), ...conf });
+  const usual = existsSync('/etc/slurm/slurm.conf') ? '/etc/slurm/gres.conf' : existsSync('/run/slurm/conf/slurm.conf') ? '/run/slurm/conf/gres.conf' : '/etc/slurm/gres.conf';
+  const at = `/proc/${big.slurmd}/environ`;
+  t.same({ path: big.path, notes: big.notes }, { path: usual, notes: [`${at}: which slurm.conf slurmd (pid ${big.slurmd}) reads cannot be told (${at}: larger than 128 KiB, not read): its gres.conf is looked for in the usual places`] }, '520 pieces (139 KiB): not read, said');
+});
+
+t.test("a capture's root: what this node's slurmd was started with is never asked, only the capture's places", async (t) => {
+  const host = await openHost(rootWith({ 'etc/slurm/slurm.conf': 'ClusterName=c\n' }));
+  let asked = 0;
+  const slurmd = (): Promise<null> => {
+    asked++;
+    return Promise.resolve(null);
+  };
+  t.same([await slurmGresConf(host, {}, false, slurmd), asked], ['/etc/slurm/gres.conf', 0]);
+  t.same([await slurmGresConf(host, {}, true, slurmd), asked], ['/etc/slurm/gres.conf', 1], 'the same root taken as live: asked');
+});
