@@ -177,3 +177,40 @@ t.test("a capture's /proc, a directory or a snapshot file, is looked at through 
     t.same(scan, { done: true, holders: [], processes, fds: 0 }, root);
   }
 });
+
+t.test('a node held through several fds is named once; a process gone before its fds were listed holds nothing', async (t) => {
+  const { root, host, units } = await node();
+  // A CUDA process opens its GPU's node more than once (a context, its memory mappings): one holder of it all the same.
+  writeProcesses(root, [...DAEMONS, user(3011, 'python3', '/user.slice/user-1000.slice/session-4.scope', cudaFds('/dev/nvidia1', '/dev/nvidia1', '/dev/infiniband/uverbs0', '/dev/nvidia1'))]);
+  t.equal(no(await devicesHeld(host, units, SELF)), 'pid 3011 (python3, uid 1000) holds /dev/nvidia1 (GPU 0000:41:00.0); pid 3011 (python3, uid 1000) holds /dev/infiniband/uverbs0 (mlx5_0): not probed, its traffic would read as a slow path');
+  // Its status read, then it ended: /proc/3011/fd is gone (ENOENT), and the look goes on.
+  rmSync(path.join(root, 'proc/3011/fd'), { recursive: true });
+  t.equal(no(await devicesHeld(host, units, SELF)), 'probe');
+});
+
+t.test("rdma_cm and umadN are no adapter's data path, even where which uverbsN is which cannot be told", async (t) => {
+  const { root, host, units } = await node({ verbs: false });
+  writeProcesses(root, [...DAEMONS, user(3012, 'ucx_info', '/user.slice/user-1000.slice/session-4.scope', ['/dev/null', '/dev/infiniband/rdma_cm', '/dev/infiniband/umad0', '/dev/infiniband/issm0'])]);
+  t.equal(no(await devicesHeld(host, units, SELF)), 'probe');
+});
+
+t.test('more than four holders: the first four named, the rest counted', async (t) => {
+  const { root, host, units } = await node({ minors: false });
+  // Ranks of a job that escaped, on both GPUs: with the minors unknown every /dev/nvidiaN stands for the probed GPU.
+  const rank = (i: number): GenProcess => user(3100 + i, 'python3', '/system.slice/slurmd.service', cudaFds(`/dev/nvidia${i % 2}`), 1000, 3099);
+  const one = (pid: number, n: number): string => `pid ${pid} (python3, uid 1000) holds /dev/nvidia${n} (a GPU: which GPU each /dev/nvidiaN is could not be told)`;
+  const four = [one(3100, 0), one(3101, 1), one(3102, 0), one(3103, 1)].join('; ');
+  writeProcesses(root, [...DAEMONS, ...[0, 1, 2, 3].map(rank)]);
+  t.equal(no(await devicesHeld(host, units, SELF)), `${four}: not probed, its traffic would read as a slow path`, 'four: all named');
+  writeProcesses(root, [rank(4)]);
+  t.equal(no(await devicesHeld(host, units, SELF)), `${four}; +1 more: not probed, its traffic would read as a slow path`, 'five');
+});
+
+t.test('past the time while the fds are read: could not tell, said where', async (t) => {
+  const { root, host, units } = await node();
+  writeProcesses(root, [...DAEMONS, user(1500, 'python3', '/user.slice/user-1000.slice/session-4.scope', cudaFds('/dev/nvidia1'))]);
+  // 250 ms a reading of the clock: the six statuses are read in time, then pid 1 and 1500's fds, then it is late.
+  let clock = 0;
+  const running = (): number => (clock += 250);
+  t.equal(no(await devicesHeld(host, units, SELF, { limits: { processes: 6, fds: 1_000, ms: 2_000 }, now: running })), 'which processes hold the probed devices open could not be told (not finished in 2000 ms (8 fds of 1 processes read)): not probed');
+});
