@@ -68,4 +68,20 @@ else {
     t.same([got.task, got.taskWhy, got.removed], [null, why, false], 'not read, not removed');
     t.same(mountsBelow(s), [`${dir}/task.json`], 'still mounted there');
   });
+
+  t.test('a mount on the job directory itself is not entered; another job\'s, whose id begins with this one\'s, is not this one\'s', async (t) => {
+    const { s, dir } = jobDir(t);
+    t.equal(mountAsUser(dir), true, "the user's mount over the whole job directory");
+    t.same(removeJobDir(s, '42'), { ok: false, why: `${dir} is a mount: not entered`, setAside: null }, 'the Prolog');
+    const got = collectJobState(s, '42');
+    t.same([got.taskWhy, got.removed, got.error], [`${dir} is a mount: not entered`, false, `${dir} is a mount (its user's?): not entered, not removed`], 'the Epilog');
+    // Job 4 beside job 42 (its mount over job-42): job-4's directory is its own, read and removed.
+    for (const [what, remove] of [['the Prolog', () => removeJobDir(s, '4')], ['the Epilog', () => collectJobState(s, '4')]] as const) {
+      fs.mkdirSync(path.join(s, 'job-4'), { mode: 0o755 });
+      fs.chownSync(path.join(s, 'job-4'), USER, USER);
+      const r = remove();
+      t.same(['removed' in r ? r.removed : null, 'error' in r ? r.error : null, fs.existsSync(path.join(s, 'job-4'))], [true, null, false], what);
+    }
+    t.same(mounted(s), [[dir, USER]], "job-42's mount where it was");
+  });
 }
