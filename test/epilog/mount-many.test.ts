@@ -72,6 +72,25 @@ function main(): void {
     spawnSync('/usr/bin/umount', ['--lazy', stuck]);
   });
 
+  t.test("an umount that does not end in its 5 s: the mount named with the timeout, not an exit status", async (t) => {
+    const { s, mps } = jobWithMounts('10');
+    const real = new ExecaExec();
+    // The others detached by the real umount; the call naming `stuck` then waits as a umount stuck on an
+    // unresponsive file system would, and is killed at its own timeout.
+    const stuck = mps[0]!;
+    const exec: Exec = {
+      run: async (file, args, o) => {
+        const r = await real.run(file, args.filter((a) => a !== stuck), o);
+        return args.includes(stuck) ? real.run('/usr/bin/sleep', ['30'], o) : r;
+      },
+      ready: () => real.ready(),
+    };
+    const left = await detachMounts(() => mountsBelow(s), (mp) => lockPathTo(s, mp), exec);
+    t.same(left, [`${stuck}: timed out after 5000 ms`]);
+    t.same(mountsBelow(s), [stuck], 'only it is still mounted');
+    spawnSync('/usr/bin/umount', ['--lazy', stuck]);
+  });
+
   t.test('the Epilog: every mount detached and the directory removed', async (t) => {
     const { s } = jobWithMounts('9');
     const o = await epilogJobState(s, '9', 'vm');
