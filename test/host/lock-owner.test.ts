@@ -109,7 +109,8 @@ t.test("a live owner whose start cannot be read (a /proc that hides it, hidepid=
 });
 
 t.test('a lock naming no owner (empty: its taker between create and write; or foreign) is judged by its age alone', (t) => {
-  for (const text of ['', 'x\n', '0 1765000000000 abc start=1\n']) {
+  // 4194305: above PID_MAX_LIMIT (2^22), never a process; followed by a letter, not a pid at all.
+  for (const text of ['', 'x\n', '4194305x\n', '0 1765000000000 abc start=1\n']) {
     const file = lockIn(text);
     t.strictSame(takeLock(file, { staleMs: 60_000, holder }), { ok: false, held: true, why: 'held' }, `fresh ${JSON.stringify(text)}: held`);
     const old = new Date(Date.now() - 120_000);
