@@ -48,33 +48,13 @@ export function someNames(dir: string, max: number): string[] {
 }
 
 /**
- * someNames of the kernel path `kpath` under `root` (a test's tree, or '/'), as a read's answer: ENOENT is missing (a
- * process that ended, an fd closed meanwhile), any other error unreadable. A caller that asks one more than it takes
- * tells a listing cut short from one that fits.
- */
-export function someNamesUnder(root: string, kpath: string, max: number): ReadResult<string[]> {
-  try {
-    return { ok: true, value: someNames(root === '/' ? kpath : path.join(root, kpath), max) };
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code ?? 'EUNKNOWN';
-    return { ok: false, missing: code === 'ENOENT', reason: code };
-  }
-}
-
-/**
- * At most `max` names of `kpath` on `host`: on a live root or a directory tree, someNamesUnder (the listing cut at the
- * bound, however many there are); in a snapshot file, as its Host lists it (a capture holds no more than it wrote).
+ * At most `max` names of `kpath` on `host`: its listSome (on a live root or a directory tree: the listing cut at the
+ * bound, however many there are, its links followed as the Host follows them), else its whole listing cut (a
+ * snapshot file holds no more than it wrote). ENOENT is missing (a process that ended, an fd closed meanwhile), any
+ * other error unreadable. A caller that asks one more than it takes tells a listing cut short from one that fits.
  */
 export async function someNamesOn(host: Host, kpath: string, max: number): Promise<ReadResult<string[]>> {
-  let tree = host.root === '/';
-  if (!tree) {
-    try {
-      tree = fs.statSync(host.root).isDirectory();
-    } catch {
-      tree = false;
-    }
-  }
-  if (tree) return someNamesUnder(host.root, kpath, max);
+  if (host.listSome) return host.listSome(kpath, max);
   const r = await host.list(kpath);
   return r.ok ? { ok: true, value: r.value.slice(0, max) } : r;
 }

@@ -1,6 +1,7 @@
 // Host over a directory tree: a live node ('/') or an unpacked capture, which is never read outside its root.
 import fs, { type Stats } from 'node:fs';
 import path from 'node:path';
+import { someNames } from './dirs.js';
 import { LEAVES_ROOT, Resolver } from './fs-resolve.js';
 import { type AccessAnswer, cutShort, type Host, type ReadResult, type StatInfo, textMax, tooLarge } from './host.js';
 import { untrustedReason } from './trust.js';
@@ -126,6 +127,10 @@ export class FsHost implements Host {
 
   list(p: string): Promise<ReadResult<string[]>> {
     return sync(() => fs.readdirSync(this.locate(p, true)).sort());
+  }
+
+  listSome(p: string, max: number): Promise<ReadResult<string[]>> {
+    return sync(() => someNames(this.locate(p, true), max));
   }
 
   /** As readBytes(p) decoded, without the copy: the text is decoded from `scratch` itself; whole, or not at all. */

@@ -90,6 +90,12 @@ export interface Host {
    * callers do that.
    */
   readParts?<T>(path: string, pick: (at: (offset: number, length: number) => Uint8Array) => T): Promise<ReadResult<T>>;
+  /**
+   * At most `max` names of a directory, read a batch at a time (opendir, readdir), never the whole listing: /proc and
+   * a process's fds may hold millions. Its paths as list() takes them (in a capture, links resolved inside the root,
+   * one that leaves it refused). Optional: a Host without it lists whole, and callers cut (host/dirs.ts someNamesOn).
+   */
+  listSome?(path: string, max: number): Promise<ReadResult<string[]>>;
   /** The link's own text (`../../../bus/pci/drivers/nvidia`). */
   readLink(path: string): Promise<ReadResult<string>>;
   /** Resolve every link, returned as a kernel path (`/sys/devices/pci0000:00/0000:00:06.0`). */

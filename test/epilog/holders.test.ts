@@ -3,7 +3,7 @@
 // Epilog's own children, fds root may not read; which fds it reads; its bounds; and the rule's parts (UID_MIN, the
 // systemd cgroup path).
 import t from 'tap';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
@@ -87,7 +87,7 @@ t.test("the fds of a process that could never count are not read: root's or a se
   t.equal(no(await devicesHeld(host, units, SELF)), `which processes hold the probed devices open could not be told (pid 3007 (python3, uid 1000) could hold one: /proc/3007/fd/0: EINVAL: invalid argument, readlink '${root}/proc/3007/fd/0'): not probed`);
   rmSync(path.join(root, 'proc/3007'), { recursive: true });
   writeProcesses(root, [{ ...user(3008, 'python3', '/system.slice/slurmstepd.scope/job_41/step_0/user/task_0', cudaFds('/dev/nvidia1'), 1000, 3000), unreadable: 'fd-dir' }]);
-  t.equal(no(await devicesHeld(host, units, SELF)), 'which processes hold the probed devices open could not be told (pid 3008 (python3, uid 1000) could hold one: /proc/3008/fd: ENOTDIR): not probed');
+  t.equal(no(await devicesHeld(host, units, SELF)), 'which processes hold the probed devices open could not be told (pid 3008 (python3, uid 1000) could hold one: /proc/3008/fd: ENOTDIR: not a directory, opendir): not probed');
 });
 
 t.test("which processes' fds are read: those that could count, not root's nor a system service's", async (t) => {
@@ -158,7 +158,7 @@ t.test('bounded: too many processes or fds, or past the time, is could not tell 
 t.test('no /proc under the root: could not tell', async (t) => {
   const { root, host, units } = await node();
   rmSync(path.join(root, 'proc'), { recursive: true });
-  t.equal(no(await devicesHeld(host, units, SELF)), 'which processes hold the probed devices open could not be told (/proc: ENOENT): not probed');
+  t.equal(no(await devicesHeld(host, units, SELF)), 'which processes hold the probed devices open could not be told (/proc: ENOENT: no such file or directory, opendir): not probed');
 });
 
 t.test("the systemd cgroup path: v2's line, else v1's name=systemd", async (t) => {
@@ -213,4 +213,12 @@ t.test('past the time while the fds are read: could not tell, said where', async
   let clock = 0;
   const running = (): number => (clock += 250);
   t.equal(no(await devicesHeld(host, units, SELF, { limits: { processes: 6, fds: 1_000, ms: 2_000 }, now: running })), 'which processes hold the probed devices open could not be told (not finished in 2000 ms (8 fds of 1 processes read)): not probed');
+});
+
+t.test("a capture whose /proc is a link out of its root: refused as the Host refuses it, never the machine's /proc listed", async (t) => {
+  const root = await scratchDirAsync('gdrgate-holders-', TREE_TMP);
+  symlinkSync('/proc', path.join(root, 'proc'));
+  const host = new FsHost(root);
+  const list = await host.list('/proc');
+  t.same(await scanHolders(host, () => 'any', { self: SELF, uidMin: 0 }), { done: false, why: `/proc: ${list.ok ? 'listed' : list.reason}` });
 });
