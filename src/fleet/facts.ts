@@ -56,9 +56,13 @@ interface Pass {
   readonly refValue: Map<string, string>;
 }
 
+/** What one node shows against one side of the reference on a fact: its texts (one, or more that compare gave alike), the worst. */
+interface Part {
+  readonly as: string[];
+  worst: Difference;
+}
+
 function pass(nodes: readonly ClassNode[], ref: ClassNode): Pass {
-  const diffs = new Map<string, Map<string, Difference>>();
-  const refValue = new Map<string, string>();
   // compareViews is pure: one call per key answers for every node of the key.
   const byKey = new Map<string, Difference[]>();
   // A finding of the universal rules on the reference and not on the node (the reference is any node, never known
@@ -74,19 +78,49 @@ function pass(nodes: readonly ClassNode[], ref: ClassNode): Pass {
     if (!ds) byKey.set(n.key, (ds = both(n)));
     return ds;
   };
+  // A fact may carry more than one difference (a port the kernel throttles is a throttle and a slower link; a device
+  // missing and moved), and a node may show only some of them: one node's port throttled and slower, another's only
+  // slower. Each difference's reference side (its b) is the reference's own text of one part of the fact, so the fact's
+  // value is made of every part any node differs on, in one order for the class (worst first, then by text): the
+  // reference's value is its texts of all of them, each node's its own text where it differs and the reference's
+  // where it does not. So every node's value reads in the same parts whichever nodes differ, and whatever their names.
+  const raw = new Map<string, Map<string, Map<string, Part>>>();
+  const sides = new Map<string, Map<string, number>>();
   for (const n of nodes) {
     if (n === ref) continue;
-    const mine = new Map<string, Difference>();
+    const mine = new Map<string, Map<string, Part>>();
     for (const d of compared(n)) {
       const k = factKey(d);
-      const had = mine.get(k);
-      // Two differences of one fact (a port the kernel throttles is a throttle and a slower link; a device missing and
-      // moved): each side's values joined in compare's order, the worse impact. The reference's side joined too, or the
-      // class would read `not throttled` against the node's `throttled, state 1; Gen4 x16`.
-      mine.set(k, had ? { ...had, a: `${had.a}; ${d.a}`, b: `${had.b}; ${d.b}`, impact: IMPACT_RANK[d.impact] < IMPACT_RANK[had.impact] ? d.impact : had.impact } : d);
+      let parts = mine.get(k);
+      if (!parts) mine.set(k, (parts = new Map()));
+      const had = parts.get(d.b);
+      if (!had) parts.set(d.b, { as: [d.a], worst: d });
+      else {
+        had.as.push(d.a);
+        if (IMPACT_RANK[d.impact] < IMPACT_RANK[had.worst.impact]) had.worst = d;
+      }
+      let side = sides.get(k);
+      if (!side) sides.set(k, (side = new Map()));
+      side.set(d.b, Math.min(side.get(d.b) ?? IMPACT_RANK.minor, IMPACT_RANK[d.impact]));
     }
-    for (const [k, d] of mine) if (!refValue.has(k)) refValue.set(k, d.b);
-    if (mine.size) diffs.set(n.node, mine);
+    if (mine.size) raw.set(n.node, mine);
+  }
+  const order = new Map([...sides].map(([k, side]) => [k, [...side].sort((x, y) => x[1] - y[1] || byText(x[0], y[0])).map(([b]) => b)] as const));
+  const refValue = new Map([...order].map(([k, bs]) => [k, bs.join('; ')] as const));
+  const diffs = new Map<string, Map<string, Difference>>();
+  for (const [node, mine] of raw) {
+    const out = new Map<string, Difference>();
+    for (const [k, parts] of mine) {
+      const bs = order.get(k)!;
+      let worst: Difference | null = null;
+      for (const b of bs) {
+        const w = parts.get(b)?.worst;
+        if (w && (worst === null || IMPACT_RANK[w.impact] < IMPACT_RANK[worst.impact])) worst = w;
+      }
+      const a = bs.map((b) => parts.get(b)?.as.sort(byText).join('; ') ?? b).join('; ');
+      out.set(k, { impact: worst!.impact, area: worst!.area, subject: worst!.subject, a, b: refValue.get(k)!, response: worst!.response });
+    }
+    diffs.set(node, out);
   }
   return { ref, diffs, refValue };
 }

@@ -92,3 +92,44 @@ t.test('a node with two differences on one fact shows both values, the worse imp
     { impact: 'minor', area: 'link-speed', subject: '0000:18:00.0', a: 'Gen4 x16', b: 'Gen5 x16', response: idle },
   ]]]);
 });
+
+/** A node's view: the HGX H100 tree with the switch port above GPU 0 at Gen4 (throttled by its cooling device or not). */
+async function portView(dir: string, name: string, slow: 'no' | 'slower' | 'throttled'): Promise<{ node: string; view: ReturnType<typeof compareView> }> {
+  const port = '0000:17:00.0';
+  const tree = faultyTree(null);
+  if (slow !== 'no') {
+    const dsp = allDevices(tree).find((d) => d.bdf === port)!;
+    // Throttled: the kernel lowered the port's Target Link Speed; slower: the link trained at Gen4 with Gen5 asked for.
+    Object.assign(dsp, { maxSpeed: 32, speed: 16, targetSpeed: slow === 'throttled' ? 16 : 32 });
+    Object.assign(dsp.children![0]!, { maxSpeed: 32, speed: 16 });
+  }
+  const root = path.join(dir, `${slow}-${name}`);
+  await buildTree(root, { ...tree, hostname: name });
+  await portCooling(root, 0, port, slow === 'throttled' ? 1 : 0);
+  return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+}
+
+// One node's port is throttled and slower (two differences of one fact), another's only slower (one): the class's value
+// of that fact was taken from whichever of the two sorted first by name, so renaming them changed the majority, its
+// count and the values shown.
+t.test('the class\'s value of a fact with two differences on one node and one on another does not depend on the names', async (t) => {
+  const dir = t.testdir();
+  const [x, y, z] = [await portView(dir, 'x', 'throttled'), await portView(dir, 'y', 'slower'), await portView(dir, 'z', 'no')];
+  const held = 'Find the thermal zone and trip point bound to the cooling device (/sys/class/thermal/thermal_zone*/cdev*) and fix the cooling; the state returns to 0 when the zone cools. Where no zone is bound, the target was set by firmware or by hand: `lspci -vvv -s <port>` shows LnkCtl2 Target Link Speed.';
+  const low = 'Check BIOS PCIe speed settings, retimers and AER counters; reseat; compare with the reference node.';
+  const idle = 'Confirm under load (nvidia-smi -q, Link Gen Current) before acting; set gpuSpeedStrict in the baseline to fail instead.';
+  for (const [tx, ty] of [['gpu0001', 'gpu0002'], ['gpu0002', 'gpu0001']] as const) {
+    const nodes = [{ ...x, node: tx }, { ...y, node: ty }, ...['gpu0003', 'gpu0004', 'gpu0005'].map((node) => ({ ...z, node }))];
+    const f = classFacts(nodes);
+    const dev = (n: string, value: string, impact: 'critical' | 'major' | 'minor', response: string) => ({ node: n, value, impact, response });
+    const byName = <T extends { node: string }>(xs: T[]): T[] => xs.sort((a, b) => (a.node < b.node ? -1 : 1));
+    t.same(f.facts, [
+      { area: 'link-speed', subject: '0000:17:00.0', majority: 'not throttled; Gen5 x16', agree: 3, tie: false, impact: 'critical', deviations: byName([dev(tx, 'throttled, state 1; Gen4 x16', 'critical', held), dev(ty, 'not throttled; Gen4 x16', 'major', low)]) },
+      { area: 'link-speed', subject: '0000:18:00.0', majority: 'Gen5 x16', agree: 3, tie: false, impact: 'minor', deviations: [dev('gpu0001', 'Gen4 x16', 'minor', idle), dev('gpu0002', 'Gen4 x16', 'minor', idle)] },
+    ], `throttled node ${tx}, slower node ${ty}`);
+    t.same(f.byNode.get(ty), [
+      { impact: 'major', area: 'link-speed', subject: '0000:17:00.0', a: 'not throttled; Gen4 x16', b: 'not throttled; Gen5 x16', response: low },
+      { impact: 'minor', area: 'link-speed', subject: '0000:18:00.0', a: 'Gen4 x16', b: 'Gen5 x16', response: idle },
+    ], 'the slower node against the class: both parts of the port, as the throttled node\'s');
+  }
+});
