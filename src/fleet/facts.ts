@@ -10,6 +10,7 @@ import { compareAreas, sortDifferences } from '../compare/order.js';
 import { IMPACT_RANK, type Area, type Difference, type Impact } from '../compare/types.js';
 import type { CompareView } from '../compare/view.js';
 import { byNatural, byText } from '../model/order.js';
+import { viewKey } from './digest.js';
 
 export interface ClassNode {
   readonly node: string;
@@ -146,35 +147,60 @@ function majorityOf(counts: Map<string, number>, refValue: string): { value: str
   return { value, count, tie: ranked.length > 1 && ranked[1]![1] === count };
 }
 
-/** The first node of the most common fingerprint: the comparison against it rarely needs a second pass. */
-function firstReference(nodes: readonly ClassNode[]): ClassNode {
-  const count = new Map<string, { n: number; first: ClassNode }>();
-  for (const x of nodes) {
-    const k = x.view.fingerprint;
-    const c = count.get(k);
-    if (c) c.n++;
-    else count.set(k, { n: 1, first: x });
+/**
+ * A node's view key (digest.ts): what decides between candidates for the reference that are otherwise equal. Never a
+ * name: the reference's view sets the texts the class is judged in and the value shown first on a tie, so a node's
+ * name would decide what the report says. Between nodes of one key the first by name is taken, for its name only:
+ * their views are alike, and so is every comparison with them.
+ */
+function keys(nodes: readonly ClassNode[]): (n: ClassNode) => string {
+  const made = new Map<ClassNode, string>();
+  return (n) => {
+    if (n.key !== undefined) return n.key;
+    let k = made.get(n);
+    if (k === undefined) made.set(n, (k = viewKey(n.view)));
+    return k;
+  };
+}
+
+/** How many of the nodes hold each value. */
+function counts(nodes: readonly ClassNode[], valueOf: (n: ClassNode) => string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const n of nodes) out.set(valueOf(n), (out.get(valueOf(n)) ?? 0) + 1);
+  return out;
+}
+
+/**
+ * The first reference: a node of the most common fingerprint (a few facts read without comparing), of those one of
+ * the most common view, so the comparison against it rarely needs a second pass; of several alike, the least view key.
+ */
+function firstReference(nodes: readonly ClassNode[], keyOf: (n: ClassNode) => string): ClassNode {
+  const [fp, views] = [counts(nodes, (n) => n.view.fingerprint), counts(nodes, keyOf)];
+  const rank = (n: ClassNode): [number, number] => [fp.get(n.view.fingerprint)!, views.get(keyOf(n))!];
+  let best = nodes[0]!;
+  for (const n of nodes) {
+    const [[f, v], [bf, bv]] = [rank(n), rank(best)];
+    if (f > bf || (f === bf && (v > bv || (v === bv && byText(keyOf(n), keyOf(best)) < 0)))) best = n;
   }
-  let best = count.values().next().value!;
-  for (const c of count.values()) if (c.n > best.n) best = c;
-  return best.first;
+  return best;
 }
 
 export function classFacts(input: readonly ClassNode[]): ClassFacts {
   const nodes = [...input].sort((a, b) => byNatural(a.node, b.node));
   if (nodes.length === 0) return { reference: null, facts: [], byNode: new Map() };
-  let p = pass(nodes, firstReference(nodes));
+  const keyOf = keys(nodes);
+  let p = pass(nodes, firstReference(nodes, keyOf));
   let t = tally(nodes, p);
   const minority = [...t].filter(([k, c]) => majorityOf(c, p.refValue.get(k)!).value !== p.refValue.get(k));
   if (minority.length) {
-    // The node agreeing with the majority on most facts (the first such, by name) becomes the reference.
+    // The node agreeing with the majority on most facts becomes the reference; of several, the least view key.
     const major = new Map([...t].map(([k, c]) => [k, majorityOf(c, p.refValue.get(k)!).value]));
     const agreeing = (n: ClassNode): number => [...major].filter(([k, v]) => (p.diffs.get(n.node)?.get(k)?.a ?? p.refValue.get(k)) === v).length;
     let best = nodes[0]!;
     let score = agreeing(best);
     for (const n of nodes) {
       const s = agreeing(n);
-      if (s > score) [best, score] = [n, s];
+      if (s > score || (s === score && byText(keyOf(n), keyOf(best)) < 0)) [best, score] = [n, s];
     }
     p = pass(nodes, best);
     t = tally(nodes, p);

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { readNode } from '../../src/engine/evaluate.js';
 import { compareView } from '../../src/compare/view.js';
 import { classFacts } from '../../src/fleet/facts.js';
+import { viewKey } from '../../src/fleet/digest.js';
 import { buildFleetReport } from '../../src/fleet/report.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { faultyTree } from '../gen/fleet.js';
@@ -44,11 +45,17 @@ t.test('a fact with no majority (as many nodes on each side): neither side judge
   };
   // Two nodes, one with a GPU link trained at x8: before, the x8 node (the reference's side) was ok and the healthy one flagged.
   const nodes = [await read('b1', { kind: 'link-x8', rail: 0, end: 'gpu' }), await read('b2', null)];
-  const r = buildFleetReport({ dir, nodes, classOf: () => 'hgx', stats: [], missing: [], problems: [] });
-  t.same(r.classes[0]!.facts.filter((x) => x.tie).map((x) => [x.area, x.subject, x.majority]), [['link-width', '0000:18:00.0', 'Gen5 x8']], 'the value shown first is the reference\'s, the first node by name');
-  const note = 'no majority on link-width 0000:18:00.0: Gen5 x8 on 1, Gen5 x16 on 1 of 2: not judged';
-  t.same(r.nodes.map((v) => [v.node, v.status, v.differences.length, v.notes]), [['b1', 'incomplete', 0, [note]], ['b2', 'incomplete', 0, [note]]]);
-  t.equal(r.exitCode, 1);
+  // The value shown first is the reference's: the node whose view key sorts first, whatever the nodes are called (the
+  // first node by name before: renaming the two nodes swapped the values).
+  const shown = viewKey(nodes[0]!.view) < viewKey(nodes[1]!.view) ? ['Gen5 x8', 'Gen5 x16'] : ['Gen5 x16', 'Gen5 x8'];
+  const note = `no majority on link-width 0000:18:00.0: ${shown[0]} on 1, ${shown[1]} on 1 of 2: not judged`;
+  for (const [x8, clean] of [['b1', 'b2'], ['b2', 'b1']] as const) {
+    const named = [{ ...nodes[0]!, node: x8 }, { ...nodes[1]!, node: clean }];
+    const r = buildFleetReport({ dir, nodes: named, classOf: () => 'hgx', stats: [], missing: [], problems: [] });
+    t.same(r.classes[0]!.facts.filter((x) => x.tie).map((x) => [x.area, x.subject, x.majority]), [['link-width', '0000:18:00.0', shown[0]]], `x8 on ${x8}: the reference's value first`);
+    t.same(r.nodes.map((v) => [v.node, v.status, v.differences.length, v.notes]), [['b1', 'incomplete', 0, [note]], ['b2', 'incomplete', 0, [note]]]);
+    t.equal(r.exitCode, 1);
+  }
   // With a third node the x8 one is the minority again: flagged, the other two ok.
   const three = buildFleetReport({ dir, nodes: [...nodes, await read('b3', null)], classOf: () => 'hgx', stats: [], missing: [], problems: [] });
   t.same(three.nodes.map((v) => [v.node, v.status]), [['b1', 'differs'], ['b2', 'ok'], ['b3', 'ok']]);

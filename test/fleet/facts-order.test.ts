@@ -1,0 +1,124 @@
+// The class facts and the verdicts depend on what the nodes hold, never on their order or their names: random classes
+// of generated HGX H100 nodes, each node clean or with differences compare knows, judged under one set of names and
+// again permuted and renamed, give the same facts and verdicts up to the renaming (seeded: a failure names its seed).
+import t from 'tap';
+import { promises as fsp } from 'node:fs';
+import path from 'node:path';
+import { compareView, type CompareView } from '../../src/compare/view.js';
+import { readNode } from '../../src/engine/evaluate.js';
+import { viewKey } from '../../src/fleet/digest.js';
+import { classFacts, type ClassFacts, type ClassNode } from '../../src/fleet/facts.js';
+import { buildFleetReport } from '../../src/fleet/report.js';
+import { seeded, type Seeded } from '../helpers/seeded.js';
+import { faultyTree, OTHER_FW } from '../gen/fleet.js';
+import { allDevices, buildTree, type GenNode } from '../gen/sysfs-tree.js';
+
+/** The switch port above GPU 0 (rail 0) and that GPU. */
+const PORT = '0000:17:00.0';
+
+type Perturb = (tree: GenNode) => { cooling?: number };
+
+/** One kind of difference compare knows each, on the HGX H100 tree (test/gen/topologies/sglang30401-hgx-h100.ts). */
+const KINDS: Readonly<Record<string, { readonly fault?: Parameters<typeof faultyTree>[0]; readonly change?: Perturb }>> = {
+  'gpu0-x8': { fault: { kind: 'link-x8', rail: 0, end: 'gpu' } },
+  'nic2-x8': { fault: { kind: 'link-x8', rail: 2, end: 'nic' } },
+  'acs-redirect-2': { fault: { kind: 'acs-redirect', rail: 2 } },
+  'firmware-5': { fault: { kind: 'firmware', rail: 5 } },
+  'missing-nic-4': { fault: { kind: 'missing-nic', rail: 4 } },
+  // The port throttled by its cooling device (Target Link Speed Gen4), or only trained slower: one fact, two parts.
+  'port-throttled': { change: (n) => (slow(n, 16), { cooling: 1 }) },
+  'port-slower': { change: (n) => (slow(n, 32), {}) },
+  driver: { change: (n) => ((n.driver = { version: '570.124.06', open: true }), {}) },
+  kernel: { change: (n) => ((n.kernel = '5.15.0-140-generic'), {}) },
+  memlock: { change: (n) => ((n.memlockKiB = 65536), {}) },
+  'iommu-dma': { change: (n) => ((n.iommu = { ...n.iommu!, groupType: 'DMA-FQ' }), {}) },
+  'gpu3-numa': { change: (n) => ((allDevices(n).filter((d) => d.kind === 'gpu')[3]!.numaNode = 1), {}) },
+};
+
+function slow(n: GenNode, target: number): void {
+  const dsp = allDevices(n).find((d) => d.bdf === PORT)!;
+  Object.assign(dsp, { maxSpeed: 32, speed: 16, targetSpeed: target });
+  Object.assign(dsp.children![0]!, { maxSpeed: 32, speed: 16 });
+}
+
+/** A node's tree with these kinds applied (one tree fault at most, then the changes), read as the fleet reads it. */
+async function variantView(dir: string, kinds: readonly string[]): Promise<CompareView> {
+  const fault = kinds.map((k) => KINDS[k]!.fault).find((f) => f !== undefined) ?? null;
+  const tree = faultyTree(fault);
+  let cooling = 0;
+  for (const k of kinds) cooling = KINDS[k]!.change?.(tree).cooling ?? cooling;
+  const root = path.join(dir, kinds.join('+') || 'clean');
+  await buildTree(root, { ...tree, hostname: 'gpu0000' });
+  // /sys/class/thermal/cooling_device0 as drivers/thermal/pcie_cooling.c makes it for the port.
+  const cd = path.join(root, 'sys/class/thermal/cooling_device0');
+  await fsp.mkdir(cd, { recursive: true });
+  for (const [f, v] of Object.entries({ type: `PCIe_Port_Link_Speed_${PORT}`, cur_state: `${cooling}`, max_state: '3' })) await fsp.writeFile(path.join(cd, f), `${v}\n`);
+  return compareView((await readNode({ root, baseline: null, node: 'gpu0000', trust: [] })).inv);
+}
+
+/** Node names of several shapes (the natural order sorts digit runs as numbers): a renaming reorders them. */
+function names(r: Seeded, n: number): string[] {
+  const out = new Set<string>();
+  while (out.size < n) out.add(r.pick([`gpu${r.int(10000)}`, `n${r.int(40)}-${r.int(40)}`, `${r.join(['a', 'b', 'z'], 3)}${r.int(9)}`]));
+  return [...out];
+}
+
+/** What the facts say, node names mapped (`as`), in an order that names do not decide. */
+function facts(f: ClassFacts, as: (n: string) => string, keyOf: (n: string) => string): unknown {
+  const byName = (x: { node: string }, y: { node: string }): number => (x.node < y.node ? -1 : x.node > y.node ? 1 : 0);
+  return {
+    reference: f.reference === null ? null : keyOf(f.reference),
+    facts: f.facts.map((x) => ({ ...x, deviations: x.deviations.map((d) => ({ ...d, node: as(d.node) })).sort(byName) })),
+    byNode: [...f.byNode].map(([node, ds]) => ({ node: as(node), ds })).sort(byName),
+  };
+}
+
+t.test('permuting and renaming a class\'s nodes changes its facts and verdicts only by the renaming', async (t) => {
+  const dir = t.testdir();
+  const pool: [string, CompareView][] = [];
+  const sets = [[], ...Object.keys(KINDS).map((k) => [k]), ['port-throttled', 'gpu0-x8'], ['port-slower', 'firmware-5'], ['missing-nic-4', 'memlock'], ['driver', 'kernel']];
+  for (const kinds of sets) pool.push([kinds.join('+') || 'clean', await variantView(dir, kinds)]);
+  const named = new Map(pool.map(([k, v]) => [viewKey(v), k]));
+  t.equal(named.size, pool.length, 'every variant holds a view of its own');
+  const seen = { ties: 0, parts: 0, moreTied: 0 };
+  for (let seed = 1; seed <= 300; seed++) {
+    const r = seeded(seed);
+    // A few variants per class, the clean tree likelier, every other class's from the port's: majorities, ties (of
+    // two values and of three) and facts of two parts all come up.
+    const from = r.int(2) === 0 ? pool : pool.filter(([k]) => k.includes('port-'));
+    const few = Array.from({ length: 1 + r.int(3) }, () => r.pick(from));
+    const size = 2 + r.int(8);
+    const views = Array.from({ length: size }, () => (r.int(3) === 0 ? pool[0]! : r.pick(few)));
+    const keyed = r.int(2) === 0;
+    const before = names(r, size);
+    const after = names(r, size + 3).slice(3);
+    const rename = new Map(before.map((n, i) => [n, after[i]!]));
+    const make = (ns: readonly string[]): ClassNode[] => views.map(([, view], i) => ({ node: ns[i]!, view, ...(keyed ? { key: viewKey(view) } : {}) }));
+    const one = make(before);
+    const two = make(after);
+    // The second class in another order: a seeded shuffle.
+    for (let i = two.length - 1; i > 0; i--) {
+      const j = r.int(i + 1);
+      [two[i], two[j]] = [two[j]!, two[i]!];
+    }
+    // The reference as what it holds: of nodes alike, any one is the reference the others would be.
+    const variantOf = (ns: ClassNode[]) => (n: string): string => named.get(viewKey(ns.find((x) => x.node === n)!.view))!;
+    const cf = classFacts(one);
+    seen.ties += cf.facts.some((x) => x.tie) ? 1 : 0;
+    seen.parts += cf.facts.some((x) => x.majority.includes('; ')) ? 1 : 0;
+    seen.moreTied += cf.facts.some((x) => x.tie && new Set(x.deviations.map((d) => d.value)).size > 1) ? 1 : 0;
+    const got = facts(cf, (n) => rename.get(n)!, variantOf(one));
+    const want = facts(classFacts(two), (n) => n, variantOf(two));
+    const report = (ns: ClassNode[], as: (n: string) => string) =>
+      buildFleetReport({ dir: 'fleet', nodes: ns, classOf: () => 'hgx', stats: [], missing: [], problems: [] })
+        .nodes.map((v) => ({ node: as(v.node), status: v.status, worst: v.worst, differences: v.differences, notes: v.notes }))
+        .sort((x, y) => (x.node < y.node ? -1 : 1));
+    const same = t.same(got, want, `seed ${seed}: the facts`) && t.same(report(one, (n) => rename.get(n)!), report(two, (n) => n), `seed ${seed}: the verdicts`);
+    if (!same) {
+      t.comment(`seed ${seed}: ${views.map(([k], i) => `${before[i]}→${after[i]}=${k}`).join(', ')}`);
+      break;
+    }
+  }
+  // What the classes held, so that the property is tried where it can fail: ties, facts of two parts, ties beside a third value.
+  t.same(Object.values(seen).map((n) => n > 0), [true, true, true], JSON.stringify(seen));
+});
