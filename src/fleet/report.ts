@@ -1,7 +1,7 @@
 // The fleet report: per class the facts' majority and who differs, per path the distribution and who is outside
 // it, and per node one verdict, worst first. Pure: inputs in, the report out (JSON: schemas/fleet-report.schema.json).
 import { IMPACT_RANK, type Difference, type Impact } from '../compare/types.js';
-import { byNatural } from '../model/order.js';
+import { byNatural, byText } from '../model/order.js';
 import { VERSION } from '../version.js';
 import { isoTime } from './age.js';
 import { distributions, MIN_NODES, type PathDistribution } from './bandwidth.js';
@@ -223,7 +223,8 @@ export function buildFleetReport(i: ReportInput): FleetReport {
         if (l) l.push(d.node);
         else held.set(d.value, [d.node]);
       }
-      const top = [...held].filter(([v, ns]) => v === f.majority || ns.length === f.agree).map(([v]) => v);
+      // The majority shown (the reference's) first, the other tied values by text: never in the order of the names holding them.
+      const top = [f.majority, ...[...held].filter(([v, ns]) => v !== f.majority && ns.length === f.agree).map(([v]) => v).sort(byText)];
       const note = `no majority on ${f.area} ${f.subject}: ${top.map((v) => `${v} on ${f.agree}`).join(', ')} of ${classRead}: not judged`;
       // Each node's value looked up, never searched for: a tie of thousands against thousands is not names × deviations.
       const deviant = new Map<string, string>();

@@ -122,3 +122,19 @@ t.test('permuting and renaming a class\'s nodes changes its facts and verdicts o
   // What the classes held, so that the property is tried where it can fail: ties, facts of two parts, ties beside a third value.
   t.same(Object.values(seen).map((n) => n > 0), [true, true, true], JSON.stringify(seen));
 });
+
+// Three values of one fact held by two nodes each: the note on each node listed the values after the reference's in
+// the order of the nodes holding them by name, so renaming the nodes reworded every note.
+t.test('a fact tied three ways says its values in one order whatever the nodes are called', async (t) => {
+  const dir = t.testdir();
+  const [clean, slower, throttled] = [await variantView(dir, []), await variantView(dir, ['port-slower']), await variantView(dir, ['port-throttled'])];
+  // The reference is one of the four nodes of the slower port's fingerprint (GPU 0 at Gen4), the least view key.
+  const first = viewKey(slower) < viewKey(throttled) ? 'not throttled; Gen4 x16' : 'throttled, state 1; Gen4 x16';
+  const rest = ['not throttled; Gen4 x16', 'not throttled; Gen5 x16', 'throttled, state 1; Gen4 x16'].filter((v) => v !== first).sort();
+  const note = `no majority on link-speed ${PORT}: ${[first, ...rest].map((v) => `${v} on 2`).join(', ')} of 6: not judged`;
+  for (const order of [['a1', 'a2', 'a3'], ['a3', 'a2', 'a1'], ['a2', 'a1', 'a3']]) {
+    const nodes = [clean, slower, throttled].flatMap((view, i) => [{ node: `${order[i]}x`, view }, { node: `${order[i]}y`, view }]);
+    const r = buildFleetReport({ dir: 'fleet', nodes, classOf: () => 'hgx', stats: [], missing: [], problems: [] });
+    t.same(r.nodes.map((v) => v.notes), [[note], [note], [note], [note], [note], [note]], `clean on ${order[0]}, slower on ${order[1]}, throttled on ${order[2]}`);
+  }
+});
