@@ -9,8 +9,9 @@ import { readNode } from '../../src/engine/evaluate.js';
 import { viewKey } from '../../src/fleet/digest.js';
 import { classFacts, type ClassFacts, type ClassNode } from '../../src/fleet/facts.js';
 import { buildFleetReport } from '../../src/fleet/report.js';
+import type { NodePathStat } from '../../src/fleet/types.js';
 import { seeded, type Seeded } from '../helpers/seeded.js';
-import { faultyTree, OTHER_FW } from '../gen/fleet.js';
+import { faultyTree, gpuBdf, NOMINAL_GBPS } from '../gen/fleet.js';
 import { allDevices, buildTree, type GenNode } from '../gen/sysfs-tree.js';
 
 /** The switch port above GPU 0 (rail 0) and that GPU. */
@@ -80,7 +81,7 @@ t.test('permuting and renaming a class\'s nodes changes its facts and verdicts o
   for (const kinds of sets) pool.push([kinds.join('+') || 'clean', await variantView(dir, kinds)]);
   const named = new Map(pool.map(([k, v]) => [viewKey(v), k]));
   t.equal(named.size, pool.length, 'every variant holds a view of its own');
-  const seen = { ties: 0, parts: 0, moreTied: 0 };
+  const seen = { ties: 0, parts: 0, moreTied: 0, rails: 0 };
   for (let seed = 1; seed <= 300; seed++) {
     const r = seeded(seed);
     // A few variants per class, the clean tree likelier, every other class's from the port's: majorities, ties (of
@@ -90,17 +91,26 @@ t.test('permuting and renaming a class\'s nodes changes its facts and verdicts o
     const size = 2 + r.int(8);
     const views = Array.from({ length: size }, () => (r.int(3) === 0 ? pool[0]! : r.pick(few)));
     const keyed = r.int(2) === 0;
+    // Each node's rails as its epilog measured them: most at the class's figure, some weak, some not measured.
+    const rails = views.map(() => (r.int(6) === 0 ? [] : Array.from({ length: 8 }, (_, rail) => ({ rail, p50: r.int(12) === 0 ? null : NOMINAL_GBPS * 1.25e8 * (r.int(10) === 0 ? 0.7 : 0.99 + r.int(200) / 10000) })).filter((x) => x.p50 !== null)));
     const before = names(r, size);
     const after = names(r, size + 3).slice(3);
     const rename = new Map(before.map((n, i) => [n, after[i]!]));
     const make = (ns: readonly string[]): ClassNode[] => views.map(([, view], i) => ({ node: ns[i]!, view, ...(keyed ? { key: viewKey(view) } : {}) }));
+    const statsOf = (ns: readonly string[]): NodePathStat[] =>
+      rails.flatMap((xs, i) => xs.map(({ rail, p50 }) => ({ node: ns[i]!, probe: 'ib-write-gpu', recipeHash: 'r', gpu: gpuBdf(rail), nic: `mlx5_${rail}`, direction: 'gpu->nic', p50: p50!, min: null, count: 5, source: 'spool' })));
     const one = make(before);
     const two = make(after);
-    // The second class in another order: a seeded shuffle.
-    for (let i = two.length - 1; i > 0; i--) {
-      const j = r.int(i + 1);
-      [two[i], two[j]] = [two[j]!, two[i]!];
-    }
+    const figures = new Map([[one, statsOf(before)], [two, statsOf(after)]]);
+    // The second class and its figures in another order: a seeded shuffle.
+    const shuffle = <T>(xs: T[]): void => {
+      for (let i = xs.length - 1; i > 0; i--) {
+        const j = r.int(i + 1);
+        [xs[i], xs[j]] = [xs[j]!, xs[i]!];
+      }
+    };
+    shuffle(two);
+    shuffle(figures.get(two)!);
     // The reference as what it holds: of nodes alike, any one is the reference the others would be.
     const variantOf = (ns: ClassNode[]) => (n: string): string => named.get(viewKey(ns.find((x) => x.node === n)!.view))!;
     const cf = classFacts(one);
@@ -109,18 +119,24 @@ t.test('permuting and renaming a class\'s nodes changes its facts and verdicts o
     seen.moreTied += cf.facts.some((x) => x.tie && new Set(x.deviations.map((d) => d.value)).size > 1) ? 1 : 0;
     const got = facts(cf, (n) => rename.get(n)!, variantOf(one));
     const want = facts(classFacts(two), (n) => n, variantOf(two));
-    const report = (ns: ClassNode[], as: (n: string) => string) =>
-      buildFleetReport({ dir: 'fleet', nodes: ns, classOf: () => 'hgx', stats: [], missing: [], problems: [] })
-        .nodes.map((v) => ({ node: as(v.node), status: v.status, worst: v.worst, differences: v.differences, notes: v.notes }))
-        .sort((x, y) => (x.node < y.node ? -1 : 1));
+    const byName = (x: { node: string }, y: { node: string }): number => (x.node < y.node ? -1 : 1);
+    const report = (ns: ClassNode[], as: (n: string) => string) => {
+      const rep = buildFleetReport({ dir: 'fleet', nodes: ns, classOf: () => 'hgx', stats: figures.get(ns)!, missing: [], problems: [] });
+      seen.rails += rep.nodes.some((v) => v.rails.length > 0) ? 1 : 0;
+      return {
+        nodes: rep.nodes.map((v) => ({ node: as(v.node), status: v.status, worst: v.worst, differences: v.differences, rails: v.rails, notes: v.notes })).sort(byName),
+        paths: rep.classes[0]!.paths.map((p) => ({ ...p, points: p.points.map((x) => ({ ...x, node: as(x.node) })).sort(byName), absent: p.absent.map(as).sort() })),
+      };
+    };
     const same = t.same(got, want, `seed ${seed}: the facts`) && t.same(report(one, (n) => rename.get(n)!), report(two, (n) => n), `seed ${seed}: the verdicts`);
     if (!same) {
-      t.comment(`seed ${seed}: ${views.map(([k], i) => `${before[i]}→${after[i]}=${k}`).join(', ')}`);
+      t.comment(`seed ${seed}: ${views.map(([k], i) => `${before[i]}→${after[i]}=${k} (${rails[i]!.length} rails)`).join(', ')}`);
       break;
     }
   }
-  // What the classes held, so that the property is tried where it can fail: ties, facts of two parts, ties beside a third value.
-  t.same(Object.values(seen).map((n) => n > 0), [true, true, true], JSON.stringify(seen));
+  // What the classes held, so that the property is tried where it can fail: ties, facts of two parts, ties beside a
+  // third value, rails below their band or absent.
+  t.same(Object.values(seen).map((n) => n > 0), [true, true, true, true], JSON.stringify(seen));
 });
 
 // Three values of one fact held by two nodes each: the note on each node listed the values after the reference's in
