@@ -38,10 +38,13 @@ export function presence(a: CompareView, b: CompareView): Difference[] {
     const byName = a.nics.find((x) => x.name === n.name && !nb.has(x.bdf ?? x.name));
     if (byName) moved.add(byName.bdf ?? byName.name);
     const why = byName?.bdfUnknown ?? n.bdfUnknown;
-    if (byName && why !== undefined) out.push(diff('minor', 'device', n.name, at(byName), at(n), 'unknown-side'));
-    else if (byName) out.push(diff('critical', 'device', n.name, byName.bdf ?? '?', n.bdf ?? '?', 'topology-changed'));
-    else if (unreadA.length) out.push(diff('minor', 'device', n.name, `not found; ${unreadA.join(', ')} could not be placed`, `${n.what} at ${at(n)}`, 'unknown-side'));
-    else out.push(diff('critical', 'device', n.name, 'missing', `${n.what} at ${n.bdf ?? '?'}`, 'inventory-missing'));
+    // The reference's side is its adapter as it is (place), whatever the suspect did with it: the fleet counts the
+    // nodes that do not differ as holding that text (fleet/facts.ts), so a moved adapter and a missing one are told
+    // against one value.
+    if (byName && why !== undefined) out.push(diff('minor', 'device', n.name, place(byName), place(n), 'unknown-side'));
+    else if (byName) out.push(diff('critical', 'device', n.name, place(byName), place(n), 'topology-changed'));
+    else if (unreadA.length) out.push(diff('minor', 'device', n.name, `not found; ${unreadA.join(', ')} could not be placed`, place(n), 'unknown-side'));
+    else out.push(diff('critical', 'device', n.name, 'missing', place(n), 'inventory-missing'));
   }
   for (const [key, n] of na) {
     if (nb.has(key) || moved.has(key)) continue;
@@ -53,6 +56,9 @@ export function presence(a: CompareView, b: CompareView): Difference[] {
 
 /** Where a NIC is, as a difference shows it: its address, `unknown (why)` when its link could not be read, or `?`. */
 const at = (n: NicView): string => n.bdf ?? (n.bdfUnknown !== undefined ? `unknown (${n.bdfUnknown})` : '?');
+
+/** A NIC and where it is: `mlx5_4 ConnectX-7 at 0000:9b:00.0`; by its name alone where it has no PCI function read. */
+const place = (n: NicView): string => `${n.bdf === null ? n.name : n.what} at ${at(n)}`;
 
 const endpoints = (v: CompareView): string[] => [...v.gpus.map((g) => g.bdf), ...v.nics.flatMap((n) => (n.bdf ? [n.bdf] : []))];
 

@@ -24,7 +24,7 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
   },
   'device moved: an adapter at a new BDF under its old name': {
     mutate: (n) => void (dev(n, '0000:36:00.0').bdf = '0000:36:00.1'),
-    want: [['critical', 'device', 'mlx5_1', '0000:36:00.1', '0000:36:00.0']],
+    want: [['critical', 'device', 'mlx5_1', 'mlx5_1 ConnectX-7 at 0000:36:00.1', 'mlx5_1 ConnectX-7 at 0000:36:00.0']],
   },
   'root complex: pair 1 re-hung under pair 0’s host bridge (same BDFs)': {
     mutate: (n) => {

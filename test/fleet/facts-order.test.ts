@@ -26,6 +26,8 @@ const KINDS: Readonly<Record<string, { readonly fault?: Parameters<typeof faulty
   'acs-redirect-2': { fault: { kind: 'acs-redirect', rail: 2 } },
   'firmware-5': { fault: { kind: 'firmware', rail: 5 } },
   'missing-nic-4': { fault: { kind: 'missing-nic', rail: 4 } },
+  // The same adapter answering at function 1 of its bus, under its old name: moved, one fact with missing-nic-4.
+  'moved-nic-4': { change: (n) => ((allDevices(n).find((d) => d.bdf === '0000:9b:00.0')!.bdf = '0000:9b:00.1'), {}) },
   // The port throttled by its cooling device (Target Link Speed Gen4), or only trained slower: one fact, two parts.
   'port-throttled': { change: (n) => (slow(n, 16), { cooling: 1 }) },
   'port-slower': { change: (n) => (slow(n, 32), {}) },

@@ -5,6 +5,7 @@ import { promises as fsp } from 'node:fs';
 import path from 'node:path';
 import { readNode } from '../../src/engine/evaluate.js';
 import { compareView } from '../../src/compare/view.js';
+import { response } from '../../src/compare/types.js';
 import { classFacts } from '../../src/fleet/facts.js';
 import { viewKey } from '../../src/fleet/digest.js';
 import { buildFleetReport } from '../../src/fleet/report.js';
@@ -139,4 +140,26 @@ t.test('the class\'s value of a fact with two differences on one node and one on
       { impact: 'minor', area: 'link-speed', subject: '0000:18:00.0', a: 'Gen4 x16', b: 'Gen5 x16', response: idle },
     ], 'the slower node against the class: both parts of the port, as the throttled node\'s');
   }
+});
+
+// One node lacks mlx5_4, another has it at another address: compare told the class's side of that one fact in two
+// ways (`mlx5_4 ConnectX-7 at 0000:9b:00.0` against the missing node, `0000:9b:00.0` against the moved one), so the
+// class's value read as two parts of one fact, `0000:9b:00.0; mlx5_4 ConnectX-7 at 0000:9b:00.0`.
+t.test('an adapter missing on one node and moved on another: the class\'s value is told once', async (t) => {
+  const dir = t.testdir();
+  const read = async (name: string, kind: 'clean' | 'missing' | 'moved') => {
+    const tree = faultyTree(kind === 'missing' ? { kind: 'missing-nic', rail: 4 } : null);
+    // The adapter answering at function 1 of its bus, under its old name.
+    if (kind === 'moved') allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!.bdf = '0000:9b:00.1';
+    const root = path.join(dir, name);
+    await buildTree(root, { ...tree, hostname: name });
+    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+  };
+  const nodes = [await read('d1', 'clean'), await read('d2', 'clean'), await read('d3', 'missing'), await read('d4', 'moved'), await read('d5', 'clean')];
+  t.same(classFacts(nodes).facts, [{
+    area: 'device', subject: 'mlx5_4', majority: 'mlx5_4 ConnectX-7 at 0000:9b:00.0', agree: 3, tie: false, impact: 'critical', deviations: [
+      { node: 'd3', value: 'missing', impact: 'critical', response: response('inventory-missing') },
+      { node: 'd4', value: 'mlx5_4 ConnectX-7 at 0000:9b:00.1', impact: 'critical', response: response('topology-changed') },
+    ],
+  }]);
 });
