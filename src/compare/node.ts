@@ -72,10 +72,13 @@ export function gpudirect(a: CompareView, b: CompareView): Difference[] {
     const impact = xa.length === 0 ? 'critical' : lost ? 'major' : 'minor';
     out.push(diff(impact, 'gpudirect', 'mechanism', ta, tb, xa.length === 0 ? 'mechanism-missing' : lost ? 'mechanism-wrong' : 'better-than-reference'));
   }
-  if (a.ibUverbs !== b.ibUverbs && (a.ibUverbs === null || b.ibUverbs === null)) out.push(diff('minor', 'gpudirect', 'ib_uverbs', String(a.ibUverbs ?? 'unknown'), String(b.ibUverbs ?? 'unknown'), 'unknown-side'));
+  // Each side in one wording whichever way they differ: the fleet counts a node that does not differ as holding the
+  // reference's text (fleet/facts.ts), so `true` here and `loaded` there would be two values of one state.
+  const uverbs = (x: boolean | null): string => (x === null ? 'unknown' : x ? 'loaded' : 'absent');
+  if (a.ibUverbs !== b.ibUverbs && (a.ibUverbs === null || b.ibUverbs === null)) out.push(diff('minor', 'gpudirect', 'ib_uverbs', uverbs(a.ibUverbs), uverbs(b.ibUverbs), 'unknown-side'));
   else if (a.ibUverbs !== b.ibUverbs) {
     const lost = !a.ibUverbs;
-    out.push(diff(lost ? 'major' : 'minor', 'gpudirect', 'ib_uverbs', lost ? 'absent' : 'loaded', lost ? 'loaded' : 'absent', lost ? 'uverbs-missing' : 'better-than-reference'));
+    out.push(diff(lost ? 'major' : 'minor', 'gpudirect', 'ib_uverbs', uverbs(a.ibUverbs), uverbs(b.ibUverbs), lost ? 'uverbs-missing' : 'better-than-reference'));
   }
   return out;
 }

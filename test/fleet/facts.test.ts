@@ -163,3 +163,25 @@ t.test('an adapter missing on one node and moved on another: the class\'s value 
     ],
   }]);
 });
+
+// ib_uverbs loaded on most nodes, caught loading on one (could not tell), not loaded on another: compare told the
+// reference's side `true` against the first and `loaded` against the second, so the class read `loaded; true`.
+t.test('ib_uverbs untold on one node and absent on another: the class\'s value is told once', async (t) => {
+  const dir = t.testdir();
+  const read = async (name: string, kind: 'clean' | 'loading' | 'absent') => {
+    const tree = faultyTree(null);
+    // /proc/modules lists it Loading while its init runs; not loaded, it is neither listed nor under /sys/module.
+    if (kind === 'loading') tree.moduleStates = { ib_uverbs: 'Loading' };
+    if (kind === 'absent') tree.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core'];
+    const root = path.join(dir, name);
+    await buildTree(root, { ...tree, hostname: name });
+    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+  };
+  const nodes = [await read('e1', 'clean'), await read('e2', 'clean'), await read('e3', 'loading'), await read('e4', 'absent'), await read('e5', 'clean')];
+  t.same(classFacts(nodes).facts, [{
+    area: 'gpudirect', subject: 'ib_uverbs', majority: 'loaded', agree: 3, tie: false, impact: 'major', deviations: [
+      { node: 'e3', value: 'unknown', impact: 'minor', response: response('unknown-side') },
+      { node: 'e4', value: 'absent', impact: 'major', response: response('uverbs-missing') },
+    ],
+  }]);
+});
