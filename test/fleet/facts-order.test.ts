@@ -35,6 +35,9 @@ const KINDS: Readonly<Record<string, { readonly fault?: Parameters<typeof faulty
   kernel: { change: (n) => ((n.kernel = '5.15.0-140-generic'), {}) },
   memlock: { change: (n) => ((n.memlockKiB = 65536), {}) },
   'iommu-dma': { change: (n) => ((n.iommu = { ...n.iommu!, groupType: 'DMA-FQ' }), {}) },
+  // ib_uverbs caught loading (could not tell) or not loaded: one fact, told either way.
+  'uverbs-loading': { change: (n) => ((n.moduleStates = { ib_uverbs: 'Loading' }), {}) },
+  'uverbs-absent': { change: (n) => ((n.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core']), {}) },
   'gpu3-numa': { change: (n) => ((allDevices(n).filter((d) => d.kind === 'gpu')[3]!.numaNode = 1), {}) },
 };
 
