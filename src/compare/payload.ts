@@ -34,14 +34,16 @@ export function payload(a: CompareView, b: CompareView): Difference[] {
     const dy = db.get(dx.bdf);
     if (!dy) continue;
     const [x, y] = [dx.payload, dy.payload];
+    // Each side's sizes in one wording whichever way they differ: the fleet counts a node that does not differ as
+    // holding the reference's text (fleet/facts.ts), so a shorter one here would be a second value of one state.
+    const sizes = (p: typeof x, over = ''): string => (p.state === 'present' ? `MaxPayload ${p.mps} bytes${over}, MaxReadReq ${p.mrrs} bytes` : 'not readable');
     if (x.state !== 'present' || y.state !== 'present') {
-      if (x.state !== y.state) out.push(diff('minor', 'payload', dx.bdf, x.state === 'present' ? `MaxPayload ${x.mps} bytes` : 'not readable', y.state === 'present' ? `MaxPayload ${y.mps} bytes` : 'not readable', 'unknown-side'));
+      if (x.state !== y.state) out.push(diff('minor', 'payload', dx.bdf, sizes(x), sizes(y), 'unknown-side'));
       continue;
     }
     // The suspect's MPS above its parent's is the one spec violation: worst first, whatever the reference had.
-    if (x.parentMps !== null && x.mps > x.parentMps) out.push(diff('critical', 'payload', dx.bdf, `MaxPayload ${x.mps} bytes above its port's ${x.parentMps}`, `MaxPayload ${y.mps} bytes`, 'payload-mps-over'));
-    else if (x.mps !== y.mps || x.mrrs !== y.mrrs)
-      out.push(diff('major', 'payload', dx.bdf, `MaxPayload ${x.mps} bytes, MaxReadReq ${x.mrrs} bytes`, `MaxPayload ${y.mps} bytes, MaxReadReq ${y.mrrs} bytes`, 'payload-changed'));
+    if (x.parentMps !== null && x.mps > x.parentMps) out.push(diff('critical', 'payload', dx.bdf, sizes(x, ` above its port's ${x.parentMps}`), sizes(y), 'payload-mps-over'));
+    else if (x.mps !== y.mps || x.mrrs !== y.mrrs) out.push(diff('major', 'payload', dx.bdf, sizes(x), sizes(y), 'payload-changed'));
     const [la, lb] = [`ASPM ${x.aspm}; link ${dx.linkAspm}`, `ASPM ${y.aspm}; link ${dy.linkAspm}`];
     if (la !== lb) out.push(diff('minor', 'payload', dx.bdf, la, lb, 'payload-changed'));
   }

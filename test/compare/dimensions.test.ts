@@ -103,7 +103,7 @@ const CASES: Record<string, { mutate: (n: GenNode) => void; want: Line[] }> = {
   },
   'payload: a GPU at MaxPayload 512 bytes above its switch port\'s 256 (the spec forbids it)': {
     mutate: (n) => void (dev(n, '0000:13:00.0').mps = 512),
-    want: [['critical', 'payload', '0000:13:00.0', 'MaxPayload 512 bytes above its port\'s 256', 'MaxPayload 256 bytes']],
+    want: [['critical', 'payload', '0000:13:00.0', 'MaxPayload 512 bytes above its port\'s 256, MaxReadReq 4096 bytes', 'MaxPayload 256 bytes, MaxReadReq 4096 bytes']],
   },
   'payload: an adapter reading at most 512 bytes': {
     mutate: (n) => void (dev(n, '0000:16:00.0').mrrs = 512),

@@ -185,3 +185,26 @@ t.test('ib_uverbs untold on one node and absent on another: the class\'s value i
     ],
   }]);
 });
+
+// mlx5_4's MaxReadReq lower on one node, its MaxPayload above its port's on another: compare told the reference's side
+// `MaxPayload 256 bytes` against the second and `MaxPayload 256 bytes, MaxReadReq 4096 bytes` against the first, so
+// the class read both as two parts of one fact.
+t.test('an adapter\'s payload changed on one node and above its port\'s on another: the class\'s value is told once', async (t) => {
+  const dir = t.testdir();
+  const read = async (name: string, kind: 'clean' | 'mrrs' | 'mps') => {
+    const tree = faultyTree(null);
+    const nic = allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!;
+    if (kind === 'mrrs') nic.mrrs = 512;
+    if (kind === 'mps') nic.mps = 512;
+    const root = path.join(dir, name);
+    await buildTree(root, { ...tree, hostname: name });
+    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+  };
+  const nodes = [await read('f1', 'clean'), await read('f2', 'mrrs'), await read('f3', 'clean'), await read('f4', 'mps'), await read('f5', 'clean')];
+  t.same(classFacts(nodes).facts, [{
+    area: 'payload', subject: '0000:9b:00.0', majority: 'MaxPayload 256 bytes, MaxReadReq 4096 bytes', agree: 3, tie: false, impact: 'critical', deviations: [
+      { node: 'f2', value: 'MaxPayload 256 bytes, MaxReadReq 512 bytes', impact: 'major', response: response('payload-changed') },
+      { node: 'f4', value: 'MaxPayload 512 bytes above its port\'s 256, MaxReadReq 4096 bytes', impact: 'critical', response: response('payload-mps-over') },
+    ],
+  }]);
+});
