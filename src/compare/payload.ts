@@ -41,8 +41,11 @@ export function payload(a: CompareView, b: CompareView): Difference[] {
       if (x.state !== y.state) out.push(diff('minor', 'payload', dx.bdf, sizes(x), sizes(y), 'unknown-side'));
       continue;
     }
-    // The suspect's MPS above its parent's is the one spec violation: worst first, whatever the reference had.
-    if (x.parentMps !== null && x.mps > x.parentMps) out.push(diff('critical', 'payload', dx.bdf, sizes(x, ` above its port's ${x.parentMps}`), sizes(y), 'payload-mps-over'));
+    // The suspect's MPS above its parent's is the one spec violation: worst first, whatever else the reference had;
+    // a reference with the very same sizes under the same port size has no difference to tell (nodes alike never
+    // differ: the fleet would flag the node it took as the reference against its twins).
+    const same = x.mps === y.mps && x.mrrs === y.mrrs && x.parentMps === y.parentMps;
+    if (!same && x.parentMps !== null && x.mps > x.parentMps) out.push(diff('critical', 'payload', dx.bdf, sizes(x, ` above its port's ${x.parentMps}`), sizes(y), 'payload-mps-over'));
     else if (x.mps !== y.mps || x.mrrs !== y.mrrs) out.push(diff('major', 'payload', dx.bdf, sizes(x), sizes(y), 'payload-changed'));
     const [la, lb] = [`ASPM ${x.aspm}; link ${dx.linkAspm}`, `ASPM ${y.aspm}; link ${dy.linkAspm}`];
     if (la !== lb) out.push(diff('minor', 'payload', dx.bdf, la, lb, 'payload-changed'));

@@ -208,3 +208,25 @@ t.test('an adapter\'s payload changed on one node and above its port\'s on anoth
     ],
   }]);
 });
+
+// Three nodes alike with mlx5_4's MaxPayload above its port's, one without: compare told the spec violation against a
+// reference that had the very same, so of the three alike nodes the one taken as the reference (the first by name)
+// held a value of its own and was flagged critical against its twins.
+t.test('nodes alike never differ: the one taken as the reference is not flagged against its twins', async (t) => {
+  const dir = t.testdir();
+  const read = async (name: string, mps: number) => {
+    const tree = faultyTree(null);
+    allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!.mps = mps;
+    const root = path.join(dir, name);
+    await buildTree(root, { ...tree, hostname: name });
+    return compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv);
+  };
+  const [over, clean] = [await read('over', 512), await read('clean', 256)];
+  for (const names of [['g1', 'g2', 'g3', 'g4'], ['g4', 'g3', 'g2', 'g1']]) {
+    const nodes = [over, over, over, clean].map((view, i) => ({ node: names[i]!, view }));
+    t.same(classFacts(nodes).facts, [{
+      area: 'payload', subject: '0000:9b:00.0', majority: 'MaxPayload 512 bytes, MaxReadReq 4096 bytes', agree: 3, tie: false, impact: 'major',
+      deviations: [{ node: names[3]!, value: 'MaxPayload 256 bytes, MaxReadReq 4096 bytes', impact: 'major', response: response('payload-changed') }],
+    }], `the node without it is ${names[3]}`);
+  }
+});
