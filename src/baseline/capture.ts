@@ -79,7 +79,12 @@ function acsPolicyOf(inv: Inventory, warnings: string[]): { acsPolicy?: 'classic
  */
 function memlockOf(inv: Inventory, warnings: string[]): number | 'unlimited' {
   const slurmd = inv.memlock.find((p) => p.who === 'slurmd');
-  if (!slurmd || slurmd.limit.state !== 'present') return 'unlimited';
+  if (!slurmd) return 'unlimited';
+  if (slurmd.limit.state !== 'present') {
+    const why = slurmd.limit.state === 'unknown' ? slurmd.limit.why : 'absent';
+    warnings.push(`memlock minimum recorded as unlimited (the rule without a baseline): slurmd's limit could not be read (${why})`);
+    return 'unlimited';
+  }
   const soft = slurmd.limit.value.soft;
   if (soft !== 'unlimited') warnings.push(`memlock minimum recorded as slurmd's soft limit, ${soft} bytes, below unlimited (what RDMA registration of GPU memory is given without a baseline): is it really known-good?`);
   return soft;

@@ -2,11 +2,14 @@
 // numa_node was recorded as null ("no NUMA node"), every group type unread as IOMMU "off", a DMA function whose IDs
 // could not be read as a classic ACS policy, and each healthy node of the class then failed against it.
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { glob } from 'node:fs/promises';
 import { captureClass } from '../../src/baseline/capture.js';
 import type { Finding } from '../../src/model/finding.js';
 import { node as GB300 } from '../gen/topologies/gb300-cx8-dma-direct.js';
-import { HGX, inventoryOf, P0, patches, runCheck, unreadable, valid, type Patch } from '../checks/_trees.js';
+import { HGX, inventoryOf, P0, patches, put, runCheck, unreadable, valid, type Patch } from '../checks/_trees.js';
+import { limitsText } from '../gen/sysfs-tree.js';
+import { H200 } from '../helpers/paths.js';
 
 const OPTS = { name: 'x', match: ['*'], platform: 'bare-metal', at: '2026-01-01T00:00:00Z' } as const;
 const notPassed = (fs: readonly Finding[]): string[] => fs.filter((f) => f.status !== 'pass').map((f) => `${f.status} ${f.code} ${f.subject}`);
@@ -47,4 +50,17 @@ t.test('a readable node captures as before: its numa nodes, its IOMMU mode, its 
   const { cls, warnings } = captureClass(await inventoryOf(HGX), OPTS);
   t.same([cls.iommu, cls.acsPolicy, cls.devices.find((d) => d.bdf === P0.gpu)!.numaNode], ['passthrough', 'classic', 0]);
   t.same(warnings.filter((w) => /not recorded/.test(w)), []);
+});
+
+t.test("slurmd found, its limits unread: the class's memlock minimum is the rule's unlimited, said", async (t) => {
+  // This process's walk up ends at init; /run/slurmd.pid names 4242, a process called slurmd whose limits cannot be read.
+  const status = readFileSync(`${H200}/proc/self/status`, 'utf8').replace(/^Name:.*$/m, 'Name:\tslurmd').replace(/^Pid:.*$/m, 'Pid:\t4242').replace(/^PPid:.*$/m, 'PPid:\t1');
+  const slurmd = patches(put('proc/self/status', 'Name:\tnode\nState:\tR (running)\nPid:\t5151\nPPid:\t1\n'), put('run/slurmd.pid', '4242\n'), put('proc/4242/comm', 'slurmd\n'), put('proc/4242/status', status));
+  const { cls, warnings } = captureClass(await inventoryOf(HGX, patches(slurmd, unreadable('proc/4242/limits'))), OPTS);
+  t.equal(cls.memlockMin, 'unlimited');
+  t.same(warnings.filter((w) => w.startsWith('memlock minimum')), ["memlock minimum recorded as unlimited (the rule without a baseline): slurmd's limit could not be read (EISDIR: illegal operation on a directory, read)"]);
+  // Its limits read: recorded as they are, and nothing said of an unread limit.
+  const read = captureClass(await inventoryOf(HGX, patches(slurmd, put('proc/4242/limits', limitsText('unlimited')))), OPTS);
+  t.equal(read.cls.memlockMin, 'unlimited');
+  t.same(read.warnings.filter((w) => w.startsWith('memlock minimum')), []);
 });
