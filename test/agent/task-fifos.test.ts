@@ -92,6 +92,9 @@ async function main(): Promise<void> {
     // The agent lets go of ended jobs' FIFOs (710-717's directories went above) just after it answers a Prolog: waited
     // for, so that the stop below comes after it (under load it came first, and parked those FIFOs too).
     t.ok(await until(() => !['710', '711', '712', '713', '714', '715', '716', '717'].some((j) => fs.existsSync(fifo(j)))), 'jobs 710-717: their FIFOs removed');
+    // Job 703's FIFO is handed over with its record, a moment after its Prolog ended: waited for too (under load the
+    // stop came first, and there was no FIFO of 703's to set aside).
+    t.ok(await until(() => fs.existsSync(fifo('703'))), 'job 703 has its FIFO');
     agent.kill('SIGTERM');
     await new Promise((r) => agent.once('exit', r));
     t.same(fs.readdirSync(path.join(rig.stateDir, '.task-fifos')).sort(), ['parked.700', 'parked.702', 'parked.703'], 'the stopped agent set its jobs\' FIFOs aside, and removed those it had made ahead');
