@@ -31,6 +31,8 @@ export interface ReadInput {
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** On a live root, the process whose limits and place under slurmd are judged (the agent's client). */
   readonly selfPid?: number | undefined;
+  /** The root's Host, opened already (the Epilog's look at Slurm's cgroup tree opened it first); none: opened here. */
+  readonly opened?: Promise<Host> | undefined;
   /** A Host over the opened one (gdrgate drill's overlay), before anything is read. */
   readonly wrap?: ((h: Host) => Host) | undefined;
   /** The run's deadline: every read asks it (a read past it throws), so work the race abandoned stops. */
@@ -51,7 +53,7 @@ export interface Evaluation extends NodeRead {
 /** Trust, Host, inventory and class: what the checks and the epilog's probes both start from. */
 export async function readNode(i: ReadInput): Promise<NodeRead> {
   requireTrusted(i.trust);
-  const opened = await openHost(i.root);
+  const opened = await (i.opened ?? openHost(i.root));
   const host = i.wrap ? i.wrap(opened) : opened;
   const file = i.baseline;
   const pid = i.root === '/' ? i.selfPid : undefined;

@@ -4,8 +4,8 @@
 // (stateDir/job-<id>, made by its Prolog, removed by its Epilog), less those Slurm's cgroup tree says have ended (v2:
 // slurmstepd.scope/job_<id>; v1: freezer/slurm/uid_<uid>/job_<id>; where such a tree is there at all). No process is
 // started.
-import path from 'node:path';
-import { someNames } from '../host/dirs.js';
+import { someNames, someNamesOn } from '../host/dirs.js';
+import type { Host } from '../host/host.js';
 import { parseJobId } from '../state/names.js';
 
 /** More jobs than a node runs at once: the listing stops there. */
@@ -15,28 +15,43 @@ export const SLURM_CGROUP_V2 = '/sys/fs/cgroup/system.slice/slurmstepd.scope';
 /** cgroup/v1 (proctrack/cgroup's freezer hierarchy): slurm/uid_<uid>/job_<id>. */
 export const SLURM_CGROUP_V1 = '/sys/fs/cgroup/freezer/slurm';
 
-/** The job ids Slurm's cgroup tree holds now (v2, else v1), or null where neither tree is there. */
-function slurmJobs(root: string): Set<string> | null {
-  const ids = (names: readonly string[]): string[] => names.flatMap((n) => (n.startsWith('job_') ? [n.slice(4)] : []));
-  const v2 = names(path.join(root, SLURM_CGROUP_V2));
-  if (v2 !== null) return new Set(ids(v2));
-  const v1 = names(path.join(root, SLURM_CGROUP_V1));
-  if (v1 === null) return null;
-  return new Set(v1.filter((u) => u.startsWith('uid_')).flatMap((u) => ids(names(path.join(root, SLURM_CGROUP_V1, u)) ?? [])));
+/** At most MAX_NAMES names of the kernel path `kpath`, read through the Host as every other read of the root; null: not read. */
+async function names(host: Host, kpath: string): Promise<string[] | null> {
+  const r = await someNamesOn(host, kpath, MAX_NAMES);
+  return r.ok ? r.value : null;
 }
 
-function names(dir: string): string[] | null {
+/**
+ * The job ids Slurm's cgroup tree holds now (v2, else v1), or null where neither tree is there or can be read (in a
+ * capture, a link out of its root: refused, so every job directory counts).
+ */
+async function slurmJobs(host: Host): Promise<Set<string> | null> {
+  const ids = (listed: readonly string[]): string[] => listed.flatMap((n) => (n.startsWith('job_') ? [n.slice(4)] : []));
+  const v2 = await names(host, SLURM_CGROUP_V2);
+  if (v2 !== null) return new Set(ids(v2));
+  const v1 = await names(host, SLURM_CGROUP_V1);
+  if (v1 === null) return null;
+  const out = new Set<string>();
+  for (const u of v1.filter((n) => n.startsWith('uid_'))) for (const j of ids((await names(host, `${SLURM_CGROUP_V1}/${u}`)) ?? [])) out.add(j);
+  return out;
+}
+
+/** The gate's own state directory (on this machine, whatever the root): its job-<id> names. */
+function stateNames(dir: string): string[] {
   try {
     return someNames(dir, MAX_NAMES);
   } catch {
-    return null;
+    return [];
   }
 }
 
-/** The ids of the other jobs running on this node, by the evidence above, sorted; `root` prefixes the cgroup path (tests). */
-export function otherJobs(stateDir: string, job: string | null, root = '/'): string[] {
-  const ours = (names(stateDir) ?? []).flatMap((n) => (n.startsWith('job-') ? [parseJobId(n.slice(4))] : [])).filter((j): j is string => j !== null && j !== job);
+/**
+ * The ids of the other jobs running on this node, by the evidence above, sorted. `host`: the node's root, opened only
+ * where the state directory holds another job's (a Host that cannot be opened: could not tell, every one counts).
+ */
+export async function otherJobs(stateDir: string, job: string | null, host: () => Promise<Host>): Promise<string[]> {
+  const ours = stateNames(stateDir).flatMap((n) => (n.startsWith('job-') ? [parseJobId(n.slice(4))] : [])).filter((j): j is string => j !== null && j !== job);
   if (!ours.length) return [];
-  const running = slurmJobs(root);
+  const running = await host().then(slurmJobs, () => null);
   return ours.filter((j) => running === null || running.has(j)).sort((a, b) => Number(a) - Number(b));
 }

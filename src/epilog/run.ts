@@ -4,6 +4,8 @@ import { trustedFiles, type Config } from '../config.js';
 import { readNode } from '../engine/evaluate.js';
 import type { Exec } from '../host/exec.js';
 import { notExecutable } from '../host/entries.js';
+import type { Host } from '../host/host.js';
+import { openHost } from '../host/open.js';
 import { untrustedReason } from '../host/trust.js';
 import { log } from '../log.js';
 import type { ProbesConfig } from '../probes/config.js';
@@ -67,14 +69,16 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
   if ('held' in lock) return { ran: false, why: lock.held };
   try {
     // A node other jobs use now is not probed: their traffic would read as a slow path (src/epilog/busy.ts).
-    const others = otherJobs(i.cfg.stateDir, i.job, i.cfg.root);
+    // The root's Host, opened only where another job's directory is there, then the one the node is read with.
+    let opened: Promise<Host> | undefined;
+    const others = await otherJobs(i.cfg.stateDir, i.job, () => (opened ??= openHost(i.cfg.root)));
     if (others.length && !i.dryRun) return { ran: false, why: `other jobs run on this node (job ${others.slice(0, 4).join(', job ')}${others.length > 4 ? `, +${others.length - 4} more` : ''}): not probed, their traffic would read as a slow path` };
     const stamp = readStamp(dir);
     // Two epilogs may both have passed the policy; the one that got the lock second asks again.
     const again = samplingDecision(p.sampling, i.job, () => stamp, started);
     if (!again.probe && !i.dryRun) return { ran: false, why: `another epilog probed meanwhile: ${again.why}` };
     // The engine's read of the node (trust, Host, inventory, class); the bandwidth judgement replaces the checks.
-    const { host, inv, baseline } = await readNode({ root: i.cfg.root, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles, gresConf: i.cfg.gresConf });
+    const { host, inv, baseline } = await readNode({ root: i.cfg.root, opened, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles, gresConf: i.cfg.gresConf });
     const cls = baseline!.cls;
     const uid = process.getuid?.() ?? 0;
     // A tool root may not execute is unusable here (a skip), as its spawn's EACCES was before setpriv started it (126).
