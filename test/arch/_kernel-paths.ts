@@ -66,10 +66,10 @@ export function machineExports(code: string, file = 'x.ts'): { machine: string[]
   return { machine, viaHost };
 }
 
-export function rootReads(code: string, ctx: RuleContext, file = 'x.ts'): RootRead[] {
-  const sf = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+/** What a module calls a machine helper (imported, or its own function that hands a parameter on to one), and its kernel constants. */
+function helpersOf(sf: ts.SourceFile, ctx: RuleContext): { helpers: Set<string>; kernelNames: Set<string> } {
   const helpers = new Set<string>();
-  const kernelNames = new Set(kernelConsts(code, file));
+  const kernelNames = new Set(kernelConsts(sf.text, sf.fileName));
   for (const s of sf.statements) {
     if (!ts.isImportDeclaration(s) || !ts.isStringLiteral(s.moduleSpecifier)) continue;
     const spec = s.moduleSpecifier.text;
@@ -81,6 +81,51 @@ export function rootReads(code: string, ctx: RuleContext, file = 'x.ts'): RootRe
       if (ctx.kernelConst(spec, name)) kernelNames.add(el.name.text);
     }
   }
+  // A function of the module that hands a parameter to a machine helper is one itself (busy.ts's `names(dir)`).
+  const fns: { name: string; params: Set<string>; body: ts.Node }[] = [];
+  const collect = (n: ts.Node): void => {
+    if (ts.isFunctionDeclaration(n) && n.name && n.body) fns.push({ name: n.name.text, params: paramNames(n.parameters), body: n.body });
+    if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer && (ts.isArrowFunction(n.initializer) || ts.isFunctionExpression(n.initializer))) fns.push({ name: n.name.text, params: paramNames(n.initializer.parameters), body: n.initializer.body });
+    ts.forEachChild(n, collect);
+  };
+  collect(sf);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const f of fns) {
+      if (helpers.has(f.name) || f.params.size === 0 || !handsOn(f.body, f.params, helpers)) continue;
+      helpers.add(f.name);
+      grew = true;
+    }
+  }
+  return { helpers, kernelNames };
+}
+
+/**
+ * The machine helpers a module exports to others: its own functions that hand a parameter on to one (epilog/files.ts
+ * readStamp(dir)), and those it re-exports (`export { writeAtomic } from '../host/files.js'`).
+ */
+export function exportedHelpers(code: string, ctx: RuleContext, file = 'x.ts'): string[] {
+  const sf = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const { helpers } = helpersOf(sf, ctx);
+  const out: string[] = [];
+  const exported = (n: ts.Node): boolean => ts.canHaveModifiers(n) && (ts.getModifiers(n) ?? []).some((m) => m.kind === ts.SyntaxKind.ExportKeyword);
+  for (const s of sf.statements) {
+    if (ts.isFunctionDeclaration(s) && s.name && exported(s) && helpers.has(s.name.text)) out.push(s.name.text);
+    if (ts.isVariableStatement(s) && exported(s)) for (const d of s.declarationList.declarations) if (ts.isIdentifier(d.name) && helpers.has(d.name.text)) out.push(d.name.text);
+    if (ts.isExportDeclaration(s) && s.exportClause && ts.isNamedExports(s.exportClause)) {
+      const spec = s.moduleSpecifier && ts.isStringLiteral(s.moduleSpecifier) ? s.moduleSpecifier.text : null;
+      for (const el of s.exportClause.elements) {
+        const name = (el.propertyName ?? el.name).text;
+        if (spec === null ? helpers.has(name) : ctx.machineHelper(spec, name)) out.push(el.name.text);
+      }
+    }
+  }
+  return out;
+}
+
+export function rootReads(code: string, ctx: RuleContext, file = 'x.ts'): RootRead[] {
+  const sf = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const { helpers, kernelNames } = helpersOf(sf, ctx);
   const isKernel = (e: ts.Node): boolean => {
     if (ts.isParenthesizedExpression(e) || ts.isAsExpression(e) || ts.isNonNullExpression(e)) return isKernel(e.expression);
     if (ts.isStringLiteral(e) || ts.isNoSubstitutionTemplateLiteral(e) || ts.isTemplateExpression(e)) return literalKernel(e);
@@ -98,22 +143,6 @@ export function rootReads(code: string, ctx: RuleContext, file = 'x.ts'): RootRe
     if (ts.isTemplateExpression(e)) return e.templateSpans.some((s) => isRootish(s.expression) && s.literal.text.startsWith('/'));
     return false;
   };
-  // A function of the module that hands a parameter to a machine helper is one itself (busy.ts's `names(dir)`).
-  const fns: { name: string; params: Set<string>; body: ts.Node }[] = [];
-  const collect = (n: ts.Node): void => {
-    if (ts.isFunctionDeclaration(n) && n.name && n.body) fns.push({ name: n.name.text, params: paramNames(n.parameters), body: n.body });
-    if (ts.isVariableDeclaration(n) && ts.isIdentifier(n.name) && n.initializer && (ts.isArrowFunction(n.initializer) || ts.isFunctionExpression(n.initializer))) fns.push({ name: n.name.text, params: paramNames(n.initializer.parameters), body: n.initializer.body });
-    ts.forEachChild(n, collect);
-  };
-  collect(sf);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const f of fns) {
-      if (helpers.has(f.name) || f.params.size === 0 || !handsOn(f.body, f.params, helpers)) continue;
-      helpers.add(f.name);
-      grew = true;
-    }
-  }
   const found: RootRead[] = [];
   const add = (at: ts.Node, rule: RootRead['rule']): void => {
     const text = at.getText(sf).replace(/\s+/g, ' ');

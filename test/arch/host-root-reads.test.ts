@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { REPO } from '../helpers/paths.js';
-import { kernelConsts, machineExports, rootReads, type RootRead, type RuleContext } from './_kernel-paths.js';
+import { exportedHelpers, kernelConsts, machineExports, rootReads, type RootRead, type RuleContext } from './_kernel-paths.js';
 
 const SRC = path.join(REPO, 'src');
 /**
@@ -16,7 +16,7 @@ const show = (f: RootRead): string => `${f.line}: ${f.rule} ${f.text}`;
 
 /** The rule's cases: src/host's machine helpers as they are named there, one kernel constant imported from elsewhere. */
 const CASES: RuleContext = {
-  machineHelper: (spec, name) => /(^|\/)host\/[\w-]+\.js$/.test(spec) && ['someNames', 'listNames', 'readSmall', 'lstatOrNull', 'exists'].includes(name),
+  machineHelper: (spec, name) => (/(^|\/)host\/[\w-]+\.js$/.test(spec) && ['someNames', 'listNames', 'readSmall', 'lstatOrNull', 'exists'].includes(name)) || (spec === './files.js' && name === 'readStamp'),
   kernelConst: (spec, name) => spec === './busy.js' && name === 'SLURM_CGROUP_V2',
 };
 
@@ -50,6 +50,7 @@ t.test('the rule: invalid', async (t) => {
     ["import { someNames } from '../host/dirs.js';\nconst CG = '/sys/fs/cgroup/freezer/slurm';\nfor (const u of us) someNames(path.join(CG, u), 4);", ['3: kernel-path someNames(path.join(CG, u), 4)']],
     ["import { someNames } from '../host/dirs.js';\nimport { SLURM_CGROUP_V2 } from './busy.js';\nsomeNames(SLURM_CGROUP_V2, 1);", ['3: kernel-path someNames(SLURM_CGROUP_V2, 1)']],
     ["import { readSmall } from '../host/files.js';\nreadSmall('/run/slurmd.pid', { max: 64 });", ["2: kernel-path readSmall('/run/slurmd.pid', { max: 64 })"]],
+    ["import { readStamp } from './files.js';\nreadStamp('/sys/fs/cgroup');", ["2: kernel-path readStamp('/sys/fs/cgroup')"]],
     ["import { join } from 'node:path';\nconst p = join(treeRoot, 'proc', 'modules');", ["2: root-join join(treeRoot, 'proc', 'modules')"]],
     ['const p = `${root}/sys/bus/pci/devices`;', ['1: root-join `${root}/sys/bus/pci/devices`']],
     ["const p = path.resolve(i.cfg.root, 'dev') + '/nvidia0';", ["1: root-join path.resolve(i.cfg.root, 'dev') + '/nvidia0'"]],
@@ -77,6 +78,16 @@ t.test('the rule: valid', async (t) => {
   for (const code of valid) t.same(rootReads(code, CASES).map(show), [], code);
 });
 
+t.test('the rule: what a module hands on to other modules as a machine helper', async (t) => {
+  const cases: [string, string[]][] = [
+    ["import { readSmall } from '../host/files.js';\nexport function readStamp(dir: string) {\n  return readSmall(join(dir, 'stamp'));\n}\nexport const STAMP = 'stamp';", ['readStamp']],
+    ["import { lstatOrNull } from '../host/files.js';\nexport const owner = (p: string) => lstatOrNull(p)?.uid;\nconst mine = (q: string) => owner(q) === 0;\nexport { mine };", ['owner', 'mine']],
+    ["export { readSmall as readFile } from '../host/files.js';\nexport { someNamesOn } from '../host/dirs.js';", ['readFile']],
+    ["import { someNamesOn } from '../host/dirs.js';\nexport const procs = (host: Host) => someNamesOn(host, '/proc', 10);", []],
+  ];
+  for (const [code, want] of cases) t.same(exportedHelpers(code, CASES), want, code);
+});
+
 function modules(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? modules(path.join(dir, e.name)) : /\.ts$/.test(e.name) ? [path.join(dir, e.name)] : []));
 }
@@ -89,10 +100,21 @@ const consts = new Map(all.map((m) => [m, new Set(kernelConsts(text.get(m)!, m))
 
 /** The module `spec` names from `from` (both relative to src/), as tsc resolves `./x.js` to ./x.ts. */
 const target = (from: string, spec: string): string => path.posix.normalize(path.posix.join(path.posix.dirname(from), spec)).replace(/\.js$/, '.ts');
+const helpers = new Map<string, ReadonlySet<string>>(all.map((m) => [m, new Set(sorted.get(m)?.machine ?? [])]));
 const context = (from: string): RuleContext => ({
-  machineHelper: (spec, name) => sorted.get(target(from, spec))?.machine.includes(name) ?? false,
+  machineHelper: (spec, name) => helpers.get(target(from, spec))?.has(name) ?? false,
   kernelConst: (spec, name) => consts.get(target(from, spec))?.has(name) ?? false,
 });
+// A module's functions that hand a path on to a helper of another module are helpers to their importers, and so on.
+for (let grew = true; grew; ) {
+  grew = false;
+  for (const m of all.filter((x) => !x.startsWith('host/'))) {
+    const now = new Set(exportedHelpers(text.get(m)!, context(m), m));
+    if (now.size === helpers.get(m)!.size) continue;
+    helpers.set(m, now);
+    grew = true;
+  }
+}
 
 const outside = all.filter((m) => !m.startsWith('host/'));
 const offenders = outside.flatMap((m) => rootReads(text.get(m)!, context(m), m).map((f) => `src/${m}:${show(f)}`));
@@ -116,4 +138,5 @@ t.test('the guard reads the tree: src/host/ helpers sorted by whether they take 
   t.same([...consts.get('epilog/busy.ts')!], ['SLURM_CGROUP_V2', 'SLURM_CGROUP_V1']);
   t.same(context('epilog/busy.ts').machineHelper('../host/dirs.js', 'someNames'), true);
   t.same(context('epilog/busy.ts').machineHelper('../host/dirs.js', 'someNamesOn'), false);
+  t.same(['writeAtomic', 'readStamp', 'readWindowFrom'].map((n) => context('epilog/run.ts').machineHelper('./files.js', n)), [true, true, true]);
 });
