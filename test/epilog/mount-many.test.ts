@@ -8,7 +8,7 @@ import { chmodSync, chownSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { epilogJobState } from '../../src/epilog/job-state.js';
-import { ExecaExec, type Exec } from '../../src/host/exec.js';
+import { ExecaExec, type Exec, type ExecOptions, type ExecResult } from '../../src/host/exec.js';
 import { detachMounts, mountsBelow } from '../../src/host/mounts.js';
 import { lockPathTo } from '../../src/state/store.js';
 import { scratchDir } from '../helpers/scratch.js';
@@ -36,6 +36,21 @@ function jobWithMounts(id: string): { s: string; mps: string[] } {
 if (!canMountAsUser()) t.skip('needs root and mount(8) that may mount a tmpfs here', () => {});
 else main();
 
+/**
+ * The real umount for every mount but `stuck`; the call that names `stuck` answers with `then` (given what the real
+ * umount said of the others): a mount umount cannot detach, or one it waits on.
+ */
+function sparing(stuck: string, then: (r: ExecResult, o: ExecOptions) => Promise<ExecResult>): Exec {
+  const real = new ExecaExec();
+  return {
+    run: async (file, args, o) => {
+      const r = await real.run(file, args.filter((a) => a !== stuck), o);
+      return args.includes(stuck) ? then(r, o) : r;
+    },
+    ready: () => real.ready(),
+  };
+}
+
 function main(): void {
   t.teardown(() => {
     for (const m of mountsBelow('/tmp').concat(mountsBelow('/dev/shm'))) if (m.includes('gdrgate-mount-many-')) spawnSync('/usr/bin/umount', ['--lazy', m]);
@@ -56,16 +71,9 @@ function main(): void {
 
   t.test('one of them the umount cannot detach: named alone, the others detached', async (t) => {
     const { s, mps } = jobWithMounts('8');
-    const real = new ExecaExec();
     // umount refuses the first one (as a mount that is busy without --lazy would be): it stays, the rest go.
     const stuck = mps[0]!;
-    const exec: Exec = {
-      run: async (file, args, o) => {
-        const r = await real.run(file, args.filter((a) => a !== stuck), o);
-        return args.includes(stuck) ? { ...r, exitCode: 32, stderr: `umount: ${stuck}: target is busy.\n` } : r;
-      },
-      ready: () => real.ready(),
-    };
+    const exec = sparing(stuck, async (r) => ({ ...r, exitCode: 32, stderr: `umount: ${stuck}: target is busy.\n` }));
     const left = await detachMounts(() => mountsBelow(s), (mp) => lockPathTo(s, mp), exec);
     t.same(left, [`${stuck}: umount: ${stuck}: target is busy.`]);
     t.same(mountsBelow(s), [stuck], 'only it is still mounted');
@@ -78,13 +86,7 @@ function main(): void {
     // The others detached by the real umount; the call naming `stuck` then waits as a umount stuck on an
     // unresponsive file system would, and is killed at its own timeout.
     const stuck = mps[0]!;
-    const exec: Exec = {
-      run: async (file, args, o) => {
-        const r = await real.run(file, args.filter((a) => a !== stuck), o);
-        return args.includes(stuck) ? real.run('/usr/bin/sleep', ['30'], o) : r;
-      },
-      ready: () => real.ready(),
-    };
+    const exec = sparing(stuck, (_r, o) => real.run('/usr/bin/sleep', ['30'], o));
     const left = await detachMounts(() => mountsBelow(s), (mp) => lockPathTo(s, mp), exec);
     t.same(left, [`${stuck}: timed out after 5000 ms`]);
     t.same(mountsBelow(s), [stuck], 'only it is still mounted');

@@ -12,6 +12,14 @@ import { buildFleetReport } from '../../src/fleet/report.js';
 import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { faultyTree } from '../gen/fleet.js';
 
+type Tree = ReturnType<typeof faultyTree>;
+/** A node named `name` of the generated tree `tree` (the fleet generator's HGX H100), written under `dir` and read as compare views it. */
+async function nodeOf(dir: string, name: string, tree: Tree): Promise<{ node: string; view: ReturnType<typeof compareView> }> {
+  const root = path.join(dir, name);
+  await buildTree(root, { ...tree, hostname: name });
+  return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+}
+
 t.test('the first node (ACS redirect, same devices and links as the rest) is not taken as the majority', async (t) => {
   const dir = t.testdir();
   const nodes = [];
@@ -39,11 +47,7 @@ t.test('an empty class has nothing to disagree on', async (t) => {
 
 t.test('a fact with no majority (as many nodes on each side): neither side judged on it, each node says so, exit 1', async (t) => {
   const dir = t.testdir();
-  const read = async (name: string, fault: Parameters<typeof faultyTree>[0]) => {
-    const root = path.join(dir, name);
-    await buildTree(root, { ...faultyTree(fault), hostname: name });
-    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
-  };
+  const read = (name: string, fault: Parameters<typeof faultyTree>[0]) => nodeOf(dir, name, faultyTree(fault));
   // Two nodes, one with a GPU link trained at x8: before, the x8 node (the reference's side) was ok and the healthy one flagged.
   const nodes = [await read('b1', { kind: 'link-x8', rail: 0, end: 'gpu' }), await read('b2', null)];
   // The value shown first is the reference's: the node whose view key sorts first, whatever the nodes are called (the
@@ -151,9 +155,7 @@ t.test('an adapter missing on one node and moved on another: the class\'s value 
     const tree = faultyTree(kind === 'missing' ? { kind: 'missing-nic', rail: 4 } : null);
     // The adapter answering at function 1 of its bus, under its old name.
     if (kind === 'moved') allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!.bdf = '0000:9b:00.1';
-    const root = path.join(dir, name);
-    await buildTree(root, { ...tree, hostname: name });
-    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+    return nodeOf(dir, name, tree);
   };
   const nodes = [await read('d1', 'clean'), await read('d2', 'clean'), await read('d3', 'missing'), await read('d4', 'moved'), await read('d5', 'clean')];
   t.same(classFacts(nodes).facts, [{
@@ -173,9 +175,7 @@ t.test('ib_uverbs untold on one node and absent on another: the class\'s value i
     // /proc/modules lists it Loading while its init runs; not loaded, it is neither listed nor under /sys/module.
     if (kind === 'loading') tree.moduleStates = { ib_uverbs: 'Loading' };
     if (kind === 'absent') tree.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core'];
-    const root = path.join(dir, name);
-    await buildTree(root, { ...tree, hostname: name });
-    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+    return nodeOf(dir, name, tree);
   };
   const nodes = [await read('e1', 'clean'), await read('e2', 'clean'), await read('e3', 'loading'), await read('e4', 'absent'), await read('e5', 'clean')];
   t.same(classFacts(nodes).facts, [{
@@ -196,9 +196,7 @@ t.test('an adapter\'s payload changed on one node and above its port\'s on anoth
     const nic = allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!;
     if (kind === 'mrrs') nic.mrrs = 512;
     if (kind === 'mps') nic.mps = 512;
-    const root = path.join(dir, name);
-    await buildTree(root, { ...tree, hostname: name });
-    return { node: name, view: compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv) };
+    return nodeOf(dir, name, tree);
   };
   const nodes = [await read('f1', 'clean'), await read('f2', 'mrrs'), await read('f3', 'clean'), await read('f4', 'mps'), await read('f5', 'clean')];
   t.same(classFacts(nodes).facts, [{
@@ -217,9 +215,7 @@ t.test('nodes alike never differ: the one taken as the reference is not flagged 
   const read = async (name: string, mps: number) => {
     const tree = faultyTree(null);
     allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!.mps = mps;
-    const root = path.join(dir, name);
-    await buildTree(root, { ...tree, hostname: name });
-    return compareView((await readNode({ root, baseline: null, node: name, trust: [] })).inv);
+    return (await nodeOf(dir, name, tree)).view;
   };
   const [over, clean] = [await read('over', 512), await read('clean', 256)];
   for (const names of [['g1', 'g2', 'g3', 'g4'], ['g4', 'g3', 'g2', 'g1']]) {
