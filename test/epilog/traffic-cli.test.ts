@@ -31,12 +31,13 @@ t.test('traffic on the probed port: not probed, said; quiet: probed; no counters
   mover.kill('SIGKILL');
   t.equal(r.code, 0);
   const s = summary(r.stdout);
-  const m = /probes=skipped \(mlx5_0 port 1 moved ([\d.]+) Gb\/s \(0\.00 sent, ([\d.]+) received\) in the 1000 ms before probing, /.exec(s);
-  t.ok(m, s + readFileSync(e.log, 'utf8').split('\n').filter((l) => l.includes('"job":"2"')).join('\n'));
-  t.equal(m?.[1], m?.[2], 'all of it received');
-  // The mover's interval slips on a loaded machine; the rate is far above 1 Gb/s all the same.
-  t.ok(Number(m?.[1]) > 1 && Number(m?.[1]) < 80, `rate ${m?.[1]}`);
-  t.equal(s.slice(m!.index + m![0].length), "traffic no process here holds a verbs device for (IPoIB, NFS over RDMA, Lustre, a peer's RDMA): not probed, it would read as a slow path) result=healthy exit=0 action=none");
+  // The whole line, its two rates (timing's) aside; they are checked apart.
+  const rates = /moved ([\d.]+) Gb\/s \(0\.00 sent, ([\d.]+) received\)/.exec(s);
+  t.equal(s.replace(rates?.[0] ?? '', 'moved R Gb/s (0.00 sent, R received)'), "gdrgate epilog node=gpu001 job=2 view=none removed=false probes=skipped (mlx5_0 port 1 moved R Gb/s (0.00 sent, R received) in the 1000 ms before probing, traffic no process here holds a verbs device for (IPoIB, NFS over RDMA, Lustre, a peer's RDMA): not probed, it would read as a slow path) result=healthy exit=0 action=none");
+  t.equal(rates?.[1], rates?.[2], 'all of it received');
+  // The mover's interval slips on a loaded machine; the rate is far above 1 Gb/s all the same, and at most its ~40.
+  const rate = Number(rates?.[1]);
+  t.equal(rate > 1 && rate < 80, true, `rate ${rate}`);
   t.equal(lines(e).length, sampled, 'no sample taken');
 
   t.equal(probes(e.epilog('3').stdout), 'ran', 'the port quiet again: probed');

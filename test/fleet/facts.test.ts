@@ -13,6 +13,8 @@ import { allDevices, buildTree } from '../gen/sysfs-tree.js';
 import { faultyTree } from '../gen/fleet.js';
 
 type Tree = ReturnType<typeof faultyTree>;
+/** mlx5_4's PCI function in the generated tree. */
+const nicOf = (tree: Tree) => allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!;
 /** A node named `name` of the generated tree `tree` (the fleet generator's HGX H100), written under `dir` and read as compare views it. */
 async function nodeOf(dir: string, name: string, tree: Tree): Promise<{ node: string; view: ReturnType<typeof compareView> }> {
   const root = path.join(dir, name);
@@ -146,66 +148,52 @@ t.test('the class\'s value of a fact with two differences on one node and one on
   }
 });
 
-// One node lacks mlx5_4, another has it at another address: compare told the class's side of that one fact in two
-// ways (`mlx5_4 ConnectX-7 at 0000:9b:00.0` against the missing node, `0000:9b:00.0` against the moved one), so the
-// class's value read as two parts of one fact, `0000:9b:00.0; mlx5_4 ConnectX-7 at 0000:9b:00.0`.
-t.test('an adapter missing on one node and moved on another: the class\'s value is told once', async (t) => {
-  const dir = t.testdir();
-  const read = async (name: string, kind: 'clean' | 'missing' | 'moved') => {
-    const tree = faultyTree(kind === 'missing' ? { kind: 'missing-nic', rail: 4 } : null);
+/**
+ * One fact that two nodes of five differ on in two ways, each way giving compare a different branch: compare told the
+ * reference's side of each branch in its own words, so the class read its value as two parts of one fact. Each case:
+ * the two edits of the generated HGX H100 tree (nodes 3 and 4; 1, 2 and 5 clean) and the class's fact, told once.
+ */
+const toldOnce: [string, (tree: Tree) => Tree, (tree: Tree) => Tree, unknown][] = [
+  [
+    // `mlx5_4 ConnectX-7 at 0000:9b:00.0` against the missing node, `0000:9b:00.0` against the moved one.
+    'an adapter missing on one node and moved on another',
+    () => faultyTree({ kind: 'missing-nic', rail: 4 }),
     // The adapter answering at function 1 of its bus, under its old name.
-    if (kind === 'moved') allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!.bdf = '0000:9b:00.1';
-    return nodeOf(dir, name, tree);
-  };
-  const nodes = [await read('d1', 'clean'), await read('d2', 'clean'), await read('d3', 'missing'), await read('d4', 'moved'), await read('d5', 'clean')];
-  t.same(classFacts(nodes).facts, [{
-    area: 'device', subject: 'mlx5_4', majority: 'mlx5_4 ConnectX-7 at 0000:9b:00.0', agree: 3, tie: false, impact: 'critical', deviations: [
-      { node: 'd3', value: 'missing', impact: 'critical', response: response('inventory-missing') },
-      { node: 'd4', value: 'mlx5_4 ConnectX-7 at 0000:9b:00.1', impact: 'critical', response: response('topology-changed') },
-    ],
-  }]);
-});
-
-// ib_uverbs loaded on most nodes, caught loading on one (could not tell), not loaded on another: compare told the
-// reference's side `true` against the first and `loaded` against the second, so the class read `loaded; true`.
-t.test('ib_uverbs untold on one node and absent on another: the class\'s value is told once', async (t) => {
-  const dir = t.testdir();
-  const read = async (name: string, kind: 'clean' | 'loading' | 'absent') => {
-    const tree = faultyTree(null);
+    (tree) => ((nicOf(tree).bdf = '0000:9b:00.1'), tree),
+    { area: 'device', subject: 'mlx5_4', majority: 'mlx5_4 ConnectX-7 at 0000:9b:00.0', agree: 3, tie: false, impact: 'critical', deviations: [
+      { node: 'n3', value: 'missing', impact: 'critical', response: response('inventory-missing') },
+      { node: 'n4', value: 'mlx5_4 ConnectX-7 at 0000:9b:00.1', impact: 'critical', response: response('topology-changed') },
+    ] },
+  ],
+  [
+    // `true` against the node caught loading it (could not tell), `loaded` against the one without it: `loaded; true`.
     // /proc/modules lists it Loading while its init runs; not loaded, it is neither listed nor under /sys/module.
-    if (kind === 'loading') tree.moduleStates = { ib_uverbs: 'Loading' };
-    if (kind === 'absent') tree.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core'];
-    return nodeOf(dir, name, tree);
-  };
-  const nodes = [await read('e1', 'clean'), await read('e2', 'clean'), await read('e3', 'loading'), await read('e4', 'absent'), await read('e5', 'clean')];
-  t.same(classFacts(nodes).facts, [{
-    area: 'gpudirect', subject: 'ib_uverbs', majority: 'loaded', agree: 3, tie: false, impact: 'major', deviations: [
-      { node: 'e3', value: 'unknown', impact: 'minor', response: response('unknown-side') },
-      { node: 'e4', value: 'absent', impact: 'major', response: response('uverbs-missing') },
-    ],
-  }]);
-});
-
-// mlx5_4's MaxReadReq lower on one node, its MaxPayload above its port's on another: compare told the reference's side
-// `MaxPayload 256 bytes` against the second and `MaxPayload 256 bytes, MaxReadReq 4096 bytes` against the first, so
-// the class read both as two parts of one fact.
-t.test('an adapter\'s payload changed on one node and above its port\'s on another: the class\'s value is told once', async (t) => {
-  const dir = t.testdir();
-  const read = async (name: string, kind: 'clean' | 'mrrs' | 'mps') => {
-    const tree = faultyTree(null);
-    const nic = allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!;
-    if (kind === 'mrrs') nic.mrrs = 512;
-    if (kind === 'mps') nic.mps = 512;
-    return nodeOf(dir, name, tree);
-  };
-  const nodes = [await read('f1', 'clean'), await read('f2', 'mrrs'), await read('f3', 'clean'), await read('f4', 'mps'), await read('f5', 'clean')];
-  t.same(classFacts(nodes).facts, [{
-    area: 'payload', subject: '0000:9b:00.0', majority: 'MaxPayload 256 bytes, MaxReadReq 4096 bytes', agree: 3, tie: false, impact: 'critical', deviations: [
-      { node: 'f2', value: 'MaxPayload 256 bytes, MaxReadReq 512 bytes', impact: 'major', response: response('payload-changed') },
-      { node: 'f4', value: 'MaxPayload 512 bytes above its port\'s 256, MaxReadReq 4096 bytes', impact: 'critical', response: response('payload-mps-over') },
-    ],
-  }]);
-});
+    'ib_uverbs untold on one node and absent on another',
+    (tree) => ((tree.moduleStates = { ib_uverbs: 'Loading' }), tree),
+    (tree) => ((tree.modules = ['nvidia_uvm', 'nvidia_modeset', 'nvidia', 'mlx5_ib', 'ib_core', 'mlx5_core']), tree),
+    { area: 'gpudirect', subject: 'ib_uverbs', majority: 'loaded', agree: 3, tie: false, impact: 'major', deviations: [
+      { node: 'n3', value: 'unknown', impact: 'minor', response: response('unknown-side') },
+      { node: 'n4', value: 'absent', impact: 'major', response: response('uverbs-missing') },
+    ] },
+  ],
+  [
+    // `MaxPayload 256 bytes, MaxReadReq 4096 bytes` against the first, `MaxPayload 256 bytes` against the second.
+    "an adapter's MaxReadReq changed on one node and its MaxPayload above its port's on another",
+    (tree) => ((nicOf(tree).mrrs = 512), tree),
+    (tree) => ((nicOf(tree).mps = 512), tree),
+    { area: 'payload', subject: '0000:9b:00.0', majority: 'MaxPayload 256 bytes, MaxReadReq 4096 bytes', agree: 3, tie: false, impact: 'critical', deviations: [
+      { node: 'n3', value: 'MaxPayload 256 bytes, MaxReadReq 512 bytes', impact: 'major', response: response('payload-changed') },
+      { node: 'n4', value: "MaxPayload 512 bytes above its port's 256, MaxReadReq 4096 bytes", impact: 'critical', response: response('payload-mps-over') },
+    ] },
+  ],
+];
+for (const [name, third, fourth, fact] of toldOnce)
+  t.test(`${name}: the class's value is told once`, async (t) => {
+    const dir = t.testdir();
+    const trees = [faultyTree(null), faultyTree(null), third(faultyTree(null)), fourth(faultyTree(null)), faultyTree(null)];
+    const nodes = await Promise.all(trees.map((tree, i) => nodeOf(dir, `n${i + 1}`, tree)));
+    t.same(classFacts(nodes).facts, [fact]);
+  });
 
 // Three nodes alike with mlx5_4's MaxPayload above its port's, one without: compare told the spec violation against a
 // reference that had the very same, so of the three alike nodes the one taken as the reference (the first by name)
@@ -214,7 +202,7 @@ t.test('nodes alike never differ: the one taken as the reference is not flagged 
   const dir = t.testdir();
   const read = async (name: string, mps: number) => {
     const tree = faultyTree(null);
-    allDevices(tree).find((d) => d.bdf === '0000:9b:00.0')!.mps = mps;
+    nicOf(tree).mps = mps;
     return (await nodeOf(dir, name, tree)).view;
   };
   const [over, clean] = [await read('over', 512), await read('clean', 256)];
