@@ -40,18 +40,8 @@ interface CaptureArgs {
 async function probeBands(a: CaptureArgs, host: Host, inv: Inventory, warnings: string[]): Promise<BaselineEnvelope[]> {
   const cfg = await loadConfig(configPath(a.config));
   if (cfg.probes === null) throw new UsageError(`--with-probes: ${configPath(a.config)} has no "probes" section`);
-  const [{ captureEnvelopes }, { portTraffic }, { busyPorts, untoldText }, { planProbes }] = await Promise.all([
-    import('../epilog/envelope.js'),
-    import('../epilog/port-traffic.js'),
-    import('../epilog/port-traffic-rule.js'),
-    import('../probes/plan.js'),
-  ]);
-  // Bands measured beside other traffic are low, and every later Epilog is judged against them: not captured.
-  const traffic = await portTraffic(host, inv, planProbes(inv, cfg.probes), cfg.probes.quiet);
-  if (traffic && !traffic.probe) throw new UsageError(`--with-probes: ${busyPorts(traffic)}: bands measured now would be too low; nothing written. Capture when the adapters are quiet (probes.quiet.windowMs 0 skips this look)`);
-  const untold = traffic ? untoldText(traffic) : null;
-  if (untold) warnings.push(`--with-probes: ${untold}`);
-  const r = await captureEnvelopes(inv, cfg.probes, new ExecaExec(), nul(inv.hostname) ?? hostname());
+  const { captureEnvelopes } = await import('../epilog/envelope.js');
+  const r = await captureEnvelopes(host, inv, cfg.probes, new ExecaExec(), nul(inv.hostname) ?? hostname());
   warnings.push(...r.warnings);
   return r.envelopes;
 }

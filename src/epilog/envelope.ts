@@ -1,6 +1,8 @@
 // `baseline capture --with-probes`: run the epilog's probes on a known-good node and turn their samples into bands,
 // each with the exact recipe it was measured with (DESIGN §4).
+import { UsageError } from '../errors.js';
 import type { Exec } from '../host/exec.js';
+import type { Host } from '../host/host.js';
 import { untrustedReason } from '../host/trust.js';
 import type { BaselineEnvelope } from '../model/baseline.js';
 import type { Inventory } from '../model/inventory.js';
@@ -10,6 +12,8 @@ import { runProbes } from '../probes/run.js';
 import { subjectOf } from '../probes/types.js';
 import type { Sample } from '../samples/sample.js';
 import { nearestRank } from '../samples/stats.js';
+import { portTraffic } from './port-traffic.js';
+import { busyPorts, untoldText } from './port-traffic-rule.js';
 
 const round2 = (v: number): number => Math.round(v * 100) / 100;
 
@@ -31,9 +35,15 @@ export function envelopesFrom(samples: readonly Sample[], ratios: { readonly war
 }
 
 /** Runs every planned probe `probes.capture.runs` times, each with its own timeout (no epilog budget here). */
-export async function captureEnvelopes(inv: Inventory, p: ProbesConfig, exec: Exec, node: string): Promise<{ envelopes: BaselineEnvelope[]; warnings: string[] }> {
+export async function captureEnvelopes(host: Host, inv: Inventory, p: ProbesConfig, exec: Exec, node: string): Promise<{ envelopes: BaselineEnvelope[]; warnings: string[] }> {
   const units = planProbes(inv, p);
   const warnings: string[] = units.length ? [] : ['--with-probes: nothing to probe (no RDMA device with a PCI function, or no tool configured)'];
+  // Bands measured beside traffic no process holds a device for are low, and every later Epilog is judged against
+  // them: none captured then (the Epilog's own look, port-traffic.ts, on the same ports).
+  const traffic = await portTraffic(host, inv, units, p.quiet);
+  if (traffic && !traffic.probe) throw new UsageError(`--with-probes: ${busyPorts(traffic)}: bands measured now would be too low; nothing written. Capture when the adapters are quiet (probes.quiet.windowMs 0 skips this look)`);
+  const untold = traffic ? untoldText(traffic) : null;
+  if (untold) warnings.push(`--with-probes: ${untold}`);
   const samples: Sample[] = [];
   const uid = process.getuid?.() ?? 0;
   for (let run = 0; run < p.capture.runs; run++) {
