@@ -1,4 +1,5 @@
 // The gate's configuration file: defaults, schema validation, and where it is looked for.
+import path from 'node:path';
 import { readJsonFile } from './host/json-file.js';
 import { ConfigError } from './errors.js';
 import { requireTrusted, untrustedReason } from './host/trust.js';
@@ -72,6 +73,9 @@ export async function loadConfig(file: string): Promise<Config> {
   return {
     ...DEFAULTS,
     ...c,
+    // One spelling (no trailing slash, no `//`, `.` or `..`): every job's directory is named from it, and mounts in
+    // them are told by comparing those names (host/mounts.ts).
+    stateDir: path.posix.resolve(c.stateDir ?? DEFAULTS.stateDir),
     logFile: c.logFile,
     slurmdPidFiles: c.slurmdPidFiles,
     gresConf: c.gresConf,

@@ -3,6 +3,7 @@
 // on what the user owns); with allow_other, root's every lstat, open or realpath there waits on that user's daemon,
 // uninterruptibly (the review of e8e7aec wedged the agent and the Epilog so). Root looks here first and never enters.
 import fs from 'node:fs';
+import path from 'node:path';
 import { ExecaExec, type Exec } from './exec.js';
 
 /** mountinfo's octal escapes (show_mountinfo: space, tab, newline, backslash as \ooo). */
@@ -21,7 +22,20 @@ export function mountsBelow(dir: string, table = '/proc/self/mountinfo'): string
   } catch (e) {
     throw new Error(`${table} could not be read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): which paths below ${dir} are mounts cannot be told, none is entered`);
   }
-  return mountPointsBelow(text, dir);
+  // The table names a mount point by its real path; `dir` as the config spells it may reach it through a link (as
+  // /var/run is /run) or end in a slash, and compared as written it found no mount at all. The mounts are matched
+  // below the real path and given back as `dir` (normalized) spells them, as the callers build their paths.
+  const spelled = path.resolve(dir);
+  let real: string;
+  try {
+    real = fs.realpathSync.native(spelled);
+  } catch (e) {
+    // Nothing is mounted below a directory that is not there; anything else cannot be told.
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new Error(`${dir} could not be resolved (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): which paths below it are mounts cannot be told, none is entered`);
+  }
+  const found = mountPointsBelow(text, real);
+  return real === spelled ? found : found.map((m) => spelled + m.slice(real.length));
 }
 
 /** mountsBelow, or the reason it could not be read. */

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { listNames, makeDirs, removeDir, someNames } from '../host/dirs.js';
-import { chmod, lstat, rename, unlink } from '../host/entries.js';
+import { chmod, lstat, rename, stat, unlink } from '../host/entries.js';
 import { closeFd, fchmodFd, fchownFd, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, openFd } from '../host/fd.js';
 import { assertSafeAbove, errno, lstatOrNull, writeAtomic } from '../host/files.js';
 import { mountAt, mountsOrWhy } from '../host/mounts.js';
@@ -42,7 +42,9 @@ export function ensureStateDir(stateDir: string): void {
   // path at a directory of their choosing (where root would then make its key and the jobs' directories).
   const why = euid === 0 ? untrustedReason(stateDir, euid) : null;
   if (why !== null) throw new Error(`stateDir ${stateDir} lies where another user could redirect it: ${why}`);
-  const parent = lstat(path.dirname(stateDir)); // not root (by hand, tests): its parent at least
+  // Not root (by hand, tests): its parent at least. Followed: a link's own mode is 777 on Linux and says nothing (a
+  // stateDir named through one, as /var/run/gdrgate is through /var/run, was refused as world-writable).
+  const parent = stat(path.dirname(stateDir));
   if (parent.mode & 0o002 && !(parent.mode & 0o1000)) throw new Error(`stateDir's parent ${path.dirname(stateDir)} is world-writable without the sticky bit (${(parent.mode & 0o7777).toString(8)})`);
 }
 

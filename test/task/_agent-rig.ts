@@ -55,8 +55,12 @@ export interface Rig {
   close(): void;
 }
 
-/** `node`: the tree the jobs run on (default _roots.ts's 4x V100); `reference`: the node the baseline is captured from (default the same tree). */
-export async function startRig(o: { gpus?: boolean; node?: GenNode; reference?: GenNode } = {}): Promise<Rig> {
+/**
+ * `node`: the tree the jobs run on (default _roots.ts's 4x V100); `reference`: the node the baseline is captured from
+ * (default the same tree); `stateDir`: how the config spells the state directory, given the rig's directory (default
+ * `<work>/run`; another spelling of that same directory, through a link or with a trailing slash, as an admin may write it).
+ */
+export async function startRig(o: { gpus?: boolean; node?: GenNode; reference?: GenNode; stateDir?: (work: string) => string } = {}): Promise<Rig> {
   const work = scratchDir('gdrgate-taskrig-', '/tmp');
   fs.chmodSync(work, 0o755);
   const CLI = reachableBuild(work);
@@ -68,7 +72,7 @@ export async function startRig(o: { gpus?: boolean; node?: GenNode; reference?: 
   fs.chmodSync(calls, 0o666);
   const tree = await jobRoot({ node: o.node, minors: o.gpus === false ? undefined : [], status: { cpus: '0-7', mems: '0' } }, path.join(work, 'tree'));
   const ref = o.reference ? await jobRoot({ node: o.reference, minors: [] }, path.join(work, 'reference')) : tree;
-  const stateDir = path.join(work, 'run');
+  const stateDir = o.stateDir?.(work) ?? path.join(work, 'run');
   const scontrol = path.join(work, 'scontrol');
   fs.writeFileSync(scontrol, '#!/bin/sh\nexit 1\n', { mode: 0o755 });
   const cap = spawnSync(NODE, [CLI, 'baseline', 'capture', '--root', ref, '--class', 't', '--match', '*'], { encoding: 'utf8' });
