@@ -19,6 +19,7 @@ import { lstat, rename, unlink, type Stats } from '../host/entries.js';
 import { closeFd, fchmodFd, fchownFd, fstatFd, O_NOFOLLOW, O_NONBLOCK, O_RDWR, openFd } from '../host/fd.js';
 import { quietly } from '../host/files.js';
 import { log } from '../log.js';
+import { HeldDir, type Look } from '../host/held-dir.js';
 import { mountAt, mountsOrWhy } from '../host/mounts.js';
 import { jobDirName, parseId, parseJobId, taskFifoName } from '../state/names.js';
 import { TASK_FIFO } from './task.js';
@@ -54,14 +55,20 @@ function look(file: string): Stats | null {
     return null;
   }
 }
-const gone = (file: string): boolean => {
+
+/**
+ * lstat of `name` in the state directory as held (host/held-dir.ts): a job's directory and its FIFO are its user's, who
+ * may mount on them, and a mount there is told ('mount'), never entered. 'error' for anything but a plain answer.
+ */
+function lookIn(top: HeldDir, name: string): Look<Stats> | 'error' {
   try {
-    lstat(file);
-    return false;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'ENOENT';
+    return top.lstat(name);
+  } catch {
+    return 'error';
   }
-};
+}
+const found = (l: Look<Stats> | 'error'): l is Stats => l !== null && l !== 'mount' && l !== 'error';
+const isDir = (l: Look<Stats> | 'error'): l is Stats => found(l) && l.isDirectory();
 
 export class TaskFifos {
   private readonly pool: Held[] = [];
@@ -85,15 +92,28 @@ export class TaskFifos {
 
   /** The FIFOs of running jobs taken over (those a stopped agent set aside put back), the pool made anew. */
   async start(): Promise<void> {
+    const top = HeldDir.of(this.o.stateDir);
+    try {
+      this.startIn(top);
+    } finally {
+      if (typeof top !== 'string') top.close();
+    }
+    await this.fill();
+    this.timer = setInterval(() => this.sweep(), SWEEP_MS);
+    this.timer.unref();
+  }
+
+  /** start()'s looks, in the state directory held (a string: it could not be; nothing of the jobs' is looked at). */
+  private startIn(top: HeldDir | string): void {
     // The world-writable FIFO of agents before these.
-    if (look(path.join(this.o.stateDir, TASK_FIFO))?.isFIFO()) quietly(() => unlink(path.join(this.o.stateDir, TASK_FIFO)));
+    const old = typeof top === 'string' ? null : lookIn(top, TASK_FIFO);
+    if (found(old) && old.isFIFO()) quietly(() => unlink(path.join(this.o.stateDir, TASK_FIFO)));
     const pool = look(this.poolDir);
     if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) quietly(() => removeTree(this.poolDir));
     makeDirs(this.poolDir, 0o700);
-    // A job's directory with a mount on or in it (its user's) is never looked into: its FIFO is neither put back nor read.
-    // A table that cannot be read: no job's directory is looked into, no FIFO put back (its job's tasks run gdrgate).
-    const read = mountsOrWhy(this.o.stateDir);
-    const open = (job: string): boolean => 'mounts' in read && mountAt(read.mounts, this.jobDir(job)) === null && look(this.jobDir(job))?.isDirectory() === true;
+    // A job's directory with a mount on it (its user's) is never looked into: its FIFO is neither put back nor read.
+    // A state directory that cannot be held: no job's directory is looked at, no FIFO put back (its tasks run gdrgate).
+    const open = (job: string): boolean => typeof top !== 'string' && isDir(lookIn(top, jobDirName(job)));
     for (const name of listNames(this.poolDir)) {
       const from = path.join(this.poolDir, name);
       const job = /^parked\.(.+)$/.exec(name)?.[1];
@@ -103,11 +123,8 @@ export class TaskFifos {
     }
     for (const name of listNames(this.o.stateDir)) {
       const job = /^tasks-(.+)$/.exec(name)?.[1];
-      if (job !== undefined && parseJobId(job) === job && 'mounts' in read) this.adopt(job, read.mounts);
+      if (job !== undefined && parseJobId(job) === job && typeof top !== 'string') this.adopt(job, top);
     }
-    await this.fill();
-    this.timer = setInterval(() => this.sweep(), SWEEP_MS);
-    this.timer.unref();
   }
 
   /** Opens `file` without following a link, and keeps it only when it is a FIFO with one name (fstat of what was opened). */
@@ -127,16 +144,21 @@ export class TaskFifos {
   }
 
   /** A FIFO a killed agent left for a running job: read again; for a job that ended, removed. */
-  private adopt(job: string, mounts: readonly string[]): void {
+  private adopt(job: string, top: HeldDir): void {
     const file = this.fifo(job);
-    if (mountAt(mounts, this.jobDir(job)) !== null) return;
-    const dir = look(this.jobDir(job));
-    if (dir === null || !dir.isDirectory()) {
-      if (gone(this.jobDir(job))) quietly(() => unlink(file));
+    const dir = lookIn(top, jobDirName(job));
+    if (!isDir(dir)) {
+      if (dir === null) quietly(() => unlink(file));
       return;
     }
-    const h = look(file)?.isFIFO() ? this.open(file, dir.uid) : null;
-    if (h) this.serveJob(job, h);
+    // Opened as looked at (a mount on the FIFO, its user's, never opened): a FIFO of the job's user with one name.
+    let fd: Look<number> | string;
+    try {
+      fd = top.openAs(taskFifoName(job), O_RDWR, (st) => (st.isFIFO() && st.uid === dir.uid && st.nlink === 1 ? null : "not the job's FIFO"));
+    } catch {
+      return;
+    }
+    if (typeof fd === 'number') this.serveJob(job, { file, fd, ino: fstatFd(fd).ino });
   }
 
   private serveJob(job: string, h: Held): void {
@@ -196,7 +218,7 @@ export class TaskFifos {
   handOver(env: NodeJS.ProcessEnv, seen?: readonly string[]): string | null {
     const read = seen !== undefined ? { mounts: seen } : mountsOrWhy(this.o.stateDir);
     if ('why' in read) return read.why;
-    if (this.jobs.size) this.sweep(read.mounts);
+    if (this.jobs.size) this.sweep();
     // In a turn of its own: a mkfifo forked now would hold up the hand-over of the directory.
     setImmediate(() => void this.fill());
     const job = parseJobId(env.SLURM_JOB_ID);
@@ -226,27 +248,26 @@ export class TaskFifos {
   }
 
   /**
-   * Lets go of the FIFOs of jobs that ended (their directory gone: removed with it) or whose name leads elsewhere.
-   * `seen`: the mount table just read (handOver's); else it is read here, right before the jobs' directories are looked at.
+   * Lets go of the FIFOs of jobs that ended (their directory gone: removed with it) or whose name leads elsewhere. A
+   * job whose directory or FIFO has a mount on it (its user's FUSE?) is let go too, never looked into.
    */
-  sweep(seen?: readonly string[]): void {
+  sweep(): void {
     if (!this.jobs.size) return;
-    const read = seen !== undefined ? { mounts: seen } : mountsOrWhy(this.o.stateDir);
-    // A table that cannot be read: no job's directory is looked at this time (the next sweep tries again).
-    if ('why' in read) return;
-    const mounts = read.mounts;
-    for (const [job, j] of this.jobs) {
-      // A mount on or in the job's directory (its user's FUSE?): never looked into; the job gets no more answers.
-      if (mountAt(mounts, this.jobDir(job)) !== null) {
+    const top = HeldDir.of(this.o.stateDir);
+    // A state directory that cannot be held: no job's directory is looked at this time (the next sweep tries again).
+    if (typeof top === 'string') return;
+    try {
+      for (const [job, j] of this.jobs) {
+        const dir = lookIn(top, jobDirName(job));
+        const fifo = lookIn(top, taskFifoName(job));
+        const ours = found(fifo) && fifo.ino === j.ino;
+        if (dir !== 'mount' && dir !== null && ours) continue;
         j.served.destroy();
         this.jobs.delete(job);
-        continue;
+        if (dir === null && ours) quietly(() => unlink(j.file));
       }
-      const ended = gone(this.jobDir(job));
-      if (!ended && look(j.file)?.ino === j.ino) continue;
-      j.served.destroy();
-      this.jobs.delete(job);
-      if (ended && look(j.file)?.ino === j.ino) quietly(() => unlink(j.file));
+    } finally {
+      top.close();
     }
   }
 
@@ -254,11 +275,14 @@ export class TaskFifos {
   async destroy(): Promise<void> {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
+    const top = HeldDir.of(this.o.stateDir);
     for (const [job, j] of this.jobs) {
       j.served.destroy();
-      // stateDir and the pool are root's: what is renamed is what was looked at.
-      if (look(j.file)?.ino === j.ino) quietly(() => rename(j.file, path.join(this.poolDir, `parked.${job}`)));
+      // stateDir and the pool are root's: what is renamed is what was looked at (a mount on it never looked into).
+      const f = typeof top === 'string' ? null : lookIn(top, taskFifoName(job));
+      if (found(f) && f.ino === j.ino) quietly(() => rename(j.file, path.join(this.poolDir, `parked.${job}`)));
     }
+    if (typeof top !== 'string') top.close();
     this.jobs.clear();
     for (const h of this.pool.splice(0)) {
       quietly(() => closeFd(h.fd));

@@ -10,12 +10,12 @@
 // only in their own process: what the answer says is what `gdrgate task` would say to them from the same reads.
 // Anything the facts do not answer, or any doubt, and the agent says "fallback": the TaskProlog runs gdrgate itself;
 // a request the facts do not prove (another nonce, pid or user) gets no answer at all: its pipe may be anyone's.
-import { DEFAULTS, loadTrustedConfig } from '../config.js';
+import { DEFAULTS, loadTrustedConfig, type Config } from '../config.js';
 import { runHook } from '../engine/hook.js';
-import { lstatOrNull, modeAllowsRead, readSmall, type Ids } from '../host/files.js';
-import { mountAt, mountsOrWhy } from '../host/mounts.js';
+import { HeldDir } from '../host/held-dir.js';
+import { modeAllowsRead, modeAllowsReadIn, type Ids } from '../host/mode-read.js';
 import type { Host } from '../host/host.js';
-import { jobDirName, parseJobId } from '../state/names.js';
+import { jobDirName, parseJobId, PROLOG_FILE } from '../state/names.js';
 import type { TaskRecord } from '../state/types.js';
 import { statusWords } from '../parsers/proc-status.js';
 import { factEnv, FactHost, MAX_FACTS_BYTES, NotGathered, parseFacts } from '../task/facts.js';
@@ -81,20 +81,37 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
   if (!cfg) return quiet(`cannot read ${agentConfig}, or anyone but root could change it`);
   const stateDir = cfg.stateDir ?? DEFAULTS.stateDir;
   const dir = `${stateDir}/${jobDirName(req.job)}`;
-  // A mount on or in the job's directory (its user's FUSE file system?) is never entered: root would wait on its daemon.
-  const read = mountsOrWhy(stateDir);
-  if ('why' in read) return quiet(read.why);
-  const mount = mountAt(read.mounts, dir);
-  if (mount !== null) return quiet(`${mount} is a mount: not entered`);
-  const st = lstatOrNull(dir);
-  if (!st?.isDirectory()) return quiet(`${dir} is not a directory`);
-  const uid = st.uid;
+  // The job's directory, and every name in it, only as held (host/held-dir.ts): a mount on or in it (its user's FUSE
+  // file system?) is never entered, root would wait on its daemon; no window between a look and a use.
+  const top = HeldDir.of(stateDir);
+  if (typeof top === 'string') return quiet(top);
+  let held: ReturnType<HeldDir['dir']>;
+  try {
+    held = top.dir(jobDirName(req.job));
+  } catch (e) {
+    return quiet(`${dir}: ${(e as Error).message}`);
+  } finally {
+    top.close();
+  }
+  if (held === 'mount') return quiet(`${dir} is a mount: not entered`);
+  if (held === null || typeof held === 'string') return quiet(`${dir} is not a directory`);
+  try {
+    return await answerHeld(req, agentConfig, live, cfg, held, quiet);
+  } finally {
+    held.close();
+  }
+}
+
+async function answerHeld(req: TaskRequest, agentConfig: string, live: Host, cfg: Config, held: HeldDir, quiet: (why: string) => TaskAnswer): Promise<TaskAnswer> {
+  const stateDir = cfg.stateDir ?? DEFAULTS.stateDir;
+  const dir = held.path;
+  const uid = held.stats.uid;
   if (uid === 0) return quiet(`${dir} is root's: the Prolog has not handed it to the job's user`);
   // The asking process must be the job's user's: the answer goes into its descriptor.
   const status = await live.readText(`/proc/${req.pid}/status`);
   const uids = status.ok ? statusWords(status.value, 'Uid') : [];
   if (uids.length !== 4 || uids.some((u) => u !== String(uid))) return quiet(`pid ${req.pid} is not the job's user's (uid ${uid})`);
-  const raw = readSmall(`${dir}/task.${req.view}.facts`, { max: MAX_FACTS_BYTES, owner: uid });
+  const raw = held.read(`task.${req.view}.facts`, { max: MAX_FACTS_BYTES, owner: uid });
   if (!raw.ok) return quiet(raw.why);
   const facts = parseFacts(raw.value.toString('utf8'));
   if (!facts.ok) return quiet(`task.${req.view}.facts: ${facts.error}`);
@@ -114,8 +131,8 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
     // What the agent reads as root for the job's user, the user must be able to read: the facts say so (the user's
     // word: a "no" is taken), and so must the mode bits (a "yes" is checked: the facts are the user's to write).
     const ids = idsOf(status.ok ? status.value : '', uid);
-    const userReads = (p: string): boolean => host.readable(p) && modeAllowsRead(p, ids, { nofollow: p.startsWith(`${dir}/`) });
-    for (const p of [agentConfig, `${dir}/prolog.json`, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: `the job's user cannot read ${p}` };
+    const userReads = (p: string): boolean => host.readable(p) && (p === `${dir}/${PROLOG_FILE}` ? modeAllowsReadIn(held, PROLOG_FILE, ids, stateDir) : modeAllowsRead(p, ids));
+    for (const p of [agentConfig, `${dir}/${PROLOG_FILE}`, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: `the job's user cannot read ${p}` };
     const r = await runHook(
       taskPrologHook({ standalone: false, root: f.root === '/' ? undefined : f.root, config: agentConfig, fail: f.fail }, env, req.job, {
         host,
@@ -123,6 +140,7 @@ export async function answerTask(req: TaskRequest, agentConfig: string, live: Ho
         readable: (p) => host.readable(p),
         baseline: (c, node) => (!c || !host.readable(c.baseline) ? Promise.resolve(null) : modeAllowsRead(c.baseline, ids) ? baselineClass(c, node) : host.tell(`the baseline ${c.baseline}: readable, say the facts; not by its mode`)),
         keep,
+        jobDir: held,
       }),
     );
     // A question the facts did not answer, even one the code that asked caught: not the answer gdrgate would give.

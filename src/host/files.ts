@@ -106,6 +106,11 @@ export function readSmall(file: string, rules: ReadRules): FileResult<Buffer> {
     if (errno(e) === 'ENOENT') return { ok: false, kind: 'missing', why: `${file}: no such file (ENOENT)` };
     return { ok: false, kind: e instanceof UnsafeFileError ? 'unsafe' : 'io', why: e instanceof UnsafeFileError ? msg(e) : `${file}: ${msg(e)}` };
   }
+  return readOpened(fd, file, rules);
+}
+
+/** readSmall's reading of `fd`, a regular file opened for reading (as `file`), which it closes. */
+export function readOpened(fd: number, file: string, rules: ReadRules): FileResult<Buffer> {
   try {
     const st = fs.fstatSync(fd);
     if (rules.owner !== undefined && st.uid !== rules.owner) return { ok: false, kind: 'unsafe', why: `${file} is owned by uid ${st.uid}, not ${rules.owner}` };
@@ -253,40 +258,6 @@ export function lstatOrNull(file: string): fs.Stats | null {
   } catch (e) {
     if (errno(e) === 'ENOENT' || errno(e) === 'ENOTDIR') return null;
     throw e;
-  }
-}
-
-/** A process's user and groups (/proc/<pid>/status Uid, Gid and Groups), for modeAllowsRead. */
-export interface Ids {
-  readonly uid: number;
-  readonly gids: readonly number[];
-}
-
-/**
- * Whether a process with `ids` may read `file` by the mode bits of the file and of every directory above it, on the
- * path as named and as resolved: what root reads for a user (the agent) only when the user could read it too. ACLs
- * are not read: an ACL that grants more is a "no" (the user then reads it themselves), one that denies a user whom
- * the mode bits allow is not seen. `nofollow`: a link in the last component is a "no", never followed.
- */
-export function modeAllowsRead(file: string, ids: Ids, o: { readonly nofollow?: boolean } = {}): boolean {
-  const may = (p: string, bit: number): boolean => {
-    const st = fs.statSync(p);
-    const shift = st.uid === ids.uid ? 6 : ids.gids.includes(st.gid) ? 3 : 0;
-    return ((st.mode >> shift) & bit) !== 0;
-  };
-  try {
-    // In a directory the user owns, a link may lead anywhere (a hung mount: stat(2) would block the agent): refused.
-    if (o.nofollow && fs.lstatSync(file).isSymbolicLink()) return false;
-    const real = fs.realpathSync(file);
-    if (!fs.statSync(real).isFile() || !may(real, 4)) return false;
-    for (const start of [path.dirname(path.resolve(file)), path.dirname(real)])
-      for (let d = start; ; d = path.dirname(d)) {
-        if (!may(d, 1)) return false;
-        if (d === path.dirname(d)) break;
-      }
-    return true;
-  } catch {
-    return false;
   }
 }
 

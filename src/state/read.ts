@@ -2,6 +2,7 @@
 // for the epilog. Anything that does not verify is reported, never trusted.
 import type { Stats } from '../host/entries.js';
 import { errno, lstatOrNull, readSmall, writeAtomic } from '../host/files.js';
+import type { HeldDir } from '../host/held-dir.js';
 import { jobDirName, MAX_STATE_BYTES, PROLOG_FILE, PROLOG_FORMAT, TASK_FILE } from './names.js';
 import { isGpuOrder } from './gpu-order.js';
 import { PUB_FILE, verifyText } from './sign.js';
@@ -44,12 +45,15 @@ export function asPrologState(v: unknown): PrologState | string {
   return v as unknown as PrologState;
 }
 
-/** Reads stateDir/job-<id>/prolog.json and says whether it can be trusted for this job, user and node. */
-export function readPrologState(stateDir: string, want: Expect): StateRead {
-  const dir = `${stateDir}/${jobDirName(want.job)}`;
+/**
+ * Reads stateDir/job-<id>/prolog.json and says whether it can be trusted for this job, user and node. `held`: that
+ * directory as root holds it (the agent: host/held-dir.ts, never entering a mount in it), else it is looked up by name.
+ */
+export function readPrologState(stateDir: string, want: Expect, held?: HeldDir): StateRead {
+  const dir = held?.path ?? `${stateDir}/${jobDirName(want.job)}`;
   let st: Stats | null;
   try {
-    st = lstatOrNull(dir);
+    st = held?.stats ?? lstatOrNull(dir);
   } catch (e) {
     return { status: 'unreadable', why: `${dir}: ${errno(e)}` };
   }
@@ -61,7 +65,7 @@ export function readPrologState(stateDir: string, want: Expect): StateRead {
   if (st.uid === 0 && want.uid !== 0 && (st.mode & 0o7777) === 0o700) return { status: 'missing', why: `${dir} is still root's: the Prolog began it and wrote no record into it` };
   if (st.uid !== want.uid) return { status: 'untrusted', why: `${dir} belongs to uid ${st.uid}, not to this job's user (uid ${want.uid})` };
 
-  const file = readSmall(`${dir}/${PROLOG_FILE}`, { max: MAX_STATE_BYTES });
+  const file = held ? held.read(PROLOG_FILE, { max: MAX_STATE_BYTES }) : readSmall(`${dir}/${PROLOG_FILE}`, { max: MAX_STATE_BYTES });
   if (!file.ok) return { status: file.kind === 'missing' ? 'missing' : file.kind === 'unsafe' ? 'untrusted' : 'unreadable', why: file.why };
   let env: unknown;
   try {

@@ -5,6 +5,7 @@ import { loadBaselineFor } from '../baseline/load.js';
 import { DEFAULTS, type Config } from '../config.js';
 import type { ActingHook, HookRun, Judgement } from '../engine/hook.js';
 import { readSmall } from '../host/files.js';
+import type { HeldDir } from '../host/held-dir.js';
 import type { Host } from '../host/host.js';
 import { openHost } from '../host/open.js';
 import { readAdapterFunctions } from '../inventory/placement.js';
@@ -41,6 +42,8 @@ export interface TaskView {
   baseline(cfg: Config | null, node: string): Promise<BaselineClass | null>;
   /** Where the task record goes (default: written into the job's directory as this user). */
   keep?(stateDir: string, rec: TaskRecord): { ok: true } | { ok: false; why: string };
+  /** The job's directory as root holds it (the agent: never entering a mount in it); else looked up by name. */
+  readonly jobDir?: HeldDir;
 }
 
 /** The job's view as this process sees it. */
@@ -100,8 +103,9 @@ function taskRecord(job: string, uid: number, env: NodeJS.ProcessEnv, node: stri
  * Every step's TaskProlog writes task.json, and steps differ (each srun binds its own CPUs): an earlier step's
  * findings that this step does not repeat are kept, so the Epilog counts what every step of the job met.
  */
-function withEarlierSteps(stateDir: string, rec: TaskRecord): TaskRecord {
-  const r = readSmall(`${stateDir}/${jobDirName(rec.job)}/${TASK_FILE}`, { max: 64 * 1024, owner: rec.uid });
+function withEarlierSteps(stateDir: string, rec: TaskRecord, held?: HeldDir): TaskRecord {
+  const rules = { max: 64 * 1024, owner: rec.uid };
+  const r = held ? held.read(TASK_FILE, rules) : readSmall(`${stateDir}/${jobDirName(rec.job)}/${TASK_FILE}`, rules);
   if (!r.ok) return rec;
   let raw: unknown;
   try {
@@ -137,7 +141,7 @@ async function judgeTaskProlog(run: HookRun, a: TaskArgs, job: string, from: Tas
   const tv = from ?? (await ownView(a.root ?? cfg?.root ?? '/'));
   const { host, uid } = tv;
   const stateDir = cfg?.stateDir ?? DEFAULTS.stateDir;
-  const [view, state] = await Promise.all([readJobView(host, accessProbe(host)), Promise.resolve(readPrologState(stateDir, { job, uid, node }))]);
+  const [view, state] = await Promise.all([readJobView(host, accessProbe(host)), Promise.resolve(readPrologState(stateDir, { job, uid, node }, tv.jobDir))]);
   const cls = await tv.baseline(cfg, node);
   const min = resolveMin(state, cls?.memlockMin ?? null);
   const placement = await placementOf(host, env, state, cls, view.hcas);
@@ -162,7 +166,7 @@ export function taskPrologHook(a: TaskArgs, env: NodeJS.ProcessEnv, job: string,
       if (!j.work?.voice) return;
       const stateDir = run.cfg?.stateDir ?? DEFAULTS.stateDir;
       const { view, state, uid, keep } = j.work;
-      const w = keep(stateDir, withEarlierSteps(stateDir, taskRecord(job, uid, env, run.node, view, state, j.findings)));
+      const w = keep(stateDir, withEarlierSteps(stateDir, taskRecord(job, uid, env, run.node, view, state, j.findings), from?.jobDir));
       if (!w.ok && state.status !== 'missing') process.stderr.write(`gdrgate task: task record not written: ${w.why}\n`);
     },
     render: (_run, j) => (j.work?.lines.length ? [j.work.lines.join('\n')] : []),

@@ -5,9 +5,12 @@
 // shows is that root never goes in; a tmpfs (user-tmpfs.ts) only shows what root says. Needs root, /dev/fuse, mount(8).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { scratchDir } from './scratch.js';
 
 const MOUNT = '/usr/bin/mount';
+const GUARD = `const { workerData: w } = require('node:worker_threads');
+setTimeout(() => { if (Atomics.compareExchange(w.closed, 0, 0, 1) !== 0) return; require('node:fs').closeSync(w.fd); require('node:child_process').spawnSync(w.umount, ['--lazy', w.at]); }, w.ms);`;
 const UMOUNT = '/usr/bin/umount';
 
 export interface DeadFuse {
@@ -16,8 +19,12 @@ export interface DeadFuse {
   release(): void;
 }
 
-/** Mounts a dead FUSE file system on `at` (a directory or a regular file) as `uid`'s; null when this machine cannot. */
-export function deadFuse(at: string, uid: number): DeadFuse | null {
+/**
+ * Mounts a dead FUSE file system on `at` (a directory or a regular file) as `uid`'s; null when this machine cannot.
+ * `guardMs`: a thread of its own closes the connection after that long, so that code under test which goes in, on
+ * this process's own thread, gets ENOTCONN and the test goes on to fail, instead of waiting for ever.
+ */
+export function deadFuse(at: string, uid: number, o: { readonly guardMs?: number } = {}): DeadFuse | null {
   if (process.getuid?.() !== 0 || !fs.existsSync('/dev/fuse') || !fs.existsSync(MOUNT)) return null;
   const rootmode = fs.lstatSync(at).isDirectory() ? '40000' : '100000';
   let fd: number | null = fs.openSync('/dev/fuse', 'r+');
@@ -27,9 +34,14 @@ export function deadFuse(at: string, uid: number): DeadFuse | null {
     fs.closeSync(fd);
     return null;
   }
+  // Whichever closes the descriptor first (the guard or release) sets it; the other leaves it (its number may be reused).
+  const closed = new Int32Array(new SharedArrayBuffer(4));
+  const guard = o.guardMs === undefined ? null : new Worker(GUARD, { eval: true, workerData: { fd, at, ms: o.guardMs, umount: UMOUNT, closed } });
+  guard?.unref();
   const release = (): void => {
+    void guard?.terminate();
     if (fd === null) return;
-    fs.closeSync(fd);
+    if (Atomics.compareExchange(closed, 0, 0, 1) === 0) fs.closeSync(fd);
     fd = null;
     spawnSync(UMOUNT, ['--lazy', at]);
   };
