@@ -2,10 +2,18 @@
 // the job, then remove the job's state directory. Never throws: a failing Epilog drains the node.
 import { log } from '../log.js';
 import { detachMounts, mountsBelow, mountsOrWhy } from '../host/mounts.js';
-import { lstatOrNull } from '../host/files.js';
 import { collectJobState, type JobStateOutcome } from '../state/epilog.js';
 import { jobDirName } from '../state/names.js';
-import { lockPathTo } from '../state/store.js';
+import { lockPathTo, lookHeld } from '../state/store.js';
+
+/** lookHeld, or null for anything but a plain answer. */
+function quietLook(stateDir: string, name: string): ReturnType<typeof lookHeld> {
+  try {
+    return lookHeld(stateDir, name);
+  } catch {
+    return null;
+  }
+}
 
 /** Reads, logs and removes stateDir/job-<id>; `job` is a parsed id (src/state/names.ts). */
 export async function epilogJobState(stateDir: string, job: string, node: string): Promise<JobStateOutcome> {
@@ -23,7 +31,9 @@ export async function epilogJobState(stateDir: string, job: string, node: string
   }
   const table = read.mounts;
   const mounted = mine(table);
-  const owner = mounted.length && !mounted.includes(dir) ? lstatOrNull(dir)?.uid ?? null : null; // a mount point's stat asks its file system
+  // A mount point's stat asks its file system: looked at as held, one made on it since the table was read is not.
+  const seen = mounted.length && !mounted.includes(dir) ? quietLook(stateDir, jobDirName(job)) : null;
+  const owner = seen !== null && seen !== 'mount' ? seen.uid : null;
   if (mounted.length) {
     // A table unread mid-way ends the detaching; what is left is said, and the look below reads the table again.
     const left = await detachMounts(() => mine(mountsBelow(stateDir)), (mp) => lockPathTo(stateDir, mp), undefined, mounted).catch((e: Error) => [e.message]);

@@ -37,11 +37,16 @@ export class HeldDir {
 
   /** `dir`, a path root alone can change (the state directory), held; or why it could not be. */
   static of(dir: string): HeldDir | string {
+    return HeldDir.ifAny(dir) ?? `${dir}: no such directory (ENOENT)`;
+  }
+
+  /** HeldDir.of, or null when `dir` is not there. */
+  static ifAny(dir: string): HeldDir | string | null {
     let fd: number;
     try {
       fd = fs.openSync(dir, O_PATH | C.O_DIRECTORY);
     } catch (e) {
-      return `${dir}: ${(e as Error).message}`;
+      return gone(e) ? null : `${dir}: ${(e as Error).message}`;
     }
     try {
       const mount = mountOf(fd);

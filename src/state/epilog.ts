@@ -5,9 +5,9 @@
 import type { Status } from '../model/finding.js';
 import { isTaskCode } from '../task/records.js';
 import { jobDirName, MAX_STATE_BYTES, TASK_FILE, TASK_FORMAT } from './names.js';
-import { lstatOrNull, readSmall } from '../host/files.js';
+import { readSmall } from '../host/files.js';
 import { mountAt, mountsOrWhy } from '../host/mounts.js';
-import { lockDir, reclaimStale, removeJobDir, type Reclaimed } from './store.js';
+import { lockHeld, reclaimStale, removeJobDir, type Reclaimed } from './store.js';
 import type { Bytes, TaskFindingRecord } from './types.js';
 
 /** What the admin's log gets: only fields we know, each bounded and stripped of control characters. */
@@ -77,14 +77,15 @@ export function collectJobState(stateDir: string, job: string, given?: readonly 
   if (mount !== null) return refused(mount);
   let locked: readonly string[] | null = null;
   try {
-    const st = lstatOrNull(dir);
+    // Looked at and taken back as held: a mount its user made on it since `mounts` was read is told, never entered.
+    const st = lockHeld(stateDir, jobDirName(job));
+    if (st === 'mount') return refused(dir);
     if (st === null) return { job, ownerUid, task, taskWhy: 'no state directory', removed: false, error: null, reclaimed: reclaimStale(stateDir) };
     ownerUid = st.uid;
     if (st.isDirectory()) {
       // From here on the user can neither add to the directory nor swap task.json for a link, nor mount in it
       // (fusermount looks the mount point up through it): one made before that, since `mounts` was read, is in the
       // table read now, and nothing in the directory is opened.
-      lockDir(dir);
       const now = mountsOrWhy(stateDir);
       if ('why' in now) return unread(now.why);
       locked = now.mounts;

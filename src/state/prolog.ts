@@ -11,7 +11,7 @@ import { lstatOrNull } from '../host/files.js';
 import { mountAt, mountsBelow } from '../host/mounts.js';
 import { chown } from '../host/entries.js';
 import { writeNew } from '../host/files.js';
-import { ensureStateDir, removeJobDir } from './store.js';
+import { ensureStateDir, lookHeld, removeJobDir } from './store.js';
 import type { Bytes, PrologState, RecordedAdapter, SignedEnvelope } from './types.js';
 import type { GpuOrder } from './gpu-order.js';
 
@@ -87,7 +87,9 @@ export interface Begun {
 function notBegun(stateDir: string, dir: string, begun: Begun, mounts: readonly string[] = mountsBelow(stateDir)): string | null {
   const mount = mountAt(mounts, dir);
   if (mount !== null) return `${mount} is a mount: not entered`;
-  const st = lstatOrNull(dir);
+  // As held: a mount made on it since `mounts` was read (a user's, on an old run's directory) is told, never asked.
+  const st = lookHeld(stateDir, dir.slice(stateDir.length + 1));
+  if (st === 'mount') return `${dir} is a mount: not entered`;
   const ours = st !== null && st.isDirectory() && st.dev === begun.dev && st.ino === begun.ino && st.uid === (process.getuid?.() ?? 0) && (st.mode & 0o777) === 0o700;
   return ours ? null : replaced(dir);
 }

@@ -6,9 +6,10 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { listNames, makeDirs, removeDir, someNames } from '../host/dirs.js';
-import { chmod, lstat, rename, stat, unlink } from '../host/entries.js';
+import { chmod, lstat, rename, stat, unlink, type Stats } from '../host/entries.js';
 import { closeFd, fchmodFd, fchownFd, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK, O_RDONLY, openFd } from '../host/fd.js';
 import { assertSafeAbove, errno, lstatOrNull, writeAtomic } from '../host/files.js';
+import { HeldDir, type Look } from '../host/held-dir.js';
 import { mountAt, mountsOrWhy } from '../host/mounts.js';
 import { untrustedReason } from '../host/trust.js';
 import { jobDirName, taskFifoName } from './names.js';
@@ -79,6 +80,48 @@ export function lockDir(dir: string): void {
     fchmodFd(fd, 0o700);
   } finally {
     closeFd(fd);
+  }
+}
+
+/**
+ * lstat of `stateDir/name` as held (host/held-dir.ts): 'mount' when something is mounted on it, never asked (a job's
+ * directory is its user's, who may mount on it any time after the mount table was read); null when it, or stateDir, is
+ * not there. Throws what the kernel said otherwise.
+ */
+export function lookHeld(stateDir: string, name: string): Look<Stats> {
+  const top = HeldDir.ifAny(stateDir);
+  if (top === null) return null;
+  if (typeof top === 'string') throw new Error(top);
+  try {
+    return top.lstat(name);
+  } finally {
+    top.close();
+  }
+}
+
+/**
+ * lockDir of `stateDir/name`, looked at and opened as held: its lstat before the lock; 'mount' (nothing locked) when
+ * something is mounted on it, null when it is not there, a non-directory's lstat left as it is.
+ */
+export function lockHeld(stateDir: string, name: string): Look<Stats> {
+  const top = HeldDir.ifAny(stateDir);
+  if (top === null) return null;
+  if (typeof top === 'string') throw new Error(top);
+  try {
+    const st = top.lstat(name);
+    if (st === null || st === 'mount' || !st.isDirectory()) return st;
+    const fd = top.openAs(name, O_RDONLY | O_DIRECTORY, (now) => (now.isDirectory() ? null : 'changed type while being locked'));
+    if (fd === null || fd === 'mount') return fd;
+    if (typeof fd === 'string') throw new Error(`${stateDir}/${name} ${fd}`);
+    try {
+      fchownFd(fd, process.geteuid?.() ?? 0, process.getegid?.() ?? 0);
+      fchmodFd(fd, 0o700);
+    } finally {
+      closeFd(fd);
+    }
+    return st;
+  } finally {
+    top.close();
   }
 }
 
@@ -158,17 +201,18 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
   const mount = mountAt(mounts, dir);
   if (mount !== null) return { ok: false, why: `${mount} is a mount: not entered`, setAside: null };
   try {
-    const st = lstatOrNull(dir);
+    // Taken back (as held: a mount its user made on it since `mounts` was read is told, never entered) before anything
+    // in it is looked at; a mount its user made in it after `mounts` was read, before that, is in the table read now
+    // (and none after: fusermount looks the mount point up through the directory). Not entered, and not set aside
+    // either: a rename would carry the mount along, into what reclaimStale walks.
+    const st = lockHeld(stateDir, jobDirName(job));
     if (st === null) return { ok: true, removed: false };
+    if (st === 'mount') return { ok: false, why: `${dir} is a mount: not entered`, setAside: null };
     // Only root can create entries in stateDir: a non-directory here is stale or an admin's mistake; drop the name.
     if (!st.isDirectory()) {
       unlink(dir);
       return { ok: true, removed: true };
     }
-    // Taken back before anything in it is looked at; a mount its user made in it after `mounts` was read, before
-    // that, is in the table read now (and none after: fusermount looks the mount point up through the directory).
-    // Not entered, and not set aside either: a rename would carry the mount along, into what reclaimStale walks.
-    lockDir(dir);
     const now = o.locked ? { mounts: o.locked } : mountsOrWhy(stateDir);
     // Unread: not entered, not set aside (a rename would carry a mount in it along).
     if ('why' in now) return { ok: false, why: now.why, setAside: null };

@@ -3,7 +3,8 @@
 // entered: the table is read again once the directory is root's. Without that, root's removal lstat'ed, locked and
 // emptied the user's mount (with allow_other a FUSE daemon there holds root's every look), set the directory aside
 // with the mount in it, and the next reclaim entered it again; the Epilog read the user's file mounted on task.json.
-// The race is made deterministic: the table is read, then the user mounts, then root goes on from the stale table.
+// The race is made deterministic: the table is read, then the user mounts, then root goes on from the stale table. A
+// mount made on the directory itself in that window is told by looking at it as held (host/held-dir.ts), not by a table.
 // tmpfs (and a bind mount of a file) as the user's stand in for FUSE; needs root and mount(8).
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -67,6 +68,22 @@ else {
     const why = `${dir}/task.json is a mount: not entered`;
     t.same([got.task, got.taskWhy, got.removed], [null, why, false], 'not read, not removed');
     t.same(mountsBelow(s), [`${dir}/task.json`], 'still mounted there');
+  });
+
+  t.test("a mount made on the job's directory itself since the table was read: looked at as held, not entered", async (t) => {
+    const cases: readonly [string, (s: string, table: string[]) => unknown, (dir: string) => unknown][] = [
+      ['the Prolog', (s, table) => removeJobDir(s, '42', undefined, { mounts: table }), (dir) => ({ ok: false, why: `${dir} is a mount: not entered`, setAside: null })],
+      ['the Epilog', (s, table) => collectJobState(s, '42', table), (dir) => ({ job: '42', ownerUid: null, task: null, taskWhy: `${dir} is a mount: not entered`, removed: false, error: `${dir} is a mount (its user's?): not entered, not removed`, reclaimed: null })],
+    ];
+    for (const [what, remove, want] of cases) {
+      const { s, dir } = jobDir(t);
+      const table = mountsBelow(s);
+      t.equal(mountAsUser(dir), true, `${what}: the user's mount on job-42, after the read`);
+      t.same(remove(s, table), want(dir), `${what}: not entered`);
+      // Gone in, root would have taken the mount's root (lockDir: root's, 0700).
+      t.same(mounted(s), [[dir, USER]], `${what}: the mount where it was, its root still the user's`);
+      t.same(staleNames(s), [], `${what}: nothing set aside`);
+    }
   });
 
   t.test('a mount on the job directory itself is not entered; another job\'s, whose id begins with this one\'s, is not this one\'s', async (t) => {
