@@ -46,7 +46,7 @@ function globNode(body: string, fail: (why: string) => never): Node {
       const end = body.indexOf(']', i);
       if (end < 0) fail('unclosed [');
       const inner = body.slice(i + 1, end);
-      if (inner === '' || inner === '!') fail('empty []');
+      if (inner === '' || inner === '!' || inner === '^') fail('empty []');
       xs.push(RANGE_RE.test(inner) ? rangeNode(inner, fail) : { k: 'set', set: globClass(inner, fail) });
       i = end;
     } else xs.push({ k: 'set', set: CharSet.of(c) });

@@ -2,6 +2,7 @@
 import t from 'tap';
 import { compilePattern, matchesAll } from '../../src/baseline/match.js';
 import { MAX_RANGE_PARTS } from '../../src/baseline/hostlist.js';
+import { exactly } from '../helpers/exactly.js';
 
 const table: [string, string, boolean][] = [
   ['gpu*', 'gpu017', true],
@@ -58,6 +59,9 @@ t.test('bad patterns are errors naming the pattern', async (t) => {
   t.throws(() => compilePattern('gpu[001-064'), /unclosed \[/);
   t.throws(() => compilePattern('!'), /empty host pattern/);
   t.throws(() => compilePattern('gpu[]'), /empty \[\]/);
+  // `[!]` and `[^]` are the same glob (bash and fnmatch take `[^]` for the three characters, Python's fnmatch too):
+  // both refused, never a class of one any character that `gpu[^]` would put every gpuX in.
+  for (const p of ['gpu[!]', 'gpu[^]', '!gpu[^]']) t.throws(() => compilePattern(p), exactly(`empty [] in host pattern ${JSON.stringify(p)}`), p);
   t.throws(() => compilePattern(',,'), /^no name in a comma-separated list in host pattern ",,"$/);
   // Empty names in a list are dropped, as scontrol show hostnames drops them.
   for (const p of ['gpu1,,gpu2', 'gpu[01-04],', ',gpu1']) t.equal(compilePattern(p).test('gpu1') || compilePattern(p).test('gpu01'), true, p);
