@@ -5,6 +5,7 @@ import { BASELINE_LIMITS, overLimits } from './limits.js';
 import { compilePattern, matchesAll, type HostPattern } from './match.js';
 import { validatorFor } from '../schema.js';
 import { readJsonFile } from '../host/json-file.js';
+import { canonicalJson } from '../samples/sample.js';
 
 export { readJsonFile };
 
@@ -44,7 +45,8 @@ export async function checkBaseline(data: unknown, file: string): Promise<Baseli
     unique(file, `/classes/${i}/devices`, c.devices, (d) => d.bdf, 'device');
     unique(file, `/classes/${i}/paths`, c.paths, (p) => `${p.gpu} ${p.nic}`, 'GPU↔NIC pair');
     unique(file, `/classes/${i}/payload/devices`, c.payload?.devices ?? [], (d) => d.bdf, 'device');
-    unique(file, `/classes/${i}/probes`, c.probes ?? [], (e) => JSON.stringify([e.probe, e.gpu, e.nic, e.direction, e.recipe]), 'probe path and recipe');
+    // A recipe is known by its canonical JSON, as the epilog knows it (recipeHash): its keys in another order are the same recipe.
+    unique(file, `/classes/${i}/probes`, c.probes ?? [], (e) => canonicalJson([e.probe, e.gpu, e.nic, e.direction, e.recipe]), 'probe path and recipe');
     // A pair naming a device the class does not have is judged by nothing (the check skips a pair whose device is
     // not on the node, leaving that to device-inventory, which knows only the class's devices): a typo turns the
     // real pair's check off in silence.

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { loadBaseline } from '../../src/baseline/load.js';
 import type { BaselineEnvelope } from '../../src/model/baseline.js';
 import { baselineOf, HGX } from '../checks/_trees.js';
+import { recipeHash } from '../../src/samples/sample.js';
 import { exactly } from '../helpers/exactly.js';
 
 /** ib_write_bw host to host on mlx5_0 at one message size, as the epilog's probe records it. */
@@ -22,4 +23,16 @@ t.test('one path at two message sizes loads; the same size twice is refused', as
   t.same((await loadBaseline(file)).classes[0]!.probes!.map((e) => e.recipe.msgSize), [65536, 4096]);
   await writeFile(file, JSON.stringify({ version: 1, classes: [{ ...cls, probes: [band(65536), band(4096), band(65536)] }] }));
   await t.rejects(loadBaseline(file), exactly(`${file}: /classes/0/probes/2: duplicate probe path and recipe (as /classes/0/probes/0)`));
+});
+
+t.test('the same recipe with its keys in another order is the same recipe: refused as the second band of the path', async (t) => {
+  // The epilog knows a recipe by its canonical JSON (samples/sample.ts recipeHash): two such bands would be one key
+  // there, and the later would silently replace the earlier.
+  const cls = await baselineOf(HGX);
+  const file = path.join(t.testdir(), 'baseline.json');
+  const first = band(65536);
+  const reordered = { ...first, recipe: Object.fromEntries(Object.entries(first.recipe).reverse()) as unknown as BaselineEnvelope['recipe'], warnBelow: 10, failBelow: 5 };
+  t.equal(recipeHash(reordered.recipe), recipeHash(first.recipe), 'one recipe to the epilog');
+  await writeFile(file, JSON.stringify({ version: 1, classes: [{ ...cls, probes: [first, reordered] }] }));
+  await t.rejects(loadBaseline(file), exactly(`${file}: /classes/0/probes/1: duplicate probe path and recipe (as /classes/0/probes/0)`));
 });
