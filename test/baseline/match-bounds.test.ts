@@ -1,6 +1,6 @@
 // Host patterns at their edges: each limit at its exact value and one past it, the rarely written escapes and
 // classes against JS RegExp on every UTF-16 code unit, a `//` that is no regex, and the automaton's visit stamps
-// across their wrap (the agent keeps compiled patterns for its whole life).
+// across their wrap (the agent keeps compiled patterns for its whole life), and an anchored pattern's early stop.
 import t from 'tap';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -83,4 +83,13 @@ t.test('visit stamps past 2^31 (a resident agent matching for months) neither lo
   const fresh = nfa.steps;
   (nfa as unknown as { stamp: number }).stamp = 0x7fffffff - 4; // a stamp the Int32Array marks can barely hold
   t.same([nfa.test(name), nfa.steps], [true, fresh], 'the same answer and the same work');
+});
+
+t.test('an anchored pattern stops at the first character nothing can follow: the rest of the name costs nothing', async (t) => {
+  for (const p of ['gpu[001-064]', '/^gpu\\d+$/', 'rack[1-2]-*']) {
+    const c = compilePattern(p);
+    const work = (h: string): [boolean, number] => [c.test(h), c.steps()];
+    t.same(work(`x${'a'.repeat(254)}`), work('xa'), `${p}: a 255-character name that fails at its first character`);
+    t.same(work(`gpx${'1'.repeat(252)}`), work('gpx1'), `${p}: one that fails at its third`);
+  }
 });
