@@ -62,6 +62,11 @@ t.test('bad patterns are errors naming the pattern', async (t) => {
   // `[!]` and `[^]` are the same glob (bash and fnmatch take `[^]` for the three characters, Python's fnmatch too):
   // both refused, never a class of one any character that `gpu[^]` would put every gpuX in.
   for (const p of ['gpu[!]', 'gpu[^]', '!gpu[^]']) t.throws(() => compilePattern(p), exactly(`empty [] in host pattern ${JSON.stringify(p)}`), p);
+  // A Slurm range with a blank or a sign in it: as a class of characters it matched gpu5 and "gpu " for gpu[1-2, 5],
+  // gpu1 but never gpu10-gpu16 for gpu[1-8, 10-16] (scontrol reads them as ranges).
+  const ranges: readonly [string, string][] = [['gpu[1-2, 5]', '1-2, 5'], ['gpu[1-8, 10-16]', '1-8, 10-16'], ['gpu[+1-2]', '+1-2'], ['gpu[1-2,\t3]', '1-2,\t3'], ['gpu[1,a]', '1,a']];
+  for (const [p, inner] of ranges)
+    t.throws(() => compilePattern(p), exactly(`[${inner}] is neither a Slurm range (digits, '-' and ',', no blank or sign: as gpu[1-8,10-16]) nor a class of characters a node name may hold in host pattern ${JSON.stringify(p)}`), p);
   t.throws(() => compilePattern(',,'), /^no name in a comma-separated list in host pattern ",,"$/);
   // Empty names in a list are dropped, as scontrol show hostnames drops them.
   for (const p of ['gpu1,,gpu2', 'gpu[01-04],', ',gpu1']) t.equal(compilePattern(p).test('gpu1') || compilePattern(p).test('gpu01'), true, p);
