@@ -1,7 +1,8 @@
 // The Epilog end to end (the built CLI over a generated node): while the probed adapter's port moves data that no
 // process holds a verbs device for (a process of this test advances its counter as IPoIB or Lustre traffic would), the
 // Epilog does not probe and says which port moved how much; once the port is quiet it probes again; a port whose
-// counters are gone is probed, and the log says it was not told.
+// counters are gone is probed, and the log says it was not told; a dry run beside the traffic probes and says an
+// Epilog would not; the skipped Epilog writes no stamp; a capture beside ports not told says so.
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
@@ -11,6 +12,9 @@ import { healthy, last, lines } from './_cli.js';
 
 const summary = (stdout: string): string => last(stdout).replace(/ \d+ms/, '');
 const probes = (stdout: string): string | undefined => / probes=(\S+)/.exec(summary(stdout))?.[1];
+/** The `why` the log gave the last Epilog of `job`. */
+const logged = (log: string, job: string): string | null | undefined =>
+  readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg?: string; job?: string; why?: string | null }).filter((l) => l.msg === 'gdrgate epilog' && l.job === job).pop()?.why;
 /** Until the mover has advanced the counter (its Node may start slowly on a loaded machine), at most 20 s. */
 async function moving(file: string): Promise<void> {
   const first = readFileSync(file, 'utf8');
@@ -27,8 +31,16 @@ t.test('traffic on the probed port: not probed, said; quiet: probed; no counters
   t.teardown(() => mover.kill('SIGKILL'));
   await moving(rcv);
   const sampled = lines(e).length;
+  const stamp = path.join(e.spool, 'probe-stamp.json');
+  const stamped = readFileSync(stamp, 'utf8');
   const r = e.epilog('2');
+  // By hand beside the same traffic: probes, and says that an Epilog would not.
+  const dry = e.epilog('20', ['--dry-run']);
   mover.kill('SIGKILL');
+  t.equal(readFileSync(stamp, 'utf8'), stamped, 'no stamp written: the next Epilog the policy allows tries again');
+  t.equal(probes(dry.stdout), 'ran', 'a dry run probes what it is asked to');
+  const dryWhy = logged(e.log, '20')?.split('; ').pop();
+  t.equal(dryWhy?.replace(/moved [\d.]+ Gb\/s \(0\.00 sent, [\d.]+ received\)/, 'moved R'), "mlx5_0 port 1 moved R in the 1000 ms before probing, traffic no process here holds a verbs device for (IPoIB, NFS over RDMA, Lustre, a peer's RDMA): an Epilog would not probe");
   t.equal(r.code, 0);
   const s = summary(r.stdout);
   // The whole line, its two rates (timing's) aside; they are checked apart.
@@ -45,8 +57,7 @@ t.test('traffic on the probed port: not probed, said; quiet: probed; no counters
 
   rmSync(counters, { recursive: true });
   t.equal(probes(e.epilog('4').stdout), 'ran', 'no counters: probed as before');
-  const runs = readFileSync(e.log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { msg?: string; job?: string; why?: string | null }).filter((l) => l.msg === 'gdrgate epilog' && l.job === '4');
-  t.equal(runs.pop()?.why?.split('; ').pop(), 'traffic not told on mlx5_0 port 1 (port_xmit_data: no such file (the driver keeps no counters for this port)): probed as without the look');
+  t.equal(logged(e.log, '4')?.split('; ').pop(), 'traffic not told on mlx5_0 port 1 (port_xmit_data: no such file (the driver keeps no counters for this port)): probed as without the look');
 });
 
 t.test('baseline capture --with-probes beside traffic: no bands, nothing written, said', async (t) => {
@@ -62,4 +73,8 @@ t.test('baseline capture --with-probes beside traffic: no bands, nothing written
   t.equal(r.stderr.replace(/\d+(\.\d+)? Gb\/s \(0\.00 sent, \d+(\.\d+)? received\)/, 'N Gb/s (0.00 sent, N received)'), "gdrgate: --with-probes: mlx5_0 port 1 moved N Gb/s (0.00 sent, N received) in the 1000 ms before probing, traffic no process here holds a verbs device for (IPoIB, NFS over RDMA, Lustre, a peer's RDMA): bands measured now would be too low; nothing written. Capture when the adapters are quiet (probes.quiet.windowMs 0 skips this look)\n");
   const quiet = cli(['baseline', 'capture', '--root', e.tree, '--class', 'rail', '--match', '*', '--with-probes', '--config', e.config]);
   t.equal(quiet.code, 0, 'quiet again: captured');
+  rmSync(path.dirname(rcv), { recursive: true });
+  const untold = cli(['baseline', 'capture', '--root', e.tree, '--class', 'rail', '--match', '*', '--with-probes', '--config', e.config]);
+  t.equal(untold.code, 0, 'no counters: captured as before the look');
+  t.same(untold.stderr.split('\n').filter((l) => l.startsWith('gdrgate: note: --with-probes')), ['gdrgate: note: --with-probes: traffic not told on mlx5_0 port 1 (port_xmit_data: no such file (the driver keeps no counters for this port)): probed as without the look']);
 });
