@@ -35,7 +35,7 @@ interface ModeRules {
   readonly exitOnlyAfterOwnDrain: boolean;
   /** The deadline counts from the wrapper's start (runOrigin: as slurmd sees the run), or from this run's. */
   readonly origin: 'run' | 'now';
-  /** Time the judgement may take beyond the deadline (the Epilog's probe budget: the node waits COMPLETING). */
+  /** Time the judgement may take beyond the deadline (the Epilog's probe budget and the port-counter look before it). */
   readonly budgetMs: (cfg: Config | null) => number;
   /** The run's log line and what a fail-open run logs; null: none (the TaskProlog runs per task, as the job's user). */
   readonly log: { readonly msg: string; readonly levelByExit: boolean; readonly gate: boolean; readonly failOpenMsg: string } | null;
@@ -55,7 +55,7 @@ export const MODES: Readonly<Record<HookMode, ModeRules>> = {
     resumes: false,
     exitOnlyAfterOwnDrain: true,
     origin: 'now',
-    budgetMs: (cfg) => cfg?.probes?.budgetMs ?? 0,
+    budgetMs: (cfg) => (cfg?.probes ? cfg.probes.budgetMs + cfg.probes.quiet.windowMs : 0),
     log: { msg: 'gdrgate epilog', levelByExit: true, gate: false, failOpenMsg: 'gdrgate epilog could not judge this node; not draining (fail-open)' },
     summary: true,
   },
