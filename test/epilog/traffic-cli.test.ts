@@ -5,10 +5,11 @@
 // Epilog would not; the skipped Epilog writes no stamp; a capture beside ports not told says so.
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { cli } from '../helpers/cli.js';
-import { healthy, last, lines } from './_cli.js';
+import { healthy, last, lines, probes as config } from './_cli.js';
+import { bin } from './_env.js';
 
 const summary = (stdout: string): string => last(stdout).replace(/ \d+ms/, '');
 const probes = (stdout: string): string | undefined => / probes=(\S+)/.exec(summary(stdout))?.[1];
@@ -67,7 +68,16 @@ t.test('baseline capture --with-probes beside traffic: no bands, nothing written
   t.teardown(() => mover.kill('SIGKILL'));
   await moving(rcv);
   const r = cli(['baseline', 'capture', '--root', e.tree, '--class', 'rail', '--match', '*', '--with-probes', '--config', e.config]);
+  // The look comes before any probe: a stand-in that writes down each start (the hang variant, cut at 1 s) starts none.
+  const tool = path.join(e.dir, 'ib_write_bw-hang');
+  symlinkSync(bin('ib_write_bw'), tool);
+  const pids = path.join(e.dir, 'pids');
+  writeFileSync(pids, '');
+  e.writeConfig(config('hang', { quiet: { windowMs: 1000 }, tools: { ibWriteBw: tool, nvbandwidth: null }, ibWriteBw: { timeoutMs: 1000 } }));
+  t.equal(cli(['baseline', 'capture', '--root', e.tree, '--class', 'rail', '--match', '*', '--with-probes', '--config', e.config]).code, 2);
   mover.kill('SIGKILL');
+  t.equal(readFileSync(pids, 'utf8'), '', 'no probe started beside the traffic');
+  e.writeConfig(config('healthy', { quiet: { windowMs: 1000 } }));
   t.equal(r.code, 2);
   t.equal(r.stdout, '', 'nothing written');
   t.equal(r.stderr.replace(/\d+(\.\d+)? Gb\/s \(0\.00 sent, \d+(\.\d+)? received\)/, 'N Gb/s (0.00 sent, N received)'), "gdrgate: --with-probes: mlx5_0 port 1 moved N Gb/s (0.00 sent, N received) in the 1000 ms before probing, traffic no process here holds a verbs device for (IPoIB, NFS over RDMA, Lustre, a peer's RDMA): bands measured now would be too low; nothing written. Capture when the adapters are quiet (probes.quiet.windowMs 0 skips this look)\n");
