@@ -41,7 +41,7 @@ async function probeBands(a: CaptureArgs, host: Host, inv: Inventory, warnings: 
   const cfg = await loadConfig(configPath(a.config));
   if (cfg.probes === null) throw new UsageError(`--with-probes: ${configPath(a.config)} has no "probes" section`);
   const { captureEnvelopes } = await import('../epilog/envelope.js');
-  const r = await captureEnvelopes(host, inv, cfg.probes, new ExecaExec(), nul(inv.hostname) ?? hostname());
+  const r = await captureEnvelopes(host, inv, cfg.probes, new ExecaExec(), nul(inv.hostname) ?? hostname(), cfg.stateDir);
   warnings.push(...r.warnings);
   return r.envelopes;
 }

@@ -55,3 +55,6 @@ export async function otherJobs(stateDir: string, job: string | null, host: () =
   const running = await host().then(slurmJobs, () => null);
   return ours.filter((j) => running === null || running.has(j)).sort((a, b) => Number(a) - Number(b));
 }
+
+/** The other jobs, as said: the first four by id, then how many more. */
+export const jobsText = (ids: readonly string[]): string => `job ${ids.slice(0, 4).join(', job ')}${ids.length > 4 ? `, +${ids.length - 4} more` : ''}`;

@@ -12,6 +12,8 @@ import { runProbes } from '../probes/run.js';
 import { subjectOf } from '../probes/types.js';
 import type { Sample } from '../samples/sample.js';
 import { nearestRank } from '../samples/stats.js';
+import { jobsText, otherJobs } from './busy.js';
+import { devicesHeld } from './holders.js';
 import { portTraffic } from './port-traffic.js';
 import { busyPorts, untoldText } from './port-traffic-rule.js';
 
@@ -35,9 +37,14 @@ export function envelopesFrom(samples: readonly Sample[], ratios: { readonly war
 }
 
 /** Runs every planned probe `probes.capture.runs` times, each with its own timeout (no epilog budget here). */
-export async function captureEnvelopes(host: Host, inv: Inventory, p: ProbesConfig, exec: Exec, node: string): Promise<{ envelopes: BaselineEnvelope[]; warnings: string[] }> {
+export async function captureEnvelopes(host: Host, inv: Inventory, p: ProbesConfig, exec: Exec, node: string, stateDir: string): Promise<{ envelopes: BaselineEnvelope[]; warnings: string[] }> {
   const units = planProbes(inv, p);
   const warnings: string[] = units.length ? [] : ['--with-probes: nothing to probe (no RDMA device with a PCI function, or no tool configured)'];
+  // Nor beside other jobs, or a process that holds a probed GPU or adapter: the Epilog's own looks (busy.ts, holders.ts).
+  const others = await otherJobs(stateDir, null, () => Promise.resolve(host));
+  if (others.length) throw new UsageError(`--with-probes: other jobs run on this node (${jobsText(others)}): bands measured now would be too low; nothing written. Capture on a node no job runs on (drained, or reserved)`);
+  const held = units.length ? await devicesHeld(host, units, process.pid) : null;
+  if (held && !held.probe) throw new UsageError(`--with-probes: ${held.why}: ${held.kind === 'held' ? 'bands measured now would be too low' : 'an Epilog would not probe now'}; nothing written`);
   // Bands measured beside traffic no process holds a device for are low, and every later Epilog is judged against
   // them: none captured then (the Epilog's own look, port-traffic.ts, on the same ports).
   const traffic = await portTraffic(host, inv, units, p.quiet);

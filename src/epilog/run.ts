@@ -15,7 +15,7 @@ import type { ProbeOutcome } from '../probes/types.js';
 import type { Sample } from '../samples/sample.js';
 import { appendSamples } from '../samples/spool.js';
 import { CLOCK_TOLERANCE_MS } from '../samples/stats.js';
-import { otherJobs } from './busy.js';
+import { jobsText, otherJobs } from './busy.js';
 import { devicesHeld } from './holders.js';
 import { heldReason } from './holders-rule.js';
 import { portTraffic } from './port-traffic.js';
@@ -72,7 +72,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     // The root's Host, opened only where another job's directory is there, then the one the node is read with.
     let opened: Promise<Host> | undefined;
     const others = await otherJobs(i.cfg.stateDir, i.job, () => (opened ??= openHost(i.cfg.root)));
-    if (others.length && !i.dryRun) return { ran: false, why: `other jobs run on this node (job ${others.slice(0, 4).join(', job ')}${others.length > 4 ? `, +${others.length - 4} more` : ''}): not probed, their traffic would read as a slow path` };
+    if (others.length && !i.dryRun) return { ran: false, why: `other jobs run on this node (${jobsText(others)}): not probed, their traffic would read as a slow path` };
     const stamp = readStamp(dir);
     // Two epilogs may both have passed the policy; the one that got the lock second asks again.
     const again = samplingDecision(p.sampling, i.job, () => stamp, started);
