@@ -20,6 +20,16 @@ const SPELLINGS: readonly { readonly name: string; readonly stateDir: (work: str
     },
   },
   { name: 'with a trailing slash', stateDir: (work) => `${path.join(work, 'run')}/` },
+  {
+    // As an admin may give it a tmpfs of its own: its jobs' directories lie on that mount, not on their parent's.
+    name: 'a mount point of its own (tmpfs)',
+    stateDir: (work) => {
+      const run = path.join(work, 'run');
+      fs.mkdirSync(run, { mode: 0o711 });
+      if (spawnSync('/usr/bin/mount', ['-t', 'tmpfs', '-o', 'size=4m,mode=0711', 'tmpfs', run]).status !== 0) throw new Error(`no tmpfs on ${run}`);
+      return run;
+    },
+  },
 ];
 
 if (!canMountDeadFuse()) t.skip('needs root, /dev/fuse and mount(8) that may mount a FUSE file system here', () => {});
@@ -30,7 +40,8 @@ async function main(t: Test, spell: (work: string) => string): Promise<void> {
   const real = path.join(rig.work, 'run');
   let fuse: DeadFuse | null = null;
   // The connection closed first: nothing left waiting on it when the rig's directory is removed.
-  t.teardown(() => (fuse?.release(), rig.close()));
+  // (The state directory's own tmpfs, where there is one, detached after: the rig's removal would stop at it.)
+  t.teardown(() => (fuse?.release(), spawnSync('/usr/bin/umount', ['--lazy', real], { stdio: 'ignore' }), rig.close()));
   t.equal(rig.prolog('700'), 0, "prolog: job 700 is USER's");
   t.equal(rig.prolog('701'), 0, 'prolog: job 701 (the agent now reads two jobs)');
   fuse = deadFuse(path.join(real, 'job-700'), USER);
