@@ -72,6 +72,15 @@ function idsOf(status: string, uid: number): Ids {
   return { uid, gids: [...statusWords(status, 'Gid').slice(3, 4), ...statusWords(status, 'Groups')].map(Number) };
 }
 
+/** Whether `name` in the held directory has a mount on it (a look that fails says no: the caller's words stand). */
+function mountedOn(held: HeldDir, name: string): boolean {
+  try {
+    return held.lstat(name) === 'mount';
+  } catch {
+    return false;
+  }
+}
+
 /** Judges one request; `live` reads this machine's /proc (the asking process). */
 export async function answerTask(req: TaskRequest, agentConfig: string, live: Host): Promise<TaskAnswer> {
   // Until the facts prove who asked, a refusal is silent: the request names a process, and anyone can write one.
@@ -131,8 +140,10 @@ async function answerHeld(req: TaskRequest, agentConfig: string, live: Host, cfg
     // What the agent reads as root for the job's user, the user must be able to read: the facts say so (the user's
     // word: a "no" is taken), and so must the mode bits (a "yes" is checked: the facts are the user's to write).
     const ids = idsOf(status.ok ? status.value : '', uid);
-    const userReads = (p: string): boolean => host.readable(p) && (p === `${dir}/${PROLOG_FILE}` ? modeAllowsReadIn(held, PROLOG_FILE, ids, stateDir) : modeAllowsRead(p, ids));
-    for (const p of [agentConfig, `${dir}/${PROLOG_FILE}`, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: `the job's user cannot read ${p}` };
+    const prolog = `${dir}/${PROLOG_FILE}`;
+    const userReads = (p: string): boolean => host.readable(p) && (p === prolog ? modeAllowsReadIn(held, PROLOG_FILE, ids, stateDir) : modeAllowsRead(p, ids));
+    // A mount its user made on prolog.json is not entered, and said as such: the user reads what is mounted there.
+    for (const p of [agentConfig, prolog, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: p === prolog && mountedOn(held, PROLOG_FILE) ? `${p} is a mount: not entered` : `the job's user cannot read ${p}` };
     const r = await runHook(
       taskPrologHook({ standalone: false, root: f.root === '/' ? undefined : f.root, config: agentConfig, fail: f.fail }, env, req.job, {
         host,
