@@ -200,12 +200,18 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
   // A mount on or in it (its user's FUSE file system) is never entered: root's lstat there waits on the user's daemon.
   const mount = mountAt(mounts, dir);
   if (mount !== null) return { ok: false, why: `${mount} is a mount: not entered`, setAside: null };
+  // Taken back (as held: a mount its user made on it since `mounts` was read is told, never entered) before anything
+  // in it is looked at; a mount its user made in it after `mounts` was read, before that, is in the table read now
+  // (and none after: fusermount looks the mount point up through the directory). Not entered, and not set aside
+  // either: a rename would carry the mount along, into what reclaimStale walks. Nor when it could not be taken back
+  // (held: a kernel whose fdinfo names no mnt_id): set aside still its user's, it was walked by name, unlocked.
+  let st: Look<Stats>;
   try {
-    // Taken back (as held: a mount its user made on it since `mounts` was read is told, never entered) before anything
-    // in it is looked at; a mount its user made in it after `mounts` was read, before that, is in the table read now
-    // (and none after: fusermount looks the mount point up through the directory). Not entered, and not set aside
-    // either: a rename would carry the mount along, into what reclaimStale walks.
-    const st = lockHeld(stateDir, jobDirName(job));
+    st = lockHeld(stateDir, jobDirName(job));
+  } catch (e) {
+    return { ok: false, why: `${dir}: ${(e as Error).message}`, setAside: null };
+  }
+  try {
     if (st === null) return { ok: true, removed: false };
     if (st === 'mount') return { ok: false, why: `${dir} is a mount: not entered`, setAside: null };
     // Only root can create entries in stateDir: a non-directory here is stale or an admin's mistake; drop the name.
