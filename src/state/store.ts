@@ -61,20 +61,7 @@ export const REMOVE_LIMITS: RemoveLimits = { maxEntries: 1024, maxDepth: 8 };
 
 export type RemoveResult = { readonly ok: true; readonly removed: boolean } | { readonly ok: false; readonly why: string; readonly setAside: string | null };
 
-/**
- * Locks `dir` to this process's euid with mode 0700. The caller guarantees `dir`'s parent is already locked,
- * so the name cannot be re-pointed meanwhile. Changed through a descriptor opened as a directory, never following a
- * link: a name the user swapped for a hard link to a file (one inode: its owner and mode are the file's, wherever it
- * lies) or for a symbolic link is refused before anything changes.
- */
-export function lockDir(dir: string): void {
-  let fd: number;
-  try {
-    fd = openFd(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
-  } catch (e) {
-    if (errno(e) === 'ENOTDIR' || errno(e) === 'ELOOP') throw new Error(`${dir} changed type while being locked`, { cause: e });
-    throw e;
-  }
+function takeBack(fd: number): void {
   try {
     fchownFd(fd, process.geteuid?.() ?? 0, process.getegid?.() ?? 0);
     fchmodFd(fd, 0o700);
@@ -83,11 +70,21 @@ export function lockDir(dir: string): void {
   }
 }
 
-/**
- * lstat of `stateDir/name` as held (host/held-dir.ts): 'mount' when something is mounted on it, never asked (a job's
- * directory is its user's, who may mount on it any time after the mount table was read); null when it, or stateDir, is
- * not there. Throws what the kernel said otherwise.
- */
+/** Locks `dir` (its parent already locked: the name stays) to this euid, 0700, through a descriptor opened as a directory,
+ * never a link: a name swapped for a hard link to a file (its owner, mode) or a symbolic link is refused, nothing changed. */
+export function lockDir(dir: string): void {
+  let fd: number;
+  try {
+    fd = openFd(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK);
+  } catch (e) {
+    if (errno(e) === 'ENOTDIR' || errno(e) === 'ELOOP') throw new Error(`${dir} changed type while being locked`, { cause: e });
+    throw e;
+  }
+  takeBack(fd);
+}
+
+/** lstat of `stateDir/name` as held (host/held-dir.ts): 'mount', never asked, when its user mounted on it (any time after
+ * the table was read); null when it, or stateDir, is not there. Throws what the kernel said otherwise. */
 export function lookHeld(stateDir: string, name: string): Look<Stats> {
   const top = HeldDir.ifAny(stateDir);
   if (top === null) return null;
@@ -99,45 +96,52 @@ export function lookHeld(stateDir: string, name: string): Look<Stats> {
   }
 }
 
-/**
- * lockDir of `stateDir/name`, looked at and opened as held: its lstat before the lock; 'mount' (nothing locked) when
- * something is mounted on it, null when it is not there, a non-directory's lstat left as it is.
- */
+/** lockDir of `name` in `d`, looked at and opened as held: its lstat before the lock; 'mount', null or a non-directory's lstat, nothing locked. */
+function lockIn(d: HeldDir, name: string): Look<Stats> {
+  const st = d.lstat(name);
+  if (st === null || st === 'mount' || !st.isDirectory()) return st;
+  const fd = d.openAs(name, O_RDONLY | O_DIRECTORY, (now) => (now.isDirectory() ? null : 'changed type while being locked'));
+  if (fd === null || fd === 'mount') return fd;
+  if (typeof fd === 'string') throw new Error(`${d.path}/${name} ${fd}`);
+  takeBack(fd);
+  return st;
+}
+
+/** lockIn of `stateDir/name`: 'mount' (nothing locked) when something is mounted on it, null when it is not there. */
 export function lockHeld(stateDir: string, name: string): Look<Stats> {
   const top = HeldDir.ifAny(stateDir);
   if (top === null) return null;
   if (typeof top === 'string') throw new Error(top);
   try {
-    const st = top.lstat(name);
-    if (st === null || st === 'mount' || !st.isDirectory()) return st;
-    const fd = top.openAs(name, O_RDONLY | O_DIRECTORY, (now) => (now.isDirectory() ? null : 'changed type while being locked'));
-    if (fd === null || fd === 'mount') return fd;
-    if (typeof fd === 'string') throw new Error(`${stateDir}/${name} ${fd}`);
-    try {
-      fchownFd(fd, process.geteuid?.() ?? 0, process.getegid?.() ?? 0);
-      fchmodFd(fd, 0o700);
-    } finally {
-      closeFd(fd);
-    }
-    return st;
+    return lockIn(top, name);
   } finally {
     top.close();
   }
 }
 
 /**
- * Locks (lockDir) every directory from `stateDir`'s entry down to `target`'s parent, top down, so that none of them can
- * be renamed or swapped for a link; `target` itself is not entered (a job user's mount point). A path deeper than
- * `maxDepth` directories is refused.
+ * Locks every directory from `stateDir`'s entry down to `target`'s parent, top down, as held (its user's until then, who
+ * may mount on it after the table named `target`: told, never entered); not `target` (a mount point). maxDepth at most.
  */
 export function lockPathTo(stateDir: string, target: string, maxDepth = REMOVE_LIMITS.maxDepth): void {
   if (!target.startsWith(`${stateDir}/`)) throw new Error(`${target} is not below ${stateDir}`);
   const parts = target.slice(stateDir.length + 1).split('/');
   if (parts.length - 1 > maxDepth) throw new Error(`${target} lies ${parts.length - 1} directories deep, beyond ${maxDepth}`);
-  let d = stateDir;
-  for (const c of parts.slice(0, -1)) {
-    d = `${d}/${c}`;
-    lockDir(d);
+  const top = HeldDir.of(stateDir);
+  if (typeof top === 'string') throw new Error(top);
+  const held = [top];
+  try {
+    for (const c of parts.slice(0, -1)) {
+      const d = held.at(-1)!;
+      const [st, p] = [lockIn(d, c), `${d.path}/${c}`];
+      const next = st === 'mount' || st === null || !st.isDirectory() ? st : d.dir(c);
+      if (next === 'mount') throw new Error(`${p} is a mount: not entered`);
+      if (next === null) throw new Error(`${p}: no such directory (ENOENT)`);
+      if (!(next instanceof HeldDir)) throw new Error(`${p} changed type while being locked`);
+      held.push(next);
+    }
+  } finally {
+    held.forEach((h) => h.close());
   }
 }
 
@@ -200,11 +204,9 @@ export function removeJobDir(stateDir: string, job: string, limits: RemoveLimits
   // A mount on or in it (its user's FUSE file system) is never entered: root's lstat there waits on the user's daemon.
   const mount = mountAt(mounts, dir);
   if (mount !== null) return { ok: false, why: `${mount} is a mount: not entered`, setAside: null };
-  // Taken back (as held: a mount its user made on it since `mounts` was read is told, never entered) before anything
-  // in it is looked at; a mount its user made in it after `mounts` was read, before that, is in the table read now
-  // (and none after: fusermount looks the mount point up through the directory). Not entered, and not set aside
-  // either: a rename would carry the mount along, into what reclaimStale walks. Nor when it could not be taken back
-  // (held: a kernel whose fdinfo names no mnt_id): set aside still its user's, it was walked by name, unlocked.
+  // Taken back as held (a mount made on it since `mounts` was read is told, not entered) before anything in it is looked
+  // at; one made in it before that is in the table read now (fusermount looks its mount point up through it). Neither
+  // set aside (a rename carries a mount along, into what reclaimStale walks) nor when not taken back (kept its user's).
   let st: Look<Stats>;
   try {
     st = lockHeld(stateDir, jobDirName(job));
