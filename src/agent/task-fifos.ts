@@ -56,17 +56,6 @@ function look(file: string): Stats | null {
   }
 }
 
-/**
- * lstat of `name` in the state directory as held (host/held-dir.ts): a job's directory and its FIFO are its user's, who
- * may mount on them, and a mount there is told ('mount'), never entered. 'error' for anything but a plain answer.
- */
-function lookIn(top: HeldDir, name: string): Look<Stats> | 'error' {
-  try {
-    return top.lstat(name);
-  } catch {
-    return 'error';
-  }
-}
 const found = (l: Look<Stats> | 'error'): l is Stats => l !== null && l !== 'mount' && l !== 'error';
 const isDir = (l: Look<Stats> | 'error'): l is Stats => found(l) && l.isDirectory();
 
@@ -106,14 +95,14 @@ export class TaskFifos {
   /** start()'s looks, in the state directory held (a string: it could not be; nothing of the jobs' is looked at). */
   private startIn(top: HeldDir | string): void {
     // The world-writable FIFO of agents before these.
-    const old = typeof top === 'string' ? null : lookIn(top, TASK_FIFO);
+    const old = typeof top === 'string' ? null : top.lookQuietly(TASK_FIFO);
     if (found(old) && old.isFIFO()) quietly(() => unlink(path.join(this.o.stateDir, TASK_FIFO)));
     const pool = look(this.poolDir);
     if (pool !== null && (!pool.isDirectory() || pool.uid !== me() || (pool.mode & 0o077) !== 0)) quietly(() => removeTree(this.poolDir));
     makeDirs(this.poolDir, 0o700);
     // A job's directory with a mount on it (its user's) is never looked into: its FIFO is neither put back nor read.
     // A state directory that cannot be held: no job's directory is looked at, no FIFO put back (its tasks run gdrgate).
-    const open = (job: string): boolean => typeof top !== 'string' && isDir(lookIn(top, jobDirName(job)));
+    const open = (job: string): boolean => typeof top !== 'string' && isDir(top.lookQuietly(jobDirName(job)));
     for (const name of listNames(this.poolDir)) {
       const from = path.join(this.poolDir, name);
       const job = /^parked\.(.+)$/.exec(name)?.[1];
@@ -146,7 +135,7 @@ export class TaskFifos {
   /** A FIFO a killed agent left for a running job: read again; for a job that ended, removed. */
   private adopt(job: string, top: HeldDir): void {
     const file = this.fifo(job);
-    const dir = lookIn(top, jobDirName(job));
+    const dir = top.lookQuietly(jobDirName(job));
     if (!isDir(dir)) {
       if (dir === null) quietly(() => unlink(file));
       return;
@@ -258,8 +247,8 @@ export class TaskFifos {
     if (typeof top === 'string') return;
     try {
       for (const [job, j] of this.jobs) {
-        const dir = lookIn(top, jobDirName(job));
-        const fifo = lookIn(top, taskFifoName(job));
+        const dir = top.lookQuietly(jobDirName(job));
+        const fifo = top.lookQuietly(taskFifoName(job));
         const ours = found(fifo) && fifo.ino === j.ino;
         if (dir !== 'mount' && dir !== null && ours) continue;
         j.served.destroy();
@@ -279,7 +268,7 @@ export class TaskFifos {
     for (const [job, j] of this.jobs) {
       j.served.destroy();
       // stateDir and the pool are root's: what is renamed is what was looked at (a mount on it never looked into).
-      const f = typeof top === 'string' ? null : lookIn(top, taskFifoName(job));
+      const f = typeof top === 'string' ? null : top.lookQuietly(taskFifoName(job));
       if (found(f) && f.ino === j.ino) quietly(() => rename(j.file, path.join(this.poolDir, `parked.${job}`)));
     }
     if (typeof top !== 'string') top.close();

@@ -72,15 +72,6 @@ function idsOf(status: string, uid: number): Ids {
   return { uid, gids: [...statusWords(status, 'Gid').slice(3, 4), ...statusWords(status, 'Groups')].map(Number) };
 }
 
-/** Whether `name` in the held directory has a mount on it (a look that fails says no: the caller's words stand). */
-function mountedOn(held: HeldDir, name: string): boolean {
-  try {
-    return held.lstat(name) === 'mount';
-  } catch {
-    return false;
-  }
-}
-
 /** Judges one request; `live` reads this machine's /proc (the asking process). */
 export async function answerTask(req: TaskRequest, agentConfig: string, live: Host): Promise<TaskAnswer> {
   // Until the facts prove who asked, a refusal is silent: the request names a process, and anyone can write one.
@@ -143,7 +134,7 @@ async function answerHeld(req: TaskRequest, agentConfig: string, live: Host, cfg
     const prolog = `${dir}/${PROLOG_FILE}`;
     const userReads = (p: string): boolean => host.readable(p) && (p === prolog ? modeAllowsReadIn(held, PROLOG_FILE, ids, stateDir) : modeAllowsRead(p, ids));
     // A mount its user made on prolog.json is not entered, and said as such: the user reads what is mounted there.
-    for (const p of [agentConfig, prolog, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: p === prolog && mountedOn(held, PROLOG_FILE) ? `${p} is a mount: not entered` : `the job's user cannot read ${p}` };
+    for (const p of [agentConfig, prolog, `${stateDir}/signing.pub`]) if (!userReads(p)) return { ok: false, why: p === prolog && held.lookQuietly(PROLOG_FILE) === 'mount' ? `${p} is a mount: not entered` : `the job's user cannot read ${p}` };
     const r = await runHook(
       taskPrologHook({ standalone: false, root: f.root === '/' ? undefined : f.root, config: agentConfig, fail: f.fail }, env, req.job, {
         host,

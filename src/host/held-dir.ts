@@ -89,6 +89,15 @@ export class HeldDir {
     }
   }
 
+  /** lstat, or 'error' for anything but a plain answer (the callers that must not throw: a sweep, a refusal's words). */
+  lookQuietly(name: string): Look<fs.Stats> | 'error' {
+    try {
+      return this.lstat(name);
+    } catch {
+      return 'error';
+    }
+  }
+
   /** The directory `name` held in its turn; a string says what it is instead (a link, a file). */
   dir(name: string): Look<HeldDir> | string {
     const r = this.ref(name);

@@ -19,19 +19,23 @@ const allows = (st: fs.Stats, ids: Ids, bit: number): boolean => ((st.mode >> (s
  * the mode bits allow is not seen. Only for paths root alone can change: a job's directory is its user's (modeAllowsReadIn).
  */
 export function modeAllowsRead(file: string, ids: Ids): boolean {
-  const may = (p: string, bit: number): boolean => allows(fs.statSync(p), ids, bit);
   try {
     const real = fs.realpathSync(file);
-    if (!fs.statSync(real).isFile() || !may(real, 4)) return false;
-    for (const start of [path.dirname(path.resolve(file)), path.dirname(real)])
-      for (let d = start; ; d = path.dirname(d)) {
-        if (!may(d, 1)) return false;
-        if (d === path.dirname(d)) break;
-      }
-    return true;
+    const st = fs.statSync(real);
+    return st.isFile() && allows(st, ids, 4) && mayEnter(path.dirname(path.resolve(file)), path.dirname(real), ids);
   } catch {
     return false;
   }
+}
+
+/** Whether `ids` may search (x) every directory from `named` and from `real` (the same one resolved) up to /. Throws as stat(2). */
+function mayEnter(named: string, real: string, ids: Ids): boolean {
+  for (const start of [named, real])
+    for (let d = start; ; d = path.dirname(d)) {
+      if (!allows(fs.statSync(d), ids, 1)) return false;
+      if (d === path.dirname(d)) break;
+    }
+  return true;
 }
 
 /**
@@ -43,12 +47,7 @@ export function modeAllowsReadIn(dir: HeldDir, name: string, ids: Ids, above: st
   try {
     const st = dir.lstat(name);
     if (st === null || st === 'mount' || !st.isFile() || !allows(st, ids, 4) || !allows(dir.stats, ids, 1)) return false;
-    for (const start of [path.resolve(above), fs.realpathSync(above)])
-      for (let d = start; ; d = path.dirname(d)) {
-        if (!allows(fs.statSync(d), ids, 1)) return false;
-        if (d === path.dirname(d)) break;
-      }
-    return true;
+    return mayEnter(path.resolve(above), fs.realpathSync(above), ids);
   } catch {
     return false;
   }
