@@ -15,8 +15,8 @@ export const BASELINE_LIMITS = {
   patternsPerClass: 4096,
   /**
    * Automaton states of every host pattern of the file together (one pattern holds at most MAX_PATTERN_STATES): every
-   * Prolog compiles and runs them synchronously, where the deadline cannot interrupt, so their sum is bounded, not
-   * only each one (~25 ms to compile the most on this project's build machine).
+   * Prolog compiles and runs them synchronously (the deadline is asked between patterns, never within one), so their
+   * sum is bounded, not only each one (~25 ms to compile the most on this project's build machine).
    */
   patternStates: 200_000,
 } as const;

@@ -6,6 +6,7 @@ import { compilePattern, matchesAll, type HostPattern } from './match.js';
 import { validatorFor } from '../schema.js';
 import { readJsonFile } from '../host/json-file.js';
 import { canonicalJson } from '../samples/sample.js';
+import type { Deadline } from '../runner/deadline.js';
 
 export { readJsonFile };
 
@@ -73,14 +74,19 @@ function unique<T>(file: string, at: string, items: readonly T[], key: (x: T) =>
 /** Each checked class's patterns as checkBaseline compiled them: a Prolog compiles them once, not twice. */
 const COMPILED = new WeakMap<BaselineClass, readonly HostPattern[]>();
 
-/** The first class whose patterns match the node; none is a configuration error, never a drain. */
-export function selectClass(b: Baseline, node: string, file: string): BaselineClass {
-  const c = b.classes.find((k) => matchesAll(COMPILED.get(k) ?? k.match.map(compilePattern), node));
+/**
+ * The first class whose patterns match the node; none is a configuration error, never a drain. With the run's
+ * deadline, asked before each pattern: a legal file may hold 200,000 states of patterns, over a second's work for a
+ * long node name, and a run past its deadline could not tell (DeadlineError), whatever the rest of the file says.
+ */
+export function selectClass(b: Baseline, node: string, file: string, deadline?: Deadline): BaselineClass {
+  const ask = deadline ? () => deadline.check(`choosing the baseline class of node ${JSON.stringify(node.slice(0, 64))} in ${file}`) : undefined;
+  const c = b.classes.find((k) => matchesAll(COMPILED.get(k) ?? k.match.map(compilePattern), node, ask));
   if (!c) throw new ConfigError(`${file}: no class matches node ${JSON.stringify(node)} (classes: ${b.classes.map((k) => `${k.name} [${k.match.join(' ')}]`).join(', ')})`);
   return c;
 }
 
-export async function loadBaselineFor(file: string, node: string): Promise<{ baseline: Baseline; cls: BaselineClass }> {
+export async function loadBaselineFor(file: string, node: string, deadline?: Deadline): Promise<{ baseline: Baseline; cls: BaselineClass }> {
   const baseline = await loadBaseline(file);
-  return { baseline, cls: selectClass(baseline, node, file) };
+  return { baseline, cls: selectClass(baseline, node, file, deadline) };
 }

@@ -1,6 +1,6 @@
 // NHC-style host patterns: glob (`gpu*`), `/regex/`, Slurm hostlists (`gpu[001-064,100],cpu01`, as Slurm reads them), `!` negation. All are
 // compiled to one automaton run without backtracking (nfa.ts): a match takes time linear in the name whatever
-// the pattern, because it runs synchronously in every Prolog, where the run's deadline cannot interrupt it.
+// the pattern, because it runs synchronously in every Prolog, where the run's deadline is asked only between patterns.
 import { ANY, CharSet, DOT, NONE } from './charset.js';
 import { rangeNode, RANGE_RE } from './hostlist.js';
 import { Nfa, type Node } from './nfa.js';
@@ -107,7 +107,11 @@ export function compilePattern(source: string): HostPattern {
   return { source, negated, test: (h) => h.length <= NODE_NAME_MAX && nfa.test(h), states: nfa.size, steps: () => nfa.steps };
 }
 
-/** A host matches a list when some positive pattern matches and no negated one does. */
-export function matchesAll(patterns: readonly HostPattern[], host: string): boolean {
-  return patterns.some((p) => !p.negated && p.test(host)) && !patterns.some((p) => p.negated && p.test(host));
+/**
+ * A host matches a list when some positive pattern matches and no negated one does. `before` runs ahead of each
+ * pattern's test (the run's deadline: one match is bounded, a file of them is not short).
+ */
+export function matchesAll(patterns: readonly HostPattern[], host: string, before: () => void = () => {}): boolean {
+  const test = (p: HostPattern): boolean => (before(), p.test(host));
+  return patterns.some((p) => !p.negated && test(p)) && !patterns.some((p) => p.negated && test(p));
 }

@@ -61,11 +61,11 @@ export async function readNode(i: ReadInput): Promise<NodeRead> {
   // The node name is known up front (Slurm's); only a capture without one waits for the inventory's host name.
   if (file === null) return { host, inv: await gathering, baseline: null };
   if (i.node !== null) {
-    const [inv, sel] = await Promise.all([gathering, loadBaselineFor(file, i.node)]);
+    const [inv, sel] = await Promise.all([gathering, loadBaselineFor(file, i.node, i.deadline)]);
     return { host, inv, baseline: { file, doc: sel.baseline, cls: sel.cls } };
   }
   const inv = await gathering;
-  const sel = await loadBaselineFor(file, nul(inv.hostname) ?? '');
+  const sel = await loadBaselineFor(file, nul(inv.hostname) ?? '', i.deadline);
   return { host, inv, baseline: { file, doc: sel.baseline, cls: sel.cls } };
 }
 
