@@ -62,3 +62,37 @@ t.test('generated hostlists against scontrol show hostnames', { skip: existsSync
   }
   t.ok(compared > 1000, `names compared: ${compared}`);
 });
+
+/** A bracket of digits, dashes and commas in any order: ranges, and the ways a range is mistyped. */
+function anyBracket(r: ReturnType<typeof seeded>): string {
+  return `gpu[${Array.from({ length: 1 + r.int(6) }, () => r.pick(['0', '1', '2', '9', '1', '-', '-', ','])).join('')}]`;
+}
+
+t.test('brackets of digits, dashes and commas: gdrgate refuses, or reads them as Slurm does', { skip: existsSync(SCONTROL) ? false : `${SCONTROL} absent` }, async (t) => {
+  const conf = path.join(t.testdir(), 'slurm.conf');
+  writeFileSync(conf, 'ClusterName=hostlist\nSlurmctldHost=localhost\nNodeName=gpu1\nPartitionName=p Nodes=gpu1\n');
+  const r = seeded(20261208);
+  const seen = new Set<string>();
+  let [refusedBoth, refusedHere, read] = [0, 0, 0];
+  for (let i = 0; i < 400 && seen.size < 120; i++) {
+    const p = anyBracket(r);
+    if (seen.has(p)) continue;
+    seen.add(p);
+    const s = spawnSync(SCONTROL, ['show', 'hostnames', p], { encoding: 'utf8', env: { SLURM_CONF: conf }, timeout: 30_000 });
+    // scontrol exits 0 either way: a hostlist it refuses lists nothing and says "Invalid hostlist".
+    const listed = new Set(s.stdout.split('\n').filter(Boolean));
+    const slurmReads = s.status === 0 && listed.size > 0 && !s.stderr.includes('Invalid hostlist');
+    let compiled: ReturnType<typeof compilePattern> | null = null;
+    try {
+      compiled = compilePattern(p);
+    } catch {
+      if (slurmReads) refusedHere++; // stricter than Slurm (gpu[1-], which scontrol reads as gpu1): said at validate
+      else refusedBoth++;
+      continue;
+    }
+    t.equal(slurmReads, true, `${p}: gdrgate reads what scontrol refuses (${s.stderr.trim().split('\n').at(-1)})`);
+    t.same(probes([...listed, 'gpu-', 'gpu,']).filter((h) => compiled.test(h) !== listed.has(h)), [], `${p}: names where gdrgate and Slurm disagree`);
+    read++;
+  }
+  t.ok(refusedBoth > 10 && read > 10, `refused by both ${refusedBoth}, by gdrgate alone ${refusedHere}, read by both ${read}`);
+});
