@@ -4,6 +4,7 @@
 // and `record`; what a mode's Slurm contract fixes (DESIGN §5, §6) is one row of MODES. Few imports on purpose: a
 // gate-only bundle imports this module without the command line.
 import { configPath, DEFAULTS, fallbackPolicy, loadConfig, loadTrustedConfig, type Config } from '../config.js';
+import { SCAN_LIMITS } from '../epilog/holders-limits.js';
 import { EXEC_GRACE_MS, ExecaExec, type Exec } from '../host/exec.js';
 import { tellDrained } from '../host/verdict.js';
 import { log, setLogFile } from '../log.js';
@@ -55,7 +56,7 @@ export const MODES: Readonly<Record<HookMode, ModeRules>> = {
     resumes: false,
     exitOnlyAfterOwnDrain: true,
     origin: 'now',
-    budgetMs: (cfg) => (cfg?.probes ? cfg.probes.budgetMs + cfg.probes.quiet.windowMs : 0),
+    budgetMs: (cfg) => (cfg?.probes ? cfg.probes.budgetMs + cfg.probes.quiet.windowMs + SCAN_LIMITS.ms : 0), // and the looks before them
     log: { msg: 'gdrgate epilog', levelByExit: true, gate: false, failOpenMsg: 'gdrgate epilog could not judge this node; not draining (fail-open)' },
     summary: true,
   },

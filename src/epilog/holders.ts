@@ -5,24 +5,13 @@
 // processes with as many fds each, nearly all of them root's or a service's, which never count: only the fds of a
 // process that could count are read (its status and cgroup first). Past a count or the time limit the look is
 // unfinished, "could not tell".
+import { SCAN_LIMITS, type ScanLimits } from './holders-limits.js';
 import { someNamesOn } from '../host/dirs.js';
 import type { Host, ReadResult } from '../host/host.js';
 import { readMinors, readVerbsOf } from '../inventory/placement.js';
 import { statusField, statusWords } from '../parsers/proc-status.js';
 import type { ProbeSpec } from '../probes/types.js';
 import { type CountOptions, counts, DEFAULT_UID_MIN, type DeviceMatch, type Holder, type HolderScan, holdersVerdict, type HolderVerdict, parseUidMin, probedDevices, type Who, whoText } from './holders-rule.js';
-
-export interface ScanLimits {
-  /** Processes looked at (/proc's numeric entries). */
-  readonly processes: number;
-  /** fd links read, over the processes that could count (their fd directories' entries). */
-  readonly fds: number;
-  /** Wall time of the whole look. */
-  readonly ms: number;
-}
-
-/** Above a large node's count (pid_max allows millions; a busy 2-socket GPU node runs a few thousand). */
-export const SCAN_LIMITS: ScanLimits = { processes: 65_536, fds: 1_000_000, ms: 2_000 };
 
 /** PPid hops walked to tell a process this Epilog started (its children's children). */
 const MAX_HOPS = 32;

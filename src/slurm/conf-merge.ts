@@ -173,7 +173,7 @@ export function mergePlan(inp: MergeInput): Plan {
   function timeouts(): void {
     const pet = last('PrologEpilogTimeout');
     const num = (e: ConfEntry | undefined): number | null => (e && /^\d+$/.test(e.value) ? Number(e.value) : null);
-    const why = `a hung script must not hold a node; gdrgate's Prolog ends within its deadlineMs (6 s), its Epilog within probes.budgetMs + probes.quiet.windowMs + deadlineMs (26.25 s); the site's scripts run within the same bound`;
+    const why = `a hung script must not hold a node; gdrgate's Prolog ends within its deadlineMs (6 s), its Epilog within probes.budgetMs + probes.quiet.windowMs + the 2 s look for processes holding its devices + deadlineMs (28.25 s); the site's scripts run within the same bound`;
     if (!f.splitTimeouts || (!last('PrologTimeout') && !last('EpilogTimeout'))) {
       const v = num(pet);
       if (v !== null && v >= TIMEOUT_S) changes.push({ key: 'PrologEpilogTimeout', action: 'keep', ...at(pet), now: [shown(pet!)], set: null, why: `${v} s is enough: ${why}` });

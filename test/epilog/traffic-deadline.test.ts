@@ -16,3 +16,15 @@ t.test('a 4 s look, then probes that fill their 2 s budget: judged inside a 3 s 
   t.equal(line('2'), 'gdrgate epilog node=gpu001 job=2 view=none removed=false probes=ran samples=0 result=healthy exit=0 action=none', 'the look counted');
   t.same(e.drainCalls(), []);
 });
+
+t.test('the Epilog\'s deadline also holds the look for processes holding a probed device (at most 2 s, before the probes)', async (t) => {
+  const { MODES } = await import('../../src/engine/hook.js');
+  const { SCAN_LIMITS } = await import('../../src/epilog/holders-limits.js');
+  const { loadConfig } = await import('../../src/config.js');
+  const e = await healthy(0);
+  e.writeConfig(probes('ok', { budgetMs: 2000, quiet: { windowMs: 4000 } }), { deadlineMs: 3000 });
+  const cfg = await loadConfig(e.config);
+  t.equal(SCAN_LIMITS.ms, 2000);
+  t.equal(MODES.epilog.budgetMs(cfg), 2000 + 4000 + 2000, 'budget + window + the look\'s bound');
+  t.equal(MODES.prolog.budgetMs(cfg), 0, 'the Prolog probes nothing');
+});
