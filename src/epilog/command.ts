@@ -97,7 +97,7 @@ async function judgeEpilog(run: HookRun, job: string | null): Promise<Judgement<
       else {
         // Probing: the budget, then the gate's own deadline for the spool, the judgement and scontrol (MODES.epilog).
         const { epilogProbes } = await import('../epilog/run.js');
-        res = await withDeadline(epilogProbes({ cfg, probes, node, job, dryRun, exec: run.exec, decision, ncclTopo }), run.deadline);
+        res = await withDeadline(epilogProbes({ cfg, probes, node, job, dryRun, exec: run.exec, decision, ncclTopo, deadline: run.deadline }), run.deadline);
       }
     } catch (e) {
       outcome = toOutcome(e);

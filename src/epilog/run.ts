@@ -2,6 +2,7 @@
 // judgement against the node class's envelopes, the Prometheus textfile. Draining is the caller's (src/cli/epilog.ts).
 import { trustedFiles, type Config } from '../config.js';
 import { readNode } from '../engine/evaluate.js';
+import type { Deadline } from '../runner/deadline.js';
 import type { Exec } from '../host/exec.js';
 import { notExecutable } from '../host/entries.js';
 import type { Host } from '../host/host.js';
@@ -42,6 +43,8 @@ export interface EpilogProbeInput {
   readonly decision: SamplingVerdict;
   /** Whether the job ran with gdrgate's NCCL_TOPO_FILE (its TaskProlog's record); null or absent: not known. */
   readonly ncclTopo?: boolean | null;
+  /** The Epilog's deadline: the node's reads and the class choice ask it, so work its race abandoned stops. */
+  readonly deadline?: Deadline;
 }
 
 export type EpilogProbeResult =
@@ -78,7 +81,7 @@ export async function epilogProbes(i: EpilogProbeInput): Promise<EpilogProbeResu
     const again = samplingDecision(p.sampling, i.job, () => stamp, started);
     if (!again.probe && !i.dryRun) return { ran: false, why: `another epilog probed meanwhile: ${again.why}` };
     // The engine's read of the node (trust, Host, inventory, class); the bandwidth judgement replaces the checks.
-    const { host, inv, baseline } = await readNode({ root: i.cfg.root, opened, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles, gresConf: i.cfg.gresConf });
+    const { host, inv, baseline } = await readNode({ root: i.cfg.root, opened, baseline: i.cfg.baseline, node: i.node, trust: trustedFiles(i.cfg), pidFiles: i.cfg.slurmdPidFiles, gresConf: i.cfg.gresConf, deadline: i.deadline });
     const cls = baseline!.cls;
     const uid = process.getuid?.() ?? 0;
     // A tool root may not execute is unusable here (a skip), as its spawn's EACCES was before setpriv started it (126).
