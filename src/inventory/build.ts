@@ -12,6 +12,7 @@ import { readMemlock } from './memlock.js';
 import { findSlurmd, slurmdConfOf } from './slurmd.js';
 import type { SlurmdConf } from '../parsers/slurmd-conf.js';
 import { platformExtra } from './platform-extra.js';
+import { readAdapterV3 } from './adapter-v3.js';
 import { besideConnectX, detailPci, isGpu, listPci, unaccountedOf, unidentified, unlistedBridges } from './pci.js';
 import { listRdma } from './rdma.js';
 import { readGpus } from './resource.js';
@@ -139,7 +140,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     .map((b) => valueOf(pci.get(b)?.iommuGroup ?? ABSENT))
     .filter((g): g is string => !!g);
   const slurmd = findSlurmd(host, notes, opts.slurmdPidFiles ?? DEFAULT_PIDFILES, opts.selfPid === undefined ? '/proc/self' : `/proc/${opts.selfPid}`);
-  const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload] = await Promise.all([
+  const [iommu, gpudirect, memlock, gpus, pcieCooling, placement, payload, adapterV3] = await Promise.all([
     readIommu(host, groups, notes, cmdline),
     readGpudirect(host, kernelRelease, modules.names, notes, modules.states),
     readMemlock(host, notes, slurmd, opts.selfPid ?? null),
@@ -150,6 +151,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
       return typeof pid === 'number' ? slurmdConfOf(host, pid, notes) : null;
     }),
     readPayload(host, pci, cmdline, notes),
+    readAdapterV3(host, pci, notes),
   ]);
   const areas = await readAreas(host, { gpus: gpus.map((g) => g.bdf), pci, notes });
   return {
@@ -159,6 +161,7 @@ export async function buildInventory(raw: Host, opts: BuildOptions = {}): Promis
     pci,
     unidentified: skeletons.filter(unidentified).map((s) => s.bdf).sort(byText),
     unaccounted: unaccountedOf(skeletons, pci).sort(byText),
+    adapterV3,
     gpus,
     nics: [...nics].sort((a, b) => byNatural(a.name, b.name)),
     numa,

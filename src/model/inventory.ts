@@ -187,6 +187,8 @@ export interface Inventory {
    * (inventory/pci.ts unaccountedOf). One on a root bus, or below other bridges all read, is not.
    */
   readonly unaccounted: readonly Bdf[];
+  /** VPD V3 (the adapter's UUID) of each ConnectX NIC and DMA function, read only where a DMA function is (inventory/adapter-v3.ts). */
+  readonly adapterV3: ReadonlyMap<Bdf, Fact<string>>;
   readonly gpus: readonly Gpu[];
   readonly nics: readonly RdmaNic[];
   readonly numa: readonly NumaNode[];

@@ -2,6 +2,7 @@
 // kernel-boot/) knows (a ConnectX-8 Data Direct function beside a GPU under nested ConnectX switches on a Grace root
 // port; a ConnectX switch carrying GPU and NIC inline; GPUs and NICs alone on Grace/Vera root ports), judged from
 // the inventory. Anything else is the classic platform (no redirect between GPU and NIC).
+import { ABSENT } from '../model/fact.js';
 import { type Bdf, type Inventory, type PciDevice } from '../model/inventory.js';
 import { type AcsMask, acsMask, MASK } from './acs-mask.js';
 import { childrenOf, parentOf, typeOf, under } from './pci-kind.js';
@@ -75,8 +76,23 @@ function need(d: PciDevice | undefined, type: string, what: string): PciDevice {
   return d;
 }
 
+/**
+ * The DMA function's adapter, by VPD V3 (the adapter's UUID on the DMA function and on each of its PFs): a DMA
+ * function without one, or whose V3 no ConnectX NIC function carries, is a complex rdma_topo refuses (odd).
+ */
+function pairByV3(inv: Inventory, dma: PciDevice): void {
+  const v3 = inv.adapterV3.get(dma.bdf) ?? ABSENT;
+  if (v3.state === 'unknown') throw new Odd(`the VPD of DMA function ${dma.bdf} could not be read (${v3.why}), so its adapter cannot be told`);
+  if (v3.state === 'absent') throw new Odd(`DMA function ${dma.bdf} has no VPD V3 (its adapter's UUID), so its adapter cannot be told`);
+  const pfs = [...inv.adapterV3].filter(([b]) => typeOf(inv.pci.get(b)) === 'cx_nic');
+  if (pfs.some(([, f]) => f.state === 'present' && f.value === v3.value)) return;
+  const unread = pfs.find(([, f]) => f.state === 'unknown');
+  throw new Odd(unread ? `the VPD of ConnectX NIC ${unread[0]} could not be read, so DMA function ${dma.bdf}'s adapter cannot be told` : `no ConnectX NIC function carries DMA function ${dma.bdf}'s VPD V3 ${v3.value}`);
+}
+
 /** DMA function → switch port → switch → Grace root port; the one GPU below that port behind a second switch. */
 function dmaComplex(inv: Inventory, dma: PciDevice, rules: Map<Bdf, PortRule>): { gpu: Bdf; dma: Bdf } {
+  pairByV3(inv, dma);
   const dsp = need(parentOf(inv, dma), 'cx_switch', `the port above DMA function ${dma.bdf}`);
   const usp = need(parentOf(inv, dsp), 'cx_switch', `the switch above ${dsp.bdf}`);
   const rp = need(parentOf(inv, usp), 'grace_rp', `the port above ${usp.bdf}`);

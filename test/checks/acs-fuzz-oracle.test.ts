@@ -13,11 +13,12 @@ const FROM = Number(process.env.GDRGATE_FUZZ_FROM ?? 0);
 const COUNT = Number(process.env.GDRGATE_FUZZ_SEEDS ?? 120);
 /** Seed → the disagreement class it shows (see the fuzzer report); asserted as todo, not failure. */
 const C2 = 'C2 rdma_topo limitation: a GPU on a generic x86 root port makes it a NUMA-based (Grace) topology (__detect_topo_type)';
-const C3 = 'C3 gdrgate: a DMA function is not paired with its adapter by VPD V3 (rdma_topo refuses, or crashes with IndexError)';
 // C1 (Grace root ports and ConnectX switch ports off every path never read), C4 (a DMA function whose GPU is gone) and
 // C6 (the first complex's refusal deciding) were fixed (src/inventory/platform-extra.ts, acs-platform.ts every()):
-// their seeds (19, 23, 29, 56, 60, 65, 86, 99, 105, 106, 110 here) agree now.
-const KNOWN: Record<number, string> = { 35: C3, 53: C3, 91: C2, 96: C3, 118: C3 };
+// their seeds (19, 23, 29, 56, 60, 65, 86, 99, 105, 106, 110 here) agree now. C3 (a DMA function not paired with its
+// adapter by VPD V3: rdma_topo refuses, or crashes with IndexError where only the DMA function carries its V3) was
+// fixed too (src/inventory/adapter-v3.ts, acs-platform.ts pairByV3): seeds 35, 53, 96, 118 here, 14 of 0..999.
+const KNOWN: Record<number, string> = { 91: C2 };
 
 t.teardown(closeOracle);
 
