@@ -10,6 +10,7 @@ import { FsHost } from '../../src/host/fs-host.js';
 import { buildInventory } from '../../src/inventory/build.js';
 import type { CheckId, Finding } from '../../src/model/finding.js';
 import type { Inventory } from '../../src/model/inventory.js';
+import { parentOf, typeOf } from '../../src/pcie/pci-kind.js';
 import { buildTree, type GenNode } from '../gen/sysfs-tree.js';
 import { shared } from '../helpers/paths.js';
 import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
@@ -20,7 +21,8 @@ const python = spawnSync('python3', ['--version'], { encoding: 'utf8', timeout: 
 /** Why the comparison with rdma_topo cannot run, or false when it can. */
 export const noOracle: string | false = existsSync(ORACLE) ? (python ? false : 'rdma_topo oracle not available (no python3)') : `rdma_topo oracle not available (${ORACLE} absent)`;
 
-export interface Oracle { ports: Map<string, { ok: boolean | null; mask: string | null; type: string }>; groups: string[]; error: string | null; stdout: string }
+/** numaBased: rdma_topo took the tree for a NUMA-based (Grace root port) topology (its check's OK line, or its refusal's words). */
+export interface Oracle { ports: Map<string, { ok: boolean | null; mask: string | null; type: string }>; groups: string[]; error: string | null; numaBased: boolean; stdout: string }
 
 /** `rdma_topo check` on a tree, in a process of its own (as acs-oracle.test.ts runs it). */
 export function oracleSpawn(root: string): { stdout: string; stderr: string; status: number | null } {
@@ -71,12 +73,13 @@ export async function oracle(root: string): Promise<Oracle> {
   ].sort();
   const tail = r.stderr.trim().split('\n').at(-1) ?? '';
   const err = /^E: (.*)$/m.exec(r.stdout)?.[1] ?? (r.status !== 0 && r.status !== 100 ? `exit ${r.status}: ${tail}` : null);
-  return { ports, groups, error: err, stdout: r.stdout };
+  return { ports, groups, error: err, numaBased: /NUMA-based/.test(r.stdout), stdout: r.stdout };
 }
 
 const run = (id: CheckId, inv: Inventory): Finding[] => CHECKS.find((c) => c.id === id)!.run({ inv, baseline: null });
 
-export interface Judged { oracle: Oracle | null; findings: Finding[]; iommu: Finding[] }
+/** gpuPorts: what the port right above each GPU is (pcie/pci-kind.ts: generic_rp, grace_rp, cx_switch…). */
+export interface Judged { oracle: Oracle | null; findings: Finding[]; iommu: Finding[]; gpuPorts: string[] }
 
 /** gdrgate's pcie-acs and iommu-mode findings on the tree, and rdma_topo's answer (null without the oracle). */
 export async function judge(n: GenNode): Promise<Judged> {
@@ -84,7 +87,8 @@ export async function judge(n: GenNode): Promise<Judged> {
   try {
     await buildTree(dir, n);
     const inv = await buildInventory(new FsHost(dir));
-    return { oracle: noOracle ? null : await oracle(dir), findings: run('pcie-acs', inv), iommu: run('iommu-mode', inv) };
+    const gpuPorts = inv.gpus.map((g) => { const d = inv.pci.get(g.bdf); return d ? typeOf(parentOf(inv, d)) : 'unknown'; });
+    return { oracle: noOracle ? null : await oracle(dir), findings: run('pcie-acs', inv), iommu: run('iommu-mode', inv), gpuPorts };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -122,4 +126,24 @@ export function differences(s: Sides): string[] {
   const by = (xs: string[]): Map<string, string> => new Map(xs.map((x) => [x.split(' ')[0]!, x.split(' ').slice(1).join(' ').trim()]));
   const [a, b] = [by(s.ours), by(s.theirs)];
   return [...new Set([...a.keys(), ...b.keys()])].sort().filter((k) => a.get(k) !== b.get(k)).map((k) => `${k}: gdrgate=${a.get(k) ?? '-'} rdma_topo=${b.get(k) ?? '-'}`);
+}
+
+/** The disagreement classes recognised by their shape (acs-fuzz-oracle.test.ts's header says what each is and why). */
+export const C2 = 'C2 rdma_topo limitation: a GPU on a generic x86 root port makes it a NUMA-based (Grace) topology (__detect_topo_type)';
+export const C7 = 'C7 rdma_topo limitation: of an inline multi-function ConnectX adapter it judges one function\'s IOMMU group (the first of a set), gdrgate every function';
+
+/** C2's shape: rdma_topo went NUMA-based while no GPU hangs from a Grace/Vera root port and one hangs from a generic one. */
+export function isC2(o: Oracle, j: Judged): boolean {
+  return o.numaBased && j.gpuPorts.includes('generic_rp') && !j.gpuPorts.some((k) => k === 'grace_rp' || k === 'vera_rp');
+}
+
+/**
+ * C7: gdrgate's group verdicts less those of a function whose adapter rdma_topo judged by another of its functions
+ * (same domain, bus and device; rdma_topo names that one only). Equal to rdma_topo's where only C7 tells them apart.
+ */
+export function oneFunctionEach(ours: string[], theirs: string[]): string[] {
+  const named = new Set(theirs.map((x) => x.split(' ')[0]!));
+  const devOf = (b: string): string => b.replace(/\.[0-7]$/, '');
+  const judged = new Set([...named].map(devOf));
+  return ours.filter((x) => { const b = x.split(' ')[0]!; return named.has(b) || !judged.has(devOf(b)) || !/\.[0-7]$/.test(b); });
 }
