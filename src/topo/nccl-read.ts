@@ -1,9 +1,8 @@
 // Gathers what NCCL's topology detection reads from sysfs for this node's GPUs and RDMA adapters, through the Host,
 // and hands it to the pure builder (topo/nccl-xml.ts). Reads only files: no process, no driver call.
-import { valueOf } from '../model/fact.js';
+import { ABSENT, valueOf } from '../model/fact.js';
 import type { Host } from '../host/host.js';
 import type { Inventory, PciDevice } from '../model/inventory.js';
-import { parseVpd } from '../parsers/vpd.js';
 import { typeOf } from '../pcie/pci-kind.js';
 import { BDF_RE } from '../parsers/sysfs.js';
 import { buildNcclXml, ncclChain, type NcclCpu, type NcclEndpoint, pciFiles, setText, strtol0, type XmlNode } from './nccl-xml.js';
@@ -80,34 +79,26 @@ export function ncclEndpoints(inv: Inventory, byPath = byPathOf(inv), dataDirect
   return out;
 }
 
-/** The most of a `vpd` file read: VPD-R, with the V3 keyword, comes right after the product name. */
-const VPD_READ = 4096;
-
 /**
  * ConnectX-8 Data Direct: NCCL's IB transport (NCCL_IB_DATA_DIRECT=1, its default) uses such an adapter as
  * `<name>_dma`, filed under the DMA function mlx5's data_direct driver ties to it (net_ib/init.cc: the path
  * mlx5dv_get_data_direct_sysfs_path gives, as it is). Which one that is: the DMA function whose VPD V3 (the adapter's
- * UUID) is the adapter's own, as rdma_topo pairs them. Adapter name → the DMA function's kernel path; reads the `vpd`
- * of each DMA function and of each adapter's function (root's to read) only where the node has a DMA function. A pair
- * that cannot be told (a VPD unread, no V3, two DMA functions with one V3) is left out: NCCL places that net itself.
+ * UUID) is the adapter's own, as rdma_topo pairs them (the inventory read each V3: inventory/adapter-v3.ts, only where
+ * the node has a DMA function). Adapter name → the DMA function's kernel path. A pair that cannot be told (a VPD
+ * unread, no V3, two DMA functions with one V3) is left out: NCCL places that net itself.
  */
-export async function dataDirectPairs(host: Host, inv: Inventory): Promise<Map<string, string>> {
-  const dmas = [...inv.pci.values()].filter((d) => typeOf(d) === 'cx_dma');
-  if (dmas.length === 0) return new Map();
-  const v3 = async (d: PciDevice): Promise<string | null> => {
-    const r = await host.readBytes(`${d.sysPath}/vpd`, VPD_READ);
-    return r.ok ? (parseVpd(r.value)?.ro.get('V3') ?? null) : null;
-  };
+export function dataDirectPairs(inv: Inventory): Map<string, string> {
+  const v3 = (b: string): string | null => valueOf(inv.adapterV3.get(b) ?? ABSENT) ?? null;
   const byV3 = new Map<string, string[]>();
-  for (const d of dmas) {
-    const id = await v3(d);
+  for (const d of inv.pci.values()) {
+    const id = typeOf(d) === 'cx_dma' ? v3(d.bdf) : null;
     if (id !== null) byV3.set(id, [...(byV3.get(id) ?? []), d.sysPath]);
   }
   const out = new Map<string, string>();
+  if (byV3.size === 0) return out;
   for (const n of inv.nics) {
-    const d = inv.pci.get(valueOf(n.bdf) ?? '');
-    const id = d ? await v3(d) : null;
-    const hit = id === null ? undefined : byV3.get(id);
+    const b = valueOf(n.bdf);
+    const hit = b === undefined ? undefined : byV3.get(v3(b) ?? '');
     if (hit?.length === 1) out.set(n.name, hit[0]!);
   }
   return out;
@@ -191,7 +182,7 @@ export async function readNcclTopo(host: Host, inv: Inventory): Promise<XmlNode>
 /** The tree and the endpoints it was built from (the Prolog records their own paths for the job's view). */
 export async function ncclTopo(host: Host, inv: Inventory): Promise<{ root: XmlNode; endpoints: NcclEndpoint[] }> {
   const byPath = byPathOf(inv);
-  const endpoints = ncclEndpoints(inv, byPath, await dataDirectPairs(host, inv));
+  const endpoints = ncclEndpoints(inv, byPath, dataDirectPairs(inv));
   const { pci, tops } = ncclChain(endpoints);
   const dirs = [...pci, ...pci.map((p) => p.slice(0, p.lastIndexOf('/')))];
   const sample = await learnSpeedStyle(host, byPath, dirs);
