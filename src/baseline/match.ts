@@ -50,7 +50,7 @@ function globNode(body: string, fail: (why: string) => never): Node {
       if (!RANGE_RE.test(inner)) {
         // Digits, dashes and commas that make no range (gpu[1-], gpu[-1], gpu[1,,2], gpu[-]): a class of characters
         // would match gpu- as well; scontrol reads gpu[1-] as gpu1 and refuses the others. A range mistyped: refused.
-        if (/^[\d,-]+$/.test(inner)) fail(`[${inner.slice(0, 20)}] is not a Slurm range (each part a number, or two joined by one '-': as gpu[1-8,10-16])`);
+        if (/^[\d,-]+$/.test(inner)) fail(`[${inner.slice(0, 20)}] is not a Slurm range (each part a number, or two joined by one '-': as gpu[1-8,10-16]); a class of digits and '-' is written as a /regex/`);
         // Digits with a comma, a blank or a sign (in no node name): a Slurm range written another way (gpu[1-8, 10-16]),
         // which as a class of characters would match gpu1 but never gpu10, and put "gpu " in the class. (node[a,c]
         // stays a class: a, c and a comma no name holds.)

@@ -69,7 +69,7 @@ t.test('bad patterns are errors naming the pattern', async (t) => {
     t.throws(() => compilePattern(p), exactly(`[${inner}] is neither a Slurm range (digits, '-' and ',', no blank or sign: as gpu[1-8,10-16]) nor a class of characters a node name may hold in host pattern ${JSON.stringify(p)}`), p);
   // Digits, dashes and commas that make no range: as a class of characters gpu[1-] put gpu- in the class.
   for (const inner of ['1-', '-1', '1--2', '1-2-3', '01-', '1,,2', '1,', '-', ','])
-    t.throws(() => compilePattern(`gpu[${inner}]`), exactly(`[${inner}] is not a Slurm range (each part a number, or two joined by one '-': as gpu[1-8,10-16]) in host pattern ${JSON.stringify(`gpu[${inner}]`)}`), inner);
+    t.throws(() => compilePattern(`gpu[${inner}]`), exactly(`[${inner}] is not a Slurm range (each part a number, or two joined by one '-': as gpu[1-8,10-16]); a class of digits and '-' is written as a /regex/ in host pattern ${JSON.stringify(`gpu[${inner}]`)}`), inner);
   t.equal(compilePattern('gpu[a-]').test('gpu-'), true, 'a class of characters with a letter stays one');
   t.throws(() => compilePattern(',,'), /^no name in a comma-separated list in host pattern ",,"$/);
   // Empty names in a list are dropped, as scontrol show hostnames drops them.
