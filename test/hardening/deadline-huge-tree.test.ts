@@ -55,7 +55,11 @@ t.test('2,088 PCI functions (HGX H100, ConnectX-7 SR-IOV at its limit), deadline
   const deadlineMs = 300;
   const { run, drains } = prolog(dir, tree, deadlineMs);
   t.equal(run.code, 0, 'exit 0: the policy lets the job run (onInternalError open)');
-  t.ok(/^internal-error: deadline of 300 ms exceeded (while reading the node|before check [a-z-]+)$/m.test(run.stdout), `said why: ${run.stdout.slice(-400)}`);
+  // Where the deadline was found passed: the reads (the race), between checks, or choosing the class (the 3 MB baseline
+  // of 2,088 functions parsed and validated while the node is read).
+  const choosing = `choosing the baseline class of node "vm" in ${path.join(dir, 'baseline.json')}`;
+  const why = /^internal-error: deadline of 300 ms exceeded (.*)$/m.exec(run.stdout)?.[1] ?? '';
+  t.ok(why === 'while reading the node' || why === choosing || /^before check [a-z-]+$/.test(why), `said why: ${run.stdout.slice(-400)}`);
   t.ok(/ result=internal-error exit=0 \d+ms action=none$/m.test(run.stdout), 'summary line: internal error, no action');
   t.same(drains, [], 'no drain');
   const own = Number(/ result=internal-error exit=0 (\d+)ms action=none$/m.exec(run.stdout)?.[1] ?? NaN);
