@@ -4,10 +4,10 @@ import type { XmlNode } from './nccl-xml.js';
 
 export type ParsedXml = { readonly ok: true; readonly value: XmlNode } | { readonly ok: false; readonly error: string };
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-const unescape = (v: string): string => v.replace(/&(amp|lt|gt|quot|apos);/g, (_, e: string) => ENTITIES[e]!);
-
-/** A small XML reader for NCCL's subset: elements and attributes; declarations and comments skipped; text refused. */
+/**
+ * A small XML reader for NCCL's subset: elements and attributes; declarations and comments skipped; text refused. A
+ * value is read as NCCL's xmlGetValue reads it (src/graph/xml.cc): verbatim up to its closing quote, no entity decoded.
+ */
 export function parseNcclXml(text: string): ParsedXml {
   const root: XmlNode = { name: '#root', attrs: [], subs: [] };
   const stack: XmlNode[] = [root];
@@ -31,11 +31,11 @@ export function parseNcclXml(text: string): ParsedXml {
     i = tag.lastIndex;
     const [, close, name, attrText, selfClose] = m;
     if (close) {
-      const top = stack.pop();
-      if (!top || top.name !== name || stack.length === 0) return { ok: false, error: `</${name}> at offset ${lt} closes ${top?.name ?? 'nothing'}` };
+      const top = stack.length > 1 ? stack.pop() : undefined;
+      if (!top || top.name !== name) return { ok: false, error: `</${name}> at offset ${lt} closes ${top?.name ?? 'nothing'}` };
       continue;
     }
-    const node: XmlNode = { name: name!, attrs: [...attrText!.matchAll(attr)].map((a) => [a[1]!, unescape(a[2] ?? a[3]!)]), subs: [] };
+    const node: XmlNode = { name: name!, attrs: [...attrText!.matchAll(attr)].map((a) => [a[1]!, a[2] ?? a[3]!]), subs: [] };
     stack.at(-1)!.subs.push(node);
     if (!selfClose) stack.push(node);
   }
