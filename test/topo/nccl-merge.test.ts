@@ -33,6 +33,8 @@ t.test('dual-port cards without VFs: both ports one element, the net of the firs
   t.same(all(xml, 'pci').filter((p) => /\.1$/.test(attr(p, 'busid') ?? '')), [], 'no element for a second port: NCCL files it under function 0');
   t.same(all(xml, 'net').map((n) => n.attrs), Array.from({ length: 8 }, (_, i) => [['name', `mlx5_${i}`]]), 'the first ports by name; NCCL adds the second under the same element, port 2');
   t.equal(paths.filter((p) => /\.1$/.test(p)).length, 8, "the Prolog still records each second port's own path for the job's view");
+  const cards = ['19', '2b', '3b', '5e', '9b', 'ac', 'bb', 'dc'];
+  t.same(paths.slice(8).map((p) => p.slice(-12)), [...cards.map((b) => `0000:${b}:00.0`), ...cards.map((b) => `0000:${b}:00.1`)], 'adapters in numeric name order: mlx5_0 to mlx5_7, then mlx5_8 to mlx5_15, never mlx5_10 before mlx5_2');
 });
 
 t.test('127 VFs per PF (2,048 RDMA functions): the same file, within the table NCCL loads it into', async (t) => {
