@@ -9,6 +9,7 @@ import { ncclEndpoints, parseCpuIdentity, readNcclTopo } from '../../src/topo/nc
 import { renderNcclXml } from '../../src/topo/nccl-xml.js';
 import { buildTree, type GenDevice, type GenNode } from '../gen/sysfs-tree.js';
 import { node as TWO } from '../gen/topologies/two-socket-2gpu-2nic.js';
+import { CountingHost } from '../helpers/counting-host.js';
 import { scratchDirAsync, TREE_TMP } from '../helpers/scratch.js';
 
 t.test('x86 vendors by Linux number (X86_VENDOR_*), family as NCCL counts it', async (t) => {
@@ -72,4 +73,20 @@ t.test('an adapter whose merged element is no device here: none in the file, NCC
   t.same(ncclEndpoints(inv).map((e) => (e.own ?? e.sysPath).slice(-12)), ['0000:18:00.0', '0000:9a:00.0', '0000:19:00.0', '0000:9b:00.0']);
   const xml = renderNcclXml(await readNcclTopo(host, inv));
   t.same([...xml.matchAll(/busid="([^"]+)"/g)].map((m) => m[1]), ['0000:16:00.0', '0000:18:00.0', '0000:19:00.0', '0000:98:00.0', '0000:9a:00.0', '0000:9b:00.0'], 'no element for 0000:15:00.0, which is no device');
+});
+
+t.test('the files read for the topology beyond what the inventory holds: one speed sample, the CPU, each cpumap', async (t) => {
+  // A GPU passed through on the root bus (as in a VM): its port's side is the host bridge's directory, which has no
+  // file to read. Every other text is the inventory's, printed as the kernel prints it.
+  const vm: GenNode = { ...TWO, cpuModalias: MODALIAS, hostBridges: TWO.hostBridges.map((hb, i) => (i === 0 ? { ...hb, devices: [...hb.devices, { bdf: '0000:15:03.0', kind: 'gpu', device: 0x2335, speed: 32 }] } : hb)) };
+  const fs = await treeOf(vm);
+  const inv = await buildInventory(fs, { slurmdPidFiles: [] });
+  const host = new CountingHost(fs);
+  await readNcclTopo(host, inv);
+  t.same(host.calls, [
+    'read /sys/devices/pci0000:15/0000:15:03.0/max_link_speed',
+    'read /sys/devices/system/cpu/modalias',
+    'read /sys/devices/system/node/node0/cpumap',
+    'read /sys/devices/system/node/node1/cpumap',
+  ]);
 });
